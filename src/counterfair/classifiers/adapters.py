@@ -1,0 +1,346 @@
+"""Adapters that put different kinds of text classifiers behind the :class:`Classifier` protocol.
+
+Each adapter stores its parameters in ``__init__`` and loads its model on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import math
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ClassifierError, ConfigError, InputError
+from ..io import cell_text, read_table, require_columns
+
+
+def _default_labels(k: int) -> list[str]:
+    return [str(i) for i in range(k)]
+
+
+class ProfanityCheckClassifier:
+    """alt-profanity-check: a linear SVM over TF-IDF, calibrated; labels ``non-toxic``, ``toxic``."""
+
+    labels = ("non-toxic", "toxic")
+
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
+        try:
+            from profanity_check import predict_prob
+        except ImportError as err:
+            from ..errors import ModelNotAvailable
+
+            raise ModelNotAvailable(
+                "the profanity-check classifier is not installed", pip="pip install alt-profanity-check==1.9.1"
+            ) from err
+        return np.asarray(predict_prob(list(texts)), dtype=float)
+
+
+class SklearnClassifier:
+    """A saved scikit-learn estimator (joblib or pickle) that takes raw texts, e.g. a Pipeline.
+
+    Loading a pickle runs code from the file: only load files you trust.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if not self.path.exists():
+            raise ConfigError(f"sklearn classifier file {self.path} does not exist")
+        self._model: Any = None
+
+    def _load(self) -> Any:
+        if self._model is None:
+            import joblib
+
+            try:
+                model = joblib.load(self.path)
+            except Exception as err:
+                raise ConfigError(f"{self.path}: cannot load as a scikit-learn model ({err})") from err
+            if not hasattr(model, "predict_proba"):
+                raise ConfigError(
+                    f"{self.path}: {type(model).__name__} has no predict_proba; save a probabilistic "
+                    "model (for an SVM, wrap it in CalibratedClassifierCV)"
+                )
+            self._model = model
+        return self._model
+
+    @property
+    def labels(self) -> list[str]:
+        classes = getattr(self._load(), "classes_", None)
+        if classes is None:
+            raise ConfigError(f"{self.path}: the model has no classes_; is it fitted?")
+        return [str(c) for c in classes]
+
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
+        model = self._load()
+        try:
+            return np.asarray(model.predict_proba(list(texts)), dtype=float)
+        except (ValueError, TypeError, AttributeError) as err:
+            raise ClassifierError(
+                f"{self.path}: predict_proba failed on raw texts ({err}); the saved model must accept a "
+                "list of strings (e.g. a Pipeline that starts with a vectorizer)"
+            ) from err
+
+
+class HFClassifier:
+    """A transformers sequence-classification directory (``config.json`` + weights + tokenizer).
+
+    Texts longer than the model's maximum length are truncated, as every transformer classifier does;
+    the number truncated is counted in ``truncated``.
+    """
+
+    def __init__(self, directory: str | Path, *, device: str = "cpu", max_length: int | None = None) -> None:
+        self.directory = Path(directory)
+        if not (self.directory / "config.json").exists():
+            raise ConfigError(f"hf classifier: {self.directory} is not a transformers directory (no config.json)")
+        self.device = device
+        self.max_length = max_length
+        self.truncated = 0
+        self._model: Any = None
+        self._tokenizer: Any = None
+
+    def _load(self) -> None:
+        if self._model is None:
+            from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+            self._tokenizer = AutoTokenizer.from_pretrained(self.directory)
+            model = AutoModelForSequenceClassification.from_pretrained(self.directory)
+            self._model = model.to(self.device).eval()
+            if self.max_length is None:
+                limits = [getattr(model.config, "max_position_embeddings", None), self._tokenizer.model_max_length]
+                self.max_length = int(min(x for x in limits if x and x < 10**6) if any(limits) else 512)
+
+    @property
+    def labels(self) -> list[str]:
+        self._load()
+        id2label = self._model.config.id2label
+        return [str(id2label[i]) for i in range(len(id2label))]
+
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
+        import torch
+
+        self._load()
+        full = self._tokenizer(list(texts), add_special_tokens=True)["input_ids"]
+        self.truncated += sum(len(ids) > (self.max_length or 0) for ids in full)
+        enc = self._tokenizer(
+            list(texts), padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
+        ).to(self.device)
+        with torch.inference_mode():
+            logits = self._model(**enc).logits.float()
+        if getattr(self._model.config, "problem_type", None) == "multi_label_classification":
+            return torch.sigmoid(logits).cpu().numpy()
+        return torch.softmax(logits, dim=-1).cpu().numpy()
+
+
+class SpacyClassifier:
+    """A spaCy pipeline with a ``textcat`` or ``textcat_multilabel`` component (directory or package)."""
+
+    def __init__(self, name_or_path: str | Path) -> None:
+        self.name_or_path = str(name_or_path)
+        self._nlp: Any = None
+        self._labels: list[str] = []
+
+    def _load(self) -> Any:
+        if self._nlp is None:
+            import warnings
+
+            import spacy
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # version-mismatch notices of older pipelines
+                try:
+                    nlp = spacy.load(self.name_or_path)
+                except OSError as err:
+                    raise ConfigError(f"spacy classifier: cannot load {self.name_or_path} ({err})") from err
+            pipes = [name for name in nlp.pipe_names if nlp.get_pipe(name).__class__.__name__.startswith("Text")]
+            if not pipes:
+                raise ConfigError(f"spacy classifier: {self.name_or_path} has no textcat component")
+            textcat: Any = nlp.get_pipe(pipes[0])
+            self._labels = [str(label) for label in textcat.labels]
+            self._nlp = nlp
+        return self._nlp
+
+    @property
+    def labels(self) -> list[str]:
+        self._load()
+        return self._labels
+
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
+        nlp = self._load()
+        return np.array([[doc.cats[label] for label in self._labels] for doc in nlp.pipe(list(texts))])
+
+
+class CallableClassifier:
+    """``module:function`` or ``path/to/file.py:function``: a function from a list of texts to scores.
+
+    The function returns shape ``(n,)`` (binary: probability of label ``1``) or ``(n, k)``; name the labels
+    by giving the function a ``labels`` attribute, otherwise they are ``"0" .. "k-1"``.
+    """
+
+    def __init__(self, target: str) -> None:
+        module_name, sep, func_name = target.rpartition(":")
+        if not sep or not module_name or not func_name:
+            raise ConfigError(f"callable classifier {target!r}: expected 'module:function' or 'file.py:function'")
+        self.target = target
+        self._module_name = module_name
+        self._func_name = func_name
+        self._fn: Callable[[list[str]], Any] | None = None
+        self._labels: list[str] | None = None
+
+    def _load(self) -> Callable[[list[str]], Any]:
+        if self._fn is None:
+            if self._module_name.endswith(".py"):
+                path = Path(self._module_name)
+                if not path.exists():
+                    raise ConfigError(f"callable classifier: file {path} does not exist")
+                spec = importlib.util.spec_from_file_location(f"counterfair_user_{path.stem}", path)
+                if spec is None or spec.loader is None:
+                    raise ConfigError(f"callable classifier: cannot import {path}")
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[spec.name] = module
+                spec.loader.exec_module(module)
+            else:
+                try:
+                    module = importlib.import_module(self._module_name)
+                except ImportError as err:
+                    raise ConfigError(f"callable classifier: cannot import {self._module_name!r} ({err})") from err
+            fn = getattr(module, self._func_name, None)
+            if fn is None or not callable(fn):
+                raise ConfigError(f"callable classifier: {self._module_name!r} has no function {self._func_name!r}")
+            self._fn = fn
+            declared = getattr(fn, "labels", None)
+            if declared is not None:
+                self._labels = [str(label) for label in declared]
+        return self._fn
+
+    @property
+    def labels(self) -> list[str]:
+        self._load()
+        return self._labels if self._labels is not None else _default_labels(2)
+
+    def predict_proba(self, texts: Sequence[str]) -> Any:
+        out = self._load()(list(texts))
+        if self._labels is None:
+            shape = np.shape(out)
+            self._labels = _default_labels(shape[1] if len(shape) == 2 and shape[1] > 1 else 2)
+        return out
+
+
+class HTTPClassifier:
+    """A classifier behind an HTTP endpoint.
+
+    Request: ``POST {"texts": [...]}``. Response: ``{"scores": [...]}`` (binary: probability of the second
+    label), or ``{"probabilities": [[...], ...]}``, either optionally with ``"labels": [...]``; a bare JSON
+    list is read as ``scores``/``probabilities``. Connection errors and 5xx answers are retried.
+    """
+
+    def __init__(self, url: str, *, timeout: float = 60.0, retries: int = 3) -> None:
+        self.url = url
+        self.timeout = timeout
+        self.retries = retries
+        self._labels: list[str] | None = None
+
+    @property
+    def labels(self) -> list[str]:
+        if self._labels is None:
+            self._post(["counterfair label probe"])  # learns the labels from the first answer
+        return self._labels or _default_labels(2)
+
+    def _post(self, texts: list[str]) -> Any:
+        import httpx
+
+        last: Exception | None = None
+        for attempt in range(self.retries + 1):
+            try:
+                response = httpx.post(self.url, json={"texts": texts}, timeout=self.timeout)
+            except httpx.HTTPError as err:
+                last = err
+            else:
+                if response.status_code >= 500:
+                    last = ClassifierError(f"HTTP {response.status_code}: {response.text[:200]}")
+                elif response.status_code >= 400:
+                    raise ClassifierError(
+                        f"classifier at {self.url} answered HTTP {response.status_code}: {response.text[:200]}"
+                    )
+                else:
+                    return self._parse(response)
+            time.sleep(min(0.5 * 2**attempt, 4.0))
+        raise ClassifierError(f"classifier at {self.url} failed after {self.retries + 1} tries: {last}")
+
+    def _parse(self, response: Any) -> Any:
+        try:
+            data = response.json()
+        except ValueError as err:
+            raise ClassifierError(f"classifier at {self.url} did not answer JSON: {response.text[:200]!r}") from err
+        if isinstance(data, dict):
+            labels = data.get("labels")
+            values = data.get("probabilities", data.get("scores"))
+            if values is None:
+                raise ClassifierError(
+                    f"classifier at {self.url}: the answer has neither 'probabilities' nor 'scores' "
+                    f"(keys: {sorted(data)})"
+                )
+        else:
+            labels, values = None, data
+        if labels is not None:
+            self._labels = [str(label) for label in labels]
+        elif self._labels is None:
+            shape = np.shape(values)
+            self._labels = _default_labels(shape[1] if len(shape) == 2 and shape[1] > 1 else 2)
+        return values
+
+    def predict_proba(self, texts: Sequence[str]) -> Any:
+        return self._post(list(texts))
+
+
+class ScoresClassifier:
+    """Precomputed scores: a table with columns ``text`` and ``score`` (probability of label ``1``).
+
+    The simplest way to audit a model counterfair cannot run: score the texts elsewhere, then name the
+    file. A text that is not in the file gets NaN (a per-row status), never a made-up score.
+    """
+
+    labels = ("0", "1")
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.missing = 0
+        self._scores: dict[str, float] | None = None
+
+    def _load(self) -> dict[str, float]:
+        if self._scores is None:
+            frame = read_table(self.path)
+            require_columns(frame, {"text": "a 'text' column", "score": "a 'score' column"}, origin=str(self.path))
+            scores: dict[str, float] = {}
+            first_row: dict[str, int] = {}
+            for index, (text_cell, score_cell) in enumerate(zip(frame["text"], frame["score"], strict=True)):
+                line = index + 2
+                text = cell_text(text_cell)
+                if text is None:
+                    raise InputError(f"{self.path}: row {line} has no text")
+                try:
+                    score = float(score_cell)
+                except (TypeError, ValueError):
+                    raise InputError(f"{self.path}: row {line}: score {score_cell!r} is not a number") from None
+                if math.isnan(score) or not 0.0 <= score <= 1.0:
+                    raise InputError(f"{self.path}: row {line}: score {score_cell!r} is not in [0, 1]")
+                if text in scores and scores[text] != score:
+                    raise InputError(
+                        f"{self.path}: rows {first_row[text]} and {line} give the same text different "
+                        f"scores ({scores[text]} and {score})"
+                    )
+                scores[text] = score
+                first_row.setdefault(text, line)
+            self._scores = scores
+        return self._scores
+
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
+        scores = self._load()
+        values = np.array([scores.get(text, np.nan) for text in texts], dtype=float)
+        self.missing += int(np.isnan(values).sum())
+        return values

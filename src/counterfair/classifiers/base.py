@@ -1,0 +1,123 @@
+"""The classifier protocol, output validation, and the per-run prediction cache."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ..errors import ClassifierError, CounterfairError
+
+
+@runtime_checkable
+class Classifier(Protocol):
+    """Anything with label names and a batch ``predict_proba`` returning an ``(n, k)`` array.
+
+    Binary classifiers may return shape ``(n,)``: the probability of the second label.
+    """
+
+    @property
+    def labels(self) -> Sequence[str]: ...
+
+    def predict_proba(self, texts: Sequence[str]) -> Any: ...
+
+
+def as_proba(raw: Any, n: int, labels: Sequence[str], source: str) -> np.ndarray:
+    """Validate a classifier's output and return a float ``(n, k)`` array.
+
+    Rows with NaN or infinite values are kept as all-NaN rows (the caller gives those texts a status);
+    a wrong shape, or finite values outside [0, 1], raises :class:`ClassifierError`.
+    """
+    try:
+        arr = np.asarray(raw, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise ClassifierError(f"classifier {source!r} returned something that is not numeric: {err}") from err
+    k = len(labels)
+    if arr.ndim == 2 and arr.shape[1] == 1 and k == 2:
+        arr = arr[:, 0]
+    if arr.ndim == 1:
+        if k != 2:
+            raise ClassifierError(
+                f"classifier {source!r} returned one score per text but has {k} labels; "
+                f"return an array of shape ({n}, {k})"
+            )
+        if arr.shape[0] != n:
+            raise ClassifierError(f"classifier {source!r} returned {arr.shape[0]} scores for {n} texts; expected {n}")
+        arr = np.stack([1.0 - arr, arr], axis=1)
+    if arr.ndim != 2 or arr.shape != (n, k):
+        raise ClassifierError(
+            f"classifier {source!r} returned shape {tuple(arr.shape)} for {n} texts; "
+            f"expected ({n}, {k})" + (f" or ({n},)" if k == 2 else "")
+        )
+    bad_rows = ~np.isfinite(arr).all(axis=1)
+    arr[bad_rows] = np.nan
+    finite = arr[~bad_rows]
+    if finite.size and (finite.min() < -1e-6 or finite.max() > 1 + 1e-6):
+        raise ClassifierError(
+            f"classifier {source!r} returned values in [{finite.min():.3g}, {finite.max():.3g}]; "
+            "probabilities must lie in [0, 1] (apply a softmax or sigmoid to logits)"
+        )
+    return np.clip(arr, 0.0, 1.0)
+
+
+class CachedClassifier:
+    """Wraps a classifier: validates its output and predicts each distinct text once per run.
+
+    What finished before a failure stays in the cache, so a retry only predicts the rest.
+    """
+
+    def __init__(
+        self,
+        inner: Classifier,
+        *,
+        spec: str,
+        batch_size: int = 64,
+        signature: dict[str, Any] | None = None,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.inner = inner
+        self.spec = spec
+        self.batch_size = batch_size
+        self._signature = dict(signature or {})
+        self._cache: dict[str, np.ndarray] = {}
+        self.calls = 0
+        self.hits = 0
+
+    @property
+    def labels(self) -> list[str]:
+        return [str(label) for label in self.inner.labels]
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    def predict_proba(self, texts: Sequence[str], *, on_batch: Callable[[int], None] | None = None) -> np.ndarray:
+        """Probabilities ``(len(texts), k)``; ``on_batch(n)`` is called after each batch of new texts."""
+        todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        self.hits += len(texts) - len(todo)
+        for start in range(0, len(todo), self.batch_size):
+            batch = todo[start : start + self.batch_size]
+            self.calls += 1
+            try:
+                raw = self.inner.predict_proba(batch)
+            except CounterfairError:
+                raise
+            except Exception as err:
+                raise ClassifierError(
+                    f"classifier {self.spec!r} failed on a batch of {len(batch)} texts "
+                    f"({type(err).__name__}: {err}); {len(self._cache)} texts finished before it"
+                ) from err
+            proba = as_proba(raw, len(batch), self.labels, self.spec)
+            for text, row in zip(batch, proba, strict=True):
+                self._cache[text] = row
+            if on_batch is not None:
+                on_batch(len(batch))
+        k = len(self.labels)
+        if not texts:
+            return np.zeros((0, k))
+        return np.stack([self._cache[t] for t in texts])
+
+    def signature(self) -> dict[str, Any]:
+        """What identifies this classifier in outputs: spec, labels and adapter details."""
+        return {"spec": self.spec, "labels": self.labels, **self._signature}

@@ -1,0 +1,210 @@
+"""The ``counterfair`` command line (typer)."""
+
+from __future__ import annotations
+
+import math
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from . import __version__
+from .errors import CounterfairError
+
+app = typer.Typer(
+    name="counterfair",
+    help="Generate counterfactual texts, measure their quality, and audit text classifiers for fairness.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        console.print(f"counterfair {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    """counterfair command line."""
+
+
+def sample_pairs_path() -> Path:
+    """The built-in sample of pairs (written for counterfair) used by ``evaluate --demo``."""
+    return Path(str(resources.files("counterfair") / "resources" / "sample_pairs.csv"))
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}" if abs(value) < 1000 else f"{value:.1f}"
+    return str(value)
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    counts = summary["counts"]
+    status = ", ".join(f"{k} {v}" for k, v in sorted(counts["status"].items()))
+    console.print(f"[bold]{counts['rows']}[/bold] rows, {counts['scored']} scored ({status})")
+    table = Table(title="counterfactual metrics", show_lines=False)
+    for column in ("metric", "n", "mean", "95% CI", "median", "mean on flipped"):
+        table.add_column(column, justify="right" if column != "metric" else "left")
+    for name, entry in summary["metrics"].items():
+        agg = entry["all"]
+        flipped = entry.get("flipped", {})
+        ci = f"[{_fmt(agg['ci_low'])}, {_fmt(agg['ci_high'])}]"
+        label = "flip rate" if name == "flipped" else name
+        table.add_row(
+            label,
+            str(agg["n"]),
+            _fmt(agg["mean"]),
+            ci,
+            _fmt(agg["median"]),
+            _fmt(flipped.get("mean")) if flipped else "",
+        )
+    console.print(table)
+    if "classifier" in summary["signatures"]:
+        console.print(f"classifier: {summary['signatures']['classifier']['spec']}")
+    for notice in summary.get("notices", []):
+        console.print(f"[yellow]note:[/yellow] {notice}")
+    skipped = summary.get("skipped_rows", [])
+    if skipped:
+        shown = ", ".join(f"row {s['row']} ({s['status']})" for s in skipped[:10])
+        more = f" and {len(skipped) - 10} more" if len(skipped) > 10 else ""
+        console.print(f"[yellow]skipped {len(skipped)} rows:[/yellow] {shown}{more}")
+    for error in summary.get("errors", []):
+        err_console.print(f"[red]stage {error['stage']} failed:[/red] {error['message']}")
+
+
+@app.command()
+def evaluate(
+    pairs: Annotated[
+        Path | None, typer.Argument(help="Pair file (CSV/TSV/JSONL/JSON/Parquet); CEval format by default.")
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory for rows.csv and summary.json.")] = Path(
+        "counterfair-evaluate"
+    ),
+    demo: Annotated[bool, typer.Option("--demo", help="Evaluate the built-in sample of pairs.")] = False,
+    metrics: Annotated[
+        str | None,
+        typer.Option(help="Comma-separated: flip, prob_change, distance, diversity, perplexity, bleu, bertscore."),
+    ] = None,
+    classifier: Annotated[
+        str, typer.Option(help="Classifier spec, e.g. profanity-check, sklearn:PATH, hf:DIR, scores:PATH.")
+    ] = "profanity-check",
+    text_column: Annotated[str, typer.Option(help="Column with the original text.")] = "orig_text",
+    cf_column: Annotated[str, typer.Option(help="Column with the counterfactual.")] = "gen_text",
+    cf2_column: Annotated[
+        str | None, typer.Option(help="Column with a second counterfactual (diversity); default gen_text_2 if present.")
+    ] = None,
+    id_column: Annotated[str | None, typer.Option(help="Column with a unique row id.")] = None,
+    group_column: Annotated[str | None, typer.Option(help="Column to aggregate by (with bootstrap CIs).")] = None,
+    missing_marker: Annotated[
+        list[str] | None, typer.Option(help="Cell value meaning 'no counterfactual' (default: -1, as in CEval).")
+    ] = None,
+    threshold: Annotated[
+        float | None, typer.Option(help="Binary classifiers: label 1 when p >= threshold (default: argmax).")
+    ] = None,
+    ppl_model: Annotated[
+        str, typer.Option(help="Perplexity LM: a known name, a GGUF file or a transformers directory.")
+    ] = "gemma-3-270m",
+    ppl_window: Annotated[int, typer.Option(help="Perplexity window in LM tokens.")] = 1024,
+    ppl_stride: Annotated[int, typer.Option(help="Sliding-window stride in LM tokens.")] = 512,
+    ppl_max_tokens: Annotated[int, typer.Option(help="Texts longer than this get no perplexity (a row note).")] = 8192,
+    ppl_token_budget: Annotated[int, typer.Option(help="LM tokens per forward batch (memory vs speed).")] = 1024,
+    batch_size: Annotated[int, typer.Option(help="Batch size for classifier and BERTScore.")] = 64,
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for confidence intervals.")] = 2000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    fmt: Annotated[str | None, typer.Option("--format", help="Input format if the suffix does not tell.")] = None,
+    encoding: Annotated[str, typer.Option(help="Text encoding of the input file.")] = "utf-8",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Measure counterfactual texts: flip rate, probability change, distance, diversity, perplexity, BLEU,
+    BERTScore. Writes OUT/rows.csv (one row per input row, with status) and OUT/summary.json."""
+    from .evaluate import EvaluateOptions, evaluate_pairs
+    from .progress import RichProgress
+
+    if demo == (pairs is not None):
+        raise typer.BadParameter("give a PAIRS file or --demo (not both)")
+    source = sample_pairs_path() if demo else pairs
+    assert source is not None
+    options = EvaluateOptions(
+        metrics=metrics.split(",") if metrics else None,
+        classifier=classifier,
+        text_column=text_column,
+        cf_column=cf_column,
+        cf2_column=cf2_column,
+        id_column=id_column,
+        group_column=group_column,
+        missing_markers=tuple(missing_marker) if missing_marker else ("-1",),
+        threshold=threshold,
+        ppl_model=ppl_model,
+        ppl_window=ppl_window,
+        ppl_stride=ppl_stride,
+        ppl_max_tokens=ppl_max_tokens,
+        ppl_token_budget=ppl_token_budget,
+        batch_size=batch_size,
+        bootstrap=bootstrap,
+        seed=seed,
+        fmt=fmt,
+        encoding=encoding,
+    )
+    with RichProgress(enabled=not quiet) as progress:
+        result = evaluate_pairs(source, options, out_dir=out, progress=progress)
+    _print_summary(result.summary)
+    console.print(f"wrote {out / 'rows.csv'} and {out / 'summary.json'}")
+    if result.summary["errors"]:
+        raise typer.Exit(code=1)
+
+
+@app.command()
+def models(
+    verify: Annotated[bool, typer.Option("--verify", help="Compute sha256 of every installed model file.")] = False,
+) -> None:
+    """List the models counterfair knows: installed or not, file path, sha256 status, install line."""
+    from .models import describe, known_models
+
+    table = Table(title="models")
+    for column in ("name", "kind", "installed", "sha256", "path / install"):
+        table.add_column(column)
+    for status in describe(known_models(), verify=verify):
+        where = status.path if status.installed else f"[dim]{status.pip}[/dim]"
+        table.add_row(status.name, status.kind, "yes" if status.installed else "[red]no[/red]", status.sha256, where)
+    console.print(table)
+
+
+@app.command("metrics")
+def metrics_cards() -> None:
+    """Show the metric cards: definition, range, direction, reference."""
+    from .metrics.cards import CARDS
+
+    for card in CARDS.values():
+        console.print(f"[bold]{card.name}[/bold]  columns: {', '.join(card.columns)}")
+        console.print(f"  {card.definition}")
+        console.print(f"  range: {card.range}; direction: {card.direction}")
+        console.print(f"  reference: {card.reference}\n")
+
+
+def main() -> None:
+    """Entry point: counterfair errors become a one-line message and exit code 2."""
+    try:
+        app()
+    except CounterfairError as err:
+        err_console.print(f"[red]error:[/red] {err}")
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+"""Exception hierarchy. Every error counterfair raises on purpose derives from :class:`CounterfairError`."""
+
+from __future__ import annotations
+
+
+class CounterfairError(Exception):
+    """Root of every error raised deliberately by counterfair."""
+
+
+class ConfigError(CounterfairError):
+    """An option, spec string or argument is invalid."""
+
+
+class InputError(CounterfairError):
+    """User data cannot be read or used; the message names the file, row or column."""
+
+
+class SchemaError(InputError):
+    """A run directory or output file was written by an incompatible schema version."""
+
+
+class ModelNotAvailable(CounterfairError):
+    """A model is not installed; the message carries the exact pip line that installs it."""
+
+    def __init__(self, message: str, *, pip: str | None = None) -> None:
+        self.pip = pip
+        super().__init__(f"{message}\n  install it with: {pip}" if pip else message)
+
+
+class ChecksumError(CounterfairError):
+    """A model file does not have the sha256 it should have."""
+
+
+class ClassifierError(CounterfairError):
+    """A classifier failed or returned output of the wrong shape or range."""

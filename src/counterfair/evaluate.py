@@ -1,0 +1,508 @@
+"""``counterfair evaluate``: score (original, counterfactual[, second counterfactual]) pairs.
+
+Every input row appears in ``rows.csv``, in input order, with a ``status``:
+
+* ``ok`` — every requested metric that applies to the row was computed;
+* ``partial`` — some metric could not be computed for this row (``notes`` says which and why);
+* ``skipped:<reason>`` — the row cannot be scored at all (missing or empty text).
+
+Rows are never dropped, so denominators are explicit: aggregates say how many rows they cover. A stage
+that fails as a whole (a classifier that raises, a model that is not installed) is recorded in
+``summary.json`` under ``errors``, its columns stay empty, and everything else is still written.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import __version__
+from .classifiers import DEFAULT_CLASSIFIER, CachedClassifier, load_classifier
+from .errors import ConfigError, CounterfairError, InputError
+from .io import cell_text, file_sha256, read_table, require_columns, write_json, write_table
+from .metrics import functional as F
+from .metrics.cards import CARDS, resolve_metrics
+from .models import package_version as _version
+from .progress import NullProgress, ProgressHook
+from .text import tokenize_batch, tokenizer_signature
+
+CEVAL_COLUMNS = ("orig_text", "gen_text", "gen_text_2")
+
+
+@dataclass
+class EvaluateOptions:
+    """Options of an evaluation run; every field is recorded in ``summary.json``."""
+
+    metrics: list[str] | None = None  # None: every metric that applies to the input
+    classifier: str = DEFAULT_CLASSIFIER
+    text_column: str = "orig_text"
+    cf_column: str = "gen_text"
+    cf2_column: str | None = None  # None: use "gen_text_2" when the file has it
+    id_column: str | None = None
+    group_column: str | None = None
+    missing_markers: tuple[str, ...] = ("-1",)  # CEval writes -1 where a method produced nothing
+    threshold: float | None = None
+    contrast_rule: str = "second"
+    ppl_model: str = "gemma-3-270m"
+    ppl_window: int = 1024
+    ppl_stride: int = 512
+    ppl_max_tokens: int = 8192
+    ppl_token_budget: int = 1024
+    ppl_dtype: str = "float32"
+    bertscore_model: str = "all-minilm-l6-v2"
+    batch_size: int = 64
+    bootstrap: int = 2000
+    confidence: float = 0.95
+    seed: int = 0
+    fmt: str | None = None
+    encoding: str = "utf-8"
+
+    metrics_explicit: bool = field(init=False, default=False)
+
+    def __post_init__(self) -> None:
+        self.metrics_explicit = self.metrics is not None
+        self.metrics = resolve_metrics(self.metrics)
+        if self.threshold is not None and not 0.0 < self.threshold < 1.0:
+            raise ConfigError(f"threshold must be in (0, 1), got {self.threshold}")
+        if not 0.0 < self.confidence < 1.0:
+            raise ConfigError(f"confidence must be in (0, 1), got {self.confidence}")
+        if self.bootstrap < 100:
+            raise ConfigError("bootstrap needs at least 100 resamples")
+
+
+@dataclass
+class EvaluationResult:
+    rows: pd.DataFrame
+    summary: dict[str, Any]
+    out_dir: Path | None = None
+
+
+class _Rows:
+    """Per-row bookkeeping: status, notes, and metric columns (NaN until computed)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.skipped: list[str | None] = [None] * n
+        self.notes: list[list[str]] = [[] for _ in range(n)]
+        self.failed: list[set[str]] = [set() for _ in range(n)]
+        self.columns: dict[str, np.ndarray] = {}
+        self.labels: dict[str, list[str | None]] = {}
+
+    def column(self, name: str) -> np.ndarray:
+        if name not in self.columns:
+            self.columns[name] = np.full(self.n, math.nan)
+        return self.columns[name]
+
+    def fail(self, row: int, metric: str, why: str) -> None:
+        self.failed[row].add(metric)
+        self.notes[row].append(f"{metric}: {why}")
+
+    def status(self, row: int) -> str:
+        if self.skipped[row] is not None:
+            return f"skipped:{self.skipped[row]}"
+        return "partial" if self.failed[row] else "ok"
+
+
+def _texts(frame: pd.DataFrame, column: str | None, markers: Sequence[str]) -> list[str | None]:
+    if column is None:
+        return [None] * len(frame)
+    out: list[str | None] = []
+    for value in frame[column].tolist():
+        text = cell_text(value)
+        out.append(None if text is None or text.strip() in markers else text)
+    return out
+
+
+def _resolve_columns(frame: pd.DataFrame, opts: EvaluateOptions, origin: str) -> str | None:
+    wanted = {opts.text_column: "--text-column", opts.cf_column: "--cf-column"}
+    for extra, option in ((opts.id_column, "--id-column"), (opts.group_column, "--group-column")):
+        if extra is not None:
+            wanted[extra] = option
+    if opts.cf2_column is not None:
+        wanted[opts.cf2_column] = "--cf2-column"
+    require_columns(frame, wanted, origin=origin)
+    if opts.cf2_column is not None:
+        return opts.cf2_column
+    return "gen_text_2" if "gen_text_2" in frame.columns else None
+
+
+def _check_ids(frame: pd.DataFrame, column: str, origin: str) -> list[str]:
+    ids = [cell_text(v) for v in frame[column].tolist()]
+    seen: dict[str, int] = {}
+    for row, value in enumerate(ids):
+        if value is None:
+            raise InputError(f"{origin}: row {row} has no value in id column {column!r}")
+        if value in seen:
+            raise InputError(f"{origin}: rows {seen[value]} and {row} share the id {value!r} in column {column!r}")
+        seen[value] = row
+    return [v for v in ids if v is not None]
+
+
+def evaluate_pairs(
+    source: str | Path | pd.DataFrame,
+    options: EvaluateOptions | None = None,
+    *,
+    out_dir: str | Path | None = None,
+    classifier: CachedClassifier | None = None,
+    progress: ProgressHook | None = None,
+) -> EvaluationResult:
+    """Evaluate a pair table (path or DataFrame); with ``out_dir``, write ``rows.csv`` and ``summary.json``.
+
+    Pass ``classifier`` to reuse an already built (and cached) classifier. If an unexpected error stops the
+    run, what finished is still written to ``out_dir`` (the error is listed in the summary) and the error
+    propagates.
+    """
+    opts = options or EvaluateOptions()
+    metrics = list(opts.metrics or [])
+    hook = progress or NullProgress()
+    origin = str(source) if not isinstance(source, pd.DataFrame) else "DataFrame"
+    frame = read_table(source, fmt=opts.fmt, encoding=opts.encoding)
+    cf2_column = _resolve_columns(frame, opts, origin)
+    if "diversity" in metrics and cf2_column is None and opts.metrics_explicit:
+        raise ConfigError(f"{origin}: diversity needs a second counterfactual column (gen_text_2, or set --cf2-column)")
+    ids = _check_ids(frame, opts.id_column, origin) if opts.id_column else None
+    n = len(frame)
+    rows = _Rows(n)
+    started = time.perf_counter()
+    timings: dict[str, float] = {}
+    errors: list[dict[str, str]] = []
+    signatures: dict[str, Any] = {}
+    notices: list[str] = []
+
+    origs = _texts(frame, opts.text_column, ())
+    cfs = _texts(frame, opts.cf_column, opts.missing_markers)
+    cf2s = _texts(frame, cf2_column, opts.missing_markers)
+    for row in range(n):
+        orig, cf = origs[row], cfs[row]
+        if orig is None:
+            rows.skipped[row] = "missing_original"
+        elif not orig.strip():
+            rows.skipped[row] = "empty_original"
+        elif cf is None:
+            rows.skipped[row] = "missing_counterfactual"
+        elif not cf.strip():
+            rows.skipped[row] = "empty_counterfactual"
+        elif cf == orig:
+            rows.notes[row].append("counterfactual identical to the original")
+    valid = [row for row in range(n) if rows.skipped[row] is None]
+    v_orig = [origs[r] or "" for r in valid]
+    v_cf = [cfs[r] or "" for r in valid]
+
+    def stage(name: str, covers: tuple[str, ...] = ()) -> _Stage:
+        return _Stage(name, covers or (name,), timings=timings, errors=errors, rows=rows, valid=valid)
+
+    try:
+        tokens_orig: list[list[str]] = []
+        tokens_cf: list[list[str]] = []
+        if {"distance", "diversity"} & set(metrics) and valid:
+            with stage("tokenize", ("distance", "diversity")):
+                tokens_orig = tokenize_batch(v_orig)
+                tokens_cf = tokenize_batch(v_cf)
+            signatures["tokenizer"] = tokenizer_signature()
+
+        if "distance" in metrics:
+            rows.column("distance")
+            rows.column("distance_norm")
+            if tokens_orig:
+                with stage("distance"):
+                    raw, norm = F.token_distances(tokens_orig, tokens_cf)
+                    rows.column("distance")[valid] = raw
+                    rows.column("distance_norm")[valid] = norm
+                signatures["distance"] = {"tokenizer": tokenizer_signature(), "levenshtein": _version("rapidfuzz")}
+
+        if "diversity" in metrics:
+            rows.column("diversity")
+            rows.column("diversity_norm")
+            if cf2_column is None:
+                notices.append("diversity: the input has no second counterfactual column (gen_text_2)")
+            elif tokens_orig:
+                with stage("diversity"):
+                    have = [i for i, r in enumerate(valid) if (cf2s[r] or "").strip()]
+                    for i in sorted(set(range(len(valid))) - set(have)):
+                        rows.notes[valid[i]].append("diversity: no second counterfactual")
+                    raw, norm = F.diversity(
+                        [tokens_cf[i] for i in have],
+                        tokenize_batch([cf2s[valid[i]] or "" for i in have]),
+                        [len(tokens_orig[i]) for i in have],
+                    )
+                    rows.column("diversity")[[valid[i] for i in have]] = raw
+                    rows.column("diversity_norm")[[valid[i] for i in have]] = norm
+                signatures["diversity"] = {"tokenizer": tokenizer_signature(), "levenshtein": _version("rapidfuzz")}
+
+        if "bleu" in metrics and valid:
+            with stage("bleu"):
+                rows.column("bleu")[valid] = F.sentence_bleu(v_cf, v_orig)
+                signatures["bleu"] = F.bleu_signature()
+
+        wanted = tuple(m for m in ("flip", "prob_change") if m in metrics)
+        if wanted and valid:
+            with stage("classifier", wanted):
+                clf = classifier or load_classifier(opts.classifier, batch_size=opts.batch_size)
+                unique = list(dict.fromkeys(v_orig + v_cf))
+                hook.start(f"classifier ({clf.spec})", len(unique))
+                proba = clf.predict_proba(unique, on_batch=hook.advance)
+                lookup = {t: i for i, t in enumerate(unique)}
+                signatures["classifier"] = clf.signature()
+                _score_classifier(
+                    rows,
+                    valid,
+                    proba[[lookup[t] for t in v_orig]],
+                    proba[[lookup[t] for t in v_cf]],
+                    clf.labels,
+                    opts,
+                    wanted,
+                )
+
+        if "perplexity" in metrics and valid:
+            with stage("perplexity"):
+                from .metrics.perplexity import PerplexityScorer
+
+                scorer = PerplexityScorer(
+                    opts.ppl_model,
+                    window=opts.ppl_window,
+                    stride=opts.ppl_stride,
+                    max_tokens=opts.ppl_max_tokens,
+                    token_budget=opts.ppl_token_budget,
+                    dtype=opts.ppl_dtype,
+                )
+                result = scorer.score(v_cf, progress=hook)
+                rows.column("perplexity")[valid] = result.perplexity
+                rows.column("ppl_tokens")[valid] = result.n_tokens
+                for i, reason in enumerate(result.reason):
+                    if reason is not None:
+                        rows.fail(valid[i], "perplexity", reason)
+                signatures["perplexity"] = scorer.signature()
+
+        if "bertscore" in metrics and valid:
+            with stage("bertscore"):
+                from .metrics.bertscore import BERTScoreScorer
+
+                bs = BERTScoreScorer(opts.bertscore_model, batch_size=opts.batch_size)
+                scores = bs.score(v_cf, v_orig, progress=hook)
+                rows.column("bertscore_p")[valid] = scores.precision
+                rows.column("bertscore_r")[valid] = scores.recall
+                rows.column("bertscore_f1")[valid] = scores.f1
+                for k in np.flatnonzero(scores.truncated):
+                    rows.notes[valid[k]].append("bertscore: longer than the encoder's 512 wordpieces, truncated")
+                if scores.truncated.any():
+                    notices.append(
+                        f"bertscore: {int(scores.truncated.sum())} pairs exceed 512 wordpieces and were scored "
+                        "on their first 512"
+                    )
+                signatures["bertscore"] = bs.signature()
+    except BaseException as err:
+        # Not swallowed: recorded so that the outputs written below say why they are incomplete.
+        errors.append({"stage": "run", "error": type(err).__name__, "message": str(err) or repr(err)})
+        raise
+    finally:
+        table = _rows_frame(rows, frame, ids, opts)
+        summary = _summary(
+            table,
+            rows,
+            opts,
+            metrics,
+            origin=origin,
+            source=source,
+            cf2_column=cf2_column,
+            signatures=signatures,
+            errors=errors,
+            notices=notices,
+            timings=timings,
+            elapsed=time.perf_counter() - started,
+        )
+        if out_dir is not None:
+            target = Path(out_dir)
+            write_table(table, target / "rows.csv")
+            write_json(summary, target / "summary.json")
+    return EvaluationResult(table, summary, Path(out_dir) if out_dir is not None else None)
+
+
+class _Stage:
+    """Times a stage; a CounterfairError fails the stage (recorded, affected rows noted), not the run."""
+
+    def __init__(
+        self,
+        name: str,
+        covers: tuple[str, ...],
+        *,
+        timings: dict[str, float],
+        errors: list[dict[str, str]],
+        rows: _Rows,
+        valid: list[int],
+    ) -> None:
+        self.name, self.covers = name, covers
+        self.timings, self.errors, self.rows, self.valid = timings, errors, rows, valid
+        self.t0 = 0.0
+
+    def __enter__(self) -> _Stage:
+        self.t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> bool:
+        self.timings[self.name] = round(time.perf_counter() - self.t0, 3)
+        if isinstance(exc, CounterfairError):
+            self.errors.append({"stage": self.name, "error": type(exc).__name__, "message": str(exc)})
+            for row in self.valid:
+                for metric in self.covers:
+                    self.rows.fail(row, metric, f"stage failed ({type(exc).__name__})")
+            return True
+        return False
+
+
+def _score_classifier(
+    rows: _Rows,
+    valid: list[int],
+    p_orig: np.ndarray,
+    p_cf: np.ndarray,
+    labels: list[str],
+    opts: EvaluateOptions,
+    wanted: tuple[str, ...],
+) -> None:
+    finite = np.isfinite(p_orig).all(axis=1) & np.isfinite(p_cf).all(axis=1)
+    for i in np.flatnonzero(~finite):
+        which = "original" if not np.isfinite(p_orig[i]).all() else "counterfactual"
+        for metric in wanted:
+            rows.fail(valid[i], metric, f"classifier gave no probability (NaN) for the {which}")
+    ok_idx = np.flatnonzero(finite)
+    rows.labels.setdefault("pred_orig", [None] * rows.n)
+    rows.labels.setdefault("pred_cf", [None] * rows.n)
+    rows.labels.setdefault("contrast_label", [None] * rows.n)
+    if ok_idx.size == 0:
+        return
+    a, b = p_orig[ok_idx], p_cf[ok_idx]
+    pred_a = F.predicted_labels(a, threshold=opts.threshold)
+    pred_b = F.predicted_labels(b, threshold=opts.threshold)
+    contrast = F.contrast_labels(a, rule=opts.contrast_rule)
+    target_rows = [valid[i] for i in ok_idx]
+    for j, row in enumerate(target_rows):
+        rows.labels["pred_orig"][row] = labels[int(pred_a[j])]
+        rows.labels["pred_cf"][row] = labels[int(pred_b[j])]
+        rows.labels["contrast_label"][row] = labels[int(contrast[j])]
+    rows.column("p_contrast_orig")[target_rows] = a[np.arange(len(ok_idx)), contrast]
+    rows.column("p_contrast_cf")[target_rows] = b[np.arange(len(ok_idx)), contrast]
+    if "flip" in wanted:
+        rows.column("flipped")[target_rows] = (pred_a != pred_b).astype(float)
+    if "prob_change" in wanted:
+        rows.column("prob_change")[target_rows] = F.prob_change(a, b, contrast)
+
+
+_METRIC_COLUMNS = [
+    "distance",
+    "distance_norm",
+    "diversity",
+    "diversity_norm",
+    "bleu",
+    "flipped",
+    "prob_change",
+    "perplexity",
+    "bertscore_p",
+    "bertscore_r",
+    "bertscore_f1",
+]
+_EXTRA_COLUMNS = ["p_contrast_orig", "p_contrast_cf", "ppl_tokens"]
+
+
+def _rows_frame(rows: _Rows, frame: pd.DataFrame, ids: list[str] | None, opts: EvaluateOptions) -> pd.DataFrame:
+    out: dict[str, Any] = {"row": np.arange(rows.n)}
+    if ids is not None:
+        out["id"] = ids
+    if opts.group_column is not None:
+        out["group"] = [cell_text(v) for v in frame[opts.group_column].tolist()]
+    out["status"] = [rows.status(r) for r in range(rows.n)]
+    for name in ("pred_orig", "pred_cf", "contrast_label"):
+        if name in rows.labels:
+            out[name] = rows.labels[name]
+    for name in _METRIC_COLUMNS + _EXTRA_COLUMNS:
+        if name in rows.columns:
+            out[name] = rows.columns[name]
+    out["notes"] = ["; ".join(notes) for notes in rows.notes]
+    table = pd.DataFrame(out)
+    if "flipped" in table:
+        table["flipped"] = table["flipped"].astype("Int64")
+    if "ppl_tokens" in table:
+        table["ppl_tokens"] = table["ppl_tokens"].astype("Int64")
+    return table
+
+
+def _summary(
+    table: pd.DataFrame,
+    rows: _Rows,
+    opts: EvaluateOptions,
+    metrics: list[str],
+    *,
+    origin: str,
+    source: Any,
+    cf2_column: str | None,
+    signatures: dict[str, Any],
+    errors: list[dict[str, str]],
+    notices: list[str],
+    timings: dict[str, float],
+    elapsed: float,
+) -> dict[str, Any]:
+    def agg(values: Any) -> dict[str, Any]:
+        return F.summarize(values, confidence=opts.confidence, n_resamples=opts.bootstrap, seed=opts.seed)
+
+    status_counts = table["status"].value_counts().to_dict()
+    aggregates: dict[str, Any] = {}
+    flipped_mask = table["flipped"].fillna(0).astype(bool).to_numpy() if "flipped" in table else None
+    for name in _METRIC_COLUMNS:
+        if name not in table:
+            continue
+        values = table[name].astype(float).to_numpy()
+        entry: dict[str, Any] = {"all": agg(values)}
+        if flipped_mask is not None and name != "flipped":
+            entry["flipped"] = agg(values[flipped_mask])
+            entry["not_flipped"] = agg(values[~flipped_mask & table["flipped"].notna().to_numpy()])
+        if opts.group_column is not None:
+            entry["groups"] = F.grouped_summary(
+                values,
+                table["group"].fillna("(none)").tolist(),
+                confidence=opts.confidence,
+                n_resamples=opts.bootstrap,
+                seed=opts.seed,
+            )
+        aggregates[name] = entry
+    headline: dict[str, Any] = {}
+    if "flipped" in aggregates:
+        headline["flip_rate"] = aggregates["flipped"]["all"]
+    input_info: dict[str, Any] = {"source": origin, "n_rows": rows.n}
+    if not isinstance(source, pd.DataFrame):
+        input_info["sha256"] = file_sha256(source)
+    input_info["columns"] = {
+        "text": opts.text_column,
+        "counterfactual": opts.cf_column,
+        "second_counterfactual": cf2_column,
+        "id": opts.id_column,
+        "group": opts.group_column,
+    }
+    skipped = [
+        {"row": int(r), "status": s}
+        for r, s in zip(table["row"], table["status"], strict=True)
+        if s.startswith("skipped")
+    ]
+    return {
+        "counterfair_version": __version__,
+        "command": "evaluate",
+        "input": input_info,
+        "counts": {
+            "rows": rows.n,
+            "scored": int(sum(1 for s in table["status"] if not s.startswith("skipped"))),
+            "status": {str(k): int(v) for k, v in status_counts.items()},
+        },
+        "headline": headline,
+        "metrics": aggregates,
+        "skipped_rows": skipped,
+        "errors": errors,
+        "notices": notices,
+        "signatures": signatures,
+        "cards": {name: CARDS[name].to_dict() for name in metrics},
+        "options": asdict(opts),
+        "timing_s": {**timings, "total": round(elapsed, 3)},
+    }

@@ -1,0 +1,286 @@
+"""Reading and writing tables and JSON documents.
+
+Inputs: CSV, TSV, JSONL (or a JSON array of records), Parquet, or a pandas DataFrame. Text cells are read
+as strings exactly as written: only a truly empty cell is missing (``"NA"`` or ``"null"`` are texts).
+
+Outputs: every table carries a ``schema_version`` column and every JSON document a ``schema_version``
+key. Files are written atomically (to a temporary file, then renamed), so an interrupted write never
+leaves a half-written output behind.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+import pandas as pd
+
+from .errors import InputError, SchemaError
+from .records import SCHEMA_VERSION
+
+FORMATS = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+_TEXT_FORMATS = {"csv", "tsv", "jsonl", "json"}
+
+
+def detect_format(path: str | Path, fmt: str | None = None) -> str:
+    """The table format of ``path`` from its suffix, or ``fmt`` when given."""
+    if fmt is not None:
+        if fmt not in set(FORMATS.values()):
+            raise InputError(f"unknown format {fmt!r}; expected one of {sorted(set(FORMATS.values()))}")
+        return fmt
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        raise InputError(
+            f"{path}: cannot tell the format from the suffix {suffix!r}; "
+            f"use one of {', '.join(sorted(FORMATS))} or pass --format"
+        )
+    return FORMATS[suffix]
+
+
+def file_sha256(path: str | Path, *, chunk: int = 1 << 20) -> str:
+    """sha256 hex digest of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _decode(path: Path, raw: bytes, encoding: str) -> str:
+    if b"\x00" in raw[:8192]:
+        raise InputError(f"{path}: looks like a binary file (NUL bytes near the start), not a text table")
+    try:
+        text = raw.decode(encoding)
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        bad = raw[err.start : err.start + 1].hex()
+        raise InputError(
+            f"{path}: line {line} is not valid {encoding} (byte 0x{bad} at offset {err.start}); "
+            "re-save the file as UTF-8 or pass --encoding (e.g. latin-1)"
+        ) from err
+    return text.removeprefix("\ufeff")
+
+
+def _check_header(path: Path, text: str, sep: str) -> None:
+    first = next(csv.reader(io.StringIO(text), delimiter=sep), None)
+    if not first or all(not cell.strip() for cell in first):
+        raise InputError(f"{path}: the first line (the header) is empty")
+    seen: set[str] = set()
+    for name in first:
+        if name in seen:
+            raise InputError(f"{path}: the header names column {name!r} twice; column names must be unique")
+        seen.add(name)
+
+
+def _read_jsonl(path: Path, text: str) -> pd.DataFrame:
+    records: list[Mapping[str, Any]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise InputError(f"{path}: line {number} is not valid JSON ({err.msg})") from err
+        if not isinstance(record, dict):
+            raise InputError(f"{path}: line {number} is a JSON {type(record).__name__}, expected an object")
+        records.append(record)
+    return pd.DataFrame.from_records(records)
+
+
+def _read_json(path: Path, text: str) -> pd.DataFrame:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError(f"{path}: not valid JSON ({err.msg} at line {err.lineno})") from err
+    if isinstance(data, dict) and "rows" in data and isinstance(data["rows"], list):
+        data = data["rows"]
+    if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
+        raise InputError(f"{path}: expected a JSON array of objects (one per row)")
+    return pd.DataFrame.from_records(data)
+
+
+def read_table(
+    source: str | Path | pd.DataFrame,
+    *,
+    fmt: str | None = None,
+    encoding: str = "utf-8",
+    allow_empty: bool = False,
+) -> pd.DataFrame:
+    """Read a table of texts into a DataFrame with a fresh 0..n-1 index.
+
+    Raises :class:`InputError` with the file and line for unreadable input: a missing, empty or
+    binary file, bytes that are not valid in ``encoding``, duplicate column names, malformed rows.
+    """
+    if isinstance(source, pd.DataFrame):
+        frame = source.copy()
+        if frame.columns.duplicated().any():
+            dupes = sorted({str(c) for c in frame.columns[frame.columns.duplicated()]})
+            raise InputError(f"DataFrame has duplicate column names: {', '.join(dupes)}")
+        origin = "DataFrame"
+    else:
+        path = Path(source)
+        origin = str(path)
+        if not path.exists():
+            raise InputError(f"{path}: no such file")
+        if path.is_dir():
+            raise InputError(f"{path}: is a directory, expected a table file")
+        kind = detect_format(path, fmt)
+        if path.stat().st_size == 0:
+            raise InputError(f"{path}: the file is empty")
+        if kind in _TEXT_FORMATS:
+            text = _decode(path, path.read_bytes(), encoding)
+            if not text.strip():
+                raise InputError(f"{path}: the file holds only whitespace")
+            if kind in ("csv", "tsv"):
+                sep = "," if kind == "csv" else "\t"
+                _check_header(path, text, sep)
+                try:
+                    frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=[""])
+                except pd.errors.ParserError as err:
+                    raise InputError(f"{path}: malformed {kind.upper()}: {err}") from err
+                if kind == "csv" and len(frame.columns) == 1 and "\t" in str(frame.columns[0]):
+                    raise InputError(
+                        f"{path}: one column named {str(frame.columns[0])[:60]!r} holds tabs; "
+                        "the file looks tab-separated: rename it to .tsv or pass --format tsv"
+                    )
+            elif kind == "jsonl":
+                frame = _read_jsonl(path, text)
+            else:
+                frame = _read_json(path, text)
+        else:
+            try:
+                frame = pd.read_parquet(path)
+            except (OSError, ValueError) as err:
+                raise InputError(f"{path}: cannot read as Parquet: {err}") from err
+    if not allow_empty and len(frame) == 0:
+        raise InputError(f"{origin}: no data rows (only a header, or nothing)")
+    return frame.reset_index(drop=True)
+
+
+def require_columns(frame: pd.DataFrame, columns: Mapping[str, str], *, origin: str) -> None:
+    """Raise :class:`InputError` naming each missing column and the option that sets it.
+
+    ``columns`` maps a column name to the CLI option that chooses it, e.g. ``{"orig_text": "--text-column"}``.
+    """
+    missing = [(name, option) for name, option in columns.items() if name not in frame.columns]
+    if missing:
+        listed = ", ".join(f"{name!r} (set with {option})" for name, option in missing)
+        available = ", ".join(repr(str(c)) for c in frame.columns)
+        raise InputError(f"{origin}: missing column {listed}; the columns are: {available}")
+
+
+def cell_text(value: Any) -> str | None:
+    """A table cell as text, or ``None`` when it is missing (NaN/None)."""
+    if value is None:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if value is pd.NA:
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
+@contextmanager
+def atomic_open(path: str | Path, mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:
+    """Open a temporary file beside ``path``; rename it over ``path`` only if the block succeeds."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, mode, **kwargs) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_table(frame: pd.DataFrame, path: str | Path, *, fmt: str | None = None) -> Path:
+    """Write ``frame`` with a ``schema_version`` column, atomically. Format from the suffix."""
+    target = Path(path)
+    kind = detect_format(target, fmt)
+    out = frame.copy()
+    out["schema_version"] = SCHEMA_VERSION
+    if kind in ("csv", "tsv"):
+        with atomic_open(target, "w", encoding="utf-8", newline="") as handle:
+            out.to_csv(handle, index=False, sep="," if kind == "csv" else "\t")
+    elif kind == "jsonl":
+        with atomic_open(target, "w", encoding="utf-8") as handle:
+            out.to_json(handle, orient="records", lines=True, force_ascii=False)
+    elif kind == "json":
+        with atomic_open(target, "w", encoding="utf-8") as handle:
+            out.to_json(handle, orient="records", force_ascii=False, indent=1)
+    else:
+        with atomic_open(target, "wb") as handle:
+            out.to_parquet(handle, index=False)
+    return target
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"cannot serialise {type(value).__name__} to JSON")
+
+
+def _clean_json(value: Any) -> Any:
+    """Replace NaN/inf floats by ``None`` so that the output is strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _clean_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean_json(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, str | bytes):
+        return _clean_json(value.item())
+    return value
+
+
+def write_json(document: Mapping[str, Any], path: str | Path) -> Path:
+    """Write a JSON document with ``schema_version`` first, atomically; NaN becomes ``null``."""
+    payload = {"schema_version": SCHEMA_VERSION, **{k: v for k, v in document.items() if k != "schema_version"}}
+    with atomic_open(path, "w", encoding="utf-8") as handle:
+        json.dump(_clean_json(payload), handle, indent=2, ensure_ascii=False, default=_json_default)
+        handle.write("\n")
+    return Path(path)
+
+
+def read_json(path: str | Path) -> dict[str, Any]:
+    """Read a JSON document that counterfair wrote; checks ``schema_version``."""
+    target = Path(path)
+    try:
+        data = json.loads(target.read_text(encoding="utf-8"))
+    except FileNotFoundError as err:
+        raise InputError(f"{target}: no such file") from err
+    except json.JSONDecodeError as err:
+        raise InputError(f"{target}: not valid JSON ({err.msg} at line {err.lineno})") from err
+    if not isinstance(data, dict):
+        raise InputError(f"{target}: expected a JSON object")
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise SchemaError(
+            f"{target}: written with schema_version {version!r}, this counterfair reads "
+            f"{SCHEMA_VERSION!r}; rerun the command that produced it"
+        )
+    return data

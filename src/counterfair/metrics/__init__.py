@@ -1,0 +1,45 @@
+"""Counterfactual metrics: pure functions (:mod:`.functional`) and model-backed scorers.
+
+The scorers load their model on first use and reuse it: one :class:`PerplexityScorer` LM and one
+:class:`BERTScoreScorer` encoder per configuration per process.
+"""
+
+from __future__ import annotations
+
+from .bertscore import BERTScoreScorer
+from .cards import CARDS, MetricCard, resolve_metrics
+from .functional import (
+    bootstrap_ci,
+    contrast_labels,
+    diversity,
+    flip_rate,
+    flipped,
+    grouped_summary,
+    perplexity_from_nll,
+    predicted_labels,
+    prob_change,
+    sentence_bleu,
+    summarize,
+    token_distances,
+)
+from .perplexity import PerplexityScorer
+
+__all__ = [
+    "CARDS",
+    "BERTScoreScorer",
+    "MetricCard",
+    "PerplexityScorer",
+    "bootstrap_ci",
+    "contrast_labels",
+    "diversity",
+    "flip_rate",
+    "flipped",
+    "grouped_summary",
+    "perplexity_from_nll",
+    "predicted_labels",
+    "prob_change",
+    "resolve_metrics",
+    "sentence_bleu",
+    "summarize",
+    "token_distances",
+]

@@ -1,0 +1,131 @@
+"""BERTScore with the packaged all-MiniLM-L6-v2 encoder, one scorer per configuration per process.
+
+BERTScore (Zhang et al., 2020) matches each token embedding of the candidate to its most similar token of
+the reference (precision) and vice versa (recall), F1 their harmonic mean. We use the bert-score package
+with MiniLM's 6th (last) layer, no idf weighting and no baseline rescaling (bert-score has no baseline file
+for this encoder), so values are raw cosine similarities, mostly between 0.5 and 1.
+
+The encoder reads at most 512 wordpieces: longer texts are scored on their first 512, and such pairs are
+flagged in ``truncated`` so that the caller can say so.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..models import get_model_info, package_version
+from ..progress import NullProgress, ProgressHook
+
+DEFAULT_ENCODER = "all-minilm-l6-v2"
+
+_SCORERS: dict[tuple[str, int, bool], Any] = {}
+_LOCK = threading.Lock()
+
+
+@dataclass
+class BERTScoreResult:
+    precision: np.ndarray
+    recall: np.ndarray
+    f1: np.ndarray
+    truncated: np.ndarray
+
+
+def _model_path(model: str) -> tuple[str, str | None]:
+    from pathlib import Path
+
+    candidate = Path(model).expanduser()
+    if candidate.exists():
+        return str(candidate), None
+    info = get_model_info(model)
+    return str(info.path()), info.name
+
+
+class BERTScoreScorer:
+    """BERTScore P/R/F1 of candidates against references; the encoder loads once and is reused."""
+
+    def __init__(
+        self,
+        model: str = DEFAULT_ENCODER,
+        *,
+        num_layers: int = 6,
+        batch_size: int = 64,
+        idf: bool = False,
+    ) -> None:
+        self.model = model
+        self.num_layers = num_layers
+        self.batch_size = batch_size
+        self.idf = idf
+
+    def scorer(self) -> Any:
+        path, _ = _model_path(self.model)
+        key = (path, self.num_layers, self.idf)
+        with _LOCK:
+            if key not in _SCORERS:
+                import warnings
+
+                from bert_score import BERTScorer
+
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    _SCORERS[key] = BERTScorer(
+                        model_type=path,
+                        num_layers=self.num_layers,
+                        idf=self.idf,
+                        batch_size=self.batch_size,
+                        device="cpu",
+                        lang="en",
+                    )
+            return _SCORERS[key]
+
+    def signature(self) -> dict[str, Any]:
+        path, name = _model_path(self.model)
+        return {
+            "metric": "bertscore",
+            "model": name or path,
+            "num_layers": self.num_layers,
+            "idf": self.idf,
+            "rescale_with_baseline": False,
+            "max_wordpieces": int(self.scorer()._tokenizer.model_max_length),
+            "bert_score": package_version("bert-score"),
+        }
+
+    def score(
+        self, candidates: Sequence[str], references: Sequence[str], *, progress: ProgressHook | None = None
+    ) -> BERTScoreResult:
+        if len(candidates) != len(references):
+            raise ValueError("candidates and references differ in length")
+        hook = progress or NullProgress()
+        n = len(candidates)
+        if n == 0:
+            empty = np.zeros(0)
+            return BERTScoreResult(empty, empty, empty, np.zeros(0, dtype=bool))
+        scorer = self.scorer()
+        tokenizer = scorer._tokenizer
+        limit = int(tokenizer.model_max_length)
+        lengths_c = [len(ids) for ids in tokenizer(list(candidates), add_special_tokens=True)["input_ids"]]
+        lengths_r = [len(ids) for ids in tokenizer(list(references), add_special_tokens=True)["input_ids"]]
+        truncated = np.array([a > limit or b > limit for a, b in zip(lengths_c, lengths_r, strict=True)])
+        hook.start("bertscore", n)
+        precision, recall, f1 = [], [], []
+        chunk = max(self.batch_size * 4, 1)
+        for start in range(0, n, chunk):
+            p, r, f = scorer.score(
+                list(candidates[start : start + chunk]),
+                list(references[start : start + chunk]),
+                batch_size=self.batch_size,
+            )
+            precision.append(p.numpy())
+            recall.append(r.numpy())
+            f1.append(f.numpy())
+            hook.advance(min(chunk, n - start))
+        return BERTScoreResult(
+            np.concatenate(precision).astype(float),
+            np.concatenate(recall).astype(float),
+            np.concatenate(f1).astype(float),
+            truncated,
+        )

@@ -1,0 +1,226 @@
+"""Counterfactual metrics as pure functions over arrays.
+
+Probabilities are ``(n, k)`` arrays of finite values; callers drop rows a classifier could not score
+before calling (and give them a status). Token arguments are lists of token lists from
+:func:`counterfair.text.tokenize_batch`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from rapidfuzz.distance import Levenshtein
+
+ArrayLike = Any
+
+
+def _proba(proba: ArrayLike, name: str = "proba") -> np.ndarray:
+    arr = np.asarray(proba, dtype=float)
+    if arr.ndim != 2 or arr.shape[1] < 2:
+        raise ValueError(f"{name} must have shape (n, k) with k >= 2, got {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} holds NaN or infinite values; drop those rows first")
+    return arr
+
+
+def predicted_labels(proba: ArrayLike, *, threshold: float | None = None) -> np.ndarray:
+    """Index of the predicted label per row: argmax, or for binary ``p[:, 1] >= threshold``."""
+    arr = _proba(proba)
+    if threshold is None:
+        return arr.argmax(axis=1)
+    if arr.shape[1] != 2:
+        raise ValueError("a threshold applies to binary classifiers only")
+    return (arr[:, 1] >= threshold).astype(int)
+
+
+def flipped(proba_orig: ArrayLike, proba_cf: ArrayLike, *, threshold: float | None = None) -> np.ndarray:
+    """Boolean per pair: did the predicted label change from original to counterfactual?"""
+    return predicted_labels(proba_orig, threshold=threshold) != predicted_labels(proba_cf, threshold=threshold)
+
+
+def flip_rate(pred_orig: ArrayLike, pred_cf: ArrayLike) -> float:
+    """Share of pairs whose predicted label changed (CEval's FR), in [0, 1]."""
+    a, b = np.asarray(pred_orig), np.asarray(pred_cf)
+    if a.shape != b.shape:
+        raise ValueError(f"label arrays differ in shape: {a.shape} vs {b.shape}")
+    if a.size == 0:
+        raise ValueError("flip rate of zero pairs is undefined")
+    return float(np.mean(a != b))
+
+
+def contrast_labels(proba_orig: ArrayLike, *, rule: str = "second") -> np.ndarray:
+    """The label a counterfactual should move toward, per row.
+
+    Binary: the label not predicted for the original. More classes: ``rule="second"`` takes the second
+    most probable label (as paper 002 does); ``rule="least"`` the least probable (as CEval's code does).
+    """
+    arr = _proba(proba_orig, "proba_orig")
+    order = np.argsort(-arr, axis=1, kind="stable")
+    if arr.shape[1] == 2 or rule == "second":
+        return order[:, 1]
+    if rule == "least":
+        return order[:, -1]
+    raise ValueError(f"unknown contrast rule {rule!r}; use 'second' or 'least'")
+
+
+def prob_change(proba_orig: ArrayLike, proba_cf: ArrayLike, contrast: ArrayLike | None = None) -> np.ndarray:
+    """CEval's probability change: ``P(c | x') - P(c | x)`` for the contrast label ``c``, in [-1, 1]."""
+    a, b = _proba(proba_orig, "proba_orig"), _proba(proba_cf, "proba_cf")
+    if a.shape != b.shape:
+        raise ValueError(f"probability arrays differ in shape: {a.shape} vs {b.shape}")
+    target = contrast_labels(a) if contrast is None else np.asarray(contrast, dtype=int)
+    rows = np.arange(a.shape[0])
+    return b[rows, target] - a[rows, target]
+
+
+def token_distances(
+    orig_tokens: Sequence[Sequence[str]], cf_tokens: Sequence[Sequence[str]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Word Levenshtein distance per pair, raw and divided by the original's token count."""
+    if len(orig_tokens) != len(cf_tokens):
+        raise ValueError("orig_tokens and cf_tokens differ in length")
+    raw = np.array([Levenshtein.distance(a, b) for a, b in zip(orig_tokens, cf_tokens, strict=True)], dtype=float)
+    lengths = np.array([len(a) for a in orig_tokens], dtype=float)
+    if (lengths == 0).any():
+        raise ValueError("an original text has no tokens; normalised distance is undefined")
+    return raw, raw / lengths
+
+
+def diversity(
+    cf1_tokens: Sequence[Sequence[str]],
+    cf2_tokens: Sequence[Sequence[str]],
+    orig_lengths: Sequence[int],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Distance between two counterfactuals of the same source, raw and divided by the original's length.
+
+    The divisor follows CEval's paper (length of the original); CEval's released code divides by the
+    length of the first counterfactual instead.
+    """
+    if not len(cf1_tokens) == len(cf2_tokens) == len(orig_lengths):
+        raise ValueError("cf1_tokens, cf2_tokens and orig_lengths differ in length")
+    raw = np.array([Levenshtein.distance(a, b) for a, b in zip(cf1_tokens, cf2_tokens, strict=True)], dtype=float)
+    lengths = np.asarray(orig_lengths, dtype=float)
+    if (lengths == 0).any():
+        raise ValueError("an original text has no tokens; normalised diversity is undefined")
+    return raw, raw / lengths
+
+
+def perplexity_from_nll(nll_sum: ArrayLike, n_tokens: ArrayLike) -> np.ndarray:
+    """``exp(total negative log-likelihood / number of scored tokens)``, per text."""
+    nll = np.asarray(nll_sum, dtype=float)
+    count = np.asarray(n_tokens, dtype=float)
+    if (count <= 0).any():
+        raise ValueError("perplexity needs at least one scored token per text")
+    return np.exp(nll / count)
+
+
+def bleu_metric() -> Any:
+    """The sacrebleu BLEU object used everywhere: sentence level, ``exp`` smoothing, effective order."""
+    from sacrebleu.metrics.bleu import BLEU
+
+    return BLEU(smooth_method="exp", effective_order=True)
+
+
+def bleu_signature() -> str:
+    """sacrebleu's signature of :func:`bleu_metric` (it is only known after scoring one pair)."""
+    bleu = bleu_metric()
+    bleu.sentence_score("a", ["a"])
+    return str(bleu.get_signature())
+
+
+def sentence_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:
+    """sacrebleu sentence BLEU of each hypothesis against its one reference, on 0–1.
+
+    ``exp`` smoothing is the NIST geometric sequence: the k-th n-gram order with no match gets precision
+    ``1 / (2**k * total)``. Effective order ignores orders longer than the hypothesis.
+    """
+    if len(hypotheses) != len(references):
+        raise ValueError("hypotheses and references differ in length")
+    bleu = bleu_metric()
+    return np.array([bleu.sentence_score(h, [r]).score / 100.0 for h, r in zip(hypotheses, references, strict=True)])
+
+
+def bootstrap_ci(
+    values: ArrayLike,
+    *,
+    statistic: Callable[..., Any] = np.mean,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile bootstrap CI of ``statistic`` via :func:`scipy.stats.bootstrap`.
+
+    ``(nan, nan)`` for fewer than two finite values; ``(v, v)`` when all values equal ``v``. ``statistic``
+    must accept an ``axis`` keyword (vectorised), as numpy reductions do.
+    """
+    from scipy.stats import bootstrap
+
+    data = np.asarray(values, dtype=float)
+    data = data[np.isfinite(data)]
+    if data.size < 2:
+        return (math.nan, math.nan)
+    if np.all(data == data[0]):
+        value = float(statistic(data))
+        return (value, value)
+    result = bootstrap(
+        (data,),
+        statistic,
+        n_resamples=n_resamples,
+        confidence_level=confidence,
+        method="percentile",
+        vectorized=True,
+        rng=np.random.default_rng(seed),
+    )
+    return (float(result.confidence_interval.low), float(result.confidence_interval.high))
+
+
+def summarize(
+    values: ArrayLike, *, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0
+) -> dict[str, float | int]:
+    """n, mean, std, median, min, max and a bootstrap CI of the mean over the finite values."""
+    data = np.asarray(values, dtype=float)
+    data = data[np.isfinite(data)]
+    if data.size == 0:
+        return {
+            "n": 0,
+            "mean": math.nan,
+            "std": math.nan,
+            "median": math.nan,
+            "min": math.nan,
+            "max": math.nan,
+            "ci_low": math.nan,
+            "ci_high": math.nan,
+        }
+    low, high = bootstrap_ci(data, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    return {
+        "n": int(data.size),
+        "mean": float(data.mean()),
+        "std": float(data.std(ddof=1)) if data.size > 1 else math.nan,
+        "median": float(np.median(data)),
+        "min": float(data.min()),
+        "max": float(data.max()),
+        "ci_low": low,
+        "ci_high": high,
+    }
+
+
+def grouped_summary(
+    values: ArrayLike,
+    groups: Sequence[Any],
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> dict[str, dict[str, float | int]]:
+    """:func:`summarize` per group value (groups as strings, sorted)."""
+    data = np.asarray(values, dtype=float)
+    keys = np.asarray([str(g) for g in groups], dtype=object)
+    if data.shape[0] != keys.shape[0]:
+        raise ValueError("values and groups differ in length")
+    return {
+        str(key): summarize(data[keys == key], confidence=confidence, n_resamples=n_resamples, seed=seed)
+        for key in sorted(set(keys.tolist()))
+    }

