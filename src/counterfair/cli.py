@@ -176,13 +176,18 @@ def models(
     """List the models counterfair knows: installed or not, file path, sha256 status, install line."""
     from .models import describe, known_models
 
+    statuses = describe(known_models(), verify=verify)
     table = Table(title="models")
-    for column in ("name", "kind", "installed", "sha256", "path / install"):
+    table.add_column("name", no_wrap=True)
+    for column in ("kind", "installed", "sha256"):
         table.add_column(column)
-    for status in describe(known_models(), verify=verify):
-        where = status.path if status.installed else f"[dim]{status.pip}[/dim]"
-        table.add_row(status.name, status.kind, "yes" if status.installed else "[red]no[/red]", status.sha256, where)
+    for status in statuses:
+        installed = "yes" if status.installed else "[red]no[/red]"
+        table.add_row(status.name, status.kind, installed, status.sha256)
     console.print(table)
+    for status in statuses:
+        where = status.path if status.installed else f"not installed; install with: {status.pip}"
+        console.print(f"[bold]{status.name}[/bold]: {where}", soft_wrap=True)
 
 
 @app.command("metrics")

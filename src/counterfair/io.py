@@ -17,6 +17,7 @@ import json
 import math
 import os
 import tempfile
+import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -153,9 +154,19 @@ def read_table(
                 sep = "," if kind == "csv" else "\t"
                 _check_header(path, text, sep)
                 try:
-                    frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=[""])
-                except pd.errors.ParserError as err:
-                    raise InputError(f"{path}: malformed {kind.upper()}: {err}") from err
+                    with warnings.catch_warnings():
+                        # a row longer than the header would otherwise silently become an index
+                        warnings.simplefilter("error", pd.errors.ParserWarning)
+                        frame = pd.read_csv(
+                            io.StringIO(text),
+                            sep=sep,
+                            dtype=str,
+                            keep_default_na=False,
+                            na_values=[""],
+                            index_col=False,
+                        )
+                except (pd.errors.ParserError, pd.errors.ParserWarning) as err:
+                    raise InputError(f"{path}: malformed {kind.upper()}: {str(err).strip()}") from err
                 if kind == "csv" and len(frame.columns) == 1 and "\t" in str(frame.columns[0]):
                     raise InputError(
                         f"{path}: one column named {str(frame.columns[0])[:60]!r} holds tabs; "

@@ -140,7 +140,8 @@ def sentence_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> np.nd
     if len(hypotheses) != len(references):
         raise ValueError("hypotheses and references differ in length")
     bleu = bleu_metric()
-    return np.array([bleu.sentence_score(h, [r]).score / 100.0 for h, r in zip(hypotheses, references, strict=True)])
+    scores = np.array([bleu.sentence_score(h, [r]).score / 100.0 for h, r in zip(hypotheses, references, strict=True)])
+    return np.clip(scores, 0.0, 1.0)  # exp(log(...)) can land a rounding error above 1
 
 
 def bootstrap_ci(

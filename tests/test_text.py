@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+import pytest
+
+from counterfair.records import Edit
+from counterfair.text import TermMatcher, match_case, tokenize, tokenize_batch, word_distance
+
+
+def test_tokenize_splits_clitics_and_punctuation_and_drops_spaces() -> None:
+    assert tokenize("I don't like it,  really!") == ["I", "do", "n't", "like", "it", ",", "really", "!"]
+
+
+def test_tokenize_batch_equals_tokenize() -> None:
+    texts = ["A spoiler.  What three words?", "", "e-mail me"]
+    assert tokenize_batch(texts) == [tokenize(t) for t in texts]
+    assert tokenize("") == []
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        ("the cat sat", "the cat sat", 0),
+        ("the cat sat", "the dog sat", 1),  # one substitution
+        ("the cat sat", "the dog sat down", 2),  # substitution + insertion
+        ("the cat sat on the mat", "cat sat on mat", 2),  # two deletions
+        ("a b c", "", 3),
+        ("It is great!", "It is not great!", 1),  # punctuation is its own token
+    ],
+)
+def test_word_distance_hand_values(a: str, b: str, expected: int) -> None:
+    assert word_distance(a, b) == expected
+    assert word_distance(b, a) == expected
+
+
+def test_word_distance_accepts_token_lists() -> None:
+    assert word_distance(["x", "y"], ["y", "x"]) == 2
+
+
+def test_match_case() -> None:
+    assert match_case("Muslim", "christian") == "Christian"
+    assert match_case("MUSLIMS", "christians") == "CHRISTIANS"
+    assert match_case("muslim", "Christian") == "Christian"  # the list's own capital is kept
+    assert match_case("muslim", "christian") == "christian"
+    assert match_case("Anti-Muslim Bias", "anti-christian bias") == "Anti-christian Bias"
+    assert match_case("I", "we") == "We"
+
+
+def test_matcher_whole_words_only() -> None:
+    m = TermMatcher(["gay", "old"])
+    assert [x.text for x in m.find("A gay man; gayety; an old, bold house")] == ["gay", "old"]
+    assert [x.text for x in m.find("gay-friendly and the gay's cafe")] == ["gay", "gay"]
+
+
+def test_matcher_case_insensitive_reports_listed_term() -> None:
+    m = TermMatcher(["Muslim"])
+    found = m.find("MUSLIM and muslim and Muslim")
+    assert [(f.text, f.term) for f in found] == [("MUSLIM", "Muslim"), ("muslim", "Muslim"), ("Muslim", "Muslim")]
+    assert [(f.start, f.end) for f in found] == [(0, 6), (11, 17), (22, 28)]
+
+
+def test_matcher_case_sensitive() -> None:
+    m = TermMatcher(["Black"], case_sensitive=True)
+    assert [f.text for f in m.find("Black and black")] == ["Black"]
+
+
+def test_matcher_multiword_and_longest_first() -> None:
+    m = TermMatcher(["christian", "anti-christian bias", "black", "black women"])
+    found = m.find("There is anti-christian  bias against black women and black men.")
+    assert [f.term for f in found] == ["anti-christian bias", "black women", "black"]
+    assert found[0].text == "anti-christian  bias"
+
+
+def test_matcher_replace_keeps_case_and_reports_edits() -> None:
+    m = TermMatcher(["muslim", "muslims"])
+    text = "Muslims and MUSLIMS; a muslim"
+    new, edits = m.replace(text, {"muslim": "christian", "muslims": "christians"})
+    assert new == "Christians and CHRISTIANS; a christian"
+    assert edits == (
+        Edit(0, 7, "Muslims", "Christians"),
+        Edit(12, 19, "MUSLIMS", "CHRISTIANS"),
+        Edit(23, 29, "muslim", "christian"),
+    )
+    # every edit's span is the original text it replaced
+    assert all(text[e.start : e.end] == e.old for e in edits)
+
+
+def test_matcher_replace_with_function_and_unmapped_terms() -> None:
+    m = TermMatcher(["gay", "straight"])
+    new, edits = m.replace("gay and straight", lambda match: None if match.term == "gay" else "gay")
+    assert new == "gay and gay"
+    assert len(edits) == 1
+
+
+def test_matcher_rejects_empty() -> None:
+    with pytest.raises(ValueError, match="empty"):
+        TermMatcher(["ok", "  "])
+    with pytest.raises(ValueError, match="at least one"):
+        TermMatcher([])
+
+
+def test_matcher_deduplicates_case_insensitively() -> None:
+    assert TermMatcher(["Jew", "jew", "JEW"]).terms == ["Jew"]
