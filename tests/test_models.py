@@ -81,10 +81,10 @@ def test_chunked_model_is_assembled_and_checked(tmp_path: Path, cache: Path, mon
         "chunky",
         "instruct-llm",
         "",
-        "pip install chunky",
-        hashlib.sha256(whole).hexdigest(),
-        **models._chunked("pkg_part", 2, "chunky.gguf"),
+        sha256=hashlib.sha256(whole).hexdigest(),
+        **models._chunked("pkg_part", 2, "1.0", "chunky.gguf"),
     )
+    assert info.pip == "pip install pkg-part1==1.0 pkg-part2==1.0"
     assert model_status(info).sha256 == "assembled on first use"
     path = info.path()
     assert path == cache / "gguf" / "chunky.gguf"

@@ -393,19 +393,8 @@ def _score_classifier(
         rows.column("prob_change")[target_rows] = F.prob_change(a, b, contrast)
 
 
-_METRIC_COLUMNS = [
-    "distance",
-    "distance_norm",
-    "diversity",
-    "diversity_norm",
-    "bleu",
-    "flipped",
-    "prob_change",
-    "perplexity",
-    "bertscore_p",
-    "bertscore_r",
-    "bertscore_f1",
-]
+# One column list, from the metric cards (in card order).
+_METRIC_COLUMNS = [column for card in CARDS.values() for column in card.columns]
 _EXTRA_COLUMNS = ["p_contrast_orig", "p_contrast_cf", "ppl_tokens"]
 
 

