@@ -24,6 +24,7 @@ import argparse
 import json
 import math
 import platform
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -91,10 +92,9 @@ def run_method(method: str, limit: int | None, cache_dir: Path) -> dict[str, Any
     if limit:
         frame = frame.head(limit)
     started = time.perf_counter()
+    out_dir = cache_dir / method if limit is None else Path(tempfile.mkdtemp(prefix=f"ceval_{method}_"))
     with RichProgress() as progress:
-        result = evaluate_pairs(
-            frame, EvaluateOptions(classifier="imdb-sentiment"), out_dir=cache_dir / method, progress=progress
-        )
+        result = evaluate_pairs(frame, EvaluateOptions(classifier="imdb-sentiment"), out_dir=out_dir, progress=progress)
     elapsed = time.perf_counter() - started
     summary = result.summary
     metrics = summary["metrics"]
