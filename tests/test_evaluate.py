@@ -89,6 +89,16 @@ def test_rows_statuses_and_hand_values(helper_module: str, tmp_path: Path) -> No
     assert on_disk["counts"]["rows"] == 6
 
 
+def test_all_rows_skipped_still_writes_every_row(tmp_path: Path) -> None:
+    frame = pd.DataFrame({"orig_text": ["", "a"], "gen_text": ["b", None]})
+    result = evaluate_pairs(frame, EvaluateOptions(metrics=["distance", "bleu"]), out_dir=tmp_path)
+    assert result.rows["status"].tolist() == ["skipped:empty_original", "skipped:missing_counterfactual"]
+    assert result.summary["counts"]["scored"] == 0
+    assert result.summary["metrics"]["distance"]["all"]["n"] == 0
+    assert result.summary["metrics"]["bleu"]["all"]["n"] == 0  # the column exists, empty
+    assert len(read_table(tmp_path / "rows.csv")) == 2
+
+
 def test_multiclass_contrast_is_second_most_probable(helper_module: str) -> None:
     frame = pd.DataFrame({"orig_text": ["yes it is"], "gen_text": ["no it is"]})
     opts = EvaluateOptions(metrics=["flip", "prob_change"], classifier=f"callable:{helper_module}:three_way")

@@ -124,6 +124,10 @@ def evaluate(
     ppl_stride: Annotated[int, typer.Option(help="Sliding-window stride in LM tokens.")] = 512,
     ppl_max_tokens: Annotated[int, typer.Option(help="Texts longer than this get no perplexity (a row note).")] = 8192,
     ppl_token_budget: Annotated[int, typer.Option(help="LM tokens per forward batch (memory vs speed).")] = 1024,
+    ppl_dtype: Annotated[
+        str,
+        typer.Option(help="Perplexity LM precision: float32 (exact) or bfloat16 (about 2x faster on CPUs with bf16)."),
+    ] = "float32",
     batch_size: Annotated[int, typer.Option(help="Batch size for classifier and BERTScore.")] = 64,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for confidence intervals.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
@@ -155,6 +159,7 @@ def evaluate(
         ppl_stride=ppl_stride,
         ppl_max_tokens=ppl_max_tokens,
         ppl_token_budget=ppl_token_budget,
+        ppl_dtype=ppl_dtype,
         batch_size=batch_size,
         bootstrap=bootstrap,
         seed=seed,

@@ -192,6 +192,9 @@ def evaluate_pairs(
         elif cf == orig:
             rows.notes[row].append("counterfactual identical to the original")
     valid = [row for row in range(n) if rows.skipped[row] is None]
+    for name in metrics:  # every requested column exists, even if no row can be scored
+        for column in CARDS[name].columns:
+            rows.column(column)
     v_orig = [origs[r] or "" for r in valid]
     v_cf = [cfs[r] or "" for r in valid]
 
@@ -207,19 +210,14 @@ def evaluate_pairs(
                 tokens_cf = tokenize_batch(v_cf)
             signatures["tokenizer"] = tokenizer_signature()
 
-        if "distance" in metrics:
-            rows.column("distance")
-            rows.column("distance_norm")
-            if tokens_orig:
-                with stage("distance"):
-                    raw, norm = F.token_distances(tokens_orig, tokens_cf)
-                    rows.column("distance")[valid] = raw
-                    rows.column("distance_norm")[valid] = norm
-                signatures["distance"] = {"tokenizer": tokenizer_signature(), "levenshtein": _version("rapidfuzz")}
+        if "distance" in metrics and tokens_orig:
+            with stage("distance"):
+                raw, norm = F.token_distances(tokens_orig, tokens_cf)
+                rows.column("distance")[valid] = raw
+                rows.column("distance_norm")[valid] = norm
+            signatures["distance"] = {"tokenizer": tokenizer_signature(), "levenshtein": _version("rapidfuzz")}
 
         if "diversity" in metrics:
-            rows.column("diversity")
-            rows.column("diversity_norm")
             if cf2_column is None:
                 notices.append("diversity: the input has no second counterfactual column (gen_text_2)")
             elif tokens_orig:
