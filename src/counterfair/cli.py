@@ -175,6 +175,115 @@ def evaluate(
 
 
 @app.command()
+def generate(
+    data: Annotated[Path, typer.Argument(help="Texts that reference the attribute (CSV/TSV/JSONL/JSON/Parquet).")],
+    attribute: Annotated[
+        str, typer.Option(help="islam, judaism, lgbq, transgender, or a YAML/JSON word-list file.")
+    ] = "islam",
+    methods: Annotated[str, typer.Option(help="Comma-separated: ablation, substitution, swap, llm.")] = (
+        "ablation,substitution,swap,llm"
+    ),
+    out: Annotated[Path, typer.Option("--out", "-o", help="Run directory (a rerun with it resumes).")] = Path(
+        "counterfair-generate"
+    ),
+    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
+    id_column: Annotated[str | None, typer.Option(help="Column with unique ids (default: row number).")] = None,
+    identities: Annotated[
+        str | None, typer.Option(help="Identity terms for swap: dixon50 (default), a file, or t1,t2,...")
+    ] = None,
+    guard: Annotated[bool, typer.Option(help="Skip non-identity uses of ambiguous terms ('a black car').")] = True,
+    llm: Annotated[
+        str, typer.Option(help="LLM: llamacpp:NAME|FILE.gguf, openai:URL[#MODEL], hf:DIR.")
+    ] = "llamacpp:qwen2.5-coder-1.5b-instruct",
+    prompt_style: Annotated[str, typer.Option(help="turns (chat models) or plain (next-token LMs).")] = "turns",
+    instruction: Annotated[
+        str | None, typer.Option(help="Instruction template; default 'not about {subject}'.")
+    ] = None,
+    samples: Annotated[int, typer.Option(help="LLM samples per input and attempt.")] = 16,
+    max_attempts: Annotated[int, typer.Option(help="Attempts when no sample passes the filters.")] = 5,
+    min_bleu: Annotated[float, typer.Option(help="Filter: minimum BLEU against the original.")] = 0.5,
+    min_bertscore: Annotated[float, typer.Option(help="Filter: minimum BERTScore F1.")] = 0.5,
+    max_attribute_prob: Annotated[float, typer.Option(help="Filter: maximum attribute-reference probability.")] = 0.5,
+    detector: Annotated[str, typer.Option(help="Attribute detector: keyword, mlp:DIR[#LABEL], llm.")] = "keyword",
+    seed: Annotated[int, typer.Option(help="Seed of sampling and of the swap example shown per input.")] = 0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Generate counterfactuals of attribute-referencing texts: word-list ablation and substitution, identity
+    swaps, LLM rewriting with filters. Writes OUT/candidates.csv, OUT/counterfactuals.csv, OUT/summary.json."""
+    from .generate import GenerateOptions, run_generate
+    from .progress import RichProgress
+
+    options = GenerateOptions(
+        attribute=attribute,
+        methods=methods.split(","),
+        text_column=text_column,
+        id_column=id_column,
+        identities=identities,
+        guard="spacy" if guard else None,
+        llm=llm,
+        prompt_style=prompt_style,
+        instruction=instruction,
+        samples=samples,
+        max_attempts=max_attempts,
+        min_bleu=min_bleu,
+        min_bertscore=min_bertscore,
+        max_attribute_prob=max_attribute_prob,
+        detector=detector,
+        seed=seed,
+    )
+    with RichProgress(enabled=not quiet) as progress:
+        result = run_generate(data, out, options, progress=progress)
+    table = Table(title=f"counterfactuals ({options.attribute})")
+    for column in ("method", "inputs", "with counterfactual", "still referencing", "BLEU", "BERTScore F1"):
+        table.add_column(column, justify="left" if column == "method" else "right")
+    for method, entry in result.summary["methods"].items():
+        table.add_row(
+            method,
+            str(entry["inputs"]),
+            _fmt(entry["share_with_counterfactual"], 2),
+            _fmt(entry["share_still_referencing"], 2),
+            _fmt(entry["bleu"]["mean"]),
+            _fmt(entry["bertscore_f1"]["mean"]),
+        )
+    console.print(table)
+    console.print(f"wrote {out / 'counterfactuals.csv'}, {out / 'candidates.csv'} and {out / 'summary.json'}")
+
+
+@app.command("train-attribute")
+def train_attribute(
+    data: Annotated[Path, typer.Argument(help="Texts with identity score columns (CivilComments-Identities style).")],
+    label_columns: Annotated[str, typer.Option(help="Comma-separated score columns; positive when > 0.5.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Directory for model.safetensors and config.json.")],
+    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "comment_text",
+    epochs: Annotated[int, typer.Option(help="Passes over the data.")] = 20,
+    batch_size: Annotated[int, typer.Option(help="Batch size.")] = 256,
+    seed: Annotated[int, typer.Option(help="Seed.")] = 0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Train the attribute-reference classifier of paper 000 (2-layer MLP, hidden 2048, over MiniLM embeddings;
+    multi-label BCE, AdamW lr 1e-3, weight decay 2e-3). Use it with --detector mlp:OUT."""
+    from .detectors import train_attribute_classifier
+    from .progress import RichProgress
+
+    with RichProgress(enabled=not quiet) as progress:
+        result = train_attribute_classifier(
+            data,
+            out,
+            text_column=text_column,
+            label_columns=[c.strip() for c in label_columns.split(",") if c.strip()],
+            epochs=epochs,
+            batch_size=batch_size,
+            seed=seed,
+            progress=progress,
+        )
+    for label, entry in result.metrics.get("validation", {}).items():
+        console.print(
+            f"{label}: validation F1 {entry['f1']:.3f}" + (f", AUC {entry['auc']:.3f}" if "auc" in entry else "")
+        )
+    console.print(f"wrote {out / 'model.safetensors'} and {out / 'config.json'}")
+
+
+@app.command()
 def models(
     verify: Annotated[bool, typer.Option("--verify", help="Compute sha256 of every installed model file.")] = False,
 ) -> None:

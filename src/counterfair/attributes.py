@@ -1,0 +1,246 @@
+"""Sensitive attributes (wordlists for ablation and substitution) and identity-term sets (for swaps).
+
+Built in: the four attributes of paper 000 (``islam``, ``judaism``, ``lgbq``, ``transgender``) with exactly the
+word lists of its Tables 6 and 7, and the 50 identity terms of Dixon et al. (2018) with the 35 training / 15
+held-out split of the paper-001 replication (``dixon50``). Users add their own attributes as YAML or JSON
+files with the same keys::
+
+    name: caste
+    subject: Dalits                 # used in the LLM instruction "not about <subject>"
+    ablation: [dalit, dalits, ...]  # terms removed by ablation (single or multi-word)
+    substitution: {dalit: brahmin}  # term -> replacement; terms without one stay unchanged
+
+and identity sets as YAML/JSON (``terms`` or ``train``/``heldout``, optional ``ambiguous``), a text file with
+one term per line, or a comma-separated list.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+from .text import TermMatcher
+
+
+def _resource_dir(kind: str) -> Path:
+    return Path(str(resources.files("counterfair") / "resources" / kind))
+
+
+def _read_mapping(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read ({err})") from err
+    import yaml
+
+    try:
+        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as err:
+        raise ConfigError(f"{path}: not valid {path.suffix.lstrip('.').upper()} ({err})") from err
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping with keys such as 'name', 'ablation', 'substitution'")
+    return data
+
+
+def _terms(value: Any, *, where: str, key: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise ConfigError(f"{where}: '{key}' must be a list of terms")
+    out: list[str] = []
+    seen: dict[str, str] = {}
+    for item in value:
+        term = " ".join(str(item).split())
+        if not term:
+            raise ConfigError(f"{where}: '{key}' holds an empty term")
+        low = term.lower()
+        if low in seen:
+            raise ConfigError(f"{where}: '{key}' lists {term!r} twice (as {seen[low]!r} and {term!r})")
+        seen[low] = term
+        out.append(term)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """A sensitive attribute: terms that reference it and, where one exists, a substitute for each."""
+
+    name: str
+    subject: str
+    ablation: tuple[str, ...]
+    substitution: Mapping[str, str] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()
+    replacement_category: str | None = None
+    source: str = "builtin"
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        """Every term that references the attribute (ablation terms, then substitution-only terms)."""
+        extra = tuple(t for t in self.substitution if t.lower() not in {a.lower() for a in self.ablation})
+        return self.ablation + extra
+
+    def matcher(self) -> TermMatcher:
+        return TermMatcher(self.terms)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "subject": self.subject,
+            "ablation": list(self.ablation),
+            "substitution": dict(self.substitution),
+            "source": self.source,
+        }
+
+
+def _attribute_from(data: Mapping[str, Any], *, where: str, source: str) -> Attribute:
+    name = str(data.get("name") or "").strip()
+    if not name:
+        raise ConfigError(f"{where}: the attribute needs a 'name'")
+    ablation = _terms(data.get("ablation"), where=where, key="ablation")
+    raw_sub = data.get("substitution") or {}
+    if not isinstance(raw_sub, Mapping):
+        raise ConfigError(f"{where}: 'substitution' must map terms to replacements")
+    substitution: dict[str, str] = {}
+    for key, value in raw_sub.items():
+        term = " ".join(str(key).split())
+        if not term or value is None or not str(value).strip():
+            raise ConfigError(f"{where}: substitution {key!r} -> {value!r} needs a term and a replacement")
+        substitution[term.lower()] = " ".join(str(value).split())
+    if not ablation and not substitution:
+        raise ConfigError(f"{where}: attribute {name!r} lists no terms ('ablation' or 'substitution')")
+    return Attribute(
+        name=name,
+        subject=str(data.get("subject") or name),
+        ablation=ablation,
+        substitution=substitution,
+        aliases=tuple(str(a).lower() for a in data.get("aliases") or ()),
+        replacement_category=data.get("replacement_category"),
+        source=source,
+    )
+
+
+@cache
+def _builtin_attributes() -> dict[str, Attribute]:
+    out: dict[str, Attribute] = {}
+    for path in sorted(_resource_dir("attributes").glob("*.yaml")):
+        attribute = _attribute_from(_read_mapping(path), where=str(path), source="paper 000, Tables 6-7")
+        out[attribute.name] = attribute
+    return out
+
+
+def known_attributes() -> list[str]:
+    """Names of the built-in attributes."""
+    return sorted(_builtin_attributes())
+
+
+def load_attribute(name_or_path: str) -> Attribute:
+    """A built-in attribute by name or alias, or a user attribute from a YAML/JSON file."""
+    candidate = Path(name_or_path).expanduser()
+    if candidate.suffix.lower() in (".yaml", ".yml", ".json"):
+        if not candidate.exists():
+            raise ConfigError(f"attribute file {candidate} does not exist")
+        return _attribute_from(_read_mapping(candidate), where=str(candidate), source=str(candidate))
+    key = name_or_path.strip().lower()
+    builtins = _builtin_attributes()
+    for attribute in builtins.values():
+        if key == attribute.name or key in attribute.aliases:
+            return attribute
+    raise ConfigError(
+        f"unknown attribute {name_or_path!r}; known attributes: {', '.join(sorted(builtins))}; "
+        "or give a YAML/JSON file with 'name', 'subject', 'ablation' and 'substitution'"
+    )
+
+
+# --------------------------------------------------------------------------------------------- identities
+
+
+@dataclass(frozen=True)
+class IdentitySet:
+    """Identity terms for swaps (paper 001's set A), with an optional training / held-out split."""
+
+    name: str
+    train: tuple[str, ...]
+    heldout: tuple[str, ...] = ()
+    ambiguous: frozenset[str] = frozenset()
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        return self.train + self.heldout
+
+    def split_of(self, term: str) -> str:
+        """``train`` or ``heldout`` for a term of this set (case-insensitive)."""
+        low = term.lower()
+        if low in {t.lower() for t in self.train}:
+            return "train"
+        if low in {t.lower() for t in self.heldout}:
+            return "heldout"
+        raise KeyError(term)
+
+    def subset(self, split: str) -> IdentitySet:
+        """Only the training or only the held-out terms."""
+        if split == "train":
+            return IdentitySet(f"{self.name}:train", self.train, (), self.ambiguous)
+        if split == "heldout":
+            return IdentitySet(f"{self.name}:heldout", self.heldout, (), self.ambiguous)
+        raise ConfigError(f"unknown split {split!r}; use 'train' or 'heldout'")
+
+
+def _identity_from(data: Mapping[str, Any], *, where: str, name: str) -> IdentitySet:
+    if "terms" in data and ("train" in data or "heldout" in data):
+        raise ConfigError(f"{where}: give either 'terms' or 'train'/'heldout', not both")
+    train = _terms(data.get("terms", data.get("train")), where=where, key="train")
+    heldout = _terms(data.get("heldout"), where=where, key="heldout")
+    both = {t.lower() for t in train} & {t.lower() for t in heldout}
+    if both:
+        raise ConfigError(f"{where}: terms in both 'train' and 'heldout': {', '.join(sorted(both))}")
+    if len(train) + len(heldout) < 2:
+        raise ConfigError(f"{where}: an identity set needs at least two terms to swap between")
+    if "ambiguous" in data:
+        ambiguous = frozenset(t.lower() for t in _terms(data.get("ambiguous"), where=where, key="ambiguous"))
+    else:  # a user's set: the built-in ambiguous words (colours, ages, ...) that it contains
+        ambiguous = _builtin_identity("dixon50").ambiguous & {t.lower() for t in train + heldout}
+    return IdentitySet(str(data.get("name") or name), train, heldout, ambiguous)
+
+
+@cache
+def _builtin_identity(name: str) -> IdentitySet:
+    path = _resource_dir("identities") / f"{name}.yaml"
+    return _identity_from(_read_mapping(path), where=str(path), name=name)
+
+
+def known_identity_sets() -> list[str]:
+    return sorted(p.stem for p in _resource_dir("identities").glob("*.yaml"))
+
+
+def load_identity_set(spec: str | Sequence[str] | None = None) -> IdentitySet:
+    """``None``/``"dixon50"``: the built-in set; a YAML/JSON/TXT file; a comma-separated string; or a list."""
+    if spec is None:
+        return _builtin_identity("dixon50")
+    if not isinstance(spec, str):
+        return _identity_from({"terms": list(spec)}, where="identity list", name="custom")
+    if spec in known_identity_sets():
+        return _builtin_identity(spec)
+    path = Path(spec).expanduser()
+    if path.suffix.lower() in (".yaml", ".yml", ".json"):
+        if not path.exists():
+            raise ConfigError(f"identity file {path} does not exist")
+        return _identity_from(_read_mapping(path), where=str(path), name=path.stem)
+    if path.suffix.lower() == ".txt":
+        if not path.exists():
+            raise ConfigError(f"identity file {path} does not exist")
+        lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+        return _identity_from(
+            {"terms": [x for x in lines if x and not x.startswith("#")]}, where=str(path), name=path.stem
+        )
+    if "," in spec:
+        return _identity_from({"terms": [t for t in spec.split(",") if t.strip()]}, where="--identities", name="custom")
+    raise ConfigError(
+        f"unknown identity set {spec!r}; built-in sets: {', '.join(known_identity_sets())}; or give a file "
+        "(.yaml/.json/.txt) or a comma-separated list of terms"
+    )

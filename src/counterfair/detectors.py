@@ -1,0 +1,366 @@
+"""Attribute-reference detectors: does a text (still) reference the sensitive attribute?
+
+Three kinds behind one interface (``reference_proba(texts) -> (n,)`` probabilities):
+
+* ``keyword`` — 1 if any of the attribute's terms occurs (whole word, any case), else 0; no model.
+* ``mlp:DIR`` — paper 000 App. A.3: a two-layer network (hidden 2048) over a sentence encoder, multi-label,
+  trained with ``counterfair train-attribute`` (:func:`train_attribute_classifier`). The paper embeds with BERT's
+  first token; we use all-MiniLM-L6-v2's sentence embedding (mean pooling, normalised), the encoder that ships here.
+* ``llm`` — asks an instruction LLM the rater question of App. C (explicit / implicit / no reference); explicit or
+  implicit counts as a reference. The raw answer is kept; an answer that cannot be parsed after retries gives NaN
+  (the filter then rejects the candidate with the reason ``attribute_unknown``), never a made-up value.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import pandas as pd
+
+from .attributes import Attribute
+from .errors import ConfigError, InputError
+from .io import atomic_open, cell_text, read_table, require_columns
+from .progress import NullProgress, ProgressHook
+from .records import SCHEMA_VERSION
+
+
+@runtime_checkable
+class AttributeDetector(Protocol):
+    name: str
+
+    def reference_proba(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def info(self) -> dict[str, Any]: ...
+
+
+class KeywordDetector:
+    """Probability 1 when one of the attribute's terms occurs, else 0."""
+
+    name = "keyword"
+
+    def __init__(self, attribute: Attribute) -> None:
+        self.attribute = attribute
+        self._matcher = attribute.matcher()
+
+    def reference_proba(self, texts: Sequence[str]) -> np.ndarray:
+        return np.array([1.0 if self._matcher.contains(t) else 0.0 for t in texts])
+
+    def info(self) -> dict[str, Any]:
+        return {"detector": "keyword", "attribute": self.attribute.name, "terms": list(self.attribute.terms)}
+
+
+# --------------------------------------------------------------------------------------------- MLP
+
+_ENCODERS: dict[str, Any] = {}
+
+
+def _encoder(name: str) -> Any:
+    if name not in _ENCODERS:
+        from sentence_transformers import SentenceTransformer
+
+        from .models import get_model_info, quiet_loading
+
+        path = Path(name) if Path(name).exists() else get_model_info(name).path()
+        with quiet_loading():
+            _ENCODERS[name] = SentenceTransformer(str(path), device="cpu")
+    return _ENCODERS[name]
+
+
+def embed(texts: Sequence[str], *, encoder: str = "all-minilm-l6-v2", batch_size: int = 64) -> np.ndarray:
+    """Normalised sentence embeddings, ``(n, d)`` float32."""
+    model = _encoder(encoder)
+    return np.asarray(
+        model.encode(
+            list(texts),
+            batch_size=batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        ),
+        dtype=np.float32,
+    )
+
+
+def _mlp(in_dim: int, hidden: int, out_dim: int) -> Any:
+    import torch
+
+    return torch.nn.Sequential(torch.nn.Linear(in_dim, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, out_dim))
+
+
+@dataclass
+class TrainResult:
+    out_dir: Path
+    labels: list[str]
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+
+def _binary_labels(frame: pd.DataFrame, columns: Sequence[str], origin: str) -> np.ndarray:
+    out = np.zeros((len(frame), len(columns)), dtype=np.float32)
+    for j, column in enumerate(columns):
+        values = pd.to_numeric(frame[column], errors="coerce")
+        bad = values.isna() & frame[column].notna()
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise InputError(f"{origin}: row {row}, column {column!r}: {frame[column].iloc[row]!r} is not a number")
+        out[:, j] = (values.fillna(0.0).to_numpy() > 0.5).astype(np.float32)
+    return out
+
+
+def train_attribute_classifier(
+    source: str | Path | pd.DataFrame,
+    out_dir: str | Path,
+    *,
+    text_column: str = "comment_text",
+    label_columns: Sequence[str],
+    hidden: int = 2048,
+    lr: float = 1e-3,
+    weight_decay: float = 2e-3,
+    batch_size: int = 256,
+    epochs: int = 20,
+    validation: float = 0.1,
+    encoder: str = "all-minilm-l6-v2",
+    seed: int = 0,
+    progress: ProgressHook | None = None,
+) -> TrainResult:
+    """Train the multi-label attribute classifier of paper 000 App. A.3 and save it to ``out_dir``.
+
+    Label columns hold identity scores (CivilComments-Identities style): a text is positive for a label when its
+    score is above 0.5. Rows with no text are an error naming the row; missing scores count as 0.
+    """
+    import torch
+    from safetensors.torch import save_file
+    from sklearn.metrics import f1_score, roc_auc_score
+
+    if not label_columns:
+        raise ConfigError("give at least one label column (--label-columns)")
+    origin = str(source) if not isinstance(source, pd.DataFrame) else "DataFrame"
+    frame = read_table(source)
+    require_columns(
+        frame, {text_column: "--text-column", **dict.fromkeys(label_columns, "--label-columns")}, origin=origin
+    )
+    texts = [cell_text(v) for v in frame[text_column].tolist()]
+    for row, text in enumerate(texts):
+        if text is None or not text.strip():
+            raise InputError(f"{origin}: row {row} has no text in column {text_column!r}")
+    y = _binary_labels(frame, label_columns, origin)
+    for j, column in enumerate(label_columns):
+        if y[:, j].sum() == 0:
+            raise InputError(f"{origin}: label column {column!r} has no positive example (score > 0.5)")
+    hook = progress or NullProgress()
+    x = embed([t or "" for t in texts], encoder=encoder)
+
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(x))
+    n_val = round(len(x) * validation) if len(x) >= 20 else 0
+    val_idx, train_idx = order[:n_val], order[n_val:]
+    torch.manual_seed(seed)
+    model = _mlp(x.shape[1], hidden, len(label_columns))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    xt, yt = torch.from_numpy(x), torch.from_numpy(y)
+    steps_per_epoch = max(1, math.ceil(len(train_idx) / batch_size))
+    hook.start("train attribute classifier", epochs * steps_per_epoch)
+    started = time.perf_counter()
+    losses = []
+    for _ in range(epochs):
+        perm = rng.permutation(train_idx)
+        for start in range(0, len(perm), batch_size):
+            batch = torch.from_numpy(perm[start : start + batch_size])
+            optimizer.zero_grad()
+            loss = loss_fn(model(xt[batch]), yt[batch])
+            loss.backward()
+            optimizer.step()
+            losses.append(float(loss))
+            hook.advance(1)
+    metrics: dict[str, Any] = {
+        "train_rows": len(train_idx),
+        "val_rows": n_val,
+        "final_loss": losses[-1],
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+    if n_val:
+        with torch.no_grad():
+            p_val = torch.sigmoid(model(xt[torch.from_numpy(val_idx)])).numpy()
+        per_label = {}
+        for j, column in enumerate(label_columns):
+            truth = y[val_idx, j]
+            entry = {"f1": float(f1_score(truth, p_val[:, j] > 0.5, zero_division=0)), "positives": int(truth.sum())}
+            if 0 < truth.sum() < len(truth):
+                entry["auc"] = float(roc_auc_score(truth, p_val[:, j]))
+            per_label[column] = entry
+        metrics["validation"] = per_label
+    target = Path(out_dir)
+    target.mkdir(parents=True, exist_ok=True)
+    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(target / "model.safetensors"))
+    config = {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "attribute-mlp",
+        "labels": list(label_columns),
+        "encoder": encoder,
+        "input_dim": int(x.shape[1]),
+        "hidden": hidden,
+        "threshold": 0.5,
+        "training": {
+            "lr": lr,
+            "weight_decay": weight_decay,
+            "batch_size": batch_size,
+            "epochs": epochs,
+            "seed": seed,
+            "source": origin,
+            "text_column": text_column,
+        },
+        "metrics": metrics,
+    }
+    with atomic_open(target / "config.json", "w", encoding="utf-8") as handle:
+        json.dump(config, handle, indent=2)
+    return TrainResult(target, list(label_columns), metrics)
+
+
+class MLPDetector:
+    """A classifier saved by :func:`train_attribute_classifier`; ``label`` picks the output for the attribute."""
+
+    name = "mlp"
+
+    def __init__(self, directory: str | Path, *, label: str | None = None, attribute: Attribute | None = None) -> None:
+        self.directory = Path(directory)
+        config_path = self.directory / "config.json"
+        if not config_path.exists():
+            raise ConfigError(f"{self.directory}: not an attribute classifier (no config.json)")
+        self.config = json.loads(config_path.read_text(encoding="utf-8"))
+        labels = [str(x) for x in self.config["labels"]]
+        if label is None and attribute is not None:
+            names = [attribute.name, *attribute.aliases]
+            label = next((lab for lab in labels if lab.lower() in names), None)
+            if label is None:
+                raise ConfigError(
+                    f"{self.directory}: none of its labels {labels} matches attribute {attribute.name!r} "
+                    f"(or its aliases {list(attribute.aliases)}); name the label explicitly"
+                )
+        if label is None:
+            label = labels[0]
+        if label not in labels:
+            raise ConfigError(f"{self.directory}: no label {label!r}; labels: {labels}")
+        self.label = label
+        self._index = labels.index(label)
+        self._model: Any = None
+
+    def _load(self) -> Any:
+        if self._model is None:
+            from safetensors.torch import load_file
+
+            model = _mlp(int(self.config["input_dim"]), int(self.config["hidden"]), len(self.config["labels"]))
+            model.load_state_dict(load_file(str(self.directory / "model.safetensors")))
+            self._model = model.eval()
+        return self._model
+
+    def predict_all(self, texts: Sequence[str]) -> np.ndarray:
+        """Probabilities for every label, ``(n, labels)``."""
+        import torch
+
+        if not texts:
+            return np.zeros((0, len(self.config["labels"])))
+        x = torch.from_numpy(embed(texts, encoder=str(self.config["encoder"])))
+        with torch.no_grad():
+            return torch.sigmoid(self._load()(x)).numpy().astype(float)
+
+    def reference_proba(self, texts: Sequence[str]) -> np.ndarray:
+        return self.predict_all(texts)[:, self._index] if texts else np.zeros(0)
+
+    def info(self) -> dict[str, Any]:
+        from .io import file_sha256
+
+        return {
+            "detector": "mlp",
+            "path": str(self.directory),
+            "label": self.label,
+            "sha256": file_sha256(self.directory / "model.safetensors"),
+            "encoder": self.config["encoder"],
+        }
+
+
+# --------------------------------------------------------------------------------------------- LLM
+
+_ANSWER = re.compile(r"\b(explicit(?:ly)?|implicit(?:ly)?|no(?:t)?\s+reference|none|not\s+at\s+all)\b", re.IGNORECASE)
+
+
+def parse_reference_answer(raw: str) -> str | None:
+    """``explicit``, ``implicit`` or ``none`` from an LLM's answer, or ``None`` if it gives no clear answer."""
+    found = [m.group(1).lower() for m in _ANSWER.finditer(raw)]
+    kinds = {
+        "explicit" if f.startswith("explicit") else "implicit" if f.startswith("implicit") else "none" for f in found
+    }
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+class LLMDetector:
+    """Asks an instruction LLM App. C's question about the attribute (greedy decoding, retried when unclear)."""
+
+    name = "llm"
+
+    def __init__(self, llm: Any, attribute: Attribute, *, retries: int = 2) -> None:
+        self.llm = llm
+        self.attribute = attribute
+        self.retries = retries
+        self.raw: list[str] = []
+
+    def question(self, text: str) -> list[dict[str, str]]:
+        subject = self.attribute.subject
+        return [
+            {"role": "system", "content": "You rate texts for a fairness study. Answer with one word."},
+            {
+                "role": "user",
+                "content": (
+                    f"Does the text below reference {subject}? Answer 'explicit' if it names them or their religion, "
+                    f"identity or group directly; 'implicit' if it alludes to them without naming them (for example "
+                    f"through a symbol, practice or law commonly tied to them); 'none' otherwise. References to other "
+                    f"groups do not count.\n\nText: {text}\n\nAnswer (explicit, implicit or none):"
+                ),
+            },
+        ]
+
+    def classify(self, texts: Sequence[str]) -> list[str | None]:
+        from .llm import SamplingParams
+
+        answers: list[str | None] = []
+        for text in texts:
+            verdict = None
+            for attempt in range(self.retries + 1):
+                params = SamplingParams(
+                    n=1, temperature=0.0 if attempt == 0 else 0.7, top_k=40, max_tokens=8, seed=attempt
+                )
+                raw = self.llm.chat([self.question(text)], params)[0][0].text
+                self.raw.append(raw)
+                verdict = parse_reference_answer(raw)
+                if verdict is not None:
+                    break
+            answers.append(verdict)
+        return answers
+
+    def reference_proba(self, texts: Sequence[str]) -> np.ndarray:
+        return np.array([math.nan if a is None else (0.0 if a == "none" else 1.0) for a in self.classify(texts)])
+
+    def info(self) -> dict[str, Any]:
+        return {"detector": "llm", "attribute": self.attribute.name, "llm": self.llm.info()}
+
+
+def load_detector(spec: str, attribute: Attribute, *, llm: Any = None) -> AttributeDetector:
+    """``keyword``, ``mlp:DIR[#LABEL]`` or ``llm`` (uses ``llm``)."""
+    kind, _, rest = spec.partition(":")
+    if spec == "keyword":
+        return KeywordDetector(attribute)
+    if kind == "mlp" and rest:
+        directory, _, label = rest.partition("#")
+        return MLPDetector(directory, label=label or None, attribute=None if label else attribute)
+    if spec == "llm":
+        if llm is None:
+            raise ConfigError("the llm detector needs an LLM (--llm)")
+        return LLMDetector(llm, attribute)
+    raise ConfigError(f"unknown detector {spec!r}; use keyword, mlp:DIR[#LABEL] or llm")

@@ -1,0 +1,119 @@
+"""Automatic filters and ranking of candidate counterfactuals (paper 000 §3.3, App. A.1, A.3, B.3).
+
+Rule filters: no text inside braces, punctuation or emoji only (no letter or digit), a verbatim repeat of the input,
+prompt regurgitation ("here is some text", "rewrite it", ...). Score filters: BLEU >= 0.5 and BERTScore F1 >= 0.5
+against the original, attribute-reference probability < 0.5. Survivors are ranked by mean(BLEU, BERTScore F1).
+Every candidate keeps every reason it failed, so a user can see why it was dropped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..detectors import AttributeDetector
+from ..metrics.bertscore import BERTScoreScorer
+from ..metrics.functional import sentence_bleu
+
+REGURGITATION = ("here is some text", "rewrite it", "here is a rewrite", "rewritten text", "here's a rewrite")
+
+
+@dataclass(frozen=True)
+class FilterConfig:
+    min_bleu: float = 0.5
+    min_bertscore: float = 0.5
+    max_attribute_prob: float = 0.5
+    regurgitation: tuple[str, ...] = REGURGITATION
+
+
+@dataclass
+class Verdict:
+    reasons: list[str] = field(default_factory=list)
+    bleu: float = math.nan
+    bertscore_f1: float = math.nan
+    attribute_prob: float = math.nan
+
+    @property
+    def passed(self) -> bool:
+        return not self.reasons
+
+    @property
+    def rank_score(self) -> float:
+        """mean(BLEU, BERTScore F1): the ranking of paper 000 App. B.3."""
+        return (self.bleu + self.bertscore_f1) / 2.0
+
+    @property
+    def status(self) -> str:
+        return "ok" if self.passed else "filtered:" + "+".join(self.reasons)
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def rule_reasons(source: str, candidate: str | None, *, config: FilterConfig = FilterConfig()) -> list[str]:
+    """The rule filters' reasons for rejecting ``candidate`` (empty when it passes)."""
+    if candidate is None:
+        return ["no_braced_text"]
+    if not candidate.strip():
+        return ["empty"]
+    reasons = []
+    if not any(ch.isalnum() for ch in candidate):
+        reasons.append("punctuation_or_emoji_only")
+    if _normal(candidate) == _normal(source):
+        reasons.append("verbatim_repeat")
+    low = candidate.lower()
+    if any(pattern in low for pattern in config.regurgitation):
+        reasons.append("prompt_regurgitation")
+    return reasons
+
+
+class CandidateFilter:
+    """Scores candidates (BLEU, BERTScore, attribute reference) and gives each a :class:`Verdict`."""
+
+    def __init__(
+        self,
+        config: FilterConfig | None = None,
+        *,
+        detector: AttributeDetector | None = None,
+        bertscore: BERTScoreScorer | None = None,
+    ) -> None:
+        self.config = config or FilterConfig()
+        self.detector = detector
+        self.bertscore = bertscore or BERTScoreScorer()
+
+    def judge(self, sources: Sequence[str], candidates: Sequence[str | None]) -> list[Verdict]:
+        if len(sources) != len(candidates):
+            raise ValueError("sources and candidates differ in length")
+        cfg = self.config
+        verdicts = [Verdict(rule_reasons(s, c, config=cfg)) for s, c in zip(sources, candidates, strict=True)]
+        scored = [i for i, c in enumerate(candidates) if c is not None and c.strip()]
+        if not scored:
+            return verdicts
+        cand = [candidates[i] or "" for i in scored]
+        src = [sources[i] for i in scored]
+        bleu = sentence_bleu(cand, src)
+        f1 = self.bertscore.score(cand, src).f1
+        attr = self.detector.reference_proba(cand) if self.detector is not None else np.full(len(cand), math.nan)
+        for k, i in enumerate(scored):
+            verdict = verdicts[i]
+            verdict.bleu, verdict.bertscore_f1, verdict.attribute_prob = float(bleu[k]), float(f1[k]), float(attr[k])
+            if verdict.bleu < cfg.min_bleu:
+                verdict.reasons.append(f"bleu_below_{cfg.min_bleu:g}")
+            if verdict.bertscore_f1 < cfg.min_bertscore:
+                verdict.reasons.append(f"bertscore_below_{cfg.min_bertscore:g}")
+            if self.detector is not None:
+                if math.isnan(verdict.attribute_prob):
+                    verdict.reasons.append("attribute_unknown")
+                elif verdict.attribute_prob >= cfg.max_attribute_prob:
+                    verdict.reasons.append("references_attribute")
+        return verdicts
+
+
+def best(verdicts: Sequence[Verdict]) -> int | None:
+    """Index of the passing candidate with the highest mean(BLEU, BERTScore F1), or ``None``."""
+    passing = [i for i, v in enumerate(verdicts) if v.passed]
+    return max(passing, key=lambda i: (verdicts[i].rank_score, -i)) if passing else None

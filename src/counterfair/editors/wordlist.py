@@ -1,0 +1,74 @@
+"""Wordlist editors of paper 000 (App. B.1-B.2): ablation removes attribute terms, substitution swaps each term
+for its counterpart in another group. Both are whole-word and case-aware, and handle multi-word terms."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from ..attributes import Attribute
+from ..progress import NullProgress, ProgressHook
+from ..records import Candidate, Edit
+from .base import EditorBase
+
+
+class AblationEditor(EditorBase):
+    """Remove every attribute term (with one neighbouring space, so no double spaces are left behind)."""
+
+    name: ClassVar[str] = "ablation"
+
+    def __init__(self, attribute: Attribute) -> None:
+        self.attribute = attribute
+        self._matcher = attribute.matcher()
+
+    def params(self) -> dict[str, Any]:
+        return {"attribute": self.attribute.name, "terms": sorted(self.attribute.terms)}
+
+    def ablate(self, text: str) -> tuple[str, tuple[Edit, ...]]:
+        pieces: list[str] = []
+        edits: list[Edit] = []
+        cursor = 0
+        for match in self._matcher.find(text):
+            start, end = match.start, match.end
+            if end < len(text) and text[end] == " ":
+                end += 1
+            elif start > cursor and text[start - 1] == " ":
+                start -= 1
+            pieces.append(text[cursor:start])
+            edits.append(Edit(start, end, text[start:end], ""))
+            cursor = end
+        pieces.append(text[cursor:])
+        return "".join(pieces), tuple(edits)
+
+    def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:
+        hook = progress or NullProgress()
+        hook.start("ablation", len(texts))
+        out: list[list[Candidate]] = []
+        for text in texts:
+            new, edits = self.ablate(text)
+            out.append([self.candidate(new, edits=edits)] if edits else [])
+            hook.advance(1)
+        return out
+
+
+class SubstitutionEditor(EditorBase):
+    """Replace each attribute term by its listed substitute, keeping case; terms without one stay."""
+
+    name: ClassVar[str] = "substitution"
+
+    def __init__(self, attribute: Attribute) -> None:
+        self.attribute = attribute
+        self._matcher = attribute.matcher()
+
+    def params(self) -> dict[str, Any]:
+        return {"attribute": self.attribute.name, "substitution": dict(sorted(self.attribute.substitution.items()))}
+
+    def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:
+        hook = progress or NullProgress()
+        hook.start("substitution", len(texts))
+        out: list[list[Candidate]] = []
+        for text in texts:
+            new, edits = self._matcher.replace(text, self.attribute.substitution)
+            out.append([self.candidate(new, edits=edits)] if edits else [])
+            hook.advance(1)
+        return out

@@ -1,0 +1,464 @@
+"""``counterfair generate``: counterfactuals of attribute-referencing texts by several methods.
+
+Methods: ``ablation`` and ``substitution`` (paper 000's word lists), ``swap`` (paper 001's Φ_A over identity
+terms, guarded), ``llm`` (paper 000's few-shot LLM rewriting with filters, ranking and up to 5 attempts).
+
+Outputs in ``DIR``:
+
+* ``candidates.csv`` — every candidate of every method with its filter verdicts and scores (``status`` is ``ok`` or
+  ``filtered:<reason>+<reason>``), and whether it was selected;
+* ``counterfactuals.csv`` — one row per input and method, in input order: the selected counterfactual, or the
+  reason there is none (``unchanged:no_attribute_term``, ``failed:no_candidate_passed_filters``, ...);
+* ``summary.json`` — counts, shares and score distributions per method, the options and model signatures.
+
+Work is checkpointed per input in ``DIR/.work/done.jsonl``; a rerun with the same ``DIR`` and options resumes
+where the last one stopped (a half-written last line is discarded and redone).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import __version__
+from .attributes import Attribute, load_attribute, load_identity_set
+from .editors.base import EditorBase
+from .editors.filters import CandidateFilter, FilterConfig, Verdict, best
+from .errors import ConfigError
+from .io import cell_text, file_sha256, read_table, require_columns, write_json, write_table
+from .metrics.functional import summarize
+from .progress import NullProgress, ProgressHook
+from .records import Candidate, make_status, params_hash
+
+METHODS = ("ablation", "substitution", "swap", "llm")
+
+
+@dataclass
+class GenerateOptions:
+    attribute: str = "islam"
+    methods: list[str] = field(default_factory=lambda: list(METHODS))
+    text_column: str = "text"
+    id_column: str | None = None
+    identities: str | None = None
+    guard: str | None = "spacy"
+    llm: str = "llamacpp:qwen2.5-coder-1.5b-instruct"
+    prompt_style: str = "turns"
+    instruction: str | None = None
+    samples: int = 16
+    temperature: float = 1.0
+    top_k: int = 40
+    max_attempts: int = 5
+    min_bleu: float = 0.5
+    min_bertscore: float = 0.5
+    max_attribute_prob: float = 0.5
+    detector: str = "keyword"
+    seed: int = 0
+    reuse_prefix: bool = True
+    n_ctx: int = 4096
+    chunk: int = 64
+    fmt: str | None = None
+    encoding: str = "utf-8"
+
+    def __post_init__(self) -> None:
+        methods = [m.strip().lower() for m in self.methods if m.strip()]
+        unknown = [m for m in methods if m not in METHODS]
+        if unknown or not methods:
+            raise ConfigError(f"unknown method(s) {unknown or methods}; known methods: {', '.join(METHODS)}")
+        self.methods = [m for m in METHODS if m in methods]
+        if self.max_attempts < 1 or self.samples < 1:
+            raise ConfigError("samples and max_attempts must be at least 1")
+
+    def fingerprint(self) -> str:
+        """What must match for a rerun to resume (everything but performance knobs)."""
+        ignore = {"chunk", "reuse_prefix", "n_ctx"}
+        return params_hash({k: v for k, v in asdict(self).items() if k not in ignore})
+
+
+@dataclass
+class GenerateResult:
+    candidates: pd.DataFrame
+    counterfactuals: pd.DataFrame
+    summary: dict[str, Any]
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _candidate_row(
+    method: str, row: int, input_id: str, index: int, cand: Candidate, verdict: Verdict | None, selected: bool
+) -> dict[str, Any]:
+    meta = dict(cand.meta)
+    out: dict[str, Any] = {
+        "input_id": input_id,
+        "row": row,
+        "method": method,
+        "candidate": index,
+        "attempt": meta.pop("attempt", 0),
+        "text": cand.text,
+        "status": verdict.status if verdict else "ok",
+        "passed": verdict.passed if verdict else True,
+        "bleu": _json_safe(verdict.bleu) if verdict else None,
+        "bertscore_f1": _json_safe(verdict.bertscore_f1) if verdict else None,
+        "attribute_prob": _json_safe(verdict.attribute_prob) if verdict else None,
+        "rank_score": _json_safe(verdict.rank_score) if verdict else None,
+        "selected": selected,
+        "source_term": meta.pop("source_term", None),
+        "target_term": meta.pop("target_term", None),
+        "source_split": meta.pop("source_split", None),
+        "target_split": meta.pop("target_split", None),
+        "edits": json.dumps([asdict(e) for e in cand.edits]) if cand.edits else "",
+        "raw": meta.pop("raw", None),
+        "finish_reason": meta.pop("finish_reason", None),
+        "seed": cand.seed,
+        "params_hash": cand.params_hash,
+        "model_id": ";".join(cand.model_ids),
+    }
+    return out
+
+
+class _Checkpoint:
+    """Append-only JSONL of finished (method, row) records; tolerant of a torn last line."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.done: dict[tuple[str, int], dict[str, Any]] = {}
+        if path.exists():
+            lines = path.read_text(encoding="utf-8").splitlines()
+            good = []
+            for line in lines:
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    break  # a write cut off mid-line: redo that input
+                self.done[(record["method"], int(record["row"]))] = record
+                good.append(line)
+            if len(good) != len(lines):
+                path.write_text("".join(g + "\n" for g in good), encoding="utf-8")
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def add(self, records: Sequence[dict[str, Any]]) -> None:
+        with open(self.path, "a", encoding="utf-8") as handle:
+            for record in records:
+                handle.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+                self.done[(record["method"], int(record["row"]))] = record
+            handle.flush()
+
+
+class Generator:
+    """Builds the editors and filter once, then generates for a list of texts."""
+
+    def __init__(self, options: GenerateOptions) -> None:
+        self.opts = options
+        self.attribute: Attribute = load_attribute(options.attribute)
+        self._llm: Any = None
+        self._editors: dict[str, EditorBase] = {}
+        self._filter: CandidateFilter | None = None
+
+    @property
+    def llm(self) -> Any:
+        if self._llm is None:
+            from .llm import load_llm
+
+            self._llm = load_llm(self.opts.llm, reuse_prefix=self.opts.reuse_prefix, n_ctx=self.opts.n_ctx)
+        return self._llm
+
+    def editor(self, method: str) -> EditorBase:
+        if method not in self._editors:
+            from .editors.wordlist import AblationEditor, SubstitutionEditor
+
+            editor: EditorBase
+            if method == "ablation":
+                editor = AblationEditor(self.attribute)
+            elif method == "substitution":
+                editor = SubstitutionEditor(self.attribute)
+            elif method == "swap":
+                from .editors.swap import IdentitySwapEditor
+
+                editor = IdentitySwapEditor(load_identity_set(self.opts.identities), guard=self.opts.guard)
+            else:
+                from .editors.llm_rewrite import LLMRewriteEditor
+
+                editor = LLMRewriteEditor(
+                    self.llm,
+                    self.attribute,
+                    style=self.opts.prompt_style,
+                    instruction=self.opts.instruction,
+                    n=self.opts.samples,
+                    temperature=self.opts.temperature,
+                    top_k=self.opts.top_k,
+                    seed=self.opts.seed,
+                )
+            self._editors[method] = editor
+        return self._editors[method]
+
+    @property
+    def filter(self) -> CandidateFilter:
+        if self._filter is None:
+            from .detectors import load_detector
+
+            detector = load_detector(
+                self.opts.detector, self.attribute, llm=self.llm if self.opts.detector == "llm" else None
+            )
+            config = FilterConfig(self.opts.min_bleu, self.opts.min_bertscore, self.opts.max_attribute_prob)
+            self._filter = CandidateFilter(config, detector=detector)
+        return self._filter
+
+    # ------------------------------------------------------------------ one method over a chunk of inputs
+
+    def run_deterministic(
+        self, method: str, rows: Sequence[int], ids: Sequence[str], texts: Sequence[str]
+    ) -> list[dict[str, Any]]:
+        editor = self.editor(method)
+        per_input = editor.edit(texts)
+        flat = [(k, c) for k, cands in enumerate(per_input) for c in cands]
+        verdicts = self.filter.judge([texts[k] for k, _ in flat], [c.text for _, c in flat]) if flat else []
+        by_input: dict[int, list[tuple[Candidate, Verdict]]] = {}
+        for (k, cand), verdict in zip(flat, verdicts, strict=True):
+            by_input.setdefault(k, []).append((cand, verdict))
+        records = []
+        for k, row in enumerate(rows):
+            pairs = by_input.get(k, [])
+            chosen = None
+            if pairs:
+                chosen = (
+                    0 if method != "swap" else int(np.random.default_rng(self.opts.seed + row).integers(len(pairs)))
+                )
+            cand_rows = [_candidate_row(method, row, ids[k], i, c, v, i == chosen) for i, (c, v) in enumerate(pairs)]
+            if chosen is None:
+                reason = "no_identity_term" if method == "swap" else "no_attribute_term"
+                cf = {"text": None, "status": make_status("unchanged", reason)}
+            else:
+                cf = {
+                    "text": pairs[chosen][0].text,
+                    "status": "ok",
+                    **self._scores(pairs[chosen][1]),
+                    "source_term": cand_rows[chosen]["source_term"],
+                    "target_term": cand_rows[chosen]["target_term"],
+                }
+            records.append(self._record(method, row, ids[k], texts[k], cf, cand_rows, attempts=1))
+        return records
+
+    def run_llm(self, row: int, input_id: str, text: str) -> dict[str, Any]:
+        from .editors.llm_rewrite import LLMRewriteEditor
+
+        editor = self.editor("llm")
+        assert isinstance(editor, LLMRewriteEditor)
+        if not editor.fits(text):
+            cf = {"text": None, "status": make_status("skipped", "too_long_for_llm_context")}
+            return self._record("llm", row, input_id, text, cf, [], attempts=0)
+        cand_rows: list[dict[str, Any]] = []
+        chosen: tuple[Candidate, Verdict] | None = None
+        attempt = 0
+        for attempt in range(1, self.opts.max_attempts + 1):
+            candidates = editor.sample([text], attempt=attempt - 1)[0]
+            texts = [c.text if c.meta.get("parsed") else None for c in candidates]
+            verdicts = self.filter.judge([text] * len(candidates), texts)
+            top = best(verdicts)
+            offset = len(cand_rows)
+            cand_rows.extend(
+                _candidate_row("llm", row, input_id, offset + i, c, v, i == top)
+                for i, (c, v) in enumerate(zip(candidates, verdicts, strict=True))
+            )
+            if top is not None:
+                chosen = (candidates[top], verdicts[top])
+                break
+        if chosen is None:
+            cf = {"text": None, "status": make_status("failed", "no_candidate_passed_filters")}
+        else:
+            cf = {"text": chosen[0].text, "status": "ok", **self._scores(chosen[1])}
+        return self._record("llm", row, input_id, text, cf, cand_rows, attempts=attempt)
+
+    @staticmethod
+    def _scores(verdict: Verdict) -> dict[str, Any]:
+        return {
+            "bleu": _json_safe(verdict.bleu),
+            "bertscore_f1": _json_safe(verdict.bertscore_f1),
+            "attribute_prob": _json_safe(verdict.attribute_prob),
+        }
+
+    @staticmethod
+    def _record(
+        method: str,
+        row: int,
+        input_id: str,
+        text: str,
+        cf: dict[str, Any],
+        cand_rows: list[dict[str, Any]],
+        *,
+        attempts: int,
+    ) -> dict[str, Any]:
+        counterfactual = {
+            "input_id": input_id,
+            "row": row,
+            "source_text": text,
+            "method": method,
+            "text": cf.get("text"),
+            "status": cf["status"],
+            "bleu": cf.get("bleu"),
+            "bertscore_f1": cf.get("bertscore_f1"),
+            "attribute_prob": cf.get("attribute_prob"),
+            "n_candidates": len(cand_rows),
+            "attempts": attempts,
+            "source_term": cf.get("source_term"),
+            "target_term": cf.get("target_term"),
+        }
+        return {"method": method, "row": row, "counterfactual": counterfactual, "candidates": cand_rows}
+
+    def signatures(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"attribute": self.attribute.to_dict()}
+        for method, editor in self._editors.items():
+            out[method] = {"params": editor.params(), "params_hash": editor.params_hash()}
+            if method == "swap":
+                out[method]["guard_blocked"] = getattr(editor, "blocked", None)
+                out[method]["identity_occurrences"] = getattr(editor, "found", None)
+        if self._llm is not None:
+            out["llm"] = self._llm.info()
+        if self._filter is not None:
+            out["filter"] = asdict(self._filter.config)
+            if self._filter.detector is not None:
+                out["detector"] = self._filter.detector.info()
+        return out
+
+
+def _skipped(method: str, row: int, input_id: str, text: str | None, reason: str) -> dict[str, Any]:
+    cf = {"text": None, "status": make_status("skipped", reason)}
+    return Generator._record(method, row, input_id, text or "", cf, [], attempts=0)
+
+
+def run_generate(
+    source: str | Path | pd.DataFrame,
+    out_dir: str | Path,
+    options: GenerateOptions | None = None,
+    *,
+    progress: ProgressHook | None = None,
+    generator: Generator | None = None,
+) -> GenerateResult:
+    """Generate counterfactuals for every row of ``source`` by every chosen method; resumable in ``out_dir``."""
+    opts = options or GenerateOptions()
+    hook = progress or NullProgress()
+    origin = str(source) if not isinstance(source, pd.DataFrame) else "DataFrame"
+    frame = read_table(source, fmt=opts.fmt, encoding=opts.encoding)
+    wanted = {opts.text_column: "--text-column"}
+    if opts.id_column:
+        wanted[opts.id_column] = "--id-column"
+    require_columns(frame, wanted, origin=origin)
+    texts = [cell_text(v) for v in frame[opts.text_column].tolist()]
+    ids = (
+        [cell_text(v) or str(i) for i, v in enumerate(frame[opts.id_column].tolist())]
+        if opts.id_column
+        else [str(i) for i in range(len(frame))]
+    )
+    if len(set(ids)) != len(ids):
+        dup = next(i for i in ids if ids.count(i) > 1)
+        raise ConfigError(f"{origin}: the id {dup!r} appears more than once in column {opts.id_column!r}")
+
+    target = Path(out_dir)
+    target.mkdir(parents=True, exist_ok=True)
+    input_sha = (
+        file_sha256(source)
+        if not isinstance(source, pd.DataFrame)
+        else params_hash({"texts": [t or "" for t in texts]})
+    )
+    run_file = target / "run.json"
+    run_id = {"options_fingerprint": opts.fingerprint(), "input_sha256": input_sha}
+    if run_file.exists():
+        previous = json.loads(run_file.read_text(encoding="utf-8"))
+        if {k: previous.get(k) for k in run_id} != run_id:
+            raise ConfigError(
+                f"{target} holds a run with other options or another input; resume it with the same ones, "
+                "or choose a new --out"
+            )
+    else:
+        write_json({**run_id, "options": asdict(opts), "input": origin}, run_file)
+    checkpoint = _Checkpoint(target / ".work" / "done.jsonl")
+    gen = generator or Generator(opts)
+    started = time.perf_counter()
+    timing: dict[str, float] = {}
+
+    valid = {i for i, t in enumerate(texts) if t is not None and t.strip()}
+    for method in opts.methods:
+        todo = [i for i in range(len(texts)) if (method, i) not in checkpoint.done]
+        hook.start(method, len(todo))
+        t0 = time.perf_counter()
+        skipped = [i for i in todo if i not in valid]
+        if skipped:
+            checkpoint.add([_skipped(method, i, ids[i], texts[i], "empty_text") for i in skipped])
+            hook.advance(len(skipped))
+        rows = [i for i in todo if i in valid]
+        if method == "llm":
+            for i in rows:
+                checkpoint.add([gen.run_llm(i, ids[i], texts[i] or "")])
+                hook.advance(1)
+        else:
+            for start in range(0, len(rows), opts.chunk):
+                chunk = rows[start : start + opts.chunk]
+                checkpoint.add(
+                    gen.run_deterministic(method, chunk, [ids[i] for i in chunk], [texts[i] or "" for i in chunk])
+                )
+                hook.advance(len(chunk))
+        timing[method] = round(time.perf_counter() - t0, 3)
+
+    records = [checkpoint.done[(m, i)] for i in range(len(texts)) for m in opts.methods]
+    counterfactuals = pd.DataFrame([r["counterfactual"] for r in records])
+    candidates = pd.DataFrame([c for r in records for c in r["candidates"]])
+    if candidates.empty:
+        candidates = pd.DataFrame(columns=["input_id", "row", "method", "candidate", "text", "status"])
+    summary = _summary(
+        opts, counterfactuals, candidates, gen.signatures(), timing, time.perf_counter() - started, origin
+    )
+    write_table(candidates, target / "candidates.csv")
+    write_table(counterfactuals, target / "counterfactuals.csv")
+    write_json(summary, target / "summary.json")
+    return GenerateResult(candidates, counterfactuals, summary)
+
+
+def _summary(
+    opts: GenerateOptions,
+    cfs: pd.DataFrame,
+    cands: pd.DataFrame,
+    signatures: dict[str, Any],
+    timing: dict[str, float],
+    elapsed: float,
+    origin: str,
+) -> dict[str, Any]:
+    per_method: dict[str, Any] = {}
+    for method in opts.methods:
+        mine = cfs[cfs["method"] == method]
+        mine_c = cands[cands["method"] == method] if not cands.empty else cands
+        ok = mine[mine["status"] == "ok"]
+        scored = mine[~mine["status"].str.startswith("skipped")]
+        seconds = timing.get(method)
+        per_method[method] = {
+            "inputs": len(mine),
+            "status": {str(k): int(v) for k, v in mine["status"].value_counts().items()},
+            "share_with_counterfactual": len(ok) / len(scored) if len(scored) else math.nan,
+            "candidates": len(mine_c),
+            "candidates_passing_filters": int(mine_c["passed"].sum()) if "passed" in mine_c else 0,
+            "share_still_referencing": float((ok["attribute_prob"].astype(float) >= opts.max_attribute_prob).mean())
+            if len(ok) and ok["attribute_prob"].notna().any()
+            else math.nan,
+            "bleu": summarize(ok["bleu"].astype(float)),
+            "bertscore_f1": summarize(ok["bertscore_f1"].astype(float)),
+            "seconds_this_run": seconds,
+            "candidates_per_s_this_run": (len(mine_c) / seconds) if seconds else None,
+        }
+    return {
+        "counterfair_version": __version__,
+        "command": "generate",
+        "input": origin,
+        "methods": per_method,
+        "signatures": signatures,
+        "options": asdict(opts),
+        "timing_s": {**timing, "total": round(elapsed, 3)},
+    }

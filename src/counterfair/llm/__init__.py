@@ -1,0 +1,45 @@
+"""LLM backends behind one protocol (:class:`LLM`), named by a spec string.
+
+=============================== ===========================================================================
+spec                            backend
+=============================== ===========================================================================
+``llamacpp:NAME_OR_FILE.gguf``  llama.cpp in this process (default ``qwen2.5-coder-1.5b-instruct``)
+``openai:URL[#MODEL]``          an OpenAI-compatible server (vLLM, Ollama, llama.cpp server, ...)
+``hf:DIR_OR_FILE``              transformers, any causal-LM directory (or GGUF, slowly)
+=============================== ===========================================================================
+A bare known model name (``qwen2.5-coder-0.5b-instruct``) or ``.gguf`` path means ``llamacpp:``.
+"""
+
+from __future__ import annotations
+
+from ..errors import ConfigError
+from .base import LLM, Completion, Message, SamplingParams
+
+__all__ = ["LLM", "Completion", "Message", "SamplingParams", "load_llm"]
+
+DEFAULT_LLM = "llamacpp:qwen2.5-coder-1.5b-instruct"
+
+
+def load_llm(spec: str = DEFAULT_LLM, *, reuse_prefix: bool = True, n_ctx: int = 4096) -> LLM:
+    """Build the backend named by ``spec`` (models load on first use)."""
+    kind, sep, rest = spec.partition(":")
+    if kind in ("http", "https"):  # a bare URL
+        kind, rest = "openai", spec
+    elif not sep:
+        kind, rest = "llamacpp", spec
+    if not rest:
+        raise ConfigError(f"LLM spec {spec!r} names no model or endpoint")
+    if kind == "llamacpp":
+        from .llamacpp import LlamaCppLLM
+
+        return LlamaCppLLM(rest, n_ctx=n_ctx, reuse_prefix=reuse_prefix)
+    if kind == "openai":
+        from .openai_http import OpenAIHTTPLLM
+
+        url, _, model = rest.partition("#")
+        return OpenAIHTTPLLM(url, model=model or "default", context=n_ctx)
+    if kind == "hf":
+        from .hf import TransformersLLM
+
+        return TransformersLLM(rest, reuse_prefix=reuse_prefix)
+    raise ConfigError(f"unknown LLM backend {kind!r} in {spec!r}; use llamacpp:, openai: or hf:")

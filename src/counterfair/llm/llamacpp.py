@@ -1,0 +1,137 @@
+"""In-process llama.cpp (llama-cpp-python) backend for GGUF models.
+
+Prefix reuse: llama.cpp keeps the KV cache of the last evaluated tokens and, for a new prompt, evaluates only
+the tokens after the longest common prefix. The few-shot prefix is identical for every input, and the 16
+samples of one input share their whole prompt, so after the first call almost nothing of the prompt is
+evaluated again. ``reuse_prefix=False`` clears the cache before every call (the baseline the benchmark
+compares against).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, ModelNotAvailable
+from .base import Completion, Message, SamplingParams
+
+LLAMA_PIP = "pip install llama-cpp-python==0.3.36"
+
+
+class LlamaCppLLM:
+    """A GGUF model run by llama.cpp in this process; loads on first use."""
+
+    def __init__(
+        self,
+        model: str = "qwen2.5-coder-1.5b-instruct",
+        *,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        reuse_prefix: bool = True,
+    ) -> None:
+        self.model = model
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.reuse_prefix = reuse_prefix
+        self._llama: Any = None
+        self._path: Path | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        return Path(self.model).stem if self.model.endswith(".gguf") else self.model
+
+    def _load(self) -> Any:
+        if self._llama is None:
+            try:
+                from llama_cpp import Llama
+            except ImportError as err:
+                raise ModelNotAvailable("the llama.cpp backend needs llama-cpp-python", pip=LLAMA_PIP) from err
+            path = Path(self.model).expanduser()
+            if not path.exists():
+                from ..models import get_model_info
+
+                info = get_model_info(self.model)
+                if info.kind != "instruct-llm" and not str(info.path()).endswith(".gguf"):
+                    raise ConfigError(f"model {info.name!r} is not a GGUF language model")
+                path = info.path()
+            with open(path, "rb") as handle:
+                if handle.read(4) != b"GGUF":
+                    raise ConfigError(f"{path}: not a GGUF file")
+            self._path = path
+            self._llama = Llama(
+                model_path=str(path), n_ctx=self.n_ctx, n_threads=self.n_threads, verbose=False, logits_all=False
+            )
+        return self._llama
+
+    def _sample(self, prompt_tokens: list[int], params: SamplingParams) -> list[Completion]:
+        llama = self._load()
+        out = []
+        for i in range(params.n):
+            if not self.reuse_prefix:
+                llama.reset()  # forget the KV cache: the whole prompt is evaluated again
+            result = llama.create_completion(
+                prompt=prompt_tokens,
+                max_tokens=params.max_tokens,
+                temperature=params.temperature,
+                top_k=params.top_k,
+                top_p=1.0,
+                min_p=0.0,
+                repeat_penalty=1.0,
+                seed=None if params.seed is None else params.seed + i,
+                stop=list(params.stop) or None,
+            )
+            choice = result["choices"][0]
+            out.append(Completion(choice["text"], choice.get("finish_reason") or "stop"))
+        return out
+
+    def complete(self, prompts: Sequence[str], params: SamplingParams) -> list[list[Completion]]:
+        with self._lock:
+            llama = self._load()
+            return [
+                self._sample(llama.tokenize(p.encode("utf-8"), add_bos=True, special=True), params) for p in prompts
+            ]
+
+    def render_chat(self, messages: Sequence[Message]) -> str:
+        """The chat template of the GGUF applied to ``messages``, ending with the assistant's turn opening."""
+        llama = self._load()
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        template = llama.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise ConfigError(f"{self._path}: the GGUF has no chat template; use the plain prompt style")
+        eos = llama.detokenize([llama.token_eos()]).decode("utf-8", errors="ignore")
+        bos = llama.detokenize([llama.token_bos()]).decode("utf-8", errors="ignore") if llama.token_bos() >= 0 else ""
+        formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
+        return str(formatter(messages=list(messages)).prompt)
+
+    def chat(self, conversations: Sequence[Sequence[Message]], params: SamplingParams) -> list[list[Completion]]:
+        with self._lock:
+            llama = self._load()
+            prompts = [self.render_chat(messages) for messages in conversations]
+            return [
+                self._sample(llama.tokenize(p.encode("utf-8"), add_bos=False, special=True), params) for p in prompts
+            ]
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._load().tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def context_size(self) -> int:
+        return int(self._load().n_ctx())
+
+    def info(self) -> dict[str, Any]:
+        from ..models import package_version, sha256_of
+
+        self._load()
+        assert self._path is not None
+        return {
+            "backend": "llama.cpp",
+            "model": self.model_id,
+            "path": str(self._path),
+            "sha256": sha256_of(self._path),
+            "n_ctx": self.n_ctx,
+            "llama_cpp_python": package_version("llama-cpp-python"),
+            "reuse_prefix": self.reuse_prefix,
+        }
