@@ -178,7 +178,7 @@ def train_attribute_classifier(
             loss = loss_fn(model(xt[batch]), yt[batch])
             loss.backward()
             optimizer.step()
-            losses.append(float(loss))
+            losses.append(loss.item())
             hook.advance(1)
     metrics: dict[str, Any] = {
         "train_rows": len(train_idx),

@@ -1,0 +1,59 @@
+"""A scripted LLM implementing the counterfair LLM protocol, for testing the editor's own logic."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from counterfair.llm import Completion, Message, SamplingParams
+
+
+class ScriptedLLM:
+    """Answers by a function of (input text, attempt, sample index); records every call."""
+
+    model_id = "scripted"
+
+    def __init__(self, answer: Callable[[str, int, int], str], *, context: int = 4096) -> None:
+        self.answer = answer
+        self.calls: list[dict[str, Any]] = []
+        self.context = context
+
+    def _text_of(self, messages: Sequence[Message]) -> str:
+        last = messages[-1]["content"]
+        return last[last.index("{") + 1 : last.rindex("}")]
+
+    def chat(self, conversations: Sequence[Sequence[Message]], params: SamplingParams) -> list[list[Completion]]:
+        out = []
+        for messages in conversations:
+            text = self._text_of(messages)
+            attempt = (params.seed or 0) // 1000
+            self.calls.append(
+                {
+                    "text": text,
+                    "n": params.n,
+                    "seed": params.seed,
+                    "top_k": params.top_k,
+                    "temperature": params.temperature,
+                    "messages": list(messages),
+                }
+            )
+            out.append([Completion(self.answer(text, attempt, i), "stop") for i in range(params.n)])
+        return out
+
+    def complete(self, prompts: Sequence[str], params: SamplingParams) -> list[list[Completion]]:
+        out = []
+        for prompt in prompts:
+            text = prompt.rsplit("Here is some text: {", 1)[1].split("}", 1)[0]
+            attempt = (params.seed or 0) // 1000
+            self.calls.append({"text": text, "n": params.n, "seed": params.seed, "prompt": prompt})
+            out.append([Completion(self.answer(text, attempt, i), "stop") for i in range(params.n)])
+        return out
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def context_size(self) -> int:
+        return self.context
+
+    def info(self) -> dict[str, Any]:
+        return {"backend": "scripted"}

@@ -1,0 +1,119 @@
+from __future__ import annotations
+
+import pytest
+
+from counterfair.attributes import load_attribute, load_identity_set
+from counterfair.editors.blind import Blindness
+from counterfair.editors.swap import IdentitySwapEditor
+from counterfair.editors.wordlist import AblationEditor, SubstitutionEditor
+
+
+def test_ablation_like_paper_000_table_2() -> None:
+    editor = AblationEditor(load_attribute("islam"))
+    [[first], [second], none] = editor.edit(
+        [
+            "So you are saying it's OK? An apologist for Islamic terrorism?",
+            'Shocking that this article didn\'t once mention "islam", "islamic" or "Muslim".',
+            "Nothing to remove here.",
+        ]
+    )
+    assert first.text == "So you are saying it's OK? An apologist for terrorism?"
+    assert second.text == 'Shocking that this article didn\'t once mention "", "" or "".'
+    assert none == []
+    assert [(e.old, e.new) for e in first.edits] == [("Islamic ", "")]
+
+
+def test_substitution_case_and_multiword() -> None:
+    editor = SubstitutionEditor(load_attribute("islam"))
+    [[cand]] = editor.edit(["MUSLIMS say Islamophobia is real; the Muslim man went to the mosque."])
+    assert cand.text == "CHRISTIANS say Anti-christian bias is real; the Christian man went to the church."
+    trans = SubstitutionEditor(load_attribute("transgender"))
+    [[t]] = trans.edit(["Transgender athletes and the bathroom debate"])
+    assert t.text == "Cisgender athletes and the bathroom debate"  # bathroom has no substitute
+
+
+def test_swap_is_phi_a_with_directions() -> None:
+    editor = IdentitySwapEditor(load_identity_set("straight,gay,black,christian"), guard=None)
+    [variants] = editor.edit(["Some people are straight."])
+    assert [v.text for v in variants] == [
+        "Some people are gay.",
+        "Some people are black.",
+        "Some people are christian.",
+    ]
+    assert [(v.meta["source_term"], v.meta["target_term"]) for v in variants] == [
+        ("straight", "gay"),
+        ("straight", "black"),
+        ("straight", "christian"),
+    ]
+
+
+def test_swap_two_terms_swaps_both_ways_once() -> None:
+    editor = IdentitySwapEditor(load_identity_set("gay,straight,muslim"), guard=None)
+    [variants] = editor.edit(["A gay man and a straight woman."])
+    texts = [v.text for v in variants]
+    assert "A straight man and a gay woman." in texts  # Φ_{gay,straight} swaps both
+    assert texts.count("A straight man and a gay woman.") == 1  # not again for (straight, gay)
+    assert "A muslim man and a straight woman." in texts and "A gay man and a muslim woman." in texts
+    assert len(texts) == 3
+
+
+def test_swap_fixes_articles_and_keeps_case() -> None:
+    editor = IdentitySwapEditor(load_identity_set("muslim,asian,european"), guard=None)
+    [variants] = editor.edit(["She is a Muslim teacher, an Asian doctor."])
+    texts = {v.meta["target_term"]: v.text for v in variants if v.meta["source_term"] == "muslim"}
+    # Φ_{muslim,asian} swaps both ways, fixing each article
+    assert texts["asian"] == "She is an Asian teacher, a Muslim doctor."
+    assert texts["european"] == "She is a European teacher, an Asian doctor."  # 'eu' takes 'a'
+
+
+def test_swap_multiword_terms() -> None:
+    editor = IdentitySwapEditor(load_identity_set(), guard=None)
+    [variants] = editor.edit(["My middle aged neighbour"])
+    assert len(variants) == 49
+    assert {v.meta["source_term"] for v in variants} == {"middle aged"}
+    assert any(v.text == "My african american neighbour" for v in variants)
+    assert all(v.meta["source_split"] == "heldout" for v in variants)
+
+
+@pytest.mark.parametrize(
+    ("text", "swapped"),
+    [
+        ("A black man walked by.", True),
+        ("He drove a black car.", False),
+        ("She has a black eye.", False),
+        ("An old house stood on the hill.", False),
+        ("Old people deserve respect.", True),
+        ("I am old.", True),
+        ("The house is old.", False),
+        ("He is black and proud.", True),
+        ("The White House said no.", False),
+        ("He gave a straight answer.", False),
+        ("I am straight.", True),
+        ("She is a Muslim.", True),  # unambiguous: always
+        ("a Muslim prayer", True),
+        ("The elderly need care.", True),
+        ("a blind spot", False),
+    ],
+)
+def test_guard_keeps_non_identity_uses(text: str, swapped: bool) -> None:
+    editor = IdentitySwapEditor(load_identity_set(), guard="spacy")
+    [variants] = editor.edit([text])
+    assert bool(variants) is swapped
+
+
+def test_guard_counts_what_it_blocked() -> None:
+    editor = IdentitySwapEditor(load_identity_set(), guard="spacy")
+    editor.edit(["A black man drove a black car past an old house."])
+    assert editor.found == 3
+    assert editor.blocked == 2
+
+
+def test_blindness_is_one_to_one_and_idempotent() -> None:
+    blind = Blindness()
+    texts = ["Some people are gay.", "A middle aged Muslim woman.", "Nothing here."]
+    once = blind.fit_transform(texts)
+    assert once == ["Some people are identity.", "A identity identity woman.", "Nothing here."]
+    assert blind.transform(once) == once
+    assert Blindness(split="train").transform(["gay and asian"]) == ["gay and identity"]  # gay is held out
+    with pytest.raises(ValueError, match="is itself an identity term"):
+        Blindness(token="gay").fit(["x"])
