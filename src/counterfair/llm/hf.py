@@ -47,7 +47,12 @@ class TransformersLLM:
                 if a != b:
                     break
                 common += 1
-            self._cache.crop(common)
+            remove = len(self._cached_ids) - common
+            try:
+                if remove > 0:
+                    self._cache.crop(-remove)  # negative: tokens to remove (transformers 4.x and 5.x)
+            except (ValueError, RuntimeError):  # e.g. a sliding-window layer that cannot roll back
+                self._cache, common = DynamicCache(), 0
         else:
             self._cache = DynamicCache()
         if common < len(target):
