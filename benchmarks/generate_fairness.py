@@ -1,7 +1,8 @@
 """Benchmark of ``counterfair generate`` (issue: counterfactual generation for fairness probing).
 
-1. **Throughput** — candidates/s of ablation, substitution and swap on the 2,547 real Civil Comments of
-   ``../shared/data/nlp_ctf`` (non-toxic, each with a training identity term), and of the LLM editor.
+1. **Throughput** — candidates/s of ablation, substitution and swap on the real Civil Comments of
+   ``../shared/data/nlp_ctf/civil_comments/civil_train_data.csv`` (non-toxic, each with a training identity term;
+   531 rows as pandas reads the file), and of the LLM editor.
 2. **Prefix reuse** — LLM seconds per input for 16 samples with the few-shot prefix's KV state reused and
    without (cache cleared before every call), on the same inputs and seeds (target: >= 2x).
 3. **Quality** — on the 40 identity-referencing sentences of ``benchmarks/data/fairness_sentences.csv``

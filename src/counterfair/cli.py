@@ -249,6 +249,71 @@ def generate(
     console.print(f"wrote {out / 'counterfactuals.csv'}, {out / 'candidates.csv'} and {out / 'summary.json'}")
 
 
+@app.command()
+def ctf(
+    data: Annotated[Path, typer.Argument(help="Texts (CSV/TSV/JSONL/JSON/Parquet), optionally with a 0/1 label.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Directory for summary.json and pairs.csv.")] = Path(
+        "counterfair-ctf"
+    ),
+    classifier: Annotated[str, typer.Option(help="Classifier spec (see README).")] = "profanity-check",
+    identities: Annotated[
+        str | None, typer.Option(help="Identity terms: t1,t2,... (default: the 50 Dixon et al. terms).")
+    ] = None,
+    identities_file: Annotated[Path | None, typer.Option(help="Identity terms from a YAML/JSON/TXT file.")] = None,
+    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
+    label_column: Annotated[str | None, typer.Option(help="Column with toxic (1) / non-toxic (0) labels.")] = None,
+    positive_label: Annotated[
+        str | None, typer.Option(help="Classifier label whose probability is compared (default: the second).")
+    ] = None,
+    guard: Annotated[bool, typer.Option(help="Skip non-identity uses of ambiguous terms ('a black car').")] = True,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Counterfactual token fairness (paper 001): swap identity terms, compare the classifier's scores, report the
+    CTF gap overall, for toxic and non-toxic texts, training and held-out terms, per term and per direction."""
+    from .ctf import run_ctf
+    from .progress import RichProgress
+
+    if identities and identities_file:
+        raise typer.BadParameter("give --identities or --identities-file, not both")
+    with RichProgress(enabled=not quiet) as progress:
+        summary = run_ctf(
+            data,
+            out,
+            classifier=classifier,
+            identities=str(identities_file) if identities_file else identities,
+            text_column=text_column,
+            label_column=label_column,
+            positive_label=positive_label,
+            guard="spacy" if guard else None,
+            seed=seed,
+            progress=progress,
+        )
+    table = Table(title=f"CTF gap ({summary['classifier']['spec']})")
+    for column in ("subset", "texts", "pairs", "CTF gap", "95% CI"):
+        table.add_column(column, justify="left" if column == "subset" else "right")
+
+    def add(name: str, entry: dict[str, Any]) -> None:
+        gap = entry.get("ctf_gap")
+        table.add_row(
+            name,
+            str(entry.get("texts", 0)),
+            str(entry.get("pairs", 0)),
+            _fmt(gap),
+            f"[{_fmt(entry.get('ci_low'))}, {_fmt(entry.get('ci_high'))}]" if gap is not None else "",
+        )
+
+    add("all", {**summary, "ctf_gap": summary["ctf_gap"]})
+    for label, entry in summary["by_label"].items():
+        add(label, entry)
+    for split, entry in summary["by_split"].items():
+        add(f"{split} terms", entry)
+    console.print(table)
+    for note in summary["identities"]["overlapping_terms"]:
+        console.print(f"[yellow]note:[/yellow] {note}")
+    console.print(f"wrote {out / 'summary.json'} and {out / 'pairs.csv'}")
+
+
 @app.command("train-attribute")
 def train_attribute(
     data: Annotated[Path, typer.Argument(help="Texts with identity score columns (CivilComments-Identities style).")],

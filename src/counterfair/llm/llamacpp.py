@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..errors import ConfigError, ModelNotAvailable
 from .base import Completion, Message, SamplingParams
@@ -105,7 +105,7 @@ class LlamaCppLLM:
         eos = llama.detokenize([llama.token_eos()]).decode("utf-8", errors="ignore")
         bos = llama.detokenize([llama.token_bos()]).decode("utf-8", errors="ignore") if llama.token_bos() >= 0 else ""
         formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
-        return str(formatter(messages=list(messages)).prompt)
+        return str(formatter(messages=cast(Any, list(messages))).prompt)
 
     def chat(self, conversations: Sequence[Sequence[Message]], params: SamplingParams) -> list[list[Completion]]:
         with self._lock:

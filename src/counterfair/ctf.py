@@ -1,0 +1,284 @@
+"""Counterfactual token fairness (paper 001 §3.2): the CTF gap and its breakdowns.
+
+For a text x with identity-swap counterfactuals Φ_A(x), its gap is the mean over x' in Φ_A(x) of |f(x) - f(x')|;
+the CTF gap of a data set is the mean of the per-text gaps. The paper's worked example: f("Some people are
+straight") = 0.03 and its counterfactuals score 0.99, 0.47 and 0.02, so the gap is (0.96 + 0.44 + 0.01) / 3 = 0.47.
+
+Breakdowns: toxic and non-toxic texts (asymmetric counterfactuals such as "black power" / "white power" make the
+toxic ones less meaningful); training and held-out terms (pairs whose source and target both belong to that
+split, as in the paper's Figures 2-3); per source term; per (source -> target) pair, so that results can be read
+by direction. Every figure carries a bootstrap confidence interval over texts (or pairs).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .metrics.functional import bootstrap_ci
+
+PAIR_COLUMNS = [
+    "text_id",
+    "label",
+    "source_term",
+    "target_term",
+    "source_split",
+    "target_split",
+    "score_orig",
+    "score_cf",
+    "diff",
+    "abs_diff",
+]
+
+
+def ctf_gap(score_orig: Sequence[float] | np.ndarray, scores_cf: Sequence[Sequence[float]]) -> float:
+    """Mean over texts of the mean absolute score change over that text's counterfactuals.
+
+    Texts without counterfactuals do not count. Raises ``ValueError`` when no text has one.
+    """
+    gaps = text_gaps(score_orig, scores_cf)
+    finite = gaps[np.isfinite(gaps)]
+    if finite.size == 0:
+        raise ValueError("no text has a counterfactual: the CTF gap is undefined")
+    return float(finite.mean())
+
+
+def text_gaps(score_orig: Sequence[float] | np.ndarray, scores_cf: Sequence[Sequence[float]]) -> np.ndarray:
+    """Per-text gap (NaN for a text with no counterfactual)."""
+    orig = np.asarray(score_orig, dtype=float)
+    if len(orig) != len(scores_cf):
+        raise ValueError("score_orig and scores_cf differ in length")
+    return np.array(
+        [
+            np.abs(np.asarray(cf, dtype=float) - o).mean() if len(cf) else math.nan
+            for o, cf in zip(orig, scores_cf, strict=True)
+        ]
+    )
+
+
+def _gap_summary(pairs: pd.DataFrame, *, seed: int, n_resamples: int) -> dict[str, Any]:
+    if pairs.empty:
+        return {"ctf_gap": None, "texts": 0, "pairs": 0, "ci_low": None, "ci_high": None}
+    per_text = pairs.groupby("text_id", sort=False)["abs_diff"].mean().to_numpy()
+    low, high = bootstrap_ci(per_text, n_resamples=n_resamples, seed=seed)
+    return {
+        "ctf_gap": float(per_text.mean()),
+        "texts": int(per_text.size),
+        "pairs": len(pairs),
+        "ci_low": low,
+        "ci_high": high,
+        "mean_signed_change": float(pairs["diff"].mean()),
+    }
+
+
+def ctf_report(pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2000, min_pairs: int = 1) -> dict[str, Any]:
+    """CTF gap overall and broken down, from a pairs table with :data:`PAIR_COLUMNS`.
+
+    ``label`` is 1 for toxic texts, 0 for non-toxic, NaN if unknown.
+    """
+    missing = [c for c in PAIR_COLUMNS if c not in pairs.columns]
+    if missing:
+        raise ValueError(f"pairs table lacks columns {missing}")
+    report: dict[str, Any] = _gap_summary(pairs, seed=seed, n_resamples=n_resamples)
+    labels = pairs["label"]
+    report["by_label"] = {
+        "nontoxic": _gap_summary(pairs[labels == 0], seed=seed, n_resamples=n_resamples),
+        "toxic": _gap_summary(pairs[labels == 1], seed=seed, n_resamples=n_resamples),
+    }
+    report["by_split"] = {}
+    for split in ("train", "heldout"):
+        within = pairs[(pairs["source_split"] == split) & (pairs["target_split"] == split)]
+        entry = _gap_summary(within, seed=seed, n_resamples=n_resamples)
+        entry["by_label"] = {
+            "nontoxic": _gap_summary(within[within["label"] == 0], seed=seed, n_resamples=n_resamples),
+            "toxic": _gap_summary(within[within["label"] == 1], seed=seed, n_resamples=n_resamples),
+        }
+        report["by_split"][split] = entry
+    per_term = {}
+    for term, group in pairs.groupby("source_term", sort=True):
+        per_term[str(term)] = _gap_summary(group, seed=seed, n_resamples=n_resamples)
+    report["by_source_term"] = per_term
+    per_pair = []
+    for (source, target), group in pairs.groupby(["source_term", "target_term"], sort=True):
+        if len(group) < min_pairs:
+            continue
+        values = group["diff"].to_numpy(dtype=float)
+        low, high = bootstrap_ci(np.abs(values), n_resamples=n_resamples, seed=seed)
+        per_pair.append(
+            {
+                "source": str(source),
+                "target": str(target),
+                "pairs": len(group),
+                "mean_abs_diff": float(np.abs(values).mean()),
+                "mean_diff": float(values.mean()),
+                "ci_low": low,
+                "ci_high": high,
+            }
+        )
+    report["by_direction"] = per_pair
+    return report
+
+
+# --------------------------------------------------------------------------------------------- the command
+
+
+def _positive_index(labels: Sequence[str], positive: str | None) -> int:
+    if positive is not None:
+        if positive not in labels:
+            from .errors import ConfigError
+
+            raise ConfigError(f"the classifier has no label {positive!r}; its labels: {list(labels)}")
+        return list(labels).index(positive)
+    if len(labels) != 2:
+        from .errors import ConfigError
+
+        raise ConfigError(
+            f"the classifier has {len(labels)} labels {list(labels)}; name the one to compare with --positive-label"
+        )
+    return 1
+
+
+def _labels_column(frame: pd.DataFrame, column: str | None, origin: str) -> np.ndarray:
+    if column is None:
+        return np.full(len(frame), math.nan)
+    from .errors import InputError
+
+    raw = frame[column]
+    text = raw.astype(str).str.strip().str.lower()
+    mapping = {
+        "1": 1.0,
+        "0": 0.0,
+        "true": 1.0,
+        "false": 0.0,
+        "toxic": 1.0,
+        "nontoxic": 0.0,
+        "non-toxic": 0.0,
+        "bad": 1.0,
+        "not_bad": 0.0,
+        "1.0": 1.0,
+        "0.0": 0.0,
+    }
+    out = np.full(len(frame), math.nan)
+    for row, (value, cell) in enumerate(zip(text, raw, strict=True)):
+        if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+            raise InputError(f"{origin}: row {row} has no label in column {column!r}")
+        if value in mapping:
+            out[row] = mapping[value]
+            continue
+        try:
+            out[row] = 1.0 if float(value) >= 0.5 else 0.0  # a toxicity score
+        except ValueError:
+            raise InputError(
+                f"{origin}: row {row}: label {cell!r} in column {column!r} is not 0/1 or a score"
+            ) from None
+    return out
+
+
+def run_ctf(
+    source: Any,
+    out_dir: Any,
+    *,
+    classifier: str = "profanity-check",
+    identities: Any = None,
+    text_column: str = "text",
+    label_column: str | None = None,
+    positive_label: str | None = None,
+    guard: str | None = "spacy",
+    seed: int = 0,
+    n_resamples: int = 2000,
+    progress: Any = None,
+) -> dict[str, Any]:
+    """Swap identity terms in every text, score all texts once, and write ``summary.json`` and ``pairs.csv``."""
+    from pathlib import Path
+
+    from .attributes import load_identity_set
+    from .classifiers import load_classifier
+    from .editors.swap import IdentitySwapEditor
+    from .errors import InputError
+    from .io import cell_text, read_table, require_columns, write_json, write_table
+    from .progress import NullProgress
+
+    hook = progress or NullProgress()
+    origin = str(source) if not isinstance(source, pd.DataFrame) else "DataFrame"
+    frame = read_table(source)
+    wanted = {text_column: "--text-column"} | ({label_column: "--label-column"} if label_column else {})
+    require_columns(frame, wanted, origin=origin)
+    texts = [cell_text(v) or "" for v in frame[text_column].tolist()]
+    labels = _labels_column(frame, label_column, origin)
+    identity_set = load_identity_set(identities)
+    overlaps = sorted(
+        {
+            (a, b)
+            for a in identity_set.terms
+            for b in identity_set.terms
+            if a != b and f" {a.lower()} " in f" {b.lower()} "
+        }
+    )
+    editor = IdentitySwapEditor(identity_set, guard=guard)
+    variants = editor.edit(texts, progress=hook)
+    n_pairs = sum(len(v) for v in variants)
+    if n_pairs == 0:
+        shown = ", ".join(identity_set.terms[:12]) + (" ..." if len(identity_set.terms) > 12 else "")
+        raise InputError(
+            f"{origin}: none of the {len(texts)} texts contains an identity term of the set {identity_set.name!r} "
+            f"used as an identity ({shown}); there is nothing to swap, so no CTF gap (not a gap of 0)"
+        )
+    clf = load_classifier(classifier)
+    unique = list(dict.fromkeys(texts + [c.text for v in variants for c in v]))
+    hook.start(f"classifier ({clf.spec})", len(unique))
+    proba = clf.predict_proba(unique, on_batch=hook.advance)
+    index = _positive_index(clf.labels, positive_label)
+    score = {t: float(p[index]) for t, p in zip(unique, proba, strict=True)}
+    rows = []
+    for i, (text, cands) in enumerate(zip(texts, variants, strict=True)):
+        for cand in cands:
+            rows.append(
+                {
+                    "text_id": i,
+                    "label": labels[i],
+                    "source_term": cand.meta["source_term"],
+                    "target_term": cand.meta["target_term"],
+                    "source_split": cand.meta["source_split"],
+                    "target_split": cand.meta["target_split"],
+                    "score_orig": score[text],
+                    "score_cf": score[cand.text],
+                    "text": text,
+                    "counterfactual": cand.text,
+                }
+            )
+    pairs = pd.DataFrame(rows)
+    pairs["diff"] = pairs["score_cf"] - pairs["score_orig"]
+    pairs["abs_diff"] = pairs["diff"].abs()
+    unscored = pairs[["score_orig", "score_cf"]].isna().any(axis=1)
+    report = ctf_report(pairs[~unscored], seed=seed, n_resamples=n_resamples)
+    from . import __version__
+
+    summary = {
+        "counterfair_version": __version__,
+        "command": "ctf",
+        "input": {
+            "source": origin,
+            "texts": len(texts),
+            "texts_with_identity_terms": int(sum(1 for v in variants if v)),
+        },
+        "ctf_gap": report.pop("ctf_gap"),
+        **report,
+        "pairs_without_score": int(unscored.sum()),
+        "identities": {
+            "name": identity_set.name,
+            "train": list(identity_set.train),
+            "heldout": list(identity_set.heldout),
+            "overlapping_terms": [f"{a!r} is part of {b!r} (the longer match wins)" for a, b in overlaps],
+        },
+        "guard": {"mode": guard, "occurrences": editor.found, "blocked": editor.blocked},
+        "classifier": clf.signature(),
+        "positive_label": clf.labels[index],
+    }
+    target = Path(out_dir)
+    write_table(pairs, target / "pairs.csv")
+    write_json(summary, target / "summary.json")
+    return summary

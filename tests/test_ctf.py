@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from counterfair.ctf import PAIR_COLUMNS, ctf_gap, ctf_report, run_ctf, text_gaps
+from counterfair.errors import InputError
+
+
+def test_paper_001_worked_example() -> None:
+    # f("Some people are straight") = 0.03; gay 0.99, black 0.47, Christian 0.02 -> 0.47
+    assert ctf_gap([0.03], [[0.99, 0.47, 0.02]]) == pytest.approx(0.47)
+
+
+def test_gap_is_mean_of_per_text_means() -> None:
+    # text 1: |0.5-0.1|, |0.5-0.9| -> 0.4 ; text 2: |0.2-0.2| -> 0 ; text 3 has no counterfactual (ignored)
+    assert text_gaps([0.5, 0.2, 0.7], [[0.1, 0.9], [0.2], []]).tolist()[:2] == pytest.approx([0.4, 0.0])
+    assert ctf_gap([0.5, 0.2, 0.7], [[0.1, 0.9], [0.2], []]) == pytest.approx(0.2)
+    with pytest.raises(ValueError, match="undefined"):
+        ctf_gap([0.5], [[]])
+
+
+def _pairs() -> pd.DataFrame:
+    rows = [
+        # text 0 (non-toxic, train term "white"): two counterfactuals
+        (0, 0, "white", "black", "train", "heldout", 0.1, 0.5),
+        (0, 0, "white", "asian", "train", "train", 0.1, 0.2),
+        # text 1 (toxic, held-out term "gay")
+        (1, 1, "gay", "straight", "heldout", "heldout", 0.9, 0.6),
+        (1, 1, "gay", "asian", "heldout", "train", 0.9, 0.8),
+    ]
+    frame = pd.DataFrame(rows, columns=PAIR_COLUMNS[:8])
+    frame["diff"] = frame["score_cf"] - frame["score_orig"]
+    frame["abs_diff"] = frame["diff"].abs()
+    return frame
+
+
+def test_report_breakdowns_by_hand() -> None:
+    report = ctf_report(_pairs())
+    # per text: (0.4 + 0.1) / 2 = 0.25 and (0.3 + 0.1) / 2 = 0.2 -> 0.225
+    assert report["ctf_gap"] == pytest.approx(0.225)
+    assert report["by_label"]["nontoxic"]["ctf_gap"] == pytest.approx(0.25)
+    assert report["by_label"]["toxic"]["ctf_gap"] == pytest.approx(0.2)
+    # within-split pairs only: train->train is white->asian (0.1); heldout->heldout is gay->straight (0.3)
+    assert report["by_split"]["train"]["ctf_gap"] == pytest.approx(0.1)
+    assert report["by_split"]["heldout"]["ctf_gap"] == pytest.approx(0.3)
+    direction = {(d["source"], d["target"]): d for d in report["by_direction"]}
+    assert direction[("white", "black")]["mean_diff"] == pytest.approx(0.4)
+    assert direction[("gay", "straight")]["mean_diff"] == pytest.approx(-0.3)
+    assert report["by_source_term"]["gay"]["ctf_gap"] == pytest.approx(0.2)
+
+
+def test_run_ctf_end_to_end(tmp_path: Path, helper_module: str) -> None:
+    # a classifier that calls "gay" awful: the straight -> gay swap raises the score
+    (tmp_path / "clf.py").write_text(
+        "import numpy as np\n"
+        "def biased(texts):\n    return np.array([0.9 if 'gay' in t.lower() else 0.1 for t in texts])\n"
+    )
+    data = pd.DataFrame(
+        {"text": ["Some people are straight.", "I like my black car.", "A Christian family"], "toxic": [0, 0, 0]}
+    )
+    summary = run_ctf(
+        data,
+        tmp_path / "out",
+        classifier=f"callable:{tmp_path / 'clf.py'}:biased",
+        identities="straight,gay,black,christian",
+        label_column="toxic",
+    )
+    # text 0: 3 swaps, one to 'gay' (+0.8) -> 0.8/3 ; text 2: 3 swaps, one to 'gay' -> 0.8/3 ; text 1 guarded
+    assert summary["ctf_gap"] == pytest.approx(0.8 / 3)
+    assert summary["input"]["texts_with_identity_terms"] == 2
+    assert summary["guard"] == {"mode": "spacy", "occurrences": 3, "blocked": 1}  # straight, black (car), christian
+    pairs = pd.read_csv(tmp_path / "out" / "pairs.csv")
+    assert len(pairs) == 6 and set(pairs["schema_version"].astype(str)) == {"1"}
+    on_disk = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert on_disk["ctf_gap"] == pytest.approx(0.8 / 3)
+
+
+def test_no_identity_terms_is_an_error_not_zero(tmp_path: Path) -> None:
+    data = pd.DataFrame({"text": ["The weather is nice.", "I like my black car."]})
+    with pytest.raises(InputError, match="none of the 2 texts contains an identity term"):
+        run_ctf(data, tmp_path, identities="gay,straight,black")
+
+
+def test_bad_labels(tmp_path: Path) -> None:
+    data = pd.DataFrame({"text": ["I am gay.", "I am straight."], "toxic": ["0", None]})
+    with pytest.raises(InputError, match="row 1 has no label"):
+        run_ctf(data, tmp_path, identities="gay,straight", label_column="toxic")
+    data["toxic"] = ["0", "maybe"]
+    with pytest.raises(InputError, match="label 'maybe'"):
+        run_ctf(data, tmp_path, identities="gay,straight", label_column="toxic")
+
+
+def test_overlapping_terms_are_reported(tmp_path: Path) -> None:
+    data = pd.DataFrame({"text": ["An african american author", "An african author"]})
+    summary = run_ctf(data, tmp_path, identities="african,african american,asian")
+    assert summary["identities"]["overlapping_terms"] == [
+        "'african' is part of 'african american' (the longer match wins)"
+    ]
+    pairs = pd.read_csv(tmp_path / "pairs.csv")
+    assert set(pairs[pairs.text_id == 0]["source_term"]) == {"african american"}
+    assert np.isfinite(summary["ctf_gap"])
