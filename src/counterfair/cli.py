@@ -314,6 +314,55 @@ def ctf(
     console.print(f"wrote {out / 'summary.json'} and {out / 'pairs.csv'}")
 
 
+@app.command("train")
+def train_command(
+    data: Annotated[Path, typer.Argument(help="Texts with a toxic (1) / non-toxic (0) label.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Model directory (usable as --classifier model:DIR).")],
+    method: Annotated[str, typer.Option(help="baseline, blind, augment or clp.")] = "baseline",
+    lam: Annotated[float, typer.Option("--lambda", help="CLP weight of the logit-pairing term.")] = 1.0,
+    nontoxic_only: Annotated[bool, typer.Option(help="CLP: pair non-toxic examples only (CLP_nontox).")] = False,
+    augment: Annotated[str, typer.Option(help="Augmentation: all counterfactuals, or one random one.")] = "all",
+    architecture: Annotated[str, typer.Option(help="cnn (paper 001) or minilm (head on MiniLM).")] = "cnn",
+    identities: Annotated[
+        str | None, typer.Option(help="Identity set: dixon50 (35 training / 15 held-out terms) or a file.")
+    ] = None,
+    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
+    label_column: Annotated[str, typer.Option(help="Column with the labels.")] = "label",
+    epochs: Annotated[int, typer.Option(help="Epochs.")] = 10,
+    batch_size: Annotated[int, typer.Option(help="Batch size.")] = 64,
+    filters: Annotated[int, typer.Option(help="CNN filters per kernel size.")] = 100,
+    vectors: Annotated[str, typer.Option(help="CNN word vectors: learned, or spacy (medium model).")] = "learned",
+    seed: Annotated[int, typer.Option(help="Seed.")] = 0,
+    resume: Annotated[bool, typer.Option(help="Continue an interrupted training from OUT/checkpoint.pt.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Train a toxicity classifier with a counterfactual-fairness method of paper 001 (blindness, augmentation,
+    counterfactual logit pairing) or the baseline."""
+    from .progress import RichProgress
+    from .training import TrainConfig, train
+
+    config = TrainConfig(
+        method=method,
+        lam=lam,
+        nontoxic_only=nontoxic_only,
+        augment=augment,
+        architecture=architecture,
+        identities=identities,
+        epochs=epochs,
+        batch_size=batch_size,
+        filters=filters,
+        vectors=vectors,
+        seed=seed,
+    )
+    with RichProgress(enabled=not quiet) as progress:
+        result = train(
+            data, out, config, text_column=text_column, label_column=label_column, resume=resume, progress=progress
+        )
+    last = result.history[-1] if result.history else {}
+    console.print(f"trained {method} in {result.seconds:.1f} s; final loss {last.get('loss', float('nan')):.4f}")
+    console.print(f"wrote {out}; use it as --classifier model:{out}")
+
+
 @app.command("train-attribute")
 def train_attribute(
     data: Annotated[Path, typer.Argument(help="Texts with identity score columns (CivilComments-Identities style).")],

@@ -11,11 +11,13 @@ spec                        classifier
 ``callable:MODULE:FUNC``    a Python function (also ``callable:file.py:FUNC``)
 ``http:URL``                an HTTP endpoint answering JSON scores (see :class:`HTTPClassifier`)
 ``scores:PATH``             precomputed scores, a CSV with columns ``text,score``
+``model:DIR``               a model trained by ``counterfair train``
 =========================== ==================================================================
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
@@ -47,7 +49,8 @@ __all__ = [
 
 DEFAULT_CLASSIFIER = "profanity-check"
 SPEC_FORMS = (
-    "profanity-check, imdb-sentiment, sklearn:PATH, hf:DIR, spacy:DIR, callable:MODULE:FUNC, http:URL, scores:PATH"
+    "profanity-check, imdb-sentiment, sklearn:PATH, hf:DIR, spacy:DIR, callable:MODULE:FUNC, http:URL, scores:PATH, "
+    "model:DIR"
 )
 
 
@@ -95,6 +98,16 @@ def load_classifier(spec: str, *, batch_size: int = 64) -> CachedClassifier:
     elif kind == "callable":
         inner = CallableClassifier(rest)
         signature = {"type": "callable", "target": rest}
+    elif kind == "model":
+        from ..training import TrainedClassifier
+
+        inner = TrainedClassifier(rest)
+        signature = {
+            "type": "model",
+            "path": rest,
+            "method": inner.meta["config"]["method"],
+            **_file_id(str(Path(rest) / "model.safetensors")),
+        }
     elif kind == "scores":
         inner = ScoresClassifier(rest)
         signature = {"type": "scores", **_file_id(rest)}
