@@ -82,7 +82,7 @@ class Swaps:
 
     def __init__(self, frame: pd.DataFrame, split: str) -> None:
         identities = load_identity_set().subset(split)
-        editor = IdentitySwapEditor(identities, guard=None)
+        editor = IdentitySwapEditor(identities, guard=None, fix_articles=False)
         self.frame = frame
         self.variants = editor.edit(frame["text"].tolist())
         self.split = split

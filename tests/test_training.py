@@ -54,6 +54,15 @@ def test_baseline_learns_and_is_a_classifier(tmp_path: Path) -> None:
     assert clf.signature()["method"] == "baseline"
 
 
+def test_scores_do_not_depend_on_the_batch(tmp_path: Path) -> None:
+    train(_biased_data(), tmp_path / "m", TrainConfig(**{**SMALL, "identities": _ids_file(tmp_path), "epochs": 1}))
+    clf = TrainedClassifier(tmp_path / "m")
+    short = "those gay folks"
+    alone = clf.predict_proba([short])
+    padded = clf.predict_proba([short, "a much longer text " * 30])[:1]
+    np.testing.assert_allclose(alone, padded, atol=1e-6)
+
+
 def test_blindness_has_zero_gap_on_training_terms(tmp_path: Path) -> None:
     ids = _ids_file(tmp_path)
     train(_biased_data(), tmp_path / "blind", TrainConfig(**{**SMALL, "method": "blind", "identities": ids}))

@@ -188,11 +188,16 @@ def run_ctf(
     label_column: str | None = None,
     positive_label: str | None = None,
     guard: str | None = "spacy",
+    fix_articles: bool = False,
     seed: int = 0,
     n_resamples: int = 2000,
     progress: Any = None,
 ) -> dict[str, Any]:
-    """Swap identity terms in every text, score all texts once, and write ``summary.json`` and ``pairs.csv``."""
+    """Swap identity terms in every text, score all texts once, and write ``summary.json`` and ``pairs.csv``.
+
+    Φ_A swaps tokens only, as paper 001 defines it (``fix_articles=False``): with "a"/"an" corrected, a blinded
+    model would see "a identity" and "an identity" and its gap on training terms would no longer be exactly 0.
+    """
     from pathlib import Path
 
     from .attributes import load_identity_set
@@ -218,7 +223,7 @@ def run_ctf(
             if a != b and f" {a.lower()} " in f" {b.lower()} "
         }
     )
-    editor = IdentitySwapEditor(identity_set, guard=guard)
+    editor = IdentitySwapEditor(identity_set, guard=guard, fix_articles=fix_articles)
     variants = editor.edit(texts, progress=hook)
     n_pairs = sum(len(v) for v in variants)
     if n_pairs == 0:

@@ -165,7 +165,14 @@ def _build_cnn(config: TrainConfig, vocab_size: int) -> Any:
 
         def forward(self, ids: Any) -> Any:
             x = self.embedding(ids).transpose(1, 2)
-            pooled = [torch.relu(conv(x)).max(dim=2).values for conv in self.convs]
+            lengths = (ids != 0).sum(dim=1)
+            pooled = []
+            for k, conv in zip(config.kernel_sizes, self.convs, strict=True):
+                h = torch.relu(conv(x))
+                # only windows that start inside the text: padding must not change a text's score
+                last_start = (lengths - k).clamp(min=0)
+                valid = torch.arange(h.shape[2])[None, :] <= last_start[:, None]
+                pooled.append(h.masked_fill(~valid[:, None, :], float("-inf")).max(dim=2).values)
             return self.out(self.dropout(torch.cat(pooled, dim=1))).squeeze(1)
 
     return TextCNN()
@@ -235,7 +242,7 @@ def _counterfactual_map(texts: Sequence[str], identities: IdentitySet, seed: int
     from .editors.swap import IdentitySwapEditor
 
     train_only = identities.subset("train")
-    editor = IdentitySwapEditor(train_only, guard=None)
+    editor = IdentitySwapEditor(train_only, guard=None, fix_articles=False)  # Φ_A exactly: tokens only
     return [[c.text for c in cands] for cands in editor.edit(texts)]
 
 
