@@ -168,10 +168,15 @@ class IdentitySet:
     train: tuple[str, ...]
     heldout: tuple[str, ...] = ()
     ambiguous: frozenset[str] = frozenset()
+    groups: Mapping[str, str] = field(default_factory=dict)  # lower-case term -> group name
 
     @property
     def terms(self) -> tuple[str, ...]:
         return self.train + self.heldout
+
+    def group_of(self, term: str) -> str:
+        """The reporting group of a term (``"other"`` when the set has no groups for it)."""
+        return self.groups.get(term.lower(), "other")
 
     def split_of(self, term: str) -> str:
         """``train`` or ``heldout`` for a term of this set (case-insensitive)."""
@@ -185,9 +190,9 @@ class IdentitySet:
     def subset(self, split: str) -> IdentitySet:
         """Only the training or only the held-out terms."""
         if split == "train":
-            return IdentitySet(f"{self.name}:train", self.train, (), self.ambiguous)
+            return IdentitySet(f"{self.name}:train", self.train, (), self.ambiguous, self.groups)
         if split == "heldout":
-            return IdentitySet(f"{self.name}:heldout", self.heldout, (), self.ambiguous)
+            return IdentitySet(f"{self.name}:heldout", self.heldout, (), self.ambiguous, self.groups)
         raise ConfigError(f"unknown split {split!r}; use 'train' or 'heldout'")
 
 
@@ -205,7 +210,17 @@ def _identity_from(data: Mapping[str, Any], *, where: str, name: str) -> Identit
         ambiguous = frozenset(t.lower() for t in _terms(data.get("ambiguous"), where=where, key="ambiguous"))
     else:  # a user's set: the built-in ambiguous words (colours, ages, ...) that it contains
         ambiguous = _builtin_identity("dixon50").ambiguous & {t.lower() for t in train + heldout}
-    return IdentitySet(str(data.get("name") or name), train, heldout, ambiguous)
+    groups: dict[str, str] = {}
+    raw_groups = data.get("groups") or {}
+    if not isinstance(raw_groups, Mapping):
+        raise ConfigError(f"{where}: 'groups' must map a group name to its terms")
+    known = {t.lower() for t in train + heldout}
+    for group, members in raw_groups.items():
+        for term in _terms(members, where=where, key=f"groups.{group}"):
+            if term.lower() not in known:
+                raise ConfigError(f"{where}: group {group!r} lists {term!r}, which is not one of the set's terms")
+            groups[term.lower()] = str(group)
+    return IdentitySet(str(data.get("name") or name), train, heldout, ambiguous, groups)
 
 
 @cache

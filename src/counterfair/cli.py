@@ -15,6 +15,8 @@ from rich.table import Table
 from . import __version__
 from .errors import CounterfairError
 
+DEFAULT_AUDIT_METHODS = ("ablation", "substitution", "swap")
+
 app = typer.Typer(
     name="counterfair",
     help="Generate counterfactual texts, measure their quality, and audit text classifiers for fairness.",
@@ -86,6 +88,93 @@ def _print_summary(summary: dict[str, Any]) -> None:
         console.print(f"[yellow]skipped {len(skipped)} rows:[/yellow] {shown}{more}")
     for error in summary.get("errors", []):
         err_console.print(f"[red]stage {error['stage']} failed:[/red] {error['message']}")
+
+
+@app.command()
+def audit(
+    data: Annotated[Path | None, typer.Argument(help="Texts to audit (CSV/TSV/JSONL/JSON/Parquet).")] = None,
+    demo: Annotated[bool, typer.Option("--demo", help="Audit the built-in identity-referencing sentences.")] = False,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Run directory (a rerun with it resumes).")] = Path(
+        "counterfair-audit"
+    ),
+    classifier: Annotated[str, typer.Option(help="Classifier under test (spec, see README).")] = "profanity-check",
+    attributes: Annotated[
+        str | None, typer.Option(help="Comma-separated attributes (default: every built-in one the texts reference).")
+    ] = None,
+    methods: Annotated[
+        str, typer.Option(help="Comma-separated: ablation, substitution, swap, llm (llm: ~25 s per text).")
+    ] = ",".join(DEFAULT_AUDIT_METHODS),
+    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
+    id_column: Annotated[str | None, typer.Option(help="Column with unique ids.")] = None,
+    threshold: Annotated[float, typer.Option(help="Score threshold for flips.")] = 0.5,
+    positive_label: Annotated[str | None, typer.Option(help="Classifier label whose probability is the score.")] = None,
+    identities: Annotated[
+        str | None, typer.Option(help="Identity terms for swaps (default: Dixon et al.'s 50).")
+    ] = None,
+    guard: Annotated[bool, typer.Option(help="Skip non-identity uses of ambiguous terms ('a black car').")] = True,
+    llm: Annotated[str, typer.Option(help="LLM for the llm method.")] = "llamacpp:qwen2.5-coder-1.5b-instruct",
+    samples: Annotated[int, typer.Option(help="LLM samples per input and attempt.")] = 16,
+    seed: Annotated[int, typer.Option(help="Seed.")] = 0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """The fairness audit: counterfactuals of identity-referencing texts, the classifier's score changes, CTF gaps,
+    and a report (OUT/report.html, report.md, plots/, summary.json, pairs.csv)."""
+    from .audit import AuditOptions, demo_path, plan, run_audit
+    from .progress import RichProgress
+
+    if demo == (data is not None):
+        raise typer.BadParameter("give a DATA file or --demo (not both)")
+    source = demo_path() if demo else data
+    assert source is not None
+    options = AuditOptions(
+        classifier=classifier,
+        attributes=attributes.split(",") if attributes else None,
+        methods=methods.split(","),
+        text_column=text_column,
+        id_column="id" if demo else id_column,
+        threshold=threshold,
+        positive_label=positive_label,
+        identities=identities,
+        guard=guard,
+        llm=llm,
+        samples=samples,
+        seed=seed,
+    )
+    the_plan = plan(source, options)
+    attrs = ", ".join(f"{a} ({n})" for a, n in the_plan["attributes"].items()) or "none"
+    console.print(
+        f"auditing {classifier} on {the_plan['texts']} texts; attributes referenced: {attrs}; "
+        f"texts with identity terms: {the_plan['identity_texts']}; methods: {', '.join(options.methods)}"
+    )
+    console.print(f"estimated time on 2 CPU cores: about {the_plan['estimated_seconds'] / 60:.1f} min")
+    with RichProgress(enabled=not quiet) as progress:
+        summary = run_audit(source, out, options, progress=progress)
+    table = Table(title=f"score change original -> counterfactual ({summary['classifier']['spec']})")
+    for column in ("method", "attribute", "pairs", "mean change", "95% CI", "flips"):
+        table.add_column(column, justify="left" if column in ("method", "attribute") else "right")
+    for g in summary["groups"]:
+        change = g["score_change"]
+        table.add_row(
+            g["method"],
+            g["attribute"],
+            str(g["pairs"]),
+            _fmt(change["mean"]),
+            f"[{_fmt(change['ci_low'])}, {_fmt(change['ci_high'])}]",
+            f"{g['flips']}",
+        )
+    console.print(table)
+    if summary.get("ctf"):
+        console.print(f"CTF gap over identity swaps: {_fmt(summary['ctf']['ctf_gap'])}")
+    console.print(f"done in {summary['timing_s']['total'] / 60:.1f} min; report: {out / 'report.html'}")
+
+
+@app.command()
+def report(run_dir: Annotated[Path, typer.Argument(help="An audit run directory.")]) -> None:
+    """Rebuild an audit's report (HTML, Markdown, plots) from its run directory, without recomputing."""
+    from .report import build_report
+
+    paths = build_report(run_dir)
+    console.print(f"wrote {paths['html']} and {paths['markdown']}")
 
 
 @app.command()

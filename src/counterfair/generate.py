@@ -64,6 +64,7 @@ class GenerateOptions:
     reuse_prefix: bool = True
     n_ctx: int = 4096
     chunk: int = 64
+    score_methods: list[str] | None = None  # methods whose candidates get BLEU/BERTScore/attribute verdicts (None: all)
     fmt: str | None = None
     encoding: str = "utf-8"
 
@@ -78,7 +79,7 @@ class GenerateOptions:
 
     def fingerprint(self) -> str:
         """What must match for a rerun to resume (everything but performance knobs)."""
-        ignore = {"chunk", "reuse_prefix", "n_ctx"}
+        ignore = {"chunk", "reuse_prefix", "n_ctx"}  # performance knobs: changing them keeps the run resumable
         return params_hash({k: v for k, v in asdict(self).items() if k not in ignore})
 
 
@@ -222,7 +223,11 @@ class Generator:
         editor = self.editor(method)
         per_input = editor.edit(texts)
         flat = [(k, c) for k, cands in enumerate(per_input) for c in cands]
-        verdicts = self.filter.judge([texts[k] for k, _ in flat], [c.text for _, c in flat]) if flat else []
+        scored = self.opts.score_methods is None or method in self.opts.score_methods
+        if flat and scored:
+            verdicts = self.filter.judge([texts[k] for k, _ in flat], [c.text for _, c in flat])
+        else:
+            verdicts = [Verdict() for _ in flat]  # not scored: no verdict, nothing filtered
         by_input: dict[int, list[tuple[Candidate, Verdict]]] = {}
         for (k, cand), verdict in zip(flat, verdicts, strict=True):
             by_input.setdefault(k, []).append((cand, verdict))

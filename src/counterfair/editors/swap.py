@@ -52,6 +52,25 @@ PERSON_NOUNS = frozenset(
     judge judges lawyer lawyers priest priests pastor pastors rabbi rabbis imam imams nun nuns monk monks
     congregation congregations crowd crowds audience audiences public society americans europeans asians
     someone somebody anyone anybody everyone everybody nobody one ones
+    aunt aunts uncle uncles niece nieces nephew nephews cousin cousins grandson granddaughter grandchildren relative
+    relatives boyfriend boyfriends girlfriend girlfriends fiance fiancee roommate roommates housemate classmate
+    classmates teammate teammates coworker coworkers co-worker co-workers volunteer volunteers pilot pilots engineer
+    engineers chef chefs cook cooks baker bakers farmer farmers tourist tourists visitor visitors guest guests host
+    hosts traveler travelers traveller travellers runner runners coach coaches surgeon surgeons dentist dentists
+    pharmacist mayor mayors governor governors minister ministers activist activists protester protesters protestor
+    poet poets novelist journalist journalists reporter reporters blogger preacher preachers scholar scholars
+    researcher researchers expert experts entrepreneur entrepreneurs employer employers landlord landlords tenant
+    tenants renter renters buyer buyers seller sellers shopper shoppers dude dudes intern interns trainee trainees
+    apprentice graduate graduates mentor mentors therapist therapists counselor counselors psychologist
+    psychologists musician musicians dancer dancers comedian comedians director directors producer producers
+    designer designers developer developers programmer programmers accountant accountants banker bankers lawmaker
+    lawmakers legislator legislators official officials worker staff staffer staffers recruit recruits cadet cadets
+    sailor sailors marine marines officer firefighter firefighters paramedic paramedics teen youngster youngsters
+    toddler toddlers infant infants newborn newborns pupil pupils freshman freshmen sophomore seniors senior
+    retiree retirees pensioner pensioners widow widows widower orphan orphans twin twins sibling siblings
+    neighbor's founder founders ceo ceos executive executives entrepreneur chairman chairwoman spokesperson
+    spokesman spokeswoman celebrity celebrities star stars influencer influencers hero heroes
+    club clubs team teams choir choirs association associations organization organizations society societies
     """.split()
 )
 PERSON_PRONOUNS = frozenset("i you he she we they me him her us them who whom someone somebody everyone".split())

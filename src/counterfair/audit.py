@@ -1,0 +1,463 @@
+"""``counterfair audit``: the end-to-end fairness audit of a text classifier.
+
+texts -> editors (word lists, identity swaps, LLM rewriting) -> filters -> classifier under test -> metrics -> report.
+
+For every attribute that the texts reference, the attribute methods (``ablation``, ``substitution``, ``llm``)
+make one counterfactual per text; ``swap`` makes every identity-swap variant of every text with an identity term.
+The classifier scores each distinct text once. The audit then reports, per method and attribute, how the score
+moves from original to counterfactual (mean change with a bootstrap CI, as paper 000 Table 5), how many
+predictions flip at a threshold, and for swaps the CTF gap per identity group and per (source -> target)
+direction.
+
+Run directory (``DIR``)::
+
+    run.json            options and input hash (a rerun with the same DIR resumes)
+    generate/<name>/    the generate runs (candidates, counterfactuals, checkpoints)
+    scores.jsonl        classifier probabilities per distinct text (the cache that makes a rerun resume)
+    pairs.csv           one row per (original, counterfactual) pair with both scores
+    summary.json        every aggregate, the signatures, the options
+    report.html         the report (one self-contained file), report.md, plots/*.png and *.svg
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import __version__
+from .attributes import known_attributes, load_attribute, load_identity_set
+from .classifiers import CachedClassifier, load_classifier
+from .ctf import ctf_report
+from .errors import ConfigError, InputError
+from .generate import GenerateOptions, run_generate
+from .io import cell_text, file_sha256, read_table, require_columns, write_json, write_table
+from .metrics.functional import bootstrap_ci
+from .progress import NullProgress, ProgressHook
+from .records import params_hash
+
+METHODS = ("ablation", "substitution", "swap", "llm")
+DEFAULT_METHODS = ("ablation", "substitution", "swap")
+
+# Measured on 2 CPU cores (benchmarks/results): seconds per input text, used for the up-front estimate.
+SECONDS_PER_TEXT = {"ablation": 0.02, "substitution": 0.02, "swap": 0.05, "llm": 25.0}
+SECONDS_FIXED = 25.0  # loading spaCy, MiniLM and the classifier
+
+
+def demo_path() -> Path:
+    """The built-in demo texts: non-toxic, identity-referencing sentences written for counterfair."""
+    return Path(str(resources.files("counterfair") / "resources" / "demo_audit.csv"))
+
+
+@dataclass
+class AuditOptions:
+    classifier: str = "profanity-check"
+    attributes: list[str] | None = None  # None: every built-in attribute the texts reference
+    methods: list[str] = field(default_factory=lambda: list(DEFAULT_METHODS))
+    text_column: str = "text"
+    id_column: str | None = None
+    threshold: float = 0.5
+    positive_label: str | None = None
+    identities: str | None = None
+    guard: bool = True
+    llm: str = "llamacpp:qwen2.5-coder-1.5b-instruct"
+    samples: int = 16
+    max_attempts: int = 5
+    detector: str = "keyword"
+    seed: int = 0
+    bootstrap: int = 2000
+    top_examples: int = 12
+
+    def __post_init__(self) -> None:
+        methods = [m.strip().lower() for m in self.methods if m.strip()]
+        unknown = [m for m in methods if m not in METHODS]
+        if unknown or not methods:
+            raise ConfigError(f"unknown method(s) {unknown or methods}; known methods: {', '.join(METHODS)}")
+        self.methods = [m for m in METHODS if m in methods]
+        if not 0.0 < self.threshold < 1.0:
+            raise ConfigError(f"threshold must be in (0, 1), got {self.threshold}")
+
+
+def estimate_seconds(counts: dict[str, int], identity_texts: int, methods: list[str]) -> float:
+    """A rough up-front estimate of the audit's wall time on 2 CPU cores."""
+    total = SECONDS_FIXED
+    for method in methods:
+        n = identity_texts if method == "swap" else sum(counts.values())
+        total += SECONDS_PER_TEXT[method] * n
+    return total
+
+
+class ScoreCache:
+    """Classifier probabilities per distinct text, appended to ``scores.jsonl`` batch by batch."""
+
+    def __init__(self, path: Path, classifier: CachedClassifier, *, batch: int | None = None) -> None:
+        self.path = path
+        self.classifier = classifier
+        self.batch = batch or classifier.batch_size  # every finished classifier batch is on disk at once
+        self.scores: dict[str, list[float]] = {}
+        if path.exists():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    break  # a torn last line: those texts are scored again
+                self.scores[record["text"]] = record["p"]
+
+    def score(self, texts: list[str], progress: ProgressHook) -> dict[str, list[float]]:
+        todo = [t for t in dict.fromkeys(texts) if t not in self.scores]
+        progress.start(f"classifier ({self.classifier.spec})", len(todo))
+        for start in range(0, len(todo), self.batch):
+            chunk = todo[start : start + self.batch]
+            proba = self.classifier.predict_proba(chunk)
+            with open(self.path, "a", encoding="utf-8") as handle:
+                for text, p in zip(chunk, proba, strict=True):
+                    values = [float(x) for x in p]
+                    self.scores[text] = values
+                    handle.write(json.dumps({"text": text, "p": values}, ensure_ascii=False) + "\n")
+            progress.advance(len(chunk))
+        return self.scores
+
+
+def _read_texts(source: Any, opts: AuditOptions) -> tuple[pd.DataFrame, str]:
+    origin = str(source) if not isinstance(source, pd.DataFrame) else "DataFrame"
+    frame = read_table(source)
+    wanted = {opts.text_column: "--text-column"} | ({opts.id_column: "--id-column"} if opts.id_column else {})
+    require_columns(frame, wanted, origin=origin)
+    texts = [cell_text(v) or "" for v in frame[opts.text_column].tolist()]
+    ids = (
+        [cell_text(v) or str(i) for i, v in enumerate(frame[opts.id_column])]
+        if opts.id_column
+        else [str(i) for i in range(len(frame))]
+    )
+    if len(set(ids)) != len(ids):
+        raise InputError(f"{origin}: ids in column {opts.id_column!r} are not unique")
+    return pd.DataFrame({"id": ids, "text": texts}), origin
+
+
+def _attribute_counts(texts: list[str], names: list[str]) -> dict[str, int]:
+    return {name: sum(1 for t in texts if load_attribute(name).matcher().contains(t)) for name in names}
+
+
+def plan(source: Any, options: AuditOptions | None = None) -> dict[str, Any]:
+    """What an audit would do (texts per attribute, identity texts) and how long it should take; no models run."""
+    opts = options or AuditOptions()
+    frame, origin = _read_texts(source, opts)
+    texts = frame["text"].tolist()
+    requested = opts.attributes or known_attributes()
+    counts = _attribute_counts(texts, requested)
+    attr_methods = [m for m in opts.methods if m != "swap"]
+    occurring = {a: n for a, n in counts.items() if n}
+    missing = [a for a, n in counts.items() if n == 0]
+    from .text import TermMatcher
+
+    identity_texts = (
+        sum(1 for t in texts if TermMatcher(load_identity_set(opts.identities).terms).contains(t))
+        if ("swap" in opts.methods)
+        else 0
+    )
+    if attr_methods and opts.attributes and not occurring and not identity_texts:
+        others = _attribute_counts(texts, [a for a in known_attributes() if a not in requested])
+        found = ", ".join(f"{a} ({n} texts)" for a, n in others.items() if n) or "none of the built-in ones"
+        raise InputError(f"{origin}: no text references {', '.join(requested)}; attributes that do occur: {found}")
+    return {
+        "texts": len(texts),
+        "attributes": occurring,
+        "attributes_without_texts": missing,
+        "identity_texts": identity_texts,
+        "methods": opts.methods,
+        "estimated_seconds": round(
+            estimate_seconds(occurring if attr_methods else {}, identity_texts, opts.methods), 0
+        ),
+    }
+
+
+def run_audit(
+    source: Any,
+    out_dir: str | Path,
+    options: AuditOptions | None = None,
+    *,
+    progress: ProgressHook | None = None,
+    classifier: CachedClassifier | None = None,
+) -> dict[str, Any]:
+    """Run the audit into ``out_dir`` and build its report; returns the summary."""
+    opts = options or AuditOptions()
+    hook = progress or NullProgress()
+    started = time.perf_counter()
+    frame, origin = _read_texts(source, opts)
+    the_plan = plan(frame, opts)
+    target = Path(out_dir)
+    target.mkdir(parents=True, exist_ok=True)
+    input_hash = (
+        file_sha256(source) if not isinstance(source, pd.DataFrame) else params_hash({"t": frame["text"].tolist()})
+    )
+    run_id = {
+        "options": params_hash({k: v for k, v in asdict(opts).items() if k not in ("top_examples", "bootstrap")}),
+        "input_sha256": input_hash,
+    }
+    run_file = target / "run.json"
+    if run_file.exists():
+        previous = json.loads(run_file.read_text(encoding="utf-8"))
+        if {k: previous.get(k) for k in run_id} != run_id:
+            raise ConfigError(
+                f"{target} holds an audit with other options or input; rerun it with the same ones, "
+                "or choose a new --out"
+            )
+    else:
+        write_json({**run_id, "options_full": asdict(opts), "input": origin}, run_file)
+
+    texts = frame["text"].tolist()
+    attr_methods = [m for m in opts.methods if m != "swap"]
+    generate_common = {
+        "id_column": "id",
+        "guard": "spacy" if opts.guard else None,
+        "llm": opts.llm,
+        "samples": opts.samples,
+        "max_attempts": opts.max_attempts,
+        "detector": opts.detector,
+        "seed": opts.seed,
+        "identities": opts.identities,
+    }
+    generated: dict[str, Any] = {}
+    timing: dict[str, float] = {}
+    for attribute in the_plan["attributes"] if attr_methods else []:
+        matcher = load_attribute(attribute).matcher()
+        subset = frame[[matcher.contains(t) for t in texts]].reset_index(drop=True)
+        t0 = time.perf_counter()
+        generated[attribute] = run_generate(
+            subset,
+            target / "generate" / attribute,
+            GenerateOptions(attribute=attribute, methods=attr_methods, **generate_common),  # type: ignore[arg-type]
+            progress=hook,
+        )
+        timing[f"generate:{attribute}"] = round(time.perf_counter() - t0, 2)
+    if "swap" in opts.methods and the_plan["identity_texts"]:
+        t0 = time.perf_counter()
+        generated["identity"] = run_generate(
+            frame,
+            target / "generate" / "identity",
+            GenerateOptions(methods=["swap"], score_methods=[], **generate_common),  # type: ignore[arg-type]
+            progress=hook,
+        )
+        timing["generate:identity"] = round(time.perf_counter() - t0, 2)
+
+    clf = classifier or load_classifier(opts.classifier)
+    index = _positive_index(clf.labels, opts.positive_label)
+    rows = _pair_rows(generated)
+    cache = ScoreCache(target / "scores.jsonl", clf)
+    t0 = time.perf_counter()
+    scores = cache.score(texts + [r["cf_text"] for r in rows], hook)
+    timing["classifier"] = round(time.perf_counter() - t0, 2)
+    pairs = pd.DataFrame(rows, columns=PAIR_COLUMNS[:8])
+    identity_set = load_identity_set(opts.identities)
+    pairs["score_orig"] = pd.Series([scores[t][index] for t in pairs["source_text"]], dtype=float)
+    pairs["score_cf"] = pd.Series([scores[t][index] for t in pairs["cf_text"]], dtype=float)
+    pairs["diff"] = pairs["score_cf"] - pairs["score_orig"]
+    pairs["flipped"] = (pairs["score_orig"] >= opts.threshold) != (pairs["score_cf"] >= opts.threshold)
+    pairs["group"] = [identity_set.group_of(t) if isinstance(t, str) else None for t in pairs["source_term"]]
+    orig_scores = {t: scores[t][index] for t in texts}
+    summary = _summary(opts, the_plan, generated, pairs, orig_scores, identity_set, clf, index, origin)
+    summary["timing_s"] = {**timing, "total": round(time.perf_counter() - started, 2)}
+    write_table(pairs, target / "pairs.csv")
+    write_json(summary, target / "summary.json")
+    from .report import build_report
+
+    build_report(target)
+    return summary
+
+
+PAIR_COLUMNS = [
+    "method",
+    "attribute",
+    "input_id",
+    "source_text",
+    "cf_text",
+    "source_term",
+    "target_term",
+    "edits",
+    "score_orig",
+    "score_cf",
+    "diff",
+    "flipped",
+]
+
+
+def _positive_index(labels: list[str], positive: str | None) -> int:
+    from .ctf import _positive_index as pick
+
+    return pick(labels, positive)
+
+
+def _pair_rows(generated: dict[str, Any]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for name, result in generated.items():
+        if name == "identity":
+            cands = result.candidates
+            cands = cands[cands["method"] == "swap"]
+            sources = dict(zip(result.counterfactuals["input_id"], result.counterfactuals["source_text"], strict=True))
+            for c in cands.itertuples():
+                rows.append(
+                    {
+                        "method": "swap",
+                        "attribute": "identity",
+                        "input_id": c.input_id,
+                        "source_text": sources[c.input_id],
+                        "cf_text": c.text,
+                        "source_term": c.source_term,
+                        "target_term": c.target_term,
+                        "edits": c.edits,
+                    }
+                )
+            continue
+        cfs = result.counterfactuals
+        selected = result.candidates[result.candidates["selected"] == True] if not result.candidates.empty else None  # noqa: E712
+        edits = {} if selected is None else {(r.input_id, r.method): r.edits for r in selected.itertuples()}
+        for c in cfs[cfs["status"] == "ok"].itertuples():
+            rows.append(
+                {
+                    "method": c.method,
+                    "attribute": name,
+                    "input_id": c.input_id,
+                    "source_text": c.source_text,
+                    "cf_text": c.text,
+                    "source_term": None,
+                    "target_term": None,
+                    "edits": edits.get((c.input_id, c.method), ""),
+                }
+            )
+    return rows
+
+
+def _mean_ci(values: np.ndarray, opts: AuditOptions) -> dict[str, Any]:
+    if values.size == 0:
+        return {"n": 0, "mean": None, "ci_low": None, "ci_high": None}
+    low, high = bootstrap_ci(values, n_resamples=opts.bootstrap, seed=opts.seed)
+    return {"n": int(values.size), "mean": float(values.mean()), "ci_low": low, "ci_high": high}
+
+
+def _summary(
+    opts: AuditOptions,
+    the_plan: dict[str, Any],
+    generated: dict[str, Any],
+    pairs: pd.DataFrame,
+    orig_scores: dict[str, float],
+    identity_set: Any,
+    clf: CachedClassifier,
+    index: int,
+    origin: str,
+) -> dict[str, Any]:
+    groups: list[dict[str, Any]] = []
+    for name, result in generated.items():
+        cfs = result.counterfactuals
+        for method in cfs["method"].unique():
+            mine = cfs[cfs["method"] == method]
+            mine_pairs = pairs[(pairs["method"] == method) & (pairs["attribute"] == name)] if not pairs.empty else pairs
+            cands = result.candidates[result.candidates["method"] == method] if not result.candidates.empty else None
+            diff = mine_pairs["diff"].to_numpy(dtype=float) if not mine_pairs.empty else np.zeros(0)
+            entry = {
+                "method": str(method),
+                "attribute": name,
+                "inputs": len(mine),
+                "with_counterfactual": int((mine["status"] == "ok").sum()),
+                "status": {str(k): int(v) for k, v in mine["status"].value_counts().items()},
+                "pairs": len(mine_pairs),
+                "filter_pass_rate": (
+                    float(cands["passed"].mean()) if cands is not None and len(cands) and method == "llm" else None
+                ),
+                "score_change": _mean_ci(diff, opts),
+                "mean_abs_change": float(np.abs(diff).mean()) if diff.size else None,
+                "flips": int(mine_pairs["flipped"].sum()) if not mine_pairs.empty else 0,
+                "flip_rate": float(mine_pairs["flipped"].mean()) if not mine_pairs.empty else None,
+                "mean_score_orig": float(mine_pairs["score_orig"].mean()) if not mine_pairs.empty else None,
+            }
+            groups.append(entry)
+    ctf: dict[str, Any] | None = None
+    swap = pairs[pairs["method"] == "swap"] if not pairs.empty else pairs
+    if not swap.empty:
+        table = swap.rename(columns={"input_id": "text_id"}).assign(
+            label=np.nan, source_split="all", target_split="all", abs_diff=lambda d: d["diff"].abs()
+        )
+        report = ctf_report(table, seed=opts.seed, n_resamples=opts.bootstrap)
+        per_group = {}
+        for group, part in table.groupby("group"):
+            per_group[str(group)] = ctf_report(part, seed=opts.seed, n_resamples=opts.bootstrap)
+        ctf = {
+            "ctf_gap": report["ctf_gap"],
+            "texts": report["texts"],
+            "pairs": report["pairs"],
+            "ci_low": report["ci_low"],
+            "ci_high": report["ci_high"],
+            "by_group": {
+                g: {k: r[k] for k in ("ctf_gap", "texts", "pairs", "ci_low", "ci_high")} for g, r in per_group.items()
+            },
+            "by_source_term": report["by_source_term"],
+            "by_direction": report["by_direction"],
+        }
+    top = (
+        pairs.assign(abs_diff=pairs["diff"].abs()).sort_values("abs_diff", ascending=False).head(opts.top_examples)
+        if (not pairs.empty)
+        else pairs
+    )
+    signatures = {name: r.summary["signatures"] for name, r in generated.items()}
+    return {
+        "counterfair_version": __version__,
+        "command": "audit",
+        "input": {"source": origin, **the_plan},
+        "classifier": clf.signature(),
+        "positive_label": clf.labels[index],
+        "threshold": opts.threshold,
+        "originals": {
+            "n": len(orig_scores),
+            "mean_score": float(np.mean(list(orig_scores.values()))) if orig_scores else None,
+            "share_above_threshold": float(np.mean([s >= opts.threshold for s in orig_scores.values()]))
+            if orig_scores
+            else None,
+        },
+        "groups": groups,
+        "ctf": ctf,
+        "top_examples": top[
+            [
+                "method",
+                "attribute",
+                "input_id",
+                "source_text",
+                "cf_text",
+                "edits",
+                "score_orig",
+                "score_cf",
+                "diff",
+                "source_term",
+                "target_term",
+            ]
+        ].to_dict("records")
+        if not top.empty
+        else [],
+        "signatures": signatures,
+        "options": asdict(opts),
+        "reproduce": _reproduce_command(opts, origin),
+    }
+
+
+def _reproduce_command(opts: AuditOptions, origin: str) -> str:
+    parts = [
+        "counterfair audit",
+        "--demo" if origin == str(demo_path()) else origin,
+        f"--classifier {opts.classifier}",
+        f"--methods {','.join(opts.methods)}",
+        f"--threshold {opts.threshold}",
+        f"--seed {opts.seed}",
+    ]
+    if opts.attributes:
+        parts.append(f"--attributes {','.join(opts.attributes)}")
+    if opts.id_column:
+        parts.append(f"--id-column {opts.id_column}")
+    if opts.text_column != "text":
+        parts.append(f"--text-column {opts.text_column}")
+    if "llm" in opts.methods:
+        parts.append(f"--llm {opts.llm}")
+    return " ".join(parts) + " --out DIR"

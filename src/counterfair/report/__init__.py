@@ -1,0 +1,172 @@
+"""The audit report: ``report.html`` (self-contained, opens offline), ``report.md``, ``plots/*.png|svg``.
+
+Built only from ``summary.json`` and ``pairs.csv`` of a run directory, so ``counterfair report DIR`` rebuilds it
+without recomputing anything. Every text is HTML-escaped (the texts are user data and may hold markup).
+"""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import html
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..attributes import load_identity_set
+from ..errors import InputError
+from ..io import atomic_open, read_json, read_table
+from . import plots
+
+
+def edit_html(original: str, counterfactual: str) -> str:
+    """Word-level diff: removed words in ``<del>``, added ones in ``<ins>``; everything escaped."""
+    a, b = original.split(), counterfactual.split()
+    out: list[str] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op == "equal":
+            out.append(html.escape(" ".join(a[i1:i2])))
+            continue
+        if i2 > i1:
+            out.append(f"<del>{html.escape(' '.join(a[i1:i2]))}</del>")
+        if j2 > j1:
+            out.append(f"<ins>{html.escape(' '.join(b[j1:j2]))}</ins>")
+    return " ".join(out)
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    return f"{value:+.{digits}f}" if isinstance(value, float) and value < 0 else f"{value:.{digits}f}"
+
+
+def _pct(value: Any) -> str:
+    return "–" if value is None or (isinstance(value, float) and not math.isfinite(value)) else f"{100 * value:.1f}%"
+
+
+def _sign(value: Any) -> str:
+    if not isinstance(value, int | float) or not math.isfinite(value) or abs(value) < 1e-9:
+        return ""
+    return "pos" if value > 0 else "neg"
+
+
+def load_run(run_dir: str | Path) -> tuple[dict[str, Any], pd.DataFrame]:
+    """``summary.json`` (schema-checked) and ``pairs.csv`` of an audit run directory."""
+    target = Path(run_dir)
+    if not (target / "summary.json").exists():
+        raise InputError(f"{target}: not an audit run directory (no summary.json); run counterfair audit first")
+    summary = read_json(target / "summary.json")
+    if summary.get("command") != "audit":
+        raise InputError(f"{target}: summary.json was written by '{summary.get('command')}', not by counterfair audit")
+    pairs = read_table(target / "pairs.csv", allow_empty=True)
+    for column in ("score_orig", "score_cf", "diff"):
+        if column in pairs:
+            pairs[column] = pairs[column].astype(float)
+    return summary, pairs
+
+
+def build_report(run_dir: str | Path) -> dict[str, Path]:
+    """Write ``report.html``, ``report.md`` and the plots of an audit run; returns their paths."""
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+    target = Path(run_dir)
+    summary, pairs = load_run(target)
+    plot_dir = target / "plots"
+    order = list(load_identity_set(summary["options"].get("identities")).terms)
+    by_group = sorted(order, key=lambda t: (load_identity_set(summary["options"].get("identities")).group_of(t), t))
+    made = [
+        (
+            "score_change_histogram",
+            "Distribution of score changes, original → counterfactual, per method",
+            plots.score_change_histogram(pairs, plot_dir),
+        ),
+        (
+            "score_scatter",
+            "Original vs counterfactual score; points below the diagonal lost score",
+            plots.score_scatter(pairs, plot_dir, summary["threshold"]),
+        ),
+        (
+            "swap_heatmap",
+            "Mean score change per identity swap, source term (row) → target term (column)",
+            plots.swap_heatmap(pairs, plot_dir, by_group),
+        ),
+        (
+            "ctf_groups",
+            "CTF gap per identity group, with 95% bootstrap intervals",
+            plots.ctf_group_bars(summary["ctf"], plot_dir),
+        ),
+    ]
+    figures = []
+    for name, caption, paths in made:
+        if paths is None:
+            continue
+        png = base64.b64encode(Path(paths["png"]).read_bytes()).decode("ascii")
+        figures.append({"name": name, "caption": caption, "png": png, "svg": f"plots/{name}.svg"})
+    examples = [
+        {**e, "diff_html": edit_html(str(e["source_text"]), str(e["cf_text"]))} for e in summary["top_examples"]
+    ]
+    ctf = summary.get("ctf") or {}
+    ctf_groups = sorted((ctf.get("by_group") or {}).items(), key=lambda kv: -(kv[1]["ctf_gap"] or 0))
+    directions = sorted(ctf.get("by_direction") or [], key=lambda d: -abs(d["mean_diff"]))[:15]
+    notes = []
+    missing = summary["input"].get("attributes_without_texts") or []
+    if missing:
+        notes.append(f"No text referenced: {', '.join(missing)} (no counterfactuals for them).")
+    env = Environment(
+        loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=select_autoescape(["j2", "html"])
+    )
+    page = env.get_template("report.html.j2").render(
+        s=summary,
+        figures=figures,
+        examples=examples,
+        ctf_groups=ctf_groups,
+        directions=directions,
+        notes=notes,
+        num=_num,
+        pct=_pct,
+        sign=_sign,
+        signatures=json.dumps(summary["signatures"], indent=1, default=str)[:20000],
+        options=json.dumps(summary["options"], indent=1),
+    )
+    with atomic_open(target / "report.html", "w", encoding="utf-8") as handle:
+        handle.write(page)
+    with atomic_open(target / "report.md", "w", encoding="utf-8") as handle:
+        handle.write(markdown(summary))
+    return {"html": target / "report.html", "markdown": target / "report.md", "plots": plot_dir}
+
+
+def markdown(summary: dict[str, Any]) -> str:
+    """A short Markdown summary for CI logs."""
+    lines = [
+        f"# counterfair audit: {summary['classifier']['spec']}",
+        "",
+        f"{summary['input']['texts']} texts, methods {', '.join(summary['input']['methods'])}, "
+        f"score = P({summary['positive_label']}), threshold {summary['threshold']}.",
+        "",
+        "| method | attribute | with counterfactual | mean change [95% CI] | mean abs change | flips |",
+        "|---|---|---|---|---|---|",
+    ]
+    for g in summary["groups"]:
+        change = g["score_change"]
+        lines.append(
+            f"| {g['method']} | {g['attribute']} | {g['with_counterfactual']} of {g['inputs']} | "
+            f"{_num(change['mean'])} [{_num(change['ci_low'])}, {_num(change['ci_high'])}] | "
+            f"{_num(g['mean_abs_change'])} | {g['flips']} of {g['pairs']} |"
+        )
+    if summary.get("ctf"):
+        ctf = summary["ctf"]
+        lines += [
+            "",
+            f"CTF gap (identity swaps): **{_num(ctf['ctf_gap'])}** [{_num(ctf['ci_low'])}, {_num(ctf['ci_high'])}] "
+            f"over {ctf['texts']} texts.",
+            "",
+            "| group | CTF gap |",
+            "|---|---|",
+        ]
+        for name, g in sorted(ctf["by_group"].items(), key=lambda kv: -(kv[1]["ctf_gap"] or 0)):
+            lines.append(f"| {name} | {_num(g['ctf_gap'])} |")
+    lines += ["", f"Reproduce: `{summary['reproduce']}`", ""]
+    return "\n".join(lines)

@@ -1,0 +1,120 @@
+"""Plots of an audit (the only module that imports matplotlib). Each figure is saved as PNG and SVG."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+METHOD_COLORS = {"ablation": "#d95f02", "substitution": "#1b9e77", "swap": "#7570b3", "llm": "#e7298a"}
+
+
+def _plt() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"font.size": 9, "axes.spines.top": False, "axes.spines.right": False, "svg.hashsalt": "cf"})
+    return plt
+
+
+def _save(fig: Any, out: Path, name: str) -> dict[str, str]:
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for ext in ("png", "svg"):
+        path = out / f"{name}.{ext}"
+        fig.savefig(path, dpi=110, bbox_inches="tight", metadata={"Date": None} if ext == "svg" else None)
+        paths[ext] = str(path)
+    _plt().close(fig)
+    return paths
+
+
+def score_change_histogram(pairs: pd.DataFrame, out: Path) -> dict[str, str] | None:
+    """Distribution of score changes, original -> counterfactual, per method (paper 000 Fig. 2)."""
+    if pairs.empty:
+        return None
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    bins = np.linspace(-1, 1, 41)
+    for method, part in pairs.groupby("method", sort=False):
+        ax.hist(
+            part["diff"],
+            bins=bins,
+            histtype="step",
+            linewidth=1.6,
+            label=f"{method} (n={len(part)})",
+            color=METHOD_COLORS.get(str(method)),
+            density=True,
+        )
+    ax.axvline(0, color="#888", linewidth=0.8)
+    ax.set_xlabel("change in score (counterfactual - original)")
+    ax.set_ylabel("density")
+    ax.set_title("Score changes by method")
+    ax.legend(frameon=False)
+    return _save(fig, out, "score_change_histogram")
+
+
+def score_scatter(pairs: pd.DataFrame, out: Path, threshold: float) -> dict[str, str] | None:
+    """Original vs counterfactual score per method (paper 000 Figs. 3-4); points below y = x lost score."""
+    if pairs.empty:
+        return None
+    plt = _plt()
+    methods = list(dict.fromkeys(pairs["method"]))
+    fig, axes = plt.subplots(1, len(methods), figsize=(3.0 * len(methods) + 0.4, 3.2), squeeze=False)
+    for ax, method in zip(axes[0], methods, strict=True):
+        part = pairs[pairs["method"] == method]
+        ax.scatter(part["score_orig"], part["score_cf"], s=8, alpha=0.45, color=METHOD_COLORS.get(method), linewidths=0)
+        ax.plot([0, 1], [0, 1], color="#888", linewidth=0.8)
+        ax.axhline(threshold, color="#ccc", linewidth=0.6, linestyle="--")
+        ax.axvline(threshold, color="#ccc", linewidth=0.6, linestyle="--")
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_title(f"{method} (n={len(part)})")
+        ax.set_xlabel("original score")
+    axes[0][0].set_ylabel("counterfactual score")
+    fig.suptitle("Original vs counterfactual scores", y=1.02)
+    return _save(fig, out, "score_scatter")
+
+
+def swap_heatmap(pairs: pd.DataFrame, out: Path, order: list[str]) -> dict[str, str] | None:
+    """Mean score change for each (source term -> target term) swap; rows are sources."""
+    swap = pairs[pairs["method"] == "swap"]
+    if swap.empty:
+        return None
+    matrix = swap.pivot_table(index="source_term", columns="target_term", values="diff", aggfunc="mean")
+    rows = [t for t in order if t in matrix.index]
+    cols = [t for t in order if t in matrix.columns]
+    matrix = matrix.reindex(index=rows, columns=cols)
+    plt = _plt()
+    height = max(2.2, 0.16 * len(rows) + 1.2)
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.16 * len(cols) + 2.0), height))
+    limit = float(np.nanmax(np.abs(matrix.to_numpy()))) if matrix.size else 1.0
+    image = ax.imshow(matrix.to_numpy(), cmap="RdBu_r", vmin=-max(limit, 1e-3), vmax=max(limit, 1e-3), aspect="auto")
+    ax.set_xticks(range(len(cols)), cols, rotation=90, fontsize=6)
+    ax.set_yticks(range(len(rows)), rows, fontsize=6)
+    ax.set_xlabel("target term (swapped in)")
+    ax.set_ylabel("source term (in the text)")
+    ax.set_title("Mean score change per identity swap (red: the swap raised the score)")
+    fig.colorbar(image, ax=ax, shrink=0.8, label="mean change")
+    return _save(fig, out, "swap_heatmap")
+
+
+def ctf_group_bars(ctf: dict[str, Any] | None, out: Path) -> dict[str, str] | None:
+    """CTF gap per identity group with its 95 % bootstrap interval."""
+    if not ctf or not ctf.get("by_group"):
+        return None
+    groups = sorted(ctf["by_group"].items(), key=lambda kv: -(kv[1]["ctf_gap"] or 0))
+    names = [g for g, _ in groups]
+    values = np.array([e["ctf_gap"] or 0 for _, e in groups])
+    low = np.array([e["ci_low"] if e["ci_low"] is not None else v for (_, e), v in zip(groups, values, strict=True)])
+    high = np.array([e["ci_high"] if e["ci_high"] is not None else v for (_, e), v in zip(groups, values, strict=True)])
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6.0, 0.35 * len(names) + 1.2))
+    ax.barh(names, values, xerr=np.vstack([values - low, high - values]), color="#7570b3", alpha=0.8, capsize=3)
+    ax.invert_yaxis()
+    ax.set_xlabel("CTF gap (mean |score change| over swaps)")
+    ax.set_title("Counterfactual token fairness gap by identity group")
+    return _save(fig, out, "ctf_groups")

@@ -1,0 +1,185 @@
+"""The audit end to end (the main job), its report, resume and bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from counterfair.audit import AuditOptions, demo_path, plan, run_audit
+from counterfair.errors import ClassifierError, InputError, SchemaError
+from counterfair.report import build_report, edit_html
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("audit")
+    run_audit(demo_path(), out, AuditOptions(id_column="id"))
+    return out
+
+
+def test_demo_covers_the_four_attributes_and_all_dixon_terms() -> None:
+    p = plan(demo_path(), AuditOptions(id_column="id"))
+    assert set(p["attributes"]) == {"islam", "judaism", "lgbq", "transgender"}
+    assert p["identity_texts"] >= 50
+    assert p["estimated_seconds"] < 15 * 60
+
+
+def test_demo_audit_outputs(demo_run: Path) -> None:
+    summary = json.loads((demo_run / "summary.json").read_text())
+    pairs = pd.read_csv(demo_run / "pairs.csv")
+    groups = {(g["method"], g["attribute"]): g for g in summary["groups"]}
+    assert {("ablation", "islam"), ("substitution", "lgbq"), ("swap", "identity")} <= set(groups)
+    assert sum(g["pairs"] for g in summary["groups"]) == len(pairs)
+    swap = groups[("swap", "identity")]
+    assert swap["with_counterfactual"] == 50  # every demo sentence with a Dixon term, guard included
+    # the means in the summary are the means of the pairs table
+    ablation = pairs[(pairs.method == "ablation") & (pairs.attribute == "lgbq")]
+    assert groups[("ablation", "lgbq")]["score_change"]["mean"] == pytest.approx(ablation["diff"].mean())
+    assert groups[("ablation", "lgbq")]["flips"] == int(ablation["flipped"].sum())
+    assert 0 < summary["ctf"]["ctf_gap"] < 1
+    assert set(summary["ctf"]["by_group"]) == {
+        "sexuality",
+        "gender",
+        "race_ethnicity",
+        "nationality",
+        "religion",
+        "age",
+        "disability",
+    }
+    for name in ("score_change_histogram", "score_scatter", "swap_heatmap", "ctf_groups"):
+        assert (demo_run / "plots" / f"{name}.png").stat().st_size > 5000
+        assert (demo_run / "plots" / f"{name}.svg").exists()
+    html = (demo_run / "report.html").read_text()
+    assert html.count('src="data:image/png;base64,') == 4  # self-contained
+    assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html
+    assert "CTF gap" in (demo_run / "report.md").read_text()
+
+
+def test_rerun_resumes_and_report_rebuilds(demo_run: Path) -> None:
+    before = json.loads((demo_run / "summary.json").read_text())
+    lines = (demo_run / "scores.jsonl").read_text().count("\n")
+    summary = run_audit(demo_path(), demo_run, AuditOptions(id_column="id"))
+    assert (demo_run / "scores.jsonl").read_text().count("\n") == lines  # nothing scored twice
+    assert summary["ctf"]["ctf_gap"] == before["ctf"]["ctf_gap"]
+    (demo_run / "report.html").unlink()
+    build_report(demo_run)
+    assert (demo_run / "report.html").exists()
+
+
+def test_texts_are_escaped_in_the_report(tmp_path: Path) -> None:
+    data = pd.DataFrame(
+        {
+            "text": [
+                '<script>alert("x")</script> My Muslim neighbour is kind.',
+                "<img src=x onerror=alert(1)> The gay couple next door",
+            ]
+        }
+    )
+    run_audit(data, tmp_path, AuditOptions(methods=["ablation"]))
+    html = (tmp_path / "report.html").read_text()
+    assert "<script>alert" not in html and "<img src=x" not in html
+    assert "&lt;script&gt;alert" in html
+
+
+def test_edit_highlighting() -> None:
+    assert (
+        edit_html("My Muslim neighbour", "My Christian neighbour")
+        == "My <del>Muslim</del> <ins>Christian</ins> neighbour"
+    )
+    assert edit_html("a <b>", "a") == "a <del>&lt;b&gt;</del>"
+
+
+def test_no_reference_to_the_attribute_suggests_others(tmp_path: Path) -> None:
+    data = pd.DataFrame({"text": ["The gay couple next door", "A bathroom bill was debated", "Nice weather today"]})
+    with pytest.raises(
+        InputError, match=r"no text references islam; attributes that do occur: lgbq \(1 texts\), transgender \(1"
+    ):
+        run_audit(data, tmp_path, AuditOptions(attributes=["islam"], methods=["ablation"]))
+
+
+def test_classifier_failing_mid_run_keeps_finished_work(tmp_path: Path) -> None:
+    flag = tmp_path / "fail"
+    flag.write_text("yes")
+    (tmp_path / "flaky.py").write_text(
+        "import numpy as np, os\n"
+        f"FLAG = {str(flag)!r}\n"
+        "calls = []\n"
+        "def score(texts):\n"
+        "    calls.append(len(texts))\n"
+        "    if os.path.exists(FLAG) and len(calls) > 1:\n"
+        "        raise RuntimeError('backend went away')\n"
+        "    return np.array([0.9 if 'gay' in t.lower() else 0.1 for t in texts])\n"
+    )
+    spec = f"callable:{tmp_path / 'flaky.py'}:score"
+    options = AuditOptions(classifier=spec, methods=["ablation", "swap"])
+    data = pd.DataFrame({"text": [f"My gay friend number {i} likes tea." for i in range(6)]})
+    with pytest.raises(ClassifierError, match="backend went away"):
+        run_audit(data, tmp_path / "run", options)
+    scored = (tmp_path / "run" / "scores.jsonl").read_text().count("\n")
+    assert scored == 64  # the first classifier batch finished and is kept
+    flag.unlink()
+    summary = run_audit(data, tmp_path / "run", options)
+    assert summary["ctf"]["pairs"] > 0
+    assert (tmp_path / "run" / "report.html").exists()
+
+
+def test_older_schema_is_a_clear_error(demo_run: Path, tmp_path: Path) -> None:
+    old = tmp_path / "old"
+    shutil.copytree(demo_run, old)
+    data = json.loads((old / "summary.json").read_text())
+    data["schema_version"] = "0"
+    (old / "summary.json").write_text(json.dumps(data))
+    with pytest.raises(SchemaError, match="schema_version '0'"):
+        build_report(old)
+    with pytest.raises(InputError, match="not an audit run directory"):
+        build_report(tmp_path / "nothing")
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def test_report_renders_in_headless_chromium(demo_run: Path, tmp_path: Path) -> None:
+    browser = _chromium()
+    if browser is None:
+        if os.environ.get("COUNTERFAIR_REQUIRE_BROWSER"):
+            pytest.fail("Chromium is required (COUNTERFAIR_REQUIRE_BROWSER is set) but not installed")
+        pytest.skip("Chromium is not installed (apt-get install chromium)")
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
+    url = (demo_run / "report.html").resolve().as_uri()
+    dom = subprocess.run(
+        [browser, *flags, "--dump-dom", url], capture_output=True, text=True, timeout=120, check=True
+    ).stdout
+    assert len(re.findall(r'<img alt="[^"]+" src="data:image/png;base64,', dom)) == 4
+    for table in ("summary-table", "ctf-table", "direction-table", "examples-table"):
+        assert f'id="{table}"' in dom
+    assert dom.count("<del>") >= 1 and dom.count("<ins>") >= 1
+    shot = tmp_path / "report.png"
+    subprocess.run(
+        [browser, *flags, "--window-size=1200,2400", f"--screenshot={shot}", url],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    from PIL import Image
+
+    image = Image.open(shot).convert("L")
+    assert image.size == (1200, 2400)
+    assert len(set(image.resize((60, 120)).getdata())) > 20  # not a blank page
