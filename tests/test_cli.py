@@ -113,3 +113,13 @@ def test_demo_main_job(tmp_path: Path) -> None:
     # the sample's toxic originals lose their toxicity: profanity-check flips a good share of them
     assert 0.25 <= summary["headline"]["flip_rate"]["mean"] <= 0.75
     assert summary["metrics"]["diversity"]["all"]["n"] == 15  # one row has no second counterfactual
+
+
+def test_audit_demo_main_job(tmp_path: Path) -> None:
+    """What `make demo` runs: the audit of the built-in sentences, with a time estimate and a report."""
+    proc = _run("audit", "--demo", "--out", str(tmp_path), "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert "estimated time on 2 CPU cores" in proc.stdout
+    assert (tmp_path / "report.html").exists() and (tmp_path / "report.md").exists()
+    summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
+    assert summary["command"] == "audit" and summary["ctf"]["ctf_gap"] > 0
