@@ -1,0 +1,118 @@
+"""Wall time and peak memory of ``counterfair audit`` on 2 CPU cores (targets: <= 15 min, <= 4 GiB).
+
+* the demo audit (``counterfair audit --demo``), cold (fresh run directory);
+* 200 identity-referencing texts (the 120 real Civil Comments of ``../shared/data/nlp_ctf`` that mention one of the
+  four attributes of paper 000, then the benchmark and demo sentences) with ablation, substitution and swap;
+* the LLM method on ``--llm-texts`` of them (16 samples each, Qwen2.5-Coder-1.5B via llama.cpp), extrapolated to 200.
+
+Each audit runs in its own process; peak memory is that process's maximum resident set size.
+
+Usage: python benchmarks/audit_speed.py [--llm-texts 10] [--skip-llm]
+Results: benchmarks/results/audit_speed.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from counterfair.attributes import known_attributes, load_attribute
+from counterfair.io import write_json
+
+ROOT = Path(__file__).resolve().parents[1]
+CIVIL = ROOT.parent / "shared" / "data" / "nlp_ctf" / "civil_comments"
+SENTENCES = ROOT / "benchmarks" / "data" / "fairness_sentences.csv"
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def texts_200() -> pd.DataFrame:
+    frames = [
+        pd.read_csv(CIVIL / name)["comment_text"]
+        for name in ("civil_train_data.csv", "civil_toxic_train_data.csv", "civil_test_data.csv")
+    ]
+    texts = pd.concat(frames).astype(str).drop_duplicates().tolist()
+    matchers = [load_attribute(a).matcher() for a in known_attributes()]
+    chosen = [t for t in texts if any(m.contains(t) for m in matchers) and len(t.split()) <= 120]
+    chosen += pd.read_csv(SENTENCES)["text"].tolist()
+    from counterfair.audit import demo_path
+
+    chosen += pd.read_csv(demo_path())["text"].tolist()
+    return pd.DataFrame({"text": list(dict.fromkeys(chosen))[:200]})
+
+
+def run(args: list[str]) -> dict[str, Any]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "counterfair.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TOKENIZERS_PARALLELISM": "false"},
+        check=False,
+    )
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise RuntimeError(f"audit failed: {proc.stderr[-2000:]}")
+    return {
+        "wall_s": round(wall, 1),
+        "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1),
+        "peak_rss_mib": round(after.ru_maxrss / 1024),
+        "stdout_tail": proc.stdout[-600:],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--llm-texts", type=int, default=10)
+    parser.add_argument("--skip-llm", action="store_true")
+    args = parser.parse_args()
+    result: dict[str, Any] = {
+        "benchmark": "audit_speed",
+        "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
+        "targets": {"wall_minutes": 15, "peak_gib": 4},
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        demo = run(["audit", "--demo", "--out", f"{tmp}/demo", "-q"])
+        result["demo"] = demo
+        print(f"demo audit: {demo['wall_s']} s, peak {demo['peak_rss_mib']} MiB")
+        data = texts_200()
+        data.to_csv(f"{tmp}/texts.csv", index=False)
+        fast = run(
+            ["audit", f"{tmp}/texts.csv", "--methods", "ablation,substitution,swap", "--out", f"{tmp}/fast", "-q"]
+        )
+        result["texts_200_wordlists_and_swap"] = {**fast, "texts": len(data)}
+        print(f"200 texts, ablation+substitution+swap: {fast['wall_s']} s, peak {fast['peak_rss_mib']} MiB")
+        if not args.skip_llm:
+            n = args.llm_texts
+            data.head(n).to_csv(f"{tmp}/llm.csv", index=False)
+            llm = run(["audit", f"{tmp}/llm.csv", "--methods", "llm", "--out", f"{tmp}/llm", "-q"])
+            per_text = llm["wall_s"] / n
+            result["llm_subset"] = {
+                **llm,
+                "texts": n,
+                "seconds_per_text": round(per_text, 1),
+                "extrapolated_200_texts_minutes": round(per_text * 200 / 60, 1),
+            }
+            total = fast["wall_s"] + per_text * 200
+            result["texts_200_all_4_methods_estimate_minutes"] = round(total / 60, 1)
+            print(
+                f"llm on {n} texts: {llm['wall_s']} s ({per_text:.1f} s per text), peak {llm['peak_rss_mib']} MiB; "
+                f"200 texts x 4 methods ~ {total / 60:.0f} min"
+            )
+    write_json(result, RESULTS / "audit_speed.json")
+    print(f"wrote {RESULTS / 'audit_speed.json'}")
+
+
+if __name__ == "__main__":
+    main()
