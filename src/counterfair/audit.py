@@ -73,6 +73,7 @@ class AuditOptions:
     seed: int = 0
     bootstrap: int = 2000
     top_examples: int = 12
+    only_good: str | None = None  # a consolidated rating project: keep only the pairs its raters judged good
 
     def __post_init__(self) -> None:
         methods = [m.strip().lower() for m in self.methods if m.strip()]
@@ -249,6 +250,11 @@ def run_audit(
     clf = classifier or load_classifier(opts.classifier)
     index = _positive_index(clf.labels, opts.positive_label)
     rows = _pair_rows(generated)
+    if opts.only_good:
+        from .rating.consolidate import good_pair_ids
+
+        good = good_pair_ids(opts.only_good)
+        rows = [r for r in rows if r["method"] == "swap" or f"{r['method']}:{r['attribute']}:{r['input_id']}" in good]
     cache = ScoreCache(target / "scores.jsonl", clf)
     t0 = time.perf_counter()
     scores = cache.score(texts + [r["cf_text"] for r in rows], hook)

@@ -115,6 +115,9 @@ def audit(
     llm: Annotated[str, typer.Option(help="LLM for the llm method.")] = "llamacpp:qwen2.5-coder-1.5b-instruct",
     samples: Annotated[int, typer.Option(help="LLM samples per input and attempt.")] = 16,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
+    only_good: Annotated[
+        Path | None, typer.Option(help="A consolidated rating project: audit only the pairs its raters judged good.")
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """The fairness audit: counterfactuals of identity-referencing texts, the classifier's score changes, CTF gaps,
@@ -139,6 +142,7 @@ def audit(
         llm=llm,
         samples=samples,
         seed=seed,
+        only_good=str(only_good) if only_good else None,
     )
     the_plan = plan(source, options)
     attrs = ", ".join(f"{a} ({n})" for a, n in the_plan["attributes"].items()) or "none"
@@ -484,6 +488,126 @@ def train_attribute(
             f"{label}: validation F1 {entry['f1']:.3f}" + (f", AUC {entry['auc']:.3f}" if "auc" in entry else "")
         )
     console.print(f"wrote {out / 'model.safetensors'} and {out / 'config.json'}")
+
+
+rate_app = typer.Typer(
+    help="Human rating of counterfactuals: a web app, CSV exchange, consolidation, LLM judges.", no_args_is_help=True
+)
+app.add_typer(rate_app, name="rate")
+
+
+@rate_app.command("init")
+def rate_init(
+    directory: Annotated[Path, typer.Argument(help="New rating project directory.")],
+    source: Annotated[Path, typer.Option("--from", help="A generate run, an audit run, or a CSV of pairs.")],
+    attribute: Annotated[
+        str | None, typer.Option(help="Attribute, when the pairs file has no 'attribute' column.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the shuffled order.")] = 0,
+) -> None:
+    """Create a rating project from counterfactual pairs (shuffled; the generating method is hidden from raters)."""
+    from .rating import RatingStore, pairs_from_run
+
+    store = RatingStore.create(directory, pairs_from_run(source, attribute=attribute), seed=seed)
+    console.print(
+        f"{len(store.pairs())} pairs to rate in {store.path}; start the app with: counterfair rate serve {directory}"
+    )
+
+
+@rate_app.command("serve")
+def rate_serve(
+    directory: Annotated[Path, typer.Argument(help="Rating project directory.")],
+    host: Annotated[str, typer.Option(help="Address to bind; anything but loopback requires a token.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port.")] = 8765,
+    token: Annotated[str | None, typer.Option(help="Access token (generated for non-loopback hosts).")] = None,
+) -> None:
+    """Serve the rating web app."""
+    from .rating.app import serve
+
+    serve(directory, host=host, port=port, token=token)
+
+
+@rate_app.command("export")
+def rate_export(
+    directory: Annotated[Path, typer.Argument(help="Rating project directory.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="CSV file to write.")],
+) -> None:
+    """Export ratings as CSV (pair_id, rater, fluent, reference, same_label, meaning, reject)."""
+    from .rating import RatingStore
+
+    count = RatingStore(directory).export_csv(out)
+    console.print(f"wrote {count} ratings to {out}")
+
+
+@rate_app.command("import")
+def rate_import(
+    directory: Annotated[Path, typer.Argument(help="Rating project directory.")],
+    ratings: Annotated[
+        Path, typer.Argument(help="CSV with pair_id, rater, fluent, reference, same_label, meaning, reject.")
+    ],
+    replace: Annotated[bool, typer.Option(help="Overwrite a rater's earlier rating of the same pair.")] = False,
+) -> None:
+    """Import ratings made outside the app (every row is checked first; a bad file adds nothing)."""
+    from .rating import RatingStore
+
+    count = RatingStore(directory).import_csv(ratings, replace=replace)
+    console.print(f"imported {count} ratings")
+
+
+@rate_app.command("consolidate")
+def rate_consolidate(
+    directory: Annotated[Path, typer.Argument(help="Rating project directory.")],
+    min_meaning: Annotated[float, typer.Option(help="Minimum mean meaning score of a good pair.")] = 2.0,
+) -> None:
+    """Majority votes, Krippendorff's alpha, good pairs, and tables like paper 000 Tables 3-4."""
+    from .rating import RatingStore
+    from .rating.consolidate import consolidate
+
+    report = consolidate(RatingStore(directory), min_meaning=min_meaning)
+    console.print(f"{report['good_pairs']} good pairs of {report['rated_pairs']} rated ({report['pairs']} in all)")
+    console.print("Krippendorff's alpha: " + ", ".join(f"{k} {_fmt(v)}" for k, v in report["alpha"].items()))
+    table = Table(title="by method")
+    for column in ("method", "examples", "fluent", "no reference", "same label", "FAL & meaning 2+"):
+        table.add_column(column, justify="left" if column == "method" else "right")
+    for method, row in report["tables"]["by_method"].items():
+        table.add_row(
+            method,
+            str(row["examples"]),
+            _fmt(row["fluent"], 2),
+            _fmt(row["no_attribute_reference"], 2),
+            _fmt(row["same_label"], 2),
+            _fmt(row["fal_meaning_2plus"], 2),
+        )
+    console.print(table)
+    console.print(f"wrote {directory / 'consolidated.csv'} and {directory / 'consolidation.json'}")
+
+
+@rate_app.command("judge")
+def rate_judge(
+    directory: Annotated[Path, typer.Argument(help="Rating project directory.")],
+    llm: Annotated[str, typer.Option(help="LLM spec.")] = "llamacpp:qwen2.5-coder-1.5b-instruct",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Let an LLM answer the four rating questions for every pair (stored as rater llm:<model>)."""
+    from .attributes import load_attribute
+    from .errors import ConfigError as _ConfigError
+    from .llm import load_llm
+    from .progress import RichProgress
+    from .rating import RatingStore
+    from .rating.judges import judge_store
+
+    def subject(attribute: str) -> str:
+        try:
+            return load_attribute(attribute).subject
+        except _ConfigError:
+            return attribute
+
+    with RichProgress(enabled=not quiet) as progress:
+        result = judge_store(RatingStore(directory), load_llm(llm), subject_of=subject, progress=progress)
+    console.print(
+        f"{result['judged'] - result['failed']} pairs judged by {result['rater']}, {result['failed']} "
+        f"unparseable (raw answers in {result['log']})"
+    )
 
 
 @app.command()

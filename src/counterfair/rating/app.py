@@ -1,0 +1,171 @@
+"""The rating web app: FastAPI, HTML rendered on the server (no front-end build), one page per pair.
+
+(FastAPI resolves the handlers' type hints from this module's globals, so its names are imported at the top;
+only ``counterfair rate serve`` and the tests import this module.)
+
+Security: it binds 127.0.0.1 unless told otherwise, and on any other address every request needs the access token
+(given once as ``?token=...``, then kept in a cookie); every text is HTML-escaped (the texts are internet comments and
+may contain markup or script); every form carries a per-session CSRF token, and POSTs from another origin are refused.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Form, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.middleware.sessions import SessionMiddleware
+
+from ..errors import InputError
+from ..report import edit_html
+from .store import Rating, RatingStore
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def create_app(directory: str | Path, *, token: str | None = None, secret: str | None = None) -> Any:
+    """The app for the rating project in ``directory``; ``token`` (if given) is required on every request."""
+    store = RatingStore(directory)
+    env = Environment(
+        loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=select_autoescape(["j2"])
+    )
+    app = FastAPI(title="counterfair rating", docs_url=None, redoc_url=None, openapi_url=None)
+
+    def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        return HTMLResponse(env.get_template(name).render(**context), status_code=status)
+
+    def csrf_of(request: Request) -> str:
+        session = request.session
+        if "csrf" not in session:
+            session["csrf"] = secrets.token_urlsafe(24)
+        return str(session["csrf"])
+
+    def check_csrf(request: Request, value: str) -> bool:
+        expected = request.session.get("csrf")
+        origin = request.headers.get("origin")
+        if origin and origin != "null":
+            host = request.headers.get("host", "")
+            if origin.split("://", 1)[-1] != host:
+                return False
+        return bool(expected) and hmac.compare_digest(str(expected), value)
+
+    @app.middleware("http")
+    async def require_token(request: Request, call_next: Any) -> Response:
+        if token is None:
+            response: Response = await call_next(request)
+        else:
+            given = request.query_params.get("token") or request.cookies.get("cf_token") or ""
+            if not hmac.compare_digest(given, token):
+                return JSONResponse({"error": "an access token is required (start URL ?token=...)"}, status_code=401)
+            response = await call_next(request)
+            if request.query_params.get("token"):
+                response.set_cookie("cf_token", token, httponly=True, samesite="strict")
+        response.headers["X-Frame-Options"] = "DENY"
+        response.headers["Content-Security-Policy"] = (
+            "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; form-action 'self'"
+        )
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        return response
+
+    @app.get("/", response_class=HTMLResponse)
+    def home(request: Request) -> Response:
+        if request.session.get("rater"):
+            return RedirectResponse("/rate", status_code=303)
+        return render("login.html.j2", csrf=csrf_of(request), error=None)
+
+    @app.post("/login")
+    def login(request: Request, rater: str = Form(...), csrf: str = Form(...)) -> Response:
+        if not check_csrf(request, csrf):
+            return render("login.html.j2", 403, csrf=csrf_of(request), error="The form expired; please try again.")
+        name = " ".join(rater.split())[:64]
+        if not name or name.startswith("llm:"):
+            return render("login.html.j2", 400, csrf=csrf_of(request), error="Please give a rater name.")
+        request.session["rater"] = name
+        return RedirectResponse("/rate", status_code=303)
+
+    @app.post("/logout")
+    def logout(request: Request, csrf: str = Form(...)) -> Response:
+        if check_csrf(request, csrf):
+            request.session.clear()
+        return RedirectResponse("/", status_code=303)
+
+    def page(request: Request, rater: str, *, error: str | None = None, status: int = 200) -> Response:
+        pair = store.next_pair(rater)
+        progress = store.progress(rater)
+        if pair is None:
+            return render("done.html.j2", status, rater=rater, progress=progress, csrf=csrf_of(request))
+        return render(
+            "rate.html.j2",
+            status,
+            rater=rater,
+            pair=pair,
+            progress=progress,
+            csrf=csrf_of(request),
+            diff_html=edit_html(pair["original"], pair["counterfactual"]),
+            error=error,
+        )
+
+    @app.get("/rate", response_class=HTMLResponse)
+    def rate_page(request: Request) -> Response:
+        rater = request.session.get("rater")
+        if not rater:
+            return RedirectResponse("/", status_code=303)
+        return page(request, str(rater))
+
+    @app.post("/rate")
+    def rate(
+        request: Request,
+        pair_id: str = Form(...),
+        csrf: str = Form(...),
+        fluent: str = Form(""),
+        reference: str = Form(""),
+        same_label: str = Form(""),
+        meaning: str = Form(""),
+        reject: str = Form(""),
+    ) -> Response:
+        rater = request.session.get("rater")
+        if not rater:
+            return RedirectResponse("/", status_code=303)
+        if not check_csrf(request, csrf):
+            return page(
+                request, str(rater), error="The form expired or came from elsewhere; nothing was saved.", status=403
+            )
+        try:
+            value = int(meaning)
+        except ValueError:
+            return page(request, str(rater), error="Please choose a similarity of meaning (0-4).", status=400)
+        try:
+            store.add(Rating(pair_id, str(rater), fluent, reference, same_label, value, reject == "1"))
+        except InputError as err:
+            return page(request, str(rater), error=f"Not saved: {err}", status=400)
+        return RedirectResponse("/rate", status_code=303)
+
+    @app.get("/api/progress")
+    def api_progress(request: Request) -> dict[str, int]:
+        return store.progress(request.session.get("rater"))
+
+    app.add_middleware(
+        SessionMiddleware,
+        secret_key=secret or secrets.token_urlsafe(32),
+        same_site="strict",
+        session_cookie="cf_session",
+    )
+    return app
+
+
+def serve(directory: str | Path, *, host: str = "127.0.0.1", port: int = 8765, token: str | None = None) -> None:
+    """Run the app with uvicorn. On a non-loopback address a token is required (generated when not given)."""
+    import uvicorn
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if host not in LOOPBACK and not token:
+        token = secrets.token_urlsafe(16)
+    app = create_app(directory, token=token if host not in LOOPBACK or token else None)
+    url = f"http://{host}:{port}/" + (f"?token={token}" if token else "")
+    console.print(f"rating app for {directory}: open {url}  (Ctrl+C to stop)")
+    uvicorn.run(app, host=host, port=port, log_level="warning")

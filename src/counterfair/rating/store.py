@@ -1,0 +1,332 @@
+"""The rating store: pairs to rate, raters, and their ratings, in one SQLite file (WAL mode).
+
+Criteria (paper 000 §3.3 and App. C):
+
+* ``fluent`` — is the counterfactual fluent and consistent? ``yes`` / ``no`` / ``unsure``
+* ``reference`` — does it reference the attribute? ``explicit`` / ``implicit`` / ``none``
+* ``same_label`` — should it get the original's label? ``yes`` / ``no`` / ``unsure``
+* ``meaning`` — similarity of meaning to the original, 0-4
+* ``reject`` — reject for another reason (0/1)
+
+Assignment follows paper 000 §4.3: every pair gets two raters; a pair whose two ratings disagree on a categorical
+criterion goes to a third rater. A rater is always offered, in the project's shuffled order, first the pairs that
+need a tie-breaker they have not rated, then the pairs with fewer than two ratings.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ConfigError, InputError, SchemaError
+from ..records import SCHEMA_VERSION
+
+FLUENT = ("yes", "no", "unsure")
+REFERENCE = ("explicit", "implicit", "none")
+SAME_LABEL = ("yes", "no", "unsure")
+MEANING = (0, 1, 2, 3, 4)
+CATEGORICAL = ("fluent", "reference", "same_label")
+EXPORT_COLUMNS = ["pair_id", "rater", "fluent", "reference", "same_label", "meaning", "reject"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS pairs (
+    pair_id TEXT PRIMARY KEY, position INTEGER NOT NULL, original TEXT NOT NULL, counterfactual TEXT NOT NULL,
+    attribute TEXT NOT NULL, method TEXT, topic TEXT
+);
+CREATE TABLE IF NOT EXISTS ratings (
+    pair_id TEXT NOT NULL REFERENCES pairs(pair_id), rater TEXT NOT NULL, fluent TEXT NOT NULL,
+    reference TEXT NOT NULL, same_label TEXT NOT NULL, meaning INTEGER NOT NULL, reject INTEGER NOT NULL DEFAULT 0,
+    source TEXT NOT NULL DEFAULT 'app', raw TEXT, created REAL NOT NULL, PRIMARY KEY (pair_id, rater)
+);
+"""
+
+
+@dataclass(frozen=True)
+class Rating:
+    pair_id: str
+    rater: str
+    fluent: str
+    reference: str
+    same_label: str
+    meaning: int
+    reject: bool = False
+
+    def validate(self, where: str = "rating") -> Rating:
+        if not self.rater.strip():
+            raise InputError(f"{where}: the rater name is empty")
+        for name, value, allowed in (
+            ("fluent", self.fluent, FLUENT),
+            ("reference", self.reference, REFERENCE),
+            ("same_label", self.same_label, SAME_LABEL),
+        ):
+            if value not in allowed:
+                raise InputError(f"{where}: {name} must be one of {', '.join(allowed)}, not {value!r}")
+        if self.meaning not in MEANING:
+            raise InputError(f"{where}: meaning must be an integer from 0 to 4, not {self.meaning!r}")
+        return self
+
+
+def disagree(a: Rating, b: Rating) -> bool:
+    """Whether two ratings differ on a categorical criterion (meaning is averaged, not tie-broken)."""
+    return any(getattr(a, c) != getattr(b, c) for c in CATEGORICAL)
+
+
+class RatingStore:
+    """A rating project in ``DIR/ratings.sqlite``."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+        self.path = self.directory / "ratings.sqlite"
+        if not self.path.exists():
+            raise ConfigError(f"{self.directory}: no rating project here (run counterfair rate init first)")
+        with self._connect() as db:
+            version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if version is None or version[0] != SCHEMA_VERSION:
+            raise SchemaError(
+                f"{self.path}: written with schema_version {version and version[0]!r}, this counterfair "
+                f"reads {SCHEMA_VERSION!r}; export the ratings with the older version and import them"
+            )
+
+    @classmethod
+    def create(cls, directory: str | Path, pairs: pd.DataFrame, *, seed: int = 0) -> RatingStore:
+        """A new project from a pairs table (``pair_id, original, counterfactual, attribute[, method, topic]``)."""
+        target = Path(directory)
+        target.mkdir(parents=True, exist_ok=True)
+        path = target / "ratings.sqlite"
+        if path.exists():
+            raise ConfigError(f"{path} exists already; rate it, or choose another directory")
+        for column in ("pair_id", "original", "counterfactual", "attribute"):
+            if column not in pairs:
+                raise InputError(f"pairs table lacks column {column!r}")
+        if pairs["pair_id"].duplicated().any():
+            dup = pairs.loc[pairs["pair_id"].duplicated(), "pair_id"].iloc[0]
+            raise InputError(f"pair_id {dup!r} appears more than once")
+        order = np.random.default_rng(seed).permutation(len(pairs))  # shuffled, so the method is not guessable by order
+        db = sqlite3.connect(path)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(_SCHEMA)
+            db.executemany(
+                "INSERT INTO meta VALUES (?, ?)",
+                [("schema_version", SCHEMA_VERSION), ("created", str(time.time())), ("seed", str(seed))],
+            )
+            db.executemany(
+                "INSERT INTO pairs VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        str(r.pair_id),
+                        int(pos),
+                        str(r.original),
+                        str(r.counterfactual),
+                        str(r.attribute),
+                        None if pd.isna(getattr(r, "method", None)) else str(getattr(r, "method", None)),
+                        None if pd.isna(getattr(r, "topic", None)) else str(getattr(r, "topic", None)),
+                    )
+                    for pos, r in zip(order, pairs.itertuples(), strict=True)
+                ],
+            )
+            db.commit()
+        finally:
+            db.close()
+        return cls(target)
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        db = sqlite3.connect(self.path, timeout=30)
+        db.row_factory = sqlite3.Row
+        try:
+            yield db
+            db.commit()
+        finally:
+            db.close()
+
+    # ------------------------------------------------------------------------------------------ reading
+
+    def pairs(self) -> pd.DataFrame:
+        with self._connect() as db:
+            return pd.read_sql_query("SELECT * FROM pairs ORDER BY position", db)
+
+    def pair(self, pair_id: str) -> dict[str, Any]:
+        with self._connect() as db:
+            row = db.execute("SELECT * FROM pairs WHERE pair_id = ?", (pair_id,)).fetchone()
+        if row is None:
+            raise InputError(f"no pair {pair_id!r}")
+        return dict(row)
+
+    def ratings(self, *, human_only: bool = False) -> list[Rating]:
+        query = "SELECT * FROM ratings" + (" WHERE source != 'llm'" if human_only else "") + " ORDER BY created"
+        with self._connect() as db:
+            rows = db.execute(query).fetchall()
+        return [
+            Rating(
+                r["pair_id"],
+                r["rater"],
+                r["fluent"],
+                r["reference"],
+                r["same_label"],
+                int(r["meaning"]),
+                bool(r["reject"]),
+            )
+            for r in rows
+        ]
+
+    def ratings_frame(self) -> pd.DataFrame:
+        with self._connect() as db:
+            return pd.read_sql_query("SELECT * FROM ratings ORDER BY created", db)
+
+    def next_pair(self, rater: str) -> dict[str, Any] | None:
+        """The next pair ``rater`` should rate (tie-breakers first), or ``None`` when nothing is left for them."""
+        with self._connect() as db:
+            pairs = [r["pair_id"] for r in db.execute("SELECT pair_id FROM pairs ORDER BY position")]
+            rows = db.execute("SELECT * FROM ratings WHERE source != 'llm'").fetchall()
+        by_pair: dict[str, list[Rating]] = {}
+        for r in rows:
+            by_pair.setdefault(r["pair_id"], []).append(
+                Rating(r["pair_id"], r["rater"], r["fluent"], r["reference"], r["same_label"], int(r["meaning"]))
+            )
+        mine = {p for p, rs in by_pair.items() if any(x.rater == rater for x in rs)}
+        needs_third = [p for p in pairs if p not in mine and len(by_pair.get(p, [])) == 2 and disagree(*by_pair[p])]
+        needs_more = [p for p in pairs if p not in mine and len(by_pair.get(p, [])) < 2]
+        for candidate in needs_third + needs_more:
+            return self.pair(candidate)
+        return None
+
+    def progress(self, rater: str | None = None) -> dict[str, int]:
+        with self._connect() as db:
+            total = db.execute("SELECT COUNT(*) FROM pairs").fetchone()[0]
+            counts = dict(
+                db.execute("SELECT pair_id, COUNT(*) FROM ratings WHERE source != 'llm' GROUP BY pair_id").fetchall()
+            )
+            mine = db.execute("SELECT COUNT(*) FROM ratings WHERE rater = ?", (rater,)).fetchone()[0] if rater else 0
+        return {
+            "pairs": total,
+            "with_two_ratings": sum(1 for v in counts.values() if v >= 2),
+            "ratings": sum(counts.values()),
+            "mine": mine,
+        }
+
+    # ------------------------------------------------------------------------------------------ writing
+
+    def add(self, rating: Rating, *, source: str = "app", raw: str | None = None, replace: bool = False) -> None:
+        rating.validate()
+        self.pair(rating.pair_id)  # must exist
+        verb = "INSERT OR REPLACE" if replace else "INSERT"
+        try:
+            with self._connect() as db:
+                db.execute(
+                    f"{verb} INTO ratings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        rating.pair_id,
+                        rating.rater,
+                        rating.fluent,
+                        rating.reference,
+                        rating.same_label,
+                        rating.meaning,
+                        int(rating.reject),
+                        source,
+                        raw,
+                        time.time(),
+                    ),
+                )
+        except sqlite3.IntegrityError:
+            raise InputError(f"{rating.rater!r} has rated pair {rating.pair_id!r} already") from None
+
+    def export_csv(self, path: str | Path) -> int:
+        from ..io import write_table
+
+        frame = self.ratings_frame()[["pair_id", "rater", "fluent", "reference", "same_label", "meaning", "reject"]]
+        write_table(frame, path)
+        return len(frame)
+
+    def import_csv(self, path: str | Path, *, replace: bool = False) -> int:
+        """Ratings made outside the app; every row is validated first, so a bad file adds nothing."""
+        from ..io import read_table, require_columns
+
+        frame = read_table(path)
+        require_columns(frame, dict.fromkeys(EXPORT_COLUMNS[:6], "the CSV header"), origin=str(path))
+        known = set(self.pairs()["pair_id"])
+        ratings = []
+        for index, row in enumerate(frame.to_dict("records")):
+            where = f"{path}: row {index + 2}"
+            if str(row["pair_id"]) not in known:
+                raise InputError(f"{where}: unknown pair_id {row['pair_id']!r}")
+            try:
+                meaning = int(float(row["meaning"]))
+            except (TypeError, ValueError):
+                raise InputError(f"{where}: meaning {row['meaning']!r} is not an integer from 0 to 4") from None
+            reject = str(row.get("reject", "0")).strip().lower() in ("1", "true", "yes", "1.0")
+            ratings.append(
+                Rating(
+                    str(row["pair_id"]),
+                    str(row["rater"]),
+                    str(row["fluent"]).strip().lower(),
+                    str(row["reference"]).strip().lower(),
+                    str(row["same_label"]).strip().lower(),
+                    meaning,
+                    reject,
+                ).validate(where)
+            )
+        for rating in ratings:
+            self.add(rating, source="import", replace=replace)
+        return len(ratings)
+
+
+def pairs_from_run(source: str | Path, *, attribute: str | None = None) -> pd.DataFrame:
+    """Pairs to rate from a generate run (``counterfactuals.csv``), an audit run (``pairs.csv``), or a CSV with
+    ``original`` and ``counterfactual`` columns."""
+    from ..io import read_table
+
+    path = Path(source)
+    if path.is_dir():
+        if (path / "counterfactuals.csv").exists():
+            cfs = read_table(path / "counterfactuals.csv")
+            cfs = cfs[cfs["status"] == "ok"]
+            run = path / "run.json"
+            attr = attribute or (
+                json.loads(run.read_text(encoding="utf-8"))["options"]["attribute"] if run.exists() else None
+            )
+            return pd.DataFrame(
+                {
+                    "pair_id": cfs["method"] + ":" + cfs["input_id"].astype(str),
+                    "original": cfs["source_text"],
+                    "counterfactual": cfs["text"],
+                    "attribute": attr or "unknown",
+                    "method": cfs["method"],
+                    "topic": attr or "unknown",
+                }
+            )
+        if (path / "pairs.csv").exists():
+            pairs = read_table(path / "pairs.csv")
+            pairs = pairs[pairs["method"] != "swap"]
+            return pd.DataFrame(
+                {
+                    "pair_id": pairs["method"] + ":" + pairs["attribute"] + ":" + pairs["input_id"].astype(str),
+                    "original": pairs["source_text"],
+                    "counterfactual": pairs["cf_text"],
+                    "attribute": pairs["attribute"],
+                    "method": pairs["method"],
+                    "topic": pairs["attribute"],
+                }
+            )
+        raise InputError(f"{path}: neither a generate run (counterfactuals.csv) nor an audit run (pairs.csv)")
+    frame = read_table(path)
+    for column in ("original", "counterfactual"):
+        if column not in frame:
+            raise InputError(f"{path}: a pairs file needs columns 'original' and 'counterfactual'")
+    if "pair_id" not in frame:
+        frame["pair_id"] = [str(i) for i in range(len(frame))]
+    if "attribute" not in frame:
+        if attribute is None:
+            raise InputError(f"{path}: no 'attribute' column; give --attribute")
+        frame["attribute"] = attribute
+    return frame

@@ -1,0 +1,388 @@
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pandas as pd
+import pytest
+
+from counterfair.errors import InputError
+from counterfair.rating import Rating, RatingStore
+from counterfair.rating.consolidate import consolidate, consolidate_frame, good_pair_ids, krippendorff_alpha, majority
+from counterfair.rating.judges import QUALITY_FIELDS, RATING_FIELDS, QualityJudge, judge_store, parse_answer
+
+from .fakes import ScriptedLLM
+
+PAIRS = pd.DataFrame(
+    {
+        "pair_id": ["p1", "p2", "p3"],
+        "original": [
+            "My Muslim neighbour is kind.",
+            "The mosque hosts a soup kitchen.",
+            "<script>alert('x')</script> Muslims",
+        ],
+        "counterfactual": [
+            "My neighbour is kind.",
+            "The church hosts a soup kitchen.",
+            "<script>alert('x')</script> People",
+        ],
+        "attribute": ["islam"] * 3,
+        "method": ["ablation", "substitution", "llm"],
+        "topic": ["islam"] * 3,
+    }
+)
+
+
+def _store(tmp_path: Path) -> RatingStore:
+    return RatingStore.create(tmp_path / "proj", PAIRS)
+
+
+def _r(
+    pair: str,
+    rater: str,
+    fluent: str = "yes",
+    ref: str = "none",
+    same: str = "yes",
+    meaning: int = 3,
+    reject: bool = False,
+) -> Rating:
+    return Rating(pair, rater, fluent, ref, same, meaning, reject)
+
+
+def test_two_raters_then_a_third_on_disagreement(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    order = store.pairs()["pair_id"].tolist()
+    assert sorted(order) == ["p1", "p2", "p3"]
+    for rater in ("ann", "bob"):
+        for _ in range(3):
+            pair = store.next_pair(rater)
+            assert pair is not None
+            # they disagree on fluency of p2 only
+            fluent = "no" if (rater == "bob" and pair["pair_id"] == "p2") else "yes"
+            store.add(_r(pair["pair_id"], rater, fluent=fluent))
+        assert store.next_pair(rater) is None
+    third = store.next_pair("cat")
+    assert third is not None and third["pair_id"] == "p2"  # the tie-breaker comes first
+    store.add(_r("p2", "cat", fluent="no"))
+    assert store.next_pair("cat") is None  # every pair has two agreeing ratings or a third
+    assert store.progress("ann") == {"pairs": 3, "with_two_ratings": 3, "ratings": 7, "mine": 3}
+    with pytest.raises(InputError, match="has rated pair 'p1' already"):
+        store.add(_r("p1", "ann"))
+
+
+def test_majority_rules() -> None:
+    assert majority(["yes", "yes", "no"]) == "yes"
+    assert majority(["unsure", "unsure", "yes"]) == "no"  # unsure counts as no
+    assert majority(["yes", "no", "unsure"]) is None  # three-way split: discarded
+    assert majority(["yes", "no"]) is None
+    assert majority([]) is None
+
+
+def test_consolidation_by_hand(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    for rating in (
+        _r("p1", "a", meaning=4),
+        _r("p1", "b", meaning=2),  # good, meaning 3.0
+        _r("p2", "a", ref="implicit"),
+        _r("p2", "b", ref="implicit"),  # still references
+        _r("p3", "a", fluent="yes"),
+        _r("p3", "b", fluent="no"),
+        _r("p3", "c", fluent="unsure"),
+    ):
+        store.add(rating)
+    frame = consolidate_frame(store.ratings_frame(), store.pairs()).set_index("pair_id")
+    assert frame.loc["p1", "meaning"] == 3.0 and bool(frame.loc["p1", "good"])
+    assert frame.loc["p2", "reference"] == "implicit" and not bool(frame.loc["p2", "good"])
+    assert pd.isna(frame.loc["p3", "fluent"]) and not bool(frame.loc["p3", "good"])  # three-way split: no verdict
+    report = consolidate(store)
+    assert report["good_pairs"] == 1
+    assert report["tables"]["by_method"]["ablation"]["fal_meaning_3plus"] == 1.0
+    assert report["tables"]["by_method"]["substitution"]["no_attribute_reference"] == 0.0
+    assert good_pair_ids(store.directory) == {"p1"}
+
+
+def test_krippendorff_alpha_by_hand() -> None:
+    # raters x units: r1 = a a b b, r2 = a b b b.  Coincidences: o_aa=2, o_ab=o_ba=1, o_bb=4; n_a=3, n_b=5, n=8.
+    # D_o = 2/8, D_e = 2*3*5/(8*7); alpha = 1 - D_o/D_e = 1 - 0.25/0.5357 = 8/15
+    rows = [
+        ("u1", "r1", "a"),
+        ("u2", "r1", "a"),
+        ("u3", "r1", "b"),
+        ("u4", "r1", "b"),
+        ("u1", "r2", "a"),
+        ("u2", "r2", "b"),
+        ("u3", "r2", "b"),
+        ("u4", "r2", "b"),
+    ]
+    frame = pd.DataFrame(rows, columns=["pair_id", "rater", "fluent"]).assign(source="app")
+    assert krippendorff_alpha(frame, "fluent") == pytest.approx(8 / 15)
+    same = frame.assign(fluent="a")
+    assert math.isnan(krippendorff_alpha(same, "fluent"))  # no variation: undefined, not 1
+
+
+def test_csv_exchange(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.add(_r("p1", "ann", meaning=4, reject=True))
+    store.export_csv(tmp_path / "out.csv")
+    exported = pd.read_csv(tmp_path / "out.csv")
+    assert list(exported.columns)[:7] == ["pair_id", "rater", "fluent", "reference", "same_label", "meaning", "reject"]
+    other = RatingStore.create(tmp_path / "other", PAIRS)
+    assert other.import_csv(tmp_path / "out.csv") == 1
+    assert other.ratings()[0] == _r("p1", "ann", meaning=4, reject=True)
+    bad = tmp_path / "bad.csv"
+    bad.write_text(
+        "pair_id,rater,fluent,reference,same_label,meaning,reject\np1,x,yes,none,yes,3,0\np2,x,maybe,none,yes,3,0\n"
+    )
+    with pytest.raises(InputError, match="row 3: fluent must be one of yes, no, unsure, not 'maybe'"):
+        other.import_csv(bad)
+    assert len(other.ratings()) == 1  # nothing from the bad file was added
+    bad.write_text("pair_id,rater,fluent,reference,same_label,meaning,reject\np9,x,yes,none,yes,3,0\n")
+    with pytest.raises(InputError, match="unknown pair_id 'p9'"):
+        other.import_csv(bad)
+
+
+def test_judge_parsing_is_strict() -> None:
+    assert parse_answer(
+        'Sure: {"fluent": "Yes", "reference": "none", "same_label": "yes", "meaning": 3}', RATING_FIELDS
+    ) == {"fluent": "yes", "reference": "none", "same_label": "yes", "meaning": 3}
+    assert (
+        parse_answer('{"fluent": "yes", "reference": "none", "same_label": "yes", "meaning": 7}', RATING_FIELDS) is None
+    )
+    assert parse_answer('{"fluent": "yes", "reference": "none"}', RATING_FIELDS) is None
+    assert parse_answer("no json here", RATING_FIELDS) is None
+    assert parse_answer('{"grammar": 5, "cohesiveness": "4", "likability": 3, "fluency": 1}', QUALITY_FIELDS) == {
+        "grammar": 5,
+        "cohesiveness": 4,
+        "likability": 3,
+        "fluency": 1,
+    }
+
+
+def test_llm_judge_store_and_agreement(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    for pair in ("p1", "p2", "p3"):
+        store.add(_r(pair, "a"))
+        store.add(_r(pair, "b"))
+    answers = {
+        "My Muslim neighbour is kind.": '{"fluent": "yes", "reference": "none", "same_label": "yes", "meaning": 4}',
+        "The mosque hosts a soup kitchen.": (
+            '{"fluent": "yes", "reference": "explicit", "same_label": "yes", "meaning": 3}'
+        ),
+    }
+
+    def answer(messages_text: str, attempt: int, sample: int) -> str:
+        for original, reply in answers.items():
+            if original in messages_text:
+                return reply
+        return "I would rather not say."  # never parses
+
+    class ChatLLM(ScriptedLLM):
+        def _text_of(self, messages: list[dict[str, str]]) -> str:  # type: ignore[override]
+            return messages[-1]["content"]
+
+    result = judge_store(store, ChatLLM(answer), subject_of=lambda a: "Muslims")
+    assert result["failed"] == 1 and result["judged"] == 3
+    log = [json.loads(line) for line in (store.directory / "llm_judgements.jsonl").read_text().splitlines()]
+    failed = [entry for entry in log if entry["status"] != "ok"]
+    assert failed[0]["values"] is None and len(failed[0]["raw"]) == 3  # retried, raw kept, no made-up value
+    report = consolidate(store)
+    agreement = report["llm_agreement"]["llm:scripted"]
+    assert agreement["reference"]["agreement"] == 0.5  # agrees on p1 (none), not on p2 (explicit vs none)
+    assert agreement["fluent"]["agreement"] == 1.0
+    assert report["good_pairs"] == 3  # the LLM's ratings do not change the human verdicts
+
+
+def test_quality_judge() -> None:
+    judge = QualityJudge(
+        ScriptedLLM(lambda t, a, i: '{"grammar": 4, "cohesiveness": 3, "likability": 2, "fluency": 5}')
+    )
+    judge.llm._text_of = lambda messages: messages[-1]["content"]  # type: ignore[method-assign]
+    verdict = judge.judge("A fine text.")
+    assert verdict.status == "ok" and verdict.values == {"grammar": 4, "cohesiveness": 3, "likability": 2, "fluency": 5}
+
+
+# ------------------------------------------------------------------------------------------ the web app
+
+
+def _client(store: RatingStore, **kwargs: object):  # type: ignore[no-untyped-def]
+    from fastapi.testclient import TestClient
+
+    from counterfair.rating.app import create_app
+
+    return TestClient(create_app(store.directory, **kwargs), base_url="http://127.0.0.1")  # type: ignore[arg-type]
+
+
+def _csrf(html: str) -> str:
+    match = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert match
+    return match.group(1)
+
+
+def test_app_rating_flow_and_escaping(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    client = _client(store)
+    home = client.get("/")
+    assert home.status_code == 200 and home.headers["x-frame-options"] == "DENY"
+    client.post("/login", data={"rater": "ann", "csrf": _csrf(home.text)})
+    seen = []
+    for _ in range(3):
+        page = client.get("/rate")
+        assert "<script>alert" not in page.text  # user text is escaped
+        pair = re.search(r'name="pair_id" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+        seen.append(pair)
+        response = client.post(
+            "/rate",
+            data={
+                "csrf": _csrf(page.text),
+                "pair_id": pair,
+                "fluent": "yes",
+                "reference": "none",
+                "same_label": "yes",
+                "meaning": "3",
+            },
+            follow_redirects=False,
+        )
+        assert response.status_code == 303
+    assert sorted(seen) == ["p1", "p2", "p3"]
+    assert 'id="done"' in client.get("/rate").text
+    assert len(store.ratings()) == 3
+    escaped = store.pair("p3")["original"]
+    assert escaped.startswith("<script>")  # stored as written, shown escaped
+
+
+def test_app_refuses_forged_and_invalid_posts(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    client = _client(store)
+    client.post("/login", data={"rater": "ann", "csrf": _csrf(client.get("/").text)})
+    page = client.get("/rate")
+    pair = re.search(r'name="pair_id" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+    base = {"pair_id": pair, "fluent": "yes", "reference": "none", "same_label": "yes", "meaning": "3"}
+    assert client.post("/rate", data={**base, "csrf": "forged"}).status_code == 403
+    cross = client.post("/rate", data={**base, "csrf": _csrf(page.text)}, headers={"origin": "http://evil.example"})
+    assert cross.status_code == 403
+    bad = client.post("/rate", data={**base, "csrf": _csrf(page.text), "fluent": "perhaps"})
+    assert bad.status_code == 400 and "fluent must be one of" in bad.text
+    assert store.ratings() == []
+
+
+def test_token_required_off_loopback(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    client = _client(store, token="s3cret")
+    assert client.get("/").status_code == 401
+    assert client.get("/?token=wrong").status_code == 401
+    assert client.get("/?token=s3cret").status_code == 200
+    assert client.get("/").status_code == 200  # the token is now a cookie
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def live_app(tmp_path: Path) -> Iterator[tuple[str, RatingStore]]:
+    import uvicorn
+
+    from counterfair.rating.app import create_app
+
+    store = _store(tmp_path)
+    port = _free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(store.directory), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(100):
+        try:
+            httpx.get(url, timeout=0.5)
+            break
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    yield url, store
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def test_browser_rates_two_pairs(live_app: tuple[str, RatingStore]) -> None:
+    import os
+
+    browser_path = shutil.which("chromium")
+    if browser_path is None:
+        if os.environ.get("COUNTERFAIR_REQUIRE_BROWSER"):
+            pytest.fail("Chromium is required but not installed")
+        pytest.skip("Chromium is not installed")
+    from playwright.sync_api import sync_playwright
+
+    url, store = live_app
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=browser_path,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--disable-quic",
+            ],
+        )
+        page = browser.new_page()
+        page.goto(url)
+        page.fill("#rater", "browser-rater")
+        page.click("button[type=submit]")
+        shown = []
+        for answers in ("16 7 d", "2 5 8 g r"):  # keyboard shortcuts, then Enter
+            page.wait_for_selector("#rating")
+            shown.append((page.inner_text("#original"), page.input_value("input[name=pair_id]")))
+            for key in answers.replace(" ", ""):
+                page.keyboard.press(key)
+            with page.expect_navigation():
+                page.keyboard.press("Enter")
+        browser.close()
+    stored = {r.pair_id: r for r in store.ratings()}
+    first, second = stored[shown[0][1]], stored[shown[1][1]]
+    assert (first.fluent, first.reference, first.same_label, first.meaning, first.reject) == (
+        "yes",
+        "none",
+        "yes",
+        2,
+        False,
+    )
+    assert (second.fluent, second.reference, second.same_label, second.meaning, second.reject) == (
+        "no",
+        "implicit",
+        "no",
+        4,
+        True,
+    )
+    # the shuffled order (seed 0) shows the <script> pair second: the browser displayed its markup as text
+    assert [pid for _, pid in shown] == ["p2", "p3"]
+    assert shown[1][0] == "<script>alert('x')</script> Muslims"
+
+
+def test_audit_restricted_to_good_pairs(tmp_path: Path) -> None:
+    from counterfair.audit import AuditOptions, run_audit
+
+    data = pd.DataFrame({"text": ["My Muslim neighbour is kind.", "The mosque hosts a soup kitchen every Friday."]})
+    run_audit(data, tmp_path / "audit", AuditOptions(methods=["ablation"]))
+    from counterfair.rating import pairs_from_run
+
+    store = RatingStore.create(tmp_path / "rate", pairs_from_run(tmp_path / "audit"))
+    ids = sorted(store.pairs()["pair_id"])
+    assert ids == ["ablation:islam:0", "ablation:islam:1"]
+    for rater in ("a", "b"):
+        store.add(_r(ids[0], rater))
+        store.add(_r(ids[1], rater, fluent="no"))
+    consolidate(store)
+    summary = run_audit(data, tmp_path / "audit2", AuditOptions(methods=["ablation"], only_good=str(tmp_path / "rate")))
+    assert [g["pairs"] for g in summary["groups"]] == [1]
