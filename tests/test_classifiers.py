@@ -71,7 +71,7 @@ def test_cache_keeps_finished_batches_when_the_classifier_fails() -> None:
     clf = CachedClassifier(inner, spec="flaky", batch_size=1)
     with pytest.raises(ClassifierError, match=r"'flaky' failed .*RuntimeError: backend exploded.*1 texts finished"):
         clf.predict_proba(["ok", "boom"])
-    assert len(clf) == 1
+    assert clf.cached_texts == 1
     clf.predict_proba(["ok"])
     assert inner.seen == ["ok"]  # not predicted again
 

@@ -247,7 +247,7 @@ def run_audit(
         )
         timing["generate:identity"] = round(time.perf_counter() - t0, 2)
 
-    clf = classifier or load_classifier(opts.classifier)
+    clf = classifier if classifier is not None else load_classifier(opts.classifier)
     index = _positive_index(clf.labels, opts.positive_label)
     rows = _pair_rows(generated)
     if opts.only_good:

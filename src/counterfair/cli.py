@@ -611,6 +611,87 @@ def rate_judge(
 
 
 @app.command()
+def feedback(
+    data: Annotated[Path, typer.Argument(help="Texts to edit (CSV/TSV/JSONL/JSON/Parquet).")],
+    editor: Annotated[
+        str, typer.Option(help="synonym, mask_fill, llm_flip, llm_flip_loop or external:PATH.")
+    ] = "synonym",
+    classifier: Annotated[str, typer.Option(help="Classifier the editor tries to flip.")] = "imdb-sentiment",
+    steps: Annotated[int, typer.Option(help="Feedback steps n (the editor runs n + 1 times; inc@1..inc@n).")] = 5,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Directory for steps.csv and summary.json.")] = Path(
+        "counterfair-feedback"
+    ),
+    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
+    llm: Annotated[str, typer.Option(help="LLM for mask_fill and llm_flip.")] = "llamacpp:qwen2.5-coder-1.5b-instruct",
+    ppl_model: Annotated[str, typer.Option(help="General LM for ppl-base ('none' to skip).")] = "gemma-3-270m",
+    ppl_fine_model: Annotated[
+        str | None, typer.Option(help="Domain-adapted LM for ppl-fine (see counterfair adapt-lm).")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N texts.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed.")] = 0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Counterfactuals of counterfactuals (paper 002): feed an editor its own output n times; report
+    minimality@k, inc@k, flip-rate@k, probability@k, ppl-base@k and ppl-fine@k."""
+    from .feedback import FeedbackOptions, run_feedback
+    from .progress import RichProgress
+
+    options = FeedbackOptions(
+        editor=editor,
+        classifier=classifier,
+        steps=steps,
+        text_column=text_column,
+        llm=llm,
+        ppl_model=None if ppl_model == "none" else ppl_model,
+        ppl_fine_model=ppl_fine_model,
+        limit=limit,
+        seed=seed,
+    )
+    with RichProgress(enabled=not quiet) as progress:
+        summary = run_feedback(data, out, options, progress=progress)
+    table = Table(title=f"feedback: {summary['editor']['name']} on {summary['classifier']['spec']}")
+    for column in ("step", "texts", "minimality", "flip rate", "probability", "ppl-base", "ppl-fine", "inc@k"):
+        table.add_column(column, justify="right")
+    for step, entry in summary["steps"].items():
+        table.add_row(
+            step,
+            str(entry["texts"]),
+            _fmt(entry["minimality"], 2),
+            _fmt(entry["flip_rate"], 2),
+            _fmt(entry["probability"], 2),
+            _fmt(entry["ppl_base"], 1),
+            _fmt(entry["ppl_fine"], 1),
+            _fmt(summary["inconsistency"].get(f"inc@{step}"), 2),
+        )
+    console.print(table)
+    console.print(f"wrote {out / 'steps.csv'} and {out / 'summary.json'}")
+
+
+@app.command("adapt-lm")
+def adapt_lm_command(
+    data: Annotated[Path, typer.Argument(help="Domain texts (CSV/TSV/JSONL/JSON/Parquet).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Directory for the adapted transformers model.")],
+    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
+    base: Annotated[str, typer.Option(help="Base causal LM.")] = "gemma-3-270m",
+    layers: Annotated[int, typer.Option(help="Number of final blocks to fine-tune.")] = 2,
+    epochs: Annotated[int, typer.Option(help="Passes over the texts.")] = 1,
+    limit: Annotated[int | None, typer.Option(help="Only the first N texts.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Adapt an LM to domain texts (the ppl-fine model of paper 002) by fine-tuning its last blocks on the CPU."""
+    from .feedback import adapt_lm
+    from .io import cell_text, read_table
+    from .progress import RichProgress
+
+    texts = [cell_text(v) or "" for v in read_table(data)[text_column].tolist()][:limit]
+    with RichProgress(enabled=not quiet) as progress:
+        path = adapt_lm(
+            [t for t in texts if t.strip()], out, base=base, train_layers=layers, epochs=epochs, progress=progress
+        )
+    console.print(f"wrote {path}; use it with --ppl-fine-model {path}")
+
+
+@app.command()
 def models(
     verify: Annotated[bool, typer.Option("--verify", help="Compute sha256 of every installed model file.")] = False,
 ) -> None:

@@ -242,7 +242,11 @@ def evaluate_pairs(
         wanted = tuple(m for m in ("flip", "prob_change") if m in metrics)
         if wanted and valid:
             with stage("classifier", wanted):
-                clf = classifier or load_classifier(opts.classifier, batch_size=opts.batch_size)
+                clf = (
+                    classifier
+                    if classifier is not None
+                    else load_classifier(opts.classifier, batch_size=opts.batch_size)
+                )
                 unique = list(dict.fromkeys(v_orig + v_cf))
                 hook.start(f"classifier ({clf.spec})", len(unique))
                 proba = clf.predict_proba(unique, on_batch=hook.advance)

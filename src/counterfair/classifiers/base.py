@@ -89,7 +89,9 @@ class CachedClassifier:
     def labels(self) -> list[str]:
         return [str(label) for label in self.inner.labels]
 
-    def __len__(self) -> int:
+    @property
+    def cached_texts(self) -> int:
+        """How many distinct texts have been predicted (a property, so that the object is never falsy)."""
         return len(self._cache)
 
     def predict_proba(self, texts: Sequence[str], *, on_batch: Callable[[int], None] | None = None) -> np.ndarray:

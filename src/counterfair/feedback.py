@@ -1,0 +1,319 @@
+"""Counterfactuals of counterfactuals (paper 002): feed an editor its own output, step after step.
+
+At step k the editor edits f_{k-1}(x) (f_0(x) = x) and, among its candidates, the one with the smallest word
+Levenshtein distance that flips the classifier's prediction is chosen, else the one with the smallest distance.
+With d_k = d(f_k(x), f_{k-1}(x)):
+
+* minimality@k = mean d_k;
+* inc@k (paper 002 eq. 1-2) = mean over texts of (1/k) sum_{i=1..k} relu(d_{i+1} - d_i) — a positive value proves the
+  editor missed a smaller edit, since the previous text was reachable at distance d_i. inc@k needs k + 1 edits, so
+  ``steps = n`` applies the editor n + 1 times and reports inc@1 .. inc@n;
+* flip-rate@k = share of texts whose predicted label changed at step k;
+* probability@k = mean probability of the step's target label after the edit;
+* ppl-base@k and ppl-fine@k = perplexity of f_k(x) under a general LM and under the same LM adapted to the domain
+  (:func:`adapt_lm`).
+
+A text whose editor returns no candidate at some step stops there (status ``stopped:no_candidate``); later steps have
+no row values. Multi-class targets are the second most probable class.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import __version__
+from .classifiers import CachedClassifier, load_classifier
+from .editors.base import EditorBase
+from .errors import ConfigError
+from .io import cell_text, read_table, require_columns, write_json, write_table
+from .metrics.functional import contrast_labels
+from .progress import NullProgress, ProgressHook
+from .text import tokenize_batch, word_distance
+
+EDITORS = ("synonym", "mask_fill", "llm_flip", "llm_flip_loop", "external")
+
+
+@dataclass
+class FeedbackOptions:
+    editor: str = "synonym"
+    classifier: str = "imdb-sentiment"
+    steps: int = 5
+    text_column: str = "text"
+    llm: str = "llamacpp:qwen2.5-coder-1.5b-instruct"
+    ppl_model: str | None = "gemma-3-270m"
+    ppl_fine_model: str | None = None
+    label_names: dict[str, str] | None = None
+    seed: int = 0
+    limit: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.steps < 1:
+            raise ConfigError("steps must be at least 1")
+        if self.editor.split(":", 1)[0] not in EDITORS:
+            raise ConfigError(f"unknown editor {self.editor!r}; use one of {', '.join(EDITORS)} (external:PATH)")
+
+
+def build_editor(options: FeedbackOptions, classifier: CachedClassifier) -> EditorBase:
+    from .editors import flip
+
+    kind, _, rest = options.editor.partition(":")
+    if kind == "synonym":
+        return flip.SynonymSwapEditor(classifier)
+    if kind == "external":
+        if not rest:
+            raise ConfigError("the external editor needs a file: --editor external:PATH")
+        return flip.ExternalEditor(rest)
+    from .llm import load_llm
+
+    llm = load_llm(options.llm)
+    if kind == "mask_fill":
+        return flip.MaskFillEditor(classifier, llm, label_names=options.label_names, seed=options.seed)
+    return flip.LLMFlipEditor(
+        classifier, llm, in_loop=kind == "llm_flip_loop", label_names=options.label_names, seed=options.seed
+    )
+
+
+def select(current: str, candidates: Sequence[Any], flips: Sequence[bool]) -> int | None:
+    """Paper 002's rule: the minimal-distance candidate that flips, else the minimal-distance candidate."""
+    if not candidates:
+        return None
+    distances = [word_distance(current, c.text) for c in candidates]
+    flipping = [i for i, f in enumerate(flips) if f]
+    pool = flipping or list(range(len(candidates)))
+    return min(pool, key=lambda i: (distances[i], i))
+
+
+def inconsistency(distances: Sequence[float], k: int) -> float:
+    """inc@k for one text: (1/k) sum_{i=1..k} relu(d_{i+1} - d_i); NaN if fewer than k + 1 distances."""
+    if len(distances) < k + 1 or any(math.isnan(d) for d in distances[: k + 1]):
+        return math.nan
+    return sum(max(0.0, distances[i + 1] - distances[i]) for i in range(k)) / k
+
+
+def run_feedback(
+    source: Any,
+    out_dir: str | Path,
+    options: FeedbackOptions | None = None,
+    *,
+    editor: EditorBase | None = None,
+    classifier: CachedClassifier | None = None,
+    progress: ProgressHook | None = None,
+) -> dict[str, Any]:
+    """Run the loop; writes ``steps.csv`` (one row per text and step) and ``summary.json``."""
+    opts = options or FeedbackOptions()
+    hook = progress or NullProgress()
+    origin = str(source) if not isinstance(source, pd.DataFrame) else "DataFrame"
+    frame = read_table(source)
+    require_columns(frame, {opts.text_column: "--text-column"}, origin=origin)
+    texts = [cell_text(v) or "" for v in frame[opts.text_column].tolist()]
+    if opts.limit:
+        texts = texts[: opts.limit]
+    clf = classifier if classifier is not None else load_classifier(opts.classifier)
+    ed = editor if editor is not None else build_editor(opts, clf)
+    applications = opts.steps + 1
+    current = list(texts)
+    alive = [bool(t.strip()) for t in texts]
+    rows: list[dict[str, Any]] = []
+    started = time.perf_counter()
+    for i, t in enumerate(texts):
+        if not t.strip():
+            rows.append({"text_id": i, "step": 1, "status": "skipped:empty_text"})
+    for step in range(1, applications + 1):
+        idx = [i for i in range(len(texts)) if alive[i]]
+        if not idx:
+            break
+        hook.start(f"step {step}/{applications} ({ed.name})", len(idx))
+        before = clf.predict_proba([current[i] for i in idx])
+        labels_before = before.argmax(axis=1)
+        targets = contrast_labels(before)
+        t0 = time.perf_counter()
+        per_input = ed.edit([current[i] for i in idx])
+        seconds = (time.perf_counter() - t0) / max(len(idx), 1)
+        for j, i in enumerate(idx):
+            cands = per_input[j]
+            if not cands:
+                alive[i] = False
+                rows.append({"text_id": i, "step": step, "status": "stopped:no_candidate", "seconds_per_text": seconds})
+                hook.advance(1)
+                continue
+            proba = clf.predict_proba([c.text for c in cands])
+            flips = [int(p.argmax()) != int(labels_before[j]) for p in proba]
+            choice = select(current[i], cands, flips)
+            assert choice is not None
+            chosen = cands[choice]
+            d = word_distance(current[i], chosen.text)
+            rows.append(
+                {
+                    "text_id": i,
+                    "step": step,
+                    "status": "ok",
+                    "text": chosen.text,
+                    "distance": d,
+                    "distance_norm": d / max(1, len(tokenize_batch([current[i]])[0])),
+                    "flipped": bool(flips[choice]),
+                    "label_before": clf.labels[int(labels_before[j])],
+                    "label_after": clf.labels[int(proba[choice].argmax())],
+                    "p_target": float(proba[choice][int(targets[j])]),
+                    "candidates": len(cands),
+                    "seconds_per_text": seconds,
+                }
+            )
+            current[i] = chosen.text
+            hook.advance(1)
+    table = pd.DataFrame(rows).sort_values(["text_id", "step"], kind="stable").reset_index(drop=True)
+    _add_perplexities(table, opts, hook)
+    summary = _summary(table, len(texts), applications, opts, clf, ed, origin, time.perf_counter() - started)
+    target = Path(out_dir)
+    write_table(table, target / "steps.csv")
+    write_json(summary, target / "summary.json")
+    return summary
+
+
+def _add_perplexities(table: pd.DataFrame, opts: FeedbackOptions, hook: ProgressHook) -> None:
+    from .metrics.perplexity import PerplexityScorer
+
+    ok = table["status"] == "ok" if "status" in table else pd.Series(dtype=bool)
+    for column, model in (("ppl_base", opts.ppl_model), ("ppl_fine", opts.ppl_fine_model)):
+        table[column] = np.nan
+        if model and ok.any():
+            result = PerplexityScorer(model).score(table.loc[ok, "text"].astype(str).tolist(), progress=hook)
+            table.loc[ok, column] = result.perplexity
+
+
+def _summary(
+    table: pd.DataFrame,
+    n_texts: int,
+    applications: int,
+    opts: FeedbackOptions,
+    clf: CachedClassifier,
+    editor: EditorBase,
+    origin: str,
+    elapsed: float,
+) -> dict[str, Any]:
+    ok = table[table["status"] == "ok"] if not table.empty else table
+    per_step: dict[str, Any] = {}
+    for step in range(1, applications + 1):
+        part = ok[ok["step"] == step]
+        per_step[str(step)] = {
+            "texts": len(part),
+            "minimality": float(part["distance"].mean()) if len(part) else None,
+            "minimality_norm": float(part["distance_norm"].mean()) if len(part) else None,
+            "flip_rate": float(part["flipped"].mean()) if len(part) else None,
+            "flip_rate_all_texts": float(part["flipped"].sum() / n_texts) if n_texts else None,
+            "probability": float(part["p_target"].mean()) if len(part) else None,
+            "ppl_base": float(part["ppl_base"].mean()) if len(part) and part["ppl_base"].notna().any() else None,
+            "ppl_fine": float(part["ppl_fine"].mean()) if len(part) and part["ppl_fine"].notna().any() else None,
+            "seconds_per_text": float(part["seconds_per_text"].mean()) if len(part) else None,
+        }
+    distances = (
+        {
+            str(t): g.set_index("step")["distance"].reindex(range(1, applications + 1)).tolist()
+            for t, g in ok.groupby("text_id")
+        }
+        if not ok.empty
+        else {}
+    )
+    inc: dict[str, Any] = {}
+    per_text_inc: dict[str, list[float]] = {}
+    for k in range(1, applications):
+        values = [inconsistency(d, k) for d in distances.values()]
+        finite = [v for v in values if not math.isnan(v)]
+        per_text_inc[str(k)] = finite
+        inc[f"inc@{k}"] = float(np.mean(finite)) if finite else None
+    return {
+        "counterfair_version": __version__,
+        "command": "feedback",
+        "input": {"source": origin, "texts": n_texts},
+        "editor": {"name": editor.name, "params": editor.params()},
+        "classifier": clf.signature(),
+        "applications": applications,
+        "inconsistency": inc,
+        "inconsistency_values": per_text_inc,
+        "steps": per_step,
+        "status": {str(k): int(v) for k, v in table["status"].value_counts().items()} if not table.empty else {},
+        "options": asdict(opts),
+        "seconds": round(elapsed, 1),
+    }
+
+
+def adapt_lm(
+    texts: Sequence[str],
+    out_dir: str | Path,
+    *,
+    base: str = "gemma-3-270m",
+    train_layers: int = 2,
+    epochs: int = 1,
+    lr: float = 1e-4,
+    max_tokens: int = 256,
+    batch_size: int = 4,
+    seed: int = 0,
+    progress: ProgressHook | None = None,
+) -> Path:
+    """Adapt a causal LM to domain texts (for ppl-fine): fine-tune its last ``train_layers`` blocks and final norm
+    for ``epochs`` passes, everything else frozen, on the CPU. Saves a transformers directory."""
+    import torch
+
+    from .models import load_causal_lm
+
+    hook = progress or NullProgress()
+    torch.manual_seed(seed)
+    lm = load_causal_lm(base)
+    import copy
+
+    model = copy.deepcopy(lm.model)
+    tokenizer = lm.tokenizer
+    for parameter in model.parameters():
+        parameter.requires_grad_(False)
+    blocks = None
+    for name in ("model.layers", "model.model.layers", "transformer.h"):
+        obj: Any = model
+        try:
+            for part in name.split("."):
+                obj = getattr(obj, part)
+            blocks = obj
+            break
+        except AttributeError:
+            continue
+    if blocks is None:
+        raise ConfigError(f"{base}: cannot find the transformer blocks to adapt")
+    trainable = [p for block in list(blocks)[-train_layers:] for p in block.parameters()]
+    norm = getattr(getattr(model, "model", model), "norm", None)
+    if norm is not None:
+        trainable += list(norm.parameters())
+    for parameter in trainable:
+        parameter.requires_grad_(True)
+    optimizer = torch.optim.AdamW(trainable, lr=lr)
+    encoded = [ids[:max_tokens] for ids in tokenizer(list(texts), add_special_tokens=True)["input_ids"] if len(ids) > 2]
+    order = np.random.default_rng(seed).permutation(len(encoded))
+    steps = epochs * math.ceil(len(encoded) / batch_size)
+    hook.start(f"adapt {lm.model_id} to {len(encoded)} texts", steps)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    model.train()
+    for _ in range(epochs):
+        for start in range(0, len(order), batch_size):
+            batch = [encoded[i] for i in order[start : start + batch_size]]
+            width = max(len(b) for b in batch)
+            ids = torch.full((len(batch), width), pad)
+            mask = torch.zeros((len(batch), width), dtype=torch.long)
+            for row, b in enumerate(batch):
+                ids[row, : len(b)] = torch.tensor(b)
+                mask[row, : len(b)] = 1
+            labels = ids.masked_fill(mask == 0, -100)
+            loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            hook.advance(1)
+    model.eval()
+    target = Path(out_dir)
+    model.save_pretrained(target)
+    tokenizer.save_pretrained(target)
+    return target

@@ -1,0 +1,194 @@
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pandas as pd
+import pytest
+
+from counterfair.classifiers import CachedClassifier, load_classifier
+from counterfair.editors.base import EditorBase
+from counterfair.editors.flip import ExternalEditor, LLMFlipEditor, MaskFillEditor, SynonymSwapEditor
+from counterfair.errors import ConfigError
+from counterfair.feedback import FeedbackOptions, adapt_lm, inconsistency, run_feedback, select
+from counterfair.records import Candidate
+
+from .fakes import ScriptedLLM
+
+
+@pytest.fixture
+def sentiment(tmp_path: Path) -> CachedClassifier:
+    (tmp_path / "senti.py").write_text(
+        "import numpy as np\n"
+        "BAD = ('terrible', 'boring', 'dull')\n"
+        "def score(texts):\n"
+        "    return np.array([[0.9, 0.1] if any(w in t.lower() for w in BAD) else [0.2, 0.8] for t in texts])\n"
+        "score.labels = ['NEG', 'POS']\n"
+    )
+    return load_classifier(f"callable:{tmp_path / 'senti.py'}:score")
+
+
+def test_inconsistency_by_hand() -> None:
+    d = [2.0, 3.0, 1.0, 4.0]
+    assert inconsistency(d, 1) == 1.0  # relu(3 - 2)
+    assert inconsistency(d, 2) == 0.5  # (1 + relu(1 - 3)) / 2
+    assert inconsistency(d, 3) == pytest.approx(4 / 3)  # (1 + 0 + 3) / 3
+    assert math.isnan(inconsistency(d[:2], 2))
+
+
+def test_selection_rule() -> None:
+    cands = [Candidate(t, "e", "h") for t in ("a b c d e f", "a b x", "a y z")]
+    # flipping candidates win; among them the closest
+    assert (
+        select("a b c", cands, [True, False, True]) == 2 - 2 * 0
+        if False
+        else select("a b c", cands, [True, False, True]) == 2
+    )
+    assert select("a b c", cands, [False, False, False]) == 1  # nobody flips: the closest
+    assert select("a b c", [], []) is None
+
+
+class Toggle(EditorBase):
+    """Alternates 'boring' <-> 'gripping' and adds one more word at each step (a growing, inconsistent edit)."""
+
+    name: ClassVar[str] = "toggle"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def params(self) -> dict[str, Any]:
+        return {}
+
+    def edit(self, texts: Sequence[str], *, progress: Any = None) -> list[list[Candidate]]:
+        self.calls += 1
+        out = []
+        for t in texts:
+            new = t.replace("boring", "gripping") if "boring" in t else t.replace("gripping", "boring")
+            out.append([self.candidate(new + " really" * self.calls)])
+        return out
+
+
+def test_loop_by_hand(tmp_path: Path, sentiment: CachedClassifier) -> None:
+    data = pd.DataFrame({"text": ["a boring film", "   "]})
+    summary = run_feedback(
+        data, tmp_path, FeedbackOptions(steps=3, ppl_model=None), editor=Toggle(), classifier=sentiment
+    )
+    steps = pd.read_csv(tmp_path / "steps.csv")
+    ok = steps[steps.status == "ok"]
+    # d_k: 1 substitution + k added words -> 2, 3, 4, 5 ; every step flips the label
+    assert ok["distance"].tolist() == [2, 3, 4, 5]
+    assert ok["flipped"].tolist() == [True] * 4
+    assert summary["applications"] == 4
+    assert summary["inconsistency"] == {"inc@1": 1.0, "inc@2": 1.0, "inc@3": 1.0}
+    assert summary["steps"]["1"]["flip_rate"] == 1.0
+    assert summary["steps"]["2"]["probability"] == pytest.approx(0.9)  # P(NEG) after flipping back
+    assert steps[steps.text_id == 1]["status"].tolist() == ["skipped:empty_text"]
+    assert json.loads((tmp_path / "summary.json").read_text())["editor"]["name"] == "toggle"
+
+
+def test_synonym_swap_flips_with_a_real_synonym(sentiment: CachedClassifier) -> None:
+    editor = SynonymSwapEditor(sentiment)
+    [[cand]] = editor.edit(["The plot was terrible and the ending was predictable."])
+    assert cand.meta["flipped"] and cand.meta["words_changed"] == 1
+    replaced = set(cand.text.lower().split()) - set("the plot was terrible and the ending was predictable.".split())
+    assert replaced and replaced <= {
+        "awful",
+        "dreadful",
+        "horrible",
+        "frightful",
+        "atrocious",
+        "abominable",
+        "dire",
+        "fearful",
+        "horrendous",
+        "horrific",
+        "direful",
+        "dread",
+        "dreaded",
+    }
+    synonyms = editor.synonyms(
+        next(
+            t
+            for t in __import__("counterfair.editors.flip", fromlist=["x"])._tokens("a terrible film")
+            if t.text == "terrible"
+        )
+    )
+    assert "awful" in synonyms and "terrible" not in synonyms
+
+
+def test_classifier_that_never_flips(tmp_path: Path) -> None:
+    (tmp_path / "stubborn.py").write_text(
+        "import numpy as np\ndef score(texts):\n    return np.full(len(texts), 0.95)\n"
+    )
+    clf = load_classifier(f"callable:{tmp_path / 'stubborn.py'}:score")
+    summary = run_feedback(
+        pd.DataFrame({"text": ["The plot was terrible."]}),
+        tmp_path / "o",
+        FeedbackOptions(steps=2, ppl_model=None),
+        editor=SynonymSwapEditor(clf),
+        classifier=clf,
+    )
+    assert summary["steps"]["1"]["flip_rate"] == 0.0 and summary["steps"]["3"]["flip_rate"] == 0.0
+
+
+def test_one_label_classifier_is_an_error(tmp_path: Path) -> None:
+    class One:
+        labels = ("only",)
+
+        def predict_proba(self, texts: Sequence[str]) -> Any:
+            return [[1.0] for _ in texts]
+
+    with pytest.raises(ConfigError, match="has one label"):
+        SynonymSwapEditor(CachedClassifier(One(), spec="one"))
+
+
+def test_mask_fill_binary_search(sentiment: CachedClassifier) -> None:
+    llm = ScriptedLLM(lambda text, attempt, i: '{"1": "gripping", "2": "fresh", "3": "sharp"}')
+    llm._text_of = lambda messages: messages[-1]["content"]  # type: ignore[method-assign]
+    editor = MaskFillEditor(sentiment, llm, searches=4)
+    [cands] = editor.edit(["a boring film about nothing in particular and more words here"])
+    # 11 words, at most half masked: search 1..5 starts at 3 (flips: "boring" is the most important word), then 1
+    assert [c.meta["masked"] for c in cands] == [3, 1]
+    assert all(c.meta["flipped"] for c in cands)
+    assert cands[1].text.startswith("a gripping film")
+
+
+def test_llm_flip_in_the_loop(sentiment: CachedClassifier) -> None:
+    replies = iter(["{a dull film}", "{a gripping film}"])
+    llm = ScriptedLLM(lambda text, attempt, i: next(replies))
+    llm._text_of = lambda messages: messages[-1]["content"]  # type: ignore[method-assign]
+    editor = LLMFlipEditor(sentiment, llm, in_loop=True, budget=3)
+    [cands] = editor.edit(["a boring film"])
+    assert [c.meta["flipped"] for c in cands] == [False, True]
+    assert "still reads it as negative" in llm.calls[1]["messages"][-1]["content"]
+
+
+def test_external_editor(tmp_path: Path) -> None:
+    path = tmp_path / "mice.csv"
+    pd.DataFrame({"orig_text": ["a", "b"], "gen_text": ["a2", "-1"], "gen_text_2": ["a3", None]}).to_csv(
+        path, index=False
+    )
+    editor = ExternalEditor(str(path))
+    out = editor.edit(["a", "b", "c"])
+    assert [[c.text for c in x] for x in out] == [["a2", "a3"], [], []]
+    summary = run_feedback(
+        pd.DataFrame({"text": ["a", "c"]}),
+        tmp_path / "o",
+        FeedbackOptions(steps=1, ppl_model=None),
+        editor=editor,
+        classifier=load_classifier("profanity-check"),
+    )
+    assert summary["status"]["stopped:no_candidate"] >= 2  # 'c' at step 1, 'a2' at step 2
+
+
+def test_adapt_lm_lowers_in_domain_perplexity(tiny_lm_dir: Path, tmp_path: Path) -> None:
+    from counterfair.metrics.perplexity import PerplexityScorer
+
+    domain = ["the movie was long but the actors were great"] * 16
+    before = PerplexityScorer(str(tiny_lm_dir)).score(domain[:1]).perplexity[0]
+    path = adapt_lm(domain, tmp_path / "adapted", base=str(tiny_lm_dir), train_layers=1, epochs=3, lr=5e-3)
+    after = PerplexityScorer(str(path)).score(domain[:1]).perplexity[0]
+    assert after < before
