@@ -15,6 +15,7 @@ from .errors import (
     CounterfairError,
     InputError,
     ModelNotAvailable,
+    OutputError,
     SchemaError,
 )
 from .records import SCHEMA_VERSION, Candidate, Counterfactual, Edit, Example
@@ -48,6 +49,7 @@ __all__ = [
     "Example",
     "InputError",
     "ModelNotAvailable",
+    "OutputError",
     "PerplexityScorer",
     "SchemaError",
     "TermMatcher",

@@ -31,5 +31,9 @@ class ChecksumError(CounterfairError):
     """A model file does not have the sha256 it should have."""
 
 
+class OutputError(CounterfairError):
+    """An output could not be written (a full disk, a read-only directory); what was there before is kept."""
+
+
 class ClassifierError(CounterfairError):
     """A classifier failed or returned output of the wrong shape or range."""

@@ -25,7 +25,7 @@ from typing import IO, Any
 
 import pandas as pd
 
-from .errors import InputError, SchemaError
+from .errors import InputError, OutputError, SchemaError
 from .records import SCHEMA_VERSION
 
 FORMATS = {
@@ -213,14 +213,22 @@ def cell_text(value: Any) -> str | None:
 def atomic_open(path: str | Path, mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path``; rename it over ``path`` only if the block succeeds."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as err:
+        raise OutputError(f"cannot write {target}: {err.strerror or err}") from err
     try:
         with os.fdopen(fd, mode, **kwargs) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        raise OutputError(
+            f"cannot write {target}: {err.strerror or err}; the previous file, if any, is unchanged"
+        ) from err
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
