@@ -298,6 +298,12 @@ def generate(
     min_bertscore: Annotated[float, typer.Option(help="Filter: minimum BERTScore F1.")] = 0.5,
     max_attribute_prob: Annotated[float, typer.Option(help="Filter: maximum attribute-reference probability.")] = 0.5,
     detector: Annotated[str, typer.Option(help="Attribute detector: keyword, mlp:DIR[#LABEL], llm.")] = "keyword",
+    score_methods: Annotated[
+        str | None,
+        typer.Option(
+            help="Methods whose candidates get BLEU/BERTScore/attribute scores (default: all; swaps are many)."
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of sampling and of the swap example shown per input.")] = 0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
@@ -322,6 +328,7 @@ def generate(
         min_bertscore=min_bertscore,
         max_attribute_prob=max_attribute_prob,
         detector=detector,
+        score_methods=score_methods.split(",") if score_methods else None,
         seed=seed,
     )
     with RichProgress(enabled=not quiet) as progress:
