@@ -236,9 +236,9 @@ class Generator:
             pairs = by_input.get(k, [])
             chosen = None
             if pairs:
-                chosen = (
-                    0 if method != "swap" else int(np.random.default_rng(self.opts.seed + row).integers(len(pairs)))
-                )
+                # the swap example shown per input depends on the seed and the text, not on its row
+                seed = [self.opts.seed, _text_seed(texts[k])]
+                chosen = 0 if method != "swap" else int(np.random.default_rng(seed).integers(len(pairs)))
             cand_rows = [_candidate_row(method, row, ids[k], i, c, v, i == chosen) for i, (c, v) in enumerate(pairs)]
             if chosen is None:
                 reason = "no_identity_term" if method == "swap" else "no_attribute_term"
@@ -336,6 +336,71 @@ class Generator:
         return out
 
 
+def _text_seed(text: str) -> int:
+    import hashlib
+
+    return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16)
+
+
+class _StoredResults:
+    """Per-text generation results in the run store, so another run on the same text reuses them."""
+
+    def __init__(self, gen: Generator, method: str) -> None:
+        from .store import default_store
+
+        self.store = default_store()
+        self.method = method
+        self.gen = gen
+        self.params: dict[str, Any] | None = None
+
+    def _params(self) -> dict[str, Any]:
+        if self.params is None:
+            opts, editor = self.gen.opts, self.gen.editor(self.method)
+            scored = opts.score_methods is None or self.method in opts.score_methods
+            params: dict[str, Any] = {"editor": editor.params_hash(), "seed": opts.seed, "scored": scored}
+            if scored or self.method == "llm":
+                filt = self.gen.filter
+                params |= {
+                    "filter": asdict(filt.config),
+                    "detector": filt.detector.info() if filt.detector is not None else None,
+                }
+            if self.method == "llm":
+                params |= {"max_attempts": opts.max_attempts, "llm": self.gen.llm.info()}
+            self.params = params
+        return self.params
+
+    def _key(self, text: str) -> str:
+        from .store import content_key
+
+        return content_key(f"generate:{self.method}", self._params(), None, text)
+
+    def lookup(self, texts: Sequence[str]) -> dict[int, dict[str, Any]]:
+        if self.store is None:
+            return {}
+        keys = {i: self._key(t) for i, t in enumerate(texts)}
+        found = self.store.get_many(list(keys.values()))
+        return {i: found[k] for i, k in keys.items() if k in found}
+
+    def save(self, texts: Sequence[str], records: Sequence[dict[str, Any]]) -> None:
+        if self.store is None:
+            return
+        drop = ("input_id", "row", "source_text")
+        rows = []
+        for text, record in zip(texts, records, strict=True):
+            value = {
+                "counterfactual": {k: v for k, v in record["counterfactual"].items() if k not in drop},
+                "candidates": [{k: v for k, v in c.items() if k not in drop} for c in record["candidates"]],
+            }
+            rows.append((self._key(text), f"generate:{self.method}", value))
+        self.store.put_many(rows)
+
+    @staticmethod
+    def record(value: dict[str, Any], method: str, row: int, input_id: str, text: str) -> dict[str, Any]:
+        counterfactual = {"input_id": input_id, "row": row, "source_text": text, **value["counterfactual"]}
+        candidates = [{"input_id": input_id, "row": row, **c} for c in value["candidates"]]
+        return {"method": method, "row": row, "counterfactual": counterfactual, "candidates": candidates}
+
+
 def _skipped(method: str, row: int, input_id: str, text: str | None, reason: str) -> dict[str, Any]:
     cf = {"text": None, "status": make_status("skipped", reason)}
     return Generator._record(method, row, input_id, text or "", cf, [], attempts=0)
@@ -401,17 +466,30 @@ def run_generate(
             checkpoint.add([_skipped(method, i, ids[i], texts[i], "empty_text") for i in skipped])
             hook.advance(len(skipped))
         rows = [i for i in todo if i in valid]
-        if method == "llm":
-            for i in rows:
-                checkpoint.add([gen.run_llm(i, ids[i], texts[i] or "")])
-                hook.advance(1)
-        else:
-            for start in range(0, len(rows), opts.chunk):
-                chunk = rows[start : start + opts.chunk]
-                checkpoint.add(
-                    gen.run_deterministic(method, chunk, [ids[i] for i in chunk], [texts[i] or "" for i in chunk])
-                )
-                hook.advance(len(chunk))
+        stored = _StoredResults(gen, method)
+        size = 1 if method == "llm" else opts.chunk
+        for start in range(0, len(rows), size):
+            chunk = rows[start : start + size]
+            chunk_texts = [texts[i] or "" for i in chunk]
+            hits = stored.lookup(chunk_texts)
+            by_position: dict[int, dict[str, Any]] = {
+                k: stored.record(v, method, chunk[k], ids[chunk[k]], chunk_texts[k]) for k, v in hits.items()
+            }
+            missing = [k for k in range(len(chunk)) if k not in hits]
+            if missing:
+                if method == "llm":
+                    fresh = [gen.run_llm(chunk[k], ids[chunk[k]], chunk_texts[k]) for k in missing]
+                else:
+                    fresh = gen.run_deterministic(
+                        method,
+                        [chunk[k] for k in missing],
+                        [ids[chunk[k]] for k in missing],
+                        [chunk_texts[k] for k in missing],
+                    )
+                stored.save([chunk_texts[k] for k in missing], fresh)
+                by_position.update(zip(missing, fresh, strict=True))
+            checkpoint.add([by_position[k] for k in range(len(chunk))])
+            hook.advance(len(chunk))
         timing[method] = round(time.perf_counter() - t0, 3)
 
     records = [checkpoint.done[(m, i)] for i in range(len(texts)) for m in opts.methods]

@@ -91,7 +91,15 @@ def load_classifier(spec: str, *, batch_size: int = 64) -> CachedClassifier:
         signature = {"type": "sklearn", **_file_id(rest), "sklearn": _package_version("scikit-learn")}
     elif kind == "hf":
         inner = HFClassifier(rest)
-        signature = {"type": "hf", "path": rest, "transformers": _package_version("transformers")}
+        weights = next(
+            (p for p in (Path(rest) / "model.safetensors", Path(rest) / "pytorch_model.bin") if p.exists()), None
+        )
+        signature = {
+            "type": "hf",
+            "path": rest,
+            "transformers": _package_version("transformers"),
+            "weights_sha256": _file_id(str(weights))["sha256"] if weights else None,
+        }
     elif kind == "spacy":
         inner = SpacyClassifier(rest)
         signature = {"type": "spacy", "model": rest, "spacy": _package_version("spacy")}
@@ -113,4 +121,17 @@ def load_classifier(spec: str, *, batch_size: int = 64) -> CachedClassifier:
         signature = {"type": "scores", **_file_id(rest)}
     else:
         raise ConfigError(f"unknown classifier kind {kind!r} in {spec!r}; use one of: {SPEC_FORMS}")
-    return CachedClassifier(inner, spec=spec, batch_size=batch_size, signature=signature)
+    return CachedClassifier(inner, spec=spec, batch_size=batch_size, signature=signature, store=_store_for(signature))
+
+
+def _store_for(signature: dict[str, Any]) -> Any:
+    """The run store, for classifiers whose identity is pinned by a version or a file hash; None otherwise."""
+    if signature.get("type") in ("callable", "http"):
+        return None  # their code or server can change without anything here noticing
+    if signature.get("type") in ("sklearn", "scores", "model") and not signature.get("sha256"):
+        return None
+    if signature.get("type") == "hf" and not signature.get("weights_sha256"):
+        return None
+    from ..store import default_store
+
+    return default_store()

@@ -74,6 +74,7 @@ class CachedClassifier:
         spec: str,
         batch_size: int = 64,
         signature: dict[str, Any] | None = None,
+        store: Any = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
@@ -82,6 +83,7 @@ class CachedClassifier:
         self.batch_size = batch_size
         self._signature = dict(signature or {})
         self._cache: dict[str, np.ndarray] = {}
+        self.store = store  # a RunStore: predictions of this exact classifier are shared across runs
         self.calls = 0
         self.hits = 0
 
@@ -98,6 +100,16 @@ class CachedClassifier:
         """Probabilities ``(len(texts), k)``; ``on_batch(n)`` is called after each batch of new texts."""
         todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
         self.hits += len(texts) - len(todo)
+        keys: dict[str, str] = {}
+        if self.store is not None and todo:
+            from ..store import content_key
+
+            keys = {t: content_key("classifier", self._signature, None, t) for t in todo}
+            found = self.store.get_many(list(keys.values()))
+            for text in todo:
+                if keys[text] in found:
+                    self._cache[text] = np.asarray(found[keys[text]], dtype=float)
+            todo = [t for t in todo if t not in self._cache]
         for start in range(0, len(todo), self.batch_size):
             batch = todo[start : start + self.batch_size]
             self.calls += 1
@@ -113,6 +125,14 @@ class CachedClassifier:
             proba = as_proba(raw, len(batch), self.labels, self.spec)
             for text, row in zip(batch, proba, strict=True):
                 self._cache[text] = row
+            if self.store is not None:  # NaN rows are not stored: they are tried again next time
+                self.store.put_many(
+                    [
+                        (keys[t], "classifier", row.tolist())
+                        for t, row in zip(batch, proba, strict=True)
+                        if np.isfinite(row).all()
+                    ]
+                )
             if on_batch is not None:
                 on_batch(len(batch))
         k = len(self.labels)

@@ -110,22 +110,36 @@ class BERTScoreScorer:
         lengths_c = [len(ids) for ids in tokenizer(list(candidates), add_special_tokens=True)["input_ids"]]
         lengths_r = [len(ids) for ids in tokenizer(list(references), add_special_tokens=True)["input_ids"]]
         truncated = np.array([a > limit or b > limit for a, b in zip(lengths_c, lengths_r, strict=True)])
-        hook.start("bertscore", n)
-        precision, recall, f1 = [], [], []
+        out = np.full((n, 3), np.nan)
+        store, keys = self._store_keys(candidates, references)
+        found = store.get_many(list(keys.values())) if store is not None else {}
+        todo = [i for i in range(n) if keys.get(i) not in found]
+        for i in range(n):
+            if keys.get(i) in found:
+                out[i] = found[keys[i]]
+        hook.start("bertscore", len(todo))
         chunk = max(self.batch_size * 4, 1)
-        for start in range(0, n, chunk):
+        for start in range(0, len(todo), chunk):
+            part = todo[start : start + chunk]
             p, r, f = scorer.score(
-                list(candidates[start : start + chunk]),
-                list(references[start : start + chunk]),
-                batch_size=self.batch_size,
+                [candidates[i] for i in part], [references[i] for i in part], batch_size=self.batch_size
             )
-            precision.append(p.numpy())
-            recall.append(r.numpy())
-            f1.append(f.numpy())
-            hook.advance(min(chunk, n - start))
-        return BERTScoreResult(
-            np.concatenate(precision).astype(float),
-            np.concatenate(recall).astype(float),
-            np.concatenate(f1).astype(float),
-            truncated,
-        )
+            out[part] = np.stack([p.numpy(), r.numpy(), f.numpy()], axis=1)
+            if store is not None:
+                store.put_many([(keys[i], "bertscore", out[i].tolist()) for i in part])
+            hook.advance(len(part))
+        return BERTScoreResult(out[:, 0].astype(float), out[:, 1].astype(float), out[:, 2].astype(float), truncated)
+
+    def _store_keys(self, candidates: Sequence[str], references: Sequence[str]) -> tuple[Any, dict[int, str]]:
+        from ..store import content_key, default_store
+
+        store = default_store()
+        _, name = _model_path(self.model)
+        if store is None or name is None:  # a model given by path has no pinned identity: not stored
+            return None, {}
+        model = {"id": name, "sha256": get_model_info(name).sha256}
+        params = {"num_layers": self.num_layers, "idf": self.idf}
+        return store, {
+            i: content_key("bertscore", params, model, f"{c}\x00{r}")
+            for i, (c, r) in enumerate(zip(candidates, references, strict=True))
+        }

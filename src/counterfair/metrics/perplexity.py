@@ -74,6 +74,7 @@ class PerplexityScorer:
         max_tokens: int = 8192,
         token_budget: int = 1024,
         dtype: str = "float32",
+        use_store: bool = True,
     ) -> None:
         if window < 2 or not 0 < stride < window:
             raise ValueError(f"need window >= 2 and 0 < stride < window (got window={window}, stride={stride})")
@@ -85,6 +86,7 @@ class PerplexityScorer:
         self.max_tokens = max_tokens
         self.token_budget = token_budget
         self.dtype = dtype
+        self.use_store = use_store
         self.tokens_scored = 0
         self.tokens_forwarded = 0
 
@@ -113,6 +115,21 @@ class PerplexityScorer:
             "torch": torch.__version__,
         }
 
+    def _stored(
+        self, lm: LoadedLM, texts: Sequence[str], window: int, stride: int
+    ) -> tuple[Any, dict[int, str], dict[int, Any]]:
+        """The run store, each text's key, and the results already stored (only for models with a pinned sha256)."""
+        from ..store import content_key, default_store
+
+        store = default_store() if self.use_store and lm.sha256 else None
+        if store is None:
+            return None, {}, {}
+        params = {"window": window, "stride": stride, "dtype": self.dtype}
+        model = {"id": lm.model_id, "sha256": lm.sha256}
+        keys = {i: content_key("perplexity", params, model, t) for i, t in enumerate(texts) if t.strip()}
+        stored = store.get_many(list(keys.values()))
+        return store, keys, {i: stored[k] for i, k in keys.items() if k in stored}
+
     def score(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> PerplexityResult:
         """Perplexity per text; ``progress`` is told the total tokens, then each batch's."""
         import torch
@@ -128,8 +145,13 @@ class PerplexityScorer:
         encoded = tokenizer(list(texts), add_special_tokens=True)["input_ids"] if n else []
         bos = getattr(tokenizer, "bos_token_id", None)
 
+        store, keys, found = self._stored(lm, texts, window, stride)
+        for index, value in found.items():
+            nll[index], count[index] = value
         segments: list[_Segment] = []
         for index, ids in enumerate(encoded):
+            if index in found:
+                continue
             ids = list(ids)
             first_scored = 1
             n_scored = len(ids) - first_scored
@@ -180,6 +202,14 @@ class PerplexityScorer:
                 self.tokens_forwarded += int(attention.sum())
                 del logits
 
+        if store is not None:
+            store.put_many(
+                [
+                    (keys[i], "perplexity", [float(nll[i]), int(count[i])])
+                    for i in keys
+                    if i not in found and count[i] > 0
+                ]
+            )
         ppl = np.full(n, math.nan)
         ok = count > 0
         ppl[ok] = np.exp(nll[ok] / count[ok])

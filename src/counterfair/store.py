@@ -1,0 +1,103 @@
+"""The run store: finished work, content-addressed, in one SQLite file (WAL mode), shared by every run.
+
+A result is stored under the sha256 of (component, parameters, model identity, sha256 of the input), so a repeated
+run — or another run that meets the same text, model and parameters — reuses it instead of computing it again:
+classifier probabilities, perplexities, BERTScores and per-text generation results. Results whose identity cannot be
+pinned down (a ``callable:`` or ``http:`` classifier, whose code or server may change) are never stored.
+
+Location: ``$COUNTERFAIR_STORE`` if set (a path, or ``off`` to disable it), else ``<cache>/store.sqlite``. Several
+processes may use it at once (WAL; writes are short transactions).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, component TEXT NOT NULL, value TEXT NOT NULL,
+                                    created REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS results_component ON results (component);
+"""
+
+
+def content_key(component: str, params: Mapping[str, Any], model: Mapping[str, Any] | None, payload: str) -> str:
+    """The store key of one result: sha256 over component, parameters, model identity and the input's sha256."""
+    digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    blob = json.dumps([component, params, model, digest], sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class RunStore:
+    """Content-addressed results; ``get_many`` / ``put_many`` work in batches."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        db = self._db()
+        db.execute("PRAGMA journal_mode=WAL")
+        db.executescript(_SCHEMA)
+        db.commit()
+        self.hits = 0
+        self.misses = 0
+
+    def _db(self) -> sqlite3.Connection:
+        connection = getattr(self._local, "db", None)
+        if connection is None or getattr(self._local, "pid", None) != os.getpid():
+            connection = sqlite3.connect(self.path, timeout=60)
+            self._local.db, self._local.pid = connection, os.getpid()
+        return connection
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        db = self._db()
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for key, value in db.execute(f"SELECT key, value FROM results WHERE key IN ({marks})", chunk):
+                found[key] = json.loads(value)
+        self.hits += len(found)
+        self.misses += len(unique) - len(found)
+        return found
+
+    def put_many(self, rows: Sequence[tuple[str, str, Any]]) -> None:
+        """Store (key, component, value) rows; existing keys are kept (the first result wins)."""
+        if not rows:
+            return
+        db = self._db()
+        now = time.time()
+        db.executemany(
+            "INSERT OR IGNORE INTO results VALUES (?, ?, ?, ?)",
+            [(k, c, json.dumps(v, default=float), now) for k, c, v in rows],
+        )
+        db.commit()
+
+    def stats(self) -> dict[str, int]:
+        return dict(self._db().execute("SELECT component, COUNT(*) FROM results GROUP BY component").fetchall())
+
+
+@cache
+def _open(path: str) -> RunStore:
+    return RunStore(path)
+
+
+def default_store() -> RunStore | None:
+    """The shared store (``$COUNTERFAIR_STORE``, or ``<cache>/store.sqlite``), or ``None`` when it is off."""
+    setting = os.environ.get("COUNTERFAIR_STORE")
+    if setting and setting.lower() in ("off", "0", "none", "false"):
+        return None
+    if setting:
+        return _open(str(Path(setting).expanduser()))
+    from .models import cache_root
+
+    return _open(str(cache_root() / "store.sqlite"))

@@ -1,0 +1,94 @@
+"""The run store: content-addressed results reused across runs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from counterfair import store as store_module
+from counterfair.classifiers import load_classifier
+from counterfair.store import RunStore, content_key, default_store
+
+
+@pytest.fixture
+def shared_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[RunStore]:
+    monkeypatch.setenv("COUNTERFAIR_STORE", str(tmp_path / "store.sqlite"))
+    store_module._open.cache_clear()
+    store = default_store()
+    assert store is not None
+    yield store
+    store_module._open.cache_clear()
+
+
+def test_keys_and_first_result_wins(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "s.sqlite")
+    a = content_key("c", {"p": 1}, {"id": "m", "sha256": "x"}, "text")
+    assert a != content_key("c", {"p": 2}, {"id": "m", "sha256": "x"}, "text")
+    assert a != content_key("c", {"p": 1}, {"id": "m", "sha256": "y"}, "text")
+    assert a != content_key("c", {"p": 1}, {"id": "m", "sha256": "x"}, "text ")
+    store.put_many([(a, "c", [1, 2])])
+    store.put_many([(a, "c", [9, 9])])
+    assert store.get_many([a, "missing"]) == {a: [1, 2]}
+    assert store.stats() == {"c": 1}
+    assert default_store() is None  # the test suite runs with the store off (conftest)
+
+
+def test_classifier_predictions_are_reused_across_runs(shared_store: RunStore, tmp_path: Path) -> None:
+    import joblib
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    model = make_pipeline(CountVectorizer(), LogisticRegression()).fit(["good", "bad", "fine", "awful"], [1, 0, 1, 0])
+    joblib.dump(model, tmp_path / "m.joblib")
+    first = load_classifier(f"sklearn:{tmp_path / 'm.joblib'}")
+    expected = first.predict_proba(["good day", "bad day"])
+    second = load_classifier(f"sklearn:{tmp_path / 'm.joblib'}")  # a new run: empty in-memory cache
+    second.inner.predict_proba = None  # type: ignore[attr-defined]  # the model must not be called again
+    assert (second.predict_proba(["good day", "bad day"]) == expected).all()
+    assert shared_store.stats()["classifier"] == 2
+
+
+def test_unpinned_classifiers_are_not_stored(shared_store: RunStore, helper_module: str) -> None:
+    clf = load_classifier(f"callable:{helper_module}:keyword")
+    clf.predict_proba(["awful"])
+    assert clf.store is None and "classifier" not in shared_store.stats()
+
+
+def test_generation_is_reused_across_runs(
+    shared_store: RunStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from counterfair.editors.wordlist import AblationEditor
+    from counterfair.generate import GenerateOptions, run_generate
+
+    data = pd.DataFrame({"text": ["My Muslim neighbour is kind.", "The mosque is open late."]})
+    options = GenerateOptions(methods=["ablation"], score_methods=[])
+    first = run_generate(data, tmp_path / "one", options)
+
+    def must_not_run(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the editor ran although its results were stored")
+
+    monkeypatch.setattr(AblationEditor, "edit", must_not_run)
+    second = run_generate(data.iloc[::-1].reset_index(drop=True), tmp_path / "two", options)  # other rows, same texts
+    assert sorted(second.counterfactuals["text"]) == sorted(first.counterfactuals["text"])
+    assert shared_store.stats()["generate:ablation"] == 2
+
+
+@pytest.mark.model
+def test_model_scores_are_reused(shared_store: RunStore) -> None:
+    from counterfair.metrics.bertscore import BERTScoreScorer
+    from counterfair.metrics.perplexity import PerplexityScorer
+
+    texts = ["A short sentence about the weather.", "Another one, about trains."]
+    first = PerplexityScorer().score(texts)
+    again = PerplexityScorer()
+    second = again.score(texts)
+    assert again.tokens_forwarded == 0  # nothing went through the LM
+    assert (second.perplexity == first.perplexity).all()
+    b1 = BERTScoreScorer().score(texts, texts[::-1])
+    b2 = BERTScoreScorer().score(texts, texts[::-1])
+    assert (b1.f1 == b2.f1).all()
+    assert shared_store.stats() == {"perplexity": 2, "bertscore": 2}
