@@ -13,6 +13,10 @@ Results: benchmarks/results/audit_speed.json
 
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("COUNTERFAIR_STORE", "off")  # measure computation, not reuse of stored results
+
 import argparse
 import os
 import platform

@@ -20,6 +20,10 @@ Results: benchmarks/results/ceval_imdb.json (per-method runs cached under benchm
 
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("COUNTERFAIR_STORE", "off")  # measure computation, not reuse of stored results
+
 import argparse
 import json
 import math

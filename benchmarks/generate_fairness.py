@@ -17,6 +17,10 @@ Results: benchmarks/results/generate_fairness.json
 
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("COUNTERFAIR_STORE", "off")  # measure computation, not reuse of stored results
+
 import argparse
 import collections
 import platform
