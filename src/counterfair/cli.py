@@ -226,6 +226,10 @@ def evaluate(
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
     fmt: Annotated[str | None, typer.Option("--format", help="Input format if the suffix does not tell.")] = None,
     encoding: Annotated[str, typer.Option(help="Text encoding of the input file.")] = "utf-8",
+    engine: Annotated[
+        str, typer.Option(help="local, or ray: perplexity and BERTScore batches on Ray workers.")
+    ] = "local",
+    address: Annotated[str | None, typer.Option(help="Ray cluster address (default: start a local Ray).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Measure counterfactual texts: flip rate, probability change, distance, diversity, perplexity, BLEU,
@@ -258,6 +262,8 @@ def evaluate(
         seed=seed,
         fmt=fmt,
         encoding=encoding,
+        engine=engine,
+        address=address,
     )
     with RichProgress(enabled=not quiet) as progress:
         result = evaluate_pairs(source, options, out_dir=out, progress=progress)
@@ -305,6 +311,8 @@ def generate(
         ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of sampling and of the swap example shown per input.")] = 0,
+    engine: Annotated[str, typer.Option(help="local, or ray: LLM rewriting on Ray workers (one LLM each).")] = "local",
+    address: Annotated[str | None, typer.Option(help="Ray cluster address (default: start a local Ray).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Generate counterfactuals of attribute-referencing texts: word-list ablation and substitution, identity
@@ -330,6 +338,8 @@ def generate(
         detector=detector,
         score_methods=score_methods.split(",") if score_methods else None,
         seed=seed,
+        engine=engine,
+        address=address,
     )
     with RichProgress(enabled=not quiet) as progress:
         result = run_generate(data, out, options, progress=progress)

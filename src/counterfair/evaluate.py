@@ -13,6 +13,7 @@ that fails as a whole (a classifier that raises, a model that is not installed) 
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Sequence
@@ -63,6 +64,9 @@ class EvaluateOptions:
     seed: int = 0
     fmt: str | None = None
     encoding: str = "utf-8"
+    engine: str = "local"  # local | ray: where perplexity and BERTScore batches run
+    address: str | None = None  # a Ray cluster (default: start a local one)
+    engine_batch: int = 128  # texts per batch sent to a Ray worker
 
     metrics_explicit: bool = field(init=False, default=False)
 
@@ -264,30 +268,37 @@ def evaluate_pairs(
 
         if "perplexity" in metrics and valid:
             with stage("perplexity"):
-                from .metrics.perplexity import PerplexityScorer
-
-                scorer = PerplexityScorer(
-                    opts.ppl_model,
-                    window=opts.ppl_window,
-                    stride=opts.ppl_stride,
-                    max_tokens=opts.ppl_max_tokens,
-                    token_budget=opts.ppl_token_budget,
-                    dtype=opts.ppl_dtype,
+                result, signature = _run_scorer(
+                    functools.partial(
+                        PerplexityWorker,
+                        opts.ppl_model,
+                        opts.ppl_window,
+                        opts.ppl_stride,
+                        opts.ppl_max_tokens,
+                        opts.ppl_token_budget,
+                        opts.ppl_dtype,
+                    ),
+                    v_cf,
+                    opts,
+                    hook,
+                    "perplexity",
                 )
-                result = scorer.score(v_cf, progress=hook)
                 rows.column("perplexity")[valid] = result.perplexity
                 rows.column("ppl_tokens")[valid] = result.n_tokens
                 for i, reason in enumerate(result.reason):
                     if reason is not None:
                         rows.fail(valid[i], "perplexity", reason)
-                signatures["perplexity"] = scorer.signature()
+                signatures["perplexity"] = signature
 
         if "bertscore" in metrics and valid:
             with stage("bertscore"):
-                from .metrics.bertscore import BERTScoreScorer
-
-                bs = BERTScoreScorer(opts.bertscore_model, batch_size=opts.batch_size)
-                scores = bs.score(v_cf, v_orig, progress=hook)
+                scores, signature = _run_scorer(
+                    functools.partial(BERTScoreWorker, opts.bertscore_model, opts.batch_size),
+                    list(zip(v_cf, v_orig, strict=True)),
+                    opts,
+                    hook,
+                    "bertscore",
+                )
                 rows.column("bertscore_p")[valid] = scores.precision
                 rows.column("bertscore_r")[valid] = scores.recall
                 rows.column("bertscore_f1")[valid] = scores.f1
@@ -298,7 +309,7 @@ def evaluate_pairs(
                         f"bertscore: {int(scores.truncated.sum())} pairs exceed 512 wordpieces and were scored "
                         "on their first 512"
                     )
-                signatures["bertscore"] = bs.signature()
+                signatures["bertscore"] = signature
     except BaseException as err:
         # Not swallowed: recorded so that the outputs written below say why they are incomplete.
         errors.append({"stage": "run", "error": type(err).__name__, "message": str(err) or repr(err)})
@@ -324,6 +335,55 @@ def evaluate_pairs(
             write_table(table, target / "rows.csv")
             write_json(summary, target / "summary.json")
     return EvaluationResult(table, summary, Path(out_dir) if out_dir is not None else None)
+
+
+class PerplexityWorker:
+    """Builds a perplexity scorer once (per process or Ray actor) and scores batches of texts."""
+
+    def __init__(self, model: str, window: int, stride: int, max_tokens: int, token_budget: int, dtype: str) -> None:
+        from .metrics.perplexity import PerplexityScorer
+
+        self.scorer = PerplexityScorer(
+            model, window=window, stride=stride, max_tokens=max_tokens, token_budget=token_budget, dtype=dtype
+        )
+
+    def __call__(self, texts: list[str], progress: ProgressHook | None = None) -> tuple[Any, dict[str, Any]]:
+        return self.scorer.score(texts, progress=progress), self.scorer.signature()
+
+
+class BERTScoreWorker:
+    """Builds a BERTScore scorer once and scores batches of (candidate, reference) pairs."""
+
+    def __init__(self, model: str, batch_size: int) -> None:
+        from .metrics.bertscore import BERTScoreScorer
+
+        self.scorer = BERTScoreScorer(model, batch_size=batch_size)
+
+    def __call__(
+        self, pairs: list[tuple[str, str]], progress: ProgressHook | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        result = self.scorer.score([c for c, _ in pairs], [r for _, r in pairs], progress=progress)
+        return result, self.scorer.signature()
+
+
+def _run_scorer(
+    factory: Any, items: list[Any], opts: EvaluateOptions, hook: ProgressHook, name: str
+) -> tuple[Any, Any]:
+    """One scorer over all items: in this process in one call, or in batches on Ray workers (then concatenated)."""
+    if opts.engine == "local":
+        return factory()(items, hook)
+    from .engine import map_batches
+
+    batches = [items[i : i + opts.engine_batch] for i in range(0, len(items), opts.engine_batch)]
+    parts = map_batches(factory, batches, engine=opts.engine, address=opts.address, progress=hook, description=name)
+    results = [r for r, _ in parts]
+    fields: dict[str, Any] = {}
+    for key, value in vars(results[0]).items():
+        parts_of_key = [getattr(r, key) for r in results]
+        fields[key] = (
+            [x for part in parts_of_key for x in part] if isinstance(value, list) else np.concatenate(parts_of_key)
+        )
+    return type(results[0])(**fields), parts[0][1]
 
 
 class _Stage:

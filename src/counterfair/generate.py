@@ -64,6 +64,8 @@ class GenerateOptions:
     reuse_prefix: bool = True
     n_ctx: int = 4096
     chunk: int = 64
+    engine: str = "local"  # local | ray: where LLM rewriting runs (one Generator, so one LLM, per Ray actor)
+    address: str | None = None
     score_methods: list[str] | None = None  # methods whose candidates get BLEU/BERTScore/attribute verdicts (None: all)
     fmt: str | None = None
     encoding: str = "utf-8"
@@ -79,7 +81,13 @@ class GenerateOptions:
 
     def fingerprint(self) -> str:
         """What must match for a rerun to resume (everything but performance knobs)."""
-        ignore = {"chunk", "reuse_prefix", "n_ctx"}  # performance knobs: changing them keeps the run resumable
+        ignore = {
+            "chunk",
+            "reuse_prefix",
+            "n_ctx",
+            "engine",
+            "address",
+        }  # performance knobs: changing them keeps the run resumable
         return params_hash({k: v for k, v in asdict(self).items() if k not in ignore})
 
 
@@ -336,6 +344,50 @@ class Generator:
         return out
 
 
+class LLMWorker:
+    """Builds a Generator (LLM, filters) once per Ray actor and rewrites one text per call."""
+
+    def __init__(self, options: GenerateOptions) -> None:
+        self.generator = Generator(options)
+
+    def __call__(self, item: tuple[int, str, str]) -> dict[str, Any]:
+        row, input_id, text = item
+        return self.generator.run_llm(row, input_id, text)
+
+
+def _run_llm_distributed(
+    opts: GenerateOptions,
+    gen: Generator,
+    stored: _StoredResults,
+    checkpoint: _Checkpoint,
+    rows: list[int],
+    ids: list[str],
+    texts: list[str | None],
+    hook: ProgressHook,
+) -> None:
+    import functools
+
+    from .engine import map_batches
+
+    hits = stored.lookup([texts[i] or "" for i in rows])
+    checkpoint.add([stored.record(v, "llm", rows[k], ids[rows[k]], texts[rows[k]] or "") for k, v in hits.items()])
+    missing = [rows[k] for k in range(len(rows)) if k not in hits]
+
+    def finished(index: int, record: dict[str, Any]) -> None:
+        stored.save([texts[missing[index]] or ""], [record])
+        checkpoint.add([record])
+
+    map_batches(
+        functools.partial(LLMWorker, opts),
+        [(i, ids[i], texts[i] or "") for i in missing],
+        engine=opts.engine,
+        address=opts.address,
+        progress=hook,
+        description="llm",
+        on_result=finished,
+    )
+
+
 def _text_seed(text: str) -> int:
     import hashlib
 
@@ -467,6 +519,9 @@ def run_generate(
             hook.advance(len(skipped))
         rows = [i for i in todo if i in valid]
         stored = _StoredResults(gen, method)
+        if method == "llm" and opts.engine != "local":
+            _run_llm_distributed(opts, gen, stored, checkpoint, rows, ids, texts, hook)
+            rows = []
         size = 1 if method == "llm" else opts.chunk
         for start in range(0, len(rows), size):
             chunk = rows[start : start + size]

@@ -1,0 +1,126 @@
+"""Where batches run: in this process (``local``) or on a Ray cluster (``ray``).
+
+:func:`map_batches` takes a *worker factory* — a picklable callable that builds the worker, which loads its models —
+and a list of batches. Locally the worker is built once and called on each batch. With Ray, each actor builds its own
+worker once (so every model loads once per actor, never per batch) and batches go to whichever actor is free; the
+results come back in input order. ``address`` names a running cluster (``ray://head:10001`` or ``auto``); without
+it a local Ray instance is started with this machine's CPUs.
+
+A cluster whose LLM runs behind OpenAI-compatible servers (vLLM) needs no model on the Ray workers: name the servers
+with ``--llm openai:http://vllm-host:8000/v1`` and the workers only send requests (see docs/scaling.md).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .errors import ConfigError
+from .progress import NullProgress, ProgressHook
+
+ENGINES = ("local", "ray")
+
+
+def _limit_threads(threads: int) -> None:
+    try:
+        import torch
+
+        torch.set_num_threads(max(1, threads))
+    except ImportError:  # pragma: no cover - torch is a dependency
+        pass
+
+
+def map_batches(
+    make_worker: Callable[[], Callable[[Any], Any]],
+    batches: Sequence[Any],
+    *,
+    engine: str = "local",
+    address: str | None = None,
+    workers: int | None = None,
+    progress: ProgressHook | None = None,
+    description: str = "batches",
+    on_result: Callable[[int, Any], None] | None = None,
+) -> list[Any]:
+    """Apply a worker (built by ``make_worker``) to every batch; results in the order of ``batches``.
+
+    ``on_result(i, result)`` is called as each result arrives, in order (to checkpoint finished work at once).
+    """
+    if engine not in ENGINES:
+        raise ConfigError(f"unknown engine {engine!r}; use local or ray")
+    hook = progress or NullProgress()
+    hook.start(f"{description} ({engine})", len(batches))
+    if not batches:
+        return []
+    if engine == "local":
+        worker = make_worker()
+        results = []
+        for i, batch in enumerate(batches):
+            results.append(worker(batch))
+            if on_result is not None:
+                on_result(i, results[-1])
+            hook.advance(1)
+        return results
+    return _map_ray(make_worker, batches, address=address, workers=workers, hook=hook, on_result=on_result)
+
+
+def _map_ray(
+    make_worker: Callable[[], Callable[[Any], Any]],
+    batches: Sequence[Any],
+    *,
+    address: str | None,
+    workers: int | None,
+    hook: ProgressHook,
+    on_result: Callable[[int, Any], None] | None = None,
+) -> list[Any]:
+    try:
+        import ray
+        from ray.util import ActorPool
+    except ImportError as err:
+        from .errors import ModelNotAvailable
+
+        raise ModelNotAvailable("the ray engine needs Ray", pip="pip install 'ray>=2.9'") from err
+    if not ray.is_initialized():
+        ray.init(
+            address=address,
+            num_cpus=None if address else os.cpu_count(),
+            include_dashboard=False,
+            log_to_driver=False,
+            ignore_reinit_error=True,
+        )
+    cpus = int(ray.available_resources().get("CPU", 1))
+    count = max(1, min(workers or cpus, len(batches)))
+    per_actor = max(1, cpus // count)
+
+    @ray.remote(num_cpus=per_actor)
+    class _Actor:
+        def __init__(self, factory: Callable[[], Callable[[Any], Any]], threads: int) -> None:
+            _limit_threads(threads)
+            self.worker = factory()
+
+        def run(self, batch: Any) -> Any:
+            return self.worker(batch)
+
+    actors = [_Actor.remote(make_worker, per_actor) for _ in range(count)]  # type: ignore[attr-defined]
+    pool = ActorPool(actors)
+    results = []
+    try:
+        for i, result in enumerate(pool.map(lambda actor, batch: actor.run.remote(batch), list(batches))):
+            results.append(result)
+            if on_result is not None:
+                on_result(i, result)
+            hook.advance(1)
+    finally:
+        for actor in actors:
+            ray.kill(actor)
+    return results
+
+
+def shutdown() -> None:
+    """Stop the local Ray instance this process started (no-op otherwise)."""
+    try:
+        import ray
+    except ImportError:  # pragma: no cover
+        return
+    if ray.is_initialized():
+        ray.shutdown()

@@ -1,0 +1,81 @@
+"""The Ray engine on a local Ray instance (2 CPUs): same results as the local engine."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from counterfair.engine import map_batches, shutdown
+from counterfair.errors import ConfigError
+from counterfair.evaluate import EvaluateOptions, evaluate_pairs
+from counterfair.generate import GenerateOptions, run_generate
+
+
+class Square:
+    loads = 0
+
+    def __init__(self, offset: int) -> None:
+        Square.loads += 1
+        self.offset = offset
+
+    def __call__(self, batch: list[int]) -> list[int]:
+        return [x * x + self.offset for x in batch]
+
+
+@pytest.fixture(scope="module")
+def ray_local() -> Iterator[None]:
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    shutdown()
+
+
+def test_local_engine_builds_the_worker_once() -> None:
+    Square.loads = 0
+    seen: list[int] = []
+    out = map_batches(functools.partial(Square, 1), [[1, 2], [3]], on_result=lambda i, r: seen.append(i))
+    assert out == [[2, 5], [10]] and Square.loads == 1 and seen == [0, 1]
+    with pytest.raises(ConfigError, match="unknown engine"):
+        map_batches(functools.partial(Square, 0), [[1]], engine="spark")
+
+
+def test_ray_keeps_the_order(ray_local: None) -> None:
+    batches = [[i, i + 1] for i in range(0, 40, 2)]
+    assert map_batches(functools.partial(Square, 0), batches, engine="ray") == [[x * x for x in b] for b in batches]
+
+
+def test_evaluate_on_ray_equals_local(ray_local: None, tiny_lm_dir: Path) -> None:
+    frame = pd.DataFrame(
+        {
+            "orig_text": [f"the film number {i} was long" for i in range(9)],
+            "gen_text": [f"the movie number {i} was short" for i in range(9)],
+        }
+    )
+    common = {"metrics": ["perplexity", "bertscore", "distance"], "ppl_model": str(tiny_lm_dir)}
+    local = evaluate_pairs(frame, EvaluateOptions(**common)).rows  # type: ignore[arg-type]
+    remote = evaluate_pairs(frame, EvaluateOptions(**common, engine="ray", engine_batch=4)).rows  # type: ignore[arg-type]
+    for column in ("perplexity", "bertscore_f1", "distance"):
+        np.testing.assert_allclose(remote[column].astype(float), local[column].astype(float), rtol=1e-4)
+
+
+def test_generate_llm_on_ray_equals_local(ray_local: None, tiny_lm_long_dir: Path, tmp_path: Path) -> None:
+    data = pd.DataFrame({"text": ["My Muslim neighbour is kind.", "The mosque is open.", "A Muslim prayer."]})
+    common = {
+        "methods": ["llm"],
+        "llm": f"hf:{tiny_lm_long_dir}",
+        "prompt_style": "plain",
+        "samples": 2,
+        "max_attempts": 1,
+    }
+    local = run_generate(data, tmp_path / "local", GenerateOptions(**common))  # type: ignore[arg-type]
+    remote = run_generate(data, tmp_path / "ray", GenerateOptions(**common, engine="ray"))  # type: ignore[arg-type]
+    pd.testing.assert_frame_equal(
+        local.candidates[["input_id", "text", "status"]], remote.candidates[["input_id", "text", "status"]]
+    )
+    assert len(remote.candidates) == 6  # 3 texts x 2 samples, sampled with the same seeds in the Ray workers
+    assert set(remote.counterfactuals["status"]) <= {"ok", "failed:no_candidate_passed_filters"}
