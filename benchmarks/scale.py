@@ -21,20 +21,20 @@ import os
 
 os.environ.setdefault("COUNTERFAIR_STORE", "off")  # measure computation, not reuse (except where stated)
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import platform  # noqa: E402
-import resource  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
+import argparse
+import json
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
 
-import pandas as pd  # noqa: E402
+import pandas as pd
 
-from counterfair.io import write_json  # noqa: E402
+from counterfair.io import write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
