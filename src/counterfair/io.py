@@ -209,6 +209,12 @@ def cell_text(value: Any) -> str | None:
     return value if isinstance(value, str) else str(value)
 
 
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
 @contextmanager
 def atomic_open(path: str | Path, mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path``; rename it over ``path`` only if the block succeeds."""
@@ -223,6 +229,7 @@ def atomic_open(path: str | Path, mode: str = "w", **kwargs: Any) -> Iterator[IO
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes the file private; outputs get the usual permissions
         os.replace(tmp, target)
     except OSError as err:
         Path(tmp).unlink(missing_ok=True)
