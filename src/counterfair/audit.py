@@ -142,7 +142,11 @@ def _read_texts(source: Any, opts: AuditOptions) -> tuple[pd.DataFrame, str]:
 
 
 def _attribute_counts(texts: list[str], names: list[str]) -> dict[str, int]:
-    return {name: sum(1 for t in texts if load_attribute(name).matcher().contains(t)) for name in names}
+    counts = {}
+    for name in names:
+        matcher = load_attribute(name).matcher()  # built once per attribute, not per text
+        counts[name] = sum(1 for t in texts if matcher.contains(t))
+    return counts
 
 
 def plan(source: Any, options: AuditOptions | None = None) -> dict[str, Any]:
@@ -157,11 +161,8 @@ def plan(source: Any, options: AuditOptions | None = None) -> dict[str, Any]:
     missing = [a for a, n in counts.items() if n == 0]
     from .text import TermMatcher
 
-    identity_texts = (
-        sum(1 for t in texts if TermMatcher(load_identity_set(opts.identities).terms).contains(t))
-        if ("swap" in opts.methods)
-        else 0
-    )
+    identity_matcher = TermMatcher(load_identity_set(opts.identities).terms)
+    identity_texts = sum(1 for t in texts if identity_matcher.contains(t)) if "swap" in opts.methods else 0
     if attr_methods and opts.attributes and not occurring and not identity_texts:
         others = _attribute_counts(texts, [a for a in known_attributes() if a not in requested])
         found = ", ".join(f"{a} ({n} texts)" for a, n in others.items() if n) or "none of the built-in ones"
