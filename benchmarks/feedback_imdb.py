@@ -92,64 +92,80 @@ def main() -> None:
         adapt_lm(train_texts, fine, base="gemma-3-270m", train_layers=2, epochs=1)
         result["adapt_seconds"] = round(time.perf_counter() - started, 1)
     specs = {"imdb-sentiment": "imdb-sentiment", "tfidf": f"sklearn:{tfidf_path}"}
+    classifiers = args.classifiers.split(",")
+    editors = args.editors.split(",")
+    # cheapest first, so that what finishes within a CPU budget is the most informative part; every run
+    # checkpoints per text, so rerunning this script resumes an unfinished run
+    order = [(e, c) for e in editors if e == "synonym" for c in classifiers]
+    order += [(e, c) for c in classifiers for e in editors if e != "synonym"]
     runs: dict[str, Any] = {}
-    for clf_name in args.classifiers.split(","):
-        for editor in args.editors.split(","):
-            key = f"{editor}@{clf_name}"
-            out = WORK / key.replace("@", "_at_")
-            if (out / "summary.json").exists():
-                summary = json.loads((out / "summary.json").read_text())
-            else:
-                options = FeedbackOptions(
-                    editor=editor,
-                    classifier=specs[clf_name],
-                    steps=args.steps,
-                    llm=args.llm,
-                    ppl_model="gemma-3-270m",
-                    ppl_fine_model=str(fine),
-                    label_names={"POS": "positive", "NEG": "negative", "Positive": "positive", "Negative": "negative"},
-                )
-                started = time.perf_counter()
-                summary = run_feedback(WORK / "texts.csv", out, options)
-                summary["wall_seconds"] = round(time.perf_counter() - started, 1)
-                (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
-            runs[key] = summary
-            last = str(args.steps + 1)
-            inc = summary["inconsistency"]
-            print(
-                f"{key:28} inc@1 {inc.get('inc@1')}  inc@{args.steps} {inc.get(f'inc@{args.steps}')}  "
-                f"flip@1 {summary['steps']['1']['flip_rate']}  flip@{last} {summary['steps'][last]['flip_rate']}  "
-                f"ppl@1 {summary['steps']['1']['ppl_base']}  ppl@{last} {summary['steps'][last]['ppl_base']}",
-                flush=True,
+    for editor, clf_name in order:
+        key = f"{editor}@{clf_name}"
+        out = WORK / key.replace("@", "_at_")
+        if (out / "summary.json").exists():
+            summary = json.loads((out / "summary.json").read_text())
+        else:
+            options = FeedbackOptions(
+                editor=editor,
+                classifier=specs[clf_name],
+                steps=args.steps,
+                llm=args.llm,
+                ppl_model="gemma-3-270m",
+                ppl_fine_model=str(fine),
+                ppl_steps="ends",
+                label_names={"POS": "positive", "NEG": "negative", "Positive": "positive", "Negative": "negative"},
             )
+            summary = run_feedback(WORK / "texts.csv", out, options)
+        runs[key] = summary
+        last = str(args.steps + 1)
+        inc = summary["inconsistency"]
+        print(
+            f"{key:28} inc@1 {inc.get('inc@1')}  inc@{args.steps} {inc.get(f'inc@{args.steps}')}  "
+            f"flip@1 {summary['steps']['1']['flip_rate']}  flip@{last} {summary['steps'][last]['flip_rate']}  "
+            f"ppl@1 {summary['steps']['1']['ppl_base']}  ppl@{last} {summary['steps'][last]['ppl_base']}",
+            flush=True,
+        )
+        result["pending"] = [f"{e}@{c}" for e, c in order if f"{e}@{c}" not in runs]
+        result["runs"] = {k: _brief(v) for k, v in runs.items()}
+        result["t_tests_inc_at_n"] = t_tests(runs, classifiers, editors, str(args.steps))
+        write_json(result, RESULTS / "feedback_imdb.json")  # after every run: a partial result is kept
+    print(json.dumps(result["t_tests_inc_at_n"], indent=1))
+    print(f"wrote {RESULTS / 'feedback_imdb.json'}")
+
+
+def _brief(summary: dict[str, Any]) -> dict[str, Any]:
+    steps = summary["steps"]
+    return {
+        **{k: summary[k] for k in ("inconsistency", "steps", "status", "editor", "classifier")},
+        # per-text seconds summed over the steps, from the step rows: right even when a run was resumed
+        "seconds_per_text": round(sum(s["seconds_per_text"] or 0.0 for s in steps.values()), 2),
+    }
+
+
+def t_tests(runs: dict[str, Any], classifiers: list[str], editors: list[str], n: str) -> dict[str, Any]:
+    """Paired t-tests of per-text inc@n between editors, over the texts both runs have."""
     from scipy.stats import ttest_rel
 
     tests: dict[str, Any] = {}
-    n = str(args.steps)
-    for clf_name in args.classifiers.split(","):
-        editors = args.editors.split(",")
+    for clf_name in classifiers:
         for i, a in enumerate(editors):
             for b in editors[i + 1 :]:
-                ra = runs[f"{a}@{clf_name}"]["inconsistency_values"].get(n, [])
-                rb = runs[f"{b}@{clf_name}"]["inconsistency_values"].get(n, [])
-                m = min(len(ra), len(rb))
-                if m >= 2 and np.std(np.array(ra[:m]) - np.array(rb[:m])) > 0:
-                    stat = ttest_rel(ra[:m], rb[:m])
+                if f"{a}@{clf_name}" not in runs or f"{b}@{clf_name}" not in runs:
+                    continue
+                ra = runs[f"{a}@{clf_name}"]["inconsistency_by_text"].get(n, {})
+                rb = runs[f"{b}@{clf_name}"]["inconsistency_by_text"].get(n, {})
+                common = sorted(set(ra) & set(rb), key=int)
+                va, vb = np.array([ra[t] for t in common]), np.array([rb[t] for t in common])
+                if len(common) >= 2 and np.std(va - vb) > 0:
+                    stat = ttest_rel(va, vb)
                     tests[f"{a} vs {b} @ {clf_name}"] = {
-                        "texts": m,
-                        "mean_a": float(np.mean(ra[:m])),
-                        "mean_b": float(np.mean(rb[:m])),
+                        "texts": len(common),
+                        "mean_a": float(va.mean()),
+                        "mean_b": float(vb.mean()),
                         "t": float(stat.statistic),
                         "p_value": float(stat.pvalue),
                     }
-    result["runs"] = {
-        k: {kk: v[kk] for kk in ("inconsistency", "steps", "status", "seconds", "editor", "classifier")}
-        for k, v in runs.items()
-    }
-    result["t_tests_inc_at_n"] = tests
-    write_json(result, RESULTS / "feedback_imdb.json")
-    print(json.dumps(tests, indent=1))
-    print(f"wrote {RESULTS / 'feedback_imdb.json'}")
+    return tests
 
 
 if __name__ == "__main__":

@@ -89,6 +89,47 @@ def test_loop_by_hand(tmp_path: Path, sentiment: CachedClassifier) -> None:
     assert json.loads((tmp_path / "summary.json").read_text())["editor"]["name"] == "toggle"
 
 
+class Appender(EditorBase):
+    """Adds one word; records which texts it saw; raises on a chosen text (a crash halfway through a run)."""
+
+    name: ClassVar[str] = "appender"
+
+    def __init__(self, fail_on: str | None = None) -> None:
+        self.fail_on = fail_on
+        self.seen: list[str] = []
+
+    def params(self) -> dict[str, Any]:
+        return {}
+
+    def edit(self, texts: Sequence[str], *, progress: Any = None) -> list[list[Candidate]]:
+        if self.fail_on is not None and any(t.startswith(self.fail_on) for t in texts):
+            raise RuntimeError("editor crashed")
+        self.seen.extend(texts)
+        return [[self.candidate(t + " indeed")] for t in texts]
+
+
+def test_feedback_resumes_after_a_crash(tmp_path: Path, sentiment: CachedClassifier) -> None:
+    data = pd.DataFrame({"text": ["a boring film", "a fine cast", "a dull plot", "a good score"]})
+    opts = FeedbackOptions(steps=2, ppl_model=None)
+    with pytest.raises(RuntimeError, match="editor crashed"):
+        run_feedback(data, tmp_path / "run", opts, editor=Appender(fail_on="a dull"), classifier=sentiment)
+    done = (tmp_path / "run" / ".work" / "done.jsonl").read_text().splitlines()
+    assert [json.loads(line)["text_id"] for line in done] == [0, 1]  # the two texts before the crash are kept
+    again = Appender()
+    resumed = run_feedback(data, tmp_path / "run", opts, editor=again, classifier=sentiment)
+    assert again.seen[0] == "a dull plot" and len(again.seen) == 2 * 3  # only texts 2 and 3, three edits each
+    whole = run_feedback(data, tmp_path / "whole", opts, editor=Appender(), classifier=sentiment)
+    a = pd.read_csv(tmp_path / "run" / "steps.csv")
+    b = pd.read_csv(tmp_path / "whole" / "steps.csv")
+    pd.testing.assert_frame_equal(a.drop(columns="seconds_per_text"), b.drop(columns="seconds_per_text"))
+    assert len(a) == 4 * 3 and not a.duplicated(["text_id", "step"]).any()
+    assert resumed["inconsistency"] == whole["inconsistency"]
+    with pytest.raises(ConfigError, match="holds a feedback run with other options"):
+        run_feedback(
+            data, tmp_path / "run", FeedbackOptions(steps=3, ppl_model=None), editor=Appender(), classifier=sentiment
+        )
+
+
 def test_synonym_swap_flips_with_a_real_synonym(sentiment: CachedClassifier) -> None:
     editor = SynonymSwapEditor(sentiment)
     [[cand]] = editor.edit(["The plot was terrible and the ending was predictable."])

@@ -33,6 +33,7 @@ import pandas as pd
 
 from . import __version__
 from .attributes import known_attributes, load_attribute, load_identity_set
+from .checkpoint import claim_run_dir
 from .classifiers import CachedClassifier, load_classifier
 from .ctf import ctf_report
 from .errors import ConfigError, InputError
@@ -194,7 +195,6 @@ def run_audit(
     frame, origin = _read_texts(source, opts)
     the_plan = plan(frame, opts)
     target = Path(out_dir)
-    target.mkdir(parents=True, exist_ok=True)
     input_hash = (
         file_sha256(source) if not isinstance(source, pd.DataFrame) else params_hash({"t": frame["text"].tolist()})
     )
@@ -202,16 +202,7 @@ def run_audit(
         "options": params_hash({k: v for k, v in asdict(opts).items() if k not in ("top_examples", "bootstrap")}),
         "input_sha256": input_hash,
     }
-    run_file = target / "run.json"
-    if run_file.exists():
-        previous = json.loads(run_file.read_text(encoding="utf-8"))
-        if {k: previous.get(k) for k in run_id} != run_id:
-            raise ConfigError(
-                f"{target} holds an audit with other options or input; rerun it with the same ones, "
-                "or choose a new --out"
-            )
-    else:
-        write_json({**run_id, "options_full": asdict(opts), "input": origin}, run_file)
+    claim_run_dir(target, run_id, {"options_full": asdict(opts), "input": origin}, what="audit")
 
     texts = frame["text"].tolist()
     attr_methods = [m for m in opts.methods if m != "swap"]

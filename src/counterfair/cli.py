@@ -644,6 +644,9 @@ def feedback(
     ppl_fine_model: Annotated[
         str | None, typer.Option(help="Domain-adapted LM for ppl-fine (see counterfair adapt-lm).")
     ] = None,
+    ppl_steps: Annotated[
+        str, typer.Option(help="Perplexity of every step's text ('all') or of the first and last only ('ends').")
+    ] = "all",
     limit: Annotated[int | None, typer.Option(help="Only the first N texts.")] = None,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
@@ -661,6 +664,7 @@ def feedback(
         llm=llm,
         ppl_model=None if ppl_model == "none" else ppl_model,
         ppl_fine_model=ppl_fine_model,
+        ppl_steps=ppl_steps,
         limit=limit,
         seed=seed,
     )

@@ -15,6 +15,10 @@ With d_k = d(f_k(x), f_{k-1}(x)):
 
 A text whose editor returns no candidate at some step stops there (status ``stopped:no_candidate``); later steps have
 no row values. Multi-class targets are the second most probable class.
+
+Texts are processed one after another, all n + 1 edits of a text before the next text, and each finished text is
+checkpointed in ``DIR/.work/done.jsonl``: a rerun with the same ``DIR``, options and input resumes (the shared
+run-directory rules of :mod:`counterfair.checkpoint`).
 """
 
 from __future__ import annotations
@@ -30,12 +34,14 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
+from .checkpoint import JsonlCheckpoint, claim_run_dir
 from .classifiers import CachedClassifier, load_classifier
 from .editors.base import EditorBase
 from .errors import ConfigError
-from .io import cell_text, read_table, require_columns, write_json, write_table
+from .io import cell_text, file_sha256, read_table, require_columns, write_json, write_table
 from .metrics.functional import contrast_labels
 from .progress import NullProgress, ProgressHook
+from .records import params_hash
 from .text import tokenize_batch, word_distance
 
 EDITORS = ("synonym", "mask_fill", "llm_flip", "llm_flip_loop", "external")
@@ -50,6 +56,7 @@ class FeedbackOptions:
     llm: str = "llamacpp:qwen2.5-coder-1.5b-instruct"
     ppl_model: str | None = "gemma-3-270m"
     ppl_fine_model: str | None = None
+    ppl_steps: str = "all"  # "all", or "ends" (the first and the last edit: ppl@1 and ppl@n+1, a fraction of the cost)
     label_names: dict[str, str] | None = None
     seed: int = 0
     limit: int | None = None
@@ -57,6 +64,8 @@ class FeedbackOptions:
     def __post_init__(self) -> None:
         if self.steps < 1:
             raise ConfigError("steps must be at least 1")
+        if self.ppl_steps not in ("all", "ends"):
+            raise ConfigError(f"ppl_steps must be 'all' or 'ends', not {self.ppl_steps!r}")
         if self.editor.split(":", 1)[0] not in EDITORS:
             raise ConfigError(f"unknown editor {self.editor!r}; use one of {', '.join(EDITORS)} (external:PATH)")
 
@@ -119,68 +128,87 @@ def run_feedback(
     clf = classifier if classifier is not None else load_classifier(opts.classifier)
     ed = editor if editor is not None else build_editor(opts, clf)
     applications = opts.steps + 1
-    current = list(texts)
-    alive = [bool(t.strip()) for t in texts]
-    rows: list[dict[str, Any]] = []
-    started = time.perf_counter()
-    for i, t in enumerate(texts):
-        if not t.strip():
-            rows.append({"text_id": i, "step": 1, "status": "skipped:empty_text"})
-    for step in range(1, applications + 1):
-        idx = [i for i in range(len(texts)) if alive[i]]
-        if not idx:
-            break
-        hook.start(f"step {step}/{applications} ({ed.name})", len(idx))
-        before = clf.predict_proba([current[i] for i in idx])
-        labels_before = before.argmax(axis=1)
-        targets = contrast_labels(before)
-        t0 = time.perf_counter()
-        per_input = ed.edit([current[i] for i in idx])
-        seconds = (time.perf_counter() - t0) / max(len(idx), 1)
-        for j, i in enumerate(idx):
-            cands = per_input[j]
-            if not cands:
-                alive[i] = False
-                rows.append({"text_id": i, "step": step, "status": "stopped:no_candidate", "seconds_per_text": seconds})
-                hook.advance(1)
-                continue
-            proba = clf.predict_proba([c.text for c in cands])
-            flips = [int(p.argmax()) != int(labels_before[j]) for p in proba]
-            choice = select(current[i], cands, flips)
-            assert choice is not None
-            chosen = cands[choice]
-            d = word_distance(current[i], chosen.text)
-            rows.append(
-                {
-                    "text_id": i,
-                    "step": step,
-                    "status": "ok",
-                    "text": chosen.text,
-                    "distance": d,
-                    "distance_norm": d / max(1, len(tokenize_batch([current[i]])[0])),
-                    "flipped": bool(flips[choice]),
-                    "label_before": clf.labels[int(labels_before[j])],
-                    "label_after": clf.labels[int(proba[choice].argmax())],
-                    "p_target": float(proba[choice][int(targets[j])]),
-                    "candidates": len(cands),
-                    "seconds_per_text": seconds,
-                }
-            )
-            current[i] = chosen.text
-            hook.advance(1)
-    table = pd.DataFrame(rows).sort_values(["text_id", "step"], kind="stable").reset_index(drop=True)
-    _add_perplexities(table, opts, hook)
-    summary = _summary(table, len(texts), applications, opts, clf, ed, origin, time.perf_counter() - started)
     target = Path(out_dir)
+    fingerprint = {"options": asdict(opts), "editor": ed.name, "editor_params": ed.params(), "classifier": clf.spec}
+    claim_run_dir(
+        target,
+        {
+            "options_fingerprint": params_hash(fingerprint),
+            "input_sha256": file_sha256(source) if isinstance(source, str | Path) else params_hash({"t": texts}),
+        },
+        {"options": asdict(opts), "input": origin},
+        what="feedback run",
+    )
+    # one record per text, written as soon as its n + 1 edits are done: a killed run resumes where it stopped
+    checkpoint = JsonlCheckpoint(target / ".work" / "done.jsonl", key=lambda r: int(r["text_id"]))
+    todo = [i for i in range(len(texts)) if i not in checkpoint]
+    started = time.perf_counter()
+    hook.start(f"{ed.name}: {applications} edits per text", len(todo))
+    for i in todo:
+        checkpoint.add([{"text_id": i, "rows": _edit_chain(i, texts[i], applications, ed, clf)}])
+        hook.advance(1)
+    rows = [row for i in range(len(texts)) for row in checkpoint.done[i]["rows"]]
+    table = pd.DataFrame(rows).sort_values(["text_id", "step"], kind="stable").reset_index(drop=True)
+    _add_perplexities(table, opts, applications, hook)
+    summary = _summary(table, len(texts), applications, opts, clf, ed, origin, time.perf_counter() - started)
+    summary["resumed_texts"] = len(texts) - len(todo)
     write_table(table, target / "steps.csv")
     write_json(summary, target / "summary.json")
     return summary
 
 
-def _add_perplexities(table: pd.DataFrame, opts: FeedbackOptions, hook: ProgressHook) -> None:
+def _edit_chain(
+    text_id: int, text: str, applications: int, editor: EditorBase, clf: CachedClassifier
+) -> list[dict[str, Any]]:
+    """The editor applied ``applications`` times to one text, each time to its previous output."""
+    if not text.strip():
+        return [{"text_id": text_id, "step": 1, "status": "skipped:empty_text"}]
+    rows: list[dict[str, Any]] = []
+    current = text
+    for step in range(1, applications + 1):
+        before = clf.predict_proba([current])
+        label_before = int(before[0].argmax())
+        target = int(contrast_labels(before)[0])
+        t0 = time.perf_counter()
+        cands = editor.edit([current])[0]
+        seconds = time.perf_counter() - t0
+        if not cands:
+            rows.append(
+                {"text_id": text_id, "step": step, "status": "stopped:no_candidate", "seconds_per_text": seconds}
+            )
+            break
+        proba = clf.predict_proba([c.text for c in cands])
+        flips = [int(p.argmax()) != label_before for p in proba]
+        choice = select(current, cands, flips)
+        assert choice is not None
+        chosen = cands[choice]
+        d = word_distance(current, chosen.text)
+        rows.append(
+            {
+                "text_id": text_id,
+                "step": step,
+                "status": "ok",
+                "text": chosen.text,
+                "distance": d,
+                "distance_norm": d / max(1, len(tokenize_batch([current])[0])),
+                "flipped": bool(flips[choice]),
+                "label_before": clf.labels[label_before],
+                "label_after": clf.labels[int(proba[choice].argmax())],
+                "p_target": float(proba[choice][target]),
+                "candidates": len(cands),
+                "seconds_per_text": seconds,
+            }
+        )
+        current = chosen.text
+    return rows
+
+
+def _add_perplexities(table: pd.DataFrame, opts: FeedbackOptions, applications: int, hook: ProgressHook) -> None:
     from .metrics.perplexity import PerplexityScorer
 
     ok = table["status"] == "ok" if "status" in table else pd.Series(dtype=bool)
+    if opts.ppl_steps == "ends" and len(ok):
+        ok &= table["step"].isin([1, applications])
     for column, model in (("ppl_base", opts.ppl_model), ("ppl_fine", opts.ppl_fine_model)):
         table[column] = np.nan
         if model and ok.any():
@@ -222,12 +250,12 @@ def _summary(
         else {}
     )
     inc: dict[str, Any] = {}
-    per_text_inc: dict[str, list[float]] = {}
+    per_text_inc: dict[str, dict[str, float]] = {}  # k -> text id -> inc@k, for paired tests between editors
     for k in range(1, applications):
-        values = [inconsistency(d, k) for d in distances.values()]
-        finite = [v for v in values if not math.isnan(v)]
+        values = {t: inconsistency(d, k) for t, d in distances.items()}
+        finite = {t: v for t, v in values.items() if not math.isnan(v)}
         per_text_inc[str(k)] = finite
-        inc[f"inc@{k}"] = float(np.mean(finite)) if finite else None
+        inc[f"inc@{k}"] = float(np.mean(list(finite.values()))) if finite else None
     return {
         "counterfair_version": __version__,
         "command": "feedback",
@@ -236,7 +264,7 @@ def _summary(
         "classifier": clf.signature(),
         "applications": applications,
         "inconsistency": inc,
-        "inconsistency_values": per_text_inc,
+        "inconsistency_by_text": per_text_inc,
         "steps": per_step,
         "status": {str(k): int(v) for k, v in table["status"].value_counts().items()} if not table.empty else {},
         "options": asdict(opts),

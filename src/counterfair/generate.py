@@ -30,6 +30,7 @@ import pandas as pd
 
 from . import __version__
 from .attributes import Attribute, load_attribute, load_identity_set
+from .checkpoint import JsonlCheckpoint, claim_run_dir
 from .editors.base import EditorBase
 from .editors.filters import CandidateFilter, FilterConfig, Verdict, best
 from .errors import ConfigError
@@ -134,34 +135,6 @@ def _candidate_row(
         "model_id": ";".join(cand.model_ids),
     }
     return out
-
-
-class _Checkpoint:
-    """Append-only JSONL of finished (method, row) records; tolerant of a torn last line."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.done: dict[tuple[str, int], dict[str, Any]] = {}
-        if path.exists():
-            lines = path.read_text(encoding="utf-8").splitlines()
-            good = []
-            for line in lines:
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    break  # a write cut off mid-line: redo that input
-                self.done[(record["method"], int(record["row"]))] = record
-                good.append(line)
-            if len(good) != len(lines):
-                path.write_text("".join(g + "\n" for g in good), encoding="utf-8")
-        path.parent.mkdir(parents=True, exist_ok=True)
-
-    def add(self, records: Sequence[dict[str, Any]]) -> None:
-        with open(self.path, "a", encoding="utf-8") as handle:
-            for record in records:
-                handle.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-                self.done[(record["method"], int(record["row"]))] = record
-            handle.flush()
 
 
 class Generator:
@@ -359,7 +332,7 @@ def _run_llm_distributed(
     opts: GenerateOptions,
     gen: Generator,
     stored: _StoredResults,
-    checkpoint: _Checkpoint,
+    checkpoint: JsonlCheckpoint,
     rows: list[int],
     ids: list[str],
     texts: list[str | None],
@@ -486,24 +459,17 @@ def run_generate(
         raise ConfigError(f"{origin}: the id {dup!r} appears more than once in column {opts.id_column!r}")
 
     target = Path(out_dir)
-    target.mkdir(parents=True, exist_ok=True)
     input_sha = (
         file_sha256(source)
         if not isinstance(source, pd.DataFrame)
         else params_hash({"texts": [t or "" for t in texts]})
     )
-    run_file = target / "run.json"
-    run_id = {"options_fingerprint": opts.fingerprint(), "input_sha256": input_sha}
-    if run_file.exists():
-        previous = json.loads(run_file.read_text(encoding="utf-8"))
-        if {k: previous.get(k) for k in run_id} != run_id:
-            raise ConfigError(
-                f"{target} holds a run with other options or another input; resume it with the same ones, "
-                "or choose a new --out"
-            )
-    else:
-        write_json({**run_id, "options": asdict(opts), "input": origin}, run_file)
-    checkpoint = _Checkpoint(target / ".work" / "done.jsonl")
+    claim_run_dir(
+        target,
+        {"options_fingerprint": opts.fingerprint(), "input_sha256": input_sha},
+        {"options": asdict(opts), "input": origin},
+    )
+    checkpoint = JsonlCheckpoint(target / ".work" / "done.jsonl", key=lambda r: (r["method"], int(r["row"])))
     gen = generator or Generator(opts)
     started = time.perf_counter()
     timing: dict[str, float] = {}
