@@ -36,32 +36,61 @@ def claim_run_dir(target: Path, run_id: Mapping[str, Any], extra: Mapping[str, A
 
 
 class JsonlCheckpoint:
-    """Append-only JSONL of finished records, indexed by ``key(record)``; tolerant of a torn last line."""
+    """Append-only JSONL of finished records, indexed by ``key(record)``; tolerant of a torn last line.
 
-    def __init__(self, path: Path, key: Callable[[dict[str, Any]], Hashable]) -> None:
+    ``slim`` picks what of each record stays in memory (``done``); the whole record is read back from the file on
+    demand (:meth:`full`), so a run whose records are large (every candidate of every input) keeps only a small
+    part of them in memory."""
+
+    def __init__(
+        self,
+        path: Path,
+        key: Callable[[dict[str, Any]], Hashable],
+        slim: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> None:
         self.path = path
         self.key = key
+        self.slim = slim or (lambda record: record)
         self.done: dict[Hashable, dict[str, Any]] = {}
+        self._offsets: dict[Hashable, int] = {}
         if path.exists():
-            lines = path.read_text(encoding="utf-8").splitlines()
-            good = []
-            for line in lines:
+            raw = path.read_bytes()
+            offset = 0
+            for line in raw.splitlines(keepends=True):
+                if not line.endswith(b"\n"):
+                    break  # a write cut off mid-line: that unit is redone
                 try:
                     record = json.loads(line)
                 except json.JSONDecodeError:
-                    break  # a write cut off mid-line: that unit is redone
-                self.done[key(record)] = record
-                good.append(line)
-            if len(good) != len(lines):
-                path.write_text("".join(g + "\n" for g in good), encoding="utf-8")
+                    break
+                self._remember(record, offset)
+                offset += len(line)
+            if offset != len(raw):
+                with open(path, "r+b") as handle:
+                    handle.truncate(offset)
         path.parent.mkdir(parents=True, exist_ok=True)
+
+    def _remember(self, record: dict[str, Any], offset: int) -> None:
+        key = self.key(record)
+        self.done[key] = self.slim(record)
+        self._offsets[key] = offset
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self.done
 
     def add(self, records: Sequence[dict[str, Any]]) -> None:
-        with open(self.path, "a", encoding="utf-8") as handle:
+        with open(self.path, "ab") as handle:
             for record in records:
-                handle.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-                self.done[self.key(record)] = record
+                offset = handle.tell()
+                handle.write((json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
+                self._remember(record, offset)
             handle.flush()
+
+    def full(self, keys: Sequence[Hashable]) -> list[dict[str, Any]]:
+        """The whole records of ``keys``, in that order, read back from the file."""
+        out = []
+        with open(self.path, "rb") as handle:
+            for key in keys:
+                handle.seek(self._offsets[key])
+                out.append(json.loads(handle.readline()))
+        return out

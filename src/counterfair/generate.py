@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ from .checkpoint import JsonlCheckpoint, claim_run_dir
 from .editors.base import EditorBase
 from .editors.filters import CandidateFilter, FilterConfig, Verdict, best
 from .errors import ConfigError
-from .io import cell_text, file_sha256, read_table, require_columns, write_json, write_table
+from .io import cell_text, file_sha256, read_table, require_columns, write_csv_chunks, write_json, write_table
 from .metrics.functional import summarize
 from .progress import NullProgress, ProgressHook
 from .records import Candidate, make_status, params_hash
@@ -92,11 +92,36 @@ class GenerateOptions:
         return params_hash({k: v for k, v in asdict(self).items() if k not in ignore})
 
 
-@dataclass
+# the columns of candidates.csv, in order (one row per candidate, see _candidate_row)
+CANDIDATE_COLUMNS = (
+    "input_id", "row", "method", "candidate", "attempt", "text", "status", "passed", "bleu", "bertscore_f1",
+    "attribute_prob", "rank_score", "selected", "source_term", "target_term", "source_split", "target_split",
+    "edits", "raw", "finish_reason", "seed", "params_hash", "model_id",
+)  # fmt: skip
+
+
 class GenerateResult:
-    candidates: pd.DataFrame
-    counterfactuals: pd.DataFrame
-    summary: dict[str, Any]
+    """What a generate run wrote. ``candidates`` (every candidate, possibly millions of rows for identity swaps
+    over a large file) is read from ``candidates.csv`` when first used, not held from the run."""
+
+    def __init__(self, candidates_path: Path, counterfactuals: pd.DataFrame, summary: dict[str, Any]) -> None:
+        self.candidates_path = candidates_path
+        self.counterfactuals = counterfactuals
+        self.summary = summary
+        self._candidates: pd.DataFrame | None = None
+
+    @property
+    def candidates(self) -> pd.DataFrame:
+        if self._candidates is None:
+            numeric = ("row", "candidate", "attempt", "bleu", "bertscore_f1", "attribute_prob", "rank_score", "seed")
+            frame = pd.read_csv(
+                self.candidates_path,
+                dtype={c: str for c in CANDIDATE_COLUMNS if c not in (*numeric, "passed", "selected")},
+                keep_default_na=False,  # texts stay texts ("NA", "null"); an empty text field is ""
+                na_values={c: [""] for c in numeric},
+            )
+            self._candidates = frame.drop(columns="schema_version")
+        return self._candidates
 
 
 def _json_safe(value: Any) -> Any:
@@ -469,7 +494,9 @@ def run_generate(
         {"options_fingerprint": opts.fingerprint(), "input_sha256": input_sha},
         {"options": asdict(opts), "input": origin},
     )
-    checkpoint = JsonlCheckpoint(target / ".work" / "done.jsonl", key=lambda r: (r["method"], int(r["row"])))
+    checkpoint = JsonlCheckpoint(
+        target / ".work" / "done.jsonl", key=lambda r: (r["method"], int(r["row"])), slim=_slim
+    )
     gen = generator or Generator(opts)
     started = time.perf_counter()
     timing: dict[str, float] = {}
@@ -513,24 +540,40 @@ def run_generate(
             hook.advance(len(chunk))
         timing[method] = round(time.perf_counter() - t0, 3)
 
-    records = [checkpoint.done[(m, i)] for i in range(len(texts)) for m in opts.methods]
-    counterfactuals = pd.DataFrame([r["counterfactual"] for r in records])
-    candidates = pd.DataFrame([c for r in records for c in r["candidates"]])
-    if candidates.empty:
-        candidates = pd.DataFrame(columns=["input_id", "row", "method", "candidate", "text", "status"])
-    summary = _summary(
-        opts, counterfactuals, candidates, gen.signatures(), timing, time.perf_counter() - started, origin
-    )
-    write_table(candidates, target / "candidates.csv")
+    order = [(m, i) for i in range(len(texts)) for m in opts.methods]
+    counterfactuals = pd.DataFrame([checkpoint.done[k]["counterfactual"] for k in order])
+    counts = {m: [0, 0] for m in opts.methods}
+    for method, i in order:
+        counts[method][0] += checkpoint.done[(method, i)]["n_candidates"]
+        counts[method][1] += checkpoint.done[(method, i)]["n_passed"]
+    summary = _summary(opts, counterfactuals, counts, gen.signatures(), timing, time.perf_counter() - started, origin)
+
+    def candidate_chunks(per_chunk: int = 500) -> Iterator[pd.DataFrame]:
+        for start in range(0, len(order), per_chunk):
+            rows = [c for record in checkpoint.full(order[start : start + per_chunk]) for c in record["candidates"]]
+            if rows:  # object dtype: a value prints the same whichever chunk it falls in
+                yield pd.DataFrame(rows, columns=list(CANDIDATE_COLUMNS), dtype=object)
+
+    write_csv_chunks(candidate_chunks(), target / "candidates.csv", CANDIDATE_COLUMNS)
     write_table(counterfactuals, target / "counterfactuals.csv")
     write_json(summary, target / "summary.json")
-    return GenerateResult(candidates, counterfactuals, summary)
+    return GenerateResult(target / "candidates.csv", counterfactuals, summary)
+
+
+def _slim(record: dict[str, Any]) -> dict[str, Any]:
+    """What of a finished record stays in memory: all but its candidates, which are only counted."""
+    cands = record["candidates"]
+    return {
+        **{k: v for k, v in record.items() if k != "candidates"},
+        "n_candidates": len(cands),
+        "n_passed": sum(1 for c in cands if c.get("passed")),
+    }
 
 
 def _summary(
     opts: GenerateOptions,
     cfs: pd.DataFrame,
-    cands: pd.DataFrame,
+    candidate_counts: dict[str, list[int]],
     signatures: dict[str, Any],
     timing: dict[str, float],
     elapsed: float,
@@ -539,7 +582,7 @@ def _summary(
     per_method: dict[str, Any] = {}
     for method in opts.methods:
         mine = cfs[cfs["method"] == method]
-        mine_c = cands[cands["method"] == method] if not cands.empty else cands
+        n_candidates, n_passed = candidate_counts[method]
         ok = mine[mine["status"] == "ok"]
         scored = mine[~mine["status"].str.startswith("skipped")]
         seconds = timing.get(method)
@@ -547,15 +590,15 @@ def _summary(
             "inputs": len(mine),
             "status": {str(k): int(v) for k, v in mine["status"].value_counts().items()},
             "share_with_counterfactual": len(ok) / len(scored) if len(scored) else math.nan,
-            "candidates": len(mine_c),
-            "candidates_passing_filters": int(mine_c["passed"].sum()) if "passed" in mine_c else 0,
+            "candidates": n_candidates,
+            "candidates_passing_filters": n_passed,
             "share_still_referencing": float((ok["attribute_prob"].astype(float) >= opts.max_attribute_prob).mean())
             if len(ok) and ok["attribute_prob"].notna().any()
             else math.nan,
             "bleu": summarize(ok["bleu"].astype(float)),
             "bertscore_f1": summarize(ok["bertscore_f1"].astype(float)),
             "seconds_this_run": seconds,
-            "candidates_per_s_this_run": (len(mine_c) / seconds) if seconds else None,
+            "candidates_per_s_this_run": (n_candidates / seconds) if seconds else None,
         }
     return {
         "counterfair_version": __version__,

@@ -18,7 +18,7 @@ import math
 import os
 import tempfile
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -259,6 +259,22 @@ def write_table(frame: pd.DataFrame, path: str | Path, *, fmt: str | None = None
     else:
         with atomic_open(target, "wb") as handle:
             out.to_parquet(handle, index=False)
+    return target
+
+
+def write_csv_chunks(chunks: Iterable[pd.DataFrame], path: str | Path, columns: Sequence[str]) -> Path:
+    """Write a CSV from a stream of frames (same ``columns``, plus ``schema_version``) without holding them all in
+    memory; atomic like :func:`write_table`."""
+    target = Path(path)
+    header = True
+    with atomic_open(target, "w", encoding="utf-8", newline="") as handle:
+        for chunk in chunks:
+            out = chunk.reindex(columns=list(columns))
+            out["schema_version"] = SCHEMA_VERSION
+            out.to_csv(handle, index=False, header=header)
+            header = False
+        if header:  # nothing at all: the header alone
+            pd.DataFrame(columns=[*columns, "schema_version"]).to_csv(handle, index=False)
     return target
 
 

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from counterfair.checkpoint import JsonlCheckpoint, claim_run_dir
+from counterfair.errors import ConfigError
+
+
+def _slim(record: dict[str, Any]) -> dict[str, Any]:
+    return {"id": record["id"], "n": len(record["items"])}
+
+
+def test_slim_records_in_memory_whole_records_on_disk(tmp_path: Path) -> None:
+    path = tmp_path / "done.jsonl"
+    cp = JsonlCheckpoint(path, key=lambda r: r["id"], slim=_slim)
+    # a text with a Unicode line separator must not split a record when the file is read back
+    cp.add([{"id": 1, "items": ["a", "b\u2028c"]}, {"id": 2, "items": []}])
+    cp.add([{"id": 3, "items": ["é"] * 3}])
+    assert cp.done[1] == {"id": 1, "n": 2} and 2 in cp and 4 not in cp
+    assert cp.full([3, 1]) == [{"id": 3, "items": ["é"] * 3}, {"id": 1, "items": ["a", "b\u2028c"]}]
+    again = JsonlCheckpoint(path, key=lambda r: r["id"], slim=_slim)
+    assert again.done == cp.done
+    assert again.full([1])[0]["items"][1] == "b\u2028c"
+
+
+def test_torn_last_line_is_dropped_and_redone(tmp_path: Path) -> None:
+    path = tmp_path / "done.jsonl"
+    cp = JsonlCheckpoint(path, key=lambda r: r["id"])
+    cp.add([{"id": 1}, {"id": 2}])
+    with open(path, "ab") as handle:
+        handle.write(b'{"id": 3')  # killed mid-write
+    resumed = JsonlCheckpoint(path, key=lambda r: r["id"])
+    assert list(resumed.done) == [1, 2]
+    resumed.add([{"id": 3}])
+    assert JsonlCheckpoint(path, key=lambda r: r["id"]).full([3, 2]) == [{"id": 3}, {"id": 2}]
+    assert path.read_text().count("\n") == 3
+
+
+def test_complete_json_without_newline_counts_as_torn(tmp_path: Path) -> None:
+    path = tmp_path / "done.jsonl"
+    path.write_bytes(b'{"id": 1}\n{"id": 2}')
+    cp = JsonlCheckpoint(path, key=lambda r: r["id"])
+    assert list(cp.done) == [1]
+    cp.add([{"id": 2}])
+    assert path.read_bytes() == b'{"id": 1}\n{"id": 2}\n'
+
+
+def test_run_dir_refuses_another_run(tmp_path: Path) -> None:
+    claim_run_dir(tmp_path / "r", {"options_fingerprint": "a", "input_sha256": "x"}, {"note": 1})
+    claim_run_dir(tmp_path / "r", {"options_fingerprint": "a", "input_sha256": "x"}, {"note": 2})  # same run: fine
+    with pytest.raises(ConfigError, match="holds a run with other options"):
+        claim_run_dir(tmp_path / "r", {"options_fingerprint": "b", "input_sha256": "x"}, {})
