@@ -101,7 +101,7 @@ def main() -> None:
         for n in sizes:
             make_texts(n).to_csv(work / f"texts_{n}.csv", index=False)
             make_pairs(n).to_csv(work / f"pairs_{n}.csv", index=False)
-            methods = "ablation,substitution,swap" if n <= 10_000 else "ablation,substitution"
+            methods = "ablation,substitution,swap"
             g = run(
                 [
                     "generate",
@@ -114,7 +114,13 @@ def main() -> None:
                     str(work / f"gen_{n}"),
                 ]
             )
-            g |= {"texts": n, "methods": methods, "texts_per_s": round(n / g["wall_s"], 1)}
+            made = json.loads((work / f"gen_{n}" / "summary.json").read_text())["methods"]
+            g |= {
+                "texts": n,
+                "methods": methods,
+                "texts_per_s": round(n / g["wall_s"], 1),
+                "candidates": {m: made[m]["candidates"] for m in made},
+            }
             result["generate"][str(n)] = g
             print(
                 f"generate {n:>7} ({methods}): {g['wall_s']:8.1f} s, {g['texts_per_s']:8.1f} texts/s, "
