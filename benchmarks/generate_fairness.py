@@ -23,6 +23,7 @@ os.environ.setdefault("COUNTERFAIR_STORE", "off")  # measure computation, not re
 
 import argparse
 import collections
+import json
 import platform
 import tempfile
 import time
@@ -190,7 +191,19 @@ def main() -> None:
     parser.add_argument("--llm", default="llamacpp:qwen2.5-coder-1.5b-instruct")
     parser.add_argument("--reuse-inputs", type=int, default=4)
     parser.add_argument("--skip-llm", action="store_true")
+    parser.add_argument(
+        "--only-prefix-reuse",
+        action="store_true",
+        help="measure prefix reuse again and replace that part of an existing result (e.g. after a noisy run)",
+    )
     args = parser.parse_args()
+    if args.only_prefix_reuse:
+        sentences = pd.read_csv(SENTENCES)
+        inputs = sentences[sentences.attribute == "islam"]["text"].tolist()[: args.reuse_inputs]
+        previous = json.loads((RESULTS / "generate_fairness.json").read_text())
+        previous["prefix_reuse"] = prefix_reuse(args.llm, inputs, 16)
+        write_json(previous, RESULTS / "generate_fairness.json")
+        return
 
     civil = pd.read_csv(CIVIL)["comment_text"].astype(str).tolist()
     result: dict[str, Any] = {
