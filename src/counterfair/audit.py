@@ -37,13 +37,12 @@ from .checkpoint import claim_run_dir
 from .classifiers import CachedClassifier, load_classifier
 from .ctf import ctf_report
 from .errors import ConfigError, InputError
-from .generate import GenerateOptions, run_generate
+from .generate import GenerateOptions, normalize_methods, run_generate
 from .io import cell_text, file_sha256, read_table, require_columns, write_json, write_table
 from .metrics.functional import bootstrap_ci
 from .progress import NullProgress, ProgressHook
 from .records import params_hash
 
-METHODS = ("ablation", "substitution", "swap", "llm")
 DEFAULT_METHODS = ("ablation", "substitution", "swap")
 
 # Measured on 2 CPU cores (benchmarks/results): seconds per input text, used for the up-front estimate.
@@ -77,11 +76,7 @@ class AuditOptions:
     only_good: str | None = None  # a consolidated rating project: keep only the pairs its raters judged good
 
     def __post_init__(self) -> None:
-        methods = [m.strip().lower() for m in self.methods if m.strip()]
-        unknown = [m for m in methods if m not in METHODS]
-        if unknown or not methods:
-            raise ConfigError(f"unknown method(s) {unknown or methods}; known methods: {', '.join(METHODS)}")
-        self.methods = [m for m in METHODS if m in methods]
+        self.methods = normalize_methods(self.methods)
         if not 0.0 < self.threshold < 1.0:
             raise ConfigError(f"threshold must be in (0, 1), got {self.threshold}")
 

@@ -42,6 +42,15 @@ from .records import Candidate, make_status, params_hash
 METHODS = ("ablation", "substitution", "swap", "llm")
 
 
+def normalize_methods(methods: Sequence[str]) -> list[str]:
+    """Lower-cased, known, in the canonical order; an unknown or empty list is an error naming the known ones."""
+    wanted = [m.strip().lower() for m in methods if m.strip()]
+    unknown = [m for m in wanted if m not in METHODS]
+    if unknown or not wanted:
+        raise ConfigError(f"unknown method(s) {unknown or wanted}; known methods: {', '.join(METHODS)}")
+    return [m for m in METHODS if m in wanted]
+
+
 @dataclass
 class GenerateOptions:
     attribute: str = "islam"
@@ -72,11 +81,7 @@ class GenerateOptions:
     encoding: str = "utf-8"
 
     def __post_init__(self) -> None:
-        methods = [m.strip().lower() for m in self.methods if m.strip()]
-        unknown = [m for m in methods if m not in METHODS]
-        if unknown or not methods:
-            raise ConfigError(f"unknown method(s) {unknown or methods}; known methods: {', '.join(METHODS)}")
-        self.methods = [m for m in METHODS if m in methods]
+        self.methods = normalize_methods(self.methods)
         if self.max_attempts < 1 or self.samples < 1:
             raise ConfigError("samples and max_attempts must be at least 1")
 

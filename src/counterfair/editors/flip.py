@@ -118,6 +118,24 @@ class _ClassifierEditor(EditorBase):
         )
 
 
+class _LLMClassifierEditor(_ClassifierEditor):
+    """A classifier-guided editor whose edits come from an instruction LLM (mask-and-fill, LLM flip)."""
+
+    def __init__(
+        self, classifier: CachedClassifier, llm: Any, *, label_names: dict[str, str] | None, seed: int
+    ) -> None:
+        super().__init__(classifier)
+        self.llm = llm
+        self.label_names = label_names
+        self.seed = seed
+
+    def own_params(self) -> dict[str, Any]:
+        return {}
+
+    def params(self) -> dict[str, Any]:
+        return {"classifier": self.classifier.spec, "llm": self.llm.model_id, **self.own_params(), "seed": self.seed}
+
+
 def _tokens(text: str) -> list[Any]:
     return list(_spacy_small()(text))
 
@@ -222,7 +240,7 @@ class SynonymSwapEditor(_ClassifierEditor):
 _BLANK = re.compile(r"\[(\d+)\]")
 
 
-class MaskFillEditor(_ClassifierEditor):
+class MaskFillEditor(_LLMClassifierEditor):
     name: ClassVar[str] = "mask_fill"
 
     def __init__(
@@ -235,21 +253,12 @@ class MaskFillEditor(_ClassifierEditor):
         label_names: dict[str, str] | None = None,
         seed: int = 0,
     ) -> None:
-        super().__init__(classifier)
-        self.llm = llm
+        super().__init__(classifier, llm, label_names=label_names, seed=seed)
         self.max_fraction = max_fraction
         self.searches = searches
-        self.label_names = label_names
-        self.seed = seed
 
-    def params(self) -> dict[str, Any]:
-        return {
-            "classifier": self.classifier.spec,
-            "llm": self.llm.model_id,
-            "max_fraction": self.max_fraction,
-            "searches": self.searches,
-            "seed": self.seed,
-        }
+    def own_params(self) -> dict[str, Any]:
+        return {"max_fraction": self.max_fraction, "searches": self.searches}
 
     def importance(self, tokens: Sequence[Any], label: int, positions: list[int]) -> np.ndarray:
         inner = self.classifier.inner
@@ -327,7 +336,7 @@ class MaskFillEditor(_ClassifierEditor):
         return out
 
 
-class LLMFlipEditor(_ClassifierEditor):
+class LLMFlipEditor(_LLMClassifierEditor):
     name: ClassVar[str] = "llm_flip"
 
     def __init__(
@@ -340,21 +349,12 @@ class LLMFlipEditor(_ClassifierEditor):
         label_names: dict[str, str] | None = None,
         seed: int = 0,
     ) -> None:
-        super().__init__(classifier)
-        self.llm = llm
+        super().__init__(classifier, llm, label_names=label_names, seed=seed)
         self.in_loop = in_loop
         self.budget = budget
-        self.label_names = label_names
-        self.seed = seed
 
-    def params(self) -> dict[str, Any]:
-        return {
-            "classifier": self.classifier.spec,
-            "llm": self.llm.model_id,
-            "in_loop": self.in_loop,
-            "budget": self.budget,
-            "seed": self.seed,
-        }
+    def own_params(self) -> dict[str, Any]:
+        return {"in_loop": self.in_loop, "budget": self.budget}
 
     def edit_one(self, text: str, target: _Target) -> list[Candidate]:
         from ..llm import SamplingParams
