@@ -127,39 +127,27 @@ def main() -> None:
                 f"peak {g['peak_rss_mib']} MiB",
                 flush=True,
             )
-            cheap = run(
-                [
-                    "evaluate",
-                    str(work / f"pairs_{n}.csv"),
-                    "--metrics",
-                    "distance,diversity,bleu,flip,prob_change",
-                    "--out",
-                    str(work / f"ev_{n}"),
-                ]
-            )
-            cheap |= {"pairs": n, "pairs_per_s": round(n / cheap["wall_s"], 1)}
-            result["evaluate"][f"{n}:cheap"] = cheap
-            print(
-                f"evaluate {n:>7} (distance, diversity, BLEU, flip): {cheap['wall_s']:8.1f} s, "
-                f"{cheap['pairs_per_s']:8.1f} pairs/s, peak {cheap['peak_rss_mib']} MiB",
-                flush=True,
-            )
-            if n <= 10_000:
-                bs = run(
+            for kind, metrics, label in (
+                ("cheap", "distance,diversity,bleu,flip,prob_change", "distance, diversity, BLEU, flip"),
+                ("bertscore", "distance,bertscore", "BERTScore"),
+            ):
+                if kind == "bertscore" and n > 10_000:
+                    continue
+                ev = run(
                     [
                         "evaluate",
                         str(work / f"pairs_{n}.csv"),
                         "--metrics",
-                        "distance,bertscore",
+                        metrics,
                         "--out",
-                        str(work / f"evb_{n}"),
+                        str(work / f"ev_{kind}_{n}"),
                     ]
                 )
-                bs |= {"pairs": n, "pairs_per_s": round(n / bs["wall_s"], 1)}
-                result["evaluate"][f"{n}:bertscore"] = bs
+                ev |= {"pairs": n, "pairs_per_s": round(n / ev["wall_s"], 1)}
+                result["evaluate"][f"{n}:{kind}"] = ev
                 print(
-                    f"evaluate {n:>7} (BERTScore): {bs['wall_s']:8.1f} s, {bs['pairs_per_s']:8.1f} pairs/s, "
-                    f"peak {bs['peak_rss_mib']} MiB",
+                    f"evaluate {n:>7} ({label}): {ev['wall_s']:8.1f} s, {ev['pairs_per_s']:8.1f} pairs/s, "
+                    f"peak {ev['peak_rss_mib']} MiB",
                     flush=True,
                 )
             if n <= 1_000:
