@@ -20,16 +20,13 @@ os.environ.setdefault("COUNTERFAIR_STORE", "off")  # measure computation, not re
 import argparse
 import os
 import platform
-import resource
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from cli_run import run_cli
 from counterfair.attributes import known_attributes, load_attribute
 from counterfair.io import write_json
 
@@ -55,25 +52,7 @@ def texts_200() -> pd.DataFrame:
 
 
 def run(args: list[str]) -> dict[str, Any]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "counterfair.cli", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "TOKENIZERS_PARALLELISM": "false"},
-        check=False,
-    )
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        raise RuntimeError(f"audit failed: {proc.stderr[-2000:]}")
-    return {
-        "wall_s": round(wall, 1),
-        "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1),
-        "peak_rss_mib": round(after.ru_maxrss / 1024),
-        "stdout_tail": proc.stdout[-600:],
-    }
+    return run_cli(args)
 
 
 def main() -> None:

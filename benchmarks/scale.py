@@ -24,16 +24,13 @@ os.environ.setdefault("COUNTERFAIR_STORE", "off")  # measure computation, not re
 import argparse
 import json
 import platform
-import resource
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from cli_run import run_cli
 from counterfair.io import write_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,24 +62,9 @@ def make_pairs(n: int) -> pd.DataFrame:
 
 
 def run(args: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "counterfair.cli", *args, "-q"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-        check=False,
-    )
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode not in (0, 1):
-        raise RuntimeError(proc.stderr[-2000:])
-    return {
-        "wall_s": round(wall, 2),
-        "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1),
-        "peak_rss_mib": round(after.ru_maxrss / 1024),
-    }
+    result = run_cli([*args, "-q"], env=env, ok_codes=(0, 1))  # 1: finished, with rows that have a status
+    result.pop("stdout_tail")
+    return result
 
 
 def main() -> None:

@@ -1,0 +1,36 @@
+"""Run one ``counterfair`` command in a child process and measure it: wall time, CPU time and the child's own peak
+resident memory (from ``wait4``, so one run's peak is not confused with an earlier, larger child's)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+
+def run_cli(args: list[str], env: dict[str, str] | None = None, ok_codes: tuple[int, ...] = (0,)) -> dict[str, Any]:
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "counterfair.cli", *args],
+            stdout=out,
+            stderr=err,
+            env={**os.environ, "TOKENIZERS_PARALLELISM": "false", **(env or {})},
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if proc.returncode not in ok_codes:
+        raise RuntimeError(f"counterfair {' '.join(args[:1])} exited {proc.returncode}: {stderr[-2000:]}")
+    return {
+        "wall_s": round(wall, 2),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
+        "peak_rss_mib": round(usage.ru_maxrss / 1024),
+        "stdout_tail": stdout[-600:],
+    }
