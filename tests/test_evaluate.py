@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -229,7 +230,11 @@ def test_every_metric_card_matches_its_columns(metric: str, helper_module: str, 
         }
     )
     opts = EvaluateOptions(metrics=[metric], classifier=f"callable:{helper_module}:keyword", ppl_model=str(tiny_lm_dir))
-    result = evaluate_pairs(frame, opts)
+    result = evaluate_pairs(
+        frame,
+        opts,
+        judge_llm=JudgeLLM(lambda text, attempt: '{"grammar": 4, "cohesiveness": 3, "likability": 3, "fluency": 5}'),
+    )
     metric_columns = {c for card in CARDS.values() for c in card.columns}
     produced = metric_columns & set(result.rows.columns)
     assert produced == set(CARDS[metric].columns)
@@ -243,7 +248,61 @@ def test_every_metric_card_matches_its_columns(metric: str, helper_module: str, 
             assert values.between(-1, 1).all()
         if column == "perplexity":
             assert (values >= 1).all()
+        if column.startswith("quality_"):
+            assert values.between(1, 5).all()
     assert set(result.summary["cards"]) == {metric}
+
+
+class JudgeLLM:
+    """Answers a judge's chat by a function of (the judged text, attempt); counts the calls."""
+
+    model_id = "judge-fake"
+
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+        self.calls: list[str] = []
+
+    def chat(self, conversations: Any, params: Any) -> list[list[Any]]:
+        from counterfair.llm import Completion
+
+        out = []
+        for messages in conversations:
+            text = messages[-1]["content"].rsplit("Text: ", 1)[1]
+            self.calls.append(text)
+            attempt = int(params.seed or 0)
+            out.append([Completion(self.answer(text, attempt), "stop")])
+        return out
+
+
+def test_text_quality_judge_parses_retries_and_never_invents(tmp_path: Path) -> None:
+    def answer(text: str, attempt: int) -> str:
+        if text.startswith("garbled"):
+            return "I would say it is quite good overall."  # never parses
+        if text.startswith("late") and attempt == 0:
+            return '{"grammar": 9, "cohesiveness": 3, "likability": 3, "fluency": 4}'  # 9 is out of range: retried
+        return 'Sure: {"grammar": 4, "cohesiveness": 3, "likability": 2, "fluency": 5}'
+
+    judge = JudgeLLM(answer)
+    frame = pd.DataFrame(
+        {
+            "orig_text": ["a b", "c d", "e f", "g h"],
+            "gen_text": ["fine text", "late text", "garbled text", "fine text"],
+        }
+    )
+    result = evaluate_pairs(frame, EvaluateOptions(metrics=["text_quality"]), out_dir=tmp_path, judge_llm=judge)
+    rows = result.rows
+    assert rows["quality_grammar"].tolist()[:2] == [4, 4] and rows["quality_fluency"].tolist()[3] == 5
+    assert math.isnan(rows.loc[2, "quality_grammar"]) and rows.loc[2, "status"] == "partial"
+    assert "did not parse after 3 tries" in rows.loc[2, "notes"]
+    assert rows["status"].tolist() == ["ok", "ok", "partial", "ok"]
+    # one call per distinct text, plus the retries: fine 1, late 2, garbled 3
+    assert judge.calls.count("fine text") == 1 and judge.calls.count("late text") == 2
+    assert judge.calls.count("garbled text") == 3
+    log = pd.read_json(tmp_path / "text_quality.jsonl", lines=True)
+    assert log.loc[2, "status"] == "failed:unparseable" and len(log.loc[2, "raw"]) == 3
+    likability = result.summary["metrics"]["quality_likability"]["all"]
+    assert likability["mean"] == 2.0 and likability["n"] == 3  # the unparsed row is not a score
+    assert EvaluateOptions().metrics is not None and "text_quality" not in EvaluateOptions().metrics
 
 
 @pytest.mark.model

@@ -192,7 +192,10 @@ def evaluate(
     demo: Annotated[bool, typer.Option("--demo", help="Evaluate the built-in sample of pairs.")] = False,
     metrics: Annotated[
         str | None,
-        typer.Option(help="Comma-separated: flip, prob_change, distance, diversity, perplexity, bleu, bertscore."),
+        typer.Option(
+            help="Comma-separated: flip, prob_change, distance, diversity, perplexity, bleu, bertscore (the default "
+            "set), text_quality (an LLM judge; only when named), or all."
+        ),
     ] = None,
     classifier: Annotated[
         str, typer.Option(help="Classifier spec, e.g. profanity-check, sklearn:PATH, hf:DIR, scores:PATH.")
@@ -221,6 +224,9 @@ def evaluate(
         str,
         typer.Option(help="Perplexity LM precision: float32 (exact) or bfloat16 (about 2x faster on CPUs with bf16)."),
     ] = "float32",
+    judge_llm: Annotated[
+        str, typer.Option(help="LLM that judges text_quality (llamacpp:NAME|GGUF, openai:URL#MODEL, hf:DIR).")
+    ] = "llamacpp:qwen2.5-coder-1.5b-instruct",
     batch_size: Annotated[int, typer.Option(help="Batch size for classifier and BERTScore.")] = 64,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for confidence intervals.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
@@ -233,7 +239,8 @@ def evaluate(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Measure counterfactual texts: flip rate, probability change, distance, diversity, perplexity, BLEU,
-    BERTScore. Writes OUT/rows.csv (one row per input row, with status) and OUT/summary.json."""
+    BERTScore, LLM-judged text quality. Writes OUT/rows.csv (one row per input row, with status) and
+    OUT/summary.json."""
     from .evaluate import EvaluateOptions, evaluate_pairs
     from .progress import RichProgress
 
@@ -257,6 +264,7 @@ def evaluate(
         ppl_max_tokens=ppl_max_tokens,
         ppl_token_budget=ppl_token_budget,
         ppl_dtype=ppl_dtype,
+        judge_llm=judge_llm,
         batch_size=batch_size,
         bootstrap=bootstrap,
         seed=seed,

@@ -58,6 +58,7 @@ class EvaluateOptions:
     ppl_token_budget: int = 1024
     ppl_dtype: str = "float32"
     bertscore_model: str = "all-minilm-l6-v2"
+    judge_llm: str = "llamacpp:qwen2.5-coder-1.5b-instruct"  # text_quality's judge
     batch_size: int = 64
     bootstrap: int = 2000
     confidence: float = 0.95
@@ -155,11 +156,13 @@ def evaluate_pairs(
     *,
     out_dir: str | Path | None = None,
     classifier: CachedClassifier | None = None,
+    judge_llm: Any = None,
     progress: ProgressHook | None = None,
 ) -> EvaluationResult:
     """Evaluate a pair table (path or DataFrame); with ``out_dir``, write ``rows.csv`` and ``summary.json``.
 
-    Pass ``classifier`` to reuse an already built (and cached) classifier. If an unexpected error stops the
+    Pass ``classifier`` to reuse an already built (and cached) classifier, ``judge_llm`` an already loaded LLM
+    for ``text_quality``. If an unexpected error stops the
     run, what finished is still written to ``out_dir`` (the error is listed in the summary) and the error
     propagates.
     """
@@ -179,6 +182,7 @@ def evaluate_pairs(
     errors: list[dict[str, str]] = []
     signatures: dict[str, Any] = {}
     notices: list[str] = []
+    judgements: list[dict[str, Any]] = []
 
     origs = _texts(frame, opts.text_column, ())
     cfs = _texts(frame, opts.cf_column, opts.missing_markers)
@@ -310,6 +314,15 @@ def evaluate_pairs(
                         "on their first 512"
                     )
                 signatures["bertscore"] = signature
+
+        if "text_quality" in metrics and valid:
+            with stage("text_quality"):
+                llm = judge_llm
+                if llm is None:
+                    from .llm import load_llm
+
+                    llm = load_llm(opts.judge_llm)
+                signatures["text_quality"] = _judge_quality(rows, valid, v_cf, llm, hook, judgements)
     except BaseException as err:
         # Not swallowed: recorded so that the outputs written below say why they are incomplete.
         errors.append({"stage": "run", "error": type(err).__name__, "message": str(err) or repr(err)})
@@ -334,7 +347,33 @@ def evaluate_pairs(
             target = Path(out_dir)
             write_table(table, target / "rows.csv")
             write_json(summary, target / "summary.json")
+            if judgements:
+                write_table(pd.DataFrame(judgements), target / "text_quality.jsonl")
     return EvaluationResult(table, summary, Path(out_dir) if out_dir is not None else None)
+
+
+def _judge_quality(
+    rows: _Rows, valid: list[int], texts: list[str], llm: Any, hook: ProgressHook, log: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """CEval's LLM-judged text quality of each distinct counterfactual; raw answers appended to ``log``."""
+    from .rating.judges import QUALITY_FIELDS, QualityJudge
+
+    judge = QualityJudge(llm)
+    unique = list(dict.fromkeys(texts))
+    hook.start(f"text quality ({llm.model_id})", len(unique))
+    verdicts = {}
+    for text in unique:
+        verdicts[text] = judge.judge(text)
+        hook.advance(1)
+    for i, row in enumerate(valid):
+        verdict = verdicts[texts[i]]
+        log.append({"row": row, "status": verdict.status, "values": verdict.values, "raw": verdict.raw})
+        if verdict.values is None:
+            rows.fail(row, "text_quality", f"the judge's answer did not parse after {len(verdict.raw)} tries")
+            continue
+        for aspect in QUALITY_FIELDS:
+            rows.column(f"quality_{aspect}")[row] = verdict.values[aspect]
+    return {"llm": llm.model_id, "retries": judge.retries, "max_tokens": judge.max_tokens, "temperature": 0.0}
 
 
 class PerplexityWorker:

@@ -15,6 +15,7 @@ class MetricCard:
     direction: str
     reference: str
     needs: tuple[str, ...] = ()
+    default: bool = True  # part of the metrics chosen when none are named (False: only when asked for)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -95,6 +96,19 @@ CARDS: dict[str, MetricCard] = {
             "Zhang et al. (2020); paper 000 §3.2 filters and ranks with it",
             ("sentence encoder",),
         ),
+        MetricCard(
+            "text_quality",
+            ("quality_grammar", "quality_cohesiveness", "quality_likability", "quality_fluency"),
+            "An instruction LLM (the evaluate option judge_llm) rates the counterfactual 1-5 on grammar, "
+            "cohesiveness, likability and fluency, answering in JSON; an answer that does not parse is retried "
+            "with sampling, and a row whose answers never parse gets no values and a note (never a made-up "
+            "score). Raw answers are kept in text_quality.jsonl. Not computed unless asked for: it runs an LLM.",
+            "1-5 per aspect",
+            "higher is better",
+            "CEval (Nguyen et al., 2024) §3.1.2, text quality judged by an LLM",
+            ("instruction LLM",),
+            False,
+        ),
     )
 }
 
@@ -107,6 +121,7 @@ ALIASES = {
     "bertscore_p": "bertscore",
     "bertscore_r": "bertscore",
     "ppl": "perplexity",
+    "quality": "text_quality",
 }
 
 
@@ -115,7 +130,7 @@ def resolve_metrics(names: str | list[str] | None) -> list[str]:
     from ..errors import ConfigError
 
     if names is None:
-        return list(CARDS)
+        return [name for name, card in CARDS.items() if card.default]
     items = names.split(",") if isinstance(names, str) else list(names)
     chosen: set[str] = set()
     for item in (i.strip().lower() for i in items):
