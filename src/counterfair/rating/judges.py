@@ -103,7 +103,8 @@ class RatingJudge(_Judge):
             "meaning: how similar in meaning to the original, 0-4: 4 = only the necessary words changed; 3 = a similar "
             "or neutral substitute or a minor rewording; 2 = an extra addition or removal, or a change of meaning; "
             "1 = some resemblance with major changes; 0 = unrelated.\n"
-            'Reply with JSON only, e.g. {"fluent": "yes", "reference": "none", "same_label": "yes", "meaning": 3}.'
+            "Reply with JSON only, in this form, each value one of the options above: "
+            '{"fluent": ..., "reference": ..., "same_label": ..., "meaning": ...}'
         )
         return self._ask(
             [
@@ -128,7 +129,8 @@ class QualityJudge(_Judge):
             "cohesiveness: ideas follow each other logically and consistently;\n"
             "likability: how pleasant the text is to read (tone, style);\n"
             "fluency: it reads naturally and smoothly.\n"
-            'Reply with JSON only, e.g. {"grammar": 4, "cohesiveness": 3, "likability": 3, "fluency": 4}.'
+            "Reply with JSON only, one integer from 1 to 5 per aspect, in this form: "
+            '{"grammar": G, "cohesiveness": C, "likability": L, "fluency": F}'
         )
         return self._ask(
             [
