@@ -11,7 +11,7 @@
 4. **Guard** — how often the identity guard matters: occurrences of identity terms in the Civil Comments
    texts that it keeps from being swapped, per term, with examples.
 
-Usage: python benchmarks/generate_fairness.py [--llm SPEC] [--reuse-inputs 4] [--skip-llm]
+Usage: python benchmarks/generate_fairness.py [--llm SPEC] [--reuse-inputs 4] [--skip-llm] [--only PARTS]
 Results: benchmarks/results/generate_fairness.json
 """
 
@@ -192,17 +192,30 @@ def main() -> None:
     parser.add_argument("--reuse-inputs", type=int, default=4)
     parser.add_argument("--skip-llm", action="store_true")
     parser.add_argument(
-        "--only-prefix-reuse",
-        action="store_true",
-        help="measure prefix reuse again and replace that part of an existing result (e.g. after a noisy run)",
+        "--only",
+        default=None,
+        help="comma-separated parts (throughput, guard, prefix_reuse, quality) to measure again, replacing them in "
+        "the existing result (e.g. after a noisy run or a change to one editor)",
     )
     args = parser.parse_args()
-    if args.only_prefix_reuse:
-        sentences = pd.read_csv(SENTENCES)
-        inputs = sentences[sentences.attribute == "islam"]["text"].tolist()[: args.reuse_inputs]
-        previous = json.loads((RESULTS / "generate_fairness.json").read_text())
-        previous["prefix_reuse"] = prefix_reuse(args.llm, inputs, 16)
-        write_json(previous, RESULTS / "generate_fairness.json")
+    if args.only:
+        parts = set(args.only.split(","))
+        unknown = parts - {"throughput", "guard", "prefix_reuse", "quality"}
+        if unknown:
+            parser.error(f"unknown parts {sorted(unknown)}")
+        result = json.loads((RESULTS / "generate_fairness.json").read_text())
+        civil = pd.read_csv(CIVIL)["comment_text"].astype(str).tolist()
+        if "throughput" in parts:
+            result["throughput"] = throughput(civil)
+        if "guard" in parts:
+            result["guard"] = guard_effect(civil)
+        if "prefix_reuse" in parts:
+            sentences = pd.read_csv(SENTENCES)
+            inputs = sentences[sentences.attribute == "islam"]["text"].tolist()[: args.reuse_inputs]
+            result["prefix_reuse"] = prefix_reuse(args.llm, inputs, 16)
+        if "quality" in parts:
+            result["quality"] = quality(None if args.skip_llm else args.llm, args.skip_llm)
+        write_json(result, RESULTS / "generate_fairness.json")
         return
 
     civil = pd.read_csv(CIVIL)["comment_text"].astype(str).tolist()

@@ -101,6 +101,37 @@ def test_guard_keeps_non_identity_uses(text: str, swapped: bool) -> None:
     assert bool(variants) is swapped
 
 
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("There were white nationalists in the town.", {"white"}),
+        ("Justin is the poster child for white privilege.", {"white"}),
+        ("He is a straight white man.", {"straight", "white"}),
+        ("Canada is mostly white.", {"white"}),
+        ("Her male counterparts earn more.", {"male"}),
+        ("Trans fats are bad for you.", set()),
+        ("Black and white thinking helps nobody.", set()),
+        ("Your plea will fall upon deaf ears.", set()),
+    ],
+)
+def test_guard_on_comment_like_uses(text: str, kept: set[str]) -> None:
+    """Cases taken from the kinds of blocked occurrences the Civil Comments benchmark showed."""
+    editor = IdentitySwapEditor(load_identity_set(), guard="spacy")
+    [matches] = editor.identity_matches([text])
+    assert {m.term.lower() for m in matches} == kept
+
+
+def test_guard_without_wordnet_falls_back_to_word_lists() -> None:
+    editor = IdentitySwapEditor(load_identity_set(), guard="spacy")
+    editor._guard._lexicon = None  # as on a machine without Debian's WordNet
+    assert editor.params()["guard_rule"] == "word-lists"
+    texts = ["A black man walked by.", "He drove a black car.", "Her male counterparts earn more.", "male anatomy"]
+    kept = editor.identity_matches(texts)
+    assert [len(k) for k in kept] == [1, 0, 1, 1]
+    # stricter than the WordNet rule: a modified noun it does not know blocks the term
+    assert editor.identity_matches(["It was white on white crime."]) == [[]]
+
+
 def test_guard_counts_what_it_blocked() -> None:
     editor = IdentitySwapEditor(load_identity_set(), guard="spacy")
     editor.edit(["A black man drove a black car past an old house."])

@@ -7,16 +7,31 @@ text mentioning ``a``, that is one variant per other term ``a'`` of the set, eac
 **Guard.** Some identity words have common other senses: "a black car", "a black eye", "an old house", "a
 straight answer", "the White House". Swapping those makes nonsense ("a transgender car"). For the terms of
 the set's ``ambiguous`` list (colours, ages, ``straight``, ``blind``, ``deaf``, ...) the guard parses the text
-with spaCy's small English model and keeps an occurrence only when it describes people, by this rule:
+with spaCy's small English model and decides per occurrence. Two rules, chosen by what is installed:
 
-1. part of a named entity that is not a person or group (ORG, FAC, GPE, LOC, PRODUCT, EVENT, WORK_OF_ART, LAW)
-   -> not an identity ("the White House");
-2. used as a noun ("Blacks and whites marched", "the elderly") -> identity;
-3. a modifier (amod/compound/nmod) -> identity iff the modified noun is a person or group noun (``man``,
-   ``people``, ``community``, ... see :data:`PERSON_NOUNS`) or a person's name;
-4. predicative ("he is black", "the house is old") -> identity iff the subject is a personal pronoun, a person
-   or group noun, or a person's name;
-5. a conjunct ("black and proud") -> as the first conjunct; anything else -> not an identity.
+**With WordNet** (Debian ``wordnet-base``; the default where it exists) an occurrence is kept unless there is
+evidence that it is not about people:
+
+1. part of a named entity that is not a group of people (ORG, FAC, GPE, LOC, PRODUCT, EVENT, WORK_OF_ART, LAW),
+   or of a person's name -> not an identity ("the White House", "Neil Young");
+2. the start of a WordNet noun compound that is not a person ("black eye", "white lie", "blind spot", "black and
+   white") -> not an identity;
+3. a modifier of a noun, or a predicate of a subject, that WordNet files first under things, not people (artifact,
+   object, substance, food, body, plant, animal, phenomenon, location, shape) and never as a person, or a subject
+   ``it``/``this``/``that`` -> not an identity ("a black car", "trans fats", "the house is old"); nouns of
+   :data:`PERSON_NOUNS` and :data:`IDENTITY_TOPIC_NOUNS`, countries and nationalities never count as things;
+   the adjectives of :data:`STRICT_MODIFIERS` (``straight``, ``blind``, ``deaf``, ``old``, ``young``, ...) modify as
+   identities only person or group nouns ("a straight answer", "deaf ears", "the old days" are blocked);
+4. a conjunct follows its first conjunct; a modifier of another identity term follows that term ("a straight white
+   man"); everything else -> identity.
+
+**Without WordNet** a stricter word-list rule keeps an occurrence only when it is a noun, modifies a person or group
+noun (:data:`PERSON_NOUNS`, plurals, agent nouns in -ist such as ``supremacists``) or a noun about group identity
+(:data:`IDENTITY_TOPIC_NOUNS`: ``privilege``, ``supremacy``, ...), or is predicated of a person, pronoun, country or
+nationality. It blocks many real identity uses.
+
+``benchmarks/generate_fairness.py`` measures both on real Civil Comments (hand-checked samples in
+``benchmarks/README.md``). The editor's ``params()`` record which rule ran (``guard_rule``).
 
 Unambiguous terms (religions, orientations, nationalities) are always swapped.
 """
@@ -71,6 +86,17 @@ PERSON_NOUNS = frozenset(
     neighbor's founder founders ceo ceos executive executives entrepreneur chairman chairwoman spokesperson
     spokesman spokeswoman celebrity celebrities star stars influencer influencers hero heroes
     club clubs team teams choir choirs association associations organization organizations society societies
+    male males female females fella fellas fellow fellows millennial millennials boomer boomers counterpart
+    counterparts conservative conservatives liberal liberals individual bro bros gay gays lesbians folk
+    """.split()
+)
+# nouns about a group's identity: a modifier of these describes people ("white privilege", "male domination")
+IDENTITY_TOPIC_NOUNS = frozenset(
+    """
+    supremacy privilege privileges superiority inferiority nationalism genocide guilt fragility culture cultures
+    identity identities heritage history histories domination dominance hegemony anatomy gender genders sex race
+    races ethnicity pride rights liberation birth births vote votes voice voices lives experience experiences
+    representation oppression discrimination racism sexism bias stereotype stereotypes
     """.split()
 )
 PERSON_PRONOUNS = frozenset("i you he she we they me him her us them who whom someone somebody everyone".split())
@@ -88,35 +114,72 @@ def _spacy_model() -> Any:
 
 
 def _is_person_word(token: Any) -> bool:
+    """A person or group of people, or (for a modified noun) a topic of group identity."""
     lower = token.text.lower()
     if token.pos_ == "PRON":
         return lower in PERSON_PRONOUNS
     if token.ent_type_ in ("PERSON", "NORP"):
         return True
-    return lower in PERSON_NOUNS
-
-
-def identity_use(token: Any, depth: int = 0) -> bool:
-    """The guard's rule (module docstring) for one spaCy token of an ambiguous term."""
-    if token.ent_type_ in NON_PERSON_ENTITIES:
-        return False
-    if token.dep_ == "conj" and depth < 3:
-        return identity_use(token.head, depth + 1)
-    if token.pos_ in ("NOUN", "PROPN") and token.dep_ not in ("compound", "amod"):
+    singular = lower[:-1] if lower.endswith("s") and not lower.endswith("ss") else lower
+    if {lower, singular} & (PERSON_NOUNS | IDENTITY_TOPIC_NOUNS):
         return True
-    if token.dep_ in ("amod", "compound", "nmod", "npadvmod"):
-        return _is_person_word(token.head)
-    if token.dep_ in ("acomp", "attr", "xcomp", "oprd"):
-        subjects = [c for c in token.head.children if c.dep_ in ("nsubj", "nsubjpass")]
-        return any(_is_person_word(s) for s in subjects)
-    return token.pos_ == "ADJ" and token.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj")
+    # agent nouns in -ist: supremacists, nationalists, chauvinists, activists (not "list", "mist", "wrist")
+    return token.pos_ in ("NOUN", "PROPN") and singular.endswith("ist") and len(singular) > 6
+
+
+def _is_subject_population(token: Any) -> bool:
+    """A predicative subject that is people: a person word, or a country or nationality ("Canada is mostly white")."""
+    return _is_person_word(token) or token.ent_type_ in ("GPE", "NORP")
+
+
+# WordNet lexicographer files of things that are not people: a term modifying one of these ("a black car", "deaf
+# ears", "trans fats", "an old house") is not an identity
+CONCRETE_LEXNAMES = frozenset(
+    f"noun.{name}" for name in ("artifact object substance food body plant animal phenomenon location shape".split())
+)
+NON_PERSON_PRONOUNS = frozenset("it this that these those which what".split())
+# adjectives whose everyday sense is far more common than the identity one: as modifiers they count as identities
+# only before a person or group noun ("a straight answer", "blind faith", "the old days"), whatever WordNet says
+STRICT_MODIFIERS = frozenset("straight blind deaf old older young younger".split())
+
+
+@cache
+def _wordnet() -> Any:
+    """Debian's WordNet through NLTK, or None when it is not installed (the guard then uses its word lists only)."""
+    from ..errors import ModelNotAvailable as _Missing
+    from ..wordnet import load_wordnet
+
+    try:
+        reader = load_wordnet()
+        reader.synsets("person", "n")  # loads the index now, not inside the first text
+        return reader
+    except (_Missing, OSError, LookupError):
+        return None
 
 
 class IdentityGuard:
-    """Decides, per occurrence of an ambiguous term, whether it is used as an identity (see module docs)."""
+    """Decides, per occurrence of an ambiguous term, whether it is used as an identity (see module docs).
 
-    def __init__(self, ambiguous: Iterable[str]) -> None:
+    With WordNet installed (``lexicon``), the rule is lexical: an occurrence is blocked only on evidence that it is
+    not about people — a WordNet compound that is not a person ("black eye", "white lie", "black and white"), a
+    modified noun or predicative subject that WordNet files under concrete things (:data:`CONCRETE_LEXNAMES`), or a
+    non-person named entity; otherwise it is kept. Without WordNet it falls back to word lists: kept only when the
+    modified noun or subject is a known person or group word (stricter: it blocks many identity uses)."""
+
+    def __init__(self, ambiguous: Iterable[str], terms: Iterable[str] = (), lexicon: Any = "auto") -> None:
         self.ambiguous = frozenset(t.lower() for t in ambiguous)
+        self.terms = frozenset(t.lower() for t in terms)
+        self._lexicon = lexicon  # "auto": WordNet when installed; None: the word-list rule
+
+    @property
+    def lexicon(self) -> Any:
+        if isinstance(self._lexicon, str):
+            self._lexicon = _wordnet()
+        return self._lexicon
+
+    @property
+    def rule(self) -> str:
+        return "wordnet" if self.lexicon is not None else "word-lists"
 
     def keep(self, texts: Sequence[str], matches: Sequence[Sequence[TermMatch]]) -> list[list[bool]]:
         """For each text, one verdict per match: True keeps (swaps) it."""
@@ -130,8 +193,69 @@ class IdentityGuard:
                 if match.term.lower() not in self.ambiguous:
                     continue
                 span = doc.char_span(match.start, match.end, alignment_mode="expand")
-                verdicts[i][j] = span is not None and identity_use(span.root)
+                verdicts[i][j] = span is not None and self.identity_use(span)
         return verdicts
+
+    # ------------------------------------------------------------------ the rule
+
+    def identity_use(self, span: Any) -> bool:
+        return self._use(span.root, 0)
+
+    def _in_compound(self, token: Any) -> bool:
+        """The word starts a WordNet noun compound that is not a person: "black eye", "black and white"."""
+        doc = token.doc
+        for width in (3, 2):
+            end = token.i + width
+            if end > len(doc):
+                continue
+            if _is_person_word(doc[end - 1]):
+                continue  # "white supremacy", "white man": a compound about people
+            words = [t.text.lower() for t in doc[token.i : end]]
+            synsets = self.lexicon.synsets("_".join(words), "n")
+            if synsets and synsets[0].lexname() != "noun.person":
+                return True
+        return False
+
+    def _concrete(self, token: Any) -> bool:
+        if token.pos_ == "PRON":
+            return token.text.lower() in NON_PERSON_PRONOUNS
+        if _is_subject_population(token) or token.pos_ not in ("NOUN", "PROPN"):
+            return False
+        synsets = self.lexicon.synsets(token.text.lower(), "n")[:2]
+        return (
+            bool(synsets)
+            and synsets[0].lexname() in CONCRETE_LEXNAMES
+            and all(s.lexname() != "noun.person" for s in synsets)
+        )
+
+    def _use(self, token: Any, depth: int) -> bool:
+        if token.ent_type_ in NON_PERSON_ENTITIES or (token.ent_type_ == "PERSON" and token.pos_ == "PROPN"):
+            return False  # "the White House", "Neil Young"
+        if self.lexicon is not None and self._in_compound(token):
+            return False
+        if token.dep_ == "conj" and depth < 3:
+            return self._use(token.head, depth + 1)
+        head_is_term = token.head is not token and token.head.text.lower() in self.terms
+        if head_is_term and token.dep_ in ("amod", "advmod", "compound", "npadvmod") and depth < 3:
+            return self._use(token.head, depth + 1)  # "a straight white man": as "white"
+        if token.pos_ in ("NOUN", "PROPN") and token.dep_ not in ("compound", "amod"):
+            return True
+        predicative = token.dep_ in ("acomp", "attr", "xcomp", "oprd") or (
+            token.dep_ == "ROOT" and token.pos_ == "ADJ"  # a verbless clause parsed around the adjective
+        )
+        if predicative:
+            verb = token if token.dep_ == "ROOT" else token.head
+            subjects = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
+            if self.lexicon is not None:
+                return not any(self._concrete(s) for s in subjects)
+            return any(_is_subject_population(s) for s in subjects)
+        if token.dep_ in ("amod", "compound", "nmod", "npadvmod"):
+            if self.lexicon is not None and token.text.lower() not in STRICT_MODIFIERS:
+                return not self._concrete(token.head)
+            return _is_person_word(token.head)
+        if self.lexicon is not None:
+            return True  # no evidence against people
+        return token.pos_ == "ADJ" and token.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj")
 
 
 _VOWEL_EXCEPTIONS = ("eu", "uni", "use", "usu", "one", "ukr")
@@ -166,7 +290,7 @@ class IdentitySwapEditor(EditorBase):
         self.guard = guard
         self.fix_articles = fix_articles
         self._matcher = TermMatcher(self.identities.terms)
-        self._guard = IdentityGuard(self.identities.ambiguous) if guard else None
+        self._guard = IdentityGuard(self.identities.ambiguous, self.identities.terms) if guard else None
         self.blocked = 0  # occurrences the guard kept from being swapped
         self.found = 0
 
@@ -176,6 +300,7 @@ class IdentitySwapEditor(EditorBase):
             "terms": list(self.identities.terms),
             "targets": list(self.targets),
             "guard": self.guard,
+            "guard_rule": self._guard.rule if self._guard is not None else None,
             "ambiguous": sorted(self.identities.ambiguous),
             "fix_articles": self.fix_articles,
         }
