@@ -131,3 +131,14 @@ def test_grouped_summary() -> None:
     assert out["b"]["mean"] == 15.0
     with pytest.raises(ValueError, match="length"):
         F.grouped_summary([1.0], ["a", "b"])
+
+
+def test_bootstrap_in_batches_matches_the_all_at_once_draw() -> None:
+    """3000 values: resamples come in two batches, the interval is the one scipy draws all at once."""
+    from scipy.stats import bootstrap
+
+    values = np.random.default_rng(0).random(3000)
+    whole = bootstrap(
+        (values,), np.mean, n_resamples=2000, method="percentile", vectorized=True, rng=np.random.default_rng(0)
+    ).confidence_interval
+    assert F.bootstrap_ci(values) == (whole.low, whole.high)

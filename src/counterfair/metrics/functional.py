@@ -173,6 +173,9 @@ def bootstrap_ci(
         confidence_level=confidence,
         method="percentile",
         vectorized=True,
+        # resamples drawn in batches of about 4 million values (32 MB), not all at once: for 100k values and 2000
+        # resamples the all-at-once draw alone would take 3 GB
+        batch=max(1, 4_000_000 // data.size),
         rng=np.random.default_rng(seed),
     )
     return (float(result.confidence_interval.low), float(result.confidence_interval.high))
