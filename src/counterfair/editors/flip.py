@@ -135,6 +135,21 @@ class _LLMClassifierEditor(_ClassifierEditor):
     def params(self) -> dict[str, Any]:
         return {"classifier": self.classifier.spec, "llm": self.llm.model_id, **self.own_params(), "seed": self.seed}
 
+    def progress_label(self) -> str:
+        return self.name
+
+    def edit_one(self, text: str, target: _Target) -> list[Candidate]:
+        raise NotImplementedError
+
+    def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:
+        hook = progress or NullProgress()
+        hook.start(self.progress_label(), len(texts))
+        out = []
+        for text, target in zip(texts, self.targets(texts), strict=True):
+            out.append(self.edit_one(text, target))
+            hook.advance(1)
+        return out
+
 
 def _tokens(text: str) -> list[Any]:
     return list(_spacy_small()(text))
@@ -326,14 +341,8 @@ class MaskFillEditor(_LLMClassifierEditor):
             attempt += 1
         return candidates
 
-    def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:
-        hook = progress or NullProgress()
-        hook.start("mask and fill", len(texts))
-        out = []
-        for text, target in zip(texts, self.targets(texts), strict=True):
-            out.append(self.edit_one(text, target))
-            hook.advance(1)
-        return out
+    def progress_label(self) -> str:
+        return "mask and fill"
 
 
 class LLMFlipEditor(_LLMClassifierEditor):
@@ -410,14 +419,8 @@ class LLMFlipEditor(_LLMClassifierEditor):
             ]
         return candidates
 
-    def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:
-        hook = progress or NullProgress()
-        hook.start("llm flip" + (" (classifier in the loop)" if self.in_loop else ""), len(texts))
-        out = []
-        for text, target in zip(texts, self.targets(texts), strict=True):
-            out.append(self.edit_one(text, target))
-            hook.advance(1)
-        return out
+    def progress_label(self) -> str:
+        return "llm flip" + (" (classifier in the loop)" if self.in_loop else "")
 
 
 class ExternalEditor(EditorBase):
