@@ -117,6 +117,21 @@ class _ClassifierEditor(EditorBase):
             },
         )
 
+    def progress_label(self) -> str:
+        return self.name
+
+    def edit_one(self, text: str, target: _Target) -> list[Candidate]:
+        raise NotImplementedError
+
+    def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:
+        hook = progress or NullProgress()
+        hook.start(self.progress_label(), len(texts))
+        out = []
+        for text, target in zip(texts, self.targets(texts), strict=True):
+            out.append(self.edit_one(text, target))
+            hook.advance(1)
+        return out
+
 
 class _LLMClassifierEditor(_ClassifierEditor):
     """A classifier-guided editor whose edits come from an instruction LLM (mask-and-fill, LLM flip)."""
@@ -134,21 +149,6 @@ class _LLMClassifierEditor(_ClassifierEditor):
 
     def params(self) -> dict[str, Any]:
         return {"classifier": self.classifier.spec, "llm": self.llm.model_id, **self.own_params(), "seed": self.seed}
-
-    def progress_label(self) -> str:
-        return self.name
-
-    def edit_one(self, text: str, target: _Target) -> list[Candidate]:
-        raise NotImplementedError
-
-    def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:
-        hook = progress or NullProgress()
-        hook.start(self.progress_label(), len(texts))
-        out = []
-        for text, target in zip(texts, self.targets(texts), strict=True):
-            out.append(self.edit_one(text, target))
-            hook.advance(1)
-        return out
 
 
 def _tokens(text: str) -> list[Any]:
@@ -217,7 +217,7 @@ class SynonymSwapEditor(_ClassifierEditor):
                         found[candidate] = similarity
         return sorted(found, key=lambda c: -found[c])[: self.max_candidates]
 
-    def edit_one(self, text: str, target: _Target) -> Candidate:
+    def edit_one(self, text: str, target: _Target) -> list[Candidate]:
         tokens = _tokens(text)
         positions = [i for i, t in enumerate(tokens) if t.pos_ in _WORDNET_POS and t.is_alpha and not t.is_stop]
         importance = deletion_importance(self.classifier, tokens, target.original, positions)
@@ -240,16 +240,10 @@ class SynonymSwapEditor(_ClassifierEditor):
             if proba[best, target.original] < current:
                 replaced[position] = match_case(tokens[position].text, options[best])
                 current = float(proba[best, target.original])
-        return self.scored(_join(tokens, replaced), target, words_changed=len(replaced))
+        return [self.scored(_join(tokens, replaced), target, words_changed=len(replaced))]
 
-    def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:
-        hook = progress or NullProgress()
-        hook.start("synonym swap", len(texts))
-        out = []
-        for text, target in zip(texts, self.targets(texts), strict=True):
-            out.append([self.edit_one(text, target)])
-            hook.advance(1)
-        return out
+    def progress_label(self) -> str:
+        return "synonym swap"
 
 
 _BLANK = re.compile(r"\[(\d+)\]")

