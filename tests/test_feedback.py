@@ -207,6 +207,32 @@ def test_llm_flip_in_the_loop(sentiment: CachedClassifier) -> None:
     assert "still reads it as negative" in llm.calls[1]["messages"][-1]["content"]
 
 
+def test_llm_editors_stop_where_the_text_outgrows_the_context(tmp_path: Path, sentiment: CachedClassifier) -> None:
+    # the scripted LLM counts words as tokens; its answer (43 words) fits as an answer but not as the next prompt
+    llm = ScriptedLLM(lambda text, attempt, i: "{a gripping film " + "and more words here " * 10 + "}", context=140)
+    llm._text_of = lambda messages: messages[-1]["content"]  # type: ignore[method-assign]
+    flip = LLMFlipEditor(sentiment, llm)
+    short, long = "a boring film", "a boring film " + "with many words " * 40
+    assert flip.fits(short) and not flip.fits(long)
+    assert not MaskFillEditor(sentiment, llm).fits(long) and MaskFillEditor(sentiment, llm).fits(short)
+    out = flip.edit([long, short])
+    assert out[0] == [] and out[1][0].meta["flipped"] and len(llm.calls) == 1  # the long text never reached the LLM
+    run_feedback(
+        pd.DataFrame({"text": [short, long]}),
+        tmp_path / "o",
+        FeedbackOptions(steps=2, ppl_model=None),
+        editor=flip,
+        classifier=sentiment,
+    )
+    rows = pd.read_csv(tmp_path / "o" / "steps.csv")
+    status = {(r.text_id, r.step): r.status for r in rows.itertuples()}
+    assert status == {
+        (0, 1): "ok",
+        (0, 2): "stopped:too_long_for_llm_context",
+        (1, 1): "stopped:too_long_for_llm_context",
+    }
+
+
 def test_external_editor(tmp_path: Path) -> None:
     path = tmp_path / "mice.csv"
     pd.DataFrame({"orig_text": ["a", "b"], "gen_text": ["a2", "-1"], "gen_text_2": ["a3", None]}).to_csv(

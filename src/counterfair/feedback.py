@@ -13,8 +13,9 @@ With d_k = d(f_k(x), f_{k-1}(x)):
 * ppl-base@k and ppl-fine@k = perplexity of f_k(x) under a general LM and under the same LM adapted to the domain
   (:func:`adapt_lm`).
 
-A text whose editor returns no candidate at some step stops there (status ``stopped:no_candidate``); later steps have
-no row values. Multi-class targets are the second most probable class.
+A text whose editor returns no candidate at some step stops there (status ``stopped:no_candidate``; for an LLM
+editor whose prompt would not fit the model's context, ``stopped:too_long_for_llm_context``); later steps have no
+row values. Multi-class targets are the second most probable class.
 
 Texts are processed one after another, all n + 1 edits of a text before the next text, and each finished text is
 checkpointed in ``DIR/.work/done.jsonl``: a rerun with the same ``DIR``, options and input resumes (the shared
@@ -169,6 +170,10 @@ def _edit_chain(
         before = clf.predict_proba([current])
         label_before = int(before[0].argmax())
         target = int(contrast_labels(before)[0])
+        fits = getattr(editor, "fits", None)  # LLM editors: a text (or an earlier output) may outgrow the context
+        if fits is not None and not fits(current):
+            rows.append({"text_id": text_id, "step": step, "status": "stopped:too_long_for_llm_context"})
+            break
         t0 = time.perf_counter()
         cands = editor.edit([current])[0]
         seconds = time.perf_counter() - t0

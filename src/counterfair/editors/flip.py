@@ -150,6 +150,22 @@ class _LLMClassifierEditor(_ClassifierEditor):
     def params(self) -> dict[str, Any]:
         return {"classifier": self.classifier.spec, "llm": self.llm.model_id, **self.own_params(), "seed": self.seed}
 
+    def prompt_tokens(self, messages: Sequence[dict[str, str]]) -> int:
+        return sum(self.llm.count_tokens(m["content"]) + 8 for m in messages)  # + chat-template markers
+
+    def fits(self, text: str) -> bool:
+        """Whether the largest prompt this editor builds for ``text``, plus its answer, fits the LLM's context."""
+        raise NotImplementedError
+
+    def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:
+        # a text that does not fit gets no candidate (callers that need the reason ask fits); the others are edited
+        fitting = [self.fits(t) for t in texts]
+        if all(fitting):
+            return super().edit(texts, progress=progress)
+        kept = [t for t, ok in zip(texts, fitting, strict=True) if ok]
+        edited = iter(super().edit(kept, progress=progress) if kept else [])
+        return [next(edited) if ok else [] for ok in fitting]
+
 
 def _tokens(text: str) -> list[Any]:
     return list(_spacy_small()(text))
@@ -269,6 +285,36 @@ class MaskFillEditor(_LLMClassifierEditor):
     def own_params(self) -> dict[str, Any]:
         return {"max_fraction": self.max_fraction, "searches": self.searches}
 
+    @staticmethod
+    def prompt(template: str, target_label: str) -> list[dict[str, str]]:
+        return [
+            {"role": "system", "content": "You complete texts. Reply with one JSON object only."},
+            {
+                "role": "user",
+                "content": (
+                    "Fill each numbered blank with one or a few words so that the whole text is clearly "
+                    f"{target_label}, and reads naturally.\n\nText: {template}\n\nReply with JSON mapping each blank "
+                    'number to its words, e.g. {"1": "wonderful", "2": "loved"}.'
+                ),
+            },
+        ]
+
+    @staticmethod
+    def max_tokens_for(blanks: int) -> int:
+        return 12 * blanks + 24
+
+    def max_blanks(self, words: int) -> int:
+        return max(1, int(words * self.max_fraction))
+
+    def fits(self, text: str) -> bool:
+        # the largest search step masks max_blanks words (a word is at least one LLM token, so the token count bounds
+        # the number of words); a blank "[k]" costs at most ~3 tokens more than the word it replaces
+        blanks = self.max_blanks(self.llm.count_tokens(text))
+        labels = [label_name(lab, self.label_names) for lab in self.classifier.labels]
+        widest = max(labels, key=lambda lab: self.llm.count_tokens(lab))
+        prompt = self.prompt(text, widest)
+        return self.prompt_tokens(prompt) + 3 * blanks + self.max_tokens_for(blanks) <= self.llm.context_size()
+
     def importance(self, tokens: Sequence[Any], label: int, positions: list[int]) -> np.ndarray:
         inner = self.classifier.inner
         if hasattr(inner, "word_gradients"):  # a counterfair-trained torch model: gradient x input
@@ -280,19 +326,9 @@ class MaskFillEditor(_LLMClassifierEditor):
 
         blanks = {p: k + 1 for k, p in enumerate(sorted(masked))}
         template = _join(tokens, {p: f"[{k}]" for p, k in blanks.items()})
-        prompt = [
-            {"role": "system", "content": "You complete texts. Reply with one JSON object only."},
-            {
-                "role": "user",
-                "content": (
-                    "Fill each numbered blank with one or a few words so that the whole text is clearly "
-                    f"{target_label}, and reads naturally.\n\nText: {template}\n\nReply with JSON mapping each blank "
-                    'number to its words, e.g. {"1": "wonderful", "2": "loved"}.'
-                ),
-            },
-        ]
+        prompt = self.prompt(template, target_label)
         params = SamplingParams(
-            n=1, temperature=0.7, top_k=40, max_tokens=12 * len(blanks) + 24, seed=self.seed + attempt
+            n=1, temperature=0.7, top_k=40, max_tokens=self.max_tokens_for(len(blanks)), seed=self.seed + attempt
         )
         raw = self.llm.chat([prompt], params)[0][0].text
         match = re.search(r"\{.*\}", raw, re.DOTALL)
@@ -317,7 +353,7 @@ class MaskFillEditor(_LLMClassifierEditor):
         order = [positions[j] for j in np.argsort(-self.importance(tokens, target.original, positions), kind="stable")]
         target_label = label_name(self.classifier.labels[target.target], self.label_names)
         # binary search for the smallest number of masked words whose fill flips the label
-        low, high = 1, max(1, int(len(order) * self.max_fraction))
+        low, high = 1, self.max_blanks(len(order))
         candidates: list[Candidate] = []
         attempt = 0
         while low <= high and attempt < self.searches:
@@ -359,13 +395,9 @@ class LLMFlipEditor(_LLMClassifierEditor):
     def own_params(self) -> dict[str, Any]:
         return {"in_loop": self.in_loop, "budget": self.budget}
 
-    def edit_one(self, text: str, target: _Target) -> list[Candidate]:
-        from ..llm import SamplingParams
-        from .llm_rewrite import extract_braced
-
-        current = label_name(self.classifier.labels[target.original], self.label_names)
-        wanted = label_name(self.classifier.labels[target.target], self.label_names)
-        messages = [
+    @staticmethod
+    def prompt(text: str, current: str, wanted: str) -> list[dict[str, str]]:
+        return [
             {"role": "system", "content": "You edit texts minimally. Reply with the edited text inside {braces}."},
             {
                 "role": "user",
@@ -379,17 +411,31 @@ class LLMFlipEditor(_LLMClassifierEditor):
                 f"it reads as {wanted}.",
             },
         ]
-        if self.llm.count_tokens(text) * 2 + 200 > self.llm.context_size():
-            return []
+
+    def max_tokens_for(self, text: str) -> int:
+        return int(self.llm.count_tokens(text) * 1.4) + 32
+
+    def fits(self, text: str) -> bool:
+        # the first prompt and its answer; the classifier-in-the-loop variant stops re-prompting when the growing
+        # conversation would no longer fit
+        labels = [label_name(lab, self.label_names) for lab in self.classifier.labels]
+        widest = max(labels, key=lambda lab: self.llm.count_tokens(lab))
+        prompt = self.prompt(text, widest, widest)
+        return self.prompt_tokens(prompt) + self.max_tokens_for(text) <= self.llm.context_size()
+
+    def edit_one(self, text: str, target: _Target) -> list[Candidate]:
+        from ..llm import SamplingParams
+        from .llm_rewrite import extract_braced
+
+        current = label_name(self.classifier.labels[target.original], self.label_names)
+        wanted = label_name(self.classifier.labels[target.target], self.label_names)
+        messages = self.prompt(text, current, wanted)
+        max_tokens = self.max_tokens_for(text)
         candidates: list[Candidate] = []
         for attempt in range(self.budget if self.in_loop else 1):
-            params = SamplingParams(
-                n=1,
-                temperature=0.7,
-                top_k=40,
-                max_tokens=int(self.llm.count_tokens(text) * 1.4) + 32,
-                seed=self.seed + attempt,
-            )
+            if self.prompt_tokens(messages) + max_tokens > self.llm.context_size():
+                break  # a re-prompt that no longer fits: the candidates so far stand
+            params = SamplingParams(n=1, temperature=0.7, top_k=40, max_tokens=max_tokens, seed=self.seed + attempt)
             raw = self.llm.chat([messages], params)[0][0].text
             edited = extract_braced(raw)
             if edited is None or not edited.strip():
