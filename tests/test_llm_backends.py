@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -112,3 +113,16 @@ def test_openai_http_nothing_listening() -> None:
     llm = OpenAIHTTPLLM("http://127.0.0.1:9/v1", retries=0, timeout=2.0)
     with pytest.raises(LLMServerError, match="cannot connect"):
         llm.chat([[{"role": "user", "content": "x"}]], SamplingParams())
+
+
+def test_llamacpp_threads_default_to_the_usable_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    from counterfair.llm.llamacpp import LlamaCppLLM, default_threads
+
+    monkeypatch.delenv("COUNTERFAIR_LLM_THREADS", raising=False)
+    assert LlamaCppLLM().n_threads == len(os.sched_getaffinity(0))
+    assert LlamaCppLLM(n_threads=1).n_threads == 1
+    monkeypatch.setenv("COUNTERFAIR_LLM_THREADS", "3")
+    assert default_threads() == 3
+    monkeypatch.setenv("COUNTERFAIR_LLM_THREADS", "many")
+    with pytest.raises(ConfigError, match="COUNTERFAIR_LLM_THREADS"):
+        default_threads()
