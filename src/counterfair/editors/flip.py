@@ -157,6 +157,11 @@ class _LLMClassifierEditor(_ClassifierEditor):
         """Whether the largest prompt this editor builds for ``text``, plus its answer, fits the LLM's context."""
         raise NotImplementedError
 
+    def widest_label(self) -> str:
+        """The label name that costs the most tokens in a prompt (for the worst case in :meth:`fits`)."""
+        names = [label_name(lab, self.label_names) for lab in self.classifier.labels]
+        return max(names, key=self.llm.count_tokens)
+
     def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:
         # a text that does not fit gets no candidate (callers that need the reason ask fits); the others are edited
         fitting = [self.fits(t) for t in texts]
@@ -310,8 +315,7 @@ class MaskFillEditor(_LLMClassifierEditor):
         # the largest search step masks max_blanks words (a word is at least one LLM token, so the token count bounds
         # the number of words); a blank "[k]" costs at most ~3 tokens more than the word it replaces
         blanks = self.max_blanks(self.llm.count_tokens(text))
-        labels = [label_name(lab, self.label_names) for lab in self.classifier.labels]
-        widest = max(labels, key=lambda lab: self.llm.count_tokens(lab))
+        widest = self.widest_label()
         prompt = self.prompt(text, widest)
         return self.prompt_tokens(prompt) + 3 * blanks + self.max_tokens_for(blanks) <= self.llm.context_size()
 
@@ -418,8 +422,7 @@ class LLMFlipEditor(_LLMClassifierEditor):
     def fits(self, text: str) -> bool:
         # the first prompt and its answer; the classifier-in-the-loop variant stops re-prompting when the growing
         # conversation would no longer fit
-        labels = [label_name(lab, self.label_names) for lab in self.classifier.labels]
-        widest = max(labels, key=lambda lab: self.llm.count_tokens(lab))
+        widest = self.widest_label()
         prompt = self.prompt(text, widest, widest)
         return self.prompt_tokens(prompt) + self.max_tokens_for(text) <= self.llm.context_size()
 
