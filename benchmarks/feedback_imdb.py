@@ -12,6 +12,7 @@ Reports inc@1..n, flip-rate@1 and @n+1, ppl@1 and @n+1, seconds per text per ste
 inc@n between editors (paper 002 App. E found 100-200 texts enough for significant differences).
 
 Usage: python benchmarks/feedback_imdb.py [--texts 100] [--steps 5] [--llm SPEC] [--editors synonym,mask_fill,llm_flip]
+       [--classifiers imdb-sentiment,tfidf] [--report-only]
 Results: benchmarks/results/feedback_imdb.json (runs cached in benchmarks/results/feedback_imdb/)
 """
 
@@ -72,6 +73,7 @@ def main() -> None:
     parser.add_argument("--editors", default="synonym,mask_fill,llm_flip")
     parser.add_argument("--classifiers", default="imdb-sentiment,tfidf")
     parser.add_argument("--adapt-texts", type=int, default=300)
+    parser.add_argument("--report-only", action="store_true", help="write the JSON from finished runs; run nothing")
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     data = texts(args.texts)
@@ -99,25 +101,10 @@ def main() -> None:
     order = [(e, c) for e in editors if e == "synonym" for c in classifiers]
     order += [(e, c) for c in classifiers for e in editors if e != "synonym"]
     runs: dict[str, Any] = {}
-    for editor, clf_name in order:
-        key = f"{editor}@{clf_name}"
-        out = WORK / key.replace("@", "_at_")
-        if (out / "summary.json").exists():
-            summary = json.loads((out / "summary.json").read_text())
-        else:
-            options = FeedbackOptions(
-                editor=editor,
-                classifier=specs[clf_name],
-                steps=args.steps,
-                llm=args.llm,
-                ppl_model="gemma-3-270m",
-                ppl_fine_model=str(fine),
-                ppl_steps="ends",
-                label_names={"POS": "positive", "NEG": "negative", "Positive": "positive", "Negative": "negative"},
-            )
-            summary = run_feedback(WORK / "texts.csv", out, options)
-        runs[key] = summary
+
+    def report(key: str) -> None:
         last = str(args.steps + 1)
+        summary = runs[key]
         inc = summary["inconsistency"]
         print(
             f"{key:28} inc@1 {inc.get('inc@1')}  inc@{args.steps} {inc.get(f'inc@{args.steps}')}  "
@@ -126,9 +113,35 @@ def main() -> None:
             flush=True,
         )
         result["pending"] = [f"{e}@{c}" for e, c in order if f"{e}@{c}" not in runs]
-        result["runs"] = {k: _brief(v) for k, v in runs.items()}
+        result["runs"] = {k: _brief(runs[k]) for k in [f"{e}@{c}" for e, c in order] if k in runs}
         result["t_tests_inc_at_n"] = t_tests(runs, classifiers, editors, str(args.steps))
         write_json(result, RESULTS / "feedback_imdb.json")  # after every run: a partial result is kept
+
+    def run_dir(key: str) -> Path:
+        return WORK / key.replace("@", "_at_")
+
+    # every finished run first, so that the JSON holds all of them while a long run is under way
+    for editor, clf_name in order:
+        key = f"{editor}@{clf_name}"
+        if (run_dir(key) / "summary.json").exists():
+            runs[key] = json.loads((run_dir(key) / "summary.json").read_text())
+            report(key)
+    for editor, clf_name in order:
+        key = f"{editor}@{clf_name}"
+        if key in runs or args.report_only:
+            continue
+        options = FeedbackOptions(
+            editor=editor,
+            classifier=specs[clf_name],
+            steps=args.steps,
+            llm=args.llm,
+            ppl_model="gemma-3-270m",
+            ppl_fine_model=str(fine),
+            ppl_steps="ends",
+            label_names={"POS": "positive", "NEG": "negative", "Positive": "positive", "Negative": "negative"},
+        )
+        runs[key] = run_feedback(WORK / "texts.csv", run_dir(key), options)
+        report(key)
     print(json.dumps(result["t_tests_inc_at_n"], indent=1))
     print(f"wrote {RESULTS / 'feedback_imdb.json'}")
 
