@@ -126,3 +126,18 @@ def test_llamacpp_threads_default_to_the_usable_cores(monkeypatch: pytest.Monkey
     monkeypatch.setenv("COUNTERFAIR_LLM_THREADS", "many")
     with pytest.raises(ConfigError, match="COUNTERFAIR_LLM_THREADS"):
         default_threads()
+
+
+def test_ray_workers_limit_llama_threads_to_their_share(monkeypatch: pytest.MonkeyPatch) -> None:
+    from counterfair.engine import _limit_threads
+    from counterfair.llm.llamacpp import LlamaCppLLM
+
+    import torch
+
+    monkeypatch.setenv("COUNTERFAIR_LLM_THREADS", "")  # restored after the test
+    torch_threads = torch.get_num_threads()
+    try:
+        _limit_threads(1)
+        assert LlamaCppLLM().n_threads == 1
+    finally:
+        torch.set_num_threads(torch_threads)

@@ -23,6 +23,7 @@ ENGINES = ("local", "ray")
 
 
 def _limit_threads(threads: int) -> None:
+    os.environ["COUNTERFAIR_LLM_THREADS"] = str(max(1, threads))  # a llama.cpp model loaded in this worker
     try:
         import torch
 
