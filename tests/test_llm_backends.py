@@ -129,10 +129,10 @@ def test_llamacpp_threads_default_to_the_usable_cores(monkeypatch: pytest.Monkey
 
 
 def test_ray_workers_limit_llama_threads_to_their_share(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
     from counterfair.engine import _limit_threads
     from counterfair.llm.llamacpp import LlamaCppLLM
-
-    import torch
 
     monkeypatch.setenv("COUNTERFAIR_LLM_THREADS", "")  # restored after the test
     torch_threads = torch.get_num_threads()
