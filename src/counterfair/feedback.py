@@ -171,7 +171,7 @@ def _edit_chain(
         label_before = int(before[0].argmax())
         target = int(contrast_labels(before)[0])
         fits = getattr(editor, "fits", None)  # LLM editors: a text (or an earlier output) may outgrow the context
-        if fits is not None and not fits(current):
+        if fits is not None and not fits(current):  # checked here for the status; the editor would return nothing
             rows.append({"text_id": text_id, "step": step, "status": "stopped:too_long_for_llm_context"})
             break
         t0 = time.perf_counter()

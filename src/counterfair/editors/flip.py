@@ -123,12 +123,17 @@ class _ClassifierEditor(EditorBase):
     def edit_one(self, text: str, target: _Target) -> list[Candidate]:
         raise NotImplementedError
 
+    def fits(self, text: str) -> bool:
+        """Whether this editor can take ``text`` at all (LLM editors: whether prompt and answer fit the context)."""
+        return True
+
     def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:
         hook = progress or NullProgress()
         hook.start(self.progress_label(), len(texts))
         out = []
         for text, target in zip(texts, self.targets(texts), strict=True):
-            out.append(self.edit_one(text, target))
+            # a text that does not fit gets no candidate (callers that need the reason ask fits)
+            out.append(self.edit_one(text, target) if self.fits(text) else [])
             hook.advance(1)
         return out
 
@@ -161,15 +166,6 @@ class _LLMClassifierEditor(_ClassifierEditor):
         """The label name that costs the most tokens in a prompt (for the worst case in :meth:`fits`)."""
         names = [label_name(lab, self.label_names) for lab in self.classifier.labels]
         return max(names, key=self.llm.count_tokens)
-
-    def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:
-        # a text that does not fit gets no candidate (callers that need the reason ask fits); the others are edited
-        fitting = [self.fits(t) for t in texts]
-        if all(fitting):
-            return super().edit(texts, progress=progress)
-        kept = [t for t, ok in zip(texts, fitting, strict=True) if ok]
-        edited = iter(super().edit(kept, progress=progress) if kept else [])
-        return [next(edited) if ok else [] for ok in fitting]
 
 
 def _tokens(text: str) -> list[Any]:
@@ -265,9 +261,6 @@ class SynonymSwapEditor(_ClassifierEditor):
 
     def progress_label(self) -> str:
         return "synonym swap"
-
-
-_BLANK = re.compile(r"\[(\d+)\]")
 
 
 class MaskFillEditor(_LLMClassifierEditor):
