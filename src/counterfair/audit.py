@@ -21,7 +21,6 @@ Run directory (``DIR``)::
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict, dataclass, field
 from importlib import resources
@@ -33,15 +32,17 @@ import pandas as pd
 
 from . import __version__
 from .attributes import known_attributes, load_attribute, load_identity_set
-from .checkpoint import claim_run_dir
+from .checkpoint import JsonlCheckpoint
 from .classifiers import CachedClassifier, load_classifier
 from .ctf import ctf_report
 from .errors import ConfigError, InputError
 from .generate import GenerateOptions, normalize_methods, run_generate
-from .io import cell_text, file_sha256, read_table, require_columns, write_json, write_table
+from .io import cell_text, file_sha256, read_table, require_columns, row_ids, write_json, write_table
 from .metrics.functional import bootstrap_ci
 from .progress import NullProgress, ProgressHook
 from .records import params_hash
+from .runs import claim_run_dir, prepare_out_dir
+from .text import MAX_TEXT_CHARS
 
 DEFAULT_METHODS = ("ablation", "substitution", "swap")
 
@@ -74,6 +75,7 @@ class AuditOptions:
     bootstrap: int = 2000
     top_examples: int = 12
     only_good: str | None = None  # a consolidated rating project: keep only the pairs its raters judged good
+    max_text_chars: int = MAX_TEXT_CHARS  # longer texts are not edited (status skipped:too_long; 0: no limit)
 
     def __post_init__(self) -> None:
         self.methods = normalize_methods(self.methods)
@@ -91,32 +93,26 @@ def estimate_seconds(counts: dict[str, int], identity_texts: int, methods: list[
 
 
 class ScoreCache:
-    """Classifier probabilities per distinct text, appended to ``scores.jsonl`` batch by batch."""
+    """Classifier probabilities per distinct text, appended to ``scores.jsonl`` batch by batch (a
+    :class:`JsonlCheckpoint`: a torn last line is cut off and redone, a full disk is a clear error)."""
 
     def __init__(self, path: Path, classifier: CachedClassifier, *, batch: int | None = None) -> None:
         self.path = path
         self.classifier = classifier
         self.batch = batch or classifier.batch_size  # every finished classifier batch is on disk at once
-        self.scores: dict[str, list[float]] = {}
-        if path.exists():
-            for line in path.read_text(encoding="utf-8").splitlines():
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    break  # a torn last line: those texts are scored again
-                self.scores[record["text"]] = record["p"]
+        self._file = JsonlCheckpoint(path, key=lambda record: record["text"])
+
+    @property
+    def scores(self) -> dict[str, list[float]]:
+        return {str(text): record["p"] for text, record in self._file.done.items()}
 
     def score(self, texts: list[str], progress: ProgressHook) -> dict[str, list[float]]:
-        todo = [t for t in dict.fromkeys(texts) if t not in self.scores]
+        todo = [t for t in dict.fromkeys(texts) if t not in self._file]
         progress.start(f"classifier ({self.classifier.spec})", len(todo))
         for start in range(0, len(todo), self.batch):
             chunk = todo[start : start + self.batch]
             proba = self.classifier.predict_proba(chunk)
-            with open(self.path, "a", encoding="utf-8") as handle:
-                for text, p in zip(chunk, proba, strict=True):
-                    values = [float(x) for x in p]
-                    self.scores[text] = values
-                    handle.write(json.dumps({"text": text, "p": values}, ensure_ascii=False) + "\n")
+            self._file.add([{"text": t, "p": [float(x) for x in p]} for t, p in zip(chunk, proba, strict=True)])
             progress.advance(len(chunk))
         return self.scores
 
@@ -127,13 +123,7 @@ def _read_texts(source: Any, opts: AuditOptions) -> tuple[pd.DataFrame, str]:
     wanted = {opts.text_column: "--text-column"} | ({opts.id_column: "--id-column"} if opts.id_column else {})
     require_columns(frame, wanted, origin=origin)
     texts = [cell_text(v) or "" for v in frame[opts.text_column].tolist()]
-    ids = (
-        [cell_text(v) or str(i) for i, v in enumerate(frame[opts.id_column])]
-        if opts.id_column
-        else [str(i) for i in range(len(frame))]
-    )
-    if len(set(ids)) != len(ids):
-        raise InputError(f"{origin}: ids in column {opts.id_column!r} are not unique")
+    ids = row_ids(frame, opts.id_column, origin=origin)
     return pd.DataFrame({"id": ids, "text": texts}), origin
 
 
@@ -187,6 +177,7 @@ def run_audit(
     opts = options or AuditOptions()
     hook = progress or NullProgress()
     started = time.perf_counter()
+    prepare_out_dir(out_dir)  # before any work: a bad --out is found now
     frame, origin = _read_texts(source, opts)
     the_plan = plan(frame, opts)
     target = Path(out_dir)
@@ -210,6 +201,7 @@ def run_audit(
         "detector": opts.detector,
         "seed": opts.seed,
         "identities": opts.identities,
+        "max_text_chars": opts.max_text_chars,
     }
     generated: dict[str, Any] = {}
     timing: dict[str, float] = {}
@@ -251,7 +243,10 @@ def run_audit(
     pairs["score_orig"] = pd.Series([scores[t][index] for t in pairs["source_text"]], dtype=float)
     pairs["score_cf"] = pd.Series([scores[t][index] for t in pairs["cf_text"]], dtype=float)
     pairs["diff"] = pairs["score_cf"] - pairs["score_orig"]
-    pairs["flipped"] = (pairs["score_orig"] >= opts.threshold) != (pairs["score_cf"] >= opts.threshold)
+    scored = pairs["diff"].notna()  # a NaN from the classifier: the pair is kept, marked, and left out of aggregates
+    flipped = (pairs["score_orig"] >= opts.threshold) != (pairs["score_cf"] >= opts.threshold)
+    pairs["flipped"] = flipped.astype(object).where(scored, None)
+    pairs["status"] = np.where(scored, "ok", "partial:classifier_returned_nan")
     pairs["group"] = [identity_set.group_of(t) if isinstance(t, str) else None for t in pairs["source_term"]]
     orig_scores = {t: scores[t][index] for t in texts}
     summary = _summary(opts, the_plan, generated, pairs, orig_scores, identity_set, clf, index, origin)
@@ -277,6 +272,7 @@ PAIR_COLUMNS = [
     "score_cf",
     "diff",
     "flipped",
+    "status",
 ]
 
 
@@ -349,7 +345,8 @@ def _summary(
         cfs = result.counterfactuals
         for method in cfs["method"].unique():
             mine = cfs[cfs["method"] == method]
-            mine_pairs = pairs[(pairs["method"] == method) & (pairs["attribute"] == name)] if not pairs.empty else pairs
+            all_pairs = pairs[(pairs["method"] == method) & (pairs["attribute"] == name)] if not pairs.empty else pairs
+            mine_pairs = all_pairs[all_pairs["status"] == "ok"] if not all_pairs.empty else all_pairs
             cands = result.candidates[result.candidates["method"] == method] if not result.candidates.empty else None
             diff = mine_pairs["diff"].to_numpy(dtype=float) if not mine_pairs.empty else np.zeros(0)
             entry = {
@@ -359,6 +356,7 @@ def _summary(
                 "with_counterfactual": int((mine["status"] == "ok").sum()),
                 "status": {str(k): int(v) for k, v in mine["status"].value_counts().items()},
                 "pairs": len(mine_pairs),
+                "pairs_without_score": len(all_pairs) - len(mine_pairs),
                 "filter_pass_rate": (
                     float(cands["passed"].mean()) if cands is not None and len(cands) and method == "llm" else None
                 ),
@@ -370,7 +368,8 @@ def _summary(
             }
             groups.append(entry)
     ctf: dict[str, Any] | None = None
-    swap = pairs[pairs["method"] == "swap"] if not pairs.empty else pairs
+    ok = pairs[pairs["status"] == "ok"] if not pairs.empty else pairs
+    swap = ok[ok["method"] == "swap"] if not ok.empty else ok
     if not swap.empty:
         table = swap.rename(columns={"input_id": "text_id"}).assign(
             label=np.nan, source_split="all", target_split="all", abs_diff=lambda d: d["diff"].abs()
@@ -392,9 +391,9 @@ def _summary(
             "by_direction": report["by_direction"],
         }
     top = (
-        pairs.assign(abs_diff=pairs["diff"].abs()).sort_values("abs_diff", ascending=False).head(opts.top_examples)
-        if (not pairs.empty)
-        else pairs
+        ok.assign(abs_diff=ok["diff"].abs()).sort_values("abs_diff", ascending=False).head(opts.top_examples)
+        if (not ok.empty)
+        else ok
     )
     signatures = {name: r.summary["signatures"] for name, r in generated.items()}
     return {
@@ -404,13 +403,8 @@ def _summary(
         "classifier": clf.signature(),
         "positive_label": clf.labels[index],
         "threshold": opts.threshold,
-        "originals": {
-            "n": len(orig_scores),
-            "mean_score": float(np.mean(list(orig_scores.values()))) if orig_scores else None,
-            "share_above_threshold": float(np.mean([s >= opts.threshold for s in orig_scores.values()]))
-            if orig_scores
-            else None,
-        },
+        "originals": _originals(orig_scores, opts.threshold),
+        "pairs_without_score": int((pairs["status"] != "ok").sum()) if not pairs.empty else 0,
         "groups": groups,
         "ctf": ctf,
         "top_examples": top[
@@ -433,6 +427,17 @@ def _summary(
         "signatures": signatures,
         "options": asdict(opts),
         "reproduce": _reproduce_command(opts, origin),
+    }
+
+
+def _originals(orig_scores: dict[str, float], threshold: float) -> dict[str, Any]:
+    values = np.array(list(orig_scores.values()), dtype=float)
+    finite = values[np.isfinite(values)]
+    return {
+        "n": int(values.size),
+        "without_score": int(values.size - finite.size),
+        "mean_score": float(finite.mean()) if finite.size else None,
+        "share_above_threshold": float((finite >= threshold).mean()) if finite.size else None,
     }
 
 

@@ -9,30 +9,13 @@ directory is refused rather than mixed in. A record cut off mid-line by a kill i
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
-from .io import write_json
+from .runs import claim_run_dir, writing
 
-
-def claim_run_dir(target: Path, run_id: Mapping[str, Any], extra: Mapping[str, Any], *, what: str = "run") -> None:
-    """Create ``target/run.json`` for a new run, or check that the one there describes the same run.
-
-    ``run_id`` holds the fields that must match (options fingerprint, input hash); ``extra`` is recorded beside them
-    for people reading the directory (full options, input path) but not compared."""
-    target.mkdir(parents=True, exist_ok=True)
-    run_file = target / "run.json"
-    if run_file.exists():
-        previous = json.loads(run_file.read_text(encoding="utf-8"))
-        if {k: previous.get(k) for k in run_id} != dict(run_id):
-            raise ConfigError(
-                f"{target} holds a {what} with other options or another input; rerun it with the same ones, "
-                "or choose a new --out"
-            )
-    else:
-        write_json({**run_id, **extra}, run_file)
+__all__ = ["JsonlCheckpoint", "claim_run_dir"]
 
 
 class JsonlCheckpoint:
@@ -79,12 +62,15 @@ class JsonlCheckpoint:
         return key in self.done
 
     def add(self, records: Sequence[dict[str, Any]]) -> None:
-        with open(self.path, "ab") as handle:
+        kept = f"the {len(self.done)} units finished before are kept; free space and rerun the same command to resume"
+        with writing(self.path, kept=kept), open(self.path, "ab") as handle:
+            staged = []
             for record in records:
-                offset = handle.tell()
+                staged.append((record, handle.tell()))
                 handle.write((json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
-                self._remember(record, offset)
             handle.flush()
+        for record, offset in staged:  # only records that reached the file count as done
+            self._remember(record, offset)
 
     def full(self, keys: Sequence[Hashable]) -> list[dict[str, Any]]:
         """The whole records of ``keys``, in that order, read back from the file."""

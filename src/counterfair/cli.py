@@ -14,6 +14,7 @@ from rich.table import Table
 
 from . import __version__
 from .errors import CounterfairError
+from .text import MAX_TEXT_CHARS
 
 DEFAULT_AUDIT_METHODS = ("ablation", "substitution", "swap")
 
@@ -118,6 +119,9 @@ def audit(
     only_good: Annotated[
         Path | None, typer.Option(help="A consolidated rating project: audit only the pairs its raters judged good.")
     ] = None,
+    max_text_chars: Annotated[
+        int, typer.Option(help="Longer texts (in characters) are not edited: status skipped:too_long; 0 = no limit.")
+    ] = MAX_TEXT_CHARS,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """The fairness audit: counterfactuals of identity-referencing texts, the classifier's score changes, CTF gaps,
@@ -143,6 +147,7 @@ def audit(
         samples=samples,
         seed=seed,
         only_good=str(only_good) if only_good else None,
+        max_text_chars=max_text_chars,
     )
     the_plan = plan(source, options)
     attrs = ", ".join(f"{a} ({n})" for a, n in the_plan["attributes"].items()) or "none"
@@ -169,6 +174,11 @@ def audit(
     console.print(table)
     if summary.get("ctf"):
         console.print(f"CTF gap over identity swaps: {_fmt(summary['ctf']['ctf_gap'])}")
+    if summary.get("pairs_without_score"):
+        console.print(
+            f"[yellow]note:[/yellow] {summary['pairs_without_score']} pairs have no score (the classifier returned "
+            "NaN); they are in pairs.csv with status partial:classifier_returned_nan and left out of the aggregates"
+        )
     console.print(f"done in {summary['timing_s']['total'] / 60:.1f} min; report: {out / 'report.html'}")
 
 
@@ -321,6 +331,9 @@ def generate(
     seed: Annotated[int, typer.Option(help="Seed of sampling and of the swap example shown per input.")] = 0,
     engine: Annotated[str, typer.Option(help="local, or ray: LLM rewriting on Ray workers (one LLM each).")] = "local",
     address: Annotated[str | None, typer.Option(help="Ray cluster address (default: start a local Ray).")] = None,
+    max_text_chars: Annotated[
+        int, typer.Option(help="Longer texts (in characters) are not edited: status skipped:too_long; 0 = no limit.")
+    ] = MAX_TEXT_CHARS,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Generate counterfactuals of attribute-referencing texts: word-list ablation and substitution, identity
@@ -348,6 +361,7 @@ def generate(
         seed=seed,
         engine=engine,
         address=address,
+        max_text_chars=max_text_chars,
     )
     with RichProgress(enabled=not quiet) as progress:
         result = run_generate(data, out, options, progress=progress)
@@ -379,12 +393,16 @@ def ctf(
     ] = None,
     identities_file: Annotated[Path | None, typer.Option(help="Identity terms from a YAML/JSON/TXT file.")] = None,
     text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
+    id_column: Annotated[str | None, typer.Option(help="Column with unique ids (default: row number).")] = None,
     label_column: Annotated[str | None, typer.Option(help="Column with toxic (1) / non-toxic (0) labels.")] = None,
     positive_label: Annotated[
         str | None, typer.Option(help="Classifier label whose probability is compared (default: the second).")
     ] = None,
     guard: Annotated[bool, typer.Option(help="Skip non-identity uses of ambiguous terms ('a black car').")] = True,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    max_text_chars: Annotated[
+        int, typer.Option(help="Longer texts (in characters) are not edited: status skipped:too_long; 0 = no limit.")
+    ] = MAX_TEXT_CHARS,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Counterfactual token fairness (paper 001): swap identity terms, compare the classifier's scores, report the
@@ -401,9 +419,11 @@ def ctf(
             classifier=classifier,
             identities=str(identities_file) if identities_file else identities,
             text_column=text_column,
+            id_column=id_column,
             label_column=label_column,
             positive_label=positive_label,
             guard="spacy" if guard else None,
+            max_text_chars=max_text_chars,
             seed=seed,
             progress=progress,
         )
@@ -647,6 +667,7 @@ def feedback(
         "counterfair-feedback"
     ),
     text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
+    id_column: Annotated[str | None, typer.Option(help="Column with unique ids (default: row number).")] = None,
     llm: Annotated[str, typer.Option(help="LLM for mask_fill and llm_flip.")] = "llamacpp:qwen2.5-coder-1.5b-instruct",
     ppl_model: Annotated[str, typer.Option(help="General LM for ppl-base ('none' to skip).")] = "gemma-3-270m",
     ppl_fine_model: Annotated[
@@ -657,6 +678,9 @@ def feedback(
     ] = "all",
     limit: Annotated[int | None, typer.Option(help="Only the first N texts.")] = None,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
+    max_text_chars: Annotated[
+        int, typer.Option(help="Longer texts (in characters) are not edited: status skipped:too_long; 0 = no limit.")
+    ] = MAX_TEXT_CHARS,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Counterfactuals of counterfactuals (paper 002): feed an editor its own output n times; report
@@ -675,6 +699,8 @@ def feedback(
         ppl_steps=ppl_steps,
         limit=limit,
         seed=seed,
+        id_column=id_column,
+        max_text_chars=max_text_chars,
     )
     with RichProgress(enabled=not quiet) as progress:
         summary = run_feedback(data, out, options, progress=progress)
@@ -741,6 +767,17 @@ def models(
         console.print(f"[bold]{status.name}[/bold]: {where}", soft_wrap=True)
 
 
+@app.command(
+    "serve-llm", context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []}
+)
+def serve_llm(ctx: typer.Context) -> None:
+    """Serve a GGUF model over an OpenAI-compatible API (llama-cpp-python's server) on the llama.cpp path that is
+    safe on this machine. Takes llama_cpp.server's options: --model NAME|FILE.gguf --host --port --n_ctx ..."""
+    from .llm.server import main as serve
+
+    serve(ctx.args)
+
+
 @app.command("metrics")
 def metrics_cards() -> None:
     """Show the metric cards: definition, range, direction, reference."""
@@ -754,7 +791,14 @@ def metrics_cards() -> None:
 
 
 def main() -> None:
-    """Entry point: counterfair errors become a one-line message and exit code 2."""
+    """Entry point: counterfair errors become a one-line message and exit code 2. A crash in native code (llama.cpp,
+    torch) cannot be caught, but it is never silent: faulthandler prints the signal and the Python stack."""
+    import faulthandler
+
+    try:
+        faulthandler.enable()
+    except (OSError, ValueError, AttributeError):  # stderr without a file descriptor (captured output)
+        faulthandler.enable(file=sys.__stderr__ or 2)
     try:
         app()
     except CounterfairError as err:

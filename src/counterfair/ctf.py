@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .metrics.functional import bootstrap_ci
+from .text import MAX_TEXT_CHARS
 
 PAIR_COLUMNS = [
     "text_id",
@@ -185,10 +186,12 @@ def run_ctf(
     classifier: str = "profanity-check",
     identities: Any = None,
     text_column: str = "text",
+    id_column: str | None = None,
     label_column: str | None = None,
     positive_label: str | None = None,
     guard: str | None = "spacy",
     fix_articles: bool = False,
+    max_text_chars: int = MAX_TEXT_CHARS,
     seed: int = 0,
     n_resamples: int = 2000,
     progress: Any = None,
@@ -198,21 +201,25 @@ def run_ctf(
     Φ_A swaps tokens only, as paper 001 defines it (``fix_articles=False``): with "a"/"an" corrected, a blinded
     model would see "a identity" and "an identity" and its gap on training terms would no longer be exactly 0.
     """
-    from pathlib import Path
-
     from .attributes import load_identity_set
     from .classifiers import load_classifier
     from .editors.swap import IdentitySwapEditor
     from .errors import InputError
-    from .io import cell_text, read_table, require_columns, write_json, write_table
+    from .io import cell_text, read_table, require_columns, row_ids, write_json, write_table
     from .progress import NullProgress
+    from .runs import prepare_out_dir
+    from .text import skip_reason
 
     hook = progress or NullProgress()
+    target = prepare_out_dir(out_dir)  # before any work
     origin = str(source) if not isinstance(source, pd.DataFrame) else "DataFrame"
     frame = read_table(source)
     wanted = {text_column: "--text-column"} | ({label_column: "--label-column"} if label_column else {})
+    wanted |= {id_column: "--id-column"} if id_column else {}
     require_columns(frame, wanted, origin=origin)
+    ids = row_ids(frame, id_column, origin=origin)
     texts = [cell_text(v) or "" for v in frame[text_column].tolist()]
+    too_long = [i for i, t in enumerate(texts) if skip_reason(t, max_text_chars) == "too_long"]
     labels = _labels_column(frame, label_column, origin)
     identity_set = load_identity_set(identities)
     overlaps = sorted(
@@ -224,7 +231,8 @@ def run_ctf(
         }
     )
     editor = IdentitySwapEditor(identity_set, guard=guard, fix_articles=fix_articles)
-    variants = editor.edit(texts, progress=hook)
+    skipped = set(too_long)
+    variants = editor.edit(["" if i in skipped else t for i, t in enumerate(texts)], progress=hook)
     n_pairs = sum(len(v) for v in variants)
     if n_pairs == 0:
         shown = ", ".join(identity_set.terms[:12]) + (" ..." if len(identity_set.terms) > 12 else "")
@@ -243,7 +251,7 @@ def run_ctf(
         for cand in cands:
             rows.append(
                 {
-                    "text_id": i,
+                    "text_id": ids[i],
                     "label": labels[i],
                     "source_term": cand.meta["source_term"],
                     "target_term": cand.meta["target_term"],
@@ -269,6 +277,11 @@ def run_ctf(
             "source": origin,
             "texts": len(texts),
             "texts_with_identity_terms": int(sum(1 for v in variants if v)),
+            "skipped_too_long": {
+                "texts": len(too_long),
+                "max_text_chars": max_text_chars,
+                "ids": [ids[i] for i in too_long],
+            },
         },
         "ctf_gap": report.pop("ctf_gap"),
         **report,
@@ -283,7 +296,6 @@ def run_ctf(
         "classifier": clf.signature(),
         "positive_label": clf.labels[index],
     }
-    target = Path(out_dir)
     write_table(pairs, target / "pairs.csv")
     write_json(summary, target / "summary.json")
     return summary

@@ -37,3 +37,7 @@ class OutputError(CounterfairError):
 
 class ClassifierError(CounterfairError):
     """A classifier failed or returned output of the wrong shape or range."""
+
+
+class NativeLibraryError(CounterfairError):
+    """A native library (llama.cpp) crashed or cannot run on this machine; the message names the setting to change."""

@@ -26,12 +26,13 @@ import pandas as pd
 
 from . import __version__
 from .classifiers import DEFAULT_CLASSIFIER, CachedClassifier, load_classifier
-from .errors import ConfigError, CounterfairError, InputError
-from .io import cell_text, file_sha256, read_table, require_columns, write_json, write_table
+from .errors import ConfigError, CounterfairError
+from .io import cell_text, file_sha256, read_table, require_columns, row_ids, write_json, write_table
 from .metrics import functional as F
 from .metrics.cards import CARDS, resolve_metrics
 from .models import package_version as _version
 from .progress import NullProgress, ProgressHook
+from .runs import prepare_out_dir
 from .text import tokenize_batch, tokenizer_signature
 
 CEVAL_COLUMNS = ("orig_text", "gen_text", "gen_text_2")
@@ -138,18 +139,6 @@ def _resolve_columns(frame: pd.DataFrame, opts: EvaluateOptions, origin: str) ->
     return "gen_text_2" if "gen_text_2" in frame.columns else None
 
 
-def _check_ids(frame: pd.DataFrame, column: str, origin: str) -> list[str]:
-    ids = [cell_text(v) for v in frame[column].tolist()]
-    seen: dict[str, int] = {}
-    for row, value in enumerate(ids):
-        if value is None:
-            raise InputError(f"{origin}: row {row} has no value in id column {column!r}")
-        if value in seen:
-            raise InputError(f"{origin}: rows {seen[value]} and {row} share the id {value!r} in column {column!r}")
-        seen[value] = row
-    return [v for v in ids if v is not None]
-
-
 def evaluate_pairs(
     source: str | Path | pd.DataFrame,
     options: EvaluateOptions | None = None,
@@ -169,12 +158,14 @@ def evaluate_pairs(
     opts = options or EvaluateOptions()
     metrics = list(opts.metrics or [])
     hook = progress or NullProgress()
+    if out_dir is not None:
+        prepare_out_dir(out_dir)  # before any work: a bad --out is found now, not after the metrics
     origin = str(source) if not isinstance(source, pd.DataFrame) else "DataFrame"
     frame = read_table(source, fmt=opts.fmt, encoding=opts.encoding)
     cf2_column = _resolve_columns(frame, opts, origin)
     if "diversity" in metrics and cf2_column is None and opts.metrics_explicit:
         raise ConfigError(f"{origin}: diversity needs a second counterfactual column (gen_text_2, or set --cf2-column)")
-    ids = _check_ids(frame, opts.id_column, origin) if opts.id_column else None
+    ids = row_ids(frame, opts.id_column, origin=origin) if opts.id_column else None
     n = len(frame)
     rows = _Rows(n)
     started = time.perf_counter()

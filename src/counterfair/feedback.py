@@ -35,15 +35,16 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
-from .checkpoint import JsonlCheckpoint, claim_run_dir
+from .checkpoint import JsonlCheckpoint
 from .classifiers import CachedClassifier, load_classifier
 from .editors.base import EditorBase
 from .errors import ConfigError
-from .io import cell_text, file_sha256, read_table, require_columns, write_json, write_table
+from .io import cell_text, file_sha256, read_table, require_columns, row_ids, write_json, write_table
 from .metrics.functional import contrast_labels
 from .progress import NullProgress, ProgressHook
 from .records import params_hash
-from .text import tokenize_batch, word_distance
+from .runs import claim_run_dir, prepare_out_dir
+from .text import MAX_TEXT_CHARS, skip_reason, tokenize_batch, word_distance
 
 EDITORS = ("synonym", "mask_fill", "llm_flip", "llm_flip_loop", "external")
 
@@ -61,6 +62,8 @@ class FeedbackOptions:
     label_names: dict[str, str] | None = None
     seed: int = 0
     limit: int | None = None
+    id_column: str | None = None
+    max_text_chars: int = MAX_TEXT_CHARS  # longer texts are not edited (status skipped:too_long; 0: no limit)
 
     def __post_init__(self) -> None:
         if self.steps < 1:
@@ -120,12 +123,15 @@ def run_feedback(
     """Run the loop; writes ``steps.csv`` (one row per text and step) and ``summary.json``."""
     opts = options or FeedbackOptions()
     hook = progress or NullProgress()
+    prepare_out_dir(out_dir)  # before any work: a bad --out is found now
     origin = str(source) if not isinstance(source, pd.DataFrame) else "DataFrame"
     frame = read_table(source)
-    require_columns(frame, {opts.text_column: "--text-column"}, origin=origin)
+    wanted = {opts.text_column: "--text-column"} | ({opts.id_column: "--id-column"} if opts.id_column else {})
+    require_columns(frame, wanted, origin=origin)
+    ids = row_ids(frame, opts.id_column, origin=origin)
     texts = [cell_text(v) or "" for v in frame[opts.text_column].tolist()]
     if opts.limit:
-        texts = texts[: opts.limit]
+        texts, ids = texts[: opts.limit], ids[: opts.limit]
     clf = classifier if classifier is not None else load_classifier(opts.classifier)
     ed = editor if editor is not None else build_editor(opts, clf)
     applications = opts.steps + 1
@@ -146,10 +152,11 @@ def run_feedback(
     started = time.perf_counter()
     hook.start(f"{ed.name}: {applications} edits per text", len(todo))
     for i in todo:
-        checkpoint.add([{"text_id": i, "rows": _edit_chain(i, texts[i], applications, ed, clf)}])
+        checkpoint.add([{"text_id": i, "rows": _edit_chain(i, texts[i], applications, ed, clf, opts.max_text_chars)}])
         hook.advance(1)
     rows = [row for i in range(len(texts)) for row in checkpoint.done[i]["rows"]]
     table = pd.DataFrame(rows).sort_values(["text_id", "step"], kind="stable").reset_index(drop=True)
+    table.insert(1, "id", [ids[int(i)] for i in table["text_id"]])
     _add_perplexities(table, opts, applications, hook)
     summary = _summary(table, len(texts), applications, opts, clf, ed, origin, time.perf_counter() - started)
     summary["resumed_texts"] = len(texts) - len(todo)
@@ -159,15 +166,19 @@ def run_feedback(
 
 
 def _edit_chain(
-    text_id: int, text: str, applications: int, editor: EditorBase, clf: CachedClassifier
+    text_id: int, text: str, applications: int, editor: EditorBase, clf: CachedClassifier, max_chars: int
 ) -> list[dict[str, Any]]:
     """The editor applied ``applications`` times to one text, each time to its previous output."""
-    if not text.strip():
-        return [{"text_id": text_id, "step": 1, "status": "skipped:empty_text"}]
+    reason = skip_reason(text, max_chars)
+    if reason:
+        return [{"text_id": text_id, "step": 1, "status": f"skipped:{reason}"}]
     rows: list[dict[str, Any]] = []
     current = text
     for step in range(1, applications + 1):
         before = clf.predict_proba([current])
+        if not np.isfinite(before).all():  # the classifier gave no score: no label to flip, the chain ends here
+            rows.append({"text_id": text_id, "step": step, "status": "partial:classifier_returned_nan"})
+            break
         label_before = int(before[0].argmax())
         target = int(contrast_labels(before)[0])
         fits = getattr(editor, "fits", None)  # LLM editors: a text (or an earlier output) may outgrow the context
@@ -183,7 +194,8 @@ def _edit_chain(
             )
             break
         proba = clf.predict_proba([c.text for c in cands])
-        flips = [int(p.argmax()) != label_before for p in proba]
+        scored = np.isfinite(proba).all(axis=1)  # a NaN row is never a flip
+        flips = [bool(ok) and int(p.argmax()) != label_before for p, ok in zip(proba, scored, strict=True)]
         choice = select(current, cands, flips)
         assert choice is not None
         chosen = cands[choice]
@@ -192,13 +204,13 @@ def _edit_chain(
             {
                 "text_id": text_id,
                 "step": step,
-                "status": "ok",
+                "status": "ok" if scored[choice] else "partial:classifier_returned_nan",
                 "text": chosen.text,
                 "distance": d,
                 "distance_norm": d / max(1, len(tokenize_batch([current])[0])),
                 "flipped": bool(flips[choice]),
                 "label_before": clf.labels[label_before],
-                "label_after": clf.labels[int(proba[choice].argmax())],
+                "label_after": clf.labels[int(proba[choice].argmax())] if scored[choice] else None,
                 "p_target": float(proba[choice][target]),
                 "candidates": len(cands),
                 "seconds_per_text": seconds,

@@ -30,14 +30,25 @@ import pandas as pd
 
 from . import __version__
 from .attributes import Attribute, load_attribute, load_identity_set
-from .checkpoint import JsonlCheckpoint, claim_run_dir
+from .checkpoint import JsonlCheckpoint
 from .editors.base import EditorBase
 from .editors.filters import CandidateFilter, FilterConfig, Verdict, best
 from .errors import ConfigError
-from .io import cell_text, file_sha256, read_table, require_columns, write_csv_chunks, write_json, write_table
+from .io import (
+    cell_text,
+    file_sha256,
+    read_table,
+    require_columns,
+    row_ids,
+    write_csv_chunks,
+    write_json,
+    write_table,
+)
 from .metrics.functional import summarize
 from .progress import NullProgress, ProgressHook
 from .records import Candidate, make_status, params_hash
+from .runs import claim_run_dir, prepare_out_dir
+from .text import MAX_TEXT_CHARS, skip_reason
 
 METHODS = ("ablation", "substitution", "swap", "llm")
 
@@ -79,11 +90,14 @@ class GenerateOptions:
     score_methods: list[str] | None = None  # methods whose candidates get BLEU/BERTScore/attribute verdicts (None: all)
     fmt: str | None = None
     encoding: str = "utf-8"
+    max_text_chars: int = MAX_TEXT_CHARS  # longer inputs get skipped:too_long (0: no limit)
 
     def __post_init__(self) -> None:
         self.methods = normalize_methods(self.methods)
         if self.max_attempts < 1 or self.samples < 1:
             raise ConfigError("samples and max_attempts must be at least 1")
+        if self.max_text_chars < 0:
+            raise ConfigError(f"max_text_chars must be 0 (no limit) or positive, got {self.max_text_chars}")
 
     def fingerprint(self) -> str:
         """What must match for a rerun to resume (everything but performance knobs)."""
@@ -472,6 +486,7 @@ def run_generate(
     """Generate counterfactuals for every row of ``source`` by every chosen method; resumable in ``out_dir``."""
     opts = options or GenerateOptions()
     hook = progress or NullProgress()
+    prepare_out_dir(out_dir)  # before any work: a bad --out is found now
     origin = str(source) if not isinstance(source, pd.DataFrame) else "DataFrame"
     frame = read_table(source, fmt=opts.fmt, encoding=opts.encoding)
     wanted = {opts.text_column: "--text-column"}
@@ -479,14 +494,7 @@ def run_generate(
         wanted[opts.id_column] = "--id-column"
     require_columns(frame, wanted, origin=origin)
     texts = [cell_text(v) for v in frame[opts.text_column].tolist()]
-    ids = (
-        [cell_text(v) or str(i) for i, v in enumerate(frame[opts.id_column].tolist())]
-        if opts.id_column
-        else [str(i) for i in range(len(frame))]
-    )
-    if len(set(ids)) != len(ids):
-        dup = next(i for i in ids if ids.count(i) > 1)
-        raise ConfigError(f"{origin}: the id {dup!r} appears more than once in column {opts.id_column!r}")
+    ids = row_ids(frame, opts.id_column, origin=origin)
 
     target = Path(out_dir)
     input_sha = (
@@ -506,16 +514,16 @@ def run_generate(
     started = time.perf_counter()
     timing: dict[str, float] = {}
 
-    valid = {i for i, t in enumerate(texts) if t is not None and t.strip()}
+    reasons = {i: r for i, t in enumerate(texts) if (r := skip_reason(t, opts.max_text_chars))}
     for method in opts.methods:
         todo = [i for i in range(len(texts)) if (method, i) not in checkpoint.done]
         hook.start(method, len(todo))
         t0 = time.perf_counter()
-        skipped = [i for i in todo if i not in valid]
+        skipped = [i for i in todo if i in reasons]
         if skipped:
-            checkpoint.add([_skipped(method, i, ids[i], texts[i], "empty_text") for i in skipped])
+            checkpoint.add([_skipped(method, i, ids[i], texts[i], reasons[i]) for i in skipped])
             hook.advance(len(skipped))
-        rows = [i for i in todo if i in valid]
+        rows = [i for i in todo if i not in reasons]
         stored = _StoredResults(gen, method)
         if method == "llm" and opts.engine != "local":
             _run_llm_distributed(opts, gen, stored, checkpoint, rows, ids, texts, hook)

@@ -198,6 +198,24 @@ def require_columns(frame: pd.DataFrame, columns: Mapping[str, str], *, origin: 
         raise InputError(f"{origin}: missing column {listed}; the columns are: {available}")
 
 
+def row_ids(frame: pd.DataFrame, column: str | None, *, origin: str) -> list[str]:
+    """The rows' ids: the values of ``column`` (each present and unique), or the row numbers when it is ``None``.
+
+    The one rule for every command: a missing id or two rows with the same id is an :class:`InputError` that names
+    the rows."""
+    if column is None:
+        return [str(i) for i in range(len(frame))]
+    seen: dict[str, int] = {}
+    for row, value in enumerate(frame[column].tolist()):
+        text = cell_text(value)
+        if text is None or not text.strip():
+            raise InputError(f"{origin}: row {row} has no value in the id column {column!r}")
+        if text in seen:
+            raise InputError(f"{origin}: rows {seen[text]} and {row} share the id {text!r} in column {column!r}")
+        seen[text] = row
+    return list(seen)
+
+
 def cell_text(value: Any) -> str | None:
     """A table cell as text, or ``None`` when it is missing (NaN/None)."""
     if value is None:

@@ -7,6 +7,11 @@ pinned down (a ``callable:`` or ``http:`` classifier, whose code or server may c
 
 Location: ``$COUNTERFAIR_STORE`` if set (a path, or ``off`` to disable it), else ``<cache>/store.sqlite``. Several
 processes may use it at once (WAL; writes are short transactions).
+
+A cache never stops a run: a damaged file (truncated, not a database, malformed pages) is moved aside to
+``store.sqlite.corrupt-<time>`` with a :class:`StoreWarning` and a new store is started; if the store still cannot be
+used (locked for a minute, unreadable), it is switched off for the rest of the process, again with a warning, and
+the work is simply computed.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import os
 import sqlite3
 import threading
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -36,19 +42,65 @@ def content_key(component: str, params: Mapping[str, Any], model: Mapping[str, A
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+class StoreWarning(UserWarning):
+    """The run store was damaged or unusable; it was rebuilt or switched off, and the run went on."""
+
+
 class RunStore:
     """Content-addressed results; ``get_many`` / ``put_many`` work in batches."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
+        self.hits = 0
+        self.misses = 0
+        self.disabled = False
+        self._guarded(self._initialise, None)
+
+    def _initialise(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         db = self._db()
         db.execute("PRAGMA journal_mode=WAL")
         db.executescript(_SCHEMA)
         db.commit()
-        self.hits = 0
-        self.misses = 0
+
+    def _guarded(self, operation: Any, fallback: Any) -> Any:
+        """Run ``operation``; on a damaged file move it aside and retry once on a new store; if the store still
+        fails, switch it off and return ``fallback``."""
+        if self.disabled:
+            return fallback
+        for attempt in (0, 1):
+            try:
+                return operation()
+            except (sqlite3.DatabaseError, OSError) as err:
+                damaged = isinstance(err, sqlite3.DatabaseError) and not isinstance(err, sqlite3.OperationalError)
+                if damaged and attempt == 0:
+                    self._move_aside(err)
+                    continue
+                warnings.warn(
+                    f"the run store {self.path} cannot be used ({err}); it is off for this run, results are computed",
+                    StoreWarning,
+                    stacklevel=3,
+                )
+                self.disabled = True
+        return fallback
+
+    def _move_aside(self, err: Exception) -> None:
+        connection = getattr(self._local, "db", None)
+        if connection is not None:
+            connection.close()
+            self._local.db = None
+        aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+        for suffix in ("", "-wal", "-shm"):
+            part = Path(f"{self.path}{suffix}")
+            if part.exists():
+                os.replace(part, Path(f"{aside}{suffix}"))
+        warnings.warn(
+            f"the run store {self.path} was damaged ({err}); moved it to {aside} and started a new one",
+            StoreWarning,
+            stacklevel=4,
+        )
+        self._initialise()
 
     def _db(self) -> sqlite3.Connection:
         connection = getattr(self._local, "db", None)
@@ -58,6 +110,10 @@ class RunStore:
         return connection
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Any]:
+        result: dict[str, Any] = self._guarded(lambda: self._get_many(keys), {})
+        return result
+
+    def _get_many(self, keys: Sequence[str]) -> dict[str, Any]:
         found: dict[str, Any] = {}
         db = self._db()
         unique = list(dict.fromkeys(keys))
@@ -72,8 +128,10 @@ class RunStore:
 
     def put_many(self, rows: Sequence[tuple[str, str, Any]]) -> None:
         """Store (key, component, value) rows; existing keys are kept (the first result wins)."""
-        if not rows:
-            return
+        if rows:
+            self._guarded(lambda: self._put_many(rows), None)
+
+    def _put_many(self, rows: Sequence[tuple[str, str, Any]]) -> None:
         db = self._db()
         now = time.time()
         db.executemany(
@@ -83,7 +141,9 @@ class RunStore:
         db.commit()
 
     def stats(self) -> dict[str, int]:
-        return dict(self._db().execute("SELECT component, COUNT(*) FROM results GROUP BY component").fetchall())
+        query = "SELECT component, COUNT(*) FROM results GROUP BY component"
+        result: dict[str, int] = self._guarded(lambda: dict(self._db().execute(query).fetchall()), {})
+        return result
 
 
 @cache

@@ -29,6 +29,21 @@ from .records import Edit
 TOKENIZER_NAME = "spacy-blank-en"
 
 
+MAX_TEXT_CHARS = 20_000  # longer texts get the row status skipped:too_long (--max-text-chars; 0 = no limit)
+
+
+def skip_reason(text: str | None, max_chars: int | None = MAX_TEXT_CHARS) -> str | None:
+    """Why an input text is not edited (``empty_text``, ``too_long``), or ``None`` when it is.
+
+    The length limit keeps one huge row (a 1 MB text) from costing minutes and gigabytes in editors, BERTScore and
+    the report; it is a per-row status, so the other rows go on."""
+    if text is None or not text.strip():
+        return "empty_text"
+    if max_chars and len(text) > max_chars:
+        return "too_long"
+    return None
+
+
 @lru_cache(maxsize=1)
 def _spacy_tokenizer() -> Any:
     import spacy

@@ -59,4 +59,8 @@ def load_wordnet(source: str | None = None) -> Any:
     root = str(target.parent.parent)
     if root not in nltk.data.path:
         nltk.data.path.append(root)  # NLTK reads only from its registered data paths
-    return WordNetCorpusReader(str(target), None)
+    import warnings
+
+    with warnings.catch_warnings():  # NLTK warns that the multilingual functions, which we do not use, are absent
+        warnings.filterwarnings("ignore", message="The multilingual functions", category=UserWarning)
+        return WordNetCorpusReader(str(target), None)

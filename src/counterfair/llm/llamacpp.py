@@ -6,6 +6,10 @@ samples of one input share their whole prompt, so after the first call almost no
 evaluated again. ``reuse_prefix=False`` clears the cache before every call (the baseline the benchmark
 compares against).
 
+Native path: whether llama.cpp may repack weights for the CPU's instruction sets is decided once per machine by
+:mod:`counterfair.llm.native` (a probe in a child process, or ``COUNTERFAIR_LLAMA_REPACK=on|off``); ``info()`` records
+the path that ran.
+
 Threads: every core this process may use (``COUNTERFAIR_LLM_THREADS`` or ``n_threads`` to change it); llama-cpp-python
 would otherwise generate with half of them (on 2 cores: 2.64 s instead of 3.22 s per mask-fill answer, same text).
 """
@@ -54,6 +58,7 @@ class LlamaCppLLM:
         self.reuse_prefix = reuse_prefix
         self._llama: Any = None
         self._path: Path | None = None
+        self._native: Any = None  # the NativePath the model was loaded with
         self._lock = threading.Lock()
 
     @property
@@ -77,10 +82,14 @@ class LlamaCppLLM:
             with open(path, "rb") as handle:
                 if handle.read(4) != b"GGUF":
                     raise ConfigError(f"{path}: not a GGUF file")
-            self._path = path
-            self._llama = Llama(
-                model_path=str(path), n_ctx=self.n_ctx, n_threads=self.n_threads, verbose=False, logits_all=False
-            )
+            from .native import decide, model_params
+
+            native = decide(path)
+            with model_params(repack=native.repack):
+                self._llama = Llama(
+                    model_path=str(path), n_ctx=self.n_ctx, n_threads=self.n_threads, verbose=False, logits_all=False
+                )
+            self._path, self._native = path, native
         return self._llama
 
     def _sample(self, prompt_tokens: list[int], params: SamplingParams) -> list[Completion]:
@@ -151,4 +160,6 @@ class LlamaCppLLM:
             "n_ctx": self.n_ctx,
             "llama_cpp_python": package_version("llama-cpp-python"),
             "reuse_prefix": self.reuse_prefix,
+            "weight_repacking": self._native.repack,
+            "native_path": self._native.to_dict(),
         }

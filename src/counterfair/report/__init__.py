@@ -110,7 +110,7 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
     ]
     ctf = summary.get("ctf") or {}
     ctf_groups = sorted((ctf.get("by_group") or {}).items(), key=lambda kv: -(kv[1]["ctf_gap"] or 0))
-    directions = sorted(ctf.get("by_direction") or [], key=lambda d: -abs(d["mean_diff"]))[:15]
+    directions = sorted(ctf.get("by_direction") or [], key=lambda d: -abs(d["mean_diff"] or 0.0))[:15]
     notes = []
     missing = summary["input"].get("attributes_without_texts") or []
     if missing:
