@@ -51,5 +51,5 @@ def test_complete_json_without_newline_counts_as_torn(tmp_path: Path) -> None:
 def test_run_dir_refuses_another_run(tmp_path: Path) -> None:
     claim_run_dir(tmp_path / "r", {"options_fingerprint": "a", "input_sha256": "x"}, {"note": 1})
     claim_run_dir(tmp_path / "r", {"options_fingerprint": "a", "input_sha256": "x"}, {"note": 2})  # same run: fine
-    with pytest.raises(ConfigError, match="holds a run with other options"):
+    with pytest.raises(ConfigError, match="holds a run that differs in: options"):
         claim_run_dir(tmp_path / "r", {"options_fingerprint": "b", "input_sha256": "x"}, {})

@@ -124,7 +124,7 @@ def test_feedback_resumes_after_a_crash(tmp_path: Path, sentiment: CachedClassif
     pd.testing.assert_frame_equal(a.drop(columns="seconds_per_text"), b.drop(columns="seconds_per_text"))
     assert len(a) == 4 * 3 and not a.duplicated(["text_id", "step"]).any()
     assert resumed["inconsistency"] == whole["inconsistency"]
-    with pytest.raises(ConfigError, match="holds a feedback run with other options"):
+    with pytest.raises(ConfigError, match="holds a feedback run that differs in: options"):
         run_feedback(
             data, tmp_path / "run", FeedbackOptions(steps=3, ppl_model=None), editor=Appender(), classifier=sentiment
         )

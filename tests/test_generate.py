@@ -64,7 +64,7 @@ def test_rerun_resumes_and_refuses_other_options(tmp_path: Path) -> None:
         again[["input_id", "method", "text", "status"]].values.tolist()
         == first.fillna("").astype(str)[["input_id", "method", "text", "status"]].values.tolist()
     )
-    with pytest.raises(ConfigError, match="holds a run with other options"):
+    with pytest.raises(ConfigError, match="holds a run that differs in: options"):
         run_generate(TEXTS, tmp_path, GenerateOptions(methods=["ablation"], id_column="id"))
 
 

@@ -184,11 +184,17 @@ def run_audit(
     input_hash = (
         file_sha256(source) if not isinstance(source, pd.DataFrame) else params_hash({"t": frame["text"].tolist()})
     )
-    run_id = {
-        "options": params_hash({k: v for k, v in asdict(opts).items() if k not in ("top_examples", "bootstrap")}),
-        "input_sha256": input_hash,
+    clf = classifier if classifier is not None else load_classifier(opts.classifier)  # checked before any work
+    index = _positive_index(clf.labels, opts.positive_label)
+    identifying = {k: v for k, v in asdict(opts).items() if k not in ("top_examples", "bootstrap", "classifier")}
+    run_id = {"options_fingerprint": params_hash(identifying), "input_sha256": input_hash, "classifier": clf.identity()}
+    extra = {
+        "options": {**identifying, "classifier": clf.spec},
+        "input": origin,
+        "classifier_signature": clf.signature(),
+        "classifier_unstable_reason": clf.signature().get("unstable_reason"),
     }
-    claim_run_dir(target, run_id, {"options_full": asdict(opts), "input": origin}, what="audit")
+    claim_run_dir(target, run_id, extra, what="audit")
 
     texts = frame["text"].tolist()
     attr_methods = [m for m in opts.methods if m != "swap"]
@@ -226,8 +232,6 @@ def run_audit(
         )
         timing["generate:identity"] = round(time.perf_counter() - t0, 2)
 
-    clf = classifier if classifier is not None else load_classifier(opts.classifier)
-    index = _positive_index(clf.labels, opts.positive_label)
     rows = _pair_rows(generated)
     if opts.only_good:
         from .rating.consolidate import good_pair_ids
@@ -425,8 +429,8 @@ def _summary(
         if not top.empty
         else [],
         "signatures": signatures,
-        "options": asdict(opts),
-        "reproduce": _reproduce_command(opts, origin),
+        "options": {**asdict(opts), "classifier": clf.spec},
+        "reproduce": _reproduce_command(opts, origin, clf),
     }
 
 
@@ -441,11 +445,16 @@ def _originals(orig_scores: dict[str, float], threshold: float) -> dict[str, Any
     }
 
 
-def _reproduce_command(opts: AuditOptions, origin: str) -> str:
+def _reproduce_command(opts: AuditOptions, origin: str, clf: CachedClassifier) -> str:
+    if not clf.cli_spec:
+        return (
+            f"the classifier was a Python object ({clf.spec}); rerun counterfair.audit() with it and these options "
+            "(no command line can rebuild it)"
+        )
     parts = [
         "counterfair audit",
         "--demo" if origin == str(demo_path()) else origin,
-        f"--classifier {opts.classifier}",
+        f"--classifier {clf.spec}",
         f"--methods {','.join(opts.methods)}",
         f"--threshold {opts.threshold}",
         f"--seed {opts.seed}",

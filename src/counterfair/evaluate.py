@@ -585,6 +585,6 @@ def _summary(
         "notices": notices,
         "signatures": signatures,
         "cards": {name: CARDS[name].to_dict() for name in metrics},
-        "options": asdict(opts),
+        "options": {**asdict(opts), "classifier": signatures.get("classifier", {}).get("spec", opts.classifier)},
         "timing_s": {**timings, "total": round(elapsed, 3)},
     }

@@ -136,14 +136,20 @@ def run_feedback(
     ed = editor if editor is not None else build_editor(opts, clf)
     applications = opts.steps + 1
     target = Path(out_dir)
-    fingerprint = {"options": asdict(opts), "editor": ed.name, "editor_params": ed.params(), "classifier": clf.spec}
+    identifying = {k: v for k, v in asdict(opts).items() if k != "classifier"}
+    fingerprint = {"options": identifying, "editor": ed.name, "editor_params": ed.params()}
     claim_run_dir(
         target,
         {
             "options_fingerprint": params_hash(fingerprint),
             "input_sha256": file_sha256(source) if isinstance(source, str | Path) else params_hash({"t": texts}),
+            "classifier": clf.identity(),
         },
-        {"options": asdict(opts), "input": origin},
+        {
+            "options": {**identifying, "classifier": clf.spec},
+            "input": origin,
+            "classifier_unstable_reason": clf.signature().get("unstable_reason"),
+        },
         what="feedback run",
     )
     # one record per text, written as soon as its n + 1 edits are done: a killed run resumes where it stopped
@@ -284,7 +290,7 @@ def _summary(
         "inconsistency_by_text": per_text_inc,
         "steps": per_step,
         "status": {str(k): int(v) for k, v in table["status"].value_counts().items()} if not table.empty else {},
-        "options": asdict(opts),
+        "options": {**asdict(opts), "classifier": clf.spec},
         "seconds": round(elapsed, 1),
     }
 

@@ -52,19 +52,38 @@ def prepare_out_dir(path: str | Path, *, option: str = "--out") -> Path:
 def claim_run_dir(target: Path, run_id: Mapping[str, Any], extra: Mapping[str, Any], *, what: str = "run") -> None:
     """Create ``target/run.json`` for a new run, or check that the one there describes the same run.
 
-    ``run_id`` holds the fields that must match (options fingerprint, input hash); ``extra`` is recorded beside them
-    for people reading the directory (full options, input path) but not compared."""
+    ``run_id`` holds the fields that must match (options fingerprint, input hash, the classifier's identity);
+    ``extra`` is recorded beside them for people reading the directory (``options``: the full options, the input's
+    path) but not compared. A mismatch is refused with a message that names what differs, down to the options.
+    A ``classifier`` of ``None`` is a classifier whose identity cannot be pinned: such a run cannot be resumed."""
     prepare_out_dir(target)
     run_file = target / "run.json"
-    if run_file.exists():
-        previous = json.loads(run_file.read_text(encoding="utf-8"))
-        if {k: previous.get(k) for k in run_id} != dict(run_id):
-            raise ConfigError(
-                f"{target} holds a {what} with other options or another input; rerun it with the same ones, "
-                "or choose a new --out"
-            )
-    else:
+    if not run_file.exists():
         write_json({**run_id, **extra}, run_file)
+        return
+    previous = json.loads(run_file.read_text(encoding="utf-8"))
+    if "classifier" in run_id and (run_id["classifier"] is None or previous.get("classifier") is None):
+        reason = extra.get("classifier_unstable_reason") or previous.get("classifier_unstable_reason")
+        raise ConfigError(
+            f"{target} holds a run ({what}), and the classifier's identity cannot be pinned down ({reason}), so it "
+            "cannot be resumed or checked against this one; choose a new --out"
+        )
+    differs = [key for key in run_id if previous.get(key) != run_id[key]]
+    if not differs:
+        return
+    names = []
+    for key in differs:
+        if key.startswith("options") and isinstance(previous.get("options"), dict) and "options" in extra:
+            old, new = previous["options"], extra["options"]
+            changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+            names.append("options (" + ", ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in changed) + ")")
+        else:
+            names.append({"input_sha256": "input data", "options_fingerprint": "options"}.get(key, key))
+    article = "an" if what[:1] in "aeiou" else "a"
+    raise ConfigError(
+        f"{target} holds {article} {what} that differs in: {'; '.join(names)}; rerun it with the same ones, or "
+        "choose a new --out"
+    )
 
 
 @contextlib.contextmanager

@@ -32,6 +32,7 @@ from .adapters import (
     SpacyClassifier,
 )
 from .base import CachedClassifier, Classifier, as_proba
+from .convert import as_classifier
 
 __all__ = [
     "CachedClassifier",
@@ -43,6 +44,7 @@ __all__ = [
     "ScoresClassifier",
     "SklearnClassifier",
     "SpacyClassifier",
+    "as_classifier",
     "as_proba",
     "load_classifier",
 ]
@@ -61,6 +63,23 @@ def _file_id(path: str) -> dict[str, Any]:
 
     target = Path(path)
     return {"path": str(target), "sha256": file_sha256(target) if target.is_file() else None}
+
+
+def _module_file_sha(target: str) -> str | None:
+    """sha256 of the file that defines a ``callable:`` target, so that an edited function is a new classifier."""
+    import importlib.util
+
+    from ..io import file_sha256
+
+    module = target.rpartition(":")[0]
+    if module.endswith(".py"):
+        return file_sha256(module) if Path(module).is_file() else None
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    origin = found.origin if found is not None else None
+    return file_sha256(origin) if origin and Path(origin).is_file() else None
 
 
 def load_classifier(spec: str, *, batch_size: int = 64) -> CachedClassifier:
@@ -105,7 +124,7 @@ def load_classifier(spec: str, *, batch_size: int = 64) -> CachedClassifier:
         signature = {"type": "spacy", "model": rest, "spacy": _package_version("spacy")}
     elif kind == "callable":
         inner = CallableClassifier(rest)
-        signature = {"type": "callable", "target": rest}
+        signature = {"type": "callable", "target": rest, "code_sha256": _module_file_sha(rest)}
     elif kind == "model":
         from ..training import TrainedClassifier
 

@@ -75,11 +75,13 @@ class CachedClassifier:
         batch_size: int = 64,
         signature: dict[str, Any] | None = None,
         store: Any = None,
+        cli_spec: bool = True,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         self.inner = inner
         self.spec = spec
+        self.cli_spec = cli_spec  # False for Python objects: there is no command line that rebuilds them
         self.batch_size = batch_size
         self._signature = dict(signature or {})
         self._cache: dict[str, np.ndarray] = {}
@@ -143,3 +145,15 @@ class CachedClassifier:
     def signature(self) -> dict[str, Any]:
         """What identifies this classifier in outputs: spec, labels and adapter details."""
         return {"spec": self.spec, "labels": self.labels, **self._signature}
+
+    def update_signature(self, extra: dict[str, Any]) -> None:
+        self._signature.update(extra)
+
+    def identity(self) -> str | None:
+        """A short hash of what this classifier runs, for run directories and caches; ``None`` when it cannot be
+        pinned down (``signature()["unstable_reason"]`` says why)."""
+        if self._signature.get("stable") is False:
+            return None
+        from ..records import params_hash
+
+        return params_hash({k: v for k, v in self._signature.items() if k != "stable"})

@@ -74,6 +74,8 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
 
     target = Path(run_dir)
     summary, pairs = load_run(target)
+    if "status" in pairs:  # pairs without a score are listed in pairs.csv, not plotted
+        pairs = pairs[pairs["status"] == "ok"]
     plot_dir = target / "plots"
     order = list(load_identity_set(summary["options"].get("identities")).terms)
     by_group = sorted(order, key=lambda t: (load_identity_set(summary["options"].get("identities")).group_of(t), t))

@@ -1,0 +1,268 @@
+"""``as_classifier``: whatever the user has — a function, a scikit-learn estimator, a transformers pipeline or
+model and tokenizer, a local directory, a Hugging Face hub id, a spec string — as a counterfair classifier.
+
+Every classifier gets a signature that says what it runs, so that a run directory or a cache never mixes two
+classifiers: a spec's version or file sha256; for Python objects a digest of their code and state (the function's
+code, the values it closes over and the globals it names; a fitted estimator's parameters; a model's weights). When
+part of that cannot be hashed, the signature says ``stable: False`` and why, and runs with it cannot be resumed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import types
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConfigError
+from .base import CachedClassifier
+
+_SPEC_KINDS = ("sklearn", "hf", "spacy", "callable", "http", "https", "model", "scores")
+_NAMED = ("profanity-check", "profanity_check", "imdb-sentiment")
+
+
+def as_classifier(
+    obj: Any, *, labels: Sequence[str] | None = None, name: str | None = None, batch_size: int = 64
+) -> CachedClassifier:
+    """A counterfair classifier from ``obj``.
+
+    * a function ``list[str] -> (n,) scores or (n, k) probabilities`` (``labels=`` names the classes; binary scores
+      are the probability of the second label);
+    * a fitted scikit-learn estimator or pipeline that takes raw texts (labels from ``classes_``);
+    * a ``transformers`` text-classification pipeline, or a ``(model, tokenizer)`` pair;
+    * any object with ``labels`` and ``predict_proba(texts)``;
+    * a string: a spec the CLI takes (``profanity-check``, ``sklearn:PATH``, ``hf:DIR``, ...), a local transformers
+      or spaCy directory, or a Hugging Face hub id (loaded with the user's cache and network settings);
+    * a classifier made by this function, returned unchanged.
+    """
+    if isinstance(obj, CachedClassifier):
+        if labels is not None:
+            raise ConfigError("labels= cannot relabel an existing counterfair classifier")
+        return obj
+    if isinstance(obj, str | Path):
+        return _from_string(str(obj), labels=labels, batch_size=batch_size)
+    inner, signature = _wrap_object(obj, labels)
+    spec = f"python:{name or signature.get('name') or type(obj).__name__}"
+    return CachedClassifier(inner, spec=spec, batch_size=batch_size, signature=signature, cli_spec=False)
+
+
+def _from_string(text: str, *, labels: Sequence[str] | None, batch_size: int) -> CachedClassifier:
+    from . import load_classifier
+
+    if labels is not None:
+        raise ConfigError(f"labels= applies to Python functions, not to the classifier spec {text!r}")
+    kind = text.partition(":")[0]
+    if text in _NAMED or (kind in _SPEC_KINDS and ":" in text):
+        return load_classifier(text, batch_size=batch_size)
+    path = Path(text).expanduser()
+    if path.is_dir():
+        if (path / "config.json").exists():
+            return load_classifier(f"hf:{path}", batch_size=batch_size)
+        if (path / "meta.json").exists():
+            return load_classifier(f"spacy:{path}", batch_size=batch_size)
+        raise ConfigError(f"{path}: neither a transformers directory (config.json) nor a spaCy pipeline (meta.json)")
+    if path.suffix in (".joblib", ".pkl", ".pickle") and path.is_file():
+        return load_classifier(f"sklearn:{path}", batch_size=batch_size)
+    if text.count("/") == 1 and " " not in text:
+        return _from_hub(text, batch_size=batch_size)
+    raise ConfigError(
+        f"cannot make a classifier from {text!r}: not a classifier spec, a directory, a saved scikit-learn model or a "
+        "Hugging Face hub id (owner/name)"
+    )
+
+
+def _from_hub(repo_id: str, *, batch_size: int) -> CachedClassifier:
+    """A hub id: the snapshot in the user's Hugging Face cache (downloaded first when the network is allowed)."""
+    from . import load_classifier
+
+    try:
+        from huggingface_hub import snapshot_download
+
+        local = snapshot_download(repo_id)
+    except Exception as err:
+        raise ConfigError(
+            f"Hugging Face model {repo_id!r} is not in the local cache and could not be downloaded ({err}); "
+            "download it where there is network access, or pass its local directory"
+        ) from err
+    clf = load_classifier(f"hf:{local}", batch_size=batch_size)
+    clf.update_signature({"hub_id": repo_id, "revision": Path(local).name})
+    return clf
+
+
+def _wrap_object(obj: Any, labels: Sequence[str] | None) -> tuple[Any, dict[str, Any]]:
+    if _is_pipeline(obj):
+        return _PipelineClassifier(obj), {"type": "transformers-pipeline", **_model_identity(obj.model)}
+    if isinstance(obj, tuple) and len(obj) == 2 and hasattr(obj[0], "config"):
+        return _ModelTokenizerClassifier(*obj), {"type": "transformers-model", **_model_identity(obj[0])}
+    if hasattr(obj, "predict_proba") and hasattr(obj, "classes_"):
+        names = [str(c) for c in (labels if labels is not None else obj.classes_)]
+        return _EstimatorClassifier(obj, names), {"type": "sklearn-object", "name": type(obj).__name__, **_digest(obj)}
+    if hasattr(obj, "predict_proba") and hasattr(obj, "labels"):
+        return obj, {"type": "object", "name": type(obj).__name__, **_digest(obj)}
+    if callable(obj):
+        fn_name = getattr(obj, "__qualname__", type(obj).__name__)
+        identity = {"type": "function", "name": fn_name, "given_labels": list(labels) if labels else None}
+        return _FunctionClassifier(obj, labels), {**identity, **_function_digest(obj)}
+    raise ConfigError(
+        f"cannot make a classifier from a {type(obj).__name__}: pass a function, a scikit-learn estimator, a "
+        "transformers pipeline, a (model, tokenizer) pair, an object with labels and predict_proba, or a spec string"
+    )
+
+
+# ---- identities ---------------------------------------------------------------------------------------------------
+
+
+def _digest(obj: Any) -> dict[str, Any]:
+    """A digest of an object's state (joblib.hash); for a class pickle cannot find (defined in a function), its
+    methods' code and its attributes; else ``stable: False`` with the reason."""
+    import joblib
+
+    try:
+        return {"digest": joblib.hash(obj), "stable": True}
+    except Exception:  # noqa: BLE001 - try the class's code and the object's attributes instead
+        pass
+    methods = {k: _code_parts(v.__code__) for k, v in vars(type(obj)).items() if isinstance(v, types.FunctionType)}
+    try:
+        attributes = {k: _state_of(v) for k, v in vars(obj).items()}
+        return {"digest": joblib.hash([type(obj).__qualname__, methods, attributes]), "stable": True}
+    except Exception as err:  # noqa: BLE001 - anything unpicklable: the identity is unknown, and said so
+        return {"stable": False, "unstable_reason": f"{type(obj).__name__} cannot be hashed ({err})"}
+
+
+def _code_parts(code: types.CodeType) -> list[Any]:
+    parts: list[Any] = [code.co_code, code.co_names]
+    for const in code.co_consts:
+        parts.append(_code_parts(const) if isinstance(const, types.CodeType) else repr(const))
+    return parts
+
+
+def _function_digest(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The function's code, the values it closes over and the globals it names (a model, a threshold)."""
+    import joblib
+
+    target = getattr(fn, "__func__", fn)
+    code = getattr(target, "__code__", None)
+    if code is None:  # a callable object: its class and state
+        return _digest(fn)
+    closure = [_state_of(cell.cell_contents) for cell in (target.__closure__ or ())]
+    scope = getattr(target, "__globals__", {})
+    named = sorted((n, _state_of(scope[n])) for n in _all_names(code) if n in scope)
+    try:
+        state = joblib.hash([_code_parts(code), closure, named])
+    except Exception as err:  # noqa: BLE001 - anything unpicklable: the identity is unknown, and said so
+        return {"stable": False, "unstable_reason": f"what {target.__qualname__} uses cannot be hashed ({err})"}
+    bound = getattr(fn, "__self__", None)
+    if bound is not None:  # a bound method: its object's state too
+        other = _digest(bound)
+        if not other["stable"]:
+            return other
+        state = hashlib.sha256(f"{state}{other['digest']}".encode()).hexdigest()
+    return {"digest": state, "stable": True}
+
+
+def _state_of(value: Any) -> Any:
+    """What of a referenced value goes into a function's digest: a helper function's code, a module's or class's
+    name, any other value itself (a model, a threshold, a word list)."""
+    if isinstance(value, types.FunctionType):
+        return _code_parts(value.__code__)
+    if isinstance(value, types.ModuleType | type | types.BuiltinFunctionType):
+        return getattr(value, "__name__", repr(value))
+    return value
+
+
+def _all_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _all_names(const)
+    return names
+
+
+def _model_identity(model: Any) -> dict[str, Any]:
+    """A transformers model: where it came from and a digest of its weights."""
+    config = model.config
+    digest = hashlib.sha256()
+    for key, tensor in sorted(model.state_dict().items()):
+        digest.update(key.encode())
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return {
+        "name": str(getattr(config, "_name_or_path", "") or type(model).__name__),
+        "revision": getattr(config, "_commit_hash", None),
+        "digest": digest.hexdigest(),
+        "stable": True,
+    }
+
+
+def _is_pipeline(obj: Any) -> bool:
+    try:
+        from transformers import Pipeline
+    except ImportError:
+        return False
+    return isinstance(obj, Pipeline)
+
+
+# ---- adapters for Python objects ---------------------------------------------------------------------------------
+
+
+class _FunctionClassifier:
+    """A function ``list[str] -> (n,) or (n, k)``; labels from ``labels=``, the function's ``labels`` attribute, or
+    ``"0" .. "k-1"``."""
+
+    def __init__(self, fn: Callable[[list[str]], Any], labels: Sequence[str] | None) -> None:
+        self.fn = fn
+        declared = labels if labels is not None else getattr(fn, "labels", None)
+        self._labels = [str(label) for label in declared] if declared is not None else None
+
+    @property
+    def labels(self) -> list[str]:
+        return self._labels if self._labels is not None else ["0", "1"]
+
+    def predict_proba(self, texts: Sequence[str]) -> Any:
+        out = self.fn(list(texts))
+        if self._labels is None:
+            shape = np.shape(out)
+            self._labels = [str(i) for i in range(shape[1] if len(shape) == 2 and shape[1] > 1 else 2)]
+        return out
+
+
+class _EstimatorClassifier:
+    def __init__(self, estimator: Any, labels: list[str]) -> None:
+        self.estimator = estimator
+        self.labels = labels
+
+    def predict_proba(self, texts: Sequence[str]) -> Any:
+        return self.estimator.predict_proba(list(texts))
+
+
+class _PipelineClassifier:
+    """A transformers text-classification pipeline; every label's score, in the model's label order."""
+
+    def __init__(self, pipeline: Any) -> None:
+        self.pipeline = pipeline
+        id2label = pipeline.model.config.id2label
+        self.labels = [str(id2label[i]) for i in range(len(id2label))]
+
+    def predict_proba(self, texts: Sequence[str]) -> Any:
+        out = self.pipeline(list(texts), top_k=None, truncation=True)
+        return [[{d["label"]: d["score"] for d in row}[label] for label in self.labels] for row in out]
+
+
+class _ModelTokenizerClassifier:
+    """A transformers sequence-classification model with its tokenizer (softmax over the logits)."""
+
+    def __init__(self, model: Any, tokenizer: Any) -> None:
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        id2label = model.config.id2label
+        self.labels = [str(id2label[i]) for i in range(len(id2label))]
+
+    def predict_proba(self, texts: Sequence[str]) -> Any:
+        import torch
+
+        enc = self.tokenizer(list(texts), padding=True, truncation=True, return_tensors="pt")
+        with torch.inference_mode():
+            logits = self.model(**enc).logits.float()
+        return torch.softmax(logits, dim=-1).cpu().numpy()
