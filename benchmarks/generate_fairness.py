@@ -32,11 +32,11 @@ from typing import Any
 
 import pandas as pd
 
+from counterfair._generate import GenerateOptions, Generator, run_generate
 from counterfair.attributes import load_attribute, load_identity_set
 from counterfair.detectors import KeywordDetector, LLMDetector
 from counterfair.editors.swap import IdentitySwapEditor
 from counterfair.editors.wordlist import AblationEditor, SubstitutionEditor
-from counterfair.generate import GenerateOptions, Generator, run_generate
 from counterfair.io import write_json
 from counterfair.llm import load_llm
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from counterfair.audit import AuditOptions, demo_path, plan, run_audit
+from counterfair._audit import AuditOptions, demo_path, plan, run_audit
 from counterfair.errors import ClassifierError, InputError, SchemaError
 from counterfair.report import build_report, edit_html
 

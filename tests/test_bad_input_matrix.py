@@ -13,10 +13,11 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from counterfair._audit import AuditOptions, run_audit
+from counterfair._ctf import run_ctf
+from counterfair._evaluate import EvaluateOptions, evaluate_pairs
 from counterfair.attributes import load_attribute, load_identity_set
-from counterfair.audit import AuditOptions, run_audit
 from counterfair.classifiers import load_classifier
-from counterfair.ctf import run_ctf
 from counterfair.errors import (
     ChecksumError,
     ClassifierError,
@@ -26,7 +27,6 @@ from counterfair.errors import (
     OutputError,
     SchemaError,
 )
-from counterfair.evaluate import EvaluateOptions, evaluate_pairs
 from counterfair.feedback import FeedbackOptions
 from counterfair.io import read_table, write_table
 from counterfair.models import get_model_info, load_causal_lm
@@ -281,7 +281,7 @@ def test_older_run_directory_schema(tmp_path: Path) -> None:
 
 
 def test_llm_server_down_keeps_finished_methods(tmp_path: Path) -> None:
-    from counterfair.generate import GenerateOptions, run_generate
+    from counterfair._generate import GenerateOptions, run_generate
     from counterfair.llm.openai_http import LLMServerError
 
     data = pd.DataFrame({"text": ["My Muslim neighbour is kind.", "The mosque is open."]})
@@ -401,7 +401,7 @@ def test_disk_full_during_audit_keeps_finished_work_and_resumes(
     import counterfair.checkpoint
 
     options = AuditOptions(methods=["ablation", "substitution", "swap"])
-    from counterfair.audit import demo_path
+    from counterfair._audit import demo_path
 
     whole = run_audit(demo_path(), tmp_path / "whole", options)
     with monkeypatch.context() as patch:
@@ -418,7 +418,7 @@ def test_disk_full_during_audit_keeps_finished_work_and_resumes(
 
 
 def test_torn_scores_file_is_cut_back_to_whole_records(tmp_path: Path) -> None:
-    from counterfair.audit import demo_path
+    from counterfair._audit import demo_path
 
     options = AuditOptions(methods=["ablation"])
     run_audit(demo_path(), tmp_path, options)
@@ -485,7 +485,7 @@ def test_a_command_runs_on_a_corrupt_store(
 
 
 def test_audit_with_a_classifier_that_returns_nan(tmp_path: Path) -> None:
-    from counterfair.audit import demo_path
+    from counterfair._audit import demo_path
     from counterfair.report import build_report
 
     body = "    return np.array([np.nan if 'gay' in t.lower() else 0.2 for t in texts])\n"
@@ -523,8 +523,8 @@ def test_feedback_with_a_classifier_that_returns_nan(tmp_path: Path) -> None:
 
 
 def test_a_huge_text_gets_a_row_status_in_every_editing_command(tmp_path: Path) -> None:
+    from counterfair._generate import GenerateOptions, run_generate
     from counterfair.feedback import run_feedback
-    from counterfair.generate import GenerateOptions, run_generate
 
     from .fakes import ListEditor
 

@@ -11,40 +11,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from counterfair.audit import AuditOptions, demo_path, run_audit
+from counterfair._audit import AuditOptions, demo_path, run_audit
 from counterfair.classifiers import as_classifier, load_classifier
 from counterfair.errors import ConfigError
-
-from .conftest import minilm_dir
 
 TEXTS = ["a gay man", "a nice day"]
 
 
-def _tiny_classifier_dir(target: Path) -> Path:
-    """A 1-layer BERT sequence classifier with random weights and MiniLM's tokenizer (well under a second)."""
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
-
-    torch.manual_seed(0)
-    tokenizer = AutoTokenizer.from_pretrained(minilm_dir())
-    config = BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=32,
-        num_labels=2,
-        id2label={0: "fine", 1: "toxic"},
-        label2id={"fine": 0, "toxic": 1},
-    )
-    BertForSequenceClassification(config).save_pretrained(target)
-    tokenizer.save_pretrained(target)
-    return target
-
-
-@pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _tiny_classifier_dir(tmp_path_factory.mktemp("tiny_clf"))
+@pytest.fixture
+def tiny_dir(tiny_hf_classifier_dir: Path) -> Path:
+    """conftest's 1-layer BERT classifier (labels neg, pos)."""
+    return tiny_hf_classifier_dir
 
 
 def test_a_function_with_labels() -> None:
@@ -117,14 +94,14 @@ def test_transformers_pipeline_model_tokenizer_and_local_directory(tiny_dir: Pat
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, pipeline
 
     by_dir = as_classifier(str(tiny_dir))
-    assert by_dir.labels == ["fine", "toxic"] and by_dir.cli_spec
+    assert by_dir.labels == ["neg", "pos"] and by_dir.cli_spec
     expected = by_dir.predict_proba(TEXTS)
     model = AutoModelForSequenceClassification.from_pretrained(tiny_dir)
     tokenizer = AutoTokenizer.from_pretrained(tiny_dir)
     by_pair = as_classifier((model, tokenizer))
     by_pipe = as_classifier(pipeline("text-classification", model=model, tokenizer=tokenizer, device="cpu"))
     for clf in (by_pair, by_pipe):
-        assert clf.labels == ["fine", "toxic"]
+        assert clf.labels == ["neg", "pos"]
         np.testing.assert_allclose(clf.predict_proba(TEXTS), expected, atol=1e-5)
     assert by_pair.identity() == as_classifier((model, tokenizer)).identity()
     import torch
@@ -148,7 +125,7 @@ def test_a_hub_id_from_the_local_cache(tiny_dir: Path, tmp_path: Path, monkeypat
     monkeypatch.setattr(hub_constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
     monkeypatch.setattr(hub_constants, "HF_HUB_OFFLINE", True)
     clf = as_classifier("someone/tiny-toxic")
-    assert clf.labels == ["fine", "toxic"]
+    assert clf.labels == ["neg", "pos"]
     assert clf.signature()["hub_id"] == "someone/tiny-toxic" and clf.signature()["revision"] == revision
     np.testing.assert_allclose(clf.predict_proba(TEXTS), as_classifier(str(tiny_dir)).predict_proba(TEXTS), atol=1e-6)
     with pytest.raises(ConfigError, match="'someone/absent' is not in the local cache"):

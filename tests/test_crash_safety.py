@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from counterfair.audit import demo_path
+from counterfair._audit import demo_path
 
 
 def _data(tmp_path: Path) -> Path:

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from counterfair.ctf import PAIR_COLUMNS, ctf_gap, ctf_report, run_ctf, text_gaps
+from counterfair._ctf import PAIR_COLUMNS, ctf_gap, ctf_report, run_ctf, text_gaps
 from counterfair.errors import InputError
 
 

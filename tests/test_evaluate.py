@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from counterfair._evaluate import EvaluateOptions, evaluate_pairs
 from counterfair.errors import ConfigError, InputError
-from counterfair.evaluate import EvaluateOptions, evaluate_pairs
 from counterfair.io import read_table
 from counterfair.metrics.cards import CARDS
 

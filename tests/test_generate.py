@@ -6,8 +6,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from counterfair._generate import GenerateOptions, run_generate
 from counterfair.errors import ConfigError, InputError
-from counterfair.generate import GenerateOptions, run_generate
 from counterfair.io import read_table
 
 TEXTS = pd.DataFrame(

@@ -371,7 +371,7 @@ def test_browser_rates_two_pairs(live_app: tuple[str, RatingStore]) -> None:
 
 
 def test_audit_restricted_to_good_pairs(tmp_path: Path) -> None:
-    from counterfair.audit import AuditOptions, run_audit
+    from counterfair._audit import AuditOptions, run_audit
 
     data = pd.DataFrame({"text": ["My Muslim neighbour is kind.", "The mosque hosts a soup kitchen every Friday."]})
     run_audit(data, tmp_path / "audit", AuditOptions(methods=["ablation"]))

@@ -23,8 +23,21 @@ from .records import SCHEMA_VERSION, Candidate, Counterfactual, Edit, Example
 __version__ = "0.1.0"
 
 _LAZY = {
-    "evaluate_pairs": "counterfair.evaluate",
-    "EvaluateOptions": "counterfair.evaluate",
+    "as_classifier": "counterfair.classifiers",
+    "audit": "counterfair._audit",
+    "ctf": "counterfair._ctf",
+    "evaluate": "counterfair._evaluate",
+    "generate": "counterfair._generate",
+    "AuditResult": "counterfair.results",
+    "CTFResult": "counterfair.results",
+    "EvaluationResult": "counterfair._evaluate",
+    "AuditOptions": "counterfair._audit",
+    "GenerateOptions": "counterfair._generate",
+    "run_audit": "counterfair._audit",
+    "run_generate": "counterfair._generate",
+    "run_ctf": "counterfair._ctf",
+    "evaluate_pairs": "counterfair._evaluate",
+    "EvaluateOptions": "counterfair._evaluate",
     "load_classifier": "counterfair.classifiers",
     "read_table": "counterfair.io",
     "write_table": "counterfair.io",
@@ -33,11 +46,15 @@ _LAZY = {
     "TermMatcher": "counterfair.text",
     "PerplexityScorer": "counterfair.metrics",
     "BERTScoreScorer": "counterfair.metrics",
+    "editors": "counterfair.editors",
 }
 
 __all__ = [
     "SCHEMA_VERSION",
+    "AuditOptions",
+    "AuditResult",
     "BERTScoreScorer",
+    "CTFResult",
     "Candidate",
     "ChecksumError",
     "ClassifierError",
@@ -46,7 +63,9 @@ __all__ = [
     "CounterfairError",
     "Edit",
     "EvaluateOptions",
+    "EvaluationResult",
     "Example",
+    "GenerateOptions",
     "InputError",
     "ModelNotAvailable",
     "OutputError",
@@ -54,9 +73,18 @@ __all__ = [
     "SchemaError",
     "TermMatcher",
     "__version__",
+    "as_classifier",
+    "audit",
+    "ctf",
+    "editors",
+    "evaluate",
     "evaluate_pairs",
+    "generate",
     "load_classifier",
     "read_table",
+    "run_audit",
+    "run_ctf",
+    "run_generate",
     "tokenize",
     "word_distance",
     "write_table",
@@ -64,6 +92,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name == "editors":
+        return import_module("counterfair.editors")
     if name in _LAZY:
         return getattr(import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'counterfair' has no attribute {name!r}")

@@ -126,7 +126,7 @@ def audit(
 ) -> None:
     """The fairness audit: counterfactuals of identity-referencing texts, the classifier's score changes, CTF gaps,
     and a report (OUT/report.html, report.md, plots/, summary.json, pairs.csv)."""
-    from .audit import AuditOptions, demo_path, plan, run_audit
+    from ._audit import AuditOptions, demo_path, plan, run_audit
     from .progress import RichProgress
 
     if demo == (data is not None):
@@ -251,7 +251,7 @@ def evaluate(
     """Measure counterfactual texts: flip rate, probability change, distance, diversity, perplexity, BLEU,
     BERTScore, LLM-judged text quality. Writes OUT/rows.csv (one row per input row, with status) and
     OUT/summary.json."""
-    from .evaluate import EvaluateOptions, evaluate_pairs
+    from ._evaluate import EvaluateOptions, evaluate_pairs
     from .progress import RichProgress
 
     if demo == (pairs is not None):
@@ -338,7 +338,7 @@ def generate(
 ) -> None:
     """Generate counterfactuals of attribute-referencing texts: word-list ablation and substitution, identity
     swaps, LLM rewriting with filters. Writes OUT/candidates.csv, OUT/counterfactuals.csv, OUT/summary.json."""
-    from .generate import GenerateOptions, run_generate
+    from ._generate import GenerateOptions, run_generate
     from .progress import RichProgress
 
     options = GenerateOptions(
@@ -407,7 +407,7 @@ def ctf(
 ) -> None:
     """Counterfactual token fairness (paper 001): swap identity terms, compare the classifier's scores, report the
     CTF gap overall, for toxic and non-toxic texts, training and held-out terms, per term and per direction."""
-    from .ctf import run_ctf
+    from ._ctf import run_ctf
     from .progress import RichProgress
 
     if identities and identities_file:

@@ -39,7 +39,7 @@ from .checkpoint import JsonlCheckpoint
 from .classifiers import CachedClassifier, load_classifier
 from .editors.base import EditorBase
 from .errors import ConfigError
-from .io import cell_text, file_sha256, read_table, require_columns, row_ids, write_json, write_table
+from .io import cell_text, input_sha256, read_table, require_columns, row_ids, write_json, write_table
 from .metrics.functional import contrast_labels
 from .progress import NullProgress, ProgressHook
 from .records import params_hash
@@ -142,7 +142,7 @@ def run_feedback(
         target,
         {
             "options_fingerprint": params_hash(fingerprint),
-            "input_sha256": file_sha256(source) if isinstance(source, str | Path) else params_hash({"t": texts}),
+            "input_sha256": input_sha256(source, texts),
             "classifier": clf.identity(),
         },
         {

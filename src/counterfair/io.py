@@ -118,6 +118,41 @@ def _read_json(path: Path, text: str) -> pd.DataFrame:
     return pd.DataFrame.from_records(data)
 
 
+HF_DATASET = "hf-dataset:"
+
+
+def read_hf_dataset(spec: str) -> pd.DataFrame:
+    """``hf-dataset:NAME[:SPLIT]`` (the hub, with the user's cache and network settings) or
+    ``hf-dataset:DIR[:SPLIT]`` (a dataset saved with ``save_to_disk``), as a DataFrame; split ``train`` by default."""
+    try:
+        import datasets
+    except ImportError as err:
+        from .errors import ModelNotAvailable
+
+        needs = "reading Hugging Face datasets needs the datasets package"
+        raise ModelNotAvailable(needs, pip="pip install datasets") from err
+    name, _, split = spec[len(HF_DATASET) :].partition(":")
+    split = split or "train"
+    try:
+        if Path(name).is_dir():
+            loaded = datasets.load_from_disk(name)
+            data = loaded[split] if isinstance(loaded, datasets.DatasetDict) else loaded
+        else:
+            data = datasets.load_dataset(name, split=split)
+    except Exception as err:
+        raise InputError(f"{spec}: cannot load the dataset ({type(err).__name__}: {err})") from err
+    return data.to_pandas()
+
+
+def input_sha256(source: Any, texts: Sequence[str | None]) -> str:
+    """What identifies a run's input: a file's sha256, else a hash of its texts (a DataFrame, a dataset)."""
+    if isinstance(source, str | Path) and Path(source).is_file():
+        return file_sha256(source)
+    from .records import params_hash
+
+    return params_hash({"texts": [t or "" for t in texts]})
+
+
 def read_table(
     source: str | Path | pd.DataFrame,
     *,
@@ -130,6 +165,8 @@ def read_table(
     Raises :class:`InputError` with the file and line for unreadable input: a missing, empty or
     binary file, bytes that are not valid in ``encoding``, duplicate column names, malformed rows.
     """
+    if isinstance(source, str | Path) and str(source).startswith(HF_DATASET):
+        source = read_hf_dataset(str(source))
     if isinstance(source, pd.DataFrame):
         frame = source.copy()
         if frame.columns.duplicated().any():
@@ -184,6 +221,40 @@ def read_table(
     if not allow_empty and len(frame) == 0:
         raise InputError(f"{origin}: no data rows (only a header, or nothing)")
     return frame.reset_index(drop=True)
+
+
+def as_frame(data: Any, *, text_column: str = "text", what: str = "texts") -> pd.DataFrame:
+    """The user's data as a DataFrame: a list of strings (one ``text_column``), a list of dicts or records, a dict of
+    columns, a pandas DataFrame, a Hugging Face ``datasets.Dataset`` (``to_pandas``), or a file path."""
+    if isinstance(data, pd.DataFrame):
+        return data.reset_index(drop=True)
+    if isinstance(data, str | Path):
+        return read_table(data)
+    if hasattr(data, "to_pandas") and callable(data.to_pandas):  # datasets.Dataset, pyarrow.Table, polars
+        return as_frame(data.to_pandas(), text_column=text_column, what=what)
+    if isinstance(data, Mapping):
+        try:
+            return pd.DataFrame({str(k): list(v) for k, v in data.items()})
+        except (TypeError, ValueError) as err:
+            raise InputError(f"{what}: a dict must map column names to equally long lists ({err})") from err
+    if isinstance(data, Iterable):
+        items = list(data)
+        if not items:
+            raise InputError(f"{what}: no rows")
+        if all(isinstance(x, str) for x in items):
+            return pd.DataFrame({text_column: items})
+        if all(isinstance(x, Mapping) for x in items):
+            return pd.DataFrame([dict(x) for x in items])
+        if all(hasattr(x, "__dataclass_fields__") for x in items):
+            from dataclasses import asdict
+
+            return pd.DataFrame([asdict(x) for x in items])
+        bad = next(i for i, x in enumerate(items) if not isinstance(x, str))
+        raise InputError(f"{what}: item {bad} is a {type(items[bad]).__name__}, expected a string (or give dicts)")
+    raise InputError(
+        f"{what}: cannot read a {type(data).__name__}; pass a list of strings, a dict of columns, a DataFrame, a "
+        "datasets.Dataset or a file path"
+    )
 
 
 def require_columns(frame: pd.DataFrame, columns: Mapping[str, str], *, origin: str) -> None:

@@ -78,7 +78,7 @@ class TrainConfig:
 
 def read_labelled(source: Any, *, text_column: str, label_column: str) -> tuple[list[str], np.ndarray]:
     """Texts and 0/1 labels; a clear error for a missing text, a NaN or non-binary label, or a single class."""
-    from .ctf import _labels_column
+    from ._ctf import _labels_column
 
     origin = str(source) if not isinstance(source, pd.DataFrame) else "DataFrame"
     frame = read_table(source)

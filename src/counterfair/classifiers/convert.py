@@ -68,8 +68,10 @@ def _from_string(text: str, *, labels: Sequence[str] | None, batch_size: int) ->
         return load_classifier(f"sklearn:{path}", batch_size=batch_size)
     if text.count("/") == 1 and " " not in text:
         return _from_hub(text, batch_size=batch_size)
+    from . import SPEC_FORMS
+
     raise ConfigError(
-        f"cannot make a classifier from {text!r}: not a classifier spec, a directory, a saved scikit-learn model or a "
+        f"unknown classifier spec {text!r}: not a spec ({SPEC_FORMS}), a directory, a saved scikit-learn model or a "
         "Hugging Face hub id (owner/name)"
     )
 

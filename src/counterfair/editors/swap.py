@@ -277,7 +277,7 @@ class IdentitySwapEditor(EditorBase):
 
     def __init__(
         self,
-        identities: IdentitySet | None = None,
+        identities: IdentitySet | str | None = None,
         *,
         targets: Sequence[str] | None = None,
         guard: str | None = "spacy",
@@ -285,7 +285,7 @@ class IdentitySwapEditor(EditorBase):
     ) -> None:
         if guard not in ("spacy", None):
             raise ValueError(f"guard must be 'spacy' or None, got {guard!r}")
-        self.identities = identities or load_identity_set()
+        self.identities = identities if isinstance(identities, IdentitySet) else load_identity_set(identities)
         self.targets = tuple(targets) if targets is not None else self.identities.terms
         self.guard = guard
         self.fix_articles = fix_articles

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from ..attributes import Attribute
+from ..attributes import Attribute, load_attribute
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate, Edit
 from .base import EditorBase
@@ -17,9 +17,9 @@ class AblationEditor(EditorBase):
 
     name: ClassVar[str] = "ablation"
 
-    def __init__(self, attribute: Attribute) -> None:
-        self.attribute = attribute
-        self._matcher = attribute.matcher()
+    def __init__(self, attribute: Attribute | str = "islam") -> None:
+        self.attribute = load_attribute(attribute) if isinstance(attribute, str) else attribute
+        self._matcher = self.attribute.matcher()
 
     def params(self) -> dict[str, Any]:
         return {"attribute": self.attribute.name, "terms": sorted(self.attribute.terms)}
@@ -56,9 +56,9 @@ class SubstitutionEditor(EditorBase):
 
     name: ClassVar[str] = "substitution"
 
-    def __init__(self, attribute: Attribute) -> None:
-        self.attribute = attribute
-        self._matcher = attribute.matcher()
+    def __init__(self, attribute: Attribute | str = "islam") -> None:
+        self.attribute = load_attribute(attribute) if isinstance(attribute, str) else attribute
+        self._matcher = self.attribute.matcher()
 
     def params(self) -> dict[str, Any]:
         return {"attribute": self.attribute.name, "substitution": dict(sorted(self.attribute.substitution.items()))}

@@ -26,12 +26,13 @@ import pandas as pd
 
 from . import __version__
 from .classifiers import DEFAULT_CLASSIFIER, CachedClassifier, load_classifier
-from .errors import ConfigError, CounterfairError
+from .errors import ConfigError, CounterfairError, InputError
 from .io import cell_text, file_sha256, read_table, require_columns, row_ids, write_json, write_table
 from .metrics import functional as F
 from .metrics.cards import CARDS, resolve_metrics
 from .models import package_version as _version
 from .progress import NullProgress, ProgressHook
+from .results import TableResult
 from .runs import prepare_out_dir
 from .text import tokenize_batch, tokenizer_signature
 
@@ -84,10 +85,79 @@ class EvaluateOptions:
 
 
 @dataclass
-class EvaluationResult:
+class EvaluationResult(TableResult):
+    """``rows`` (one per input pair: status, labels, every metric), ``summary`` (as ``summary.json``), ``metrics``
+    (one row per metric: n, mean, CI, median), ``by_group`` (metric means per ``group_column`` value)."""
+
     rows: pd.DataFrame
     summary: dict[str, Any]
     out_dir: Path | None = None
+
+    @property
+    def metrics(self) -> pd.DataFrame:
+        table = {name: entry["all"] for name, entry in self.summary["metrics"].items()}
+        return pd.DataFrame.from_dict(table, orient="index").rename_axis("metric")
+
+    @property
+    def by_group(self) -> pd.DataFrame:
+        rows = [
+            {"metric": name, "group": group, **values}
+            for name, entry in self.summary["metrics"].items()
+            for group, values in (entry.get("groups") or {}).items()
+        ]
+        return pd.DataFrame(rows).set_index(["group", "metric"]) if rows else pd.DataFrame()
+
+    _table_file = "rows.csv"
+
+    def _table(self) -> pd.DataFrame:
+        return self.rows
+
+    def _repr_html_(self) -> str:
+        from .results import _html
+
+        counts = self.summary["counts"]
+        line = f"{counts['rows']} pairs, {counts['scored']} scored; status: " + ", ".join(
+            f"{k} {v}" for k, v in sorted(counts["status"].items())
+        )
+        return _html("counterfair evaluation", [line], [("metrics", self.metrics), ("by group", self.by_group)], [])
+
+
+def evaluate(
+    pairs: Any, metrics: Sequence[str] | None = None, *, classifier: Any = None, progress: Any = None, **options: Any
+) -> EvaluationResult:
+    """Measure counterfactuals in memory. ``pairs``: ``(original, counterfactual)`` or ``(original, cf, cf2)``
+    tuples, :class:`~counterfair.records.Counterfactual` records, or a table (DataFrame, dict of columns,
+    ``datasets.Dataset``) with CEval's columns (``orig_text``, ``gen_text``). ``classifier``: anything
+    :func:`~counterfair.as_classifier` takes; ``options``: :class:`EvaluateOptions`'s fields."""
+    from ._audit import _options
+    from .classifiers import as_classifier
+
+    frame = _pairs_frame(pairs)
+    opts = _options(EvaluateOptions, {"metrics": list(metrics) if metrics else None, **options})
+    clf = as_classifier(classifier) if classifier is not None else None
+    return evaluate_pairs(frame, opts, classifier=clf, progress=progress)
+
+
+def _pairs_frame(pairs: Any) -> pd.DataFrame:
+    from .io import as_frame
+    from .records import Counterfactual
+
+    if isinstance(pairs, list | tuple) and pairs and all(isinstance(p, Counterfactual) for p in pairs):
+        return pd.DataFrame(
+            {
+                "id": [f"{p.source_id}:{p.editor}:{i}" for i, p in enumerate(pairs)],
+                "orig_text": [p.source_text for p in pairs],
+                "gen_text": [p.text if p.status.startswith("ok") else None for p in pairs],
+                "editor": [p.editor for p in pairs],
+            }
+        )
+    if isinstance(pairs, list | tuple) and pairs and all(isinstance(p, tuple | list) for p in pairs):
+        widths = {len(p) for p in pairs}
+        if not widths <= {2, 3}:
+            raise InputError(f"pairs: tuples must be (original, counterfactual[, second counterfactual]), got {widths}")
+        columns = ["orig_text", "gen_text", "gen_text_2"][: max(widths)]
+        return pd.DataFrame([list(p) + [None] * (max(widths) - len(p)) for p in pairs], columns=columns)
+    return as_frame(pairs, text_column="orig_text", what="pairs")
 
 
 class _Rows:
@@ -554,7 +624,7 @@ def _summary(
     if "flipped" in aggregates:
         headline["flip_rate"] = aggregates["flipped"]["all"]
     input_info: dict[str, Any] = {"source": origin, "n_rows": rows.n}
-    if not isinstance(source, pd.DataFrame):
+    if isinstance(source, str | Path) and Path(source).is_file():
         input_info["sha256"] = file_sha256(source)
     input_info["columns"] = {
         "text": opts.text_column,

@@ -22,6 +22,7 @@ Run directory (``DIR``)::
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -31,16 +32,17 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
+from ._ctf import ctf_report
+from ._generate import GenerateOptions, generate_frame, normalize_methods, run_generate
 from .attributes import known_attributes, load_attribute, load_identity_set
 from .checkpoint import JsonlCheckpoint
 from .classifiers import CachedClassifier, load_classifier
-from .ctf import ctf_report
 from .errors import ConfigError, InputError
-from .generate import GenerateOptions, normalize_methods, run_generate
-from .io import cell_text, file_sha256, read_table, require_columns, row_ids, write_json, write_table
+from .io import cell_text, input_sha256, read_table, require_columns, row_ids, write_json, write_table
 from .metrics.functional import bootstrap_ci
 from .progress import NullProgress, ProgressHook
 from .records import params_hash
+from .results import AuditResult
 from .runs import claim_run_dir, prepare_out_dir
 from .text import MAX_TEXT_CHARS
 
@@ -165,6 +167,52 @@ def plan(source: Any, options: AuditOptions | None = None) -> dict[str, Any]:
     }
 
 
+def audit(
+    texts: Any,
+    classifier: Any = "profanity-check",
+    *,
+    progress: ProgressHook | None = None,
+    **options: Any,
+) -> AuditResult:
+    """The audit in memory: ``texts`` (a list of strings, a DataFrame with a ``text`` column, a dict of columns, a
+    ``datasets.Dataset`` or a file) against ``classifier`` (anything :func:`as_classifier` takes). ``options`` are
+    :class:`AuditOptions`'s fields (``attributes``, ``methods``, ``threshold``, ``identities``, ``seed``, ...)."""
+    from .classifiers import as_classifier
+    from .io import as_frame
+
+    clf = as_classifier(classifier)
+    opts = _options(AuditOptions, {"classifier": clf.spec, **options})
+    hook = progress or NullProgress()
+    started = time.perf_counter()
+    frame, origin = _read_texts(as_frame(texts, text_column=opts.text_column), opts)
+    pairs, summary = audit_core(
+        frame,
+        opts,
+        clf,
+        plan_=plan(frame, opts),
+        origin="in memory" if origin == "DataFrame" else origin,
+        generate=lambda name, subset, o: generate_frame(subset, o, progress=hook),
+        score=lambda all_texts: _predict(clf, all_texts),
+        started=started,
+    )
+    return AuditResult(pairs, summary)
+
+
+def _options(kind: Any, given: dict[str, Any]) -> Any:
+    """``kind(**given)`` with an unknown option named in a :class:`ConfigError`."""
+    known = set(kind.__dataclass_fields__)
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise ConfigError(f"unknown option(s) {', '.join(unknown)}; the options are: {', '.join(sorted(known))}")
+    return kind(**given)
+
+
+def _predict(clf: CachedClassifier, texts: list[str]) -> dict[str, list[float]]:
+    unique = list(dict.fromkeys(texts))
+    proba = clf.predict_proba(unique)
+    return {t: [float(x) for x in row] for t, row in zip(unique, proba, strict=True)}
+
+
 def run_audit(
     source: Any,
     out_dir: str | Path,
@@ -173,7 +221,7 @@ def run_audit(
     progress: ProgressHook | None = None,
     classifier: CachedClassifier | None = None,
 ) -> dict[str, Any]:
-    """Run the audit into ``out_dir`` and build its report; returns the summary."""
+    """The shell: run the audit into ``out_dir`` (resumable) and build its report; returns the summary."""
     opts = options or AuditOptions()
     hook = progress or NullProgress()
     started = time.perf_counter()
@@ -181,11 +229,8 @@ def run_audit(
     frame, origin = _read_texts(source, opts)
     the_plan = plan(frame, opts)
     target = Path(out_dir)
-    input_hash = (
-        file_sha256(source) if not isinstance(source, pd.DataFrame) else params_hash({"t": frame["text"].tolist()})
-    )
+    input_hash = input_sha256(source, frame["text"].tolist())
     clf = classifier if classifier is not None else load_classifier(opts.classifier)  # checked before any work
-    index = _positive_index(clf.labels, opts.positive_label)
     identifying = {k: v for k, v in asdict(opts).items() if k not in ("top_examples", "bootstrap", "classifier")}
     run_id = {"options_fingerprint": params_hash(identifying), "input_sha256": input_hash, "classifier": clf.identity()}
     extra = {
@@ -195,10 +240,65 @@ def run_audit(
         "classifier_unstable_reason": clf.signature().get("unstable_reason"),
     }
     claim_run_dir(target, run_id, extra, what="audit")
+    cache = ScoreCache(target / "scores.jsonl", clf)
+    pairs, summary = audit_core(
+        frame,
+        opts,
+        clf,
+        plan_=the_plan,
+        origin=origin,
+        generate=lambda name, subset, o: run_generate(subset, target / "generate" / name, o, progress=hook),
+        score=lambda texts: cache.score(texts, hook),
+        started=started,
+    )
+    write_table(pairs, target / "pairs.csv")
+    write_json(summary, target / "summary.json")
+    from .report import build_report
 
+    build_report(target)
+    return summary
+
+
+def audit_core(
+    frame: pd.DataFrame,
+    opts: AuditOptions,
+    clf: CachedClassifier,
+    *,
+    plan_: dict[str, Any],
+    origin: str,
+    generate: Callable[[str, pd.DataFrame, GenerateOptions], Any],
+    score: Callable[[list[str]], dict[str, list[float]]],
+    started: float,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The audit in memory: counterfactuals by ``generate(name, texts, options)`` (in memory, or the shell's
+    resumable runs), probabilities by ``score(texts)``; returns the pairs table and the summary."""
+    index = _positive_index(clf.labels, opts.positive_label)
+    generated, timing = _generate_all(frame, opts, plan_, generate)
+    rows = _pair_rows(generated)
+    if opts.only_good:
+        from .rating.consolidate import good_pair_ids
+
+        good = good_pair_ids(opts.only_good)
+        rows = [r for r in rows if r["method"] == "swap" or f"{r['method']}:{r['attribute']}:{r['input_id']}" in good]
+    texts = frame["text"].tolist()
+    t0 = time.perf_counter()
+    scores = score(texts + [r["cf_text"] for r in rows])
+    timing["classifier"] = round(time.perf_counter() - t0, 2)
+    identity_set = load_identity_set(opts.identities)
+    pairs = _scored_pairs(rows, scores, index, opts, identity_set)
+    orig_scores = {t: scores[t][index] for t in texts}
+    summary = _summary(opts, plan_, generated, pairs, orig_scores, identity_set, clf, index, origin)
+    summary["timing_s"] = {**timing, "total": round(time.perf_counter() - started, 2)}
+    return pairs, summary
+
+
+def _generate_all(
+    frame: pd.DataFrame, opts: AuditOptions, plan_: dict[str, Any], generate: Callable[..., Any]
+) -> tuple[dict[str, Any], dict[str, float]]:
+    """One generation per referenced attribute (its texts only) and one of identity swaps over every text."""
     texts = frame["text"].tolist()
     attr_methods = [m for m in opts.methods if m != "swap"]
-    generate_common = {
+    common: dict[str, Any] = {
         "id_column": "id",
         "guard": "spacy" if opts.guard else None,
         "llm": opts.llm,
@@ -211,39 +311,27 @@ def run_audit(
     }
     generated: dict[str, Any] = {}
     timing: dict[str, float] = {}
-    for attribute in the_plan["attributes"] if attr_methods else []:
+    for attribute in plan_["attributes"] if attr_methods else []:
         matcher = load_attribute(attribute).matcher()
         subset = frame[[matcher.contains(t) for t in texts]].reset_index(drop=True)
         t0 = time.perf_counter()
-        generated[attribute] = run_generate(
-            subset,
-            target / "generate" / attribute,
-            GenerateOptions(attribute=attribute, methods=attr_methods, **generate_common),  # type: ignore[arg-type]
-            progress=hook,
+        generated[attribute] = generate(
+            attribute, subset, GenerateOptions(attribute=attribute, methods=attr_methods, **common)
         )
         timing[f"generate:{attribute}"] = round(time.perf_counter() - t0, 2)
-    if "swap" in opts.methods and the_plan["identity_texts"]:
+    if "swap" in opts.methods and plan_["identity_texts"]:
         t0 = time.perf_counter()
-        generated["identity"] = run_generate(
-            frame,
-            target / "generate" / "identity",
-            GenerateOptions(methods=["swap"], score_methods=[], **generate_common),  # type: ignore[arg-type]
-            progress=hook,
+        generated["identity"] = generate(
+            "identity", frame, GenerateOptions(methods=["swap"], score_methods=[], **common)
         )
         timing["generate:identity"] = round(time.perf_counter() - t0, 2)
+    return generated, timing
 
-    rows = _pair_rows(generated)
-    if opts.only_good:
-        from .rating.consolidate import good_pair_ids
 
-        good = good_pair_ids(opts.only_good)
-        rows = [r for r in rows if r["method"] == "swap" or f"{r['method']}:{r['attribute']}:{r['input_id']}" in good]
-    cache = ScoreCache(target / "scores.jsonl", clf)
-    t0 = time.perf_counter()
-    scores = cache.score(texts + [r["cf_text"] for r in rows], hook)
-    timing["classifier"] = round(time.perf_counter() - t0, 2)
+def _scored_pairs(
+    rows: list[dict[str, Any]], scores: dict[str, list[float]], index: int, opts: AuditOptions, identity_set: Any
+) -> pd.DataFrame:
     pairs = pd.DataFrame(rows, columns=PAIR_COLUMNS[:8])
-    identity_set = load_identity_set(opts.identities)
     pairs["score_orig"] = pd.Series([scores[t][index] for t in pairs["source_text"]], dtype=float)
     pairs["score_cf"] = pd.Series([scores[t][index] for t in pairs["cf_text"]], dtype=float)
     pairs["diff"] = pairs["score_cf"] - pairs["score_orig"]
@@ -252,15 +340,7 @@ def run_audit(
     pairs["flipped"] = flipped.astype(object).where(scored, None)
     pairs["status"] = np.where(scored, "ok", "partial:classifier_returned_nan")
     pairs["group"] = [identity_set.group_of(t) if isinstance(t, str) else None for t in pairs["source_term"]]
-    orig_scores = {t: scores[t][index] for t in texts}
-    summary = _summary(opts, the_plan, generated, pairs, orig_scores, identity_set, clf, index, origin)
-    summary["timing_s"] = {**timing, "total": round(time.perf_counter() - started, 2)}
-    write_table(pairs, target / "pairs.csv")
-    write_json(summary, target / "summary.json")
-    from .report import build_report
-
-    build_report(target)
-    return summary
+    return pairs
 
 
 PAIR_COLUMNS = [
@@ -281,7 +361,7 @@ PAIR_COLUMNS = [
 
 
 def _positive_index(labels: list[str], positive: str | None) -> int:
-    from .ctf import _positive_index as pick
+    from ._ctf import _positive_index as pick
 
     return pick(labels, positive)
 

@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -36,7 +36,7 @@ from .editors.filters import CandidateFilter, FilterConfig, Verdict, best
 from .errors import ConfigError
 from .io import (
     cell_text,
-    file_sha256,
+    input_sha256,
     read_table,
     require_columns,
     row_ids,
@@ -46,7 +46,7 @@ from .io import (
 )
 from .metrics.functional import summarize
 from .progress import NullProgress, ProgressHook
-from .records import Candidate, make_status, params_hash
+from .records import Candidate, Counterfactual, make_status, params_hash
 from .runs import claim_run_dir, prepare_out_dir
 from .text import MAX_TEXT_CHARS, skip_reason
 
@@ -120,18 +120,26 @@ CANDIDATE_COLUMNS = (
 
 
 class GenerateResult:
-    """What a generate run wrote. ``candidates`` (every candidate, possibly millions of rows for identity swaps
-    over a large file) is read from ``candidates.csv`` when first used, not held from the run."""
+    """What a generate run made. ``candidates`` (every candidate, possibly millions of rows for identity swaps
+    over a large file) is read from ``candidates.csv`` when first used, not held from the run; an in-memory run
+    (:func:`generate_frame`) holds them."""
 
-    def __init__(self, candidates_path: Path, counterfactuals: pd.DataFrame, summary: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        candidates_path: Path | None,
+        counterfactuals: pd.DataFrame,
+        summary: dict[str, Any],
+        candidates: pd.DataFrame | None = None,
+    ) -> None:
         self.candidates_path = candidates_path
         self.counterfactuals = counterfactuals
         self.summary = summary
-        self._candidates: pd.DataFrame | None = None
+        self._candidates: pd.DataFrame | None = candidates
 
     @property
     def candidates(self) -> pd.DataFrame:
         if self._candidates is None:
+            assert self.candidates_path is not None
             numeric = ("row", "candidate", "attempt", "bleu", "bertscore_f1", "attribute_prob", "rank_score", "seed")
             frame = pd.read_csv(
                 self.candidates_path,
@@ -376,7 +384,7 @@ def _run_llm_distributed(
     opts: GenerateOptions,
     gen: Generator,
     stored: _StoredResults,
-    checkpoint: JsonlCheckpoint,
+    checkpoint: Any,
     rows: list[int],
     ids: list[str],
     texts: list[str | None],
@@ -483,25 +491,14 @@ def run_generate(
     progress: ProgressHook | None = None,
     generator: Generator | None = None,
 ) -> GenerateResult:
-    """Generate counterfactuals for every row of ``source`` by every chosen method; resumable in ``out_dir``."""
+    """The shell: generate for every row of ``source`` by every chosen method, resumable in ``out_dir``
+    (``run.json``, ``.work/done.jsonl``, then ``candidates.csv``, ``counterfactuals.csv``, ``summary.json``)."""
     opts = options or GenerateOptions()
     hook = progress or NullProgress()
     prepare_out_dir(out_dir)  # before any work: a bad --out is found now
-    origin = str(source) if not isinstance(source, pd.DataFrame) else "DataFrame"
-    frame = read_table(source, fmt=opts.fmt, encoding=opts.encoding)
-    wanted = {opts.text_column: "--text-column"}
-    if opts.id_column:
-        wanted[opts.id_column] = "--id-column"
-    require_columns(frame, wanted, origin=origin)
-    texts = [cell_text(v) for v in frame[opts.text_column].tolist()]
-    ids = row_ids(frame, opts.id_column, origin=origin)
-
+    origin, ids, texts = _read_input(source, opts)
     target = Path(out_dir)
-    input_sha = (
-        file_sha256(source)
-        if not isinstance(source, pd.DataFrame)
-        else params_hash({"texts": [t or "" for t in texts]})
-    )
+    input_sha = input_sha256(source, texts)
     claim_run_dir(
         target,
         {"options_fingerprint": opts.fingerprint(), "input_sha256": input_sha},
@@ -512,54 +509,8 @@ def run_generate(
     )
     gen = generator or Generator(opts)
     started = time.perf_counter()
-    timing: dict[str, float] = {}
-
-    reasons = {i: r for i, t in enumerate(texts) if (r := skip_reason(t, opts.max_text_chars))}
-    for method in opts.methods:
-        todo = [i for i in range(len(texts)) if (method, i) not in checkpoint.done]
-        hook.start(method, len(todo))
-        t0 = time.perf_counter()
-        skipped = [i for i in todo if i in reasons]
-        if skipped:
-            checkpoint.add([_skipped(method, i, ids[i], texts[i], reasons[i]) for i in skipped])
-            hook.advance(len(skipped))
-        rows = [i for i in todo if i not in reasons]
-        stored = _StoredResults(gen, method)
-        if method == "llm" and opts.engine != "local":
-            _run_llm_distributed(opts, gen, stored, checkpoint, rows, ids, texts, hook)
-            rows = []
-        size = 1 if method == "llm" else opts.chunk
-        for start in range(0, len(rows), size):
-            chunk = rows[start : start + size]
-            chunk_texts = [texts[i] or "" for i in chunk]
-            hits = stored.lookup(chunk_texts)
-            by_position: dict[int, dict[str, Any]] = {
-                k: stored.record(v, method, chunk[k], ids[chunk[k]], chunk_texts[k]) for k, v in hits.items()
-            }
-            missing = [k for k in range(len(chunk)) if k not in hits]
-            if missing:
-                if method == "llm":
-                    fresh = [gen.run_llm(chunk[k], ids[chunk[k]], chunk_texts[k]) for k in missing]
-                else:
-                    fresh = gen.run_deterministic(
-                        method,
-                        [chunk[k] for k in missing],
-                        [ids[chunk[k]] for k in missing],
-                        [chunk_texts[k] for k in missing],
-                    )
-                stored.save([chunk_texts[k] for k in missing], fresh)
-                by_position.update(zip(missing, fresh, strict=True))
-            checkpoint.add([by_position[k] for k in range(len(chunk))])
-            hook.advance(len(chunk))
-        timing[method] = round(time.perf_counter() - t0, 3)
-
-    order = [(m, i) for i in range(len(texts)) for m in opts.methods]
-    counterfactuals = pd.DataFrame([checkpoint.done[k]["counterfactual"] for k in order])
-    counts = {m: [0, 0] for m in opts.methods}
-    for method, i in order:
-        counts[method][0] += checkpoint.done[(method, i)]["n_candidates"]
-        counts[method][1] += checkpoint.done[(method, i)]["n_passed"]
-    summary = _summary(opts, counterfactuals, counts, gen.signatures(), timing, time.perf_counter() - started, origin)
+    timing = _generate_into(checkpoint, gen, opts, ids, texts, hook)
+    order, counterfactuals, summary = _collect(checkpoint, gen, opts, texts, timing, started, origin)
 
     def candidate_chunks(per_chunk: int = 500) -> Iterator[pd.DataFrame]:
         for start in range(0, len(order), per_chunk):
@@ -571,6 +522,192 @@ def run_generate(
     write_table(counterfactuals, target / "counterfactuals.csv")
     write_json(summary, target / "summary.json")
     return GenerateResult(target / "candidates.csv", counterfactuals, summary)
+
+
+def generate_frame(
+    source: str | Path | pd.DataFrame,
+    options: GenerateOptions | None = None,
+    *,
+    progress: ProgressHook | None = None,
+    generator: Generator | None = None,
+) -> GenerateResult:
+    """The core: the same generation in memory, no files; candidates are held in the result."""
+    opts = options or GenerateOptions()
+    origin, ids, texts = _read_input(source, opts)
+    sink = MemorySink(key=lambda r: (r["method"], int(r["row"])))
+    gen = generator or Generator(opts)
+    started = time.perf_counter()
+    timing = _generate_into(sink, gen, opts, ids, texts, progress or NullProgress())
+    order, counterfactuals, summary = _collect(sink, gen, opts, texts, timing, started, origin)
+    rows = [c for record in sink.full(order) for c in record["candidates"]]
+    candidates = pd.DataFrame(rows, columns=list(CANDIDATE_COLUMNS))
+    return GenerateResult(None, counterfactuals, summary, candidates=candidates)
+
+
+def _read_input(source: str | Path | pd.DataFrame, opts: GenerateOptions) -> tuple[str, list[str], list[str | None]]:
+    from .io import as_frame
+
+    is_file = isinstance(source, str | Path)
+    origin = str(source) if is_file else "DataFrame"
+    if is_file:
+        frame = read_table(source, fmt=opts.fmt, encoding=opts.encoding)
+    else:
+        frame = as_frame(source, text_column=opts.text_column)
+    wanted = {opts.text_column: "--text-column"}
+    if opts.id_column:
+        wanted[opts.id_column] = "--id-column"
+    require_columns(frame, wanted, origin=origin)
+    return origin, row_ids(frame, opts.id_column, origin=origin), [cell_text(v) for v in frame[opts.text_column]]
+
+
+def generate(
+    texts: Any,
+    editors: Sequence[str | EditorBase] = ("ablation", "substitution", "swap"),
+    *,
+    progress: ProgressHook | None = None,
+    **options: Any,
+) -> list[Counterfactual]:
+    """Counterfactuals in memory, one :class:`Counterfactual` per (input, method) — per swap variant for ``swap`` —
+    with its status (inputs without one keep theirs, e.g. ``unchanged:no_attribute_term``). ``editors``: method
+    names (``ablation``, ``substitution``, ``swap``, ``llm``: filtered and ranked as ``counterfair generate`` does,
+    with :class:`GenerateOptions`'s ``options`` such as ``attribute``, ``identities``, ``llm``, ``samples``) or
+    editor objects (``counterfair.editors.AblationEditor(...)``, your own), whose every candidate is returned."""
+    from ._audit import _options
+
+    names = [e for e in editors if isinstance(e, str)]
+    objects = [e for e in editors if not isinstance(e, str)]
+    opts = _options(GenerateOptions, {"methods": names or ["ablation"], **options})
+    _, ids, source_texts = _read_input(texts, opts)
+    records: list[Counterfactual] = []
+    if names:
+        result = generate_frame(texts, opts, progress=progress)
+        records += _records(result.counterfactuals, result.candidates)
+    for editor in objects:
+        for key, text, cands in zip(ids, source_texts, editor.edit([t or "" for t in source_texts]), strict=True):
+            records += [
+                Counterfactual(
+                    key, text or "", c.text, editor.name, c.params_hash, "ok", c.edits, provenance=dict(c.meta)
+                )
+                for c in cands
+            ] or [Counterfactual(key, text or "", "", editor.name, editor.params_hash(), "unchanged:no_edit")]
+    return records
+
+
+def _records(cfs: pd.DataFrame, candidates: pd.DataFrame) -> list[Counterfactual]:
+    """Counterfactual records from a generation's tables: the selected one per input and method, every swap."""
+    by_input: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for cand in cast(list[dict[str, Any]], candidates.to_dict("records")):
+        by_input.setdefault((str(cand["input_id"]), str(cand["method"])), []).append(cand)
+    out: list[Counterfactual] = []
+    for row in cast(list[dict[str, Any]], cfs.to_dict("records")):
+        key = (str(row["input_id"]), str(row["method"]))
+        if key[1] == "swap" and row["status"] == "ok":
+            out += [_record(row, c, provenance={"source_term": c["source_term"], "target_term": c["target_term"]})
+                    for c in by_input[key]]  # fmt: skip
+            continue
+        chosen = [c for c in by_input.get(key, []) if c.get("selected") is True]
+        scores = {k: float(row[k]) for k in ("bleu", "bertscore_f1", "attribute_prob") if pd.notna(row.get(k))}
+        out.append(_record(row, chosen[0] if chosen else None, scores=scores))
+    return out
+
+
+def _record(row: dict[str, Any], cand: dict[str, Any] | None, **fields: Any) -> Counterfactual:
+    from .records import Edit
+
+    raw = cand["edits"] if cand is not None else ""
+    edits = tuple(Edit(**e) for e in json.loads(raw)) if isinstance(raw, str) and raw else ()
+    text = cand["text"] if cand is not None else row.get("text")
+    return Counterfactual(
+        source_id=str(row["input_id"]),
+        source_text=str(row["source_text"]),
+        text=text if isinstance(text, str) else "",
+        editor=str(row["method"]),
+        params_hash=str(cand["params_hash"]) if cand is not None else "",
+        status=str(row["status"]),
+        edits=edits,
+        **fields,
+    )
+
+
+class MemorySink:
+    """Finished records held in memory: what :class:`JsonlCheckpoint` is to a run directory."""
+
+    def __init__(self, key: Any) -> None:
+        self.key = key
+        self.done: dict[Any, dict[str, Any]] = {}
+
+    def add(self, records: Sequence[dict[str, Any]]) -> None:
+        for record in records:
+            self.done[self.key(record)] = _slim(record) | {"candidates": record["candidates"]}
+
+    def full(self, keys: Sequence[Any]) -> list[dict[str, Any]]:
+        return [self.done[k] for k in keys]
+
+
+def _generate_into(
+    sink: Any, gen: Generator, opts: GenerateOptions, ids: list[str], texts: list[str | None], hook: ProgressHook
+) -> dict[str, float]:
+    """Every (method, row) not yet in ``sink.done``, generated chunk by chunk and added to ``sink``."""
+    timing: dict[str, float] = {}
+    reasons = {i: r for i, t in enumerate(texts) if (r := skip_reason(t, opts.max_text_chars))}
+    for method in opts.methods:
+        todo = [i for i in range(len(texts)) if (method, i) not in sink.done]
+        hook.start(method, len(todo))
+        t0 = time.perf_counter()
+        skipped = [i for i in todo if i in reasons]
+        if skipped:
+            sink.add([_skipped(method, i, ids[i], texts[i], reasons[i]) for i in skipped])
+            hook.advance(len(skipped))
+        rows = [i for i in todo if i not in reasons]
+        stored = _StoredResults(gen, method)
+        if method == "llm" and opts.engine != "local":
+            _run_llm_distributed(opts, gen, stored, sink, rows, ids, texts, hook)
+            rows = []
+        size = 1 if method == "llm" else opts.chunk
+        for start in range(0, len(rows), size):
+            chunk = rows[start : start + size]
+            sink.add(_chunk_records(gen, stored, method, chunk, ids, [texts[i] or "" for i in chunk]))
+            hook.advance(len(chunk))
+        timing[method] = round(time.perf_counter() - t0, 3)
+    return timing
+
+
+def _chunk_records(
+    gen: Generator, stored: _StoredResults, method: str, chunk: list[int], ids: list[str], chunk_texts: list[str]
+) -> list[dict[str, Any]]:
+    """One chunk's records, from the run store where it has them, else generated (and stored)."""
+    hits = stored.lookup(chunk_texts)
+    by_position = {k: stored.record(v, method, chunk[k], ids[chunk[k]], chunk_texts[k]) for k, v in hits.items()}
+    missing = [k for k in range(len(chunk)) if k not in hits]
+    if missing:
+        if method == "llm":
+            fresh = [gen.run_llm(chunk[k], ids[chunk[k]], chunk_texts[k]) for k in missing]
+        else:
+            rows, keys = [chunk[k] for k in missing], [ids[chunk[k]] for k in missing]
+            fresh = gen.run_deterministic(method, rows, keys, [chunk_texts[k] for k in missing])
+        stored.save([chunk_texts[k] for k in missing], fresh)
+        by_position.update(zip(missing, fresh, strict=True))
+    return [by_position[k] for k in range(len(chunk))]
+
+
+def _collect(
+    sink: Any,
+    gen: Generator,
+    opts: GenerateOptions,
+    texts: list[str | None],
+    timing: dict[str, float],
+    started: float,
+    origin: str,
+) -> tuple[list[tuple[str, int]], pd.DataFrame, dict[str, Any]]:
+    """The counterfactuals table (one row per input and method, input order) and the summary."""
+    order = [(m, i) for i in range(len(texts)) for m in opts.methods]
+    counterfactuals = pd.DataFrame([sink.done[k]["counterfactual"] for k in order])
+    counts = {m: [0, 0] for m in opts.methods}
+    for method, i in order:
+        counts[method][0] += sink.done[(method, i)]["n_candidates"]
+        counts[method][1] += sink.done[(method, i)]["n_passed"]
+    summary = _summary(opts, counterfactuals, counts, gen.signatures(), timing, time.perf_counter() - started, origin)
+    return order, counterfactuals, summary
 
 
 def _slim(record: dict[str, Any]) -> dict[str, Any]:

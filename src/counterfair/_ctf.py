@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from .metrics.functional import bootstrap_ci
+
+if TYPE_CHECKING:
+    from .results import CTFResult
 from .text import MAX_TEXT_CHARS
 
 PAIR_COLUMNS = [
@@ -179,11 +183,41 @@ def _labels_column(frame: pd.DataFrame, column: str | None, origin: str) -> np.n
     return out
 
 
+def ctf(texts: Any, classifier: Any = "profanity-check", **options: Any) -> CTFResult:
+    """Counterfactual token fairness in memory: swap identity terms in ``texts`` (a list, a DataFrame, a dict of
+    columns, a ``datasets.Dataset``), score with ``classifier`` (anything :func:`as_classifier` takes); ``options``
+    as :func:`ctf_core` (``identities``, ``label_column``, ``guard``, ``seed``, ...)."""
+    from .classifiers import as_classifier
+    from .results import CTFResult
+
+    pairs, summary = ctf_core(texts, as_classifier(classifier), **options)
+    return CTFResult(pairs, summary)
+
+
 def run_ctf(
     source: Any,
     out_dir: Any,
     *,
-    classifier: str = "profanity-check",
+    classifier: Any = "profanity-check",
+    progress: Any = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """The shell: check ``out_dir`` first, run :func:`ctf_core`, write ``pairs.csv`` and ``summary.json``."""
+    from .classifiers import as_classifier
+    from .io import write_json, write_table
+    from .runs import prepare_out_dir
+
+    target = prepare_out_dir(out_dir)  # before any work
+    pairs, summary = ctf_core(source, as_classifier(classifier), progress=progress, **options)
+    write_table(pairs, target / "pairs.csv")
+    write_json(summary, target / "summary.json")
+    return summary
+
+
+def ctf_core(
+    source: Any,
+    clf: Any,
+    *,
     identities: Any = None,
     text_column: str = "text",
     id_column: str | None = None,
@@ -195,25 +229,22 @@ def run_ctf(
     seed: int = 0,
     n_resamples: int = 2000,
     progress: Any = None,
-) -> dict[str, Any]:
-    """Swap identity terms in every text, score all texts once, and write ``summary.json`` and ``pairs.csv``.
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Swap identity terms in every text, score all texts once; the pairs table and the summary, in memory.
 
     Φ_A swaps tokens only, as paper 001 defines it (``fix_articles=False``): with "a"/"an" corrected, a blinded
     model would see "a identity" and "an identity" and its gap on training terms would no longer be exactly 0.
     """
     from .attributes import load_identity_set
-    from .classifiers import load_classifier
     from .editors.swap import IdentitySwapEditor
     from .errors import InputError
-    from .io import cell_text, read_table, require_columns, row_ids, write_json, write_table
+    from .io import as_frame, cell_text, require_columns, row_ids
     from .progress import NullProgress
-    from .runs import prepare_out_dir
     from .text import skip_reason
 
     hook = progress or NullProgress()
-    target = prepare_out_dir(out_dir)  # before any work
-    origin = str(source) if not isinstance(source, pd.DataFrame) else "DataFrame"
-    frame = read_table(source)
+    origin = str(source) if isinstance(source, str | Path) else "DataFrame"
+    frame = as_frame(source, text_column=text_column)
     wanted = {text_column: "--text-column"} | ({label_column: "--label-column"} if label_column else {})
     wanted |= {id_column: "--id-column"} if id_column else {}
     require_columns(frame, wanted, origin=origin)
@@ -240,7 +271,6 @@ def run_ctf(
             f"{origin}: none of the {len(texts)} texts contains an identity term of the set {identity_set.name!r} "
             f"used as an identity ({shown}); there is nothing to swap, so no CTF gap (not a gap of 0)"
         )
-    clf = load_classifier(classifier)
     unique = list(dict.fromkeys(texts + [c.text for v in variants for c in v]))
     hook.start(f"classifier ({clf.spec})", len(unique))
     proba = clf.predict_proba(unique, on_batch=hook.advance)
@@ -296,6 +326,4 @@ def run_ctf(
         "classifier": clf.signature(),
         "positive_label": clf.labels[index],
     }
-    write_table(pairs, target / "pairs.csv")
-    write_json(summary, target / "summary.json")
-    return summary
+    return pairs, summary

@@ -1,0 +1,143 @@
+"""The in-memory core: counterfair.generate / evaluate / audit / ctf on lists, DataFrames, dicts and datasets, typed
+results, and the README's Python section run as written."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import counterfair as cf
+from counterfair.errors import ConfigError, InputError
+
+REPO = Path(__file__).resolve().parents[1]
+TEXTS = ["My Muslim neighbour is kind.", "I am a gay man.", "Nothing to see."]
+
+
+def _gay_detector(texts: list[str]) -> np.ndarray:
+    return np.array([0.9 if "gay" in t.lower() else 0.1 for t in texts])
+
+
+def test_the_readme_python_section_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Python\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) >= 3
+    flow = blocks[1].strip().splitlines()
+    assert len(flow) <= 6 and flow[0] == "import counterfair as cf"  # the flow of the issue, in six lines
+    monkeypatch.chdir(tmp_path)
+    scope: dict[str, object] = {}
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), scope)
+    aud = scope["aud"]
+    assert isinstance(aud, cf.AuditResult)
+    assert {"islam", "identity"} <= set(aud.by_group.index.get_level_values("attribute"))
+    assert (tmp_path / "audit-out" / "report.html").exists()
+    assert isinstance(scope["gap"], float)
+
+
+def test_generate_with_method_names_keeps_every_input() -> None:
+    records = cf.generate(TEXTS, ["ablation", "swap"], attribute="islam", identities="muslim,christian,gay,straight")
+    by_source = {(r.source_id, r.editor): r for r in records if r.editor == "ablation"}
+    assert by_source[("0", "ablation")].text == "My neighbour is kind."
+    assert by_source[("0", "ablation")].status == "ok" and by_source[("0", "ablation")].edits
+    assert by_source[("2", "ablation")].status == "unchanged:no_attribute_term"
+    swaps = [r for r in records if r.editor == "swap" and r.status == "ok"]
+    # compared without case: the swap copies the source term's capital ("My Gay neighbour"), issue #16's casing item
+    assert sorted(r.text.lower() for r in swaps if r.source_id == "0") == [
+        "my christian neighbour is kind.",
+        "my gay neighbour is kind.",
+        "my straight neighbour is kind.",
+    ]
+    assert {r.provenance["target_term"] for r in swaps if r.source_id == "1"} == {"muslim", "christian", "straight"}
+    assert [r.status for r in records if r.editor == "swap" and r.source_id == "2"] == ["unchanged:no_identity_term"]
+
+
+def test_generate_with_editor_objects() -> None:
+    records = cf.generate(TEXTS, [cf.editors.Substitution("islam")])
+    assert [(r.source_id, r.status, r.text) for r in records] == [
+        ("0", "ok", "My Christian neighbour is kind."),
+        ("1", "unchanged:no_edit", ""),
+        ("2", "unchanged:no_edit", ""),
+    ]
+
+
+def test_evaluate_takes_tuples_records_dicts_frames_and_datasets() -> None:
+    import datasets
+
+    tuples = [("a b c", "a b x"), ("d e f", "d e f g")]
+    frame = pd.DataFrame(tuples, columns=["orig_text", "gen_text"])
+    inputs = [tuples, frame, {"orig_text": ["a b c", "d e f"], "gen_text": ["a b x", "d e f g"]}]
+    inputs.append(datasets.Dataset.from_pandas(frame))
+    for data in inputs:
+        result = cf.evaluate(data, metrics=["distance"])
+        assert result.rows["distance"].tolist() == [1, 1]
+        assert result.metrics.loc["distance", "mean"] == 1.0
+    records = cf.generate(["My Muslim friend."], [cf.editors.Ablation("islam")])
+    result = cf.evaluate(records, metrics=["distance", "flip"], classifier=_gay_detector)
+    assert result.rows["distance"].tolist() == [1] and result.summary["options"]["classifier"].endswith("_gay_detector")
+    assert "<table" in result._repr_html_()
+
+
+def test_bad_inputs_name_the_problem() -> None:
+    with pytest.raises(InputError, match="item 1 is a int, expected a string"):
+        cf.audit(["fine", 3], _gay_detector)
+    with pytest.raises(InputError, match=r"tuples must be \(original, counterfactual"):
+        cf.evaluate([("a",)], metrics=["distance"])
+    with pytest.raises(ConfigError, match=r"unknown option.*treshold.*the options are"):
+        cf.audit(TEXTS, _gay_detector, treshold=0.3)
+
+
+def test_audit_in_memory_equals_the_shell(tmp_path: Path) -> None:
+    options = {"methods": ["ablation", "substitution", "swap"], "identities": "muslim,christian,gay,straight"}
+    result = cf.audit(pd.DataFrame({"text": TEXTS}), _gay_detector, **options)
+    summary = cf.run_audit(pd.DataFrame({"text": TEXTS}), tmp_path / "run", cf.AuditOptions(**options),
+                           classifier=cf.as_classifier(_gay_detector))  # fmt: skip
+    shell_pairs = cf.read_table(tmp_path / "run" / "pairs.csv")
+    assert result.pairs["cf_text"].tolist() == shell_pairs["cf_text"].tolist()
+    np.testing.assert_allclose(result.pairs["diff"], shell_pairs["diff"].astype(float))
+    assert result.summary["groups"] == summary["groups"] and result.summary["ctf"] == summary["ctf"]
+    lgbq = result.by_group.loc[("swap", "identity")]
+    assert lgbq["pairs"] == 6
+    # by hand: text 0 -> |0|, |0.8|, |0| (mean 0.267); text 1 -> 0.8 three times; CTF gap = mean over texts = 0.533
+    assert result.ctf_gap == pytest.approx((0.8 / 3 + 0.8) / 2)
+    assert result.ctf_by_group.loc["other", "ctf_gap"] == pytest.approx((0.8 / 3 + 0.8) / 2)  # a custom list: "other"
+    html = result._repr_html_()
+    assert "<table" in html and "data:image/png;base64" in html
+    saved = result.save(tmp_path / "saved")
+    written = json.loads((saved / "summary.json").read_text())["groups"]
+    assert [(g["pairs"], g["score_change"]["mean"]) for g in written] == [
+        (g["pairs"], g["score_change"]["mean"]) for g in result.summary["groups"]
+    ]
+    assert (saved / "report.html").exists()
+
+
+def test_audit_and_ctf_take_a_hugging_face_dataset(tmp_path: Path) -> None:
+    import datasets
+
+    data = datasets.Dataset.from_dict({"text": TEXTS})
+    result = cf.audit(data, _gay_detector, methods=["swap"], identities="muslim,christian,gay,straight")
+    assert len(result.pairs) == 6
+    ctf = cf.ctf(data, _gay_detector, identities="muslim,christian,gay,straight")
+    assert ctf.ctf_gap == pytest.approx(result.ctf_gap)
+    assert set(ctf.by_group.index) == {"gay", "muslim"}
+    shell = cf.run_ctf(data.to_pandas(), tmp_path / "ctf", classifier=_gay_detector,
+                       identities="muslim,christian,gay,straight")  # fmt: skip
+    assert shell["ctf_gap"] == ctf.ctf_gap
+
+
+def test_hf_dataset_spec_is_read_from_a_saved_directory(tmp_path: Path) -> None:
+    import datasets
+
+    datasets.DatasetDict({"test": datasets.Dataset.from_dict({"text": TEXTS})}).save_to_disk(str(tmp_path / "ds"))
+    frame = cf.read_table(f"hf-dataset:{tmp_path / 'ds'}:test")
+    assert frame["text"].tolist() == TEXTS
+    summary = cf.run_ctf(f"hf-dataset:{tmp_path / 'ds'}:test", tmp_path / "out", classifier=_gay_detector,
+                         identities="muslim,christian,gay,straight")  # fmt: skip
+    assert summary["input"]["texts"] == 3
+    with pytest.raises(InputError, match="cannot load the dataset"):
+        cf.read_table(f"hf-dataset:{tmp_path / 'ds'}:validation")
