@@ -39,7 +39,7 @@ from .checkpoint import JsonlCheckpoint
 from .classifiers import CachedClassifier, load_classifier
 from .errors import ConfigError, InputError
 from .io import cell_text, input_sha256, read_table, require_columns, row_ids, write_json, write_table
-from .metrics.functional import bootstrap_ci
+from .metrics.functional import bootstrap_ci, score_flipped
 from .progress import NullProgress, ProgressHook
 from .records import params_hash
 from .results import AuditResult
@@ -336,7 +336,7 @@ def _scored_pairs(
     pairs["score_cf"] = pd.Series([scores[t][index] for t in pairs["cf_text"]], dtype=float)
     pairs["diff"] = pairs["score_cf"] - pairs["score_orig"]
     scored = pairs["diff"].notna()  # a NaN from the classifier: the pair is kept, marked, and left out of aggregates
-    flipped = (pairs["score_orig"] >= opts.threshold) != (pairs["score_cf"] >= opts.threshold)
+    flipped = pd.Series(score_flipped(pairs["score_orig"], pairs["score_cf"], opts.threshold), index=pairs.index)
     pairs["flipped"] = flipped.astype(object).where(scored, None)
     pairs["status"] = np.where(scored, "ok", "partial:classifier_returned_nan")
     pairs["group"] = [identity_set.group_of(t) if isinstance(t, str) else None for t in pairs["source_term"]]

@@ -68,10 +68,13 @@ def text_gaps(score_orig: Sequence[float] | np.ndarray, scores_cf: Sequence[Sequ
 def _gap_summary(pairs: pd.DataFrame, *, seed: int, n_resamples: int) -> dict[str, Any]:
     if pairs.empty:
         return {"ctf_gap": None, "texts": 0, "pairs": 0, "ci_low": None, "ci_high": None}
-    per_text = pairs.groupby("text_id", sort=False)["abs_diff"].mean().to_numpy()
+    by_text = pairs.groupby("text_id", sort=False)
+    score_orig = by_text["score_orig"].first().to_numpy(dtype=float)
+    scores_cf = [group.tolist() for _, group in by_text["score_cf"]]
+    per_text = text_gaps(score_orig, scores_cf)  # the one definition of the CTF gap, above
     low, high = bootstrap_ci(per_text, n_resamples=n_resamples, seed=seed)
     return {
-        "ctf_gap": float(per_text.mean()),
+        "ctf_gap": ctf_gap(score_orig, scores_cf),
         "texts": int(per_text.size),
         "pairs": len(pairs),
         "ci_low": low,

@@ -550,7 +550,7 @@ def _score_classifier(
     rows.column("p_contrast_orig")[target_rows] = a[np.arange(len(ok_idx)), contrast]
     rows.column("p_contrast_cf")[target_rows] = b[np.arange(len(ok_idx)), contrast]
     if "flip" in wanted:
-        rows.column("flipped")[target_rows] = (pred_a != pred_b).astype(float)
+        rows.column("flipped")[target_rows] = F.flipped(a, b, threshold=opts.threshold).astype(float)
     if "prob_change" in wanted:
         rows.column("prob_change")[target_rows] = F.prob_change(a, b, contrast)
 

@@ -40,7 +40,7 @@ from .classifiers import CachedClassifier, load_classifier
 from .editors.base import EditorBase
 from .errors import ConfigError
 from .io import cell_text, input_sha256, read_table, require_columns, row_ids, write_json, write_table
-from .metrics.functional import contrast_labels
+from .metrics.functional import contrast_labels, flipped_one
 from .progress import NullProgress, ProgressHook
 from .records import params_hash
 from .runs import claim_run_dir, prepare_out_dir
@@ -201,7 +201,7 @@ def _edit_chain(
             break
         proba = clf.predict_proba([c.text for c in cands])
         scored = np.isfinite(proba).all(axis=1)  # a NaN row is never a flip
-        flips = [bool(ok) and int(p.argmax()) != label_before for p, ok in zip(proba, scored, strict=True)]
+        flips = [bool(ok) and flipped_one(before[0], p) for p, ok in zip(proba, scored, strict=True)]
         choice = select(current, cands, flips)
         assert choice is not None
         chosen = cands[choice]

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..classifiers import CachedClassifier
 from ..errors import ConfigError, InputError, ModelNotAvailable
-from ..metrics.functional import contrast_labels
+from ..metrics.functional import contrast_labels, flipped_one
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate
 from ..text import match_case
@@ -109,7 +109,7 @@ class _ClassifierEditor(EditorBase):
         return self.candidate(
             text,
             meta={
-                "flipped": int(p.argmax()) != target.original,
+                "flipped": flipped_one(target.proba, p),
                 "p_target": float(p[target.target]),
                 "p_original_label": float(p[target.original]),
                 "target_label": self.classifier.labels[target.target],
@@ -249,7 +249,7 @@ class SynonymSwapEditor(_ClassifierEditor):
                 continue
             texts = [_join(tokens, {**replaced, position: match_case(tokens[position].text, o)}) for o in options]
             proba = self.classifier.predict_proba(texts)
-            flipping = [k for k in range(len(options)) if int(proba[k].argmax()) != target.original]
+            flipping = [k for k in range(len(options)) if flipped_one(target.proba, proba[k])]
             if flipping:  # the most similar synonym that flips (the options are sorted by similarity)
                 replaced[position] = match_case(tokens[position].text, options[flipping[0]])
                 break

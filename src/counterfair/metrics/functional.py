@@ -37,8 +37,25 @@ def predicted_labels(proba: ArrayLike, *, threshold: float | None = None) -> np.
 
 
 def flipped(proba_orig: ArrayLike, proba_cf: ArrayLike, *, threshold: float | None = None) -> np.ndarray:
-    """Boolean per pair: did the predicted label change from original to counterfactual?"""
+    """THE flip, used by evaluate, audit, feedback and the classifier-guided editors: per pair, did the predicted
+    label change from original to counterfactual? (CheckList's INV test fails exactly on these pairs.)"""
     return predicted_labels(proba_orig, threshold=threshold) != predicted_labels(proba_cf, threshold=threshold)
+
+
+def flipped_one(proba_orig: ArrayLike, proba_cf: ArrayLike) -> bool:
+    """:func:`flipped` for one original and one counterfactual probability vector; ``False`` when either holds NaN
+    (a classifier that gave no score changed nothing we can see)."""
+    a, b = np.atleast_2d(np.asarray(proba_orig, dtype=float)), np.atleast_2d(np.asarray(proba_cf, dtype=float))
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        return False
+    return bool(flipped(a, b)[0])
+
+
+def score_flipped(score_orig: ArrayLike, score_cf: ArrayLike, threshold: float) -> np.ndarray:
+    """:func:`flipped` for one label's score against a threshold (the audit's ``--threshold``): the prediction is
+    that label when its score is at least ``threshold``. Pairs with a NaN score are ``False`` (callers mark them)."""
+    a, b = np.asarray(score_orig, dtype=float), np.asarray(score_cf, dtype=float)
+    return np.isfinite(a) & np.isfinite(b) & ((a >= threshold) != (b >= threshold))
 
 
 def flip_rate(pred_orig: ArrayLike, pred_cf: ArrayLike) -> float:
