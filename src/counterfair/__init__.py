@@ -18,7 +18,7 @@ from .errors import (
     OutputError,
     SchemaError,
 )
-from .records import SCHEMA_VERSION, Candidate, Counterfactual, Edit, Example
+from .records import SCHEMA_VERSION, Candidate, Counterfactual, Edit
 
 __version__ = "0.1.0"
 
@@ -64,7 +64,6 @@ __all__ = [
     "Edit",
     "EvaluateOptions",
     "EvaluationResult",
-    "Example",
     "GenerateOptions",
     "InputError",
     "ModelNotAvailable",

@@ -37,11 +37,12 @@ from ._generate import GenerateOptions, generate_frame, normalize_methods, run_g
 from .attributes import known_attributes, load_attribute, load_identity_set
 from .checkpoint import JsonlCheckpoint
 from .classifiers import CachedClassifier, load_classifier
+from .classifiers.labels import positive_index
 from .errors import ConfigError, InputError
 from .io import cell_text, input_sha256, read_table, require_columns, row_ids, write_json, write_table
 from .metrics.functional import bootstrap_ci, score_flipped
 from .progress import NullProgress, ProgressHook
-from .records import params_hash
+from .records import make_options, params_hash
 from .results import AuditResult
 from .runs import claim_run_dir, prepare_out_dir
 from .text import MAX_TEXT_CHARS
@@ -181,7 +182,7 @@ def audit(
     from .io import as_frame
 
     clf = as_classifier(classifier)
-    opts = _options(AuditOptions, {"classifier": clf.spec, **options})
+    opts = make_options(AuditOptions, {"classifier": clf.spec, **options})
     hook = progress or NullProgress()
     started = time.perf_counter()
     frame, origin = _read_texts(as_frame(texts, text_column=opts.text_column), opts)
@@ -196,15 +197,6 @@ def audit(
         started=started,
     )
     return AuditResult(pairs, summary)
-
-
-def _options(kind: Any, given: dict[str, Any]) -> Any:
-    """``kind(**given)`` with an unknown option named in a :class:`ConfigError`."""
-    known = set(kind.__dataclass_fields__)
-    unknown = sorted(set(given) - known)
-    if unknown:
-        raise ConfigError(f"unknown option(s) {', '.join(unknown)}; the options are: {', '.join(sorted(known))}")
-    return kind(**given)
 
 
 def _predict(clf: CachedClassifier, texts: list[str]) -> dict[str, list[float]]:
@@ -272,7 +264,7 @@ def audit_core(
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The audit in memory: counterfactuals by ``generate(name, texts, options)`` (in memory, or the shell's
     resumable runs), probabilities by ``score(texts)``; returns the pairs table and the summary."""
-    index = _positive_index(clf.labels, opts.positive_label)
+    index = positive_index(clf.labels, opts.positive_label)
     generated, timing = _generate_all(frame, opts, plan_, generate)
     rows = _pair_rows(generated)
     if opts.only_good:
@@ -358,12 +350,6 @@ PAIR_COLUMNS = [
     "flipped",
     "status",
 ]
-
-
-def _positive_index(labels: list[str], positive: str | None) -> int:
-    from ._ctf import _positive_index as pick
-
-    return pick(labels, positive)
 
 
 def _pair_rows(generated: dict[str, Any]) -> list[dict[str, Any]]:

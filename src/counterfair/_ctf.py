@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .classifiers.labels import binary_labels, positive_index
 from .metrics.functional import bootstrap_ci
 
 if TYPE_CHECKING:
@@ -134,58 +135,6 @@ def ctf_report(pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2000, m
 # --------------------------------------------------------------------------------------------- the command
 
 
-def _positive_index(labels: Sequence[str], positive: str | None) -> int:
-    if positive is not None:
-        if positive not in labels:
-            from .errors import ConfigError
-
-            raise ConfigError(f"the classifier has no label {positive!r}; its labels: {list(labels)}")
-        return list(labels).index(positive)
-    if len(labels) != 2:
-        from .errors import ConfigError
-
-        raise ConfigError(
-            f"the classifier has {len(labels)} labels {list(labels)}; name the one to compare with --positive-label"
-        )
-    return 1
-
-
-def _labels_column(frame: pd.DataFrame, column: str | None, origin: str) -> np.ndarray:
-    if column is None:
-        return np.full(len(frame), math.nan)
-    from .errors import InputError
-
-    raw = frame[column]
-    text = raw.astype(str).str.strip().str.lower()
-    mapping = {
-        "1": 1.0,
-        "0": 0.0,
-        "true": 1.0,
-        "false": 0.0,
-        "toxic": 1.0,
-        "nontoxic": 0.0,
-        "non-toxic": 0.0,
-        "bad": 1.0,
-        "not_bad": 0.0,
-        "1.0": 1.0,
-        "0.0": 0.0,
-    }
-    out = np.full(len(frame), math.nan)
-    for row, (value, cell) in enumerate(zip(text, raw, strict=True)):
-        if cell is None or (isinstance(cell, float) and math.isnan(cell)):
-            raise InputError(f"{origin}: row {row} has no label in column {column!r}")
-        if value in mapping:
-            out[row] = mapping[value]
-            continue
-        try:
-            out[row] = 1.0 if float(value) >= 0.5 else 0.0  # a toxicity score
-        except ValueError:
-            raise InputError(
-                f"{origin}: row {row}: label {cell!r} in column {column!r} is not 0/1 or a score"
-            ) from None
-    return out
-
-
 def ctf(texts: Any, classifier: Any = "profanity-check", **options: Any) -> CTFResult:
     """Counterfactual token fairness in memory: swap identity terms in ``texts`` (a list, a DataFrame, a dict of
     columns, a ``datasets.Dataset``), score with ``classifier`` (anything :func:`as_classifier` takes); ``options``
@@ -254,7 +203,7 @@ def ctf_core(
     ids = row_ids(frame, id_column, origin=origin)
     texts = [cell_text(v) or "" for v in frame[text_column].tolist()]
     too_long = [i for i, t in enumerate(texts) if skip_reason(t, max_text_chars) == "too_long"]
-    labels = _labels_column(frame, label_column, origin)
+    labels = binary_labels(frame, label_column, origin)
     identity_set = load_identity_set(identities)
     overlaps = sorted(
         {
@@ -277,7 +226,7 @@ def ctf_core(
     unique = list(dict.fromkeys(texts + [c.text for v in variants for c in v]))
     hook.start(f"classifier ({clf.spec})", len(unique))
     proba = clf.predict_proba(unique, on_batch=hook.advance)
-    index = _positive_index(clf.labels, positive_label)
+    index = positive_index(clf.labels, positive_label)
     score = {t: float(p[index]) for t, p in zip(unique, proba, strict=True)}
     rows = []
     for i, (text, cands) in enumerate(zip(texts, variants, strict=True)):

@@ -113,13 +113,13 @@ class EvaluationResult(TableResult):
         return self.rows
 
     def _repr_html_(self) -> str:
-        from .results import _html
+        from .results import html_view
 
         counts = self.summary["counts"]
         line = f"{counts['rows']} pairs, {counts['scored']} scored; status: " + ", ".join(
             f"{k} {v}" for k, v in sorted(counts["status"].items())
         )
-        return _html("counterfair evaluation", [line], [("metrics", self.metrics), ("by group", self.by_group)], [])
+        return html_view("counterfair evaluation", [line], [("metrics", self.metrics), ("by group", self.by_group)], [])
 
 
 def evaluate(
@@ -129,11 +129,11 @@ def evaluate(
     tuples, :class:`~counterfair.records.Counterfactual` records, or a table (DataFrame, dict of columns,
     ``datasets.Dataset``) with CEval's columns (``orig_text``, ``gen_text``). ``classifier``: anything
     :func:`~counterfair.as_classifier` takes; ``options``: :class:`EvaluateOptions`'s fields."""
-    from ._audit import _options
     from .classifiers import as_classifier
+    from .records import make_options
 
     frame = _pairs_frame(pairs)
-    opts = _options(EvaluateOptions, {"metrics": list(metrics) if metrics else None, **options})
+    opts = make_options(EvaluateOptions, {"metrics": list(metrics) if metrics else None, **options})
     clf = as_classifier(classifier) if classifier is not None else None
     return evaluate_pairs(frame, opts, classifier=clf, progress=progress)
 

@@ -572,11 +572,11 @@ def generate(
     names (``ablation``, ``substitution``, ``swap``, ``llm``: filtered and ranked as ``counterfair generate`` does,
     with :class:`GenerateOptions`'s ``options`` such as ``attribute``, ``identities``, ``llm``, ``samples``) or
     editor objects (``counterfair.editors.AblationEditor(...)``, your own), whose every candidate is returned."""
-    from ._audit import _options
+    from .records import make_options
 
     names = [e for e in editors if isinstance(e, str)]
     objects = [e for e in editors if not isinstance(e, str)]
-    opts = _options(GenerateOptions, {"methods": names or ["ablation"], **options})
+    opts = make_options(GenerateOptions, {"methods": names or ["ablation"], **options})
     _, ids, source_texts = _read_input(texts, opts)
     records: list[Counterfactual] = []
     if names:

@@ -498,6 +498,13 @@ def train_command(
         )
     last = result.history[-1] if result.history else {}
     console.print(f"trained {method} in {result.seconds:.1f} s; final loss {last.get('loss', float('nan')):.4f}")
+    ev = result.evaluation
+    console.print(
+        f"on the {ev['on']}: accuracy {_fmt(ev['accuracy'])}, AUC {_fmt(ev['auc'])}, TPR {_fmt(ev['tpr'])}, "
+        f"TNR {_fmt(ev['tnr'])}"
+    )
+    if ev.get("collapse_warning"):
+        console.print(f"[yellow]warning:[/yellow] the model may have collapsed: {ev['collapse_warning']}")
     console.print(f"wrote {out}; use it as --classifier model:{out}")
 
 

@@ -1,4 +1,4 @@
-"""Records that flow through counterfair: examples, candidate edits and counterfactuals.
+"""Records that flow through counterfair: candidate edits and counterfactuals.
 
 A :class:`Counterfactual` carries its status and provenance so that nothing is dropped silently: a
 filtered candidate keeps its reason, a failed one keeps the error.
@@ -44,6 +44,17 @@ def params_hash(params: Mapping[str, Any]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
 
 
+def make_options(kind: Any, given: Mapping[str, Any]) -> Any:
+    """``kind(**given)`` for an options dataclass, with an unknown option named in a ``ConfigError``."""
+    from .errors import ConfigError
+
+    known = set(kind.__dataclass_fields__)
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise ConfigError(f"unknown option(s) {', '.join(unknown)}; the options are: {', '.join(sorted(known))}")
+    return kind(**given)
+
+
 @dataclass(frozen=True)
 class Edit:
     """One replaced span: characters ``start:end`` of the source became ``new``."""
@@ -52,17 +63,6 @@ class Edit:
     end: int
     old: str
     new: str
-
-
-@dataclass(frozen=True)
-class Example:
-    """An input text with optional id, gold label and group (e.g. the identity it mentions)."""
-
-    id: str
-    text: str
-    label: str | None = None
-    group: str | None = None
-    meta: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

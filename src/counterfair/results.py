@@ -33,7 +33,7 @@ def _figure_png(draw: Any) -> str | None:
     return f'<img alt="figure" src="data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()}">'
 
 
-def _html(title: str, lines: list[str], tables: list[tuple[str, pd.DataFrame]], figures: list[str | None]) -> str:
+def html_view(title: str, lines: list[str], tables: list[tuple[str, pd.DataFrame]], figures: list[str | None]) -> str:
     parts = [f"<div><h4>{html.escape(title)}</h4>"]
     parts += [f"<p>{html.escape(line)}</p>" for line in lines]
     for caption, table in tables:
@@ -134,7 +134,7 @@ class AuditResult(TableResult):
         line += f"; {unscored} pairs without a score" if unscored else ""
         lines = [line]
         tables = [("by method and attribute", self.by_group), ("CTF gap by identity group", self.ctf_by_group)]
-        return _html("counterfair audit", lines, tables, [_figure_png(histogram)])
+        return html_view("counterfair audit", lines, tables, [_figure_png(histogram)])
 
     def __repr__(self) -> str:
         return f"AuditResult({len(self.pairs)} pairs, classifier {self.summary['classifier']['spec']!r})"
@@ -168,7 +168,7 @@ class CTFResult(TableResult):
     def _repr_html_(self) -> str:
         gap = self.ctf_gap
         lines = [f"CTF gap {gap:.3f}" if gap is not None else "no CTF gap", f"{len(self.pairs)} pairs"]
-        return _html("counterfair CTF", lines, [("by source term", self.by_group.head(20))], [])
+        return html_view("counterfair CTF", lines, [("by source term", self.by_group.head(20))], [])
 
     def __repr__(self) -> str:
         return f"CTFResult(ctf_gap={self.ctf_gap}, {len(self.pairs)} pairs)"

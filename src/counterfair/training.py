@@ -78,7 +78,7 @@ class TrainConfig:
 
 def read_labelled(source: Any, *, text_column: str, label_column: str) -> tuple[list[str], np.ndarray]:
     """Texts and 0/1 labels; a clear error for a missing text, a NaN or non-binary label, or a single class."""
-    from ._ctf import _labels_column
+    from .classifiers.labels import binary_labels
 
     origin = str(source) if not isinstance(source, pd.DataFrame) else "DataFrame"
     frame = read_table(source)
@@ -89,7 +89,7 @@ def read_labelled(source: Any, *, text_column: str, label_column: str) -> tuple[
         if text is None or not text.strip():
             raise InputError(f"{origin}: row {row} has no text in column {text_column!r}")
         texts.append(text)
-    labels = _labels_column(frame, label_column, origin)
+    labels = binary_labels(frame, label_column, origin)
     classes = set(labels.tolist())
     if len(classes) < 2:
         raise InputError(
@@ -235,6 +235,7 @@ class TrainResult:
     config: TrainConfig
     history: list[dict[str, float]] = field(default_factory=list)
     seconds: float = 0.0
+    evaluation: dict[str, Any] = field(default_factory=dict)  # classification_report + collapse warning
 
 
 def _counterfactual_map(texts: Sequence[str], identities: IdentitySet, seed: int) -> list[list[str]]:
@@ -383,7 +384,20 @@ def train(
     with atomic_open(target / "config.json", "w", encoding="utf-8") as handle:
         json.dump(meta, handle, indent=2)
     checkpoint.unlink(missing_ok=True)
-    return TrainResult(target, cfg, history, seconds)
+    evaluation = evaluate_trained(target, texts, labels, on="training data (in-sample)")
+    meta["evaluation"] = evaluation
+    with atomic_open(target / "config.json", "w", encoding="utf-8") as handle:
+        json.dump(meta, handle, indent=2, default=lambda v: None)
+    return TrainResult(target, cfg, history, seconds, evaluation)
+
+
+def evaluate_trained(model_dir: Path, texts: Sequence[str], labels: np.ndarray, *, on: str) -> dict[str, Any]:
+    """Accuracy, AUC, TPR, TNR of a trained model on ``texts``, and whether it collapsed (see
+    :func:`collapse_warning`): what ``counterfair train`` reports, so a CTF gap won by collapsing is seen."""
+    scores = TrainedClassifier(model_dir).predict_proba(list(texts))[:, 1]
+    report = classification_report(labels, scores)
+    clean = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in report.items()}
+    return {"on": on, **clean, "collapse_warning": collapse_warning(report)}
 
 
 class TrainedClassifier:

@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar
 
 from ..progress import ProgressHook
 from ..records import Candidate, params_hash
 
 
-@runtime_checkable
-class Editor(Protocol):
-    """Makes candidate counterfactuals. ``edit`` returns one list per input (possibly empty), in input order."""
-
-    name: ClassVar[str]
-
-    def params(self) -> dict[str, Any]: ...
-
-    def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]: ...
-
-
 class EditorBase:
-    """Shared helpers: a parameters hash for provenance and candidate construction."""
+    """The editor contract: ``name``, ``params()``, and ``edit(texts)`` returning one list of candidates per input
+    (possibly empty), in input order; plus a parameters hash for provenance and candidate construction."""
 
     name: ClassVar[str] = "editor"
 

@@ -3,10 +3,10 @@
 * :class:`SynonymSwapEditor` (TextFooler-like) — word importance by deletion; WordNet synonyms of the same part of
   speech (spaCy tags) whose word vectors are similar enough (cosine >= 0.5, spaCy's medium English vectors); stop
   words and already-changed words are protected; greedy by importance until the label flips.
-* :class:`MaskFillEditor` (MiCE-like) — importance by occlusion (by gradients for a counterfair-trained torch
-  model); the most important fraction of the words is masked and an instruction LLM fills the blanks (no masked LM
-  exists on these machines); binary search over the masked fraction for the smallest edit that flips; every fill
-  tried is a candidate.
+* :class:`MaskFillEditor` (MiCE-like) — importance by occlusion (MiCE uses gradients; occlusion works with any
+  classifier, so it is the only method here); the most important fraction of the words is masked and an
+  instruction LLM fills the blanks (no masked LM exists on these machines); binary search over the masked
+  fraction for the smallest edit that flips; every fill tried is a candidate.
 * :class:`LLMFlipEditor` — CEval's LLM baseline: a one-shot prompt asking for a minimal change that makes the label
   ``<target>``; with ``in_loop=True`` the classifier's verdict is fed back until the label flips or the budget ends.
 * :class:`ExternalEditor` — counterfactuals produced elsewhere (MiCE, GBDA, CREST, Polyjuice: e.g. CEval's files),
@@ -313,9 +313,6 @@ class MaskFillEditor(_LLMClassifierEditor):
         return self.prompt_tokens(prompt) + 3 * blanks + self.max_tokens_for(blanks) <= self.llm.context_size()
 
     def importance(self, tokens: Sequence[Any], label: int, positions: list[int]) -> np.ndarray:
-        inner = self.classifier.inner
-        if hasattr(inner, "word_gradients"):  # a counterfair-trained torch model: gradient x input
-            return np.asarray(inner.word_gradients(_join(tokens, {}), [tokens[i].text for i in positions], label))
         return deletion_importance(self.classifier, tokens, label, positions)
 
     def fill(self, tokens: Sequence[Any], masked: list[int], target_label: str, attempt: int) -> str | None:
