@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from counterfair.feedback import FeedbackOptions, adapt_lm, run_feedback
+from counterfair._feedback import FeedbackOptions, adapt_lm, run_feedback
 from counterfair.io import write_json
 
 ROOT = Path(__file__).resolve().parents[1]

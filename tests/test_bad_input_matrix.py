@@ -16,6 +16,7 @@ import pytest
 from counterfair._audit import AuditOptions, run_audit
 from counterfair._ctf import run_ctf
 from counterfair._evaluate import EvaluateOptions, evaluate_pairs
+from counterfair._feedback import FeedbackOptions
 from counterfair.attributes import load_attribute, load_identity_set
 from counterfair.classifiers import load_classifier
 from counterfair.errors import (
@@ -27,7 +28,6 @@ from counterfair.errors import (
     OutputError,
     SchemaError,
 )
-from counterfair.feedback import FeedbackOptions
 from counterfair.io import read_table, write_table
 from counterfair.models import get_model_info, load_causal_lm
 from counterfair.training import train
@@ -504,7 +504,7 @@ def test_audit_with_a_classifier_that_returns_nan(tmp_path: Path) -> None:
 
 
 def test_feedback_with_a_classifier_that_returns_nan(tmp_path: Path) -> None:
-    from counterfair.feedback import run_feedback
+    from counterfair._feedback import run_feedback
 
     from .fakes import ListEditor
 
@@ -523,8 +523,8 @@ def test_feedback_with_a_classifier_that_returns_nan(tmp_path: Path) -> None:
 
 
 def test_a_huge_text_gets_a_row_status_in_every_editing_command(tmp_path: Path) -> None:
+    from counterfair._feedback import run_feedback
     from counterfair._generate import GenerateOptions, run_generate
-    from counterfair.feedback import run_feedback
 
     from .fakes import ListEditor
 
@@ -557,3 +557,20 @@ def test_duplicate_ids_are_refused_by_every_command(
     argv = [a.replace("{data}", str(data)) for a in COMMANDS[command] if a != "--id-column" and a != "id"]
     code, err = _cli(tmp_path, [*argv, "--id-column", "id", "--out", str(tmp_path / "out")], capsys)
     assert code == 2 and f"{data}: rows 0 and 2 share the id 'a' in column 'id'" in err, err
+
+
+def test_every_command_refuses_a_rerun_with_other_options_and_names_them(tmp_path: Path) -> None:
+    """ctf and evaluate used to overwrite silently; now the same rule as audit, generate and feedback."""
+    texts = pd.DataFrame({"text": ["My Muslim neighbour is kind.", "I am a gay man."]})
+    run_ctf(texts, tmp_path / "ctf", identities="muslim,christian,gay,straight")
+    run_ctf(texts, tmp_path / "ctf", identities="muslim,christian,gay,straight")  # the same run again: fine
+    with pytest.raises(ConfigError, match=r"holds a ctf run that differs in: options \(guard: 'spacy' -> None\)"):
+        run_ctf(texts, tmp_path / "ctf", identities="muslim,christian,gay,straight", guard=None)
+    evaluate_pairs(PAIRS, EvaluateOptions(metrics=["distance"]), out_dir=tmp_path / "ev")
+    evaluate_pairs(PAIRS, EvaluateOptions(metrics=["distance"], batch_size=8), out_dir=tmp_path / "ev")  # speed only
+    with pytest.raises(
+        ConfigError, match=r"holds an evaluation that differs in: options \(metrics: \['distance'\] -> "
+    ):
+        evaluate_pairs(PAIRS, EvaluateOptions(metrics=["distance", "bleu"]), out_dir=tmp_path / "ev")
+    with pytest.raises(ConfigError, match="differs in: input data"):
+        evaluate_pairs(PAIRS.head(1), EvaluateOptions(metrics=["distance"]), out_dir=tmp_path / "ev")

@@ -141,3 +141,34 @@ def test_hf_dataset_spec_is_read_from_a_saved_directory(tmp_path: Path) -> None:
     assert summary["input"]["texts"] == 3
     with pytest.raises(InputError, match="cannot load the dataset"):
         cf.read_table(f"hf-dataset:{tmp_path / 'ds'}:validation")
+
+
+def test_feedback_in_memory_equals_the_shell(tmp_path: Path) -> None:
+    from .fakes import ListEditor
+
+    def sentiment(texts: list[str]) -> np.ndarray:
+        return np.array([[0.9, 0.1] if "boring" in t else [0.2, 0.8] for t in texts])
+
+    editor = ListEditor(
+        lambda text: ([text.replace("boring", "gripping")] if "boring" in text else []) + [text + " indeed"]
+    )
+    texts = ["a boring film", "a fine film", ""]
+    result = cf.feedback(texts, editor, cf.as_classifier(sentiment, labels=["NEG", "POS"]), steps=2, ppl_model=None)
+    assert isinstance(result, cf.FeedbackResult)
+    first = result.steps[result.steps["text_id"] == 0]
+    # step 1 flips with the minimal edit (1 word); steps 2-3 cannot flip back, so the closest candidate (+1 word)
+    assert first["text"].tolist() == ["a gripping film", "a gripping film indeed", "a gripping film indeed indeed"]
+    assert first["flipped"].tolist() == [True, False, False]
+    assert result.steps[result.steps["text_id"] == 2]["status"].tolist() == ["skipped:empty_text"]
+    assert result.inconsistency["inc@1"] == pytest.approx(0.0)  # distances 1, 1, 1 for text 0 and 1
+    assert list(result.by_step.index) == ["1", "2", "3"]
+    from counterfair._feedback import FeedbackOptions, run_feedback
+
+    summary = run_feedback(pd.DataFrame({"text": texts}), tmp_path, FeedbackOptions(steps=2, ppl_model=None),
+                           editor=editor, classifier=cf.as_classifier(sentiment, labels=["NEG", "POS"]))  # fmt: skip
+
+    def measured(steps: dict[str, dict[str, object]]) -> dict[str, dict[str, object]]:  # not timings
+        return {k: {m: v for m, v in row.items() if m != "seconds_per_text"} for k, row in steps.items()}
+
+    assert summary["inconsistency"] == result.summary["inconsistency"]
+    assert measured(summary["steps"]) == measured(result.summary["steps"])

@@ -78,3 +78,27 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -> Non
     cfs = pd.read_csv(tmp_path / "cut" / "counterfactuals.csv")
     assert len(cfs) == 384 * 3  # no row lost
     assert not cfs.duplicated(["input_id", "method"]).any()  # none duplicated
+
+
+def test_a_second_run_into_the_same_directory_is_refused_and_a_killed_run_leaves_no_lock(tmp_path: Path) -> None:
+    import pytest
+
+    from counterfair._generate import GenerateOptions, run_generate
+    from counterfair.errors import ConfigError
+
+    data = _data(tmp_path)
+    holder = _generate(data, tmp_path / "run")
+    checkpoint = tmp_path / "run" / ".work" / "done.jsonl"
+    deadline = time.time() + 300
+    while time.time() < deadline and not checkpoint.exists():
+        time.sleep(0.05)
+    options = GenerateOptions(methods=["ablation", "substitution", "swap"], attribute="islam", id_column="id",
+                              score_methods=["ablation", "substitution"])  # fmt: skip
+    with pytest.raises(ConfigError, match=rf"is in use by another counterfair run \(pid {holder.pid}\)"):
+        run_generate(data, tmp_path / "run", options)
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.wait(timeout=30)
+    result = run_generate(data, tmp_path / "run", options)  # the lock died with its process: this run resumes
+    assert len(result.counterfactuals) == 384 * 3
+    after = _generate(data, tmp_path / "run")  # this process let go of the lock when its run finished
+    assert after.wait(timeout=600) == 0, (tmp_path / "run.log").read_text()[-2000:]

@@ -9,11 +9,11 @@ from typing import Any, ClassVar
 import pandas as pd
 import pytest
 
+from counterfair._feedback import FeedbackOptions, adapt_lm, inconsistency, run_feedback, select
 from counterfair.classifiers import CachedClassifier, load_classifier
 from counterfair.editors.base import EditorBase
 from counterfair.editors.flip import ExternalEditor, LLMFlipEditor, MaskFillEditor, SynonymSwapEditor
 from counterfair.errors import ConfigError
-from counterfair.feedback import FeedbackOptions, adapt_lm, inconsistency, run_feedback, select
 from counterfair.records import Candidate
 
 from .fakes import ScriptedLLM
@@ -172,7 +172,10 @@ def test_classifier_that_never_flips(tmp_path: Path) -> None:
         editor=SynonymSwapEditor(clf),
         classifier=clf,
     )
-    assert summary["steps"]["1"]["flip_rate"] == 0.0 and summary["steps"]["3"]["flip_rate"] == 0.0
+    # a classifier nothing moves: no synonym lowers its score, so there is no counterfactual at all (before, the
+    # editor returned the unchanged text and every step counted as an edit of distance 0)
+    assert summary["status"] == {"stopped:no_candidate": 1}
+    assert summary["steps"]["1"]["texts"] == 0 and summary["steps"]["1"]["flip_rate_all_texts"] == 0.0
 
 
 def test_one_label_classifier_is_an_error(tmp_path: Path) -> None:

@@ -44,7 +44,7 @@ from .metrics.functional import bootstrap_ci, score_flipped
 from .progress import NullProgress, ProgressHook
 from .records import make_options, params_hash
 from .results import AuditResult
-from .runs import claim_run_dir, prepare_out_dir
+from .runs import claim_run_dir, holds_run_dir, prepare_out_dir
 from .text import MAX_TEXT_CHARS
 
 DEFAULT_METHODS = ("ablation", "substitution", "swap")
@@ -142,6 +142,11 @@ def plan(source: Any, options: AuditOptions | None = None) -> dict[str, Any]:
     """What an audit would do (texts per attribute, identity texts) and how long it should take; no models run."""
     opts = options or AuditOptions()
     frame, origin = _read_texts(source, opts)
+    return _plan(frame, opts, origin)
+
+
+def _plan(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> dict[str, Any]:
+    """:func:`plan` of texts already read (columns ``id``, ``text``, whatever the input called them)."""
     texts = frame["text"].tolist()
     requested = opts.attributes or known_attributes()
     counts = _attribute_counts(texts, requested)
@@ -190,7 +195,7 @@ def audit(
         frame,
         opts,
         clf,
-        plan_=plan(frame, opts),
+        plan_=_plan(frame, opts, origin),
         origin="in memory" if origin == "DataFrame" else origin,
         generate=lambda name, subset, o: generate_frame(subset, o, progress=hook),
         score=lambda all_texts: _predict(clf, all_texts),
@@ -205,6 +210,7 @@ def _predict(clf: CachedClassifier, texts: list[str]) -> dict[str, list[float]]:
     return {t: [float(x) for x in row] for t, row in zip(unique, proba, strict=True)}
 
 
+@holds_run_dir
 def run_audit(
     source: Any,
     out_dir: str | Path,
@@ -219,7 +225,7 @@ def run_audit(
     started = time.perf_counter()
     prepare_out_dir(out_dir)  # before any work: a bad --out is found now
     frame, origin = _read_texts(source, opts)
-    the_plan = plan(frame, opts)
+    the_plan = _plan(frame, opts, origin)
     target = Path(out_dir)
     input_hash = input_sha256(source, frame["text"].tolist())
     clf = classifier if classifier is not None else load_classifier(opts.classifier)  # checked before any work

@@ -22,6 +22,7 @@ import pandas as pd
 
 from .classifiers.labels import binary_labels, positive_index
 from .metrics.functional import bootstrap_ci
+from .runs import holds_run_dir
 
 if TYPE_CHECKING:
     from .results import CTFResult
@@ -146,6 +147,7 @@ def ctf(texts: Any, classifier: Any = "profanity-check", **options: Any) -> CTFR
     return CTFResult(pairs, summary)
 
 
+@holds_run_dir
 def run_ctf(
     source: Any,
     out_dir: Any,
@@ -155,12 +157,38 @@ def run_ctf(
     **options: Any,
 ) -> dict[str, Any]:
     """The shell: check ``out_dir`` first, run :func:`ctf_core`, write ``pairs.csv`` and ``summary.json``."""
+    import inspect
+    from dataclasses import asdict
+
     from .classifiers import as_classifier
-    from .io import write_json, write_table
-    from .runs import prepare_out_dir
+    from .io import as_frame, input_sha256, row_strings, write_json, write_table
+    from .records import params_hash
+    from .runs import claim_run_dir, prepare_out_dir
 
     target = prepare_out_dir(out_dir)  # before any work
-    pairs, summary = ctf_core(source, as_classifier(classifier), progress=progress, **options)
+    clf = as_classifier(classifier)
+    origin = str(source) if isinstance(source, str | Path) else "DataFrame"
+    frame = as_frame(source, text_column=options.get("text_column", "text"))
+    defaults = {
+        name: param.default
+        for name, param in inspect.signature(ctf_core).parameters.items()
+        if param.kind is param.KEYWORD_ONLY and name not in ("progress", "origin")
+    }
+    given = {**defaults, **options}  # every effective option, so a refusal can name the one that differs
+    identifying = {k: (asdict(v) if hasattr(v, "__dataclass_fields__") else v) for k, v in sorted(given.items())}
+    rows = row_strings(frame)
+    run_id = {
+        "options_fingerprint": params_hash(identifying),
+        "input_sha256": input_sha256(source, rows),
+        "classifier": clf.identity(),
+    }
+    extra = {
+        "options": identifying,
+        "input": origin,
+        "classifier_unstable_reason": clf.signature().get("unstable_reason"),
+    }
+    pairs, summary = ctf_core(frame, clf, progress=progress, origin=origin, **options)
+    claim_run_dir(target, run_id, extra, what="ctf run")  # after the input proved valid; before anything is written
     write_table(pairs, target / "pairs.csv")
     write_json(summary, target / "summary.json")
     return summary
@@ -181,6 +209,7 @@ def ctf_core(
     seed: int = 0,
     n_resamples: int = 2000,
     progress: Any = None,
+    origin: str | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Swap identity terms in every text, score all texts once; the pairs table and the summary, in memory.
 
@@ -195,7 +224,7 @@ def ctf_core(
     from .text import skip_reason
 
     hook = progress or NullProgress()
-    origin = str(source) if isinstance(source, str | Path) else "DataFrame"
+    origin = origin or (str(source) if isinstance(source, str | Path) else "DataFrame")
     frame = as_frame(source, text_column=text_column)
     wanted = {text_column: "--text-column"} | ({label_column: "--label-column"} if label_column else {})
     wanted |= {id_column: "--id-column"} if id_column else {}

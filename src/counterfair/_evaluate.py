@@ -27,13 +27,24 @@ import pandas as pd
 from . import __version__
 from .classifiers import DEFAULT_CLASSIFIER, CachedClassifier, load_classifier
 from .errors import ConfigError, CounterfairError, InputError
-from .io import cell_text, file_sha256, read_table, require_columns, row_ids, write_json, write_table
+from .io import (
+    cell_text,
+    file_sha256,
+    input_sha256,
+    read_table,
+    require_columns,
+    row_ids,
+    row_strings,
+    write_json,
+    write_table,
+)
 from .metrics import functional as F
 from .metrics.cards import CARDS, resolve_metrics
 from .models import package_version as _version
 from .progress import NullProgress, ProgressHook
+from .records import params_hash
 from .results import TableResult
-from .runs import prepare_out_dir
+from .runs import claim_run_dir, holds_run_dir, prepare_out_dir
 from .text import tokenize_batch, tokenizer_signature
 
 CEVAL_COLUMNS = ("orig_text", "gen_text", "gen_text_2")
@@ -209,6 +220,39 @@ def _resolve_columns(frame: pd.DataFrame, opts: EvaluateOptions, origin: str) ->
     return "gen_text_2" if "gen_text_2" in frame.columns else None
 
 
+_PERFORMANCE = {"batch_size", "engine", "address", "ppl_token_budget", "metrics_explicit"}
+
+
+def _claim(
+    target: Path,
+    source: Any,
+    frame: pd.DataFrame,
+    opts: EvaluateOptions,
+    classifier: CachedClassifier | None,
+    origin: str,
+    metrics: list[str],
+) -> None:
+    """The run directory's identity: options (not the performance knobs), input, and the classifier's identity when a
+    metric uses it; a rerun that differs is refused, naming what differs (the rule of every command)."""
+    identifying = {k: v for k, v in asdict(opts).items() if k not in _PERFORMANCE}
+    rows = row_strings(frame)
+    run_id: dict[str, Any] = {
+        "options_fingerprint": params_hash(identifying),
+        "input_sha256": input_sha256(source, rows),
+    }
+    extra: dict[str, Any] = {"options": identifying, "input": origin}
+    if {"flip", "prob_change"} & set(metrics):
+        try:
+            clf = classifier or load_classifier(opts.classifier, batch_size=opts.batch_size)
+        except CounterfairError:
+            clf = None  # reported by the classifier stage; the spec in the options identifies it meanwhile
+        if clf is not None:
+            run_id["classifier"] = clf.identity()
+            extra["classifier_unstable_reason"] = clf.signature().get("unstable_reason")
+    claim_run_dir(target, run_id, extra, what="evaluation")
+
+
+@holds_run_dir
 def evaluate_pairs(
     source: str | Path | pd.DataFrame,
     options: EvaluateOptions | None = None,
@@ -236,6 +280,8 @@ def evaluate_pairs(
     if "diversity" in metrics and cf2_column is None and opts.metrics_explicit:
         raise ConfigError(f"{origin}: diversity needs a second counterfactual column (gen_text_2, or set --cf2-column)")
     ids = row_ids(frame, opts.id_column, origin=origin) if opts.id_column else None
+    if out_dir is not None:
+        _claim(Path(out_dir), source, frame, opts, classifier, origin, metrics)
     n = len(frame)
     rows = _Rows(n)
     started = time.perf_counter()

@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
-from .attributes import Attribute, load_attribute, load_identity_set
-from .checkpoint import JsonlCheckpoint
+from .attributes import Attribute, load_attribute
+from .checkpoint import JsonlCheckpoint, MemorySink
 from .editors.base import EditorBase
 from .editors.filters import CandidateFilter, FilterConfig, Verdict, best
 from .errors import ConfigError
@@ -47,7 +47,7 @@ from .io import (
 from .metrics.functional import summarize
 from .progress import NullProgress, ProgressHook
 from .records import Candidate, Counterfactual, make_status, params_hash
-from .runs import claim_run_dir, prepare_out_dir
+from .runs import claim_run_dir, holds_run_dir, prepare_out_dir
 from .text import MAX_TEXT_CHARS, skip_reason
 
 METHODS = ("ablation", "substitution", "swap", "llm")
@@ -209,31 +209,15 @@ class Generator:
 
     def editor(self, method: str) -> EditorBase:
         if method not in self._editors:
-            from .editors.wordlist import AblationEditor, SubstitutionEditor
+            from .editors.registry import EditorContext, build_editor
 
-            editor: EditorBase
-            if method == "ablation":
-                editor = AblationEditor(self.attribute)
-            elif method == "substitution":
-                editor = SubstitutionEditor(self.attribute)
-            elif method == "swap":
-                from .editors.swap import IdentitySwapEditor
-
-                editor = IdentitySwapEditor(load_identity_set(self.opts.identities), guard=self.opts.guard)
-            else:
-                from .editors.llm_rewrite import LLMRewriteEditor
-
-                editor = LLMRewriteEditor(
-                    self.llm,
-                    self.attribute,
-                    style=self.opts.prompt_style,
-                    instruction=self.opts.instruction,
-                    n=self.opts.samples,
-                    temperature=self.opts.temperature,
-                    top_k=self.opts.top_k,
-                    seed=self.opts.seed,
-                )
-            self._editors[method] = editor
+            opts = self.opts
+            rewrite: dict[str, Any] = {"style": opts.prompt_style, "instruction": opts.instruction, "n": opts.samples}
+            rewrite |= {"temperature": opts.temperature, "top_k": opts.top_k}
+            context = EditorContext(
+                self.attribute, opts.identities, opts.guard, lambda: self.llm, seed=opts.seed, rewrite=rewrite
+            )
+            self._editors[method] = build_editor(method, context)
         return self._editors[method]
 
     @property
@@ -483,6 +467,7 @@ def _skipped(method: str, row: int, input_id: str, text: str | None, reason: str
     return Generator._record(method, row, input_id, text or "", cf, [], attempts=0)
 
 
+@holds_run_dir
 def run_generate(
     source: str | Path | pd.DataFrame,
     out_dir: str | Path,
@@ -534,7 +519,7 @@ def generate_frame(
     """The core: the same generation in memory, no files; candidates are held in the result."""
     opts = options or GenerateOptions()
     origin, ids, texts = _read_input(source, opts)
-    sink = MemorySink(key=lambda r: (r["method"], int(r["row"])))
+    sink = MemorySink(key=lambda r: (r["method"], int(r["row"])), slim=_slim)
     gen = generator or Generator(opts)
     started = time.perf_counter()
     timing = _generate_into(sink, gen, opts, ids, texts, progress or NullProgress())
@@ -627,21 +612,6 @@ def _record(row: dict[str, Any], cand: dict[str, Any] | None, **fields: Any) -> 
         edits=edits,
         **fields,
     )
-
-
-class MemorySink:
-    """Finished records held in memory: what :class:`JsonlCheckpoint` is to a run directory."""
-
-    def __init__(self, key: Any) -> None:
-        self.key = key
-        self.done: dict[Any, dict[str, Any]] = {}
-
-    def add(self, records: Sequence[dict[str, Any]]) -> None:
-        for record in records:
-            self.done[self.key(record)] = _slim(record) | {"candidates": record["candidates"]}
-
-    def full(self, keys: Sequence[Any]) -> list[dict[str, Any]]:
-        return [self.done[k] for k in keys]
 
 
 def _generate_into(

@@ -15,7 +15,7 @@ from typing import Any
 
 from .runs import claim_run_dir, writing
 
-__all__ = ["JsonlCheckpoint", "claim_run_dir"]
+__all__ = ["JsonlCheckpoint", "MemorySink", "claim_run_dir"]
 
 
 class JsonlCheckpoint:
@@ -80,3 +80,28 @@ class JsonlCheckpoint:
                 handle.seek(self._offsets[key])
                 out.append(json.loads(handle.readline()))
         return out
+
+
+class MemorySink:
+    """What :class:`JsonlCheckpoint` is to a run directory, in memory (the core's runs): ``done`` holds
+    ``slim(record)`` per key, :meth:`full` the whole records."""
+
+    def __init__(
+        self, key: Callable[[dict[str, Any]], Hashable], slim: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    ) -> None:
+        self.key = key
+        self.slim = slim or (lambda record: record)
+        self.done: dict[Hashable, dict[str, Any]] = {}
+        self._records: dict[Hashable, dict[str, Any]] = {}
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self.done
+
+    def add(self, records: Sequence[dict[str, Any]]) -> None:
+        for record in records:
+            key = self.key(record)
+            self._records[key] = record
+            self.done[key] = self.slim(record)
+
+    def full(self, keys: Sequence[Hashable]) -> list[dict[str, Any]]:
+        return [self._records[k] for k in keys]

@@ -692,7 +692,7 @@ def feedback(
 ) -> None:
     """Counterfactuals of counterfactuals (paper 002): feed an editor its own output n times; report
     minimality@k, inc@k, flip-rate@k, probability@k, ppl-base@k and ppl-fine@k."""
-    from .feedback import FeedbackOptions, run_feedback
+    from ._feedback import FeedbackOptions, run_feedback
     from .progress import RichProgress
 
     options = FeedbackOptions(
@@ -741,7 +741,7 @@ def adapt_lm_command(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Adapt an LM to domain texts (the ppl-fine model of paper 002) by fine-tuning its last blocks on the CPU."""
-    from .feedback import adapt_lm
+    from ._feedback import adapt_lm
     from .io import cell_text, read_table
     from .progress import RichProgress
 

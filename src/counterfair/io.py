@@ -144,6 +144,11 @@ def read_hf_dataset(spec: str) -> pd.DataFrame:
     return data.to_pandas()
 
 
+def row_strings(frame: pd.DataFrame) -> list[str]:
+    """Each row as one string (cells joined by U+001F, missing cells empty): what a table's content hash covers."""
+    return ["\x1f".join("" if pd.isna(v) else str(v) for v in row) for row in frame.itertuples(index=False)]
+
+
 def input_sha256(source: Any, texts: Sequence[str | None]) -> str:
     """What identifies a run's input: a file's sha256, else a hash of its texts (a DataFrame, a dataset)."""
     if isinstance(source, str | Path) and Path(source).is_file():

@@ -5,6 +5,9 @@
   names the path and the reason.
 * :func:`claim_run_dir` — ``run.json`` records what identifies a run; a rerun with the same identity resumes, a
   different one is refused.
+* :func:`lock_run_dir` / :func:`release_run_dir` — one run per directory at a time: a second process that claims a
+  directory in use is refused, naming the holder's pid. The lock is the kernel's (``flock`` on ``DIR/.lock``), so it
+  ends with the process that holds it: a killed run leaves no stale lock behind. (POSIX only; elsewhere no lock.)
 * :func:`writing` — turns an ``OSError`` raised while a command writes its outputs (a full disk) into an
   :class:`OutputError` that says what was kept and how to resume.
 """
@@ -12,12 +15,13 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from .errors import ConfigError, OutputError
 from .io import write_json
@@ -49,6 +53,59 @@ def prepare_out_dir(path: str | Path, *, option: str = "--out") -> Path:
     return target
 
 
+_HELD: dict[str, int] = {}  # run directories this process holds: resolved path -> the lock file's descriptor
+
+
+def lock_run_dir(target: Path) -> None:
+    """Hold ``target/.lock`` for this process (again: a no-op); refuse if another process holds it."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        return
+    key = str(Path(target).resolve())
+    if key in _HELD:
+        return
+    fd = os.open(Path(target) / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = os.pread(fd, 32, 0).decode("ascii", errors="replace").strip() or "unknown"
+        os.close(fd)
+        raise ConfigError(
+            f"{target} is in use by another counterfair run (pid {holder}); wait for it to finish, or choose another "
+            "--out"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    _HELD[key] = fd
+
+
+def release_run_dir(target: Path) -> None:
+    """Give up the lock of :func:`lock_run_dir` (the process's end does the same)."""
+    fd = _HELD.pop(str(Path(target).resolve()), None)
+    if fd is not None:
+        os.close(fd)  # closing the descriptor releases the flock
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def holds_run_dir(shell: Callable[P, R]) -> Callable[P, R]:
+    """For a shell ``f(source, out_dir, ...)``: release ``out_dir``'s lock when ``f`` returns or raises."""
+
+    @functools.wraps(shell)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return shell(*args, **kwargs)
+        finally:
+            out_dir = kwargs.get("out_dir", args[1] if len(args) > 1 else None)
+            if isinstance(out_dir, str | Path):
+                release_run_dir(Path(out_dir))
+
+    return wrapper
+
+
 def claim_run_dir(target: Path, run_id: Mapping[str, Any], extra: Mapping[str, Any], *, what: str = "run") -> None:
     """Create ``target/run.json`` for a new run, or check that the one there describes the same run.
 
@@ -57,6 +114,7 @@ def claim_run_dir(target: Path, run_id: Mapping[str, Any], extra: Mapping[str, A
     path) but not compared. A mismatch is refused with a message that names what differs, down to the options.
     A ``classifier`` of ``None`` is a classifier whose identity cannot be pinned: such a run cannot be resumed."""
     prepare_out_dir(target)
+    lock_run_dir(target)
     run_file = target / "run.json"
     if not run_file.exists():
         write_json({**run_id, **extra}, run_file)

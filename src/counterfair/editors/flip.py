@@ -257,6 +257,8 @@ class SynonymSwapEditor(_ClassifierEditor):
             if proba[best, target.original] < current:
                 replaced[position] = match_case(tokens[position].text, options[best])
                 current = float(proba[best, target.original])
+        if not replaced:  # no synonym lowered the original label's probability: no counterfactual, not the input
+            return []
         return [self.scored(_join(tokens, replaced), target, words_changed=len(replaced))]
 
     def progress_label(self) -> str:

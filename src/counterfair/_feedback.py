@@ -43,7 +43,8 @@ from .io import cell_text, input_sha256, read_table, require_columns, row_ids, w
 from .metrics.functional import contrast_labels, flipped_one
 from .progress import NullProgress, ProgressHook
 from .records import params_hash
-from .runs import claim_run_dir, prepare_out_dir
+from .results import TableResult
+from .runs import claim_run_dir, holds_run_dir, prepare_out_dir
 from .text import MAX_TEXT_CHARS, skip_reason, tokenize_batch, word_distance
 
 EDITORS = ("synonym", "mask_fill", "llm_flip", "llm_flip_loop", "external")
@@ -75,23 +76,15 @@ class FeedbackOptions:
 
 
 def build_editor(options: FeedbackOptions, classifier: CachedClassifier) -> EditorBase:
-    from .editors import flip
-
-    kind, _, rest = options.editor.partition(":")
-    if kind == "synonym":
-        return flip.SynonymSwapEditor(classifier)
-    if kind == "external":
-        if not rest:
-            raise ConfigError("the external editor needs a file: --editor external:PATH")
-        return flip.ExternalEditor(rest)
+    """The feedback editor from the one registry (:mod:`counterfair.editors.registry`)."""
+    from .editors.registry import EditorContext
+    from .editors.registry import build_editor as build
     from .llm import load_llm
 
-    llm = load_llm(options.llm)
-    if kind == "mask_fill":
-        return flip.MaskFillEditor(classifier, llm, label_names=options.label_names, seed=options.seed)
-    return flip.LLMFlipEditor(
-        classifier, llm, in_loop=kind == "llm_flip_loop", label_names=options.label_names, seed=options.seed
+    context = EditorContext(
+        llm=lambda: load_llm(options.llm), classifier=classifier, seed=options.seed, label_names=options.label_names
     )
+    return build(options.editor, context)
 
 
 def select(current: str, candidates: Sequence[Any], flips: Sequence[bool]) -> int | None:
@@ -111,6 +104,7 @@ def inconsistency(distances: Sequence[float], k: int) -> float:
     return sum(max(0.0, distances[i + 1] - distances[i]) for i in range(k)) / k
 
 
+@holds_run_dir
 def run_feedback(
     source: Any,
     out_dir: str | Path,
@@ -120,21 +114,13 @@ def run_feedback(
     classifier: CachedClassifier | None = None,
     progress: ProgressHook | None = None,
 ) -> dict[str, Any]:
-    """Run the loop; writes ``steps.csv`` (one row per text and step) and ``summary.json``."""
+    """The shell: the loop of :func:`feedback_core`, resumable in ``out_dir`` (each text's chain is checkpointed as
+    soon as it is done); writes ``steps.csv`` (one row per text and step) and ``summary.json``."""
     opts = options or FeedbackOptions()
-    hook = progress or NullProgress()
     prepare_out_dir(out_dir)  # before any work: a bad --out is found now
-    origin = str(source) if not isinstance(source, pd.DataFrame) else "DataFrame"
-    frame = read_table(source)
-    wanted = {opts.text_column: "--text-column"} | ({opts.id_column: "--id-column"} if opts.id_column else {})
-    require_columns(frame, wanted, origin=origin)
-    ids = row_ids(frame, opts.id_column, origin=origin)
-    texts = [cell_text(v) or "" for v in frame[opts.text_column].tolist()]
-    if opts.limit:
-        texts, ids = texts[: opts.limit], ids[: opts.limit]
+    origin, ids, texts = _read_texts(source, opts)
     clf = classifier if classifier is not None else load_classifier(opts.classifier)
     ed = editor if editor is not None else build_editor(opts, clf)
-    applications = opts.steps + 1
     target = Path(out_dir)
     identifying = {k: v for k, v in asdict(opts).items() if k != "classifier"}
     fingerprint = {"options": identifying, "editor": ed.name, "editor_params": ed.params()}
@@ -152,23 +138,109 @@ def run_feedback(
         },
         what="feedback run",
     )
-    # one record per text, written as soon as its n + 1 edits are done: a killed run resumes where it stopped
     checkpoint = JsonlCheckpoint(target / ".work" / "done.jsonl", key=lambda r: int(r["text_id"]))
-    todo = [i for i in range(len(texts)) if i not in checkpoint]
-    started = time.perf_counter()
-    hook.start(f"{ed.name}: {applications} edits per text", len(todo))
-    for i in todo:
-        checkpoint.add([{"text_id": i, "rows": _edit_chain(i, texts[i], applications, ed, clf, opts.max_text_chars)}])
-        hook.advance(1)
-    rows = [row for i in range(len(texts)) for row in checkpoint.done[i]["rows"]]
-    table = pd.DataFrame(rows).sort_values(["text_id", "step"], kind="stable").reset_index(drop=True)
-    table.insert(1, "id", [ids[int(i)] for i in table["text_id"]])
-    _add_perplexities(table, opts, applications, hook)
-    summary = _summary(table, len(texts), applications, opts, clf, ed, origin, time.perf_counter() - started)
-    summary["resumed_texts"] = len(texts) - len(todo)
+    table, summary = feedback_core(texts, ids, ed, clf, opts, sink=checkpoint, origin=origin, progress=progress)
     write_table(table, target / "steps.csv")
     write_json(summary, target / "summary.json")
     return summary
+
+
+def feedback(
+    texts: Any,
+    editor: str | EditorBase = "synonym",
+    classifier: Any = "imdb-sentiment",
+    *,
+    steps: int = 5,
+    progress: ProgressHook | None = None,
+    **options: Any,
+) -> FeedbackResult:
+    """Counterfactuals of counterfactuals in memory (paper 002): ``editor`` (a registered name or an editor object)
+    applied ``steps + 1`` times to its own output, trying to flip ``classifier`` (anything ``as_classifier`` takes);
+    ``options`` are :class:`FeedbackOptions`'s fields (``llm``, ``ppl_model``, ``seed``, ...)."""
+    from .checkpoint import MemorySink
+    from .classifiers import as_classifier
+    from .records import make_options
+
+    clf = as_classifier(classifier)
+    name = editor if isinstance(editor, str) else f"external:{editor.name}"  # an editor object: recorded by name
+    opts = make_options(FeedbackOptions, {"editor": name, "classifier": clf.spec, "steps": steps, **options})
+    ed = editor if isinstance(editor, EditorBase) else build_editor(opts, clf)
+    origin, ids, source_texts = _read_texts(texts, opts)
+    sink = MemorySink(key=lambda r: int(r["text_id"]))
+    table, summary = feedback_core(source_texts, ids, ed, clf, opts, sink=sink, origin=origin, progress=progress)
+    return FeedbackResult(table, summary)
+
+
+def _read_texts(source: Any, opts: FeedbackOptions) -> tuple[str, list[str], list[str]]:
+    from .io import as_frame
+
+    origin = str(source) if isinstance(source, str | Path) else "DataFrame"
+    frame = read_table(source) if isinstance(source, str | Path) else as_frame(source, text_column=opts.text_column)
+    wanted = {opts.text_column: "--text-column"} | ({opts.id_column: "--id-column"} if opts.id_column else {})
+    require_columns(frame, wanted, origin=origin)
+    ids = row_ids(frame, opts.id_column, origin=origin)
+    texts = [cell_text(v) or "" for v in frame[opts.text_column].tolist()]
+    return origin, ids[: opts.limit or None], texts[: opts.limit or None]
+
+
+def feedback_core(
+    texts: list[str],
+    ids: list[str],
+    editor: EditorBase,
+    clf: CachedClassifier,
+    opts: FeedbackOptions,
+    *,
+    sink: Any,
+    origin: str,
+    progress: ProgressHook | None = None,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Every text's chain of ``opts.steps + 1`` edits not yet in ``sink.done`` (a checkpoint or memory), then the
+    steps table, perplexities and the summary."""
+    hook = progress or NullProgress()
+    applications = opts.steps + 1
+    todo = [i for i in range(len(texts)) if i not in sink.done]
+    started = time.perf_counter()
+    hook.start(f"{editor.name}: {applications} edits per text", len(todo))
+    for i in todo:
+        rows = _edit_chain(i, texts[i], applications, editor, clf, opts.max_text_chars)
+        sink.add([{"text_id": i, "rows": rows}])
+        hook.advance(1)
+    rows = [row for i in range(len(texts)) for row in sink.done[i]["rows"]]
+    table = pd.DataFrame(rows).sort_values(["text_id", "step"], kind="stable").reset_index(drop=True)
+    table.insert(1, "id", [ids[int(i)] for i in table["text_id"]])
+    _add_perplexities(table, opts, applications, hook)
+    summary = _summary(table, len(texts), applications, opts, clf, editor, origin, time.perf_counter() - started)
+    summary["resumed_texts"] = len(texts) - len(todo)
+    return table, summary
+
+
+class FeedbackResult(TableResult):
+    """``steps`` (one row per text and edit), ``by_step`` (minimality, flip rate, probability, perplexities per
+    step), ``inconsistency`` (inc@1..n), ``summary``."""
+
+    _table_file = "steps.csv"
+
+    def __init__(self, steps: pd.DataFrame, summary: dict[str, Any]) -> None:
+        self.steps = steps
+        self.summary = summary
+
+    def _table(self) -> pd.DataFrame:
+        return self.steps
+
+    @property
+    def by_step(self) -> pd.DataFrame:
+        return pd.DataFrame.from_dict(self.summary["steps"], orient="index").rename_axis("step")
+
+    @property
+    def inconsistency(self) -> dict[str, float]:
+        return dict(self.summary["inconsistency"])
+
+    def _repr_html_(self) -> str:
+        from .results import html_view
+
+        inc = ", ".join(f"{k} {v:.2f}" for k, v in self.inconsistency.items() if isinstance(v, float))
+        lines = [f"editor {self.summary['editor']['name']} on {self.summary['classifier']['spec']}; {inc}"]
+        return html_view("counterfair feedback", lines, [("by step", self.by_step)], [])
 
 
 def _edit_chain(
@@ -249,7 +321,9 @@ def _summary(
     origin: str,
     elapsed: float,
 ) -> dict[str, Any]:
-    ok = table[table["status"] == "ok"] if not table.empty else table
+    step_columns = ("text", "distance", "distance_norm", "flipped", "p_target", "seconds_per_text", "label_after")
+    table = table.reindex(columns=[*table.columns, *(c for c in step_columns if c not in table.columns)])
+    ok = table[table["status"] == "ok"] if not table.empty else table  # a run where no text got an edit: no columns
     per_step: dict[str, Any] = {}
     for step in range(1, applications + 1):
         part = ok[ok["step"] == step]
