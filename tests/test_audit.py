@@ -94,6 +94,19 @@ def test_edit_highlighting() -> None:
         == "My <del>Muslim</del> <ins>Christian</ins> neighbour"
     )
     assert edit_html("a <b>", "a") == "a <del>&lt;b&gt;</del>"
+    assert edit_html("a b c d", "x b c y") == "<del>a</del> <ins>x</ins> b c <del>d</del> <ins>y</ins>"
+
+
+def test_edit_html_of_huge_texts_shows_the_edit_and_elides_the_rest() -> None:
+    """Was super-linear (28.8 KB: 216 s; 1 MB: killed). Now: prefix and suffix cut off, the middle diffed."""
+    words = " ".join(f"w{i}" for i in range(100_000))  # 100k distinct words, ~690 KB
+    html = edit_html(words + " the Muslim family " + words, words + " the Christian family " + words)
+    assert "<del>Muslim</del> <ins>Christian</ins>" in html
+    assert (
+        html.count("words …") == 2 and "… 99,971 words …" in html
+    )  # 100,000 words + "the", 30 kept and len(html) < 2_000
+    many = edit_html("a " + "x " * 3000 + "b", "a " + "y " * 3000 + "b")  # a changed middle over the cap: one block
+    assert many.startswith("a <del>x x") and "</del> <ins>y y" in many and many.endswith("</ins> b")
 
 
 def test_no_reference_to_the_attribute_suggests_others(tmp_path: Path) -> None:

@@ -574,3 +574,18 @@ def test_every_command_refuses_a_rerun_with_other_options_and_names_them(tmp_pat
         evaluate_pairs(PAIRS, EvaluateOptions(metrics=["distance", "bleu"]), out_dir=tmp_path / "ev")
     with pytest.raises(ConfigError, match="differs in: input data"):
         evaluate_pairs(PAIRS.head(1), EvaluateOptions(metrics=["distance"]), out_dir=tmp_path / "ev")
+
+
+def test_a_three_label_classifier_needs_a_positive_label_before_any_work(tmp_path: Path) -> None:
+    from counterfair._audit import demo_path
+
+    clf = _clf(tmp_path, "    return np.tile([0.2, 0.3, 0.5], (len(texts), 1))\n")
+    with pytest.raises(ConfigError, match=r"has 3 labels .*name the one to compare with --positive-label"):
+        run_audit(demo_path(), tmp_path / "run", AuditOptions(classifier=clf, methods=["ablation"]))
+    with pytest.raises(ConfigError, match="has 3 labels"):
+        run_ctf(pd.DataFrame({"text": ["I am gay."]}), tmp_path / "ctf", classifier=clf, identities="gay,straight")
+    assert not (tmp_path / "run" / "run.json").exists()  # nothing claimed: the corrected rerun is not refused
+    summary = run_audit(
+        demo_path(), tmp_path / "run", AuditOptions(classifier=clf, methods=["ablation"], positive_label="2")
+    )
+    assert summary["positive_label"] == "2"

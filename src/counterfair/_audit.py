@@ -11,7 +11,7 @@ direction.
 
 Run directory (``DIR``)::
 
-    run.json            options and input hash (a rerun with the same DIR resumes)
+    run.json            options, input hash and the classifier's identity (a rerun with the same DIR resumes)
     generate/<name>/    the generate runs (candidates, counterfactuals, checkpoints)
     scores.jsonl        classifier probabilities per distinct text (the cache that makes a rerun resume)
     pairs.csv           one row per (original, counterfactual) pair with both scores
@@ -37,7 +37,7 @@ from ._generate import GenerateOptions, generate_frame, normalize_methods, run_g
 from .attributes import known_attributes, load_attribute, load_identity_set
 from .checkpoint import JsonlCheckpoint
 from .classifiers import CachedClassifier, load_classifier
-from .classifiers.labels import positive_index
+from .classifiers.labels import checked_positive_index, positive_index
 from .errors import ConfigError, InputError
 from .io import cell_text, input_sha256, read_table, require_columns, row_ids, write_json, write_table
 from .metrics.functional import bootstrap_ci, score_flipped
@@ -227,8 +227,10 @@ def run_audit(
     frame, origin = _read_texts(source, opts)
     the_plan = _plan(frame, opts, origin)
     target = Path(out_dir)
-    input_hash = input_sha256(source, frame["text"].tolist())
+    texts = frame["text"].tolist()
+    input_hash = input_sha256(source, texts)
     clf = classifier if classifier is not None else load_classifier(opts.classifier)  # checked before any work
+    checked_positive_index(clf, texts[0], opts.positive_label)  # 3 labels need --positive-label: said before any work
     identifying = {k: v for k, v in asdict(opts).items() if k not in ("top_examples", "bootstrap", "classifier")}
     run_id = {"options_fingerprint": params_hash(identifying), "input_sha256": input_hash, "classifier": clf.identity()}
     extra = {
@@ -270,7 +272,7 @@ def audit_core(
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The audit in memory: counterfactuals by ``generate(name, texts, options)`` (in memory, or the shell's
     resumable runs), probabilities by ``score(texts)``; returns the pairs table and the summary."""
-    index = positive_index(clf.labels, opts.positive_label)
+    checked_positive_index(clf, frame["text"].iloc[0], opts.positive_label)  # before any generation
     generated, timing = _generate_all(frame, opts, plan_, generate)
     rows = _pair_rows(generated)
     if opts.only_good:
@@ -282,6 +284,7 @@ def audit_core(
     t0 = time.perf_counter()
     scores = score(texts + [r["cf_text"] for r in rows])
     timing["classifier"] = round(time.perf_counter() - t0, 2)
+    index = positive_index(clf.labels, opts.positive_label)
     identity_set = load_identity_set(opts.identities)
     pairs = _scored_pairs(rows, scores, index, opts, identity_set)
     orig_scores = {t: scores[t][index] for t in texts}

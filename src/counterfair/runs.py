@@ -120,7 +120,8 @@ def claim_run_dir(target: Path, run_id: Mapping[str, Any], extra: Mapping[str, A
         write_json({**run_id, **extra}, run_file)
         return
     previous = json.loads(run_file.read_text(encoding="utf-8"))
-    if "classifier" in run_id and (run_id["classifier"] is None or previous.get("classifier") is None):
+    unpinned = run_id.get("classifier", "") is None or ("classifier" in previous and previous["classifier"] is None)
+    if "classifier" in run_id and unpinned:
         reason = extra.get("classifier_unstable_reason") or previous.get("classifier_unstable_reason")
         raise ConfigError(
             f"{target} holds a run ({what}), and the classifier's identity cannot be pinned down ({reason}), so it "
@@ -132,9 +133,10 @@ def claim_run_dir(target: Path, run_id: Mapping[str, Any], extra: Mapping[str, A
     names = []
     for key in differs:
         if key.startswith("options") and isinstance(previous.get("options"), dict) and "options" in extra:
-            old, new = previous["options"], extra["options"]
+            old, new = previous["options"], json.loads(json.dumps(extra["options"], default=str))  # as stored
             changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
-            names.append("options (" + ", ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in changed) + ")")
+            listed = ", ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in changed)
+            names.append(f"options ({listed})" if listed else "options")
         else:
             names.append({"input_sha256": "input data", "options_fingerprint": "options"}.get(key, key))
     article = "an" if what[:1] in "aeiou" else "a"

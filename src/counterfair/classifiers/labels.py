@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -59,3 +60,10 @@ def binary_labels(frame: pd.DataFrame, column: str | None, origin: str) -> np.nd
                 f"{origin}: row {row}: label {cell!r} in column {column!r} is not 0/1 or a score"
             ) from None
     return out
+
+
+def checked_positive_index(classifier: Any, sample: str, positive: str | None) -> int:
+    """:func:`positive_index` after one prediction: a function that does not declare its labels shows how many it
+    has only when it first answers (cached, so the text is not predicted twice)."""
+    classifier.predict_proba([sample])
+    return positive_index(classifier.labels, positive)

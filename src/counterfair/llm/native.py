@@ -114,11 +114,12 @@ def _read_cache() -> dict[str, Any]:
 
 
 def _write_cache(key: str, record: dict[str, Any]) -> None:
+    from ..errors import OutputError
     from ..io import write_json
 
     data = _read_cache()
     data[key] = record
-    with contextlib.suppress(OSError, Exception):  # a cache that cannot be written only costs a probe next time
+    with contextlib.suppress(OutputError):  # a cache that cannot be written only costs a probe next time
         write_json(data, _cache_file())
 
 
