@@ -59,7 +59,7 @@ def _changed(removed: list[str], added: list[str], *, elide: bool = False) -> li
     def shown(words: list[str]) -> str:
         if not elide or len(words) <= 2 * CONTEXT_WORDS:
             return html.escape(" ".join(words))
-        middle = f"</del><span class=\"elided\"> … {len(words) - 2 * CONTEXT_WORDS:,} words … </span><del>"
+        middle = f'</del><span class="elided"> … {len(words) - 2 * CONTEXT_WORDS:,} words … </span><del>'
         return html.escape(" ".join(words[:CONTEXT_WORDS])) + middle + html.escape(" ".join(words[-CONTEXT_WORDS:]))
 
     out = [f"<del>{shown(removed)}</del>"] if removed else []
