@@ -589,3 +589,20 @@ def test_a_three_label_classifier_needs_a_positive_label_before_any_work(tmp_pat
         demo_path(), tmp_path / "run", AuditOptions(classifier=clf, methods=["ablation"], positive_label="2")
     )
     assert summary["positive_label"] == "2"
+
+
+@pytest.mark.parametrize("command", ["audit", "generate", "ctf", "feedback", "evaluate"])
+def test_encodings_every_command(command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """UTF-16 with a byte-order mark is read (it was called binary); without one the message names the option; every
+    command takes --encoding (the old message told audit, generate, ctf and feedback users to pass it)."""
+    frame = PAIRS if command == "evaluate" else TEXTS.assign(text=TEXTS["text"] + " Café.")
+    data = tmp_path / "input16.csv"  # not a name _cli writes its own default files to
+    argv = [a.replace("{data}", str(data)).replace("{pairs}", str(data)) for a in COMMANDS[command]]
+    frame.to_csv(data, index=False, encoding="utf-16")  # with a BOM
+    code, err = _cli(tmp_path, [*argv, "--out", str(tmp_path / "bom")], capsys)
+    assert code == 0, err
+    data.write_bytes(frame.to_csv(index=False).encode("utf-16-le"))  # no BOM
+    code, err = _cli(tmp_path, [*argv, "--out", str(tmp_path / "le")], capsys)
+    assert code == 2 and "looks like UTF-16 without a byte-order mark; pass --encoding utf-16-le" in err, err
+    code, err = _cli(tmp_path, [*argv, "--encoding", "utf-16-le", "--out", str(tmp_path / "le2")], capsys)
+    assert code == 0, err

@@ -79,6 +79,7 @@ class AuditOptions:
     top_examples: int = 12
     only_good: str | None = None  # a consolidated rating project: keep only the pairs its raters judged good
     max_text_chars: int = MAX_TEXT_CHARS  # longer texts are not edited (status skipped:too_long; 0: no limit)
+    encoding: str = "utf-8"  # of the input file (a byte-order mark overrides it)
 
     def __post_init__(self) -> None:
         self.methods = normalize_methods(self.methods)
@@ -122,7 +123,7 @@ class ScoreCache:
 
 def _read_texts(source: Any, opts: AuditOptions) -> tuple[pd.DataFrame, str]:
     origin = str(source) if not isinstance(source, pd.DataFrame) else "DataFrame"
-    frame = read_table(source)
+    frame = read_table(source, encoding=opts.encoding)
     wanted = {opts.text_column: "--text-column"} | ({opts.id_column: "--id-column"} if opts.id_column else {})
     require_columns(frame, wanted, origin=origin)
     texts = [cell_text(v) or "" for v in frame[opts.text_column].tolist()]

@@ -168,7 +168,7 @@ def run_ctf(
     target = prepare_out_dir(out_dir)  # before any work
     clf = as_classifier(classifier)
     origin = str(source) if isinstance(source, str | Path) else "DataFrame"
-    frame = as_frame(source, text_column=options.get("text_column", "text"))
+    frame = as_frame(source, text_column=options.get("text_column", "text"), encoding=options.get("encoding", "utf-8"))
     defaults = {
         name: param.default
         for name, param in inspect.signature(ctf_core).parameters.items()
@@ -208,6 +208,7 @@ def ctf_core(
     max_text_chars: int = MAX_TEXT_CHARS,
     seed: int = 0,
     n_resamples: int = 2000,
+    encoding: str = "utf-8",
     progress: Any = None,
     origin: str | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -225,7 +226,7 @@ def ctf_core(
 
     hook = progress or NullProgress()
     origin = origin or (str(source) if isinstance(source, str | Path) else "DataFrame")
-    frame = as_frame(source, text_column=text_column)
+    frame = as_frame(source, text_column=text_column, encoding=encoding)
     wanted = {text_column: "--text-column"} | ({label_column: "--label-column"} if label_column else {})
     wanted |= {id_column: "--id-column"} if id_column else {}
     require_columns(frame, wanted, origin=origin)

@@ -65,6 +65,7 @@ class FeedbackOptions:
     limit: int | None = None
     id_column: str | None = None
     max_text_chars: int = MAX_TEXT_CHARS  # longer texts are not edited (status skipped:too_long; 0: no limit)
+    encoding: str = "utf-8"  # of the input file (a byte-order mark overrides it)
 
     def __post_init__(self) -> None:
         if self.steps < 1:
@@ -175,7 +176,10 @@ def _read_texts(source: Any, opts: FeedbackOptions) -> tuple[str, list[str], lis
     from .io import as_frame
 
     origin = str(source) if isinstance(source, str | Path) else "DataFrame"
-    frame = read_table(source) if isinstance(source, str | Path) else as_frame(source, text_column=opts.text_column)
+    if isinstance(source, str | Path):
+        frame = read_table(source, encoding=opts.encoding)
+    else:
+        frame = as_frame(source, text_column=opts.text_column)
     wanted = {opts.text_column: "--text-column"} | ({opts.id_column: "--id-column"} if opts.id_column else {})
     require_columns(frame, wanted, origin=origin)
     ids = row_ids(frame, opts.id_column, origin=origin)

@@ -122,6 +122,9 @@ def audit(
     max_text_chars: Annotated[
         int, typer.Option(help="Longer texts (in characters) are not edited: status skipped:too_long; 0 = no limit.")
     ] = MAX_TEXT_CHARS,
+    encoding: Annotated[
+        str, typer.Option(help="Text encoding of the input file (a byte-order mark overrides it), e.g. latin-1.")
+    ] = "utf-8",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """The fairness audit: counterfactuals of identity-referencing texts, the classifier's score changes, CTF gaps,
@@ -148,6 +151,7 @@ def audit(
         seed=seed,
         only_good=str(only_good) if only_good else None,
         max_text_chars=max_text_chars,
+        encoding=encoding,
     )
     the_plan = plan(source, options)
     attrs = ", ".join(f"{a} ({n})" for a, n in the_plan["attributes"].items()) or "none"
@@ -334,6 +338,9 @@ def generate(
     max_text_chars: Annotated[
         int, typer.Option(help="Longer texts (in characters) are not edited: status skipped:too_long; 0 = no limit.")
     ] = MAX_TEXT_CHARS,
+    encoding: Annotated[
+        str, typer.Option(help="Text encoding of the input file (a byte-order mark overrides it), e.g. latin-1.")
+    ] = "utf-8",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Generate counterfactuals of attribute-referencing texts: word-list ablation and substitution, identity
@@ -362,6 +369,7 @@ def generate(
         engine=engine,
         address=address,
         max_text_chars=max_text_chars,
+        encoding=encoding,
     )
     with RichProgress(enabled=not quiet) as progress:
         result = run_generate(data, out, options, progress=progress)
@@ -403,6 +411,9 @@ def ctf(
     max_text_chars: Annotated[
         int, typer.Option(help="Longer texts (in characters) are not edited: status skipped:too_long; 0 = no limit.")
     ] = MAX_TEXT_CHARS,
+    encoding: Annotated[
+        str, typer.Option(help="Text encoding of the input file (a byte-order mark overrides it), e.g. latin-1.")
+    ] = "utf-8",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Counterfactual token fairness (paper 001): swap identity terms, compare the classifier's scores, report the
@@ -424,6 +435,7 @@ def ctf(
             positive_label=positive_label,
             guard="spacy" if guard else None,
             max_text_chars=max_text_chars,
+            encoding=encoding,
             seed=seed,
             progress=progress,
         )
@@ -688,6 +700,9 @@ def feedback(
     max_text_chars: Annotated[
         int, typer.Option(help="Longer texts (in characters) are not edited: status skipped:too_long; 0 = no limit.")
     ] = MAX_TEXT_CHARS,
+    encoding: Annotated[
+        str, typer.Option(help="Text encoding of the input file (a byte-order mark overrides it), e.g. latin-1.")
+    ] = "utf-8",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Counterfactuals of counterfactuals (paper 002): feed an editor its own output n times; report
@@ -708,6 +723,7 @@ def feedback(
         seed=seed,
         id_column=id_column,
         max_text_chars=max_text_chars,
+        encoding=encoding,
     )
     with RichProgress(enabled=not quiet) as progress:
         summary = run_feedback(data, out, options, progress=progress)

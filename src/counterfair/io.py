@@ -10,6 +10,7 @@ leaves a half-written output behind.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import hashlib
 import io
@@ -65,8 +66,24 @@ def file_sha256(path: str | Path, *, chunk: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
+_BOMS = (  # UTF-32 first: its little-endian mark begins with UTF-16's
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+)
+
+
 def _decode(path: Path, raw: bytes, encoding: str) -> str:
-    if b"\x00" in raw[:8192]:
+    marked = next((name for bom, name in _BOMS if raw.startswith(bom)), None)
+    if marked is not None:
+        encoding = marked  # a byte-order mark says what the file is, whatever --encoding says
+    elif b"\x00" in raw[:8192] and not encoding.lower().replace("_", "-").startswith(("utf-16", "utf-32")):
+        head = raw[:8192]
+        utf16_like = head[1::2].count(0) > len(head) // 4 or head[0::2].count(0) > len(head) // 4
+        if len(head) >= 32 and utf16_like:  # a few bytes are no evidence of an encoding
+            raise InputError(f"{path}: looks like UTF-16 without a byte-order mark; pass --encoding utf-16-le (or -be)")
         raise InputError(f"{path}: looks like a binary file (NUL bytes near the start), not a text table")
     try:
         text = raw.decode(encoding)
@@ -228,13 +245,13 @@ def read_table(
     return frame.reset_index(drop=True)
 
 
-def as_frame(data: Any, *, text_column: str = "text", what: str = "texts") -> pd.DataFrame:
+def as_frame(data: Any, *, text_column: str = "text", what: str = "texts", encoding: str = "utf-8") -> pd.DataFrame:
     """The user's data as a DataFrame: a list of strings (one ``text_column``), a list of dicts or records, a dict of
     columns, a pandas DataFrame, a Hugging Face ``datasets.Dataset`` (``to_pandas``), or a file path."""
     if isinstance(data, pd.DataFrame):
         return data.reset_index(drop=True)
     if isinstance(data, str | Path):
-        return read_table(data)
+        return read_table(data, encoding=encoding)
     if hasattr(data, "to_pandas") and callable(data.to_pandas):  # datasets.Dataset, pyarrow.Table, polars
         return as_frame(data.to_pandas(), text_column=text_column, what=what)
     if isinstance(data, Mapping):
