@@ -26,6 +26,14 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 console = Console()
+
+# Options that several commands share, declared once.
+MaxTextChars = Annotated[
+    int, typer.Option(help="Longer texts (in characters) are not edited: status skipped:too_long; 0 = no limit.")
+]
+Encoding = Annotated[
+    str, typer.Option(help="Text encoding of the input file (a byte-order mark overrides it), e.g. latin-1.")
+]
 err_console = Console(stderr=True)
 
 
@@ -119,12 +127,8 @@ def audit(
     only_good: Annotated[
         Path | None, typer.Option(help="A consolidated rating project: audit only the pairs its raters judged good.")
     ] = None,
-    max_text_chars: Annotated[
-        int, typer.Option(help="Longer texts (in characters) are not edited: status skipped:too_long; 0 = no limit.")
-    ] = MAX_TEXT_CHARS,
-    encoding: Annotated[
-        str, typer.Option(help="Text encoding of the input file (a byte-order mark overrides it), e.g. latin-1.")
-    ] = "utf-8",
+    max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
+    encoding: Encoding = "utf-8",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """The fairness audit: counterfactuals of identity-referencing texts, the classifier's score changes, CTF gaps,
@@ -335,12 +339,8 @@ def generate(
     seed: Annotated[int, typer.Option(help="Seed of sampling and of the swap example shown per input.")] = 0,
     engine: Annotated[str, typer.Option(help="local, or ray: LLM rewriting on Ray workers (one LLM each).")] = "local",
     address: Annotated[str | None, typer.Option(help="Ray cluster address (default: start a local Ray).")] = None,
-    max_text_chars: Annotated[
-        int, typer.Option(help="Longer texts (in characters) are not edited: status skipped:too_long; 0 = no limit.")
-    ] = MAX_TEXT_CHARS,
-    encoding: Annotated[
-        str, typer.Option(help="Text encoding of the input file (a byte-order mark overrides it), e.g. latin-1.")
-    ] = "utf-8",
+    max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
+    encoding: Encoding = "utf-8",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Generate counterfactuals of attribute-referencing texts: word-list ablation and substitution, identity
@@ -408,12 +408,8 @@ def ctf(
     ] = None,
     guard: Annotated[bool, typer.Option(help="Skip non-identity uses of ambiguous terms ('a black car').")] = True,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
-    max_text_chars: Annotated[
-        int, typer.Option(help="Longer texts (in characters) are not edited: status skipped:too_long; 0 = no limit.")
-    ] = MAX_TEXT_CHARS,
-    encoding: Annotated[
-        str, typer.Option(help="Text encoding of the input file (a byte-order mark overrides it), e.g. latin-1.")
-    ] = "utf-8",
+    max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
+    encoding: Encoding = "utf-8",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Counterfactual token fairness (paper 001): swap identity terms, compare the classifier's scores, report the
@@ -697,12 +693,8 @@ def feedback(
     ] = "all",
     limit: Annotated[int | None, typer.Option(help="Only the first N texts.")] = None,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
-    max_text_chars: Annotated[
-        int, typer.Option(help="Longer texts (in characters) are not edited: status skipped:too_long; 0 = no limit.")
-    ] = MAX_TEXT_CHARS,
-    encoding: Annotated[
-        str, typer.Option(help="Text encoding of the input file (a byte-order mark overrides it), e.g. latin-1.")
-    ] = "utf-8",
+    max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
+    encoding: Encoding = "utf-8",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Counterfactuals of counterfactuals (paper 002): feed an editor its own output n times; report
