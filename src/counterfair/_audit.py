@@ -233,14 +233,9 @@ def run_audit(
     clf = classifier if classifier is not None else load_classifier(opts.classifier)  # checked before any work
     checked_positive_index(clf, texts[0], opts.positive_label)  # 3 labels need --positive-label: said before any work
     identifying = {k: v for k, v in asdict(opts).items() if k not in ("top_examples", "bootstrap", "classifier")}
-    run_id = {"options_fingerprint": params_hash(identifying), "input_sha256": input_hash, "classifier": clf.identity()}
-    extra = {
-        "options": {**identifying, "classifier": clf.spec},
-        "input": origin,
-        "classifier_signature": clf.signature(),
-        "classifier_unstable_reason": clf.signature().get("unstable_reason"),
-    }
-    claim_run_dir(target, run_id, extra, what="audit")
+    run_id = {"options_fingerprint": params_hash(identifying), "input_sha256": input_hash}
+    extra = {"options": {**identifying, "classifier": clf.spec}, "input": origin}
+    claim_run_dir(target, run_id, extra, what="audit", classifier=clf)
     cache = ScoreCache(target / "scores.jsonl", clf)
     pairs, summary = audit_core(
         frame,

@@ -177,18 +177,11 @@ def run_ctf(
     given = {**defaults, **options}  # every effective option, so a refusal can name the one that differs
     identifying = {k: (asdict(v) if hasattr(v, "__dataclass_fields__") else v) for k, v in sorted(given.items())}
     rows = row_strings(frame)
-    run_id = {
-        "options_fingerprint": params_hash(identifying),
-        "input_sha256": input_sha256(source, rows),
-        "classifier": clf.identity(),
-    }
-    extra = {
-        "options": identifying,
-        "input": origin,
-        "classifier_unstable_reason": clf.signature().get("unstable_reason"),
-    }
+    run_id = {"options_fingerprint": params_hash(identifying), "input_sha256": input_sha256(source, rows)}
+    extra = {"options": identifying, "input": origin}
     pairs, summary = ctf_core(frame, clf, progress=progress, origin=origin, **options)
-    claim_run_dir(target, run_id, extra, what="ctf run")  # after the input proved valid; before anything is written
+    # claimed after the input proved valid, before anything is written
+    claim_run_dir(target, run_id, extra, what="ctf run", classifier=clf)
     write_table(pairs, target / "pairs.csv")
     write_json(summary, target / "summary.json")
     return summary

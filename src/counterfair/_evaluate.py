@@ -241,15 +241,13 @@ def _claim(
         "input_sha256": input_sha256(source, rows),
     }
     extra: dict[str, Any] = {"options": identifying, "input": origin}
+    clf = None
     if {"flip", "prob_change"} & set(metrics):
         try:
             clf = classifier or load_classifier(opts.classifier, batch_size=opts.batch_size)
         except CounterfairError:
             clf = None  # reported by the classifier stage; the spec in the options identifies it meanwhile
-        if clf is not None:
-            run_id["classifier"] = clf.identity()
-            extra["classifier_unstable_reason"] = clf.signature().get("unstable_reason")
-    claim_run_dir(target, run_id, extra, what="evaluation")
+    claim_run_dir(target, run_id, extra, what="evaluation", classifier=clf)
 
 
 @holds_run_dir

@@ -125,20 +125,9 @@ def run_feedback(
     target = Path(out_dir)
     identifying = {k: v for k, v in asdict(opts).items() if k != "classifier"}
     fingerprint = {"options": identifying, "editor": ed.name, "editor_params": ed.params()}
-    claim_run_dir(
-        target,
-        {
-            "options_fingerprint": params_hash(fingerprint),
-            "input_sha256": input_sha256(source, texts),
-            "classifier": clf.identity(),
-        },
-        {
-            "options": {**identifying, "classifier": clf.spec},
-            "input": origin,
-            "classifier_unstable_reason": clf.signature().get("unstable_reason"),
-        },
-        what="feedback run",
-    )
+    run_id = {"options_fingerprint": params_hash(fingerprint), "input_sha256": input_sha256(source, texts)}
+    extra = {"options": {**identifying, "classifier": clf.spec}, "input": origin}
+    claim_run_dir(target, run_id, extra, what="feedback run", classifier=clf)
     checkpoint = JsonlCheckpoint(target / ".work" / "done.jsonl", key=lambda r: int(r["text_id"]))
     table, summary = feedback_core(texts, ids, ed, clf, opts, sink=checkpoint, origin=origin, progress=progress)
     write_table(table, target / "steps.csv")

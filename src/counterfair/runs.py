@@ -106,13 +106,29 @@ def holds_run_dir(shell: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-def claim_run_dir(target: Path, run_id: Mapping[str, Any], extra: Mapping[str, Any], *, what: str = "run") -> None:
+def claim_run_dir(
+    target: Path,
+    run_id: Mapping[str, Any],
+    extra: Mapping[str, Any],
+    *,
+    what: str = "run",
+    classifier: Any = None,
+) -> None:
     """Create ``target/run.json`` for a new run, or check that the one there describes the same run.
 
     ``run_id`` holds the fields that must match (options fingerprint, input hash, the classifier's identity);
     ``extra`` is recorded beside them for people reading the directory (``options``: the full options, the input's
     path) but not compared. A mismatch is refused with a message that names what differs, down to the options.
-    A ``classifier`` of ``None`` is a classifier whose identity cannot be pinned: such a run cannot be resumed."""
+    With ``classifier``, its identity joins ``run_id`` (and its signature ``extra``); a classifier whose identity
+    cannot be pinned runs once, but such a directory cannot be resumed."""
+    if classifier is not None:
+        signature = classifier.signature()
+        run_id = {**run_id, "classifier": classifier.identity()}
+        extra = {
+            **extra,
+            "classifier_signature": signature,
+            "classifier_unstable_reason": signature.get("unstable_reason"),
+        }
     prepare_out_dir(target)
     lock_run_dir(target)
     run_file = target / "run.json"
