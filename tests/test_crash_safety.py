@@ -3,12 +3,14 @@ an uninterrupted run with the same seeds."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -50,6 +52,14 @@ def _generate(data: Path, out: Path) -> subprocess.Popen[bytes]:
         )
 
 
+def _timeless(value: Any) -> Any:
+    """A summary without what measures this process's time."""
+    if isinstance(value, dict):
+        drop = ("timing_s", "seconds_this_run", "candidates_per_s_this_run")
+        return {k: _timeless(v) for k, v in value.items() if k not in drop}
+    return value
+
+
 def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -> None:
     data = _data(tmp_path)
     reference = _generate(data, tmp_path / "whole")
@@ -59,22 +69,32 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -> Non
     checkpoint = tmp_path / "cut" / ".work" / "done.jsonl"
     deadline = time.time() + 300
     while time.time() < deadline:
-        if checkpoint.exists() and len(checkpoint.read_bytes().splitlines()) >= 200:
+        if checkpoint.exists() and len(checkpoint.read_bytes().splitlines()) >= 384 * 2 + 100:  # within swap
             break
         time.sleep(0.05)
     os.kill(victim.pid, signal.SIGKILL)
     victim.wait(timeout=30)
     done_before = len(checkpoint.read_bytes().splitlines())
-    assert 200 <= done_before < 384 * 3, done_before  # killed midway
+    assert 384 * 2 + 100 <= done_before < 384 * 3, done_before  # killed midway through the swaps
     assert not (tmp_path / "cut" / "counterfactuals.csv").exists()
 
     resumed = _generate(data, tmp_path / "cut")
     assert resumed.wait(timeout=600) == 0, (tmp_path / "cut.log").read_text()
+    again = _generate(data, tmp_path / "whole")  # a finished run, rerun: nothing to do, same outputs
+    assert again.wait(timeout=600) == 0, (tmp_path / "whole.log").read_text()
 
     for name in ("counterfactuals.csv", "candidates.csv"):
         whole = pd.read_csv(tmp_path / "whole" / name)
         cut = pd.read_csv(tmp_path / "cut" / name)
         pd.testing.assert_frame_equal(whole, cut)
+    # every file, the summary too: signatures and identity counts as an uninterrupted run's (#20 item 5)
+    whole_summary, cut_summary = (
+        _timeless(json.loads((tmp_path / d / "summary.json").read_text())) for d in ("whole", "cut")
+    )
+    assert cut_summary == whole_summary
+    swap = cut_summary["signatures"]["swap"]
+    assert swap["identity_occurrences"] > 0 and swap["params"]["terms"]
+    assert cut_summary["signatures"]["filter"] is not None
     cfs = pd.read_csv(tmp_path / "cut" / "counterfactuals.csv")
     assert len(cfs) == 384 * 3  # no row lost
     assert not cfs.duplicated(["input_id", "method"]).any()  # none duplicated

@@ -269,6 +269,9 @@ class Generator:
                     "target_term": cand_rows[chosen]["target_term"],
                 }
             records.append(self._record(method, row, ids[k], texts[k], cf, cand_rows, attempts=1))
+        if method == "swap":  # per text, so a resumed or store-served run counts every text once
+            for record, (found, blocked) in zip(records, getattr(editor, "last_counts", []), strict=True):
+                record["occurrences"] = {"found": found, "blocked": blocked}
         return records
 
     def run_llm(self, row: int, input_id: str, text: str) -> dict[str, Any]:
@@ -337,19 +340,26 @@ class Generator:
         }
         return {"method": method, "row": row, "counterfactual": counterfactual, "candidates": cand_rows}
 
-    def signatures(self) -> dict[str, Any]:
+    def signatures(self, occurrences: dict[str, int] | None = None) -> dict[str, Any]:
+        """What made the outputs: every method's editor, and the filter, detector and LLM where a method uses them.
+
+        Built from the options, not from what this process happened to load, so a resumed (or finished) run
+        records the same signatures as an uninterrupted one; ``occurrences`` are the swap counts summed over
+        the records."""
+        opts = self.opts
         out: dict[str, Any] = {"attribute": self.attribute.to_dict()}
-        for method, editor in self._editors.items():
+        for method in opts.methods:
+            editor = self.editor(method)
             out[method] = {"params": editor.params(), "params_hash": editor.params_hash()}
             if method == "swap":
-                out[method]["guard_blocked"] = getattr(editor, "blocked", None)
-                out[method]["identity_occurrences"] = getattr(editor, "found", None)
-        if self._llm is not None:
-            out["llm"] = self._llm.info()
-        if self._filter is not None:
-            out["filter"] = asdict(self._filter.config)
-            if self._filter.detector is not None:
-                out["detector"] = self._filter.detector.info()
+                out[method]["guard_blocked"] = (occurrences or {}).get("blocked", 0)
+                out[method]["identity_occurrences"] = (occurrences or {}).get("found", 0)
+        if "llm" in opts.methods or opts.detector == "llm":
+            out["llm"] = self.llm.info()
+        if any(opts.score_methods is None or m in opts.score_methods or m == "llm" for m in opts.methods):
+            out["filter"] = asdict(self.filter.config)
+            if self.filter.detector is not None:
+                out["detector"] = self.filter.detector.info()
         return out
 
 
@@ -418,7 +428,8 @@ class _StoredResults:
         if self.params is None:
             opts, editor = self.gen.opts, self.gen.editor(self.method)
             scored = opts.score_methods is None or self.method in opts.score_methods
-            params: dict[str, Any] = {"editor": editor.params_hash(), "seed": opts.seed, "scored": scored}
+            # v2: swap records carry their identity-term counts
+            params: dict[str, Any] = {"editor": editor.params_hash(), "seed": opts.seed, "scored": scored, "v": 2}
             if scored or self.method == "llm":
                 filt = self.gen.filter
                 params |= {
@@ -451,6 +462,7 @@ class _StoredResults:
             value = {
                 "counterfactual": {k: v for k, v in record["counterfactual"].items() if k not in drop},
                 "candidates": [{k: v for k, v in c.items() if k not in drop} for c in record["candidates"]],
+                **({"occurrences": record["occurrences"]} if "occurrences" in record else {}),
             }
             rows.append((self._key(text), f"generate:{self.method}", value))
         self.store.put_many(rows)
@@ -459,7 +471,10 @@ class _StoredResults:
     def record(value: dict[str, Any], method: str, row: int, input_id: str, text: str) -> dict[str, Any]:
         counterfactual = {"input_id": input_id, "row": row, "source_text": text, **value["counterfactual"]}
         candidates = [{"input_id": input_id, "row": row, **c} for c in value["candidates"]]
-        return {"method": method, "row": row, "counterfactual": counterfactual, "candidates": candidates}
+        out = {"method": method, "row": row, "counterfactual": counterfactual, "candidates": candidates}
+        if "occurrences" in value:
+            out["occurrences"] = value["occurrences"]
+        return out
 
 
 def _skipped(method: str, row: int, input_id: str, text: str | None, reason: str) -> dict[str, Any]:
@@ -673,10 +688,15 @@ def _collect(
     order = [(m, i) for i in range(len(texts)) for m in opts.methods]
     counterfactuals = pd.DataFrame([sink.done[k]["counterfactual"] for k in order])
     counts = {m: [0, 0] for m in opts.methods}
+    occurrences = {"found": 0, "blocked": 0}
     for method, i in order:
-        counts[method][0] += sink.done[(method, i)]["n_candidates"]
-        counts[method][1] += sink.done[(method, i)]["n_passed"]
-    summary = _summary(opts, counterfactuals, counts, gen.signatures(), timing, time.perf_counter() - started, origin)
+        record = sink.done[(method, i)]
+        counts[method][0] += record["n_candidates"]
+        counts[method][1] += record["n_passed"]
+        for key, value in record.get("occurrences", {}).items():
+            occurrences[key] += value
+    signatures = gen.signatures(occurrences)
+    summary = _summary(opts, counterfactuals, counts, signatures, timing, time.perf_counter() - started, origin)
     return order, counterfactuals, summary
 
 

@@ -291,8 +291,9 @@ class IdentitySwapEditor(EditorBase):
         self.fix_articles = fix_articles
         self._matcher = TermMatcher(self.identities.terms)
         self._guard = IdentityGuard(self.identities.ambiguous, self.identities.terms) if guard else None
-        self.blocked = 0  # occurrences the guard kept from being swapped
+        self.blocked = 0  # occurrences the guard kept from being swapped (over every call)
         self.found = 0
+        self.last_counts: list[tuple[int, int]] = []  # (found, blocked) per text of the last call
 
     def params(self) -> dict[str, Any]:
         return {
@@ -308,12 +309,13 @@ class IdentitySwapEditor(EditorBase):
     def identity_matches(self, texts: Sequence[str]) -> list[list[TermMatch]]:
         """Occurrences of identity terms used as identities (after the guard)."""
         found = [self._matcher.find(text) for text in texts]
-        self.found += sum(len(f) for f in found)
-        if self._guard is None:
-            return found
-        verdicts = self._guard.keep(texts, found)
-        kept = [[m for m, ok in zip(f, v, strict=True) if ok] for f, v in zip(found, verdicts, strict=True)]
-        self.blocked += sum(len(f) - len(k) for f, k in zip(found, kept, strict=True))
+        kept = found
+        if self._guard is not None:
+            verdicts = self._guard.keep(texts, found)
+            kept = [[m for m, ok in zip(f, v, strict=True) if ok] for f, v in zip(found, verdicts, strict=True)]
+        self.last_counts = [(len(f), len(f) - len(k)) for f, k in zip(found, kept, strict=True)]
+        self.found += sum(f for f, _ in self.last_counts)
+        self.blocked += sum(b for _, b in self.last_counts)
         return kept
 
     def swap(self, text: str, matches: Sequence[TermMatch], a: str, b: str) -> tuple[str, tuple[Edit, ...]]:
