@@ -606,3 +606,41 @@ def test_encodings_every_command(command: str, tmp_path: Path, capsys: pytest.Ca
     assert code == 2 and "looks like UTF-16 without a byte-order mark; pass --encoding utf-16-le" in err, err
     code, err = _cli(tmp_path, [*argv, "--encoding", "utf-16-le", "--out", str(tmp_path / "le2")], capsys)
     assert code == 0, err
+
+
+def test_a_nul_byte_deep_in_a_row_gets_a_row_status_and_every_output_stays_readable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """#20 item 8: a NUL after the first 8 KB (past the binary-file sniff) used to reach pairs.csv and the report."""
+    from counterfair._feedback import run_feedback
+
+    from .fakes import ListEditor
+
+    corrupt = "My Muslim neighbour is kind. " * 300 + "end\x00tail"  # 8.7 KB, the NUL at 8,703
+    data = tmp_path / "nul.csv"
+    pd.DataFrame({"id": ["bad", "ok"], "text": [corrupt, "My gay friend cooks well."]}).to_csv(data, index=False)
+    out = tmp_path / "audit"
+    argv = ["audit", str(data), "--id-column", "id", "--methods", "ablation,swap", "--out", str(out)]
+    code, err = _cli(tmp_path, argv, capsys)
+    assert code == 0, err
+    swaps = read_table(out / "generate" / "identity" / "counterfactuals.csv")
+    assert dict(zip(swaps["input_id"], swaps["status"], strict=True)) == {
+        "bad": "skipped:control_characters",
+        "ok": "ok",
+    }
+    assert b"\x00" not in b"".join(p.read_bytes() for p in out.rglob("*.csv"))
+    assert set(read_table(out / "pairs.csv")["input_id"]) == {"ok"}
+    (out / "report.html").unlink()
+    from counterfair.report import build_report
+
+    assert build_report(out)["html"].exists()  # what `counterfair report` runs
+
+    summary = run_ctf(data, tmp_path / "ctf", identities="muslim,gay,christian", id_column="id")
+    assert summary["input"]["skipped_control_characters"] == {"texts": 1, "ids": ["bad"]}
+    assert summary["texts"] == 1
+    frame = pd.DataFrame({"text": [corrupt, "plain words"]})
+    editor = ListEditor(lambda text: [text + " more"])
+    clf = load_classifier("profanity-check")
+    run_feedback(frame, tmp_path / "fb", FeedbackOptions(steps=1, ppl_model=None), editor=editor, classifier=clf)
+    steps = read_table(tmp_path / "fb" / "steps.csv")
+    assert steps[steps["text_id"] == "0"]["status"].tolist() == ["skipped:control_characters"]

@@ -225,7 +225,7 @@ def ctf_core(
     require_columns(frame, wanted, origin=origin)
     ids = row_ids(frame, id_column, origin=origin)
     texts = [cell_text(v) or "" for v in frame[text_column].tolist()]
-    too_long = [i for i, t in enumerate(texts) if skip_reason(t, max_text_chars) == "too_long"]
+    reasons = {i: r for i, t in enumerate(texts) if (r := skip_reason(t, max_text_chars)) not in (None, "empty_text")}
     labels = binary_labels(frame, label_column, origin)
     identity_set = load_identity_set(identities)
     overlaps = sorted(
@@ -237,7 +237,7 @@ def ctf_core(
         }
     )
     editor = IdentitySwapEditor(identity_set, guard=guard, fix_articles=fix_articles)
-    skipped = set(too_long)
+    skipped = set(reasons)
     variants = editor.edit(["" if i in skipped else t for i, t in enumerate(texts)], progress=hook)
     n_pairs = sum(len(v) for v in variants)
     if n_pairs == 0:
@@ -283,9 +283,13 @@ def ctf_core(
             "texts": len(texts),
             "texts_with_identity_terms": int(sum(1 for v in variants if v)),
             "skipped_too_long": {
-                "texts": len(too_long),
+                "texts": sum(1 for r in reasons.values() if r == "too_long"),
                 "max_text_chars": max_text_chars,
-                "ids": [ids[i] for i in too_long],
+                "ids": [ids[i] for i, r in reasons.items() if r == "too_long"],
+            },
+            "skipped_control_characters": {
+                "texts": sum(1 for r in reasons.values() if r == "control_characters"),
+                "ids": [ids[i] for i, r in reasons.items() if r == "control_characters"],
             },
         },
         "ctf_gap": report.pop("ctf_gap"),

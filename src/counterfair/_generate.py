@@ -48,7 +48,7 @@ from .metrics.functional import summarize
 from .progress import NullProgress, ProgressHook
 from .records import Candidate, Counterfactual, make_status, params_hash
 from .runs import claim_run_dir, holds_run_dir, prepare_out_dir
-from .text import MAX_TEXT_CHARS, skip_reason
+from .text import MAX_TEXT_CHARS, printable, skip_reason
 
 METHODS = ("ablation", "substitution", "swap", "llm")
 
@@ -479,7 +479,7 @@ class _StoredResults:
 
 def _skipped(method: str, row: int, input_id: str, text: str | None, reason: str) -> dict[str, Any]:
     cf = {"text": None, "status": make_status("skipped", reason)}
-    return Generator._record(method, row, input_id, text or "", cf, [], attempts=0)
+    return Generator._record(method, row, input_id, printable(text or ""), cf, [], attempts=0)
 
 
 @holds_run_dir

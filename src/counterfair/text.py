@@ -32,16 +32,28 @@ TOKENIZER_NAME = "spacy-blank-en"
 MAX_TEXT_CHARS = 20_000  # longer texts get the row status skipped:too_long (--max-text-chars; 0 = no limit)
 
 
-def skip_reason(text: str | None, max_chars: int | None = MAX_TEXT_CHARS) -> str | None:
-    """Why an input text is not edited (``empty_text``, ``too_long``), or ``None`` when it is.
+# C0 control characters other than tab, newline, vertical tab, form feed and carriage return, and DEL: a NUL or an
+# escape byte in a text is corruption (a binary file pasted in, a truncated copy), and a NUL breaks CSV readers.
+_CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 
-    The length limit keeps one huge row (a 1 MB text) from costing minutes and gigabytes in editors, BERTScore and
-    the report; it is a per-row status, so the other rows go on."""
+
+def skip_reason(text: str | None, max_chars: int | None = MAX_TEXT_CHARS) -> str | None:
+    """Why an input text is not edited (``empty_text``, ``control_characters``, ``too_long``), or ``None``.
+
+    Each is a per-row status, so the other rows go on. The length limit keeps one huge row (a 1 MB text) from costing
+    minutes and gigabytes in editors, BERTScore and the report."""
     if text is None or not text.strip():
         return "empty_text"
+    if _CONTROL_CHARACTERS.search(text):
+        return "control_characters"
     if max_chars and len(text) > max_chars:
         return "too_long"
     return None
+
+
+def printable(text: str) -> str:
+    """``text`` with each control character that :func:`skip_reason` refuses replaced by U+FFFD, for output files."""
+    return _CONTROL_CHARACTERS.sub("\ufffd", text)
 
 
 @lru_cache(maxsize=1)
