@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -231,7 +232,7 @@ def test_app_rating_flow_and_escaping(tmp_path: Path) -> None:
     client = _client(store)
     home = client.get("/")
     assert home.status_code == 200 and home.headers["x-frame-options"] == "DENY"
-    client.post("/login", data={"rater": "ann", "csrf": _csrf(home.text)})
+    client.post("/login", data={"rater": "ann", "passphrase": "ann-pass", "csrf": _csrf(home.text)})
     seen = []
     for _ in range(3):
         page = client.get("/rate")
@@ -261,7 +262,7 @@ def test_app_rating_flow_and_escaping(tmp_path: Path) -> None:
 def test_app_refuses_forged_and_invalid_posts(tmp_path: Path) -> None:
     store = _store(tmp_path)
     client = _client(store)
-    client.post("/login", data={"rater": "ann", "csrf": _csrf(client.get("/").text)})
+    client.post("/login", data={"rater": "ann", "passphrase": "ann-pass", "csrf": _csrf(client.get("/").text)})
     page = client.get("/rate")
     pair = re.search(r'name="pair_id" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
     base = {"pair_id": pair, "fluent": "yes", "reference": "none", "same_label": "yes", "meaning": "3"}
@@ -339,6 +340,7 @@ def test_browser_rates_two_pairs(live_app: tuple[str, RatingStore]) -> None:
         page = browser.new_page()
         page.goto(url)
         page.fill("#rater", "browser-rater")
+        page.fill("#passphrase", "browser-pass")
         page.click("button[type=submit]")
         shown = []
         for answers in ("16 7 d", "2 5 8 g r"):  # keyboard shortcuts, then Enter
@@ -386,3 +388,127 @@ def test_audit_restricted_to_good_pairs(tmp_path: Path) -> None:
     consolidate(store)
     summary = run_audit(data, tmp_path / "audit2", AuditOptions(methods=["ablation"], only_good=str(tmp_path / "rate")))
     assert [g["pairs"] for g in summary["groups"]] == [1]
+
+
+# ------------------------------------------------------------------------------------------ hardening (#20 items 11-13)
+
+
+def _signed_in(store: RatingStore, name: str = "ann", passphrase: str = "ann-pass"):  # type: ignore[no-untyped-def]
+    client = _client(store)
+    response = client.post(
+        "/login", data={"rater": name, "passphrase": passphrase, "csrf": _csrf(client.get("/").text)}
+    )
+    return client, response
+
+
+def test_a_rebinding_host_is_refused_and_every_answer_carries_the_security_headers(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    client = _client(store)
+    rebound = client.get("/", headers={"host": "attacker.example:8765"})
+    assert rebound.status_code == 400 and "Host header" in rebound.text
+    forged = client.post(
+        "/login",
+        data={"rater": "eve", "passphrase": "evil", "csrf": "x"},
+        headers={"host": "attacker.example:8765", "origin": "http://attacker.example:8765"},
+    )
+    assert forged.status_code == 400
+    assert client.get("/", headers={"host": "localhost:8765"}).status_code == 200
+    assert client.get("/", headers={"host": "[::1]:8765"}).status_code == 200
+    refused = _client(store, token="s3cret").get("/")
+    for response in (client.get("/"), rebound, refused):
+        csp = response.headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "unsafe-inline" not in csp, csp
+        assert response.headers["referrer-policy"] == "no-referrer"
+        assert response.headers["x-frame-options"] == "DENY"
+    assert refused.status_code == 401
+    script = client.get("/static/rate.js")
+    assert script.status_code == 200 and "keydown" in script.text
+    assert client.get("/static/../store.py").status_code == 404
+    client.post("/login", data={"rater": "ann", "passphrase": "ann-pass", "csrf": _csrf(client.get("/").text)})
+    assert '<script src="/static/rate.js">' in client.get("/rate").text
+    assert "<script>" not in client.get("/rate").text.replace("&lt;script&gt;", "")
+
+
+def test_a_rater_name_is_held_by_its_passphrase(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    _, first = _signed_in(store)
+    assert first.status_code == 200 and "/rate" in str(first.url)
+    intruder, refused = _signed_in(store, "ann", "guess")
+    assert refused.status_code == 403 and "passphrase does not match" in refused.text
+    assert intruder.get("/rate", follow_redirects=False).status_code == 303  # not signed in
+    again, ok = _signed_in(store, "ann", "ann-pass")
+    assert ok.status_code == 200 and 'name="pair_id"' in again.get("/rate").text
+    short = _signed_in(store, "bob", "abc")[1]
+    assert short.status_code == 400 and "at least 4" in short.text
+
+
+def test_only_the_offered_pair_can_be_rated(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    client, _ = _signed_in(store)
+    page = client.get("/rate")
+    offered = re.search(r'name="pair_id" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+    other = next(p for p in ("p1", "p2", "p3") if p != offered)
+    answer = {"fluent": "yes", "reference": "none", "same_label": "yes", "meaning": "3", "csrf": _csrf(page.text)}
+    refused = client.post("/rate", data={**answer, "pair_id": other})
+    assert refused.status_code == 409 and "not offered" in refused.text
+    assert store.ratings() == []
+    assert client.post("/rate", data={**answer, "pair_id": offered}, follow_redirects=False).status_code == 303
+    assert [r.pair_id for r in store.ratings()] == [offered]
+
+
+def test_export_quotes_cells_a_spreadsheet_would_run_and_import_reads_them_back(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.add(_r("p1", '=HYPERLINK("http://evil")', meaning=2))
+    store.add(_r("p2", "-1+1", meaning=3))
+    store.export_csv(tmp_path / "out.csv")
+    raw = (tmp_path / "out.csv").read_text()
+    assert "'=HYPERLINK" in raw and "'-1+1" in raw
+    assert not any(line.split(",")[1].startswith(("=", "-", "+", "@")) for line in raw.splitlines()[1:])
+    other = RatingStore.create(tmp_path / "other", PAIRS)
+    assert other.import_csv(tmp_path / "out.csv") == 2
+    assert sorted(r.rater for r in other.ratings()) == ["-1+1", '=HYPERLINK("http://evil")']
+
+
+def test_sigterm_stops_the_server_while_a_request_hangs(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    store = _store(tmp_path)
+    port = _free_port()
+    script = tmp_path / "serve.py"
+    script.write_text(
+        "import sys, time\n"
+        "import counterfair.rating.app as app\n"
+        "app.edit_html = lambda a, b: time.sleep(600)  # a page that never finishes rendering\n"
+        f"app.serve({str(store.directory)!r}, port={port})\n"
+    )
+    server = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(200):
+            try:
+                httpx.get(url, timeout=0.5)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        client = httpx.Client(base_url=url, follow_redirects=False)
+        home = client.get("/")
+        client.post("/login", data={"rater": "ann", "passphrase": "ann-pass", "csrf": _csrf(home.text)})
+        hanging = threading.Thread(target=_request_quietly, args=(client, "/rate"), daemon=True)
+        hanging.start()
+        time.sleep(1.0)  # the request is now in the page renderer
+        started = time.monotonic()
+        os.kill(server.pid, signal.SIGTERM)
+        assert server.wait(timeout=20) is not None
+        assert time.monotonic() - started < 15
+    finally:
+        if server.poll() is None:
+            server.kill()
+
+
+def _request_quietly(client: httpx.Client, path: str) -> None:
+    """A request whose answer never comes: the server is stopped under it."""
+    with contextlib.suppress(httpx.HTTPError):
+        client.get(path, timeout=60)

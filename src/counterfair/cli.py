@@ -580,11 +580,18 @@ def rate_serve(
     host: Annotated[str, typer.Option(help="Address to bind; anything but loopback requires a token.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port.")] = 8765,
     token: Annotated[str | None, typer.Option(help="Access token (generated for non-loopback hosts).")] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A host name raters use to reach the app (repeatable); by default the bound address (loopback "
+            "names on loopback); on 0.0.0.0 any host unless given."
+        ),
+    ] = None,
 ) -> None:
     """Serve the rating web app."""
     from .rating.app import serve
 
-    serve(directory, host=host, port=port, token=token)
+    serve(directory, host=host, port=port, token=token, allowed_hosts=allowed_host)
 
 
 @rate_app.command("export")

@@ -4,8 +4,11 @@
 only ``counterfair rate serve`` and the tests import this module.)
 
 Security: it binds 127.0.0.1 unless told otherwise, and on any other address every request needs the access token
-(given once as ``?token=...``, then kept in a cookie); every text is HTML-escaped (the texts are internet comments and
-may contain markup or script); every form carries a per-session CSRF token, and POSTs from another origin are refused.
+(given once as ``?token=...``, then kept in a cookie); the Host header must name the bound address (a DNS-rebinding
+page that resolves its own name to 127.0.0.1 is refused); every text is HTML-escaped (the texts are internet comments
+and may contain markup or script) and the Content-Security-Policy allows only this app's own script and stylesheet;
+every form carries a per-session CSRF token, and POSTs from another origin are refused; each rater name has a
+passphrase, set at its first sign-in; a rating is accepted only for the pair the app offered that rater.
 """
 
 from __future__ import annotations
@@ -25,10 +28,34 @@ from ..report import edit_html
 from .store import Rating, RatingStore
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+STATIC = Path(__file__).parent / "static"
+SECURITY_HEADERS = {
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'self'; script-src 'self'; form-action 'self'; base-uri 'none'; "
+        "frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
 
 
-def create_app(directory: str | Path, *, token: str | None = None, secret: str | None = None) -> Any:
-    """The app for the rating project in ``directory``; ``token`` (if given) is required on every request."""
+def host_name(header: str) -> str:
+    """The host of a Host header, without its port (``[::1]:8765`` -> ``::1``)."""
+    if header.startswith("["):
+        return header[1 : header.find("]")] if "]" in header else header
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+def create_app(
+    directory: str | Path,
+    *,
+    token: str | None = None,
+    secret: str | None = None,
+    allowed_hosts: set[str] | None = LOOPBACK,
+) -> Any:
+    """The app for the rating project in ``directory``; ``token`` (if given) is required on every request, and the
+    Host header must be one of ``allowed_hosts`` (``None``: any, for a wildcard bind behind the token)."""
     store = RatingStore(directory)
     env = Environment(
         loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=select_autoescape(["j2"])
@@ -53,23 +80,31 @@ def create_app(directory: str | Path, *, token: str | None = None, secret: str |
                 return False
         return bool(expected) and hmac.compare_digest(str(expected), value)
 
-    @app.middleware("http")
-    async def require_token(request: Request, call_next: Any) -> Response:
+    async def guarded(request: Request, call_next: Any) -> Response:
+        if allowed_hosts is not None and host_name(request.headers.get("host", "")) not in allowed_hosts:
+            return JSONResponse({"error": "this Host header does not name the rating app's address"}, status_code=400)
         if token is None:
-            response: Response = await call_next(request)
-        else:
-            given = request.query_params.get("token") or request.cookies.get("cf_token") or ""
-            if not hmac.compare_digest(given, token):
-                return JSONResponse({"error": "an access token is required (start URL ?token=...)"}, status_code=401)
-            response = await call_next(request)
-            if request.query_params.get("token"):
-                response.set_cookie("cf_token", token, httponly=True, samesite="strict")
-        response.headers["X-Frame-Options"] = "DENY"
-        response.headers["Content-Security-Policy"] = (
-            "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; form-action 'self'"
-        )
-        response.headers["X-Content-Type-Options"] = "nosniff"
+            return await call_next(request)  # type: ignore[no-any-return]
+        given = request.query_params.get("token") or request.cookies.get("cf_token") or ""
+        if not hmac.compare_digest(given, token):
+            return JSONResponse({"error": "an access token is required (start URL ?token=...)"}, status_code=401)
+        response: Response = await call_next(request)
+        if request.query_params.get("token"):
+            response.set_cookie("cf_token", token, httponly=True, samesite="strict")
         return response
+
+    @app.middleware("http")
+    async def secure(request: Request, call_next: Any) -> Response:
+        response = await guarded(request, call_next)  # every answer gets the headers, refusals too
+        response.headers.update(SECURITY_HEADERS)
+        return response
+
+    @app.get("/static/{name}")
+    def static(name: str) -> Response:
+        kinds = {"rate.js": "text/javascript", "rate.css": "text/css"}
+        if name not in kinds:
+            return Response(status_code=404)
+        return Response((STATIC / name).read_bytes(), media_type=kinds[name])
 
     @app.get("/", response_class=HTMLResponse)
     def home(request: Request) -> Response:
@@ -78,12 +113,19 @@ def create_app(directory: str | Path, *, token: str | None = None, secret: str |
         return render("login.html.j2", csrf=csrf_of(request), error=None)
 
     @app.post("/login")
-    def login(request: Request, rater: str = Form(...), csrf: str = Form(...)) -> Response:
+    def login(request: Request, rater: str = Form(...), passphrase: str = Form(""), csrf: str = Form(...)) -> Response:
+        def refuse(status: int, error: str) -> Response:
+            return render("login.html.j2", status, csrf=csrf_of(request), error=error)
+
         if not check_csrf(request, csrf):
-            return render("login.html.j2", 403, csrf=csrf_of(request), error="The form expired; please try again.")
+            return refuse(403, "The form expired; please try again.")
         name = " ".join(rater.split())[:64]
         if not name or name.startswith("llm:"):
-            return render("login.html.j2", 400, csrf=csrf_of(request), error="Please give a rater name.")
+            return refuse(400, "Please give a rater name.")
+        if len(passphrase) < 4:
+            return refuse(400, "Please give a passphrase of at least 4 characters.")
+        if not store.sign_in(name, passphrase):
+            return refuse(403, "This rater name is taken and the passphrase does not match.")
         request.session["rater"] = name
         return RedirectResponse("/rate", status_code=303)
 
@@ -134,6 +176,9 @@ def create_app(directory: str | Path, *, token: str | None = None, secret: str |
             return page(
                 request, str(rater), error="The form expired or came from elsewhere; nothing was saved.", status=403
             )
+        offered = store.next_pair(str(rater))
+        if offered is None or offered["pair_id"] != pair_id:
+            return page(request, str(rater), error="That pair was not offered to you; nothing was saved.", status=409)
         try:
             value = int(meaning)
         except ValueError:
@@ -157,15 +202,29 @@ def create_app(directory: str | Path, *, token: str | None = None, secret: str |
     return app
 
 
-def serve(directory: str | Path, *, host: str = "127.0.0.1", port: int = 8765, token: str | None = None) -> None:
-    """Run the app with uvicorn. On a non-loopback address a token is required (generated when not given)."""
+def serve(
+    directory: str | Path,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    token: str | None = None,
+    allowed_hosts: list[str] | None = None,
+) -> None:
+    """Run the app with uvicorn. On a non-loopback address a token is required (generated when not given).
+
+    The Host header must name the bound address (loopback names on loopback; the address itself otherwise); on a
+    wildcard bind (0.0.0.0, ::) any host is accepted unless ``allowed_hosts`` lists the names raters use.
+    SIGTERM and Ctrl+C stop the server within a few seconds even while a request is being answered."""
     import uvicorn
     from rich.console import Console
 
     console = Console(stderr=True)
     if host not in LOOPBACK and not token:
         token = secrets.token_urlsafe(16)
-    app = create_app(directory, token=token if host not in LOOPBACK or token else None)
+    hosts: set[str] | None = set(allowed_hosts) if allowed_hosts else None
+    if hosts is None and host not in ("0.0.0.0", "::"):
+        hosts = LOOPBACK if host in LOOPBACK else {host}
+    app = create_app(directory, token=token if host not in LOOPBACK or token else None, allowed_hosts=hosts)
     url = f"http://{host}:{port}/" + (f"?token={token}" if token else "")
     console.print(f"rating app for {directory}: open {url}  (Ctrl+C to stop)")
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)

@@ -49,6 +49,29 @@ CREATE TABLE IF NOT EXISTS ratings (
     source TEXT NOT NULL DEFAULT 'app', raw TEXT, created REAL NOT NULL, PRIMARY KEY (pair_id, rater)
 );
 """
+# added without a schema bump (older projects get it on open): a rater's passphrase, set at their first sign-in
+_RATERS = "CREATE TABLE IF NOT EXISTS raters (name TEXT PRIMARY KEY, salt BLOB NOT NULL, hash BLOB NOT NULL)"
+
+# a spreadsheet runs a cell that starts with one of these as a formula (CSV injection); export quotes them with "'"
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _passphrase_hash(passphrase: str, salt: bytes) -> bytes:
+    import hashlib
+
+    return hashlib.scrypt(passphrase.encode("utf-8"), salt=salt, n=2**14, r=8, p=1)
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """``value`` with a leading "'" when a spreadsheet would read it as a formula; :func:`from_spreadsheet_safe`
+    undoes it on import."""
+    return "'" + value if isinstance(value, str) and value.startswith(_FORMULA_START) else value
+
+
+def from_spreadsheet_safe(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith("'") and value[1:].startswith(_FORMULA_START):
+        return value[1:]
+    return value
 
 
 @dataclass(frozen=True)
@@ -91,6 +114,7 @@ class RatingStore:
             raise ConfigError(f"{self.directory}: no rating project here (run counterfair rate init first)")
         with self._connect() as db:
             version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            db.execute(_RATERS)
         if version is None or version[0] != SCHEMA_VERSION:
             raise SchemaError(
                 f"{self.path}: written with schema_version {version and version[0]!r}, this counterfair "
@@ -217,6 +241,20 @@ class RatingStore:
 
     # ------------------------------------------------------------------------------------------ writing
 
+    def sign_in(self, name: str, passphrase: str) -> bool:
+        """True when ``passphrase`` is ``name``'s; a name's first sign-in sets it (scrypt, salted), so nobody can
+        later continue as that rater without it."""
+        import hmac
+        import os
+
+        salt = os.urandom(16)
+        with self._connect() as db:  # the first sign-in wins a race for a new name; the other is then checked
+            db.execute(
+                "INSERT OR IGNORE INTO raters VALUES (?, ?, ?)", (name, salt, _passphrase_hash(passphrase, salt))
+            )
+            row = db.execute("SELECT salt, hash FROM raters WHERE name = ?", (name,)).fetchone()
+        return hmac.compare_digest(bytes(row["hash"]), _passphrase_hash(passphrase, bytes(row["salt"])))
+
     def add(self, rating: Rating, *, source: str = "app", raw: str | None = None, replace: bool = False) -> None:
         rating.validate()
         self.pair(rating.pair_id)  # must exist
@@ -245,14 +283,14 @@ class RatingStore:
         from ..io import write_table
 
         frame = self.ratings_frame()[["pair_id", "rater", "fluent", "reference", "same_label", "meaning", "reject"]]
-        write_table(frame, path)
+        write_table(frame.map(spreadsheet_safe), path)
         return len(frame)
 
     def import_csv(self, path: str | Path, *, replace: bool = False) -> int:
         """Ratings made outside the app; every row is validated first, so a bad file adds nothing."""
         from ..io import read_table, require_columns
 
-        frame = read_table(path)
+        frame = read_table(path).map(from_spreadsheet_safe)
         require_columns(frame, dict.fromkeys(EXPORT_COLUMNS[:6], "the CSV header"), origin=str(path))
         known = set(self.pairs()["pair_id"])
         ratings = []
