@@ -86,7 +86,7 @@ class Swaps:
 
     def __init__(self, frame: pd.DataFrame, split: str) -> None:
         identities = load_identity_set().subset(split)
-        editor = IdentitySwapEditor(identities, guard=None, fix_articles=False)
+        editor = IdentitySwapEditor(identities, guard=None, grammar=False)
         self.frame = frame
         self.variants = editor.edit(frame["text"].tolist())
         self.split = split

@@ -38,7 +38,8 @@ def test_demo_audit_outputs(demo_run: Path) -> None:
     assert {("ablation", "islam"), ("substitution", "lgbq"), ("swap", "identity")} <= set(groups)
     assert sum(g["pairs"] for g in summary["groups"]) == len(pairs)
     swap = groups[("swap", "identity")]
-    assert swap["with_counterfactual"] == 50  # every demo sentence with a Dixon term, guard included
+    # every demo sentence with a Dixon term, guard included: 50 adjectives, and "Jews", "lesbians" as plurals
+    assert swap["with_counterfactual"] == 52
     # the means in the summary are the means of the pairs table
     ablation = pairs[(pairs.method == "ablation") & (pairs.attribute == "lgbq")]
     assert groups[("ablation", "lgbq")]["score_change"]["mean"] == pytest.approx(ablation["diff"].mean())

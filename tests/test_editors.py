@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from counterfair.attributes import load_attribute, load_identity_set
@@ -38,7 +40,7 @@ def test_swap_is_phi_a_with_directions() -> None:
     assert [v.text for v in variants] == [
         "Some people are gay.",
         "Some people are black.",
-        "Some people are christian.",
+        "Some people are Christian.",  # a proper adjective keeps its capital (#16 item 3)
     ]
     assert [(v.meta["source_term"], v.meta["target_term"]) for v in variants] == [
         ("straight", "gay"),
@@ -53,7 +55,7 @@ def test_swap_two_terms_swaps_both_ways_once() -> None:
     texts = [v.text for v in variants]
     assert "A straight man and a gay woman." in texts  # Φ_{gay,straight} swaps both
     assert texts.count("A straight man and a gay woman.") == 1  # not again for (straight, gay)
-    assert "A muslim man and a straight woman." in texts and "A gay man and a muslim woman." in texts
+    assert "A Muslim man and a straight woman." in texts and "A gay man and a Muslim woman." in texts
     assert len(texts) == 3
 
 
@@ -71,7 +73,7 @@ def test_swap_multiword_terms() -> None:
     [variants] = editor.edit(["My middle aged neighbour"])
     assert len(variants) == 49
     assert {v.meta["source_term"] for v in variants} == {"middle aged"}
-    assert any(v.text == "My african american neighbour" for v in variants)
+    assert any(v.text == "My African American neighbour" for v in variants)
     assert all(v.meta["source_split"] == "heldout" for v in variants)
 
 
@@ -148,3 +150,77 @@ def test_blindness_is_one_to_one_and_idempotent() -> None:
     assert Blindness(split="train").transform(["gay and asian"]) == ["gay and identity"]  # gay is held out
     with pytest.raises(ValueError, match="is itself an identity term"):
         Blindness(token="gay").fit(["x"])
+
+
+# ------------------------------------------------ swaps that reach real text (#16 items 2-3, #20 items 14-16)
+
+GRAMMAR_SET = "muslim,christian,jewish,gay,straight,black,white,chinese,transgender,trans,american,asian"
+
+
+@pytest.mark.parametrize(
+    ("text", "source", "target", "expected"),
+    [
+        # plurals and nouns are matched and become the target's form of the same number
+        ("Muslims are a plague.", "muslim", "christian", "Christians are a plague."),
+        ("Muslims are a plague.", "muslim", "gay", "Gay people are a plague."),
+        ("I can't stand Jews.", "jewish", "muslim", "I can't stand Muslims."),
+        ("Every Jew I know agrees.", "jewish", "asian", "Every Asian I know agrees."),
+        ("MUSLIMS OUT", "muslim", "christian", "CHRISTIANS OUT"),
+        # an adjective used as a noun gets the target's noun
+        ("His therapist is a Chinese.", "chinese", "transgender", "His therapist is a transgender person."),
+        ("His therapist is a Chinese.", "chinese", "american", "His therapist is an American."),
+        ("The Chinese are rude.", "chinese", "jewish", "The Jews are rude."),
+        ("a Chinese restaurant", "chinese", "jewish", "a Jewish restaurant"),  # an adjective stays one
+        # proper adjectives keep their capital; others do not borrow one; a sentence's first word gets one
+        ("Some people are straight.", "straight", "christian", "Some people are Christian."),
+        ("My Muslim neighbour is kind.", "muslim", "gay", "My gay neighbour is kind."),
+        ("Muslim families live here.", "muslim", "gay", "Gay families live here."),
+        ('He said: "muslim kids are loud".', "muslim", "gay", 'He said: "Gay kids are loud".'),
+        ("Muslim Leaders Meet Today", "muslim", "gay", "Gay Leaders Meet Today"),
+        # "a"/"an" agree with the new word
+        ("She is a Muslim teacher.", "muslim", "american", "She is an American teacher."),
+        ("She is an American teacher.", "american", "gay", "She is a gay teacher."),
+        # the guard: a capitalised term tagged as an organisation, quoted speech, dehumanising nouns
+        ("I met a Black man yesterday.", "black", "white", "I met a white man yesterday."),
+        (
+            'He said "trans people are scum" and left.',
+            "trans",
+            "christian",
+            'He said "Christian people are scum" and left.',
+        ),
+        ("They are common black trash.", "black", "white", "They are common white trash."),
+        ("Get rid of the trans vermin.", "trans", "gay", "Get rid of the gay vermin."),
+    ],
+)
+def test_grammatical_swaps(text: str, source: str, target: str, expected: str) -> None:
+    editor = IdentitySwapEditor(load_identity_set(GRAMMAR_SET), guard="spacy")
+    [variants] = editor.edit([text])
+    by_pair = {(v.meta["source_term"], v.meta["target_term"]): v.text for v in variants}
+    assert by_pair[(source, target)] == expected
+
+
+@pytest.mark.parametrize("text", ["The White House said no.", "I love Black Sabbath.", "She works at White Castle."])
+def test_the_guard_still_blocks_names_that_hold_a_term(text: str) -> None:
+    editor = IdentitySwapEditor(load_identity_set(GRAMMAR_SET), guard="spacy")
+    assert editor.edit([text]) == [[]]
+    assert editor.last_counts == [(1, 1)]
+
+
+def test_tokens_only_is_paper_001s_phi_a() -> None:
+    editor = IdentitySwapEditor(load_identity_set("muslim,american,gay"), guard=None, grammar=False)
+    [variants] = editor.edit(["A Muslim is here. Muslims too."])
+    texts = {v.meta["target_term"]: v.text for v in variants}
+    assert texts == {"american": "A American is here. Muslims too.", "gay": "A Gay is here. Muslims too."}
+
+
+def test_a_users_forms_file_is_checked_and_used(tmp_path: Path) -> None:
+    from counterfair.errors import ConfigError
+
+    good = tmp_path / "set.yaml"
+    good.write_text("terms: [sikh, hindu]\nforms:\n  hindu: [Hindu, Hindu, Hindus]\n  sikh: [Sikh, Sikh, Sikhs]\n")
+    editor = IdentitySwapEditor(load_identity_set(str(good)), guard=None)
+    assert [v.text for v in editor.edit(["Sikhs pray."])[0]] == ["Hindus pray."]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("terms: [sikh, hindu]\nforms:\n  hindu: [Hindu, Hindus]\n")
+    with pytest.raises(ConfigError, match=r"forms.hindu must be \[adjective, noun, plural"):
+        load_identity_set(str(bad))

@@ -42,7 +42,11 @@ def test_outputs_one_row_per_input_and_method(tmp_path: Path) -> None:
     swaps = cands[cands.method == "swap"]
     assert len(swaps[swaps.input_id == "b"]) == 49
     assert set(swaps["source_term"].dropna()) == {"muslim"}
-    assert swaps.groupby("input_id")["selected"].apply(lambda s: (s == "True").sum()).tolist() == [1]
+    # "Muslims" is matched as the plural of a Dixon term (#20 item 14) and becomes the target's plural
+    assert swaps.groupby("input_id")["selected"].apply(lambda s: (s == "True").sum()).tolist() == [1, 1]
+    plural = set(swaps[swaps.input_id == "e"]["text"])
+    assert "<script>alert('x')</script> Christians & the mosque" in plural
+    assert "<script>alert('x')</script> gay people & the mosque" in plural  # not a sentence's first word
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["methods"]["ablation"]["share_with_counterfactual"] == 3 / 4
     assert summary["signatures"]["swap"]["guard_blocked"] == 1

@@ -197,7 +197,7 @@ def ctf_core(
     label_column: str | None = None,
     positive_label: str | None = None,
     guard: str | None = "spacy",
-    fix_articles: bool = False,
+    grammar: bool = True,
     max_text_chars: int = MAX_TEXT_CHARS,
     seed: int = 0,
     n_resamples: int = 2000,
@@ -207,8 +207,10 @@ def ctf_core(
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Swap identity terms in every text, score all texts once; the pairs table and the summary, in memory.
 
-    Φ_A swaps tokens only, as paper 001 defines it (``fix_articles=False``): with "a"/"an" corrected, a blinded
-    model would see "a identity" and "an identity" and its gap on training terms would no longer be exactly 0.
+    The swap is the audit's (``grammar=True``: nouns and plurals matched, target forms of the same number, proper
+    capitals, "a"/"an" agreement; see :class:`~counterfair.editors.swap.IdentitySwapEditor`). ``grammar=False`` is
+    paper 001's Φ_A exactly, token for token: use it to check that a blinded model's gap on training terms is exactly
+    0 (with "a"/"an" corrected it sees "a identity" and "an identity", which differ).
     """
     from .attributes import load_identity_set
     from .editors.swap import IdentitySwapEditor
@@ -236,7 +238,7 @@ def ctf_core(
             if a != b and f" {a.lower()} " in f" {b.lower()} "
         }
     )
-    editor = IdentitySwapEditor(identity_set, guard=guard, fix_articles=fix_articles)
+    editor = IdentitySwapEditor(identity_set, guard=guard, grammar=grammar)
     skipped = set(reasons)
     variants = editor.edit(["" if i in skipped else t for i, t in enumerate(texts)], progress=hook)
     n_pairs = sum(len(v) for v in variants)

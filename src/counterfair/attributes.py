@@ -161,6 +161,27 @@ def load_attribute(name_or_path: str) -> Attribute:
 
 
 @dataclass(frozen=True)
+class TermForms:
+    """How one identity term is written: as an adjective (with its proper capitals: "Muslim", "LGBT", "gay"), for one
+    person ("Muslim", "Jew", "gay person") and for several ("Muslims", "Jews", "gay people"); ``also``: other plural
+    spellings found in text ("gays"). A proper adjective (one written with a capital) keeps it wherever it lands."""
+
+    adjective: str
+    noun: str
+    plural: str
+    also: tuple[str, ...] = ()
+
+    @property
+    def proper(self) -> bool:
+        return self.adjective[:1].isupper()
+
+    @classmethod
+    def default(cls, term: str) -> TermForms:
+        """For a term the set gives no forms: the adjective with "person"/"people" (always grammatical)."""
+        return cls(term, f"{term} person", f"{term} people")
+
+
+@dataclass(frozen=True)
 class IdentitySet:
     """Identity terms for swaps (paper 001's set A), with an optional training / held-out split."""
 
@@ -169,6 +190,10 @@ class IdentitySet:
     heldout: tuple[str, ...] = ()
     ambiguous: frozenset[str] = frozenset()
     groups: Mapping[str, str] = field(default_factory=dict)  # lower-case term -> group name
+    forms: Mapping[str, TermForms] = field(default_factory=dict)  # lower-case term -> its written forms
+
+    def forms_of(self, term: str) -> TermForms:
+        return self.forms.get(term.lower()) or TermForms.default(term)
 
     @property
     def terms(self) -> tuple[str, ...]:
@@ -190,9 +215,9 @@ class IdentitySet:
     def subset(self, split: str) -> IdentitySet:
         """Only the training or only the held-out terms."""
         if split == "train":
-            return IdentitySet(f"{self.name}:train", self.train, (), self.ambiguous, self.groups)
+            return IdentitySet(f"{self.name}:train", self.train, (), self.ambiguous, self.groups, self.forms)
         if split == "heldout":
-            return IdentitySet(f"{self.name}:heldout", self.heldout, (), self.ambiguous, self.groups)
+            return IdentitySet(f"{self.name}:heldout", self.heldout, (), self.ambiguous, self.groups, self.forms)
         raise ConfigError(f"unknown split {split!r}; use 'train' or 'heldout'")
 
 
@@ -220,7 +245,29 @@ def _identity_from(data: Mapping[str, Any], *, where: str, name: str) -> Identit
             if term.lower() not in known:
                 raise ConfigError(f"{where}: group {group!r} lists {term!r}, which is not one of the set's terms")
             groups[term.lower()] = str(group)
-    return IdentitySet(str(data.get("name") or name), train, heldout, ambiguous, groups)
+    if "forms" in data:
+        forms = _forms_from(data.get("forms") or {}, known, where=where)
+    else:  # a user's set: the built-in forms ("Jews", "Muslims", "gay people") of the terms it shares with it
+        forms = {t: f for t, f in _builtin_identity("dixon50").forms.items() if t in known}
+    return IdentitySet(str(data.get("name") or name), train, heldout, ambiguous, groups, forms)
+
+
+def _forms_from(raw: Any, known: set[str], *, where: str) -> dict[str, TermForms]:
+    """``forms: {term: [adjective, noun, plural, other plural spellings...]}``."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: 'forms' must map a term to [adjective, noun, plural, ...]")
+    forms: dict[str, TermForms] = {}
+    for term, entry in raw.items():
+        if str(term).lower() not in known:
+            raise ConfigError(f"{where}: forms given for {term!r}, which is not one of the set's terms")
+        if not isinstance(entry, list) or len(entry) < 3 or not all(isinstance(x, str) and x.strip() for x in entry):
+            raise ConfigError(
+                f"{where}: forms.{term} must be [adjective, noun, plural, other plurals...], got {entry!r}"
+            )
+        if entry[0].lower() != str(term).lower():
+            raise ConfigError(f"{where}: forms.{term} starts with {entry[0]!r}; the adjective must be the term itself")
+        forms[str(term).lower()] = TermForms(entry[0], entry[1], entry[2], tuple(entry[3:]))
+    return forms
 
 
 @cache

@@ -407,6 +407,14 @@ def ctf(
         str | None, typer.Option(help="Classifier label whose probability is compared (default: the second).")
     ] = None,
     guard: Annotated[bool, typer.Option(help="Skip non-identity uses of ambiguous terms ('a black car').")] = True,
+    tokens_only: Annotated[
+        bool,
+        typer.Option(
+            "--tokens-only",
+            help="Paper 001's Φ_A exactly: listed terms swapped token for token (no plurals, noun forms, capitals "
+            "or a/an agreement), as blindness assumes.",
+        ),
+    ] = False,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
     max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
     encoding: Encoding = "utf-8",
@@ -430,6 +438,7 @@ def ctf(
             label_column=label_column,
             positive_label=positive_label,
             guard="spacy" if guard else None,
+            grammar=not tokens_only,
             max_text_chars=max_text_chars,
             encoding=encoding,
             seed=seed,

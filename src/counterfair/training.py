@@ -243,7 +243,7 @@ def _counterfactual_map(texts: Sequence[str], identities: IdentitySet, seed: int
     from .editors.swap import IdentitySwapEditor
 
     train_only = identities.subset("train")
-    editor = IdentitySwapEditor(train_only, guard=None, fix_articles=False)  # Φ_A exactly: tokens only
+    editor = IdentitySwapEditor(train_only, guard=None, grammar=False)  # Φ_A exactly: tokens only
     return [[c.text for c in cands] for cands in editor.edit(texts)]
 
 

