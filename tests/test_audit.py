@@ -197,3 +197,27 @@ def test_report_renders_in_headless_chromium(demo_run: Path, tmp_path: Path) -> 
     image = Image.open(shot).convert("L")
     assert image.size == (1200, 2400)
     assert len(set(image.resize((60, 120)).getdata())) > 20  # not a blank page
+
+
+def test_the_audit_says_which_texts_it_could_not_reach_and_what_would(tmp_path: Path) -> None:
+    """#20 item 17: texts about women, disabled people or immigrants get no swap from the built-in sets."""
+    data = pd.DataFrame(
+        {
+            "id": ["m", "w", "d", "x"],
+            "text": [
+                "Muslims are welcome here.",
+                "Women should not be allowed to vote.",
+                "Disabled people are a burden.",
+                "The weather is nice today.",
+            ],
+        }
+    )
+    opts = AuditOptions(methods=["swap"], id_column="id")
+    summary = run_audit(data, tmp_path / "a", opts)
+    coverage = summary["coverage"]
+    assert (coverage["texts"], coverage["reached"], coverage["unreached"]) == (4, 1, 3)
+    assert coverage["unreached_ids"] == ["w", "d", "x"]
+    assert coverage["unreached_mentioning"] == {"women": 1, "disability": 1, "immigration": 0}
+    assert coverage["hint"].startswith("2 unreached texts mention women, disability")
+    html = (tmp_path / "a" / "report.html").read_text()
+    assert 'id="coverage"' in html and "1 of 4 texts got at least one counterfactual" in html

@@ -156,7 +156,9 @@ def _plan(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> dict[str, Any
     missing = [a for a, n in counts.items() if n == 0]
     from .text import TermMatcher
 
-    identity_matcher = TermMatcher(load_identity_set(opts.identities).terms)
+    from .editors.swap import written_forms
+
+    identity_matcher = TermMatcher(written_forms(load_identity_set(opts.identities)))
     identity_texts = sum(1 for t in texts if identity_matcher.contains(t)) if "swap" in opts.methods else 0
     if attr_methods and opts.attributes and not occurring and not identity_texts:
         others = _attribute_counts(texts, [a for a in known_attributes() if a not in requested])
@@ -285,6 +287,7 @@ def audit_core(
     pairs = _scored_pairs(rows, scores, index, opts, identity_set)
     orig_scores = {t: scores[t][index] for t in texts}
     summary = _summary(opts, plan_, generated, pairs, orig_scores, identity_set, clf, index, origin)
+    summary["coverage"] = _coverage(frame, pairs)
     summary["timing_s"] = {**timing, "total": round(time.perf_counter() - started, 2)}
     return pairs, summary
 
@@ -502,6 +505,34 @@ def _summary(
         "signatures": signatures,
         "options": {**asdict(opts), "classifier": clf.spec},
         "reproduce": _reproduce_command(opts, origin, clf),
+    }
+
+
+def _coverage(frame: pd.DataFrame, pairs: pd.DataFrame, shown: int = 50) -> dict[str, Any]:
+    """How many texts got at least one counterfactual pair; of those that got none, how many mention a group no
+    built-in set covers (:data:`~counterfair.attributes.UNCOVERED_GROUPS`), and what would reach them."""
+    from .attributes import UNCOVERED_GROUPS
+    from .text import TermMatcher
+
+    reached = set(pairs["input_id"].astype(str)) if not pairs.empty else set()
+    unreached = [(str(i), t) for i, t in zip(frame["id"], frame["text"], strict=True) if str(i) not in reached]
+    mentions: dict[str, int] = {}
+    for group, words in UNCOVERED_GROUPS.items():
+        matcher = TermMatcher(words)
+        mentions[group] = sum(1 for _, text in unreached if isinstance(text, str) and matcher.contains(text))
+    named = [g for g, n in mentions.items() if n]
+    return {
+        "texts": len(frame),
+        "reached": len(frame) - len(unreached),
+        "unreached": len(unreached),
+        "unreached_ids": [i for i, _ in unreached[:shown]],
+        "unreached_mentioning": mentions,
+        "hint": (
+            f"{sum(mentions.values())} unreached texts mention {', '.join(named)}, which no built-in identity set "
+            "swaps: an identity set of your own (--identities FILE with such terms and their forms) reaches them"
+            if named
+            else None
+        ),
     }
 
 

@@ -159,6 +159,19 @@ def load_attribute(name_or_path: str) -> Attribute:
 
 # --------------------------------------------------------------------------------------------- identities
 
+# Groups that hate speech often targets and that no built-in identity set or attribute swaps (women, disabled people,
+# immigrants): the audit counts the texts it could not reach that mention one, so a user knows which identity set of
+# their own (--identities FILE) would reach them.
+UNCOVERED_GROUPS: dict[str, tuple[str, ...]] = {
+    "women": tuple("woman women girl girls wife wives lady ladies feminist feminists".split()),
+    "disability": tuple(
+        "disabled disability disabilities wheelchair autistic autism handicapped retarded cripple cripples".split()
+    ),
+    "immigration": tuple(
+        "immigrant immigrants migrant migrants refugee refugees foreigner foreigners illegals asylum".split()
+    ),
+}
+
 
 @dataclass(frozen=True)
 class TermForms:

@@ -182,6 +182,12 @@ def audit(
     console.print(table)
     if summary.get("ctf"):
         console.print(f"CTF gap over identity swaps: {_fmt(summary['ctf']['ctf_gap'])}")
+    coverage = summary.get("coverage") or {}
+    if coverage.get("unreached"):
+        console.print(
+            f"coverage: {coverage['reached']} of {coverage['texts']} texts got a counterfactual"
+            + (f"; [yellow]{coverage['hint']}[/yellow]" if coverage.get("hint") else "")
+        )
     if summary.get("pairs_without_score"):
         console.print(
             f"[yellow]note:[/yellow] {summary['pairs_without_score']} pairs have no score (the classifier returned "

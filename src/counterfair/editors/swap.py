@@ -329,6 +329,20 @@ def _article_for(word: str) -> str:
     return "an" if low[:1] in "aeiou" and not low.startswith(_VOWEL_EXCEPTIONS) else "a"
 
 
+def written_forms(identities: IdentitySet, *, grammar: bool = True) -> dict[str, tuple[str, str]]:
+    """Every written form of the set's terms that is matched in text -> (its term, "adjective"/"noun"/"plural"):
+    the terms, and with ``grammar`` their one-word nouns and plurals ("Jew", "Muslims"; "gay people" is found as
+    "gay" and kept an adjective)."""
+    surfaces = {t.lower(): (t, "adjective") for t in identities.terms}
+    if grammar:
+        for term in identities.terms:
+            forms = identities.forms_of(term)
+            for kind, surface in [("noun", forms.noun), ("plural", forms.plural), *(("plural", x) for x in forms.also)]:
+                if " " not in surface:
+                    surfaces.setdefault(surface.lower(), (term, kind))
+    return surfaces
+
+
 class IdentitySwapEditor(EditorBase):
     """Φ_A: for each identity term in a text, one variant per other term of the set.
 
@@ -356,18 +370,7 @@ class IdentitySwapEditor(EditorBase):
         self.targets = tuple(targets) if targets is not None else self.identities.terms
         self.guard = guard
         self.grammar = grammar
-        # every written form matched (grammar only) -> (its term, "adjective" / "noun" / "plural")
-        self._surfaces: dict[str, tuple[str, str]] = {t.lower(): (t, "adjective") for t in self.identities.terms}
-        if grammar:
-            for term in self.identities.terms:
-                forms = self.identities.forms_of(term)
-                for kind, surface in [
-                    ("noun", forms.noun),
-                    ("plural", forms.plural),
-                    *(("plural", x) for x in forms.also),
-                ]:
-                    if " " not in surface:  # "gay people" is found as "gay", then kept as an adjective
-                        self._surfaces.setdefault(surface.lower(), (term, kind))
+        self._surfaces = written_forms(self.identities, grammar=grammar)
         self._matcher = TermMatcher(self._surfaces)
         self._guard = IdentityGuard(self.identities.ambiguous, self.identities.terms) if guard else None
         self.blocked = 0  # occurrences the guard kept from being swapped (over every call)

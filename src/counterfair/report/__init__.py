@@ -212,5 +212,10 @@ def markdown(summary: dict[str, Any]) -> str:
         ]
         for name, g in sorted(ctf["by_group"].items(), key=lambda kv: -(kv[1]["ctf_gap"] or 0)):
             lines.append(f"| {name} | {_num(g['ctf_gap'])} |")
+    coverage = summary.get("coverage")
+    if coverage:
+        lines += ["", f"Coverage: {coverage['reached']} of {coverage['texts']} texts got a counterfactual."]
+        if coverage.get("hint"):
+            lines.append(f"{coverage['hint']}.")
     lines += ["", f"Reproduce: `{summary['reproduce']}`", ""]
     return "\n".join(lines)
