@@ -224,3 +224,14 @@ def test_a_users_forms_file_is_checked_and_used(tmp_path: Path) -> None:
     bad.write_text("terms: [sikh, hindu]\nforms:\n  hindu: [Hindu, Hindus]\n")
     with pytest.raises(ConfigError, match=r"forms.hindu must be \[adjective, noun, plural"):
         load_identity_set(str(bad))
+
+
+def test_ablation_removes_hyphenated_words_whole() -> None:
+    """#16 item 11: "anti-Semitism" became "anti-"."""
+    judaism, islam = AblationEditor("judaism"), AblationEditor("islam")
+    assert judaism.ablate("He fights anti-semitism daily.")[0] == "He fights daily."
+    assert judaism.ablate("Anti-Semitism is rising.")[0] == "is rising."
+    assert islam.ablate("A Muslim-majority country.")[0] == "A majority country."
+    assert islam.ablate("a pro-Islam rally")[0] == "a rally"
+    _, edits = judaism.ablate("He fights anti-semitism daily.")
+    assert [(e.start, e.end, e.old) for e in edits] == [(10, 24, "anti-semitism ")]

@@ -74,8 +74,12 @@ def test_rows_statuses_and_hand_values(helper_module: str, tmp_path: Path) -> No
             "skipped:missing_original": 1,
         },
     }
-    assert summary["headline"]["flip_rate"]["mean"] == pytest.approx(1 / 3)
-    assert summary["headline"]["flip_rate"]["n"] == 3
+    # CEval's flip rate divides by instances (rows with an original: 3 scored + 1 without a counterfactual); the rate
+    # over scored rows is reported under its own name (#16 item 5)
+    assert summary["headline"]["flip_rate"]["mean"] == pytest.approx(1 / 4)
+    assert summary["headline"]["flip_rate"]["n"] == 4
+    assert summary["headline"]["flip_rate_scored"]["mean"] == pytest.approx(1 / 3)
+    assert summary["headline"]["flip_rate_scored"]["n"] == 3
     assert summary["metrics"]["distance_norm"]["flipped"]["mean"] == 0.25
     assert summary["metrics"]["distance_norm"]["not_flipped"]["n"] == 2
     assert [s["row"] for s in summary["skipped_rows"]] == [2, 4, 5]

@@ -46,6 +46,9 @@ def test_rule_filters() -> None:
     assert rule_reasons("a b", None) == ["no_braced_text"]
     assert rule_reasons("a b", "  ") == ["empty"]
     assert rule_reasons("a b", "?!... 🤷") == ["punctuation_or_emoji_only"]
+    assert rule_reasons("a b", "¯\\_(ツ)_/¯") == ["punctuation_or_emoji_only"]  # #16 item 9: ツ is a letter
+    assert rule_reasons("a b", "(╯°□°)╯︵ ┻━┻") == ["punctuation_or_emoji_only"]
+    assert rule_reasons("a b", "I am 5.") == [] and rule_reasons("a b", "Go!") == []
     assert rule_reasons("My Muslim friend", "my  muslim friend") == ["verbatim_repeat"]
     assert rule_reasons("x", "Here is some text: rewrite it") == ["prompt_regurgitation"]
     assert rule_reasons("x", "A fine rewrite") == []

@@ -390,6 +390,30 @@ def test_audit_restricted_to_good_pairs(tmp_path: Path) -> None:
     assert [g["pairs"] for g in summary["groups"]] == [1]
 
 
+def test_only_good_from_a_project_made_of_a_generate_run(tmp_path: Path) -> None:
+    """#16 item 1: `rate init --from <generate dir>` gave ids "ablation:t1", the audit looked up "ablation:islam:t1"."""
+    from counterfair._audit import AuditOptions, run_audit
+    from counterfair.rating import pairs_from_run
+
+    data = pd.DataFrame(
+        {"id": ["t1", "t2"], "text": ["My Muslim neighbour is kind.", "The mosque hosts a soup kitchen every Friday."]}
+    )
+    opts = AuditOptions(methods=["ablation"], id_column="id")
+    run_audit(data, tmp_path / "audit", opts)
+    store = RatingStore.create(tmp_path / "rate", pairs_from_run(tmp_path / "audit" / "generate" / "islam"))
+    assert sorted(store.pairs()["pair_id"]) == ["ablation:islam:t1", "ablation:islam:t2"]
+    for rater in ("a", "b"):
+        store.add(_r("ablation:islam:t1", rater))
+        store.add(_r("ablation:islam:t2", rater, fluent="no"))
+    consolidate(store)
+    only = AuditOptions(methods=["ablation"], id_column="id", only_good=str(tmp_path / "rate"))
+    summary = run_audit(data, tmp_path / "audit2", only)
+    assert [g["pairs"] for g in summary["groups"]] == [1]
+    other = pd.DataFrame({"id": ["x1"], "text": ["Islam is a religion of peace."]})
+    with pytest.raises(InputError, match="none of its 1 good pairs is a pair of this audit"):
+        run_audit(other, tmp_path / "audit3", only)
+
+
 # ------------------------------------------------------------------------------------------ hardening (#20 items 11-13)
 
 

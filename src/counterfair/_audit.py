@@ -154,9 +154,8 @@ def _plan(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> dict[str, Any
     attr_methods = [m for m in opts.methods if m != "swap"]
     occurring = {a: n for a, n in counts.items() if n}
     missing = [a for a, n in counts.items() if n == 0]
-    from .text import TermMatcher
-
     from .editors.swap import written_forms
+    from .text import TermMatcher
 
     identity_matcher = TermMatcher(written_forms(load_identity_set(opts.identities)))
     identity_texts = sum(1 for t in texts if identity_matcher.contains(t)) if "swap" in opts.methods else 0
@@ -274,10 +273,7 @@ def audit_core(
     generated, timing = _generate_all(frame, opts, plan_, generate)
     rows = _pair_rows(generated)
     if opts.only_good:
-        from .rating.consolidate import good_pair_ids
-
-        good = good_pair_ids(opts.only_good)
-        rows = [r for r in rows if r["method"] == "swap" or f"{r['method']}:{r['attribute']}:{r['input_id']}" in good]
+        rows = _only_good(rows, opts.only_good)
     texts = frame["text"].tolist()
     t0 = time.perf_counter()
     scores = score(texts + [r["cf_text"] for r in rows])
@@ -290,6 +286,24 @@ def audit_core(
     summary["coverage"] = _coverage(frame, pairs)
     summary["timing_s"] = {**timing, "total": round(time.perf_counter() - started, 2)}
     return pairs, summary
+
+
+def _only_good(rows: list[dict[str, Any]], directory: Any) -> list[dict[str, Any]]:
+    """The pairs the raters judged good (identity swaps are not rated and all stay); a rating project none of whose
+    pairs is one of this audit's is an error, not an audit of nothing."""
+    from .rating.consolidate import good_pair_ids
+    from .rating.store import pair_id
+
+    good = good_pair_ids(directory)
+    rated = [r for r in rows if r["method"] != "swap"]
+    ids = [pair_id(r["method"], r["attribute"], r["input_id"]) for r in rated]
+    if rated and not good & set(ids):
+        raise InputError(
+            f"--only-good {directory}: none of its {len(good)} good pairs is a pair of this audit (e.g. "
+            f"{sorted(good)[:2]} vs this audit's {ids[:2]}); was the rating project made from this audit's pairs?"
+        )
+    keep = {i for i in ids if i in good}
+    return [r for r in rows if r["method"] == "swap" or pair_id(r["method"], r["attribute"], r["input_id"]) in keep]
 
 
 def _generate_all(

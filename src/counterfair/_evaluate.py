@@ -666,7 +666,12 @@ def _summary(
         aggregates[name] = entry
     headline: dict[str, Any] = {}
     if "flipped" in aggregates:
-        headline["flip_rate"] = aggregates["flipped"]["all"]
+        # CEval's flip rate: flips over every instance (a row with an original), a row the method left without a
+        # counterfactual or the classifier without a score counting as no flip; ours over scored rows beside it
+        instance = ~table["status"].isin(["skipped:missing_original", "skipped:empty_original"]).to_numpy()
+        flips = table["flipped"].astype(float).fillna(0.0).to_numpy()[instance]
+        headline["flip_rate"] = agg(flips) | {"definition": "flips / instances (CEval)"}
+        headline["flip_rate_scored"] = aggregates["flipped"]["all"] | {"definition": "flips / scored rows"}
     input_info: dict[str, Any] = {"source": origin, "n_rows": rows.n}
     if isinstance(source, str | Path) and Path(source).is_file():
         input_info["sha256"] = file_sha256(source)

@@ -9,6 +9,7 @@ Every candidate keeps every reason it failed, so a user can see why it was dropp
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -50,6 +51,9 @@ class Verdict:
         return "ok" if self.passed else "filtered:" + "+".join(self.reasons)
 
 
+_WORD = re.compile(r"[^\W\d_]{2,}|\d")
+
+
 def _normal(text: str) -> str:
     return " ".join(text.split()).lower()
 
@@ -61,7 +65,7 @@ def rule_reasons(source: str, candidate: str | None, *, config: FilterConfig = F
     if not candidate.strip():
         return ["empty"]
     reasons = []
-    if not any(ch.isalnum() for ch in candidate):
+    if not _WORD.search(candidate):  # no word of two letters or a number: "...", "🙂", a kaomoji like ¯\\_(ツ)_/¯
         reasons.append("punctuation_or_emoji_only")
     if _normal(candidate) == _normal(source):
         reasons.append("verbatim_repeat")

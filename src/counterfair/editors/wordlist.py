@@ -3,6 +3,7 @@ for its counterpart in another group. Both are whole-word and case-aware, and ha
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -10,6 +11,8 @@ from ..attributes import Attribute, load_attribute
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate, Edit
 from .base import EditorBase
+
+_HYPHEN_PREFIX = re.compile(r"(?<![\w-])(?:\w+-)+$")  # "anti-", "pro-anti-" right before a term
 
 
 class AblationEditor(EditorBase):
@@ -30,6 +33,19 @@ class AblationEditor(EditorBase):
         cursor = 0
         for match in self._matcher.find(text):
             start, end = match.start, match.end
+            if start < cursor:
+                continue  # inside a hyphenated word already removed
+            # a hyphenated word whose head is a term goes whole ("anti-Semitism", not "anti-"); a term that modifies
+            # through a hyphen takes the hyphen with it ("Muslim-majority" -> "majority")
+            prefix = _HYPHEN_PREFIX.search(text, 0, start)
+            if prefix is not None and prefix.end() == start and prefix.start() >= cursor:
+                start = prefix.start()
+            elif end < len(text) and text[end] == "-" and end + 1 < len(text) and text[end + 1].isalnum():
+                end += 1
+                pieces.append(text[cursor:start])
+                edits.append(Edit(start, end, text[start:end], ""))
+                cursor = end
+                continue
             if end < len(text) and text[end] == " ":
                 end += 1
             elif start > cursor and text[start - 1] == " ":

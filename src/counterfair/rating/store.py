@@ -319,6 +319,12 @@ class RatingStore:
         return len(ratings)
 
 
+def pair_id(method: Any, attribute: Any, input_id: Any) -> str:
+    """The one id of a rated pair, ``method:attribute:input_id``, whether the project was made from a generate run
+    or an audit; ``audit --only-good`` looks pairs up by it."""
+    return f"{method}:{attribute}:{input_id}"
+
+
 def pairs_from_run(source: str | Path, *, attribute: str | None = None) -> pd.DataFrame:
     """Pairs to rate from a generate run (``counterfactuals.csv``), an audit run (``pairs.csv``), or a CSV with
     ``original`` and ``counterfactual`` columns."""
@@ -333,14 +339,16 @@ def pairs_from_run(source: str | Path, *, attribute: str | None = None) -> pd.Da
             attr = attribute or (
                 json.loads(run.read_text(encoding="utf-8"))["options"]["attribute"] if run.exists() else None
             )
+            if attr is None:
+                raise InputError(f"{path}: the generate run does not say its attribute (no run.json); give --attribute")
             return pd.DataFrame(
                 {
-                    "pair_id": cfs["method"] + ":" + cfs["input_id"].astype(str),
+                    "pair_id": [pair_id(m, attr, i) for m, i in zip(cfs["method"], cfs["input_id"], strict=True)],
                     "original": cfs["source_text"],
                     "counterfactual": cfs["text"],
-                    "attribute": attr or "unknown",
+                    "attribute": attr,
                     "method": cfs["method"],
-                    "topic": attr or "unknown",
+                    "topic": attr,
                 }
             )
         if (path / "pairs.csv").exists():
@@ -348,7 +356,10 @@ def pairs_from_run(source: str | Path, *, attribute: str | None = None) -> pd.Da
             pairs = pairs[pairs["method"] != "swap"]
             return pd.DataFrame(
                 {
-                    "pair_id": pairs["method"] + ":" + pairs["attribute"] + ":" + pairs["input_id"].astype(str),
+                    "pair_id": [
+                        pair_id(m, a, i)
+                        for m, a, i in zip(pairs["method"], pairs["attribute"], pairs["input_id"], strict=True)
+                    ],
                     "original": pairs["source_text"],
                     "counterfactual": pairs["cf_text"],
                     "attribute": pairs["attribute"],
