@@ -104,3 +104,35 @@ def test_overlapping_terms_are_reported(tmp_path: Path) -> None:
     pairs = pd.read_csv(tmp_path / "pairs.csv")
     assert set(pairs[pairs.text_id == 0]["source_term"]) == {"african american"}
     assert np.isfinite(summary["ctf_gap"])
+
+
+def test_a_gap_over_only_the_scored_pairs_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """#16 item 4: 2 counterfactuals, one not in the scores file: gap 0.70 over 1 pair, flagged everywhere."""
+    import sys
+
+    from counterfair.cli import main
+
+    data = tmp_path / "c.csv"
+    pd.DataFrame({"text": ["Some people are straight."]}).to_csv(data, index=False)
+    scores = tmp_path / "scores.csv"
+    pd.DataFrame({"text": ["Some people are straight.", "Some people are gay."], "score": [0.1, 0.8]}).to_csv(
+        scores, index=False
+    )
+    out = tmp_path / "ctf"
+    argv = ["counterfair", "ctf", str(data), "--identities", "straight,gay,black", "--classifier", f"scores:{scores}"]
+    old, sys.argv = sys.argv, [*argv, "--out", str(out), "-q"]
+    try:
+        with pytest.raises(SystemExit) as done:
+            main()
+    finally:
+        sys.argv = old
+    assert done.value.code in (0, None)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["ctf_gap"] == pytest.approx(0.7)  # |0.8 - 0.1|, the one scored pair
+    assert summary["pairs_without_score"] == 1 and summary["complete"] is False
+    assert summary["incomplete_texts"] == {"texts": 1, "ids": ["0"]}
+    assert "1 pairs have no score" in capsys.readouterr().out
+    from counterfair import ctf
+
+    result = ctf(data, f"scores:{scores}", identities="straight,gay,black")
+    assert "1 pairs have no score: the gap is over the scored pairs only" in result._repr_html_()

@@ -297,6 +297,12 @@ def ctf_core(
         "ctf_gap": report.pop("ctf_gap"),
         **report,
         "pairs_without_score": int(unscored.sum()),
+        # texts whose gap is a mean over only some of their counterfactuals: flagged, the gap is not complete
+        "incomplete_texts": {
+            "texts": int(pairs.loc[unscored, "text_id"].nunique()),
+            "ids": [str(i) for i in pairs.loc[unscored, "text_id"].drop_duplicates().head(50)],
+        },
+        "complete": not bool(unscored.any()),
         "identities": {
             "name": identity_set.name,
             "train": list(identity_set.train),

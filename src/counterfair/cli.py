@@ -470,6 +470,13 @@ def ctf(
     for split, entry in summary["by_split"].items():
         add(f"{split} terms", entry)
     console.print(table)
+    if summary.get("pairs_without_score"):
+        incomplete = summary["incomplete_texts"]
+        console.print(
+            f"[yellow]warning:[/yellow] {summary['pairs_without_score']} pairs have no score (not in a scores: file, "
+            f"or the classifier returned NaN); the gap above is over the scored pairs only, and {incomplete['texts']} "
+            "texts are incomplete (summary.json: incomplete_texts; pairs.csv has every pair)"
+        )
     for note in summary["identities"]["overlapping_terms"]:
         console.print(f"[yellow]note:[/yellow] {note}")
     console.print(f"wrote {out / 'summary.json'} and {out / 'pairs.csv'}")

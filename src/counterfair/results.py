@@ -168,6 +168,11 @@ class CTFResult(TableResult):
     def _repr_html_(self) -> str:
         gap = self.ctf_gap
         lines = [f"CTF gap {gap:.3f}" if gap is not None else "no CTF gap", f"{len(self.pairs)} pairs"]
+        if self.summary.get("pairs_without_score"):
+            lines.append(
+                f"{self.summary['pairs_without_score']} pairs have no score: the gap is over the scored pairs only, "
+                f"{self.summary['incomplete_texts']['texts']} texts incomplete"
+            )
         return html_view("counterfair CTF", lines, [("by source term", self.by_group.head(20))], [])
 
     def __repr__(self) -> str:
