@@ -17,7 +17,14 @@ import pytest
 
 from counterfair.errors import InputError
 from counterfair.rating import Rating, RatingStore
-from counterfair.rating.consolidate import consolidate, consolidate_frame, good_pair_ids, krippendorff_alpha, majority
+from counterfair.rating.consolidate import (
+    consolidate,
+    consolidate_frame,
+    good_pair_ids,
+    krippendorff_alpha,
+    majority,
+    tables,
+)
 from counterfair.rating.judges import QUALITY_FIELDS, RATING_FIELDS, QualityJudge, judge_store, parse_answer
 
 from .fakes import ScriptedLLM
@@ -77,6 +84,33 @@ def test_two_raters_then_a_third_on_disagreement(tmp_path: Path) -> None:
     assert store.progress("ann") == {"pairs": 3, "with_two_ratings": 3, "ratings": 7, "mine": 3}
     with pytest.raises(InputError, match="has rated pair 'p1' already"):
         store.add(_r("p1", "ann"))
+
+
+def test_paper_000_consolidation_rules(tmp_path: Path) -> None:
+    """#16 item 8: a meaning or reject disagreement calls a third rater; one reject removes a pair; every Table-3
+    share has the rated pairs as denominator."""
+    store = _store(tmp_path)
+    store.add(_r("p1", "a", meaning=2))
+    store.add(_r("p1", "b", meaning=3))  # categories agree, meaning does not
+    store.add(_r("p2", "a"))
+    store.add(_r("p2", "b", reject=True))  # one of two rejects
+    store.add(_r("p3", "a", fluent="yes"))
+    store.add(_r("p3", "b", fluent="no"))
+    store.add(_r("p3", "c", fluent="unsure"))  # three-way split: fluency undecided
+    offered = []
+    while (pair := store.next_pair("cat")) is not None:  # the third rater is asked exactly for p1 and p2
+        offered.append(pair["pair_id"])
+        store.add(_r(pair["pair_id"], "cat", meaning=2))
+    assert sorted(offered) == ["p1", "p2"]
+    frame = consolidate_frame(store.ratings_frame(), store.pairs()).set_index("pair_id")
+    assert bool(frame.loc["p1", "good"]) and frame.loc["p1", "meaning"] == pytest.approx(7 / 3)
+    assert bool(frame.loc["p2", "rejected"]) and not bool(frame.loc["p2", "good"])
+    # one table over all three (same method for the check): fluent yes for p1, p2; undecided p3 counts as not
+    everything = frame.reset_index().assign(method="m", topic="t")
+    row = tables(everything)["by_method"]["m"]
+    assert row["examples"] == 3
+    assert row["fluent"] == pytest.approx(2 / 3)  # was 2 / 2: the undecided pair was dropped from this share only
+    assert row["fal_meaning_2plus"] == pytest.approx(1 / 3)  # p1 only: p2 rejected, p3 undecided
 
 
 def test_majority_rules() -> None:

@@ -4,10 +4,11 @@
   is discarded (no verdict); a majority of ``unsure`` counts as ``no``.
 * Meaning: the mean of the ratings.
 * A pair is **good** when fluent = yes, reference = none, same_label = yes and meaning >= ``min_meaning``
-  (2 by default), and nobody rejected it.
+  (2 by default), and nobody rejected it (paper 000: the box lets any rater remove an example).
 * Krippendorff's alpha per criterion (nominal for the categorical ones, interval for meaning) over the raters.
 * Tables per method and per method x topic shaped like paper 000 Tables 3-4: shares fluent, without reference,
-  with the same label, and "FAL and meaning n+" for n = 4, 3, 2.
+  with the same label, and "FAL and meaning n+" for n = 4, 3, 2 — every share over the same denominator, the rated
+  pairs, a discarded (undecided) verdict counting as not meeting the criterion.
 * When an LLM has rated too (``counterfair rate judge``), its agreement with the human majority per criterion.
 """
 
@@ -54,7 +55,7 @@ def consolidate_frame(ratings: pd.DataFrame, pairs: pd.DataFrame, *, min_meaning
             for criterion in CATEGORICAL:
                 entry[criterion] = majority(group[criterion].tolist())
             entry["meaning"] = float(group["meaning"].mean())
-            entry["rejected"] = bool(group["reject"].astype(bool).sum() * 2 > len(group))
+            entry["rejected"] = bool(group["reject"].astype(bool).any())  # any rater may remove an example
             decided = all(entry[c] is not None for c in CATEGORICAL)
             entry["good"] = bool(
                 decided
@@ -93,8 +94,8 @@ def krippendorff_alpha(ratings: pd.DataFrame, criterion: str) -> float:
 
 
 def _share(values: pd.Series, predicate: Any) -> float | None:
-    decided = values.dropna()
-    return None if decided.empty else float(predicate(decided).mean())
+    """Share of the rated pairs whose verdict meets ``predicate``; an undecided (discarded) verdict does not."""
+    return None if values.empty else float(predicate(values.fillna("")).mean())
 
 
 def tables(consolidated: pd.DataFrame) -> dict[str, Any]:

@@ -100,8 +100,9 @@ class Rating:
 
 
 def disagree(a: Rating, b: Rating) -> bool:
-    """Whether two ratings differ on a categorical criterion (meaning is averaged, not tie-broken)."""
-    return any(getattr(a, c) != getattr(b, c) for c in CATEGORICAL)
+    """Whether two ratings are not unanimous on any answer — a category, the meaning score or the reject box; paper
+    000 §4.3 passes every such pair to a third rater."""
+    return any(getattr(a, c) != getattr(b, c) for c in (*CATEGORICAL, "meaning", "reject"))
 
 
 class RatingStore:
@@ -216,7 +217,15 @@ class RatingStore:
         by_pair: dict[str, list[Rating]] = {}
         for r in rows:
             by_pair.setdefault(r["pair_id"], []).append(
-                Rating(r["pair_id"], r["rater"], r["fluent"], r["reference"], r["same_label"], int(r["meaning"]))
+                Rating(
+                    r["pair_id"],
+                    r["rater"],
+                    r["fluent"],
+                    r["reference"],
+                    r["same_label"],
+                    int(r["meaning"]),
+                    bool(r["reject"]),
+                )
             )
         mine = {p for p, rs in by_pair.items() if any(x.rater == rater for x in rs)}
         needs_third = [p for p in pairs if p not in mine and len(by_pair.get(p, [])) == 2 and disagree(*by_pair[p])]
