@@ -323,6 +323,16 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _wait_until_up(url: str, seconds: float = 20.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url, timeout=0.5)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+
+
 @pytest.fixture
 def live_app(tmp_path: Path) -> Iterator[tuple[str, RatingStore]]:
     import uvicorn
@@ -337,12 +347,7 @@ def live_app(tmp_path: Path) -> Iterator[tuple[str, RatingStore]]:
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{port}"
-    for _ in range(100):
-        try:
-            httpx.get(url, timeout=0.5)
-            break
-        except httpx.HTTPError:
-            time.sleep(0.1)
+    _wait_until_up(url)
     yield url, store
     server.should_exit = True
     thread.join(timeout=10)
@@ -545,12 +550,7 @@ def test_sigterm_stops_the_server_while_a_request_hangs(tmp_path: Path) -> None:
     server = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         url = f"http://127.0.0.1:{port}"
-        for _ in range(200):
-            try:
-                httpx.get(url, timeout=0.5)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.1)
+        _wait_until_up(url)
         client = httpx.Client(base_url=url, follow_redirects=False)
         home = client.get("/")
         client.post("/login", data={"rater": "ann", "passphrase": "ann-pass", "csrf": _csrf(home.text)})

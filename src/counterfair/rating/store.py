@@ -99,6 +99,19 @@ class Rating:
         return self
 
 
+def _rating(row: sqlite3.Row) -> Rating:
+    """A stored rating row as a :class:`Rating` (the reject box included)."""
+    return Rating(
+        row["pair_id"],
+        row["rater"],
+        row["fluent"],
+        row["reference"],
+        row["same_label"],
+        int(row["meaning"]),
+        bool(row["reject"]),
+    )
+
+
 def disagree(a: Rating, b: Rating) -> bool:
     """Whether two ratings are not unanimous on any answer — a category, the meaning score or the reject box; paper
     000 §4.3 passes every such pair to a third rater."""
@@ -192,18 +205,7 @@ class RatingStore:
         query = "SELECT * FROM ratings" + (" WHERE source != 'llm'" if human_only else "") + " ORDER BY created"
         with self._connect() as db:
             rows = db.execute(query).fetchall()
-        return [
-            Rating(
-                r["pair_id"],
-                r["rater"],
-                r["fluent"],
-                r["reference"],
-                r["same_label"],
-                int(r["meaning"]),
-                bool(r["reject"]),
-            )
-            for r in rows
-        ]
+        return [_rating(r) for r in rows]
 
     def ratings_frame(self) -> pd.DataFrame:
         with self._connect() as db:
@@ -216,17 +218,7 @@ class RatingStore:
             rows = db.execute("SELECT * FROM ratings WHERE source != 'llm'").fetchall()
         by_pair: dict[str, list[Rating]] = {}
         for r in rows:
-            by_pair.setdefault(r["pair_id"], []).append(
-                Rating(
-                    r["pair_id"],
-                    r["rater"],
-                    r["fluent"],
-                    r["reference"],
-                    r["same_label"],
-                    int(r["meaning"]),
-                    bool(r["reject"]),
-                )
-            )
+            by_pair.setdefault(r["pair_id"], []).append(_rating(r))
         mine = {p for p, rs in by_pair.items() if any(x.rater == rater for x in rs)}
         needs_third = [p for p in pairs if p not in mine and len(by_pair.get(p, [])) == 2 and disagree(*by_pair[p])]
         needs_more = [p for p in pairs if p not in mine and len(by_pair.get(p, [])) < 2]
