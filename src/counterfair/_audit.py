@@ -297,12 +297,12 @@ def _only_good(rows: list[dict[str, Any]], directory: Any) -> list[dict[str, Any
     good = good_pair_ids(directory)
     rated = [r for r in rows if r["method"] != "swap"]
     ids = [pair_id(r["method"], r["attribute"], r["input_id"]) for r in rated]
-    if rated and not good & set(ids):
+    keep = good & set(ids)
+    if rated and not keep:
         raise InputError(
             f"--only-good {directory}: none of its {len(good)} good pairs is a pair of this audit (e.g. "
             f"{sorted(good)[:2]} vs this audit's {ids[:2]}); was the rating project made from this audit's pairs?"
         )
-    keep = {i for i in ids if i in good}
     return [r for r in rows if r["method"] == "swap" or pair_id(r["method"], r["attribute"], r["input_id"]) in keep]
 
 

@@ -178,6 +178,7 @@ class IdentityGuard:
     def __init__(self, ambiguous: Iterable[str], terms: Iterable[str] = (), lexicon: Any = "auto") -> None:
         self.ambiguous = frozenset(t.lower() for t in ambiguous)
         self.terms = frozenset(t.lower() for t in terms)
+        self._people_or_terms = _PEOPLE_WORDS | {w for t in self.terms for w in t.split()}
         self._lexicon = lexicon  # "auto": WordNet when installed; None: the word-list rule
 
     @property
@@ -244,8 +245,7 @@ class IdentityGuard:
         entity = next((e for e in token.doc.ents if e.start <= token.i < e.end), None)
         if entity is None:
             return False
-        term_words = {w for t in self.terms for w in t.split()}
-        return any(t.is_alpha and t.pos_ != "DET" and t.text.lower() not in term_words | _PEOPLE_WORDS for t in entity)
+        return any(t.is_alpha and t.pos_ != "DET" and t.text.lower() not in self._people_or_terms for t in entity)
 
     def _use(self, token: Any, depth: int) -> bool:
         named = token.ent_type_ in NON_PERSON_ENTITIES or (token.ent_type_ == "PERSON" and token.pos_ == "PROPN")
