@@ -40,13 +40,9 @@ class AblationEditor(EditorBase):
             prefix = _HYPHEN_PREFIX.search(text, 0, start)
             if prefix is not None and prefix.end() == start and prefix.start() >= cursor:
                 start = prefix.start()
-            elif end < len(text) and text[end] == "-" and end + 1 < len(text) and text[end + 1].isalnum():
-                end += 1
-                pieces.append(text[cursor:start])
-                edits.append(Edit(start, end, text[start:end], ""))
-                cursor = end
-                continue
-            if end < len(text) and text[end] == " ":
+            if text[end : end + 1] == "-" and text[end + 1 : end + 2].isalnum():
+                end += 1  # the hyphen goes, the spaces around stay
+            elif end < len(text) and text[end] == " ":
                 end += 1
             elif start > cursor and text[start - 1] == " ":
                 start -= 1
