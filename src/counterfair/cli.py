@@ -498,8 +498,17 @@ def train_command(
     label_column: Annotated[str, typer.Option(help="Column with the labels.")] = "label",
     epochs: Annotated[int, typer.Option(help="Epochs.")] = 10,
     batch_size: Annotated[int, typer.Option(help="Batch size.")] = 64,
-    filters: Annotated[int, typer.Option(help="CNN filters per kernel size.")] = 100,
+    filters: Annotated[int, typer.Option(help="CNN filters per kernel size (paper 001: 300).")] = 300,
     vectors: Annotated[str, typer.Option(help="CNN word vectors: learned, or spacy (medium model).")] = "learned",
+    freeze_vectors: Annotated[
+        bool, typer.Option(help="Keep pretrained vectors (--vectors spacy) as loaded instead of fine-tuning them.")
+    ] = False,
+    clp_reduction: Annotated[
+        str,
+        typer.Option(
+            help="CLP pair term over a batch: sum (paper 001's objective; λ compares with the paper's) or mean."
+        ),
+    ] = "sum",
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
     resume: Annotated[bool, typer.Option(help="Continue an interrupted training from OUT/checkpoint.pt.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
@@ -520,6 +529,8 @@ def train_command(
         batch_size=batch_size,
         filters=filters,
         vectors=vectors,
+        freeze_vectors=freeze_vectors,
+        clp_reduction=clp_reduction,
         seed=seed,
     )
     with RichProgress(enabled=not quiet) as progress:

@@ -6,11 +6,18 @@ counterfactual logit pairing (CLP), for a text CNN or a small head on the MiniLM
 * ``augment`` — adds counterfactuals (training terms only) with the original's label: ``all`` of them, or ``one``
   random one per example (paper 001 §4.4 and its Table 4).
 * ``clp`` — loss + λ·E|g(x) - g(x')| on logits, with one counterfactual sampled per example and batch;
-  ``nontoxic_only`` pairs only non-toxic examples (CLP_nontox).
+  ``nontoxic_only`` pairs only non-toxic examples (CLP_nontox). ``clp_reduction`` says how the batch's pair terms
+  combine: ``sum`` (default) as paper 001's objective writes it — λ times the sum over the batch's pairs, added to
+  the batch's mean classification loss, so λ values compare with the paper's (and the pull of a given λ grows with
+  the batch size); ``mean`` — λ times the mean over the pairs (counterfair before 0.x, and λ then does not depend on
+  the batch size).
 
 Only the identity set's training terms are used in training; held-out terms measure generalisation.
-The CNN follows the replication (kernel sizes 2, 3, 4, 5; filters configurable; max-pooling; one logit); its word
-vectors come from spaCy's medium English model when installed (``--vectors spacy``) or are learned. The MiniLM head
+The CNN follows paper 001's replication (kernel sizes 2, 3, 4, 5; 300 filters each; max-pooling; one logit); its
+300-dimensional word vectors come from spaCy's medium English model when installed (``--vectors spacy``; the paper
+used Word2Vec from Google News, which no package here ships) or are learned. Pretrained vectors are fine-tuned with
+the rest of the network unless ``freeze_vectors`` (``--freeze-vectors``) keeps them as loaded; the paper does not say
+which it did. The MiniLM head
 is a 2-layer MLP over frozen all-MiniLM-L6-v2 sentence embeddings.
 
 A trained model directory holds ``config.json``, ``model.safetensors`` and ``vocab.json``; it is a classifier for
@@ -52,10 +59,12 @@ class TrainConfig:
     epochs: int = 10
     batch_size: int = 64
     lr: float = 1e-3
-    filters: int = 100
+    filters: int = 300
     kernel_sizes: tuple[int, ...] = (2, 3, 4, 5)
     embedding_dim: int = 300
     vectors: str = "learned"  # learned | spacy
+    freeze_vectors: bool = False
+    clp_reduction: str = "sum"  # sum (paper 001) | mean
     dropout: float = 0.5
     max_tokens: int = 200
     hidden: int = 256
@@ -73,6 +82,10 @@ class TrainConfig:
             raise ConfigError("lambda must be >= 0")
         if self.vectors not in ("learned", "spacy"):
             raise ConfigError("vectors must be 'learned' or 'spacy'")
+        if self.freeze_vectors and self.vectors != "spacy":
+            raise ConfigError("freeze_vectors needs pretrained vectors (vectors='spacy'); learned vectors must train")
+        if self.clp_reduction not in ("sum", "mean"):
+            raise ConfigError("clp_reduction must be 'sum' (paper 001) or 'mean'")
         self.kernel_sizes = tuple(int(k) for k in self.kernel_sizes)
 
 
@@ -247,6 +260,12 @@ def _counterfactual_map(texts: Sequence[str], identities: IdentitySet, seed: int
     return [[c.text for c in cands] for cands in editor.edit(texts)]
 
 
+def clp_penalty(logits: Any, counterfactual_logits: Any, reduction: str) -> Any:
+    """The logit-pairing term of one batch before λ: Σ|g(x) - g(x')| (paper 001) or its mean over the pairs."""
+    differences = (logits - counterfactual_logits).abs()
+    return differences.sum() if reduction == "sum" else differences.mean()
+
+
 def train(
     source: Any,
     out_dir: str | Path,
@@ -296,10 +315,12 @@ def train(
         if cfg.vectors == "spacy" and not resume:
             with torch.no_grad():
                 model.embedding.weight.copy_(_spacy_vectors(vocab, cfg.embedding_dim))
+        if cfg.freeze_vectors:
+            model.embedding.weight.requires_grad_(False)
     else:
         model = _build_head(cfg, 384)
     featurize = _Featurizer(cfg, vocab, blind)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr)
     loss_fn = torch.nn.BCEWithLogitsLoss()
 
     checkpoint = target / "checkpoint.pt"
@@ -337,7 +358,7 @@ def train(
                         pair_texts.append(options[rng.integers(len(options))])
                 if pick:
                     cf_logits = model(featurize(pair_texts))
-                    pair = (logits[pick] - cf_logits).abs().mean()
+                    pair = clp_penalty(logits[pick], cf_logits, cfg.clp_reduction)
                     loss = loss + cfg.lam * pair
                     total_pair += pair.item()
             optimizer.zero_grad()
