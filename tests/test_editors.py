@@ -177,6 +177,11 @@ GRAMMAR_SET = "muslim,christian,jewish,gay,straight,black,white,chinese,transgen
         ("Muslim families live here.", "muslim", "gay", "Gay families live here."),
         ('He said: "muslim kids are loud".', "muslim", "gay", 'He said: "Gay kids are loud".'),
         ("Muslim Leaders Meet Today", "muslim", "gay", "Gay Leaders Meet Today"),
+        ("New Muslim Leaders Meet", "muslim", "gay", "New Gay Leaders Meet"),  # a title that starts the text
+        ("Every Muslim I know fasts.", "muslim", "gay", "Every gay person I know fasts."),  # "I" is no title
+        ("I met a Muslim yesterday.", "muslim", "gay", "I met a gay person yesterday."),  # a noun, by the parse
+        ("He became a Muslim in 2001.", "muslim", "gay", "He became a gay person in 2001."),
+        ("She is a Muslim community leader.", "muslim", "gay", "She is a gay community leader."),
         # "a"/"an" agree with the new word
         ("She is a Muslim teacher.", "muslim", "american", "She is an American teacher."),
         ("She is an American teacher.", "american", "gay", "She is a gay teacher."),

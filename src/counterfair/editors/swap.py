@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, ClassVar
 
 from ..attributes import IdentitySet, load_identity_set
@@ -290,6 +290,25 @@ _NEXT_WORD = re.compile(r"\s*([A-Za-z][A-Za-z']*)")
 _OPENERS = " \t\"'\u201c\u2018([*"
 
 
+@lru_cache(maxsize=2048)
+def _parsed(text: str) -> Any:
+    return _spacy_model()(text)
+
+
+def _modifies_a_noun(text: str, start: int, end: int) -> bool:
+    """Whether the word at ``start:end`` modifies a noun after it ("a Muslim woman", "a Muslim community leader")
+    rather than being one ("met a Muslim yesterday"), by spaCy's parse; without the model, assume it modifies."""
+    try:
+        doc = _parsed(text)
+    except ModelNotAvailable:
+        return True
+    span = doc.char_span(start, end, alignment_mode="expand")
+    if span is None or not len(span):
+        return True
+    token = span[-1]
+    return token.dep_ in ("amod", "compound", "nmod") and token.head.i > token.i
+
+
 def _at_sentence_start(text: str, start: int) -> bool:
     """Nothing but openers (quotes, brackets) since the text's start, a line break, a sentence's end, or a colon
     and a quotation mark."""
@@ -304,9 +323,12 @@ def _at_sentence_start(text: str, start: int) -> bool:
 
 def _in_title(text: str, start: int, end: int) -> bool:
     """The words on both sides are capitalised too ("Muslim Leaders Meet"): a title, where every word has a capital."""
-    before = re.findall(r"[A-Za-z]+", text[max(0, start - 40) : start])
-    after = _NEXT_WORD.match(text, end)
-    return bool(before) and before[-1][:1].isupper() and after is not None and after.group(1)[:1].isupper()
+    before = list(re.finditer(r"[A-Za-z]+", text[:start]))
+    after = [w for w in re.findall(r"[A-Za-z][A-Za-z']*", text[end : end + 60])[:2] if w[:1].isupper()]
+    if not before or not after or after[0] in ("I", "I'm", "I've", "I'd", "I'll"):
+        return False
+    word = before[-1]  # a sentence's first word has its capital anyway: evidence of a title only with two after it
+    return word.group()[:1].isupper() and (not _at_sentence_start(text, word.start()) or len(after) == 2)
 
 
 def cased(word: str, occurrence: str, text: str, start: int) -> str:
@@ -391,9 +413,13 @@ class IdentitySwapEditor(EditorBase):
             else None,
         }
 
+    def find(self, text: str) -> list[TermMatch]:
+        """Every occurrence of a term's written form in ``text``, under its term (no guard)."""
+        return [self._canonical(m) for m in self._matcher.find(text)]
+
     def identity_matches(self, texts: Sequence[str]) -> list[list[TermMatch]]:
         """Occurrences of identity terms used as identities (after the guard)."""
-        found = [[self._canonical(m) for m in self._matcher.find(text)] for text in texts]
+        found = [self.find(text) for text in texts]
         kept = found
         if self._guard is not None:
             verdicts = self._guard.keep(texts, found)
@@ -417,8 +443,10 @@ class IdentitySwapEditor(EditorBase):
         before = words[-1].lower() if words else ""
         after = _NEXT_WORD.match(text, match.end)
         following = after.group(1).lower() if after is not None else ""
-        if before in _SINGULAR_DETERMINERS and (after is None or following in _AFTER_A_NOUN):
-            return "noun"
+        if before in _SINGULAR_DETERMINERS and (
+            after is None or following in _AFTER_A_NOUN or not _modifies_a_noun(text, match.start, match.end)
+        ):
+            return "noun"  # "a Muslim.", "a Muslim who", "met a Muslim yesterday" (not "a Muslim woman")
         if before == "the" and following in _PLURAL_VERBS:
             return "plural"
         return "adjective"
