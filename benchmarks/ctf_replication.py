@@ -13,9 +13,10 @@ Evaluation:
   non-toxic, gaps over training and held-out terms;
 * **Table 5** — scores of "Some people are X" for X in straight, gay, black, Christian (and the other terms).
 
-Models (text CNN, kernels 2-5 with 300 filters each, spaCy vectors fine-tuned unless --freeze-vectors, the CLP pair
-term summed over the batch as paper 001 writes it unless --clp-reduction mean): baseline, blind, augment (all / one), CLP with
-λ in {0.05, 1, 5}, CLP_nontox with λ = 1; each for several seeds. Reports CPU seconds per model.
+Models (text CNN, kernels 2-5 with 300 filters each, spaCy vectors fine-tuned unless --freeze-vectors, the CLP
+pair term summed over the batch as paper 001 writes it unless --clp-reduction mean): baseline, blind, augment
+(all / one), CLP with λ in {0.05, 1, 5}, CLP_nontox with λ = 1; each for several seeds. Reports CPU seconds per
+model.
 
 Usage: python benchmarks/ctf_replication.py [--seeds 3] [--epochs 8] [--dixon-sample 3000]
 Results: benchmarks/results/ctf_replication.json

@@ -41,6 +41,7 @@ from .classifiers.labels import checked_positive_index, positive_index
 from .errors import ConfigError, InputError
 from .io import cell_text, input_sha256, read_table, require_columns, row_ids, write_json, write_table
 from .metrics.functional import bootstrap_ci, score_flipped
+from .placebo import identity_effects, load_placebo, placebo_texts
 from .progress import NullProgress, ProgressHook
 from .records import make_options, params_hash
 from .results import AuditResult
@@ -78,6 +79,7 @@ class AuditOptions:
     bootstrap: int = 2000
     top_examples: int = 12
     only_good: str | None = None  # a consolidated rating project: keep only the pairs its raters judged good
+    placebo: str | None = "en"  # matched non-identity swaps (counterfair.placebo): "en", a file, or None
     max_text_chars: int = MAX_TEXT_CHARS  # longer texts are not edited (status skipped:too_long; 0: no limit)
     encoding: str = "utf-8"  # of the input file (a byte-order mark overrides it)
 
@@ -220,8 +222,18 @@ def run_audit(
     *,
     progress: ProgressHook | None = None,
     classifier: CachedClassifier | None = None,
+    rules: list[str] | None = None,
+    baseline: str | None = None,
 ) -> dict[str, Any]:
-    """The shell: run the audit into ``out_dir`` (resumable) and build its report; returns the summary."""
+    """The shell: run the audit into ``out_dir`` (resumable) and build its report; returns the summary.
+
+    ``rules`` (:mod:`counterfair.gate`) add ``summary["gate"]``; ``baseline`` (another audit's run directory or
+    pairs.csv, or a classifier spec that scores this audit's pairs) adds ``summary["comparison"]``
+    (:mod:`counterfair.compare`). Neither is part of the run's identity: a rerun with other rules resumes."""
+    from .gate import parse_rule
+
+    for rule in rules or []:
+        parse_rule(rule)  # a bad rule is found before any work
     opts = options or AuditOptions()
     hook = progress or NullProgress()
     started = time.perf_counter()
@@ -248,12 +260,36 @@ def run_audit(
         score=lambda texts: cache.score(texts, hook),
         started=started,
     )
+    summary.update(judged(pairs, opts, rules=rules, baseline=baseline, spec=clf.spec))
     write_table(pairs, target / "pairs.csv")
     write_json(summary, target / "summary.json")
     from .report import build_report
 
     build_report(target)
     return summary
+
+
+def judged(
+    pairs: pd.DataFrame, opts: AuditOptions, *, rules: list[str] | None, baseline: str | None, spec: str
+) -> dict[str, Any]:
+    """The gate's verdicts on ``rules`` and the comparison with ``baseline`` (both optional), for the summary."""
+    out: dict[str, Any] = {}
+    if rules:
+        from .gate import gate_pairs
+
+        out["gate"] = gate_pairs(pairs, rules, seed=opts.seed, n_resamples=opts.bootstrap)
+    if baseline:
+        from .compare import compare_pairs, rescore_pairs
+
+        path = Path(baseline)
+        if path.is_dir() or path.suffix.lower() == ".csv":
+            before: Any = path
+        else:
+            before = rescore_pairs(pairs, baseline, threshold=opts.threshold, positive_label=opts.positive_label)
+        out["comparison"] = compare_pairs(
+            before, pairs, names=(str(baseline), spec), seed=opts.seed, n_resamples=opts.bootstrap
+        )
+    return out
 
 
 def audit_core(
@@ -272,17 +308,28 @@ def audit_core(
     checked_positive_index(clf, frame["text"].iloc[0], opts.positive_label)  # before any generation
     generated, timing = _generate_all(frame, opts, plan_, generate)
     rows = _pair_rows(generated)
+    rated = len([r for r in rows if r["method"] != "swap"])
     if opts.only_good:
         rows = _only_good(rows, opts.only_good)
+    identity_set = load_identity_set(opts.identities)
+    placebo = load_placebo(opts.placebo, identity_set)
+    if placebo is not None:
+        t0 = time.perf_counter()
+        for row, made in zip(rows, placebo_texts(rows, identity_set, placebo, seed=opts.seed), strict=True):
+            row["placebo_term"], row["placebo_text"] = made if made is not None else (None, None)
+        timing["placebo"] = round(time.perf_counter() - t0, 2)
     texts = frame["text"].tolist()
     t0 = time.perf_counter()
-    scores = score(texts + [r["cf_text"] for r in rows])
+    scores = score(texts + [r["cf_text"] for r in rows] + [r["placebo_text"] for r in rows if r.get("placebo_text")])
     timing["classifier"] = round(time.perf_counter() - t0, 2)
     index = positive_index(clf.labels, opts.positive_label)
-    identity_set = load_identity_set(opts.identities)
     pairs = _scored_pairs(rows, scores, index, opts, identity_set)
     orig_scores = {t: scores[t][index] for t in texts}
     summary = _summary(opts, plan_, generated, pairs, orig_scores, identity_set, clf, index, origin)
+    summary["validity"] = _validity(generated, rated, rows, opts)
+    if placebo is not None:
+        effects = identity_effects(pairs, seed=opts.seed, n_resamples=opts.bootstrap)
+        summary["placebo"] = {"set": placebo.to_dict(), **(effects or {"identity_effect": None})}
     summary["coverage"] = _coverage(frame, pairs)
     summary["timing_s"] = {**timing, "total": round(time.perf_counter() - started, 2)}
     return pairs, summary
@@ -354,7 +401,27 @@ def _scored_pairs(
     pairs["flipped"] = flipped.astype(object).where(scored, None)
     pairs["status"] = np.where(scored, "ok", "partial:classifier_returned_nan")
     pairs["group"] = [identity_set.group_of(t) if isinstance(t, str) else None for t in pairs["source_term"]]
+    pairs["target_group"] = [identity_set.group_of(t) if isinstance(t, str) else None for t in pairs["target_term"]]
+    placebo = [r.get("placebo_text") for r in rows]
+    pairs["placebo_term"] = [r.get("placebo_term") for r in rows]
+    pairs["placebo_text"] = placebo
+    pairs["score_placebo"] = pd.Series([scores[t][index] if t else np.nan for t in placebo], dtype=float)
+    pairs["diff_placebo"] = pairs["score_placebo"] - pairs["score_orig"]
     return pairs
+
+
+def _validity(generated: dict[str, Any], rated: int, rows: list[dict[str, Any]], opts: AuditOptions) -> dict[str, Any]:
+    """How many of the candidate pairs count: identity occurrences the guard kept, rated pairs the raters kept."""
+    swap = (generated["identity"].summary["signatures"].get("swap") or {}) if "identity" in generated else {}
+    found, blocked = int(swap.get("identity_occurrences", 0)), int(swap.get("guard_blocked", 0))
+    kept_rated = len([r for r in rows if r["method"] != "swap"])
+    return {
+        "identity_occurrences": found,
+        "guard_blocked": blocked,
+        "guard_kept_share": (found - blocked) / found if found else None,
+        "rated_pairs": rated if opts.only_good else None,
+        "raters_kept_share": kept_rated / rated if opts.only_good and rated else None,
+    }
 
 
 PAIR_COLUMNS = [
@@ -371,6 +438,12 @@ PAIR_COLUMNS = [
     "diff",
     "flipped",
     "status",
+    "group",
+    "target_group",
+    "placebo_term",
+    "placebo_text",
+    "score_placebo",
+    "diff_placebo",
 ]
 
 

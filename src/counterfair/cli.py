@@ -101,6 +101,7 @@ def _print_summary(summary: dict[str, Any]) -> None:
 
 @app.command()
 def audit(
+    ctx: typer.Context,
     data: Annotated[Path | None, typer.Argument(help="Texts to audit (CSV/TSV/JSONL/JSON/Parquet).")] = None,
     demo: Annotated[bool, typer.Option("--demo", help="Audit the built-in identity-referencing sentences.")] = False,
     out: Annotated[Path, typer.Option("--out", "-o", help="Run directory (a rerun with it resumes).")] = Path(
@@ -121,51 +122,145 @@ def audit(
         str | None, typer.Option(help="Identity terms for swaps (default: Dixon et al.'s 50).")
     ] = None,
     guard: Annotated[bool, typer.Option(help="Skip non-identity uses of ambiguous terms ('a black car').")] = True,
+    placebo: Annotated[
+        str,
+        typer.Option(help="Placebo words matched to each identity swap: en (built-in), a YAML file, or none."),
+    ] = "en",
     llm: Annotated[str, typer.Option(help="LLM for the llm method.")] = "llamacpp:qwen2.5-coder-1.5b-instruct",
     samples: Annotated[int, typer.Option(help="LLM samples per input and attempt.")] = 16,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
     only_good: Annotated[
         Path | None, typer.Option(help="A consolidated rating project: audit only the pairs its raters judged good.")
     ] = None,
+    fail_if: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-if",
+            help="A rule that fails the run (exit 1), e.g. 'identity_effect > 0.05', 'upper(ctf_gap[*]) > 0.1'; "
+            "repeatable. Exit 0: every rule passed; 2: a rule could not be evaluated.",
+        ),
+    ] = None,
+    junit: Annotated[Path | None, typer.Option(help="Write the rules' verdicts as a JUnit XML file.")] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(help="Compare with another audit's run directory, or a classifier spec scoring the same pairs."),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(help="A YAML file with any of these options (fail_if: a list of rules); the command line wins."),
+    ] = None,
+    log_to: Annotated[
+        str | None, typer.Option(help="Log metrics, verdicts and the report to a tracker: mlflow.")
+    ] = None,
+    mlflow_uri: Annotated[
+        str | None, typer.Option(help="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else ./mlruns).")
+    ] = None,
     max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
     encoding: Encoding = "utf-8",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """The fairness audit: counterfactuals of identity-referencing texts, the classifier's score changes, CTF gaps,
-    and a report (OUT/report.html, report.md, plots/, summary.json, pairs.csv)."""
+    the identity effect over a placebo, and a report (OUT/report.html, report.md, plots/, summary.json, pairs.csv).
+    With --fail-if rules it is a gate: exit 0 pass, 1 a rule failed, 2 could not be evaluated."""
     from ._audit import AuditOptions, demo_path, plan, run_audit
-    from .progress import RichProgress
 
-    if demo == (data is not None):
+    given = _with_config(ctx, {k: v for k, v in locals().items() if k != "ctx"}, config)
+    if given["demo"] == (given["data"] is not None):
         raise typer.BadParameter("give a DATA file or --demo (not both)")
-    source = demo_path() if demo else data
-    assert source is not None
+    source = demo_path() if given["demo"] else Path(given["data"])
     options = AuditOptions(
-        classifier=classifier,
-        attributes=attributes.split(",") if attributes else None,
-        methods=methods.split(","),
-        text_column=text_column,
-        id_column="id" if demo else id_column,
-        threshold=threshold,
-        positive_label=positive_label,
-        identities=identities,
-        guard=guard,
-        llm=llm,
-        samples=samples,
-        seed=seed,
-        only_good=str(only_good) if only_good else None,
-        max_text_chars=max_text_chars,
-        encoding=encoding,
+        classifier=given["classifier"],
+        attributes=_listed(given["attributes"]),
+        methods=_listed(given["methods"]) or [],
+        text_column=given["text_column"],
+        id_column="id" if given["demo"] else given["id_column"],
+        threshold=given["threshold"],
+        positive_label=given["positive_label"],
+        identities=given["identities"],
+        guard=given["guard"],
+        placebo=None if str(given["placebo"]).lower() in ("none", "off", "no") else str(given["placebo"]),
+        llm=given["llm"],
+        samples=given["samples"],
+        seed=given["seed"],
+        only_good=str(given["only_good"]) if given["only_good"] else None,
+        max_text_chars=given["max_text_chars"],
+        encoding=given["encoding"],
     )
+    target = Path(given["out"])
+    if given["log_to"]:
+        from .tracking import check_tracker
+
+        check_tracker(str(given["log_to"]))  # before any work
     the_plan = plan(source, options)
     attrs = ", ".join(f"{a} ({n})" for a, n in the_plan["attributes"].items()) or "none"
     console.print(
-        f"auditing {classifier} on {the_plan['texts']} texts; attributes referenced: {attrs}; "
+        f"auditing {options.classifier} on {the_plan['texts']} texts; attributes referenced: {attrs}; "
         f"texts with identity terms: {the_plan['identity_texts']}; methods: {', '.join(options.methods)}"
     )
     console.print(f"estimated time on 2 CPU cores: about {the_plan['estimated_seconds'] / 60:.1f} min")
-    with RichProgress(enabled=not quiet) as progress:
-        summary = run_audit(source, out, options, progress=progress)
+    from .progress import RichProgress
+
+    with RichProgress(enabled=not given["quiet"]) as progress:
+        summary = run_audit(
+            source,
+            target,
+            options,
+            progress=progress,
+            rules=_listed(given["fail_if"]),
+            baseline=str(given["baseline"]) if given["baseline"] else None,
+        )
+    _print_audit(summary)
+    console.print(f"done in {summary['timing_s']['total'] / 60:.1f} min; report: {target / 'report.html'}")
+    code = _finish_gate(summary["gate"], given["junit"]) if "gate" in summary else 0
+    if given["log_to"]:
+        from .tracking import log_audit
+
+        try:
+            run_id = log_audit(summary, target, to=str(given["log_to"]), uri=given["mlflow_uri"])
+        except Exception as err:  # the tracker's own errors: the audit is done, the exit code must not say "failed"
+            err_console.print(
+                f"[red]error:[/red] the audit is in {target}, but logging to {given['log_to']} failed: {err}"
+            )
+            raise typer.Exit(2) from err
+        console.print(f"logged to {given['log_to']}: run {run_id}")
+    raise typer.Exit(code)
+
+
+def _listed(value: Any) -> list[str] | None:
+    """A comma-separated string (command line) or a list (config file) as a list; None when empty."""
+    if value is None:
+        return None
+    items = value.split(",") if isinstance(value, str) else [str(v) for v in value]
+    return [i.strip() for i in items if i.strip()] or None
+
+
+def _with_config(ctx: typer.Context, given: dict[str, Any], config: Path | None) -> dict[str, Any]:
+    """Options from a YAML config file, for every option the command line left at its default."""
+    if config is None:
+        return given
+    import yaml
+
+    from .errors import ConfigError
+
+    try:
+        data = yaml.safe_load(Path(config).read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError, UnicodeDecodeError) as err:
+        raise ConfigError(f"--config {config}: cannot read it ({err})") from err
+    if not isinstance(data, dict):
+        raise ConfigError(f"--config {config}: a mapping of option names to values, e.g. 'classifier: ...'")
+    out = dict(given)
+    for key, value in data.items():
+        name = str(key).replace("-", "_")
+        if name in ("config", "ctx") or name not in given:
+            known = ", ".join(sorted(k for k in given if k != "config"))
+            raise ConfigError(f"--config {config}: unknown option {key!r} (options: {known})")
+        source = ctx.get_parameter_source(name)  # an enum of click's (or of the click typer bundles)
+        if source is None or getattr(source, "name", "") == "DEFAULT":
+            out[name] = value
+    return out
+
+
+def _print_audit(summary: dict[str, Any]) -> None:
     table = Table(title=f"score change original -> counterfactual ({summary['classifier']['spec']})")
     for column in ("method", "attribute", "pairs", "mean change", "95% CI", "flips"):
         table.add_column(column, justify="left" if column in ("method", "attribute") else "right")
@@ -182,6 +277,21 @@ def audit(
     console.print(table)
     if summary.get("ctf"):
         console.print(f"CTF gap over identity swaps: {_fmt(summary['ctf']['ctf_gap'])}")
+    placebo = summary.get("placebo") or {}
+    if placebo.get("by_group"):
+        effects = Table(title="identity effect = CTF gap − placebo gap, by group swapped in")
+        for column in ("group", "identity gap", "placebo gap", "effect", "95% CI", "above placebo"):
+            effects.add_column(column, justify="left" if column == "group" else "right")
+        for name, e in sorted(placebo["by_group"].items(), key=lambda kv: -(kv[1]["identity_effect"] or 0)):
+            effects.add_row(
+                name,
+                _fmt(e["identity_gap"]),
+                _fmt(e["placebo_gap"]),
+                _fmt(e["identity_effect"]),
+                f"[{_fmt(e['ci_low'])}, {_fmt(e['ci_high'])}]",
+                "yes" if e["exceeds_placebo"] else "no",
+            )
+        console.print(effects)
     coverage = summary.get("coverage") or {}
     if coverage.get("unreached"):
         console.print(
@@ -193,7 +303,85 @@ def audit(
             f"[yellow]note:[/yellow] {summary['pairs_without_score']} pairs have no score (the classifier returned "
             "NaN); they are in pairs.csv with status partial:classifier_returned_nan and left out of the aggregates"
         )
-    console.print(f"done in {summary['timing_s']['total'] / 60:.1f} min; report: {out / 'report.html'}")
+    if summary.get("comparison"):
+        _print_comparison(summary["comparison"])
+
+
+def _print_comparison(comparison: dict[str, Any]) -> None:
+    from .compare import comparison_table
+
+    console.print(
+        f"comparison: B = {comparison['b']} against A = {comparison['a']} on {comparison['matched_pairs']} "
+        f"common pairs (only in A: {comparison['pairs_only_in_a']}, only in B: {comparison['pairs_only_in_b']})"
+    )
+    for metric in comparison["metrics"]:
+        frame = comparison_table(comparison, metric)
+        table = Table(title=f"{metric}: B − A per group (negative: B is fairer)")
+        for column in ("unit", "A", "B", "B − A", "95% CI", "p", "verdict"):
+            table.add_column(column, justify="left" if column in ("unit", "verdict") else "right")
+        for unit, row in frame.iterrows():
+            table.add_row(
+                str(unit),
+                _fmt(row["a"]),
+                _fmt(row["b"]),
+                _fmt(row["difference"]),
+                f"[{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]",
+                _fmt(row["p_value"]),
+                str(row["verdict"]),
+            )
+        console.print(table)
+
+
+def _finish_gate(gate: dict[str, Any], junit: Any) -> int:
+    """Print the gate's checks, write the JUnit file, return the exit code."""
+    from rich.markup import escape
+
+    from .gate import write_junit
+
+    colour = {"pass": "green", "fail": "red", "error": "yellow"}
+    for check in gate["checks"]:
+        console.print(f"[{colour[check['verdict']]}]{check['verdict'].upper()}[/] {escape(check['message'])}")
+    console.print(f"fairness gate: [{colour[gate['verdict']]}]{gate['verdict']}[/] (exit {gate['exit_code']})")
+    if junit:
+        console.print(f"wrote {write_junit(gate, junit)}")
+    return int(gate["exit_code"])
+
+
+@app.command()
+def check(
+    run_dir: Annotated[Path, typer.Argument(help="An audit run directory (or its pairs.csv).")],
+    fail_if: Annotated[list[str], typer.Option("--fail-if", help="A rule (repeatable), as for audit --fail-if.")],
+    junit: Annotated[Path | None, typer.Option(help="Write the verdicts as a JUnit XML file.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
+) -> None:
+    """The fairness gate on a finished audit, without recomputing it: exit 0 pass, 1 a rule failed, 2 a rule could
+    not be evaluated."""
+    from .compare import read_pairs
+    from .gate import gate_pairs
+
+    gate = gate_pairs(read_pairs(run_dir), fail_if, seed=seed, n_resamples=bootstrap)
+    raise typer.Exit(_finish_gate(gate, junit))
+
+
+@app.command()
+def compare(
+    run_a: Annotated[Path, typer.Argument(help="The baseline audit (run directory or pairs.csv): A.")],
+    run_b: Annotated[Path, typer.Argument(help="The audit to compare with it: B.")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the comparison as JSON.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap and the permutation test.")] = 0,
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
+) -> None:
+    """Two classifiers on the same counterfactual pairs: B − A per group with a CI, a paired permutation test and
+    a verdict (better / worse / no evidence)."""
+    from .compare import compare_pairs
+    from .io import write_json
+
+    comparison = compare_pairs(run_a, run_b, names=(str(run_a), str(run_b)), seed=seed, n_resamples=bootstrap)
+    _print_comparison(comparison)
+    if out is not None:
+        write_json(comparison, out)
+        console.print(f"wrote {out}")
 
 
 @app.command()

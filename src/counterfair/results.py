@@ -108,6 +108,42 @@ class AuditResult(TableResult):
         groups = (self.summary.get("ctf") or {}).get("by_group") or {}
         return pd.DataFrame.from_dict(groups, orient="index").rename_axis("group")
 
+    @property
+    def identity_effects(self) -> pd.DataFrame:
+        """Identity gap, placebo gap and their difference with its 95 % CI per group (:mod:`counterfair.placebo`)."""
+        groups = (self.summary.get("placebo") or {}).get("by_group") or {}
+        return pd.DataFrame.from_dict(groups, orient="index").rename_axis("group")
+
+    def check(self, rules: list[str]) -> dict[str, Any]:
+        """The fairness gate's verdicts on ``rules`` (:mod:`counterfair.gate`); also kept in the summary."""
+        from .gate import gate_pairs
+
+        opts = self.summary.get("options", {})
+        gate = gate_pairs(self.pairs, rules, seed=opts.get("seed", 0), n_resamples=opts.get("bootstrap", 2000))
+        self.summary["gate"] = gate
+        return gate
+
+    def compare(self, baseline: Any, *, name: str = "baseline") -> pd.DataFrame:
+        """This audit's classifier (B) against ``baseline`` (A) on the same pairs, per group
+        (:mod:`counterfair.compare`): another ``AuditResult``, a run directory, or a classifier (anything
+        :func:`~counterfair.as_classifier` takes) that scores these pairs."""
+        from .compare import compare_pairs, comparison_table, rescore_pairs
+
+        opts = self.summary.get("options", {})
+        if not isinstance(baseline, AuditResult | str | Path):
+            baseline = rescore_pairs(
+                self.pairs, baseline, threshold=opts.get("threshold", 0.5), positive_label=opts.get("positive_label")
+            )
+        comparison = compare_pairs(
+            baseline,
+            self.pairs,
+            names=(name, self.summary["classifier"]["spec"]),
+            seed=opts.get("seed", 0),
+            n_resamples=opts.get("bootstrap", 2000),
+        )
+        self.summary["comparison"] = comparison
+        return comparison_table(comparison)
+
     def _table(self) -> pd.DataFrame:
         return self.pairs
 
@@ -133,7 +169,17 @@ class AuditResult(TableResult):
         line += f"; CTF gap {gap:.3f}" if gap is not None else ""
         line += f"; {unscored} pairs without a score" if unscored else ""
         lines = [line]
-        tables = [("by method and attribute", self.by_group), ("CTF gap by identity group", self.ctf_by_group)]
+        placebo = self.summary.get("placebo") or {}
+        if placebo.get("identity_effect") is not None:
+            lines.append(
+                f"identity effect (CTF gap − placebo gap) {placebo['identity_effect']:.3f}; groups above the placebo: "
+                + (", ".join(placebo["groups_exceeding_placebo"]) or "none")
+            )
+        tables = [
+            ("by method and attribute", self.by_group),
+            ("CTF gap by identity group", self.ctf_by_group),
+            ("identity effect by group swapped in", self.identity_effects),
+        ]
         return html_view("counterfair audit", lines, tables, [_figure_png(histogram)])
 
     def __repr__(self) -> str:

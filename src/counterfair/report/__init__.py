@@ -155,6 +155,8 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
     ctf = summary.get("ctf") or {}
     ctf_groups = sorted((ctf.get("by_group") or {}).items(), key=lambda kv: -(kv[1]["ctf_gap"] or 0))
     directions = sorted(ctf.get("by_direction") or [], key=lambda d: -abs(d["mean_diff"] or 0.0))[:15]
+    placebo = summary.get("placebo") or {}
+    placebo_groups = sorted((placebo.get("by_group") or {}).items(), key=lambda kv: -(kv[1]["identity_effect"] or 0))
     notes = []
     missing = summary["input"].get("attributes_without_texts") or []
     if missing:
@@ -168,6 +170,7 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
         examples=examples,
         ctf_groups=ctf_groups,
         directions=directions,
+        placebo_groups=placebo_groups,
         notes=notes,
         num=_num,
         pct=_pct,
@@ -212,6 +215,26 @@ def markdown(summary: dict[str, Any]) -> str:
         ]
         for name, g in sorted(ctf["by_group"].items(), key=lambda kv: -(kv[1]["ctf_gap"] or 0)):
             lines.append(f"| {name} | {_num(g['ctf_gap'])} |")
+    placebo = summary.get("placebo") or {}
+    if placebo.get("by_group"):
+        lines += [
+            "",
+            f"Identity effect (CTF gap − placebo gap): **{_num(placebo['identity_effect'])}** "
+            f"[{_num(placebo['ci_low'])}, {_num(placebo['ci_high'])}]; groups above the placebo: "
+            f"{', '.join(placebo['groups_exceeding_placebo']) or 'none'}.",
+            "",
+            "| group swapped in | CTF gap | placebo gap | identity effect [95% CI] |",
+            "|---|---|---|---|",
+        ]
+        for name, e in sorted(placebo["by_group"].items(), key=lambda kv: -(kv[1]["identity_effect"] or 0)):
+            lines.append(
+                f"| {name} | {_num(e['identity_gap'])} | {_num(e['placebo_gap'])} | {_num(e['identity_effect'])} "
+                f"[{_num(e['ci_low'])}, {_num(e['ci_high'])}] |"
+            )
+    gate = summary.get("gate")
+    if gate:
+        lines += ["", f"Fairness gate: **{gate['verdict']}** (exit {gate['exit_code']})", ""]
+        lines += [f"- {c['verdict'].upper()}: {c['message']}" for c in gate["checks"]]
     coverage = summary.get("coverage")
     if coverage:
         lines += ["", f"Coverage: {coverage['reached']} of {coverage['texts']} texts got a counterfactual."]

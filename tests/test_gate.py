@@ -1,0 +1,245 @@
+"""The fairness gate (rules, verdicts, exit codes, JUnit), the comparison of two classifiers on the same pairs, and
+the pytest helper."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from junitparser import Error, Failure, JUnitXml
+
+import counterfair as cf
+from counterfair.compare import compare_pairs, comparison_table, read_pairs, rescore_pairs
+from counterfair.errors import ConfigError, InputError
+from counterfair.gate import evaluate_rules, parse_rule, write_junit
+from counterfair.testing import FairnessGateFailed, assert_fair
+
+TERMS = ["gay", "straight", "muslim", "christian", "jewish", "black", "white", "deaf", "mexican", "canadian"]
+TEXTS = [f"Some people are {t}." for t in TERMS] + [f"My {t} neighbour waved at me." for t in TERMS]
+CLI = [sys.executable, "-m", "counterfair.cli"]
+
+
+def _gay_only(texts: list[str]) -> np.ndarray:
+    return np.array([0.9 if "gay" in t.lower() else 0.1 for t in texts])
+
+
+def _constant(texts: list[str]) -> np.ndarray:
+    return np.full(len(texts), 0.1)
+
+
+@pytest.fixture(scope="module")
+def audited() -> cf.AuditResult:
+    return cf.audit(TEXTS, _gay_only, methods=["swap"], bootstrap=500)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("identity_effect > 0.05", ("identity_effect", None, "point", ">", 0.05)),
+        ("upper(ctf_gap[*]) > 0.1", ("ctf_gap", "*", "upper", ">", 0.1)),
+        ("lower( flip_rate[sexuality] ) >= 2e-2", ("flip_rate", "sexuality", "lower", ">=", 0.02)),
+        ("point(ctf_gap)<=.5", ("ctf_gap", None, "point", "<=", 0.5)),
+    ],
+)
+def test_rules_parse(text: str, expected: tuple[object, ...]) -> None:
+    rule = parse_rule(text)
+    assert (rule.metric, rule.group, rule.bound, rule.op, rule.value) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("toxicity > 0.1", "unknown metric 'toxicity'"),
+        ("upper(ctf_gap > 0.1", "is not METRIC"),
+        ("ctf_gap = 0.1", "is not METRIC"),
+        ("ctf_gap > high", "is not METRIC"),
+    ],
+)
+def test_bad_rules_are_named(text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        parse_rule(text)
+
+
+def test_verdicts_on_hand_made_metrics() -> None:
+    metrics = {
+        "ctf_gap": {
+            "overall": {"value": 0.08, "ci_low": 0.05, "ci_high": 0.12, "n": 20},
+            "by_group": {"a": {"value": 0.2, "ci_low": 0.1, "ci_high": 0.3, "n": 5}},
+        },
+        "identity_effect": None,
+        "flip_rate": None,
+    }
+    gate = evaluate_rules(["ctf_gap > 0.1", "upper(ctf_gap) > 0.1", "lower(ctf_gap[*]) > 0.05"], metrics)
+    assert [c["verdict"] for c in gate["checks"]] == ["pass", "fail", "fail"]
+    assert [c["value"] for c in gate["checks"]] == [0.08, 0.12, 0.1]
+    assert gate["verdict"] == "fail" and gate["exit_code"] == 1
+    missing = evaluate_rules(["identity_effect > 0.05", "ctf_gap > 0.1"], metrics)
+    assert missing["verdict"] == "error" and missing["exit_code"] == 2  # a rule that cannot be evaluated
+    assert "no identity_effect" in missing["errors"][0]
+    assert evaluate_rules(["ctf_gap > 0.1"], metrics)["exit_code"] == 0
+
+
+def test_gate_on_an_audit_and_junit_a_ci_system_parses(audited: cf.AuditResult, tmp_path: Path) -> None:
+    gate = audited.check(["upper(identity_effect[*]) > 0.05", "flip_rate[sexuality] > 0.9", "ctf_gap[none] > 0"])
+    by = {(c["rule"], c["group"]): c for c in gate["checks"]}
+    assert by[("upper(identity_effect[*]) > 0.05", "sexuality")]["verdict"] == "fail"
+    assert by[("upper(identity_effect[*]) > 0.05", "religion")]["verdict"] == "pass"
+    # 'gay' is swapped in or out of every sexuality text: 2 texts x 49 swaps, of which the flips are to/from gay
+    assert by[("flip_rate[sexuality] > 0.9", "sexuality")]["verdict"] == "pass"
+    assert by[("ctf_gap[none] > 0", "none")]["verdict"] == "error"
+    assert gate["verdict"] == "fail" and gate["exit_code"] == 1
+    xml = JUnitXml.fromfile(str(write_junit(gate, tmp_path / "junit.xml")))
+    suite = next(iter(xml))
+    cases = list(suite)
+    assert suite.tests == len(gate["checks"]) == len(cases)
+    assert suite.failures == 1 and suite.errors == 1
+    failed = [c for c in cases if any(isinstance(r, Failure) for r in c.result)]
+    assert [c.name for c in failed] == ["upper 95% bound of identity_effect[sexuality] > 0.05"]
+    errored = [c for c in cases if any(isinstance(r, Error) for r in c.result)]
+    assert "no group 'none'" in errored[0].result[0].message
+
+
+def test_compare_says_better_worse_or_no_evidence(audited: cf.AuditResult) -> None:
+    fair = rescore_pairs(audited.pairs, _constant)
+    assert set(fair["diff"]) == {0.0}
+    comparison = compare_pairs(audited.pairs, fair, names=("gay-only", "constant"), n_resamples=500)
+    table = comparison_table(comparison)
+    assert comparison["matched_pairs"] == len(audited.pairs)
+    assert table.loc["identity swaps", "verdict"] == "better" and table.loc["identity swaps", "p_value"] < 0.05
+    assert table.loc["identity swaps", "b"] == 0.0
+    # four sexuality texts: B is lower on each, but no permutation test on 4 texts gets below 2/16 = 0.125
+    sexuality = table.loc["swap:sexuality"]
+    assert sexuality["texts"] == 4 and sexuality["difference"] < 0 and sexuality["p_value"] == pytest.approx(0.125)
+    assert sexuality["verdict"] == "no evidence"
+    backwards = comparison_table(compare_pairs(fair, audited.pairs, n_resamples=500))
+    assert backwards.loc["identity swaps", "verdict"] == "worse"
+    same = comparison_table(compare_pairs(audited.pairs, audited.pairs, n_resamples=500))
+    assert set(same["verdict"]) == {"no evidence"} and set(same["difference"]) == {0.0}
+    effects = comparison_table(comparison, "identity_effect")
+    assert effects.loc["swap:sexuality", "verdict"] == "better"  # the effect is the groups swapped in
+    with pytest.raises(InputError, match="share no scored pair"):
+        compare_pairs(audited.pairs, fair.assign(cf_text=fair["cf_text"] + " (edited)"))
+
+
+def test_result_compare_with_a_classifier(audited: cf.AuditResult) -> None:
+    table = audited.compare(_constant, name="constant")
+    assert table.loc["identity swaps", "verdict"] == "worse"  # B (this audit's gay-only) against the constant
+    assert audited.summary["comparison"]["a"] == "constant"
+
+
+def test_assert_fair_on_a_frozen_pair_set(audited: cf.AuditResult, tmp_path: Path) -> None:
+    frozen = tmp_path / "pairs.csv"
+    audited.pairs.to_csv(frozen, index=False)
+    gate = assert_fair(_constant, pairs=frozen, rules=["upper(identity_effect[*]) > 0.01", "ctf_gap > 0.01"])
+    assert gate["verdict"] == "pass"
+    with pytest.raises(FairnessGateFailed) as caught:
+        assert_fair(_gay_only, pairs=frozen, rules=["upper(identity_effect[*]) > 0.05"])
+    assert "failed: upper 95% bound of identity_effect[sexuality] > 0.05" in str(caught.value)
+    assert caught.value.gate["exit_code"] == 1
+    with pytest.raises(ValueError, match="at least one rule"):
+        assert_fair(_constant, pairs=frozen, rules=[])
+
+
+def test_assert_fair_audits_texts(tmp_path: Path) -> None:
+    with pytest.raises(AssertionError, match="ctf_gap"):
+        assert_fair(_gay_only, TEXTS[:6], rules=["ctf_gap > 0.05"], methods=["swap"], bootstrap=200)
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def test_cli_gate_exit_codes_config_and_compare(tmp_path: Path) -> None:
+    data = tmp_path / "texts.csv"
+    pd.DataFrame({"text": TEXTS}).to_csv(data, index=False)
+    config = tmp_path / "fairness.yaml"
+    config.write_text(
+        f"data: {data}\nmethods: swap\nclassifier: profanity-check\nbootstrap: 300\n"
+        "fail_if: ['upper(identity_effect[*]) > 0.9', 'ctf_gap > 0.9']\n"
+        f"junit: {tmp_path / 'junit.xml'}\nquiet: true\n",
+        encoding="utf-8",
+    )
+    # bootstrap is no audit option: the config's unknown key is named
+    bad = _cli("audit", "--config", str(config), "--out", str(tmp_path / "a"), cwd=tmp_path)
+    assert bad.returncode == 2 and "unknown option 'bootstrap'" in bad.stderr
+    config.write_text(config.read_text().replace("bootstrap: 300\n", ""), encoding="utf-8")
+    passed = _cli("audit", "--config", str(config), "--out", str(tmp_path / "a"), cwd=tmp_path)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "fairness gate: pass" in passed.stdout
+    summary = json.loads((tmp_path / "a" / "summary.json").read_text())
+    assert summary["gate"]["verdict"] == "pass" and summary["placebo"]["identity_effect"] is not None
+    assert JUnitXml.fromfile(str(tmp_path / "junit.xml")).failures == 0
+    # the command line wins over the config: a strict rule fails the same run (resumed, not recomputed)
+    failed = _cli(
+        "audit", "--config", str(config), "--out", str(tmp_path / "a"), "--fail-if", "ctf_gap > 0.001", cwd=tmp_path
+    )
+    assert failed.returncode == 1 and "FAIL ctf_gap > 0.001" in failed.stdout
+    report = (tmp_path / "a" / "report.html").read_text(encoding="utf-8")
+    assert 'id="gate-table"' in report and 'id="placebo-table"' in report
+    unknown = _cli("check", str(tmp_path / "a"), "--fail-if", "ctf_gap[nope] > 0.1", cwd=tmp_path)
+    assert unknown.returncode == 2 and "no group 'nope'" in unknown.stdout
+    # a second audit of the same texts without the placebo, compared with the first
+    second = _cli(
+        "audit",
+        str(data),
+        "--methods",
+        "swap",
+        "--placebo",
+        "none",
+        "-q",
+        "--out",
+        str(tmp_path / "b"),
+        "--baseline",
+        str(tmp_path / "a"),
+        cwd=tmp_path,
+    )
+    assert second.returncode == 0, second.stderr
+    comparison = json.loads((tmp_path / "b" / "summary.json").read_text())["comparison"]
+    assert comparison["matched_pairs"] == len(read_pairs(tmp_path / "a"))
+    assert comparison["metrics"]["ctf_gap"]["identity swaps"]["difference"] == pytest.approx(0.0)
+    compared = _cli(
+        "compare", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "c.json"), cwd=tmp_path
+    )
+    assert compared.returncode == 0 and "no evidence" in compared.stdout
+
+
+def test_log_to_mlflow_file_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("mlflow")
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # for this process's client reading the store back
+    from mlflow.tracking import MlflowClient
+
+    data = tmp_path / "texts.csv"
+    pd.DataFrame({"text": TEXTS[:8]}).to_csv(data, index=False)
+    store = (tmp_path / "mlruns").as_uri()
+    bad = _cli("audit", str(data), "--log-to", "wandb", "--out", str(tmp_path / "x"), cwd=tmp_path)
+    assert bad.returncode == 2 and "unknown tracker" in bad.stderr and not (tmp_path / "x" / "run.json").exists()
+    done = _cli(
+        "audit",
+        str(data),
+        "--methods",
+        "swap",
+        "-q",
+        "--out",
+        str(tmp_path / "a"),
+        "--fail-if",
+        "ctf_gap > 0.9",
+        "--log-to",
+        "mlflow",
+        "--mlflow-uri",
+        store,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    run_id = done.stdout.split("logged to mlflow: run ")[1].split()[0]
+    run = MlflowClient(tracking_uri=store).get_run(run_id)
+    summary = json.loads((tmp_path / "a" / "summary.json").read_text())
+    assert run.data.metrics["ctf_gap"] == pytest.approx(summary["ctf"]["ctf_gap"])
+    assert run.data.metrics["identity_effect"] == pytest.approx(summary["placebo"]["identity_effect"])
+    assert run.data.metrics["gate.exit_code"] == 0 and run.data.tags["gate.verdict"] == "pass"
+    artifacts = {a.path for a in MlflowClient(tracking_uri=store).list_artifacts(run_id)}
+    assert {"report.html", "summary.json", "gate.json"} <= artifacts

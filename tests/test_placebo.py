@@ -1,0 +1,119 @@
+"""The placebo control: matched non-identity swaps, and the identity effect = identity gap - placebo gap."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import counterfair as cf
+from counterfair.attributes import load_identity_set
+from counterfair.editors.swap import IdentitySwapEditor
+from counterfair.errors import ConfigError
+from counterfair.placebo import PlaceboSet, load_placebo, placebo_texts
+
+GROUP_TERMS = ["gay", "straight", "muslim", "christian", "jewish", "black", "white", "deaf", "mexican", "canadian"]
+TEXTS = [f"Some people are {t}." for t in GROUP_TERMS] + [
+    f"My {t} neighbour waved at me." for t in GROUP_TERMS
+]  # every group's terms appear; the swaps reach every term of the built-in set
+
+
+def _any_change(texts: list[str]) -> np.ndarray:
+    """Reacts to any edit alike: a score drawn from each text's hash."""
+    return np.array([int(hashlib.sha256(t.encode()).hexdigest()[:8], 16) / 16**8 for t in texts])
+
+
+def _gay_only(texts: list[str]) -> np.ndarray:
+    return np.array([0.9 if "gay" in t.lower() else 0.1 for t in texts])
+
+
+def test_builtin_words_are_matched_by_frequency() -> None:
+    placebo = load_placebo("en", load_identity_set())
+    assert placebo is not None and "tall" in placebo.words and "gay" not in placebo.words
+    # gay's Zipf frequency is 4.90; the three nearest placebo words are busy 4.75, tired 4.71, lucky..., by the file
+    nearest = placebo.candidates("gay")
+    distances = sorted(abs(f - placebo.term_frequencies["gay"]) for f in placebo.words.values() if f is not None)
+    assert [abs(placebo.words[w] - placebo.term_frequencies["gay"]) for w in nearest] == distances[:3]
+    assert placebo.pick("gay", "t1") == placebo.pick("gay", "t1")  # seeded: reruns agree
+    assert {placebo.pick("gay", f"t{i}") for i in range(40)} == set(nearest)
+    assert load_placebo(None) is None and load_placebo("none") is None
+
+
+def test_placebo_files_are_checked(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no such file"):
+        load_placebo(str(tmp_path / "missing.yaml"))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\n")
+    with pytest.raises(ConfigError, match="needs a non-empty 'words:'"):
+        load_placebo(str(bad))
+    bad.write_text("words: {tall: high}\n")
+    with pytest.raises(ConfigError, match="frequency of 'tall' is not a number"):
+        load_placebo(str(bad))
+    bad.write_text("words: [tall, gay]\n")
+    with pytest.raises(ConfigError, match="gay is an identity term"):
+        load_placebo(str(bad), load_identity_set())
+    good = tmp_path / "mine.yaml"
+    good.write_text("words: [tall]\n")
+    mine = load_placebo(str(good), load_identity_set())
+    assert mine is not None and mine.candidates("gay") == ["tall"]  # no frequencies: every word is a candidate
+
+
+@pytest.mark.parametrize(
+    ("text", "placebo"),
+    [
+        ("Some people are gay.", "Some people are tall."),
+        ("I met a Muslim yesterday.", "I met a tall person yesterday."),
+        ("Muslims pray here.", "Tall people pray here."),
+        ("She is an American teacher.", "She is a tall teacher."),
+        ("MUSLIMS OUT", "TALL PEOPLE OUT"),
+    ],
+)
+def test_placebo_swaps_are_written_like_the_identity_swaps(text: str, placebo: str) -> None:
+    identities = load_identity_set()
+    editor = IdentitySwapEditor(identities, guard=None, targets=["christian"])
+    (candidate,) = editor.edit([text])[0]
+    row = {
+        "method": "swap",
+        "input_id": "t",
+        "source_text": text,
+        "source_term": candidate.meta["source_term"],
+        "target_term": "christian",
+        "edits": json.dumps([e.__dict__ for e in candidate.edits]),
+    }
+    only_tall = PlaceboSet("test", {"tall": None}, {})
+    assert placebo_texts([row], identities, only_tall) == [("tall", placebo)]
+    assert placebo_texts([{**row, "method": "ablation"}], identities, only_tall) == [None]
+
+
+def test_a_classifier_that_reacts_to_any_edit_has_no_identity_effect() -> None:
+    result = cf.audit(TEXTS, _any_change, methods=["swap"], bootstrap=500)
+    effect = result.summary["placebo"]
+    assert result.summary["ctf"]["ctf_gap"] > 0.25  # the raw gap is large: uniform scores differ by 1/3 on average
+    assert abs(effect["identity_effect"]) < 0.05
+    assert effect["ci_low"] < 0 and not effect["exceeds_placebo"]
+    assert effect["identity_gap"] == pytest.approx(result.summary["ctf"]["ctf_gap"])
+    assert effect["groups_exceeding_placebo"] == []
+
+
+def test_a_classifier_that_reacts_to_gay_shows_an_effect_for_sexuality_alone() -> None:
+    result = cf.audit(TEXTS, _gay_only, methods=["swap"], bootstrap=500)
+    effect = result.summary["placebo"]
+    assert effect["groups_exceeding_placebo"] == ["sexuality"]
+    sexuality = effect["by_group"]["sexuality"]
+    # only the pairs that put "gay" in differ from their placebo (by 0.8); the texts that lost "gay" lost it in both
+    assert sexuality["identity_effect"] > 0.05 and sexuality["identity_gap"] > sexuality["placebo_gap"]
+    for group, entry in effect["by_group"].items():
+        if group != "sexuality":
+            assert entry["identity_effect"] == pytest.approx(0.0), group
+    pairs = result.pairs
+    swaps = pairs[pairs["method"] == "swap"]
+    assert swaps["placebo_text"].notna().all()
+    assert not swaps["placebo_text"].str.contains("gay", case=False).any()
+
+
+def test_the_placebo_can_be_turned_off() -> None:
+    result = cf.audit(TEXTS[:4], _gay_only, methods=["swap"], placebo=None, bootstrap=200)
+    assert "placebo" not in result.summary and result.pairs["placebo_text"].isna().all()
