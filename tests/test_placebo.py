@@ -42,19 +42,24 @@ def test_builtin_words_are_matched_by_frequency() -> None:
     assert load_placebo(None) is None and load_placebo("none") is None
 
 
-def test_placebo_files_are_checked(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="no such file"):
-        load_placebo(str(tmp_path / "missing.yaml"))
-    bad = tmp_path / "bad.yaml"
-    bad.write_text("name: x\n")
-    with pytest.raises(ConfigError, match="needs a non-empty 'words:'"):
-        load_placebo(str(bad))
-    bad.write_text("words: {tall: high}\n")
-    with pytest.raises(ConfigError, match="frequency of 'tall' is not a number"):
-        load_placebo(str(bad))
-    bad.write_text("words: [tall, gay]\n")
-    with pytest.raises(ConfigError, match="gay is an identity term"):
-        load_placebo(str(bad), load_identity_set())
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "no such file"),
+        ("name: x\n", "needs a non-empty 'words:'"),
+        ("words: {tall: high}\n", "frequency of 'tall' is not a number"),
+        ("words: [tall, gay]\n", "gay is an identity term"),
+    ],
+)
+def test_bad_placebo_files_are_named(tmp_path: Path, content: str | None, message: str) -> None:
+    path = tmp_path / "placebo.yaml"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(ConfigError, match=message):
+        load_placebo(str(path), load_identity_set())
+
+
+def test_a_placebo_file_of_ones_own(tmp_path: Path) -> None:
     good = tmp_path / "mine.yaml"
     good.write_text("words: [tall]\n")
     mine = load_placebo(str(good), load_identity_set())

@@ -771,6 +771,116 @@ def train_attribute(
     console.print(f"wrote {out / 'model.safetensors'} and {out / 'config.json'}")
 
 
+@app.command("select")
+def select_command(
+    data: Annotated[Path, typer.Argument(help="Texts (CSV/TSV/JSONL/JSON/Parquet).")],
+    attribute: Annotated[str, typer.Option(help="islam, judaism, lgbq, transgender, or a word-list file.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the kept texts (CSV).")],
+    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
+    attribute_column: Annotated[
+        str | None, typer.Option(help="Column with the attribute-reference probability (else --detector).")
+    ] = None,
+    detector: Annotated[str, typer.Option(help="Attribute detector: keyword, mlp:DIR[#LABEL] or llm.")] = "keyword",
+    llm: Annotated[str, typer.Option(help="LLM for --detector llm.")] = "llamacpp:qwen2.5-coder-1.5b-instruct",
+    toxicity_column: Annotated[
+        str | None, typer.Option(help="Column with a toxicity score (else --classifier).")
+    ] = None,
+    classifier: Annotated[str, typer.Option(help="Toxicity classifier when there is no --toxicity-column.")] = (
+        "profanity-check"
+    ),
+    min_words: Annotated[int, typer.Option(help="Fewest words (paper 000: 10).")] = 10,
+    max_words: Annotated[int, typer.Option(help="Most words (paper 000: 45).")] = 45,
+    min_attribute: Annotated[float, typer.Option(help="Least attribute probability (paper 000: 0.8).")] = 0.8,
+    max_toxicity: Annotated[float, typer.Option(help="Largest toxicity (paper 000: 0.1).")] = 0.1,
+) -> None:
+    """Select texts as paper 000 §4.1 (10-45 words, no URL, attribute probability >= 0.8, toxicity <= 0.1) and say
+    how many each rule removed."""
+    from .io import write_json, write_table
+    from .select import select_texts
+
+    the_llm = None
+    if detector == "llm":
+        from .llm import load_llm
+
+        the_llm = load_llm(llm)
+    kept, report = select_texts(
+        data,
+        attribute=attribute,
+        text_column=text_column,
+        attribute_column=attribute_column,
+        detector=detector,
+        llm=the_llm,
+        toxicity_column=toxicity_column,
+        classifier=None if toxicity_column else classifier,
+        min_words=min_words,
+        max_words=max_words,
+        min_attribute=min_attribute,
+        max_toxicity=max_toxicity,
+    )
+    write_table(kept, out)
+    write_json(report, out.with_suffix(".summary.json"))
+    removed = ", ".join(f"{rule} {n}" for rule, n in report["removed"].items())
+    console.print(f"kept {report['kept']} of {report['texts']} texts; removed by rule: {removed}")
+    console.print(f"wrote {out} and {out.with_suffix('.summary.json')}")
+
+
+wordlist_app = typer.Typer(help="Word lists for new attributes (paper 000, App. B.1).", no_args_is_help=True)
+app.add_typer(wordlist_app, name="wordlist")
+
+
+@wordlist_app.command("derive")
+def wordlist_derive(
+    data: Annotated[Path, typer.Argument(help="Texts with an attribute label or score (CSV/TSV/JSONL/Parquet).")],
+    label_column: Annotated[str, typer.Option(help="Column with the attribute's score or label.")],
+    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
+    positive: Annotated[
+        str | None, typer.Option(help="The label that marks the attribute (default: the column is a score).")
+    ] = None,
+    threshold: Annotated[float, typer.Option(help="A score above this marks the attribute (paper 000: 0.5).")] = 0.5,
+    toxicity_column: Annotated[
+        str | None, typer.Option(help="Keep only texts whose toxicity is at most --max-toxicity (paper: < 0.1).")
+    ] = None,
+    max_toxicity: Annotated[float, typer.Option(help="Largest toxicity kept.")] = 0.1,
+    negatives: Annotated[int | None, typer.Option(help="Sample this many texts without the attribute.")] = None,
+    top: Annotated[int, typer.Option(help="How many terms to propose (paper 000: 20).")] = 20,
+    min_count: Annotated[int, typer.Option(help="Least number of attribute texts a term must appear in.")] = 5,
+    name: Annotated[str, typer.Option(help="The attribute's name in the YAML draft.")] = "my-attribute",
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write a YAML attribute draft to hand-filter.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the negative sample.")] = 0,
+) -> None:
+    """Propose the unigrams most associated with an attribute, by naive Bayes, for a word list to filter by hand."""
+    from .wordlist import derive
+
+    derived = derive(
+        data,
+        label_column=label_column,
+        text_column=text_column,
+        positive=positive,
+        threshold=threshold,
+        toxicity_column=toxicity_column,
+        max_toxicity=max_toxicity,
+        negatives=negatives,
+        top=top,
+        min_count=min_count,
+        seed=seed,
+    )
+    table = Table(
+        title=f"terms of the attribute ({derived.attribute_texts} texts) against the rest ({derived.other_texts})"
+    )
+    for column in ("term", "log ratio", "attribute texts", "other texts"):
+        table.add_column(column, justify="left" if column == "term" else "right")
+    for row in derived.terms.itertuples():
+        table.add_row(str(row.term), f"{row.log_ratio:.3f}", str(row.attribute_texts), str(row.other_texts))
+    console.print(table)
+    if any(derived.removed.values()):
+        console.print("left out: " + ", ".join(f"{k} {v}" for k, v in derived.removed.items() if v))
+    if out is not None:
+        out.write_text(derived.to_yaml(name), encoding="utf-8")
+        console.print(f"wrote {out}: filter it by hand, then use it as --attribute {out}")
+
+
 rate_app = typer.Typer(
     help="Human rating of counterfactuals: a web app, CSV exchange, consolidation, LLM judges.", no_args_is_help=True
 )
