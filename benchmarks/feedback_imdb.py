@@ -29,7 +29,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from counterfair._feedback import FeedbackOptions, adapt_lm, run_feedback
@@ -157,7 +156,7 @@ def _brief(summary: dict[str, Any]) -> dict[str, Any]:
 
 def t_tests(runs: dict[str, Any], classifiers: list[str], editors: list[str], n: str) -> dict[str, Any]:
     """Paired t-tests of per-text inc@n between editors, over the texts both runs have."""
-    from scipy.stats import ttest_rel
+    from counterfair._feedback import paired_inc_test
 
     tests: dict[str, Any] = {}
     for clf_name in classifiers:
@@ -165,19 +164,9 @@ def t_tests(runs: dict[str, Any], classifiers: list[str], editors: list[str], n:
             for b in editors[i + 1 :]:
                 if f"{a}@{clf_name}" not in runs or f"{b}@{clf_name}" not in runs:
                     continue
-                ra = runs[f"{a}@{clf_name}"]["inconsistency_by_text"].get(n, {})
-                rb = runs[f"{b}@{clf_name}"]["inconsistency_by_text"].get(n, {})
-                common = sorted(set(ra) & set(rb), key=int)
-                va, vb = np.array([ra[t] for t in common]), np.array([rb[t] for t in common])
-                if len(common) >= 2 and np.std(va - vb) > 0:
-                    stat = ttest_rel(va, vb)
-                    tests[f"{a} vs {b} @ {clf_name}"] = {
-                        "texts": len(common),
-                        "mean_a": float(va.mean()),
-                        "mean_b": float(vb.mean()),
-                        "t": float(stat.statistic),
-                        "p_value": float(stat.pvalue),
-                    }
+                test = paired_inc_test(runs[f"{a}@{clf_name}"], runs[f"{b}@{clf_name}"], int(n))
+                if test is not None:
+                    tests[f"{a} vs {b} @ {clf_name}"] = {k: v for k, v in test.items() if k != "k"}
     return tests
 
 

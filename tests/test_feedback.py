@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -87,6 +89,31 @@ def test_loop_by_hand(tmp_path: Path, sentiment: CachedClassifier) -> None:
     assert summary["steps"]["2"]["probability"] == pytest.approx(0.9)  # P(NEG) after flipping back
     assert steps[steps.text_id == 1]["status"].tolist() == ["skipped:empty_text"]
     assert json.loads((tmp_path / "summary.json").read_text())["editor"]["name"] == "toggle"
+    # paper 002 App. D: words per step; the toggle adds "really" k times at step k: 3 -> 4 -> 6 -> 9 -> 13
+    assert summary["mean_words_by_step"] == {"0": 3.0, "1": 4.0, "2": 6.0, "3": 9.0, "4": 13.0}
+
+
+def test_paired_t_test_of_two_runs_by_hand(tmp_path: Path) -> None:
+    from counterfair._feedback import paired_inc_test
+
+    a = {"command": "feedback", "inconsistency_by_text": {"1": {"1": 1.0, "2": 2.0, "3": 4.0}}}
+    b = {"command": "feedback", "inconsistency_by_text": {"1": {"1": 0.5, "2": 1.0, "3": 3.0, "4": 9.0}}}
+    # common texts 1-3, d = 0.5, 1, 1: mean 5/6, sd sqrt(1/12), t = (5/6) / (sqrt(1/12) / sqrt(3)) = 5
+    test = paired_inc_test(a, b, 1)
+    assert test is not None and test["texts"] == 3 and test["t"] == pytest.approx(5.0)
+    assert test["mean_a"] == pytest.approx(7 / 3) and test["mean_b"] == pytest.approx(1.5)
+    assert paired_inc_test(a, a, 1) is None  # no difference: no test
+    for name, summary in (("a", a), ("b", b)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "summary.json").write_text(json.dumps(summary))
+    done = subprocess.run(
+        [sys.executable, "-m", "counterfair.cli", "feedback-ttest", str(tmp_path / "a"), str(tmp_path / "b")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "5.00" in done.stdout
 
 
 class Appender(EditorBase):

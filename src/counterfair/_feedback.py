@@ -277,6 +277,8 @@ def _edit_chain(
                 "step": step,
                 "status": "ok" if scored[choice] else "partial:classifier_returned_nan",
                 "text": chosen.text,
+                "words_before": len(current.split()),
+                "words": len(chosen.text.split()),
                 "distance": d,
                 "distance_norm": d / max(1, len(tokenize_batch([current])[0])),
                 "flipped": bool(flips[choice]),
@@ -314,7 +316,17 @@ def _summary(
     origin: str,
     elapsed: float,
 ) -> dict[str, Any]:
-    step_columns = ("text", "distance", "distance_norm", "flipped", "p_target", "seconds_per_text", "label_after")
+    step_columns = (
+        "text",
+        "distance",
+        "distance_norm",
+        "flipped",
+        "p_target",
+        "seconds_per_text",
+        "label_after",
+        "words",
+        "words_before",
+    )
     table = table.reindex(columns=[*table.columns, *(c for c in step_columns if c not in table.columns)])
     ok = table[table["status"] == "ok"] if not table.empty else table  # a run where no text got an edit: no columns
     per_step: dict[str, Any] = {}
@@ -330,7 +342,12 @@ def _summary(
             "ppl_base": float(part["ppl_base"].mean()) if len(part) and part["ppl_base"].notna().any() else None,
             "ppl_fine": float(part["ppl_fine"].mean()) if len(part) and part["ppl_fine"].notna().any() else None,
             "seconds_per_text": float(part["seconds_per_text"].mean()) if len(part) else None,
+            "mean_words": float(part["words"].mean()) if len(part) and part["words"].notna().any() else None,
         }
+    first = ok[ok["step"] == 1] if not ok.empty else ok
+    # paper 002 App. D: how the texts' length drifts as the editor is fed its own output (step 0: the inputs)
+    length = {"0": float(first["words_before"].mean()) if len(first) and first["words_before"].notna().any() else None}
+    length |= {step: entry["mean_words"] for step, entry in per_step.items()}
     distances = (
         {
             str(t): g.set_index("step")["distance"].reindex(range(1, applications + 1)).tolist()
@@ -356,9 +373,32 @@ def _summary(
         "inconsistency": inc,
         "inconsistency_by_text": per_text_inc,
         "steps": per_step,
+        "mean_words_by_step": length,
         "status": {str(k): int(v) for k, v in table["status"].value_counts().items()} if not table.empty else {},
         "options": {**asdict(opts), "classifier": clf.spec},
         "seconds": round(elapsed, 1),
+    }
+
+
+def paired_inc_test(summary_a: dict[str, Any], summary_b: dict[str, Any], k: int) -> dict[str, Any] | None:
+    """Paired t-test of per-text inc@k between two feedback runs (paper 002's comparison of editors), over the
+    texts both runs have; None when fewer than two texts are common or the differences are all equal."""
+    from scipy.stats import ttest_rel
+
+    ra = summary_a["inconsistency_by_text"].get(str(k), {})
+    rb = summary_b["inconsistency_by_text"].get(str(k), {})
+    common = sorted(set(ra) & set(rb), key=lambda t: (len(t), t))
+    va, vb = np.array([ra[t] for t in common]), np.array([rb[t] for t in common])
+    if len(common) < 2 or np.std(va - vb) == 0:
+        return None
+    stat = ttest_rel(va, vb)
+    return {
+        "k": k,
+        "texts": len(common),
+        "mean_a": float(va.mean()),
+        "mean_b": float(vb.mean()),
+        "t": float(stat.statistic),
+        "p_value": float(stat.pvalue),
     }
 
 

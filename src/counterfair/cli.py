@@ -1058,7 +1058,8 @@ def feedback(
     with RichProgress(enabled=not quiet) as progress:
         summary = run_feedback(data, out, options, progress=progress)
     table = Table(title=f"feedback: {summary['editor']['name']} on {summary['classifier']['spec']}")
-    for column in ("step", "texts", "minimality", "flip rate", "probability", "ppl-base", "ppl-fine", "inc@k"):
+    columns = ("step", "texts", "minimality", "flip rate", "probability", "ppl-base", "ppl-fine", "inc@k", "words")
+    for column in columns:
         table.add_column(column, justify="right")
     for step, entry in summary["steps"].items():
         table.add_row(
@@ -1070,9 +1071,52 @@ def feedback(
             _fmt(entry["ppl_base"], 1),
             _fmt(entry["ppl_fine"], 1),
             _fmt(summary["inconsistency"].get(f"inc@{step}"), 2),
+            _fmt(entry.get("mean_words"), 1),
         )
     console.print(table)
+    console.print(f"mean words of the inputs: {_fmt(summary['mean_words_by_step'].get('0'), 1)}")
     console.print(f"wrote {out / 'steps.csv'} and {out / 'summary.json'}")
+
+
+@app.command("feedback-ttest")
+def feedback_ttest(
+    run_a: Annotated[Path, typer.Argument(help="A feedback run directory (or its summary.json).")],
+    run_b: Annotated[Path, typer.Argument(help="Another feedback run on the same texts.")],
+    k: Annotated[int | None, typer.Option(help="Compare inc@k (default: every k both runs have).")] = None,
+) -> None:
+    """Paired t-test of per-text inc@k between two feedback runs (paper 002's comparison of editors)."""
+    import json
+
+    from ._feedback import paired_inc_test
+    from .errors import InputError
+
+    summaries = []
+    for run in (run_a, run_b):
+        path = run / "summary.json" if run.is_dir() else run
+        if not path.exists():
+            raise InputError(f"{run}: no summary.json (give a feedback run directory)")
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        if summary.get("command") != "feedback":
+            raise InputError(f"{path}: not a feedback run's summary")
+        summaries.append(summary)
+    ks = [k] if k else sorted({int(x) for s in summaries for x in s["inconsistency_by_text"]})
+    table = Table(title=f"inc@k: A = {run_a}, B = {run_b} (paired t-test over common texts)")
+    for column in ("k", "texts", "mean A", "mean B", "t", "p"):
+        table.add_column(column, justify="right")
+    for value in ks:
+        test = paired_inc_test(summaries[0], summaries[1], value)
+        if test is None:
+            table.add_row(str(value), "–", "–", "–", "–", "fewer than 2 common texts, or no difference")
+            continue
+        table.add_row(
+            str(value),
+            str(test["texts"]),
+            _fmt(test["mean_a"]),
+            _fmt(test["mean_b"]),
+            _fmt(test["t"], 2),
+            _fmt(test["p_value"], 4),
+        )
+    console.print(table)
 
 
 @app.command("adapt-lm")
