@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,13 @@ os.environ["COUNTERFAIR_STORE"] = "off"  # tests are independent; test_store.py 
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def run_cli(*args: str, cwd: Path | None = None, timeout: int = 600) -> subprocess.CompletedProcess[str]:
+    """``counterfair ARGS`` in a child process (exit codes and output as a user sees them)."""
+    return subprocess.run(
+        [sys.executable, "-m", "counterfair.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def minilm_dir() -> Path:

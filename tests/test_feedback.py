@@ -2,8 +2,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -18,6 +16,7 @@ from counterfair.editors.flip import ExternalEditor, LLMFlipEditor, MaskFillEdit
 from counterfair.errors import ConfigError
 from counterfair.records import Candidate
 
+from .conftest import run_cli
 from .fakes import ScriptedLLM
 
 
@@ -106,12 +105,7 @@ def test_paired_t_test_of_two_runs_by_hand(tmp_path: Path) -> None:
     for name, summary in (("a", a), ("b", b)):
         (tmp_path / name).mkdir()
         (tmp_path / name / "summary.json").write_text(json.dumps(summary))
-    done = subprocess.run(
-        [sys.executable, "-m", "counterfair.cli", "feedback-ttest", str(tmp_path / "a"), str(tmp_path / "b")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = run_cli("feedback-ttest", str(tmp_path / "a"), str(tmp_path / "b"), timeout=300)
     assert done.returncode == 0, done.stderr
     assert "5.00" in done.stdout
 

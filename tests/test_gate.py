@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,9 +18,10 @@ from counterfair.errors import ConfigError, InputError
 from counterfair.gate import evaluate_rules, parse_rule, write_junit
 from counterfair.testing import FairnessGateFailed, assert_fair
 
+from .conftest import run_cli
+
 TERMS = ["gay", "straight", "muslim", "christian", "jewish", "black", "white", "deaf", "mexican", "canadian"]
 TEXTS = [f"Some people are {t}." for t in TERMS] + [f"My {t} neighbour waved at me." for t in TERMS]
-CLI = [sys.executable, "-m", "counterfair.cli"]
 
 
 def _gay_only(texts: list[str]) -> np.ndarray:
@@ -151,7 +151,7 @@ def test_assert_fair_audits_texts(tmp_path: Path) -> None:
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+    return run_cli(*args, cwd=cwd)
 
 
 def test_cli_gate_exit_codes_config_and_compare(tmp_path: Path) -> None:

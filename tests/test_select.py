@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -13,7 +11,7 @@ import pytest
 from counterfair.errors import ConfigError, InputError
 from counterfair.select import select_texts
 
-from .conftest import SHARED_DATA
+from .conftest import SHARED_DATA, run_cli
 
 TEN = "one two three four five six seven eight nine ten"
 
@@ -66,23 +64,8 @@ def test_real_civil_comments_through_the_cli(tmp_path: Path) -> None:
     if not source.exists():
         pytest.skip("../shared/data is not present")
     out = tmp_path / "selected.csv"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "counterfair.cli",
-            "select",
-            str(source),
-            "--attribute",
-            "islam",
-            "--text-column",
-            "comment_text",
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
+    done = run_cli(
+        "select", str(source), "--attribute", "islam", "--text-column", "comment_text", "--out", str(out), timeout=600
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(out.with_suffix(".summary.json").read_text())

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -13,7 +11,7 @@ from counterfair.attributes import load_attribute
 from counterfair.errors import InputError
 from counterfair.wordlist import derive
 
-from .conftest import SHARED_DATA
+from .conftest import SHARED_DATA, run_cli
 
 
 def _texts() -> pd.DataFrame:
@@ -57,25 +55,18 @@ def test_cli_writes_a_yaml_draft_that_loads(tmp_path: Path) -> None:
     data = tmp_path / "texts.csv"
     _texts().to_csv(data, index=False)
     out = tmp_path / "draft.yaml"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "counterfair.cli",
-            "wordlist",
-            "derive",
-            str(data),
-            "--label-column",
-            "muslim",
-            "--top",
-            "3",
-            "--name",
-            "mosques",
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
+    done = run_cli(
+        "wordlist",
+        "derive",
+        str(data),
+        "--label-column",
+        "muslim",
+        "--top",
+        "3",
+        "--name",
+        "mosques",
+        "--out",
+        str(out),
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
