@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from counterfair.errors import ConfigError, InputError
-from counterfair.select import select_texts
+from counterfair.selection import select_texts
 
 from .conftest import SHARED_DATA, run_cli
 

@@ -9,7 +9,7 @@ import pytest
 
 from counterfair.attributes import load_attribute
 from counterfair.errors import InputError
-from counterfair.wordlist import derive
+from counterfair.wordlist_derive import derive
 
 from .conftest import SHARED_DATA, run_cli
 

@@ -796,7 +796,7 @@ def select_command(
     """Select texts as paper 000 §4.1 (10-45 words, no URL, attribute probability >= 0.8, toxicity <= 0.1) and say
     how many each rule removed."""
     from .io import write_json, write_table
-    from .select import select_texts
+    from .selection import select_texts
 
     the_llm = None
     if detector == "llm":
@@ -851,7 +851,7 @@ def wordlist_derive(
     seed: Annotated[int, typer.Option(help="Seed of the negative sample.")] = 0,
 ) -> None:
     """Propose the unigrams most associated with an attribute, by naive Bayes, for a word list to filter by hand."""
-    from .wordlist import derive
+    from .wordlist_derive import derive
 
     derived = derive(
         data,

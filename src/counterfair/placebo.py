@@ -134,24 +134,19 @@ def placebo_texts(
     return out
 
 
-def _per_text(frame: pd.DataFrame) -> np.ndarray:
-    return frame.groupby("input_id", sort=False)["effect"].mean().to_numpy(dtype=float)
-
-
 def _effect(frame: pd.DataFrame, *, seed: int, n_resamples: int) -> dict[str, Any]:
     if frame.empty:
         return {"identity_effect": None, "ci_low": None, "ci_high": None, "texts": 0, "pairs": 0}
-    per_text = _per_text(frame)
-    identity = frame.groupby("input_id", sort=False)["abs_identity"].mean().mean()
-    placebo = frame.groupby("input_id", sort=False)["abs_placebo"].mean().mean()
-    low, high = bootstrap_ci(per_text, n_resamples=n_resamples, seed=seed)
+    per_text = frame.groupby("input_id", sort=False)[["abs_identity", "abs_placebo", "effect"]].mean()
+    effect = per_text["effect"].to_numpy(dtype=float)
+    low, high = bootstrap_ci(effect, n_resamples=n_resamples, seed=seed)
     return {
-        "identity_effect": float(per_text.mean()),
+        "identity_effect": float(effect.mean()),
         "ci_low": None if np.isnan(low) else low,
         "ci_high": None if np.isnan(high) else high,
-        "identity_gap": float(identity),
-        "placebo_gap": float(placebo),
-        "texts": int(per_text.size),
+        "identity_gap": float(per_text["abs_identity"].mean()),
+        "placebo_gap": float(per_text["abs_placebo"].mean()),
+        "texts": int(effect.size),
         "pairs": len(frame),
         "exceeds_placebo": bool(not np.isnan(low) and low > 0),
     }
