@@ -260,7 +260,7 @@ def run_audit(
         score=lambda texts: cache.score(texts, hook),
         started=started,
     )
-    summary.update(judged(pairs, opts, rules=rules, baseline=baseline, spec=clf.spec))
+    summary.update(judged(pairs, opts, rules=rules, baseline=baseline, spec=clf.spec, effects=summary.get("placebo")))
     write_table(pairs, target / "pairs.csv")
     write_json(summary, target / "summary.json")
     from .report import build_report
@@ -270,14 +270,21 @@ def run_audit(
 
 
 def judged(
-    pairs: pd.DataFrame, opts: AuditOptions, *, rules: list[str] | None, baseline: str | None, spec: str
+    pairs: pd.DataFrame,
+    opts: AuditOptions,
+    *,
+    rules: list[str] | None,
+    baseline: str | None,
+    spec: str,
+    effects: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The gate's verdicts on ``rules`` and the comparison with ``baseline`` (both optional), for the summary."""
+    """The gate's verdicts on ``rules`` and the comparison with ``baseline`` (both optional), for the summary;
+    ``effects``: the summary's identity effects, reused by the gate."""
     out: dict[str, Any] = {}
     if rules:
         from .gate import gate_pairs
 
-        out["gate"] = gate_pairs(pairs, rules, seed=opts.seed, n_resamples=opts.bootstrap)
+        out["gate"] = gate_pairs(pairs, rules, seed=opts.seed, n_resamples=opts.bootstrap, effects=effects)
     if baseline:
         from .compare import compare_pairs, rescore_pairs
 

@@ -92,11 +92,14 @@ def _flip_entry(part: pd.DataFrame) -> dict[str, Any]:
     return {"value": flips / n if n else None, "ci_low": low, "ci_high": high, "n": n}
 
 
-def fairness_metrics(pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2000) -> dict[str, Any]:
+def fairness_metrics(
+    pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2000, effects: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """Every gate metric from an audit's pairs table (``pairs.csv`` or ``AuditResult.pairs``): for each metric
     ``{"overall": entry, "by_group": {group: entry}}`` with entries ``value``, ``ci_low``, ``ci_high``, ``n``;
-    ``None`` for a metric the pairs cannot give (no identity swap, no placebo)."""
-    from ._ctf import ctf_report
+    ``None`` for a metric the pairs cannot give (no identity swap, no placebo). ``effects``: the identity effects
+    already computed for these pairs (the audit's ``summary["placebo"]``), not computed again."""
+    from ._ctf import _gap_summary
     from .placebo import identity_effects
 
     swaps = pairs[(pairs["method"] == "swap") & (pairs["status"] == "ok")] if not pairs.empty else pairs
@@ -107,8 +110,8 @@ def fairness_metrics(pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2
         label=np.nan, source_split="all", target_split="all", abs_diff=lambda d: d["diff"].abs()
     )
 
-    def gap(part: pd.DataFrame) -> dict[str, Any]:
-        r = ctf_report(part, seed=seed, n_resamples=n_resamples)
+    def gap(part: pd.DataFrame) -> dict[str, Any]:  # the gap and its CI only, not ctf_report's breakdowns
+        r = _gap_summary(part, seed=seed, n_resamples=n_resamples)
         return {"value": r["ctf_gap"], "ci_low": r["ci_low"], "ci_high": r["ci_high"], "n": r["texts"]}
 
     out["ctf_gap"] = {"overall": gap(table), "by_group": {str(g): gap(p) for g, p in table.groupby("group")}}
@@ -116,7 +119,8 @@ def fairness_metrics(pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2
         "overall": _flip_entry(swaps),
         "by_group": {str(g): _flip_entry(p) for g, p in swaps.groupby("group")},
     }
-    effects = identity_effects(pairs, seed=seed, n_resamples=n_resamples)
+    if effects is None or effects.get("identity_effect") is None:
+        effects = identity_effects(pairs, seed=seed, n_resamples=n_resamples)
     if effects is not None:
 
         def effect(e: Mapping[str, Any]) -> dict[str, Any]:
@@ -203,11 +207,16 @@ def evaluate_rules(rules: Iterable[str | Rule], metrics: Mapping[str, Any]) -> d
 
 
 def gate_pairs(
-    pairs: pd.DataFrame, rules: Sequence[str | Rule], *, seed: int = 0, n_resamples: int = 2000
+    pairs: pd.DataFrame,
+    rules: Sequence[str | Rule],
+    *,
+    seed: int = 0,
+    n_resamples: int = 2000,
+    effects: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """:func:`evaluate_rules` on the metrics of a pairs table."""
     parsed = [r if isinstance(r, Rule) else parse_rule(r) for r in rules]  # a bad rule fails before any bootstrap
-    return evaluate_rules(parsed, fairness_metrics(pairs, seed=seed, n_resamples=n_resamples))
+    return evaluate_rules(parsed, fairness_metrics(pairs, seed=seed, n_resamples=n_resamples, effects=effects))
 
 
 def write_junit(gate: Mapping[str, Any], path: str | Path, *, suite: str = "counterfair fairness gate") -> Path:

@@ -119,7 +119,13 @@ class AuditResult(TableResult):
         from .gate import gate_pairs
 
         opts = self.summary.get("options", {})
-        gate = gate_pairs(self.pairs, rules, seed=opts.get("seed", 0), n_resamples=opts.get("bootstrap", 2000))
+        gate = gate_pairs(
+            self.pairs,
+            rules,
+            seed=opts.get("seed", 0),
+            n_resamples=opts.get("bootstrap", 2000),
+            effects=self.summary.get("placebo"),
+        )
         self.summary["gate"] = gate
         return gate
 
