@@ -400,21 +400,31 @@ def _scored_pairs(
     rows: list[dict[str, Any]], scores: dict[str, list[float]], index: int, opts: AuditOptions, identity_set: Any
 ) -> pd.DataFrame:
     pairs = pd.DataFrame(rows, columns=PAIR_COLUMNS[:8])
-    pairs["score_orig"] = pd.Series([scores[t][index] for t in pairs["source_text"]], dtype=float)
-    pairs["score_cf"] = pd.Series([scores[t][index] for t in pairs["cf_text"]], dtype=float)
-    pairs["diff"] = pairs["score_cf"] - pairs["score_orig"]
-    scored = pairs["diff"].notna()  # a NaN from the classifier: the pair is kept, marked, and left out of aggregates
-    flipped = pd.Series(score_flipped(pairs["score_orig"], pairs["score_cf"], opts.threshold), index=pairs.index)
-    pairs["flipped"] = flipped.astype(object).where(scored, None)
-    pairs["status"] = np.where(scored, "ok", "partial:classifier_returned_nan")
+    pairs["placebo_term"] = [r.get("placebo_term") for r in rows]
+    pairs["placebo_text"] = [r.get("placebo_text") for r in rows]
+    pairs = with_scores(pairs, {t: p[index] for t, p in scores.items()}, opts.threshold)
     pairs["group"] = [identity_set.group_of(t) if isinstance(t, str) else None for t in pairs["source_term"]]
     pairs["target_group"] = [identity_set.group_of(t) if isinstance(t, str) else None for t in pairs["target_term"]]
-    placebo = [r.get("placebo_text") for r in rows]
-    pairs["placebo_term"] = [r.get("placebo_term") for r in rows]
-    pairs["placebo_text"] = placebo
-    pairs["score_placebo"] = pd.Series([scores[t][index] if t else np.nan for t in placebo], dtype=float)
-    pairs["diff_placebo"] = pairs["score_placebo"] - pairs["score_orig"]
-    return pairs
+    return pairs[[c for c in PAIR_COLUMNS if c in pairs.columns]]
+
+
+def with_scores(pairs: pd.DataFrame, score: dict[str, float], threshold: float) -> pd.DataFrame:
+    """``pairs`` with the score columns from ``score`` (text -> the positive label's probability): both scores,
+    ``diff``, ``flipped`` and ``status`` (a NaN from the classifier keeps the pair, marked, out of aggregates), and
+    for rows with a placebo its score and change. One definition for the audit and for re-scored pair sets."""
+    out = pairs.copy()
+    out["score_orig"] = pd.Series([score[t] for t in out["source_text"]], index=out.index, dtype=float)
+    out["score_cf"] = pd.Series([score[t] for t in out["cf_text"]], index=out.index, dtype=float)
+    out["diff"] = out["score_cf"] - out["score_orig"]
+    scored = out["diff"].notna()
+    flipped = pd.Series(score_flipped(out["score_orig"], out["score_cf"], threshold), index=out.index)
+    out["flipped"] = flipped.astype(object).where(scored, None)
+    out["status"] = np.where(scored, "ok", "partial:classifier_returned_nan")
+    if "placebo_text" in out.columns:
+        placebo = [t if isinstance(t, str) and t else None for t in out["placebo_text"]]
+        out["score_placebo"] = pd.Series([score[t] if t else np.nan for t in placebo], index=out.index, dtype=float)
+        out["diff_placebo"] = out["score_placebo"] - out["score_orig"]
+    return out
 
 
 def _validity(generated: dict[str, Any], rated: int, rows: list[dict[str, Any]], opts: AuditOptions) -> dict[str, Any]:

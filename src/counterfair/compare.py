@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
-from .metrics.functional import bootstrap_ci, score_flipped
+from .metrics.functional import bootstrap_ci
 
 KEYS = ["method", "attribute", "input_id", "cf_text"]
 ALPHA = 0.05
@@ -49,6 +49,7 @@ def rescore_pairs(
     pairs: pd.DataFrame, classifier: Any, *, threshold: float = 0.5, positive_label: str | None = None
 ) -> pd.DataFrame:
     """The same pairs (counterfactual and placebo texts unchanged) with ``classifier``'s scores."""
+    from ._audit import with_scores
     from .classifiers import as_classifier
     from .classifiers.labels import positive_index
 
@@ -59,17 +60,7 @@ def rescore_pairs(
         dict.fromkeys([*pairs["source_text"], *pairs["cf_text"], *(t for t in placebo if isinstance(t, str) and t)])
     )
     proba = clf.predict_proba(texts)
-    score = {t: float(p[index]) for t, p in zip(texts, proba, strict=True)}
-    out = pairs.copy()
-    out["score_orig"] = [score[t] for t in out["source_text"]]
-    out["score_cf"] = [score[t] for t in out["cf_text"]]
-    out["diff"] = out["score_cf"] - out["score_orig"]
-    out["flipped"] = score_flipped(out["score_orig"], out["score_cf"], threshold)
-    out["status"] = np.where(out["diff"].notna(), "ok", "partial:classifier_returned_nan")
-    if "placebo_text" in out.columns:
-        out["score_placebo"] = [score[t] if isinstance(t, str) and t else np.nan for t in placebo]
-        out["diff_placebo"] = out["score_placebo"] - out["score_orig"]
-    return out
+    return with_scores(pairs, {t: float(p[index]) for t, p in zip(texts, proba, strict=True)}, threshold)
 
 
 def _paired(per_text: pd.DataFrame, *, seed: int, n_resamples: int) -> dict[str, Any]:
