@@ -74,6 +74,8 @@ class AuditOptions:
     llm: str = "llamacpp:qwen2.5-coder-1.5b-instruct"
     samples: int = 16
     max_attempts: int = 5
+    llm_parallel: int | None = None  # llama.cpp sequences decoded together (None: 16; 1: one after another)
+    llm_concurrency: int | None = None  # requests in flight to an LLM server (None: 32)
     detector: str = "keyword"
     seed: int = 0
     bootstrap: int = 2000
@@ -245,7 +247,8 @@ def run_audit(
     input_hash = input_sha256(source, texts)
     clf = classifier if classifier is not None else load_classifier(opts.classifier)  # checked before any work
     checked_positive_index(clf, texts[0], opts.positive_label)  # 3 labels need --positive-label: said before any work
-    identifying = {k: v for k, v in asdict(opts).items() if k not in ("top_examples", "bootstrap", "classifier")}
+    speed = ("top_examples", "bootstrap", "classifier", "llm_parallel", "llm_concurrency")  # not part of the result
+    identifying = {k: v for k, v in asdict(opts).items() if k not in speed}
     run_id = {"options_fingerprint": params_hash(identifying), "input_sha256": input_hash}
     extra = {"options": {**identifying, "classifier": clf.spec}, "input": origin}
     claim_run_dir(target, run_id, extra, what="audit", classifier=clf)
@@ -372,6 +375,8 @@ def _generate_all(
         "llm": opts.llm,
         "samples": opts.samples,
         "max_attempts": opts.max_attempts,
+        "llm_parallel": opts.llm_parallel,
+        "llm_concurrency": opts.llm_concurrency,
         "detector": opts.detector,
         "seed": opts.seed,
         "identities": opts.identities,

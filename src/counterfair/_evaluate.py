@@ -461,15 +461,16 @@ def _judge_quality(
     rows: _Rows, valid: list[int], texts: list[str], llm: Any, hook: ProgressHook, log: list[dict[str, Any]]
 ) -> dict[str, Any]:
     """CEval's LLM-judged text quality of each distinct counterfactual; raw answers appended to ``log``."""
-    from .rating.judges import QUALITY_FIELDS, QualityJudge
+    from .rating.judges import JUDGE_CHUNK, QUALITY_FIELDS, QualityJudge
 
     judge = QualityJudge(llm)
     unique = list(dict.fromkeys(texts))
     hook.start(f"text quality ({llm.model_id})", len(unique))
-    verdicts = {}
-    for text in unique:
-        verdicts[text] = judge.judge(text)
-        hook.advance(1)
+    verdicts: dict[str, Any] = {}
+    for start in range(0, len(unique), JUDGE_CHUNK):
+        chunk = unique[start : start + JUDGE_CHUNK]
+        verdicts.update(zip(chunk, judge.judge_many(chunk), strict=True))
+        hook.advance(len(chunk))
     for i, row in enumerate(valid):
         verdict = verdicts[texts[i]]
         log.append({"row": row, "status": verdict.status, "values": verdict.values, "raw": verdict.raw})

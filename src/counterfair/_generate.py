@@ -85,6 +85,9 @@ class GenerateOptions:
     reuse_prefix: bool = True
     n_ctx: int = 4096
     chunk: int = 64
+    llm_chunk: int = 4  # texts per LLM call (their samples decode together); checkpointed per chunk
+    llm_parallel: int | None = None  # llama.cpp sequences decoded together (None: 16; 1: one after another)
+    llm_concurrency: int | None = None  # requests in flight to an LLM server (None: 32)
     engine: str = "local"  # local | ray: where LLM rewriting runs (one Generator, so one LLM, per Ray actor)
     address: str | None = None
     score_methods: list[str] | None = None  # methods whose candidates get BLEU/BERTScore/attribute verdicts (None: all)
@@ -96,6 +99,10 @@ class GenerateOptions:
         self.methods = normalize_methods(self.methods)
         if self.max_attempts < 1 or self.samples < 1:
             raise ConfigError("samples and max_attempts must be at least 1")
+        for name in ("llm_chunk", "llm_parallel", "llm_concurrency"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ConfigError(f"{name} must be at least 1, got {value}")
         if self.max_text_chars < 0:
             raise ConfigError(f"max_text_chars must be 0 (no limit) or positive, got {self.max_text_chars}")
 
@@ -103,6 +110,9 @@ class GenerateOptions:
         """What must match for a rerun to resume (everything but performance knobs)."""
         ignore = {
             "chunk",
+            "llm_chunk",
+            "llm_parallel",
+            "llm_concurrency",
             "reuse_prefix",
             "n_ctx",
             "engine",
@@ -204,7 +214,13 @@ class Generator:
         if self._llm is None:
             from .llm import load_llm
 
-            self._llm = load_llm(self.opts.llm, reuse_prefix=self.opts.reuse_prefix, n_ctx=self.opts.n_ctx)
+            self._llm = load_llm(
+                self.opts.llm,
+                reuse_prefix=self.opts.reuse_prefix,
+                n_ctx=self.opts.n_ctx,
+                parallel=self.opts.llm_parallel,
+                concurrency=self.opts.llm_concurrency,
+            )
         return self._llm
 
     def editor(self, method: str) -> EditorBase:
@@ -275,34 +291,48 @@ class Generator:
         return records
 
     def run_llm(self, row: int, input_id: str, text: str) -> dict[str, Any]:
+        return self.run_llm_many([row], [input_id], [text])[0]
+
+    def run_llm_many(self, rows: list[int], input_ids: list[str], texts: list[str]) -> list[dict[str, Any]]:
+        """LLM rewrites of several texts: each attempt samples every text still without a passing candidate in one
+        LLM call, so the backend decodes (or requests) them all concurrently."""
         from .editors.llm_rewrite import LLMRewriteEditor
 
         editor = self.editor("llm")
         assert isinstance(editor, LLMRewriteEditor)
-        if not editor.fits(text):
-            cf = {"text": None, "status": make_status("skipped", "too_long_for_llm_context")}
-            return self._record("llm", row, input_id, text, cf, [], attempts=0)
-        cand_rows: list[dict[str, Any]] = []
-        chosen: tuple[Candidate, Verdict] | None = None
-        attempt = 0
+        records: dict[int, dict[str, Any]] = {}
+        for k, text in enumerate(texts):
+            if not editor.fits(text):
+                cf = {"text": None, "status": make_status("skipped", "too_long_for_llm_context")}
+                records[k] = self._record("llm", rows[k], input_ids[k], text, cf, [], attempts=0)
+        cand_rows: dict[int, list[dict[str, Any]]] = {k: [] for k in range(len(texts))}
+        chosen: dict[int, tuple[Candidate, Verdict]] = {}
+        pending = [k for k in range(len(texts)) if k not in records]
+        attempts = dict.fromkeys(pending, 0)
         for attempt in range(1, self.opts.max_attempts + 1):
-            candidates = editor.sample([text], attempt=attempt - 1)[0]
-            texts = [c.text if c.meta.get("parsed") else None for c in candidates]
-            verdicts = self.filter.judge([text] * len(candidates), texts)
-            top = best(verdicts)
-            offset = len(cand_rows)
-            cand_rows.extend(
-                _candidate_row("llm", row, input_id, offset + i, c, v, i == top)
-                for i, (c, v) in enumerate(zip(candidates, verdicts, strict=True))
-            )
-            if top is not None:
-                chosen = (candidates[top], verdicts[top])
+            if not pending:
                 break
-        if chosen is None:
-            cf = {"text": None, "status": make_status("failed", "no_candidate_passed_filters")}
-        else:
-            cf = {"text": chosen[0].text, "status": "ok", **self._scores(chosen[1])}
-        return self._record("llm", row, input_id, text, cf, cand_rows, attempts=attempt)
+            sampled = editor.sample([texts[k] for k in pending], attempt=attempt - 1)
+            for k, candidates in zip(pending, sampled, strict=True):
+                attempts[k] = attempt
+                outputs = [c.text if c.meta.get("parsed") else None for c in candidates]
+                verdicts = self.filter.judge([texts[k]] * len(candidates), outputs)
+                top = best(verdicts)
+                offset = len(cand_rows[k])
+                cand_rows[k].extend(
+                    _candidate_row("llm", rows[k], input_ids[k], offset + i, c, v, i == top)
+                    for i, (c, v) in enumerate(zip(candidates, verdicts, strict=True))
+                )
+                if top is not None:
+                    chosen[k] = (candidates[top], verdicts[top])
+            pending = [k for k in pending if k not in chosen]
+        for k in attempts:
+            if k in chosen:
+                cf = {"text": chosen[k][0].text, "status": "ok", **self._scores(chosen[k][1])}
+            else:
+                cf = {"text": None, "status": make_status("failed", "no_candidate_passed_filters")}
+            records[k] = self._record("llm", rows[k], input_ids[k], texts[k], cf, cand_rows[k], attempts=attempts[k])
+        return [records[k] for k in range(len(texts))]
 
     @staticmethod
     def _scores(verdict: Verdict) -> dict[str, Any]:
@@ -648,7 +678,7 @@ def _generate_into(
         if method == "llm" and opts.engine != "local":
             _run_llm_distributed(opts, gen, stored, sink, rows, ids, texts, hook)
             rows = []
-        size = 1 if method == "llm" else opts.chunk
+        size = opts.llm_chunk if method == "llm" else opts.chunk
         for start in range(0, len(rows), size):
             chunk = rows[start : start + size]
             sink.add(_chunk_records(gen, stored, method, chunk, ids, [texts[i] or "" for i in chunk]))
@@ -666,7 +696,9 @@ def _chunk_records(
     missing = [k for k in range(len(chunk)) if k not in hits]
     if missing:
         if method == "llm":
-            fresh = [gen.run_llm(chunk[k], ids[chunk[k]], chunk_texts[k]) for k in missing]
+            fresh = gen.run_llm_many(
+                [chunk[k] for k in missing], [ids[chunk[k]] for k in missing], [chunk_texts[k] for k in missing]
+            )
         else:
             rows, keys = [chunk[k] for k in missing], [ids[chunk[k]] for k in missing]
             fresh = gen.run_deterministic(method, rows, keys, [chunk_texts[k] for k in missing])

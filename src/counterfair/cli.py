@@ -34,6 +34,17 @@ MaxTextChars = Annotated[
 Encoding = Annotated[
     str, typer.Option(help="Text encoding of the input file (a byte-order mark overrides it), e.g. latin-1.")
 ]
+LLMParallel = Annotated[
+    int | None,
+    typer.Option(
+        help="In-process LLM: sequences decoded together (default 16, env COUNTERFAIR_LLM_PARALLEL; 1: one "
+        "after another)."
+    ),
+]
+LLMConcurrency = Annotated[
+    int | None,
+    typer.Option(help="LLM server (openai:URL): requests in flight (default 32, env COUNTERFAIR_LLM_CONCURRENCY)."),
+]
 err_console = Console(stderr=True)
 
 
@@ -128,6 +139,8 @@ def audit(
     ] = "en",
     llm: Annotated[str, typer.Option(help="LLM for the llm method.")] = "llamacpp:qwen2.5-coder-1.5b-instruct",
     samples: Annotated[int, typer.Option(help="LLM samples per input and attempt.")] = 16,
+    llm_parallel: LLMParallel = None,
+    llm_concurrency: LLMConcurrency = None,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
     only_good: Annotated[
         Path | None, typer.Option(help="A consolidated rating project: audit only the pairs its raters judged good.")
@@ -181,6 +194,8 @@ def audit(
         placebo=None if str(given["placebo"]).lower() in ("none", "off", "no") else str(given["placebo"]),
         llm=given["llm"],
         samples=given["samples"],
+        llm_parallel=given["llm_parallel"],
+        llm_concurrency=given["llm_concurrency"],
         seed=given["seed"],
         only_good=str(given["only_good"]) if given["only_good"] else None,
         max_text_chars=given["max_text_chars"],
@@ -520,6 +535,11 @@ def generate(
     ] = None,
     samples: Annotated[int, typer.Option(help="LLM samples per input and attempt.")] = 16,
     max_attempts: Annotated[int, typer.Option(help="Attempts when no sample passes the filters.")] = 5,
+    llm_parallel: LLMParallel = None,
+    llm_concurrency: LLMConcurrency = None,
+    llm_chunk: Annotated[
+        int, typer.Option(help="Texts per LLM call: their samples are drawn together; a checkpoint after each.")
+    ] = 4,
     min_bleu: Annotated[float, typer.Option(help="Filter: minimum BLEU against the original.")] = 0.5,
     min_bertscore: Annotated[float, typer.Option(help="Filter: minimum BERTScore F1.")] = 0.5,
     max_attribute_prob: Annotated[float, typer.Option(help="Filter: maximum attribute-reference probability.")] = 0.5,
@@ -554,6 +574,9 @@ def generate(
         instruction=instruction,
         samples=samples,
         max_attempts=max_attempts,
+        llm_parallel=llm_parallel,
+        llm_concurrency=llm_concurrency,
+        llm_chunk=llm_chunk,
         min_bleu=min_bleu,
         min_bertscore=min_bertscore,
         max_attribute_prob=max_attribute_prob,

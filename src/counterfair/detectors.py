@@ -327,22 +327,14 @@ class LLMDetector:
         ]
 
     def classify(self, texts: Sequence[str]) -> list[str | None]:
-        from .llm import SamplingParams
+        from .llm.base import ask_until_parsed
 
-        answers: list[str | None] = []
-        for text in texts:
-            verdict = None
-            for attempt in range(self.retries + 1):
-                params = SamplingParams(
-                    n=1, temperature=0.0 if attempt == 0 else 0.7, top_k=40, max_tokens=8, seed=attempt
-                )
-                raw = self.llm.chat([self.question(text)], params)[0][0].text
-                self.raw.append(raw)
-                verdict = parse_reference_answer(raw)
-                if verdict is not None:
-                    break
-            answers.append(verdict)
-        return answers
+        answers = ask_until_parsed(
+            self.llm, [self.question(t) for t in texts], parse_reference_answer, retries=self.retries, max_tokens=8
+        )
+        for _, raw in answers:
+            self.raw.extend(raw)
+        return [verdict for verdict, _ in answers]
 
     def reference_proba(self, texts: Sequence[str]) -> np.ndarray:
         return np.array([math.nan if a is None else (0.0 if a == "none" else 1.0) for a in self.classify(texts)])

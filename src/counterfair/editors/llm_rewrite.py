@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 from ..attributes import Attribute
 from ..errors import ConfigError
-from ..llm import LLM, Completion, Message, SamplingParams
+from ..llm import LLM, Completion, Message, SamplingParams, sample_all
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate
 from .base import EditorBase
@@ -152,43 +152,44 @@ class LLMRewriteEditor(EditorBase):
     def sample(
         self, texts: Sequence[str], *, attempt: int = 0, progress: ProgressHook | None = None
     ) -> list[list[Candidate]]:
-        hook = progress or NullProgress()
+        """``n`` candidates per text, all texts in one LLM call (sampled concurrently by the built-in backends).
+        Every prompt style stops at the closing ``}``: only the first ``{...}`` is kept, so nothing after it is
+        generated. ``progress`` advances once per text."""
+        if not texts:
+            return []
+        seed = self.seed + 1000 * attempt
+        params = SamplingParams(
+            n=self.n,
+            temperature=self.temperature,
+            top_k=self.top_k,
+            max_tokens=max(self.max_tokens_for(text) for text in texts),
+            seed=seed,
+            stop=("}",),
+        )
+        plain = self.style == "plain"
+        inputs: list[Any] = [
+            self.prompt.plain(text, self.instruction) if plain else self.prompt.messages(text, self.instruction)
+            for text in texts
+        ]
+        per_text = sample_all(self.llm, inputs, params, chat=not plain)
         out: list[list[Candidate]] = []
-        for text in texts:
-            seed = self.seed + 1000 * attempt
-            params = SamplingParams(
-                n=self.n,
-                temperature=self.temperature,
-                top_k=self.top_k,
-                max_tokens=self.max_tokens_for(text),
-                seed=seed,
-                stop=("}",) if self.style == "plain" else (),
-            )
-            completions: list[Completion]
-            if self.style == "plain":
-                completions = self.llm.complete([self.prompt.plain(text, self.instruction)], params)[0]
-            else:
-                completions = self.llm.chat([self.prompt.messages(text, self.instruction)], params)[0]
-            candidates = []
-            for i, completion in enumerate(completions):
-                raw = completion.text
-                if self.style == "plain":
-                    closed = completion.finish_reason == "stop" or "}" in raw
-                    inner = extract_braced(raw + ("}" if closed and "}" not in raw else ""), opened=True)
-                else:
-                    inner = extract_braced(raw)
-                meta = {"attempt": attempt, "sample": i, "raw": raw, "finish_reason": completion.finish_reason}
-                candidates.append(
-                    self.candidate(
-                        inner if inner is not None else "",
-                        seed=seed + i,
-                        model_ids=(self.llm.model_id,),
-                        meta={**meta, "parsed": inner is not None},
-                    )
-                )
-            out.append(candidates)
-            hook.advance(1)
+        for completions in per_text:
+            out.append([self._candidate(c, attempt, seed, i) for i, c in enumerate(completions)])
+        (progress or NullProgress()).advance(len(texts))
         return out
+
+    def _candidate(self, completion: Completion, attempt: int, seed: int, i: int) -> Candidate:
+        raw = completion.text
+        # a stop at "}" leaves it out of the text; an answer cut by max_tokens has no closing brace
+        closed = "}" in raw or completion.finish_reason == "stop"
+        inner = extract_braced(raw + ("}" if closed and "}" not in raw else ""), opened=self.style == "plain")
+        meta = {"attempt": attempt, "sample": i, "raw": raw, "finish_reason": completion.finish_reason}
+        return self.candidate(
+            inner if inner is not None else "",
+            seed=seed + i,
+            model_ids=(self.llm.model_id,),
+            meta={**meta, "parsed": inner is not None},
+        )
 
     def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:
         return self.sample(texts, attempt=0, progress=progress)

@@ -13,15 +13,24 @@ A bare known model name (``qwen2.5-coder-0.5b-instruct``) or ``.gguf`` path mean
 from __future__ import annotations
 
 from ..errors import ConfigError
-from .base import LLM, Completion, Message, SamplingParams
+from .base import LLM, Completion, Message, SamplingParams, sample_all
 
-__all__ = ["LLM", "Completion", "Message", "SamplingParams", "load_llm"]
+__all__ = ["LLM", "Completion", "Message", "SamplingParams", "load_llm", "sample_all"]
 
 DEFAULT_LLM = "llamacpp:qwen2.5-coder-1.5b-instruct"
 
 
-def load_llm(spec: str = DEFAULT_LLM, *, reuse_prefix: bool = True, n_ctx: int = 4096) -> LLM:
-    """Build the backend named by ``spec`` (models load on first use)."""
+def load_llm(
+    spec: str = DEFAULT_LLM,
+    *,
+    reuse_prefix: bool = True,
+    n_ctx: int = 4096,
+    parallel: int | None = None,
+    concurrency: int | None = None,
+) -> LLM:
+    """Build the backend named by ``spec`` (models load on first use). ``parallel``: sequences decoded together by
+    llama.cpp in process (default 16; 1 = one after another); ``concurrency``: requests in flight to a server
+    (default 32)."""
     kind, sep, rest = spec.partition(":")
     if kind in ("http", "https"):  # a bare URL
         kind, rest = "openai", spec
@@ -32,12 +41,12 @@ def load_llm(spec: str = DEFAULT_LLM, *, reuse_prefix: bool = True, n_ctx: int =
     if kind == "llamacpp":
         from .llamacpp import LlamaCppLLM
 
-        return LlamaCppLLM(rest, n_ctx=n_ctx, reuse_prefix=reuse_prefix)
+        return LlamaCppLLM(rest, n_ctx=n_ctx, reuse_prefix=reuse_prefix, parallel=parallel)
     if kind == "openai":
         from .openai_http import OpenAIHTTPLLM
 
         url, _, model = rest.partition("#")
-        return OpenAIHTTPLLM(url, model=model or "default", context=n_ctx)
+        return OpenAIHTTPLLM(url, model=model or "default", context=n_ctx, concurrency=concurrency)
     if kind == "hf":
         from .hf import TransformersLLM
 

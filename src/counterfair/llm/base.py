@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
+
+from ..progress import ProgressHook
 
 Message = dict[str, str]  # {"role": "user" | "assistant" | "system", "content": ...}
 
@@ -37,7 +40,10 @@ class SamplingParams:
 class LLM(Protocol):
     """Batch-first text generation. ``complete`` continues raw prompts; ``chat`` answers message lists through
     the model's chat template. Both return ``params.n`` completions per input, in input order. Sample ``i`` of
-    an input uses seed ``params.seed + i``, so a run is reproducible."""
+    an input uses seed ``params.seed + i``, so a run is reproducible. Give a backend every input of a step in one
+    call: the built-in ones sample them concurrently (parallel sequences in process, concurrent requests to a
+    server). They also take ``progress=``, a hook advanced once per finished sample (optional for other backends:
+    :func:`sample_all` passes it where accepted)."""
 
     @property
     def model_id(self) -> str: ...
@@ -51,3 +57,55 @@ class LLM(Protocol):
     def context_size(self) -> int: ...
 
     def info(self) -> dict[str, Any]: ...
+
+
+def sample_all(
+    llm: LLM,
+    inputs: Sequence[str] | Sequence[Sequence[Message]],
+    params: SamplingParams,
+    *,
+    chat: bool,
+    progress: ProgressHook | None = None,
+) -> list[list[Completion]]:
+    """``llm.chat(inputs, params)`` (or ``complete``) with ``progress`` counting samples, for any backend: one
+    without a ``progress`` parameter is advanced when the call returns."""
+    method: Any = llm.chat if chat else llm.complete
+    if progress is None:
+        return list(method(inputs, params))
+    try:
+        accepts = "progress" in inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        accepts = False
+    if accepts:
+        return list(method(inputs, params, progress=progress))
+    out = list(method(inputs, params))
+    progress.advance(sum(len(samples) for samples in out))
+    return out
+
+
+def ask_until_parsed(
+    llm: LLM,
+    conversations: Sequence[Sequence[Message]],
+    parse: Any,
+    *,
+    retries: int,
+    max_tokens: int,
+) -> list[tuple[Any, list[str]]]:
+    """Ask every conversation at once: greedy first, then up to ``retries`` samples at temperature 0.7 (seed = the
+    attempt number) for those whose answer ``parse`` rejects (returns None). Per conversation: the parsed value (or
+    None) and every raw answer, in order. Each round is one LLM call, so a backend answers the questions together."""
+    values: list[Any] = [None] * len(conversations)
+    raws: list[list[str]] = [[] for _ in conversations]
+    pending = list(range(len(conversations)))
+    for attempt in range(retries + 1):
+        if not pending:
+            break
+        params = SamplingParams(
+            n=1, temperature=0.0 if attempt == 0 else 0.7, top_k=40, max_tokens=max_tokens, seed=attempt
+        )
+        answers = sample_all(llm, [conversations[k] for k in pending], params, chat=True)
+        for k, samples in zip(pending, answers, strict=True):
+            raws[k].append(samples[0].text)
+            values[k] = parse(samples[0].text)
+        pending = [k for k in pending if values[k] is None]
+    return list(zip(values, raws, strict=True))

@@ -10,6 +10,10 @@ Native path: whether llama.cpp may repack weights for the CPU's instruction sets
 :mod:`counterfair.llm.native` (a probe in a child process, or ``COUNTERFAIR_LLAMA_REPACK=on|off``); ``info()`` records
 the path that ran.
 
+Parallel sampling: with ``parallel`` > 1 (default 16, ``COUNTERFAIR_LLM_PARALLEL`` or ``--llm-parallel``) the samples of
+an input, and the inputs of one call, decode together as sequences of one llama.cpp batch
+(:mod:`counterfair.llm.llamacpp_batch`); ``parallel=1`` is the sequential path through ``create_completion``.
+
 Threads: every core this process may use (``COUNTERFAIR_LLM_THREADS`` or ``n_threads`` to change it); llama-cpp-python
 would otherwise generate with half of them (on 2 cores: 2.64 s instead of 3.22 s per mask-fill answer, same text).
 """
@@ -23,18 +27,34 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..errors import ConfigError, ModelNotAvailable
+from ..progress import NullProgress, ProgressHook
 from .base import Completion, Message, SamplingParams
 
 LLAMA_PIP = "pip install llama-cpp-python==0.3.36"
 
 
+DEFAULT_PARALLEL = 16  # the paper's 16 samples of one input decode together
+
+
+def _positive_env(name: str) -> int | None:
+    configured = os.environ.get(name, "").strip()
+    if not configured:
+        return None
+    if not configured.isdigit() or int(configured) < 1:
+        raise ConfigError(f"{name}={configured!r}: expected a positive whole number")
+    return int(configured)
+
+
+def default_parallel() -> int:
+    """``COUNTERFAIR_LLM_PARALLEL`` if set, else 16."""
+    return _positive_env("COUNTERFAIR_LLM_PARALLEL") or DEFAULT_PARALLEL
+
+
 def default_threads() -> int:
     """``COUNTERFAIR_LLM_THREADS`` if set, else the cores this process may run on."""
-    configured = os.environ.get("COUNTERFAIR_LLM_THREADS", "").strip()
+    configured = _positive_env("COUNTERFAIR_LLM_THREADS")
     if configured:
-        if not configured.isdigit() or int(configured) < 1:
-            raise ConfigError(f"COUNTERFAIR_LLM_THREADS={configured!r}: expected a positive whole number")
-        return int(configured)
+        return configured
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
@@ -51,12 +71,17 @@ class LlamaCppLLM:
         n_ctx: int = 4096,
         n_threads: int | None = None,
         reuse_prefix: bool = True,
+        parallel: int | None = None,
     ) -> None:
         self.model = model
         self.n_ctx = n_ctx
         self.n_threads = n_threads or default_threads()
         self.reuse_prefix = reuse_prefix
+        self.parallel = parallel if parallel is not None else default_parallel()
+        if self.parallel < 1:
+            raise ConfigError(f"parallel must be at least 1, got {self.parallel}")
         self._llama: Any = None
+        self._batcher: Any = None
         self._path: Path | None = None
         self._native: Any = None  # the NativePath the model was loaded with
         self._lock = threading.Lock()
@@ -92,7 +117,27 @@ class LlamaCppLLM:
             self._path, self._native = path, native
         return self._llama
 
+    def _run(
+        self, prompts: list[list[int]], params: SamplingParams, progress: ProgressHook | None
+    ) -> list[list[Completion]]:
+        """The samples of every prompt: in one batch when ``parallel`` > 1, else one after another."""
+        hook = progress or NullProgress()
+        if self.parallel == 1:
+            out = []
+            for tokens in prompts:
+                out.append(self._sample(tokens, params))
+                hook.advance(params.n)
+            return out
+        if self._batcher is None:
+            from .llamacpp_batch import BatchSampler
+
+            self._batcher = BatchSampler(
+                self._load(), parallel=self.parallel, n_ctx=self.n_ctx, n_threads=self.n_threads
+            )
+        return list(self._batcher.run(prompts, params, reuse_prefix=self.reuse_prefix, on_sample=hook.advance))
+
     def _sample(self, prompt_tokens: list[int], params: SamplingParams) -> list[Completion]:
+        """The sequential path: ``create_completion`` once per sample."""
         llama = self._load()
         out = []
         for i in range(params.n):
@@ -113,12 +158,13 @@ class LlamaCppLLM:
             out.append(Completion(choice["text"], choice.get("finish_reason") or "stop"))
         return out
 
-    def complete(self, prompts: Sequence[str], params: SamplingParams) -> list[list[Completion]]:
+    def complete(
+        self, prompts: Sequence[str], params: SamplingParams, *, progress: ProgressHook | None = None
+    ) -> list[list[Completion]]:
         with self._lock:
             llama = self._load()
-            return [
-                self._sample(llama.tokenize(p.encode("utf-8"), add_bos=True, special=True), params) for p in prompts
-            ]
+            tokens = [llama.tokenize(p.encode("utf-8"), add_bos=True, special=True) for p in prompts]
+            return self._run(tokens, params, progress)
 
     def render_chat(self, messages: Sequence[Message]) -> str:
         """The chat template of the GGUF applied to ``messages``, ending with the assistant's turn opening."""
@@ -133,13 +179,18 @@ class LlamaCppLLM:
         formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
         return str(formatter(messages=cast(Any, list(messages))).prompt)
 
-    def chat(self, conversations: Sequence[Sequence[Message]], params: SamplingParams) -> list[list[Completion]]:
+    def chat(
+        self,
+        conversations: Sequence[Sequence[Message]],
+        params: SamplingParams,
+        *,
+        progress: ProgressHook | None = None,
+    ) -> list[list[Completion]]:
         with self._lock:
             llama = self._load()
             prompts = [self.render_chat(messages) for messages in conversations]
-            return [
-                self._sample(llama.tokenize(p.encode("utf-8"), add_bos=False, special=True), params) for p in prompts
-            ]
+            tokens = [llama.tokenize(p.encode("utf-8"), add_bos=False, special=True) for p in prompts]
+            return self._run(tokens, params, progress)
 
     def count_tokens(self, text: str) -> int:
         return len(self._load().tokenize(text.encode("utf-8"), add_bos=False, special=False))
@@ -160,6 +211,7 @@ class LlamaCppLLM:
             "n_ctx": self.n_ctx,
             "llama_cpp_python": package_version("llama-cpp-python"),
             "reuse_prefix": self.reuse_prefix,
+            "parallel": self.parallel,
             "weight_repacking": self._native.repack,
             "native_path": self._native.to_dict(),
         }

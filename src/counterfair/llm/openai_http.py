@@ -1,23 +1,66 @@
-"""Any OpenAI-compatible HTTP endpoint: vLLM, Ollama, llama.cpp's server, hosted APIs.
+"""Any OpenAI-compatible HTTP endpoint: vLLM, SGLang, Ollama, llama.cpp's server, hosted APIs.
 
-Uses ``/v1/completions`` for raw prompts and ``/v1/chat/completions`` for message lists. One request per sample
-(with seed ``seed + i``), which every server supports; servers with prefix caching (vLLM, llama.cpp) reuse the
-shared few-shot prefix on their side. ``top_k`` is sent as an extra field, which vLLM and llama.cpp honour.
+Uses ``/v1/completions`` for raw prompts and ``/v1/chat/completions`` for message lists. Batching servers (vLLM,
+SGLang, ``llama-server --parallel N``) are fast only when they have many requests at once, so the client keeps up to
+``concurrency`` requests in flight (a thread pool over one connection pool; ``--llm-concurrency``,
+``COUNTERFAIR_LLM_CONCURRENCY``), over all the samples of all the inputs of a call, and puts the answers back in
+input order.
+
+Samples: with ``n_per_request="auto"`` (the default) the first call with ``n`` > 1 asks for all ``n`` samples of an
+input in one request (OpenAI, vLLM: the prompt is processed once); a server that refuses ``n`` or answers fewer
+choices is asked one request per sample from then on (``seed + i`` for sample ``i``, reproducible on servers that
+honour ``seed``). ``"on"``/``"off"`` force either. Each request is retried with exponential backoff on connection
+errors, timeouts, HTTP 429 and 5xx; a request that still fails is reported for its input
+(:class:`LLMRequestsFailed`) after every other request has finished, so the answers already received are kept.
+``top_k`` is sent as an extra field, which vLLM and llama.cpp honour.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..errors import ConfigError, CounterfairError
+from ..progress import NullProgress, ProgressHook
 from .base import Completion, Message, SamplingParams
+
+DEFAULT_CONCURRENCY = 32  # enough to keep a 16-slot llama-server or a vLLM replica busy
 
 
 class LLMServerError(CounterfairError):
     """The LLM server is down, too slow, or answered something that is not a completion."""
+
+
+class LLMRequestsFailed(LLMServerError):
+    """Some inputs' requests failed after their retries; ``completed`` holds every other input's samples (None for
+    a failed input) and ``failures`` the reason per failed input index."""
+
+    def __init__(self, failures: dict[int, str], completed: list[list[Completion] | None]) -> None:
+        self.failures = failures
+        self.completed = completed
+        shown = "; ".join(f"input {k}: {why}" for k, why in list(failures.items())[:3])
+        more = f" (and {len(failures) - 3} more)" if len(failures) > 3 else ""
+        super().__init__(
+            f"{len(failures)} of {len(completed)} inputs got no answer from the LLM server: {shown}{more}; "
+            "the other inputs' samples were kept"
+        )
+
+
+class _Refused(LLMServerError):
+    """HTTP 4xx other than 429: the request itself is wrong, retrying will not help."""
+
+
+def default_concurrency() -> int:
+    configured = os.environ.get("COUNTERFAIR_LLM_CONCURRENCY", "").strip()
+    if not configured:
+        return DEFAULT_CONCURRENCY
+    if not configured.isdigit() or int(configured) < 1:
+        raise ConfigError(f"COUNTERFAIR_LLM_CONCURRENCY={configured!r}: expected a positive whole number")
+    return int(configured)
 
 
 class OpenAIHTTPLLM:
@@ -32,40 +75,63 @@ class OpenAIHTTPLLM:
         timeout: float = 120.0,
         retries: int = 2,
         context: int = 4096,
+        concurrency: int | None = None,
+        n_per_request: str = "auto",
+        backoff: float = 1.0,
     ) -> None:
         base = base_url.rstrip("/")
         if not base.startswith(("http://", "https://")):
             raise ConfigError(f"LLM endpoint {base_url!r} must start with http:// or https://")
+        if n_per_request not in ("auto", "on", "off"):
+            raise ConfigError(f"n_per_request must be auto, on or off, got {n_per_request!r}")
         self.base_url = base if base.endswith("/v1") else f"{base}/v1"
         self.model = model
         self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         self.timeout = timeout
         self.retries = retries
         self.context = context
+        self.concurrency = concurrency if concurrency is not None else default_concurrency()
+        if self.concurrency < 1:
+            raise ConfigError(f"concurrency must be at least 1, got {self.concurrency}")
+        self.backoff = backoff
+        self.n_per_request = n_per_request
+        self._n_supported: bool | None = {"on": True, "off": False}.get(n_per_request)
+        self._client: Any = None
+        self._client_lock = threading.Lock()
 
     @property
     def model_id(self) -> str:
         return f"{self.model}@{self.base_url}"
 
+    def _http(self) -> Any:
+        with self._client_lock:
+            if self._client is None:
+                import httpx
+
+                limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
+                headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+                self._client = httpx.Client(limits=limits, headers=headers, timeout=self.timeout)
+            return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
     def _post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
         import httpx
 
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         url = f"{self.base_url}{path}"
         last = ""
         for attempt in range(self.retries + 1):
             try:
-                response = httpx.post(url, json=payload, headers=headers, timeout=self.timeout)
+                response = self._http().post(url, json=payload)
             except httpx.TimeoutException:
                 last = f"no answer within {self.timeout:.0f} s"
             except httpx.HTTPError as err:
                 last = f"cannot connect ({type(err).__name__}: {err})"
             else:
-                if response.status_code < 500:
-                    if response.status_code >= 400:
-                        raise LLMServerError(
-                            f"LLM server {url} answered HTTP {response.status_code}: {response.text[:300]}"
-                        )
+                if response.status_code < 400:
                     try:
                         data = response.json()
                     except ValueError:
@@ -75,12 +141,14 @@ class OpenAIHTTPLLM:
                     if not isinstance(data, dict) or not isinstance(data.get("choices"), list) or not data["choices"]:
                         raise LLMServerError(f"LLM server {url} answered JSON without 'choices': {str(data)[:200]}")
                     return data
+                if response.status_code < 500 and response.status_code != 429:
+                    raise _Refused(f"LLM server {url} answered HTTP {response.status_code}: {response.text[:300]}")
                 last = f"HTTP {response.status_code}: {response.text[:200]}"
             if attempt < self.retries:
-                time.sleep(min(1.0 * 2**attempt, 8.0))
+                time.sleep(min(self.backoff * 2**attempt, 30.0))
         raise LLMServerError(f"LLM server {url} failed after {self.retries + 1} tries: {last}")
 
-    def _payload(self, params: SamplingParams, seed: int | None) -> dict[str, Any]:
+    def _payload(self, params: SamplingParams, seed: int | None, n: int) -> dict[str, Any]:
         payload: dict[str, Any] = {
             "model": self.model,
             "temperature": params.temperature,
@@ -88,6 +156,8 @@ class OpenAIHTTPLLM:
             "top_p": 1.0,
             "max_tokens": params.max_tokens,
         }
+        if n > 1:
+            payload["n"] = n
         if seed is not None:
             payload["seed"] = seed
         if params.stop:
@@ -95,34 +165,92 @@ class OpenAIHTTPLLM:
         return payload
 
     @staticmethod
-    def _choice(data: dict[str, Any], key: str) -> Completion:
-        choice = data["choices"][0]
-        text = choice.get("text") if key == "text" else (choice.get("message") or {}).get("content")
-        if not isinstance(text, str):
-            raise LLMServerError(f"LLM server answered a choice without {key!r}: {str(choice)[:200]}")
-        return Completion(text, str(choice.get("finish_reason") or "stop"))
-
-    def complete(self, prompts: Sequence[str], params: SamplingParams) -> list[list[Completion]]:
+    def _choices(data: dict[str, Any], key: str) -> list[Completion]:
         out = []
-        for prompt in prompts:
-            samples = []
-            for i in range(params.n):
-                seed = None if params.seed is None else params.seed + i
-                data = self._post("/completions", {**self._payload(params, seed), "prompt": prompt})
-                samples.append(self._choice(data, "text"))
-            out.append(samples)
+        for choice in sorted(data["choices"], key=lambda c: c.get("index", 0) if isinstance(c, dict) else 0):
+            text = choice.get("text") if key == "text" else (choice.get("message") or {}).get("content")
+            if not isinstance(text, str):
+                raise LLMServerError(f"LLM server answered a choice without {key!r}: {str(choice)[:200]}")
+            out.append(Completion(text, str(choice.get("finish_reason") or "stop")))
         return out
 
-    def chat(self, conversations: Sequence[Sequence[Message]], params: SamplingParams) -> list[list[Completion]]:
-        out = []
-        for messages in conversations:
-            samples = []
-            for i in range(params.n):
-                seed = None if params.seed is None else params.seed + i
-                data = self._post("/chat/completions", {**self._payload(params, seed), "messages": list(messages)})
-                samples.append(self._choice(data, "message"))
-            out.append(samples)
-        return out
+    def _probe_n(
+        self, path: str, key: str, body: dict[str, Any], params: SamplingParams
+    ) -> tuple[bool, list[Completion] | None]:
+        """Whether ``n`` samples go in one request. With ``auto``, the first such call asks the server with its first
+        input, whose samples come back too when the server obliges."""
+        if params.n == 1 or self._n_supported is False:
+            return False, None
+        if self._n_supported:
+            return True, None
+        try:
+            got = self._choices(self._post(path, {**self._payload(params, params.seed, params.n), **body}), key)
+        except _Refused:
+            got = []
+        self._n_supported = len(got) == params.n
+        return self._n_supported, (got if self._n_supported else None)
+
+    def _run(
+        self, path: str, key: str, bodies: Sequence[dict[str, Any]], params: SamplingParams, hook: ProgressHook
+    ) -> list[list[Completion]]:
+        if not bodies:
+            return []
+        grouped, probed = self._probe_n(path, key, bodies[0], params)
+        # one request per input (n samples) or per sample; (input, first sample, samples, seed)
+        requests = (
+            [(k, 0, params.n, params.seed) for k in range(1 if probed else 0, len(bodies))]
+            if grouped
+            else [
+                (k, i, 1, None if params.seed is None else params.seed + i)
+                for k in range(len(bodies))
+                for i in range(params.n)
+            ]
+        )
+        results: list[list[Completion | None]] = [[None] * params.n for _ in bodies]
+        if probed:
+            results[0] = list(probed)
+            hook.advance(params.n)
+        failures: dict[int, str] = {}
+        lock = threading.Lock()
+
+        def send(request: tuple[int, int, int, int | None]) -> None:
+            k, first, n, seed = request
+            with lock:
+                if k in failures:
+                    return  # one sample of this input failed for good: its other requests are not sent
+            try:
+                got = self._choices(self._post(path, {**self._payload(params, seed, n), **bodies[k]}), key)
+                if len(got) < n:
+                    raise LLMServerError(f"asked for {n} samples, the server answered {len(got)}")
+            except LLMServerError as err:
+                with lock:
+                    failures.setdefault(k, str(err))
+                return
+            with lock:
+                results[k][first : first + n] = got[:n]
+            hook.advance(n)
+
+        with ThreadPoolExecutor(max_workers=max(1, min(self.concurrency, len(requests)))) as pool:
+            list(pool.map(send, requests))  # map re-raises anything unexpected
+        if failures:
+            completed = [None if k in failures else [c for c in row if c is not None] for k, row in enumerate(results)]
+            raise LLMRequestsFailed(dict(sorted(failures.items())), completed)
+        return [[c for c in row if c is not None] for row in results]
+
+    def complete(
+        self, prompts: Sequence[str], params: SamplingParams, *, progress: ProgressHook | None = None
+    ) -> list[list[Completion]]:
+        return self._run("/completions", "text", [{"prompt": p} for p in prompts], params, progress or NullProgress())
+
+    def chat(
+        self,
+        conversations: Sequence[Sequence[Message]],
+        params: SamplingParams,
+        *,
+        progress: ProgressHook | None = None,
+    ) -> list[list[Completion]]:
+        bodies = [{"messages": list(messages)} for messages in conversations]
+        return self._run("/chat/completions", "message", bodies, params, progress or NullProgress())
 
     def count_tokens(self, text: str) -> int:
         return max(1, len(text) // 4)  # a server does not share its tokenizer; ~4 characters per token
@@ -131,7 +259,12 @@ class OpenAIHTTPLLM:
         return self.context
 
     def info(self) -> dict[str, Any]:
-        return {"backend": "openai-http", "base_url": self.base_url, "model": self.model}
+        return {
+            "backend": "openai-http",
+            "base_url": self.base_url,
+            "model": self.model,
+            "n_per_request": self.n_per_request,
+        }
 
 
-__all__ = ["LLMServerError", "OpenAIHTTPLLM"]
+__all__ = ["LLMRequestsFailed", "LLMServerError", "OpenAIHTTPLLM"]

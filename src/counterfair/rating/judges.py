@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..llm import LLM, SamplingParams
+from ..llm import LLM
+from ..llm.base import ask_until_parsed
 from .store import FLUENT, REFERENCE, SAME_LABEL
 
 _OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
@@ -63,6 +64,9 @@ class Judgement:
         return "ok" if self.values is not None else "failed:unparseable"
 
 
+JUDGE_CHUNK = 32  # pairs asked together (a batching backend answers them concurrently); stored after each chunk
+
+
 class _Judge:
     fields: ClassVar[dict[str, Callable[[Any], bool]]] = {}
 
@@ -71,18 +75,15 @@ class _Judge:
         self.retries = retries
         self.max_tokens = max_tokens
 
-    def _ask(self, messages: list[dict[str, str]]) -> Judgement:
-        raw: list[str] = []
-        for attempt in range(self.retries + 1):
-            params = SamplingParams(
-                n=1, temperature=0.0 if attempt == 0 else 0.7, top_k=40, max_tokens=self.max_tokens, seed=attempt
-            )
-            answer = self.llm.chat([messages], params)[0][0].text
-            raw.append(answer)
-            values = parse_answer(answer, self.fields)
-            if values is not None:
-                return Judgement(values, raw)
-        return Judgement(None, raw)
+    def _ask(self, conversations: Sequence[list[dict[str, str]]]) -> list[Judgement]:
+        answers = ask_until_parsed(
+            self.llm,
+            conversations,
+            lambda answer: parse_answer(answer, self.fields),
+            retries=self.retries,
+            max_tokens=self.max_tokens,
+        )
+        return [Judgement(values, raw) for values, raw in answers]
 
 
 class RatingJudge(_Judge):
@@ -91,6 +92,14 @@ class RatingJudge(_Judge):
     fields: ClassVar[dict[str, Callable[[Any], bool]]] = RATING_FIELDS
 
     def judge(self, original: str, counterfactual: str, subject: str) -> Judgement:
+        return self.judge_many([(original, counterfactual, subject)])[0]
+
+    def judge_many(self, items: Sequence[tuple[str, str, str]]) -> list[Judgement]:
+        """Judgements of (original, counterfactual, subject) triples, asked together."""
+        return self._ask([self.question(*item) for item in items])
+
+    @staticmethod
+    def question(original: str, counterfactual: str, subject: str) -> list[dict[str, str]]:
         instructions = (
             f"You compare an original internet comment with a rewritten version meant to no longer refer to {subject}. "
             "Answer four questions about the rewritten text:\n"
@@ -106,15 +115,13 @@ class RatingJudge(_Judge):
             "Reply with JSON only, in this form, each value one of the options above: "
             '{"fluent": ..., "reference": ..., "same_label": ..., "meaning": ...}'
         )
-        return self._ask(
-            [
-                {
-                    "role": "system",
-                    "content": "You are a careful annotator. Reply with one JSON object and nothing else.",
-                },
-                {"role": "user", "content": f"{instructions}\n\nOriginal: {original}\nRewritten: {counterfactual}"},
-            ]
-        )
+        return [
+            {
+                "role": "system",
+                "content": "You are a careful annotator. Reply with one JSON object and nothing else.",
+            },
+            {"role": "user", "content": f"{instructions}\n\nOriginal: {original}\nRewritten: {counterfactual}"},
+        ]
 
 
 class QualityJudge(_Judge):
@@ -123,6 +130,14 @@ class QualityJudge(_Judge):
     fields: ClassVar[dict[str, Callable[[Any], bool]]] = QUALITY_FIELDS
 
     def judge(self, text: str) -> Judgement:
+        return self.judge_many([text])[0]
+
+    def judge_many(self, texts: Sequence[str]) -> list[Judgement]:
+        """Quality judgements of several texts, asked together."""
+        return self._ask([self.question(text) for text in texts])
+
+    @staticmethod
+    def question(text: str) -> list[dict[str, str]]:
         instructions = (
             "Rate the text below from 1 (very poor) to 5 (excellent) on four aspects:\n"
             "grammar: correct syntax, grammar and punctuation;\n"
@@ -132,12 +147,10 @@ class QualityJudge(_Judge):
             "Reply with JSON only, one integer from 1 to 5 per aspect, in this form: "
             '{"grammar": G, "cohesiveness": C, "likability": L, "fluency": F}'
         )
-        return self._ask(
-            [
-                {"role": "system", "content": "You are a careful text-quality rater. Reply with one JSON object only."},
-                {"role": "user", "content": f"{instructions}\n\nText: {text}"},
-            ]
-        )
+        return [
+            {"role": "system", "content": "You are a careful text-quality rater. Reply with one JSON object only."},
+            {"role": "user", "content": f"{instructions}\n\nText: {text}"},
+        ]
 
 
 def judge_store(store: Any, llm: LLM, *, subject_of: Callable[[str], str], progress: Any = None) -> dict[str, Any]:
@@ -154,25 +167,23 @@ def judge_store(store: Any, llm: LLM, *, subject_of: Callable[[str], str], progr
     log_path = store.directory / "llm_judgements.jsonl"
     failed = 0
     hook.start(f"LLM judge ({llm.model_id})", len(todo))
+    rows = list(todo.itertuples())
     with open(log_path, "a", encoding="utf-8") as log:
-        for pair in todo.itertuples():
-            verdict = judge.judge(pair.original, pair.counterfactual, subject_of(pair.attribute))
-            log.write(
-                json.dumps(
-                    {
-                        "pair_id": pair.pair_id,
-                        "rater": rater,
-                        "status": verdict.status,
-                        "values": verdict.values,
-                        "raw": verdict.raw,
-                    },
-                    ensure_ascii=False,
-                )
-                + "\n"
-            )
-            if verdict.values is None:
-                failed += 1
-            else:
+        for start in range(0, len(rows), JUDGE_CHUNK):
+            chunk = rows[start : start + JUDGE_CHUNK]
+            verdicts = judge.judge_many([(p.original, p.counterfactual, subject_of(p.attribute)) for p in chunk])
+            for pair, verdict in zip(chunk, verdicts, strict=True):
+                record = {
+                    "pair_id": pair.pair_id,
+                    "rater": rater,
+                    "status": verdict.status,
+                    "values": verdict.values,
+                    "raw": verdict.raw,
+                }
+                log.write(json.dumps(record, ensure_ascii=False) + "\n")
+                if verdict.values is None:
+                    failed += 1
+                    continue
                 values = verdict.values
                 store.add(
                     Rating(
@@ -186,5 +197,6 @@ def judge_store(store: Any, llm: LLM, *, subject_of: Callable[[str], str], progr
                     source="llm",
                     raw=verdict.raw[-1],
                 )
-            hook.advance(1)
+            log.flush()
+            hook.advance(len(chunk))
     return {"rater": rater, "judged": len(todo), "failed": failed, "log": str(log_path)}

@@ -1,0 +1,269 @@
+"""Parallel sampling for llama.cpp: many sequences decoded together in one batch, prompts evaluated once.
+
+llama-cpp-python's high-level ``Llama.create_completion`` decodes one sequence at a time, so the 16 samples of
+paper 000's rewrite run one after another and each generated token is a batch of one (the CPU mostly waits on
+memory). This module drives llama.cpp's own batch API through llama-cpp-python's low-level bindings:
+
+* a context of its own with ``parallel`` sequence slots and a unified KV cache, so copies of a prompt share cells;
+* each prompt is evaluated once (all but its last token) into a *holder* sequence, starting from the longest prefix
+  it shares with a prompt already held (the few-shot prefix is evaluated once per process, as in the sequential
+  path); a sample starts by copying its holder (cells are shared, not duplicated) and decoding the prompt's last
+  token in its own slot;
+* every step decodes one token of every running sample in a single ``llama_decode``; a sample that ends (end of
+  generation token, a stop string, or ``max_tokens``) frees its slot at once and the next waiting sample, of the
+  same input or the next one, starts there (continuous batching);
+* sample ``i`` of an input has its own sampler chain (top-k, temperature, then a distribution seeded with
+  ``seed + i``).
+
+Reproducibility: the logits of a sequence depend in their last bits on what else is in its batch and where its KV
+cells lie (llama.cpp's CPU kernels sum in a different order for other batch sizes and cache layouts), so every call
+starts from an empty cache and schedules its samples deterministically: the same inputs in one call, with the same
+seed and ``parallel``, give the same samples whatever ran before in the process. The price is that the shared
+few-shot prefix is evaluated once per call rather than once per process (a call holds several inputs: ~1 % of a
+rewrite call's time). A text's samples may differ when it is sampled together with other texts.
+
+Outputs are the same kind of samples as the sequential path's (same sampler settings, same stop rules); they are not
+the same strings, since the logits of a batched decode differ from a single-sequence decode in the last bits.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ConfigError
+from .base import Completion, SamplingParams
+
+PROMPT_BLOCK = 64  # prompt tokens per decode (llama.cpp's CPU matrix kernels are efficient from here on)
+GENERATION_ROOM = 256  # KV cells per slot on top of the prompt window; a longer answer runs fewer slots at once
+
+
+class LlamaDecodeError(RuntimeError):
+    """``llama_decode`` failed (out of KV cells, or an internal error)."""
+
+
+@dataclass
+class _Job:
+    index: int
+    tokens: list[int]
+    max_new: int
+    holder: int | None = None
+    waiting: int = 0  # samples not yet finished
+
+
+@dataclass
+class _Sample:
+    job: _Job
+    number: int
+    seed: int | None
+    slot: int = -1
+    sampler: Any = None
+    pos: int = 0
+    next_token: int = 0
+    generated: list[int] = field(default_factory=list)
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+class BatchSampler:
+    """Samples many sequences from one loaded model at once (see the module docstring)."""
+
+    def __init__(
+        self, llama: Any, *, parallel: int, n_ctx: int, n_threads: int, generation_room: int = GENERATION_ROOM
+    ) -> None:
+        import llama_cpp
+        from llama_cpp import _internals
+
+        if parallel < 2:
+            raise ConfigError("parallel sampling needs at least 2 slots; 1 is the sequential path")
+        limit = int(llama_cpp.llama_max_parallel_sequences())
+        self.parallel = min(parallel, (limit - 1) // 2)
+        self.n_ctx = n_ctx  # the window of one sequence: prompt + answer
+        self._llama = llama
+        self._lib = llama_cpp
+        params = llama_cpp.llama_context_default_params()
+        params.n_ctx = n_ctx + self.parallel * (generation_room + 1)
+        params.n_batch = params.n_ubatch = max(PROMPT_BLOCK, self.parallel)
+        params.n_seq_max = 2 * self.parallel + 1  # sample slots, then one prompt holder per running input + a cache
+        params.kv_unified = True  # copies of a prompt share their cells
+        params.n_threads = params.n_threads_batch = n_threads
+        self._context = _internals.LlamaContext(model=llama._model, params=params, verbose=False)
+        self.cells = int(llama_cpp.llama_n_ctx(self._context.ctx))
+        self._ctx = self._context.ctx
+        self._mem = self._context.memory
+        self._vocab = llama._model.vocab
+        self._batch = llama_cpp.llama_batch_init(max(PROMPT_BLOCK, self.parallel), 0, 1)
+        self._free_batch = weakref.finalize(self, llama_cpp.llama_batch_free, self._batch)
+        self._holder_ids = list(range(self.parallel, 2 * self.parallel + 1))
+        self.prompt_tokens_run = 0  # prompt tokens evaluated (the benchmark shows how much the prefix cache saves)
+        self.tokens_generated = 0
+
+    def close(self) -> None:
+        self._free_batch()
+        self._context.close()
+
+    # ------------------------------------------------------------------ low level
+    def _decode(self, entries: Sequence[tuple[int, int, int, bool]]) -> None:
+        """Decode (token, position, sequence, wants logits) entries as one batch."""
+        batch = self._batch
+        for i, (token, pos, seq, logits) in enumerate(entries):
+            batch.token[i] = token
+            batch.pos[i] = pos
+            batch.n_seq_id[i] = 1
+            batch.seq_id[i][0] = seq
+            batch.logits[i] = logits
+        batch.n_tokens = len(entries)
+        code = self._lib.llama_decode(self._ctx, batch)
+        if code != 0:
+            reason = "no room left in the KV cache" if code == 1 else f"llama_decode returned {code}"
+            raise LlamaDecodeError(f"parallel sampling failed: {reason}; try fewer parallel sequences")
+
+    def _clear(self, seq: int) -> None:
+        self._lib.llama_memory_seq_rm(self._mem, seq, -1, -1)
+
+    def _new_sampler(self, params: SamplingParams, seed: int | None) -> Any:
+        lib = self._lib
+        chain = lib.llama_sampler_chain_init(lib.llama_sampler_chain_default_params())
+        if params.temperature <= 0:
+            lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_greedy())
+            return chain
+        if params.top_k > 0:
+            lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_top_k(params.top_k))
+        lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_temp(params.temperature))
+        lib.llama_sampler_chain_add(
+            chain, lib.llama_sampler_init_dist(lib.LLAMA_DEFAULT_SEED if seed is None else seed & 0xFFFFFFFF)
+        )
+        return chain
+
+    # ------------------------------------------------------------------ prompts
+    def _hold(self, job: _Job, live: dict[int, list[int]], busy: set[int]) -> None:
+        """Evaluate all but the last prompt token of ``job`` into a free holder, starting from the longest prefix it
+        shares with a prompt in ``live``."""
+        body = job.tokens[:-1]
+        best_seq, best = -1, 0
+        for seq, tokens in live.items():
+            shared = _common_prefix(tokens, body)
+            if shared > best:
+                best_seq, best = seq, shared
+        seq = next(s for s in self._holder_ids if s not in busy)
+        self._clear(seq)
+        if best:
+            self._lib.llama_memory_seq_cp(self._mem, best_seq, seq, 0, best)
+        for start in range(best, len(body), PROMPT_BLOCK):
+            self._decode([(body[pos], pos, seq, False) for pos in range(start, min(start + PROMPT_BLOCK, len(body)))])
+        self.prompt_tokens_run += len(body) - best
+        job.holder = seq
+
+    # ------------------------------------------------------------------ the loop
+    def run(
+        self,
+        prompts: Sequence[list[int]],
+        params: SamplingParams,
+        *,
+        reuse_prefix: bool = True,
+        on_sample: Callable[[int], None] | None = None,
+    ) -> list[list[Completion]]:
+        """``params.n`` completions of each tokenized prompt, in input order."""
+        lib = self._lib
+        jobs = []
+        for k, tokens in enumerate(prompts):
+            if not tokens:
+                raise ConfigError(f"prompt {k} is empty")
+            room = self.n_ctx - len(tokens)
+            if room < 1:
+                raise ConfigError(f"prompt {k} has {len(tokens)} tokens; the context window is {self.n_ctx}")
+            jobs.append(_Job(k, list(tokens), min(params.max_tokens, room), waiting=params.n))
+        results: list[list[Completion | None]] = [[None] * params.n for _ in jobs]
+        queue = deque(
+            _Sample(job, i, None if params.seed is None else params.seed + i) for job in jobs for i in range(params.n)
+        )
+        live: dict[int, list[int]] = {}  # holder sequence -> its tokens
+        lib.llama_memory_clear(self._mem, True)  # every call starts from the same state: reproducible
+        latest: _Job | None = None  # the newest input with a holder: the next input's prompt may share its prefix
+        free = list(range(self.parallel - 1, -1, -1))
+        running: list[_Sample] = []
+        reserved = 0
+        try:
+            while queue or running:
+                while queue and free:
+                    sample = queue[0]
+                    job = sample.job
+                    need = sample.job.max_new + 1 + (len(job.tokens) if job.holder is None else 0)
+                    if running and reserved + need > self.cells:
+                        break  # wait for a running sample to free its cells
+                    queue.popleft()
+                    if job.holder is None:
+                        self._hold(job, live if reuse_prefix else {}, set(live))
+                        assert job.holder is not None
+                        live[job.holder] = job.tokens[:-1]
+                        reserved += len(job.tokens)
+                        if latest is not None and latest.waiting == 0 and latest.holder in live:
+                            reserved -= len(live.pop(latest.holder))
+                            self._clear(latest.holder)
+                        latest = job
+                    sample.slot = free.pop()
+                    lib.llama_memory_seq_cp(self._mem, job.holder, sample.slot, -1, -1)
+                    sample.sampler = self._new_sampler(params, sample.seed)
+                    sample.pos = len(job.tokens) - 1
+                    sample.next_token = job.tokens[-1]
+                    reserved += job.max_new + 1
+                    running.append(sample)
+                self._decode([(s.next_token, s.pos, s.slot, True) for s in running])
+                still = []
+                for i, sample in enumerate(running):
+                    token = int(lib.llama_sampler_sample(sample.sampler, self._ctx, i))
+                    done = self._step(sample, token, params.stop)
+                    if done is None:
+                        still.append(sample)
+                        continue
+                    job = sample.job
+                    results[job.index][sample.number] = done
+                    lib.llama_sampler_free(sample.sampler)
+                    sample.sampler = None
+                    self._clear(sample.slot)
+                    free.append(sample.slot)
+                    reserved -= job.max_new + 1
+                    job.waiting -= 1
+                    if job.waiting == 0 and job is not latest and job.holder in live:
+                        reserved -= len(live.pop(job.holder))
+                        self._clear(job.holder)
+                    if on_sample is not None:
+                        on_sample(1)
+                running = still
+        finally:
+            for sample in running:
+                if sample.sampler is not None:
+                    lib.llama_sampler_free(sample.sampler)
+        return [[c for c in row if c is not None] for row in results]
+
+    def _step(self, sample: _Sample, token: int, stop: Sequence[str]) -> Completion | None:
+        """Take ``token`` into ``sample``; the finished completion, or None while it goes on."""
+        self.tokens_generated += 1
+        if self._lib.llama_vocab_is_eog(self._vocab, token):
+            return Completion(self._text(sample.generated), "stop")
+        sample.generated.append(token)
+        text = self._text(sample.generated)
+        if stop:
+            cuts = [text.find(s) for s in stop if s and s in text]
+            if cuts:
+                return Completion(text[: min(cuts)], "stop")
+        if len(sample.generated) >= sample.job.max_new:
+            return Completion(text, "length")
+        sample.pos += 1
+        sample.next_token = token
+        return None
+
+    def _text(self, tokens: list[int]) -> str:
+        return bytes(self._llama.detokenize(tokens)).decode("utf-8", errors="ignore")
+
+
+__all__ = ["BatchSampler", "LlamaDecodeError"]
