@@ -16,14 +16,12 @@ memory). This module drives llama.cpp's own batch API through llama-cpp-python's
   ``seed + i``).
 
 Reproducibility: the logits of a sequence depend in their last bits on what else is in its batch and where its KV
-cells lie (llama.cpp's CPU kernels sum in a different order for other batch sizes and cache layouts), so every call
-starts from an empty cache and schedules its samples deterministically: the same inputs in one call, with the same
-seed and ``parallel``, give the same samples whatever ran before in the process. The price is that the shared
-few-shot prefix is evaluated once per call rather than once per process (a call holds several inputs: ~1 % of a
-rewrite call's time). A text's samples may differ when it is sampled together with other texts.
-
-Outputs are the same kind of samples as the sequential path's (same sampler settings, same stop rules); they are not
-the same strings, since the logits of a batched decode differ from a single-sequence decode in the last bits.
+cells lie (llama.cpp's CPU kernels sum in another order for other batch sizes and cache layouts). So every call starts
+from the state a fresh evaluation of its first prompt would reach: the cache is emptied except for the whole
+``PROMPT_BLOCK``-position blocks that this prompt shares with the previous call's first prompt, which sit at the
+start of the cache and are evaluated block by block, exactly as a fresh run evaluates them. The few-shot prefix is
+thus evaluated once per process, and the same inputs in one call, with the same seed and ``parallel``, give the same
+samples whatever ran before. A text's samples may differ when it is sampled together with other texts.
 """
 
 from __future__ import annotations
@@ -50,7 +48,7 @@ class _Job:
     index: int
     tokens: list[int]
     max_new: int
-    holder: int | None = None
+    holder: int = -1  # the sequence holding its prompt, once evaluated
     waiting: int = 0  # samples not yet finished
 
 
@@ -104,6 +102,7 @@ class BatchSampler:
         self._batch = llama_cpp.llama_batch_init(max(PROMPT_BLOCK, self.parallel), 0, 1)
         self._free_batch = weakref.finalize(self, llama_cpp.llama_batch_free, self._batch)
         self._holder_ids = list(range(self.parallel, 2 * self.parallel + 1))
+        self._cache: list[int] = []  # the prompt (less its last token) held in the first holder between calls
         self.prompt_tokens_run = 0  # prompt tokens evaluated (the benchmark shows how much the prefix cache saves)
         self.tokens_generated = 0
 
@@ -154,14 +153,35 @@ class BatchSampler:
             shared = _common_prefix(tokens, body)
             if shared > best:
                 best_seq, best = seq, shared
-        seq = next(s for s in self._holder_ids if s not in busy)
+        seq = next(s for s in self._holder_ids if s not in busy and s != self._holder_ids[0])
         self._clear(seq)
         if best:
             self._lib.llama_memory_seq_cp(self._mem, best_seq, seq, 0, best)
-        for start in range(best, len(body), PROMPT_BLOCK):
-            self._decode([(body[pos], pos, seq, False) for pos in range(start, min(start + PROMPT_BLOCK, len(body)))])
-        self.prompt_tokens_run += len(body) - best
+        self._extend(seq, body, best)
         job.holder = seq
+
+    def _start(self, body: list[int]) -> int:
+        """Empty the cache but for the whole prompt blocks that the call's first prompt ``body`` shares with the
+        previous call's first prompt (kept in the first holder, at cells 0..): the state is then the one a fresh
+        evaluation of ``body`` would have reached at that position. Returns how many positions are kept."""
+        shared = _common_prefix(self._cache, body)
+        shared -= shared % PROMPT_BLOCK
+        if not shared:
+            self._lib.llama_memory_clear(self._mem, True)
+            return 0
+        first = self._holder_ids[0]
+        self._lib.llama_memory_seq_keep(self._mem, first)
+        self._lib.llama_memory_seq_rm(self._mem, first, shared, -1)
+        return shared
+
+    def _extend(self, seq: int, body: list[int], start: int) -> None:
+        """Evaluate ``body[start:]`` into ``seq``, in blocks aligned to ``PROMPT_BLOCK`` positions."""
+        pos = start
+        while pos < len(body):
+            end = min(len(body), (pos // PROMPT_BLOCK + 1) * PROMPT_BLOCK)
+            self._decode([(body[p], p, seq, False) for p in range(pos, end)])
+            pos = end
+        self.prompt_tokens_run += len(body) - start
 
     # ------------------------------------------------------------------ the loop
     def run(
@@ -187,7 +207,8 @@ class BatchSampler:
             _Sample(job, i, None if params.seed is None else params.seed + i) for job in jobs for i in range(params.n)
         )
         live: dict[int, list[int]] = {}  # holder sequence -> its tokens
-        lib.llama_memory_clear(self._mem, True)  # every call starts from the same state: reproducible
+        first = self._holder_ids[0]
+        kept = self._start(jobs[0].tokens[:-1] if jobs and reuse_prefix else [])
         latest: _Job | None = None  # the newest input with a holder: the next input's prompt may share its prefix
         free = list(range(self.parallel - 1, -1, -1))
         running: list[_Sample] = []
@@ -197,16 +218,19 @@ class BatchSampler:
                 while queue and free:
                     sample = queue[0]
                     job = sample.job
-                    need = sample.job.max_new + 1 + (len(job.tokens) if job.holder is None else 0)
+                    need = sample.job.max_new + 1 + (len(job.tokens) if job.holder < 0 else 0)
                     if running and reserved + need > self.cells:
                         break  # wait for a running sample to free its cells
                     queue.popleft()
-                    if job.holder is None:
+                    if job.holder < 0 and job is jobs[0]:
+                        self._extend(first, job.tokens[:-1], kept)
+                        job.holder = first
+                    elif job.holder < 0:
                         self._hold(job, live if reuse_prefix else {}, set(live))
-                        assert job.holder is not None
+                    if job.holder not in live:
                         live[job.holder] = job.tokens[:-1]
                         reserved += len(job.tokens)
-                        if latest is not None and latest.waiting == 0 and latest.holder in live:
+                        if latest is not None and latest.waiting == 0 and latest.holder != first:
                             reserved -= len(live.pop(latest.holder))
                             self._clear(latest.holder)
                         latest = job
@@ -233,7 +257,7 @@ class BatchSampler:
                     free.append(sample.slot)
                     reserved -= job.max_new + 1
                     job.waiting -= 1
-                    if job.waiting == 0 and job is not latest and job.holder in live:
+                    if job.waiting == 0 and job is not latest and job.holder != first:
                         reserved -= len(live.pop(job.holder))
                         self._clear(job.holder)
                     if on_sample is not None:
@@ -243,6 +267,7 @@ class BatchSampler:
             for sample in running:
                 if sample.sampler is not None:
                     lib.llama_sampler_free(sample.sampler)
+        self._cache = jobs[0].tokens[:-1] if jobs and reuse_prefix else []
         return [[c for c in row if c is not None] for row in results]
 
     def _step(self, sample: _Sample, token: int, stop: Sequence[str]) -> Completion | None:
