@@ -3,11 +3,13 @@
 * the demo audit (``counterfair audit --demo``), cold (fresh run directory);
 * 200 identity-referencing texts (the 120 real Civil Comments of ``../shared/data/nlp_ctf`` that mention one of the
   four attributes of paper 000, then the benchmark and demo sentences) with ablation, substitution and swap;
-* the LLM method on ``--llm-texts`` of them (16 samples each, Qwen2.5-Coder-1.5B via llama.cpp), extrapolated to 200.
+* the LLM method on ``--llm-texts`` of them (16 samples each, Qwen2.5-Coder-1.5B via llama.cpp), extrapolated to 200:
+  with the default parallel sampling (16 sequences in one llama.cpp batch, 4 texts per call) and, for the before/after
+  comparison, ``--llm-parallel 1`` (one sample after another, the path before parallel sampling) on the same texts.
 
 Each audit runs in its own process; peak memory is that process's maximum resident set size.
 
-Usage: python benchmarks/audit_speed.py [--llm-texts 10] [--skip-llm]
+Usage: python benchmarks/audit_speed.py [--llm-texts 10] [--skip-llm] [--skip-sequential] [--only-llm]
 Results: benchmarks/results/audit_speed.json
 """
 
@@ -18,6 +20,7 @@ import os
 os.environ.setdefault("COUNTERFAIR_STORE", "off")  # measure computation, not reuse of stored results
 
 import argparse
+import json
 import os
 import platform
 import tempfile
@@ -59,40 +62,55 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--llm-texts", type=int, default=10)
     parser.add_argument("--skip-llm", action="store_true")
+    parser.add_argument("--skip-sequential", action="store_true", help="no --llm-parallel 1 run (before/after)")
+    parser.add_argument("--only-llm", action="store_true", help="keep the other entries of the results file")
     args = parser.parse_args()
-    result: dict[str, Any] = {
+    path = RESULTS / "audit_speed.json"
+    result: dict[str, Any] = json.loads(path.read_text()) if args.only_llm and path.exists() else {}
+    result |= {
         "benchmark": "audit_speed",
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
         "targets": {"wall_minutes": 15, "peak_gib": 4},
     }
     with tempfile.TemporaryDirectory() as tmp:
-        demo = run(["audit", "--demo", "--out", f"{tmp}/demo", "-q"])
-        result["demo"] = demo
-        print(f"demo audit: {demo['wall_s']} s, peak {demo['peak_rss_mib']} MiB")
         data = texts_200()
-        data.to_csv(f"{tmp}/texts.csv", index=False)
-        fast = run(
-            ["audit", f"{tmp}/texts.csv", "--methods", "ablation,substitution,swap", "--out", f"{tmp}/fast", "-q"]
-        )
-        result["texts_200_wordlists_and_swap"] = {**fast, "texts": len(data)}
-        print(f"200 texts, ablation+substitution+swap: {fast['wall_s']} s, peak {fast['peak_rss_mib']} MiB")
+        if not args.only_llm:
+            demo = run(["audit", "--demo", "--out", f"{tmp}/demo", "-q"])
+            result["demo"] = demo
+            print(f"demo audit: {demo['wall_s']} s, peak {demo['peak_rss_mib']} MiB")
+            data.to_csv(f"{tmp}/texts.csv", index=False)
+            fast = run(
+                ["audit", f"{tmp}/texts.csv", "--methods", "ablation,substitution,swap", "--out", f"{tmp}/fast", "-q"]
+            )
+            result["texts_200_wordlists_and_swap"] = {**fast, "texts": len(data)}
+            print(f"200 texts, ablation+substitution+swap: {fast['wall_s']} s, peak {fast['peak_rss_mib']} MiB")
+        fast_s = result["texts_200_wordlists_and_swap"]["wall_s"]
         if not args.skip_llm:
             n = args.llm_texts
             data.head(n).to_csv(f"{tmp}/llm.csv", index=False)
-            llm = run(["audit", f"{tmp}/llm.csv", "--methods", "llm", "--out", f"{tmp}/llm", "-q"])
-            per_text = llm["wall_s"] / n
-            result["llm_subset"] = {
-                **llm,
-                "texts": n,
-                "seconds_per_text": round(per_text, 1),
-                "extrapolated_200_texts_minutes": round(per_text * 200 / 60, 1),
-            }
-            total = fast["wall_s"] + per_text * 200
-            result["texts_200_all_4_methods_estimate_minutes"] = round(total / 60, 1)
-            print(
-                f"llm on {n} texts: {llm['wall_s']} s ({per_text:.1f} s per text), peak {llm['peak_rss_mib']} MiB; "
-                f"200 texts x 4 methods ~ {total / 60:.0f} min"
-            )
+            runs = [("llm_subset", [])] + ([] if args.skip_sequential else [("llm_subset_sequential", ["1"])])
+            for key, parallel in runs:
+                extra = ["--llm-parallel", *parallel] if parallel else []
+                llm = run(["audit", f"{tmp}/llm.csv", "--methods", "llm", "--out", f"{tmp}/{key}", "-q", *extra])
+                per_text = llm["wall_s"] / n
+                result[key] = {
+                    **llm,
+                    "texts": n,
+                    "llm_parallel": int(parallel[0]) if parallel else 16,
+                    "seconds_per_text": round(per_text, 1),
+                    "extrapolated_200_texts_minutes": round(per_text * 200 / 60, 1),
+                }
+                total = fast_s + per_text * 200
+                print(
+                    f"{key}: llm on {n} texts: {llm['wall_s']} s ({per_text:.1f} s per text), peak "
+                    f"{llm['peak_rss_mib']} MiB; 200 texts x 4 methods ~ {total / 60:.0f} min"
+                )
+            per_text = result["llm_subset"]["seconds_per_text"]
+            result["texts_200_all_4_methods_estimate_minutes"] = round((fast_s + per_text * 200) / 60, 1)
+            if "llm_subset_sequential" in result:
+                before = result["llm_subset_sequential"]["seconds_per_text"]
+                result["texts_200_all_4_methods_sequential_estimate_minutes"] = round((fast_s + before * 200) / 60, 1)
+                result["llm_speedup_parallel_vs_sequential"] = round(before / per_text, 2)
     write_json(result, RESULTS / "audit_speed.json")
     print(f"wrote {RESULTS / 'audit_speed.json'}")
 

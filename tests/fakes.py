@@ -19,6 +19,7 @@ class ScriptedLLM:
         self.answer = answer
         self.calls: list[dict[str, Any]] = []
         self.context = context
+        self.batches = 0  # chat/complete calls: the texts of one call share its "batch" number
 
     def _text_of(self, messages: Sequence[Message]) -> str:
         last = messages[-1]["content"]
@@ -26,6 +27,7 @@ class ScriptedLLM:
 
     def chat(self, conversations: Sequence[Sequence[Message]], params: SamplingParams) -> list[list[Completion]]:
         out = []
+        self.batches += 1
         for messages in conversations:
             text = self._text_of(messages)
             attempt = (params.seed or 0) // 1000
@@ -36,6 +38,8 @@ class ScriptedLLM:
                     "seed": params.seed,
                     "top_k": params.top_k,
                     "temperature": params.temperature,
+                    "stop": params.stop,
+                    "batch": self.batches,
                     "messages": list(messages),
                 }
             )
@@ -44,6 +48,7 @@ class ScriptedLLM:
 
     def complete(self, prompts: Sequence[str], params: SamplingParams) -> list[list[Completion]]:
         out = []
+        self.batches += 1
         for prompt in prompts:
             text = prompt.rsplit("Here is some text: {", 1)[1].split("}", 1)[0]
             attempt = (params.seed or 0) // 1000

@@ -231,6 +231,27 @@ def test_llm_flip_in_the_loop(sentiment: CachedClassifier) -> None:
     assert "still reads it as negative" in llm.calls[1]["messages"][-1]["content"]
 
 
+def test_llm_flip_searches_of_several_texts_run_in_step(sentiment: CachedClassifier) -> None:
+    # "boring" texts flip at the second reply, "dull" ones never: each round asks every unfinished text in one call
+    def reply(text: str, attempt: int, i: int) -> str:
+        turns = sum(1 for call in llm.calls if call["text"] == text)
+        return "{a gripping film}" if "boring" in text and turns >= 2 else "{a dull film}"
+
+    llm = ScriptedLLM(reply)
+    # the text's own message, in every round (later rounds end with the classifier's feedback)
+    llm._text_of = lambda messages: next(  # type: ignore[method-assign]
+        m["content"].splitlines()[0] for m in reversed(messages) if m["content"].startswith("Text: ")
+    )
+    editor = LLMFlipEditor(sentiment, llm, in_loop=True, budget=3)
+    texts = ["a boring film", "a dull film", "a boring story"]
+    out = editor.edit(texts)
+    assert [[c.meta["flipped"] for c in cands] for cands in out] == [[False, True], [False] * 3, [False, True]]
+    per_call: dict[int, int] = {}
+    for call in llm.calls:
+        per_call[call["batch"]] = per_call.get(call["batch"], 0) + 1
+    assert list(per_call.values()) == [3, 3, 1]  # rounds of 3, 3, then the one text still searching
+
+
 def test_llm_editors_stop_where_the_text_outgrows_the_context(tmp_path: Path, sentiment: CachedClassifier) -> None:
     # the scripted LLM counts words as tokens; its answer (43 words) fits as an answer but not as the next prompt
     llm = ScriptedLLM(lambda text, attempt, i: "{a gripping film " + "and more words here " * 10 + "}", context=140)

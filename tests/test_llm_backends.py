@@ -141,3 +141,134 @@ def test_ray_workers_limit_llama_threads_to_their_share(monkeypatch: pytest.Monk
         assert LlamaCppLLM().n_threads == 1
     finally:
         torch.set_num_threads(torch_threads)
+
+
+class _Recording(BaseHTTPRequestHandler):
+    """A server that answers after ``delay`` seconds and records how many requests were in flight at once.
+    ``n_ok``: it honours ``n``; prompts containing "bad" always fail (HTTP 500), "flaky" fails once (503)."""
+
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    delay = 0.2
+    n_ok = False
+    lock = threading.Lock()
+    in_flight = 0
+    peak = 0
+    seen: ClassVar[list[dict[str, Any]]] = []
+
+    def _answer(self, status: int, payload: dict[str, Any]) -> None:
+        body = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:
+        cls = type(self)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        with cls.lock:
+            cls.in_flight += 1
+            cls.peak = max(cls.peak, cls.in_flight)
+            cls.seen.append(body)
+            flaky_before = sum("flaky" in b["prompt"] for b in cls.seen) > 1
+        time.sleep(cls.delay)
+        with cls.lock:
+            cls.in_flight -= 1
+        prompt = body["prompt"]
+        if "bad" in prompt:
+            return self._answer(500, {"error": "boom"})
+        if "flaky" in prompt and not flaky_before:
+            return self._answer(503, {"error": "busy"})
+        n = body.get("n", 1) if cls.n_ok else 1
+        seed = body.get("seed")
+        choices = [{"index": i, "text": f"{prompt}:{seed}:{i}", "finish_reason": "stop"} for i in range(n)]
+        return self._answer(200, {"choices": choices})
+
+    def log_message(self, *args: Any) -> None:
+        return None
+
+
+@pytest.fixture
+def recording() -> Iterator[tuple[str, type[_Recording]]]:
+    handler = type("R", (_Recording,), {"seen": [], "in_flight": 0, "peak": 0, "lock": threading.Lock()})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", handler
+    httpd.shutdown()
+
+
+def test_http_client_keeps_requests_in_flight_and_answers_in_order(recording: tuple[str, type[_Recording]]) -> None:
+    url, handler = recording
+    llm = OpenAIHTTPLLM(url, concurrency=8, n_per_request="off")
+    prompts = ["p0", "p1", "p2", "p3"]
+    out = llm.complete(prompts, SamplingParams(n=4, seed=10))
+    assert len(handler.seen) == 16  # one request per sample
+    assert handler.peak == 8  # the pool kept 8 requests in flight, never more
+    assert [[c.text for c in row] for row in out] == [[f"{p}:{10 + i}:0" for i in range(4)] for p in prompts]
+
+
+def test_http_client_asks_n_samples_in_one_request_where_the_server_can(
+    recording: tuple[str, type[_Recording]],
+) -> None:
+    url, handler = recording
+    handler.n_ok, handler.delay = True, 0.0
+    llm = OpenAIHTTPLLM(url)
+    out = llm.complete(["a", "b", "c"], SamplingParams(n=3, seed=7))
+    assert len(handler.seen) == 3 and all(body["n"] == 3 for body in handler.seen)  # the probe's answer is used
+    assert [c.text for c in out[2]] == ["c:7:0", "c:7:1", "c:7:2"]
+    # a server that answers one choice whatever n says: one request per sample from then on, seeds seed + i
+    handler.n_ok = False
+    fallback = OpenAIHTTPLLM(url)
+    again = fallback.complete(["a", "b"], SamplingParams(n=2, seed=7))
+    assert fallback._n_supported is False
+    assert [[c.text for c in row] for row in again] == [["a:7:0", "a:8:0"], ["b:7:0", "b:8:0"]]
+
+
+def test_http_failed_request_is_retried_then_reported_for_its_input_only(
+    recording: tuple[str, type[_Recording]],
+) -> None:
+    from counterfair.llm.openai_http import LLMRequestsFailed
+
+    url, handler = recording
+    handler.delay = 0.0
+    llm = OpenAIHTTPLLM(url, concurrency=4, retries=2, backoff=0.01, n_per_request="off")
+    with pytest.raises(LLMRequestsFailed, match="1 of 3 inputs") as caught:
+        llm.complete(["ok", "bad", "flaky"], SamplingParams(n=2, seed=1))
+    failed = caught.value
+    assert list(failed.failures) == [1] and "HTTP 500" in failed.failures[1]
+    assert sum("bad" in b["prompt"] for b in handler.seen) >= 3  # tried 1 + 2 retries before giving up
+    assert failed.completed[1] is None
+    assert [c.text for c in failed.completed[0] or []] == ["ok:1:0", "ok:2:0"]
+    assert [c.text for c in failed.completed[2] or []] == ["flaky:1:0", "flaky:2:0"]  # 503 once, then answered
+
+
+def test_sample_all_counts_samples_for_any_backend() -> None:
+    from counterfair.llm import sample_all
+    from tests.fakes import ScriptedLLM
+
+    class Counter:
+        total = 0
+
+        def start(self, description: str, total: int) -> None:
+            return None
+
+        def advance(self, amount: int) -> None:
+            self.total += amount
+
+    hook = Counter()
+    llm = ScriptedLLM(lambda text, attempt, i: "{x}")  # no progress parameter: advanced when the call returns
+    messages = [[{"role": "user", "content": "Text: {a}"}], [{"role": "user", "content": "Text: {b}"}]]
+    out = sample_all(llm, messages, SamplingParams(n=3), chat=True, progress=hook)
+    assert len(out) == 2 and hook.total == 6
+
+
+def test_ask_until_parsed_asks_again_only_the_unparsed() -> None:
+    from counterfair.llm.base import ask_until_parsed
+    from tests.fakes import ScriptedLLM
+
+    llm = ScriptedLLM(lambda text, attempt, i: "yes" if text == "a" or llm.batches > 1 else "???")
+    questions = [[{"role": "user", "content": "Q {a}"}], [{"role": "user", "content": "Q {b}"}]]
+    answers = ask_until_parsed(llm, questions, lambda raw: raw if raw == "yes" else None, retries=2, max_tokens=4)
+    assert answers == [("yes", ["yes"]), ("yes", ["???", "yes"])]
+    assert [(c["text"], c["temperature"]) for c in llm.calls] == [("a", 0.0), ("b", 0.0), ("b", 0.7)]

@@ -153,3 +153,33 @@ def test_plain_style(tmp_path: Path) -> None:
     assert result.counterfactuals["text"].tolist() == ["My neighbour brings food to the party every weekend."]
     assert "Here is a rewrite of the text, which is not about Muslims: {" in llm.calls[0]["prompt"]
     assert not math.isnan(result.counterfactuals["bleu"].iloc[0])
+
+
+def test_texts_of_a_chunk_are_sampled_in_one_call_and_only_failures_rerun(tmp_path: Path) -> None:
+    # the first text gets a good rewrite at once; the second only at attempt 1; the third never
+    def answer(text: str, attempt: int, i: int) -> str:
+        if "prays" in text or ("fasts" in text and attempt == 1):
+            return "{" + text.replace("Muslim ", "") + "}"
+        return "{" + text + "}"
+
+    llm = ScriptedLLM(answer)
+    texts = ["My Muslim neighbour prays every day.", "My Muslim aunt fasts in summer.", "A Muslim prayer."]
+    result = _generate(tmp_path, llm, texts, samples=2, max_attempts=3, llm_chunk=4)
+    statuses = result.counterfactuals.set_index("source_text")["status"].to_dict()
+    assert statuses == {texts[0]: "ok", texts[1]: "ok", texts[2]: "failed:no_candidate_passed_filters"}
+    by_batch: dict[int, list[str]] = {}
+    for call in llm.calls:
+        by_batch.setdefault(call["batch"], []).append(call["text"])
+    # attempt 0: all three in one call; attempt 1: the two without a passing candidate; attempt 2: the last one
+    assert list(by_batch.values()) == [texts, texts[1:], texts[2:]]
+    assert {call["stop"] for call in llm.calls} == {("}",)}  # the chat style stops at the closing brace too
+
+
+def test_a_rewrite_stopped_at_the_brace_is_parsed() -> None:
+    from counterfair.llm import Completion
+
+    editor = LLMRewriteEditor(ScriptedLLM(lambda t, a, i: "x"), ISLAM)
+    stopped = editor._candidate(Completion("Sure: {My neighbour prays", "stop"), 0, 0, 0)
+    cut = editor._candidate(Completion("{My neighbour prays and then", "length"), 0, 0, 1)
+    assert (stopped.text, stopped.meta["parsed"]) == ("My neighbour prays", True)
+    assert cut.meta["parsed"] is False  # ran out of tokens before the brace closed

@@ -40,6 +40,40 @@ def test_in_process_rewrites_are_reproducible() -> None:
     assert info["sha256"] == get_model_info(MODEL).sha256
 
 
+def test_parallel_sampling_is_seeded_ordered_and_independent_of_earlier_calls() -> None:
+    from counterfair.llm.llamacpp import LlamaCppLLM
+
+    conversations = [
+        [{"role": "user", "content": "Write one short sentence about a cat."}],
+        [{"role": "user", "content": "Write one short sentence about the sea."}],
+    ]
+    params = SamplingParams(n=3, temperature=1.0, top_k=40, max_tokens=20, seed=5)
+    first = LlamaCppLLM(MODEL, parallel=4)
+    a = first.chat(conversations, params)
+    other = LlamaCppLLM(MODEL, parallel=4)
+    other.chat([[{"role": "user", "content": "Name a colour."}]], params)  # a different history before the call
+    b = other.chat(conversations, params)
+    assert [[c.text for c in row] for row in a] == [[c.text for c in row] for row in b]
+    assert len(a) == 2 and all(len(row) == 3 for row in a)
+    assert "cat" in " ".join(c.text.lower() for c in a[0]) and "sea" in " ".join(c.text.lower() for c in a[1])
+    assert len({c.text for c in a[0]}) > 1  # seeds seed + i: different samples
+    assert first.info()["parallel"] == 4 and first._batcher.tokens_generated > 0
+
+
+def test_parallel_sampling_stops_at_stop_strings_and_max_tokens() -> None:
+    from counterfair.llm.llamacpp import LlamaCppLLM
+
+    llm = LlamaCppLLM(MODEL, parallel=4)
+    counting = "Count from 1 to 20, separated by commas: 1, 2, 3,"
+    [stopped] = llm.complete([counting], SamplingParams(n=2, temperature=0.0, max_tokens=40, stop=(" 7",)))
+    assert [(c.text, c.finish_reason) for c in stopped] == [(" 4, 5, 6,", "stop")] * 2  # greedy: both the same
+    [cut] = llm.complete([counting], SamplingParams(n=2, temperature=1.0, max_tokens=3, seed=0))
+    assert all(c.finish_reason == "length" and llm.count_tokens(c.text) <= 3 for c in cut)
+    sequential = LlamaCppLLM(MODEL, parallel=1)
+    [same] = sequential.complete([counting], SamplingParams(n=1, temperature=0.0, max_tokens=40, stop=(" 7",)))
+    assert same[0].text == " 4, 5, 6,"  # the sequential path agrees on the greedy continuation
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

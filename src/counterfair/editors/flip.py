@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, ClassVar
@@ -29,6 +29,7 @@ import numpy as np
 
 from ..classifiers import CachedClassifier
 from ..errors import ConfigError, InputError, ModelNotAvailable
+from ..llm import SamplingParams
 from ..metrics.functional import contrast_labels, flipped_one
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate
@@ -89,6 +90,10 @@ class _Target:
     original: int
     target: int
     proba: np.ndarray
+
+
+# one text's search: yields LLM requests (messages, sampling parameters), is sent each answer, returns its candidates
+Steps = Generator[tuple[list[dict[str, str]], SamplingParams], str, list[Candidate]]
 
 
 class _ClassifierEditor(EditorBase):
@@ -161,6 +166,57 @@ class _LLMClassifierEditor(_ClassifierEditor):
     def fits(self, text: str) -> bool:
         """Whether the largest prompt this editor builds for ``text``, plus its answer, fits the LLM's context."""
         raise NotImplementedError
+
+    def steps(self, text: str, target: _Target) -> Steps:
+        """The search for one text as a generator: it yields each LLM request (messages, sampling parameters), is
+        sent the answer's text, and returns the candidates."""
+        raise NotImplementedError
+
+    def edit_one(self, text: str, target: _Target) -> list[Candidate]:
+        return self.edit_many([text], [target])[0]
+
+    def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:
+        hook = progress or NullProgress()
+        hook.start(self.progress_label(), len(texts))
+        return self.edit_many(texts, self.targets(texts), hook)
+
+    def edit_many(
+        self, texts: Sequence[str], targets: Sequence[_Target], hook: ProgressHook | None = None
+    ) -> list[list[Candidate]]:
+        """Every text's search runs in step with the others: each round sends the pending requests of all texts
+        in one LLM call per distinct set of sampling parameters, so the backend answers them concurrently."""
+        from ..llm import sample_all
+
+        hook = hook or NullProgress()
+        out: list[list[Candidate]] = [[] for _ in texts]
+        pending: dict[int, tuple[Steps, tuple[list[dict[str, str]], Any]]] = {}
+
+        def advance(k: int, search: Steps, answer: str | None) -> None:
+            try:
+                request = next(search) if answer is None else search.send(answer)
+            except StopIteration as finished:
+                out[k] = list(finished.value)
+                pending.pop(k, None)
+                hook.advance(1)
+            else:
+                pending[k] = (search, request)
+
+        for k, (text, target) in enumerate(zip(texts, targets, strict=True)):
+            if self.fits(text):  # a text that does not fit gets no candidate (callers that need the reason ask fits)
+                advance(k, self.steps(text, target), None)
+            else:
+                hook.advance(1)
+        while pending:
+            by_params: dict[Any, list[int]] = {}
+            for k, (_, (_, params)) in pending.items():
+                by_params.setdefault(params, []).append(k)
+            answers: dict[int, str] = {}
+            for params, ks in by_params.items():
+                replies = sample_all(self.llm, [pending[k][1][0] for k in ks], params, chat=True)
+                answers.update((k, reply[0].text) for k, reply in zip(ks, replies, strict=True))
+            for k, answer in answers.items():
+                advance(k, pending[k][0], answer)
+        return out
 
     def widest_label(self) -> str:
         """The label name that costs the most tokens in a prompt (for the worst case in :meth:`fits`)."""
@@ -317,16 +373,20 @@ class MaskFillEditor(_LLMClassifierEditor):
     def importance(self, tokens: Sequence[Any], label: int, positions: list[int]) -> np.ndarray:
         return deletion_importance(self.classifier, tokens, label, positions)
 
-    def fill(self, tokens: Sequence[Any], masked: list[int], target_label: str, attempt: int) -> str | None:
-        from ..llm import SamplingParams
-
+    def fill_request(
+        self, tokens: Sequence[Any], masked: list[int], target_label: str, attempt: int
+    ) -> tuple[list[dict[str, str]], SamplingParams, dict[int, int]]:
+        """The LLM request that fills the ``masked`` words, and the blank number of each masked position."""
         blanks = {p: k + 1 for k, p in enumerate(sorted(masked))}
         template = _join(tokens, {p: f"[{k}]" for p, k in blanks.items()})
-        prompt = self.prompt(template, target_label)
         params = SamplingParams(
             n=1, temperature=0.7, top_k=40, max_tokens=self.max_tokens_for(len(blanks)), seed=self.seed + attempt
         )
-        raw = self.llm.chat([prompt], params)[0][0].text
+        return self.prompt(template, target_label), params, blanks
+
+    @staticmethod
+    def parse_fill(raw: str, tokens: Sequence[Any], blanks: dict[int, int]) -> str | None:
+        """The text with the blanks filled from the LLM's JSON answer, or None if the answer does not parse."""
         match = re.search(r"\{.*\}", raw, re.DOTALL)
         if match is None:
             return None
@@ -341,7 +401,7 @@ class MaskFillEditor(_LLMClassifierEditor):
             return None
         return _join(tokens, fills)
 
-    def edit_one(self, text: str, target: _Target) -> list[Candidate]:
+    def steps(self, text: str, target: _Target) -> Steps:
         tokens = _tokens(text)
         positions = [i for i, t in enumerate(tokens) if t.is_alpha]
         if not positions:
@@ -354,7 +414,8 @@ class MaskFillEditor(_LLMClassifierEditor):
         attempt = 0
         while low <= high and attempt < self.searches:
             k = (low + high) // 2
-            filled = self.fill(tokens, order[:k], target_label, attempt)
+            messages, params, blanks = self.fill_request(tokens, order[:k], target_label, attempt)
+            filled = self.parse_fill((yield messages, params), tokens, blanks)
             flipped = False
             if filled is not None:
                 candidate = self.scored(filled, target, masked=k, attempt=attempt)
@@ -418,8 +479,7 @@ class LLMFlipEditor(_LLMClassifierEditor):
         prompt = self.prompt(text, widest, widest)
         return self.prompt_tokens(prompt) + self.max_tokens_for(text) <= self.llm.context_size()
 
-    def edit_one(self, text: str, target: _Target) -> list[Candidate]:
-        from ..llm import SamplingParams
+    def steps(self, text: str, target: _Target) -> Steps:
         from .llm_rewrite import extract_braced
 
         current = label_name(self.classifier.labels[target.original], self.label_names)
@@ -431,7 +491,7 @@ class LLMFlipEditor(_LLMClassifierEditor):
             if self.prompt_tokens(messages) + max_tokens > self.llm.context_size():
                 break  # a re-prompt that no longer fits: the candidates so far stand
             params = SamplingParams(n=1, temperature=0.7, top_k=40, max_tokens=max_tokens, seed=self.seed + attempt)
-            raw = self.llm.chat([messages], params)[0][0].text
+            raw = yield list(messages), params
             edited = extract_braced(raw)
             if edited is None or not edited.strip():
                 messages += [

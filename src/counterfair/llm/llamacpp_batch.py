@@ -26,6 +26,7 @@ samples whatever ran before. A text's samples may differ when it is sampled toge
 
 from __future__ import annotations
 
+import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -105,6 +106,7 @@ class BatchSampler:
         self._cache: list[int] = []  # the prompt (less its last token) held in the first holder between calls
         self.prompt_tokens_run = 0  # prompt tokens evaluated (the benchmark shows how much the prefix cache saves)
         self.tokens_generated = 0
+        self.seconds = {"prompt": 0.0, "generate": 0.0}  # decode time spent on prompts and on sampled tokens
 
     def close(self) -> None:
         self._free_batch()
@@ -176,12 +178,14 @@ class BatchSampler:
 
     def _extend(self, seq: int, body: list[int], start: int) -> None:
         """Evaluate ``body[start:]`` into ``seq``, in blocks aligned to ``PROMPT_BLOCK`` positions."""
+        started = time.perf_counter()
         pos = start
         while pos < len(body):
             end = min(len(body), (pos // PROMPT_BLOCK + 1) * PROMPT_BLOCK)
             self._decode([(body[p], p, seq, False) for p in range(pos, end)])
             pos = end
         self.prompt_tokens_run += len(body) - start
+        self.seconds["prompt"] += time.perf_counter() - started
 
     # ------------------------------------------------------------------ the loop
     def run(
@@ -241,6 +245,7 @@ class BatchSampler:
                     sample.next_token = job.tokens[-1]
                     reserved += job.max_new + 1
                     running.append(sample)
+                started = time.perf_counter()
                 self._decode([(s.next_token, s.pos, s.slot, True) for s in running])
                 still = []
                 for i, sample in enumerate(running):
@@ -263,6 +268,7 @@ class BatchSampler:
                     if on_sample is not None:
                         on_sample(1)
                 running = still
+                self.seconds["generate"] += time.perf_counter() - started
         finally:
             for sample in running:
                 if sample.sampler is not None:
