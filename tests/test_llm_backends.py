@@ -154,6 +154,7 @@ class _Recording(BaseHTTPRequestHandler):
     lock = threading.Lock()
     in_flight = 0
     peak = 0
+    barrier: threading.Barrier | None = None  # when set, a request is answered only once that many are in flight
     seen: ClassVar[list[dict[str, Any]]] = []
 
     def _answer(self, status: int, payload: dict[str, Any]) -> None:
@@ -172,6 +173,11 @@ class _Recording(BaseHTTPRequestHandler):
             cls.seen.append(body)
             flaky_before = sum("flaky" in b["prompt"] for b in cls.seen) > 1
         time.sleep(cls.delay)
+        if cls.barrier is not None:
+            try:
+                cls.barrier.wait(timeout=10)
+            except threading.BrokenBarrierError:
+                return self._answer(500, {"error": "fewer requests in flight than the barrier waits for"})
         with cls.lock:
             cls.in_flight -= 1
         prompt = body["prompt"]
@@ -200,11 +206,12 @@ def recording() -> Iterator[tuple[str, type[_Recording]]]:
 
 def test_http_client_keeps_requests_in_flight_and_answers_in_order(recording: tuple[str, type[_Recording]]) -> None:
     url, handler = recording
-    llm = OpenAIHTTPLLM(url, concurrency=8, n_per_request="off")
+    handler.delay, handler.barrier = 0.0, threading.Barrier(8)  # each answer waits until 8 requests are in flight
+    llm = OpenAIHTTPLLM(url, concurrency=8, n_per_request="off", retries=0)
     prompts = ["p0", "p1", "p2", "p3"]
-    out = llm.complete(prompts, SamplingParams(n=4, seed=10))
-    assert len(handler.seen) == 16  # one request per sample
-    assert handler.peak == 8  # the pool kept 8 requests in flight, never more
+    out = llm.complete(prompts, SamplingParams(n=4, seed=10))  # a client with fewer in flight fails here
+    assert len(handler.seen) == 16  # one request per sample, in two full rounds of 8
+    assert handler.peak == 8  # never more than the concurrency
     assert [[c.text for c in row] for row in out] == [[f"{p}:{10 + i}:0" for i in range(4)] for p in prompts]
 
 

@@ -183,3 +183,52 @@ def test_a_rewrite_stopped_at_the_brace_is_parsed() -> None:
     cut = editor._candidate(Completion("{My neighbour prays and then", "length"), 0, 0, 1)
     assert (stopped.text, stopped.meta["parsed"]) == ("My neighbour prays", True)
     assert cut.meta["parsed"] is False  # ran out of tokens before the brace closed
+
+
+def test_a_text_whose_llm_requests_fail_stops_the_run_after_saving_the_others(tmp_path: Path) -> None:
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from counterfair.errors import LLMInputsFailed
+
+    seen: list[str] = []
+    broken = {"on": True}
+
+    class Server(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            text = body["messages"][-1]["content"]
+            seen.append(text)
+            if broken["on"] and "mosque" in text:
+                self.send_response(500)
+                self.end_headers()
+                return
+            choices = [{"index": i, "message": {"content": "{My neighbour cooks.}"}} for i in range(body.get("n", 1))]
+            payload = json.dumps({"choices": choices}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, *args: object) -> None:
+            return None
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Server)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    texts = ["My Muslim neighbour cooks.", "The mosque is new.", "A Muslim prayer."]
+    options = GenerateOptions(
+        methods=["llm"], llm=f"openai:http://127.0.0.1:{httpd.server_address[1]}/v1", samples=2, max_attempts=1
+    )
+    frame = pd.DataFrame({"text": texts})
+    try:
+        with pytest.raises(LLMInputsFailed, match=r"1 of 3 texts \(row 1 \(id 1\): .*HTTP 500"):
+            run_generate(frame, tmp_path / "run", options)
+        saved = [json.loads(line) for line in (tmp_path / "run" / ".work" / "done.jsonl").read_text().splitlines()]
+        assert sorted(r["row"] for r in saved) == [0, 2]  # the other two texts of the chunk were kept
+        broken["on"], seen[:] = False, []
+        result = run_generate(frame, tmp_path / "run", options)  # the same command again: only the failed text
+        assert seen and all("mosque" in text for text in seen)
+        assert result.counterfactuals["status"].notna().all() and len(result.counterfactuals) == 3
+    finally:
+        httpd.shutdown()

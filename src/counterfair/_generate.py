@@ -33,7 +33,7 @@ from .attributes import Attribute, load_attribute
 from .checkpoint import JsonlCheckpoint, MemorySink
 from .editors.base import EditorBase
 from .editors.filters import CandidateFilter, FilterConfig, Verdict, best
-from .errors import ConfigError
+from .errors import ConfigError, LLMInputsFailed
 from .io import (
     cell_text,
     input_sha256,
@@ -309,11 +309,16 @@ class Generator:
         chosen: dict[int, tuple[Candidate, Verdict]] = {}
         pending = [k for k in range(len(texts)) if k not in records]
         attempts = dict.fromkeys(pending, 0)
+        failed: dict[int, str] = {}
         for attempt in range(1, self.opts.max_attempts + 1):
             if not pending:
                 break
-            sampled = editor.sample([texts[k] for k in pending], attempt=attempt - 1)
+            lost: dict[int, str] = {}
+            sampled = editor.sample([texts[k] for k in pending], attempt=attempt - 1, failures=lost)
+            failed.update({pending[j]: why for j, why in lost.items()})
             for k, candidates in zip(pending, sampled, strict=True):
+                if k in failed:
+                    continue
                 attempts[k] = attempt
                 outputs = [c.text if c.meta.get("parsed") else None for c in candidates]
                 verdicts = self.filter.judge([texts[k]] * len(candidates), outputs)
@@ -325,13 +330,22 @@ class Generator:
                 )
                 if top is not None:
                     chosen[k] = (candidates[top], verdicts[top])
-            pending = [k for k in pending if k not in chosen]
+            pending = [k for k in pending if k not in chosen and k not in failed]
         for k in attempts:
+            if k in failed:
+                continue
             if k in chosen:
                 cf = {"text": chosen[k][0].text, "status": "ok", **self._scores(chosen[k][1])}
             else:
                 cf = {"text": None, "status": make_status("failed", "no_candidate_passed_filters")}
             records[k] = self._record("llm", rows[k], input_ids[k], texts[k], cf, cand_rows[k], attempts=attempts[k])
+        if failed:
+            named = "; ".join(f"row {rows[k]} (id {input_ids[k]}): {why}" for k, why in sorted(failed.items())[:3])
+            raise LLMInputsFailed(
+                f"the LLM gave no answer for {len(failed)} of {len(texts)} texts ({named}); the others are saved, "
+                "run the same command again to retry the rest",
+                [records[k] for k in range(len(texts)) if k in records],
+            )
         return [records[k] for k in range(len(texts))]
 
     @staticmethod
@@ -681,7 +695,12 @@ def _generate_into(
         size = opts.llm_chunk if method == "llm" else opts.chunk
         for start in range(0, len(rows), size):
             chunk = rows[start : start + size]
-            sink.add(_chunk_records(gen, stored, method, chunk, ids, [texts[i] or "" for i in chunk]))
+            try:
+                records = _chunk_records(gen, stored, method, chunk, ids, [texts[i] or "" for i in chunk])
+            except LLMInputsFailed as err:
+                sink.add(err.records)
+                raise
+            sink.add(records)
             hook.advance(len(chunk))
         timing[method] = round(time.perf_counter() - t0, 3)
     return timing
@@ -696,9 +715,16 @@ def _chunk_records(
     missing = [k for k in range(len(chunk)) if k not in hits]
     if missing:
         if method == "llm":
-            fresh = gen.run_llm_many(
-                [chunk[k] for k in missing], [ids[chunk[k]] for k in missing], [chunk_texts[k] for k in missing]
-            )
+            try:
+                fresh = gen.run_llm_many(
+                    [chunk[k] for k in missing], [ids[chunk[k]] for k in missing], [chunk_texts[k] for k in missing]
+                )
+            except LLMInputsFailed as err:  # keep (store and checkpoint) what the other texts got, then stop
+                done = {record["row"]: record for record in err.records}
+                kept = [k for k in missing if chunk[k] in done]
+                stored.save([chunk_texts[k] for k in kept], [done[chunk[k]] for k in kept])
+                err.records = [*by_position.values(), *(done[chunk[k]] for k in kept)]
+                raise
         else:
             rows, keys = [chunk[k] for k in missing], [ids[chunk[k]] for k in missing]
             fresh = gen.run_deterministic(method, rows, keys, [chunk_texts[k] for k in missing])

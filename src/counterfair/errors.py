@@ -41,3 +41,12 @@ class ClassifierError(CounterfairError):
 
 class NativeLibraryError(CounterfairError):
     """A native library (llama.cpp) crashed or cannot run on this machine; the message names the setting to change."""
+
+
+class LLMInputsFailed(CounterfairError):
+    """Some inputs got no answer from the LLM (their requests failed after retries); ``records`` holds what was
+    finished for the other inputs of the same step, which the caller saves before stopping."""
+
+    def __init__(self, message: str, records: list[dict[str, object]]) -> None:
+        super().__init__(message)
+        self.records = records

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from ..attributes import Attribute
 from ..errors import ConfigError
 from ..llm import LLM, Completion, Message, SamplingParams, sample_all
+from ..llm.openai_http import LLMRequestsFailed
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate
 from .base import EditorBase
@@ -150,11 +151,17 @@ class LLMRewriteEditor(EditorBase):
         return self.prompt_tokens(text) + self.max_tokens_for(text) <= self.llm.context_size()
 
     def sample(
-        self, texts: Sequence[str], *, attempt: int = 0, progress: ProgressHook | None = None
+        self,
+        texts: Sequence[str],
+        *,
+        attempt: int = 0,
+        progress: ProgressHook | None = None,
+        failures: dict[int, str] | None = None,
     ) -> list[list[Candidate]]:
         """``n`` candidates per text, all texts in one LLM call (sampled concurrently by the built-in backends).
         Every prompt style stops at the closing ``}``: only the first ``{...}`` is kept, so nothing after it is
-        generated. ``progress`` advances once per text."""
+        generated. ``progress`` advances once per text. With ``failures`` given, a text whose requests to an LLM
+        server failed gets no candidate and its reason in ``failures`` (by position) instead of failing the call."""
         if not texts:
             return []
         seed = self.seed + 1000 * attempt
@@ -171,10 +178,16 @@ class LLMRewriteEditor(EditorBase):
             self.prompt.plain(text, self.instruction) if plain else self.prompt.messages(text, self.instruction)
             for text in texts
         ]
-        per_text = sample_all(self.llm, inputs, params, chat=not plain)
+        try:
+            per_text: list[list[Completion] | None] = list(sample_all(self.llm, inputs, params, chat=not plain))
+        except LLMRequestsFailed as err:
+            if failures is None:
+                raise
+            failures.update(err.failures)
+            per_text = err.completed
         out: list[list[Candidate]] = []
         for completions in per_text:
-            out.append([self._candidate(c, attempt, seed, i) for i, c in enumerate(completions)])
+            out.append([self._candidate(c, attempt, seed, i) for i, c in enumerate(completions or [])])
         (progress or NullProgress()).advance(len(texts))
         return out
 

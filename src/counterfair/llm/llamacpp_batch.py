@@ -65,6 +65,19 @@ class _Sample:
     generated: list[int] = field(default_factory=list)
 
 
+@dataclass
+class _Schedule:
+    """One call's scheduling state."""
+
+    first: int  # the holder of the call's first prompt (kept between calls)
+    free: list[int]  # free sample slots
+    kept: int = 0  # positions of the first prompt kept from the previous call
+    running: list[_Sample] = field(default_factory=list)
+    live: dict[int, list[int]] = field(default_factory=dict)  # holder sequence -> its tokens
+    reserved: int = 0  # KV cells reserved by holders and running samples
+    latest: _Job | None = None  # the newest input with a holder: the next input's prompt may share its prefix
+
+
 def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     n = min(len(a), len(b))
     i = 0
@@ -197,7 +210,6 @@ class BatchSampler:
         on_sample: Callable[[int], None] | None = None,
     ) -> list[list[Completion]]:
         """``params.n`` completions of each tokenized prompt, in input order."""
-        lib = self._lib
         jobs = []
         for k, tokens in enumerate(prompts):
             if not tokens:
@@ -206,75 +218,84 @@ class BatchSampler:
             if room < 1:
                 raise ConfigError(f"prompt {k} has {len(tokens)} tokens; the context window is {self.n_ctx}")
             jobs.append(_Job(k, list(tokens), min(params.max_tokens, room), waiting=params.n))
-        results: list[list[Completion | None]] = [[None] * params.n for _ in jobs]
+        if not jobs:
+            return []
         queue = deque(
             _Sample(job, i, None if params.seed is None else params.seed + i) for job in jobs for i in range(params.n)
         )
-        live: dict[int, list[int]] = {}  # holder sequence -> its tokens
-        first = self._holder_ids[0]
-        kept = self._start(jobs[0].tokens[:-1] if jobs and reuse_prefix else [])
-        latest: _Job | None = None  # the newest input with a holder: the next input's prompt may share its prefix
-        free = list(range(self.parallel - 1, -1, -1))
-        running: list[_Sample] = []
-        reserved = 0
+        state = _Schedule(first=self._holder_ids[0], free=list(range(self.parallel - 1, -1, -1)))
+        state.kept = self._start(jobs[0].tokens[:-1] if reuse_prefix else [])
+        self._cache = []  # until this call ends well, the first holder's content is unknown
+        results: list[list[Completion | None]] = [[None] * params.n for _ in jobs]
         try:
-            while queue or running:
-                while queue and free:
-                    sample = queue[0]
-                    job = sample.job
-                    need = sample.job.max_new + 1 + (len(job.tokens) if job.holder < 0 else 0)
-                    if running and reserved + need > self.cells:
-                        break  # wait for a running sample to free its cells
+            while queue or state.running:
+                while queue and state.free and self._admit(queue[0], state, params, reuse_prefix):
                     queue.popleft()
-                    if job.holder < 0 and job is jobs[0]:
-                        self._extend(first, job.tokens[:-1], kept)
-                        job.holder = first
-                    elif job.holder < 0:
-                        self._hold(job, live if reuse_prefix else {}, set(live))
-                    if job.holder not in live:
-                        live[job.holder] = job.tokens[:-1]
-                        reserved += len(job.tokens)
-                        if latest is not None and latest.waiting == 0 and latest.holder != first:
-                            reserved -= len(live.pop(latest.holder))
-                            self._clear(latest.holder)
-                        latest = job
-                    sample.slot = free.pop()
-                    lib.llama_memory_seq_cp(self._mem, job.holder, sample.slot, -1, -1)
-                    sample.sampler = self._new_sampler(params, sample.seed)
-                    sample.pos = len(job.tokens) - 1
-                    sample.next_token = job.tokens[-1]
-                    reserved += job.max_new + 1
-                    running.append(sample)
                 started = time.perf_counter()
-                self._decode([(s.next_token, s.pos, s.slot, True) for s in running])
+                self._decode([(s.next_token, s.pos, s.slot, True) for s in state.running])
                 still = []
-                for i, sample in enumerate(running):
-                    token = int(lib.llama_sampler_sample(sample.sampler, self._ctx, i))
+                for i, sample in enumerate(state.running):
+                    token = int(self._lib.llama_sampler_sample(sample.sampler, self._ctx, i))
                     done = self._step(sample, token, params.stop)
                     if done is None:
                         still.append(sample)
                         continue
-                    job = sample.job
-                    results[job.index][sample.number] = done
-                    lib.llama_sampler_free(sample.sampler)
-                    sample.sampler = None
-                    self._clear(sample.slot)
-                    free.append(sample.slot)
-                    reserved -= job.max_new + 1
-                    job.waiting -= 1
-                    if job.waiting == 0 and job is not latest and job.holder != first:
-                        reserved -= len(live.pop(job.holder))
-                        self._clear(job.holder)
+                    results[sample.job.index][sample.number] = done
+                    self._finish(sample, state)
                     if on_sample is not None:
                         on_sample(1)
-                running = still
+                state.running = still
                 self.seconds["generate"] += time.perf_counter() - started
         finally:
-            for sample in running:
+            for sample in state.running:
                 if sample.sampler is not None:
-                    lib.llama_sampler_free(sample.sampler)
-        self._cache = jobs[0].tokens[:-1] if jobs and reuse_prefix else []
+                    self._lib.llama_sampler_free(sample.sampler)
+        self._cache = jobs[0].tokens[:-1] if reuse_prefix else []
         return [[c for c in row if c is not None] for row in results]
+
+    def _admit(self, sample: _Sample, state: _Schedule, params: SamplingParams, reuse_prefix: bool) -> bool:
+        """Start ``sample`` in a free slot; False while its KV cells would not fit beside the running samples."""
+        job = sample.job
+        need = job.max_new + 1 + (len(job.tokens) if job.holder < 0 else 0)
+        if state.running and state.reserved + need > self.cells:
+            return False
+        if job.holder < 0:
+            if job.index == 0:  # the call's first prompt: in the first holder, after the blocks kept from before
+                self._extend(state.first, job.tokens[:-1], state.kept)
+                job.holder = state.first
+            else:
+                self._hold(job, state.live if reuse_prefix else {}, set(state.live))
+            state.live[job.holder] = job.tokens[:-1]
+            state.reserved += len(job.tokens)
+            previous = state.latest
+            if previous is not None and previous.waiting == 0 and previous.holder != state.first:
+                self._release(previous, state)
+            state.latest = job
+        sample.slot = state.free.pop()
+        self._lib.llama_memory_seq_cp(self._mem, job.holder, sample.slot, -1, -1)
+        sample.sampler = self._new_sampler(params, sample.seed)
+        sample.pos = len(job.tokens) - 1
+        sample.next_token = job.tokens[-1]
+        state.reserved += job.max_new + 1
+        state.running.append(sample)
+        return True
+
+    def _finish(self, sample: _Sample, state: _Schedule) -> None:
+        """Free a finished sample's sampler, slot and cells (and its prompt's holder after its last sample; the
+        newest prompt stays, the next input may share its prefix)."""
+        self._lib.llama_sampler_free(sample.sampler)
+        sample.sampler = None
+        self._clear(sample.slot)
+        state.free.append(sample.slot)
+        job = sample.job
+        state.reserved -= job.max_new + 1
+        job.waiting -= 1
+        if job.waiting == 0 and job is not state.latest and job.holder != state.first:
+            self._release(job, state)
+
+    def _release(self, job: _Job, state: _Schedule) -> None:
+        state.reserved -= len(state.live.pop(job.holder)) + 1
+        self._clear(job.holder)
 
     def _step(self, sample: _Sample, token: int, stop: Sequence[str]) -> Completion | None:
         """Take ``token`` into ``sample``; the finished completion, or None while it goes on."""
