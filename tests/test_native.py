@@ -117,7 +117,9 @@ def test_the_real_probe_loads_the_model_in_a_child(tmp_path: Path) -> None:
 
 def test_a_native_crash_in_a_run_is_reported_and_the_finished_rows_are_kept(tmp_path: Path) -> None:
     """The CLI with an LLM whose native code segfaults at the third input: the process dies with a Python-level
-    fault report on stderr (not silently), and the two finished inputs are in the checkpoint; the rerun resumes."""
+    fault report on stderr (not silently), and the two finished inputs are in the checkpoint; the rerun resumes.
+    Texts are checkpointed per LLM call (``--llm-chunk`` texts sampled together): here two per call, so the crash
+    in the second call keeps the first call's two."""
     data = tmp_path / "texts.csv"
     texts = [f"My Muslim neighbour number {i} is kind." for i in range(4)]
     data.write_text("text\n" + "\n".join(texts) + "\n")
@@ -139,7 +141,7 @@ def test_a_native_crash_in_a_run_is_reported_and_the_finished_rows_are_kept(tmp_
             llm_module.load_llm = lambda *a, **k: ScriptedLLM(answer)
             from counterfair.cli import main
             sys.argv = ["counterfair", "generate", {str(data)!r}, "--methods", "llm", "--samples", "2",
-                        "--max-attempts", "1", "--out", {str(tmp_path / "run")!r}, "-q"]
+                        "--max-attempts", "1", "--llm-chunk", "2", "--out", {str(tmp_path / "run")!r}, "-q"]
             main()
             """
         )
