@@ -64,6 +64,11 @@ def main() -> None:
     parser.add_argument("--skip-llm", action="store_true")
     parser.add_argument("--skip-sequential", action="store_true", help="no --llm-parallel 1 run (before/after)")
     parser.add_argument("--only-llm", action="store_true", help="keep the other entries of the results file")
+    parser.add_argument(
+        "--before-src",
+        help="the src/ folder of a checkout from before parallel sampling (git worktree add /tmp/before 8cfeff9): its "
+        "LLM audit runs on the same texts in this run, as the 'before'",
+    )
     args = parser.parse_args()
     path = RESULTS / "audit_speed.json"
     result: dict[str, Any] = json.loads(path.read_text()) if args.only_llm and path.exists() else {}
@@ -89,14 +94,18 @@ def main() -> None:
             n = args.llm_texts
             data.head(n).to_csv(f"{tmp}/llm.csv", index=False)
             runs = [("llm_subset", [])] + ([] if args.skip_sequential else [("llm_subset_sequential", ["1"])])
+            runs += [("llm_subset_before", ["before"])] if args.before_src else []
             for key, parallel in runs:
-                extra = ["--llm-parallel", *parallel] if parallel else []
-                llm = run(["audit", f"{tmp}/llm.csv", "--methods", "llm", "--out", f"{tmp}/{key}", "-q", *extra])
+                before = parallel == ["before"]
+                extra = ["--llm-parallel", *parallel] if parallel and not before else []
+                env = {"PYTHONPATH": args.before_src} if before else None
+                audit = ["audit", f"{tmp}/llm.csv", "--methods", "llm", "--out", f"{tmp}/{key}", "-q", *extra]
+                llm = run_cli(audit, env=env)
                 per_text = llm["wall_s"] / n
                 result[key] = {
                     **llm,
                     "texts": n,
-                    "llm_parallel": int(parallel[0]) if parallel else 16,
+                    "llm_parallel": "code before parallel sampling" if before else int(parallel[0]) if parallel else 16,
                     "seconds_per_text": round(per_text, 1),
                     "extrapolated_200_texts_minutes": round(per_text * 200 / 60, 1),
                 }
@@ -111,6 +120,10 @@ def main() -> None:
                 before = result["llm_subset_sequential"]["seconds_per_text"]
                 result["texts_200_all_4_methods_sequential_estimate_minutes"] = round((fast_s + before * 200) / 60, 1)
                 result["llm_speedup_parallel_vs_sequential"] = round(before / per_text, 2)
+            if "llm_subset_before" in result:
+                old = result["llm_subset_before"]["seconds_per_text"]
+                result["texts_200_all_4_methods_before_estimate_minutes"] = round((fast_s + old * 200) / 60, 1)
+                result["llm_speedup_vs_before"] = round(old / per_text, 2)
     write_json(result, RESULTS / "audit_speed.json")
     print(f"wrote {RESULTS / 'audit_speed.json'}")
 

@@ -232,3 +232,32 @@ def test_a_text_whose_llm_requests_fail_stops_the_run_after_saving_the_others(tm
         assert result.counterfactuals["status"].notna().all() and len(result.counterfactuals) == 3
     finally:
         httpd.shutdown()
+
+
+def test_the_llm_progress_bar_counts_samples_and_grows_with_reruns(tmp_path: Path) -> None:
+    class Bar:
+        def __init__(self) -> None:
+            self.total, self.done, self.names = 0, 0, []
+
+        def start(self, description: str, total: int) -> None:
+            self.names.append(description)
+            self.total, self.done = total, 0
+
+        def advance(self, amount: int) -> None:
+            self.done += amount
+
+        def grow(self, amount: int) -> None:
+            self.total += amount
+
+    def answer(text: str, attempt: int, i: int) -> str:  # the first text passes at once, the second at attempt 2
+        good = "prays" in text or attempt == 2
+        return "{" + (text.replace("Muslim ", "") if good else text) + "}"
+
+    bar = Bar()
+    options = GenerateOptions(methods=["llm"], samples=4)
+    generator = Generator(options)
+    generator._llm = ScriptedLLM(answer)
+    texts = ["My Muslim neighbour prays every day.", "My Muslim aunt fasts in summer."]
+    run_generate(pd.DataFrame({"text": texts}), tmp_path / "run", options, generator=generator, progress=bar)
+    assert bar.names[-1] == "llm samples"
+    assert (bar.total, bar.done) == (4 * 2 + 4 + 4, 16)  # 2 texts x 4 samples, then two reruns of the second

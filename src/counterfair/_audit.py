@@ -50,8 +50,9 @@ from .text import MAX_TEXT_CHARS
 
 DEFAULT_METHODS = ("ablation", "substitution", "swap")
 
-# Measured on 2 CPU cores (benchmarks/results): seconds per input text, used for the up-front estimate.
-SECONDS_PER_TEXT = {"ablation": 0.02, "substitution": 0.02, "swap": 0.05, "llm": 25.0}
+# Measured on 2 CPU cores (benchmarks/results): seconds per input text, used for the up-front estimate (llm:
+# audit_speed.json, 8.8 s with the 1.5B model and parallel sampling).
+SECONDS_PER_TEXT = {"ablation": 0.02, "substitution": 0.02, "swap": 0.05, "llm": 9.0}
 SECONDS_FIXED = 25.0  # loading spaCy, MiniLM and the classifier
 
 

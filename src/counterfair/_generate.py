@@ -293,9 +293,12 @@ class Generator:
     def run_llm(self, row: int, input_id: str, text: str) -> dict[str, Any]:
         return self.run_llm_many([row], [input_id], [text])[0]
 
-    def run_llm_many(self, rows: list[int], input_ids: list[str], texts: list[str]) -> list[dict[str, Any]]:
+    def run_llm_many(
+        self, rows: list[int], input_ids: list[str], texts: list[str], progress: ProgressHook | None = None
+    ) -> list[dict[str, Any]]:
         """LLM rewrites of several texts: each attempt samples every text still without a passing candidate in one
-        LLM call, so the backend decodes (or requests) them all concurrently."""
+        LLM call, so the backend decodes (or requests) them all concurrently. ``progress`` counts samples: the
+        first attempt's are in the stage's total, a rerun's grow it."""
         from .editors.llm_rewrite import LLMRewriteEditor
 
         editor = self.editor("llm")
@@ -305,6 +308,8 @@ class Generator:
             if not editor.fits(text):
                 cf = {"text": None, "status": make_status("skipped", "too_long_for_llm_context")}
                 records[k] = self._record("llm", rows[k], input_ids[k], text, cf, [], attempts=0)
+                if progress is not None:
+                    progress.advance(self.opts.samples)
         cand_rows: dict[int, list[dict[str, Any]]] = {k: [] for k in range(len(texts))}
         chosen: dict[int, tuple[Candidate, Verdict]] = {}
         pending = [k for k in range(len(texts)) if k not in records]
@@ -314,7 +319,11 @@ class Generator:
             if not pending:
                 break
             lost: dict[int, str] = {}
-            sampled = editor.sample([texts[k] for k in pending], attempt=attempt - 1, failures=lost)
+            if attempt > 1 and progress is not None and hasattr(progress, "grow"):
+                progress.grow(len(pending) * self.opts.samples)
+            sampled = editor.sample(
+                [texts[k] for k in pending], attempt=attempt - 1, failures=lost, sample_progress=progress
+            )
             failed.update({pending[j]: why for j, why in lost.items()})
             for k, candidates in zip(pending, sampled, strict=True):
                 if k in failed:
@@ -681,12 +690,14 @@ def _generate_into(
     reasons = {i: r for i, t in enumerate(texts) if (r := skip_reason(t, opts.max_text_chars))}
     for method in opts.methods:
         todo = [i for i in range(len(texts)) if (method, i) not in sink.done]
-        hook.start(method, len(todo))
+        by_samples = method == "llm" and opts.engine == "local"  # its bar counts samples (16 per text by default)
+        unit = opts.samples if by_samples else 1
+        hook.start("llm samples" if by_samples else method, len(todo) * unit)
         t0 = time.perf_counter()
         skipped = [i for i in todo if i in reasons]
         if skipped:
             sink.add([_skipped(method, i, ids[i], texts[i], reasons[i]) for i in skipped])
-            hook.advance(len(skipped))
+            hook.advance(len(skipped) * unit)
         rows = [i for i in todo if i not in reasons]
         stored = _StoredResults(gen, method)
         if method == "llm" and opts.engine != "local":
@@ -695,29 +706,43 @@ def _generate_into(
         size = opts.llm_chunk if method == "llm" else opts.chunk
         for start in range(0, len(rows), size):
             chunk = rows[start : start + size]
+            chunk_texts = [texts[i] or "" for i in chunk]
             try:
-                records = _chunk_records(gen, stored, method, chunk, ids, [texts[i] or "" for i in chunk])
+                records = _chunk_records(gen, stored, method, chunk, ids, chunk_texts, hook if by_samples else None)
             except LLMInputsFailed as err:
                 sink.add(err.records)
                 raise
             sink.add(records)
-            hook.advance(len(chunk))
+            if not by_samples:
+                hook.advance(len(chunk))
         timing[method] = round(time.perf_counter() - t0, 3)
     return timing
 
 
 def _chunk_records(
-    gen: Generator, stored: _StoredResults, method: str, chunk: list[int], ids: list[str], chunk_texts: list[str]
+    gen: Generator,
+    stored: _StoredResults,
+    method: str,
+    chunk: list[int],
+    ids: list[str],
+    chunk_texts: list[str],
+    progress: ProgressHook | None = None,
 ) -> list[dict[str, Any]]:
-    """One chunk's records, from the run store where it has them, else generated (and stored)."""
+    """One chunk's records, from the run store where it has them, else generated (and stored). ``progress``: the
+    LLM method's, counting samples."""
     hits = stored.lookup(chunk_texts)
+    if progress is not None and hits:
+        progress.advance(len(hits) * gen.opts.samples)
     by_position = {k: stored.record(v, method, chunk[k], ids[chunk[k]], chunk_texts[k]) for k, v in hits.items()}
     missing = [k for k in range(len(chunk)) if k not in hits]
     if missing:
         if method == "llm":
             try:
                 fresh = gen.run_llm_many(
-                    [chunk[k] for k in missing], [ids[chunk[k]] for k in missing], [chunk_texts[k] for k in missing]
+                    [chunk[k] for k in missing],
+                    [ids[chunk[k]] for k in missing],
+                    [chunk_texts[k] for k in missing],
+                    progress,
                 )
             except LLMInputsFailed as err:  # keep (store and checkpoint) what the other texts got, then stop
                 done = {record["row"]: record for record in err.records}

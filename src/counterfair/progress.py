@@ -23,6 +23,9 @@ class NullProgress:
     def advance(self, amount: int) -> None:
         return None
 
+    def grow(self, amount: int) -> None:
+        return None
+
 
 class RichProgress:
     """Progress bars on stderr (one per stage, with rate and time remaining); a context manager."""
@@ -66,3 +69,9 @@ class RichProgress:
     def advance(self, amount: int) -> None:
         if self._task is not None:
             self._progress.advance(self._task, amount)
+
+    def grow(self, amount: int) -> None:
+        """More work than the stage started with (LLM reruns): the total grows by ``amount``."""
+        if self._task is not None:
+            total = next((t.total for t in self._progress.tasks if t.id == self._task), None)
+            self._progress.update(self._task, total=(total or 0) + amount)

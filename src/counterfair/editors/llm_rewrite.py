@@ -157,11 +157,13 @@ class LLMRewriteEditor(EditorBase):
         attempt: int = 0,
         progress: ProgressHook | None = None,
         failures: dict[int, str] | None = None,
+        sample_progress: ProgressHook | None = None,
     ) -> list[list[Candidate]]:
         """``n`` candidates per text, all texts in one LLM call (sampled concurrently by the built-in backends).
         Every prompt style stops at the closing ``}``: only the first ``{...}`` is kept, so nothing after it is
         generated. ``progress`` advances once per text. With ``failures`` given, a text whose requests to an LLM
-        server failed gets no candidate and its reason in ``failures`` (by position) instead of failing the call."""
+        server failed gets no candidate and its reason in ``failures`` (by position) instead of failing the call.
+        ``sample_progress`` advances once per finished sample."""
         if not texts:
             return []
         seed = self.seed + 1000 * attempt
@@ -179,7 +181,9 @@ class LLMRewriteEditor(EditorBase):
             for text in texts
         ]
         try:
-            per_text: list[list[Completion] | None] = list(sample_all(self.llm, inputs, params, chat=not plain))
+            per_text: list[list[Completion] | None] = list(
+                sample_all(self.llm, inputs, params, chat=not plain, progress=sample_progress)
+            )
         except LLMRequestsFailed as err:
             if failures is None:
                 raise
