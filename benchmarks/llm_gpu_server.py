@@ -42,20 +42,35 @@ def prompts(out: str) -> None:
     print(f"{out}: {len(conversations)} conversations")
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
-def run(args: argparse.Namespace) -> None:
+def wait_until_healthy(port: int, proc: subprocess.Popen[bytes], seconds: float = 300.0) -> None:
+    """Until llama-server on ``port`` answers /health; an error if it exits or takes longer."""
     import httpx
 
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited with {proc.returncode} during start-up")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError(f"the server did not answer within {seconds:.0f} s")
+
+
+def run(args: argparse.Namespace) -> None:
     from counterfair.llm.base import SamplingParams
     from counterfair.llm.openai_http import OpenAIHTTPLLM
 
     conversations = json.loads(Path(args.messages).read_text(encoding="utf-8"))[: args.inputs]
-    port = _free_port()
+    port = free_port()
     cmd = [
         args.server, "-m", args.model, "--host", "127.0.0.1", "--port", str(port), "-ngl", "99",
         "--parallel", str(args.parallel), "-kvu", "-c", str(args.context), *args.server_args,
@@ -67,13 +82,7 @@ def run(args: argparse.Namespace) -> None:
     result["tokens_per_sample_asked"] = args.tokens
     result["clients"] = {}
     try:
-        for _ in range(600):
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1.0).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
+        wait_until_healthy(port, proc)
         params = SamplingParams(n=16, temperature=1.0, top_k=40, max_tokens=args.tokens, seed=0)
         OpenAIHTTPLLM(url, concurrency=8).chat(conversations[:2], params)  # warm-up: the few-shot prefix cached
         for name, concurrency, n_mode in [("sequential", 1, "off"), ("concurrent 16", 16, "auto"),

@@ -39,7 +39,6 @@ os.environ.setdefault("COUNTERFAIR_STORE", "off")  # measure computation, not re
 import argparse
 import json
 import platform
-import socket
 import subprocess
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -57,6 +56,7 @@ from counterfair.io import write_json
 from counterfair.llm.llamacpp import LlamaCppLLM, default_threads
 from counterfair.llm.openai_http import OpenAIHTTPLLM
 from counterfair.models import get_model_info
+from llm_gpu_server import free_port, wait_until_healthy
 
 ROOT = Path(__file__).resolve().parents[1]
 SENTENCES = ROOT / "benchmarks" / "data" / "fairness_sentences.csv"
@@ -174,16 +174,10 @@ def part_inprocess(spec: str, frame: pd.DataFrame, bench: Path | None, repack_fl
     return out
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def part_http(spec: str, frame: pd.DataFrame, server_bin: Path | None, repack_flag: list[str]) -> dict[str, Any]:
     if server_bin is None:
         return {"skipped": "no llama-server (see the docstring for how to build it)"}
-    port = _free_port()
+    port = free_port()
     model = str(get_model_info(spec).path())
     cmd = [
         str(server_bin), "-m", model, "--host", "127.0.0.1", "--port", str(port), "--parallel", "16", "-kvu",
@@ -193,15 +187,7 @@ def part_http(spec: str, frame: pd.DataFrame, server_bin: Path | None, repack_fl
     url = f"http://127.0.0.1:{port}/v1"
     out: dict[str, Any] = {"server": " ".join(cmd), "inputs": len(frame), "samples_per_input": SAMPLES, "clients": {}}
     try:
-        import httpx
-
-        for _ in range(600):
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1.0).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
+        wait_until_healthy(port, proc)
         clients = [("sequential", 1, "off"), ("concurrent 32", 32, "auto")]
         warm = OpenAIHTTPLLM(url, concurrency=4)
         LLMRewriteEditor(warm, load_attribute("islam"), n=4).edit(["A warm-up sentence about the mosque."])
@@ -262,7 +248,7 @@ def part_stub(delay: float) -> dict[str, Any]:
 
     from counterfair.llm import SamplingParams
 
-    port = _free_port()
+    port = free_port()
     server = multiprocessing.get_context("spawn").Process(target=_serve_stub, args=(port, delay), daemon=True)
     server.start()
     url = f"http://127.0.0.1:{port}/v1"
