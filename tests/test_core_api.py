@@ -66,6 +66,27 @@ def test_generate_with_editor_objects() -> None:
     ]
 
 
+def test_generate_reads_a_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import counterfair._generate as gen_module
+
+    path = tmp_path / "texts.csv"
+    pd.DataFrame({"text": TEXTS}).to_csv(path, index=False)
+    reads: list[str] = []
+    real = gen_module.read_table
+
+    def counting(source: object, **kwargs: object) -> pd.DataFrame:
+        reads.append(str(source))
+        return real(source, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gen_module, "read_table", counting)
+    records = cf.generate(str(path), ["substitution", cf.editors.Ablation("islam")], attribute="islam")
+    assert reads == [str(path)]  # once, for the method names and the editor object alike
+    assert {(r.editor, r.text) for r in records if r.status == "ok"} == {
+        ("substitution", "My Christian neighbour is kind."),
+        ("ablation", "My neighbour is kind."),
+    }
+
+
 def test_evaluate_takes_tuples_records_dicts_frames_and_datasets() -> None:
     import datasets
 

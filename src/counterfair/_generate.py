@@ -586,7 +586,17 @@ def generate_frame(
 ) -> GenerateResult:
     """The core: the same generation in memory, no files; candidates are held in the result."""
     opts = options or GenerateOptions()
-    origin, ids, texts = _read_input(source, opts)
+    return _generate_read(_read_input(source, opts), opts, progress, generator)
+
+
+def _generate_read(
+    read: tuple[str, list[str], list[str | None]],
+    opts: GenerateOptions,
+    progress: ProgressHook | None,
+    generator: Generator | None = None,
+) -> GenerateResult:
+    """:func:`generate_frame` on input already read by :func:`_read_input` (origin, row ids, texts)."""
+    origin, ids, texts = read
     sink = MemorySink(key=lambda r: (r["method"], int(r["row"])), slim=_slim)
     gen = generator or Generator(opts)
     started = time.perf_counter()
@@ -630,10 +640,11 @@ def generate(
     names = [e for e in editors if isinstance(e, str)]
     objects = [e for e in editors if not isinstance(e, str)]
     opts = make_options(GenerateOptions, {"methods": names or ["ablation"], **options})
-    _, ids, source_texts = _read_input(texts, opts)
+    read = _read_input(texts, opts)  # a file is read once, for the method names and the editor objects alike
+    _, ids, source_texts = read
     records: list[Counterfactual] = []
     if names:
-        result = generate_frame(texts, opts, progress=progress)
+        result = _generate_read(read, opts, progress)
         records += _records(result.counterfactuals, result.candidates)
     for editor in objects:
         for key, text, cands in zip(ids, source_texts, editor.edit([t or "" for t in source_texts]), strict=True):
