@@ -326,19 +326,11 @@ class Generator:
             )
             failed.update({pending[j]: why for j, why in lost.items()})
             for k, candidates in zip(pending, sampled, strict=True):
-                if k in failed:
-                    continue
-                attempts[k] = attempt
-                outputs = [c.text if c.meta.get("parsed") else None for c in candidates]
-                verdicts = self.filter.judge([texts[k]] * len(candidates), outputs)
-                top = best(verdicts)
-                offset = len(cand_rows[k])
-                cand_rows[k].extend(
-                    _candidate_row("llm", rows[k], input_ids[k], offset + i, c, v, i == top)
-                    for i, (c, v) in enumerate(zip(candidates, verdicts, strict=True))
-                )
-                if top is not None:
-                    chosen[k] = (candidates[top], verdicts[top])
+                if k not in failed:
+                    attempts[k] = attempt
+                    top = self._judge_samples(rows[k], input_ids[k], texts[k], candidates, cand_rows[k])
+                    if top is not None:
+                        chosen[k] = top
             pending = [k for k in pending if k not in chosen and k not in failed]
         for k in attempts:
             if k in failed:
@@ -356,6 +348,21 @@ class Generator:
                 [records[k] for k in range(len(texts)) if k in records],
             )
         return [records[k] for k in range(len(texts))]
+
+    def _judge_samples(
+        self, row: int, input_id: str, text: str, candidates: list[Candidate], cand_rows: list[dict[str, Any]]
+    ) -> tuple[Candidate, Verdict] | None:
+        """One attempt's samples of ``text`` through the filters: their rows appended to ``cand_rows``; the best
+        passing candidate, if any."""
+        outputs = [c.text if c.meta.get("parsed") else None for c in candidates]
+        verdicts = self.filter.judge([text] * len(candidates), outputs)
+        top = best(verdicts)
+        offset = len(cand_rows)
+        cand_rows.extend(
+            _candidate_row("llm", row, input_id, offset + i, c, v, i == top)
+            for i, (c, v) in enumerate(zip(candidates, verdicts, strict=True))
+        )
+        return None if top is None else (candidates[top], verdicts[top])
 
     @staticmethod
     def _scores(verdict: Verdict) -> dict[str, Any]:
