@@ -1,9 +1,16 @@
 """Replication of paper 001 (counterfactual token fairness) on the data available here.
 
-Training data: the real Civil Comments of ``../shared/data/nlp_ctf`` that contain a training identity term —
-non-toxic (``civil_train_data.csv``) and toxic (``civil_toxic_train_data.csv``) — split 80/20 by text; the 20 %
-measures accuracy, TPR/TNR and the training-term CTF gap on unseen texts. (The paper trained on Jigsaw's
-Wikipedia comments, which are not available here; our training set is much smaller.)
+Identity splits (paper 001: error bars over random splits of the 50 terms): ``--splits random`` (the default) draws,
+for each seed, 35 training and 15 held-out terms at random; ``--splits fixed`` keeps the built-in split for every
+seed (the earlier runs).
+
+Training data: the real Civil Comments of ``../shared/data/nlp_ctf`` (its three files pooled: non-toxic, toxic and
+the held-out-term file). With the fixed split, as the files are cut: the comments with a training term, 80/20 by
+text, and ``civil_test_data.csv`` for the held-out terms. With a random split: all comments, 80/20 by text; held-out
+terms are kept out of the training counterfactuals (as in the paper), not out of the texts, and their gap is measured
+on the held-back comments that mention one. The 20 % measures accuracy, TPR/TNR and the training-term CTF gap on
+unseen texts. (The paper trained on Jigsaw's Wikipedia
+comments, which are not available here; our training set is much smaller.)
 
 Evaluation:
 * **Civil Comments, training terms** — the held-back 20 %, counterfactuals over the 35 training terms;
@@ -60,20 +67,35 @@ MODELS = [
 ]
 
 
-def load_civil(seed: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def random_split(seed: int, folder: Path) -> str:
+    """A YAML identity set with the 50 terms split 35 / 15 at random (:meth:`IdentitySet.resplit`)."""
+    import yaml
+
+    builtin = load_identity_set()
+    split = builtin.resplit(1000 + seed, 35)
+    path = folder / f"split_{seed}.yaml"
+    spec = {"train": list(split.train), "heldout": list(split.heldout), "ambiguous": sorted(split.ambiguous)}
+    path.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    return str(path)
+
+
+def load_civil(seed: int, identities: str | None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(train, held-back 20 %, held-out-term texts) of the Civil Comments for one seed and identity split."""
     base = DATA / "nlp_ctf" / "civil_comments"
     nontoxic = pd.read_csv(base / "civil_train_data.csv")[["comment_text"]].assign(label=0)
     toxic = pd.read_csv(base / "civil_toxic_train_data.csv")[["comment_text"]].assign(label=1)
-    frame = pd.concat([nontoxic, toxic], ignore_index=True).rename(columns={"comment_text": "text"})
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(len(frame))
+    test = pd.read_csv(base / "civil_test_data.csv")[["comment_text"]].assign(label=0)
+    parts = [nontoxic, toxic] if identities is None else [nontoxic, toxic, test]
+    frame = pd.concat(parts, ignore_index=True).drop_duplicates("comment_text").rename(columns={"comment_text": "text"})
+    order = np.random.default_rng(seed).permutation(len(frame))
     cut = int(len(frame) * 0.8)
-    test = pd.read_csv(base / "civil_test_data.csv")[["comment_text"]].rename(columns={"comment_text": "text"})
-    return (
-        frame.iloc[order[:cut]].reset_index(drop=True),
-        frame.iloc[order[cut:]].reset_index(drop=True),
-        test.assign(label=0),
-    )
+    train_df, held = frame.iloc[order[:cut]].reset_index(drop=True), frame.iloc[order[cut:]].reset_index(drop=True)
+    if identities is None:
+        return train_df, held, test.rename(columns={"comment_text": "text"})
+    # held-out terms are held out of the training counterfactuals (paper 001), not out of the training texts: their
+    # gap is measured on the held-back texts that mention one
+    matcher = IdentitySwapEditor(load_identity_set(identities).subset("heldout"), guard=None, grammar=False)
+    return train_df, held, held[[bool(matcher.find(text)) for text in held["text"]]].reset_index(drop=True)
 
 
 def load_dixon(sample: int, seed: int) -> pd.DataFrame:
@@ -86,8 +108,8 @@ def load_dixon(sample: int, seed: int) -> pd.DataFrame:
 class Swaps:
     """Counterfactual pairs of an evaluation set, computed once and scored by every model."""
 
-    def __init__(self, frame: pd.DataFrame, split: str) -> None:
-        identities = load_identity_set().subset(split)
+    def __init__(self, frame: pd.DataFrame, split: str, identities_spec: str | None = None) -> None:
+        identities = load_identity_set(identities_spec).subset(split)
         editor = IdentitySwapEditor(identities, guard=None, grammar=False)
         self.frame = frame
         self.variants = editor.edit(frame["text"].tolist())
@@ -136,7 +158,9 @@ def main() -> None:
     parser.add_argument("--freeze-vectors", action="store_true", help="keep the spaCy vectors as loaded")
     parser.add_argument("--clp-reduction", default="sum", choices=["sum", "mean"], help="sum is paper 001's")
     parser.add_argument("--filters", type=int, default=300, help="CNN filters per kernel size (paper 001: 300)")
+    parser.add_argument("--splits", default="random", choices=["random", "fixed"], help="identity splits per seed")
     args = parser.parse_args()
+    split_dir = Path(tempfile.mkdtemp(prefix="ctf_splits_"))
 
     some_people = [f"Some people are {t}." for t in load_identity_set().terms]
     results: dict[str, Any] = {
@@ -145,14 +169,25 @@ def main() -> None:
         "args": vars(args),
         "models": {},
     }
+    results["splits"] = {}
     for seed in range(args.seeds):
-        train_df, eval_df, civil_test = load_civil(seed)
+        identities = random_split(seed, split_dir) if args.splits == "random" else None
+        split = load_identity_set(identities)
+        results["splits"][seed] = {"train": list(split.train), "heldout": list(split.heldout)}
+        train_df, eval_df, civil_test = load_civil(seed, identities)
+        results["splits"][seed] |= {
+            "civil_train": len(train_df),
+            "civil_eval": len(eval_df),
+            "civil_heldout": len(civil_test),
+        }
+        sizes = f"{len(train_df)}/{len(eval_df)}/{len(civil_test)}"
+        print(f"seed {seed}: held-out terms {', '.join(split.heldout)}; civil train/eval/held-out {sizes}")
         dixon = load_dixon(args.dixon_sample, seed)
         evals = {
-            "civil_train_terms": Swaps(eval_df, "train"),
-            "civil_heldout_terms": Swaps(civil_test, "heldout"),
-            "dixon_train_terms": Swaps(dixon, "train"),
-            "dixon_heldout_terms": Swaps(dixon, "heldout"),
+            "civil_train_terms": Swaps(eval_df, "train", identities),
+            "civil_heldout_terms": Swaps(civil_test[civil_test["label"] == 0], "heldout", identities),
+            "dixon_train_terms": Swaps(dixon, "train", identities),
+            "dixon_heldout_terms": Swaps(dixon, "heldout", identities),
         }
         all_texts = list(
             dict.fromkeys(
@@ -170,6 +205,7 @@ def main() -> None:
                 freeze_vectors=args.freeze_vectors,
                 clp_reduction=args.clp_reduction,
                 filters=args.filters,
+                identities=identities,
                 **overrides,  # type: ignore[arg-type]
             )
             with tempfile.TemporaryDirectory() as tmp:

@@ -102,3 +102,17 @@ def test_user_identity_sets(tmp_path: Path) -> None:
         load_identity_set(["gay"])
     with pytest.raises(ConfigError, match="unknown identity set"):
         load_identity_set("nonsense")
+
+
+def test_identity_set_resplit_is_a_seeded_35_15_partition() -> None:
+    from counterfair.attributes import load_identity_set
+
+    base = load_identity_set()
+    first, again, other = base.resplit(1, 35), base.resplit(1, 35), base.resplit(2, 35)
+    assert (len(first.train), len(first.heldout)) == (35, 15)
+    assert sorted(first.terms) == sorted(base.terms) and not set(first.train) & set(first.heldout)
+    assert first.train == again.train and first.train != other.train
+    assert first.train != base.train  # not the built-in split
+    assert first.forms_of("muslim") == base.forms_of("muslim") and first.group_of("gay") == base.group_of("gay")
+    with pytest.raises(ConfigError, match="n_train must be between 1 and 49"):
+        base.resplit(0, 50)

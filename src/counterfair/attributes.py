@@ -225,6 +225,20 @@ class IdentitySet:
             return "heldout"
         raise KeyError(term)
 
+    def resplit(self, seed: int, n_train: int | None = None) -> IdentitySet:
+        """The same terms split at random into ``n_train`` training terms (default: as many as now) and held-out
+        ones, as paper 001 draws its error bars over random splits; terms keep their forms, groups and ambiguity."""
+        terms = list(self.terms)
+        n = len(self.train) if n_train is None else n_train
+        if not 0 < n < len(terms):
+            raise ConfigError(f"n_train must be between 1 and {len(terms) - 1}, got {n}")
+        import numpy as np
+
+        order = np.random.default_rng(seed).permutation(len(terms))
+        train = tuple(sorted(terms[i] for i in order[:n]))
+        heldout = tuple(sorted(terms[i] for i in order[n:]))
+        return IdentitySet(f"{self.name}:split{seed}", train, heldout, self.ambiguous, self.groups, self.forms)
+
     def subset(self, split: str) -> IdentitySet:
         """Only the training or only the held-out terms."""
         if split == "train":
