@@ -272,3 +272,79 @@ def test_unknown_specs() -> None:
         load_classifier("torch:/x")
     with pytest.raises(ConfigError, match="not a transformers directory"):
         load_classifier("hf:/nonexistent")
+
+
+class _LogprobLLM:
+    """An LLM whose backend gives first-token log-probabilities, fixed per text."""
+
+    model_id = "logprob-fake"
+
+    def __init__(self, table: dict[str, list[float]]) -> None:
+        self.table = table
+        self.asked: list[list[str]] = []
+
+    def answer_logprobs(self, conversations: Any, answers: Any) -> list[list[float]]:
+        self.asked.append(list(answers))
+        return [self.table[c[-1]["content"].rsplit("Comment: ", 1)[1]] for c in conversations]
+
+    def info(self) -> dict[str, Any]:
+        return {"backend": "fake"}
+
+
+def test_llm_classifier_from_first_token_logprobs() -> None:
+    import math
+
+    from counterfair.classifiers.llm import LLMClassifier
+
+    # spellings in order no, No, yes, Yes: P(no-answer) = 0.5 + 0.1, P(yes-answer) = 0.2 + 0.1 -> 0.6/0.9, 0.3/0.9
+    llm = _LogprobLLM({"a": [math.log(0.5), math.log(0.1), math.log(0.2), math.log(0.1)], "b": [-math.inf] * 4})
+    clf = LLMClassifier(llm)  # type: ignore[arg-type]
+    proba = clf.predict_proba(["a", "b"])
+    assert clf.mode == "logprobs" and llm.asked == [["no", "No", "yes", "Yes"]]
+    assert proba[0].tolist() == pytest.approx([2 / 3, 1 / 3])
+    assert np.isnan(proba[1]).all()  # neither answer among the likely first tokens: no score, not a guess
+
+
+def test_llm_classifier_from_samples_where_no_logprobs() -> None:
+    from counterfair.classifiers.llm import LLMClassifier
+    from tests.fakes import ScriptedLLM
+
+    replies = {"x": ["yes", "No.", "maybe", "Yes, it is"], "y": ["hmm"] * 4}
+    llm = ScriptedLLM(lambda text, attempt, i: replies[text][i])
+    llm._text_of = lambda messages: messages[-1]["content"].rsplit("Comment: ", 1)[1]  # type: ignore[method-assign]
+    clf = LLMClassifier(llm, samples=4)  # type: ignore[arg-type]
+    proba = clf.predict_proba(["x", "y"])
+    assert clf.mode == "samples" and clf.labels == ("non-toxic", "toxic")
+    assert proba[0].tolist() == pytest.approx([1 / 3, 2 / 3])  # 1 no, 2 yes, "maybe" not counted
+    assert np.isnan(proba[1]).all()
+
+
+def test_llm_classifier_reads_top_logprobs_from_a_server() -> None:
+    import math
+
+    class Server(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            assert body["logprobs"] is True and body["max_tokens"] == 1
+            toxic = "idiot" in body["messages"][-1]["content"]
+            top = [{"token": "Yes", "logprob": math.log(0.9 if toxic else 0.2)},
+                   {"token": "No", "logprob": math.log(0.1 if toxic else 0.8)}]  # fmt: skip
+            choice = {"message": {"content": "Yes"}, "logprobs": {"content": [{"token": "Yes", "top_logprobs": top}]}}
+            payload = json.dumps({"choices": [choice]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, *args: Any) -> None:
+            return None
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Server)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        clf = load_classifier(f"llm-classifier:openai:http://127.0.0.1:{httpd.server_address[1]}/v1")
+        proba = clf.predict_proba(["you idiot", "nice day"])
+        assert proba[:, 1].tolist() == pytest.approx([0.9, 0.2])
+        assert clf.store is None  # a server's model can change behind its URL: not cached across runs
+    finally:
+        httpd.shutdown()

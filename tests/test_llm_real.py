@@ -74,6 +74,26 @@ def test_parallel_sampling_stops_at_stop_strings_and_max_tokens() -> None:
     assert same[0].text == " 4, 5, 6,"  # the sequential path agrees on the greedy continuation
 
 
+def test_llm_as_the_classifier_under_test_scores_from_logits() -> None:
+    from counterfair.classifiers import load_classifier
+    from counterfair.classifiers.llm import LLMClassifier
+
+    texts = ["You are a stupid idiot and I hate you.", "Thanks for the lovely dinner!"]
+    clf = load_classifier(f"llm-classifier:llamacpp:{MODEL}")
+    proba = clf.predict_proba(texts)
+    assert isinstance(clf.inner, LLMClassifier) and clf.inner.mode == "logprobs"
+    assert proba.sum(axis=1).tolist() == pytest.approx([1.0, 1.0])
+    again = load_classifier(f"llm-classifier:llamacpp:{MODEL}")
+    again.store = None  # computed afresh, not read from the run store
+    assert again.predict_proba(texts).ravel().tolist() == pytest.approx(proba.ravel().tolist(), abs=1e-6)
+    assert clf.identity() is not None and clf.signature()["llm"]["sha256"]  # pinned by the GGUF: cacheable
+    # the logits agree with the model's own greedy answer
+    llm = clf.inner.llm
+    greedy = llm.chat([clf.inner.conversation(t) for t in texts], SamplingParams(n=1, temperature=0.0, max_tokens=2))
+    for row, reply in zip(proba, greedy, strict=True):
+        assert ("yes" if row[1] > row[0] else "no") == reply[0].text.strip().lower()
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

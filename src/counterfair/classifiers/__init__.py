@@ -12,6 +12,7 @@ spec                        classifier
 ``http:URL``                an HTTP endpoint answering JSON scores (see :class:`HTTPClassifier`)
 ``scores:PATH``             precomputed scores, a CSV with columns ``text,score``
 ``model:DIR``               a model trained by ``counterfair train``
+``llm-classifier:LLM_SPEC``  an LLM answering a toxicity question (:mod:`counterfair.classifiers.llm`)
 =========================== ==================================================================
 """
 
@@ -52,7 +53,7 @@ __all__ = [
 DEFAULT_CLASSIFIER = "profanity-check"
 SPEC_FORMS = (
     "profanity-check, imdb-sentiment, sklearn:PATH, hf:DIR, spacy:DIR, callable:MODULE:FUNC, http:URL, scores:PATH, "
-    "model:DIR"
+    "model:DIR, llm-classifier:LLM_SPEC"
 )
 
 
@@ -138,6 +139,12 @@ def load_classifier(spec: str, *, batch_size: int = 64) -> CachedClassifier:
     elif kind == "scores":
         inner = ScoresClassifier(rest)
         signature = {"type": "scores", **_file_id(rest)}
+    elif kind == "llm-classifier":
+        from ..llm import load_llm
+        from .llm import LLMClassifier
+
+        llm_classifier = LLMClassifier(load_llm(rest))
+        inner, signature = llm_classifier, llm_classifier.signature()
     else:
         raise ConfigError(f"unknown classifier kind {kind!r} in {spec!r}; use one of: {SPEC_FORMS}")
     return CachedClassifier(inner, spec=spec, batch_size=batch_size, signature=signature, store=_store_for(signature))
@@ -151,6 +158,8 @@ def _store_for(signature: dict[str, Any]) -> Any:
         return None
     if signature.get("type") == "hf" and not signature.get("weights_sha256"):
         return None
+    if signature.get("type") == "llm-classifier" and not signature["llm"].get("sha256"):
+        return None  # a server's model can change behind its URL
     from ..store import default_store
 
     return default_store()

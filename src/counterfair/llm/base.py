@@ -18,6 +18,8 @@ class Completion:
 
     text: str
     finish_reason: str
+    # the most likely first tokens and their log-probabilities, where the backend was asked for them
+    first_token_logprobs: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -128,13 +128,7 @@ class LlamaCppLLM:
                 out.append(self._sample(tokens, params))
                 hook.advance(params.n)
             return out
-        if self._batcher is None:
-            from .llamacpp_batch import BatchSampler
-
-            self._batcher = BatchSampler(
-                self._load(), parallel=self.parallel, n_ctx=self.n_ctx, n_threads=self.n_threads
-            )
-        return list(self._batcher.run(prompts, params, reuse_prefix=self.reuse_prefix, on_sample=hook.advance))
+        return list(self._batch_sampler().run(prompts, params, reuse_prefix=self.reuse_prefix, on_sample=hook.advance))
 
     def _sample(self, prompt_tokens: list[int], params: SamplingParams) -> list[Completion]:
         """The sequential path: ``create_completion`` once per sample."""
@@ -191,6 +185,26 @@ class LlamaCppLLM:
             prompts = [self.render_chat(messages) for messages in conversations]
             tokens = [llama.tokenize(p.encode("utf-8"), add_bos=False, special=True) for p in prompts]
             return self._run(tokens, params, progress)
+
+    def answer_logprobs(self, conversations: Sequence[Sequence[Message]], answers: Sequence[str]) -> list[list[float]]:
+        """Per conversation, the log-probability that the assistant's reply starts with each of ``answers`` (the
+        probability of its first token, from llama.cpp's logits)."""
+        with self._lock:
+            llama = self._load()
+            prompts = [
+                llama.tokenize(self.render_chat(m).encode("utf-8"), add_bos=False, special=True) for m in conversations
+            ]
+            first = [llama.tokenize(a.encode("utf-8"), add_bos=False, special=False)[0] for a in answers]
+            return list(self._batch_sampler().next_token_logprobs(prompts, first, reuse_prefix=self.reuse_prefix))
+
+    def _batch_sampler(self) -> Any:
+        if self._batcher is None:
+            from .llamacpp_batch import BatchSampler
+
+            self._batcher = BatchSampler(
+                self._load(), parallel=max(2, self.parallel), n_ctx=self.n_ctx, n_threads=self.n_threads
+            )
+        return self._batcher
 
     def count_tokens(self, text: str) -> int:
         return len(self._load().tokenize(text.encode("utf-8"), add_bos=False, special=False))

@@ -297,6 +297,45 @@ class BatchSampler:
         state.reserved -= len(state.live.pop(job.holder)) + 1
         self._clear(job.holder)
 
+    def next_token_logprobs(
+        self, prompts: Sequence[list[int]], token_ids: Sequence[int], *, reuse_prefix: bool = True
+    ) -> list[list[float]]:
+        """Log-probabilities of ``token_ids`` as the next token after each prompt (log-softmax over the whole
+        vocabulary): prompts are evaluated as in :meth:`run`, ``parallel`` at a time, their last tokens in one batch."""
+        import numpy as np
+
+        out: list[list[float]] = []
+        n_vocab = int(self._lib.llama_vocab_n_tokens(self._vocab))
+        ids = list(token_ids)
+        for start in range(0, len(prompts), self.parallel):
+            group = [list(p) for p in prompts[start : start + self.parallel]]
+            if any(not p for p in group):
+                raise ConfigError("a prompt is empty")
+            state = _Schedule(first=self._holder_ids[0], free=[])
+            state.kept = self._start(group[0][:-1] if reuse_prefix else [])
+            self._cache = []
+            holders = []
+            for k, tokens in enumerate(group):
+                job = _Job(k, tokens, 1)
+                if k == 0:
+                    self._extend(state.first, tokens[:-1], state.kept)
+                    job.holder = state.first
+                else:
+                    self._hold(job, state.live if reuse_prefix else {}, set(state.live))
+                state.live[job.holder] = tokens[:-1]
+                holders.append(job.holder)
+            self._decode([(tokens[-1], len(tokens) - 1, seq, True) for tokens, seq in zip(group, holders, strict=True)])
+            for i in range(len(group)):
+                logits = np.ctypeslib.as_array(self._lib.llama_get_logits_ith(self._ctx, i), shape=(n_vocab,))
+                top = float(logits.max())
+                log_norm = top + float(np.log(np.exp(logits - top).sum()))
+                out.append([float(logits[t]) - log_norm for t in ids])
+            for seq in holders[1:]:
+                self._clear(seq)
+            self._lib.llama_memory_seq_rm(self._mem, state.first, len(group[0]) - 1, -1)  # the last token's cell
+            self._cache = group[0][:-1] if reuse_prefix else []
+        return out
+
     def _step(self, sample: _Sample, token: int, stop: Sequence[str]) -> Completion | None:
         """Take ``token`` into ``sample``; the finished completion, or None while it goes on."""
         self.tokens_generated += 1

@@ -17,6 +17,7 @@ errors, timeouts, HTTP 429 and 5xx; a request that still fails is reported for i
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -52,6 +53,21 @@ class LLMRequestsFailed(LLMServerError):
 
 class _Refused(LLMServerError):
     """HTTP 4xx other than 429: the request itself is wrong, retrying will not help."""
+
+
+def _first_token_logprobs(choice: dict[str, Any]) -> tuple[tuple[str, float], ...]:
+    """The first token's top alternatives in a choice's ``logprobs`` (chat or completions format), if any."""
+    logprobs = choice.get("logprobs")
+    if not isinstance(logprobs, dict):
+        return ()
+    content = logprobs.get("content")
+    if isinstance(content, list) and content and isinstance(content[0], dict):  # chat completions
+        top = content[0].get("top_logprobs") or []
+        return tuple((str(t.get("token", "")), float(t.get("logprob", -math.inf))) for t in top if isinstance(t, dict))
+    top_list = logprobs.get("top_logprobs")
+    if isinstance(top_list, list) and top_list and isinstance(top_list[0], dict):  # completions: [{token: logprob}]
+        return tuple((str(k), float(v)) for k, v in top_list[0].items())
+    return ()
 
 
 def default_concurrency() -> int:
@@ -171,7 +187,7 @@ class OpenAIHTTPLLM:
             text = choice.get("text") if key == "text" else (choice.get("message") or {}).get("content")
             if not isinstance(text, str):
                 raise LLMServerError(f"LLM server answered a choice without {key!r}: {str(choice)[:200]}")
-            out.append(Completion(text, str(choice.get("finish_reason") or "stop")))
+            out.append(Completion(text, str(choice.get("finish_reason") or "stop"), _first_token_logprobs(choice)))
         return out
 
     def _probe_n(
@@ -251,6 +267,23 @@ class OpenAIHTTPLLM:
     ) -> list[list[Completion]]:
         bodies = [{"messages": list(messages)} for messages in conversations]
         return self._run("/chat/completions", "message", bodies, params, progress or NullProgress())
+
+    def answer_logprobs(
+        self, conversations: Sequence[Sequence[Message]], answers: Sequence[str]
+    ) -> list[list[float]] | None:
+        """Per conversation, the log-probability that the reply starts with each of ``answers``, from the server's
+        ``top_logprobs`` of the first token (an answer not among the top 20 gets -inf); None when the server gives
+        no log-probabilities."""
+        params = SamplingParams(n=1, temperature=0.0, max_tokens=1, seed=0)
+        bodies = [{"messages": list(m), "logprobs": True, "top_logprobs": 20} for m in conversations]
+        replies = self._run("/chat/completions", "message", bodies, params, NullProgress())
+        out = []
+        for reply in replies:
+            top = reply[0].first_token_logprobs
+            if not top:
+                return None
+            out.append([max((lp for tok, lp in top if tok.strip() == a), default=-math.inf) for a in answers])
+        return out
 
     def count_tokens(self, text: str) -> int:
         return max(1, len(text) // 4)  # a server does not share its tokenizer; ~4 characters per token
