@@ -38,8 +38,9 @@ def test_demo_audit_outputs(demo_run: Path) -> None:
     assert {("ablation", "islam"), ("substitution", "lgbq"), ("swap", "identity")} <= set(groups)
     assert sum(g["pairs"] for g in summary["groups"]) == len(pairs)
     swap = groups[("swap", "identity")]
-    # every demo sentence with a Dixon term, guard included: 50 adjectives, and "Jews", "lesbians" as plurals
-    assert swap["with_counterfactual"] == 52
+    # every demo sentence with a Dixon term, guard included: 50 adjectives, and "Jews", "lesbians" as plurals, and the
+    # two nationality sentences whose demonym is also a Dixon term (Mexican, Chinese)
+    assert swap["with_counterfactual"] == 54
     # the means in the summary are the means of the pairs table
     ablation = pairs[(pairs.method == "ablation") & (pairs.attribute == "lgbq")]
     assert groups[("ablation", "lgbq")]["score_change"]["mean"] == pytest.approx(ablation["diff"].mean())

@@ -136,10 +136,41 @@ def _read_texts(source: Any, opts: AuditOptions) -> tuple[pd.DataFrame, str]:
     return pd.DataFrame({"id": ids, "text": texts}), origin
 
 
+def is_swap_attribute(name: str) -> bool:
+    """Whether ``--attributes`` names a swap pack (``gender``, ``names``, ``nationality``, an identity set or a pack
+    file of kind identity/gender): its texts get swap variants, not ablation and substitution."""
+    from .attributes import known_identity_sets
+
+    if name in known_identity_sets():
+        return True
+    path = Path(name).expanduser()
+    if path.suffix.lower() in (".yaml", ".yml", ".json") and path.exists():
+        from .attributes import _read_mapping
+
+        return _read_mapping(path).get("kind") in ("identity", "gender")
+    return False
+
+
+def attribute_matcher(name: str) -> Any:
+    """A matcher of every word that makes a text reference the attribute or swap pack ``name``."""
+    if not is_swap_attribute(name):
+        return load_attribute(name).matcher()
+    from .attributes import IdentitySet, load_swap_set
+    from .editors.swap import written_forms
+    from .text import TermMatcher
+
+    found = load_swap_set(name)
+    if isinstance(found, IdentitySet):
+        return TermMatcher(written_forms(found), case_sensitive=found.case_sensitive)
+    from .editors.gender import FEMALE_PRONOUNS, MALE_PRONOUNS
+
+    return TermMatcher([*found.terms, *MALE_PRONOUNS, *FEMALE_PRONOUNS])
+
+
 def _attribute_counts(texts: list[str], names: list[str]) -> dict[str, int]:
     counts = {}
     for name in names:
-        matcher = load_attribute(name).matcher()  # built once per attribute, not per text
+        matcher = attribute_matcher(name)  # built once per attribute, not per text
         counts[name] = sum(1 for t in texts if matcher.contains(t))
     return counts
 
@@ -157,6 +188,10 @@ def _plan(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> dict[str, Any
     requested = opts.attributes or known_attributes()
     counts = _attribute_counts(texts, requested)
     attr_methods = [m for m in opts.methods if m != "swap"]
+    if "swap" not in opts.methods:
+        swaps = [a for a in requested if is_swap_attribute(a)]
+        if swaps:
+            raise ConfigError(f"--attributes {', '.join(swaps)} are swapped: add swap to --methods")
     occurring = {a: n for a, n in counts.items() if n}
     missing = [a for a, n in counts.items() if n == 0]
     from .editors.swap import written_forms
@@ -164,7 +199,7 @@ def _plan(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> dict[str, Any
 
     identity_matcher = TermMatcher(written_forms(load_identity_set(opts.identities)))
     identity_texts = sum(1 for t in texts if identity_matcher.contains(t)) if "swap" in opts.methods else 0
-    if attr_methods and opts.attributes and not occurring and not identity_texts:
+    if opts.attributes and not occurring and not identity_texts:
         others = _attribute_counts(texts, [a for a in known_attributes() if a not in requested])
         found = ", ".join(f"{a} ({n} texts)" for a, n in others.items() if n) or "none of the built-in ones"
         raise InputError(f"{origin}: no text references {', '.join(requested)}; attributes that do occur: {found}")
@@ -175,7 +210,12 @@ def _plan(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> dict[str, Any
         "identity_texts": identity_texts,
         "methods": opts.methods,
         "estimated_seconds": round(
-            estimate_seconds(occurring if attr_methods else {}, identity_texts, opts.methods), 0
+            estimate_seconds(
+                {a: n for a, n in occurring.items() if not is_swap_attribute(a)} if attr_methods else {},
+                identity_texts + sum(n for a, n in occurring.items() if is_swap_attribute(a)),
+                opts.methods,
+            ),
+            0,
         ),
     }
 
@@ -385,13 +425,19 @@ def _generate_all(
     }
     generated: dict[str, Any] = {}
     timing: dict[str, float] = {}
-    for attribute in plan_["attributes"] if attr_methods else []:
-        matcher = load_attribute(attribute).matcher()
+    for attribute in plan_["attributes"]:
+        swapped = is_swap_attribute(attribute)
+        if not (attr_methods or swapped):
+            continue
+        matcher = attribute_matcher(attribute)
         subset = frame[[matcher.contains(t) for t in texts]].reset_index(drop=True)
         t0 = time.perf_counter()
-        generated[attribute] = generate(
-            attribute, subset, GenerateOptions(attribute=attribute, methods=attr_methods, **common)
-        )
+        if swapped:  # a swap pack: its swap variants, like the identity swaps
+            pack = GenerateOptions(methods=["swap"], score_methods=[], **{**common, "identities": attribute})
+            generated[attribute] = generate(attribute, subset, pack)
+        else:
+            options = GenerateOptions(attribute=attribute, methods=attr_methods, **common)
+            generated[attribute] = generate(attribute, subset, options)
         timing[f"generate:{attribute}"] = round(time.perf_counter() - t0, 2)
     if "swap" in opts.methods and plan_["identity_texts"]:
         t0 = time.perf_counter()
@@ -409,9 +455,23 @@ def _scored_pairs(
     pairs["placebo_term"] = [r.get("placebo_term") for r in rows]
     pairs["placebo_text"] = [r.get("placebo_text") for r in rows]
     pairs = with_scores(pairs, {t: p[index] for t, p in scores.items()}, opts.threshold)
-    pairs["group"] = [identity_set.group_of(t) if isinstance(t, str) else None for t in pairs["source_term"]]
-    pairs["target_group"] = [identity_set.group_of(t) if isinstance(t, str) else None for t in pairs["target_term"]]
+    sets = _swap_sets(set(pairs["attribute"]), identity_set)
+
+    def group(attribute: str, term: Any) -> str | None:
+        return sets[attribute].group_of(term) if isinstance(term, str) and attribute in sets else None
+
+    pairs["group"] = [group(a, t) for a, t in zip(pairs["attribute"], pairs["source_term"], strict=True)]
+    pairs["target_group"] = [group(a, t) for a, t in zip(pairs["attribute"], pairs["target_term"], strict=True)]
     return pairs[[c for c in PAIR_COLUMNS if c in pairs.columns]]
+
+
+def _swap_sets(attributes: set[str], identity_set: Any) -> dict[str, Any]:
+    """The swap set behind each swap attribute of the pairs (``identity``: the audit's identity set)."""
+    from .attributes import load_swap_set
+
+    out: dict[str, Any] = {"identity": identity_set}
+    out |= {a: load_swap_set(a) for a in attributes if a != "identity" and is_swap_attribute(a)}
+    return out
 
 
 def with_scores(pairs: pd.DataFrame, score: dict[str, float], threshold: float) -> pd.DataFrame:
@@ -473,7 +533,7 @@ PAIR_COLUMNS = [
 def _pair_rows(generated: dict[str, Any]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for name, result in generated.items():
-        if name == "identity":
+        if set(result.counterfactuals["method"]) == {"swap"}:  # identity swaps or a swap pack: every variant
             cands = result.candidates
             cands = cands[cands["method"] == "swap"]
             sources = dict(zip(result.counterfactuals["input_id"], result.counterfactuals["source_text"], strict=True))
@@ -481,7 +541,7 @@ def _pair_rows(generated: dict[str, Any]) -> list[dict[str, Any]]:
                 rows.append(
                     {
                         "method": "swap",
-                        "attribute": "identity",
+                        "attribute": name,
                         "input_id": c.input_id,
                         "source_text": sources[c.input_id],
                         "cf_text": c.text,
@@ -555,29 +615,12 @@ def _summary(
                 "mean_score_orig": float(mine_pairs["score_orig"].mean()) if not mine_pairs.empty else None,
             }
             groups.append(entry)
-    ctf: dict[str, Any] | None = None
     ok = pairs[pairs["status"] == "ok"] if not pairs.empty else pairs
     swap = ok[ok["method"] == "swap"] if not ok.empty else ok
-    if not swap.empty:
-        table = swap.rename(columns={"input_id": "text_id"}).assign(
-            label=np.nan, source_split="all", target_split="all", abs_diff=lambda d: d["diff"].abs()
-        )
-        report = ctf_report(table, seed=opts.seed, n_resamples=opts.bootstrap)
-        per_group = {}
-        for group, part in table.groupby("group"):
-            per_group[str(group)] = ctf_report(part, seed=opts.seed, n_resamples=opts.bootstrap)
-        ctf = {
-            "ctf_gap": report["ctf_gap"],
-            "texts": report["texts"],
-            "pairs": report["pairs"],
-            "ci_low": report["ci_low"],
-            "ci_high": report["ci_high"],
-            "by_group": {
-                g: {k: r[k] for k in ("ctf_gap", "texts", "pairs", "ci_low", "ci_high")} for g, r in per_group.items()
-            },
-            "by_source_term": report["by_source_term"],
-            "by_direction": report["by_direction"],
-        }
+    ctf_by_attribute = {
+        str(name): _swap_ctf(part, opts) for name, part in (swap.groupby("attribute") if not swap.empty else [])
+    }
+    ctf = ctf_by_attribute.get("identity")
     top = (
         ok.assign(abs_diff=ok["diff"].abs()).sort_values("abs_diff", ascending=False).head(opts.top_examples)
         if (not ok.empty)
@@ -595,6 +638,7 @@ def _summary(
         "pairs_without_score": int((pairs["status"] != "ok").sum()) if not pairs.empty else 0,
         "groups": groups,
         "ctf": ctf,
+        "ctf_by_attribute": ctf_by_attribute,
         "top_examples": top[
             [
                 "method",
@@ -615,6 +659,26 @@ def _summary(
         "signatures": signatures,
         "options": {**asdict(opts), "classifier": clf.spec},
         "reproduce": _reproduce_command(opts, origin, clf),
+    }
+
+
+def _swap_ctf(swap: pd.DataFrame, opts: AuditOptions) -> dict[str, Any]:
+    """The CTF gap of one attribute's swap pairs: overall, per group of the source term, per term and direction."""
+    table = swap.rename(columns={"input_id": "text_id"}).assign(
+        label=np.nan, source_split="all", target_split="all", abs_diff=lambda d: d["diff"].abs()
+    )
+    report = ctf_report(table, seed=opts.seed, n_resamples=opts.bootstrap)
+    keys = ("ctf_gap", "texts", "pairs", "ci_low", "ci_high")
+    by_group = {
+        str(g): {k: r[k] for k in keys}
+        for g, part in table.groupby("group")
+        for r in [ctf_report(part, seed=opts.seed, n_resamples=opts.bootstrap)]
+    }
+    return {
+        **{k: report[k] for k in keys},
+        "by_group": by_group,
+        "by_source_term": report["by_source_term"],
+        "by_direction": report["by_direction"],
     }
 
 

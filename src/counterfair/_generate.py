@@ -275,6 +275,7 @@ class Generator:
             cand_rows = [_candidate_row(method, row, ids[k], i, c, v, i == chosen) for i, (c, v) in enumerate(pairs)]
             if chosen is None:
                 reason = "no_identity_term" if method == "swap" else "no_attribute_term"
+                reason = (getattr(editor, "last_reasons", None) or [None] * len(texts))[k] or reason
                 cf = {"text": None, "status": make_status("unchanged", reason)}
             else:
                 cf = {

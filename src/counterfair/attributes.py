@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -78,6 +78,7 @@ class Attribute:
     aliases: tuple[str, ...] = ()
     replacement_category: str | None = None
     source: str = "builtin"
+    info: Mapping[str, Any] = field(default_factory=dict)  # version, language, source, license of the pack
 
     @property
     def terms(self) -> tuple[str, ...]:
@@ -122,6 +123,7 @@ def _attribute_from(data: Mapping[str, Any], *, where: str, source: str) -> Attr
         aliases=tuple(str(a).lower() for a in data.get("aliases") or ()),
         replacement_category=data.get("replacement_category"),
         source=source,
+        info=_pack_info(data, default_source=source),
     )
 
 
@@ -183,6 +185,7 @@ class TermForms:
     noun: str
     plural: str
     also: tuple[str, ...] = ()
+    place: str | None = None  # the country of a nationality ("Mexico" for "Mexican"): "from Mexico" -> "from Canada"
 
     @property
     def proper(self) -> bool:
@@ -204,6 +207,25 @@ class IdentitySet:
     ambiguous: frozenset[str] = frozenset()
     groups: Mapping[str, str] = field(default_factory=dict)  # lower-case term -> group name
     forms: Mapping[str, TermForms] = field(default_factory=dict)  # lower-case term -> its written forms
+    case_sensitive: bool = False  # proper nouns (first names, countries): "Will" is a name, "will" is not
+    # "all": a term swaps with every other term; "one_per_group": with one term of each other group (the one at the
+    # same rank in its group), only among the groups of its ``within`` partition (names: female names with female ones)
+    targets: str = "all"
+    within: tuple[tuple[str, ...], ...] = ()
+    info: Mapping[str, Any] = field(default_factory=dict)  # version, language, source, license of the pack
+
+    def targets_for(self, term: str) -> tuple[str, ...]:
+        """The terms a text's ``term`` is swapped to."""
+        low = term.lower()
+        if self.targets == "all":
+            return tuple(t for t in self.terms if t.lower() != low)
+        members: dict[str, list[str]] = {}
+        for t in self.terms:
+            members.setdefault(self.group_of(t), []).append(t)
+        group = self.group_of(term)
+        rank = [t.lower() for t in members.get(group, [])].index(low) if group in members else 0
+        allowed = next((set(part) for part in self.within if group in part), set(members))
+        return tuple(ts[rank % len(ts)] for g, ts in members.items() if g != group and g in allowed)
 
     def forms_of(self, term: str) -> TermForms:
         return self.forms.get(term.lower()) or TermForms.default(term)
@@ -237,14 +259,14 @@ class IdentitySet:
         order = np.random.default_rng(seed).permutation(len(terms))
         train = tuple(sorted(terms[i] for i in order[:n]))
         heldout = tuple(sorted(terms[i] for i in order[n:]))
-        return IdentitySet(f"{self.name}:split{seed}", train, heldout, self.ambiguous, self.groups, self.forms)
+        return replace(self, name=f"{self.name}:split{seed}", train=train, heldout=heldout)
 
     def subset(self, split: str) -> IdentitySet:
         """Only the training or only the held-out terms."""
         if split == "train":
-            return IdentitySet(f"{self.name}:train", self.train, (), self.ambiguous, self.groups, self.forms)
+            return replace(self, name=f"{self.name}:train", heldout=())
         if split == "heldout":
-            return IdentitySet(f"{self.name}:heldout", self.heldout, (), self.ambiguous, self.groups, self.forms)
+            return replace(self, name=f"{self.name}:heldout", train=self.heldout, heldout=())
         raise ConfigError(f"unknown split {split!r}; use 'train' or 'heldout'")
 
 
@@ -276,7 +298,126 @@ def _identity_from(data: Mapping[str, Any], *, where: str, name: str) -> Identit
         forms = _forms_from(data.get("forms") or {}, known, where=where)
     else:  # a user's set: the built-in forms ("Jews", "Muslims", "gay people") of the terms it shares with it
         forms = {t: f for t, f in _builtin_identity("dixon50").forms.items() if t in known}
-    return IdentitySet(str(data.get("name") or name), train, heldout, ambiguous, groups, forms)
+    forms = _with_places(forms, data.get("places"), known, where=where)
+    targets = str(data.get("targets") or "all")
+    if targets not in ("all", "one_per_group"):
+        raise ConfigError(f"{where}: 'targets' must be 'all' or 'one_per_group', got {targets!r}")
+    if targets == "one_per_group" and set(groups) != known:
+        missing = sorted(known - set(groups))[:5]
+        raise ConfigError(f"{where}: targets one_per_group needs a group for every term; none for {missing}")
+    within = tuple(tuple(str(g) for g in part) for part in (data.get("within") or {}).values())
+    unknown = {g for part in within for g in part} - set(groups.values())
+    if unknown:
+        raise ConfigError(f"{where}: 'within' names groups the set does not have: {', '.join(sorted(unknown))}")
+    return IdentitySet(
+        str(data.get("name") or name),
+        train,
+        heldout,
+        ambiguous,
+        groups,
+        forms,
+        case_sensitive=bool(data.get("case_sensitive", False)),
+        targets=targets,
+        within=within,
+        info=_pack_info(data, default_source="user file"),
+    )
+
+
+def _with_places(forms: dict[str, TermForms], raw: Any, known: set[str], *, where: str) -> dict[str, TermForms]:
+    """``places: {term: country}`` ("mexican: Mexico"): the country is matched and swapped too."""
+    if not raw:
+        return forms
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: 'places' must map a term to its country")
+    out = dict(forms)
+    for term, place in raw.items():
+        low = str(term).lower()
+        if low not in known or not str(place or "").strip():
+            raise ConfigError(f"{where}: places.{term}: not one of the set's terms, or no country given")
+        out[low] = replace(out.get(low) or TermForms.default(str(term)), place=" ".join(str(place).split()))
+    lacking = sorted(t for t in known if not (out.get(t) and out[t].place))[:5]
+    if lacking:
+        raise ConfigError(f"{where}: 'places' must name a country for every term or none; none for {lacking}")
+    return out
+
+
+def _pack_info(data: Mapping[str, Any], *, default_source: str) -> dict[str, Any]:
+    """A pack's provenance: its version, language, source and licence."""
+    version = data.get("version", 1)
+    if not isinstance(version, int) or version < 1:
+        raise ConfigError(f"pack {data.get('name')!r}: 'version' must be a positive integer, got {version!r}")
+    return {
+        "version": version,
+        "language": str(data.get("language") or "en"),
+        "source": str(data.get("source") or default_source),
+        "license": data.get("license"),
+    }
+
+
+@dataclass(frozen=True)
+class GenderSet:
+    """Gendered words for swaps: rows of (masculine, feminine, neutral or None) and the grammar rules that place the
+    pronouns (:mod:`counterfair.editors.gender`). A word in several rows maps by its first row."""
+
+    name: str
+    rows: tuple[tuple[str, str, str | None], ...]
+    grammar: str = "en-pronouns"
+    info: Mapping[str, Any] = field(default_factory=dict)
+    names: str | None = None  # a names pack whose first names change gender with the text ("names")
+    # words that hold a gender no swap can move ("lesbian"): a text with one gets no binary swap
+    gender_specific: tuple[str, ...] = ()
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(w for row in self.rows for w in row[:2]))
+
+    def group_of_word(self, word: str) -> str:
+        low = word.lower()
+        for male, female, _ in self.rows:
+            if low == male.lower():
+                return "male"
+            if low == female.lower():
+                return "female"
+        raise KeyError(word)
+
+    def group_of(self, term: str) -> str:
+        return term if term in ("male", "female", "mixed", "neutral", "swapped") else "other"
+
+    def other_of(self, word: str) -> str:
+        low = word.lower()
+        for male, female, _ in self.rows:
+            if low == male.lower():
+                return female
+            if low == female.lower():
+                return male
+        raise KeyError(word)
+
+    def neutral_of(self, word: str) -> str | None:
+        low = word.lower()
+        return next((n for m, f, n in self.rows if low in (m.lower(), f.lower())), None)
+
+
+def _gender_from(data: Mapping[str, Any], *, where: str, name: str) -> GenderSet:
+    raw = data.get("words")
+    if not isinstance(raw, list) or not raw:
+        raise ConfigError(f"{where}: a gender pack needs 'words': rows of [masculine, feminine, neutral or ~]")
+    rows: list[tuple[str, str, str | None]] = []
+    role: dict[str, str] = {}
+    for k, row in enumerate(raw, 1):
+        if not isinstance(row, list) or len(row) != 3 or not all(isinstance(w, str) and w.strip() for w in row[:2]):
+            raise ConfigError(f"{where}: words row {k} must be [masculine, feminine, neutral or ~], got {row!r}")
+        for word, kind in ((row[0], "masculine"), (row[1], "feminine")):
+            if role.setdefault(word.lower(), kind) != kind:
+                raise ConfigError(f"{where}: words row {k}: {word!r} is listed as both masculine and feminine")
+        rows.append((row[0], row[1], str(row[2]) if row[2] is not None else None))
+    return GenderSet(
+        str(data.get("name") or name),
+        tuple(rows),
+        grammar=str(data.get("grammar") or "en-pronouns"),
+        info=_pack_info(data, default_source="user file"),
+        names=str(data["names"]) if data.get("names") else None,
+        gender_specific=_terms(data.get("gender_specific"), where=where, key="gender_specific"),
+    )
 
 
 def _forms_from(raw: Any, known: set[str], *, where: str) -> dict[str, TermForms]:
@@ -299,8 +440,38 @@ def _forms_from(raw: Any, known: set[str], *, where: str) -> dict[str, TermForms
 
 @cache
 def _builtin_identity(name: str) -> IdentitySet:
+    found = _builtin_swap_set(name)
+    if not isinstance(found, IdentitySet):
+        raise ConfigError(
+            f"{name!r} is a gender pack, not an identity set; it swaps through load_swap_set/--attributes"
+        )
+    return found
+
+
+@cache
+def _builtin_swap_set(name: str) -> IdentitySet | GenderSet:
     path = _resource_dir("identities") / f"{name}.yaml"
-    return _identity_from(_read_mapping(path), where=str(path), name=name)
+    return _swap_set_from(_read_mapping(path), where=str(path), name=name)
+
+
+def _swap_set_from(data: Mapping[str, Any], *, where: str, name: str) -> IdentitySet | GenderSet:
+    kind = data.get("kind", "identity")
+    if kind == "gender":
+        return _gender_from(data, where=where, name=name)
+    if kind != "identity":
+        raise ConfigError(f"{where}: kind {kind!r} is not a swap set (identity or gender)")
+    return _identity_from(data, where=where, name=name)
+
+
+def load_swap_set(spec: str) -> IdentitySet | GenderSet:
+    """A swap set by built-in name (``dixon50``, ``gender``, ``names``, ``nationality``) or from a YAML/JSON file of
+    kind ``identity`` or ``gender``; anything else :func:`load_identity_set` takes."""
+    if spec in known_identity_sets():
+        return _builtin_swap_set(spec)
+    path = Path(spec).expanduser()
+    if path.suffix.lower() in (".yaml", ".yml", ".json") and path.exists():
+        return _swap_set_from(_read_mapping(path), where=str(path), name=path.stem)
+    return load_identity_set(spec)
 
 
 def known_identity_sets() -> list[str]:
@@ -319,7 +490,10 @@ def load_identity_set(spec: str | Sequence[str] | None = None) -> IdentitySet:
     if path.suffix.lower() in (".yaml", ".yml", ".json"):
         if not path.exists():
             raise ConfigError(f"identity file {path} does not exist")
-        return _identity_from(_read_mapping(path), where=str(path), name=path.stem)
+        found = _swap_set_from(_read_mapping(path), where=str(path), name=path.stem)
+        if not isinstance(found, IdentitySet):
+            raise ConfigError(f"{path} is a gender pack, not an identity set; give it to --attributes")
+        return found
     if path.suffix.lower() == ".txt":
         if not path.exists():
             raise ConfigError(f"identity file {path} does not exist")
@@ -333,3 +507,96 @@ def load_identity_set(spec: str | Sequence[str] | None = None) -> IdentitySet:
         f"unknown identity set {spec!r}; built-in sets: {', '.join(known_identity_sets())}; or give a file "
         "(.yaml/.json/.txt) or a comma-separated list of terms"
     )
+
+
+# --------------------------------------------------------------------------------------------- lexicon packs
+
+Pack = Attribute | IdentitySet | GenderSet
+PACK_KINDS = ("wordlist", "identity", "gender")
+
+
+def _pack_from(data: Mapping[str, Any], *, where: str, name: str) -> Pack:
+    kind = data.get("kind") or ("wordlist" if ("ablation" in data or "substitution" in data) else "identity")
+    if kind not in PACK_KINDS:
+        raise ConfigError(f"{where}: kind {kind!r} is not one of {', '.join(PACK_KINDS)}")
+    if kind == "wordlist":
+        return _attribute_from(data, where=where, source=str(data.get("source") or where))
+    return _swap_set_from({**data, "kind": kind}, where=where, name=name)
+
+
+def load_pack(spec: str) -> Pack:
+    """Any lexicon pack: a built-in name (an attribute of paper 000, ``dixon50``, ``gender``, ``names``,
+    ``nationality``) or a YAML/JSON file whose ``kind`` is ``wordlist``, ``identity`` or ``gender``."""
+    path = Path(spec).expanduser()
+    if path.suffix.lower() in (".yaml", ".yml", ".json"):
+        if not path.exists():
+            raise ConfigError(f"pack file {path} does not exist")
+        return _pack_from(_read_mapping(path), where=str(path), name=path.stem)
+    if spec in known_identity_sets():
+        return _builtin_swap_set(spec)
+    return load_attribute(spec)
+
+
+def pack_kind(pack: Pack) -> str:
+    return "wordlist" if isinstance(pack, Attribute) else "gender" if isinstance(pack, GenderSet) else "identity"
+
+
+def describe_pack(pack: Pack) -> dict[str, Any]:
+    """A pack's kind, provenance, size and contents, for ``counterfair attributes show``."""
+    out: dict[str, Any] = {"name": pack.name, "kind": pack_kind(pack)}
+    if isinstance(pack, Attribute):
+        return {**out, **pack.info, "terms": len(pack.terms), **pack.to_dict()}
+    out |= dict(pack.info) | {"terms": len(pack.terms)}
+    if isinstance(pack, GenderSet):
+        return out | {"grammar": pack.grammar, "words": [list(r) for r in pack.rows]}
+    members: dict[str, list[str]] = {}
+    for term in pack.terms:
+        members.setdefault(pack.group_of(term), []).append(term)
+    return out | {
+        "case_sensitive": pack.case_sensitive,
+        "targets": pack.targets,
+        "groups": members,
+        "ambiguous": sorted(pack.ambiguous),
+        "places": {t: pack.forms_of(t).place for t in pack.terms if pack.forms_of(t).place},
+    }
+
+
+def pack_catalogue() -> list[dict[str, Any]]:
+    """Every built-in pack: name, kind, version, language, number of terms and source."""
+    names = [*known_attributes(), *known_identity_sets()]
+    rows = []
+    for name in names:
+        info = describe_pack(load_pack(name))
+        rows.append({k: info.get(k) for k in ("name", "kind", "version", "language", "terms", "source")})
+    return rows
+
+
+def validate_pack(path: str | Path) -> tuple[Pack, list[str]]:
+    """Load a pack file (every structural error is a :class:`ConfigError` naming the file and the key) and return it
+    with warnings about things that load but are likely mistakes."""
+    pack = load_pack(str(path))
+    warnings: list[str] = []
+    if isinstance(pack, IdentitySet):
+        if not pack.case_sensitive:
+            from spacy.lang.en.stop_words import STOP_WORDS
+
+            common = sorted(t for t in pack.terms if t.lower() in STOP_WORDS)
+            if common:
+                warnings.append(f"terms that are common English words, matched in any case: {', '.join(common)}")
+        defaulted = sorted(t for t in pack.terms if t.lower() not in pack.forms)
+        if defaulted:
+            shown = ", ".join(defaulted[:8])
+            warnings.append(f"{len(defaulted)} terms have no forms; as nouns they become '<term> person': {shown}")
+        sizes: dict[str, int] = {}
+        for term in pack.terms:
+            sizes[pack.group_of(term)] = sizes.get(pack.group_of(term), 0) + 1
+        lonely = sorted(g for g, n in sizes.items() if n == 1 and g != "other")
+        if lonely:
+            warnings.append(f"groups with a single term: {', '.join(lonely)}")
+    if isinstance(pack, GenderSet):
+        lacking = [m for m, _, n in pack.rows if n is None]
+        if lacking:
+            warnings.append(
+                f"{len(lacking)} rows have no neutral form (no non-binary variant): {', '.join(lacking[:8])}"
+            )
+    return pack, warnings

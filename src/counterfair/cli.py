@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from . import __version__
@@ -120,7 +121,11 @@ def audit(
     ),
     classifier: Annotated[str, typer.Option(help="Classifier under test (spec, see README).")] = "profanity-check",
     attributes: Annotated[
-        str | None, typer.Option(help="Comma-separated attributes (default: every built-in one the texts reference).")
+        str | None,
+        typer.Option(
+            help="Comma-separated attributes or packs (default: every paper-000 attribute the texts reference); "
+            "gender, names and nationality add their swaps; `counterfair attributes list` shows them all."
+        ),
     ] = None,
     methods: Annotated[
         str, typer.Option(help="Comma-separated: ablation, substitution, swap, llm (llm: ~9 s per text on 2 cores).")
@@ -292,6 +297,10 @@ def _print_audit(summary: dict[str, Any]) -> None:
     console.print(table)
     if summary.get("ctf"):
         console.print(f"CTF gap over identity swaps: {_fmt(summary['ctf']['ctf_gap'])}")
+    for name, ctf in (summary.get("ctf_by_attribute") or {}).items():
+        if name != "identity":
+            worst = max(ctf["by_group"].items(), key=lambda kv: kv[1]["ctf_gap"] or 0, default=(None, None))[0]
+            console.print(f"CTF gap over {name} swaps: {_fmt(ctf['ctf_gap'])} (largest for {worst})")
     placebo = summary.get("placebo") or {}
     if placebo.get("by_group"):
         effects = Table(title="identity effect = CTF gap − placebo gap, by group swapped in")
@@ -847,6 +856,53 @@ def select_command(
     console.print(f"wrote {out} and {out.with_suffix('.summary.json')}")
 
 
+attributes_app = typer.Typer(
+    help="Lexicon packs: the attributes (word lists), identity sets, names, nationalities and gender swaps.",
+    no_args_is_help=True,
+)
+app.add_typer(attributes_app, name="attributes")
+
+
+@attributes_app.command("list")
+def attributes_list() -> None:
+    """The built-in packs, with kind, version, language, size and source."""
+    from .attributes import pack_catalogue
+
+    columns = ("name", "kind", "version", "language", "terms", "source")
+    table = Table(title="lexicon packs (--attributes NAME; your own: --attributes FILE.yaml)")
+    for column in columns:
+        table.add_column(column, justify="right" if column in ("version", "terms") else "left")
+    for row in pack_catalogue():
+        table.add_row(*("" if row[c] is None else str(row[c]) for c in columns))
+    console.print(table)
+
+
+@attributes_app.command("show")
+def attributes_show(
+    pack: Annotated[str, typer.Argument(help="A built-in pack's name or a pack file (YAML/JSON).")],
+) -> None:
+    """Everything a pack holds: provenance, groups, terms, forms."""
+    import json
+
+    from .attributes import describe_pack, load_pack
+
+    console.print_json(json.dumps(describe_pack(load_pack(pack)), ensure_ascii=False))
+
+
+@attributes_app.command("validate")
+def attributes_validate(
+    file: Annotated[Path, typer.Argument(help="A pack file (YAML/JSON) of kind wordlist, identity or gender.")],
+) -> None:
+    """Check a pack file: errors name the key and stop with exit code 2; warnings are printed."""
+    from .attributes import describe_pack, validate_pack
+
+    pack, warnings = validate_pack(file)
+    info = describe_pack(pack)
+    for warning in warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
+    console.print(f"{file}: valid {info['kind']} pack {info['name']!r} with {info['terms']} terms")
+
+
 wordlist_app = typer.Typer(help="Word lists for new attributes (paper 000, App. B.1).", no_args_is_help=True)
 app.add_typer(wordlist_app, name="wordlist")
 
@@ -1222,7 +1278,7 @@ def main() -> None:
     try:
         app()
     except CounterfairError as err:
-        err_console.print(f"[red]error:[/red] {err}")
+        err_console.print(f"[red]error:[/red] {escape(str(err))}")
         sys.exit(2)
 
 

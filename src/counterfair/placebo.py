@@ -116,12 +116,12 @@ def placebo_texts(
     editor = IdentitySwapEditor(identities, guard=None, grammar=True)  # the guard's verdicts come from the edits
     spans: dict[Any, list[tuple[int, int]]] = {}
     for row in rows:
-        if row["method"] == "swap" and row.get("edits"):
+        if row["method"] == "swap" and row.get("edits") and row.get("attribute", "identity") == "identity":
             spans.setdefault(row["input_id"], []).extend((e["start"], e["end"]) for e in json.loads(row["edits"]))
     out: list[tuple[str, str] | None] = []
     matches_of: dict[Any, Any] = {}
     for row in rows:
-        if row["method"] != "swap" or not row.get("source_term"):
+        if row["method"] != "swap" or not row.get("source_term") or row.get("attribute", "identity") != "identity":
             out.append(None)
             continue
         text, key = row["source_text"], row["input_id"]

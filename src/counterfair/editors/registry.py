@@ -53,9 +53,16 @@ def _substitution(ctx: EditorContext, arg: str) -> EditorBase:
 
 
 def _swap(ctx: EditorContext, arg: str) -> EditorBase:
+    """Identity swaps over ``ctx.identities``: an identity set (dixon50, names, nationality, a user's) or a gender
+    pack, whose swaps follow English grammar (:mod:`counterfair.editors.gender`)."""
+    from ..attributes import GenderSet, load_swap_set
+    from .gender import GenderSwapEditor
     from .swap import IdentitySwapEditor
 
-    return IdentitySwapEditor(ctx.identities, guard=ctx.guard)
+    found = load_swap_set(ctx.identities) if isinstance(ctx.identities, str) else ctx.identities
+    if isinstance(found, GenderSet):
+        return GenderSwapEditor(found)
+    return IdentitySwapEditor(found, guard=ctx.guard)
 
 
 def _llm(ctx: EditorContext, arg: str) -> EditorBase:

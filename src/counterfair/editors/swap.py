@@ -45,7 +45,7 @@ from functools import cache, lru_cache
 from typing import Any, ClassVar
 
 from ..attributes import IdentitySet, load_identity_set
-from ..errors import ModelNotAvailable
+from ..errors import ConfigError, ModelNotAvailable
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate, Edit
 from ..text import TermMatch, TermMatcher, match_case
@@ -347,18 +347,57 @@ def _article_for(word: str) -> str:
     return "an" if low[:1] in "aeiou" and not low.startswith(_VOWEL_EXCEPTIONS) else "a"
 
 
+def splice(
+    text: str, changes: Sequence[tuple[int, int, str]], *, articles: bool = True
+) -> tuple[str, tuple[Edit, ...]]:
+    """``text`` with each ``(start, end, new)`` span replaced (left to right, overlaps skipped); with ``articles``, an
+    "a"/"an" right before a replaced word agrees with the new word ("a Muslim" -> "an atheist")."""
+    pieces: list[str] = []
+    edits: list[Edit] = []
+    cursor = 0
+    for start, end, new in sorted(changes):
+        if start < cursor:
+            continue
+        if articles:
+            head = text[cursor:start]
+            stripped = head.rstrip()
+            last = stripped.rsplit(None, 1)[-1] if stripped.split() else ""
+            if last.lower() in ("a", "an") and len(head) - len(stripped) >= 1:
+                article = match_case(last, _article_for(new))
+                if article != last:
+                    new = article + head[len(stripped) :] + new
+                    start = cursor + len(stripped) - len(last)
+        pieces.append(text[cursor:start])
+        pieces.append(new)
+        edits.append(Edit(start, end, text[start:end], new))
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces), tuple(edits)
+
+
 def written_forms(identities: IdentitySet, *, grammar: bool = True) -> dict[str, tuple[str, str]]:
-    """Every written form of the set's terms that is matched in text -> (its term, "adjective"/"noun"/"plural"):
-    the terms, and with ``grammar`` their one-word nouns and plurals ("Jew", "Muslims"; "gay people" is found as
-    "gay" and kept an adjective)."""
-    surfaces = {t.lower(): (t, "adjective") for t in identities.terms}
+    """Every written form of the set's terms that is matched in text -> (its term, "adjective"/"noun"/"plural"/
+    "place"): the terms, and with ``grammar`` their one-word nouns and plurals ("Jew", "Muslims"; "gay people" is
+    found as "gay" and kept an adjective) and their countries ("Mexico"). Keys are lower-case, or for a case-sensitive
+    set (names, countries) as listed and in capitals ("Emily", "EMILY")."""
+    key = _surface_key(identities.case_sensitive)
+    surfaces = {key(t): (t, "adjective") for t in identities.terms}
     if grammar:
         for term in identities.terms:
             forms = identities.forms_of(term)
-            for kind, surface in [("noun", forms.noun), ("plural", forms.plural), *(("plural", x) for x in forms.also)]:
+            kinds = [("noun", forms.noun), ("plural", forms.plural), *(("plural", x) for x in forms.also)]
+            for kind, surface in kinds:
                 if " " not in surface:
-                    surfaces.setdefault(surface.lower(), (term, kind))
+                    surfaces.setdefault(key(surface), (term, kind))
+            if forms.place:
+                surfaces.setdefault(key(forms.place), (term, "place"))
+    if identities.case_sensitive:
+        surfaces |= {k.upper(): v for k, v in surfaces.items() if k.upper() not in surfaces}
     return surfaces
+
+
+def _surface_key(case_sensitive: bool) -> Any:
+    return (lambda s: " ".join(s.split())) if case_sensitive else (lambda s: " ".join(s.lower().split()))
 
 
 class IdentitySwapEditor(EditorBase):
@@ -386,10 +425,12 @@ class IdentitySwapEditor(EditorBase):
             raise ValueError(f"guard must be 'spacy' or None, got {guard!r}")
         self.identities = identities if isinstance(identities, IdentitySet) else load_identity_set(identities)
         self.targets = tuple(targets) if targets is not None else self.identities.terms
+        self._target_keys = {t.lower() for t in self.targets}
         self.guard = guard
         self.grammar = grammar
         self._surfaces = written_forms(self.identities, grammar=grammar)
-        self._matcher = TermMatcher(self._surfaces)
+        self._key = _surface_key(self.identities.case_sensitive)
+        self._matcher = TermMatcher(self._surfaces, case_sensitive=self.identities.case_sensitive)
         self._guard = IdentityGuard(self.identities.ambiguous, self.identities.terms) if guard else None
         self.blocked = 0  # occurrences the guard kept from being swapped (over every call)
         self.found = 0
@@ -427,12 +468,12 @@ class IdentitySwapEditor(EditorBase):
 
     def _canonical(self, match: TermMatch) -> TermMatch:
         """The match under its identity term ("Jews" -> jewish), so the guard and the swap see terms."""
-        return TermMatch(match.start, match.end, match.text, self._surfaces[match.term.lower()][0])
+        return TermMatch(match.start, match.end, match.text, self._surfaces[self._key(match.term)][0])
 
     def form_used(self, text: str, match: TermMatch) -> str:
         """``adjective``, ``noun`` or ``plural``: as written, or an adjective used as a noun ("a Chinese.",
         "the Chinese are")."""
-        kind = self._surfaces.get(" ".join(match.text.lower().split()), (match.term, "adjective"))[1]
+        kind = self._surfaces.get(self._key(match.text), (match.term, "adjective"))[1]
         if kind != "adjective":
             return kind
         words = text[: match.start].split()
@@ -452,36 +493,27 @@ class IdentitySwapEditor(EditorBase):
         if not self.grammar:
             return match_case(match.text, target)
         forms = self.identities.forms_of(target)
-        word = {"adjective": forms.adjective, "noun": forms.noun, "plural": forms.plural}[self.form_used(text, match)]
+        kind = self.form_used(text, match)
+        word = (
+            forms.place
+            if kind == "place"
+            else {"adjective": forms.adjective, "noun": forms.noun, "plural": forms.plural}[kind]
+        )
+        if word is None:
+            raise ConfigError(
+                f"identity set {self.identities.name}: {target!r} has no country to replace {match.text!r}"
+            )
         return cased(word, match.text, text, match.start)
 
     def swap(self, text: str, matches: Sequence[TermMatch], a: str, b: str) -> tuple[str, tuple[Edit, ...]]:
         """Φ_{a,b}: every kept occurrence of ``a`` becomes ``b`` and every one of ``b`` becomes ``a``."""
         a_low, b_low = a.lower(), b.lower()
-        pieces: list[str] = []
-        edits: list[Edit] = []
-        cursor = 0
-        for match in matches:
-            term = match.term.lower()
-            if term not in (a_low, b_low):
-                continue
-            new = self.written(text, match, b if term == a_low else a)
-            start = match.start
-            if self.grammar:
-                head = text[cursor : match.start]
-                stripped = head.rstrip()
-                last = stripped.rsplit(None, 1)[-1] if stripped.split() else ""
-                if last.lower() in ("a", "an") and len(head) - len(stripped) >= 1:
-                    article = match_case(last, _article_for(new))
-                    if article != last:
-                        start = cursor + len(stripped) - len(last)
-                        new = article + head[len(stripped) :] + new
-            pieces.append(text[cursor:start])
-            pieces.append(new)
-            edits.append(Edit(start, match.end, text[start : match.end], new))
-            cursor = match.end
-        pieces.append(text[cursor:])
-        return "".join(pieces), tuple(edits)
+        changes = [
+            (m.start, m.end, self.written(text, m, b if m.term.lower() == a_low else a))
+            for m in matches
+            if m.term.lower() in (a_low, b_low)
+        ]
+        return splice(text, changes, articles=self.grammar)
 
     def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:
         hook = progress or NullProgress()
@@ -493,8 +525,9 @@ class IdentitySwapEditor(EditorBase):
             seen: set[str] = set()
             variants: list[Candidate] = []
             for a in present:
-                for b in self.targets:
-                    if b.lower() == a.lower():
+                policy = self.targets if self.identities.targets == "all" else self.identities.targets_for(a)
+                for b in policy:
+                    if b.lower() == a.lower() or b.lower() not in self._target_keys:
                         continue
                     new, edits = self.swap(text, matches, a, b)
                     if new == text or new in seen:

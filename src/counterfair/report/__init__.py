@@ -155,6 +155,7 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
     ctf = summary.get("ctf") or {}
     ctf_groups = sorted((ctf.get("by_group") or {}).items(), key=lambda kv: -(kv[1]["ctf_gap"] or 0))
     directions = sorted(ctf.get("by_direction") or [], key=lambda d: -abs(d["mean_diff"] or 0.0))[:15]
+    swap_packs = _swap_pack_sections(summary, pairs)
     placebo = summary.get("placebo") or {}
     placebo_groups = sorted((placebo.get("by_group") or {}).items(), key=lambda kv: -(kv[1]["identity_effect"] or 0))
     notes = []
@@ -170,6 +171,7 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
         examples=examples,
         ctf_groups=ctf_groups,
         directions=directions,
+        swap_packs=swap_packs,
         placebo_groups=placebo_groups,
         notes=notes,
         num=_num,
@@ -183,6 +185,26 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
     with atomic_open(target / "report.md", "w", encoding="utf-8") as handle:
         handle.write(markdown(summary))
     return {"html": target / "report.html", "markdown": target / "report.md", "plots": plot_dir}
+
+
+def _swap_pack_sections(summary: dict[str, Any], pairs: Any) -> list[dict[str, Any]]:
+    """One section per swap pack of the audit (gender, names, nationality, a user's): its CTF gap per group of the
+    source term and the mean change per (source group -> target group)."""
+    out = []
+    for name, ctf in (summary.get("ctf_by_attribute") or {}).items():
+        if name == "identity":
+            continue
+        mine = pairs[(pairs["method"] == "swap") & (pairs["attribute"] == name)] if not pairs.empty else pairs
+        directions = []
+        if not mine.empty:
+            table = mine.groupby(["group", "target_group"], dropna=False)["diff"].agg(["mean", "size"]).reset_index()
+            directions = [
+                {"source": str(r.group), "target": str(r.target_group), "pairs": int(r.size), "mean_diff": r.mean}
+                for r in table.sort_values("mean", key=abs, ascending=False).itertuples()
+            ]
+        groups = sorted((ctf.get("by_group") or {}).items(), key=lambda kv: -(kv[1]["ctf_gap"] or 0))
+        out.append({"name": name, "ctf": ctf, "groups": groups, "directions": directions[:20]})
+    return out
 
 
 def markdown(summary: dict[str, Any]) -> str:
@@ -215,6 +237,12 @@ def markdown(summary: dict[str, Any]) -> str:
         ]
         for name, g in sorted(ctf["by_group"].items(), key=lambda kv: -(kv[1]["ctf_gap"] or 0)):
             lines.append(f"| {name} | {_num(g['ctf_gap'])} |")
+    for name, ctf in (summary.get("ctf_by_attribute") or {}).items():
+        if name == "identity":
+            continue
+        lines += ["", f"CTF gap ({name} swaps): **{_num(ctf['ctf_gap'])}** over {ctf['texts']} texts.", ""]
+        lines += ["| group | CTF gap |", "|---|---|"]
+        lines += [f"| {g} | {_num(e['ctf_gap'])} |" for g, e in sorted(ctf["by_group"].items())]
     placebo = summary.get("placebo") or {}
     if placebo.get("by_group"):
         lines += [

@@ -81,7 +81,8 @@ def score_scatter(pairs: pd.DataFrame, out: Path, threshold: float) -> dict[str,
 
 def swap_heatmap(pairs: pd.DataFrame, out: Path, order: list[str]) -> dict[str, str] | None:
     """Mean score change for each (source term -> target term) swap; rows are sources."""
-    swap = pairs[pairs["method"] == "swap"]
+    swap = pairs[(pairs["method"] == "swap") & (pairs["attribute"] == "identity")] if "attribute" in pairs else pairs
+    swap = swap[swap["method"] == "swap"]
     if swap.empty:
         return None
     matrix = swap.pivot_table(index="source_term", columns="target_term", values="diff", aggfunc="mean")
