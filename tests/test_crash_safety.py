@@ -19,7 +19,7 @@ from counterfair._audit import demo_path
 
 def _data(tmp_path: Path) -> Path:
     demo = pd.read_csv(demo_path())["text"].tolist()
-    texts = [f"{text} (copy {k})" for k in range(6) for text in demo]  # 384 distinct texts
+    texts = [f"{text} (copy {k})" for k in range(6) for text in demo]  # 480 distinct texts (80 demo texts, 6 copies)
     path = tmp_path / "texts.csv"
     pd.DataFrame({"id": [f"t{i}" for i in range(len(texts))], "text": texts}).to_csv(path, index=False)
     return path
@@ -69,13 +69,13 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -> Non
     checkpoint = tmp_path / "cut" / ".work" / "done.jsonl"
     deadline = time.time() + 300
     while time.time() < deadline:
-        if checkpoint.exists() and len(checkpoint.read_bytes().splitlines()) >= 384 * 2 + 100:  # within swap
+        if checkpoint.exists() and len(checkpoint.read_bytes().splitlines()) >= 480 * 2 + 100:  # within swap
             break
         time.sleep(0.05)
     os.kill(victim.pid, signal.SIGKILL)
     victim.wait(timeout=30)
     done_before = len(checkpoint.read_bytes().splitlines())
-    assert 384 * 2 + 100 <= done_before < 384 * 3, done_before  # killed midway through the swaps
+    assert 480 * 2 + 100 <= done_before < 480 * 3, done_before  # killed midway through the swaps
     assert not (tmp_path / "cut" / "counterfactuals.csv").exists()
 
     resumed = _generate(data, tmp_path / "cut")
@@ -96,7 +96,7 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -> Non
     assert swap["identity_occurrences"] > 0 and swap["params"]["terms"]
     assert cut_summary["signatures"]["filter"] is not None
     cfs = pd.read_csv(tmp_path / "cut" / "counterfactuals.csv")
-    assert len(cfs) == 384 * 3  # no row lost
+    assert len(cfs) == 480 * 3  # no row lost
     assert not cfs.duplicated(["input_id", "method"]).any()  # none duplicated
 
 
@@ -119,6 +119,6 @@ def test_a_second_run_into_the_same_directory_is_refused_and_a_killed_run_leaves
     os.kill(holder.pid, signal.SIGKILL)
     holder.wait(timeout=30)
     result = run_generate(data, tmp_path / "run", options)  # the lock died with its process: this run resumes
-    assert len(result.counterfactuals) == 384 * 3
+    assert len(result.counterfactuals) == 480 * 3
     after = _generate(data, tmp_path / "run")  # this process let go of the lock when its run finished
     assert after.wait(timeout=600) == 0, (tmp_path / "run.log").read_text()[-2000:]
