@@ -100,14 +100,17 @@ def _paired(per_text: pd.DataFrame, *, seed: int, n_resamples: int) -> dict[str,
 
 
 def _units(merged: pd.DataFrame, group_column: str) -> list[tuple[str, pd.DataFrame]]:
-    swaps = merged[merged["method"] == "swap"]
+    identity = merged["attribute"].fillna("identity") == "identity" if "attribute" in merged else True
+    swaps = merged[(merged["method"] == "swap") & identity]
     units: list[tuple[str, pd.DataFrame]] = []
     if not swaps.empty:
         units.append(("identity swaps", swaps))
         if group_column in swaps.columns:
             units += [(f"swap:{g}", part) for g, part in swaps.groupby(group_column)]
-    others = merged[merged["method"] != "swap"]
-    units += [(f"{m}:{a}", part) for (m, a), part in others.groupby(["method", "attribute"])]
+    others = merged.drop(swaps.index)
+    units += [
+        (f"{a} swaps" if m == "swap" else f"{m}:{a}", part) for (m, a), part in others.groupby(["method", "attribute"])
+    ]
     return units
 
 

@@ -103,6 +103,8 @@ def fairness_metrics(
     from .placebo import identity_effects
 
     swaps = pairs[(pairs["method"] == "swap") & (pairs["status"] == "ok")] if not pairs.empty else pairs
+    if "attribute" in swaps.columns:  # the identity swaps; a pack's swaps (gender, names) have groups of their own
+        swaps = swaps[swaps["attribute"].fillna("identity") == "identity"]
     out: dict[str, Any] = {m: None for m in METRICS}
     if swaps.empty:
         return out
