@@ -34,7 +34,7 @@ import pandas as pd
 from . import __version__
 from ._ctf import ctf_report
 from ._generate import GenerateOptions, generate_frame, normalize_methods, run_generate
-from .attributes import known_attributes, load_attribute, load_identity_set
+from .attributes import is_swap_attribute, known_attributes, load_attribute, load_identity_set
 from .checkpoint import JsonlCheckpoint
 from .classifiers import CachedClassifier, load_classifier
 from .classifiers.labels import checked_positive_index, positive_index
@@ -134,21 +134,6 @@ def _read_texts(source: Any, opts: AuditOptions) -> tuple[pd.DataFrame, str]:
     texts = [cell_text(v) or "" for v in frame[opts.text_column].tolist()]
     ids = row_ids(frame, opts.id_column, origin=origin)
     return pd.DataFrame({"id": ids, "text": texts}), origin
-
-
-def is_swap_attribute(name: str) -> bool:
-    """Whether ``--attributes`` names a swap pack (``gender``, ``names``, ``nationality``, an identity set or a pack
-    file of kind identity/gender): its texts get swap variants, not ablation and substitution."""
-    from .attributes import known_identity_sets
-
-    if name in known_identity_sets():
-        return True
-    path = Path(name).expanduser()
-    if path.suffix.lower() in (".yaml", ".yml", ".json") and path.exists():
-        from .attributes import _read_mapping
-
-        return _read_mapping(path).get("kind") in ("identity", "gender")
-    return False
 
 
 def attribute_matcher(name: str) -> Any:

@@ -537,6 +537,17 @@ def load_pack(spec: str) -> Pack:
     return load_attribute(spec)
 
 
+def is_swap_attribute(name: str) -> bool:
+    """Whether ``--attributes`` names a swap pack (``gender``, ``names``, ``nationality``, an identity set or a pack
+    file of kind identity/gender): its texts get swap variants, not ablation and substitution."""
+    if name in known_identity_sets():
+        return True
+    path = Path(name).expanduser()
+    if path.suffix.lower() in (".yaml", ".yml", ".json") and path.exists():
+        return _read_mapping(path).get("kind") in ("identity", "gender")
+    return False
+
+
 def pack_kind(pack: Pack) -> str:
     return "wordlist" if isinstance(pack, Attribute) else "gender" if isinstance(pack, GenderSet) else "identity"
 
