@@ -44,6 +44,7 @@ from .io import (
     write_json,
     write_table,
 )
+from .metrics.bertscore import BERTScoreScorer
 from .metrics.functional import summarize
 from .progress import NullProgress, ProgressHook
 from .records import Candidate, Counterfactual, make_status, params_hash
@@ -94,8 +95,12 @@ class GenerateOptions:
     fmt: str | None = None
     encoding: str = "utf-8"
     max_text_chars: int = MAX_TEXT_CHARS  # longer inputs get skipped:too_long (0: no limit)
+    language: str = "en"  # en | fr | de: built-in packs, default identity set, BERTScore encoder
 
     def __post_init__(self) -> None:
+        from .languages import get_language
+
+        self.language = get_language(self.language).code
         self.methods = normalize_methods(self.methods)
         if self.max_attempts < 1 or self.samples < 1:
             raise ConfigError("samples and max_attempts must be at least 1")
@@ -118,6 +123,8 @@ class GenerateOptions:
             "engine",
             "address",
         }  # performance knobs: changing them keeps the run resumable
+        if self.language == "en":
+            ignore.add("language")  # English runs keep the fingerprint they had before languages existed
         return params_hash({k: v for k, v in asdict(self).items() if k not in ignore})
 
 
@@ -204,7 +211,12 @@ class Generator:
 
     def __init__(self, options: GenerateOptions) -> None:
         self.opts = options
-        self.attribute: Attribute = load_attribute(options.attribute)
+        self.attribute: Attribute = load_attribute(options.attribute, options.language)
+        if self.attribute.language != options.language:
+            raise ConfigError(
+                f"attribute {options.attribute!r} is in language {self.attribute.language!r} but the run's language "
+                f"is {options.language!r}; pass --language {self.attribute.language}"
+            )
         self._llm: Any = None
         self._editors: dict[str, EditorBase] = {}
         self._filter: CandidateFilter | None = None
@@ -230,8 +242,13 @@ class Generator:
             opts = self.opts
             rewrite: dict[str, Any] = {"style": opts.prompt_style, "instruction": opts.instruction, "n": opts.samples}
             rewrite |= {"temperature": opts.temperature, "top_k": opts.top_k}
+            from .languages import get_language
+
+            identities = opts.identities or (
+                None if opts.language == "en" else get_language(opts.language).identity_set
+            )
             context = EditorContext(
-                self.attribute, opts.identities, opts.guard, lambda: self.llm, seed=opts.seed, rewrite=rewrite
+                self.attribute, identities, opts.guard, lambda: self.llm, seed=opts.seed, rewrite=rewrite
             )
             self._editors[method] = build_editor(method, context)
         return self._editors[method]
@@ -245,7 +262,8 @@ class Generator:
                 self.opts.detector, self.attribute, llm=self.llm if self.opts.detector == "llm" else None
             )
             config = FilterConfig(self.opts.min_bleu, self.opts.min_bertscore, self.opts.max_attribute_prob)
-            self._filter = CandidateFilter(config, detector=detector)
+            scorer = BERTScoreScorer.for_language(self.opts.language)
+            self._filter = CandidateFilter(config, detector=detector, bertscore=scorer)
         return self._filter
 
     # ------------------------------------------------------------------ one method over a chunk of inputs
@@ -409,6 +427,12 @@ class Generator:
         the records."""
         opts = self.opts
         out: dict[str, Any] = {"attribute": self.attribute.to_dict()}
+        if opts.language != "en":
+            from .languages import bertscore_encoder
+
+            choice = bertscore_encoder(opts.language)
+            out["language"] = {"code": opts.language, "bertscore_encoder": choice.model}
+            out["language"] |= {"encoder_covers_language": choice.covers_language, "note": choice.note}
         for method in opts.methods:
             editor = self.editor(method)
             out[method] = {"params": editor.params(), "params_hash": editor.params_hash()}

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .languages import get_language
 from .text import TermMatcher
 
 
@@ -79,6 +80,11 @@ class Attribute:
     replacement_category: str | None = None
     source: str = "builtin"
     info: Mapping[str, Any] = field(default_factory=dict)  # version, language, source, license of the pack
+    genders: Mapping[str, str] = field(default_factory=dict)  # French substitutes' genders, for elision
+
+    @property
+    def language(self) -> str:
+        return str(self.info.get("language") or "en")
 
     @property
     def terms(self) -> tuple[str, ...]:
@@ -124,32 +130,44 @@ def _attribute_from(data: Mapping[str, Any], *, where: str, source: str) -> Attr
         replacement_category=data.get("replacement_category"),
         source=source,
         info=_pack_info(data, default_source=source),
+        genders=_genders(data.get("genders"), where=where),
     )
 
 
+def _genders(raw: Any, *, where: str) -> dict[str, str]:
+    if not raw:
+        return {}
+    if not isinstance(raw, Mapping) or any(str(g) not in ("m", "f") for g in raw.values()):
+        raise ConfigError(f"{where}: 'genders' must map a substitute to m or f")
+    return {" ".join(str(k).lower().split()): str(g) for k, g in raw.items()}
+
+
 @cache
-def _builtin_attributes() -> dict[str, Attribute]:
+def _builtin_attributes(language: str = "en") -> dict[str, Attribute]:
+    folder = _resource_dir("attributes") / ("" if language == "en" else language)
     out: dict[str, Attribute] = {}
-    for path in sorted(_resource_dir("attributes").glob("*.yaml")):
-        attribute = _attribute_from(_read_mapping(path), where=str(path), source="paper 000, Tables 6-7")
+    for path in sorted(folder.glob("*.yaml")):
+        data = _read_mapping(path)
+        attribute = _attribute_from(data, where=str(path), source=str(data.get("source") or "paper 000, Tables 6-7"))
         out[attribute.name] = attribute
     return out
 
 
-def known_attributes() -> list[str]:
-    """Names of the built-in attributes."""
-    return sorted(_builtin_attributes())
+def known_attributes(language: str = "en") -> list[str]:
+    """Names of the built-in attributes (in ``language``: ``en``, ``fr``, ``de``)."""
+    return sorted(_builtin_attributes(language))
 
 
-def load_attribute(name_or_path: str) -> Attribute:
-    """A built-in attribute by name or alias, or a user attribute from a YAML/JSON file."""
+def load_attribute(name_or_path: str, language: str | None = None) -> Attribute:
+    """A built-in attribute by name or alias (in ``language``, English by default), or a user attribute from a
+    YAML/JSON file."""
     candidate = Path(name_or_path).expanduser()
     if candidate.suffix.lower() in (".yaml", ".yml", ".json"):
         if not candidate.exists():
             raise ConfigError(f"attribute file {candidate} does not exist")
         return _attribute_from(_read_mapping(candidate), where=str(candidate), source=str(candidate))
     key = name_or_path.strip().lower()
-    builtins = _builtin_attributes()
+    builtins = _builtin_attributes(get_language(language).code)
     for attribute in builtins.values():
         if key == attribute.name or key in attribute.aliases:
             return attribute
@@ -197,6 +215,71 @@ class TermForms:
         return cls(term, f"{term} person", f"{term} people")
 
 
+FR_SLOTS = ("m.sg", "f.sg", "m.pl", "f.pl")
+DE_CASES = ("nom", "acc", "dat", "gen")
+
+
+@dataclass(frozen=True)
+class TermInflection:
+    """How a French or German identity term inflects (:mod:`counterfair.editors.inflected`).
+
+    French: ``forms`` by ``m.sg``, ``f.sg``, ``m.pl``, ``f.pl``; a missing key means the term has no such form
+    ("lesbienne" has no masculine), and a swap onto it changes the noun's gender with its articles and adjectives.
+    German: ``adjective`` is the stem that takes the endings ("muslimisch"; ``invariable`` for "trans"), ``forms``
+    the noun by gender and case (``m.nom`` ... ``pl.gen``); a term without a noun is written as adjective + "Mensch",
+    "Person" or "Menschen"."""
+
+    forms: Mapping[str, str]
+    adjective: str | None = None
+    invariable: bool = False
+    proper_noun: bool = False  # French: as a noun for people it takes a capital ("un Mexicain", "les Noirs")
+
+    def has_gender(self, gender: str) -> bool:
+        return any(k.startswith(f"{gender}.") for k in self.forms)
+
+
+def _inflections_from(
+    raw: Any, known: set[str], language: str, *, where: str, proper: Any = None
+) -> dict[str, TermInflection]:
+    """``inflections: {term: ...}``: French ``[m.sg, f.sg, m.pl, f.pl]`` (``~`` where none); German
+    ``{adjective: stem, invariable: bool, m: noun or [nom, acc, dat, gen], f: ..., pl: ...}``."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: 'inflections' must map each term to its forms")
+    out: dict[str, TermInflection] = {}
+    for term, entry in raw.items():
+        key = str(term).lower()
+        if key not in known:
+            raise ConfigError(f"{where}: inflections given for {term!r}, which is not one of the set's terms")
+        if language == "fr":
+            if not isinstance(entry, list) or len(entry) != 4 or not any(entry):
+                raise ConfigError(f"{where}: inflections.{term} must be [m.sg, f.sg, m.pl, f.pl] (~ where none)")
+            out[key] = TermInflection({slot: str(f) for slot, f in zip(FR_SLOTS, entry, strict=True) if f})
+        elif language == "de":
+            if not isinstance(entry, Mapping) or not ({"adjective", "m", "f", "pl"} & set(entry)):
+                raise ConfigError(f"{where}: inflections.{term} must give 'adjective' and/or nouns 'm', 'f', 'pl'")
+            forms: dict[str, str] = {}
+            for gender in ("m", "f", "pl"):
+                value = entry.get(gender)
+                if value is None:
+                    continue
+                cases = [value] * 4 if isinstance(value, str) else value
+                if not isinstance(cases, list) or len(cases) != 4:
+                    raise ConfigError(f"{where}: inflections.{term}.{gender} must be a noun or [nom, acc, dat, gen]")
+                forms |= {f"{gender}.{case}": str(form) for case, form in zip(DE_CASES, cases, strict=True)}
+            adjective = entry.get("adjective")
+            out[key] = TermInflection(forms, str(adjective) if adjective else None, bool(entry.get("invariable")))
+        else:
+            raise ConfigError(f"{where}: 'inflections' are for French and German packs (language: fr or de)")
+    missing = sorted(known - set(out))[:5]
+    if missing:
+        raise ConfigError(f"{where}: 'inflections' must cover every term; none for {missing}")
+    for term in _terms(proper, where=where, key="proper_nouns"):
+        if term.lower() not in out:
+            raise ConfigError(f"{where}: proper_nouns lists {term!r}, which is not one of the set's terms")
+        out[term.lower()] = replace(out[term.lower()], proper_noun=True)
+    return out
+
+
 @dataclass(frozen=True)
 class IdentitySet:
     """Identity terms for swaps (paper 001's set A), with an optional training / held-out split."""
@@ -213,6 +296,11 @@ class IdentitySet:
     targets: str = "all"
     within: tuple[tuple[str, ...], ...] = ()
     info: Mapping[str, Any] = field(default_factory=dict)  # version, language, source, license of the pack
+    inflections: Mapping[str, TermInflection] = field(default_factory=dict)  # French and German sets
+
+    @property
+    def language(self) -> str:
+        return str(self.info.get("language") or "en")
 
     def targets_for(self, term: str) -> tuple[str, ...]:
         """The terms a text's ``term`` is swapped to."""
@@ -294,7 +382,12 @@ def _identity_from(data: Mapping[str, Any], *, where: str, name: str) -> Identit
             if term.lower() not in known:
                 raise ConfigError(f"{where}: group {group!r} lists {term!r}, which is not one of the set's terms")
             groups[term.lower()] = str(group)
-    if "forms" in data:
+    language = str(data.get("language") or "en")
+    inflections: dict[str, TermInflection] = {}
+    if language != "en" or "inflections" in data:
+        raw_inflections = data.get("inflections") or {}
+        inflections = _inflections_from(raw_inflections, known, language, where=where, proper=data.get("proper_nouns"))
+    if "forms" in data or inflections:
         forms = _forms_from(data.get("forms") or {}, known, where=where)
     else:  # a user's set: the built-in forms ("Jews", "Muslims", "gay people") of the terms it shares with it
         forms = {t: f for t, f in _builtin_identity("dixon50").forms.items() if t in known}
@@ -320,6 +413,7 @@ def _identity_from(data: Mapping[str, Any], *, where: str, name: str) -> Identit
         targets=targets,
         within=within,
         info=_pack_info(data, default_source="user file"),
+        inflections=inflections,
     )
 
 
@@ -574,10 +668,13 @@ def describe_pack(pack: Pack) -> dict[str, Any]:
 
 def pack_catalogue() -> list[dict[str, Any]]:
     """Every built-in pack: name, kind, version, language, number of terms and source."""
-    names = [*known_attributes(), *known_identity_sets()]
+    from .languages import LANGUAGES
+
+    packs: list[Pack] = [load_attribute(name, code) for code in LANGUAGES for name in known_attributes(code)]
+    packs += [load_pack(name) for name in known_identity_sets()]
     rows = []
-    for name in names:
-        info = describe_pack(load_pack(name))
+    for pack in packs:
+        info = describe_pack(pack)
         rows.append({k: info.get(k) for k in ("name", "kind", "version", "language", "terms", "source")})
     return rows
 

@@ -564,6 +564,13 @@ def generate(
     address: Annotated[str | None, typer.Option(help="Ray cluster address (default: start a local Ray).")] = None,
     max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
     encoding: Encoding = "utf-8",
+    language: Annotated[
+        str,
+        typer.Option(
+            help="en, fr or de: the attribute's word lists, the identity set (identity-fr, identity-de) with "
+            "agreement of articles and adjectives, and the BERTScore encoder (see README, Languages)."
+        ),
+    ] = "en",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Generate counterfactuals of attribute-referencing texts: word-list ablation and substitution, identity
@@ -596,6 +603,7 @@ def generate(
         address=address,
         max_text_chars=max_text_chars,
         encoding=encoding,
+        language=language,
     )
     with RichProgress(enabled=not quiet) as progress:
         result = run_generate(data, out, options, progress=progress)

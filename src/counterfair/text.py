@@ -56,35 +56,37 @@ def printable(text: str) -> str:
     return _CONTROL_CHARACTERS.sub("\ufffd", text)
 
 
-@lru_cache(maxsize=1)
-def _spacy_tokenizer() -> Any:
+@lru_cache(maxsize=4)
+def _spacy_tokenizer(language: str = "en") -> Any:
     import spacy
 
-    return spacy.blank("en").tokenizer
+    return spacy.blank(language).tokenizer
 
 
-def tokenizer_signature() -> str:
-    """Name and version of THE tokenizer, recorded in metric signatures."""
+def tokenizer_signature(language: str = "en") -> str:
+    """Name and version of the tokenizer, recorded in metric signatures (French and German: ``spacy-blank-fr``,
+    ``spacy-blank-de``, whose rules split elisions such as "l'" and "qu'")."""
     from .models import package_version
 
-    return f"{TOKENIZER_NAME}:{package_version('spacy')}:nospace"
+    name = TOKENIZER_NAME if language == "en" else f"spacy-blank-{language}"
+    return f"{name}:{package_version('spacy')}:nospace"
 
 
-def tokenize(text: str) -> list[str]:
+def tokenize(text: str, language: str = "en") -> list[str]:
     """Split ``text`` into word tokens (see the module docstring for the definition)."""
-    return [tok.text for tok in _spacy_tokenizer()(text) if not tok.is_space]
+    return [tok.text for tok in _spacy_tokenizer(language)(text) if not tok.is_space]
 
 
-def tokenize_batch(texts: Sequence[str], *, batch_size: int = 1000) -> list[list[str]]:
+def tokenize_batch(texts: Sequence[str], *, batch_size: int = 1000, language: str = "en") -> list[list[str]]:
     """Tokenize many texts; same result as :func:`tokenize` on each."""
-    pipe = _spacy_tokenizer().pipe(texts, batch_size=batch_size)
+    pipe = _spacy_tokenizer(language).pipe(texts, batch_size=batch_size)
     return [[tok.text for tok in doc if not tok.is_space] for doc in pipe]
 
 
-def word_distance(a: str | Sequence[str], b: str | Sequence[str]) -> int:
+def word_distance(a: str | Sequence[str], b: str | Sequence[str], language: str = "en") -> int:
     """Word-level Levenshtein distance between two texts (or two token lists)."""
-    tokens_a = tokenize(a) if isinstance(a, str) else list(a)
-    tokens_b = tokenize(b) if isinstance(b, str) else list(b)
+    tokens_a = tokenize(a, language) if isinstance(a, str) else list(a)
+    tokens_b = tokenize(b, language) if isinstance(b, str) else list(b)
     return int(Levenshtein.distance(tokens_a, tokens_b))
 
 

@@ -62,6 +62,10 @@ def _swap(ctx: EditorContext, arg: str) -> EditorBase:
     found = load_swap_set(ctx.identities) if isinstance(ctx.identities, str) else ctx.identities
     if isinstance(found, GenderSet):
         return GenderSwapEditor(found)
+    if found is not None and found.language != "en":
+        from .inflected import InflectedSwapEditor
+
+        return InflectedSwapEditor(found)
     return IdentitySwapEditor(found, guard=ctx.guard)
 
 

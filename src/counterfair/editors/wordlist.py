@@ -10,9 +10,11 @@ from typing import Any, ClassVar
 from ..attributes import Attribute, load_attribute
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate, Edit
+from ..text import match_case
 from .base import EditorBase
 
 _HYPHEN_PREFIX = re.compile(r"(?<![\w-])(?:\w+-)+$")  # "anti-", "pro-anti-" right before a term
+_ELIDED = re.compile(r"(?<!\w)(?:l|d|qu|j|m|t|s|n|c)['\u2019]$", re.IGNORECASE)  # French "l'", "d'" before a term
 
 
 class AblationEditor(EditorBase):
@@ -40,6 +42,9 @@ class AblationEditor(EditorBase):
             prefix = _HYPHEN_PREFIX.search(text, 0, start)
             if prefix is not None and prefix.end() == start and prefix.start() >= cursor:
                 start = prefix.start()
+            elided = _ELIDED.search(text, 0, start) if self.attribute.language == "fr" else None
+            if elided is not None and elided.end() == start and elided.start() >= cursor:
+                start = elided.start()  # "l'islam" goes whole, not "l'"
             if text[end : end + 1] == "-" and text[end + 1 : end + 2].isalnum():
                 end += 1  # the hyphen goes, the spaces around stay
             elif end < len(text) and text[end] == " ":
@@ -80,7 +85,27 @@ class SubstitutionEditor(EditorBase):
         hook.start("substitution", len(texts))
         out: list[list[Candidate]] = []
         for text in texts:
-            new, edits = self._matcher.replace(text, self.attribute.substitution)
+            if self.attribute.language == "fr":
+                new, edits = self._substitute_fr(text)
+            else:
+                new, edits = self._matcher.replace(text, self.attribute.substitution)
             out.append([self.candidate(new, edits=edits)] if edits else [])
             hook.advance(1)
         return out
+
+    def _substitute_fr(self, text: str) -> tuple[str, tuple[Edit, ...]]:
+        """French: the word before a substitute follows its elision ("la mosquée" -> "l'église", "l'islam" -> "le
+        christianisme"; the gender of a substitute after "l'" comes from the pack's ``genders``, else masculine)."""
+        from .agreement import fr_rewrite_before
+        from .swap import splice
+
+        changes = []
+        for match in self._matcher.find(text):
+            substitute = self.attribute.substitution.get(match.term.lower())
+            if substitute is None:
+                continue
+            new = match_case(match.text, substitute)
+            changes.append((match.start, match.end, new))
+            rewrite = fr_rewrite_before(text, match.start, new, self.attribute.genders.get(new.lower(), "m"))
+            changes += [rewrite] if rewrite is not None else []
+        return splice(text, changes, articles=False)

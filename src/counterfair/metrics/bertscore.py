@@ -60,6 +60,22 @@ class BERTScoreScorer:
         self.num_layers = num_layers
         self.batch_size = batch_size
         self.idf = idf
+        self.language = "en"
+        self.covers_language = True
+        self.note: str | None = None  # why the encoder does not cover the language, when it does not
+
+    @classmethod
+    def for_language(cls, language: str | None, **kwargs: Any) -> BERTScoreScorer:
+        """The scorer with the encoder for ``language`` (:func:`counterfair.languages.bertscore_encoder`): the
+        packaged MiniLM for English; for French and German a multilingual encoder found offline, else MiniLM with
+        ``covers_language`` False and a ``note`` saying so."""
+        from ..languages import bertscore_encoder, get_language
+
+        choice = bertscore_encoder(language)
+        scorer = cls(choice.model, num_layers=choice.num_layers, **kwargs)
+        scorer.language = get_language(language).code
+        scorer.covers_language, scorer.note = choice.covers_language, choice.note
+        return scorer
 
     def scorer(self) -> Any:
         path, _ = _model_path(self.model)
@@ -92,7 +108,11 @@ class BERTScoreScorer:
             "rescale_with_baseline": False,
             "max_wordpieces": int(self.scorer()._tokenizer.model_max_length),
             "bert_score": package_version("bert-score"),
-        }
+        } | (
+            {}
+            if self.language == "en"
+            else {"language": self.language, "encoder_covers_language": self.covers_language}
+        )
 
     def score(
         self, candidates: Sequence[str], references: Sequence[str], *, progress: ProgressHook | None = None
