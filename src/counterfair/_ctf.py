@@ -238,6 +238,13 @@ def ctf_core(
             if a != b and f" {a.lower()} " in f" {b.lower()} "
         }
     )
+    if identity_set.language != "en":
+        from .errors import ConfigError
+
+        raise ConfigError(
+            f"ctf swaps English identity sets; {identity_set.name} is {identity_set.language!r}: French and German "
+            "swaps run in generate --language (their agreement has statuses the CTF gap does not read yet)"
+        )
     editor = IdentitySwapEditor(identity_set, guard=guard, grammar=grammar)
     skipped = set(reasons)
     variants = editor.edit(["" if i in skipped else t for i, t in enumerate(texts)], progress=hook)
