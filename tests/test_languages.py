@@ -182,7 +182,6 @@ def test_bertscore_encoder_falls_back_and_says_so(monkeypatch: pytest.MonkeyPatc
     from counterfair.languages import bertscore_encoder
 
     monkeypatch.delenv("COUNTERFAIR_ENCODER_FR", raising=False)
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
     monkeypatch.setattr("counterfair.languages._hub_cache_dir", lambda repo: None)
     choice = bertscore_encoder("fr")
     assert (choice.model, choice.covers_language) == ("all-minilm-l6-v2", False)

@@ -234,9 +234,6 @@ class TermInflection:
     invariable: bool = False
     proper_noun: bool = False  # French: as a noun for people it takes a capital ("un Mexicain", "les Noirs")
 
-    def has_gender(self, gender: str) -> bool:
-        return any(k.startswith(f"{gender}.") for k in self.forms)
-
 
 def _inflections_from(
     raw: Any, known: set[str], language: str, *, where: str, proper: Any = None

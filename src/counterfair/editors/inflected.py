@@ -35,7 +35,7 @@ from ..text import TermMatch, TermMatcher, match_case
 from . import agreement as ag
 from .agreement import Word, word_before
 from .base import EditorBase
-from .swap import _at_sentence_start, splice
+from .swap import SwapRefused, _at_sentence_start, splice, swap_variants
 
 FR_PERSON_NOUNS = frozenset(
     """homme hommes femme femmes personne personnes gens enfant enfants fille filles garçon garçons ami amis amie
@@ -55,14 +55,6 @@ DE_PERSON_NOUNS = frozenset(
 )
 _WORD_AFTER = re.compile(r"\s*([^\W\d_]+)")
 _DE_HEAD = {"m": ("Mensch", "Menschen", "Menschen", "Menschen"), "f": ("Person",) * 4, "pl": ("Menschen",) * 4}
-
-
-class SwapRefused(Exception):
-    """An occurrence the swap cannot write; ``status`` says why."""
-
-    def __init__(self, status: str) -> None:
-        super().__init__(status)
-        self.status = status
 
 
 def _word_after(text: str, end: int) -> str:
@@ -405,32 +397,10 @@ class InflectedSwapEditor(EditorBase):
         out: list[list[Candidate]] = []
         self.last_reasons = []
         split = {t.lower(): self.identities.split_of(t) for t in self.identities.terms}
-        target_keys = {t.lower() for t in self.targets}
         for text, matches in zip(texts, self.identity_matches(texts), strict=True):
-            variants: list[Candidate] = []
-            seen: set[str] = set()
             refused: list[str] = []
-            for a in dict.fromkeys(m.term for m in matches):
-                policy = self.targets if self.identities.targets == "all" else self.identities.targets_for(a)
-                for b in policy:
-                    if b.lower() == a.lower() or b.lower() not in target_keys:
-                        continue
-                    try:
-                        new, edits = self.swap(text, matches, a, b)
-                    except SwapRefused as refusal:
-                        refused.append(refusal.status)
-                        continue
-                    if new == text or new in seen:
-                        continue
-                    seen.add(new)
-                    meta = {
-                        "source_term": a,
-                        "target_term": b,
-                        "source_split": split.get(a.lower(), "custom"),
-                        "target_split": split.get(b.lower(), "custom"),
-                    }
-                    variants.append(self.candidate(new, edits=edits, meta=meta))
-            self.last_reasons.append(None if variants else (refused[0] if refused else None))
+            variants = swap_variants(self, text, matches, split, refused)
+            self.last_reasons.append(None if variants or not refused else refused[0])
             out.append(variants)
             hook.advance(1)
         return out

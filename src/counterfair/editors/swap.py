@@ -521,25 +521,46 @@ class IdentitySwapEditor(EditorBase):
         out: list[list[Candidate]] = []
         split = {t.lower(): self.identities.split_of(t) for t in self.identities.terms}
         for text, matches in zip(texts, self.identity_matches(texts), strict=True):
-            present = list(dict.fromkeys(m.term for m in matches))
-            seen: set[str] = set()
-            variants: list[Candidate] = []
-            for a in present:
-                policy = self.targets if self.identities.targets == "all" else self.identities.targets_for(a)
-                for b in policy:
-                    if b.lower() == a.lower() or b.lower() not in self._target_keys:
-                        continue
-                    new, edits = self.swap(text, matches, a, b)
-                    if new == text or new in seen:
-                        continue
-                    seen.add(new)
-                    meta = {
-                        "source_term": a,
-                        "target_term": b,
-                        "source_split": split.get(a.lower(), "custom"),
-                        "target_split": split.get(b.lower(), "custom"),
-                    }
-                    variants.append(self.candidate(new, edits=edits, meta=meta))
-            out.append(variants)
+            out.append(swap_variants(self, text, matches, split, []))
             hook.advance(1)
         return out
+
+
+class SwapRefused(Exception):
+    """An occurrence a swap cannot write (French/German agreement the text does not decide); ``status`` says why."""
+
+    def __init__(self, status: str) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+def swap_variants(
+    editor: Any, text: str, matches: Sequence[TermMatch], split: dict[str, str], refused: list[str]
+) -> list[Candidate]:
+    """Φ_A(text) for an identity-swap editor (its ``identities``, ``targets``, ``swap`` and ``candidate``): one variant
+    per present term and allowed target, duplicates dropped; a swap that raises :class:`SwapRefused` is left out and
+    its status appended to ``refused``."""
+    target_keys = {t.lower() for t in editor.targets}
+    seen: set[str] = set()
+    variants: list[Candidate] = []
+    for a in dict.fromkeys(m.term for m in matches):
+        policy = editor.targets if editor.identities.targets == "all" else editor.identities.targets_for(a)
+        for b in policy:
+            if b.lower() == a.lower() or b.lower() not in target_keys:
+                continue
+            try:
+                new, edits = editor.swap(text, matches, a, b)
+            except SwapRefused as refusal:
+                refused.append(refusal.status)
+                continue
+            if new == text or new in seen:
+                continue
+            seen.add(new)
+            meta = {
+                "source_term": a,
+                "target_term": b,
+                "source_split": split.get(a.lower(), "custom"),
+                "target_split": split.get(b.lower(), "custom"),
+            }
+            variants.append(editor.candidate(new, edits=edits, meta=meta))
+    return variants
