@@ -125,19 +125,33 @@ class HFClassifier:
         return [str(id2label[i]) for i in range(len(id2label))]
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
-        import torch
+        return self._predict(list(texts), None)
 
+    def predict_proba_pairs(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """A sequence-pair model (NLI, paraphrase): each pair encoded as the tokenizer's two segments."""
+        return self._predict([a for a, _ in pairs], [b for _, b in pairs])
+
+    def _predict(self, texts: list[str], text_pairs: list[str] | None) -> np.ndarray:
         self._load()
-        full = self._tokenizer(list(texts), add_special_tokens=True)["input_ids"]
+        full = self._tokenizer(texts, text_pairs, add_special_tokens=True)["input_ids"]
         self.truncated += sum(len(ids) > (self.max_length or 0) for ids in full)
-        enc = self._tokenizer(
-            list(texts), padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
-        ).to(self.device)
-        with torch.inference_mode():
-            logits = self._model(**enc).logits.float()
-        if getattr(self._model.config, "problem_type", None) == "multi_label_classification":
-            return torch.sigmoid(logits).cpu().numpy()
-        return torch.softmax(logits, dim=-1).cpu().numpy()
+        return transformer_proba(self._model, self._tokenizer, texts, text_pairs, self.max_length, self.device)
+
+
+def transformer_proba(
+    model: Any, tokenizer: Any, texts: list[str], text_pairs: list[str] | None, max_length: int | None, device: str
+) -> np.ndarray:
+    """Class probabilities of a transformers sequence-classification model: softmax over the logits, or a sigmoid
+    per label for a multi-label model; ``text_pairs`` gives each text a second segment."""
+    import torch
+
+    kwargs: dict[str, Any] = {"max_length": max_length} if max_length else {}
+    enc = tokenizer(texts, text_pairs, padding=True, truncation=True, return_tensors="pt", **kwargs).to(device)
+    with torch.inference_mode():
+        logits = model(**enc).logits.float()
+    if getattr(model.config, "problem_type", None) == "multi_label_classification":
+        return torch.sigmoid(logits).cpu().numpy()
+    return torch.softmax(logits, dim=-1).cpu().numpy()
 
 
 class SpacyClassifier:
@@ -182,8 +196,11 @@ class CallableClassifier:
     """``module:function`` or ``path/to/file.py:function``: a function from a list of texts to scores.
 
     The function returns shape ``(n,)`` (binary: probability of label ``1``) or ``(n, k)``; name the labels
-    by giving the function a ``labels`` attribute, otherwise they are ``"0" .. "k-1"``.
+    by giving the function a ``labels`` attribute, otherwise they are ``"0" .. "k-1"``. In a two-input evaluation
+    (a context column) it receives ``(first, second)`` tuples instead of texts.
     """
+
+    accepts_pairs = True
 
     def __init__(self, target: str) -> None:
         module_name, sep, func_name = target.rpartition(":")

@@ -23,6 +23,25 @@ class Classifier(Protocol):
     def predict_proba(self, texts: Sequence[str]) -> Any: ...
 
 
+TextPair = tuple[str, str]
+"""The two inputs of a two-input classifier (premise, hypothesis; question, answer)."""
+
+
+def pair_proba(inner: Any, batch: Sequence[TextPair], spec: str) -> Any:
+    """A batch of text pairs through ``inner``: its ``predict_proba_pairs`` (transformers cross-encoders), or its
+    ``predict_proba`` when it declares ``accepts_pairs`` (Python functions, which then receive ``(first, second)``
+    tuples); any other classifier takes one text and is refused, not fed a joined string it was not trained on."""
+    if hasattr(inner, "predict_proba_pairs"):
+        return inner.predict_proba_pairs(list(batch))
+    if getattr(inner, "accepts_pairs", False):
+        return inner.predict_proba(list(batch))
+    raise ClassifierError(
+        f"classifier {spec!r} takes one text, but this evaluation gives it text pairs (a context column is set); "
+        "use a transformers sequence-pair model (hf:DIR, a hub id, a pipeline or (model, tokenizer)) or a Python "
+        "function, which receives (first, second) tuples"
+    )
+
+
 def as_proba(raw: Any, n: int, labels: Sequence[str], source: str) -> np.ndarray:
     """Validate a classifier's output and return a float ``(n, k)`` array.
 
@@ -84,7 +103,7 @@ class CachedClassifier:
         self.cli_spec = cli_spec  # False for Python objects: there is no command line that rebuilds them
         self.batch_size = batch_size
         self._signature = dict(signature or {})
-        self._cache: dict[str, np.ndarray] = {}
+        self._cache: dict[Any, np.ndarray] = {}
         self.store = store  # a RunStore: predictions of this exact classifier are shared across runs
         self.calls = 0
         self.hits = 0
@@ -98,15 +117,23 @@ class CachedClassifier:
         """How many distinct texts have been predicted (a property, so that the object is never falsy)."""
         return len(self._cache)
 
-    def predict_proba(self, texts: Sequence[str], *, on_batch: Callable[[int], None] | None = None) -> np.ndarray:
-        """Probabilities ``(len(texts), k)``; ``on_batch(n)`` is called after each batch of new texts."""
-        todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
+    def predict_proba(
+        self, texts: Sequence[str] | Sequence[TextPair], *, on_batch: Callable[[int], None] | None = None
+    ) -> np.ndarray:
+        """Probabilities ``(len(texts), k)``; ``on_batch(n)`` is called after each batch of new texts. ``texts``
+        may be :data:`TextPair` tuples for a two-input classifier (see :func:`pair_proba`)."""
+        todo: list[Any] = list(dict.fromkeys(t for t in texts if t not in self._cache))
         self.hits += len(texts) - len(todo)
-        keys: dict[str, str] = {}
+        keys: dict[Any, str] = {}
         if self.store is not None and todo:
+            import json
+
             from ..store import content_key
 
-            keys = {t: content_key("classifier", self._signature, None, t) for t in todo}
+            keys = {
+                t: content_key("classifier", self._signature, None, t if isinstance(t, str) else json.dumps(list(t)))
+                for t in todo
+            }
             found = self.store.get_many(list(keys.values()))
             for text in todo:
                 if keys[text] in found:
@@ -116,7 +143,8 @@ class CachedClassifier:
             batch = todo[start : start + self.batch_size]
             self.calls += 1
             try:
-                raw = self.inner.predict_proba(batch)
+                pairs = bool(batch) and not isinstance(batch[0], str)
+                raw = pair_proba(self.inner, batch, self.spec) if pairs else self.inner.predict_proba(batch)
             except CounterfairError:
                 raise
             except Exception as err:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
+from .adapters import transformer_proba
 from .base import CachedClassifier
 
 _SPEC_KINDS = ("sklearn", "hf", "spacy", "callable", "http", "https", "model", "scores")
@@ -78,17 +79,10 @@ def _from_string(text: str, *, labels: Sequence[str] | None, batch_size: int) ->
 
 def _from_hub(repo_id: str, *, batch_size: int) -> CachedClassifier:
     """A hub id: the snapshot in the user's Hugging Face cache (downloaded first when the network is allowed)."""
+    from ..models import hub_snapshot
     from . import load_classifier
 
-    try:
-        from huggingface_hub import snapshot_download
-
-        local = snapshot_download(repo_id)
-    except Exception as err:
-        raise ConfigError(
-            f"Hugging Face model {repo_id!r} is not in the local cache and could not be downloaded ({err}); "
-            "download it where there is network access, or pass its local directory"
-        ) from err
+    local = hub_snapshot(repo_id, what="Hugging Face model")
     clf = load_classifier(f"hf:{local}", batch_size=batch_size)
     clf.update_signature({"hub_id": repo_id, "revision": Path(local).name})
     return clf
@@ -211,7 +205,9 @@ def _is_pipeline(obj: Any) -> bool:
 
 class _FunctionClassifier:
     """A function ``list[str] -> (n,) or (n, k)``; labels from ``labels=``, the function's ``labels`` attribute, or
-    ``"0" .. "k-1"``."""
+    ``"0" .. "k-1"``. In a two-input evaluation it receives ``(first, second)`` tuples."""
+
+    accepts_pairs = True
 
     def __init__(self, fn: Callable[[list[str]], Any], labels: Sequence[str] | None) -> None:
         self.fn = fn
@@ -248,7 +244,15 @@ class _PipelineClassifier:
         self.labels = [str(id2label[i]) for i in range(len(id2label))]
 
     def predict_proba(self, texts: Sequence[str]) -> Any:
-        out = self.pipeline(list(texts), top_k=None, truncation=True)
+        return self._scores(list(texts))
+
+    def predict_proba_pairs(self, pairs: Sequence[tuple[str, str]]) -> Any:
+        return self._scores([{"text": a, "text_pair": b} for a, b in pairs])
+
+    def _scores(self, inputs: list[Any]) -> Any:
+        out = self.pipeline(inputs, top_k=None, truncation=True)
+        if inputs and isinstance(out, list) and out and isinstance(out[0], dict):
+            out = [out]  # one input answered with its own list of label scores
         return [[{d["label"]: d["score"] for d in row}[label] for label in self.labels] for row in out]
 
 
@@ -262,9 +266,8 @@ class _ModelTokenizerClassifier:
         self.labels = [str(id2label[i]) for i in range(len(id2label))]
 
     def predict_proba(self, texts: Sequence[str]) -> Any:
-        import torch
+        return transformer_proba(self.model, self.tokenizer, list(texts), None, None, str(self.model.device))
 
-        enc = self.tokenizer(list(texts), padding=True, truncation=True, return_tensors="pt")
-        with torch.inference_mode():
-            logits = self.model(**enc).logits.float()
-        return torch.softmax(logits, dim=-1).cpu().numpy()
+    def predict_proba_pairs(self, pairs: Sequence[tuple[str, str]]) -> Any:
+        firsts, seconds = [a for a, _ in pairs], [b for _, b in pairs]
+        return transformer_proba(self.model, self.tokenizer, firsts, seconds, None, str(self.model.device))
