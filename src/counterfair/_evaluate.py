@@ -61,6 +61,9 @@ class EvaluateOptions:
     cf2_column: str | None = None  # None: use "gen_text_2" when the file has it
     id_column: str | None = None
     group_column: str | None = None
+    context_column: str | None = None  # two-input classifiers: the input left unchanged (NLI: the other sentence)
+    revised_input: str = "first"  # first | second: which classifier input the text/counterfactual columns are
+    target_column: str | None = None  # the label each counterfactual aims at; prob_change is measured on it
     missing_markers: tuple[str, ...] = ("-1",)  # CEval writes -1 where a method produced nothing
     threshold: float | None = None
     contrast_rule: str = "second"
@@ -93,6 +96,10 @@ class EvaluateOptions:
             raise ConfigError(f"confidence must be in (0, 1), got {self.confidence}")
         if self.bootstrap < 100:
             raise ConfigError("bootstrap needs at least 100 resamples")
+        if self.revised_input not in ("first", "second"):
+            raise ConfigError(f"revised_input must be 'first' or 'second', got {self.revised_input!r}")
+        if self.revised_input == "second" and self.context_column is None:
+            raise ConfigError("revised_input='second' needs a context column (the classifier's first input)")
 
 
 @dataclass
@@ -209,7 +216,12 @@ def _texts(frame: pd.DataFrame, column: str | None, markers: Sequence[str]) -> l
 
 def _resolve_columns(frame: pd.DataFrame, opts: EvaluateOptions, origin: str) -> str | None:
     wanted = {opts.text_column: "--text-column", opts.cf_column: "--cf-column"}
-    for extra, option in ((opts.id_column, "--id-column"), (opts.group_column, "--group-column")):
+    for extra, option in (
+        (opts.id_column, "--id-column"),
+        (opts.group_column, "--group-column"),
+        (opts.context_column, "--context-column"),
+        (opts.target_column, "--target-column"),
+    ):
         if extra is not None:
             wanted[extra] = option
     if opts.cf2_column is not None:
@@ -221,6 +233,8 @@ def _resolve_columns(frame: pd.DataFrame, opts: EvaluateOptions, origin: str) ->
 
 
 _PERFORMANCE = {"batch_size", "engine", "address", "ppl_token_budget", "metrics_explicit"}
+# Options added after runs existed: at their default they stay out of the identity, so those runs still resume.
+_LATER_DEFAULTS = {"context_column": None, "revised_input": "first", "target_column": None}
 
 
 def _claim(
@@ -234,7 +248,11 @@ def _claim(
 ) -> None:
     """The run directory's identity: options (not the performance knobs), input, and the classifier's identity when a
     metric uses it; a rerun that differs is refused, naming what differs (the rule of every command)."""
-    identifying = {k: v for k, v in asdict(opts).items() if k not in _PERFORMANCE}
+    identifying = {
+        k: v
+        for k, v in asdict(opts).items()
+        if k not in _PERFORMANCE and not (k in _LATER_DEFAULTS and v == _LATER_DEFAULTS[k])
+    }
     rows = row_strings(frame)
     run_id: dict[str, Any] = {
         "options_fingerprint": params_hash(identifying),
@@ -269,7 +287,6 @@ def evaluate_pairs(
     """
     opts = options or EvaluateOptions()
     metrics = list(opts.metrics or [])
-    hook = progress or NullProgress()
     if out_dir is not None:
         prepare_out_dir(out_dir)  # before any work: a bad --out is found now, not after the metrics
     origin = str(source) if not isinstance(source, pd.DataFrame) else "DataFrame"
@@ -280,18 +297,76 @@ def evaluate_pairs(
     ids = row_ids(frame, opts.id_column, origin=origin) if opts.id_column else None
     if out_dir is not None:
         _claim(Path(out_dir), source, frame, opts, classifier, origin, metrics)
+    run = _start(frame, opts, cf2_column, metrics, progress or NullProgress())
+    started = time.perf_counter()
+    try:
+        _text_stages(run, metrics, cf2_column)
+        _classifier_stage(run, metrics, classifier)
+        _model_stages(run, metrics, judge_llm)
+    except BaseException as err:
+        # Not swallowed: recorded so that the outputs written below say why they are incomplete.
+        run.errors.append({"stage": "run", "error": type(err).__name__, "message": str(err) or repr(err)})
+        raise
+    finally:
+        table = _rows_frame(run.rows, frame, ids, opts)
+        elapsed = time.perf_counter() - started
+        summary = _summary(table, run, metrics, origin=origin, source=source, cf2_column=cf2_column, elapsed=elapsed)
+        if out_dir is not None:
+            target = Path(out_dir)
+            write_table(table, target / "rows.csv")
+            write_json(summary, target / "summary.json")
+            if run.judgements:
+                write_table(pd.DataFrame(run.judgements), target / "text_quality.jsonl")
+    return EvaluationResult(table, summary, Path(out_dir) if out_dir is not None else None)
+
+
+@dataclass
+class _Run:
+    """What the stages of one evaluation share: the rows, the scorable rows' texts, and what the summary records."""
+
+    opts: EvaluateOptions
+    rows: _Rows
+    valid: list[int]  # rows with an original and a counterfactual (and a context, in a two-input evaluation)
+    v_orig: list[str]
+    v_cf: list[str]
+    cf2s: list[str | None]
+    contexts: list[str | None] | None
+    targets: list[str | None] | None
+    hook: ProgressHook
+    timings: dict[str, float] = field(default_factory=dict)
+    errors: list[dict[str, str]] = field(default_factory=list)
+    signatures: dict[str, Any] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)
+    judgements: list[dict[str, Any]] = field(default_factory=list)
+
+    def stage(self, name: str, covers: tuple[str, ...] = ()) -> _Stage:
+        return _Stage(
+            name, covers or (name,), timings=self.timings, errors=self.errors, rows=self.rows, valid=self.valid
+        )
+
+    def model_inputs(self, texts: list[str]) -> list[Any]:
+        """What the classifier gets for the valid rows' texts: the texts, or (first, second) pairs with the context
+        on the side the options name."""
+        if self.contexts is None:
+            return list(texts)
+        ctx = [self.contexts[r] or "" for r in self.valid]
+        pairs = zip(texts, ctx, strict=True) if self.opts.revised_input == "first" else zip(ctx, texts, strict=True)
+        return [tuple(p) for p in pairs]
+
+    def full_texts(self, texts: list[str]) -> list[str]:
+        """The whole instance as one text (for the LLM judge): the text, or both inputs on two lines."""
+        return ["\n".join(p) for p in self.model_inputs(texts)] if self.contexts is not None else list(texts)
+
+
+def _start(
+    frame: pd.DataFrame, opts: EvaluateOptions, cf2_column: str | None, metrics: list[str], hook: ProgressHook
+) -> _Run:
+    """Each row's texts, and the rows that cannot be scored (with the reason in their status)."""
     n = len(frame)
     rows = _Rows(n)
-    started = time.perf_counter()
-    timings: dict[str, float] = {}
-    errors: list[dict[str, str]] = []
-    signatures: dict[str, Any] = {}
-    notices: list[str] = []
-    judgements: list[dict[str, Any]] = []
-
     origs = _texts(frame, opts.text_column, ())
     cfs = _texts(frame, opts.cf_column, opts.missing_markers)
-    cf2s = _texts(frame, cf2_column, opts.missing_markers)
+    contexts = _texts(frame, opts.context_column, ()) if opts.context_column else None
     for row in range(n):
         orig, cf = origs[row], cfs[row]
         if orig is None:
@@ -302,159 +377,137 @@ def evaluate_pairs(
             rows.skipped[row] = "missing_counterfactual"
         elif not cf.strip():
             rows.skipped[row] = "empty_counterfactual"
+        elif contexts is not None and not (contexts[row] or "").strip():
+            rows.skipped[row] = "missing_context"
         elif cf == orig:
             rows.notes[row].append("counterfactual identical to the original")
     valid = [row for row in range(n) if rows.skipped[row] is None]
     for name in metrics:  # every requested column exists, even if no row can be scored
         for column in CARDS[name].columns:
             rows.column(column)
-    v_orig = [origs[r] or "" for r in valid]
-    v_cf = [cfs[r] or "" for r in valid]
+    return _Run(
+        opts,
+        rows,
+        valid,
+        v_orig=[origs[r] or "" for r in valid],
+        v_cf=[cfs[r] or "" for r in valid],
+        cf2s=_texts(frame, cf2_column, opts.missing_markers),
+        contexts=contexts,
+        targets=[cell_text(v) for v in frame[opts.target_column].tolist()] if opts.target_column else None,
+        hook=hook,
+    )
 
-    def stage(name: str, covers: tuple[str, ...] = ()) -> _Stage:
-        return _Stage(name, covers or (name,), timings=timings, errors=errors, rows=rows, valid=valid)
 
-    try:
-        tokens_orig: list[list[str]] = []
-        tokens_cf: list[list[str]] = []
-        if {"distance", "diversity"} & set(metrics) and valid:
-            with stage("tokenize", ("distance", "diversity")):
-                tokens_orig = tokenize_batch(v_orig)
-                tokens_cf = tokenize_batch(v_cf)
-            signatures["tokenizer"] = tokenizer_signature()
-
-        if "distance" in metrics and tokens_orig:
-            with stage("distance"):
-                raw, norm = F.token_distances(tokens_orig, tokens_cf)
-                rows.column("distance")[valid] = raw
-                rows.column("distance_norm")[valid] = norm
-            signatures["distance"] = {"tokenizer": tokenizer_signature(), "levenshtein": _version("rapidfuzz")}
-
-        if "diversity" in metrics:
-            if cf2_column is None:
-                notices.append("diversity: the input has no second counterfactual column (gen_text_2)")
-            elif tokens_orig:
-                with stage("diversity"):
-                    have = [i for i, r in enumerate(valid) if (cf2s[r] or "").strip()]
-                    for i in sorted(set(range(len(valid))) - set(have)):
-                        rows.notes[valid[i]].append("diversity: no second counterfactual")
-                    raw, norm = F.diversity(
-                        [tokens_cf[i] for i in have],
-                        tokenize_batch([cf2s[valid[i]] or "" for i in have]),
-                        [len(tokens_orig[i]) for i in have],
-                    )
-                    rows.column("diversity")[[valid[i] for i in have]] = raw
-                    rows.column("diversity_norm")[[valid[i] for i in have]] = norm
-                signatures["diversity"] = {"tokenizer": tokenizer_signature(), "levenshtein": _version("rapidfuzz")}
-
-        if "bleu" in metrics and valid:
-            with stage("bleu"):
-                rows.column("bleu")[valid] = F.sentence_bleu(v_cf, v_orig)
-                signatures["bleu"] = F.bleu_signature()
-
-        wanted = tuple(m for m in ("flip", "prob_change") if m in metrics)
-        if wanted and valid:
-            with stage("classifier", wanted):
-                clf = (
-                    classifier
-                    if classifier is not None
-                    else load_classifier(opts.classifier, batch_size=opts.batch_size)
+def _text_stages(run: _Run, metrics: list[str], cf2_column: str | None) -> None:
+    """Distance, diversity and BLEU: on the edited text only (in a two-input evaluation, the revised input)."""
+    rows, valid = run.rows, run.valid
+    tokens_orig: list[list[str]] = []
+    tokens_cf: list[list[str]] = []
+    lexical = {"tokenizer": tokenizer_signature(), "levenshtein": _version("rapidfuzz")}
+    if {"distance", "diversity"} & set(metrics) and valid:
+        with run.stage("tokenize", ("distance", "diversity")):
+            tokens_orig = tokenize_batch(run.v_orig)
+            tokens_cf = tokenize_batch(run.v_cf)
+        run.signatures["tokenizer"] = tokenizer_signature()
+    if "distance" in metrics and tokens_orig:
+        with run.stage("distance"):
+            raw, norm = F.token_distances(tokens_orig, tokens_cf)
+            rows.column("distance")[valid] = raw
+            rows.column("distance_norm")[valid] = norm
+        run.signatures["distance"] = lexical
+    if "diversity" in metrics:
+        if cf2_column is None:
+            run.notices.append("diversity: the input has no second counterfactual column (gen_text_2)")
+        elif tokens_orig:
+            with run.stage("diversity"):
+                have = [i for i, r in enumerate(valid) if (run.cf2s[r] or "").strip()]
+                for i in sorted(set(range(len(valid))) - set(have)):
+                    rows.notes[valid[i]].append("diversity: no second counterfactual")
+                raw, norm = F.diversity(
+                    [tokens_cf[i] for i in have],
+                    tokenize_batch([run.cf2s[valid[i]] or "" for i in have]),
+                    [len(tokens_orig[i]) for i in have],
                 )
-                unique = list(dict.fromkeys(v_orig + v_cf))
-                hook.start(f"classifier ({clf.spec})", len(unique))
-                proba = clf.predict_proba(unique, on_batch=hook.advance)
-                lookup = {t: i for i, t in enumerate(unique)}
-                signatures["classifier"] = clf.signature()
-                _score_classifier(
-                    rows,
-                    valid,
-                    proba[[lookup[t] for t in v_orig]],
-                    proba[[lookup[t] for t in v_cf]],
-                    clf.labels,
-                    opts,
-                    wanted,
-                )
+                rows.column("diversity")[[valid[i] for i in have]] = raw
+                rows.column("diversity_norm")[[valid[i] for i in have]] = norm
+            run.signatures["diversity"] = lexical
+    if "bleu" in metrics and valid:
+        with run.stage("bleu"):
+            rows.column("bleu")[valid] = F.sentence_bleu(run.v_cf, run.v_orig)
+            run.signatures["bleu"] = F.bleu_signature()
 
-        if "perplexity" in metrics and valid:
-            with stage("perplexity"):
-                result, signature = _run_scorer(
-                    functools.partial(
-                        PerplexityWorker,
-                        opts.ppl_model,
-                        opts.ppl_window,
-                        opts.ppl_stride,
-                        opts.ppl_max_tokens,
-                        opts.ppl_token_budget,
-                        opts.ppl_dtype,
-                    ),
-                    v_cf,
-                    opts,
-                    hook,
-                    "perplexity",
-                )
-                rows.column("perplexity")[valid] = result.perplexity
-                rows.column("ppl_tokens")[valid] = result.n_tokens
-                for i, reason in enumerate(result.reason):
-                    if reason is not None:
-                        rows.fail(valid[i], "perplexity", reason)
-                signatures["perplexity"] = signature
 
-        if "bertscore" in metrics and valid:
-            with stage("bertscore"):
-                scores, signature = _run_scorer(
-                    functools.partial(BERTScoreWorker, opts.bertscore_model, opts.batch_size),
-                    list(zip(v_cf, v_orig, strict=True)),
-                    opts,
-                    hook,
-                    "bertscore",
-                )
-                rows.column("bertscore_p")[valid] = scores.precision
-                rows.column("bertscore_r")[valid] = scores.recall
-                rows.column("bertscore_f1")[valid] = scores.f1
-                for k in np.flatnonzero(scores.truncated):
-                    rows.notes[valid[k]].append("bertscore: longer than the encoder's 512 wordpieces, truncated")
-                if scores.truncated.any():
-                    notices.append(
-                        f"bertscore: {int(scores.truncated.sum())} pairs exceed 512 wordpieces and were scored "
-                        "on their first 512"
-                    )
-                signatures["bertscore"] = signature
-
-        if "text_quality" in metrics and valid:
-            with stage("text_quality"):
-                llm = judge_llm
-                if llm is None:
-                    from .llm import load_llm
-
-                    llm = load_llm(opts.judge_llm)
-                signatures["text_quality"] = _judge_quality(rows, valid, v_cf, llm, hook, judgements)
-    except BaseException as err:
-        # Not swallowed: recorded so that the outputs written below say why they are incomplete.
-        errors.append({"stage": "run", "error": type(err).__name__, "message": str(err) or repr(err)})
-        raise
-    finally:
-        table = _rows_frame(rows, frame, ids, opts)
-        summary = _summary(
-            table,
-            rows,
+def _classifier_stage(run: _Run, metrics: list[str], classifier: CachedClassifier | None) -> None:
+    """Flip and probability change: each distinct input predicted once, original and counterfactual together."""
+    wanted = tuple(m for m in ("flip", "prob_change") if m in metrics)
+    if not wanted or not run.valid:
+        return
+    opts = run.opts
+    with run.stage("classifier", wanted):
+        clf = classifier if classifier is not None else load_classifier(opts.classifier, batch_size=opts.batch_size)
+        in_orig, in_cf = run.model_inputs(run.v_orig), run.model_inputs(run.v_cf)
+        unique = list(dict.fromkeys(in_orig + in_cf))
+        run.hook.start(f"classifier ({clf.spec})", len(unique))
+        proba = clf.predict_proba(unique, on_batch=run.hook.advance)
+        lookup = {t: i for i, t in enumerate(unique)}
+        run.signatures["classifier"] = clf.signature()
+        _score_classifier(
+            run.rows,
+            run.valid,
+            proba[[lookup[t] for t in in_orig]],
+            proba[[lookup[t] for t in in_cf]],
+            clf.labels,
             opts,
-            metrics,
-            origin=origin,
-            source=source,
-            cf2_column=cf2_column,
-            signatures=signatures,
-            errors=errors,
-            notices=notices,
-            timings=timings,
-            elapsed=time.perf_counter() - started,
+            wanted,
+            targets=[run.targets[r] for r in run.valid] if run.targets is not None else None,
         )
-        if out_dir is not None:
-            target = Path(out_dir)
-            write_table(table, target / "rows.csv")
-            write_json(summary, target / "summary.json")
-            if judgements:
-                write_table(pd.DataFrame(judgements), target / "text_quality.jsonl")
-    return EvaluationResult(table, summary, Path(out_dir) if out_dir is not None else None)
+
+
+def _model_stages(run: _Run, metrics: list[str], judge_llm: Any) -> None:
+    """Perplexity, BERTScore and the LLM judge: the language-model stages (locally or on Ray workers)."""
+    rows, valid, opts = run.rows, run.valid, run.opts
+    if "perplexity" in metrics and valid:
+        with run.stage("perplexity"):
+            factory = functools.partial(
+                PerplexityWorker,
+                opts.ppl_model,
+                opts.ppl_window,
+                opts.ppl_stride,
+                opts.ppl_max_tokens,
+                opts.ppl_token_budget,
+                opts.ppl_dtype,
+            )
+            result, run.signatures["perplexity"] = _run_scorer(factory, run.v_cf, opts, run.hook, "perplexity")
+            rows.column("perplexity")[valid] = result.perplexity
+            rows.column("ppl_tokens")[valid] = result.n_tokens
+            for i, reason in enumerate(result.reason):
+                if reason is not None:
+                    rows.fail(valid[i], "perplexity", reason)
+    if "bertscore" in metrics and valid:
+        with run.stage("bertscore"):
+            scorer = functools.partial(BERTScoreWorker, opts.bertscore_model, opts.batch_size)
+            pairs = list(zip(run.v_cf, run.v_orig, strict=True))
+            scores, run.signatures["bertscore"] = _run_scorer(scorer, pairs, opts, run.hook, "bertscore")
+            rows.column("bertscore_p")[valid] = scores.precision
+            rows.column("bertscore_r")[valid] = scores.recall
+            rows.column("bertscore_f1")[valid] = scores.f1
+            for k in np.flatnonzero(scores.truncated):
+                rows.notes[valid[k]].append("bertscore: longer than the encoder's 512 wordpieces, truncated")
+            if scores.truncated.any():
+                run.notices.append(
+                    f"bertscore: {int(scores.truncated.sum())} pairs exceed 512 wordpieces and were scored "
+                    "on their first 512"
+                )
+    if "text_quality" in metrics and valid:
+        with run.stage("text_quality"):
+            llm = judge_llm
+            if llm is None:
+                from .llm import load_llm
+
+                llm = load_llm(opts.judge_llm)
+            run.signatures["text_quality"] = _judge_quality(
+                rows, valid, run.full_texts(run.v_cf), llm, run.hook, run.judgements
+            )
 
 
 def _judge_quality(
@@ -571,7 +624,12 @@ def _score_classifier(
     labels: list[str],
     opts: EvaluateOptions,
     wanted: tuple[str, ...],
+    *,
+    targets: list[str | None] | None = None,
 ) -> None:
+    """Labels, flips and probability change of the rows the classifier scored. The contrast label is each row's
+    target (``target_column``) where given, else the rule's (:func:`counterfair.metrics.functional.contrast_labels`)."""
+    target_idx = _target_indices(targets, labels, valid) if targets is not None else None
     finite = np.isfinite(p_orig).all(axis=1) & np.isfinite(p_cf).all(axis=1)
     for i in np.flatnonzero(~finite):
         which = "original" if not np.isfinite(p_orig[i]).all() else "counterfactual"
@@ -588,6 +646,13 @@ def _score_classifier(
     pred_b = F.predicted_labels(b, threshold=opts.threshold)
     contrast = F.contrast_labels(a, rule=opts.contrast_rule)
     target_rows = [valid[i] for i in ok_idx]
+    if target_idx is not None:
+        given = target_idx[ok_idx]
+        for k in np.flatnonzero(given < 0):
+            rows.notes[target_rows[int(k)]].append(
+                f"no target label: contrast label by the '{opts.contrast_rule}' rule"
+            )
+        contrast = np.where(given >= 0, given, contrast)
     for j, row in enumerate(target_rows):
         rows.labels["pred_orig"][row] = labels[int(pred_a[j])]
         rows.labels["pred_cf"][row] = labels[int(pred_b[j])]
@@ -598,6 +663,22 @@ def _score_classifier(
         rows.column("flipped")[target_rows] = F.flipped(a, b, threshold=opts.threshold).astype(float)
     if "prob_change" in wanted:
         rows.column("prob_change")[target_rows] = F.prob_change(a, b, contrast)
+
+
+def _target_indices(targets: list[str | None], labels: list[str], valid: list[int]) -> np.ndarray:
+    """Each valid row's target label as an index into ``labels`` (-1: no target); an unknown name is an error that
+    names the row and the classifier's labels."""
+    out = np.full(len(targets), -1)
+    for i, name in enumerate(targets):
+        if name is None or not name.strip():
+            continue
+        if name.strip() not in labels:
+            raise ConfigError(
+                f"row {valid[i]}: target label {name!r} is not one of the classifier's labels {labels}; "
+                "map the target column onto the classifier's label names"
+            )
+        out[i] = labels.index(name.strip())
+    return out
 
 
 # One column list, from the metric cards (in card order).
@@ -629,33 +710,67 @@ def _rows_frame(rows: _Rows, frame: pd.DataFrame, ids: list[str] | None, opts: E
 
 def _summary(
     table: pd.DataFrame,
-    rows: _Rows,
-    opts: EvaluateOptions,
+    run: _Run,
     metrics: list[str],
     *,
     origin: str,
     source: Any,
     cf2_column: str | None,
-    signatures: dict[str, Any],
-    errors: list[dict[str, str]],
-    notices: list[str],
-    timings: dict[str, float],
     elapsed: float,
 ) -> dict[str, Any]:
-    def agg(values: Any) -> dict[str, Any]:
-        return F.summarize(values, confidence=opts.confidence, n_resamples=opts.bootstrap, seed=opts.seed)
+    opts = run.opts
+    aggregates = _aggregates(table, opts)
+    headline: dict[str, Any] = {}
+    if "flipped" in aggregates:
+        # CEval's flip rate: flips over every instance (a row with an original), a row the method left without a
+        # counterfactual or the classifier without a score counting as no flip; ours over scored rows beside it
+        instance = ~table["status"].isin(["skipped:missing_original", "skipped:empty_original"]).to_numpy()
+        flips = table["flipped"].astype(float).fillna(0.0).to_numpy()[instance]
+        headline["flip_rate"] = _agg(flips, opts) | {"definition": "flips / instances (CEval)"}
+        headline["flip_rate_scored"] = aggregates["flipped"]["all"] | {"definition": "flips / scored rows"}
+    skipped = [
+        {"row": int(r), "status": s}
+        for r, s in zip(table["row"], table["status"], strict=True)
+        if s.startswith("skipped")
+    ]
+    return {
+        "counterfair_version": __version__,
+        "command": "evaluate",
+        "input": _input_info(opts, origin, source, run.rows.n, cf2_column),
+        "counts": {
+            "rows": run.rows.n,
+            "scored": int(sum(1 for s in table["status"] if not s.startswith("skipped"))),
+            "status": {str(k): int(v) for k, v in table["status"].value_counts().to_dict().items()},
+        },
+        "headline": headline,
+        "metrics": aggregates,
+        "skipped_rows": skipped[:1000],  # the first 1000; rows.csv has every row's status
+        "skipped_rows_total": len(skipped),
+        "errors": run.errors,
+        "notices": run.notices,
+        "signatures": run.signatures,
+        "cards": {name: CARDS[name].to_dict() for name in metrics},
+        "options": {**asdict(opts), "classifier": run.signatures.get("classifier", {}).get("spec", opts.classifier)},
+        "timing_s": {**run.timings, "total": round(elapsed, 3)},
+    }
 
-    status_counts = table["status"].value_counts().to_dict()
+
+def _agg(values: Any, opts: EvaluateOptions) -> dict[str, Any]:
+    return F.summarize(values, confidence=opts.confidence, n_resamples=opts.bootstrap, seed=opts.seed)
+
+
+def _aggregates(table: pd.DataFrame, opts: EvaluateOptions) -> dict[str, Any]:
+    """Each metric column: over all rows, over flipped and not flipped rows, and per group (bootstrap CIs)."""
     aggregates: dict[str, Any] = {}
     flipped_mask = table["flipped"].fillna(0).astype(bool).to_numpy() if "flipped" in table else None
     for name in _METRIC_COLUMNS:
         if name not in table:
             continue
         values = table[name].astype(float).to_numpy()
-        entry: dict[str, Any] = {"all": agg(values)}
+        entry: dict[str, Any] = {"all": _agg(values, opts)}
         if flipped_mask is not None and name != "flipped":
-            entry["flipped"] = agg(values[flipped_mask])
-            entry["not_flipped"] = agg(values[~flipped_mask & table["flipped"].notna().to_numpy()])
+            entry["flipped"] = _agg(values[flipped_mask], opts)
+            entry["not_flipped"] = _agg(values[~flipped_mask & table["flipped"].notna().to_numpy()], opts)
         if opts.group_column is not None:
             entry["groups"] = F.grouped_summary(
                 values,
@@ -665,46 +780,22 @@ def _summary(
                 seed=opts.seed,
             )
         aggregates[name] = entry
-    headline: dict[str, Any] = {}
-    if "flipped" in aggregates:
-        # CEval's flip rate: flips over every instance (a row with an original), a row the method left without a
-        # counterfactual or the classifier without a score counting as no flip; ours over scored rows beside it
-        instance = ~table["status"].isin(["skipped:missing_original", "skipped:empty_original"]).to_numpy()
-        flips = table["flipped"].astype(float).fillna(0.0).to_numpy()[instance]
-        headline["flip_rate"] = agg(flips) | {"definition": "flips / instances (CEval)"}
-        headline["flip_rate_scored"] = aggregates["flipped"]["all"] | {"definition": "flips / scored rows"}
-    input_info: dict[str, Any] = {"source": origin, "n_rows": rows.n}
+    return aggregates
+
+
+def _input_info(opts: EvaluateOptions, origin: str, source: Any, n_rows: int, cf2_column: str | None) -> dict[str, Any]:
+    info: dict[str, Any] = {"source": origin, "n_rows": n_rows}
     if isinstance(source, str | Path) and Path(source).is_file():
-        input_info["sha256"] = file_sha256(source)
-    input_info["columns"] = {
+        info["sha256"] = file_sha256(source)
+    info["columns"] = {
         "text": opts.text_column,
         "counterfactual": opts.cf_column,
         "second_counterfactual": cf2_column,
         "id": opts.id_column,
         "group": opts.group_column,
+        "context": opts.context_column,
+        "target": opts.target_column,
     }
-    skipped = [
-        {"row": int(r), "status": s}
-        for r, s in zip(table["row"], table["status"], strict=True)
-        if s.startswith("skipped")
-    ]
-    return {
-        "counterfair_version": __version__,
-        "command": "evaluate",
-        "input": input_info,
-        "counts": {
-            "rows": rows.n,
-            "scored": int(sum(1 for s in table["status"] if not s.startswith("skipped"))),
-            "status": {str(k): int(v) for k, v in status_counts.items()},
-        },
-        "headline": headline,
-        "metrics": aggregates,
-        "skipped_rows": skipped[:1000],  # the first 1000; rows.csv has every row's status
-        "skipped_rows_total": len(skipped),
-        "errors": errors,
-        "notices": notices,
-        "signatures": signatures,
-        "cards": {name: CARDS[name].to_dict() for name in metrics},
-        "options": {**asdict(opts), "classifier": signatures.get("classifier", {}).get("spec", opts.classifier)},
-        "timing_s": {**timings, "total": round(elapsed, 3)},
-    }
+    if opts.context_column is not None:
+        info["revised_input"] = opts.revised_input
+    return info

@@ -111,6 +111,16 @@ def _print_summary(summary: dict[str, Any]) -> None:
         err_console.print(f"[red]stage {error['stage']} failed:[/red] {error['message']}")
 
 
+def _print_table(frame: Any, title: str) -> None:
+    """A DataFrame as a rich table: numbers formatted, text columns left-aligned."""
+    table = Table(title=title)
+    for column in frame.columns:
+        table.add_column(str(column), justify="left" if frame[column].dtype == object else "right")
+    for row in frame.itertuples(index=False):
+        table.add_row(*(_fmt(v) for v in row))
+    console.print(table)
+
+
 @app.command()
 def audit(
     ctx: typer.Context,
@@ -408,11 +418,39 @@ def compare(
         console.print(f"wrote {out}")
 
 
-@app.command()
-def report(run_dir: Annotated[Path, typer.Argument(help="An audit run directory.")]) -> None:
-    """Rebuild an audit's report (HTML, Markdown, plots) from its run directory, without recomputing."""
-    from .report import build_report
+@app.command("nli-pairs")
+def nli_pairs(
+    original: Annotated[Path, typer.Argument(help="Original pairs (sentence1, sentence2, gold_label), e.g. SNLI.")],
+    revised: Annotated[Path, typer.Argument(help="Revisions of those pairs, in the original file's order.")],
+    part: Annotated[str, typer.Option(help="Which input the revisions edited: premise or hypothesis.")] = "premise",
+    out: Annotated[Path, typer.Option("--out", "-o", help="Pair file to write (CSV, JSONL, ...).")] = Path(
+        "nli-pairs.csv"
+    ),
+) -> None:
+    """Build an evaluate pair file from an NLI original file and its revisions (CEval's SNLI layout): orig_text and
+    gen_text are the revised input before and after, context the other input, target_label the revision's label."""
+    from .io import write_table
+    from .nli import nli_revision_pairs
 
+    table = nli_revision_pairs(original, revised, part=part)
+    write_table(table, out)
+    revised_input = "first" if part == "premise" else "second"
+    console.print(
+        f"wrote {out}: {len(table)} revisions of {table['original_row'].nunique()} originals. Evaluate with "
+        f"--context-column context --revised-input {revised_input} --target-column target_label"
+    )
+
+
+@app.command()
+def report(run_dir: Annotated[Path, typer.Argument(help="An audit or evaluate run directory.")]) -> None:
+    """Rebuild the report (HTML, plots; Markdown for an audit) of an audit or evaluate directory, without
+    recomputing."""
+    from .report import build_report
+    from .report.evaluation import build_evaluation_report, is_evaluation_dir
+
+    if is_evaluation_dir(run_dir):
+        console.print(f"wrote {build_evaluation_report(run_dir)['html']}")
+        return
     paths = build_report(run_dir)
     console.print(f"wrote {paths['html']} and {paths['markdown']}")
 
@@ -420,7 +458,11 @@ def report(run_dir: Annotated[Path, typer.Argument(help="An audit run directory.
 @app.command()
 def evaluate(
     pairs: Annotated[
-        Path | None, typer.Argument(help="Pair file (CSV/TSV/JSONL/JSON/Parquet); CEval format by default.")
+        list[str] | None,
+        typer.Argument(
+            help="Pair file (CSV/TSV/JSONL/JSON/Parquet; CEval format by default). Several files (PATH or NAME=PATH), "
+            "one per method on the same originals: each evaluated into OUT/methods/NAME, compared side by side."
+        ),
     ] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory for rows.csv and summary.json.")] = Path(
         "counterfair-evaluate"
@@ -443,6 +485,18 @@ def evaluate(
     ] = None,
     id_column: Annotated[str | None, typer.Option(help="Column with a unique row id.")] = None,
     group_column: Annotated[str | None, typer.Option(help="Column to aggregate by (with bootstrap CIs).")] = None,
+    context_column: Annotated[
+        str | None,
+        typer.Option(
+            help="Two-input classifiers (NLI): column with the input left unchanged; the classifier gets text pairs."
+        ),
+    ] = None,
+    revised_input: Annotated[
+        str, typer.Option(help="With --context-column: the edited text is the classifier's 'first' or 'second' input.")
+    ] = "first",
+    target_column: Annotated[
+        str | None, typer.Option(help="Column with the label each counterfactual aims at (prob_change measured on it).")
+    ] = None,
     missing_marker: Annotated[
         list[str] | None, typer.Option(help="Cell value meaning 'no counterfactual' (default: -1, as in CEval).")
     ] = None,
@@ -475,15 +529,14 @@ def evaluate(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Measure counterfactual texts: flip rate, probability change, distance, diversity, perplexity, BLEU,
-    BERTScore, LLM-judged text quality. Writes OUT/rows.csv (one row per input row, with status) and
-    OUT/summary.json."""
+    BERTScore, LLM-judged text quality. Writes OUT/rows.csv (one row per input row, with status), OUT/summary.json
+    and OUT/report.html; with several pair files, OUT/comparison.csv (CEval's Table 2), OUT/distance_matrix.csv and a
+    report with both of CEval's figures."""
     from ._evaluate import EvaluateOptions, evaluate_pairs
     from .progress import RichProgress
 
-    if demo == (pairs is not None):
+    if demo == bool(pairs):
         raise typer.BadParameter("give a PAIRS file or --demo (not both)")
-    source = sample_pairs_path() if demo else pairs
-    assert source is not None
     options = EvaluateOptions(
         metrics=metrics.split(",") if metrics else None,
         classifier=classifier,
@@ -492,6 +545,9 @@ def evaluate(
         cf2_column=cf2_column,
         id_column=id_column,
         group_column=group_column,
+        context_column=context_column,
+        revised_input=revised_input,
+        target_column=target_column,
         missing_markers=tuple(missing_marker) if missing_marker else ("-1",),
         threshold=threshold,
         ppl_model=ppl_model,
@@ -509,10 +565,25 @@ def evaluate(
         engine=engine,
         address=address,
     )
+    if pairs and len(pairs) > 1:
+        from .methods import evaluate_methods, parse_method_files
+
+        with RichProgress(enabled=not quiet) as progress:
+            comparison = evaluate_methods(parse_method_files(pairs), options, out_dir=out, progress=progress)
+        _print_table(comparison.table.reset_index(), "methods (CEval Table 2)")
+        console.print(f"wrote {out / 'comparison.csv'}, {out / 'distance_matrix.csv'} and {out / 'report.html'}")
+        if comparison.summary["errors"]:
+            raise typer.Exit(code=1)
+        return
+    source = sample_pairs_path() if demo else Path(pairs[0]) if pairs else None
+    assert source is not None
     with RichProgress(enabled=not quiet) as progress:
         result = evaluate_pairs(source, options, out_dir=out, progress=progress)
     _print_summary(result.summary)
-    console.print(f"wrote {out / 'rows.csv'} and {out / 'summary.json'}")
+    from .report.evaluation import build_evaluation_report
+
+    build_evaluation_report(out)
+    console.print(f"wrote {out / 'rows.csv'}, {out / 'summary.json'} and {out / 'report.html'}")
     if result.summary["errors"]:
         raise typer.Exit(code=1)
 
@@ -523,9 +594,13 @@ def generate(
     attribute: Annotated[
         str, typer.Option(help="islam, judaism, lgbq, transgender, or a YAML/JSON word-list file.")
     ] = "islam",
-    methods: Annotated[str, typer.Option(help="Comma-separated: ablation, substitution, swap, llm.")] = (
-        "ablation,substitution,swap,llm"
-    ),
+    methods: Annotated[
+        str,
+        typer.Option(
+            help="Comma-separated: ablation, substitution, swap, llm; polyjuice (Polyjuice-style control-code "
+            "generation; needs --polyjuice-model) only when named."
+        ),
+    ] = ("ablation,substitution,swap,llm"),
     out: Annotated[Path, typer.Option("--out", "-o", help="Run directory (a rerun with it resumes).")] = Path(
         "counterfair-generate"
     ),
@@ -538,6 +613,13 @@ def generate(
     llm: Annotated[
         str, typer.Option(help="LLM: llamacpp:NAME|FILE.gguf, openai:URL[#MODEL], hf:DIR.")
     ] = "llamacpp:qwen2.5-coder-1.5b-instruct",
+    polyjuice_model: Annotated[
+        str,
+        typer.Option(
+            help="The polyjuice method's causal LM: a transformers directory or hub id (from your Hugging Face cache) "
+            "trained on Polyjuice's format."
+        ),
+    ] = "uw-hai/polyjuice",
     prompt_style: Annotated[str, typer.Option(help="turns (chat models) or plain (next-token LMs).")] = "turns",
     instruction: Annotated[
         str | None, typer.Option(help="Instruction template; default 'not about {subject}'.")
@@ -586,6 +668,7 @@ def generate(
         identities=identities,
         guard="spacy" if guard else None,
         llm=llm,
+        polyjuice_model=polyjuice_model,
         prompt_style=prompt_style,
         instruction=instruction,
         samples=samples,

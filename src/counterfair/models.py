@@ -369,6 +369,30 @@ _LM_CACHE: dict[tuple[str, str], LoadedLM] = {}
 _LM_LOCK = threading.Lock()
 
 
+def hub_snapshot(repo_id: str, *, what: str = "model") -> Path:
+    """A Hugging Face hub id's snapshot: from the user's cache, or downloaded where the network allows; a clear
+    error otherwise (counterfair never needs the network for its built-in models)."""
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(repo_id))
+    except Exception as err:
+        raise ConfigError(
+            f"{what} {repo_id!r} is not in the local cache and could not be downloaded ({err}); "
+            "download it where there is network access, or pass its local directory"
+        ) from err
+
+
+def local_model_dir(name_or_path: str, *, what: str = "model") -> Path:
+    """A transformers directory given as a path, or as a hub id (``owner/name``) found through :func:`hub_snapshot`."""
+    path = Path(name_or_path).expanduser()
+    if path.is_dir():
+        return path
+    if name_or_path.count("/") == 1 and not path.exists() and " " not in name_or_path:
+        return hub_snapshot(name_or_path, what=what)
+    raise ConfigError(f"{what} {name_or_path!r}: not a directory, and not a Hugging Face hub id (owner/name)")
+
+
 def resolve_lm_source(name_or_path: str) -> tuple[str, Path, str | None]:
     """(model id, path, expected sha256) for a registered name, a GGUF file or an HF directory."""
     candidate = Path(name_or_path).expanduser()

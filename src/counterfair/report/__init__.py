@@ -112,8 +112,6 @@ def load_run(run_dir: str | Path) -> tuple[dict[str, Any], pd.DataFrame]:
 
 def build_report(run_dir: str | Path) -> dict[str, Path]:
     """Write ``report.html``, ``report.md`` and the plots of an audit run; returns their paths."""
-    from jinja2 import Environment, FileSystemLoader, select_autoescape
-
     target = Path(run_dir)
     summary, pairs = load_run(target)
     if "status" in pairs:  # pairs without a score are listed in pairs.csv, not plotted
@@ -143,12 +141,7 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
             plots.ctf_group_bars(summary["ctf"], plot_dir),
         ),
     ]
-    figures = []
-    for name, caption, paths in made:
-        if paths is None:
-            continue
-        png = base64.b64encode(Path(paths["png"]).read_bytes()).decode("ascii")
-        figures.append({"name": name, "caption": caption, "png": png, "svg": f"plots/{name}.svg"})
+    figures = embed_figures(made)
     examples = [
         {**e, "diff_html": edit_html(str(e["source_text"]), str(e["cf_text"]))} for e in summary["top_examples"]
     ]
@@ -162,10 +155,8 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
     missing = summary["input"].get("attributes_without_texts") or []
     if missing:
         notes.append(f"No text referenced: {', '.join(missing)} (no counterfactuals for them).")
-    env = Environment(
-        loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=select_autoescape(["j2", "html"])
-    )
-    page = env.get_template("report.html.j2").render(
+    page = render(
+        "report.html.j2",
         s=summary,
         figures=figures,
         examples=examples,
@@ -174,17 +165,39 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
         swap_packs=swap_packs,
         placebo_groups=placebo_groups,
         notes=notes,
-        num=_num,
-        pct=_pct,
-        sign=_sign,
         signatures=json.dumps(summary["signatures"], indent=1, default=str)[:20000],
         options=json.dumps(summary["options"], indent=1),
     )
-    with atomic_open(target / "report.html", "w", encoding="utf-8") as handle:
-        handle.write(page)
+    write_page(page, target / "report.html")
     with atomic_open(target / "report.md", "w", encoding="utf-8") as handle:
         handle.write(markdown(summary))
     return {"html": target / "report.html", "markdown": target / "report.md", "plots": plot_dir}
+
+
+def embed_figures(made: list[tuple[str, str, dict[str, str] | None]]) -> list[dict[str, str]]:
+    """(name, caption, paths from a plot function) -> what the templates show: the PNG inline, a link to the SVG."""
+    figures = []
+    for name, caption, paths in made:
+        if paths is None:
+            continue
+        png = base64.b64encode(Path(paths["png"]).read_bytes()).decode("ascii")
+        figures.append({"name": name, "caption": caption, "png": png, "svg": f"plots/{name}.svg"})
+    return figures
+
+
+def render(template: str, **context: Any) -> str:
+    """A report template rendered with HTML escaping of every value (texts are user data)."""
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+    env = Environment(
+        loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=select_autoescape(["j2", "html"])
+    )
+    return env.get_template(template).render(num=_num, pct=_pct, sign=_sign, **context)
+
+
+def write_page(page: str, path: Path) -> None:
+    with atomic_open(path, "w", encoding="utf-8") as handle:
+        handle.write(page)
 
 
 def _swap_pack_sections(summary: dict[str, Any], pairs: Any) -> list[dict[str, Any]]:

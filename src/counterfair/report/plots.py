@@ -8,7 +8,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-METHOD_COLORS = {"ablation": "#d95f02", "substitution": "#1b9e77", "swap": "#7570b3", "llm": "#e7298a"}
+METHOD_COLORS = {
+    "ablation": "#d95f02",
+    "substitution": "#1b9e77",
+    "swap": "#7570b3",
+    "llm": "#e7298a",
+    "polyjuice": "#66a61e",
+}
 
 
 def _plt() -> Any:
@@ -119,3 +125,48 @@ def ctf_group_bars(ctf: dict[str, Any] | None, out: Path) -> dict[str, str] | No
     ax.set_xlabel("CTF gap (mean |score change| over swaps)")
     ax.set_title("Counterfactual token fairness gap by identity group")
     return _save(fig, out, "ctf_groups")
+
+
+def contrast_histograms(probabilities: dict[str, np.ndarray], out: Path) -> dict[str, str] | None:
+    """Histogram of the contrast label's probability, one panel per text source (the originals, then each method's
+    counterfactuals): CEval's Fig. 1. Two narrow peaks at 0 and 1 point to an overconfident classifier."""
+    shown = {name: v[np.isfinite(v)] for name, v in probabilities.items()}
+    shown = {name: v for name, v in shown.items() if v.size}
+    if not shown:
+        return None
+    plt = _plt()
+    fig, axes = plt.subplots(1, len(shown), figsize=(2.3 * len(shown) + 0.6, 2.6), squeeze=False, sharey=True)
+    bins = np.linspace(0, 1, 21)
+    for ax, (name, values) in zip(axes[0], shown.items(), strict=True):
+        weights = np.full(values.size, 100.0 / values.size)
+        ax.hist(values, bins=bins, weights=weights, color="#7570b3" if name != "original" else "#888", alpha=0.85)
+        ax.axvline(0.5, color="#ccc", linewidth=0.6, linestyle="--")
+        ax.set_title(f"{name} (n={values.size})", fontsize=8)
+        ax.set_xlim(0, 1)
+        ax.set_xlabel("P(contrast label)")
+    axes[0][0].set_ylabel("% of texts")
+    fig.suptitle("Probability of the contrast label, before (original) and after each method", y=1.03)
+    return _save(fig, out, "contrast_histograms")
+
+
+def distance_heatmap(matrix: pd.DataFrame, out: Path) -> dict[str, str] | None:
+    """Mean token distance between the texts of every two methods (and the original): CEval's Fig. 2."""
+    if matrix.empty or len(matrix) < 2:
+        return None
+    plt = _plt()
+    size = 0.7 * len(matrix) + 1.6
+    fig, ax = plt.subplots(figsize=(size + 1.0, size))
+    values = matrix.to_numpy(dtype=float)
+    image = ax.imshow(values, cmap="viridis_r")
+    names = [str(n) for n in matrix.index]
+    ax.set_xticks(range(len(names)), names, rotation=45, ha="right")
+    ax.set_yticks(range(len(names)), names)
+    high = np.nanmax(values) if np.isfinite(values).any() else 1.0
+    for i in range(len(names)):
+        for j in range(len(names)):
+            if np.isfinite(values[i, j]):
+                colour = "white" if values[i, j] > 0.5 * high else "black"
+                ax.text(j, i, f"{values[i, j]:.1f}", ha="center", va="center", fontsize=7, color=colour)
+    ax.set_title("Mean token distance between methods' texts")
+    fig.colorbar(image, ax=ax, shrink=0.8, label="word-level Levenshtein distance")
+    return _save(fig, out, "distance_matrix")

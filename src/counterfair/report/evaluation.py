@@ -1,0 +1,135 @@
+"""The report of an ``evaluate`` run (one method) or of a comparison of methods (``evaluate`` with several pair
+files): ``report.html`` (self-contained) and ``plots/``, built only from the files in the directory, so
+``counterfair report DIR`` rebuilds it without recomputing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..io import read_json, read_table
+from . import embed_figures, plots, render, write_page
+
+# Table 2's columns as the report labels them (CEval's names)
+COLUMN_TITLES = {
+    "flip_rate": "flip rate",
+    "prob_change": "prob. change",
+    "distance": "distance",
+    "distance_flipped": "distance (flipped)",
+    "distance_tokens": "distance (tokens)",
+    "diversity": "diversity",
+    "perplexity": "perplexity",
+    "bleu": "BLEU",
+    "bertscore_f1": "BERTScore F1",
+    "quality_grammar": "grammar",
+    "quality_cohesiveness": "cohesiveness",
+    "quality_likability": "likability",
+    "quality_fluency": "fluency",
+}
+
+
+def is_evaluation_dir(run_dir: str | Path) -> bool:
+    summary = Path(run_dir) / "summary.json"
+    return summary.exists() and read_json(summary).get("command") in ("evaluate", "evaluate-methods")
+
+
+def _rows(run_dir: Path) -> pd.DataFrame:
+    rows = read_table(run_dir / "rows.csv", allow_empty=True)
+    for column in ("p_contrast_orig", "p_contrast_cf"):
+        if column in rows:
+            rows[column] = rows[column].astype(float)
+    return rows
+
+
+def _probabilities(method_rows: dict[str, pd.DataFrame]) -> dict[str, np.ndarray]:
+    """Contrast-label probability of the originals (from the first method that has them) and of each method."""
+    out: dict[str, np.ndarray] = {}
+    befores = [r["p_contrast_orig"].to_numpy(dtype=float) for r in method_rows.values() if "p_contrast_orig" in r]
+    if befores:  # the method that left the fewest rows unscored shows the most originals
+        out["original"] = max(befores, key=lambda v: int(np.isfinite(v).sum()))
+    for name, rows in method_rows.items():
+        if "p_contrast_cf" in rows:
+            out[name] = rows["p_contrast_cf"].to_numpy(dtype=float)
+    return out
+
+
+def build_evaluation_report(run_dir: str | Path) -> dict[str, Path]:
+    """Write ``report.html`` and ``plots/`` of an evaluate directory (one method, or several compared)."""
+    target = Path(run_dir)
+    if not (target / "summary.json").exists():
+        raise InputError(f"{target}: no summary.json; run counterfair evaluate first")
+    summary = read_json(target / "summary.json")
+    command = summary.get("command")
+    if command == "evaluate":
+        method_rows = {"counterfactual": _rows(target)}
+        table = _single_table(summary)
+        matrix = None
+    elif command == "evaluate-methods":
+        method_rows = {name: _rows(target / "methods" / name) for name in summary["methods"]}
+        table = _numeric(read_table(target / "comparison.csv"))
+        matrix = _numeric(read_table(target / "distance_matrix.csv")).set_index("method")
+    else:
+        raise InputError(f"{target}: summary.json was written by '{command}', not by counterfair evaluate")
+    plot_dir = target / "plots"
+    made = [
+        (
+            "contrast_histograms",
+            "Probability of the contrast label for the originals and each method's counterfactuals (CEval Fig. 1); "
+            "peaks at 0 and 1 only point to an overconfident classifier",
+            plots.contrast_histograms(_probabilities(method_rows), plot_dir),
+        )
+    ]
+    if matrix is not None:
+        made.append(
+            (
+                "distance_matrix",
+                "Mean word-level Levenshtein distance between the texts two methods wrote for the same original "
+                "(CEval Fig. 2)",
+                plots.distance_heatmap(matrix, plot_dir),
+            )
+        )
+    columns = [c for c in COLUMN_TITLES if c in table.columns]
+    page = render(
+        "evaluation.html.j2",
+        s=summary,
+        command=command,
+        table=table.to_dict(orient="records"),
+        columns=[(c, COLUMN_TITLES[c]) for c in columns],
+        figures=embed_figures(made),
+        matrix=matrix,
+        details=json.dumps({k: summary.get(k) for k in ("options", "signatures", "errors")}, indent=1, default=str)[
+            :20000
+        ],
+    )
+    write_page(page, target / "report.html")
+    return {"html": target / "report.html", "plots": plot_dir}
+
+
+def _numeric(frame: pd.DataFrame) -> pd.DataFrame:
+    """A table read back from CSV: every column but ``method`` as numbers (empty cells NaN)."""
+    frame = frame.drop(columns=["schema_version"], errors="ignore")
+    for column in frame.columns:
+        if column != "method":
+            frame[column] = pd.to_numeric(frame[column])
+    return frame
+
+
+def _single_table(summary: dict[str, Any]) -> pd.DataFrame:
+    """One method's row of Table 2 from its summary (means over the rows each metric covers)."""
+    record: dict[str, Any] = {"method": "counterfactual", "pairs": summary["counts"]["rows"]}
+    record["with_counterfactual"] = summary["counts"]["scored"]
+    if "flip_rate" in summary["headline"]:
+        record["flip_rate"] = summary["headline"]["flip_rate"]["mean"]
+    from ..methods import TABLE_COLUMNS
+
+    metrics = summary["metrics"]
+    for column, source, over in TABLE_COLUMNS:
+        entry = metrics.get(source, {}).get("all" if over == "all" else "flipped")
+        if entry is not None:
+            record[column] = entry["mean"]
+    return pd.DataFrame([record])
