@@ -28,6 +28,19 @@ def _answer(text: str, attempt: int, sample: int) -> str:
     return "{" + text.replace("boring", "gripping").replace("Muslim ", "").replace("gay ", "") + "}"
 
 
+class _PolyjuiceLM(ScriptedLLM):
+    """Answers a Polyjuice prompt with "gripping" for each blank."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda text, attempt, sample: text)
+
+    def complete(self, prompts: Any, params: Any) -> Any:
+        from counterfair.llm import Completion
+
+        blanks = [p.rsplit("] ", 1)[-1].count("[BLANK]") for p in prompts]
+        return [[Completion("gripping [ANSWER] " * max(n, 1), "stop")] * params.n for n in blanks]
+
+
 def _context(tmp_path: Path) -> tuple[EditorContext, str]:
     llm = ScriptedLLM(_answer)
 
@@ -47,6 +60,7 @@ def _context(tmp_path: Path) -> tuple[EditorContext, str]:
         guard=None,
         llm=lambda: llm,
         classifier=classifier,
+        polyjuice_lm=lambda: _PolyjuiceLM(),
     )
     return context, str(external)
 
@@ -73,7 +87,9 @@ def test_every_registered_editor_keeps_the_contract(name: str, tmp_path: Path) -
 
 
 def test_the_registry_names_what_it_needs() -> None:
-    with pytest.raises(ConfigError, match="unknown editor 'polyjuice'; the editors are: ablation"):
+    with pytest.raises(ConfigError, match="unknown editor 'mice'; the editors are: ablation"):
+        build_editor("mice", EditorContext())
+    with pytest.raises(ConfigError, match="the polyjuice editor needs a causal LM"):
         build_editor("polyjuice", EditorContext())
     with pytest.raises(ConfigError, match="the synonym editor needs the classifier"):
         build_editor("synonym", EditorContext())

@@ -74,7 +74,7 @@ def test_rerun_resumes_and_refuses_other_options(tmp_path: Path) -> None:
 
 def test_bad_input(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="unknown method"):
-        GenerateOptions(methods=["polyjuice"])
+        GenerateOptions(methods=["mice"])
     with pytest.raises(ConfigError, match="unknown attribute 'caste'"):
         run_generate(TEXTS, tmp_path / "x", GenerateOptions(attribute="caste", methods=["ablation"]))
     with pytest.raises(InputError, match=r"missing column 'comment' \(set with --text-column\)"):

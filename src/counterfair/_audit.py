@@ -33,7 +33,7 @@ import pandas as pd
 
 from . import __version__
 from ._ctf import ctf_report
-from ._generate import GenerateOptions, generate_frame, normalize_methods, run_generate
+from ._generate import SAMPLED_METHODS, GenerateOptions, generate_frame, normalize_methods, run_generate
 from .attributes import is_swap_attribute, known_attributes, load_attribute, load_identity_set
 from .checkpoint import JsonlCheckpoint
 from .classifiers import CachedClassifier, load_classifier
@@ -591,7 +591,9 @@ def _summary(
                 "pairs": len(mine_pairs),
                 "pairs_without_score": len(all_pairs) - len(mine_pairs),
                 "filter_pass_rate": (
-                    float(cands["passed"].mean()) if cands is not None and len(cands) and method == "llm" else None
+                    float(cands["passed"].mean())
+                    if cands is not None and len(cands) and method in SAMPLED_METHODS
+                    else None
                 ),
                 "score_change": _mean_ci(diff, opts),
                 "mean_abs_change": float(np.abs(diff).mean()) if diff.size else None,

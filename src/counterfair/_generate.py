@@ -51,7 +51,9 @@ from .records import Candidate, Counterfactual, make_status, params_hash
 from .runs import claim_run_dir, holds_run_dir, prepare_out_dir
 from .text import MAX_TEXT_CHARS, printable, skip_reason
 
-METHODS = ("ablation", "substitution", "swap", "llm")
+METHODS = ("ablation", "substitution", "swap", "llm", "polyjuice")
+DEFAULT_METHODS = ("ablation", "substitution", "swap", "llm")  # polyjuice needs weights that do not ship
+SAMPLED_METHODS = ("llm", "polyjuice")  # sampled from a language model: filtered, ranked, up to max_attempts
 
 
 def normalize_methods(methods: Sequence[str]) -> list[str]:
@@ -66,12 +68,13 @@ def normalize_methods(methods: Sequence[str]) -> list[str]:
 @dataclass
 class GenerateOptions:
     attribute: str = "islam"
-    methods: list[str] = field(default_factory=lambda: list(METHODS))
+    methods: list[str] = field(default_factory=lambda: list(DEFAULT_METHODS))
     text_column: str = "text"
     id_column: str | None = None
     identities: str | None = None
     guard: str | None = "spacy"
     llm: str = "llamacpp:qwen2.5-coder-1.5b-instruct"
+    polyjuice_model: str = "uw-hai/polyjuice"  # a causal LM directory or hub id trained on Polyjuice's format
     prompt_style: str = "turns"
     instruction: str | None = None
     samples: int = 16
@@ -125,6 +128,8 @@ class GenerateOptions:
         }  # performance knobs: changing them keeps the run resumable
         if self.language == "en":
             ignore.add("language")  # English runs keep the fingerprint they had before languages existed
+        if "polyjuice" not in self.methods:
+            ignore.add("polyjuice_model")  # likewise runs without the polyjuice method
         return params_hash({k: v for k, v in asdict(self).items() if k not in ignore})
 
 
@@ -218,6 +223,7 @@ class Generator:
                 f"is {options.language!r}; pass --language {self.attribute.language}"
             )
         self._llm: Any = None
+        self._polyjuice_lm: Any = None
         self._editors: dict[str, EditorBase] = {}
         self._filter: CandidateFilter | None = None
 
@@ -235,6 +241,20 @@ class Generator:
             )
         return self._llm
 
+    @property
+    def polyjuice_lm(self) -> Any:
+        if self._polyjuice_lm is None:
+            from .llm.hf import TransformersLLM
+            from .models import local_model_dir
+
+            directory = local_model_dir(self.opts.polyjuice_model, what="polyjuice model")
+            self._polyjuice_lm = TransformersLLM(str(directory), reuse_prefix=self.opts.reuse_prefix)
+        return self._polyjuice_lm
+
+    def samples_per_text(self, method: str) -> int:
+        """Generations per text and attempt of a sampled method (what its progress bar counts)."""
+        return self.opts.samples if method == "llm" else int(getattr(self.editor(method), "n", 16))
+
     def editor(self, method: str) -> EditorBase:
         if method not in self._editors:
             from .editors.registry import EditorContext, build_editor
@@ -248,7 +268,13 @@ class Generator:
                 None if opts.language == "en" else get_language(opts.language).identity_set
             )
             context = EditorContext(
-                self.attribute, identities, opts.guard, lambda: self.llm, seed=opts.seed, rewrite=rewrite
+                self.attribute,
+                identities,
+                opts.guard,
+                lambda: self.llm,
+                seed=opts.seed,
+                rewrite=rewrite,
+                polyjuice_lm=lambda: self.polyjuice_lm,
             )
             self._editors[method] = build_editor(method, context)
         return self._editors[method]
@@ -313,22 +339,26 @@ class Generator:
         return self.run_llm_many([row], [input_id], [text])[0]
 
     def run_llm_many(
-        self, rows: list[int], input_ids: list[str], texts: list[str], progress: ProgressHook | None = None
+        self,
+        rows: list[int],
+        input_ids: list[str],
+        texts: list[str],
+        progress: ProgressHook | None = None,
+        *,
+        method: str = "llm",
     ) -> list[dict[str, Any]]:
-        """LLM rewrites of several texts: each attempt samples every text still without a passing candidate in one
-        LLM call, so the backend decodes (or requests) them all concurrently. ``progress`` counts samples: the
-        first attempt's are in the stage's total, a rerun's grow it."""
-        from .editors.llm_rewrite import LLMRewriteEditor
-
-        editor = self.editor("llm")
-        assert isinstance(editor, LLMRewriteEditor)
+        """A sampled method (LLM rewrites, Polyjuice) on several texts: each attempt samples every text still without
+        a passing candidate in one LM call, so the backend decodes (or requests) them all concurrently. ``progress``
+        counts samples: the first attempt's are in the stage's total, a rerun's grow it."""
+        editor: Any = self.editor(method)
+        per_text = self.samples_per_text(method)
         records: dict[int, dict[str, Any]] = {}
         for k, text in enumerate(texts):
             if not editor.fits(text):
                 cf = {"text": None, "status": make_status("skipped", "too_long_for_llm_context")}
-                records[k] = self._record("llm", rows[k], input_ids[k], text, cf, [], attempts=0)
+                records[k] = self._record(method, rows[k], input_ids[k], text, cf, [], attempts=0)
                 if progress is not None:
-                    progress.advance(self.opts.samples)
+                    progress.advance(per_text)
         cand_rows: dict[int, list[dict[str, Any]]] = {k: [] for k in range(len(texts))}
         chosen: dict[int, tuple[Candidate, Verdict]] = {}
         pending = [k for k in range(len(texts)) if k not in records]
@@ -339,7 +369,7 @@ class Generator:
                 break
             lost: dict[int, str] = {}
             if attempt > 1 and progress is not None and hasattr(progress, "grow"):
-                progress.grow(len(pending) * self.opts.samples)
+                progress.grow(len(pending) * per_text)
             sampled = editor.sample(
                 [texts[k] for k in pending], attempt=attempt - 1, failures=lost, sample_progress=progress
             )
@@ -347,7 +377,7 @@ class Generator:
             for k, candidates in zip(pending, sampled, strict=True):
                 if k not in failed:
                     attempts[k] = attempt
-                    top = self._judge_samples(rows[k], input_ids[k], texts[k], candidates, cand_rows[k])
+                    top = self._judge_samples(method, rows[k], input_ids[k], texts[k], candidates, cand_rows[k])
                     if top is not None:
                         chosen[k] = top
             pending = [k for k in pending if k not in chosen and k not in failed]
@@ -358,7 +388,7 @@ class Generator:
                 cf = {"text": chosen[k][0].text, "status": "ok", **self._scores(chosen[k][1])}
             else:
                 cf = {"text": None, "status": make_status("failed", "no_candidate_passed_filters")}
-            records[k] = self._record("llm", rows[k], input_ids[k], texts[k], cf, cand_rows[k], attempts=attempts[k])
+            records[k] = self._record(method, rows[k], input_ids[k], texts[k], cf, cand_rows[k], attempts=attempts[k])
         if failed:
             named = "; ".join(f"row {rows[k]} (id {input_ids[k]}): {why}" for k, why in sorted(failed.items())[:3])
             raise LLMInputsFailed(
@@ -369,7 +399,13 @@ class Generator:
         return [records[k] for k in range(len(texts))]
 
     def _judge_samples(
-        self, row: int, input_id: str, text: str, candidates: list[Candidate], cand_rows: list[dict[str, Any]]
+        self,
+        method: str,
+        row: int,
+        input_id: str,
+        text: str,
+        candidates: list[Candidate],
+        cand_rows: list[dict[str, Any]],
     ) -> tuple[Candidate, Verdict] | None:
         """One attempt's samples of ``text`` through the filters: their rows appended to ``cand_rows``; the best
         passing candidate, if any."""
@@ -378,7 +414,7 @@ class Generator:
         top = best(verdicts)
         offset = len(cand_rows)
         cand_rows.extend(
-            _candidate_row("llm", row, input_id, offset + i, c, v, i == top)
+            _candidate_row(method, row, input_id, offset + i, c, v, i == top)
             for i, (c, v) in enumerate(zip(candidates, verdicts, strict=True))
         )
         return None if top is None else (candidates[top], verdicts[top])
@@ -441,7 +477,9 @@ class Generator:
                 out[method]["identity_occurrences"] = (occurrences or {}).get("found", 0)
         if "llm" in opts.methods or opts.detector == "llm":
             out["llm"] = self.llm.info()
-        if any(opts.score_methods is None or m in opts.score_methods or m == "llm" for m in opts.methods):
+        if "polyjuice" in opts.methods:
+            out["polyjuice_lm"] = self.polyjuice_lm.info()
+        if any(opts.score_methods is None or m in opts.score_methods or m in SAMPLED_METHODS for m in opts.methods):
             out["filter"] = asdict(self.filter.config)
             if self.filter.detector is not None:
                 out["detector"] = self.filter.detector.info()
@@ -515,7 +553,7 @@ class _StoredResults:
             scored = opts.score_methods is None or self.method in opts.score_methods
             # v2: swap records carry their identity-term counts
             params: dict[str, Any] = {"editor": editor.params_hash(), "seed": opts.seed, "scored": scored, "v": 2}
-            if scored or self.method == "llm":
+            if scored or self.method in SAMPLED_METHODS:
                 filt = self.gen.filter
                 params |= {
                     "filter": asdict(filt.config),
@@ -523,6 +561,8 @@ class _StoredResults:
                 }
             if self.method == "llm":
                 params |= {"max_attempts": opts.max_attempts, "llm": self.gen.llm.info()}
+            if self.method == "polyjuice":
+                params |= {"max_attempts": opts.max_attempts, "lm": self.gen.polyjuice_lm.info()}
             self.params = params
         return self.params
 
@@ -733,8 +773,9 @@ def _generate_into(
     reasons = {i: r for i, t in enumerate(texts) if (r := skip_reason(t, opts.max_text_chars))}
     for method in opts.methods:
         todo = [i for i in range(len(texts)) if (method, i) not in sink.done]
-        by_samples = method == "llm" and opts.engine == "local"  # its bar counts samples (16 per text by default)
-        unit = opts.samples if by_samples else 1
+        distributed = method == "llm" and opts.engine != "local"  # Polyjuice runs here even with --engine ray
+        by_samples = method in SAMPLED_METHODS and not distributed  # its bar counts samples (16 per text)
+        unit = gen.samples_per_text(method) if by_samples else 1
         hook.start("llm samples" if by_samples else method, len(todo) * unit)
         t0 = time.perf_counter()
         skipped = [i for i in todo if i in reasons]
@@ -743,10 +784,10 @@ def _generate_into(
             hook.advance(len(skipped) * unit)
         rows = [i for i in todo if i not in reasons]
         stored = _StoredResults(gen, method)
-        if method == "llm" and opts.engine != "local":
+        if distributed:
             _run_llm_distributed(opts, gen, stored, sink, rows, ids, texts, hook)
             rows = []
-        size = opts.llm_chunk if method == "llm" else opts.chunk
+        size = opts.llm_chunk if method in SAMPLED_METHODS else opts.chunk
         for start in range(0, len(rows), size):
             chunk = rows[start : start + size]
             chunk_texts = [texts[i] or "" for i in chunk]
@@ -775,17 +816,18 @@ def _chunk_records(
     LLM method's, counting samples."""
     hits = stored.lookup(chunk_texts)
     if progress is not None and hits:
-        progress.advance(len(hits) * gen.opts.samples)
+        progress.advance(len(hits) * gen.samples_per_text(method))
     by_position = {k: stored.record(v, method, chunk[k], ids[chunk[k]], chunk_texts[k]) for k, v in hits.items()}
     missing = [k for k in range(len(chunk)) if k not in hits]
     if missing:
-        if method == "llm":
+        if method in SAMPLED_METHODS:
             try:
                 fresh = gen.run_llm_many(
                     [chunk[k] for k in missing],
                     [ids[chunk[k]] for k in missing],
                     [chunk_texts[k] for k in missing],
                     progress,
+                    method=method,
                 )
             except LLMInputsFailed as err:  # keep (store and checkpoint) what the other texts got, then stop
                 done = {record["row"]: record for record in err.records}

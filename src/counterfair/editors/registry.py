@@ -1,8 +1,8 @@
 """The one editor registry: every editor a command can name, built from one context.
 
-``generate`` and ``audit`` (``ablation``, ``substitution``, ``swap``, ``llm``) and ``feedback`` (``synonym``,
-``mask_fill``, ``llm_flip``, ``llm_flip_loop``, ``external:PATH``) build their editors here, so a name means the same
-editor everywhere and the conformance tests can walk every registered editor.
+``generate`` and ``audit`` (``ablation``, ``substitution``, ``swap``, ``llm``, ``polyjuice``) and ``feedback``
+(``synonym``, ``mask_fill``, ``llm_flip``, ``llm_flip_loop``, ``external:PATH``) build their editors here, so a name
+means the same editor everywhere and the conformance tests can walk every registered editor.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ class EditorContext:
     seed: int = 0
     label_names: dict[str, str] | None = None
     rewrite: dict[str, Any] = field(default_factory=dict)  # LLMRewriteEditor options: style, instruction, n, ...
+    polyjuice_lm: Callable[[], Any] | None = None  # the causal LM trained on Polyjuice's format
 
     def need_llm(self, name: str) -> Any:
         if self.llm is None:
@@ -77,6 +78,16 @@ def _llm(ctx: EditorContext, arg: str) -> EditorBase:
     return LLMRewriteEditor(ctx.need_llm("llm"), attribute, seed=ctx.seed, **ctx.rewrite)
 
 
+def _polyjuice(ctx: EditorContext, arg: str) -> EditorBase:
+    from ..attributes import load_attribute
+    from .polyjuice import PolyjuiceEditor
+
+    if ctx.polyjuice_lm is None:
+        raise ConfigError("the polyjuice editor needs a causal LM trained on Polyjuice's format (--polyjuice-model)")
+    attribute = load_attribute(ctx.attribute) if isinstance(ctx.attribute, str) else ctx.attribute
+    return PolyjuiceEditor(ctx.polyjuice_lm(), attribute, seed=ctx.seed)
+
+
 def _synonym(ctx: EditorContext, arg: str) -> EditorBase:
     from .flip import SynonymSwapEditor
 
@@ -111,6 +122,7 @@ EDITORS: dict[str, Callable[[EditorContext, str], EditorBase]] = {
     "substitution": _substitution,
     "swap": _swap,
     "llm": _llm,
+    "polyjuice": _polyjuice,
     "synonym": _synonym,
     "mask_fill": _mask_fill,
     "llm_flip": _llm_flip,
