@@ -84,7 +84,9 @@ def test_methods_must_edit_the_same_originals(tmp_path: Path) -> None:
     pd.DataFrame({"orig_text": [ORIGINALS[0], "another text", ORIGINALS[2]], "gen_text": ["a", "b", "c"]}).to_csv(
         tmp_path / "gamma.csv", index=False
     )
-    with pytest.raises(InputError, match=r"gamma, row 1: the original differs from alpha's row 1"):
+    with pytest.raises(
+        InputError, match=r"gamma, row 1: the original differs from alpha's row 1 \('another text' vs 'a fine cast"
+    ):
         evaluate_methods({**files, "gamma": tmp_path / "gamma.csv"}, _options(), classifier=sentiment)
     with pytest.raises(ConfigError, match="at least two"):
         evaluate_methods({"alpha": files["alpha"]}, _options())
@@ -102,14 +104,19 @@ def test_method_names_from_stems_or_given(tmp_path: Path) -> None:
         parse_method_files([f"original={files['alpha']}", str(files["beta"])])
 
 
-def test_cli_compares_methods_and_report_rebuilds(tmp_path: Path) -> None:
-    files = _files(tmp_path)
+def _write_clf(tmp_path: Path) -> None:
+    """``sentiment`` as a file for ``--classifier callable:clf.py:clf``."""
     (tmp_path / "clf.py").write_text(
         "import numpy as np\n"
         "def clf(texts):\n"
         "    return np.array([0.1 if ('awful' in t or 'dull' in t) else 0.9 for t in texts])\n"
         "clf.labels = ['neg', 'pos']\n"
     )
+
+
+def test_cli_compares_methods_and_report_rebuilds(tmp_path: Path) -> None:
+    files = _files(tmp_path)
+    _write_clf(tmp_path)
     out = tmp_path / "cmp"
     done = run_cli(
         "evaluate", str(files["alpha"]), f"B={files['beta']}", "--metrics", "flip,prob_change,distance",
@@ -127,12 +134,7 @@ def test_cli_compares_methods_and_report_rebuilds(tmp_path: Path) -> None:
 
 def test_single_evaluate_dir_report_has_the_histogram(tmp_path: Path) -> None:
     files = _files(tmp_path)
-    (tmp_path / "clf.py").write_text(
-        "import numpy as np\n"
-        "def clf(texts):\n"
-        "    return np.array([0.1 if ('awful' in t or 'dull' in t) else 0.9 for t in texts])\n"
-        "clf.labels = ['neg', 'pos']\n"
-    )
+    _write_clf(tmp_path)
     out = tmp_path / "one"
     done = run_cli(
         "evaluate", str(files["beta"]), "--metrics", "flip,prob_change,distance", "--classifier",

@@ -376,6 +376,8 @@ class Generator:
             failed.update({pending[j]: why for j, why in lost.items()})
             for k, candidates in zip(pending, sampled, strict=True):
                 if k not in failed:
+                    if progress is not None and len(candidates) < per_text:
+                        progress.advance(per_text - len(candidates))  # polyjuice: no directed half without a term
                     attempts[k] = attempt
                     top = self._judge_samples(method, rows[k], input_ids[k], texts[k], candidates, cand_rows[k])
                     if top is not None:

@@ -186,10 +186,11 @@ def _align(frames: dict[str, pd.DataFrame], column: str) -> tuple[list[str], dic
         mine = [_key(cell_text(v)) for v in frame[column].tolist()]
         rows = [r for r, (a, b) in enumerate(zip(reference, mine, strict=True)) if a != b]
         if len(rows) > MAX_MISALIGNED * len(reference):
+            shown = [(cell_text(f[column].iloc[rows[0]]) or "")[:40] for f in (frame, first)]
             raise InputError(
                 f"{name}, row {rows[0]}: the original differs from {first_name}'s row {rows[0]} "
-                f"({mine[rows[0]][:40]!r} vs {reference[rows[0]][:40]!r}), and so do {len(rows) - 1} more rows; the "
-                "files must hold the same originals in the same order"
+                f"({shown[0]!r} vs {shown[1]!r}), and so do {len(rows) - 1} more rows; the files must hold the same "
+                "originals in the same order"
             )
         if rows:
             misaligned[name] = rows
