@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -212,74 +213,25 @@ def ctf_core(
     paper 001's Φ_A exactly, token for token: use it to check that a blinded model's gap on training terms is exactly
     0 (with "a"/"an" corrected it sees "a identity" and "an identity", which differ).
     """
-    from .attributes import load_identity_set
     from .editors.swap import IdentitySwapEditor
-    from .errors import InputError
-    from .io import as_frame, cell_text, require_columns, row_ids
     from .progress import NullProgress
-    from .text import skip_reason
 
     hook = progress or NullProgress()
     origin = origin or (str(source) if isinstance(source, str | Path) else "DataFrame")
-    frame = as_frame(source, text_column=text_column, encoding=encoding)
-    wanted = {text_column: "--text-column"} | ({label_column: "--label-column"} if label_column else {})
-    wanted |= {id_column: "--id-column"} if id_column else {}
-    require_columns(frame, wanted, origin=origin)
-    ids = row_ids(frame, id_column, origin=origin)
-    texts = [cell_text(v) or "" for v in frame[text_column].tolist()]
-    reasons = {i: r for i, t in enumerate(texts) if (r := skip_reason(t, max_text_chars)) not in (None, "empty_text")}
-    labels = binary_labels(frame, label_column, origin)
-    identity_set = load_identity_set(identities)
-    overlaps = sorted(
-        {
-            (a, b)
-            for a in identity_set.terms
-            for b in identity_set.terms
-            if a != b and f" {a.lower()} " in f" {b.lower()} "
-        }
-    )
-    if identity_set.language != "en":
-        from .errors import ConfigError
-
-        raise ConfigError(
-            f"ctf swaps English identity sets; {identity_set.name} is {identity_set.language!r}: French and German "
-            "swaps run in generate --language (their agreement has statuses the CTF gap does not read yet)"
-        )
+    data = _ctf_input(source, origin, text_column, id_column, label_column, encoding, max_text_chars)
+    identity_set, overlaps = _swap_set(identities)
     editor = IdentitySwapEditor(identity_set, guard=guard, grammar=grammar)
-    skipped = set(reasons)
-    variants = editor.edit(["" if i in skipped else t for i, t in enumerate(texts)], progress=hook)
-    n_pairs = sum(len(v) for v in variants)
-    if n_pairs == 0:
+    variants = editor.edit(["" if i in data.reasons else t for i, t in enumerate(data.texts)], progress=hook)
+    if not any(variants):
+        from .errors import InputError
+
         shown = ", ".join(identity_set.terms[:12]) + (" ..." if len(identity_set.terms) > 12 else "")
         raise InputError(
-            f"{origin}: none of the {len(texts)} texts contains an identity term of the set {identity_set.name!r} "
-            f"used as an identity ({shown}); there is nothing to swap, so no CTF gap (not a gap of 0)"
+            f"{origin}: none of the {len(data.texts)} texts contains an identity term of the set "
+            f"{identity_set.name!r} used as an identity ({shown}); there is nothing to swap, so no CTF gap (not a gap "
+            "of 0)"
         )
-    unique = list(dict.fromkeys(texts + [c.text for v in variants for c in v]))
-    hook.start(f"classifier ({clf.spec})", len(unique))
-    proba = clf.predict_proba(unique, on_batch=hook.advance)
-    index = positive_index(clf.labels, positive_label)
-    score = {t: float(p[index]) for t, p in zip(unique, proba, strict=True)}
-    rows = []
-    for i, (text, cands) in enumerate(zip(texts, variants, strict=True)):
-        for cand in cands:
-            rows.append(
-                {
-                    "text_id": ids[i],
-                    "label": labels[i],
-                    "source_term": cand.meta["source_term"],
-                    "target_term": cand.meta["target_term"],
-                    "source_split": cand.meta["source_split"],
-                    "target_split": cand.meta["target_split"],
-                    "score_orig": score[text],
-                    "score_cf": score[cand.text],
-                    "text": text,
-                    "counterfactual": cand.text,
-                }
-            )
-    pairs = pd.DataFrame(rows)
-    pairs["diff"] = pairs["score_cf"] - pairs["score_orig"]
-    pairs["abs_diff"] = pairs["diff"].abs()
+    pairs, index = _scored_pairs(data, variants, clf, positive_label, hook)
     unscored = pairs[["score_orig", "score_cf"]].isna().any(axis=1)
     report = ctf_report(pairs[~unscored], seed=seed, n_resamples=n_resamples)
     from . import __version__
@@ -287,20 +239,7 @@ def ctf_core(
     summary = {
         "counterfair_version": __version__,
         "command": "ctf",
-        "input": {
-            "source": origin,
-            "texts": len(texts),
-            "texts_with_identity_terms": int(sum(1 for v in variants if v)),
-            "skipped_too_long": {
-                "texts": sum(1 for r in reasons.values() if r == "too_long"),
-                "max_text_chars": max_text_chars,
-                "ids": [ids[i] for i, r in reasons.items() if r == "too_long"],
-            },
-            "skipped_control_characters": {
-                "texts": sum(1 for r in reasons.values() if r == "control_characters"),
-                "ids": [ids[i] for i, r in reasons.items() if r == "control_characters"],
-            },
-        },
+        "input": _input_summary(data, origin, variants, max_text_chars),
         "ctf_gap": report.pop("ctf_gap"),
         **report,
         "pairs_without_score": int(unscored.sum()),
@@ -321,3 +260,105 @@ def ctf_core(
         "positive_label": clf.labels[index],
     }
     return pairs, summary
+
+
+@dataclass
+class _CTFInput:
+    texts: list[str]
+    ids: list[Any]
+    labels: list[float]
+    reasons: dict[int, str]  # row -> why it is not swapped (too long, control characters)
+
+
+def _ctf_input(
+    source: Any,
+    origin: str,
+    text_column: str,
+    id_column: str | None,
+    label_column: str | None,
+    encoding: str,
+    max_text_chars: int,
+) -> _CTFInput:
+    from .io import as_frame, cell_text, require_columns, row_ids
+    from .text import skip_reason
+
+    frame = as_frame(source, text_column=text_column, encoding=encoding)
+    wanted = {text_column: "--text-column"} | ({label_column: "--label-column"} if label_column else {})
+    wanted |= {id_column: "--id-column"} if id_column else {}
+    require_columns(frame, wanted, origin=origin)
+    texts = [cell_text(v) or "" for v in frame[text_column].tolist()]
+    reasons = {i: r for i, t in enumerate(texts) if (r := skip_reason(t, max_text_chars)) not in (None, "empty_text")}
+    return _CTFInput(
+        texts, row_ids(frame, id_column, origin=origin), list(binary_labels(frame, label_column, origin)), reasons
+    )
+
+
+def _swap_set(identities: Any) -> tuple[Any, list[tuple[str, str]]]:
+    """The identity set (English only) and its pairs of terms where one is part of the other."""
+    from .attributes import load_identity_set
+
+    identity_set = load_identity_set(identities)
+    overlaps = sorted(
+        {
+            (a, b)
+            for a in identity_set.terms
+            for b in identity_set.terms
+            if a != b and f" {a.lower()} " in f" {b.lower()} "
+        }
+    )
+    if identity_set.language != "en":
+        from .errors import ConfigError
+
+        raise ConfigError(
+            f"ctf swaps English identity sets; {identity_set.name} is {identity_set.language!r}: French and German "
+            "swaps run in generate --language (their agreement has statuses the CTF gap does not read yet)"
+        )
+    return identity_set, overlaps
+
+
+def _scored_pairs(
+    data: _CTFInput, variants: list[list[Any]], clf: Any, positive_label: str | None, hook: Any
+) -> tuple[pd.DataFrame, int]:
+    """Every (text, swap) pair with both scores (each distinct text scored once) and the scored label's index."""
+    unique = list(dict.fromkeys(data.texts + [c.text for v in variants for c in v]))
+    hook.start(f"classifier ({clf.spec})", len(unique))
+    proba = clf.predict_proba(unique, on_batch=hook.advance)
+    index = positive_index(clf.labels, positive_label)
+    score = {t: float(p[index]) for t, p in zip(unique, proba, strict=True)}
+    rows = [
+        {
+            "text_id": data.ids[i],
+            "label": data.labels[i],
+            **{key: cand.meta[key] for key in ("source_term", "target_term", "source_split", "target_split")},
+            "score_orig": score[text],
+            "score_cf": score[cand.text],
+            "text": text,
+            "counterfactual": cand.text,
+        }
+        for i, (text, cands) in enumerate(zip(data.texts, variants, strict=True))
+        for cand in cands
+    ]
+    pairs = pd.DataFrame(rows)
+    pairs["diff"] = pairs["score_cf"] - pairs["score_orig"]
+    pairs["abs_diff"] = pairs["diff"].abs()
+    return pairs, index
+
+
+def _input_summary(data: _CTFInput, origin: str, variants: list[list[Any]], max_text_chars: int) -> dict[str, Any]:
+    def skipped(reason: str) -> list[Any]:
+        return [data.ids[i] for i, r in data.reasons.items() if r == reason]
+
+    return {
+        "source": origin,
+        "texts": len(data.texts),
+        "texts_with_identity_terms": int(sum(1 for v in variants if v)),
+        "skipped_too_long": {
+            "texts": len(skipped("too_long")),
+            "max_text_chars": max_text_chars,
+            "ids": skipped("too_long"),
+        },
+        "skipped_control_characters": {
+            "texts": len(skipped("control_characters")),
+            "ids": skipped("control_characters"),
+        },
+    }
