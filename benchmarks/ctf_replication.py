@@ -123,7 +123,7 @@ class Swaps:
             for c in cands:
                 rows.append(
                     {
-                        "text_id": i,
+                        "input_id": i,
                         "label": label,
                         "source_term": c.meta["source_term"],
                         "target_term": c.meta["target_term"],

@@ -151,6 +151,26 @@ def test_audit_and_ctf_take_a_hugging_face_dataset(tmp_path: Path) -> None:
     assert shell["ctf_gap"] == ctf.ctf_gap
 
 
+def test_one_pair_column_naming_across_audit_ctf_and_evaluate() -> None:
+    identities = "muslim,christian,gay,straight"
+    data = pd.DataFrame({"key": ["m", "g", "n"], "text": TEXTS})
+    audit = cf.audit(data, _gay_detector, methods=["swap"], identities=identities, id_column="key").pairs
+    ctf = cf.ctf(data, _gay_detector, identities=identities, id_column="key").pairs
+    shared = ["input_id", "source_text", "cf_text", "source_term", "target_term", "score_orig", "score_cf", "diff"]
+    assert set(shared) <= set(audit.columns) and set(shared) <= set(ctf.columns)
+    # the same swaps under the same names: "I am a gay man." -> straight scores 0.9 -> 0.1
+    to_straight = ctf[(ctf["input_id"] == "g") & (ctf["target_term"] == "straight")].iloc[0]
+    assert (to_straight["source_text"], to_straight["cf_text"]) == ("I am a gay man.", "I am a straight man.")
+    assert to_straight["diff"] == pytest.approx(-0.8)
+    key = ["input_id", "cf_text"]
+    joined = audit[[*key, "diff"]].merge(ctf[[*key, "diff"]], on=key, suffixes=("_audit", "_ctf"))
+    assert len(joined) == len(ctf) == 6
+    np.testing.assert_allclose(joined["diff_audit"], joined["diff_ctf"])
+    pairs = pd.DataFrame({"key": ["a", "b"], "orig_text": ["a b c", "d e f"], "gen_text": ["a b x", "d e f g"]})
+    rows = cf.evaluate(pairs, metrics=["distance"], id_column="key").rows
+    assert rows["input_id"].tolist() == ["a", "b"] and "id" not in rows.columns
+
+
 def test_hf_dataset_spec_is_read_from_a_saved_directory(tmp_path: Path) -> None:
     import datasets
 

@@ -102,7 +102,7 @@ def test_overlapping_terms_are_reported(tmp_path: Path) -> None:
         "'african' is part of 'african american' (the longer match wins)"
     ]
     pairs = pd.read_csv(tmp_path / "pairs.csv")
-    assert set(pairs[pairs.text_id == 0]["source_term"]) == {"african american"}
+    assert set(pairs[pairs.input_id == 0]["source_term"]) == {"african american"}
     assert np.isfinite(summary["ctf_gap"])
 
 

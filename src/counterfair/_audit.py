@@ -651,9 +651,7 @@ def _summary(
 
 def _swap_ctf(swap: pd.DataFrame, opts: AuditOptions) -> dict[str, Any]:
     """The CTF gap of one attribute's swap pairs: overall, per group of the source term, per term and direction."""
-    table = swap.rename(columns={"input_id": "text_id"}).assign(
-        label=np.nan, source_split="all", target_split="all", abs_diff=lambda d: d["diff"].abs()
-    )
+    table = swap.assign(label=np.nan, source_split="all", target_split="all", abs_diff=lambda d: d["diff"].abs())
     report = ctf_report(table, seed=opts.seed, n_resamples=opts.bootstrap)
     keys = ("ctf_gap", "texts", "pairs", "ci_low", "ci_high")
     by_group = {

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 from .text import MAX_TEXT_CHARS
 
 PAIR_COLUMNS = [
-    "text_id",
+    "input_id",
     "label",
     "source_term",
     "target_term",
@@ -71,7 +71,7 @@ def text_gaps(score_orig: Sequence[float] | np.ndarray, scores_cf: Sequence[Sequ
 def _gap_summary(pairs: pd.DataFrame, *, seed: int, n_resamples: int) -> dict[str, Any]:
     if pairs.empty:
         return {"ctf_gap": None, "texts": 0, "pairs": 0, "ci_low": None, "ci_high": None}
-    by_text = pairs.groupby("text_id", sort=False)
+    by_text = pairs.groupby("input_id", sort=False)
     score_orig = by_text["score_orig"].first().to_numpy(dtype=float)
     scores_cf = [group.tolist() for _, group in by_text["score_cf"]]
     per_text = text_gaps(score_orig, scores_cf)  # the one definition of the CTF gap, above
@@ -245,8 +245,8 @@ def ctf_core(
         "pairs_without_score": int(unscored.sum()),
         # texts whose gap is a mean over only some of their counterfactuals: flagged, the gap is not complete
         "incomplete_texts": {
-            "texts": int(pairs.loc[unscored, "text_id"].nunique()),
-            "ids": [str(i) for i in pairs.loc[unscored, "text_id"].drop_duplicates().head(50)],
+            "texts": int(pairs.loc[unscored, "input_id"].nunique()),
+            "ids": [str(i) for i in pairs.loc[unscored, "input_id"].drop_duplicates().head(50)],
         },
         "complete": not bool(unscored.any()),
         "identities": {
@@ -327,13 +327,13 @@ def _scored_pairs(
     score = {t: float(p[index]) for t, p in zip(unique, proba, strict=True)}
     rows = [
         {
-            "text_id": data.ids[i],
+            "input_id": data.ids[i],
             "label": data.labels[i],
             **{key: cand.meta[key] for key in ("source_term", "target_term", "source_split", "target_split")},
             "score_orig": score[text],
             "score_cf": score[cand.text],
-            "text": text,
-            "counterfactual": cand.text,
+            "source_text": text,
+            "cf_text": cand.text,
         }
         for i, (text, cands) in enumerate(zip(data.texts, variants, strict=True))
         for cand in cands

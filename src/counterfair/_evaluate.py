@@ -689,7 +689,7 @@ _EXTRA_COLUMNS = ["p_contrast_orig", "p_contrast_cf", "ppl_tokens"]
 def _rows_frame(rows: _Rows, frame: pd.DataFrame, ids: list[str] | None, opts: EvaluateOptions) -> pd.DataFrame:
     out: dict[str, Any] = {"row": np.arange(rows.n)}
     if ids is not None:
-        out["id"] = ids
+        out["input_id"] = ids  # the audit's and ctf's name for the input row's id
     if opts.group_column is not None:
         out["group"] = [cell_text(v) for v in frame[opts.group_column].tolist()]
     out["status"] = [rows.status(r) for r in range(rows.n)]

@@ -108,9 +108,7 @@ def fairness_metrics(
     out: dict[str, Any] = {m: None for m in METRICS}
     if swaps.empty:
         return out
-    table = swaps.rename(columns={"input_id": "text_id"}).assign(
-        label=np.nan, source_split="all", target_split="all", abs_diff=lambda d: d["diff"].abs()
-    )
+    table = swaps.assign(label=np.nan, source_split="all", target_split="all", abs_diff=lambda d: d["diff"].abs())
 
     def gap(part: pd.DataFrame) -> dict[str, Any]:  # the gap and its CI only, not ctf_report's breakdowns
         r = _gap_summary(part, seed=seed, n_resamples=n_resamples)
