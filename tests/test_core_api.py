@@ -171,6 +171,35 @@ def test_one_pair_column_naming_across_audit_ctf_and_evaluate() -> None:
     assert rows["input_id"].tolist() == ["a", "b"] and "id" not in rows.columns
 
 
+def _nans(value: object, path: str = "") -> list[str]:
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _nans(v, f"{path}.{k}")]
+    if isinstance(value, list | tuple):
+        return [p for i, v in enumerate(value) for p in _nans(v, f"{path}[{i}]")]
+    return [path] if isinstance(value, float) and value != value else []
+
+
+def test_missing_values_none_in_summaries_nan_in_tables(tmp_path: Path) -> None:
+    def unsure(texts: list[str]) -> np.ndarray:  # no score for the straight counterfactual
+        return np.array([np.nan if "straight" in t else 0.9 if "gay" in t.lower() else 0.1 for t in texts])
+
+    identities = "muslim,christian,gay,straight"
+    audit = cf.audit(TEXTS, unsure, methods=["swap"], identities=identities)
+    # one bootstrap over a single pair has no CI: None in memory, as in summary.json
+    assert _nans(audit.summary) == [] and audit.summary["ctf"]["by_source_term"]["gay"]["ci_low"] is None
+    saved = json.loads((audit.save(tmp_path / "audit") / "summary.json").read_text())
+    assert {k: v for k, v in saved.items() if k != "schema_version"} == json.loads(json.dumps(audit.summary))
+    unscored = audit.pairs[audit.pairs["cf_text"] == "I am a straight man."].iloc[0]
+    assert unscored["status"] == "partial:classifier_returned_nan"
+    assert all(v is not None for v in audit.pairs.to_numpy().ravel())  # a missing cell is NaN, never None
+    assert pd.isna(unscored["flipped"]) and pd.isna(unscored["score_cf"])
+    ctf = cf.ctf(TEXTS, unsure, identities=identities)
+    assert _nans(ctf.summary) == [] and ctf.summary["pairs_without_score"] == 2
+    ev = cf.evaluate([("a b", "a c"), ("", "x")], metrics=["distance"])
+    assert _nans(ev.summary) == [] and ev.rows["status"].tolist() == ["ok", "skipped:empty_original"]
+    assert all(v is not None for v in ev.rows.to_numpy().ravel())
+
+
 def test_hf_dataset_spec_is_read_from_a_saved_directory(tmp_path: Path) -> None:
     import datasets
 

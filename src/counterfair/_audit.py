@@ -39,7 +39,17 @@ from .checkpoint import JsonlCheckpoint
 from .classifiers import CachedClassifier, load_classifier
 from .classifiers.labels import checked_positive_index, positive_index
 from .errors import ConfigError, InputError
-from .io import cell_text, input_sha256, read_table, require_columns, row_ids, write_json, write_table
+from .io import (
+    cell_text,
+    input_sha256,
+    missing_as_nan,
+    nan_to_none,
+    read_table,
+    require_columns,
+    row_ids,
+    write_json,
+    write_table,
+)
 from .metrics.functional import bootstrap_ci, score_flipped
 from .placebo import identity_effects, load_placebo, placebo_texts
 from .progress import NullProgress, ProgressHook
@@ -368,7 +378,7 @@ def audit_core(
         summary["placebo"] = {"set": placebo.to_dict(), **(effects or {"identity_effect": None})}
     summary["coverage"] = _coverage(frame, pairs)
     summary["timing_s"] = {**timing, "total": round(time.perf_counter() - started, 2)}
-    return pairs, summary
+    return missing_as_nan(pairs), nan_to_none(summary)
 
 
 def _only_good(rows: list[dict[str, Any]], directory: Any) -> list[dict[str, Any]]:
@@ -469,7 +479,7 @@ def with_scores(pairs: pd.DataFrame, score: dict[str, float], threshold: float) 
     out["diff"] = out["score_cf"] - out["score_orig"]
     scored = out["diff"].notna()
     flipped = pd.Series(score_flipped(out["score_orig"], out["score_cf"], threshold), index=out.index)
-    out["flipped"] = flipped.astype(object).where(scored, None)
+    out["flipped"] = flipped.astype(object).where(scored, np.nan)
     out["status"] = np.where(scored, "ok", "partial:classifier_returned_nan")
     if "placebo_text" in out.columns:
         placebo = [t if isinstance(t, str) and t else None for t in out["placebo_text"]]

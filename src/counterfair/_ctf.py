@@ -214,6 +214,7 @@ def ctf_core(
     0 (with "a"/"an" corrected it sees "a identity" and "an identity", which differ).
     """
     from .editors.swap import IdentitySwapEditor
+    from .io import missing_as_nan, nan_to_none
     from .progress import NullProgress
 
     hook = progress or NullProgress()
@@ -259,7 +260,7 @@ def ctf_core(
         "classifier": clf.signature(),
         "positive_label": clf.labels[index],
     }
-    return pairs, summary
+    return missing_as_nan(pairs), nan_to_none(summary)
 
 
 @dataclass

@@ -31,6 +31,8 @@ from .io import (
     cell_text,
     file_sha256,
     input_sha256,
+    missing_as_nan,
+    nan_to_none,
     read_table,
     require_columns,
     row_ids,
@@ -308,9 +310,11 @@ def evaluate_pairs(
         run.errors.append({"stage": "run", "error": type(err).__name__, "message": str(err) or repr(err)})
         raise
     finally:
-        table = _rows_frame(run.rows, frame, ids, opts)
+        table = missing_as_nan(_rows_frame(run.rows, frame, ids, opts))
         elapsed = time.perf_counter() - started
-        summary = _summary(table, run, metrics, origin=origin, source=source, cf2_column=cf2_column, elapsed=elapsed)
+        summary = nan_to_none(
+            _summary(table, run, metrics, origin=origin, source=source, cf2_column=cf2_column, elapsed=elapsed)
+        )
         if out_dir is not None:
             target = Path(out_dir)
             write_table(table, target / "rows.csv")

@@ -39,7 +39,17 @@ from .checkpoint import JsonlCheckpoint
 from .classifiers import CachedClassifier, load_classifier
 from .editors.base import EditorBase
 from .errors import ConfigError
-from .io import cell_text, input_sha256, read_table, require_columns, row_ids, write_json, write_table
+from .io import (
+    cell_text,
+    input_sha256,
+    missing_as_nan,
+    nan_to_none,
+    read_table,
+    require_columns,
+    row_ids,
+    write_json,
+    write_table,
+)
 from .metrics.functional import contrast_labels, flipped_one
 from .progress import NullProgress, ProgressHook
 from .records import params_hash
@@ -200,11 +210,11 @@ def feedback_core(
         hook.advance(1)
     rows = [row for i in range(len(texts)) for row in sink.done[i]["rows"]]
     table = pd.DataFrame(rows).sort_values(["text_id", "step"], kind="stable").reset_index(drop=True)
-    table.insert(1, "id", [ids[int(i)] for i in table["text_id"]])
+    table.insert(1, "input_id", [ids[int(i)] for i in table["text_id"]])
     _add_perplexities(table, opts, applications, hook)
     summary = _summary(table, len(texts), applications, opts, clf, editor, origin, time.perf_counter() - started)
     summary["resumed_texts"] = len(texts) - len(todo)
-    return table, summary
+    return missing_as_nan(table), nan_to_none(summary)
 
 
 class FeedbackResult(TableResult):

@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+import numpy as np
 import pandas as pd
 
 from .errors import InputError, OutputError, SchemaError
@@ -395,6 +396,31 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, Path):
         return str(value)
     raise TypeError(f"cannot serialise {type(value).__name__} to JSON")
+
+
+def nan_to_none(value: Any) -> Any:
+    """A summary with every NaN number (nested in dicts, lists, tuples) replaced by ``None``: the one spelling of a
+    missing number in a summary, in memory as in ``summary.json`` (where it is ``null``)."""
+    if isinstance(value, float | np.floating) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: nan_to_none(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [nan_to_none(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(nan_to_none(v) for v in value)
+    return value
+
+
+def missing_as_nan(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every missing cell spelled NaN, pandas' missing value (what number columns and pandas 3's text
+    columns hold already): an object column's ``None`` (a flag without a value, a text under pandas 2) becomes NaN.
+    In a CSV both are an empty cell."""
+    out = frame.copy()
+    for column in out.columns:
+        if out[column].dtype == object:
+            out[column] = out[column].where(out[column].notna(), np.nan)
+    return out
 
 
 def _clean_json(value: Any) -> Any:
