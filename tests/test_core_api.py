@@ -242,3 +242,28 @@ def test_feedback_in_memory_equals_the_shell(tmp_path: Path) -> None:
 
     assert summary["inconsistency"] == result.summary["inconsistency"]
     assert measured(summary["steps"]) == measured(result.summary["steps"])
+    shown = _printed(result)
+    # step 1: both texts edited once (1 word each), one of two flips; the inputs average 3 words (the empty one skipped)
+    assert "feedback: list on python:" in shown and "│ 1 │ 2 │ 1.00 │ 0.50 │ 0.50 │" in shown
+    assert "mean words of the inputs: 3.0" in shown
+
+
+def _printed(result: object) -> str:
+    """What ``rich.print(result)`` shows, as plain text."""
+    from rich.console import Console
+
+    console = Console(record=True, width=140)
+    console.print(result)
+    return " ".join(console.export_text().split())
+
+
+def test_results_print_the_commands_console_tables() -> None:
+    identities = "muslim,christian,gay,straight"
+    audit = _printed(cf.audit(TEXTS, _gay_detector, methods=["swap"], identities=identities, placebo=None))
+    # swap/identity: 6 pairs; text 1 (gay) -> three 0.1 swaps (-0.8 each), text 0 -> one to gay (+0.8), two 0
+    assert "│ swap │ identity │ 6 │ -0.267 │" in audit.replace("  ", " ")
+    assert "CTF gap over identity swaps: 0.533" in audit
+    ctf = _printed(cf.ctf(TEXTS, _gay_detector, identities=identities))
+    assert "CTF gap (python:_gay_detector)" in ctf and "│ all │ 2 │ 6 │ 0.533 │" in ctf
+    ev = _printed(cf.evaluate([("a b c", "a b x"), ("d e f", "d e f g")], metrics=["distance"]))
+    assert "2 rows, 2 scored (ok 2)" in ev and "│ distance │ 2 │ 1.000 │" in ev

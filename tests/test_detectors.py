@@ -12,6 +12,8 @@ from counterfair.attributes import load_attribute
 from counterfair.detectors import KeywordDetector, MLPDetector, load_detector, train_attribute_classifier
 from counterfair.errors import ConfigError, InputError
 
+from .conftest import run_cli
+
 
 def test_keyword_detector() -> None:
     detector = KeywordDetector(load_attribute("islam"))
@@ -104,3 +106,112 @@ def test_unknown_detector() -> None:
         load_detector("regex", load_attribute("islam"))
     with pytest.raises(ConfigError, match="needs an LLM"):
         load_detector("llm", load_attribute("islam"))
+
+
+class _Steps:
+    """A progress hook that records what training announced and advanced."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.advanced = 0
+
+    def start(self, description: str, total: int) -> None:
+        self.total = total
+
+    def advance(self, amount: int) -> None:
+        self.advanced += amount
+
+
+def test_paper_schedule_defaults() -> None:
+    # paper 000 App. A.3: 36k steps of batch 256 and 20k sampled negatives are what a call without options runs
+    import inspect
+
+    from counterfair.detectors import _schedule
+
+    params = inspect.signature(train_attribute_classifier).parameters
+    assert params["steps"].default is None and params["epochs"].default is None
+    assert params["negatives"].default == 20_000 and params["batch_size"].default == 256
+    # 35,000 texts / 256 = 137 batches per pass; 36,000 steps = 262.8 passes
+    assert _schedule(None, None, 35_000, 256) == (
+        36_000,
+        {"schedule": "steps", "steps": 36_000, "epochs_equivalent": 262.8},
+    )
+    assert _schedule(None, 2, 100, 32) == (8, {"schedule": "epochs", "epochs": 2})  # 2 x ceil(100/32)
+    with pytest.raises(ConfigError, match="either steps or epochs"):
+        _schedule(10, 2, 100, 32)
+    with pytest.raises(ConfigError, match="at least 1"):
+        _schedule(0, None, 100, 32)
+
+
+def test_batches_cycle_through_shuffled_passes() -> None:
+    from counterfair.detectors import _batches
+
+    batches = list(_batches(np.arange(5), 2, 4, np.random.default_rng(0)))
+    assert [len(b) for b in batches] == [2, 2, 1, 2]  # one pass of 5 rows in 3 batches, then the next pass starts
+    assert sorted(np.concatenate(batches[:3]).tolist()) == [0, 1, 2, 3, 4]
+
+
+def test_negative_sampling_and_steps(tmp_path: Path) -> None:
+    # 108 texts: 36 with muslim > 0.5, 72 with no positive label (36 jewish-only, 36 neutral) for label "muslim"
+    hook = _Steps()
+    result = train_attribute_classifier(
+        _synthetic_identities(),
+        tmp_path / "clf",
+        label_columns=["muslim"],
+        negatives=10,
+        steps=7,
+        batch_size=32,
+        progress=hook,
+    )
+    assert result.metrics["negatives"] == {"available": 72, "kept": 10}
+    # 36 + 10 = 46 rows, 5 (10 %) for validation, 41 to train on
+    assert (result.metrics["train_rows"], result.metrics["val_rows"]) == (41, 5)
+    assert result.metrics["steps"] == 7 and (hook.total, hook.advanced) == (7, 7)
+    training = json.loads((tmp_path / "clf" / "config.json").read_text())["training"]
+    # ceil(41 / 32) = 2 batches per pass: 7 steps are 3.5 passes
+    assert training["schedule"] == "steps" and training["epochs_equivalent"] == 3.5 and training["negatives"] == 10
+    everything = train_attribute_classifier(
+        _synthetic_identities(), tmp_path / "all", label_columns=["muslim"], negatives=None, epochs=1
+    )
+    assert everything.metrics["negatives"] == {"available": 72, "kept": 72}
+    assert everything.metrics["steps"] == 1  # ceil(97 / 256)
+
+
+def test_train_attribute_cli(tmp_path: Path) -> None:
+
+    data = tmp_path / "identities.csv"
+    _synthetic_identities().to_csv(data, index=False)
+    done = run_cli(
+        "train-attribute",
+        str(data),
+        "--label-columns",
+        "muslim",
+        "--steps",
+        "5",
+        "--negatives",
+        "10",
+        "--out",
+        str(tmp_path / "clf"),
+        "--quiet",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "trained 5 steps on 41 texts (10 of 72 without a label)" in " ".join(done.stdout.split())
+    assert MLPDetector(tmp_path / "clf").config["training"]["steps"] == 5
+    bad = run_cli(
+        "train-attribute", str(data), "--label-columns", "muslim", "--negatives", "some", "--out", str(tmp_path / "x")
+    )
+    assert bad.returncode == 2 and "'some' is neither a positive number nor 'all'" in " ".join(bad.stderr.split())
+    both = run_cli(
+        "train-attribute",
+        str(data),
+        "--label-columns",
+        "muslim",
+        "--steps",
+        "5",
+        "--epochs",
+        "1",
+        "--out",
+        str(tmp_path / "y"),
+    )
+    assert both.returncode == 2 and "either steps or epochs" in " ".join((both.stdout + both.stderr).split())
+    assert not (tmp_path / "y" / "model.safetensors").exists()

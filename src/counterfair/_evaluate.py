@@ -128,6 +128,7 @@ class EvaluationResult(TableResult):
         return pd.DataFrame(rows).set_index(["group", "metric"]) if rows else pd.DataFrame()
 
     _table_file = "rows.csv"
+    _view = "evaluate_view"
 
     def _table(self) -> pd.DataFrame:
         return self.rows

@@ -223,6 +223,8 @@ class FeedbackResult(TableResult):
 
     _table_file = "steps.csv"
 
+    _view = "feedback_view"
+
     def __init__(self, steps: pd.DataFrame, summary: dict[str, Any]) -> None:
         self.steps = steps
         self.summary = summary

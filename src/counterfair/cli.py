@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import sys
 from importlib import resources
 from pathlib import Path
@@ -14,6 +13,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from . import __version__
+from .console_view import audit_view, comparison_view, ctf_view, evaluate_view, feedback_view
+from .console_view import fmt as _fmt
 from .errors import CounterfairError
 from .text import MAX_TEXT_CHARS
 
@@ -69,56 +70,10 @@ def sample_pairs_path() -> Path:
     return Path(str(resources.files("counterfair") / "resources" / "sample_pairs.csv"))
 
 
-def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}" if abs(value) < 1000 else f"{value:.1f}"
-    return str(value)
-
-
 def _print_summary(summary: dict[str, Any]) -> None:
-    counts = summary["counts"]
-    status = ", ".join(f"{k} {v}" for k, v in sorted(counts["status"].items()))
-    console.print(f"[bold]{counts['rows']}[/bold] rows, {counts['scored']} scored ({status})")
-    table = Table(title="counterfactual metrics", show_lines=False)
-    for column in ("metric", "n", "mean", "95% CI", "median", "mean on flipped"):
-        table.add_column(column, justify="right" if column != "metric" else "left")
-    for name, entry in summary["metrics"].items():
-        agg = entry["all"]
-        flipped = entry.get("flipped", {})
-        ci = f"[{_fmt(agg['ci_low'])}, {_fmt(agg['ci_high'])}]"
-        label = "flip rate" if name == "flipped" else name
-        table.add_row(
-            label,
-            str(agg["n"]),
-            _fmt(agg["mean"]),
-            ci,
-            _fmt(agg["median"]),
-            _fmt(flipped.get("mean")) if flipped else "",
-        )
-    console.print(table)
-    if "classifier" in summary["signatures"]:
-        console.print(f"classifier: {summary['signatures']['classifier']['spec']}")
-    for notice in summary.get("notices", []):
-        console.print(f"[yellow]note:[/yellow] {notice}")
-    skipped = summary.get("skipped_rows", [])
-    if skipped:
-        shown = ", ".join(f"row {s['row']} ({s['status']})" for s in skipped[:10])
-        more = f" and {len(skipped) - 10} more" if len(skipped) > 10 else ""
-        console.print(f"[yellow]skipped {len(skipped)} rows:[/yellow] {shown}{more}")
+    console.print(evaluate_view(summary))
     for error in summary.get("errors", []):
         err_console.print(f"[red]stage {error['stage']} failed:[/red] {error['message']}")
-
-
-def _print_table(frame: Any, title: str) -> None:
-    """A DataFrame as a rich table: numbers formatted, text columns left-aligned."""
-    table = Table(title=title)
-    for column in frame.columns:
-        table.add_column(str(column), justify="left" if frame[column].dtype == object else "right")
-    for row in frame.itertuples(index=False):
-        table.add_row(*(_fmt(v) for v in row))
-    console.print(table)
 
 
 @app.command()
@@ -239,7 +194,7 @@ def audit(
             rules=_listed(given["fail_if"]),
             baseline=str(given["baseline"]) if given["baseline"] else None,
         )
-    _print_audit(summary)
+    console.print(audit_view(summary))
     console.print(f"done in {summary['timing_s']['total'] / 60:.1f} min; report: {target / 'report.html'}")
     code = _finish_gate(summary["gate"], given["junit"]) if "gate" in summary else 0
     if given["log_to"]:
@@ -290,82 +245,6 @@ def _with_config(ctx: typer.Context, given: dict[str, Any], config: Path | None)
     return out
 
 
-def _print_audit(summary: dict[str, Any]) -> None:
-    table = Table(title=f"score change original -> counterfactual ({summary['classifier']['spec']})")
-    for column in ("method", "attribute", "pairs", "mean change", "95% CI", "flips"):
-        table.add_column(column, justify="left" if column in ("method", "attribute") else "right")
-    for g in summary["groups"]:
-        change = g["score_change"]
-        table.add_row(
-            g["method"],
-            g["attribute"],
-            str(g["pairs"]),
-            _fmt(change["mean"]),
-            f"[{_fmt(change['ci_low'])}, {_fmt(change['ci_high'])}]",
-            f"{g['flips']}",
-        )
-    console.print(table)
-    if summary.get("ctf"):
-        console.print(f"CTF gap over identity swaps: {_fmt(summary['ctf']['ctf_gap'])}")
-    for name, ctf in (summary.get("ctf_by_attribute") or {}).items():
-        if name != "identity":
-            worst = max(ctf["by_group"].items(), key=lambda kv: kv[1]["ctf_gap"] or 0, default=(None, None))[0]
-            console.print(f"CTF gap over {name} swaps: {_fmt(ctf['ctf_gap'])} (largest for {worst})")
-    placebo = summary.get("placebo") or {}
-    if placebo.get("by_group"):
-        effects = Table(title="identity effect = CTF gap − placebo gap, by group swapped in")
-        for column in ("group", "identity gap", "placebo gap", "effect", "95% CI", "above placebo"):
-            effects.add_column(column, justify="left" if column == "group" else "right")
-        for name, e in sorted(placebo["by_group"].items(), key=lambda kv: -(kv[1]["identity_effect"] or 0)):
-            effects.add_row(
-                name,
-                _fmt(e["identity_gap"]),
-                _fmt(e["placebo_gap"]),
-                _fmt(e["identity_effect"]),
-                f"[{_fmt(e['ci_low'])}, {_fmt(e['ci_high'])}]",
-                "yes" if e["exceeds_placebo"] else "no",
-            )
-        console.print(effects)
-    coverage = summary.get("coverage") or {}
-    if coverage.get("unreached"):
-        console.print(
-            f"coverage: {coverage['reached']} of {coverage['texts']} texts got a counterfactual"
-            + (f"; [yellow]{coverage['hint']}[/yellow]" if coverage.get("hint") else "")
-        )
-    if summary.get("pairs_without_score"):
-        console.print(
-            f"[yellow]note:[/yellow] {summary['pairs_without_score']} pairs have no score (the classifier returned "
-            "NaN); they are in pairs.csv with status partial:classifier_returned_nan and left out of the aggregates"
-        )
-    if summary.get("comparison"):
-        _print_comparison(summary["comparison"])
-
-
-def _print_comparison(comparison: dict[str, Any]) -> None:
-    from .compare import comparison_table
-
-    console.print(
-        f"comparison: B = {comparison['b']} against A = {comparison['a']} on {comparison['matched_pairs']} "
-        f"common pairs (only in A: {comparison['pairs_only_in_a']}, only in B: {comparison['pairs_only_in_b']})"
-    )
-    for metric in comparison["metrics"]:
-        frame = comparison_table(comparison, metric)
-        table = Table(title=f"{metric}: B − A per group (negative: B is fairer)")
-        for column in ("unit", "A", "B", "B − A", "95% CI", "p", "verdict"):
-            table.add_column(column, justify="left" if column in ("unit", "verdict") else "right")
-        for unit, row in frame.iterrows():
-            table.add_row(
-                str(unit),
-                _fmt(row["a"]),
-                _fmt(row["b"]),
-                _fmt(row["difference"]),
-                f"[{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]",
-                _fmt(row["p_value"]),
-                str(row["verdict"]),
-            )
-        console.print(table)
-
-
 def _finish_gate(gate: dict[str, Any], junit: Any) -> int:
     """Print the gate's checks, write the JUnit file, return the exit code."""
     from rich.markup import escape
@@ -412,7 +291,7 @@ def compare(
     from .io import write_json
 
     comparison = compare_pairs(run_a, run_b, names=(str(run_a), str(run_b)), seed=seed, n_resamples=bootstrap)
-    _print_comparison(comparison)
+    console.print(comparison_view(comparison))
     if out is not None:
         write_json(comparison, out)
         console.print(f"wrote {out}")
@@ -570,7 +449,7 @@ def evaluate(
 
         with RichProgress(enabled=not quiet) as progress:
             comparison = evaluate_methods(parse_method_files(pairs), options, out_dir=out, progress=progress)
-        _print_table(comparison.table.reset_index(), "methods (CEval Table 2)")
+        console.print(comparison)
         console.print(f"wrote {out / 'comparison.csv'}, {out / 'distance_matrix.csv'} and {out / 'report.html'}")
         if comparison.summary["errors"]:
             raise typer.Exit(code=1)
@@ -761,35 +640,7 @@ def ctf(
             seed=seed,
             progress=progress,
         )
-    table = Table(title=f"CTF gap ({summary['classifier']['spec']})")
-    for column in ("subset", "texts", "pairs", "CTF gap", "95% CI"):
-        table.add_column(column, justify="left" if column == "subset" else "right")
-
-    def add(name: str, entry: dict[str, Any]) -> None:
-        gap = entry.get("ctf_gap")
-        table.add_row(
-            name,
-            str(entry.get("texts", 0)),
-            str(entry.get("pairs", 0)),
-            _fmt(gap),
-            f"[{_fmt(entry.get('ci_low'))}, {_fmt(entry.get('ci_high'))}]" if gap is not None else "",
-        )
-
-    add("all", {**summary, "ctf_gap": summary["ctf_gap"]})
-    for label, entry in summary["by_label"].items():
-        add(label, entry)
-    for split, entry in summary["by_split"].items():
-        add(f"{split} terms", entry)
-    console.print(table)
-    if summary.get("pairs_without_score"):
-        incomplete = summary["incomplete_texts"]
-        console.print(
-            f"[yellow]warning:[/yellow] {summary['pairs_without_score']} pairs have no score (not in a scores: file, "
-            f"or the classifier returned NaN); the gap above is over the scored pairs only, and {incomplete['texts']} "
-            "texts are incomplete (summary.json: incomplete_texts; pairs.csv has every pair)"
-        )
-    for note in summary["identities"]["overlapping_terms"]:
-        console.print(f"[yellow]note:[/yellow] {note}")
+    console.print(ctf_view(summary))
     console.print(f"wrote {out / 'summary.json'} and {out / 'pairs.csv'}")
 
 
@@ -866,27 +717,44 @@ def train_attribute(
     label_columns: Annotated[str, typer.Option(help="Comma-separated score columns; positive when > 0.5.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Directory for model.safetensors and config.json.")],
     text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "comment_text",
-    epochs: Annotated[int, typer.Option(help="Passes over the data.")] = 20,
+    steps: Annotated[
+        int | None, typer.Option(help="Mini-batches to train (default: the paper's 36000; ~8 min on 2 CPU cores).")
+    ] = None,
+    epochs: Annotated[int | None, typer.Option(help="Train this many passes over the data instead of --steps.")] = None,
+    negatives: Annotated[
+        str, typer.Option(help="Most texts with no positive label to keep (sampled; paper: 20000), or 'all'.")
+    ] = "20000",
     batch_size: Annotated[int, typer.Option(help="Batch size.")] = 256,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
-    """Train the attribute-reference classifier of paper 000 (2-layer MLP, hidden 2048, over MiniLM embeddings;
-    multi-label BCE, AdamW lr 1e-3, weight decay 2e-3). Use it with --detector mlp:OUT."""
+    """Train the attribute-reference classifier of paper 000 App. A.3 (2-layer MLP, hidden 2048, over MiniLM
+    embeddings; multi-label BCE, AdamW lr 1e-3, weight decay 2e-3, batch 256, 36k steps, all positive texts and 20k
+    sampled negatives). Use it with --detector mlp:OUT."""
     from .detectors import train_attribute_classifier
+    from .errors import ConfigError
     from .progress import RichProgress
 
+    if negatives != "all" and not (negatives.isdigit() and int(negatives) > 0):
+        raise ConfigError(f"--negatives: {negatives!r} is neither a positive number nor 'all'")
     with RichProgress(enabled=not quiet) as progress:
         result = train_attribute_classifier(
             data,
             out,
             text_column=text_column,
             label_columns=[c.strip() for c in label_columns.split(",") if c.strip()],
+            steps=steps,
             epochs=epochs,
+            negatives=None if negatives == "all" else int(negatives),
             batch_size=batch_size,
             seed=seed,
             progress=progress,
         )
+    kept = result.metrics["negatives"]
+    console.print(
+        f"trained {result.metrics['steps']} steps on {result.metrics['train_rows']} texts "
+        f"({kept['kept']} of {kept['available']} without a label) in {result.metrics['seconds']:.0f} s"
+    )
     for label, entry in result.metrics.get("validation", {}).items():
         console.print(
             f"{label}: validation F1 {entry['f1']:.3f}" + (f", AUC {entry['auc']:.3f}" if "auc" in entry else "")
@@ -1227,24 +1095,7 @@ def feedback(
     )
     with RichProgress(enabled=not quiet) as progress:
         summary = run_feedback(data, out, options, progress=progress)
-    table = Table(title=f"feedback: {summary['editor']['name']} on {summary['classifier']['spec']}")
-    columns = ("step", "texts", "minimality", "flip rate", "probability", "ppl-base", "ppl-fine", "inc@k", "words")
-    for column in columns:
-        table.add_column(column, justify="right")
-    for step, entry in summary["steps"].items():
-        table.add_row(
-            step,
-            str(entry["texts"]),
-            _fmt(entry["minimality"], 2),
-            _fmt(entry["flip_rate"], 2),
-            _fmt(entry["probability"], 2),
-            _fmt(entry["ppl_base"], 1),
-            _fmt(entry["ppl_fine"], 1),
-            _fmt(summary["inconsistency"].get(f"inc@{step}"), 2),
-            _fmt(entry.get("mean_words"), 1),
-        )
-    console.print(table)
-    console.print(f"mean words of the inputs: {_fmt(summary['mean_words_by_step'].get('0'), 1)}")
+    console.print(feedback_view(summary))
     console.print(f"wrote {out / 'steps.csv'} and {out / 'summary.json'}")
 
 

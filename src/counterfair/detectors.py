@@ -17,7 +17,7 @@ import json
 import math
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -114,31 +114,55 @@ def _binary_labels(frame: pd.DataFrame, columns: Sequence[str], origin: str) -> 
     return out
 
 
-def train_attribute_classifier(
-    source: str | Path | pd.DataFrame,
-    out_dir: str | Path,
-    *,
-    text_column: str = "comment_text",
-    label_columns: Sequence[str],
-    hidden: int = 2048,
-    lr: float = 1e-3,
-    weight_decay: float = 2e-3,
-    batch_size: int = 256,
-    epochs: int = 20,
-    validation: float = 0.1,
-    encoder: str = "all-minilm-l6-v2",
-    seed: int = 0,
-    progress: ProgressHook | None = None,
-) -> TrainResult:
-    """Train the multi-label attribute classifier of paper 000 App. A.3 and save it to ``out_dir``.
+PAPER_STEPS = 36_000
+"""Paper 000 App. A.3: 36k AdamW steps of batch 256."""
+PAPER_NEGATIVES = 20_000
+"""Paper 000 App. A.3: 20k sampled texts that reference none of the attributes."""
 
-    Label columns hold identity scores (CivilComments-Identities style): a text is positive for a label when its
-    score is above 0.5. Rows with no text are an error naming the row; missing scores count as 0.
-    """
+
+def _negative_sample(y: np.ndarray, limit: int | None, rng: np.random.Generator) -> tuple[np.ndarray, dict[str, int]]:
+    """Rows to train on: every row with a positive label and at most ``limit`` rows with none (random, seeded)."""
+    negative = np.flatnonzero(y.sum(axis=1) == 0)
+    keep_negative = negative
+    if limit is not None and len(negative) > limit:
+        keep_negative = np.sort(rng.choice(negative, size=limit, replace=False))
+    rows = np.sort(np.concatenate([np.flatnonzero(y.sum(axis=1) > 0), keep_negative]))
+    return rows, {"available": len(negative), "kept": len(keep_negative)}
+
+
+def _batches(train_idx: np.ndarray, batch_size: int, steps: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """``steps`` mini-batches: shuffled passes over ``train_idx``, the last pass cut where the steps end."""
+    done = 0
+    while done < steps:
+        perm = rng.permutation(train_idx)
+        for start in range(0, len(perm), batch_size):
+            if done == steps:
+                return
+            yield perm[start : start + batch_size]
+            done += 1
+
+
+def _validation_metrics(
+    model: Any, x: Any, y: np.ndarray, val_idx: np.ndarray, labels: Sequence[str]
+) -> dict[str, Any]:
     import torch
-    from safetensors.torch import save_file
     from sklearn.metrics import f1_score, roc_auc_score
 
+    with torch.no_grad():
+        p_val = torch.sigmoid(model(x[torch.from_numpy(val_idx)])).numpy()
+    per_label = {}
+    for j, column in enumerate(labels):
+        truth = y[val_idx, j]
+        entry = {"f1": float(f1_score(truth, p_val[:, j] > 0.5, zero_division=0)), "positives": int(truth.sum())}
+        if 0 < truth.sum() < len(truth):
+            entry["auc"] = float(roc_auc_score(truth, p_val[:, j]))
+        per_label[column] = entry
+    return per_label
+
+
+def _read_training_frame(
+    source: str | Path | pd.DataFrame, text_column: str, label_columns: Sequence[str]
+) -> tuple[list[str], np.ndarray, str]:
     if not label_columns:
         raise ConfigError("give at least one label column (--label-columns)")
     origin = str(source) if not isinstance(source, pd.DataFrame) else "DataFrame"
@@ -154,52 +178,88 @@ def train_attribute_classifier(
     for j, column in enumerate(label_columns):
         if y[:, j].sum() == 0:
             raise InputError(f"{origin}: label column {column!r} has no positive example (score > 0.5)")
-    hook = progress or NullProgress()
-    x = embed([t or "" for t in texts], encoder=encoder)
+    return [t or "" for t in texts], y, origin
 
+
+def _schedule(steps: int | None, epochs: int | None, train_rows: int, batch_size: int) -> tuple[int, dict[str, Any]]:
+    if steps is not None and epochs is not None:
+        raise ConfigError("give either steps or epochs, not both")
+    if (steps is not None and steps < 1) or (epochs is not None and epochs < 1) or batch_size < 1:
+        raise ConfigError("steps, epochs and batch size must be at least 1")
+    per_epoch = max(1, math.ceil(train_rows / batch_size))
+    if epochs is not None:
+        return epochs * per_epoch, {"schedule": "epochs", "epochs": epochs}
+    total = PAPER_STEPS if steps is None else steps
+    return total, {"schedule": "steps", "steps": total, "epochs_equivalent": round(total / per_epoch, 1)}
+
+
+def train_attribute_classifier(
+    source: str | Path | pd.DataFrame,
+    out_dir: str | Path,
+    *,
+    text_column: str = "comment_text",
+    label_columns: Sequence[str],
+    hidden: int = 2048,
+    lr: float = 1e-3,
+    weight_decay: float = 2e-3,
+    batch_size: int = 256,
+    steps: int | None = None,
+    epochs: int | None = None,
+    negatives: int | None = PAPER_NEGATIVES,
+    validation: float = 0.1,
+    encoder: str = "all-minilm-l6-v2",
+    seed: int = 0,
+    progress: ProgressHook | None = None,
+) -> TrainResult:
+    """Train the multi-label attribute classifier of paper 000 App. A.3 and save it to ``out_dir``.
+
+    Label columns hold identity scores (CivilComments-Identities style): a text is positive for a label when its
+    score is above 0.5. Rows with no text are an error naming the row; missing scores count as 0. As in the paper,
+    every text with a positive label is kept and at most ``negatives`` (20k) of the texts with none, sampled
+    (``None`` keeps all), and training runs ``steps`` mini-batches (36k); ``epochs=N`` trains N passes instead.
+    """
+    import torch
+    from safetensors.torch import save_file
+
+    texts, y_all, origin = _read_training_frame(source, text_column, label_columns)
     rng = np.random.default_rng(seed)
+    rows, negative_info = _negative_sample(y_all, negatives, rng)
+    hook = progress or NullProgress()
+    x = embed([texts[i] for i in rows], encoder=encoder)
+    y = y_all[rows]
     order = rng.permutation(len(x))
     n_val = round(len(x) * validation) if len(x) >= 20 else 0
     val_idx, train_idx = order[:n_val], order[n_val:]
+    total_steps, schedule = _schedule(steps, epochs, len(train_idx), batch_size)
     torch.manual_seed(seed)
     model = _mlp(x.shape[1], hidden, len(label_columns))
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     loss_fn = torch.nn.BCEWithLogitsLoss()
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
-    steps_per_epoch = max(1, math.ceil(len(train_idx) / batch_size))
-    hook.start("train attribute classifier", epochs * steps_per_epoch)
+    hook.start("train attribute classifier", total_steps)
     started = time.perf_counter()
-    losses = []
-    for _ in range(epochs):
-        perm = rng.permutation(train_idx)
-        for start in range(0, len(perm), batch_size):
-            batch = torch.from_numpy(perm[start : start + batch_size])
-            optimizer.zero_grad()
-            loss = loss_fn(model(xt[batch]), yt[batch])
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.item())
-            hook.advance(1)
+    loss = torch.zeros(())
+    for batch in _batches(train_idx, batch_size, total_steps, rng):
+        index = torch.from_numpy(batch)
+        optimizer.zero_grad()
+        loss = loss_fn(model(xt[index]), yt[index])
+        loss.backward()
+        optimizer.step()
+        hook.advance(1)
     metrics: dict[str, Any] = {
         "train_rows": len(train_idx),
         "val_rows": n_val,
-        "final_loss": losses[-1],
+        "negatives": negative_info,
+        "steps": total_steps,
+        "final_loss": float(loss.item()),
         "seconds": round(time.perf_counter() - started, 2),
     }
     if n_val:
-        with torch.no_grad():
-            p_val = torch.sigmoid(model(xt[torch.from_numpy(val_idx)])).numpy()
-        per_label = {}
-        for j, column in enumerate(label_columns):
-            truth = y[val_idx, j]
-            entry = {"f1": float(f1_score(truth, p_val[:, j] > 0.5, zero_division=0)), "positives": int(truth.sum())}
-            if 0 < truth.sum() < len(truth):
-                entry["auc"] = float(roc_auc_score(truth, p_val[:, j]))
-            per_label[column] = entry
-        metrics["validation"] = per_label
+        metrics["validation"] = _validation_metrics(model, xt, y, val_idx, label_columns)
     target = Path(out_dir)
     target.mkdir(parents=True, exist_ok=True)
     save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(target / "model.safetensors"))
+    training = {"lr": lr, "weight_decay": weight_decay, "batch_size": batch_size, **schedule, "negatives": negatives}
     config = {
         "schema_version": SCHEMA_VERSION,
         "kind": "attribute-mlp",
@@ -208,15 +268,7 @@ def train_attribute_classifier(
         "input_dim": int(x.shape[1]),
         "hidden": hidden,
         "threshold": 0.5,
-        "training": {
-            "lr": lr,
-            "weight_decay": weight_decay,
-            "batch_size": batch_size,
-            "epochs": epochs,
-            "seed": seed,
-            "source": origin,
-            "text_column": text_column,
-        },
+        "training": {**training, "seed": seed, "source": origin, "text_column": text_column},
         "metrics": metrics,
     }
     with atomic_open(target / "config.json", "w", encoding="utf-8") as handle:

@@ -66,6 +66,11 @@ class MethodComparison(TableResult):
 
     _table_file = "comparison.csv"
 
+    def __rich__(self) -> Any:
+        from .console_view import frame_table
+
+        return frame_table(self._table(), "methods (CEval Table 2)")
+
     def _table(self) -> pd.DataFrame:
         return self.table.reset_index()
 

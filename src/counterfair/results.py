@@ -70,11 +70,24 @@ class TableResult:
     def _saved(self, target: Path) -> None:
         """Called after :meth:`save` wrote the table and the summary."""
 
+    def __rich__(self) -> Any:
+        """The command's console tables, from :mod:`counterfair.console_view` (``rich.print(result)``); the table
+        itself for a result without a view of its own."""
+        from . import console_view
+
+        if self._view is None:
+            return console_view.frame_table(self._table(), type(self).__name__)
+        return getattr(console_view, self._view)(self.summary)
+
+    _view: str | None = None  # the name of the console_view function that renders the summary
+
 
 class AuditResult(TableResult):
     """An audit: ``pairs`` (one row per original/counterfactual pair with both scores and a status), ``by_group``
     (per method and attribute: mean score change with its 95 % CI, flips), ``ctf_by_group`` (CTF gap per identity
     group), ``summary`` (everything, as ``summary.json``)."""
+
+    _view = "audit_view"
 
     def __init__(self, pairs: pd.DataFrame, summary: dict[str, Any]) -> None:
         self.pairs = pairs
@@ -195,6 +208,8 @@ class AuditResult(TableResult):
 class CTFResult(TableResult):
     """Counterfactual token fairness: ``pairs`` (every swap with both scores), ``ctf_gap``, ``by_group`` (per source
     term), ``by_direction`` (per source → target), ``summary``."""
+
+    _view = "ctf_view"
 
     def __init__(self, pairs: pd.DataFrame, summary: dict[str, Any]) -> None:
         self.pairs = pairs
