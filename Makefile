@@ -53,6 +53,7 @@ bench: install
 	$(BIN)/python benchmarks/audit_speed.py
 	$(BIN)/python benchmarks/scale.py
 	$(BIN)/python benchmarks/llm_judge.py
+	$(BIN)/python benchmarks/attribute_schedule.py
 	$(BIN)/python benchmarks/feedback_imdb.py   # hours on 2 cores; resumes where it stopped
 
 clean:

@@ -271,7 +271,6 @@ def train(
 ) -> TrainResult:
     """Train a toxicity classifier with one of :data:`METHODS` and save it to ``out_dir``."""
     import torch
-    from safetensors.torch import save_file
 
     from .editors.blind import Blindness
 
@@ -283,7 +282,43 @@ def train(
     target.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(cfg.seed)
     torch.manual_seed(cfg.seed)
+    data = _training_set(texts, labels, cfg, identities, rng)
+    blind = Blindness(identities, split="train", token=PLACEHOLDER) if cfg.method == "blind" else None
+    model, vocab = _model_and_vocab(cfg, target, resume, data, identities, blind)
+    featurize = _Featurizer(cfg, vocab, blind)
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr)
+    checkpoint = target / "checkpoint.pt"
+    start_epoch, history = _restore(checkpoint, model, optimizer, rng, resume)
+    steps = math.ceil(len(data.texts) / cfg.batch_size)
+    hook.start(f"train {cfg.method} ({cfg.architecture})", (cfg.epochs - start_epoch) * steps)
+    started = time.perf_counter()
+    for epoch in range(start_epoch, cfg.epochs):
+        loss, pair_loss = _epoch(model, optimizer, featurize, data, cfg, rng, hook)
+        history.append({"epoch": epoch + 1, "loss": loss, "pair_loss": pair_loss})
+        state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch + 1}
+        state |= {"history": history, "numpy_rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state()}
+        torch.save(state, checkpoint)
+    seconds = time.perf_counter() - started
+    meta = _save_model(target, model, vocab, cfg, identities, texts, labels, len(data.texts), history, seconds)
+    checkpoint.unlink(missing_ok=True)
+    evaluation = evaluate_trained(target, texts, labels, on="training data (in-sample)")
+    meta["evaluation"] = evaluation
+    with atomic_open(target / "config.json", "w", encoding="utf-8") as handle:
+        json.dump(meta, handle, indent=2, default=lambda v: None)
+    return TrainResult(target, cfg, history, seconds, evaluation)
 
+
+@dataclass
+class _TrainingSet:
+    texts: list[str]  # the inputs, then (augment) their counterfactuals
+    labels: np.ndarray
+    counterfactuals: list[list[str]] | None  # per input (augment, clp)
+
+
+def _training_set(
+    texts: list[str], labels: np.ndarray, cfg: TrainConfig, identities: Any, rng: np.random.Generator
+) -> _TrainingSet:
+    """The texts to train on: the inputs and, for ``augment``, all or one counterfactual of each with its label."""
     counterfactuals = _counterfactual_map(texts, identities, cfg.seed) if cfg.method in ("augment", "clp") else None
     train_texts, train_labels = list(texts), labels.copy()
     if cfg.method == "augment" and counterfactuals is not None:
@@ -294,84 +329,106 @@ def train(
             extra_y.extend([y] * len(chosen))
         train_texts += extra_t
         train_labels = np.concatenate([labels, np.asarray(extra_y, dtype=np.float32)])
-    blind = Blindness(identities, split="train", token=PLACEHOLDER) if cfg.method == "blind" else None
+    return _TrainingSet(train_texts, train_labels, counterfactuals)
 
-    vocab = None
-    if cfg.architecture == "cnn":
-        vocab_path = target / "vocab.json"
-        if resume and vocab_path.exists():
-            vocab = Vocabulary(json.loads(vocab_path.read_text(encoding="utf-8")))
-        else:
-            seen_texts = blind.transform(train_texts) if blind is not None else train_texts
-            vocab = Vocabulary.build([_tokens(t) for t in seen_texts], extra=identities.terms)
-        model = _build_cnn(cfg, len(vocab.words))
-        if cfg.vectors == "spacy" and not resume:
-            with torch.no_grad():
-                model.embedding.weight.copy_(_spacy_vectors(vocab, cfg.embedding_dim))
-        if cfg.freeze_vectors:
-            model.embedding.weight.requires_grad_(False)
+
+def _model_and_vocab(
+    cfg: TrainConfig, target: Path, resume: bool, data: _TrainingSet, identities: Any, blind: Any
+) -> tuple[Any, Vocabulary | None]:
+    """The CNN with its vocabulary (kept from the interrupted run on resume), or the head over MiniLM."""
+    import torch
+
+    if cfg.architecture != "cnn":
+        return _build_head(cfg, 384), None
+    vocab_path = target / "vocab.json"
+    if resume and vocab_path.exists():
+        vocab = Vocabulary(json.loads(vocab_path.read_text(encoding="utf-8")))
     else:
-        model = _build_head(cfg, 384)
-    featurize = _Featurizer(cfg, vocab, blind)
-    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr)
+        seen_texts = blind.transform(data.texts) if blind is not None else data.texts
+        vocab = Vocabulary.build([_tokens(t) for t in seen_texts], extra=identities.terms)
+    model = _build_cnn(cfg, len(vocab.words))
+    if cfg.vectors == "spacy" and not resume:
+        with torch.no_grad():
+            model.embedding.weight.copy_(_spacy_vectors(vocab, cfg.embedding_dim))
+    if cfg.freeze_vectors:
+        model.embedding.weight.requires_grad_(False)
+    return model, vocab
+
+
+def _restore(
+    checkpoint: Path, model: Any, optimizer: Any, rng: np.random.Generator, resume: bool
+) -> tuple[int, list[dict[str, float]]]:
+    """The epoch to start from and the history so far: 0 and none, or where an interrupted run stopped."""
+    import torch
+
+    if not resume:
+        return 0, []
+    if not checkpoint.exists():
+        raise ConfigError(f"{checkpoint.parent}: nothing to resume (no checkpoint.pt)")
+    state = torch.load(checkpoint, weights_only=False)
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    rng.bit_generator.state = state["numpy_rng"]  # continue exactly where the interrupted run was
+    torch.set_rng_state(state["torch_rng"])
+    return int(state["epoch"]), list(state["history"])
+
+
+def _epoch(
+    model: Any,
+    optimizer: Any,
+    featurize: Any,
+    data: _TrainingSet,
+    cfg: TrainConfig,
+    rng: np.random.Generator,
+    hook: ProgressHook,
+) -> tuple[float, float]:
+    """One shuffled pass; the mean loss per batch and the mean CLP pair term per batch."""
+    import torch
+
+    model.train()
     loss_fn = torch.nn.BCEWithLogitsLoss()
-
-    checkpoint = target / "checkpoint.pt"
-    start_epoch, history = 0, []
-    if resume and checkpoint.exists():
-        state = torch.load(checkpoint, weights_only=False)
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        start_epoch, history = int(state["epoch"]), list(state["history"])
-        rng.bit_generator.state = state["numpy_rng"]  # continue exactly where the interrupted run was
-        torch.set_rng_state(state["torch_rng"])
-    elif resume:
-        raise ConfigError(f"{target}: nothing to resume (no checkpoint.pt)")
-
-    n = len(train_texts)
+    n, counterfactuals = len(data.texts), data.counterfactuals
     steps = math.ceil(n / cfg.batch_size)
-    hook.start(f"train {cfg.method} ({cfg.architecture})", (cfg.epochs - start_epoch) * steps)
-    started = time.perf_counter()
-    for epoch in range(start_epoch, cfg.epochs):
-        model.train()
-        order = rng.permutation(n)
-        total, total_pair = 0.0, 0.0
-        for s in range(steps):
-            idx = order[s * cfg.batch_size : (s + 1) * cfg.batch_size]
-            batch_texts = [train_texts[i] for i in idx]
-            y = torch.from_numpy(train_labels[idx])
-            logits = model(featurize(batch_texts))
-            loss = loss_fn(logits, y)
-            if cfg.method == "clp" and counterfactuals is not None and cfg.lam > 0:
-                pick, pair_texts = [], []
-                for j, i in enumerate(idx):
-                    options = counterfactuals[i] if i < len(counterfactuals) else []
-                    if options and not (cfg.nontoxic_only and train_labels[i] == 1):
-                        pick.append(j)
-                        pair_texts.append(options[rng.integers(len(options))])
-                if pick:
-                    cf_logits = model(featurize(pair_texts))
-                    pair = clp_penalty(logits[pick], cf_logits, cfg.clp_reduction)
-                    loss = loss + cfg.lam * pair
-                    total_pair += pair.item()
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            total += loss.item()
-            hook.advance(1)
-        history.append({"epoch": epoch + 1, "loss": total / steps, "pair_loss": total_pair / steps})
-        torch.save(
-            {
-                "model": model.state_dict(),
-                "optimizer": optimizer.state_dict(),
-                "epoch": epoch + 1,
-                "history": history,
-                "numpy_rng": rng.bit_generator.state,
-                "torch_rng": torch.get_rng_state(),
-            },
-            checkpoint,
-        )
-    seconds = time.perf_counter() - started
+    order = rng.permutation(n)
+    total, total_pair = 0.0, 0.0
+    for s in range(steps):
+        idx = order[s * cfg.batch_size : (s + 1) * cfg.batch_size]
+        logits = model(featurize([data.texts[i] for i in idx]))
+        loss = loss_fn(logits, torch.from_numpy(data.labels[idx]))
+        if cfg.method == "clp" and counterfactuals is not None and cfg.lam > 0:
+            pick, pair_texts = [], []
+            for j, i in enumerate(idx):
+                options = counterfactuals[i] if i < len(counterfactuals) else []
+                if options and not (cfg.nontoxic_only and data.labels[i] == 1):
+                    pick.append(j)
+                    pair_texts.append(options[rng.integers(len(options))])
+            if pick:
+                pair = clp_penalty(logits[pick], model(featurize(pair_texts)), cfg.clp_reduction)
+                loss = loss + cfg.lam * pair
+                total_pair += pair.item()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        total += loss.item()
+        hook.advance(1)
+    return total / steps, total_pair / steps
+
+
+def _save_model(
+    target: Path,
+    model: Any,
+    vocab: Vocabulary | None,
+    cfg: TrainConfig,
+    identities: Any,
+    texts: list[str],
+    labels: np.ndarray,
+    rows_trained: int,
+    history: list[dict[str, float]],
+    seconds: float,
+) -> dict[str, Any]:
+    """``model.safetensors``, ``vocab.json`` (CNN) and ``config.json``; returns the config written."""
+    from safetensors.torch import save_file
+
     save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(target / "model.safetensors"))
     if vocab is not None:
         with atomic_open(target / "vocab.json", "w", encoding="utf-8") as handle:
@@ -389,7 +446,7 @@ def train(
         "labels": ["non-toxic", "toxic"],
         "training": {
             "rows": len(texts),
-            "rows_with_augmentation": n,
+            "rows_with_augmentation": rows_trained,
             "positives": int(labels.sum()),
             "history": history,
             "seconds": round(seconds, 2),
@@ -397,12 +454,7 @@ def train(
     }
     with atomic_open(target / "config.json", "w", encoding="utf-8") as handle:
         json.dump(meta, handle, indent=2)
-    checkpoint.unlink(missing_ok=True)
-    evaluation = evaluate_trained(target, texts, labels, on="training data (in-sample)")
-    meta["evaluation"] = evaluation
-    with atomic_open(target / "config.json", "w", encoding="utf-8") as handle:
-        json.dump(meta, handle, indent=2, default=lambda v: None)
-    return TrainResult(target, cfg, history, seconds, evaluation)
+    return meta
 
 
 def evaluate_trained(model_dir: Path, texts: Sequence[str], labels: np.ndarray, *, on: str) -> dict[str, Any]:
