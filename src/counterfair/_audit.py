@@ -583,46 +583,17 @@ def _summary(
     index: int,
     origin: str,
 ) -> dict[str, Any]:
-    groups: list[dict[str, Any]] = []
-    for name, result in generated.items():
-        cfs = result.counterfactuals
-        for method in cfs["method"].unique():
-            mine = cfs[cfs["method"] == method]
-            all_pairs = pairs[(pairs["method"] == method) & (pairs["attribute"] == name)] if not pairs.empty else pairs
-            mine_pairs = all_pairs[all_pairs["status"] == "ok"] if not all_pairs.empty else all_pairs
-            cands = result.candidates[result.candidates["method"] == method] if not result.candidates.empty else None
-            diff = mine_pairs["diff"].to_numpy(dtype=float) if not mine_pairs.empty else np.zeros(0)
-            entry = {
-                "method": str(method),
-                "attribute": name,
-                "inputs": len(mine),
-                "with_counterfactual": int((mine["status"] == "ok").sum()),
-                "status": {str(k): int(v) for k, v in mine["status"].value_counts().items()},
-                "pairs": len(mine_pairs),
-                "pairs_without_score": len(all_pairs) - len(mine_pairs),
-                "filter_pass_rate": (
-                    float(cands["passed"].mean())
-                    if cands is not None and len(cands) and method in SAMPLED_METHODS
-                    else None
-                ),
-                "score_change": _mean_ci(diff, opts),
-                "mean_abs_change": float(np.abs(diff).mean()) if diff.size else None,
-                "flips": int(mine_pairs["flipped"].sum()) if not mine_pairs.empty else 0,
-                "flip_rate": float(mine_pairs["flipped"].mean()) if not mine_pairs.empty else None,
-                "mean_score_orig": float(mine_pairs["score_orig"].mean()) if not mine_pairs.empty else None,
-            }
-            groups.append(entry)
+    groups = [
+        _group_entry(name, str(method), result, pairs, opts)
+        for name, result in generated.items()
+        for method in result.counterfactuals["method"].unique()
+    ]
     ok = pairs[pairs["status"] == "ok"] if not pairs.empty else pairs
     swap = ok[ok["method"] == "swap"] if not ok.empty else ok
     ctf_by_attribute = {
         str(name): _swap_ctf(part, opts) for name, part in (swap.groupby("attribute") if not swap.empty else [])
     }
     ctf = ctf_by_attribute.get("identity")
-    top = (
-        ok.assign(abs_diff=ok["diff"].abs()).sort_values("abs_diff", ascending=False).head(opts.top_examples)
-        if (not ok.empty)
-        else ok
-    )
     signatures = {name: r.summary["signatures"] for name, r in generated.items()}
     return {
         "counterfair_version": __version__,
@@ -636,26 +607,60 @@ def _summary(
         "groups": groups,
         "ctf": ctf,
         "ctf_by_attribute": ctf_by_attribute,
-        "top_examples": top[
-            [
-                "method",
-                "attribute",
-                "input_id",
-                "source_text",
-                "cf_text",
-                "edits",
-                "score_orig",
-                "score_cf",
-                "diff",
-                "source_term",
-                "target_term",
-            ]
-        ].to_dict("records")
-        if not top.empty
-        else [],
+        "top_examples": _top_examples(ok, opts.top_examples),
         "signatures": signatures,
         "options": {**asdict(opts), "classifier": clf.spec},
         "reproduce": _reproduce_command(opts, origin, clf),
+    }
+
+
+_EXAMPLE_COLUMNS = [
+    "method",
+    "attribute",
+    "input_id",
+    "source_text",
+    "cf_text",
+    "edits",
+    "score_orig",
+    "score_cf",
+    "diff",
+    "source_term",
+    "target_term",
+]
+
+
+def _top_examples(ok: pd.DataFrame, count: int) -> list[dict[Any, Any]]:
+    """The ``count`` scored pairs with the largest score change, largest first."""
+    if ok.empty:
+        return []
+    top = ok.assign(abs_diff=ok["diff"].abs()).sort_values("abs_diff", ascending=False).head(count)
+    return top[_EXAMPLE_COLUMNS].to_dict("records")
+
+
+def _group_entry(name: str, method: str, result: Any, pairs: pd.DataFrame, opts: AuditOptions) -> dict[str, Any]:
+    """One method on one attribute: inputs and statuses, the filter pass rate, the score change with its CI, flips."""
+    cfs = result.counterfactuals
+    mine = cfs[cfs["method"] == method]
+    all_pairs = pairs[(pairs["method"] == method) & (pairs["attribute"] == name)] if not pairs.empty else pairs
+    mine_pairs = all_pairs[all_pairs["status"] == "ok"] if not all_pairs.empty else all_pairs
+    cands = result.candidates[result.candidates["method"] == method] if not result.candidates.empty else None
+    diff = mine_pairs["diff"].to_numpy(dtype=float) if not mine_pairs.empty else np.zeros(0)
+    return {
+        "method": method,
+        "attribute": name,
+        "inputs": len(mine),
+        "with_counterfactual": int((mine["status"] == "ok").sum()),
+        "status": {str(k): int(v) for k, v in mine["status"].value_counts().items()},
+        "pairs": len(mine_pairs),
+        "pairs_without_score": len(all_pairs) - len(mine_pairs),
+        "filter_pass_rate": (
+            float(cands["passed"].mean()) if cands is not None and len(cands) and method in SAMPLED_METHODS else None
+        ),
+        "score_change": _mean_ci(diff, opts),
+        "mean_abs_change": float(np.abs(diff).mean()) if diff.size else None,
+        "flips": int(mine_pairs["flipped"].sum()) if not mine_pairs.empty else 0,
+        "flip_rate": float(mine_pairs["flipped"].mean()) if not mine_pairs.empty else None,
+        "mean_score_orig": float(mine_pairs["score_orig"].mean()) if not mine_pairs.empty else None,
     }
 
 
