@@ -70,28 +70,16 @@ def select_texts(
 
     rule("length", ((frame["words"] >= min_words) & (frame["words"] <= max_words)).to_numpy())
     rule("url", np.array([URL.search(t) is None for t in texts]))
-    attr = load_attribute(attribute)
-    attribute_prob = np.full(len(frame), np.nan)
-    todo = np.flatnonzero(keep)
+    attr = load_attribute(attribute)  # an unknown attribute is an error even when a column gives the scores
     if attribute_column:
         attribute_prob = _scores(frame, attribute_column, origin)
-    elif todo.size:
-        from .detectors import load_detector
-
-        found = load_detector(detector, attr, llm=llm).reference_proba([texts[i] for i in todo])
-        attribute_prob[todo] = np.asarray(found, dtype=float)
+    else:
+        attribute_prob = _on_kept(texts, keep, _detector(detector, attr, llm))
     rule("attribute", np.nan_to_num(attribute_prob, nan=-1.0) >= min_attribute)
-    toxicity = np.full(len(frame), np.nan)
-    todo = np.flatnonzero(keep)
     if toxicity_column:
         toxicity = _scores(frame, toxicity_column, origin)
-    elif todo.size:
-        from .classifiers import as_classifier
-        from .classifiers.labels import positive_index
-
-        clf = as_classifier(classifier)
-        index = positive_index(clf.labels, positive_label)
-        toxicity[todo] = clf.predict_proba([texts[i] for i in todo])[:, index]
+    else:
+        toxicity = _on_kept(texts, keep, _toxicity(classifier, positive_label))
     rule("toxicity", np.nan_to_num(toxicity, nan=2.0) <= max_toxicity)
     kept = frame.assign(attribute_prob=attribute_prob, toxicity=toxicity)[keep].reset_index(drop=True)
     report = {
@@ -107,3 +95,38 @@ def select_texts(
         },
     }
     return kept, report
+
+
+def _on_kept(texts: list[str], keep: np.ndarray, score: Any) -> np.ndarray:
+    """``score(texts)`` on the texts every earlier rule kept (the models run on no more than they must); NaN for the
+    others."""
+    out = np.full(len(texts), np.nan)
+    todo = np.flatnonzero(keep)
+    if todo.size:
+        out[todo] = np.asarray(score()([texts[i] for i in todo]), dtype=float)
+    return out
+
+
+def _detector(spec: str, attribute: Any, llm: Any) -> Any:
+    """A loader of the attribute detector's probabilities (loaded only when some text is left to score)."""
+
+    def load() -> Any:
+        from .detectors import load_detector
+
+        return load_detector(spec, attribute, llm=llm).reference_proba
+
+    return load
+
+
+def _toxicity(classifier: Any, positive_label: str | None) -> Any:
+    """A loader of the classifier's positive-label probability (loaded only when some text is left to score)."""
+
+    def load() -> Any:
+        from .classifiers import as_classifier
+        from .classifiers.labels import positive_index
+
+        clf = as_classifier(classifier)
+        index = positive_index(clf.labels, positive_label)
+        return lambda texts: clf.predict_proba(texts)[:, index]
+
+    return load
