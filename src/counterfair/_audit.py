@@ -157,9 +157,9 @@ def attribute_matcher(name: str) -> Any:
     found = load_swap_set(name)
     if isinstance(found, IdentitySet):
         return TermMatcher(written_forms(found), case_sensitive=found.case_sensitive)
-    from .editors.gender import FEMALE_PRONOUNS, MALE_PRONOUNS
+    from .editors.gender import gender_matcher
 
-    return TermMatcher([*found.terms, *MALE_PRONOUNS, *FEMALE_PRONOUNS])
+    return gender_matcher(found)
 
 
 def _attribute_counts(texts: list[str], names: list[str]) -> dict[str, int]:

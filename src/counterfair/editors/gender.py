@@ -39,6 +39,13 @@ from .swap import splice
 
 MALE_PRONOUNS = ("he", "him", "his", "himself")
 FEMALE_PRONOUNS = ("she", "her", "hers", "herself")
+
+
+def gender_matcher(gender: GenderSet) -> TermMatcher:
+    """Every word that makes a text reference the pack's genders: its word pairs and the English pronouns."""
+    return TermMatcher([*gender.terms, *MALE_PRONOUNS, *FEMALE_PRONOUNS])
+
+
 # (masculine, feminine, neutral) where the form does not depend on the parse
 _FIXED = {"he": ("she", "they"), "she": ("he", "they"), "him": ("her", "them"), "hers": ("his", "theirs")}
 _FIXED |= {"himself": ("herself", "themselves"), "herself": ("himself", "themselves")}
@@ -171,8 +178,7 @@ class GenderSwapEditor(EditorBase):
         self.names = load_swap_set(loaded.names) if loaded.names else None
         self._specific = TermMatcher(loaded.gender_specific) if loaded.gender_specific else None
         self._names = {n: n for n in self.names.terms} if isinstance(self.names, IdentitySet) else {}
-        words = [w for row in loaded.rows for w in row[:2]]
-        self._matcher = TermMatcher([*words, *MALE_PRONOUNS, *FEMALE_PRONOUNS])
+        self._matcher = gender_matcher(loaded)
         self.last_notes: list[list[str]] = []
         self.last_reasons: list[str | None] = []
         self.last_counts: list[tuple[int, int]] = []
