@@ -151,25 +151,14 @@ def audit(
     if given["demo"] == (given["data"] is not None):
         raise typer.BadParameter("give a DATA file or --demo (not both)")
     source = demo_path() if given["demo"] else Path(given["data"])
-    options = AuditOptions(
-        classifier=given["classifier"],
+    options = _options(
+        AuditOptions,
+        given,
         attributes=_listed(given["attributes"]),
         methods=_listed(given["methods"]) or [],
-        text_column=given["text_column"],
         id_column="id" if given["demo"] else given["id_column"],
-        threshold=given["threshold"],
-        positive_label=given["positive_label"],
-        identities=given["identities"],
-        guard=given["guard"],
         placebo=None if str(given["placebo"]).lower() in ("none", "off", "no") else str(given["placebo"]),
-        llm=given["llm"],
-        samples=given["samples"],
-        llm_parallel=given["llm_parallel"],
-        llm_concurrency=given["llm_concurrency"],
-        seed=given["seed"],
         only_good=str(given["only_good"]) if given["only_good"] else None,
-        max_text_chars=given["max_text_chars"],
-        encoding=given["encoding"],
     )
     target = Path(given["out"])
     if given["log_to"]:
@@ -209,6 +198,15 @@ def audit(
             raise typer.Exit(2) from err
         console.print(f"logged to {given['log_to']}: run {run_id}")
     raise typer.Exit(code)
+
+
+def _options(cls: Any, given: dict[str, Any], **spelled: Any) -> Any:
+    """A command's options dataclass from the command's parameters of the same names; ``spelled``: the ones the
+    command line spells differently (a comma list, a flag)."""
+    import dataclasses
+
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in given.items() if k in names} | spelled)
 
 
 def _listed(value: Any) -> list[str] | None:
@@ -416,33 +414,11 @@ def evaluate(
 
     if demo == bool(pairs):
         raise typer.BadParameter("give a PAIRS file or --demo (not both)")
-    options = EvaluateOptions(
+    options = _options(
+        EvaluateOptions,
+        locals(),
         metrics=metrics.split(",") if metrics else None,
-        classifier=classifier,
-        text_column=text_column,
-        cf_column=cf_column,
-        cf2_column=cf2_column,
-        id_column=id_column,
-        group_column=group_column,
-        context_column=context_column,
-        revised_input=revised_input,
-        target_column=target_column,
         missing_markers=tuple(missing_marker) if missing_marker else ("-1",),
-        threshold=threshold,
-        ppl_model=ppl_model,
-        ppl_window=ppl_window,
-        ppl_stride=ppl_stride,
-        ppl_max_tokens=ppl_max_tokens,
-        ppl_token_budget=ppl_token_budget,
-        ppl_dtype=ppl_dtype,
-        judge_llm=judge_llm,
-        batch_size=batch_size,
-        bootstrap=bootstrap,
-        seed=seed,
-        fmt=fmt,
-        encoding=encoding,
-        engine=engine,
-        address=address,
     )
     if pairs and len(pairs) > 1:
         from .methods import evaluate_methods, parse_method_files
@@ -539,33 +515,12 @@ def generate(
     from ._generate import GenerateOptions, run_generate
     from .progress import RichProgress
 
-    options = GenerateOptions(
-        attribute=attribute,
+    options = _options(
+        GenerateOptions,
+        locals(),
         methods=methods.split(","),
-        text_column=text_column,
-        id_column=id_column,
-        identities=identities,
         guard="spacy" if guard else None,
-        llm=llm,
-        polyjuice_model=polyjuice_model,
-        prompt_style=prompt_style,
-        instruction=instruction,
-        samples=samples,
-        max_attempts=max_attempts,
-        llm_parallel=llm_parallel,
-        llm_concurrency=llm_concurrency,
-        llm_chunk=llm_chunk,
-        min_bleu=min_bleu,
-        min_bertscore=min_bertscore,
-        max_attribute_prob=max_attribute_prob,
-        detector=detector,
         score_methods=score_methods.split(",") if score_methods else None,
-        seed=seed,
-        engine=engine,
-        address=address,
-        max_text_chars=max_text_chars,
-        encoding=encoding,
-        language=language,
     )
     with RichProgress(enabled=not quiet) as progress:
         result = run_generate(data, out, options, progress=progress)
@@ -1078,21 +1033,7 @@ def feedback(
     from ._feedback import FeedbackOptions, run_feedback
     from .progress import RichProgress
 
-    options = FeedbackOptions(
-        editor=editor,
-        classifier=classifier,
-        steps=steps,
-        text_column=text_column,
-        llm=llm,
-        ppl_model=None if ppl_model == "none" else ppl_model,
-        ppl_fine_model=ppl_fine_model,
-        ppl_steps=ppl_steps,
-        limit=limit,
-        seed=seed,
-        id_column=id_column,
-        max_text_chars=max_text_chars,
-        encoding=encoding,
-    )
+    options = _options(FeedbackOptions, locals(), ppl_model=None if ppl_model == "none" else ppl_model)
     with RichProgress(enabled=not quiet) as progress:
         summary = run_feedback(data, out, options, progress=progress)
     console.print(feedback_view(summary))
