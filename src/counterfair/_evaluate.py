@@ -26,7 +26,7 @@ import pandas as pd
 
 from . import __version__
 from .classifiers import DEFAULT_CLASSIFIER, CachedClassifier, load_classifier
-from .errors import ConfigError, CounterfairError, InputError
+from .errors import ConfigError, CounterfairError, InputError, MetricError
 from .io import (
     cell_text,
     file_sha256,
@@ -41,8 +41,7 @@ from .io import (
     write_table,
 )
 from .metrics import functional as F
-from .metrics.cards import CARDS, resolve_metrics
-from .models import package_version as _version
+from .metrics.cards import CARDS, MetricCard, PairTexts, resolve_metrics
 from .progress import NullProgress, ProgressHook
 from .records import params_hash
 from .results import TableResult
@@ -404,30 +403,30 @@ def _start(
 
 
 def _text_stages(run: _Run, metrics: list[str], cf2_column: str | None) -> None:
-    """Distance, diversity and BLEU: on the edited text only (in a two-input evaluation, the revised input)."""
+    """The metrics whose card computes them from the texts (distance, BLEU, yours), then diversity: on the edited
+    text only (in a two-input evaluation, the revised input)."""
     rows, valid = run.rows, run.valid
-    tokens_orig: list[list[str]] = []
-    tokens_cf: list[list[str]] = []
-    lexical = {"tokenizer": tokenizer_signature(), "levenshtein": _version("rapidfuzz")}
+    texts = PairTexts(run.v_orig, run.v_cf, [run.cf2s[r] for r in valid])
+    for name in metrics:
+        card = CARDS[name]
+        if card.compute is None or not valid:
+            continue
+        with run.stage(name):
+            values = _computed(card, texts, len(valid))
+            for column in card.columns:
+                rows.column(column)[valid] = values[column]
+        run.signatures[name] = card.signature() if card.signature else {"compute": _qualname(card.compute)}
     if {"distance", "diversity"} & set(metrics) and valid:
-        with run.stage("tokenize", ("distance", "diversity")):
-            tokens_orig = tokenize_batch(run.v_orig)
-            tokens_cf = tokenize_batch(run.v_cf)
         run.signatures["tokenizer"] = tokenizer_signature()
-    if "distance" in metrics and tokens_orig:
-        with run.stage("distance"):
-            raw, norm = F.token_distances(tokens_orig, tokens_cf)
-            rows.column("distance")[valid] = raw
-            rows.column("distance_norm")[valid] = norm
-        run.signatures["distance"] = lexical
     if "diversity" in metrics:
         if cf2_column is None:
             run.notices.append("diversity: the input has no second counterfactual column (gen_text_2)")
-        elif tokens_orig:
+        elif valid:
             with run.stage("diversity"):
                 have = [i for i, r in enumerate(valid) if (run.cf2s[r] or "").strip()]
                 for i in sorted(set(range(len(valid))) - set(have)):
                     rows.notes[valid[i]].append("diversity: no second counterfactual")
+                tokens_cf, tokens_orig = texts.tokens("counterfactuals"), texts.tokens("originals")
                 raw, norm = F.diversity(
                     [tokens_cf[i] for i in have],
                     tokenize_batch([run.cf2s[valid[i]] or "" for i in have]),
@@ -435,11 +434,34 @@ def _text_stages(run: _Run, metrics: list[str], cf2_column: str | None) -> None:
                 )
                 rows.column("diversity")[[valid[i] for i in have]] = raw
                 rows.column("diversity_norm")[[valid[i] for i in have]] = norm
-            run.signatures["diversity"] = lexical
-    if "bleu" in metrics and valid:
-        with run.stage("bleu"):
-            rows.column("bleu")[valid] = F.sentence_bleu(run.v_cf, run.v_orig)
-            run.signatures["bleu"] = F.bleu_signature()
+            run.signatures["diversity"] = CARDS["distance"].signature() if CARDS["distance"].signature else {}
+
+
+def _computed(card: MetricCard, texts: PairTexts, n: int) -> dict[str, np.ndarray]:
+    """``card.compute(texts)`` checked: every column of the card, one number per pair. What a compute gets wrong
+    (or raises) is a :class:`MetricError`, which fails the metric's stage, not the run."""
+    try:
+        values = card.compute(texts) if card.compute is not None else {}
+    except CounterfairError:
+        raise
+    except Exception as err:
+        raise MetricError(f"metric {card.name}: its compute raised {type(err).__name__}: {err}") from err
+    out = {}
+    for column in card.columns:
+        if column not in values:
+            raise MetricError(f"metric {card.name}: compute returned no column {column!r} (got {sorted(values)})")
+        try:
+            got = np.asarray(values[column], dtype=float).reshape(-1)
+        except (TypeError, ValueError) as err:
+            raise MetricError(f"metric {card.name}: column {column!r} is not numbers ({err})") from err
+        if got.shape[0] != n:
+            raise MetricError(f"metric {card.name}: column {column!r} has {got.shape[0]} values for {n} pairs")
+        out[column] = got
+    return out
+
+
+def _qualname(fn: Any) -> str:
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
 
 
 def _classifier_stage(run: _Run, metrics: list[str], classifier: CachedClassifier | None) -> None:
@@ -686,8 +708,11 @@ def _target_indices(targets: list[str | None], labels: list[str], valid: list[in
     return out
 
 
-# One column list, from the metric cards (in card order).
-_METRIC_COLUMNS = [column for card in CARDS.values() for column in card.columns]
+def _metric_columns() -> list[str]:
+    """Every metric card's columns, in card order (registered metrics included)."""
+    return [column for card in CARDS.values() for column in card.columns]
+
+
 _EXTRA_COLUMNS = ["p_contrast_orig", "p_contrast_cf", "ppl_tokens"]
 
 
@@ -701,7 +726,7 @@ def _rows_frame(rows: _Rows, frame: pd.DataFrame, ids: list[str] | None, opts: E
     for name in ("pred_orig", "pred_cf", "contrast_label"):
         if name in rows.labels:
             out[name] = rows.labels[name]
-    for name in _METRIC_COLUMNS + _EXTRA_COLUMNS:
+    for name in _metric_columns() + _EXTRA_COLUMNS:
         if name in rows.columns:
             out[name] = rows.columns[name]
     out["notes"] = ["; ".join(notes) for notes in rows.notes]
@@ -768,7 +793,7 @@ def _aggregates(table: pd.DataFrame, opts: EvaluateOptions) -> dict[str, Any]:
     """Each metric column: over all rows, over flipped and not flipped rows, and per group (bootstrap CIs)."""
     aggregates: dict[str, Any] = {}
     flipped_mask = table["flipped"].fillna(0).astype(bool).to_numpy() if "flipped" in table else None
-    for name in _METRIC_COLUMNS:
+    for name in _metric_columns():
         if name not in table:
             continue
         values = table[name].astype(float).to_numpy()

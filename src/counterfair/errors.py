@@ -39,6 +39,10 @@ class ClassifierError(CounterfairError):
     """A classifier failed or returned output of the wrong shape or range."""
 
 
+class MetricError(CounterfairError):
+    """A metric's compute failed or returned something other than one number per pair for each of its columns."""
+
+
 class NativeLibraryError(CounterfairError):
     """A native library (llama.cpp) crashed or cannot run on this machine; the message names the setting to change."""
 

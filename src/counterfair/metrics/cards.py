@@ -1,9 +1,36 @@
-"""Metric cards: what each metric measures, its range, which direction is better, and where it comes from."""
+"""Metric cards: what each metric measures, its range, which direction is better, where it comes from, and for the
+metrics computed from the texts alone, how (``compute``). Your own metric is a card with a ``compute``, registered
+with :func:`register_metric`; ``evaluate`` then computes it, aggregates it with a CI and records its card."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
+
+
+@dataclass
+class PairTexts:
+    """What a metric's ``compute`` gets: the scorable rows' originals and counterfactuals (the revised input in a
+    two-input evaluation), their second counterfactuals (``None`` where a row has none), and each side's word tokens
+    (tokenized once, shared by the metrics that need them)."""
+
+    originals: list[str]
+    counterfactuals: list[str]
+    second: list[str | None]
+    _tokens: dict[str, list[list[str]]] = field(default_factory=dict, repr=False)
+
+    def tokens(self, side: str) -> list[list[str]]:
+        """``side``: ``originals`` or ``counterfactuals``."""
+        if side not in self._tokens:
+            from ..text import tokenize_batch
+
+            self._tokens[side] = tokenize_batch(getattr(self, side))
+        return self._tokens[side]
+
+
+Compute = Callable[[PairTexts], Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -16,9 +43,41 @@ class MetricCard:
     reference: str
     needs: tuple[str, ...] = ()
     default: bool = True  # part of the metrics chosen when none are named (False: only when asked for)
+    # texts -> {column: one value per pair}; None for the metrics evaluate computes in a stage of its own (a classifier,
+    # a language model, an LLM, a second counterfactual)
+    compute: Compute | None = field(default=None, compare=False, repr=False)
+    signature: Callable[[], Any] | None = field(default=None, compare=False, repr=False)  # versions, settings
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = {k: getattr(self, k) for k in ("name", "columns", "definition", "range", "direction", "reference")}
+        out |= {"needs": self.needs, "default": self.default}
+        return out | {"computed_by": "card" if self.compute is not None else "evaluate stage"}
+
+
+def _distance(texts: PairTexts) -> dict[str, Any]:
+    from .functional import token_distances
+
+    raw, norm = token_distances(texts.tokens("originals"), texts.tokens("counterfactuals"))
+    return {"distance": raw, "distance_norm": norm}
+
+
+def _lexical_signature() -> dict[str, Any]:
+    from ..models import package_version
+    from ..text import tokenizer_signature
+
+    return {"tokenizer": tokenizer_signature(), "levenshtein": package_version("rapidfuzz")}
+
+
+def _bleu(texts: PairTexts) -> dict[str, Any]:
+    from .functional import sentence_bleu
+
+    return {"bleu": sentence_bleu(texts.counterfactuals, texts.originals)}
+
+
+def _bleu_signature() -> str:
+    from .functional import bleu_signature
+
+    return bleu_signature()
 
 
 CARDS: dict[str, MetricCard] = {
@@ -54,6 +113,8 @@ CARDS: dict[str, MetricCard] = {
             "distance: integer >= 0; distance_norm: >= 0 (above 1 when the counterfactual is longer)",
             "lower is better (a minimal edit)",
             "CEval (Nguyen et al., 2024) §3.1.1, Token Distance; MiCE (Ross et al., 2021) minimality",
+            compute=_distance,
+            signature=_lexical_signature,
         ),
         MetricCard(
             "diversity",
@@ -85,6 +146,8 @@ CARDS: dict[str, MetricCard] = {
             "[0, 1]",
             "higher means closer to the original",
             "Papineni et al. (2002); paper 000 §3.2 filters and ranks with it; Post (2018) sacrebleu",
+            compute=_bleu,
+            signature=_bleu_signature,
         ),
         MetricCard(
             "bertscore",
@@ -123,6 +186,39 @@ ALIASES = {
     "ppl": "perplexity",
     "quality": "text_quality",
 }
+
+
+BUILT_IN = frozenset(CARDS)
+
+
+def register_metric(card: MetricCard) -> MetricCard:
+    """Add your own metric: ``card.compute(texts: PairTexts)`` returns ``{column: one number per pair}`` for each of
+    ``card.columns`` (NaN where a pair has no value). ``evaluate(..., metrics=[card.name])`` then computes it on the
+    scorable rows, writes its columns to rows.csv, aggregates them (mean, median, bootstrap CI, by flip and group) and
+    records the card. A compute that raises fails its stage (recorded, the rows noted), not the run."""
+    from ..errors import ConfigError
+
+    if card.compute is None:
+        raise ConfigError(f"metric {card.name!r}: a registered metric needs a compute function")
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", card.name) or not card.columns:
+        raise ConfigError(f"metric {card.name!r}: names are lower-case words (a-z, 0-9, _) with at least one column")
+    if card.name in CARDS or card.name in ALIASES:
+        raise ConfigError(f"metric {card.name!r} exists already; known metrics: {', '.join(CARDS)}")
+    taken = {c for existing in CARDS.values() for c in existing.columns} | {"row", "input_id", "status", "notes"}
+    clash = sorted(set(card.columns) & taken)
+    if clash:
+        raise ConfigError(f"metric {card.name!r}: columns {clash} are already written by another metric or evaluate")
+    CARDS[card.name] = card
+    return card
+
+
+def unregister_metric(name: str) -> None:
+    """Remove a metric added with :func:`register_metric` (the built-in ones stay)."""
+    from ..errors import ConfigError
+
+    if name in BUILT_IN or name not in CARDS:
+        raise ConfigError(f"{name!r} is not a registered metric of yours")
+    del CARDS[name]
 
 
 def resolve_metrics(names: str | list[str] | None) -> list[str]:

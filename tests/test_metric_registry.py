@@ -1,0 +1,101 @@
+"""Metric cards that carry their compute: the built-in text metrics, and a user's own metric registered with
+``register_metric`` and computed, aggregated and recorded by ``evaluate`` like a built-in one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+import counterfair as cf
+from counterfair.errors import ConfigError
+from counterfair.metrics.cards import CARDS, PairTexts
+
+
+def _length_ratio(texts: PairTexts) -> dict[str, list[float]]:
+    """Characters of the counterfactual per character of the original."""
+    return {"length_ratio": [len(c) / len(o) for o, c in zip(texts.originals, texts.counterfactuals, strict=True)]}
+
+
+LENGTH = cf.MetricCard(
+    "length_ratio",
+    ("length_ratio",),
+    "Characters of the counterfactual divided by characters of the original.",
+    "> 0",
+    "near 1 is a minimal edit",
+    "written for this test",
+    compute=_length_ratio,
+)
+
+
+@pytest.fixture
+def length_metric() -> Iterator[cf.MetricCard]:
+    card = cf.register_metric(LENGTH)
+    yield card
+    cf.unregister_metric(card.name)
+
+
+def test_a_registered_metric_is_computed_aggregated_and_recorded(length_metric: cf.MetricCard) -> None:
+    pairs = [("abcd", "abcdef"), ("", "x"), ("ab", "a")]
+    result = cf.evaluate(pairs, metrics=["length_ratio", "distance"])
+    # row 0: 6 / 4 = 1.5; row 1 has no original (skipped); row 2: 1 / 2 = 0.5
+    assert result.rows["length_ratio"].tolist()[0] == 1.5 and result.rows["length_ratio"].tolist()[2] == 0.5
+    assert np.isnan(result.rows["length_ratio"].tolist()[1])
+    assert result.rows["distance"].tolist()[::2] == [1, 1]
+    assert result.metrics.loc["length_ratio", "mean"] == pytest.approx(1.0)  # (1.5 + 0.5) / 2
+    card = result.summary["cards"]["length_ratio"]
+    assert card["computed_by"] == "card" and card["definition"].startswith("Characters of the counterfactual")
+    assert result.summary["signatures"]["length_ratio"]["compute"].endswith("_length_ratio")
+    assert result.summary["cards"]["distance"]["computed_by"] == "card"
+
+
+def test_a_metric_that_returns_the_wrong_shape_fails_its_stage_not_the_run() -> None:
+    def short(texts: PairTexts) -> dict[str, list[float]]:
+        return {"short": [1.0]}  # one value, whatever the number of pairs
+
+    cf.register_metric(cf.MetricCard("short", ("short",), "d", "r", "x", "test", compute=short))
+    try:
+        result = cf.evaluate([("a b", "a c"), ("d e", "d f")], metrics=["short", "distance"])
+    finally:
+        cf.unregister_metric("short")
+    [error] = result.summary["errors"]
+    assert error == {
+        "stage": "short",
+        "error": "MetricError",
+        "message": "metric short: column 'short' has 1 values for 2 pairs",
+    }
+    assert result.rows["status"].tolist() == ["partial", "partial"]
+    assert result.rows["distance"].tolist() == [1, 1]  # the other metric is kept
+    assert "short: stage failed (MetricError)" in result.rows["notes"].iloc[0]
+
+
+def test_register_metric_refuses_what_it_cannot_compute(length_metric: cf.MetricCard) -> None:
+    with pytest.raises(ConfigError, match="exists already"):
+        cf.register_metric(LENGTH)
+    with pytest.raises(ConfigError, match="needs a compute function"):
+        cf.register_metric(cf.MetricCard("nothing", ("nothing",), "d", "r", "x", "test"))
+    with pytest.raises(ConfigError, match=r"columns \['bleu'\] are already written"):
+        cf.register_metric(cf.MetricCard("my_bleu", ("bleu",), "d", "r", "x", "test", compute=_length_ratio))
+    with pytest.raises(ConfigError, match="is not a registered metric of yours"):
+        cf.unregister_metric("distance")
+    with pytest.raises(ConfigError, match="unknown metric 'lenght_ratio'"):
+        cf.evaluate([("a", "b")], metrics=["lenght_ratio"])
+
+
+@pytest.mark.parametrize("name", [n for n, card in CARDS.items() if card.compute is not None])
+def test_every_computing_card_returns_one_value_per_pair_per_column(name: str) -> None:
+    texts = PairTexts(["this is awful", "a calm evening"], ["this is fine", "a calm evening here"], [None, None])
+    card = CARDS[name]
+    values = card.compute(texts) if card.compute else {}
+    assert set(values) == set(card.columns)
+    assert all(len(values[c]) == 2 for c in card.columns)
+    assert card.to_dict()["computed_by"] == "card" and card.signature is not None
+
+
+def test_built_in_computes_by_hand() -> None:
+    texts = PairTexts(["this is awful", "a calm evening"], ["this is fine", "a calm evening here"], [None, None])
+    distance = CARDS["distance"].compute(texts) if CARDS["distance"].compute else {}
+    # one word replaced of 3; one word added to 3
+    assert list(distance["distance"]) == [1, 1] and list(distance["distance_norm"]) == pytest.approx([1 / 3, 1 / 3])
+    assert texts.tokens("originals") == [["this", "is", "awful"], ["a", "calm", "evening"]]
