@@ -130,6 +130,64 @@ class PerplexityScorer:
         stored = store.get_many(list(keys.values()))
         return store, keys, {i: stored[k] for i, k in keys.items() if k in stored}
 
+    def _segments(
+        self,
+        texts: Sequence[str],
+        encoded: Sequence[Sequence[int]],
+        found: dict[int, Any],
+        bos: int | None,
+        window: int,
+        stride: int,
+        reason: list[str | None],
+    ) -> list[_Segment]:
+        """The windows to forward for every text not already stored; why a text gets none goes into ``reason``."""
+        segments: list[_Segment] = []
+        for index, ids in enumerate(encoded):
+            if index in found:
+                continue
+            ids = list(ids)
+            n_scored = len(ids) - 1  # the first token is never predicted
+            if not texts[index].strip() or n_scored < 1 or (bos is not None and ids == [bos]):
+                reason[index] = "no tokens to score (empty text)"
+                continue
+            if n_scored > self.max_tokens:
+                reason[index] = f"too long: {n_scored} tokens > max_tokens {self.max_tokens} (raise --ppl-max-tokens)"
+                continue
+            for begin, end, score_from in plan_windows(len(ids), window=window, stride=stride):
+                segments.append(_Segment(index, ids[begin:end], score_from - begin))
+        return segments
+
+    def _forward(
+        self, model: Any, batch: list[_Segment], pad_id: int, nll: np.ndarray, count: np.ndarray, hook: ProgressHook
+    ) -> None:
+        """One padded batch through the LM; each segment's summed NLL and scored tokens added to its text's."""
+        import torch
+
+        longest = len(batch[0].ids)
+        input_ids = torch.full((len(batch), longest), pad_id, dtype=torch.long)
+        attention = torch.zeros((len(batch), longest), dtype=torch.long)
+        labels = torch.full((len(batch), longest), -100, dtype=torch.long)
+        for row, seg in enumerate(batch):
+            length = len(seg.ids)
+            input_ids[row, :length] = torch.tensor(seg.ids)
+            attention[row, :length] = 1
+            labels[row, seg.score_from : length] = input_ids[row, seg.score_from : length]
+        logits = model(input_ids=input_ids, attention_mask=attention).logits
+        # targets[t] is the token that position t predicts: no shifted copy of the (huge) logits, and
+        # the loss is taken one row at a time so only one row's log-softmax is alive at once.
+        targets = torch.full_like(labels, -100)
+        targets[:, :-1] = labels[:, 1:]
+        for row, seg in enumerate(batch):
+            row_logits = logits[row] if logits.dtype == torch.float32 else logits[row].float()
+            loss = torch.nn.functional.cross_entropy(row_logits, targets[row], reduction="sum")
+            scored = int((targets[row] != -100).sum())
+            nll[seg.text_index] += float(loss)
+            count[seg.text_index] += scored
+            self.tokens_scored += scored
+            hook.advance(scored)
+        self.tokens_forwarded += int(attention.sum())
+        del logits
+
     def score(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> PerplexityResult:
         """Perplexity per text; ``progress`` is told the total tokens, then each batch's."""
         import torch
@@ -148,59 +206,20 @@ class PerplexityScorer:
         store, keys, found = self._stored(lm, texts, window, stride)
         for index, value in found.items():
             nll[index], count[index] = value
-        segments: list[_Segment] = []
-        for index, ids in enumerate(encoded):
-            if index in found:
-                continue
-            ids = list(ids)
-            first_scored = 1
-            n_scored = len(ids) - first_scored
-            if not texts[index].strip() or n_scored < 1 or (bos is not None and ids == [bos]):
-                reason[index] = "no tokens to score (empty text)"
-                continue
-            if n_scored > self.max_tokens:
-                reason[index] = f"too long: {n_scored} tokens > max_tokens {self.max_tokens} (raise --ppl-max-tokens)"
-                continue
-            for begin, end, score_from in plan_windows(len(ids), window=window, stride=stride):
-                segments.append(_Segment(index, ids[begin:end], score_from - begin))
-
+        segments = self._segments(texts, encoded, found, bos, window, stride, reason)
         segments.sort(key=lambda s: len(s.ids), reverse=True)
         hook = progress or NullProgress()
         hook.start(f"perplexity ({lm.model_id})", sum(len(s.ids) - s.score_from for s in segments))
         pad_id = tokenizer.pad_token_id
         if pad_id is None:
             pad_id = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
-        model = lm.model
         start = 0
         with torch.inference_mode():
             while start < len(segments):
-                longest = len(segments[start].ids)
-                size = max(1, self.token_budget // longest)
+                size = max(1, self.token_budget // len(segments[start].ids))  # longest first: the batch's width
                 batch = segments[start : start + size]
                 start += len(batch)
-                input_ids = torch.full((len(batch), longest), pad_id, dtype=torch.long)
-                attention = torch.zeros((len(batch), longest), dtype=torch.long)
-                labels = torch.full((len(batch), longest), -100, dtype=torch.long)
-                for row, seg in enumerate(batch):
-                    length = len(seg.ids)
-                    input_ids[row, :length] = torch.tensor(seg.ids)
-                    attention[row, :length] = 1
-                    labels[row, seg.score_from : length] = input_ids[row, seg.score_from : length]
-                logits = model(input_ids=input_ids, attention_mask=attention).logits
-                # targets[t] is the token that position t predicts: no shifted copy of the (huge) logits, and
-                # the loss is taken one row at a time so only one row's log-softmax is alive at once.
-                targets = torch.full_like(labels, -100)
-                targets[:, :-1] = labels[:, 1:]
-                for row, seg in enumerate(batch):
-                    row_logits = logits[row] if logits.dtype == torch.float32 else logits[row].float()
-                    loss = torch.nn.functional.cross_entropy(row_logits, targets[row], reduction="sum")
-                    scored = int((targets[row] != -100).sum())
-                    nll[seg.text_index] += float(loss)
-                    count[seg.text_index] += scored
-                    self.tokens_scored += scored
-                    hook.advance(scored)
-                self.tokens_forwarded += int(attention.sum())
-                del logits
+                self._forward(lm.model, batch, pad_id, nll, count, hook)
 
         if store is not None:
             store.put_many(
