@@ -3,6 +3,7 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -178,40 +179,20 @@ def test_negative_sampling_and_steps(tmp_path: Path) -> None:
 
 
 def test_train_attribute_cli(tmp_path: Path) -> None:
-
     data = tmp_path / "identities.csv"
     _synthetic_identities().to_csv(data, index=False)
-    done = run_cli(
-        "train-attribute",
-        str(data),
-        "--label-columns",
-        "muslim",
-        "--steps",
-        "5",
-        "--negatives",
-        "10",
-        "--out",
-        str(tmp_path / "clf"),
-        "--quiet",
-    )
+
+    def train(out: str, *options: str) -> Any:
+        return run_cli(
+            "train-attribute", str(data), "--label-columns", "muslim", "--out", str(tmp_path / out), *options
+        )
+
+    done = train("clf", "--steps", "5", "--negatives", "10", "--quiet")
     assert done.returncode == 0, done.stderr
     assert "trained 5 steps on 41 texts (10 of 72 without a label)" in " ".join(done.stdout.split())
     assert MLPDetector(tmp_path / "clf").config["training"]["steps"] == 5
-    bad = run_cli(
-        "train-attribute", str(data), "--label-columns", "muslim", "--negatives", "some", "--out", str(tmp_path / "x")
-    )
+    bad = train("x", "--negatives", "some")
     assert bad.returncode == 2 and "'some' is neither a positive number nor 'all'" in " ".join(bad.stderr.split())
-    both = run_cli(
-        "train-attribute",
-        str(data),
-        "--label-columns",
-        "muslim",
-        "--steps",
-        "5",
-        "--epochs",
-        "1",
-        "--out",
-        str(tmp_path / "y"),
-    )
+    both = train("y", "--steps", "5", "--epochs", "1")
     assert both.returncode == 2 and "either steps or epochs" in " ".join((both.stdout + both.stderr).split())
     assert not (tmp_path / "y" / "model.safetensors").exists()

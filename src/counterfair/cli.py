@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from . import __version__
-from .console_view import audit_view, comparison_view, ctf_view, evaluate_view, feedback_view
+from .console_view import audit_view, comparison_view, ctf_view, evaluate_view, feedback_view, rating_view
 from .console_view import fmt as _fmt
 from .errors import CounterfairError
 from .text import MAX_TEXT_CHARS
@@ -957,19 +957,7 @@ def rate_consolidate(
     report = consolidate(RatingStore(directory), min_meaning=min_meaning)
     console.print(f"{report['good_pairs']} good pairs of {report['rated_pairs']} rated ({report['pairs']} in all)")
     console.print("Krippendorff's alpha: " + ", ".join(f"{k} {_fmt(v)}" for k, v in report["alpha"].items()))
-    table = Table(title="by method")
-    for column in ("method", "examples", "fluent", "no reference", "same label", "FAL & meaning 2+"):
-        table.add_column(column, justify="left" if column == "method" else "right")
-    for method, row in report["tables"]["by_method"].items():
-        table.add_row(
-            method,
-            str(row["examples"]),
-            _fmt(row["fluent"], 2),
-            _fmt(row["no_attribute_reference"], 2),
-            _fmt(row["same_label"], 2),
-            _fmt(row["fal_meaning_2plus"], 2),
-        )
-    console.print(table)
+    console.print(rating_view(report))
     console.print(f"wrote {directory / 'consolidated.csv'} and {directory / 'consolidation.json'}")
 
 

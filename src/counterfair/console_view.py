@@ -208,3 +208,14 @@ def feedback_view(summary: dict[str, Any]) -> Group:
             fmt(entry.get("mean_words"), 1),
         )
     return Group(table, f"mean words of the inputs: {fmt(summary['mean_words_by_step'].get('0'), 1)}")
+
+
+def rating_view(report: dict[str, Any]) -> Table:
+    """Paper 000's Table 3 from a consolidated rating project: per method, the shares of fluent, no attribute
+    reference, same label, and all three with meaning 2+."""
+    columns = ("method", "examples", "fluent", "no reference", "same label", "FAL & meaning 2+")
+    table = _table("by method", columns, ("method",))
+    keys = ("fluent", "no_attribute_reference", "same_label", "fal_meaning_2plus")
+    for method, row in report["tables"]["by_method"].items():
+        table.add_row(method, str(row["examples"]), *(fmt(row[k], 2) for k in keys))
+    return table
