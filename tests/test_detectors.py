@@ -142,6 +142,11 @@ def test_paper_schedule_defaults() -> None:
         _schedule(10, 2, 100, 32)
     with pytest.raises(ConfigError, match="at least 1"):
         _schedule(0, None, 100, 32)
+    # checked before the data is read: a file that does not exist is never reached
+    with pytest.raises(ConfigError, match="either steps or epochs"):
+        train_attribute_classifier("no-such-file.csv", "unused", label_columns=["muslim"], steps=5, epochs=1)
+    with pytest.raises(ConfigError, match="negatives must be 0 or more"):
+        train_attribute_classifier("no-such-file.csv", "unused", label_columns=["muslim"], negatives=-1)
 
 
 def test_batches_cycle_through_shuffled_passes() -> None:

@@ -181,11 +181,18 @@ def _read_training_frame(
     return [t or "" for t in texts], y, origin
 
 
-def _schedule(steps: int | None, epochs: int | None, train_rows: int, batch_size: int) -> tuple[int, dict[str, Any]]:
+def _check_schedule(steps: int | None, epochs: int | None, batch_size: int, negatives: int | None) -> None:
+    """The schedule's options, checked before any data is read or embedded."""
     if steps is not None and epochs is not None:
         raise ConfigError("give either steps or epochs, not both")
     if (steps is not None and steps < 1) or (epochs is not None and epochs < 1) or batch_size < 1:
         raise ConfigError("steps, epochs and batch size must be at least 1")
+    if negatives is not None and negatives < 0:
+        raise ConfigError(f"negatives must be 0 or more (None keeps all), got {negatives}")
+
+
+def _schedule(steps: int | None, epochs: int | None, train_rows: int, batch_size: int) -> tuple[int, dict[str, Any]]:
+    _check_schedule(steps, epochs, batch_size, None)
     per_epoch = max(1, math.ceil(train_rows / batch_size))
     if epochs is not None:
         return epochs * per_epoch, {"schedule": "epochs", "epochs": epochs}
@@ -221,6 +228,7 @@ def train_attribute_classifier(
     import torch
     from safetensors.torch import save_file
 
+    _check_schedule(steps, epochs, batch_size, negatives)
     texts, y_all, origin = _read_training_frame(source, text_column, label_columns)
     rng = np.random.default_rng(seed)
     rows, negative_info = _negative_sample(y_all, negatives, rng)
