@@ -47,6 +47,53 @@ def host_name(header: str) -> str:
     return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
 
 
+class _Pages:
+    """What the handlers share: the store, the templates, the session's CSRF token and the rating page."""
+
+    def __init__(self, store: RatingStore) -> None:
+        self.store = store
+        self.env = Environment(
+            loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=select_autoescape(["j2"])
+        )
+
+    def render(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        return HTMLResponse(self.env.get_template(name).render(**context), status_code=status)
+
+    @staticmethod
+    def csrf_of(request: Request) -> str:
+        session = request.session
+        if "csrf" not in session:
+            session["csrf"] = secrets.token_urlsafe(24)
+        return str(session["csrf"])
+
+    @staticmethod
+    def check_csrf(request: Request, value: str) -> bool:
+        expected = request.session.get("csrf")
+        origin = request.headers.get("origin")
+        if origin and origin != "null":
+            host = request.headers.get("host", "")
+            if origin.split("://", 1)[-1] != host:
+                return False
+        return bool(expected) and hmac.compare_digest(str(expected), value)
+
+    def page(self, request: Request, rater: str, *, error: str | None = None, status: int = 200) -> Response:
+        """The next pair this rater has not rated, or the done page."""
+        pair = self.store.next_pair(rater)
+        progress = self.store.progress(rater)
+        if pair is None:
+            return self.render("done.html.j2", status, rater=rater, progress=progress, csrf=self.csrf_of(request))
+        return self.render(
+            "rate.html.j2",
+            status,
+            rater=rater,
+            pair=pair,
+            progress=progress,
+            csrf=self.csrf_of(request),
+            diff_html=edit_html(pair["original"], pair["counterfactual"]),
+            error=error,
+        )
+
+
 def create_app(
     directory: str | Path,
     *,
@@ -56,29 +103,22 @@ def create_app(
 ) -> Any:
     """The app for the rating project in ``directory``; ``token`` (if given) is required on every request, and the
     Host header must be one of ``allowed_hosts`` (``None``: any, for a wildcard bind behind the token)."""
-    store = RatingStore(directory)
-    env = Environment(
-        loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=select_autoescape(["j2"])
-    )
     app = FastAPI(title="counterfair rating", docs_url=None, redoc_url=None, openapi_url=None)
+    pages = _Pages(RatingStore(directory))
+    _guard(app, token, allowed_hosts)
+    _sign_in_routes(app, pages)
+    _rating_routes(app, pages)
+    app.add_middleware(
+        SessionMiddleware,
+        secret_key=secret or secrets.token_urlsafe(32),
+        same_site="strict",
+        session_cookie="cf_session",
+    )
+    return app
 
-    def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
-        return HTMLResponse(env.get_template(name).render(**context), status_code=status)
 
-    def csrf_of(request: Request) -> str:
-        session = request.session
-        if "csrf" not in session:
-            session["csrf"] = secrets.token_urlsafe(24)
-        return str(session["csrf"])
-
-    def check_csrf(request: Request, value: str) -> bool:
-        expected = request.session.get("csrf")
-        origin = request.headers.get("origin")
-        if origin and origin != "null":
-            host = request.headers.get("host", "")
-            if origin.split("://", 1)[-1] != host:
-                return False
-        return bool(expected) and hmac.compare_digest(str(expected), value)
+def _guard(app: FastAPI, token: str | None, allowed_hosts: set[str] | None) -> None:
+    """The Host check, the access token and the security headers, on every answer (refusals too)."""
 
     async def guarded(request: Request, call_next: Any) -> Response:
         if allowed_hosts is not None and host_name(request.headers.get("host", "")) not in allowed_hosts:
@@ -95,9 +135,13 @@ def create_app(
 
     @app.middleware("http")
     async def secure(request: Request, call_next: Any) -> Response:
-        response = await guarded(request, call_next)  # every answer gets the headers, refusals too
+        response = await guarded(request, call_next)
         response.headers.update(SECURITY_HEADERS)
         return response
+
+
+def _sign_in_routes(app: FastAPI, pages: _Pages) -> None:
+    """The static files, the sign-in page, sign in (a passphrase per rater name) and sign out."""
 
     @app.get("/static/{name}")
     def static(name: str) -> Response:
@@ -110,53 +154,42 @@ def create_app(
     def home(request: Request) -> Response:
         if request.session.get("rater"):
             return RedirectResponse("/rate", status_code=303)
-        return render("login.html.j2", csrf=csrf_of(request), error=None)
+        return pages.render("login.html.j2", csrf=pages.csrf_of(request), error=None)
 
     @app.post("/login")
     def login(request: Request, rater: str = Form(...), passphrase: str = Form(""), csrf: str = Form(...)) -> Response:
         def refuse(status: int, error: str) -> Response:
-            return render("login.html.j2", status, csrf=csrf_of(request), error=error)
+            return pages.render("login.html.j2", status, csrf=pages.csrf_of(request), error=error)
 
-        if not check_csrf(request, csrf):
+        if not pages.check_csrf(request, csrf):
             return refuse(403, "The form expired; please try again.")
         name = " ".join(rater.split())[:64]
         if not name or name.startswith("llm:"):
             return refuse(400, "Please give a rater name.")
         if len(passphrase) < 4:
             return refuse(400, "Please give a passphrase of at least 4 characters.")
-        if not store.sign_in(name, passphrase):
+        if not pages.store.sign_in(name, passphrase):
             return refuse(403, "This rater name is taken and the passphrase does not match.")
         request.session["rater"] = name
         return RedirectResponse("/rate", status_code=303)
 
     @app.post("/logout")
     def logout(request: Request, csrf: str = Form(...)) -> Response:
-        if check_csrf(request, csrf):
+        if pages.check_csrf(request, csrf):
             request.session.clear()
         return RedirectResponse("/", status_code=303)
 
-    def page(request: Request, rater: str, *, error: str | None = None, status: int = 200) -> Response:
-        pair = store.next_pair(rater)
-        progress = store.progress(rater)
-        if pair is None:
-            return render("done.html.j2", status, rater=rater, progress=progress, csrf=csrf_of(request))
-        return render(
-            "rate.html.j2",
-            status,
-            rater=rater,
-            pair=pair,
-            progress=progress,
-            csrf=csrf_of(request),
-            diff_html=edit_html(pair["original"], pair["counterfactual"]),
-            error=error,
-        )
+
+def _rating_routes(app: FastAPI, pages: _Pages) -> None:
+    """The rating page, a rating (accepted only for the pair offered to this rater) and the progress API."""
+    store = pages.store
 
     @app.get("/rate", response_class=HTMLResponse)
     def rate_page(request: Request) -> Response:
         rater = request.session.get("rater")
         if not rater:
             return RedirectResponse("/", status_code=303)
-        return page(request, str(rater))
+        return pages.page(request, str(rater))
 
     @app.post("/rate")
     def rate(
@@ -172,34 +205,28 @@ def create_app(
         rater = request.session.get("rater")
         if not rater:
             return RedirectResponse("/", status_code=303)
-        if not check_csrf(request, csrf):
-            return page(
+        if not pages.check_csrf(request, csrf):
+            return pages.page(
                 request, str(rater), error="The form expired or came from elsewhere; nothing was saved.", status=403
             )
         offered = store.next_pair(str(rater))
         if offered is None or offered["pair_id"] != pair_id:
-            return page(request, str(rater), error="That pair was not offered to you; nothing was saved.", status=409)
+            return pages.page(
+                request, str(rater), error="That pair was not offered to you; nothing was saved.", status=409
+            )
         try:
             value = int(meaning)
         except ValueError:
-            return page(request, str(rater), error="Please choose a similarity of meaning (0-4).", status=400)
+            return pages.page(request, str(rater), error="Please choose a similarity of meaning (0-4).", status=400)
         try:
             store.add(Rating(pair_id, str(rater), fluent, reference, same_label, value, reject == "1"))
         except InputError as err:
-            return page(request, str(rater), error=f"Not saved: {err}", status=400)
+            return pages.page(request, str(rater), error=f"Not saved: {err}", status=400)
         return RedirectResponse("/rate", status_code=303)
 
     @app.get("/api/progress")
     def api_progress(request: Request) -> dict[str, int]:
         return store.progress(request.session.get("rater"))
-
-    app.add_middleware(
-        SessionMiddleware,
-        secret_key=secret or secrets.token_urlsafe(32),
-        same_site="strict",
-        session_cookie="cf_session",
-    )
-    return app
 
 
 def serve(
