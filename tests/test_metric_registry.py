@@ -68,6 +68,11 @@ def test_a_metric_that_returns_the_wrong_shape_fails_its_stage_not_the_run() -> 
     assert result.rows["status"].tolist() == ["partial", "partial"]
     assert result.rows["distance"].tolist() == [1, 1]  # the other metric is kept
     assert "short: stage failed (MetricError)" in result.rows["notes"].iloc[0]
+    from rich.console import Console
+
+    console = Console(record=True, width=200)
+    console.print(result)  # what a user printing the result sees: the failed stage too
+    assert "stage short failed: metric short: column 'short' has 1 values for 2 pairs" in console.export_text()
 
 
 def test_register_metric_refuses_what_it_cannot_compute(length_metric: cf.MetricCard) -> None:

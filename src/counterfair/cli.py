@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from . import __version__
-from .console_view import audit_view, comparison_view, ctf_view, evaluate_view, feedback_view, rating_view
+from .console_view import audit_view, comparison_view, ctf_view, evaluate_view, feedback_view, rating_view, stage_error
 from .console_view import fmt as _fmt
 from .errors import CounterfairError
 from .text import MAX_TEXT_CHARS
@@ -71,9 +71,9 @@ def sample_pairs_path() -> Path:
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
-    console.print(evaluate_view(summary))
+    console.print(evaluate_view(summary, errors=False))
     for error in summary.get("errors", []):
-        err_console.print(f"[red]stage {error['stage']} failed:[/red] {error['message']}")
+        err_console.print(stage_error(error))
 
 
 @app.command()

@@ -40,9 +40,9 @@ def frame_table(frame: Any, title: str) -> Table:
     return table
 
 
-def evaluate_view(summary: dict[str, Any]) -> Group:
-    """Counts by status, each metric's mean, CI, median and mean on flipped pairs, notices and skipped rows (the
-    stage errors are not here: the CLI prints them to stderr)."""
+def evaluate_view(summary: dict[str, Any], *, errors: bool = True) -> Group:
+    """Counts by status, each metric's mean, CI, median and mean on flipped pairs, notices, skipped rows and failed
+    stages (``errors=False`` leaves those out: the CLI prints them to stderr)."""
     counts = summary["counts"]
     status = ", ".join(f"{k} {v}" for k, v in sorted(counts["status"].items()))
     parts: list[Any] = [f"[bold]{counts['rows']}[/bold] rows, {counts['scored']} scored ({status})"]
@@ -68,7 +68,14 @@ def evaluate_view(summary: dict[str, Any]) -> Group:
         shown = ", ".join(f"row {s['row']} ({s['status']})" for s in skipped[:10])
         more = f" and {len(skipped) - 10} more" if len(skipped) > 10 else ""
         parts.append(f"[yellow]skipped {len(skipped)} rows:[/yellow] {shown}{more}")
+    if errors:
+        parts += [stage_error(error) for error in summary.get("errors", [])]
     return Group(*parts)
+
+
+def stage_error(error: dict[str, str]) -> str:
+    """One failed stage of an evaluation, as a line."""
+    return f"[red]stage {error['stage']} failed:[/red] {error['message']}"
 
 
 def audit_view(summary: dict[str, Any]) -> Group:
