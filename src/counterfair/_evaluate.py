@@ -423,13 +423,13 @@ def _text_stages(run: _Run, metrics: list[str], cf2_column: str | None) -> None:
             run.notices.append("diversity: the input has no second counterfactual column (gen_text_2)")
         elif valid:
             with run.stage("diversity"):
-                have = [i for i, r in enumerate(valid) if (run.cf2s[r] or "").strip()]
+                have = [i for i, second in enumerate(texts.second) if (second or "").strip()]
                 for i in sorted(set(range(len(valid))) - set(have)):
                     rows.notes[valid[i]].append("diversity: no second counterfactual")
                 tokens_cf, tokens_orig = texts.tokens("counterfactuals"), texts.tokens("originals")
                 raw, norm = F.diversity(
                     [tokens_cf[i] for i in have],
-                    tokenize_batch([run.cf2s[valid[i]] or "" for i in have]),
+                    tokenize_batch([texts.second[i] or "" for i in have]),
                     [len(tokens_orig[i]) for i in have],
                 )
                 rows.column("diversity")[[valid[i] for i in have]] = raw
