@@ -1,4 +1,5 @@
-"""The CLI's outputs before and after a refactoring: the demo audit, a CTF run and the CEval-format evaluate demo.
+"""The CLI's outputs before and after a refactoring: the demo audit, a CTF run, the CEval-format evaluate demo, a
+feedback run (an external editor made from the demo texts) and a generate run (word lists and identity swaps).
 
     python benchmarks/before_after.py --out DIR                       # run the three commands into DIR
     python benchmarks/before_after.py --out NEW --reference OLD       # ... and compare with an earlier DIR
@@ -13,6 +14,7 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -20,20 +22,64 @@ import pandas as pd
 
 RESULTS = Path(__file__).resolve().parent / "results" / "before_after.json"
 DEMO = Path(__file__).resolve().parents[1] / "src" / "counterfair" / "resources" / "demo_audit.csv"
-VOLATILE = {"timing_s", "seconds", "seconds_this_run", "candidates_per_s_this_run", "source", "path"}
+VOLATILE = {
+    "timing_s",
+    "seconds",
+    "seconds_this_run",
+    "candidates_per_s_this_run",
+    "seconds_per_text",
+    "source",
+    "path",
+}
+EDITS = Path(tempfile.gettempdir()) / "counterfair-before-after-edits.csv"  # one path: it is part of the run identity
 RUNS = {
     "audit": (["audit", "--demo"], ("pairs.csv",)),
     "ctf": (["ctf", str(DEMO)], ("pairs.csv",)),
     "evaluate": (["evaluate", "--demo", "--metrics", "flip,prob_change,distance,diversity,bleu"], ("rows.csv",)),
+    "feedback": (
+        [
+            "feedback",
+            str(DEMO),
+            "--editor",
+            "external:{edits}",
+            "--classifier",
+            "profanity-check",
+            "--steps",
+            "2",
+            "--ppl-model",
+            "none",
+        ],
+        ("steps.csv",),
+    ),
+    "generate": (
+        ["generate", str(DEMO), "--methods", "ablation,substitution,swap", "--attribute", "lgbq"],
+        ("counterfactuals.csv", "candidates.csv"),
+    ),
 }
 
 
+def _edits(out: Path) -> Path:
+    """The feedback run's external editor: each demo text gets two rewrites (a word dropped, the text in capitals),
+    and the shortened text gets one of its own, so step 2 has something to edit."""
+    texts = pd.read_csv(DEMO)["text"]
+    rows = [{"orig_text": t, "gen_text": " ".join(t.split()[1:]), "gen_text_2": t.upper()} for t in texts]
+    rows += [{"orig_text": " ".join(t.split()[1:]), "gen_text": t.replace(".", "!"), "gen_text_2": None} for t in texts]
+    pd.DataFrame(rows).to_csv(EDITS, index=False)
+    return EDITS
+
+
 def run_all(out: Path) -> None:
+    edits = _edits(out)
     for name, (argv, _) in RUNS.items():
+        argv = [a.replace("{edits}", str(edits)) for a in argv]
         cmd = [sys.executable, "-m", "counterfair.cli", *argv, "--out", str(out / name), "-q"]
         done = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise SystemExit(f"{name} failed:\n{done.stderr[-3000:]}")
+
+
+def _same_file(old: str, new: str) -> bool:
+    return "/" in old and Path(old).name == Path(new).name and Path(old).parent.name == Path(new).parent.name
 
 
 def _walk(old: Any, new: Any, where: str, out: list[str]) -> None:
@@ -48,6 +94,8 @@ def _walk(old: Any, new: Any, where: str, out: list[str]) -> None:
     elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
         for i, (a, b) in enumerate(zip(old, new, strict=True)):
             _walk(a, b, f"{where}[{i}]", out)
+    elif isinstance(old, str) and isinstance(new, str) and old != new and _same_file(old, new):
+        return  # the same input file in two checkouts
     elif old != new and not (isinstance(old, float) and isinstance(new, float) and abs(old - new) < 1e-12):
         out.append(f"{where}: {str(old)[:80]} -> {str(new)[:80]}")
 
@@ -61,7 +109,7 @@ def compare(reference: Path, out: Path) -> dict[str, Any]:
             new = pd.read_csv(out / name / table, dtype=str, keep_default_na=False)
             for column in sorted(set(old.columns) ^ set(new.columns)):
                 diffs.append(f"{table}: column {column} {'added' if column in new else 'removed'}")
-            common = [c for c in old.columns if c in new.columns]
+            common = [c for c in old.columns if c in new.columns and c not in VOLATILE]
             if len(old) != len(new):
                 diffs.append(f"{table}: {len(old)} rows -> {len(new)} rows")
             else:
@@ -69,9 +117,11 @@ def compare(reference: Path, out: Path) -> dict[str, Any]:
                     changed = int((old[column] != new[column]).sum())
                     if changed:
                         diffs.append(f"{table}: column {column}: {changed} of {len(old)} cells differ")
-        old_summary = json.loads((reference / name / "summary.json").read_text())
-        new_summary = json.loads((out / name / "summary.json").read_text())
-        _walk(old_summary, new_summary, "summary", diffs)
+        for doc in ("summary.json", "run.json"):
+            if (reference / name / doc).exists() or (out / name / doc).exists():
+                old_doc = json.loads((reference / name / doc).read_text())
+                new_doc = json.loads((out / name / doc).read_text())
+                _walk(old_doc, new_doc, doc.removesuffix(".json"), diffs)
         report[name] = diffs
         print(f"{name}: {len(diffs)} differences")
         for line in diffs[:40]:
