@@ -53,7 +53,8 @@ from counterfair.attributes import load_attribute
 from counterfair.editors.filters import best
 from counterfair.editors.llm_rewrite import LLMRewriteEditor
 from counterfair.io import write_json
-from counterfair.llm.llamacpp import LlamaCppLLM, default_threads
+from counterfair.llm.base import default_threads
+from counterfair.llm.llamacpp import LlamaCppLLM
 from counterfair.llm.openai_http import OpenAIHTTPLLM
 from counterfair.models import get_model_info
 from llm_gpu_server import free_port, wait_until_healthy

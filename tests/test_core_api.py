@@ -67,18 +67,18 @@ def test_generate_with_editor_objects() -> None:
 
 
 def test_generate_reads_a_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import counterfair._generate as gen_module
+    import counterfair.io as io_module  # the one input reader, read_texts, reads through io.read_table
 
     path = tmp_path / "texts.csv"
     pd.DataFrame({"text": TEXTS}).to_csv(path, index=False)
     reads: list[str] = []
-    real = gen_module.read_table
+    real = io_module.read_table
 
     def counting(source: object, **kwargs: object) -> pd.DataFrame:
         reads.append(str(source))
         return real(source, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(gen_module, "read_table", counting)
+    monkeypatch.setattr(io_module, "read_table", counting)
     records = cf.generate(str(path), ["substitution", cf.editors.Ablation("islam")], attribute="islam")
     assert reads == [str(path)]  # once, for the method names and the editor object alike
     assert {(r.editor, r.text) for r in records if r.status == "ok"} == {

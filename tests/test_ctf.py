@@ -7,8 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from counterfair._ctf import PAIR_COLUMNS, ctf_gap, ctf_report, run_ctf, text_gaps
+from counterfair._ctf import PAIR_COLUMNS, ctf_report, run_ctf
 from counterfair.errors import InputError
+from counterfair.metrics.fairness import ctf_gap, text_gaps
 
 
 def test_paper_001_worked_example() -> None:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from counterfair.classifiers import as_classifier
-from counterfair.editors.registry import EDITORS, EditorContext, build_editor
+from counterfair.editors.registry import EditorContext, build_editor, editor_names
 from counterfair.errors import ConfigError
 from counterfair.records import Candidate
 
@@ -65,7 +65,7 @@ def _context(tmp_path: Path) -> tuple[EditorContext, str]:
     return context, str(external)
 
 
-@pytest.mark.parametrize("name", list(EDITORS))
+@pytest.mark.parametrize("name", list(editor_names()))
 def test_every_registered_editor_keeps_the_contract(name: str, tmp_path: Path) -> None:
     context, external = _context(tmp_path)
     editor = build_editor(f"external:{external}" if name == "external" else name, context)

@@ -116,7 +116,8 @@ def test_openai_http_nothing_listening() -> None:
 
 
 def test_llamacpp_threads_default_to_the_usable_cores(monkeypatch: pytest.MonkeyPatch) -> None:
-    from counterfair.llm.llamacpp import LlamaCppLLM, default_threads
+    from counterfair.llm.base import default_threads
+    from counterfair.llm.llamacpp import LlamaCppLLM
 
     monkeypatch.delenv("COUNTERFAIR_LLM_THREADS", raising=False)
     assert LlamaCppLLM().n_threads == len(os.sched_getaffinity(0))

@@ -33,36 +33,31 @@ import pandas as pd
 
 from . import __version__
 from ._ctf import ctf_report
-from ._generate import SAMPLED_METHODS, GenerateOptions, generate_frame, normalize_methods, run_generate
+from ._generate import GenerateOptions, generate_frame, is_sampled, normalize_methods, run_generate
 from .attributes import is_swap_attribute, known_attributes, load_attribute, load_identity_set
 from .checkpoint import JsonlCheckpoint
 from .classifiers import CachedClassifier, load_classifier
 from .classifiers.labels import checked_positive_index, positive_index
+from .editors.registry import default_editors, editor_spec
 from .errors import ConfigError, InputError
 from .io import (
-    cell_text,
     input_sha256,
     missing_as_nan,
     nan_to_none,
-    read_table,
-    require_columns,
-    row_ids,
+    read_texts,
     write_json,
     write_table,
 )
-from .metrics.functional import bootstrap_ci, score_flipped
+from .metrics.fairness import with_scores
+from .metrics.functional import bootstrap_ci
 from .placebo import identity_effects, load_placebo, placebo_texts
 from .progress import NullProgress, ProgressHook
-from .records import make_options, params_hash
+from .records import make_options
 from .results import AuditResult
-from .runs import claim_run_dir, holds_run_dir, prepare_out_dir
+from .runs import claim_run_dir, fingerprint, holds_run_dir, knob, prepare_out_dir, run_identity
+from .summaries import AuditSummary
 from .text import MAX_TEXT_CHARS
 
-DEFAULT_METHODS = ("ablation", "substitution", "swap")
-
-# Measured on 2 CPU cores (benchmarks/results): seconds per input text, used for the up-front estimate (llm:
-# audit_speed.json, 8.8 s with the 1.5B model and parallel sampling).
-SECONDS_PER_TEXT = {"ablation": 0.02, "substitution": 0.02, "swap": 0.05, "llm": 9.0}
 SECONDS_FIXED = 25.0  # loading spaCy, MiniLM and the classifier
 
 
@@ -73,9 +68,9 @@ def demo_path() -> Path:
 
 @dataclass
 class AuditOptions:
-    classifier: str = "profanity-check"
+    classifier: str = knob("profanity-check")  # the classifier's own identity joins the run's (claim_run_dir)
     attributes: list[str] | None = None  # None: every built-in attribute the texts reference
-    methods: list[str] = field(default_factory=lambda: list(DEFAULT_METHODS))
+    methods: list[str] = field(default_factory=lambda: list(default_editors("audit")))
     text_column: str = "text"
     id_column: str | None = None
     threshold: float = 0.5
@@ -85,29 +80,30 @@ class AuditOptions:
     llm: str = "llamacpp:qwen2.5-coder-1.5b-instruct"
     samples: int = 16
     max_attempts: int = 5
-    llm_parallel: int | None = None  # llama.cpp sequences decoded together (None: 16; 1: one after another)
-    llm_concurrency: int | None = None  # requests in flight to an LLM server (None: 32)
+    llm_parallel: int | None = knob(None)  # llama.cpp sequences decoded together (None: 16; 1: one after another)
+    llm_concurrency: int | None = knob(None)  # requests in flight to an LLM server (None: 32)
     detector: str = "keyword"
     seed: int = 0
-    bootstrap: int = 2000
-    top_examples: int = 12
+    bootstrap: int = knob(2000)  # resamples of the intervals (not part of the run's identity, as before)
+    top_examples: int = knob(12)
     only_good: str | None = None  # a consolidated rating project: keep only the pairs its raters judged good
     placebo: str | None = "en"  # matched non-identity swaps (counterfair.placebo): "en", a file, or None
     max_text_chars: int = MAX_TEXT_CHARS  # longer texts are not edited (status skipped:too_long; 0: no limit)
     encoding: str = "utf-8"  # of the input file (a byte-order mark overrides it)
 
     def __post_init__(self) -> None:
-        self.methods = normalize_methods(self.methods)
+        self.methods = normalize_methods(self.methods, "audit")
         if not 0.0 < self.threshold < 1.0:
             raise ConfigError(f"threshold must be in (0, 1), got {self.threshold}")
 
 
 def estimate_seconds(counts: dict[str, int], identity_texts: int, methods: list[str]) -> float:
-    """A rough up-front estimate of the audit's wall time on 2 CPU cores."""
+    """A rough up-front estimate of the audit's wall time on 2 CPU cores, from each editor's seconds per text
+    (:class:`~counterfair.editors.registry.EditorSpec`)."""
     total = SECONDS_FIXED
     for method in methods:
-        n = identity_texts if method == "swap" else sum(counts.values())
-        total += SECONDS_PER_TEXT[method] * n
+        spec = editor_spec(method)
+        total += spec.seconds_per_text * (identity_texts if spec.identity_texts else sum(counts.values()))
     return total
 
 
@@ -137,13 +133,9 @@ class ScoreCache:
 
 
 def _read_texts(source: Any, opts: AuditOptions) -> tuple[pd.DataFrame, str]:
-    origin = str(source) if not isinstance(source, pd.DataFrame) else "DataFrame"
-    frame = read_table(source, encoding=opts.encoding)
-    wanted = {opts.text_column: "--text-column"} | ({opts.id_column: "--id-column"} if opts.id_column else {})
-    require_columns(frame, wanted, origin=origin)
-    texts = [cell_text(v) or "" for v in frame[opts.text_column].tolist()]
-    ids = row_ids(frame, opts.id_column, origin=origin)
-    return pd.DataFrame({"id": ids, "text": texts}), origin
+    """The audit's input (:func:`~counterfair.io.read_texts`) as a table of ids and texts, and its origin."""
+    read = read_texts(source, text_column=opts.text_column, id_column=opts.id_column, encoding=opts.encoding)
+    return pd.DataFrame({"id": read.ids, "text": read.filled()}), read.origin
 
 
 def attribute_matcher(name: str) -> Any:
@@ -226,13 +218,12 @@ def audit(
     ``datasets.Dataset`` or a file) against ``classifier`` (anything :func:`as_classifier` takes). ``options`` are
     :class:`AuditOptions`'s fields (``attributes``, ``methods``, ``threshold``, ``identities``, ``seed``, ...)."""
     from .classifiers import as_classifier
-    from .io import as_frame
 
     clf = as_classifier(classifier)
     opts = make_options(AuditOptions, {"classifier": clf.spec, **options})
     hook = progress or NullProgress()
     started = time.perf_counter()
-    frame, origin = _read_texts(as_frame(texts, text_column=opts.text_column), opts)
+    frame, origin = _read_texts(texts, opts)
     pairs, summary = audit_core(
         frame,
         opts,
@@ -265,8 +256,8 @@ def run_audit(
 ) -> dict[str, Any]:
     """The shell: run the audit into ``out_dir`` (resumable) and build its report; returns the summary.
 
-    ``rules`` (:mod:`counterfair.gate`) add ``summary["gate"]``; ``baseline`` (another audit's run directory or
-    pairs.csv, or a classifier spec that scores this audit's pairs) adds ``summary["comparison"]``
+    ``rules`` (:mod:`counterfair.gate`) add the summary's ``gate``; ``baseline`` (another audit's run directory or
+    pairs.csv, or a classifier spec that scores this audit's pairs) adds its ``comparison``
     (:mod:`counterfair.compare`). Neither is part of the run's identity: a rerun with other rules resumes."""
     from .gate import parse_rule
 
@@ -283,9 +274,8 @@ def run_audit(
     input_hash = input_sha256(source, texts)
     clf = classifier if classifier is not None else load_classifier(opts.classifier)  # checked before any work
     checked_positive_index(clf, texts[0], opts.positive_label)  # 3 labels need --positive-label: said before any work
-    speed = ("top_examples", "bootstrap", "classifier", "llm_parallel", "llm_concurrency")  # not part of the result
-    identifying = {k: v for k, v in asdict(opts).items() if k not in speed}
-    run_id = {"options_fingerprint": params_hash(identifying), "input_sha256": input_hash}
+    identifying = run_identity(opts)
+    run_id = {"options_fingerprint": fingerprint(identifying), "input_sha256": input_hash}
     extra = {"options": {**identifying, "classifier": clf.spec}, "input": origin}
     claim_run_dir(target, run_id, extra, what="audit", classifier=clf)
     cache = ScoreCache(target / "scores.jsonl", clf)
@@ -299,7 +289,9 @@ def run_audit(
         score=lambda texts: cache.score(texts, hook),
         started=started,
     )
-    summary.update(judged(pairs, opts, rules=rules, baseline=baseline, spec=clf.spec, effects=summary.get("placebo")))
+    placebo = AuditSummary.from_dict(summary).placebo
+    effects = placebo.to_dict() if placebo is not None else None
+    summary.update(judged(pairs, opts, rules=rules, baseline=baseline, spec=clf.spec, effects=effects))
     write_table(pairs, target / "pairs.csv")
     write_json(summary, target / "summary.json")
     from .report import build_report
@@ -469,28 +461,9 @@ def _swap_sets(attributes: set[str], identity_set: Any) -> dict[str, Any]:
     return out
 
 
-def with_scores(pairs: pd.DataFrame, score: dict[str, float], threshold: float) -> pd.DataFrame:
-    """``pairs`` with the score columns from ``score`` (text -> the positive label's probability): both scores,
-    ``diff``, ``flipped`` and ``status`` (a NaN from the classifier keeps the pair, marked, out of aggregates), and
-    for rows with a placebo its score and change. One definition for the audit and for re-scored pair sets."""
-    out = pairs.copy()
-    out["score_orig"] = pd.Series([score[t] for t in out["source_text"]], index=out.index, dtype=float)
-    out["score_cf"] = pd.Series([score[t] for t in out["cf_text"]], index=out.index, dtype=float)
-    out["diff"] = out["score_cf"] - out["score_orig"]
-    scored = out["diff"].notna()
-    flipped = pd.Series(score_flipped(out["score_orig"], out["score_cf"], threshold), index=out.index)
-    out["flipped"] = flipped.astype(object).where(scored, np.nan)
-    out["status"] = np.where(scored, "ok", "partial:classifier_returned_nan")
-    if "placebo_text" in out.columns:
-        placebo = [t if isinstance(t, str) and t else None for t in out["placebo_text"]]
-        out["score_placebo"] = pd.Series([score[t] if t else np.nan for t in placebo], index=out.index, dtype=float)
-        out["diff_placebo"] = out["score_placebo"] - out["score_orig"]
-    return out
-
-
 def _validity(generated: dict[str, Any], rated: int, rows: list[dict[str, Any]], opts: AuditOptions) -> dict[str, Any]:
     """How many of the candidate pairs count: identity occurrences the guard kept, rated pairs the raters kept."""
-    swap = (generated["identity"].summary["signatures"].get("swap") or {}) if "identity" in generated else {}
+    swap = (generated["identity"].typed_summary.signatures.get("swap") or {}) if "identity" in generated else {}
     found, blocked = int(swap.get("identity_occurrences", 0)), int(swap.get("guard_blocked", 0))
     kept_rated = len([r for r in rows if r["method"] != "swap"])
     return {
@@ -594,7 +567,7 @@ def _summary(
         str(name): _swap_ctf(part, opts) for name, part in (swap.groupby("attribute") if not swap.empty else [])
     }
     ctf = ctf_by_attribute.get("identity")
-    signatures = {name: r.summary["signatures"] for name, r in generated.items()}
+    signatures = {name: r.typed_summary.signatures for name, r in generated.items()}
     return {
         "counterfair_version": __version__,
         "command": "audit",
@@ -654,7 +627,7 @@ def _group_entry(name: str, method: str, result: Any, pairs: pd.DataFrame, opts:
         "pairs": len(mine_pairs),
         "pairs_without_score": len(all_pairs) - len(mine_pairs),
         "filter_pass_rate": (
-            float(cands["passed"].mean()) if cands is not None and len(cands) and method in SAMPLED_METHODS else None
+            float(cands["passed"].mean()) if cands is not None and len(cands) and is_sampled(method) else None
         ),
         "score_change": _mean_ci(diff, opts),
         "mean_abs_change": float(np.abs(diff).mean()) if diff.size else None,

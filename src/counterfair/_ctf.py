@@ -12,8 +12,6 @@ by direction. Every figure carries a bootstrap confidence interval over texts (o
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .classifiers.labels import binary_labels, positive_index
+from .metrics.fairness import gap_summary
 from .metrics.functional import bootstrap_ci
 from .runs import holds_run_dir
 
@@ -43,49 +42,6 @@ PAIR_COLUMNS = [
 ]
 
 
-def ctf_gap(score_orig: Sequence[float] | np.ndarray, scores_cf: Sequence[Sequence[float]]) -> float:
-    """Mean over texts of the mean absolute score change over that text's counterfactuals.
-
-    Texts without counterfactuals do not count. Raises ``ValueError`` when no text has one.
-    """
-    gaps = text_gaps(score_orig, scores_cf)
-    finite = gaps[np.isfinite(gaps)]
-    if finite.size == 0:
-        raise ValueError("no text has a counterfactual: the CTF gap is undefined")
-    return float(finite.mean())
-
-
-def text_gaps(score_orig: Sequence[float] | np.ndarray, scores_cf: Sequence[Sequence[float]]) -> np.ndarray:
-    """Per-text gap (NaN for a text with no counterfactual)."""
-    orig = np.asarray(score_orig, dtype=float)
-    if len(orig) != len(scores_cf):
-        raise ValueError("score_orig and scores_cf differ in length")
-    return np.array(
-        [
-            np.abs(np.asarray(cf, dtype=float) - o).mean() if len(cf) else math.nan
-            for o, cf in zip(orig, scores_cf, strict=True)
-        ]
-    )
-
-
-def _gap_summary(pairs: pd.DataFrame, *, seed: int, n_resamples: int) -> dict[str, Any]:
-    if pairs.empty:
-        return {"ctf_gap": None, "texts": 0, "pairs": 0, "ci_low": None, "ci_high": None}
-    by_text = pairs.groupby("input_id", sort=False)
-    score_orig = by_text["score_orig"].first().to_numpy(dtype=float)
-    scores_cf = [group.tolist() for _, group in by_text["score_cf"]]
-    per_text = text_gaps(score_orig, scores_cf)  # the one definition of the CTF gap, above
-    low, high = bootstrap_ci(per_text, n_resamples=n_resamples, seed=seed)
-    return {
-        "ctf_gap": ctf_gap(score_orig, scores_cf),
-        "texts": int(per_text.size),
-        "pairs": len(pairs),
-        "ci_low": low,
-        "ci_high": high,
-        "mean_signed_change": float(pairs["diff"].mean()),
-    }
-
-
 def ctf_report(pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2000, min_pairs: int = 1) -> dict[str, Any]:
     """CTF gap overall and broken down, from a pairs table with :data:`PAIR_COLUMNS`.
 
@@ -94,24 +50,24 @@ def ctf_report(pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2000, m
     missing = [c for c in PAIR_COLUMNS if c not in pairs.columns]
     if missing:
         raise ValueError(f"pairs table lacks columns {missing}")
-    report: dict[str, Any] = _gap_summary(pairs, seed=seed, n_resamples=n_resamples)
+    report: dict[str, Any] = gap_summary(pairs, seed=seed, n_resamples=n_resamples)
     labels = pairs["label"]
     report["by_label"] = {
-        "nontoxic": _gap_summary(pairs[labels == 0], seed=seed, n_resamples=n_resamples),
-        "toxic": _gap_summary(pairs[labels == 1], seed=seed, n_resamples=n_resamples),
+        "nontoxic": gap_summary(pairs[labels == 0], seed=seed, n_resamples=n_resamples),
+        "toxic": gap_summary(pairs[labels == 1], seed=seed, n_resamples=n_resamples),
     }
     report["by_split"] = {}
     for split in ("train", "heldout"):
         within = pairs[(pairs["source_split"] == split) & (pairs["target_split"] == split)]
-        entry = _gap_summary(within, seed=seed, n_resamples=n_resamples)
+        entry = gap_summary(within, seed=seed, n_resamples=n_resamples)
         entry["by_label"] = {
-            "nontoxic": _gap_summary(within[within["label"] == 0], seed=seed, n_resamples=n_resamples),
-            "toxic": _gap_summary(within[within["label"] == 1], seed=seed, n_resamples=n_resamples),
+            "nontoxic": gap_summary(within[within["label"] == 0], seed=seed, n_resamples=n_resamples),
+            "toxic": gap_summary(within[within["label"] == 1], seed=seed, n_resamples=n_resamples),
         }
         report["by_split"][split] = entry
     per_term = {}
     for term, group in pairs.groupby("source_term", sort=True):
-        per_term[str(term)] = _gap_summary(group, seed=seed, n_resamples=n_resamples)
+        per_term[str(term)] = gap_summary(group, seed=seed, n_resamples=n_resamples)
     report["by_source_term"] = per_term
     per_pair = []
     for (source, target), group in pairs.groupby(["source_term", "target_term"], sort=True):
@@ -148,6 +104,24 @@ def ctf(texts: Any, classifier: Any = "profanity-check", **options: Any) -> CTFR
     return CTFResult(pairs, summary)
 
 
+@dataclass
+class CTFOptions:
+    """The options of :func:`ctf_core` (the keyword arguments of :func:`ctf` and :func:`run_ctf`) as the run's
+    identity; in alphabetical order, as ``run.json`` has always listed them."""
+
+    encoding: str = "utf-8"
+    grammar: bool = True
+    guard: str | None = "spacy"
+    id_column: str | None = None
+    identities: Any = None
+    label_column: str | None = None
+    max_text_chars: int = MAX_TEXT_CHARS
+    n_resamples: int = 2000
+    positive_label: str | None = None
+    seed: int = 0
+    text_column: str = "text"
+
+
 @holds_run_dir
 def run_ctf(
     source: Any,
@@ -158,27 +132,19 @@ def run_ctf(
     **options: Any,
 ) -> dict[str, Any]:
     """The shell: check ``out_dir`` first, run :func:`ctf_core`, write ``pairs.csv`` and ``summary.json``."""
-    import inspect
-    from dataclasses import asdict
-
     from .classifiers import as_classifier
-    from .io import as_frame, input_sha256, row_strings, write_json, write_table
-    from .records import params_hash
-    from .runs import claim_run_dir, prepare_out_dir
+    from .io import input_sha256, read_texts, row_strings, write_json, write_table
+    from .records import make_options
+    from .runs import claim_run_dir, fingerprint, prepare_out_dir, run_identity
 
     target = prepare_out_dir(out_dir)  # before any work
+    opts = make_options(CTFOptions, options)  # every effective option, so a refusal can name the one that differs
     clf = as_classifier(classifier)
     origin = str(source) if isinstance(source, str | Path) else "DataFrame"
-    frame = as_frame(source, text_column=options.get("text_column", "text"), encoding=options.get("encoding", "utf-8"))
-    defaults = {
-        name: param.default
-        for name, param in inspect.signature(ctf_core).parameters.items()
-        if param.kind is param.KEYWORD_ONLY and name not in ("progress", "origin")
-    }
-    given = {**defaults, **options}  # every effective option, so a refusal can name the one that differs
-    identifying = {k: (asdict(v) if hasattr(v, "__dataclass_fields__") else v) for k, v in sorted(given.items())}
+    frame = read_texts(source, text_column=opts.text_column, encoding=opts.encoding).frame
+    identifying = run_identity(opts)
     rows = row_strings(frame)
-    run_id = {"options_fingerprint": params_hash(identifying), "input_sha256": input_sha256(source, rows)}
+    run_id = {"options_fingerprint": fingerprint(identifying), "input_sha256": input_sha256(source, rows)}
     extra = {"options": identifying, "input": origin}
     pairs, summary = ctf_core(frame, clf, progress=progress, origin=origin, **options)
     # claimed after the input proved valid, before anything is written
@@ -280,18 +246,16 @@ def _ctf_input(
     encoding: str,
     max_text_chars: int,
 ) -> _CTFInput:
-    from .io import as_frame, cell_text, require_columns, row_ids
+    from .io import read_texts
     from .text import skip_reason
 
-    frame = as_frame(source, text_column=text_column, encoding=encoding)
-    wanted = {text_column: "--text-column"} | ({label_column: "--label-column"} if label_column else {})
-    wanted |= {id_column: "--id-column"} if id_column else {}
-    require_columns(frame, wanted, origin=origin)
-    texts = [cell_text(v) or "" for v in frame[text_column].tolist()]
-    reasons = {i: r for i, t in enumerate(texts) if (r := skip_reason(t, max_text_chars)) not in (None, "empty_text")}
-    return _CTFInput(
-        texts, row_ids(frame, id_column, origin=origin), list(binary_labels(frame, label_column, origin)), reasons
+    labels = {label_column: "--label-column"} if label_column else {}
+    read = read_texts(
+        source, text_column=text_column, id_column=id_column, columns=labels, encoding=encoding, origin=origin
     )
+    texts = read.filled()
+    reasons = {i: r for i, t in enumerate(texts) if (r := skip_reason(t, max_text_chars)) not in (None, "empty_text")}
+    return _CTFInput(texts, read.ids, list(binary_labels(read.frame, label_column, origin)), reasons)
 
 
 def _swap_set(identities: Any) -> tuple[Any, list[tuple[str, str]]]:

@@ -28,14 +28,13 @@ from . import __version__
 from .classifiers import DEFAULT_CLASSIFIER, CachedClassifier, load_classifier
 from .errors import ConfigError, CounterfairError, InputError, MetricError
 from .io import (
+    TextInput,
     cell_text,
     file_sha256,
     input_sha256,
     missing_as_nan,
     nan_to_none,
-    read_table,
-    require_columns,
-    row_ids,
+    read_texts,
     row_strings,
     write_json,
     write_table,
@@ -43,9 +42,9 @@ from .io import (
 from .metrics import functional as F
 from .metrics.cards import CARDS, MetricCard, PairTexts, resolve_metrics
 from .progress import NullProgress, ProgressHook
-from .records import params_hash
 from .results import TableResult
-from .runs import claim_run_dir, holds_run_dir, prepare_out_dir
+from .runs import claim_run_dir, fingerprint, holds_run_dir, knob, prepare_out_dir, run_identity
+from .summaries import EvaluationSummary
 from .text import tokenize_batch, tokenizer_signature
 
 CEVAL_COLUMNS = ("orig_text", "gen_text", "gen_text_2")
@@ -62,9 +61,13 @@ class EvaluateOptions:
     cf2_column: str | None = None  # None: use "gen_text_2" when the file has it
     id_column: str | None = None
     group_column: str | None = None
-    context_column: str | None = None  # two-input classifiers: the input left unchanged (NLI: the other sentence)
-    revised_input: str = "first"  # first | second: which classifier input the text/counterfactual columns are
-    target_column: str | None = None  # the label each counterfactual aims at; prob_change is measured on it
+    # options added after runs existed (later=True): at their default they stay out of the identity, so those runs
+    # still resume. context_column: two-input classifiers' input left unchanged (NLI: the other sentence);
+    # revised_input: first | second, which classifier input the text/counterfactual columns are; target_column: the
+    # label each counterfactual aims at (prob_change is measured on it)
+    context_column: str | None = field(default=None, metadata={"later": True})
+    revised_input: str = field(default="first", metadata={"later": True})
+    target_column: str | None = field(default=None, metadata={"later": True})
     missing_markers: tuple[str, ...] = ("-1",)  # CEval writes -1 where a method produced nothing
     threshold: float | None = None
     contrast_rule: str = "second"
@@ -72,21 +75,21 @@ class EvaluateOptions:
     ppl_window: int = 1024
     ppl_stride: int = 512
     ppl_max_tokens: int = 8192
-    ppl_token_budget: int = 1024
+    ppl_token_budget: int = knob(1024)
     ppl_dtype: str = "float32"
     bertscore_model: str = "all-minilm-l6-v2"
     judge_llm: str = "llamacpp:qwen2.5-coder-1.5b-instruct"  # text_quality's judge
-    batch_size: int = 64
+    batch_size: int = knob(64)
     bootstrap: int = 2000
     confidence: float = 0.95
     seed: int = 0
     fmt: str | None = None
     encoding: str = "utf-8"
-    engine: str = "local"  # local | ray: where perplexity and BERTScore batches run
-    address: str | None = None  # a Ray cluster (default: start a local one)
+    engine: str = knob("local")  # local | ray: where perplexity and BERTScore batches run
+    address: str | None = knob(None)  # a Ray cluster (default: start a local one)
     engine_batch: int = 128  # texts per batch sent to a Ray worker
 
-    metrics_explicit: bool = field(init=False, default=False)
+    metrics_explicit: bool = field(init=False, default=False, metadata={"identity": False})
 
     def __post_init__(self) -> None:
         self.metrics_explicit = self.metrics is not None
@@ -112,17 +115,23 @@ class EvaluationResult(TableResult):
     summary: dict[str, Any]
     out_dir: Path | None = None
 
+    _summary_type = EvaluationSummary
+
+    @property
+    def typed_summary(self) -> EvaluationSummary:
+        return EvaluationSummary.from_dict(self.summary)
+
     @property
     def metrics(self) -> pd.DataFrame:
-        table = {name: entry["all"] for name, entry in self.summary["metrics"].items()}
+        table = {name: entry.all.to_dict() for name, entry in (self.typed_summary.metrics or {}).items()}
         return pd.DataFrame.from_dict(table, orient="index").rename_axis("metric")
 
     @property
     def by_group(self) -> pd.DataFrame:
         rows = [
             {"metric": name, "group": group, **values}
-            for name, entry in self.summary["metrics"].items()
-            for group, values in (entry.get("groups") or {}).items()
+            for name, entry in (self.typed_summary.metrics or {}).items()
+            for group, values in entry.groups.items()
         ]
         return pd.DataFrame(rows).set_index(["group", "metric"]) if rows else pd.DataFrame()
 
@@ -135,9 +144,9 @@ class EvaluationResult(TableResult):
     def _repr_html_(self) -> str:
         from .results import html_view
 
-        counts = self.summary["counts"]
-        line = f"{counts['rows']} pairs, {counts['scored']} scored; status: " + ", ".join(
-            f"{k} {v}" for k, v in sorted(counts["status"].items())
+        counts = self.typed_summary.counts
+        line = f"{counts.rows} pairs, {counts.scored} scored; status: " + ", ".join(
+            f"{k} {v}" for k, v in sorted(counts.status.items())
         )
         return html_view("counterfair evaluation", [line], [("metrics", self.metrics), ("by group", self.by_group)], [])
 
@@ -216,27 +225,25 @@ def _texts(frame: pd.DataFrame, column: str | None, markers: Sequence[str]) -> l
     return out
 
 
-def _resolve_columns(frame: pd.DataFrame, opts: EvaluateOptions, origin: str) -> str | None:
-    wanted = {opts.text_column: "--text-column", opts.cf_column: "--cf-column"}
+def _read_pairs(source: Any, opts: EvaluateOptions) -> tuple[TextInput, str | None]:
+    """The pairs (:func:`~counterfair.io.read_texts`, every column an option names checked) and the second
+    counterfactual's column (``--cf2-column``, else ``gen_text_2`` when the table has it)."""
+    columns = {opts.cf_column: "--cf-column"}
     for extra, option in (
-        (opts.id_column, "--id-column"),
         (opts.group_column, "--group-column"),
         (opts.context_column, "--context-column"),
         (opts.target_column, "--target-column"),
+        (opts.cf2_column, "--cf2-column"),
     ):
         if extra is not None:
-            wanted[extra] = option
+            columns[extra] = option
+    read = read_texts(
+        source, text_column=opts.text_column, id_column=opts.id_column, columns=columns, encoding=opts.encoding,
+        fmt=opts.fmt,
+    )  # fmt: skip
     if opts.cf2_column is not None:
-        wanted[opts.cf2_column] = "--cf2-column"
-    require_columns(frame, wanted, origin=origin)
-    if opts.cf2_column is not None:
-        return opts.cf2_column
-    return "gen_text_2" if "gen_text_2" in frame.columns else None
-
-
-_PERFORMANCE = {"batch_size", "engine", "address", "ppl_token_budget", "metrics_explicit"}
-# Options added after runs existed: at their default they stay out of the identity, so those runs still resume.
-_LATER_DEFAULTS = {"context_column": None, "revised_input": "first", "target_column": None}
+        return read, opts.cf2_column
+    return read, "gen_text_2" if "gen_text_2" in read.frame.columns else None
 
 
 def _claim(
@@ -250,14 +257,10 @@ def _claim(
 ) -> None:
     """The run directory's identity: options (not the performance knobs), input, and the classifier's identity when a
     metric uses it; a rerun that differs is refused, naming what differs (the rule of every command)."""
-    identifying = {
-        k: v
-        for k, v in asdict(opts).items()
-        if k not in _PERFORMANCE and not (k in _LATER_DEFAULTS and v == _LATER_DEFAULTS[k])
-    }
+    identifying = run_identity(opts)
     rows = row_strings(frame)
     run_id: dict[str, Any] = {
-        "options_fingerprint": params_hash(identifying),
+        "options_fingerprint": fingerprint(identifying),
         "input_sha256": input_sha256(source, rows),
     }
     extra: dict[str, Any] = {"options": identifying, "input": origin}
@@ -291,12 +294,11 @@ def evaluate_pairs(
     metrics = list(opts.metrics or [])
     if out_dir is not None:
         prepare_out_dir(out_dir)  # before any work: a bad --out is found now, not after the metrics
-    origin = str(source) if not isinstance(source, pd.DataFrame) else "DataFrame"
-    frame = read_table(source, fmt=opts.fmt, encoding=opts.encoding)
-    cf2_column = _resolve_columns(frame, opts, origin)
+    read, cf2_column = _read_pairs(source, opts)
+    frame, origin = read.frame, read.origin
     if "diversity" in metrics and cf2_column is None and opts.metrics_explicit:
         raise ConfigError(f"{origin}: diversity needs a second counterfactual column (gen_text_2, or set --cf2-column)")
-    ids = row_ids(frame, opts.id_column, origin=origin) if opts.id_column else None
+    ids = read.ids if opts.id_column else None
     if out_dir is not None:
         _claim(Path(out_dir), source, frame, opts, classifier, origin, metrics)
     run = _start(frame, opts, cf2_column, metrics, progress or NullProgress())

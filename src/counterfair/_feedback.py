@@ -40,30 +40,25 @@ from .classifiers import CachedClassifier, load_classifier
 from .editors.base import EditorBase
 from .errors import ConfigError
 from .io import (
-    cell_text,
     input_sha256,
     missing_as_nan,
     nan_to_none,
-    read_table,
-    require_columns,
-    row_ids,
+    read_texts,
     write_json,
     write_table,
 )
 from .metrics.functional import contrast_labels, flipped_one
 from .progress import NullProgress, ProgressHook
-from .records import params_hash
 from .results import TableResult
-from .runs import claim_run_dir, holds_run_dir, prepare_out_dir
+from .runs import claim_run_dir, fingerprint, holds_run_dir, knob, prepare_out_dir, run_identity
+from .summaries import FeedbackSummary
 from .text import MAX_TEXT_CHARS, skip_reason, tokenize_batch, word_distance
-
-EDITORS = ("synonym", "mask_fill", "llm_flip", "llm_flip_loop", "external")
 
 
 @dataclass
 class FeedbackOptions:
     editor: str = "synonym"
-    classifier: str = "imdb-sentiment"
+    classifier: str = knob("imdb-sentiment")  # the classifier's own identity joins the run's (claim_run_dir)
     steps: int = 5
     text_column: str = "text"
     llm: str = "llamacpp:qwen2.5-coder-1.5b-instruct"
@@ -82,8 +77,10 @@ class FeedbackOptions:
             raise ConfigError("steps must be at least 1")
         if self.ppl_steps not in ("all", "ends"):
             raise ConfigError(f"ppl_steps must be 'all' or 'ends', not {self.ppl_steps!r}")
-        if self.editor.split(":", 1)[0] not in EDITORS:
-            raise ConfigError(f"unknown editor {self.editor!r}; use one of {', '.join(EDITORS)} (external:PATH)")
+        from .editors.registry import editor_forms, editor_names
+
+        if self.editor.split(":", 1)[0] not in editor_names("feedback"):
+            raise ConfigError(f"unknown editor {self.editor!r}; use one of {', '.join(editor_forms('feedback'))}")
 
 
 def build_editor(options: FeedbackOptions, classifier: CachedClassifier) -> EditorBase:
@@ -133,9 +130,9 @@ def run_feedback(
     clf = classifier if classifier is not None else load_classifier(opts.classifier)
     ed = editor if editor is not None else build_editor(opts, clf)
     target = Path(out_dir)
-    identifying = {k: v for k, v in asdict(opts).items() if k != "classifier"}
-    fingerprint = {"options": identifying, "editor": ed.name, "editor_params": ed.params()}
-    run_id = {"options_fingerprint": params_hash(fingerprint), "input_sha256": input_sha256(source, texts)}
+    identifying = run_identity(opts)
+    options_fingerprint = fingerprint(identifying, editor=ed.name, editor_params=ed.params())
+    run_id = {"options_fingerprint": options_fingerprint, "input_sha256": input_sha256(source, texts)}
     extra = {"options": {**identifying, "classifier": clf.spec}, "input": origin}
     claim_run_dir(target, run_id, extra, what="feedback run", classifier=clf)
     checkpoint = JsonlCheckpoint(target / ".work" / "done.jsonl", key=lambda r: int(r["text_id"]))
@@ -172,18 +169,11 @@ def feedback(
 
 
 def _read_texts(source: Any, opts: FeedbackOptions) -> tuple[str, list[str], list[str]]:
-    from .io import as_frame
-
-    origin = str(source) if isinstance(source, str | Path) else "DataFrame"
-    if isinstance(source, str | Path):
-        frame = read_table(source, encoding=opts.encoding)
-    else:
-        frame = as_frame(source, text_column=opts.text_column)
-    wanted = {opts.text_column: "--text-column"} | ({opts.id_column: "--id-column"} if opts.id_column else {})
-    require_columns(frame, wanted, origin=origin)
-    ids = row_ids(frame, opts.id_column, origin=origin)
-    texts = [cell_text(v) or "" for v in frame[opts.text_column].tolist()]
-    return origin, ids[: opts.limit or None], texts[: opts.limit or None]
+    """Feedback's input (:func:`~counterfair.io.read_texts`): its origin, the row ids, the texts ("" when empty)."""
+    read = read_texts(
+        source, text_column=opts.text_column, id_column=opts.id_column, encoding=opts.encoding, limit=opts.limit
+    )
+    return read.origin, read.ids, read.filled()
 
 
 def feedback_core(
@@ -224,27 +214,34 @@ class FeedbackResult(TableResult):
     _table_file = "steps.csv"
 
     _view = "feedback_view"
+    _summary_type = FeedbackSummary
 
     def __init__(self, steps: pd.DataFrame, summary: dict[str, Any]) -> None:
         self.steps = steps
         self.summary = summary
+
+    @property
+    def typed_summary(self) -> FeedbackSummary:
+        return FeedbackSummary.from_dict(self.summary)
 
     def _table(self) -> pd.DataFrame:
         return self.steps
 
     @property
     def by_step(self) -> pd.DataFrame:
-        return pd.DataFrame.from_dict(self.summary["steps"], orient="index").rename_axis("step")
+        steps = {k: v.to_dict() for k, v in (self.typed_summary.steps or {}).items()}
+        return pd.DataFrame.from_dict(steps, orient="index").rename_axis("step")
 
     @property
-    def inconsistency(self) -> dict[str, float]:
-        return dict(self.summary["inconsistency"])
+    def inconsistency(self) -> dict[str, float | None]:
+        return dict(self.typed_summary.inconsistency)
 
     def _repr_html_(self) -> str:
         from .results import html_view
 
         inc = ", ".join(f"{k} {v:.2f}" for k, v in self.inconsistency.items() if isinstance(v, float))
-        lines = [f"editor {self.summary['editor']['name']} on {self.summary['classifier']['spec']}; {inc}"]
+        s = self.typed_summary
+        lines = [f"editor {s.editor.name} on {s.classifier.spec}; {inc}"]
         return html_view("counterfair feedback", lines, [("by step", self.by_step)], [])
 
 
@@ -318,6 +315,28 @@ def _add_perplexities(table: pd.DataFrame, opts: FeedbackOptions, applications: 
             table.loc[ok, column] = result.perplexity
 
 
+def _step_entry(part: pd.DataFrame, n_texts: int) -> dict[str, Any]:
+    """One feedback step's means over the texts edited at that step (paper 002's @k figures)."""
+
+    def mean(column: str, *, any_value: bool = False) -> float | None:
+        if not len(part) or (any_value and not part[column].notna().any()):
+            return None
+        return float(part[column].mean())
+
+    return {
+        "texts": len(part),
+        "minimality": mean("distance"),
+        "minimality_norm": mean("distance_norm"),
+        "flip_rate": mean("flipped"),
+        "flip_rate_all_texts": float(part["flipped"].sum() / n_texts) if n_texts else None,
+        "probability": mean("p_target"),
+        "ppl_base": mean("ppl_base", any_value=True),
+        "ppl_fine": mean("ppl_fine", any_value=True),
+        "seconds_per_text": mean("seconds_per_text"),
+        "mean_words": mean("words", any_value=True),
+    }
+
+
 def _summary(
     table: pd.DataFrame,
     n_texts: int,
@@ -341,21 +360,7 @@ def _summary(
     )
     table = table.reindex(columns=[*table.columns, *(c for c in step_columns if c not in table.columns)])
     ok = table[table["status"] == "ok"] if not table.empty else table  # a run where no text got an edit: no columns
-    per_step: dict[str, Any] = {}
-    for step in range(1, applications + 1):
-        part = ok[ok["step"] == step]
-        per_step[str(step)] = {
-            "texts": len(part),
-            "minimality": float(part["distance"].mean()) if len(part) else None,
-            "minimality_norm": float(part["distance_norm"].mean()) if len(part) else None,
-            "flip_rate": float(part["flipped"].mean()) if len(part) else None,
-            "flip_rate_all_texts": float(part["flipped"].sum() / n_texts) if n_texts else None,
-            "probability": float(part["p_target"].mean()) if len(part) else None,
-            "ppl_base": float(part["ppl_base"].mean()) if len(part) and part["ppl_base"].notna().any() else None,
-            "ppl_fine": float(part["ppl_fine"].mean()) if len(part) and part["ppl_fine"].notna().any() else None,
-            "seconds_per_text": float(part["seconds_per_text"].mean()) if len(part) else None,
-            "mean_words": float(part["words"].mean()) if len(part) and part["words"].notna().any() else None,
-        }
+    per_step = {str(step): _step_entry(ok[ok["step"] == step], n_texts) for step in range(1, applications + 1)}
     first = ok[ok["step"] == 1] if not ok.empty else ok
     # paper 002 App. D: how the texts' length drifts as the editor is fed its own output (step 0: the inputs)
     length = {"0": float(first["words_before"].mean()) if len(first) and first["words_before"].notna().any() else None}

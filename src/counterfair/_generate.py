@@ -33,13 +33,11 @@ from .attributes import Attribute, load_attribute
 from .checkpoint import JsonlCheckpoint, MemorySink
 from .editors.base import EditorBase
 from .editors.filters import CandidateFilter, FilterConfig, Verdict, best
+from .editors.registry import default_editors, editor_names, editor_spec
 from .errors import ConfigError, LLMInputsFailed
 from .io import (
-    cell_text,
     input_sha256,
-    read_table,
-    require_columns,
-    row_ids,
+    read_texts,
     write_csv_chunks,
     write_json,
     write_table,
@@ -47,34 +45,39 @@ from .io import (
 from .metrics.bertscore import BERTScoreScorer
 from .metrics.functional import summarize
 from .progress import NullProgress, ProgressHook
-from .records import Candidate, Counterfactual, make_status, params_hash
-from .runs import claim_run_dir, holds_run_dir, prepare_out_dir
+from .records import Candidate, Counterfactual, make_status
+from .runs import claim_run_dir, fingerprint, holds_run_dir, knob, prepare_out_dir, run_identity
+from .summaries import GenerateSummary
 from .text import MAX_TEXT_CHARS, printable, skip_reason
 
-METHODS = ("ablation", "substitution", "swap", "llm", "polyjuice")
-DEFAULT_METHODS = ("ablation", "substitution", "swap", "llm")  # polyjuice needs weights that do not ship
-SAMPLED_METHODS = ("llm", "polyjuice")  # sampled from a language model: filtered, ranked, up to max_attempts
 
-
-def normalize_methods(methods: Sequence[str]) -> list[str]:
-    """Lower-cased, known, in the canonical order; an unknown or empty list is an error naming the known ones."""
+def normalize_methods(methods: Sequence[str], command: str = "generate") -> list[str]:
+    """Lower-cased, offered by ``command`` (:mod:`counterfair.editors.registry`), in the registry's order; an unknown
+    or empty list is an error naming the known ones."""
+    known = editor_names(command)
     wanted = [m.strip().lower() for m in methods if m.strip()]
-    unknown = [m for m in wanted if m not in METHODS]
+    unknown = [m for m in wanted if m not in known]
     if unknown or not wanted:
-        raise ConfigError(f"unknown method(s) {unknown or wanted}; known methods: {', '.join(METHODS)}")
-    return [m for m in METHODS if m in wanted]
+        raise ConfigError(f"unknown method(s) {unknown or wanted}; known methods: {', '.join(known)}")
+    return [m for m in known if m in wanted]
+
+
+def is_sampled(method: str) -> bool:
+    """Sampled from a language model: filtered, ranked, up to max_attempts."""
+    return editor_spec(method).sampled
 
 
 @dataclass
 class GenerateOptions:
     attribute: str = "islam"
-    methods: list[str] = field(default_factory=lambda: list(DEFAULT_METHODS))
+    methods: list[str] = field(default_factory=lambda: list(default_editors("generate")))
     text_column: str = "text"
     id_column: str | None = None
     identities: str | None = None
     guard: str | None = "spacy"
     llm: str = "llamacpp:qwen2.5-coder-1.5b-instruct"
-    polyjuice_model: str = "uw-hai/polyjuice"  # a causal LM directory or hub id trained on Polyjuice's format
+    # a causal LM directory or hub id trained on Polyjuice's format (part of the identity of runs that use it)
+    polyjuice_model: str = field(default="uw-hai/polyjuice", metadata={"applies": lambda o: "polyjuice" in o.methods})
     prompt_style: str = "turns"
     instruction: str | None = None
     samples: int = 16
@@ -86,19 +89,21 @@ class GenerateOptions:
     max_attribute_prob: float = 0.5
     detector: str = "keyword"
     seed: int = 0
-    reuse_prefix: bool = True
-    n_ctx: int = 4096
-    chunk: int = 64
-    llm_chunk: int = 4  # texts per LLM call (their samples decode together); checkpointed per chunk
-    llm_parallel: int | None = None  # llama.cpp sequences decoded together (None: 16; 1: one after another)
-    llm_concurrency: int | None = None  # requests in flight to an LLM server (None: 32)
-    engine: str = "local"  # local | ray: where LLM rewriting runs (one Generator, so one LLM, per Ray actor)
-    address: str | None = None
+    reuse_prefix: bool = knob(True)
+    n_ctx: int = knob(4096)
+    chunk: int = knob(64)
+    llm_chunk: int = knob(4)  # texts per LLM call (their samples decode together); checkpointed per chunk
+    llm_parallel: int | None = knob(None)  # llama.cpp sequences decoded together (None: 16; 1: one after another)
+    llm_concurrency: int | None = knob(None)  # requests in flight to an LLM server (None: 32)
+    engine: str = knob("local")  # local | ray: where LLM rewriting runs (one Generator, so one LLM, per Ray actor)
+    address: str | None = knob(None)
     score_methods: list[str] | None = None  # methods whose candidates get BLEU/BERTScore/attribute verdicts (None: all)
     fmt: str | None = None
     encoding: str = "utf-8"
     max_text_chars: int = MAX_TEXT_CHARS  # longer inputs get skipped:too_long (0: no limit)
-    language: str = "en"  # en | fr | de: built-in packs, default identity set, BERTScore encoder
+    # en | fr | de: built-in packs, default identity set, BERTScore encoder (English runs keep the identity they had
+    # before languages existed)
+    language: str = field(default="en", metadata={"later": True})
 
     def __post_init__(self) -> None:
         from .languages import get_language
@@ -115,22 +120,8 @@ class GenerateOptions:
             raise ConfigError(f"max_text_chars must be 0 (no limit) or positive, got {self.max_text_chars}")
 
     def fingerprint(self) -> str:
-        """What must match for a rerun to resume (everything but performance knobs)."""
-        ignore = {
-            "chunk",
-            "llm_chunk",
-            "llm_parallel",
-            "llm_concurrency",
-            "reuse_prefix",
-            "n_ctx",
-            "engine",
-            "address",
-        }  # performance knobs: changing them keeps the run resumable
-        if self.language == "en":
-            ignore.add("language")  # English runs keep the fingerprint they had before languages existed
-        if "polyjuice" not in self.methods:
-            ignore.add("polyjuice_model")  # likewise runs without the polyjuice method
-        return params_hash({k: v for k, v in asdict(self).items() if k not in ignore})
+        """What must match for a rerun to resume (:func:`~counterfair.runs.run_identity`)."""
+        return fingerprint(run_identity(self))
 
 
 # the columns of candidates.csv, in order (one row per candidate, see _candidate_row)
@@ -157,6 +148,11 @@ class GenerateResult:
         self.counterfactuals = counterfactuals
         self.summary = summary
         self._candidates: pd.DataFrame | None = candidates
+
+    @property
+    def typed_summary(self) -> GenerateSummary:
+        """The summary as a typed record (:mod:`counterfair.summaries`)."""
+        return GenerateSummary.from_dict(self.summary)
 
     @property
     def candidates(self) -> pd.DataFrame:
@@ -253,7 +249,8 @@ class Generator:
 
     def samples_per_text(self, method: str) -> int:
         """Generations per text and attempt of a sampled method (what its progress bar counts)."""
-        return self.opts.samples if method == "llm" else int(getattr(self.editor(method), "n", 16))
+        option = editor_spec(method).samples_option
+        return int(getattr(self.opts, option)) if option else int(getattr(self.editor(method), "n", 16))
 
     def editor(self, method: str) -> EditorBase:
         if method not in self._editors:
@@ -477,11 +474,10 @@ class Generator:
             if method == "swap":
                 out[method]["guard_blocked"] = (occurrences or {}).get("blocked", 0)
                 out[method]["identity_occurrences"] = (occurrences or {}).get("found", 0)
-        if "llm" in opts.methods or opts.detector == "llm":
-            out["llm"] = self.llm.info()
-        if "polyjuice" in opts.methods:
-            out["polyjuice_lm"] = self.polyjuice_lm.info()
-        if any(opts.score_methods is None or m in opts.score_methods or m in SAMPLED_METHODS for m in opts.methods):
+        models = (["llm"] if opts.detector == "llm" else []) + [editor_spec(m).lm for m in opts.methods]
+        for lm in dict.fromkeys(m for m in models if m):  # the language models the methods (or the detector) use
+            out[lm] = getattr(self, lm).info()
+        if any(opts.score_methods is None or m in opts.score_methods or is_sampled(m) for m in opts.methods):
             out["filter"] = asdict(self.filter.config)
             if self.filter.detector is not None:
                 out["detector"] = self.filter.detector.info()
@@ -555,16 +551,15 @@ class _StoredResults:
             scored = opts.score_methods is None or self.method in opts.score_methods
             # v2: swap records carry their identity-term counts
             params: dict[str, Any] = {"editor": editor.params_hash(), "seed": opts.seed, "scored": scored, "v": 2}
-            if scored or self.method in SAMPLED_METHODS:
+            if scored or is_sampled(self.method):
                 filt = self.gen.filter
                 params |= {
                     "filter": asdict(filt.config),
                     "detector": filt.detector.info() if filt.detector is not None else None,
                 }
-            if self.method == "llm":
-                params |= {"max_attempts": opts.max_attempts, "llm": self.gen.llm.info()}
-            if self.method == "polyjuice":
-                params |= {"max_attempts": opts.max_attempts, "lm": self.gen.polyjuice_lm.info()}
+            spec = editor_spec(self.method)
+            if spec.lm is not None:
+                params |= {"max_attempts": opts.max_attempts, spec.lm_key or spec.lm: getattr(self.gen, spec.lm).info()}
             self.params = params
         return self.params
 
@@ -681,20 +676,12 @@ def _generate_read(
     return GenerateResult(None, counterfactuals, summary, candidates=candidates)
 
 
-def _read_input(source: str | Path | pd.DataFrame, opts: GenerateOptions) -> tuple[str, list[str], list[str | None]]:
-    from .io import as_frame
-
-    is_file = isinstance(source, str | Path)
-    origin = str(source) if is_file else "DataFrame"
-    if is_file:
-        frame = read_table(source, fmt=opts.fmt, encoding=opts.encoding)
-    else:
-        frame = as_frame(source, text_column=opts.text_column)
-    wanted = {opts.text_column: "--text-column"}
-    if opts.id_column:
-        wanted[opts.id_column] = "--id-column"
-    require_columns(frame, wanted, origin=origin)
-    return origin, row_ids(frame, opts.id_column, origin=origin), [cell_text(v) for v in frame[opts.text_column]]
+def _read_input(source: Any, opts: GenerateOptions) -> tuple[str, list[str], list[str | None]]:
+    """Generate's input (:func:`~counterfair.io.read_texts`): its origin, the row ids, the texts (None: empty)."""
+    read = read_texts(
+        source, text_column=opts.text_column, id_column=opts.id_column, encoding=opts.encoding, fmt=opts.fmt
+    )
+    return read.origin, read.ids, read.texts
 
 
 def generate(
@@ -776,7 +763,7 @@ def _generate_into(
     for method in opts.methods:
         todo = [i for i in range(len(texts)) if (method, i) not in sink.done]
         distributed = method == "llm" and opts.engine != "local"  # Polyjuice runs here even with --engine ray
-        by_samples = method in SAMPLED_METHODS and not distributed  # its bar counts samples (16 per text)
+        by_samples = is_sampled(method) and not distributed  # its bar counts samples (16 per text)
         unit = gen.samples_per_text(method) if by_samples else 1
         hook.start("llm samples" if by_samples else method, len(todo) * unit)
         t0 = time.perf_counter()
@@ -789,7 +776,7 @@ def _generate_into(
         if distributed:
             _run_llm_distributed(opts, gen, stored, sink, rows, ids, texts, hook)
             rows = []
-        size = opts.llm_chunk if method in SAMPLED_METHODS else opts.chunk
+        size = opts.llm_chunk if is_sampled(method) else opts.chunk
         for start in range(0, len(rows), size):
             chunk = rows[start : start + size]
             chunk_texts = [texts[i] or "" for i in chunk]
@@ -822,7 +809,7 @@ def _chunk_records(
     by_position = {k: stored.record(v, method, chunk[k], ids[chunk[k]], chunk_texts[k]) for k, v in hits.items()}
     missing = [k for k in range(len(chunk)) if k not in hits]
     if missing:
-        if method in SAMPLED_METHODS:
+        if is_sampled(method):
             try:
                 fresh = gen.run_llm_many(
                     [chunk[k] for k in missing],

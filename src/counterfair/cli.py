@@ -13,12 +13,27 @@ from rich.markup import escape
 from rich.table import Table
 
 from . import __version__
-from .console_view import audit_view, comparison_view, ctf_view, evaluate_view, feedback_view, rating_view, stage_error
+from .console_view import (
+    audit_view,
+    comparison_view,
+    ctf_view,
+    evaluate_view,
+    feedback_view,
+    generate_view,
+    rating_view,
+    stage_error,
+)
 from .console_view import fmt as _fmt
+from .editors.registry import default_editors, editors_help
 from .errors import CounterfairError
+from .plugins import load_plugins
+from .summaries import AuditSummary, EvaluationSummary
 from .text import MAX_TEXT_CHARS
 
-DEFAULT_AUDIT_METHODS = ("ablation", "substitution", "swap")
+try:
+    load_plugins()  # before the commands are built: their help lists what plugins register
+except CounterfairError as _plugin_error:
+    sys.exit(f"error: {_plugin_error}")
 
 app = typer.Typer(
     name="counterfair",
@@ -71,8 +86,9 @@ def sample_pairs_path() -> Path:
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
-    console.print(evaluate_view(summary, errors=False))
-    for error in summary.get("errors", []):
+    s = EvaluationSummary.from_dict(summary)
+    console.print(evaluate_view(s, errors=False))
+    for error in s.errors:
         err_console.print(stage_error(error))
 
 
@@ -92,9 +108,9 @@ def audit(
             "gender, names and nationality add their swaps; `counterfair attributes list` shows them all."
         ),
     ] = None,
-    methods: Annotated[
-        str, typer.Option(help="Comma-separated: ablation, substitution, swap, llm (llm: ~9 s per text on 2 cores).")
-    ] = ",".join(DEFAULT_AUDIT_METHODS),
+    methods: Annotated[str, typer.Option(help="Comma-separated: " + editors_help("audit"))] = ",".join(
+        default_editors("audit")
+    ),
     text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
     id_column: Annotated[str | None, typer.Option(help="Column with unique ids.")] = None,
     threshold: Annotated[float, typer.Option(help="Score threshold for flips.")] = 0.5,
@@ -183,9 +199,10 @@ def audit(
             rules=_listed(given["fail_if"]),
             baseline=str(given["baseline"]) if given["baseline"] else None,
         )
-    console.print(audit_view(summary))
-    console.print(f"done in {summary['timing_s']['total'] / 60:.1f} min; report: {target / 'report.html'}")
-    code = _finish_gate(summary["gate"], given["junit"]) if "gate" in summary else 0
+    s = AuditSummary.from_dict(summary)
+    console.print(audit_view(s))
+    console.print(f"done in {s.timing_s['total'] / 60:.1f} min; report: {target / 'report.html'}")
+    code = _finish_gate(s.gate.to_dict(), given["junit"]) if s.gate is not None else 0
     if given["log_to"]:
         from .tracking import log_audit
 
@@ -427,7 +444,7 @@ def evaluate(
             comparison = evaluate_methods(parse_method_files(pairs), options, out_dir=out, progress=progress)
         console.print(comparison)
         console.print(f"wrote {out / 'comparison.csv'}, {out / 'distance_matrix.csv'} and {out / 'report.html'}")
-        if comparison.summary["errors"]:
+        if comparison.typed_summary.errors:
             raise typer.Exit(code=1)
         return
     source = sample_pairs_path() if demo else Path(pairs[0]) if pairs else None
@@ -439,7 +456,7 @@ def evaluate(
 
     build_evaluation_report(out)
     console.print(f"wrote {out / 'rows.csv'}, {out / 'summary.json'} and {out / 'report.html'}")
-    if result.summary["errors"]:
+    if result.typed_summary.errors:
         raise typer.Exit(code=1)
 
 
@@ -449,13 +466,9 @@ def generate(
     attribute: Annotated[
         str, typer.Option(help="islam, judaism, lgbq, transgender, or a YAML/JSON word-list file.")
     ] = "islam",
-    methods: Annotated[
-        str,
-        typer.Option(
-            help="Comma-separated: ablation, substitution, swap, llm; polyjuice (Polyjuice-style control-code "
-            "generation; needs --polyjuice-model) only when named."
-        ),
-    ] = ("ablation,substitution,swap,llm"),
+    methods: Annotated[str, typer.Option(help="Comma-separated: " + editors_help("generate"))] = ",".join(
+        default_editors("generate")
+    ),
     out: Annotated[Path, typer.Option("--out", "-o", help="Run directory (a rerun with it resumes).")] = Path(
         "counterfair-generate"
     ),
@@ -524,19 +537,7 @@ def generate(
     )
     with RichProgress(enabled=not quiet) as progress:
         result = run_generate(data, out, options, progress=progress)
-    table = Table(title=f"counterfactuals ({options.attribute})")
-    for column in ("method", "inputs", "with counterfactual", "still referencing", "BLEU", "BERTScore F1"):
-        table.add_column(column, justify="left" if column == "method" else "right")
-    for method, entry in result.summary["methods"].items():
-        table.add_row(
-            method,
-            str(entry["inputs"]),
-            _fmt(entry["share_with_counterfactual"], 2),
-            _fmt(entry["share_still_referencing"], 2),
-            _fmt(entry["bleu"]["mean"]),
-            _fmt(entry["bertscore_f1"]["mean"]),
-        )
-    console.print(table)
+    console.print(generate_view(result.summary, options.attribute))
     console.print(f"wrote {out / 'counterfactuals.csv'}, {out / 'candidates.csv'} and {out / 'summary.json'}")
 
 
@@ -992,9 +993,7 @@ def rate_judge(
 @app.command()
 def feedback(
     data: Annotated[Path, typer.Argument(help="Texts to edit (CSV/TSV/JSONL/JSON/Parquet).")],
-    editor: Annotated[
-        str, typer.Option(help="synonym, mask_fill, llm_flip, llm_flip_loop or external:PATH.")
-    ] = "synonym",
+    editor: Annotated[str, typer.Option(help=editors_help("feedback"))] = "synonym",
     classifier: Annotated[str, typer.Option(help="Classifier the editor tries to flip.")] = "imdb-sentiment",
     steps: Annotated[int, typer.Option(help="Feedback steps n (the editor runs n + 1 times; inc@1..inc@n).")] = 5,
     out: Annotated[Path, typer.Option("--out", "-o", help="Directory for steps.csv and summary.json.")] = Path(
@@ -1039,6 +1038,7 @@ def feedback_ttest(
 
     from ._feedback import paired_inc_test
     from .errors import InputError
+    from .summaries import FeedbackSummary, command_of
 
     summaries = []
     for run in (run_a, run_b):
@@ -1046,10 +1046,11 @@ def feedback_ttest(
         if not path.exists():
             raise InputError(f"{run}: no summary.json (give a feedback run directory)")
         summary = json.loads(path.read_text(encoding="utf-8"))
-        if summary.get("command") != "feedback":
+        if command_of(summary) != "feedback":
             raise InputError(f"{path}: not a feedback run's summary")
         summaries.append(summary)
-    ks = [k] if k else sorted({int(x) for s in summaries for x in s["inconsistency_by_text"]})
+    typed_runs = [FeedbackSummary.from_dict(s) for s in summaries]
+    ks = [k] if k else sorted({int(x) for s in typed_runs for x in s.inconsistency_by_text})
     table = Table(title=f"inc@k: A = {run_a}, B = {run_b} (paired t-test over common texts)")
     for column in ("k", "texts", "mean A", "mean B", "t", "p"):
         table.add_column(column, justify="right")

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
+from .metrics.fairness import with_scores
 from .metrics.functional import bootstrap_ci
 
 KEYS = ["method", "attribute", "input_id", "cf_text"]
@@ -49,7 +50,6 @@ def rescore_pairs(
     pairs: pd.DataFrame, classifier: Any, *, threshold: float = 0.5, positive_label: str | None = None
 ) -> pd.DataFrame:
     """The same pairs (counterfactual and placebo texts unchanged) with ``classifier``'s scores."""
-    from ._audit import with_scores
     from .classifiers import as_classifier
     from .classifiers.labels import positive_index
 

@@ -8,10 +8,23 @@ directory's ``summary.json`` holds), never from the pairs table.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Group
 from rich.table import Table
+
+from .summaries import (
+    AuditSummary,
+    CTFSummary,
+    EvaluationSummary,
+    FeedbackSummary,
+    GapReport,
+    GenerateSummary,
+    Record,
+    StageError,
+    typed,
+)
 
 
 def fmt(value: Any, digits: int = 3) -> str:
@@ -40,103 +53,103 @@ def frame_table(frame: Any, title: str) -> Table:
     return table
 
 
-def evaluate_view(summary: dict[str, Any], *, errors: bool = True) -> Group:
+def evaluate_view(summary: dict[str, Any] | Record, *, errors: bool = True) -> Group:
     """Counts by status, each metric's mean, CI, median and mean on flipped pairs, notices, skipped rows and failed
     stages (``errors=False`` leaves those out: the CLI prints them to stderr)."""
-    counts = summary["counts"]
-    status = ", ".join(f"{k} {v}" for k, v in sorted(counts["status"].items()))
-    parts: list[Any] = [f"[bold]{counts['rows']}[/bold] rows, {counts['scored']} scored ({status})"]
+    s = typed(summary, EvaluationSummary)
+    status = ", ".join(f"{k} {v}" for k, v in sorted(s.counts.status.items()))
+    parts: list[Any] = [f"[bold]{s.counts.rows}[/bold] rows, {s.counts.scored} scored ({status})"]
     table = _table(
         "counterfactual metrics", ("metric", "n", "mean", "95% CI", "median", "mean on flipped"), ("metric",)
     )
-    for name, entry in summary["metrics"].items():
-        agg, flipped = entry["all"], entry.get("flipped", {})
+    for name, entry in (s.metrics or {}).items():
+        agg, flipped = entry.all, entry.flipped
         table.add_row(
             "flip rate" if name == "flipped" else name,
-            str(agg["n"]),
-            fmt(agg["mean"]),
-            f"[{fmt(agg['ci_low'])}, {fmt(agg['ci_high'])}]",
-            fmt(agg["median"]),
-            fmt(flipped.get("mean")) if flipped else "",
+            str(agg.n),
+            fmt(agg.value),
+            f"[{fmt(agg.ci_low)}, {fmt(agg.ci_high)}]",
+            fmt(agg.median),
+            fmt(flipped.value) if flipped else "",
         )
     parts.append(table)
-    if "classifier" in summary["signatures"]:
-        parts.append(f"classifier: {summary['signatures']['classifier']['spec']}")
-    parts += [f"[yellow]note:[/yellow] {notice}" for notice in summary.get("notices", [])]
-    skipped = summary.get("skipped_rows", [])
-    if skipped:
-        shown = ", ".join(f"row {s['row']} ({s['status']})" for s in skipped[:10])
-        more = f" and {len(skipped) - 10} more" if len(skipped) > 10 else ""
-        parts.append(f"[yellow]skipped {len(skipped)} rows:[/yellow] {shown}{more}")
+    if s.classifier_spec() is not None:
+        parts.append(f"classifier: {s.classifier_spec()}")
+    parts += [f"[yellow]note:[/yellow] {notice}" for notice in s.notices]
+    if s.skipped_rows:
+        shown = ", ".join(f"row {r['row']} ({r['status']})" for r in s.skipped_rows[:10])
+        more = f" and {len(s.skipped_rows) - 10} more" if len(s.skipped_rows) > 10 else ""
+        parts.append(f"[yellow]skipped {len(s.skipped_rows)} rows:[/yellow] {shown}{more}")
     if errors:
-        parts += [stage_error(error) for error in summary.get("errors", [])]
+        parts += [stage_error(error) for error in s.errors]
     return Group(*parts)
 
 
-def stage_error(error: dict[str, str]) -> str:
+def stage_error(error: StageError | dict[str, str]) -> str:
     """One failed stage of an evaluation, as a line."""
-    return f"[red]stage {error['stage']} failed:[/red] {error['message']}"
+    e = typed(error, StageError)
+    return f"[red]stage {e.stage} failed:[/red] {e.message}"
 
 
-def audit_view(summary: dict[str, Any]) -> Group:
+def audit_view(summary: dict[str, Any] | Record) -> Group:
     """Score change per method and attribute, CTF gaps, the identity effect per group, coverage, unscored pairs
     and, with a baseline, the comparison."""
+    s = typed(summary, AuditSummary)
     table = _table(
-        f"score change original -> counterfactual ({summary['classifier']['spec']})",
+        f"score change original -> counterfactual ({s.classifier.spec})",
         ("method", "attribute", "pairs", "mean change", "95% CI", "flips"),
         ("method", "attribute"),
     )
-    for g in summary["groups"]:
-        change = g["score_change"]
+    for g in s.groups:
+        change = g.score_change
         table.add_row(
-            g["method"],
-            g["attribute"],
-            str(g["pairs"]),
-            fmt(change["mean"]),
-            f"[{fmt(change['ci_low'])}, {fmt(change['ci_high'])}]",
-            f"{g['flips']}",
+            g.method,
+            g.attribute,
+            str(g.pairs),
+            fmt(change.value),
+            f"[{fmt(change.ci_low)}, {fmt(change.ci_high)}]",
+            f"{g.flips}",
         )
     parts: list[Any] = [table]
-    if summary.get("ctf"):
-        parts.append(f"CTF gap over identity swaps: {fmt(summary['ctf']['ctf_gap'])}")
-    for name, ctf in (summary.get("ctf_by_attribute") or {}).items():
-        if name != "identity":
-            worst = max(ctf["by_group"].items(), key=lambda kv: kv[1]["ctf_gap"] or 0, default=(None, None))[0]
-            parts.append(f"CTF gap over {name} swaps: {fmt(ctf['ctf_gap'])} (largest for {worst})")
-    placebo = summary.get("placebo") or {}
-    if placebo.get("by_group"):
+    if s.ctf:
+        parts.append(f"CTF gap over identity swaps: {fmt(s.ctf.value)}")
+    for name, ctf in s.swap_gaps().items():
+        by_group = ctf.by_group or {}
+        worst = max(by_group.items(), key=lambda kv: kv[1].value or 0, default=(None, None))[0]
+        parts.append(f"CTF gap over {name} swaps: {fmt(ctf.value)} (largest for {worst})")
+    if s.placebo and s.placebo.by_group:
         effects = _table(
             "identity effect = CTF gap − placebo gap, by group swapped in",
             ("group", "identity gap", "placebo gap", "effect", "95% CI", "above placebo"),
             ("group",),
         )
-        for name, e in sorted(placebo["by_group"].items(), key=lambda kv: -(kv[1]["identity_effect"] or 0)):
+        for name, e in sorted(s.placebo.by_group.items(), key=lambda kv: -(kv[1].value or 0)):
             effects.add_row(
                 name,
-                fmt(e["identity_gap"]),
-                fmt(e["placebo_gap"]),
-                fmt(e["identity_effect"]),
-                f"[{fmt(e['ci_low'])}, {fmt(e['ci_high'])}]",
-                "yes" if e["exceeds_placebo"] else "no",
+                fmt(e.identity_gap),
+                fmt(e.placebo_gap),
+                fmt(e.value),
+                f"[{fmt(e.ci_low)}, {fmt(e.ci_high)}]",
+                "yes" if e.exceeds_placebo else "no",
             )
         parts.append(effects)
-    coverage = summary.get("coverage") or {}
-    if coverage.get("unreached"):
+    if s.coverage and s.coverage.unreached:
+        c = s.coverage
         parts.append(
-            f"coverage: {coverage['reached']} of {coverage['texts']} texts got a counterfactual"
-            + (f"; [yellow]{coverage['hint']}[/yellow]" if coverage.get("hint") else "")
+            f"coverage: {c.reached} of {c.texts} texts got a counterfactual"
+            + (f"; [yellow]{c.hint}[/yellow]" if c.hint else "")
         )
-    if summary.get("pairs_without_score"):
+    if s.pairs_without_score:
         parts.append(
-            f"[yellow]note:[/yellow] {summary['pairs_without_score']} pairs have no score (the classifier returned "
+            f"[yellow]note:[/yellow] {s.pairs_without_score} pairs have no score (the classifier returned "
             "NaN); they are in pairs.csv with status partial:classifier_returned_nan and left out of the aggregates"
         )
-    if summary.get("comparison"):
-        parts.append(comparison_view(summary["comparison"]))
+    if s.comparison:
+        parts.append(comparison_view(s.comparison))
     return Group(*parts)
 
 
-def comparison_view(comparison: dict[str, Any]) -> Group:
+def comparison_view(comparison: Mapping[str, Any]) -> Group:
     """Classifier B against A on the same pairs: per metric, B − A per group with its CI, p and verdict."""
     from .compare import comparison_table
 
@@ -145,7 +158,7 @@ def comparison_view(comparison: dict[str, Any]) -> Group:
         f"common pairs (only in A: {comparison['pairs_only_in_a']}, only in B: {comparison['pairs_only_in_b']})"
     ]
     for metric in comparison["metrics"]:
-        frame = comparison_table(comparison, metric)
+        frame = comparison_table(dict(comparison), metric)
         table = _table(
             f"{metric}: B − A per group (negative: B is fairer)",
             ("unit", "A", "B", "B − A", "95% CI", "p", "verdict"),
@@ -165,56 +178,67 @@ def comparison_view(comparison: dict[str, Any]) -> Group:
     return Group(*parts)
 
 
-def ctf_view(summary: dict[str, Any]) -> Group:
+def ctf_view(summary: dict[str, Any] | Record) -> Group:
     """The CTF gap overall, by label and by term split, the unscored pairs and the overlapping terms."""
-    table = _table(
-        f"CTF gap ({summary['classifier']['spec']})", ("subset", "texts", "pairs", "CTF gap", "95% CI"), ("subset",)
-    )
+    s = typed(summary, CTFSummary)
+    table = _table(f"CTF gap ({s.classifier.spec})", ("subset", "texts", "pairs", "CTF gap", "95% CI"), ("subset",))
 
-    def add(name: str, entry: dict[str, Any]) -> None:
-        gap = entry.get("ctf_gap")
-        table.add_row(
-            name,
-            str(entry.get("texts", 0)),
-            str(entry.get("pairs", 0)),
-            fmt(gap),
-            f"[{fmt(entry.get('ci_low'))}, {fmt(entry.get('ci_high'))}]" if gap is not None else "",
-        )
+    def add(name: str, entry: GapReport) -> None:
+        interval = f"[{fmt(entry.ci_low)}, {fmt(entry.ci_high)}]" if entry.value is not None else ""
+        table.add_row(name, str(entry.texts), str(entry.pairs), fmt(entry.value), interval)
 
-    add("all", summary)
-    for label, entry in summary["by_label"].items():
+    add("all", s)
+    for label, entry in (s.by_label or {}).items():
         add(label, entry)
-    for split, entry in summary["by_split"].items():
+    for split, entry in (s.by_split or {}).items():
         add(f"{split} terms", entry)
     parts: list[Any] = [table]
-    if summary.get("pairs_without_score"):
-        incomplete = summary["incomplete_texts"]
+    if s.pairs_without_score:
         parts.append(
-            f"[yellow]warning:[/yellow] {summary['pairs_without_score']} pairs have no score (not in a scores: file, "
-            f"or the classifier returned NaN); the gap above is over the scored pairs only, and {incomplete['texts']} "
-            "texts are incomplete (summary.json: incomplete_texts; pairs.csv has every pair)"
+            f"[yellow]warning:[/yellow] {s.pairs_without_score} pairs have no score (not in a scores: file, "
+            f"or the classifier returned NaN); the gap above is over the scored pairs only, and "
+            f"{s.incomplete_texts['texts']} texts are incomplete (summary.json: incomplete_texts; pairs.csv has every "
+            "pair)"
         )
-    parts += [f"[yellow]note:[/yellow] {note}" for note in summary["identities"]["overlapping_terms"]]
+    parts += [f"[yellow]note:[/yellow] {note}" for note in s.identities["overlapping_terms"]]
     return Group(*parts)
 
 
-def feedback_view(summary: dict[str, Any]) -> Group:
+def feedback_view(summary: dict[str, Any] | Record) -> Group:
     """Per step: texts, minimality, flip rate, probability, perplexities, inc@k and length; the inputs' length."""
+    s = typed(summary, FeedbackSummary)
     columns = ("step", "texts", "minimality", "flip rate", "probability", "ppl-base", "ppl-fine", "inc@k", "words")
-    table = _table(f"feedback: {summary['editor']['name']} on {summary['classifier']['spec']}", columns, ())
-    for step, entry in summary["steps"].items():
+    table = _table(f"feedback: {s.editor.name} on {s.classifier.spec}", columns, ())
+    for step, entry in (s.steps or {}).items():
         table.add_row(
             step,
-            str(entry["texts"]),
-            fmt(entry["minimality"], 2),
-            fmt(entry["flip_rate"], 2),
-            fmt(entry["probability"], 2),
-            fmt(entry["ppl_base"], 1),
-            fmt(entry["ppl_fine"], 1),
-            fmt(summary["inconsistency"].get(f"inc@{step}"), 2),
-            fmt(entry.get("mean_words"), 1),
+            str(entry.texts),
+            fmt(entry.minimality, 2),
+            fmt(entry.flip_rate, 2),
+            fmt(entry.probability, 2),
+            fmt(entry.ppl_base, 1),
+            fmt(entry.ppl_fine, 1),
+            fmt(s.inconsistency.get(f"inc@{step}"), 2),
+            fmt(entry.mean_words, 1),
         )
-    return Group(table, f"mean words of the inputs: {fmt(summary['mean_words_by_step'].get('0'), 1)}")
+    return Group(table, f"mean words of the inputs: {fmt(s.mean_words_by_step.get('0'), 1)}")
+
+
+def generate_view(summary: dict[str, Any] | Record, attribute: str) -> Table:
+    """Per method: inputs, the share with a counterfactual and still referencing the attribute, BLEU, BERTScore."""
+    s = typed(summary, GenerateSummary)
+    columns = ("method", "inputs", "with counterfactual", "still referencing", "BLEU", "BERTScore F1")
+    table = _table(f"counterfactuals ({attribute})", columns, ("method",))
+    for method, entry in (s.methods or {}).items():
+        table.add_row(
+            method,
+            str(entry.inputs),
+            fmt(entry.share_with_counterfactual, 2),
+            fmt(entry.share_still_referencing, 2),
+            fmt(entry.bleu.value),
+            fmt(entry.bertscore_f1.value),
+        )
+    return table
 
 
 def rating_view(report: dict[str, Any]) -> Table:

@@ -98,8 +98,8 @@ def fairness_metrics(
     """Every gate metric from an audit's pairs table (``pairs.csv`` or ``AuditResult.pairs``): for each metric
     ``{"overall": entry, "by_group": {group: entry}}`` with entries ``value``, ``ci_low``, ``ci_high``, ``n``;
     ``None`` for a metric the pairs cannot give (no identity swap, no placebo). ``effects``: the identity effects
-    already computed for these pairs (the audit's ``summary["placebo"]``), not computed again."""
-    from ._ctf import _gap_summary
+    already computed for these pairs (the audit summary's ``placebo``), not computed again."""
+    from .metrics.fairness import gap_summary
     from .placebo import identity_effects
 
     swaps = pairs[(pairs["method"] == "swap") & (pairs["status"] == "ok")] if not pairs.empty else pairs
@@ -111,7 +111,7 @@ def fairness_metrics(
     table = swaps.assign(label=np.nan, source_split="all", target_split="all", abs_diff=lambda d: d["diff"].abs())
 
     def gap(part: pd.DataFrame) -> dict[str, Any]:  # the gap and its CI only, not ctf_report's breakdowns
-        r = _gap_summary(part, seed=seed, n_resamples=n_resamples)
+        r = gap_summary(part, seed=seed, n_resamples=n_resamples)
         return {"value": r["ctf_gap"], "ci_low": r["ci_low"], "ci_high": r["ci_high"], "n": r["texts"]}
 
     out["ctf_gap"] = {"overall": gap(table), "by_group": {str(g): gap(p) for g, p in table.groupby("group")}}

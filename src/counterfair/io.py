@@ -21,6 +21,7 @@ import tempfile
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -308,6 +309,51 @@ def row_ids(frame: pd.DataFrame, column: str | None, *, origin: str) -> list[str
             raise InputError(f"{origin}: rows {seen[text]} and {row} share the id {text!r} in column {column!r}")
         seen[text] = row
     return list(seen)
+
+
+@dataclass(frozen=True)
+class TextInput:
+    """What a command reads: ``origin`` (the file's path, or ``DataFrame`` for data given in memory), one id and one
+    text per row (``None`` for an empty cell), and the table as read (for its other columns: labels, groups)."""
+
+    origin: str
+    ids: list[str]
+    texts: list[str | None]
+    frame: pd.DataFrame
+
+    def filled(self) -> list[str]:
+        """The texts with an empty cell as ``""``."""
+        return [t or "" for t in self.texts]
+
+
+def read_texts(
+    source: Any,
+    *,
+    text_column: str = "text",
+    id_column: str | None = None,
+    columns: Mapping[str, str] | None = None,
+    encoding: str = "utf-8",
+    fmt: str | None = None,
+    limit: int | None = None,
+    origin: str | None = None,
+) -> TextInput:
+    """The one input reader of every command: a file (CSV/TSV/JSONL/JSON/Parquet, ``hf-dataset:``; ``fmt`` and
+    ``encoding`` as :func:`read_table`), a DataFrame, or anything :func:`as_frame` takes. The text column, the other
+    ``columns`` (name -> the option that sets it) and the id column must exist (an error names each missing one and
+    its option); ids follow :func:`row_ids`; ``limit`` keeps the first rows. ``origin`` names the data in errors
+    (default: the file's path, or ``DataFrame``)."""
+    origin = origin or (str(source) if isinstance(source, str | Path) else "DataFrame")
+    if isinstance(source, str | Path | pd.DataFrame):
+        frame = read_table(source, fmt=fmt, encoding=encoding)
+    else:
+        frame = as_frame(source, text_column=text_column)
+    wanted = {text_column: "--text-column", **(columns or {})} | ({id_column: "--id-column"} if id_column else {})
+    require_columns(frame, wanted, origin=origin)
+    ids = row_ids(frame, id_column, origin=origin)
+    texts = [cell_text(v) for v in frame[text_column].tolist()]
+    if limit:
+        frame, ids, texts = frame.iloc[:limit], ids[:limit], texts[:limit]
+    return TextInput(origin, ids, texts, frame)
 
 
 def cell_text(value: Any) -> str | None:

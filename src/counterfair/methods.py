@@ -34,24 +34,11 @@ from .metrics import functional as F
 from .progress import ProgressHook
 from .results import TableResult
 from .runs import prepare_out_dir
+from .summaries import TABLE2_COLUMNS, MethodComparisonSummary
 from .text import tokenize_batch
 
 ORIGINAL = "original"
-# Table 2's columns: (column in comparison.csv, metric column of rows.csv, rows it averages over)
-TABLE_COLUMNS = (
-    ("prob_change", "prob_change", "all"),
-    ("distance", "distance_norm", "all"),  # CEval's distance: edits per token of the original
-    ("distance_flipped", "distance_norm", "flipped"),
-    ("distance_tokens", "distance", "all"),
-    ("diversity", "diversity_norm", "all"),
-    ("perplexity", "perplexity", "all"),
-    ("bleu", "bleu", "all"),
-    ("bertscore_f1", "bertscore_f1", "all"),
-    ("quality_grammar", "quality_grammar", "all"),
-    ("quality_cohesiveness", "quality_cohesiveness", "all"),
-    ("quality_likability", "quality_likability", "all"),
-    ("quality_fluency", "quality_fluency", "all"),
-)
+TABLE_COLUMNS = TABLE2_COLUMNS  # Table 2's columns (counterfair.summaries)
 
 
 @dataclass
@@ -63,6 +50,7 @@ class MethodComparison(TableResult):
     distance_matrix: pd.DataFrame
     results: dict[str, EvaluationResult]
     summary: dict[str, Any]
+    _summary_type = MethodComparisonSummary
 
     _table_file = "comparison.csv"
 
@@ -80,7 +68,7 @@ class MethodComparison(TableResult):
     def _repr_html_(self) -> str:
         from .results import html_view
 
-        line = f"{len(self.results)} methods on {self.summary['originals']} originals"
+        line = f"{len(self.results)} methods on {self.typed_summary.originals} originals"
         return html_view(
             "counterfair method comparison", [line], [("Table 2", self.table), ("distances", self.distance_matrix)], []
         )
@@ -139,6 +127,7 @@ def evaluate_methods(
     cfs = {name: frame[opts.cf_column] for name, frame in frames.items()}
     own = {name: frame[opts.text_column] for name, frame in frames.items()}
     matrix = distance_matrix(cfs, originals, opts, misaligned=misaligned, own_originals=own)
+    typed = {name: result.typed_summary for name, result in results.items()}
     summary = {
         "counterfair_version": __version__,
         "command": "evaluate-methods",
@@ -149,9 +138,9 @@ def evaluate_methods(
         "table": table.reset_index().to_dict(orient="records"),
         "distance_matrix": {"unit": "tokens (word-level Levenshtein)", "values": matrix.to_dict()},
         "misaligned_rows": misaligned,  # left out of the distances between that method and the others
-        "errors": [{"method": n, **e} for n, r in results.items() for e in r.summary["errors"]],
-        "options": next(iter(results.values())).summary["options"],
-        "signatures": {n: r.summary["signatures"] for n, r in results.items()},
+        "errors": [{"method": n, **e.to_dict()} for n, r in typed.items() for e in r.errors],
+        "options": next(iter(typed.values())).options,
+        "signatures": {n: r.signatures for n, r in typed.items()},
     }
     comparison = MethodComparison(table, matrix, results, summary)
     if target is not None:
@@ -206,10 +195,11 @@ def comparison_table(results: dict[str, EvaluationResult]) -> pd.DataFrame:
     """Table 2 of CEval: per method the flip rate (flips over all instances) and the mean of each metric."""
     records = []
     for name, result in results.items():
-        rows, headline = result.rows, result.summary["headline"]
+        rows, headline = result.rows, result.typed_summary.headline or {}
         record: dict[str, Any] = {"method": name, "pairs": len(rows)}
         record["with_counterfactual"] = int((~rows["status"].str.startswith("skipped")).sum())
-        record["flip_rate"] = headline.get("flip_rate", {}).get("mean", np.nan)
+        flip_rate = headline.get("flip_rate")
+        record["flip_rate"] = flip_rate.value if flip_rate is not None and flip_rate.has("mean") else np.nan
         flipped = rows["flipped"].astype(float).to_numpy() == 1.0 if "flipped" in rows else None
         for column, source, over in TABLE_COLUMNS:
             if source not in rows:

@@ -8,10 +8,13 @@ from __future__ import annotations
 import base64
 import html
 import io
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from .summaries import AuditSummary, CTFSummary, Record
 
 
 def _figure_png(draw: Any) -> str | None:
@@ -43,12 +46,23 @@ def html_view(title: str, lines: list[str], tables: list[tuple[str, pd.DataFrame
     return "".join(parts) + "</div>"
 
 
+def _frame(entries: Mapping[str, Record], index: str) -> pd.DataFrame:
+    """Records by name as a table with their JSON columns (one row each)."""
+    return pd.DataFrame.from_dict({k: v.to_dict() for k, v in entries.items()}, orient="index").rename_axis(index)
+
+
 class TableResult:
     """What every result shares: a table and a summary; ``to_dict()`` and ``save(dir)`` (the table as CSV,
     ``summary.json``, and whatever :meth:`_saved` adds)."""
 
     summary: dict[str, Any]
     _table_file = "pairs.csv"
+    _summary_type: type[Record] = Record
+
+    @property
+    def typed_summary(self) -> Any:
+        """The summary as a typed record (:mod:`counterfair.summaries`), read afresh from :attr:`summary`."""
+        return self._summary_type.from_dict(self.summary)
 
     def _table(self) -> pd.DataFrame:
         raise NotImplementedError
@@ -88,56 +102,61 @@ class AuditResult(TableResult):
     group), ``summary`` (everything, as ``summary.json``)."""
 
     _view = "audit_view"
+    _summary_type = AuditSummary
 
     def __init__(self, pairs: pd.DataFrame, summary: dict[str, Any]) -> None:
         self.pairs = pairs
         self.summary = summary
 
     @property
+    def typed_summary(self) -> AuditSummary:
+        return AuditSummary.from_dict(self.summary)
+
+    @property
     def by_group(self) -> pd.DataFrame:
         rows = [
             {
-                "method": g["method"],
-                "attribute": g["attribute"],
-                "pairs": g["pairs"],
-                "mean_change": g["score_change"]["mean"],
-                "ci_low": g["score_change"]["ci_low"],
-                "ci_high": g["score_change"]["ci_high"],
-                "flips": g["flips"],
-                "flip_rate": g["flip_rate"],
-                "pairs_without_score": g.get("pairs_without_score", 0),
+                "method": g.method,
+                "attribute": g.attribute,
+                "pairs": g.pairs,
+                "mean_change": g.score_change.value,
+                "ci_low": g.score_change.ci_low,
+                "ci_high": g.score_change.ci_high,
+                "flips": g.flips,
+                "flip_rate": g.flip_rate,
+                "pairs_without_score": g.pairs_without_score,
             }
-            for g in self.summary["groups"]
+            for g in self.typed_summary.groups
         ]
         return pd.DataFrame(rows).set_index(["method", "attribute"]) if rows else pd.DataFrame()
 
     @property
     def ctf_gap(self) -> float | None:
-        ctf = self.summary.get("ctf") or {}
-        return ctf.get("ctf_gap")
+        ctf = self.typed_summary.ctf
+        return ctf.value if ctf else None
 
     @property
     def ctf_by_group(self) -> pd.DataFrame:
-        groups = (self.summary.get("ctf") or {}).get("by_group") or {}
-        return pd.DataFrame.from_dict(groups, orient="index").rename_axis("group")
+        ctf = self.typed_summary.ctf
+        return _frame((ctf.by_group if ctf else None) or {}, "group")
 
     @property
     def identity_effects(self) -> pd.DataFrame:
         """Identity gap, placebo gap and their difference with its 95 % CI per group (:mod:`counterfair.placebo`)."""
-        groups = (self.summary.get("placebo") or {}).get("by_group") or {}
-        return pd.DataFrame.from_dict(groups, orient="index").rename_axis("group")
+        placebo = self.typed_summary.placebo
+        return _frame((placebo.by_group if placebo else None) or {}, "group")
 
     def check(self, rules: list[str]) -> dict[str, Any]:
         """The fairness gate's verdicts on ``rules`` (:mod:`counterfair.gate`); also kept in the summary."""
         from .gate import gate_pairs
 
-        opts = self.summary.get("options", {})
+        s = self.typed_summary
         gate = gate_pairs(
             self.pairs,
             rules,
-            seed=opts.get("seed", 0),
-            n_resamples=opts.get("bootstrap", 2000),
-            effects=self.summary.get("placebo"),
+            seed=s.options.get("seed", 0),
+            n_resamples=s.options.get("bootstrap", 2000),
+            effects=s.placebo.to_dict() if s.placebo is not None else None,
         )
         self.summary["gate"] = gate
         return gate
@@ -148,7 +167,8 @@ class AuditResult(TableResult):
         :func:`~counterfair.as_classifier` takes) that scores these pairs."""
         from .compare import compare_pairs, comparison_table, rescore_pairs
 
-        opts = self.summary.get("options", {})
+        s = self.typed_summary
+        opts = s.options
         if not isinstance(baseline, AuditResult | str | Path):
             baseline = rescore_pairs(
                 self.pairs, baseline, threshold=opts.get("threshold", 0.5), positive_label=opts.get("positive_label")
@@ -156,7 +176,7 @@ class AuditResult(TableResult):
         comparison = compare_pairs(
             baseline,
             self.pairs,
-            names=(name, self.summary["classifier"]["spec"]),
+            names=(name, s.classifier.spec),
             seed=opts.get("seed", 0),
             n_resamples=opts.get("bootstrap", 2000),
         )
@@ -183,16 +203,16 @@ class AuditResult(TableResult):
             ax.legend()
             return True
 
-        gap, unscored = self.ctf_gap, self.summary.get("pairs_without_score")
-        line = f"classifier {self.summary['classifier']['spec']}; {len(self.pairs)} pairs"
+        s = self.typed_summary
+        gap, unscored = self.ctf_gap, s.pairs_without_score
+        line = f"classifier {s.classifier.spec}; {len(self.pairs)} pairs"
         line += f"; CTF gap {gap:.3f}" if gap is not None else ""
         line += f"; {unscored} pairs without a score" if unscored else ""
         lines = [line]
-        placebo = self.summary.get("placebo") or {}
-        if placebo.get("identity_effect") is not None:
+        if s.placebo and s.placebo.value is not None:
             lines.append(
-                f"identity effect (CTF gap − placebo gap) {placebo['identity_effect']:.3f}; groups above the placebo: "
-                + (", ".join(placebo["groups_exceeding_placebo"]) or "none")
+                f"identity effect (CTF gap − placebo gap) {s.placebo.value:.3f}; groups above the placebo: "
+                + (", ".join(s.placebo.groups_exceeding_placebo) or "none")
             )
         tables = [
             ("by method and attribute", self.by_group),
@@ -202,7 +222,7 @@ class AuditResult(TableResult):
         return html_view("counterfair audit", lines, tables, [_figure_png(histogram)])
 
     def __repr__(self) -> str:
-        return f"AuditResult({len(self.pairs)} pairs, classifier {self.summary['classifier']['spec']!r})"
+        return f"AuditResult({len(self.pairs)} pairs, classifier {self.typed_summary.classifier.spec!r})"
 
 
 class CTFResult(TableResult):
@@ -210,24 +230,28 @@ class CTFResult(TableResult):
     term), ``by_direction`` (per source → target), ``summary``."""
 
     _view = "ctf_view"
+    _summary_type = CTFSummary
 
     def __init__(self, pairs: pd.DataFrame, summary: dict[str, Any]) -> None:
         self.pairs = pairs
         self.summary = summary
 
     @property
+    def typed_summary(self) -> CTFSummary:
+        return CTFSummary.from_dict(self.summary)
+
+    @property
     def ctf_gap(self) -> float | None:
-        value = self.summary.get("ctf_gap")
+        value = self.typed_summary.value
         return None if value is None else float(value)
 
     @property
     def by_group(self) -> pd.DataFrame:
-        terms = self.summary.get("by_source_term") or {}
-        return pd.DataFrame.from_dict(terms, orient="index").rename_axis("source_term")
+        return _frame(self.typed_summary.by_source_term or {}, "source_term")
 
     @property
     def by_direction(self) -> pd.DataFrame:
-        return pd.DataFrame(self.summary.get("by_direction") or [])
+        return pd.DataFrame([d.to_dict() for d in self.typed_summary.by_direction or ()])
 
     def _table(self) -> pd.DataFrame:
         return self.pairs
@@ -235,10 +259,11 @@ class CTFResult(TableResult):
     def _repr_html_(self) -> str:
         gap = self.ctf_gap
         lines = [f"CTF gap {gap:.3f}" if gap is not None else "no CTF gap", f"{len(self.pairs)} pairs"]
-        if self.summary.get("pairs_without_score"):
+        s = self.typed_summary
+        if s.pairs_without_score:
             lines.append(
-                f"{self.summary['pairs_without_score']} pairs have no score: the gap is over the scored pairs only, "
-                f"{self.summary['incomplete_texts']['texts']} texts incomplete"
+                f"{s.pairs_without_score} pairs have no score: the gap is over the scored pairs only, "
+                f"{s.incomplete_texts['texts']} texts incomplete"
             )
         return html_view("counterfair CTF", lines, [("by source term", self.by_group.head(20))], [])
 

@@ -10,10 +10,12 @@ the client alone has no database driver for MLflow's preferred ``sqlite:`` store
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from .errors import ModelNotAvailable
+from .summaries import AuditSummary, typed
 
 TRACKERS = ("mlflow",)
 MLFLOW_PIP = "pip install 'counterfair[mlflow]'   (the mlflow-skinny client)"
@@ -24,33 +26,33 @@ def _key(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_\-./ ]", "_", text)
 
 
-def audit_metrics(summary: dict[str, Any]) -> dict[str, float]:
+def audit_metrics(summary: Mapping[str, Any] | AuditSummary) -> dict[str, float]:
     """The numbers worth tracking across runs, flat: overall and per group."""
+    s = typed(summary, AuditSummary)
     out: dict[str, float] = {}
 
     def put(name: str, value: Any) -> None:
         if isinstance(value, int | float) and value == value:  # not NaN
             out[_key(name)] = float(value)
 
-    ctf = summary.get("ctf") or {}
-    put("ctf_gap", ctf.get("ctf_gap"))
-    put("ctf_gap.ci_high", ctf.get("ci_high"))
-    for group, entry in (ctf.get("by_group") or {}).items():
-        put(f"ctf_gap.{group}", entry.get("ctf_gap"))
-    placebo = summary.get("placebo") or {}
-    put("identity_effect", placebo.get("identity_effect"))
-    put("identity_effect.ci_high", placebo.get("ci_high"))
-    put("placebo_gap", placebo.get("placebo_gap"))
-    for group, entry in (placebo.get("by_group") or {}).items():
-        put(f"identity_effect.{group}", entry.get("identity_effect"))
-        put(f"identity_effect.{group}.ci_high", entry.get("ci_high"))
-    for g in summary.get("groups", []):
-        put(f"mean_change.{g['method']}.{g['attribute']}", g["score_change"].get("mean"))
-        put(f"flip_rate.{g['method']}.{g['attribute']}", g.get("flip_rate"))
-    gate = summary.get("gate")
-    if gate:
-        put("gate.exit_code", gate["exit_code"])
-        put("gate.failed_checks", len(gate["failed"]))
+    if s.ctf:
+        put("ctf_gap", s.ctf.value)
+        put("ctf_gap.ci_high", s.ctf.ci_high)
+        for group, entry in (s.ctf.by_group or {}).items():
+            put(f"ctf_gap.{group}", entry.value)
+    if s.placebo:
+        put("identity_effect", s.placebo.value)
+        put("identity_effect.ci_high", s.placebo.ci_high)
+        put("placebo_gap", s.placebo.placebo_gap)
+        for group, effect in (s.placebo.by_group or {}).items():
+            put(f"identity_effect.{group}", effect.value)
+            put(f"identity_effect.{group}.ci_high", effect.ci_high)
+    for g in s.groups:
+        put(f"mean_change.{g.method}.{g.attribute}", g.score_change.value)
+        put(f"flip_rate.{g.method}.{g.attribute}", g.flip_rate)
+    if s.gate:
+        put("gate.exit_code", s.gate.exit_code)
+        put("gate.failed_checks", len(s.gate.failed))
     return out
 
 
@@ -68,7 +70,7 @@ def check_tracker(to: str) -> Any:
 
 
 def log_audit(
-    summary: dict[str, Any],
+    summary: Mapping[str, Any] | AuditSummary,
     run_dir: str | Path,
     *,
     to: str = "mlflow",
@@ -85,27 +87,25 @@ def log_audit(
     mlflow.set_tracking_uri(uri or Path("mlruns").resolve().as_uri())
     mlflow.set_experiment(experiment)
     target = Path(run_dir)
-    options = summary.get("options", {})
-    with mlflow.start_run(run_name=f"audit {summary['classifier']['spec']}") as run:
+    s = typed(summary, AuditSummary)
+    options = s.options
+    with mlflow.start_run(run_name=f"audit {s.classifier.spec}") as run:
         mlflow.log_params(
             {
-                "classifier": summary["classifier"]["spec"],
-                "methods": ",".join(summary["input"]["methods"]),
-                "texts": summary["input"]["texts"],
-                "threshold": summary["threshold"],
+                "classifier": s.classifier.spec,
+                "methods": ",".join(s.input.methods),
+                "texts": s.input.texts,
+                "threshold": s.threshold,
                 "placebo": options.get("placebo"),
                 "identities": options.get("identities") or "dixon50",
                 "seed": options.get("seed"),
-                "counterfair_version": summary["counterfair_version"],
+                "counterfair_version": s.counterfair_version,
             }
         )
-        mlflow.log_metrics(audit_metrics(summary))
-        gate = summary.get("gate")
-        if gate:
-            mlflow.set_tags(
-                {"gate.verdict": gate["verdict"], "gate.rules": " | ".join(r["text"] for r in gate["rules"])}
-            )
-            mlflow.log_dict(gate, "gate.json")
+        mlflow.log_metrics(audit_metrics(s))
+        if s.gate:
+            mlflow.set_tags({"gate.verdict": s.gate.verdict, "gate.rules": " | ".join(r["text"] for r in s.gate.rules)})
+            mlflow.log_dict(s.gate.to_dict(), "gate.json")
         for name in ("report.html", "report.md", "summary.json"):
             if (target / name).exists():
                 mlflow.log_artifact(str(target / name))

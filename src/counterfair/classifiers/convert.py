@@ -20,9 +20,7 @@ import numpy as np
 from ..errors import ConfigError
 from .adapters import transformer_proba
 from .base import CachedClassifier
-
-_SPEC_KINDS = ("sklearn", "hf", "spacy", "callable", "http", "https", "model", "scores")
-_NAMED = ("profanity-check", "profanity_check", "imdb-sentiment")
+from .kinds import find_kind, spec_forms
 
 
 def as_classifier(
@@ -55,8 +53,7 @@ def _from_string(text: str, *, labels: Sequence[str] | None, batch_size: int) ->
 
     if labels is not None:
         raise ConfigError(f"labels= applies to Python functions, not to the classifier spec {text!r}")
-    kind = text.partition(":")[0]
-    if text in _NAMED or (kind in _SPEC_KINDS and ":" in text):
+    if find_kind(text) is not None:
         return load_classifier(text, batch_size=batch_size)
     path = Path(text).expanduser()
     if path.is_dir():
@@ -69,10 +66,8 @@ def _from_string(text: str, *, labels: Sequence[str] | None, batch_size: int) ->
         return load_classifier(f"sklearn:{path}", batch_size=batch_size)
     if text.count("/") == 1 and " " not in text:
         return _from_hub(text, batch_size=batch_size)
-    from . import SPEC_FORMS
-
     raise ConfigError(
-        f"unknown classifier spec {text!r}: not a spec ({SPEC_FORMS}), a directory, a saved scikit-learn model or a "
+        f"unknown classifier spec {text!r}: not a spec ({spec_forms()}), a directory, a saved scikit-learn model or a "
         "Hugging Face hub id (owner/name)"
     )
 

@@ -57,9 +57,9 @@ _TITLES = frozenset("dr dr. prof prof. professor rev rev. sgt sgt. capt capt. co
 
 
 def _parse(text: str) -> Any:
-    from .swap import _parsed
+    from .swap import parsed
 
-    return _parsed(text)
+    return parsed(text)
 
 
 def _token_at(doc: Any, start: int, end: int) -> Any:

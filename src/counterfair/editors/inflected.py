@@ -35,7 +35,7 @@ from ..text import TermMatch, TermMatcher, match_case
 from . import agreement as ag
 from .agreement import Word, word_before
 from .base import EditorBase
-from .swap import SwapRefused, _at_sentence_start, splice, swap_variants
+from .swap import SwapRefused, at_sentence_start, splice, swap_variants
 
 FR_PERSON_NOUNS = frozenset(
     """homme hommes femme femmes personne personnes gens enfant enfants fille filles garçon garçons ami amis amie
@@ -132,7 +132,7 @@ class InflectedSwapEditor(EditorBase):
         if self.language == "fr":
             before = word_before(text, match.start)
             return (before is not None and before.key in FR_PERSON_NOUNS) or (
-                match.text[:1].isupper() and not _at_sentence_start(text, match.start)
+                match.text[:1].isupper() and not at_sentence_start(text, match.start)
             )
         return _word_after(text, match.end) in DE_PERSON_NOUNS
 
@@ -223,7 +223,7 @@ class InflectedSwapEditor(EditorBase):
         letters = [c for c in match.text if c.isalpha()]
         if len(letters) > 1 and all(c.isupper() for c in letters):
             return new.upper()
-        if _at_sentence_start(text, match.start) or (noun and self._inflections[target.lower()].proper_noun):
+        if at_sentence_start(text, match.start) or (noun and self._inflections[target.lower()].proper_noun):
             return new[:1].upper() + new[1:]
         return new
 
@@ -274,7 +274,7 @@ class InflectedSwapEditor(EditorBase):
             word = word_before(text, cursor)
             if word is None or word.text.endswith(("'", "\u2019")):
                 return None, adjectives
-            if ag.de_is_determiner(word.text) and (word.text.islower() or _at_sentence_start(text, word.start)):
+            if ag.de_is_determiner(word.text) and (word.text.islower() or at_sentence_start(text, word.start)):
                 return word, adjectives
             if not ag.de_attributive(word.text):
                 return None, adjectives
@@ -354,7 +354,7 @@ class InflectedSwapEditor(EditorBase):
         return f"{inflection.adjective}{ending} {_DE_HEAD[gender][ag.CASES.index(case)]}"
 
     def _de_adjective(self, text: str, match: TermMatch, ending: str, target: str, inflection: TermInflection) -> str:
-        if match.text[:1].isupper() and not _at_sentence_start(text, match.start):
+        if match.text[:1].isupper() and not at_sentence_start(text, match.start):
             raise SwapRefused("swap:nominalised_adjective")  # "die Schwulen": not a form the pack lists
         if not inflection.adjective:
             raise SwapRefused(f"swap:no_form:{target}")
@@ -373,7 +373,7 @@ class InflectedSwapEditor(EditorBase):
 
     @staticmethod
     def _sentence_case(text: str, start: int, phrase: str) -> str:
-        return phrase[:1].upper() + phrase[1:] if _at_sentence_start(text, start) else phrase
+        return phrase[:1].upper() + phrase[1:] if at_sentence_start(text, start) else phrase
 
     # ------------------------------------------------------------------ the swap
 

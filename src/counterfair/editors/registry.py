@@ -1,8 +1,10 @@
-"""The one editor registry: every editor a command can name, built from one context.
+"""The one editor registry: every editor a command can name, with everything the commands need to know of it.
 
-``generate`` and ``audit`` (``ablation``, ``substitution``, ``swap``, ``llm``, ``polyjuice``) and ``feedback``
-(``synonym``, ``mask_fill``, ``llm_flip``, ``llm_flip_loop``, ``external:PATH``) build their editors here, so a name
-means the same editor everywhere and the conformance tests can walk every registered editor.
+Each :class:`EditorSpec` is the single source of an editor's name, its factory, which commands offer it (and run it
+by default), whether it samples from a language model, the seconds per text the audit's estimate uses, and its help
+line. ``generate``'s and ``audit``'s method lists, ``feedback``'s editors, the CLI help and the audit's estimate are
+derived from it, so an editor registered here (or by a plugin, :func:`register_editor`) appears everywhere at once,
+and the conformance tests walk every registered editor.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from typing import Any
 
 from ..errors import ConfigError
 from .base import EditorBase
+
+#: the commands that build editors from this registry
+COMMANDS = ("generate", "audit", "feedback")
 
 
 @dataclass
@@ -116,24 +121,129 @@ def _external(ctx: EditorContext, arg: str) -> EditorBase:
     return ExternalEditor(arg)
 
 
-#: name -> builder(context, argument after "name:")
-EDITORS: dict[str, Callable[[EditorContext, str], EditorBase]] = {
-    "ablation": _ablation,
-    "substitution": _substitution,
-    "swap": _swap,
-    "llm": _llm,
-    "polyjuice": _polyjuice,
-    "synonym": _synonym,
-    "mask_fill": _mask_fill,
-    "llm_flip": _llm_flip,
-    "llm_flip_loop": lambda ctx, arg: _llm_flip(ctx, arg, in_loop=True),
-    "external": _external,
-}
+Builder = Callable[[EditorContext, str], EditorBase]
+
+
+@dataclass(frozen=True)
+class EditorSpec:
+    """Everything about one registered editor.
+
+    ``commands``: the commands that offer it (``generate``/``audit`` run it as a method, ``feedback`` as its
+    editor); ``defaults``: the commands that run it when no method is named. ``sampled``: it samples candidates from
+    a language model, which generate filters, ranks and retries (``lm``: the generator's model it needs, recorded in
+    the signatures; ``lm_key``: that model's key in the run store's parameters; ``samples_option``: the generate
+    option that sets its samples per text, else the editor's own ``n``). ``seconds_per_text``: the audit's up-front
+    estimate on 2 CPU cores (``benchmarks/results``); ``identity_texts``: it runs on the texts that mention an
+    identity term (the swaps), not on every attribute's texts. ``argument``: what follows ``name:`` (``PATH``)."""
+
+    name: str
+    build: Builder
+    help: str
+    commands: tuple[str, ...] = ("generate", "audit")
+    defaults: tuple[str, ...] = ()
+    sampled: bool = False
+    lm: str | None = None
+    lm_key: str | None = None
+    samples_option: str | None = None
+    seconds_per_text: float = 1.0
+    identity_texts: bool = False
+    argument: str | None = None
+
+    def __post_init__(self) -> None:
+        unknown = [c for c in (*self.commands, *self.defaults) if c not in COMMANDS]
+        if unknown or not set(self.defaults) <= set(self.commands):
+            raise ConfigError(f"editor {self.name!r}: commands must be among {COMMANDS} (defaults among them)")
+
+
+_REGISTRY: dict[str, EditorSpec] = {}
+
+
+def register_editor(spec: EditorSpec, *, replace: bool = False) -> EditorSpec:
+    """Add an editor every command that ``spec.commands`` names can run (a plugin's, or a new built-in)."""
+    if spec.name in _REGISTRY and not replace:
+        raise ConfigError(f"an editor named {spec.name!r} is already registered (replace=True to replace it)")
+    if not spec.name or ":" in spec.name or spec.name != spec.name.strip().lower():
+        raise ConfigError(f"editor name {spec.name!r}: lower case, no ':' and no surrounding spaces")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def unregister_editor(name: str) -> None:
+    """Remove a registered editor (a test's or a plugin's)."""
+    _REGISTRY.pop(name, None)
+
+
+def editor_spec(name: str) -> EditorSpec:
+    """The spec of the editor ``name`` (``name:argument`` is accepted); a clear error naming the editors."""
+    base = name.partition(":")[0].strip().lower()
+    if base not in _REGISTRY:
+        raise ConfigError(f"unknown editor {name!r}; the editors are: {', '.join(editor_forms())}")
+    return _REGISTRY[base]
+
+
+def editor_names(command: str | None = None) -> tuple[str, ...]:
+    """The editors ``command`` offers (every registered editor for None), in registration order."""
+    return tuple(n for n, s in _REGISTRY.items() if command is None or command in s.commands)
+
+
+def default_editors(command: str) -> tuple[str, ...]:
+    """The editors ``command`` runs when none is named."""
+    return tuple(n for n, s in _REGISTRY.items() if command in s.defaults)
+
+
+def editor_forms(command: str | None = None) -> tuple[str, ...]:
+    """How each editor is named on the command line (``external:PATH``)."""
+    return tuple(f"{n}:{s.argument}" if s.argument else n for n, s in _REGISTRY.items() if n in editor_names(command))
+
+
+def editors_help(command: str) -> str:
+    """The CLI help of ``command``'s method or editor option, from the specs."""
+    lines = [f"{form} ({_REGISTRY[form.partition(':')[0]].help})" for form in editor_forms(command)]
+    return "; ".join(lines) + "."
 
 
 def build_editor(spec: str, context: EditorContext) -> EditorBase:
     """The editor named by ``spec`` (``name`` or ``name:argument``)."""
     name, _, arg = spec.partition(":")
-    if name not in EDITORS:
-        raise ConfigError(f"unknown editor {spec!r}; the editors are: {', '.join(EDITORS)} (external:PATH)")
-    return EDITORS[name](context, arg)
+    return editor_spec(name).build(context, arg)
+
+
+def _builtin(name: str, build: Builder, help: str, **kwargs: Any) -> None:
+    register_editor(EditorSpec(name, build, help, **kwargs))
+
+
+# Seconds per text: measured on 2 CPU cores (benchmarks/results; llm: audit_speed.json, 8.8 s with the 1.5B model
+# and parallel sampling). polyjuice's weights do not ship, so its figure is the llm method's, not a measurement.
+_builtin("ablation", _ablation, "word-list ablation", defaults=("generate", "audit"), seconds_per_text=0.02)
+_builtin("substitution", _substitution, "word-list substitution", defaults=("generate", "audit"), seconds_per_text=0.02)
+_builtin("swap", _swap, "identity swaps", defaults=("generate", "audit"), seconds_per_text=0.05, identity_texts=True)
+_builtin(
+    "llm",
+    _llm,
+    "LLM rewriting with filters, ~9 s per text on 2 cores",
+    defaults=("generate",),
+    sampled=True,
+    lm="llm",
+    lm_key="llm",
+    samples_option="samples",
+    seconds_per_text=9.0,
+)
+_builtin(
+    "polyjuice",
+    _polyjuice,
+    "Polyjuice-style control-code generation; needs --polyjuice-model",
+    sampled=True,
+    lm="polyjuice_lm",
+    lm_key="lm",
+    seconds_per_text=9.0,
+)
+_builtin("synonym", _synonym, "WordNet synonyms that flip the classifier", commands=("feedback",))
+_builtin("mask_fill", _mask_fill, "masked words filled by the LLM", commands=("feedback",))
+_builtin("llm_flip", _llm_flip, "the LLM asked to flip the label", commands=("feedback",))
+_builtin(
+    "llm_flip_loop",
+    lambda ctx, arg: _llm_flip(ctx, arg, in_loop=True),
+    "llm_flip with the classifier's verdict fed back until the label flips",
+    commands=("feedback",),
+)
+_builtin("external", _external, "counterfactuals from a file", commands=("feedback",), argument="PATH")

@@ -287,7 +287,8 @@ _OPENERS = " \t\"'\u201c\u2018([*"
 
 
 @lru_cache(maxsize=2048)
-def _parsed(text: str) -> Any:
+def parsed(text: str) -> Any:
+    """The text parsed by the swap guard's spaCy pipeline (cached per text; the gender swaps share it)."""
     return _spacy_model()(text)
 
 
@@ -295,7 +296,7 @@ def _modifies_a_noun(text: str, start: int, end: int) -> bool:
     """Whether the word at ``start:end`` modifies a noun after it ("a Muslim woman", "a Muslim community leader")
     rather than being one ("met a Muslim yesterday"), by spaCy's parse; without the model, assume it modifies."""
     try:
-        doc = _parsed(text)
+        doc = parsed(text)
     except ModelNotAvailable:
         return True
     span = doc.char_span(start, end, alignment_mode="expand")
@@ -305,7 +306,7 @@ def _modifies_a_noun(text: str, start: int, end: int) -> bool:
     return token.dep_ in ("amod", "compound", "nmod") and token.head.i > token.i
 
 
-def _at_sentence_start(text: str, start: int) -> bool:
+def at_sentence_start(text: str, start: int) -> bool:
     """Nothing but openers (quotes, brackets) since the text's start, a line break, a sentence's end, or a colon
     and a quotation mark."""
     head = text[:start]
@@ -324,7 +325,7 @@ def _in_title(text: str, start: int, end: int) -> bool:
     if not before or not after or after[0] in ("I", "I'm", "I've", "I'd", "I'll"):
         return False
     word = before[-1]  # a sentence's first word has its capital anyway: evidence of a title only with two after it
-    return word.group()[:1].isupper() and (not _at_sentence_start(text, word.start()) or len(after) == 2)
+    return word.group()[:1].isupper() and (not at_sentence_start(text, word.start()) or len(after) == 2)
 
 
 def cased(word: str, occurrence: str, text: str, start: int) -> str:
@@ -337,7 +338,7 @@ def cased(word: str, occurrence: str, text: str, start: int) -> str:
         return word.upper()
     if occurrence[:1].isupper() and _in_title(text, start, start + len(occurrence)):
         return " ".join(w[:1].upper() + w[1:] for w in word.split(" "))
-    if _at_sentence_start(text, start):
+    if at_sentence_start(text, start):
         return word[:1].upper() + word[1:]
     return word
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from ..errors import ConfigError
 from ..progress import ProgressHook
 
 Message = dict[str, str]  # {"role": "user" | "assistant" | "system", "content": ...}
@@ -111,3 +113,32 @@ def ask_until_parsed(
             values[k] = parse(samples[0].text)
         pending = [k for k in pending if values[k] is None]
     return list(zip(values, raws, strict=True))
+
+
+DEFAULT_PARALLEL = 16  # the paper's 16 samples of one input decode together
+
+
+def positive_env(name: str) -> int | None:
+    """The positive whole number in environment variable ``name``; None when unset; an error for anything else."""
+    configured = os.environ.get(name, "").strip()
+    if not configured:
+        return None
+    if not configured.isdigit() or int(configured) < 1:
+        raise ConfigError(f"{name}={configured!r}: expected a positive whole number")
+    return int(configured)
+
+
+def default_parallel() -> int:
+    """``COUNTERFAIR_LLM_PARALLEL`` if set, else 16."""
+    return positive_env("COUNTERFAIR_LLM_PARALLEL") or DEFAULT_PARALLEL
+
+
+def default_threads() -> int:
+    """``COUNTERFAIR_LLM_THREADS`` if set, else the cores this process may run on."""
+    configured = positive_env("COUNTERFAIR_LLM_THREADS")
+    if configured:
+        return configured
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1

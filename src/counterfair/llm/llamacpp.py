@@ -20,7 +20,6 @@ would otherwise generate with half of them (on 2 cores: 2.64 s instead of 3.22 s
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,37 +27,9 @@ from typing import Any, cast
 
 from ..errors import ConfigError, ModelNotAvailable
 from ..progress import NullProgress, ProgressHook
-from .base import Completion, Message, SamplingParams
+from .base import Completion, Message, SamplingParams, default_parallel, default_threads
 
 LLAMA_PIP = "pip install llama-cpp-python==0.3.36"
-
-
-DEFAULT_PARALLEL = 16  # the paper's 16 samples of one input decode together
-
-
-def _positive_env(name: str) -> int | None:
-    configured = os.environ.get(name, "").strip()
-    if not configured:
-        return None
-    if not configured.isdigit() or int(configured) < 1:
-        raise ConfigError(f"{name}={configured!r}: expected a positive whole number")
-    return int(configured)
-
-
-def default_parallel() -> int:
-    """``COUNTERFAIR_LLM_PARALLEL`` if set, else 16."""
-    return _positive_env("COUNTERFAIR_LLM_PARALLEL") or DEFAULT_PARALLEL
-
-
-def default_threads() -> int:
-    """``COUNTERFAIR_LLM_THREADS`` if set, else the cores this process may run on."""
-    configured = _positive_env("COUNTERFAIR_LLM_THREADS")
-    if configured:
-        return configured
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 class LlamaCppLLM:

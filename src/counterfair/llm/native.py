@@ -214,7 +214,7 @@ def _probe_main(model: str, mode: str) -> int:
     """The child process of :func:`probe`: load, generate 4 tokens, exit 0."""
     from llama_cpp import Llama
 
-    from .llamacpp import default_threads
+    from .base import default_threads
 
     with model_params(repack=mode == "on"):
         llama = Llama(model_path=model, n_ctx=256, n_threads=default_threads(), verbose=False)

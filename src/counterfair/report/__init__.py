@@ -10,6 +10,7 @@ import base64
 import html
 import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import pandas as pd
 from ..attributes import load_identity_set
 from ..errors import InputError
 from ..io import atomic_open, read_json, read_table
+from ..summaries import AuditSummary, command_of, typed
 from . import plots
 
 HIGHLIGHT_TOKENS = 20_000  # a changed stretch longer than this (words, both sides) is shown whole, not diffed
@@ -101,8 +103,8 @@ def load_run(run_dir: str | Path) -> tuple[dict[str, Any], pd.DataFrame]:
     if not (target / "summary.json").exists():
         raise InputError(f"{target}: not an audit run directory (no summary.json); run counterfair audit first")
     summary = read_json(target / "summary.json")
-    if summary.get("command") != "audit":
-        raise InputError(f"{target}: summary.json was written by '{summary.get('command')}', not by counterfair audit")
+    if command_of(summary) != "audit":
+        raise InputError(f"{target}: summary.json was written by '{command_of(summary)}', not by counterfair audit")
     pairs = read_table(target / "pairs.csv", allow_empty=True)
     for column in ("score_orig", "score_cf", "diff"):
         if column in pairs:
@@ -114,11 +116,12 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
     """Write ``report.html``, ``report.md`` and the plots of an audit run; returns their paths."""
     target = Path(run_dir)
     summary, pairs = load_run(target)
+    s = AuditSummary.from_dict(summary)
     if "status" in pairs:  # pairs without a score are listed in pairs.csv, not plotted
         pairs = pairs[pairs["status"] == "ok"]
     plot_dir = target / "plots"
-    order = list(load_identity_set(summary["options"].get("identities")).terms)
-    by_group = sorted(order, key=lambda t: (load_identity_set(summary["options"].get("identities")).group_of(t), t))
+    identities = load_identity_set(s.options.get("identities"))
+    by_group = sorted(identities.terms, key=lambda t: (identities.group_of(t), t))
     made = [
         (
             "score_change_histogram",
@@ -128,7 +131,7 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
         (
             "score_scatter",
             "Original vs counterfactual score; points below the diagonal lost score",
-            plots.score_scatter(pairs, plot_dir, summary["threshold"]),
+            plots.score_scatter(pairs, plot_dir, s.threshold if s.threshold is not None else 0.5),
         ),
         (
             "swap_heatmap",
@@ -138,21 +141,19 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
         (
             "ctf_groups",
             "CTF gap per identity group, with 95% bootstrap intervals",
-            plots.ctf_group_bars(summary["ctf"], plot_dir),
+            plots.ctf_group_bars(s.ctf.to_dict() if s.ctf else None, plot_dir),
         ),
     ]
     figures = embed_figures(made)
-    examples = [
-        {**e, "diff_html": edit_html(str(e["source_text"]), str(e["cf_text"]))} for e in summary["top_examples"]
-    ]
-    ctf = summary.get("ctf") or {}
-    ctf_groups = sorted((ctf.get("by_group") or {}).items(), key=lambda kv: -(kv[1]["ctf_gap"] or 0))
-    directions = sorted(ctf.get("by_direction") or [], key=lambda d: -abs(d["mean_diff"] or 0.0))[:15]
-    swap_packs = _swap_pack_sections(summary, pairs)
-    placebo = summary.get("placebo") or {}
-    placebo_groups = sorted((placebo.get("by_group") or {}).items(), key=lambda kv: -(kv[1]["identity_effect"] or 0))
+    examples = [{**e, "diff_html": edit_html(str(e["source_text"]), str(e["cf_text"]))} for e in s.top_examples]
+    # the template reads the JSON-shaped entries; the order comes from the typed ones
+    ctf_groups = [(k, g.to_dict()) for k, g in _largest((s.ctf.by_group if s.ctf else None) or {})]
+    by_direction = (s.ctf.by_direction if s.ctf else None) or ()
+    directions = [d.to_dict() for d in sorted(by_direction, key=lambda d: -abs(d.mean_diff or 0.0))[:15]]
+    swap_packs = _swap_pack_sections(s, pairs)
+    placebo_groups = [(k, e.to_dict()) for k, e in _largest((s.placebo.by_group if s.placebo else None) or {})]
     notes = []
-    missing = summary["input"].get("attributes_without_texts") or []
+    missing = list(s.input.attributes_without_texts)
     if missing:
         notes.append(f"No text referenced: {', '.join(missing)} (no counterfactuals for them).")
     page = render(
@@ -165,12 +166,12 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
         swap_packs=swap_packs,
         placebo_groups=placebo_groups,
         notes=notes,
-        signatures=json.dumps(summary["signatures"], indent=1, default=str)[:20000],
-        options=json.dumps(summary["options"], indent=1),
+        signatures=json.dumps(s.signatures, indent=1, default=str)[:20000],
+        options=json.dumps(s.options, indent=1),
     )
     write_page(page, target / "report.html")
     with atomic_open(target / "report.md", "w", encoding="utf-8") as handle:
-        handle.write(markdown(summary))
+        handle.write(markdown(s))
     return {"html": target / "report.html", "markdown": target / "report.md", "plots": plot_dir}
 
 
@@ -200,13 +201,16 @@ def write_page(page: str, path: Path) -> None:
         handle.write(page)
 
 
-def _swap_pack_sections(summary: dict[str, Any], pairs: Any) -> list[dict[str, Any]]:
+def _largest(entries: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """Groups by their value (a CTF gap, an identity effect), the largest first; a missing value last."""
+    return sorted(entries.items(), key=lambda kv: -(kv[1].value or 0))
+
+
+def _swap_pack_sections(s: AuditSummary, pairs: Any) -> list[dict[str, Any]]:
     """One section per swap pack of the audit (gender, names, nationality, a user's): its CTF gap per group of the
     source term and the mean change per (source group -> target group)."""
     out = []
-    for name, ctf in (summary.get("ctf_by_attribute") or {}).items():
-        if name == "identity":
-            continue
+    for name, ctf in s.swap_gaps().items():
         mine = pairs[(pairs["method"] == "swap") & (pairs["attribute"] == name)] if not pairs.empty else pairs
         directions = []
         if not mine.empty:
@@ -215,71 +219,67 @@ def _swap_pack_sections(summary: dict[str, Any], pairs: Any) -> list[dict[str, A
                 {"source": str(r.group), "target": str(r.target_group), "pairs": int(r.size), "mean_diff": r.mean}
                 for r in table.sort_values("mean", key=abs, ascending=False).itertuples()
             ]
-        groups = sorted((ctf.get("by_group") or {}).items(), key=lambda kv: -(kv[1]["ctf_gap"] or 0))
-        out.append({"name": name, "ctf": ctf, "groups": groups, "directions": directions[:20]})
+        groups = [(k, g.to_dict()) for k, g in _largest(ctf.by_group or {})]
+        out.append({"name": name, "ctf": ctf.to_dict(), "groups": groups, "directions": directions[:20]})
     return out
 
 
-def markdown(summary: dict[str, Any]) -> str:
+def markdown(summary: Mapping[str, Any] | AuditSummary) -> str:
     """A short Markdown summary for CI logs."""
+    s = typed(summary, AuditSummary)
     lines = [
-        f"# counterfair audit: {summary['classifier']['spec']}",
+        f"# counterfair audit: {s.classifier.spec}",
         "",
-        f"{summary['input']['texts']} texts, methods {', '.join(summary['input']['methods'])}, "
-        f"score = P({summary['positive_label']}), threshold {summary['threshold']}.",
+        f"{s.input.texts} texts, methods {', '.join(s.input.methods)}, "
+        f"score = P({s.positive_label}), threshold {s.threshold}.",
         "",
         "| method | attribute | with counterfactual | mean change [95% CI] | mean abs change | flips |",
         "|---|---|---|---|---|---|",
     ]
-    for g in summary["groups"]:
-        change = g["score_change"]
+    for g in s.groups:
+        change = g.score_change
         lines.append(
-            f"| {g['method']} | {g['attribute']} | {g['with_counterfactual']} of {g['inputs']} | "
-            f"{_num(change['mean'])} [{_num(change['ci_low'])}, {_num(change['ci_high'])}] | "
-            f"{_num(g['mean_abs_change'])} | {g['flips']} of {g['pairs']} |"
+            f"| {g.method} | {g.attribute} | {g.with_counterfactual} of {g.inputs} | "
+            f"{_num(change.value)} [{_num(change.ci_low)}, {_num(change.ci_high)}] | "
+            f"{_num(g.mean_abs_change)} | {g.flips} of {g.pairs} |"
         )
-    if summary.get("ctf"):
-        ctf = summary["ctf"]
+    if s.ctf:
+        ctf = s.ctf
         lines += [
             "",
-            f"CTF gap (identity swaps): **{_num(ctf['ctf_gap'])}** [{_num(ctf['ci_low'])}, {_num(ctf['ci_high'])}] "
-            f"over {ctf['texts']} texts.",
+            f"CTF gap (identity swaps): **{_num(ctf.value)}** [{_num(ctf.ci_low)}, {_num(ctf.ci_high)}] "
+            f"over {ctf.texts} texts.",
             "",
             "| group | CTF gap |",
             "|---|---|",
         ]
-        for name, g in sorted(ctf["by_group"].items(), key=lambda kv: -(kv[1]["ctf_gap"] or 0)):
-            lines.append(f"| {name} | {_num(g['ctf_gap'])} |")
-    for name, ctf in (summary.get("ctf_by_attribute") or {}).items():
-        if name == "identity":
-            continue
-        lines += ["", f"CTF gap ({name} swaps): **{_num(ctf['ctf_gap'])}** over {ctf['texts']} texts.", ""]
+        lines += [f"| {name} | {_num(g.value)} |" for name, g in _largest(ctf.by_group or {})]
+    for name, pack in s.swap_gaps().items():
+        lines += ["", f"CTF gap ({name} swaps): **{_num(pack.value)}** over {pack.texts} texts.", ""]
         lines += ["| group | CTF gap |", "|---|---|"]
-        lines += [f"| {g} | {_num(e['ctf_gap'])} |" for g, e in sorted(ctf["by_group"].items())]
-    placebo = summary.get("placebo") or {}
-    if placebo.get("by_group"):
+        lines += [f"| {g} | {_num(e.value)} |" for g, e in sorted((pack.by_group or {}).items())]
+    placebo = s.placebo
+    if placebo and placebo.by_group:
         lines += [
             "",
-            f"Identity effect (CTF gap − placebo gap): **{_num(placebo['identity_effect'])}** "
-            f"[{_num(placebo['ci_low'])}, {_num(placebo['ci_high'])}]; groups above the placebo: "
-            f"{', '.join(placebo['groups_exceeding_placebo']) or 'none'}.",
+            f"Identity effect (CTF gap − placebo gap): **{_num(placebo.value)}** "
+            f"[{_num(placebo.ci_low)}, {_num(placebo.ci_high)}]; groups above the placebo: "
+            f"{', '.join(placebo.groups_exceeding_placebo) or 'none'}.",
             "",
             "| group swapped in | CTF gap | placebo gap | identity effect [95% CI] |",
             "|---|---|---|---|",
         ]
-        for name, e in sorted(placebo["by_group"].items(), key=lambda kv: -(kv[1]["identity_effect"] or 0)):
+        for name, e in _largest(placebo.by_group):
             lines.append(
-                f"| {name} | {_num(e['identity_gap'])} | {_num(e['placebo_gap'])} | {_num(e['identity_effect'])} "
-                f"[{_num(e['ci_low'])}, {_num(e['ci_high'])}] |"
+                f"| {name} | {_num(e.identity_gap)} | {_num(e.placebo_gap)} | {_num(e.value)} "
+                f"[{_num(e.ci_low)}, {_num(e.ci_high)}] |"
             )
-    gate = summary.get("gate")
-    if gate:
-        lines += ["", f"Fairness gate: **{gate['verdict']}** (exit {gate['exit_code']})", ""]
-        lines += [f"- {c['verdict'].upper()}: {c['message']}" for c in gate["checks"]]
-    coverage = summary.get("coverage")
-    if coverage:
-        lines += ["", f"Coverage: {coverage['reached']} of {coverage['texts']} texts got a counterfactual."]
-        if coverage.get("hint"):
-            lines.append(f"{coverage['hint']}.")
-    lines += ["", f"Reproduce: `{summary['reproduce']}`", ""]
+    if s.gate:
+        lines += ["", f"Fairness gate: **{s.gate.verdict}** (exit {s.gate.exit_code})", ""]
+        lines += [f"- {c.verdict.upper()}: {c.message}" for c in s.gate.checks]
+    if s.coverage:
+        lines += ["", f"Coverage: {s.coverage.reached} of {s.coverage.texts} texts got a counterfactual."]
+        if s.coverage.hint:
+            lines.append(f"{s.coverage.hint}.")
+    lines += ["", f"Reproduce: `{s.reproduce}`", ""]
     return "\n".join(lines)

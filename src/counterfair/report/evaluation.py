@@ -13,6 +13,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..io import read_json, read_table
+from ..summaries import TABLE2_COLUMNS, EvaluationSummary, MethodComparisonSummary, command_of
 from . import embed_figures, plots, render, write_page
 
 # Table 2's columns as the report labels them (CEval's names)
@@ -64,13 +65,14 @@ def build_evaluation_report(run_dir: str | Path) -> dict[str, Path]:
     if not (target / "summary.json").exists():
         raise InputError(f"{target}: no summary.json; run counterfair evaluate first")
     summary = read_json(target / "summary.json")
-    command = summary.get("command")
+    command = command_of(summary)
     if command == "evaluate":
         method_rows = {"counterfactual": _rows(target)}
-        table = _single_table(summary)
+        table = _single_table(EvaluationSummary.from_dict(summary))
         matrix = None
     elif command == "evaluate-methods":
-        method_rows = {name: _rows(target / "methods" / name) for name in summary["methods"]}
+        methods = MethodComparisonSummary.from_dict(summary).methods
+        method_rows = {name: _rows(target / "methods" / name) for name in methods}
         table = _numeric(read_table(target / "comparison.csv"))
         matrix = _numeric(read_table(target / "distance_matrix.csv")).set_index("method")
     else:
@@ -119,17 +121,16 @@ def _numeric(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _single_table(summary: dict[str, Any]) -> pd.DataFrame:
+def _single_table(s: EvaluationSummary) -> pd.DataFrame:
     """One method's row of Table 2 from its summary (means over the rows each metric covers)."""
-    record: dict[str, Any] = {"method": "counterfactual", "pairs": summary["counts"]["rows"]}
-    record["with_counterfactual"] = summary["counts"]["scored"]
-    if "flip_rate" in summary["headline"]:
-        record["flip_rate"] = summary["headline"]["flip_rate"]["mean"]
-    from ..methods import TABLE_COLUMNS
-
-    metrics = summary["metrics"]
-    for column, source, over in TABLE_COLUMNS:
-        entry = metrics.get(source, {}).get("all" if over == "all" else "flipped")
+    record: dict[str, Any] = {"method": "counterfactual", "pairs": s.counts.rows}
+    record["with_counterfactual"] = s.counts.scored
+    headline = s.headline or {}
+    if "flip_rate" in headline:
+        record["flip_rate"] = headline["flip_rate"].value
+    for column, source, over in TABLE2_COLUMNS:
+        metric = (s.metrics or {}).get(source)
+        entry = (metric.all if over == "all" else metric.flipped) if metric is not None else None
         if entry is not None:
-            record[column] = entry["mean"]
+            record[column] = entry.value
     return pd.DataFrame([record])

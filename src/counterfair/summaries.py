@@ -1,0 +1,476 @@
+"""Typed summaries: frozen dataclasses of what every output reports, read and written as today's ``summary.json``.
+
+Each record maps its attributes onto the JSON keys it is stored under (``Estimate.value`` is ``mean`` in a score
+change, ``ctf_gap`` in a gap report, ``identity_effect`` in an identity effect), so the views (console, HTML and
+Markdown report, notebook, MLflow, JUnit) read attributes, and a renamed key fails in one place, here, instead of
+silently in a view. ``from_dict`` keeps what a record does not model (``extra``) and the order of the keys it read,
+so ``Record.from_dict(d).to_dict() == d`` key for key and in order: a summary read, typed and written again is the
+same file. A summary from an older counterfair (keys missing) reads with those attributes ``None``; one of another
+``schema_version`` is refused by the JSON reader :func:`read_summary` uses, with a clear error.
+
+The results keep the summary's dict as ``result.summary`` for users who read it; ``result.typed_summary`` is the
+record.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .errors import InputError
+
+R = TypeVar("R", bound="Record")
+
+
+def _key(name: str | None = None, of: Any = None, default: Any = None) -> Any:
+    """A record field stored under JSON key ``name`` (the attribute's name by default); ``of``: a record class, or
+    ``[Class]`` for a list of records, ``{Class}`` for a dict of records (by name); a class may be named by a string
+    (a record that holds records of its own kind)."""
+    return field(default=default, metadata={"key": name, "of": of})
+
+
+def _cls(of: Any) -> Any:
+    return globals()[of] if isinstance(of, str) else of
+
+
+def _load(of: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    if of is None:
+        return tuple(value) if isinstance(value, list) else value
+    if isinstance(of, list):
+        return tuple(_cls(of[0]).from_dict(v) for v in value)
+    if isinstance(of, set):
+        (cls,) = of
+        return {k: _cls(cls).from_dict(v) for k, v in value.items()}
+    return _cls(of).from_dict(value)
+
+
+_FIELDS: dict[type, dict[str, dataclasses.Field[Any]]] = {}
+
+
+def _by_key(cls: type) -> dict[str, dataclasses.Field[Any]]:
+    """A record class's fields by the JSON key they are stored under (computed once per class)."""
+    if cls not in _FIELDS:
+        _FIELDS[cls] = {f.metadata.get("key") or f.name: f for f in fields(cls) if f.name not in ("extra", "keys")}
+    return _FIELDS[cls]
+
+
+def _dump(value: Any) -> Any:
+    if isinstance(value, Record):
+        return value.to_dict()
+    if isinstance(value, tuple) and value and isinstance(value[0], Record):
+        return [v.to_dict() for v in value]
+    if isinstance(value, dict) and value and isinstance(next(iter(value.values())), Record):
+        return {k: v.to_dict() for k, v in value.items()}
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class Record:
+    """A part of a summary; ``extra`` holds the keys the record does not model, ``keys`` the order it was read in."""
+
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    keys: tuple[str, ...] | None = field(default=None, repr=False, compare=False)  # None: made in code, not read
+
+    @classmethod
+    def from_dict(cls: type[R], data: Mapping[str, Any]) -> R:
+        if not isinstance(data, Mapping):
+            raise InputError(f"{cls.__name__}: expected a JSON object, got {type(data).__name__}")
+        known = _by_key(cls)
+        values = {known[k].name: _load(known[k].metadata.get("of"), v) for k, v in data.items() if k in known}
+        extra = {k: v for k, v in data.items() if k not in known}
+        return cls(**values, extra=extra, keys=tuple(data))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object: the keys it was read with, in their order (a new record: its fields, then ``extra``)."""
+        known = _by_key(type(self))
+        order = self.keys
+        if order is None:
+            order = (*(k for k, f in known.items() if getattr(self, f.name) is not None), *self.extra)
+        return {k: _dump(getattr(self, known[k].name)) if k in known else self.extra[k] for k in order}
+
+    def has(self, key: str) -> bool:
+        """Whether the summary this record was read from holds ``key`` (a section an older run lacks)."""
+        return key in (self.keys or ()) or key in self.extra
+
+    def __bool__(self) -> bool:
+        """False for a record read from an empty JSON object (as the dict would be)."""
+        return self.keys is None or bool(self.keys)
+
+
+# ------------------------------------------------------------------------------------------------ estimates
+
+
+@dataclass(frozen=True, kw_only=True)
+class Estimate(Record):
+    """A value with its 95 % interval and the count it rests on (the gate's metrics: ``{value, ci_low, ci_high,
+    n}``)."""
+
+    value: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n: int | None = None
+
+    def interval(self) -> tuple[float | None, float | None]:
+        return (self.ci_low, self.ci_high)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MeanEstimate(Estimate):
+    """An aggregate stored as ``{n, mean, ci_low, ci_high, median, ...}`` (a score change, an evaluation metric)."""
+
+    value: float | None = _key("mean")
+    median: float | None = None
+
+
+# ------------------------------------------------------------------------------------------------ audit, ctf
+
+
+@dataclass(frozen=True, kw_only=True)
+class GroupChange(Record):
+    """One (method, attribute) of an audit: its pairs, the mean score change with its CI, the flips."""
+
+    method: str = ""
+    attribute: str = ""
+    inputs: int = 0
+    with_counterfactual: int = 0
+    pairs: int = 0
+    pairs_without_score: int = 0
+    score_change: MeanEstimate = _key(of=MeanEstimate, default=MeanEstimate())
+    mean_abs_change: float | None = None
+    flips: int = 0
+    flip_rate: float | None = None
+    filter_pass_rate: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DirectionGap(Record):
+    """One swap direction (source → target term): its pairs and mean changes."""
+
+    source: str = ""
+    target: str = ""
+    pairs: int = 0
+    mean_abs_diff: float | None = None
+    mean_diff: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class GapReport(Record):
+    """A CTF gap (paper 001) with its CI over texts and its breakdowns where computed."""
+
+    value: float | None = _key("ctf_gap")
+    ci_low: float | None = None
+    ci_high: float | None = None
+    texts: int = 0
+    pairs: int = 0
+    by_group: dict[str, GapReport] | None = _key(of={"GapReport"})
+    by_label: dict[str, GapReport] | None = _key(of={"GapReport"})
+    by_split: dict[str, GapReport] | None = _key(of={"GapReport"})
+    by_source_term: dict[str, GapReport] | None = _key(of={"GapReport"})
+    by_direction: tuple[DirectionGap, ...] | None = _key(of=[DirectionGap])
+
+    def estimate(self) -> Estimate:
+        return Estimate(value=self.value, ci_low=self.ci_low, ci_high=self.ci_high, n=self.texts)
+
+
+@dataclass(frozen=True, kw_only=True)
+class IdentityEffect(Record):
+    """Identity gap minus placebo gap (:mod:`counterfair.placebo`) for one group or direction, with its CI."""
+
+    value: float | None = _key("identity_effect")
+    ci_low: float | None = None
+    ci_high: float | None = None
+    identity_gap: float | None = None
+    placebo_gap: float | None = None
+    texts: int = 0
+    pairs: int = 0
+    exceeds_placebo: bool | None = None
+    source: str | None = None
+    target: str | None = None
+
+    def estimate(self) -> Estimate:
+        return Estimate(value=self.value, ci_low=self.ci_low, ci_high=self.ci_high, n=self.texts)
+
+
+@dataclass(frozen=True, kw_only=True)
+class IdentityEffects(IdentityEffect):
+    """The audit's ``placebo`` section: the overall effect, by group swapped in and by direction."""
+
+    by_group: dict[str, IdentityEffect] | None = _key(of={IdentityEffect})
+    by_direction: tuple[IdentityEffect, ...] | None = _key(of=[IdentityEffect])
+    groups_exceeding_placebo: tuple[str, ...] = ()
+    swaps_without_placebo: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Coverage(Record):
+    texts: int = 0
+    reached: int = 0
+    unreached: int = 0
+    hint: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClassifierInfo(Record):
+    """The classifier's spec, labels and signature fields (type, version, ...: in ``extra``)."""
+
+    spec: str = ""
+    labels: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class GateCheck(Record):
+    """One rule (for one group) of the fairness gate and its verdict."""
+
+    rule: str = ""
+    metric: str = ""
+    group: str | None = None
+    estimate: str = "point"
+    description: str = ""
+    verdict: str = "error"
+    value: float | None = None
+    point: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n: int | None = None
+    message: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GateVerdict(Record):
+    """The fairness gate: every check, the verdict (``pass``/``fail``/``error``) and its exit code."""
+
+    rules: tuple[Mapping[str, Any], ...] = ()
+    checks: tuple[GateCheck, ...] = _key(of=[GateCheck], default=())
+    verdict: str = "error"
+    exit_code: int = 2
+    failed: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditInput(Record):
+    texts: int = 0
+    methods: tuple[str, ...] = ()
+    attributes_without_texts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditSummary(Record):
+    """An audit's ``summary.json``."""
+
+    command: str | None = None
+    input: AuditInput = _key(of=AuditInput, default=AuditInput())
+    classifier: ClassifierInfo = _key(of=ClassifierInfo, default=ClassifierInfo())
+    positive_label: str | None = None
+    threshold: float | None = None
+    pairs_without_score: int = 0
+    groups: tuple[GroupChange, ...] = _key(of=[GroupChange], default=())
+    ctf: GapReport | None = _key(of=GapReport)
+    ctf_by_attribute: dict[str, GapReport] | None = _key(of={GapReport})
+    top_examples: tuple[Mapping[str, Any], ...] = ()
+    signatures: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
+    reproduce: str | None = None
+    placebo: IdentityEffects | None = _key(of=IdentityEffects)
+    coverage: Coverage | None = _key(of=Coverage)
+    gate: GateVerdict | None = _key(of=GateVerdict)
+    comparison: Mapping[str, Any] | None = None
+    timing_s: Mapping[str, float] = field(default_factory=dict)
+    counterfair_version: str | None = None
+
+    def swap_gaps(self) -> dict[str, GapReport]:
+        """The CTF gap of each swap unit but the identity swaps (gender, names, nationality packs)."""
+        return {k: v for k, v in (self.ctf_by_attribute or {}).items() if k != "identity"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class CTFSummary(GapReport):
+    """``counterfair ctf``'s ``summary.json``: the gap at the top level and its breakdowns."""
+
+    command: str | None = None
+    classifier: ClassifierInfo = _key(of=ClassifierInfo, default=ClassifierInfo())
+    pairs_without_score: int = 0
+    incomplete_texts: Mapping[str, Any] = field(default_factory=dict)
+    identities: Mapping[str, Any] = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------------------------------------ evaluate, feedback
+
+
+@dataclass(frozen=True, kw_only=True)
+class MetricAggregate(Record):
+    """One metric of an evaluation over all scored rows and over the flipped ones."""
+
+    all: MeanEstimate = _key(of=MeanEstimate, default=MeanEstimate())
+    flipped: MeanEstimate | None = _key(of=MeanEstimate)
+    groups: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StageError(Record):
+    stage: str = ""
+    message: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvaluationCounts(Record):
+    rows: int = 0
+    scored: int = 0
+    status: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvaluationSummary(Record):
+    """``counterfair evaluate``'s ``summary.json``."""
+
+    command: str | None = None
+    counts: EvaluationCounts = _key(of=EvaluationCounts, default=EvaluationCounts())
+    headline: dict[str, MeanEstimate] | None = _key(of={MeanEstimate})
+    metrics: dict[str, MetricAggregate] | None = _key(of={MetricAggregate})
+    skipped_rows: tuple[Mapping[str, Any], ...] = ()
+    errors: tuple[StageError, ...] = _key(of=[StageError], default=())
+    notices: tuple[str, ...] = ()
+    signatures: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
+    methods: Mapping[str, Any] | None = None  # a comparison of methods: name -> source
+
+    def classifier_spec(self) -> str | None:
+        classifier = self.signatures.get("classifier")
+        return classifier.get("spec") if isinstance(classifier, Mapping) else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MethodComparisonSummary(Record):
+    """``counterfair evaluate A B ...``'s ``summary.json``: the methods compared, CEval's Table 2 and Fig. 2."""
+
+    command: str | None = None
+    methods: Mapping[str, str] = field(default_factory=dict)
+    originals: int = 0
+    table: tuple[Mapping[str, Any], ...] = ()
+    errors: tuple[StageError, ...] = _key(of=[StageError], default=())
+    options: Mapping[str, Any] = field(default_factory=dict)
+    signatures: Mapping[str, Any] = field(default_factory=dict)
+
+
+#: CEval's Table 2, as ``evaluate`` with several pair files writes it: (column of comparison.csv, metric column of
+#: rows.csv, the rows it averages over)
+TABLE2_COLUMNS = (
+    ("prob_change", "prob_change", "all"),
+    ("distance", "distance_norm", "all"),  # CEval's distance: edits per token of the original
+    ("distance_flipped", "distance_norm", "flipped"),
+    ("distance_tokens", "distance", "all"),
+    ("diversity", "diversity_norm", "all"),
+    ("perplexity", "perplexity", "all"),
+    ("bleu", "bleu", "all"),
+    ("bertscore_f1", "bertscore_f1", "all"),
+    ("quality_grammar", "quality_grammar", "all"),
+    ("quality_cohesiveness", "quality_cohesiveness", "all"),
+    ("quality_likability", "quality_likability", "all"),
+    ("quality_fluency", "quality_fluency", "all"),
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FeedbackStep(Record):
+    """One feedback step (paper 002): the texts still edited and the step's means."""
+
+    texts: int = 0
+    minimality: float | None = None
+    flip_rate: float | None = None
+    probability: float | None = None
+    ppl_base: float | None = None
+    ppl_fine: float | None = None
+    mean_words: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class EditorInfo(Record):
+    name: str = ""
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FeedbackSummary(Record):
+    """``counterfair feedback``'s ``summary.json``."""
+
+    command: str | None = None
+    editor: EditorInfo = _key(of=EditorInfo, default=EditorInfo())
+    classifier: ClassifierInfo = _key(of=ClassifierInfo, default=ClassifierInfo())
+    steps: dict[str, FeedbackStep] | None = _key(of={FeedbackStep})
+    inconsistency: Mapping[str, float | None] = field(default_factory=dict)
+    inconsistency_by_text: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    mean_words_by_step: Mapping[str, float | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MethodCounts(Record):
+    """One method of a generate run: inputs, shares with a counterfactual and still referencing, BLEU, BERTScore."""
+
+    inputs: int = 0
+    status: Mapping[str, int] = field(default_factory=dict)
+    share_with_counterfactual: float | None = None
+    share_still_referencing: float | None = None
+    bleu: MeanEstimate = _key(of=MeanEstimate, default=MeanEstimate())
+    bertscore_f1: MeanEstimate = _key(of=MeanEstimate, default=MeanEstimate())
+
+
+@dataclass(frozen=True, kw_only=True)
+class GenerateSummary(Record):
+    """``counterfair generate``'s ``summary.json``."""
+
+    command: str | None = None
+    methods: dict[str, MethodCounts] | None = _key(of={MethodCounts})
+    signatures: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------------------------------------ reading
+
+
+SUMMARIES: dict[str, type[Record]] = {
+    "audit": AuditSummary,
+    "ctf": CTFSummary,
+    "evaluate": EvaluationSummary,
+    "evaluate-methods": MethodComparisonSummary,
+    "feedback": FeedbackSummary,
+    "generate": GenerateSummary,
+}
+
+
+def typed(summary: Mapping[str, Any] | Record, kind: type[R]) -> R:
+    """``summary`` as a ``kind`` record (a record is returned as it is)."""
+    if isinstance(summary, kind):
+        return summary
+    if isinstance(summary, Record):
+        return kind.from_dict(summary.to_dict())
+    return kind.from_dict(summary)
+
+
+def command_of(summary: Mapping[str, Any]) -> str | None:
+    """The command that wrote a summary (``None`` for a file without one)."""
+    command = Record.from_dict(summary).extra.get("command")
+    return command if isinstance(command, str) else None
+
+
+def read_summary(path: str | Path, *, expect: str | None = None) -> Record:
+    """A run directory's (or a file's) ``summary.json`` as the record of the command that wrote it. The JSON reader
+    (:func:`counterfair.io.read_json`) refuses a file of another ``schema_version``; this refuses one written by
+    another command than ``expect``."""
+    from .io import read_json
+
+    target = Path(path)
+    target = target / "summary.json" if target.is_dir() else target
+    data = read_json(target)
+    command = command_of(data)
+    if expect is not None and command != expect:
+        raise InputError(f"{target}: written by '{command}', not by counterfair {expect}")
+    return SUMMARIES.get(command or "", Record).from_dict(data)

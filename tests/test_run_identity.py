@@ -1,0 +1,59 @@
+"""One run identity (counterfair.runs.run_identity): options dataclasses mark what is not part of a run's identity
+(knobs, fields that do not apply, fields added later while at their default), and one function fingerprints them.
+The fingerprints below are the ones the five hand-built identities gave before they became one (computed with the
+code of commit c5ffcc9): existing run directories still resume."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field, fields
+
+from counterfair._audit import AuditOptions
+from counterfair._ctf import CTFOptions, ctf_core
+from counterfair._evaluate import EvaluateOptions
+from counterfair._feedback import FeedbackOptions
+from counterfair._generate import GenerateOptions
+from counterfair.runs import fingerprint, knob, run_identity
+
+
+def test_fingerprints_are_the_ones_runs_were_made_with() -> None:
+    assert GenerateOptions().fingerprint() == "ffdd3755a02e"
+    assert GenerateOptions(language="fr").fingerprint() == "a877642b0ed7"
+    assert GenerateOptions(methods=["polyjuice"]).fingerprint() == "09eef22b31de"
+    assert GenerateOptions(chunk=7, engine="ray").fingerprint() == "ffdd3755a02e"  # knobs: the same run
+    assert fingerprint(run_identity(EvaluateOptions(target_column="label", batch_size=3))) == "6a465b9f9a1f"
+
+
+def test_what_each_command_leaves_out_of_its_identity() -> None:
+    assert set(run_identity(AuditOptions())) >= {"methods", "threshold", "placebo", "seed"}
+    assert not {"classifier", "bootstrap", "top_examples", "llm_parallel", "llm_concurrency"} & set(
+        run_identity(AuditOptions())
+    )
+    assert "classifier" not in run_identity(FeedbackOptions()) and "editor" in run_identity(FeedbackOptions())
+    evaluate = run_identity(EvaluateOptions())
+    assert not {"batch_size", "engine", "address", "ppl_token_budget", "metrics_explicit"} & set(evaluate)
+    assert not {"context_column", "revised_input", "target_column"} & set(evaluate)  # later options at default
+    assert run_identity(EvaluateOptions(revised_input="second", context_column="premise"))["revised_input"] == "second"
+    generate = run_identity(GenerateOptions())
+    assert "language" not in generate and "polyjuice_model" not in generate and "chunk" not in generate
+    assert run_identity(GenerateOptions(methods=["polyjuice"]))["polyjuice_model"] == "uw-hai/polyjuice"
+
+
+def test_ctf_options_mirror_the_core() -> None:
+    params = inspect.signature(ctf_core).parameters
+    core = {n: p.default for n, p in params.items() if p.kind is p.KEYWORD_ONLY and n not in ("progress", "origin")}
+    assert {f.name: f.default for f in fields(CTFOptions)} == core
+    assert list(run_identity(CTFOptions())) == sorted(core)  # run.json lists them alphabetically, as before
+
+
+def test_run_identity_reads_the_field_metadata() -> None:
+    @dataclass
+    class Options:
+        a: int = 1
+        speed: int = knob(4)
+        only_with_b: str = field(default="x", metadata={"applies": lambda o: o.a == 2})
+        later: str | None = field(default=None, metadata={"later": True})
+
+    assert run_identity(Options()) == {"a": 1}
+    assert run_identity(Options(a=2, speed=9, later="y")) == {"a": 2, "only_with_b": "x", "later": "y"}
+    assert fingerprint({"a": 1}) != fingerprint({"a": 1}, editor="e")  # more parts: the options beside them

@@ -1,0 +1,50 @@
+"""The package's structure, checked by tools/check_structure.py: no import cycle, no ``_private`` name imported
+from another module, no summary read by string key outside counterfair.summaries, no core function over 60 lines.
+The checker is shown to find each defect in a small package made here, so a clean result means something."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _checker() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("check_structure", REPO / "tools" / "check_structure.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["check_structure"] = module  # dataclasses look their module up while the class is made
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_package_has_no_cycle_private_import_summary_read_or_long_core_function() -> None:
+    report = _checker().check()
+    assert report.cycles == []
+    assert report.private_imports == []
+    assert report.summary_reads == []
+    assert report.long_functions == []
+
+
+def test_the_checker_finds_each_defect(tmp_path: Path) -> None:
+    package = tmp_path / "counterfair"
+    (package / "core").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "core" / "__init__.py").write_text("")
+    (package / "a.py").write_text("from .b import helper\n\n\ndef f():\n    return helper()\n")
+    (package / "b.py").write_text(
+        "def helper():\n    from .a import f  # lazy: still a cycle\n\n    return f\n\n\ndef _hidden():\n    return 1\n"
+    )
+    (package / "c.py").write_text("from .b import _hidden\n\n\ndef view(summary):\n    return summary['ctf_gap']\n")
+    (package / "d.py").write_text("def build(summary):\n    summary['ctf_gap'] = 1\n    return summary\n")
+    body = "".join(f"    x{i} = {i}\n" for i in range(61))
+    (package / "core" / "long.py").write_text(f'def long():\n    """Doc."""\n{body}    return x0\n')
+    report = _checker().check(package)
+    assert report.cycles == [["counterfair.a", "counterfair.b"]]
+    assert report.private_imports == ["counterfair.c:1 imports counterfair.b._hidden"]
+    assert report.summary_reads == ["counterfair.c:5: return summary['ctf_gap']"]  # d.py writes, it does not read
+    assert report.long_functions == ["counterfair.core.long:1 long: 62 lines"]
+    assert report.failed()

@@ -1,0 +1,178 @@
+"""Structure checks of the package, run by the test suite (tests/test_structure.py) and by hand:
+
+    python tools/check_structure.py            # prints each finding; exit 1 when any check fails
+
+* import cycles: every import of a package module by another (at module level or inside a function: a lazy
+  import hides a cycle, it does not remove it), as strongly connected components of that graph;
+* ``_private`` names imported from another module (``from .swap import _parsed``): shared helpers are public;
+* summaries read by string key (``summary["..."]``, ``summary.get("...")``) outside the modules that own the
+  summary's JSON form (``READERS_ALLOWED``): views read the typed summaries;
+* functions longer than ``MAX_FUNCTION_LINES`` (their body, decorators and signature aside) in the core modules.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "counterfair"
+MAX_FUNCTION_LINES = 60
+#: the modules allowed to read a summary by key: the typed summaries' JSON readers
+READERS_ALLOWED: frozenset[str] = frozenset({"counterfair.summaries"})
+#: the in-memory core: no function over MAX_FUNCTION_LINES
+CORE: tuple[str, ...] = (
+    "counterfair._audit",
+    "counterfair._ctf",
+    "counterfair._evaluate",
+    "counterfair._feedback",
+    "counterfair._generate",
+    "counterfair.core",
+)
+# a read: summary["key"] not assigned to, or summary.get("key"); the core still builds the summary dicts it writes
+_SUMMARY_READ = re.compile(r"\bsummary(?:\[\s*['\"][^'\"]*['\"]\s*\](?!\s*=[^=])|\.get\(\s*['\"])")
+
+
+@dataclass
+class Report:
+    cycles: list[list[str]] = field(default_factory=list)
+    private_imports: list[str] = field(default_factory=list)
+    summary_reads: list[str] = field(default_factory=list)
+    long_functions: list[str] = field(default_factory=list)
+
+    def failed(self) -> bool:
+        return bool(self.cycles or self.private_imports or self.summary_reads or self.long_functions)
+
+
+def module_name(path: Path, root: Path = PACKAGE) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules(root: Path) -> dict[str, Path]:
+    return {module_name(p, root): p for p in sorted(root.rglob("*.py"))}
+
+
+def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
+    if node.level == 0:
+        return node.module or ""
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def _imports(module: str, path: Path, known: dict[str, Path]) -> Iterator[tuple[str, list[str], int]]:
+    """(imported module, names taken from it, line) for every import of a package module in ``path``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in known:
+                    yield alias.name, [], node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            target = _resolve(module, path.name == "__init__.py", node)
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                if sub in known:  # "from . import report": the submodule
+                    yield sub, [], node.lineno
+                elif target in known:
+                    yield target, [alias.name], node.lineno
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                item = stack.pop()
+                on_stack.discard(item)
+                component.append(item)
+                if item == node:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return out
+
+
+def _is_ancestor(a: str, b: str) -> bool:
+    """A package importing its own submodule (or a submodule its package's ``__init__``) is no cycle of layers."""
+    return b.startswith(a + ".") or a.startswith(b + ".")
+
+
+def check(root: Path = PACKAGE) -> Report:
+    known = _modules(root)
+    report = Report()
+    graph: dict[str, set[str]] = {m: set() for m in known}
+    for module, path in known.items():
+        for target, names, line in _imports(module, path, known):
+            if target != module and not _is_ancestor(module, target):
+                graph[module].add(target)
+            for name in names:
+                if name.startswith("_") and not name.startswith("__") and target != module:
+                    report.private_imports.append(f"{module}:{line} imports {target}.{name}")
+        text = path.read_text(encoding="utf-8")
+        if module not in READERS_ALLOWED:
+            for number, line_text in enumerate(text.splitlines(), 1):
+                if _SUMMARY_READ.search(line_text):
+                    report.summary_reads.append(f"{module}:{number}: {line_text.strip()[:100]}")
+        if module.startswith(CORE):
+            report.long_functions += _long_functions(module, text)
+    report.cycles = _cycles(graph)
+    return report
+
+
+def _long_functions(module: str, text: str) -> list[str]:
+    out = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body[1:] if ast.get_docstring(node) else node.body
+            if not body:
+                continue
+            lines = (node.end_lineno or node.lineno) - body[0].lineno + 1
+            if lines > MAX_FUNCTION_LINES:
+                out.append(f"{module}:{node.lineno} {node.name}: {lines} lines")
+    return out
+
+
+def main() -> int:
+    report = check()
+    sections = {
+        "import cycles": [" <-> ".join(c) for c in report.cycles],
+        "private names imported across modules": report.private_imports,
+        "summaries read by string key outside counterfair.summaries": report.summary_reads,
+        f"core functions over {MAX_FUNCTION_LINES} lines": report.long_functions,
+    }
+    for title, items in sections.items():
+        print(f"{title}: {len(items)}")
+        for item in items:
+            print(f"    {item}")
+    return 1 if report.failed() else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
