@@ -41,8 +41,8 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import f1_score, roc_auc_score
 
-from counterfair.attributes import load_attribute
 from counterfair.detectors import MLPDetector, train_attribute_classifier
+from counterfair.lexicons.attributes import load_attribute
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "nlp_ctf"

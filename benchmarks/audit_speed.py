@@ -30,8 +30,8 @@ from typing import Any
 import pandas as pd
 
 from cli_run import run_cli
-from counterfair.attributes import known_attributes, load_attribute
 from counterfair.io import write_json
+from counterfair.lexicons.attributes import known_attributes, load_attribute
 
 ROOT = Path(__file__).resolve().parents[1]
 CIVIL = ROOT.parent / "shared" / "data" / "nlp_ctf" / "civil_comments"
@@ -48,7 +48,7 @@ def texts_200() -> pd.DataFrame:
     matchers = [load_attribute(a).matcher() for a in known_attributes()]
     chosen = [t for t in texts if any(m.contains(t) for m in matchers) and len(t.split()) <= 120]
     chosen += pd.read_csv(SENTENCES)["text"].tolist()
-    from counterfair._audit import demo_path
+    from counterfair.core.audit import demo_path
 
     chosen += pd.read_csv(demo_path())["text"].tolist()
     return pd.DataFrame({"text": list(dict.fromkeys(chosen))[:200]})

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from counterfair._evaluate import EvaluateOptions, evaluate_pairs
+from counterfair.core.evaluate import EvaluateOptions, evaluate_pairs
 from counterfair.io import read_table, write_json
 from counterfair.progress import RichProgress
 

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from counterfair._evaluate import EvaluateOptions
 from counterfair.classifiers import load_classifier
-from counterfair.methods import evaluate_methods
+from counterfair.core.evaluate import EvaluateOptions
+from counterfair.core.methods import evaluate_methods
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "ceval" / "outputs" / "imdb"

@@ -45,10 +45,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from counterfair._ctf import ctf_report
-from counterfair.attributes import load_identity_set
+from counterfair.core.ctf import ctf_report
 from counterfair.editors.swap import IdentitySwapEditor
 from counterfair.io import write_json
+from counterfair.lexicons.attributes import load_identity_set
 from counterfair.training import TrainConfig, TrainedClassifier, classification_report, collapse_warning, train
 
 ROOT = Path(__file__).resolve().parents[1]

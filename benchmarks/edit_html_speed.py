@@ -14,7 +14,7 @@ import json
 import time
 from pathlib import Path
 
-from counterfair.report import edit_html
+from counterfair.views.report import edit_html
 
 RESULTS = Path(__file__).resolve().parent / "results" / "edit_html_speed.json"
 VOCABULARY = [f"word{i}" for i in range(400)]

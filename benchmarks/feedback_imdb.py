@@ -31,7 +31,7 @@ from typing import Any
 
 import pandas as pd
 
-from counterfair._feedback import FeedbackOptions, adapt_lm, run_feedback
+from counterfair.core.feedback import FeedbackOptions, adapt_lm, run_feedback
 from counterfair.io import write_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -156,7 +156,7 @@ def _brief(summary: dict[str, Any]) -> dict[str, Any]:
 
 def t_tests(runs: dict[str, Any], classifiers: list[str], editors: list[str], n: str) -> dict[str, Any]:
     """Paired t-tests of per-text inc@n between editors, over the texts both runs have."""
-    from counterfair._feedback import paired_inc_test
+    from counterfair.core.feedback import paired_inc_test
 
     tests: dict[str, Any] = {}
     for clf_name in classifiers:

@@ -32,12 +32,12 @@ from typing import Any
 
 import pandas as pd
 
-from counterfair._generate import GenerateOptions, Generator, run_generate
-from counterfair.attributes import load_attribute, load_identity_set
+from counterfair.core.generate import GenerateOptions, Generator, run_generate
 from counterfair.detectors import KeywordDetector, LLMDetector
 from counterfair.editors.swap import IdentitySwapEditor
 from counterfair.editors.wordlist import AblationEditor, SubstitutionEditor
 from counterfair.io import write_json
+from counterfair.lexicons.attributes import load_attribute, load_identity_set
 from counterfair.llm import load_llm
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -27,9 +27,9 @@ from typing import Any
 
 import pandas as pd
 
-from counterfair.attributes import load_swap_set
 from counterfair.editors.gender import GenderSwapEditor
 from counterfair.editors.swap import IdentitySwapEditor, _parsed
+from counterfair.lexicons.attributes import load_swap_set
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "nlp_ctf" / "civil_comments"
 FILES = ("civil_train_data.csv", "civil_toxic_train_data.csv", "civil_test_data.csv")

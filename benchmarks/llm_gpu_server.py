@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT / "src"))
 def prompts(out: str) -> None:
     import pandas as pd
 
-    from counterfair.attributes import load_attribute
     from counterfair.editors.llm_rewrite import FewShotPrompt
+    from counterfair.lexicons.attributes import load_attribute
 
     prompt = FewShotPrompt.load()
     frame = pd.read_csv(ROOT / "benchmarks" / "data" / "fairness_sentences.csv")

@@ -32,7 +32,7 @@ from typing import Any
 import pandas as pd
 from scipy.stats import spearmanr
 
-from counterfair._evaluate import EvaluateOptions, evaluate_pairs
+from counterfair.core.evaluate import EvaluateOptions, evaluate_pairs
 from counterfair.io import write_json
 from counterfair.llm import load_llm
 

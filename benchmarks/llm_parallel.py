@@ -48,11 +48,11 @@ from typing import Any
 
 import pandas as pd
 
-from counterfair._generate import GenerateOptions, Generator
-from counterfair.attributes import load_attribute
+from counterfair.core.generate import GenerateOptions, Generator
 from counterfair.editors.filters import best
 from counterfair.editors.llm_rewrite import LLMRewriteEditor
 from counterfair.io import write_json
+from counterfair.lexicons.attributes import load_attribute
 from counterfair.llm.base import default_threads
 from counterfair.llm.llamacpp import LlamaCppLLM
 from counterfair.llm.openai_http import OpenAIHTTPLLM

@@ -5,7 +5,7 @@ paper defaults: 300 filters, CLP pair term summed): baseline, augment (all count
 for contrast, CLP λ = 0.05 with the pair term averaged, 64 times weaker at batch 64). The
 held-back 20 % (texts with a training identity term) is audited once with the baseline (identity swaps over the
 35 training terms, guard on, placebo on); that pair set is frozen and scored by the two other models
-(``counterfair.compare.rescore_pairs``), and each is compared with the baseline (``compare_pairs``: B - A per
+(``counterfair.analysis.compare.rescore_pairs``), and each is compared with the baseline (``compare_pairs``: B - A per
 text with a paired bootstrap CI and a permutation test). The replication table's direction is that both
 mitigations shrink the Civil Comments training-term gap; the comparison should say "better" for both.
 
@@ -32,9 +32,9 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import counterfair as cf
-from counterfair.attributes import load_identity_set
-from counterfair.compare import compare_pairs, comparison_table, rescore_pairs
+from counterfair.analysis.compare import compare_pairs, comparison_table, rescore_pairs
 from counterfair.io import write_json
+from counterfair.lexicons.attributes import load_identity_set
 from counterfair.training import TrainConfig, TrainedClassifier, classification_report, train
 from ctf_replication import load_civil
 

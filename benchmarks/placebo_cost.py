@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 
 import counterfair as cf
-from counterfair._audit import demo_path
 from counterfair.classifiers import as_classifier
+from counterfair.core.audit import demo_path
 from counterfair.io import write_json
 
 ROOT = Path(__file__).resolve().parents[1]

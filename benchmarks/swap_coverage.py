@@ -26,8 +26,8 @@ from typing import Any
 
 import pandas as pd
 
-from counterfair.attributes import UNCOVERED_GROUPS, load_identity_set
 from counterfair.editors.swap import IdentitySwapEditor
+from counterfair.lexicons.attributes import UNCOVERED_GROUPS, load_identity_set
 from counterfair.text import TermMatcher
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "nlp_ctf" / "civil_comments"

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from counterfair.attributes import known_attributes, known_identity_sets, load_attribute, load_identity_set
 from counterfair.errors import ConfigError
+from counterfair.lexicons.attributes import known_attributes, known_identity_sets, load_attribute, load_identity_set
 
 from .conftest import SHARED_DATA
 
@@ -105,7 +105,7 @@ def test_user_identity_sets(tmp_path: Path) -> None:
 
 
 def test_identity_set_resplit_is_a_seeded_35_15_partition() -> None:
-    from counterfair.attributes import load_identity_set
+    from counterfair.lexicons.attributes import load_identity_set
 
     base = load_identity_set()
     first, again, other = base.resplit(1, 35), base.resplit(1, 35), base.resplit(2, 35)

@@ -12,9 +12,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from counterfair._audit import AuditOptions, demo_path, plan, run_audit
+from counterfair.core.audit import AuditOptions, demo_path, plan, run_audit
 from counterfair.errors import ClassifierError, InputError, SchemaError
-from counterfair.report import build_report, edit_html
+from counterfair.views.report import build_report, edit_html
 
 
 @pytest.fixture(scope="module")

@@ -13,12 +13,11 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from counterfair._audit import AuditOptions, run_audit
-from counterfair._ctf import run_ctf
-from counterfair._evaluate import EvaluateOptions, evaluate_pairs
-from counterfair._feedback import FeedbackOptions
-from counterfair.attributes import load_attribute, load_identity_set
 from counterfair.classifiers import load_classifier
+from counterfair.core.audit import AuditOptions, run_audit
+from counterfair.core.ctf import run_ctf
+from counterfair.core.evaluate import EvaluateOptions, evaluate_pairs
+from counterfair.core.feedback import FeedbackOptions
 from counterfair.errors import (
     ChecksumError,
     ClassifierError,
@@ -29,6 +28,7 @@ from counterfair.errors import (
     SchemaError,
 )
 from counterfair.io import read_table, write_table
+from counterfair.lexicons.attributes import load_attribute, load_identity_set
 from counterfair.models import get_model_info, load_causal_lm
 from counterfair.training import train
 
@@ -273,7 +273,7 @@ def test_interrupted_write_keeps_the_previous_output(tmp_path: Path, monkeypatch
 
 
 def test_older_run_directory_schema(tmp_path: Path) -> None:
-    from counterfair.report import build_report
+    from counterfair.views.report import build_report
 
     (tmp_path / "summary.json").write_text(json.dumps({"schema_version": "0", "command": "audit"}))
     with pytest.raises(SchemaError, match="written with schema_version '0'"):
@@ -281,7 +281,7 @@ def test_older_run_directory_schema(tmp_path: Path) -> None:
 
 
 def test_llm_server_down_keeps_finished_methods(tmp_path: Path) -> None:
-    from counterfair._generate import GenerateOptions, run_generate
+    from counterfair.core.generate import GenerateOptions, run_generate
     from counterfair.llm.openai_http import LLMServerError
 
     data = pd.DataFrame({"text": ["My Muslim neighbour is kind.", "The mosque is open."]})
@@ -401,7 +401,7 @@ def test_disk_full_during_audit_keeps_finished_work_and_resumes(
     import counterfair.checkpoint
 
     options = AuditOptions(methods=["ablation", "substitution", "swap"])
-    from counterfair._audit import demo_path
+    from counterfair.core.audit import demo_path
 
     whole = run_audit(demo_path(), tmp_path / "whole", options)
     with monkeypatch.context() as patch:
@@ -418,7 +418,7 @@ def test_disk_full_during_audit_keeps_finished_work_and_resumes(
 
 
 def test_torn_scores_file_is_cut_back_to_whole_records(tmp_path: Path) -> None:
-    from counterfair._audit import demo_path
+    from counterfair.core.audit import demo_path
 
     options = AuditOptions(methods=["ablation"])
     run_audit(demo_path(), tmp_path, options)
@@ -485,8 +485,8 @@ def test_a_command_runs_on_a_corrupt_store(
 
 
 def test_audit_with_a_classifier_that_returns_nan(tmp_path: Path) -> None:
-    from counterfair._audit import demo_path
-    from counterfair.report import build_report
+    from counterfair.core.audit import demo_path
+    from counterfair.views.report import build_report
 
     body = "    return np.array([np.nan if 'gay' in t.lower() else 0.2 for t in texts])\n"
     options = AuditOptions(classifier=_clf(tmp_path, body), methods=["ablation", "swap"])
@@ -504,7 +504,7 @@ def test_audit_with_a_classifier_that_returns_nan(tmp_path: Path) -> None:
 
 
 def test_feedback_with_a_classifier_that_returns_nan(tmp_path: Path) -> None:
-    from counterfair._feedback import run_feedback
+    from counterfair.core.feedback import run_feedback
 
     from .fakes import ListEditor
 
@@ -523,8 +523,8 @@ def test_feedback_with_a_classifier_that_returns_nan(tmp_path: Path) -> None:
 
 
 def test_a_huge_text_gets_a_row_status_in_every_editing_command(tmp_path: Path) -> None:
-    from counterfair._feedback import run_feedback
-    from counterfair._generate import GenerateOptions, run_generate
+    from counterfair.core.feedback import run_feedback
+    from counterfair.core.generate import GenerateOptions, run_generate
 
     from .fakes import ListEditor
 
@@ -577,7 +577,7 @@ def test_every_command_refuses_a_rerun_with_other_options_and_names_them(tmp_pat
 
 
 def test_a_three_label_classifier_needs_a_positive_label_before_any_work(tmp_path: Path) -> None:
-    from counterfair._audit import demo_path
+    from counterfair.core.audit import demo_path
 
     clf = _clf(tmp_path, "    return np.tile([0.2, 0.3, 0.5], (len(texts), 1))\n")
     with pytest.raises(ConfigError, match=r"has 3 labels .*name the one to compare with --positive-label"):
@@ -612,7 +612,7 @@ def test_a_nul_byte_deep_in_a_row_gets_a_row_status_and_every_output_stays_reada
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """#20 item 8: a NUL after the first 8 KB (past the binary-file sniff) used to reach pairs.csv and the report."""
-    from counterfair._feedback import run_feedback
+    from counterfair.core.feedback import run_feedback
 
     from .fakes import ListEditor
 
@@ -631,7 +631,7 @@ def test_a_nul_byte_deep_in_a_row_gets_a_row_status_and_every_output_stays_reada
     assert b"\x00" not in b"".join(p.read_bytes() for p in out.rglob("*.csv"))
     assert set(read_table(out / "pairs.csv")["input_id"]) == {"ok"}
     (out / "report.html").unlink()
-    from counterfair.report import build_report
+    from counterfair.views.report import build_report
 
     assert build_report(out)["html"].exists()  # what `counterfair report` runs
 

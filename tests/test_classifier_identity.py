@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from counterfair._audit import AuditOptions, demo_path, run_audit
 from counterfair.classifiers import as_classifier, load_classifier
+from counterfair.core.audit import AuditOptions, demo_path, run_audit
 from counterfair.errors import ConfigError
 
 TEXTS = ["a gay man", "a nice day"]

@@ -13,6 +13,7 @@ import pytest
 
 import counterfair as cf
 from counterfair.errors import ConfigError, InputError
+from counterfair.io import read_table
 
 REPO = Path(__file__).resolve().parents[1]
 TEXTS = ["My Muslim neighbour is kind.", "I am a gay man.", "Nothing to see."]
@@ -118,7 +119,7 @@ def test_audit_in_memory_equals_the_shell(tmp_path: Path) -> None:
     result = cf.audit(pd.DataFrame({"text": TEXTS}), _gay_detector, **options)
     summary = cf.run_audit(pd.DataFrame({"text": TEXTS}), tmp_path / "run", cf.AuditOptions(**options),
                            classifier=cf.as_classifier(_gay_detector))  # fmt: skip
-    shell_pairs = cf.read_table(tmp_path / "run" / "pairs.csv")
+    shell_pairs = read_table(tmp_path / "run" / "pairs.csv")
     assert result.pairs["cf_text"].tolist() == shell_pairs["cf_text"].tolist()
     np.testing.assert_allclose(result.pairs["diff"], shell_pairs["diff"].astype(float))
     assert result.summary["groups"] == summary["groups"] and result.summary["ctf"] == summary["ctf"]
@@ -204,13 +205,13 @@ def test_hf_dataset_spec_is_read_from_a_saved_directory(tmp_path: Path) -> None:
     import datasets
 
     datasets.DatasetDict({"test": datasets.Dataset.from_dict({"text": TEXTS})}).save_to_disk(str(tmp_path / "ds"))
-    frame = cf.read_table(f"hf-dataset:{tmp_path / 'ds'}:test")
+    frame = read_table(f"hf-dataset:{tmp_path / 'ds'}:test")
     assert frame["text"].tolist() == TEXTS
     summary = cf.run_ctf(f"hf-dataset:{tmp_path / 'ds'}:test", tmp_path / "out", classifier=_gay_detector,
                          identities="muslim,christian,gay,straight")  # fmt: skip
     assert summary["input"]["texts"] == 3
     with pytest.raises(InputError, match="cannot load the dataset"):
-        cf.read_table(f"hf-dataset:{tmp_path / 'ds'}:validation")
+        read_table(f"hf-dataset:{tmp_path / 'ds'}:validation")
 
 
 def test_feedback_in_memory_equals_the_shell(tmp_path: Path) -> None:
@@ -232,7 +233,7 @@ def test_feedback_in_memory_equals_the_shell(tmp_path: Path) -> None:
     assert result.steps[result.steps["text_id"] == 2]["status"].tolist() == ["skipped:empty_text"]
     assert result.inconsistency["inc@1"] == pytest.approx(0.0)  # distances 1, 1, 1 for text 0 and 1
     assert list(result.by_step.index) == ["1", "2", "3"]
-    from counterfair._feedback import FeedbackOptions, run_feedback
+    from counterfair.core.feedback import FeedbackOptions, run_feedback
 
     summary = run_feedback(pd.DataFrame({"text": texts}), tmp_path, FeedbackOptions(steps=2, ppl_model=None),
                            editor=editor, classifier=cf.as_classifier(sentiment, labels=["NEG", "POS"]))  # fmt: skip

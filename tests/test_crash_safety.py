@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from counterfair._audit import demo_path
+from counterfair.core.audit import demo_path
 
 
 def _data(tmp_path: Path) -> Path:
@@ -103,7 +103,7 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -> Non
 def test_a_second_run_into_the_same_directory_is_refused_and_a_killed_run_leaves_no_lock(tmp_path: Path) -> None:
     import pytest
 
-    from counterfair._generate import GenerateOptions, run_generate
+    from counterfair.core.generate import GenerateOptions, run_generate
     from counterfair.errors import ConfigError
 
     data = _data(tmp_path)

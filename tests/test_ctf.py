@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from counterfair._ctf import PAIR_COLUMNS, ctf_report, run_ctf
+from counterfair.core.ctf import PAIR_COLUMNS, ctf_report, run_ctf
 from counterfair.errors import InputError
 from counterfair.metrics.fairness import ctf_gap, text_gaps
 

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from counterfair.attributes import load_attribute
 from counterfair.detectors import KeywordDetector, MLPDetector, load_detector, train_attribute_classifier
 from counterfair.errors import ConfigError, InputError
+from counterfair.lexicons.attributes import load_attribute
 
 from .conftest import run_cli
 

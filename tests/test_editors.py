@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from counterfair.attributes import load_attribute, load_identity_set
 from counterfair.editors.blind import Blindness
 from counterfair.editors.swap import IdentitySwapEditor
 from counterfair.editors.wordlist import AblationEditor, SubstitutionEditor
+from counterfair.lexicons.attributes import load_attribute, load_identity_set
 
 
 def test_ablation_like_paper_000_table_2() -> None:

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from counterfair._evaluate import EvaluateOptions, evaluate_pairs
-from counterfair._generate import GenerateOptions, run_generate
+from counterfair.core.evaluate import EvaluateOptions, evaluate_pairs
+from counterfair.core.generate import GenerateOptions, run_generate
 from counterfair.engine import map_batches, shutdown
 from counterfair.errors import ConfigError
 

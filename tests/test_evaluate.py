@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from counterfair._evaluate import EvaluateOptions, evaluate_pairs
+from counterfair.core.evaluate import EvaluateOptions, evaluate_pairs
 from counterfair.errors import ConfigError, InputError
 from counterfair.io import read_table
 from counterfair.metrics.cards import CARDS

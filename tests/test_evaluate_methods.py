@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from counterfair.classifiers import as_classifier
+from counterfair.core.methods import evaluate_methods, parse_method_files
 from counterfair.errors import ConfigError, InputError
-from counterfair.methods import evaluate_methods, parse_method_files
-from counterfair.report.evaluation import build_evaluation_report
+from counterfair.views.report.evaluation import build_evaluation_report
 
 from .conftest import SHARED_DATA, run_cli
 
@@ -74,7 +74,7 @@ def test_table2_and_distance_matrix_by_hand(tmp_path: Path) -> None:
 
 
 def _options() -> object:
-    from counterfair._evaluate import EvaluateOptions
+    from counterfair.core.evaluate import EvaluateOptions
 
     return EvaluateOptions(metrics=["flip", "prob_change", "distance"], bootstrap=200)
 
@@ -157,7 +157,7 @@ def test_ceval_outputs_distance_matrix_on_real_methods(tmp_path: Path) -> None:
         frame = pd.read_csv(SHARED_DATA / "ceval" / "outputs" / "imdb" / f"{name}.csv").head(12)
         files[name] = tmp_path / f"{name}.csv"
         frame.to_csv(files[name], index=False)
-    from counterfair._evaluate import EvaluateOptions
+    from counterfair.core.evaluate import EvaluateOptions
 
     result = evaluate_methods(files, EvaluateOptions(metrics=["distance"], bootstrap=200))
     matrix = result.distance_matrix

@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 import pandas as pd
 import pytest
 
-from counterfair._feedback import FeedbackOptions, adapt_lm, inconsistency, run_feedback, select
 from counterfair.classifiers import CachedClassifier, load_classifier
+from counterfair.core.feedback import FeedbackOptions, adapt_lm, inconsistency, run_feedback, select
 from counterfair.editors.base import EditorBase
 from counterfair.editors.flip import ExternalEditor, LLMFlipEditor, MaskFillEditor, SynonymSwapEditor
 from counterfair.errors import ConfigError
@@ -93,7 +93,7 @@ def test_loop_by_hand(tmp_path: Path, sentiment: CachedClassifier) -> None:
 
 
 def test_paired_t_test_of_two_runs_by_hand(tmp_path: Path) -> None:
-    from counterfair._feedback import paired_inc_test
+    from counterfair.core.feedback import paired_inc_test
 
     a = {"command": "feedback", "inconsistency_by_text": {"1": {"1": 1.0, "2": 2.0, "3": 4.0}}}
     b = {"command": "feedback", "inconsistency_by_text": {"1": {"1": 0.5, "2": 1.0, "3": 3.0, "4": 9.0}}}

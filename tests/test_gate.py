@@ -13,9 +13,9 @@ import pytest
 from junitparser import Error, Failure, JUnitXml
 
 import counterfair as cf
-from counterfair.compare import compare_pairs, comparison_table, read_pairs, rescore_pairs
+from counterfair.analysis.compare import compare_pairs, comparison_table, read_pairs, rescore_pairs
+from counterfair.analysis.gate import evaluate_rules, parse_rule, write_junit
 from counterfair.errors import ConfigError, InputError
-from counterfair.gate import evaluate_rules, parse_rule, write_junit
 from counterfair.testing import FairnessGateFailed, assert_fair
 
 from .conftest import run_cli

@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from counterfair._generate import GenerateOptions, run_generate
+from counterfair.core.generate import GenerateOptions, run_generate
 from counterfair.errors import ConfigError, InputError
 from counterfair.io import read_table
 

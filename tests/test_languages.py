@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from counterfair.attributes import load_attribute, load_swap_set, pack_catalogue, validate_pack
 from counterfair.editors.inflected import InflectedSwapEditor, SwapRefused
 from counterfair.editors.wordlist import AblationEditor, SubstitutionEditor
 from counterfair.errors import ConfigError, ModelNotAvailable
+from counterfair.lexicons.attributes import load_attribute, load_swap_set, pack_catalogue, validate_pack
 
 FRENCH = [
     ("swap", "Un musulman pratiquant prie.", "musulman", "chrétien", "Un chrétien pratiquant prie."),

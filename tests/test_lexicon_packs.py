@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from counterfair.attributes import load_pack, load_swap_set, validate_pack
 from counterfair.cli import app
 from counterfair.editors.gender import GenderSwapEditor
 from counterfair.editors.swap import IdentitySwapEditor
 from counterfair.errors import ConfigError, ModelNotAvailable
+from counterfair.lexicons.attributes import load_pack, load_swap_set, validate_pack
 
 runner = CliRunner()
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from counterfair._generate import GenerateOptions, Generator, run_generate
-from counterfair.attributes import load_attribute
+from counterfair.core.generate import GenerateOptions, Generator, run_generate
 from counterfair.detectors import KeywordDetector
 from counterfair.editors.filters import CandidateFilter, FilterConfig, best, rule_reasons
 from counterfair.editors.llm_rewrite import FewShotPrompt, LLMRewriteEditor, extract_braced
+from counterfair.lexicons.attributes import load_attribute
 
 from .fakes import ScriptedLLM
 

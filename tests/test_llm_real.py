@@ -15,9 +15,9 @@ import httpx
 import pandas as pd
 import pytest
 
-from counterfair._generate import GenerateOptions, run_generate
-from counterfair.attributes import load_attribute
+from counterfair.core.generate import GenerateOptions, run_generate
 from counterfair.editors.llm_rewrite import LLMRewriteEditor
+from counterfair.lexicons.attributes import load_attribute
 from counterfair.llm import SamplingParams, load_llm
 from counterfair.models import get_model_info
 

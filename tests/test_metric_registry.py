@@ -10,6 +10,7 @@ import pytest
 
 import counterfair as cf
 from counterfair.errors import ConfigError
+from counterfair.metrics import MetricCard, register_metric, unregister_metric
 from counterfair.metrics.cards import CARDS, PairTexts
 
 
@@ -18,7 +19,7 @@ def _length_ratio(texts: PairTexts) -> dict[str, list[float]]:
     return {"length_ratio": [len(c) / len(o) for o, c in zip(texts.originals, texts.counterfactuals, strict=True)]}
 
 
-LENGTH = cf.MetricCard(
+LENGTH = MetricCard(
     "length_ratio",
     ("length_ratio",),
     "Characters of the counterfactual divided by characters of the original.",
@@ -30,13 +31,13 @@ LENGTH = cf.MetricCard(
 
 
 @pytest.fixture
-def length_metric() -> Iterator[cf.MetricCard]:
-    card = cf.register_metric(LENGTH)
+def length_metric() -> Iterator[MetricCard]:
+    card = register_metric(LENGTH)
     yield card
-    cf.unregister_metric(card.name)
+    unregister_metric(card.name)
 
 
-def test_a_registered_metric_is_computed_aggregated_and_recorded(length_metric: cf.MetricCard) -> None:
+def test_a_registered_metric_is_computed_aggregated_and_recorded(length_metric: MetricCard) -> None:
     pairs = [("abcd", "abcdef"), ("", "x"), ("ab", "a")]
     result = cf.evaluate(pairs, metrics=["length_ratio", "distance"])
     # row 0: 6 / 4 = 1.5; row 1 has no original (skipped); row 2: 1 / 2 = 0.5
@@ -54,11 +55,11 @@ def test_a_metric_that_returns_the_wrong_shape_fails_its_stage_not_the_run() -> 
     def short(texts: PairTexts) -> dict[str, list[float]]:
         return {"short": [1.0]}  # one value, whatever the number of pairs
 
-    cf.register_metric(cf.MetricCard("short", ("short",), "d", "r", "x", "test", compute=short))
+    register_metric(MetricCard("short", ("short",), "d", "r", "x", "test", compute=short))
     try:
         result = cf.evaluate([("a b", "a c"), ("d e", "d f")], metrics=["short", "distance"])
     finally:
-        cf.unregister_metric("short")
+        unregister_metric("short")
     [error] = result.summary["errors"]
     assert error == {
         "stage": "short",
@@ -75,15 +76,15 @@ def test_a_metric_that_returns_the_wrong_shape_fails_its_stage_not_the_run() -> 
     assert "stage short failed: metric short: column 'short' has 1 values for 2 pairs" in console.export_text()
 
 
-def test_register_metric_refuses_what_it_cannot_compute(length_metric: cf.MetricCard) -> None:
+def test_register_metric_refuses_what_it_cannot_compute(length_metric: MetricCard) -> None:
     with pytest.raises(ConfigError, match="exists already"):
-        cf.register_metric(LENGTH)
+        register_metric(LENGTH)
     with pytest.raises(ConfigError, match="needs a compute function"):
-        cf.register_metric(cf.MetricCard("nothing", ("nothing",), "d", "r", "x", "test"))
+        register_metric(MetricCard("nothing", ("nothing",), "d", "r", "x", "test"))
     with pytest.raises(ConfigError, match=r"columns \['bleu'\] are already written"):
-        cf.register_metric(cf.MetricCard("my_bleu", ("bleu",), "d", "r", "x", "test", compute=_length_ratio))
+        register_metric(MetricCard("my_bleu", ("bleu",), "d", "r", "x", "test", compute=_length_ratio))
     with pytest.raises(ConfigError, match="is not a registered metric of yours"):
-        cf.unregister_metric("distance")
+        unregister_metric("distance")
     with pytest.raises(ConfigError, match="unknown metric 'lenght_ratio'"):
         cf.evaluate([("a", "b")], metrics=["lenght_ratio"])
 

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 import counterfair as cf
-from counterfair.attributes import load_identity_set
+from counterfair.analysis.placebo import PlaceboSet, load_placebo, placebo_texts
 from counterfair.editors.swap import IdentitySwapEditor
 from counterfair.errors import ConfigError
-from counterfair.placebo import PlaceboSet, load_placebo, placebo_texts
+from counterfair.lexicons.attributes import load_identity_set
 
 GROUP_TERMS = ["gay", "straight", "muslim", "christian", "jewish", "black", "white", "deaf", "mexican", "canadian"]
 TEXTS = [f"Some people are {t}." for t in GROUP_TERMS] + [

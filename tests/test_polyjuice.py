@@ -11,11 +11,11 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from counterfair._generate import GenerateOptions, Generator, generate_frame
-from counterfair.attributes import load_attribute
+from counterfair.core.generate import GenerateOptions, Generator, generate_frame
 from counterfair.editors.polyjuice import PolyjuiceEditor, clean, fill_blanks, polyjuice_prompt
 from counterfair.editors.registry import EditorContext, build_editor
 from counterfair.errors import ConfigError
+from counterfair.lexicons.attributes import load_attribute
 from counterfair.llm import Completion, SamplingParams
 
 from .conftest import run_cli

@@ -14,9 +14,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from counterfair._audit import AuditOptions, estimate_seconds
-from counterfair._feedback import FeedbackOptions
-from counterfair._generate import GenerateOptions, is_sampled
 from counterfair.classifiers import (
     ClassifierKind,
     as_classifier,
@@ -25,6 +22,9 @@ from counterfair.classifiers import (
     unregister_classifier_kind,
 )
 from counterfair.classifiers.kinds import find_kind, spec_forms
+from counterfair.core.audit import AuditOptions, estimate_seconds
+from counterfair.core.feedback import FeedbackOptions
+from counterfair.core.generate import GenerateOptions, is_sampled
 from counterfair.editors.registry import (
     EditorSpec,
     default_editors,

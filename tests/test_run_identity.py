@@ -8,11 +8,11 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field, fields
 
-from counterfair._audit import AuditOptions
-from counterfair._ctf import CTFOptions, ctf_core
-from counterfair._evaluate import EvaluateOptions
-from counterfair._feedback import FeedbackOptions
-from counterfair._generate import GenerateOptions
+from counterfair.core.audit import AuditOptions
+from counterfair.core.ctf import CTFOptions, ctf_core
+from counterfair.core.evaluate import EvaluateOptions
+from counterfair.core.feedback import FeedbackOptions
+from counterfair.core.generate import GenerateOptions
 from counterfair.runs import fingerprint, knob, run_identity
 
 

@@ -48,3 +48,41 @@ def test_the_checker_finds_each_defect(tmp_path: Path) -> None:
     assert report.summary_reads == ["counterfair.c:5: return summary['ctf_gap']"]  # d.py writes, it does not read
     assert report.long_functions == ["counterfair.core.long:1 long: 62 lines"]
     assert report.failed()
+
+
+def test_old_module_paths_warn_and_hand_out_the_moved_module() -> None:
+    import importlib
+    import warnings
+
+    import counterfair.core.audit
+    import counterfair.views.report.plots
+
+    for name in ("counterfair._audit", "counterfair.report", "counterfair.report.plots"):
+        sys.modules.pop(name, None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        old = importlib.import_module("counterfair._audit")
+        plots = importlib.import_module("counterfair.report.plots")
+    assert old is counterfair.core.audit and plots is counterfair.views.report.plots
+    messages = [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]
+    assert "counterfair._audit moved to counterfair.core.audit" in messages[0]
+    assert any("counterfair.report moved to counterfair.views.report" in m for m in messages)
+
+
+def test_the_top_level_holds_the_verbs_options_results_and_errors() -> None:
+    import warnings
+
+    import counterfair as cf
+
+    names = dir(cf)
+    assert {"audit", "ctf", "evaluate", "generate", "feedback", "AuditOptions", "AuditResult", "InputError"} <= set(
+        names
+    )
+    assert "read_table" not in names and "PerplexityScorer" not in names
+    assert cf.CTFOptions().n_resamples == 2000 and cf.FeedbackOptions().steps == 5
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        from counterfair.io import read_table
+
+        assert cf.read_table is read_table  # still there for one release, with a warning naming its home
+    assert "counterfair.read_table moved to counterfair.io.read_table" in str(caught[0].message)

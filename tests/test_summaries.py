@@ -13,8 +13,7 @@ import pandas as pd
 import pytest
 
 import counterfair as cf
-from counterfair._audit import demo_path
-from counterfair.console_view import audit_view, ctf_view
+from counterfair.core.audit import demo_path
 from counterfair.errors import InputError
 from counterfair.summaries import (
     AuditSummary,
@@ -26,6 +25,7 @@ from counterfair.summaries import (
     MeanEstimate,
     read_summary,
 )
+from counterfair.views.console import audit_view, ctf_view
 
 
 def _toxic_if_gay(texts: list[str]) -> np.ndarray:

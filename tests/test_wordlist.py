@@ -7,9 +7,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from counterfair.attributes import load_attribute
 from counterfair.errors import InputError
-from counterfair.wordlist_derive import derive
+from counterfair.lexicons.attributes import load_attribute
+from counterfair.lexicons.derive import derive
 
 from .conftest import SHARED_DATA, run_cli
 

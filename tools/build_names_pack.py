@@ -43,7 +43,7 @@ def census(path: Path) -> dict[str, float]:
 
 
 def english_words() -> set[str]:
-    from counterfair.wordnet import load_wordnet
+    from counterfair.lexicons.wordnet import load_wordnet
 
     reader = load_wordnet()
     words = {w.lower() for w in reader.all_lemma_names()}

@@ -24,14 +24,7 @@ MAX_FUNCTION_LINES = 60
 #: the modules allowed to read a summary by key: the typed summaries' JSON readers
 READERS_ALLOWED: frozenset[str] = frozenset({"counterfair.summaries"})
 #: the in-memory core: no function over MAX_FUNCTION_LINES
-CORE: tuple[str, ...] = (
-    "counterfair._audit",
-    "counterfair._ctf",
-    "counterfair._evaluate",
-    "counterfair._feedback",
-    "counterfair._generate",
-    "counterfair.core",
-)
+CORE: tuple[str, ...] = ("counterfair.core",)
 # a read: summary["key"] not assigned to, or summary.get("key"); the core still builds the summary dicts it writes
 _SUMMARY_READ = re.compile(r"\bsummary(?:\[\s*['\"][^'\"]*['\"]\s*\](?!\s*=[^=])|\.get\(\s*['\"])")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 from wordfreq import zipf_frequency
 
-from counterfair.attributes import load_identity_set
+from counterfair.lexicons.attributes import load_identity_set
 
 WORDS = (
     "bespectacled freckled sunburned punctual talkative sporty barefoot tidy sleepy thirsty polite athletic shy "

@@ -23,26 +23,35 @@ from .records import SCHEMA_VERSION, Candidate, Counterfactual, Edit
 __version__ = "0.1.0"
 
 _LAZY = {
+    # the verbs
+    "audit": "counterfair.core.audit",
+    "ctf": "counterfair.core.ctf",
+    "evaluate": "counterfair.core.evaluate",
+    "generate": "counterfair.core.generate",
+    "feedback": "counterfair.core.feedback",
+    "evaluate_methods": "counterfair.core.methods",
+    "run_audit": "counterfair.core.audit",
+    "run_generate": "counterfair.core.generate",
+    "run_ctf": "counterfair.core.ctf",
+    "evaluate_pairs": "counterfair.core.evaluate",
+    "nli_revision_pairs": "counterfair.nli",
     "as_classifier": "counterfair.classifiers",
-    "audit": "counterfair._audit",
-    "ctf": "counterfair._ctf",
-    "evaluate": "counterfair._evaluate",
-    "generate": "counterfair._generate",
-    "feedback": "counterfair._feedback",
-    "FeedbackResult": "counterfair._feedback",
+    # the options
+    "AuditOptions": "counterfair.core.audit",
+    "GenerateOptions": "counterfair.core.generate",
+    "EvaluateOptions": "counterfair.core.evaluate",
+    "FeedbackOptions": "counterfair.core.feedback",
+    "CTFOptions": "counterfair.core.ctf",
+    # the results
     "AuditResult": "counterfair.results",
     "CTFResult": "counterfair.results",
-    "EvaluationResult": "counterfair._evaluate",
-    "AuditOptions": "counterfair._audit",
-    "GenerateOptions": "counterfair._generate",
-    "run_audit": "counterfair._audit",
-    "run_generate": "counterfair._generate",
-    "run_ctf": "counterfair._ctf",
-    "evaluate_pairs": "counterfair._evaluate",
-    "EvaluateOptions": "counterfair._evaluate",
-    "evaluate_methods": "counterfair.methods",
-    "MethodComparison": "counterfair.methods",
-    "nli_revision_pairs": "counterfair.nli",
+    "EvaluationResult": "counterfair.core.evaluate",
+    "FeedbackResult": "counterfair.core.feedback",
+    "MethodComparison": "counterfair.core.methods",
+}
+#: names the top level held before it was limited to the verbs, options, results and errors: still there for one
+#: release, with a warning that names their home
+_MOVED = {
     "load_classifier": "counterfair.classifiers",
     "read_table": "counterfair.io",
     "write_table": "counterfair.io",
@@ -51,18 +60,17 @@ _LAZY = {
     "TermMatcher": "counterfair.text",
     "PerplexityScorer": "counterfair.metrics",
     "BERTScoreScorer": "counterfair.metrics",
-    "MetricCard": "counterfair.metrics.cards",
-    "PairTexts": "counterfair.metrics.cards",
-    "register_metric": "counterfair.metrics.cards",
-    "unregister_metric": "counterfair.metrics.cards",
-    "editors": "counterfair.editors",
+    "MetricCard": "counterfair.metrics",
+    "PairTexts": "counterfair.metrics",
+    "register_metric": "counterfair.metrics",
+    "unregister_metric": "counterfair.metrics",
 }
 
 __all__ = [
     "SCHEMA_VERSION",
     "AuditOptions",
     "AuditResult",
-    "BERTScoreScorer",
+    "CTFOptions",
     "CTFResult",
     "Candidate",
     "ChecksumError",
@@ -73,17 +81,14 @@ __all__ = [
     "Edit",
     "EvaluateOptions",
     "EvaluationResult",
+    "FeedbackOptions",
     "FeedbackResult",
     "GenerateOptions",
     "InputError",
     "MethodComparison",
-    "MetricCard",
     "ModelNotAvailable",
     "OutputError",
-    "PairTexts",
-    "PerplexityScorer",
     "SchemaError",
-    "TermMatcher",
     "__version__",
     "as_classifier",
     "audit",
@@ -94,17 +99,10 @@ __all__ = [
     "evaluate_pairs",
     "feedback",
     "generate",
-    "load_classifier",
     "nli_revision_pairs",
-    "read_table",
-    "register_metric",
     "run_audit",
     "run_ctf",
     "run_generate",
-    "tokenize",
-    "unregister_metric",
-    "word_distance",
-    "write_table",
 ]
 
 
@@ -113,4 +111,19 @@ def __getattr__(name: str) -> Any:
         return import_module("counterfair.editors")
     if name in _LAZY:
         return getattr(import_module(_LAZY[name]), name)
+    if name in _MOVED:
+        import warnings
+
+        warnings.warn(
+            f"counterfair.{name} moved to {_MOVED[name]}.{name}; the top level keeps the verbs, options, results and "
+            "errors (the old name goes in the next release)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(import_module(_MOVED[name]), name)
     raise AttributeError(f"module 'counterfair' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """What tab completion offers: the public names (the lazy ones included)."""
+    return sorted(__all__)

@@ -13,7 +13,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from . import __version__
-from .console_view import (
+from .editors.registry import default_editors, editors_help
+from .errors import CounterfairError
+from .plugins import load_plugins
+from .summaries import AuditSummary, EvaluationSummary
+from .text import MAX_TEXT_CHARS
+from .views.console import (
     audit_view,
     comparison_view,
     ctf_view,
@@ -23,12 +28,7 @@ from .console_view import (
     rating_view,
     stage_error,
 )
-from .console_view import fmt as _fmt
-from .editors.registry import default_editors, editors_help
-from .errors import CounterfairError
-from .plugins import load_plugins
-from .summaries import AuditSummary, EvaluationSummary
-from .text import MAX_TEXT_CHARS
+from .views.console import fmt as _fmt
 
 try:
     load_plugins()  # before the commands are built: their help lists what plugins register
@@ -161,7 +161,7 @@ def audit(
     """The fairness audit: counterfactuals of identity-referencing texts, the classifier's score changes, CTF gaps,
     the identity effect over a placebo, and a report (OUT/report.html, report.md, plots/, summary.json, pairs.csv).
     With --fail-if rules it is a gate: exit 0 pass, 1 a rule failed, 2 could not be evaluated."""
-    from ._audit import AuditOptions, demo_path, plan, run_audit
+    from .core.audit import AuditOptions, demo_path, plan, run_audit
 
     given = _with_config(ctx, {k: v for k, v in locals().items() if k != "ctx"}, config)
     if given["demo"] == (given["data"] is not None):
@@ -178,7 +178,7 @@ def audit(
     )
     target = Path(given["out"])
     if given["log_to"]:
-        from .tracking import check_tracker
+        from .views.tracking import check_tracker
 
         check_tracker(str(given["log_to"]))  # before any work
     the_plan = plan(source, options)
@@ -204,7 +204,7 @@ def audit(
     console.print(f"done in {s.timing_s['total'] / 60:.1f} min; report: {target / 'report.html'}")
     code = _finish_gate(s.gate.to_dict(), given["junit"]) if s.gate is not None else 0
     if given["log_to"]:
-        from .tracking import log_audit
+        from .views.tracking import log_audit
 
         try:
             run_id = log_audit(summary, target, to=str(given["log_to"]), uri=given["mlflow_uri"])
@@ -264,7 +264,7 @@ def _finish_gate(gate: dict[str, Any], junit: Any) -> int:
     """Print the gate's checks, write the JUnit file, return the exit code."""
     from rich.markup import escape
 
-    from .gate import write_junit
+    from .analysis.gate import write_junit
 
     colour = {"pass": "green", "fail": "red", "error": "yellow"}
     for check in gate["checks"]:
@@ -285,8 +285,8 @@ def check(
 ) -> None:
     """The fairness gate on a finished audit, without recomputing it: exit 0 pass, 1 a rule failed, 2 a rule could
     not be evaluated."""
-    from .compare import read_pairs
-    from .gate import gate_pairs
+    from .analysis.compare import read_pairs
+    from .analysis.gate import gate_pairs
 
     gate = gate_pairs(read_pairs(run_dir), fail_if, seed=seed, n_resamples=bootstrap)
     raise typer.Exit(_finish_gate(gate, junit))
@@ -302,7 +302,7 @@ def compare(
 ) -> None:
     """Two classifiers on the same counterfactual pairs: B − A per group with a CI, a paired permutation test and
     a verdict (better / worse / no evidence)."""
-    from .compare import compare_pairs
+    from .analysis.compare import compare_pairs
     from .io import write_json
 
     comparison = compare_pairs(run_a, run_b, names=(str(run_a), str(run_b)), seed=seed, n_resamples=bootstrap)
@@ -339,8 +339,8 @@ def nli_pairs(
 def report(run_dir: Annotated[Path, typer.Argument(help="An audit or evaluate run directory.")]) -> None:
     """Rebuild the report (HTML, plots; Markdown for an audit) of an audit or evaluate directory, without
     recomputing."""
-    from .report import build_report
-    from .report.evaluation import build_evaluation_report, is_evaluation_dir
+    from .views.report import build_report
+    from .views.report.evaluation import build_evaluation_report, is_evaluation_dir
 
     if is_evaluation_dir(run_dir):
         console.print(f"wrote {build_evaluation_report(run_dir)['html']}")
@@ -426,7 +426,7 @@ def evaluate(
     BERTScore, LLM-judged text quality. Writes OUT/rows.csv (one row per input row, with status), OUT/summary.json
     and OUT/report.html; with several pair files, OUT/comparison.csv (CEval's Table 2), OUT/distance_matrix.csv and a
     report with both of CEval's figures."""
-    from ._evaluate import EvaluateOptions, evaluate_pairs
+    from .core.evaluate import EvaluateOptions, evaluate_pairs
     from .progress import RichProgress
 
     if demo == bool(pairs):
@@ -438,7 +438,7 @@ def evaluate(
         missing_markers=tuple(missing_marker) if missing_marker else ("-1",),
     )
     if pairs and len(pairs) > 1:
-        from .methods import evaluate_methods, parse_method_files
+        from .core.methods import evaluate_methods, parse_method_files
 
         with RichProgress(enabled=not quiet) as progress:
             comparison = evaluate_methods(parse_method_files(pairs), options, out_dir=out, progress=progress)
@@ -452,7 +452,7 @@ def evaluate(
     with RichProgress(enabled=not quiet) as progress:
         result = evaluate_pairs(source, options, out_dir=out, progress=progress)
     _print_summary(result.summary)
-    from .report.evaluation import build_evaluation_report
+    from .views.report.evaluation import build_evaluation_report
 
     build_evaluation_report(out)
     console.print(f"wrote {out / 'rows.csv'}, {out / 'summary.json'} and {out / 'report.html'}")
@@ -525,7 +525,7 @@ def generate(
 ) -> None:
     """Generate counterfactuals of attribute-referencing texts: word-list ablation and substitution, identity
     swaps, LLM rewriting with filters. Writes OUT/candidates.csv, OUT/counterfactuals.csv, OUT/summary.json."""
-    from ._generate import GenerateOptions, run_generate
+    from .core.generate import GenerateOptions, run_generate
     from .progress import RichProgress
 
     options = _options(
@@ -574,7 +574,7 @@ def ctf(
 ) -> None:
     """Counterfactual token fairness (paper 001): swap identity terms, compare the classifier's scores, report the
     CTF gap overall, for toxic and non-toxic texts, training and held-out terms, per term and per direction."""
-    from ._ctf import run_ctf
+    from .core.ctf import run_ctf
     from .progress import RichProgress
 
     if identities and identities_file:
@@ -781,7 +781,7 @@ app.add_typer(attributes_app, name="attributes")
 @attributes_app.command("list")
 def attributes_list() -> None:
     """The built-in packs, with kind, version, language, size and source."""
-    from .attributes import pack_catalogue
+    from .lexicons.attributes import pack_catalogue
 
     columns = ("name", "kind", "version", "language", "terms", "source")
     table = Table(title="lexicon packs (--attributes NAME; your own: --attributes FILE.yaml)")
@@ -799,7 +799,7 @@ def attributes_show(
     """Everything a pack holds: provenance, groups, terms, forms."""
     import json
 
-    from .attributes import describe_pack, load_pack
+    from .lexicons.attributes import describe_pack, load_pack
 
     console.print_json(json.dumps(describe_pack(load_pack(pack)), ensure_ascii=False))
 
@@ -809,7 +809,7 @@ def attributes_validate(
     file: Annotated[Path, typer.Argument(help="A pack file (YAML/JSON) of kind wordlist, identity or gender.")],
 ) -> None:
     """Check a pack file: errors name the key and stop with exit code 2; warnings are printed."""
-    from .attributes import describe_pack, validate_pack
+    from .lexicons.attributes import describe_pack, validate_pack
 
     pack, warnings = validate_pack(file)
     info = describe_pack(pack)
@@ -845,7 +845,7 @@ def wordlist_derive(
     seed: Annotated[int, typer.Option(help="Seed of the negative sample.")] = 0,
 ) -> None:
     """Propose the unigrams most associated with an attribute, by naive Bayes, for a word list to filter by hand."""
-    from .wordlist_derive import derive
+    from .lexicons.derive import derive
 
     derived = derive(
         data,
@@ -969,8 +969,8 @@ def rate_judge(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Let an LLM answer the four rating questions for every pair (stored as rater llm:<model>)."""
-    from .attributes import load_attribute
     from .errors import ConfigError as _ConfigError
+    from .lexicons.attributes import load_attribute
     from .llm import load_llm
     from .progress import RichProgress
     from .rating import RatingStore
@@ -1017,7 +1017,7 @@ def feedback(
 ) -> None:
     """Counterfactuals of counterfactuals (paper 002): feed an editor its own output n times; report
     minimality@k, inc@k, flip-rate@k, probability@k, ppl-base@k and ppl-fine@k."""
-    from ._feedback import FeedbackOptions, run_feedback
+    from .core.feedback import FeedbackOptions, run_feedback
     from .progress import RichProgress
 
     options = _options(FeedbackOptions, locals(), ppl_model=None if ppl_model == "none" else ppl_model)
@@ -1036,7 +1036,7 @@ def feedback_ttest(
     """Paired t-test of per-text inc@k between two feedback runs (paper 002's comparison of editors)."""
     import json
 
-    from ._feedback import paired_inc_test
+    from .core.feedback import paired_inc_test
     from .errors import InputError
     from .summaries import FeedbackSummary, command_of
 
@@ -1082,7 +1082,7 @@ def adapt_lm_command(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Adapt an LM to domain texts (the ppl-fine model of paper 002) by fine-tuning its last blocks on the CPU."""
-    from ._feedback import adapt_lm
+    from .core.feedback import adapt_lm
     from .io import cell_text, read_table
     from .progress import RichProgress
 

@@ -25,9 +25,9 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
-from .attributes import Attribute
 from .errors import ConfigError, InputError
 from .io import atomic_open, cell_text, read_table, require_columns
+from .lexicons.attributes import Attribute
 from .progress import NullProgress, ProgressHook
 from .records import SCHEMA_VERSION
 

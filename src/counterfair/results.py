@@ -85,9 +85,9 @@ class TableResult:
         """Called after :meth:`save` wrote the table and the summary."""
 
     def __rich__(self) -> Any:
-        """The command's console tables, from :mod:`counterfair.console_view` (``rich.print(result)``); the table
+        """The command's console tables, from :mod:`counterfair.views.console` (``rich.print(result)``); the table
         itself for a result without a view of its own."""
-        from . import console_view
+        from .views import console as console_view
 
         if self._view is None:
             return console_view.frame_table(self._table(), type(self).__name__)
@@ -142,13 +142,14 @@ class AuditResult(TableResult):
 
     @property
     def identity_effects(self) -> pd.DataFrame:
-        """Identity gap, placebo gap and their difference with its 95 % CI per group (:mod:`counterfair.placebo`)."""
+        """Identity gap, placebo gap and their difference with its 95 % CI per group
+        (:mod:`counterfair.analysis.placebo`)."""
         placebo = self.typed_summary.placebo
         return _frame((placebo.by_group if placebo else None) or {}, "group")
 
     def check(self, rules: list[str]) -> dict[str, Any]:
-        """The fairness gate's verdicts on ``rules`` (:mod:`counterfair.gate`); also kept in the summary."""
-        from .gate import gate_pairs
+        """The fairness gate's verdicts on ``rules`` (:mod:`counterfair.analysis.gate`); also kept in the summary."""
+        from .analysis.gate import gate_pairs
 
         s = self.typed_summary
         gate = gate_pairs(
@@ -163,9 +164,9 @@ class AuditResult(TableResult):
 
     def compare(self, baseline: Any, *, name: str = "baseline") -> pd.DataFrame:
         """This audit's classifier (B) against ``baseline`` (A) on the same pairs, per group
-        (:mod:`counterfair.compare`): another ``AuditResult``, a run directory, or a classifier (anything
+        (:mod:`counterfair.analysis.compare`): another ``AuditResult``, a run directory, or a classifier (anything
         :func:`~counterfair.as_classifier` takes) that scores these pairs."""
-        from .compare import compare_pairs, comparison_table, rescore_pairs
+        from .analysis.compare import compare_pairs, comparison_table, rescore_pairs
 
         s = self.typed_summary
         opts = s.options
@@ -187,7 +188,7 @@ class AuditResult(TableResult):
         return self.pairs
 
     def _saved(self, target: Path) -> None:
-        from .report import build_report
+        from .views.report import build_report
 
         build_report(target)  # report.html, report.md, plots/
 

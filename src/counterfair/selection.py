@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .attributes import load_attribute
 from .errors import ConfigError, InputError
 from .io import cell_text, read_table, require_columns
+from .lexicons.attributes import load_attribute
 
 URL = re.compile(r"(?i)\b(?:https?://|www\.)\S+|\b[\w-]+\.(?:com|org|net|gov|edu|ly|io)(?:/\S*)?\b")
 

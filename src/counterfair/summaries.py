@@ -183,7 +183,7 @@ class GapReport(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class IdentityEffect(Record):
-    """Identity gap minus placebo gap (:mod:`counterfair.placebo`) for one group or direction, with its CI."""
+    """Identity gap minus placebo gap (:mod:`counterfair.analysis.placebo`) for one group or direction, with its CI."""
 
     value: float | None = _key("identity_effect")
     ci_low: float | None = None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .gate import gate_pairs
+from .analysis.gate import gate_pairs
 
 
 class FairnessGateFailed(AssertionError):
@@ -45,11 +45,11 @@ def assert_fair(
     if (pairs is None) == (texts is None):
         raise ValueError("give texts (audited now) or pairs (a frozen pair set), not both")
     if pairs is not None:
-        from .compare import read_pairs, rescore_pairs
+        from .analysis.compare import read_pairs, rescore_pairs
 
         scored = rescore_pairs(read_pairs(pairs), classifier, threshold=threshold, positive_label=positive_label)
     else:
-        from ._audit import audit
+        from .core.audit import audit
 
         result = audit(
             texts,

@@ -37,9 +37,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .attributes import IdentitySet, load_identity_set
 from .errors import ConfigError, InputError
 from .io import atomic_open, cell_text, read_table, require_columns
+from .lexicons.attributes import IdentitySet, load_identity_set
 from .progress import NullProgress, ProgressHook
 from .records import SCHEMA_VERSION
 

@@ -18,7 +18,7 @@ class ShoutEditor(EditorBase):
     name = "shout"
 
     def __init__(self, attribute: Any) -> None:
-        from counterfair.attributes import load_attribute
+        from counterfair.lexicons.attributes import load_attribute
 
         self.attribute = load_attribute(attribute) if isinstance(attribute, str) else attribute
         self._matcher = self.attribute.matcher()

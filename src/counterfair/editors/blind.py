@@ -11,7 +11,7 @@ from typing import Any
 
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from ..attributes import IdentitySet, load_identity_set
+from ..lexicons.attributes import IdentitySet, load_identity_set
 from ..text import TermMatcher
 
 

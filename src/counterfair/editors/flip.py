@@ -252,7 +252,7 @@ class SynonymSwapEditor(_ClassifierEditor):
         }
 
     def synonyms(self, token: Any) -> list[str]:
-        from ..wordnet import load_wordnet
+        from ..lexicons.wordnet import load_wordnet
 
         wordnet = load_wordnet()
         vocab = _spacy_vectors()

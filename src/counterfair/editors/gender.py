@@ -2,8 +2,8 @@
 the non-binary direction (she -> they with the verb made to agree, woman -> person).
 
 The word pairs come from a gender pack (``resources/identities/gender.yaml``, a
-:class:`~counterfair.attributes.GenderSet`); the pronouns follow the pack's grammar rules ``en-pronouns``, decided
-per occurrence on spaCy's parse:
+:class:`~counterfair.lexicons.attributes.GenderSet`); the pronouns follow the pack's grammar rules ``en-pronouns``,
+decided per occurrence on spaCy's parse:
 
 * ``her`` is a possessive determiner ("her book" -> "his book") or an object ("saw her" -> "saw him"); ``his``
   before a noun becomes "her", standing alone ("the book is his") "hers".
@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from ..attributes import GenderSet, IdentitySet, load_swap_set
 from ..errors import ConfigError, ModelNotAvailable
+from ..lexicons.attributes import GenderSet, IdentitySet, load_swap_set
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate, Edit
 from ..text import TermMatcher, match_case

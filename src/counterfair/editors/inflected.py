@@ -27,8 +27,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from ..attributes import IdentitySet, TermInflection
 from ..errors import ConfigError, ModelNotAvailable
+from ..lexicons.attributes import IdentitySet, TermInflection
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate
 from ..text import TermMatch, TermMatcher, match_case

@@ -16,8 +16,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..attributes import Attribute
 from ..errors import ConfigError
+from ..lexicons.attributes import Attribute
 from ..llm import LLM, Completion, Message, SamplingParams, sample_all
 from ..llm.openai_http import LLMRequestsFailed
 from ..progress import NullProgress, ProgressHook

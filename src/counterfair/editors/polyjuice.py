@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..attributes import Attribute
+from ..lexicons.attributes import Attribute
 from ..llm import Completion, SamplingParams, sample_all
 from ..llm.openai_http import LLMRequestsFailed
 from ..progress import NullProgress, ProgressHook

@@ -61,7 +61,7 @@ def _substitution(ctx: EditorContext, arg: str) -> EditorBase:
 def _swap(ctx: EditorContext, arg: str) -> EditorBase:
     """Identity swaps over ``ctx.identities``: an identity set (dixon50, names, nationality, a user's) or a gender
     pack, whose swaps follow English grammar (:mod:`counterfair.editors.gender`)."""
-    from ..attributes import GenderSet, load_swap_set
+    from ..lexicons.attributes import GenderSet, load_swap_set
     from .gender import GenderSwapEditor
     from .swap import IdentitySwapEditor
 
@@ -76,7 +76,7 @@ def _swap(ctx: EditorContext, arg: str) -> EditorBase:
 
 
 def _llm(ctx: EditorContext, arg: str) -> EditorBase:
-    from ..attributes import load_attribute
+    from ..lexicons.attributes import load_attribute
     from .llm_rewrite import LLMRewriteEditor
 
     attribute = load_attribute(ctx.attribute) if isinstance(ctx.attribute, str) else ctx.attribute
@@ -84,7 +84,7 @@ def _llm(ctx: EditorContext, arg: str) -> EditorBase:
 
 
 def _polyjuice(ctx: EditorContext, arg: str) -> EditorBase:
-    from ..attributes import load_attribute
+    from ..lexicons.attributes import load_attribute
     from .polyjuice import PolyjuiceEditor
 
     if ctx.polyjuice_lm is None:

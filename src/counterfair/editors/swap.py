@@ -44,8 +44,8 @@ from dataclasses import asdict
 from functools import cache, lru_cache
 from typing import Any, ClassVar
 
-from ..attributes import IdentitySet, load_identity_set
 from ..errors import ConfigError, ModelNotAvailable
+from ..lexicons.attributes import IdentitySet, load_identity_set
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate, Edit
 from ..text import TermMatch, TermMatcher, match_case
@@ -152,7 +152,7 @@ STRICT_MODIFIERS = frozenset("straight blind deaf old older young younger".split
 @cache
 def _wordnet() -> Any:
     """Debian's WordNet through NLTK, or None when it is not installed (the guard then uses its word lists only)."""
-    from ..wordnet import load_wordnet
+    from ..lexicons.wordnet import load_wordnet
 
     try:
         reader = load_wordnet()

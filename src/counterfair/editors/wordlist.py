@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from ..attributes import Attribute, load_attribute
+from ..lexicons.attributes import Attribute, load_attribute
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate, Edit
 from ..text import match_case

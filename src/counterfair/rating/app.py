@@ -24,7 +24,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.middleware.sessions import SessionMiddleware
 
 from ..errors import InputError
-from ..report import edit_html
+from ..views.report import edit_html
 from .store import Rating, RatingStore
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}

@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..io import read_json, read_table
-from ..summaries import TABLE2_COLUMNS, EvaluationSummary, MethodComparisonSummary, command_of
+from ...errors import InputError
+from ...io import read_json, read_table
+from ...summaries import TABLE2_COLUMNS, EvaluationSummary, MethodComparisonSummary, command_of
 from . import embed_figures, plots, render, write_page
 
 # Table 2's columns as the report labels them (CEval's names)

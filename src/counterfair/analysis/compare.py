@@ -1,0 +1,163 @@
+"""Two classifiers on one frozen set of counterfactual pairs: paired differences per group, with CIs and a test.
+
+The pairs of two audits (or one audit's pairs scored again by a second classifier, :func:`rescore_pairs`) are
+matched on (method, attribute, input id, counterfactual text). For each unit — the identity swaps overall, each
+identity group (of the source term, as the CTF gap), each (method, attribute) of the other methods — every text gets
+its gap under A and under B (the mean |score change| over its pairs in that unit; for the identity effect, that
+minus the same over the placebos, by the group swapped in); the difference B - A is averaged over texts, with a
+percentile bootstrap CI over texts and a paired permutation test (A and B swapped within texts). Verdict per unit:
+``better`` (B's gap is smaller: the CI lies below 0 and the test's p < 0.05), ``worse`` (above 0, p < 0.05), ``no
+evidence``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..metrics.fairness import with_scores
+from ..metrics.functional import bootstrap_ci
+
+KEYS = ["method", "attribute", "input_id", "cf_text"]
+ALPHA = 0.05
+
+
+def read_pairs(source: Any) -> pd.DataFrame:
+    """An audit's pairs: a run directory (its ``pairs.csv``), a ``pairs.csv`` path, an ``AuditResult`` or a
+    DataFrame."""
+    if isinstance(source, pd.DataFrame):
+        return source
+    if hasattr(source, "pairs") and isinstance(source.pairs, pd.DataFrame):
+        return source.pairs
+    path = Path(source)
+    if path.is_dir():
+        path = path / "pairs.csv"
+    if not path.exists():
+        raise InputError(f"{source}: no pairs.csv (give an audit run directory or its pairs.csv)")
+    frame = pd.read_csv(path, dtype={"input_id": str}, keep_default_na=True)
+    missing = [c for c in [*KEYS, "source_text", "score_orig", "score_cf", "status"] if c not in frame.columns]
+    if missing:
+        raise InputError(f"{path}: not an audit's pairs table (no column {', '.join(missing)})")
+    return frame
+
+
+def rescore_pairs(
+    pairs: pd.DataFrame, classifier: Any, *, threshold: float = 0.5, positive_label: str | None = None
+) -> pd.DataFrame:
+    """The same pairs (counterfactual and placebo texts unchanged) with ``classifier``'s scores."""
+    from ..classifiers import as_classifier
+    from ..classifiers.labels import positive_index
+
+    clf = as_classifier(classifier)
+    index = positive_index(clf.labels, positive_label)
+    placebo = pairs["placebo_text"] if "placebo_text" in pairs.columns else pd.Series([None] * len(pairs))
+    texts = list(
+        dict.fromkeys([*pairs["source_text"], *pairs["cf_text"], *(t for t in placebo if isinstance(t, str) and t)])
+    )
+    proba = clf.predict_proba(texts)
+    return with_scores(pairs, {t: float(p[index]) for t, p in zip(texts, proba, strict=True)}, threshold)
+
+
+def _paired(per_text: pd.DataFrame, *, seed: int, n_resamples: int) -> dict[str, Any]:
+    a, b = per_text["a"].to_numpy(dtype=float), per_text["b"].to_numpy(dtype=float)
+    d = b - a
+    low, high = bootstrap_ci(d, n_resamples=n_resamples, seed=seed)
+    p_value = None
+    if d.size >= 2 and np.any(d != 0):
+        from scipy.stats import permutation_test
+
+        test = permutation_test(
+            (b, a),
+            lambda x, y, axis: np.mean(x - y, axis=axis),
+            permutation_type="samples",
+            n_resamples=min(n_resamples, 9999),
+            random_state=seed,
+            vectorized=True,
+        )
+        p_value = float(test.pvalue)
+    if d.size and np.all(d == 0):
+        low = high = 0.0
+    ok = d.size >= 2 and np.isfinite(low) and np.isfinite(high)
+    # evidence needs both: the interval away from 0 and the permutation test below 5 % (with two or three texts a
+    # constant difference gives a zero-width interval but no test can tell it from chance)
+    evidence = ok and p_value is not None and p_value < ALPHA
+    verdict = "better" if evidence and high < 0 else "worse" if evidence and low > 0 else "no evidence"
+    return {
+        "a": float(a.mean()) if a.size else None,
+        "b": float(b.mean()) if b.size else None,
+        "difference": float(d.mean()) if d.size else None,
+        "ci_low": float(low) if ok else None,
+        "ci_high": float(high) if ok else None,
+        "p_value": p_value,
+        "texts": int(d.size),
+        "verdict": verdict,
+    }
+
+
+def _units(merged: pd.DataFrame, group_column: str) -> list[tuple[str, pd.DataFrame]]:
+    identity = merged["attribute"].fillna("identity") == "identity" if "attribute" in merged else True
+    swaps = merged[(merged["method"] == "swap") & identity]
+    units: list[tuple[str, pd.DataFrame]] = []
+    if not swaps.empty:
+        units.append(("identity swaps", swaps))
+        if group_column in swaps.columns:
+            units += [(f"swap:{g}", part) for g, part in swaps.groupby(group_column)]
+    others = merged.drop(swaps.index)
+    units += [
+        (f"{a} swaps" if m == "swap" else f"{m}:{a}", part) for (m, a), part in others.groupby(["method", "attribute"])
+    ]
+    return units
+
+
+def compare_pairs(
+    baseline: Any, candidate: Any, *, names: tuple[str, str] = ("A", "B"), seed: int = 0, n_resamples: int = 2000
+) -> dict[str, Any]:
+    """B (``candidate``) against A (``baseline``) on their common pairs; see the module's docstring."""
+    a, b = read_pairs(baseline), read_pairs(candidate)
+    a = a[a["status"] == "ok"].assign(input_id=lambda f: f["input_id"].astype(str))
+    b = b[b["status"] == "ok"].assign(input_id=lambda f: f["input_id"].astype(str))
+    keep = [*KEYS, "diff"] + (["diff_placebo"] if "diff_placebo" in b.columns else [])
+    merged = a.drop_duplicates(KEYS).merge(b[keep].drop_duplicates(KEYS), on=KEYS, suffixes=("_a", "_b"))
+    if merged.empty:
+        raise InputError(
+            f"{names[0]} and {names[1]} share no scored pair (matched on method, attribute, input id and "
+            "counterfactual text): compare audits of the same texts with the same counterfactuals"
+        )
+    metrics: dict[str, Callable[[pd.DataFrame, str], pd.Series]] = {
+        "ctf_gap": lambda f, s: f[f"diff_{s}"].abs(),
+    }
+    if {"diff_placebo_a", "diff_placebo_b"} <= set(merged.columns):
+        metrics["identity_effect"] = lambda f, s: f[f"diff_{s}"].abs() - f[f"diff_placebo_{s}"].abs()
+    out: dict[str, Any] = {}
+    for metric, value in metrics.items():
+        entries: dict[str, Any] = {}
+        # groups as each metric reports them: the CTF gap by the source term's group, the identity effect by the
+        # group swapped in (counterfair.analysis.placebo)
+        for unit, part in _units(merged, "group" if metric == "ctf_gap" else "target_group"):
+            if metric == "identity_effect":
+                part = part[part["diff_placebo_a"].notna() & part["diff_placebo_b"].notna()]
+                if part.empty or not unit.startswith(("identity", "swap")):
+                    continue
+            per_text = pd.DataFrame({"id": part["input_id"], "a": value(part, "a"), "b": value(part, "b")})
+            per_text = per_text.groupby("id", sort=False)[["a", "b"]].mean()
+            entries[unit] = _paired(per_text, seed=seed, n_resamples=n_resamples)
+        out[metric] = entries
+    return {
+        "a": names[0],
+        "b": names[1],
+        "matched_pairs": len(merged),
+        "pairs_only_in_a": len(a) - len(merged),
+        "pairs_only_in_b": len(b) - len(merged),
+        "metrics": out,
+    }
+
+
+def comparison_table(comparison: dict[str, Any], metric: str = "ctf_gap") -> pd.DataFrame:
+    """One row per unit: A's and B's gap, B - A with its CI, the p-value and the verdict."""
+    rows = [{"unit": unit, **entry} for unit, entry in comparison["metrics"].get(metric, {}).items()]
+    return pd.DataFrame(rows).set_index("unit") if rows else pd.DataFrame()

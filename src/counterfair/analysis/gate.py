@@ -1,0 +1,246 @@
+"""The fairness gate: rules over an audit's metrics, verdicts with one meaning each, JUnit XML for CI systems.
+
+A rule says when to *fail* — ``identity_effect > 0.05``, ``upper(ctf_gap[*]) > 0.1``,
+``flip_rate[sexuality] >= 0.02``::
+
+    [point|upper|lower(] METRIC [ [GROUP | *] ] [)] (> | >= | < | <=) NUMBER
+
+* ``METRIC``: ``identity_effect`` (identity gap minus placebo gap, :mod:`counterfair.analysis.placebo`; groups are the
+  groups whose terms are swapped in), ``ctf_gap`` (the CTF gap over identity swaps; groups are the source term's),
+  ``flip_rate`` (share of identity swaps whose prediction flips at the audit's threshold; source term's groups).
+* the estimate compared: the point estimate (the default, or ``point(...)``), or the upper or lower bound of its
+  95 % interval (``upper(...)``, ``lower(...)``: the percentile bootstrap for the gaps and effects, Wilson's
+  interval for a flip rate). ``upper(identity_effect) > 0.05`` fails unless the data show the effect is at most
+  0.05; ``lower(identity_effect) > 0.05`` fails only when they show it exceeds 0.05.
+* no group: overall; ``[NAME]``: that group; ``[*]``: every group, one verdict each.
+
+Each (rule, group) is ``pass``, ``fail``, or ``error`` (it could not be evaluated: no identity swap, no placebo,
+an unknown group, an interval that needs two texts). The gate's verdict: ``fail`` when any rule fails, else
+``error`` when any could not be evaluated, else ``pass``; exit codes 1, 2 and 0 (:data:`EXIT_CODES`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ConfigError
+
+METRICS = ("identity_effect", "ctf_gap", "flip_rate")
+EXIT_CODES = {"pass": 0, "fail": 1, "error": 2}
+_OPS = {">": lambda a, b: a > b, ">=": lambda a, b: a >= b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b}
+_RULE = re.compile(
+    r"^\s*(?:(?P<bound>point|upper|lower)\s*\(\s*)?(?P<metric>[a-z_]+)\s*(?:\[\s*(?P<group>[^\]]+?)\s*\])?\s*"
+    r"(?P<close>\))?\s*(?P<op>>=|<=|>|<)\s*(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$"
+)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One fail-if rule, parsed (:func:`parse_rule`)."""
+
+    text: str
+    metric: str
+    group: str | None  # None: overall; "*": every group
+    bound: str  # point | upper | lower
+    op: str
+    value: float
+
+    def describe(self, group: str | None) -> str:
+        where = f"[{group}]" if group else ""
+        estimate = {"point": "", "upper": "upper 95% bound of ", "lower": "lower 95% bound of "}[self.bound]
+        return f"{estimate}{self.metric}{where} {self.op} {self.value:g}"
+
+
+def parse_rule(text: str) -> Rule:
+    """A :class:`Rule` from its text; a clear error for anything else."""
+    match = _RULE.match(text)
+    if match is None or bool(match["bound"]) != bool(match["close"]):
+        raise ConfigError(
+            f"rule {text!r} is not METRIC[GROUP] OP NUMBER, e.g. 'identity_effect > 0.05', "
+            "'upper(ctf_gap[*]) > 0.1', 'flip_rate[sexuality] >= 0.02'"
+        )
+    if match["metric"] not in METRICS:
+        raise ConfigError(f"rule {text!r}: unknown metric {match['metric']!r}; use one of {', '.join(METRICS)}")
+    return Rule(
+        text.strip(), match["metric"], match["group"], match["bound"] or "point", match["op"], float(match["value"])
+    )
+
+
+# ------------------------------------------------------------------------------------------------ metrics
+
+
+def _wilson(flips: int, n: int) -> tuple[float | None, float | None]:
+    if n == 0:
+        return (None, None)
+    from scipy.stats import binomtest
+
+    interval = binomtest(flips, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return (float(interval.low), float(interval.high))
+
+
+def _flip_entry(part: pd.DataFrame) -> dict[str, Any]:
+    flips, n = int(part["flipped"].astype(bool).sum()), len(part)
+    low, high = _wilson(flips, n)
+    return {"value": flips / n if n else None, "ci_low": low, "ci_high": high, "n": n}
+
+
+def fairness_metrics(
+    pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2000, effects: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Every gate metric from an audit's pairs table (``pairs.csv`` or ``AuditResult.pairs``): for each metric
+    ``{"overall": entry, "by_group": {group: entry}}`` with entries ``value``, ``ci_low``, ``ci_high``, ``n``;
+    ``None`` for a metric the pairs cannot give (no identity swap, no placebo). ``effects``: the identity effects
+    already computed for these pairs (the audit summary's ``placebo``), not computed again."""
+    from ..metrics.fairness import gap_summary
+    from .placebo import identity_effects
+
+    swaps = pairs[(pairs["method"] == "swap") & (pairs["status"] == "ok")] if not pairs.empty else pairs
+    if "attribute" in swaps.columns:  # the identity swaps; a pack's swaps (gender, names) have groups of their own
+        swaps = swaps[swaps["attribute"].fillna("identity") == "identity"]
+    out: dict[str, Any] = {m: None for m in METRICS}
+    if swaps.empty:
+        return out
+    table = swaps.assign(label=np.nan, source_split="all", target_split="all", abs_diff=lambda d: d["diff"].abs())
+
+    def gap(part: pd.DataFrame) -> dict[str, Any]:  # the gap and its CI only, not ctf_report's breakdowns
+        r = gap_summary(part, seed=seed, n_resamples=n_resamples)
+        return {"value": r["ctf_gap"], "ci_low": r["ci_low"], "ci_high": r["ci_high"], "n": r["texts"]}
+
+    out["ctf_gap"] = {"overall": gap(table), "by_group": {str(g): gap(p) for g, p in table.groupby("group")}}
+    out["flip_rate"] = {
+        "overall": _flip_entry(swaps),
+        "by_group": {str(g): _flip_entry(p) for g, p in swaps.groupby("group")},
+    }
+    if effects is None or effects.get("identity_effect") is None:
+        effects = identity_effects(pairs, seed=seed, n_resamples=n_resamples)
+    if effects is not None:
+
+        def effect(e: Mapping[str, Any]) -> dict[str, Any]:
+            return {"value": e["identity_effect"], "ci_low": e["ci_low"], "ci_high": e["ci_high"], "n": e["texts"]}
+
+        out["identity_effect"] = {
+            "overall": effect(effects),
+            "by_group": {g: effect(e) for g, e in effects["by_group"].items()},
+        }
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ verdicts
+
+
+def _finite(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
+
+
+def _check(rule: Rule, group: str | None, entry: Mapping[str, Any] | None) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "rule": rule.text,
+        "metric": rule.metric,
+        "group": group,
+        "estimate": rule.bound,
+        "description": rule.describe(group),
+    }
+    if entry is None:
+        return {**result, "verdict": "error", "value": None, "message": f"{rule.metric}: no {group or 'overall'} value"}
+    key = {"point": "value", "upper": "ci_high", "lower": "ci_low"}[rule.bound]
+    value = _finite(entry.get(key))
+    result.update(
+        value=value,
+        point=_finite(entry.get("value")),
+        ci_low=_finite(entry.get("ci_low")),
+        ci_high=_finite(entry.get("ci_high")),
+        n=entry.get("n"),
+    )
+    if value is None:
+        why = "no interval (fewer than two texts)" if rule.bound != "point" else "no value"
+        return {**result, "verdict": "error", "message": f"{rule.describe(group)}: {why}"}
+    failed = _OPS[rule.op](value, rule.value)
+    shown = f"{value:.4f}" + (
+        f" (point {result['point']:.4f})" if rule.bound != "point" and result["point"] is not None else ""
+    )
+    message = f"{rule.describe(group)}: {shown} → " + ("fails" if failed else "passes")
+    return {**result, "verdict": "fail" if failed else "pass", "message": message}
+
+
+def evaluate_rules(rules: Iterable[str | Rule], metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """Each rule's verdict (per group for ``[*]``), the gate's verdict and its exit code."""
+    checks: list[dict[str, Any]] = []
+    parsed = [r if isinstance(r, Rule) else parse_rule(r) for r in rules]
+    for rule in parsed:
+        metric = metrics.get(rule.metric)
+        if metric is None:
+            checks.append(_check(rule, rule.group, None))
+            checks[-1]["message"] = f"{rule.text}: the run has no {rule.metric} (no identity swap" + (
+                ", or the placebo was off)" if rule.metric == "identity_effect" else ")"
+            )
+            continue
+        if rule.group is None:
+            checks.append(_check(rule, None, metric["overall"]))
+        elif rule.group == "*":
+            if not metric["by_group"]:
+                checks.append(_check(rule, "*", None))
+            checks += [_check(rule, g, e) for g, e in sorted(metric["by_group"].items())]
+        else:
+            entry = metric["by_group"].get(rule.group)
+            checks.append(_check(rule, rule.group, entry))
+            if entry is None:
+                known = ", ".join(sorted(metric["by_group"])) or "none"
+                checks[-1]["message"] = f"{rule.text}: no group {rule.group!r} in this run (groups: {known})"
+    verdicts = {c["verdict"] for c in checks}
+    verdict = "fail" if "fail" in verdicts else "error" if "error" in verdicts or not checks else "pass"
+    return {
+        "rules": [asdict(r) for r in parsed],
+        "checks": checks,
+        "verdict": verdict,
+        "exit_code": EXIT_CODES[verdict],
+        "failed": [c["message"] for c in checks if c["verdict"] == "fail"],
+        "errors": [c["message"] for c in checks if c["verdict"] == "error"],
+    }
+
+
+def gate_pairs(
+    pairs: pd.DataFrame,
+    rules: Sequence[str | Rule],
+    *,
+    seed: int = 0,
+    n_resamples: int = 2000,
+    effects: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """:func:`evaluate_rules` on the metrics of a pairs table."""
+    parsed = [r if isinstance(r, Rule) else parse_rule(r) for r in rules]  # a bad rule fails before any bootstrap
+    return evaluate_rules(parsed, fairness_metrics(pairs, seed=seed, n_resamples=n_resamples, effects=effects))
+
+
+def write_junit(gate: Mapping[str, Any], path: str | Path, *, suite: str = "counterfair fairness gate") -> Path:
+    """One JUnit test case per rule and group (a failure element for ``fail``, an error element for ``error``)."""
+    import xml.etree.ElementTree as ET
+
+    checks = gate["checks"]
+    root = ET.Element("testsuites")
+    node = ET.SubElement(
+        root,
+        "testsuite",
+        name=suite,
+        tests=str(len(checks)),
+        failures=str(sum(c["verdict"] == "fail" for c in checks)),
+        errors=str(sum(c["verdict"] == "error" for c in checks)),
+    )
+    for check in checks:
+        case = ET.SubElement(node, "testcase", classname=f"counterfair.{check['metric']}", name=check["description"])
+        if check["verdict"] in ("fail", "error"):
+            kind = "failure" if check["verdict"] == "fail" else "error"
+            ET.SubElement(case, kind, message=check["message"], type=kind).text = check["message"]
+        else:
+            ET.SubElement(case, "system-out").text = check["message"]
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    ET.ElementTree(root).write(target, encoding="utf-8", xml_declaration=True)
+    return target

@@ -1,0 +1,187 @@
+"""The placebo control of an identity-swap audit: is the classifier sensitive to *identity*, or to any edit?
+
+For every identity swap ("Some people are gay." -> "Some people are straight.") the audit makes a matched placebo
+swap: the same occurrences of the same source term become a word that names no group ("Some people are tall."),
+written in the same grammatical form ("Muslims" -> "tall people", "a Muslim" -> "a tall person") by the same
+swap machinery. The placebo word is one of the ``k`` placebo words nearest in Zipf frequency to the identity swap's
+target term (chosen per pair by a seeded hash, so reruns agree), so the two edits are alike in size, position,
+grammar and word frequency and differ in whether the new word names a social group.
+
+The *identity effect* is then the CTF gap over the identity swaps minus the same gap over their placebos (per group:
+over the swaps that put one of the group's terms in):
+per text, the mean over its pairs of ``|f(x) - f(x_identity)| - |f(x) - f(x_placebo)|``; averaged over texts, with
+a percentile bootstrap over texts (the paired bootstrap: each text keeps its identity and placebo pairs together).
+An effect whose CI lies above 0 says the classifier reacts to the identity more than to an edit of that kind.
+
+The placebo words ship as ``resources/placebo/en.yaml`` (written by ``tools/placebo_frequencies.py``); a user's
+file (``--placebo FILE``) replaces them: ``words:`` a mapping word -> Zipf frequency or a plain list, and
+optionally ``term_frequencies:`` for the identity terms.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ConfigError
+from ..lexicons.attributes import IdentitySet
+from ..metrics.functional import bootstrap_ci
+
+NEAREST = 3  # placebo words to choose from per target term: the nearest in frequency
+
+
+@dataclass(frozen=True)
+class PlaceboSet:
+    """Words that describe a person and name no group, with their Zipf frequencies (``None``: unknown)."""
+
+    name: str
+    words: Mapping[str, float | None]
+    term_frequencies: Mapping[str, float]
+    source: str = ""
+
+    def candidates(self, target: str, k: int = NEAREST) -> list[str]:
+        """The ``k`` words nearest in frequency to ``target`` (every word when either frequency is unknown)."""
+        zipf = self.term_frequencies.get(target.lower())
+        known = [(w, f) for w, f in self.words.items() if f is not None]
+        if zipf is None or not known:
+            return list(self.words)
+        return [w for w, _ in sorted(known, key=lambda wf: (abs(wf[1] - zipf), wf[0]))[:k]]
+
+    def pick(self, target: str, key: str, seed: int = 0) -> str:
+        """The placebo for one identity pair (``key`` names it): a seeded choice among :meth:`candidates`."""
+        options = self.candidates(target)
+        digest = hashlib.sha256(f"{seed}\0{key}\0{target}".encode()).digest()
+        return options[int.from_bytes(digest[:8], "big") % len(options)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "words": dict(self.words), "source": self.source}
+
+
+def builtin_placebo_path() -> Path:
+    return Path(str(resources.files("counterfair") / "resources" / "placebo" / "en.yaml"))
+
+
+def load_placebo(spec: str | None, identities: IdentitySet | None = None) -> PlaceboSet | None:
+    """``None``/``"none"``: no placebo; ``"en"``/``"default"``: the built-in words; else a YAML or JSON file.
+    A placebo word that is one of ``identities``' terms is an error (it would not be a placebo)."""
+    if spec is None or spec.lower() in ("none", "off", "no"):
+        return None
+    path = builtin_placebo_path() if spec.lower() in ("en", "default", "builtin") else Path(spec)
+    if not path.exists():
+        raise ConfigError(f"--placebo {spec}: no such file (use a YAML file with words:, 'en', or 'none')")
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        raise ConfigError(f"--placebo {path}: not a YAML/JSON file ({err})") from err
+    if not isinstance(data, Mapping) or not data.get("words"):
+        raise ConfigError(f"--placebo {path}: needs a non-empty 'words:' (a list, or a mapping word -> Zipf frequency)")
+    raw = data["words"]
+    words: dict[str, float | None] = {}
+    for i, item in enumerate(raw.items() if isinstance(raw, Mapping) else ((w, None) for w in raw)):
+        word, zipf = item
+        if not isinstance(word, str) or not word.strip():
+            raise ConfigError(f"--placebo {path}: word {i + 1} is not a word ({word!r})")
+        if zipf is not None and not isinstance(zipf, int | float):
+            raise ConfigError(f"--placebo {path}: the frequency of {word!r} is not a number ({zipf!r})")
+        words[word.strip()] = None if zipf is None else float(zipf)
+    if identities is not None:
+        clash = sorted(w for w in words if w.lower() in {t.lower() for t in identities.terms})
+        if clash:
+            raise ConfigError(f"--placebo {path}: {', '.join(clash)} is an identity term, not a placebo")
+    frequencies = {str(k).lower(): float(v) for k, v in (data.get("term_frequencies") or {}).items()}
+    return PlaceboSet(str(data.get("name") or path.stem), words, frequencies, str(data.get("source") or ""))
+
+
+def placebo_texts(
+    rows: Sequence[Mapping[str, Any]], identities: IdentitySet, placebo: PlaceboSet, *, seed: int = 0
+) -> list[tuple[str, str] | None]:
+    """For each pair row (``method``, ``input_id``, ``source_text``, ``source_term``, ``target_term``, ``edits``
+    as generate writes them), ``(placebo_term, placebo_text)`` for an identity swap, ``None`` for any other row.
+
+    The occurrences replaced are those the identity swaps of that text replaced (so the identity guard's verdicts
+    carry over without running it again); every such occurrence of the source term becomes the placebo word's form.
+    """
+    from ..editors.swap import IdentitySwapEditor
+
+    editor = IdentitySwapEditor(identities, guard=None, grammar=True)  # the guard's verdicts come from the edits
+    spans: dict[Any, list[tuple[int, int]]] = {}
+    for row in rows:
+        if row["method"] == "swap" and row.get("edits") and row.get("attribute", "identity") == "identity":
+            spans.setdefault(row["input_id"], []).extend((e["start"], e["end"]) for e in json.loads(row["edits"]))
+    out: list[tuple[str, str] | None] = []
+    matches_of: dict[Any, Any] = {}
+    for row in rows:
+        if row["method"] != "swap" or not row.get("source_term") or row.get("attribute", "identity") != "identity":
+            out.append(None)
+            continue
+        text, key = row["source_text"], row["input_id"]
+        if key not in matches_of:
+            edited = spans.get(key, [])
+            matches_of[key] = [m for m in editor.find(text) if any(s <= m.start and m.end <= e for s, e in edited)]
+        word = placebo.pick(row["target_term"], f"{key}\0{row['source_term']}", seed)
+        new, _ = editor.swap(text, matches_of[key], row["source_term"], word)
+        out.append((word, new) if new != text else None)
+    return out
+
+
+def _effect(frame: pd.DataFrame, *, seed: int, n_resamples: int) -> dict[str, Any]:
+    if frame.empty:
+        return {"identity_effect": None, "ci_low": None, "ci_high": None, "texts": 0, "pairs": 0}
+    per_text = frame.groupby("input_id", sort=False)[["abs_identity", "abs_placebo", "effect"]].mean()
+    effect = per_text["effect"].to_numpy(dtype=float)
+    low, high = bootstrap_ci(effect, n_resamples=n_resamples, seed=seed)
+    return {
+        "identity_effect": float(effect.mean()),
+        "ci_low": None if np.isnan(low) else low,
+        "ci_high": None if np.isnan(high) else high,
+        "identity_gap": float(per_text["abs_identity"].mean()),
+        "placebo_gap": float(per_text["abs_placebo"].mean()),
+        "texts": int(effect.size),
+        "pairs": len(frame),
+        "exceeds_placebo": bool(not np.isnan(low) and low > 0),
+    }
+
+
+def identity_effects(pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2000) -> dict[str, Any] | None:
+    """The identity effect overall, per group and per direction (source group -> target group), from the audit's
+    pairs (columns ``method``, ``input_id``, ``group``, ``target_group``, ``diff``,
+    ``diff_placebo``, ``status``). ``None`` when no identity swap has a scored placebo.
+
+    A group's effect is over the pairs that swap one of its terms *in*: an identity swap and its placebo both
+    remove the source term, so what differs between them is the word put in its place. A classifier that reacts
+    to "gay" shows the effect under sexuality (the pairs that put "gay" in), not under every group whose texts
+    lost their term to it."""
+    if pairs.empty or "diff_placebo" not in pairs.columns:
+        return None
+    swaps = pairs[(pairs["method"] == "swap") & (pairs["status"] == "ok")]
+    usable = swaps[swaps["diff_placebo"].notna()]
+    if usable.empty:
+        return None
+    frame = usable.assign(
+        abs_identity=usable["diff"].abs(),
+        abs_placebo=usable["diff_placebo"].abs(),
+    )
+    frame = frame.assign(effect=frame["abs_identity"] - frame["abs_placebo"])
+    overall = _effect(frame, seed=seed, n_resamples=n_resamples)
+    overall["swaps_without_placebo"] = len(swaps) - len(usable)
+    by_group = {str(g): _effect(part, seed=seed, n_resamples=n_resamples) for g, part in frame.groupby("target_group")}
+    by_direction = [
+        {"source": str(s), "target": str(t), **_effect(part, seed=seed, n_resamples=n_resamples)}
+        for (s, t), part in frame.groupby(["group", "target_group"])
+    ]
+    return {
+        **overall,
+        "by_group": by_group,
+        "by_direction": by_direction,
+        "groups_exceeding_placebo": sorted(g for g, e in by_group.items() if e["exceeds_placebo"]),
+    }

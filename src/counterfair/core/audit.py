@@ -1,0 +1,719 @@
+"""``counterfair audit``: the end-to-end fairness audit of a text classifier.
+
+texts -> editors (word lists, identity swaps, LLM rewriting) -> filters -> classifier under test -> metrics -> report.
+
+For every attribute that the texts reference, the attribute methods (``ablation``, ``substitution``, ``llm``)
+make one counterfactual per text; ``swap`` makes every identity-swap variant of every text with an identity term.
+The classifier scores each distinct text once. The audit then reports, per method and attribute, how the score
+moves from original to counterfactual (mean change with a bootstrap CI, as paper 000 Table 5), how many
+predictions flip at a threshold, and for swaps the CTF gap per identity group and per (source -> target)
+direction.
+
+Run directory (``DIR``)::
+
+    run.json            options, input hash and the classifier's identity (a rerun with the same DIR resumes)
+    generate/<name>/    the generate runs (candidates, counterfactuals, checkpoints)
+    scores.jsonl        classifier probabilities per distinct text (the cache that makes a rerun resume)
+    pairs.csv           one row per (original, counterfactual) pair with both scores
+    summary.json        every aggregate, the signatures, the options
+    report.html         the report (one self-contained file), report.md, plots/*.png and *.svg
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+from ..analysis.placebo import identity_effects, load_placebo, placebo_texts
+from ..checkpoint import JsonlCheckpoint
+from ..classifiers import CachedClassifier, load_classifier
+from ..classifiers.labels import checked_positive_index, positive_index
+from ..editors.registry import default_editors, editor_spec
+from ..errors import ConfigError, InputError
+from ..io import (
+    input_sha256,
+    missing_as_nan,
+    nan_to_none,
+    read_texts,
+    write_json,
+    write_table,
+)
+from ..lexicons.attributes import is_swap_attribute, known_attributes, load_attribute, load_identity_set
+from ..metrics.fairness import with_scores
+from ..metrics.functional import bootstrap_ci
+from ..progress import NullProgress, ProgressHook
+from ..records import make_options
+from ..results import AuditResult
+from ..runs import claim_run_dir, fingerprint, holds_run_dir, knob, prepare_out_dir, run_identity
+from ..summaries import AuditSummary
+from ..text import MAX_TEXT_CHARS
+from .ctf import ctf_report
+from .generate import GenerateOptions, generate_frame, is_sampled, normalize_methods, run_generate
+
+SECONDS_FIXED = 25.0  # loading spaCy, MiniLM and the classifier
+
+
+def demo_path() -> Path:
+    """The built-in demo texts: non-toxic, identity-referencing sentences written for counterfair."""
+    return Path(str(resources.files("counterfair") / "resources" / "demo_audit.csv"))
+
+
+@dataclass
+class AuditOptions:
+    classifier: str = knob("profanity-check")  # the classifier's own identity joins the run's (claim_run_dir)
+    attributes: list[str] | None = None  # None: every built-in attribute the texts reference
+    methods: list[str] = field(default_factory=lambda: list(default_editors("audit")))
+    text_column: str = "text"
+    id_column: str | None = None
+    threshold: float = 0.5
+    positive_label: str | None = None
+    identities: str | None = None
+    guard: bool = True
+    llm: str = "llamacpp:qwen2.5-coder-1.5b-instruct"
+    samples: int = 16
+    max_attempts: int = 5
+    llm_parallel: int | None = knob(None)  # llama.cpp sequences decoded together (None: 16; 1: one after another)
+    llm_concurrency: int | None = knob(None)  # requests in flight to an LLM server (None: 32)
+    detector: str = "keyword"
+    seed: int = 0
+    bootstrap: int = knob(2000)  # resamples of the intervals (not part of the run's identity, as before)
+    top_examples: int = knob(12)
+    only_good: str | None = None  # a consolidated rating project: keep only the pairs its raters judged good
+    placebo: str | None = "en"  # matched non-identity swaps (counterfair.analysis.placebo): "en", a file, or None
+    max_text_chars: int = MAX_TEXT_CHARS  # longer texts are not edited (status skipped:too_long; 0: no limit)
+    encoding: str = "utf-8"  # of the input file (a byte-order mark overrides it)
+
+    def __post_init__(self) -> None:
+        self.methods = normalize_methods(self.methods, "audit")
+        if not 0.0 < self.threshold < 1.0:
+            raise ConfigError(f"threshold must be in (0, 1), got {self.threshold}")
+
+
+def estimate_seconds(counts: dict[str, int], identity_texts: int, methods: list[str]) -> float:
+    """A rough up-front estimate of the audit's wall time on 2 CPU cores, from each editor's seconds per text
+    (:class:`~counterfair.editors.registry.EditorSpec`)."""
+    total = SECONDS_FIXED
+    for method in methods:
+        spec = editor_spec(method)
+        total += spec.seconds_per_text * (identity_texts if spec.identity_texts else sum(counts.values()))
+    return total
+
+
+class ScoreCache:
+    """Classifier probabilities per distinct text, appended to ``scores.jsonl`` batch by batch (a
+    :class:`JsonlCheckpoint`: a torn last line is cut off and redone, a full disk is a clear error)."""
+
+    def __init__(self, path: Path, classifier: CachedClassifier, *, batch: int | None = None) -> None:
+        self.path = path
+        self.classifier = classifier
+        self.batch = batch or classifier.batch_size  # every finished classifier batch is on disk at once
+        self._file = JsonlCheckpoint(path, key=lambda record: record["text"])
+
+    @property
+    def scores(self) -> dict[str, list[float]]:
+        return {str(text): record["p"] for text, record in self._file.done.items()}
+
+    def score(self, texts: list[str], progress: ProgressHook) -> dict[str, list[float]]:
+        todo = [t for t in dict.fromkeys(texts) if t not in self._file]
+        progress.start(f"classifier ({self.classifier.spec})", len(todo))
+        for start in range(0, len(todo), self.batch):
+            chunk = todo[start : start + self.batch]
+            proba = self.classifier.predict_proba(chunk)
+            self._file.add([{"text": t, "p": [float(x) for x in p]} for t, p in zip(chunk, proba, strict=True)])
+            progress.advance(len(chunk))
+        return self.scores
+
+
+def _read_texts(source: Any, opts: AuditOptions) -> tuple[pd.DataFrame, str]:
+    """The audit's input (:func:`~counterfair.io.read_texts`) as a table of ids and texts, and its origin."""
+    read = read_texts(source, text_column=opts.text_column, id_column=opts.id_column, encoding=opts.encoding)
+    return pd.DataFrame({"id": read.ids, "text": read.filled()}), read.origin
+
+
+def attribute_matcher(name: str) -> Any:
+    """A matcher of every word that makes a text reference the attribute or swap pack ``name``."""
+    if not is_swap_attribute(name):
+        return load_attribute(name).matcher()
+    from ..editors.swap import written_forms
+    from ..lexicons.attributes import IdentitySet, load_swap_set
+    from ..text import TermMatcher
+
+    found = load_swap_set(name)
+    if isinstance(found, IdentitySet):
+        return TermMatcher(written_forms(found), case_sensitive=found.case_sensitive)
+    from ..editors.gender import gender_matcher
+
+    return gender_matcher(found)
+
+
+def _attribute_counts(texts: list[str], names: list[str]) -> dict[str, int]:
+    counts = {}
+    for name in names:
+        matcher = attribute_matcher(name)  # built once per attribute, not per text
+        counts[name] = sum(1 for t in texts if matcher.contains(t))
+    return counts
+
+
+def plan(source: Any, options: AuditOptions | None = None) -> dict[str, Any]:
+    """What an audit would do (texts per attribute, identity texts) and how long it should take; no models run."""
+    opts = options or AuditOptions()
+    frame, origin = _read_texts(source, opts)
+    return _plan(frame, opts, origin)
+
+
+def _plan(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> dict[str, Any]:
+    """:func:`plan` of texts already read (columns ``id``, ``text``, whatever the input called them)."""
+    texts = frame["text"].tolist()
+    requested = opts.attributes or known_attributes()
+    counts = _attribute_counts(texts, requested)
+    attr_methods = [m for m in opts.methods if m != "swap"]
+    if "swap" not in opts.methods:
+        swaps = [a for a in requested if is_swap_attribute(a)]
+        if swaps:
+            raise ConfigError(f"--attributes {', '.join(swaps)} are swapped: add swap to --methods")
+    occurring = {a: n for a, n in counts.items() if n}
+    missing = [a for a, n in counts.items() if n == 0]
+    from ..editors.swap import written_forms
+    from ..text import TermMatcher
+
+    identity_matcher = TermMatcher(written_forms(load_identity_set(opts.identities)))
+    identity_texts = sum(1 for t in texts if identity_matcher.contains(t)) if "swap" in opts.methods else 0
+    if opts.attributes and not occurring and not identity_texts:
+        others = _attribute_counts(texts, [a for a in known_attributes() if a not in requested])
+        found = ", ".join(f"{a} ({n} texts)" for a, n in others.items() if n) or "none of the built-in ones"
+        raise InputError(f"{origin}: no text references {', '.join(requested)}; attributes that do occur: {found}")
+    return {
+        "texts": len(texts),
+        "attributes": occurring,
+        "attributes_without_texts": missing,
+        "identity_texts": identity_texts,
+        "methods": opts.methods,
+        "estimated_seconds": round(
+            estimate_seconds(
+                {a: n for a, n in occurring.items() if not is_swap_attribute(a)} if attr_methods else {},
+                identity_texts + sum(n for a, n in occurring.items() if is_swap_attribute(a)),
+                opts.methods,
+            ),
+            0,
+        ),
+    }
+
+
+def audit(
+    texts: Any,
+    classifier: Any = "profanity-check",
+    *,
+    progress: ProgressHook | None = None,
+    **options: Any,
+) -> AuditResult:
+    """The audit in memory: ``texts`` (a list of strings, a DataFrame with a ``text`` column, a dict of columns, a
+    ``datasets.Dataset`` or a file) against ``classifier`` (anything :func:`as_classifier` takes). ``options`` are
+    :class:`AuditOptions`'s fields (``attributes``, ``methods``, ``threshold``, ``identities``, ``seed``, ...)."""
+    from ..classifiers import as_classifier
+
+    clf = as_classifier(classifier)
+    opts = make_options(AuditOptions, {"classifier": clf.spec, **options})
+    hook = progress or NullProgress()
+    started = time.perf_counter()
+    frame, origin = _read_texts(texts, opts)
+    pairs, summary = audit_core(
+        frame,
+        opts,
+        clf,
+        plan_=_plan(frame, opts, origin),
+        origin="in memory" if origin == "DataFrame" else origin,
+        generate=lambda name, subset, o: generate_frame(subset, o, progress=hook),
+        score=lambda all_texts: _predict(clf, all_texts),
+        started=started,
+    )
+    return AuditResult(pairs, summary)
+
+
+def _predict(clf: CachedClassifier, texts: list[str]) -> dict[str, list[float]]:
+    unique = list(dict.fromkeys(texts))
+    proba = clf.predict_proba(unique)
+    return {t: [float(x) for x in row] for t, row in zip(unique, proba, strict=True)}
+
+
+@holds_run_dir
+def run_audit(
+    source: Any,
+    out_dir: str | Path,
+    options: AuditOptions | None = None,
+    *,
+    progress: ProgressHook | None = None,
+    classifier: CachedClassifier | None = None,
+    rules: list[str] | None = None,
+    baseline: str | None = None,
+) -> dict[str, Any]:
+    """The shell: run the audit into ``out_dir`` (resumable) and build its report; returns the summary.
+
+    ``rules`` (:mod:`counterfair.analysis.gate`) add the summary's ``gate``; ``baseline`` (another audit's run
+    directory or pairs.csv, or a classifier spec that scores this audit's pairs) adds its ``comparison``
+    (:mod:`counterfair.analysis.compare`). Neither is part of the run's identity: a rerun with other rules resumes."""
+    from ..analysis.gate import parse_rule
+
+    for rule in rules or []:
+        parse_rule(rule)  # a bad rule is found before any work
+    opts = options or AuditOptions()
+    hook = progress or NullProgress()
+    started = time.perf_counter()
+    prepare_out_dir(out_dir)  # before any work: a bad --out is found now
+    frame, origin = _read_texts(source, opts)
+    the_plan = _plan(frame, opts, origin)
+    target = Path(out_dir)
+    texts = frame["text"].tolist()
+    input_hash = input_sha256(source, texts)
+    clf = classifier if classifier is not None else load_classifier(opts.classifier)  # checked before any work
+    checked_positive_index(clf, texts[0], opts.positive_label)  # 3 labels need --positive-label: said before any work
+    identifying = run_identity(opts)
+    run_id = {"options_fingerprint": fingerprint(identifying), "input_sha256": input_hash}
+    extra = {"options": {**identifying, "classifier": clf.spec}, "input": origin}
+    claim_run_dir(target, run_id, extra, what="audit", classifier=clf)
+    cache = ScoreCache(target / "scores.jsonl", clf)
+    pairs, summary = audit_core(
+        frame,
+        opts,
+        clf,
+        plan_=the_plan,
+        origin=origin,
+        generate=lambda name, subset, o: run_generate(subset, target / "generate" / name, o, progress=hook),
+        score=lambda texts: cache.score(texts, hook),
+        started=started,
+    )
+    placebo = AuditSummary.from_dict(summary).placebo
+    effects = placebo.to_dict() if placebo is not None else None
+    summary.update(judged(pairs, opts, rules=rules, baseline=baseline, spec=clf.spec, effects=effects))
+    write_table(pairs, target / "pairs.csv")
+    write_json(summary, target / "summary.json")
+    from ..views.report import build_report
+
+    build_report(target)
+    return summary
+
+
+def judged(
+    pairs: pd.DataFrame,
+    opts: AuditOptions,
+    *,
+    rules: list[str] | None,
+    baseline: str | None,
+    spec: str,
+    effects: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The gate's verdicts on ``rules`` and the comparison with ``baseline`` (both optional), for the summary;
+    ``effects``: the summary's identity effects, reused by the gate."""
+    out: dict[str, Any] = {}
+    if rules:
+        from ..analysis.gate import gate_pairs
+
+        out["gate"] = gate_pairs(pairs, rules, seed=opts.seed, n_resamples=opts.bootstrap, effects=effects)
+    if baseline:
+        from ..analysis.compare import compare_pairs, rescore_pairs
+
+        path = Path(baseline)
+        if path.is_dir() or path.suffix.lower() == ".csv":
+            before: Any = path
+        else:
+            before = rescore_pairs(pairs, baseline, threshold=opts.threshold, positive_label=opts.positive_label)
+        out["comparison"] = compare_pairs(
+            before, pairs, names=(str(baseline), spec), seed=opts.seed, n_resamples=opts.bootstrap
+        )
+    return out
+
+
+def audit_core(
+    frame: pd.DataFrame,
+    opts: AuditOptions,
+    clf: CachedClassifier,
+    *,
+    plan_: dict[str, Any],
+    origin: str,
+    generate: Callable[[str, pd.DataFrame, GenerateOptions], Any],
+    score: Callable[[list[str]], dict[str, list[float]]],
+    started: float,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The audit in memory: counterfactuals by ``generate(name, texts, options)`` (in memory, or the shell's
+    resumable runs), probabilities by ``score(texts)``; returns the pairs table and the summary."""
+    checked_positive_index(clf, frame["text"].iloc[0], opts.positive_label)  # before any generation
+    generated, timing = _generate_all(frame, opts, plan_, generate)
+    rows = _pair_rows(generated)
+    rated = len([r for r in rows if r["method"] != "swap"])
+    if opts.only_good:
+        rows = _only_good(rows, opts.only_good)
+    identity_set = load_identity_set(opts.identities)
+    placebo = load_placebo(opts.placebo, identity_set)
+    if placebo is not None:
+        t0 = time.perf_counter()
+        for row, made in zip(rows, placebo_texts(rows, identity_set, placebo, seed=opts.seed), strict=True):
+            row["placebo_term"], row["placebo_text"] = made if made is not None else (None, None)
+        timing["placebo"] = round(time.perf_counter() - t0, 2)
+    texts = frame["text"].tolist()
+    t0 = time.perf_counter()
+    scores = score(texts + [r["cf_text"] for r in rows] + [r["placebo_text"] for r in rows if r.get("placebo_text")])
+    timing["classifier"] = round(time.perf_counter() - t0, 2)
+    index = positive_index(clf.labels, opts.positive_label)
+    pairs = _scored_pairs(rows, scores, index, opts, identity_set)
+    orig_scores = {t: scores[t][index] for t in texts}
+    summary = _summary(opts, plan_, generated, pairs, orig_scores, identity_set, clf, index, origin)
+    summary["validity"] = _validity(generated, rated, rows, opts)
+    if placebo is not None:
+        effects = identity_effects(pairs, seed=opts.seed, n_resamples=opts.bootstrap)
+        summary["placebo"] = {"set": placebo.to_dict(), **(effects or {"identity_effect": None})}
+    summary["coverage"] = _coverage(frame, pairs)
+    summary["timing_s"] = {**timing, "total": round(time.perf_counter() - started, 2)}
+    return missing_as_nan(pairs), nan_to_none(summary)
+
+
+def _only_good(rows: list[dict[str, Any]], directory: Any) -> list[dict[str, Any]]:
+    """The pairs the raters judged good (identity swaps are not rated and all stay); a rating project none of whose
+    pairs is one of this audit's is an error, not an audit of nothing."""
+    from ..rating.consolidate import good_pair_ids
+    from ..rating.store import pair_id
+
+    good = good_pair_ids(directory)
+    rated = [r for r in rows if r["method"] != "swap"]
+    ids = [pair_id(r["method"], r["attribute"], r["input_id"]) for r in rated]
+    keep = good & set(ids)
+    if rated and not keep:
+        raise InputError(
+            f"--only-good {directory}: none of its {len(good)} good pairs is a pair of this audit (e.g. "
+            f"{sorted(good)[:2]} vs this audit's {ids[:2]}); was the rating project made from this audit's pairs?"
+        )
+    return [r for r in rows if r["method"] == "swap" or pair_id(r["method"], r["attribute"], r["input_id"]) in keep]
+
+
+def _generate_all(
+    frame: pd.DataFrame, opts: AuditOptions, plan_: dict[str, Any], generate: Callable[..., Any]
+) -> tuple[dict[str, Any], dict[str, float]]:
+    """One generation per referenced attribute (its texts only) and one of identity swaps over every text."""
+    texts = frame["text"].tolist()
+    attr_methods = [m for m in opts.methods if m != "swap"]
+    common: dict[str, Any] = {
+        "id_column": "id",
+        "guard": "spacy" if opts.guard else None,
+        "llm": opts.llm,
+        "samples": opts.samples,
+        "max_attempts": opts.max_attempts,
+        "llm_parallel": opts.llm_parallel,
+        "llm_concurrency": opts.llm_concurrency,
+        "detector": opts.detector,
+        "seed": opts.seed,
+        "identities": opts.identities,
+        "max_text_chars": opts.max_text_chars,
+    }
+    generated: dict[str, Any] = {}
+    timing: dict[str, float] = {}
+    for attribute in plan_["attributes"]:
+        swapped = is_swap_attribute(attribute)
+        if not (attr_methods or swapped):
+            continue
+        matcher = attribute_matcher(attribute)
+        subset = frame[[matcher.contains(t) for t in texts]].reset_index(drop=True)
+        t0 = time.perf_counter()
+        if swapped:  # a swap pack: its swap variants, like the identity swaps
+            pack = GenerateOptions(methods=["swap"], score_methods=[], **{**common, "identities": attribute})
+            generated[attribute] = generate(attribute, subset, pack)
+        else:
+            options = GenerateOptions(attribute=attribute, methods=attr_methods, **common)
+            generated[attribute] = generate(attribute, subset, options)
+        timing[f"generate:{attribute}"] = round(time.perf_counter() - t0, 2)
+    if "swap" in opts.methods and plan_["identity_texts"]:
+        t0 = time.perf_counter()
+        generated["identity"] = generate(
+            "identity", frame, GenerateOptions(methods=["swap"], score_methods=[], **common)
+        )
+        timing["generate:identity"] = round(time.perf_counter() - t0, 2)
+    return generated, timing
+
+
+def _scored_pairs(
+    rows: list[dict[str, Any]], scores: dict[str, list[float]], index: int, opts: AuditOptions, identity_set: Any
+) -> pd.DataFrame:
+    pairs = pd.DataFrame(rows, columns=PAIR_COLUMNS[:8])
+    pairs["placebo_term"] = [r.get("placebo_term") for r in rows]
+    pairs["placebo_text"] = [r.get("placebo_text") for r in rows]
+    pairs = with_scores(pairs, {t: p[index] for t, p in scores.items()}, opts.threshold)
+    sets = _swap_sets(set(pairs["attribute"]), identity_set)
+
+    def group(attribute: str, term: Any) -> str | None:
+        return sets[attribute].group_of(term) if isinstance(term, str) and attribute in sets else None
+
+    pairs["group"] = [group(a, t) for a, t in zip(pairs["attribute"], pairs["source_term"], strict=True)]
+    pairs["target_group"] = [group(a, t) for a, t in zip(pairs["attribute"], pairs["target_term"], strict=True)]
+    return pairs[[c for c in PAIR_COLUMNS if c in pairs.columns]]
+
+
+def _swap_sets(attributes: set[str], identity_set: Any) -> dict[str, Any]:
+    """The swap set behind each swap attribute of the pairs (``identity``: the audit's identity set)."""
+    from ..lexicons.attributes import load_swap_set
+
+    out: dict[str, Any] = {"identity": identity_set}
+    out |= {a: load_swap_set(a) for a in attributes if a != "identity" and is_swap_attribute(a)}
+    return out
+
+
+def _validity(generated: dict[str, Any], rated: int, rows: list[dict[str, Any]], opts: AuditOptions) -> dict[str, Any]:
+    """How many of the candidate pairs count: identity occurrences the guard kept, rated pairs the raters kept."""
+    swap = (generated["identity"].typed_summary.signatures.get("swap") or {}) if "identity" in generated else {}
+    found, blocked = int(swap.get("identity_occurrences", 0)), int(swap.get("guard_blocked", 0))
+    kept_rated = len([r for r in rows if r["method"] != "swap"])
+    return {
+        "identity_occurrences": found,
+        "guard_blocked": blocked,
+        "guard_kept_share": (found - blocked) / found if found else None,
+        "rated_pairs": rated if opts.only_good else None,
+        "raters_kept_share": kept_rated / rated if opts.only_good and rated else None,
+    }
+
+
+PAIR_COLUMNS = [
+    "method",
+    "attribute",
+    "input_id",
+    "source_text",
+    "cf_text",
+    "source_term",
+    "target_term",
+    "edits",
+    "score_orig",
+    "score_cf",
+    "diff",
+    "flipped",
+    "status",
+    "group",
+    "target_group",
+    "placebo_term",
+    "placebo_text",
+    "score_placebo",
+    "diff_placebo",
+]
+
+
+def _pair_rows(generated: dict[str, Any]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for name, result in generated.items():
+        if set(result.counterfactuals["method"]) == {"swap"}:  # identity swaps or a swap pack: every variant
+            cands = result.candidates
+            cands = cands[cands["method"] == "swap"]
+            sources = dict(zip(result.counterfactuals["input_id"], result.counterfactuals["source_text"], strict=True))
+            for c in cands.itertuples():
+                rows.append(
+                    {
+                        "method": "swap",
+                        "attribute": name,
+                        "input_id": c.input_id,
+                        "source_text": sources[c.input_id],
+                        "cf_text": c.text,
+                        "source_term": c.source_term,
+                        "target_term": c.target_term,
+                        "edits": c.edits,
+                    }
+                )
+            continue
+        cfs = result.counterfactuals
+        selected = result.candidates[result.candidates["selected"] == True] if not result.candidates.empty else None  # noqa: E712
+        edits = {} if selected is None else {(r.input_id, r.method): r.edits for r in selected.itertuples()}
+        for c in cfs[cfs["status"] == "ok"].itertuples():
+            rows.append(
+                {
+                    "method": c.method,
+                    "attribute": name,
+                    "input_id": c.input_id,
+                    "source_text": c.source_text,
+                    "cf_text": c.text,
+                    "source_term": None,
+                    "target_term": None,
+                    "edits": edits.get((c.input_id, c.method), ""),
+                }
+            )
+    return rows
+
+
+def _mean_ci(values: np.ndarray, opts: AuditOptions) -> dict[str, Any]:
+    if values.size == 0:
+        return {"n": 0, "mean": None, "ci_low": None, "ci_high": None}
+    low, high = bootstrap_ci(values, n_resamples=opts.bootstrap, seed=opts.seed)
+    return {"n": int(values.size), "mean": float(values.mean()), "ci_low": low, "ci_high": high}
+
+
+def _summary(
+    opts: AuditOptions,
+    the_plan: dict[str, Any],
+    generated: dict[str, Any],
+    pairs: pd.DataFrame,
+    orig_scores: dict[str, float],
+    identity_set: Any,
+    clf: CachedClassifier,
+    index: int,
+    origin: str,
+) -> dict[str, Any]:
+    groups = [
+        _group_entry(name, str(method), result, pairs, opts)
+        for name, result in generated.items()
+        for method in result.counterfactuals["method"].unique()
+    ]
+    ok = pairs[pairs["status"] == "ok"] if not pairs.empty else pairs
+    swap = ok[ok["method"] == "swap"] if not ok.empty else ok
+    ctf_by_attribute = {
+        str(name): _swap_ctf(part, opts) for name, part in (swap.groupby("attribute") if not swap.empty else [])
+    }
+    ctf = ctf_by_attribute.get("identity")
+    signatures = {name: r.typed_summary.signatures for name, r in generated.items()}
+    return {
+        "counterfair_version": __version__,
+        "command": "audit",
+        "input": {"source": origin, **the_plan},
+        "classifier": clf.signature(),
+        "positive_label": clf.labels[index],
+        "threshold": opts.threshold,
+        "originals": _originals(orig_scores, opts.threshold),
+        "pairs_without_score": int((pairs["status"] != "ok").sum()) if not pairs.empty else 0,
+        "groups": groups,
+        "ctf": ctf,
+        "ctf_by_attribute": ctf_by_attribute,
+        "top_examples": _top_examples(ok, opts.top_examples),
+        "signatures": signatures,
+        "options": {**asdict(opts), "classifier": clf.spec},
+        "reproduce": _reproduce_command(opts, origin, clf),
+    }
+
+
+_EXAMPLE_COLUMNS = [
+    "method",
+    "attribute",
+    "input_id",
+    "source_text",
+    "cf_text",
+    "edits",
+    "score_orig",
+    "score_cf",
+    "diff",
+    "source_term",
+    "target_term",
+]
+
+
+def _top_examples(ok: pd.DataFrame, count: int) -> list[dict[Any, Any]]:
+    """The ``count`` scored pairs with the largest score change, largest first."""
+    if ok.empty:
+        return []
+    top = ok.assign(abs_diff=ok["diff"].abs()).sort_values("abs_diff", ascending=False).head(count)
+    return top[_EXAMPLE_COLUMNS].to_dict("records")
+
+
+def _group_entry(name: str, method: str, result: Any, pairs: pd.DataFrame, opts: AuditOptions) -> dict[str, Any]:
+    """One method on one attribute: inputs and statuses, the filter pass rate, the score change with its CI, flips."""
+    cfs = result.counterfactuals
+    mine = cfs[cfs["method"] == method]
+    all_pairs = pairs[(pairs["method"] == method) & (pairs["attribute"] == name)] if not pairs.empty else pairs
+    mine_pairs = all_pairs[all_pairs["status"] == "ok"] if not all_pairs.empty else all_pairs
+    cands = result.candidates[result.candidates["method"] == method] if not result.candidates.empty else None
+    diff = mine_pairs["diff"].to_numpy(dtype=float) if not mine_pairs.empty else np.zeros(0)
+    return {
+        "method": method,
+        "attribute": name,
+        "inputs": len(mine),
+        "with_counterfactual": int((mine["status"] == "ok").sum()),
+        "status": {str(k): int(v) for k, v in mine["status"].value_counts().items()},
+        "pairs": len(mine_pairs),
+        "pairs_without_score": len(all_pairs) - len(mine_pairs),
+        "filter_pass_rate": (
+            float(cands["passed"].mean()) if cands is not None and len(cands) and is_sampled(method) else None
+        ),
+        "score_change": _mean_ci(diff, opts),
+        "mean_abs_change": float(np.abs(diff).mean()) if diff.size else None,
+        "flips": int(mine_pairs["flipped"].sum()) if not mine_pairs.empty else 0,
+        "flip_rate": float(mine_pairs["flipped"].mean()) if not mine_pairs.empty else None,
+        "mean_score_orig": float(mine_pairs["score_orig"].mean()) if not mine_pairs.empty else None,
+    }
+
+
+def _swap_ctf(swap: pd.DataFrame, opts: AuditOptions) -> dict[str, Any]:
+    """The CTF gap of one attribute's swap pairs: overall, per group of the source term, per term and direction."""
+    table = swap.assign(label=np.nan, source_split="all", target_split="all", abs_diff=lambda d: d["diff"].abs())
+    report = ctf_report(table, seed=opts.seed, n_resamples=opts.bootstrap)
+    keys = ("ctf_gap", "texts", "pairs", "ci_low", "ci_high")
+    by_group = {
+        str(g): {k: r[k] for k in keys}
+        for g, part in table.groupby("group")
+        for r in [ctf_report(part, seed=opts.seed, n_resamples=opts.bootstrap)]
+    }
+    return {
+        **{k: report[k] for k in keys},
+        "by_group": by_group,
+        "by_source_term": report["by_source_term"],
+        "by_direction": report["by_direction"],
+    }
+
+
+def _coverage(frame: pd.DataFrame, pairs: pd.DataFrame, shown: int = 50) -> dict[str, Any]:
+    """How many texts got at least one counterfactual pair; of those that got none, how many mention a group no
+    built-in set covers (:data:`~counterfair.lexicons.attributes.UNCOVERED_GROUPS`), and what would reach them."""
+    from ..lexicons.attributes import UNCOVERED_GROUPS
+    from ..text import TermMatcher
+
+    reached = set(pairs["input_id"].astype(str)) if not pairs.empty else set()
+    unreached = [(str(i), t) for i, t in zip(frame["id"], frame["text"], strict=True) if str(i) not in reached]
+    mentions: dict[str, int] = {}
+    for group, words in UNCOVERED_GROUPS.items():
+        matcher = TermMatcher(words)
+        mentions[group] = sum(1 for _, text in unreached if isinstance(text, str) and matcher.contains(text))
+    named = [g for g, n in mentions.items() if n]
+    return {
+        "texts": len(frame),
+        "reached": len(frame) - len(unreached),
+        "unreached": len(unreached),
+        "unreached_ids": [i for i, _ in unreached[:shown]],
+        "unreached_mentioning": mentions,
+        "hint": (
+            f"{sum(mentions.values())} unreached texts mention {', '.join(named)}, which no built-in identity set "
+            "swaps: an identity set of your own (--identities FILE with such terms and their forms) reaches them"
+            if named
+            else None
+        ),
+    }
+
+
+def _originals(orig_scores: dict[str, float], threshold: float) -> dict[str, Any]:
+    values = np.array(list(orig_scores.values()), dtype=float)
+    finite = values[np.isfinite(values)]
+    return {
+        "n": int(values.size),
+        "without_score": int(values.size - finite.size),
+        "mean_score": float(finite.mean()) if finite.size else None,
+        "share_above_threshold": float((finite >= threshold).mean()) if finite.size else None,
+    }
+
+
+def _reproduce_command(opts: AuditOptions, origin: str, clf: CachedClassifier) -> str:
+    if not clf.cli_spec:
+        return (
+            f"the classifier was a Python object ({clf.spec}); rerun counterfair.audit() with it and these options "
+            "(no command line can rebuild it)"
+        )
+    parts = [
+        "counterfair audit",
+        "--demo" if origin == str(demo_path()) else origin,
+        f"--classifier {clf.spec}",
+        f"--methods {','.join(opts.methods)}",
+        f"--threshold {opts.threshold}",
+        f"--seed {opts.seed}",
+    ]
+    if opts.attributes:
+        parts.append(f"--attributes {','.join(opts.attributes)}")
+    if opts.id_column:
+        parts.append(f"--id-column {opts.id_column}")
+    if opts.text_column != "text":
+        parts.append(f"--text-column {opts.text_column}")
+    if "llm" in opts.methods:
+        parts.append(f"--llm {opts.llm}")
+    return " ".join(parts) + " --out DIR"

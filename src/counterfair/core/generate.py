@@ -1,0 +1,908 @@
+"""``counterfair generate``: counterfactuals of attribute-referencing texts by several methods.
+
+Methods: ``ablation`` and ``substitution`` (paper 000's word lists), ``swap`` (paper 001's Φ_A over identity
+terms, guarded), ``llm`` (paper 000's few-shot LLM rewriting with filters, ranking and up to 5 attempts).
+
+Outputs in ``DIR``:
+
+* ``candidates.csv`` — every candidate of every method with its filter verdicts and scores (``status`` is ``ok`` or
+  ``filtered:<reason>+<reason>``), and whether it was selected;
+* ``counterfactuals.csv`` — one row per input and method, in input order: the selected counterfactual, or the
+  reason there is none (``unchanged:no_attribute_term``, ``failed:no_candidate_passed_filters``, ...);
+* ``summary.json`` — counts, shares and score distributions per method, the options and model signatures.
+
+Work is checkpointed per input in ``DIR/.work/done.jsonl``; a rerun with the same ``DIR`` and options resumes
+where the last one stopped (a half-written last line is discarded and redone).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+from ..checkpoint import JsonlCheckpoint, MemorySink
+from ..editors.base import EditorBase
+from ..editors.filters import CandidateFilter, FilterConfig, Verdict, best
+from ..editors.registry import default_editors, editor_names, editor_spec
+from ..errors import ConfigError, LLMInputsFailed
+from ..io import (
+    input_sha256,
+    read_texts,
+    write_csv_chunks,
+    write_json,
+    write_table,
+)
+from ..lexicons.attributes import Attribute, load_attribute
+from ..metrics.bertscore import BERTScoreScorer
+from ..metrics.functional import summarize
+from ..progress import NullProgress, ProgressHook
+from ..records import Candidate, Counterfactual, make_status
+from ..runs import claim_run_dir, fingerprint, holds_run_dir, knob, prepare_out_dir, run_identity
+from ..summaries import GenerateSummary
+from ..text import MAX_TEXT_CHARS, printable, skip_reason
+
+
+def normalize_methods(methods: Sequence[str], command: str = "generate") -> list[str]:
+    """Lower-cased, offered by ``command`` (:mod:`counterfair.editors.registry`), in the registry's order; an unknown
+    or empty list is an error naming the known ones."""
+    known = editor_names(command)
+    wanted = [m.strip().lower() for m in methods if m.strip()]
+    unknown = [m for m in wanted if m not in known]
+    if unknown or not wanted:
+        raise ConfigError(f"unknown method(s) {unknown or wanted}; known methods: {', '.join(known)}")
+    return [m for m in known if m in wanted]
+
+
+def is_sampled(method: str) -> bool:
+    """Sampled from a language model: filtered, ranked, up to max_attempts."""
+    return editor_spec(method).sampled
+
+
+@dataclass
+class GenerateOptions:
+    attribute: str = "islam"
+    methods: list[str] = field(default_factory=lambda: list(default_editors("generate")))
+    text_column: str = "text"
+    id_column: str | None = None
+    identities: str | None = None
+    guard: str | None = "spacy"
+    llm: str = "llamacpp:qwen2.5-coder-1.5b-instruct"
+    # a causal LM directory or hub id trained on Polyjuice's format (part of the identity of runs that use it)
+    polyjuice_model: str = field(default="uw-hai/polyjuice", metadata={"applies": lambda o: "polyjuice" in o.methods})
+    prompt_style: str = "turns"
+    instruction: str | None = None
+    samples: int = 16
+    temperature: float = 1.0
+    top_k: int = 40
+    max_attempts: int = 5
+    min_bleu: float = 0.5
+    min_bertscore: float = 0.5
+    max_attribute_prob: float = 0.5
+    detector: str = "keyword"
+    seed: int = 0
+    reuse_prefix: bool = knob(True)
+    n_ctx: int = knob(4096)
+    chunk: int = knob(64)
+    llm_chunk: int = knob(4)  # texts per LLM call (their samples decode together); checkpointed per chunk
+    llm_parallel: int | None = knob(None)  # llama.cpp sequences decoded together (None: 16; 1: one after another)
+    llm_concurrency: int | None = knob(None)  # requests in flight to an LLM server (None: 32)
+    engine: str = knob("local")  # local | ray: where LLM rewriting runs (one Generator, so one LLM, per Ray actor)
+    address: str | None = knob(None)
+    score_methods: list[str] | None = None  # methods whose candidates get BLEU/BERTScore/attribute verdicts (None: all)
+    fmt: str | None = None
+    encoding: str = "utf-8"
+    max_text_chars: int = MAX_TEXT_CHARS  # longer inputs get skipped:too_long (0: no limit)
+    # en | fr | de: built-in packs, default identity set, BERTScore encoder (English runs keep the identity they had
+    # before languages existed)
+    language: str = field(default="en", metadata={"later": True})
+
+    def __post_init__(self) -> None:
+        from ..languages import get_language
+
+        self.language = get_language(self.language).code
+        self.methods = normalize_methods(self.methods)
+        if self.max_attempts < 1 or self.samples < 1:
+            raise ConfigError("samples and max_attempts must be at least 1")
+        for name in ("llm_chunk", "llm_parallel", "llm_concurrency"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ConfigError(f"{name} must be at least 1, got {value}")
+        if self.max_text_chars < 0:
+            raise ConfigError(f"max_text_chars must be 0 (no limit) or positive, got {self.max_text_chars}")
+
+    def fingerprint(self) -> str:
+        """What must match for a rerun to resume (:func:`~counterfair.runs.run_identity`)."""
+        return fingerprint(run_identity(self))
+
+
+# the columns of candidates.csv, in order (one row per candidate, see _candidate_row)
+CANDIDATE_COLUMNS = (
+    "input_id", "row", "method", "candidate", "attempt", "text", "status", "passed", "bleu", "bertscore_f1",
+    "attribute_prob", "rank_score", "selected", "source_term", "target_term", "source_split", "target_split",
+    "edits", "raw", "finish_reason", "seed", "params_hash", "model_id",
+)  # fmt: skip
+
+
+class GenerateResult:
+    """What a generate run made. ``candidates`` (every candidate, possibly millions of rows for identity swaps
+    over a large file) is read from ``candidates.csv`` when first used, not held from the run; an in-memory run
+    (:func:`generate_frame`) holds them."""
+
+    def __init__(
+        self,
+        candidates_path: Path | None,
+        counterfactuals: pd.DataFrame,
+        summary: dict[str, Any],
+        candidates: pd.DataFrame | None = None,
+    ) -> None:
+        self.candidates_path = candidates_path
+        self.counterfactuals = counterfactuals
+        self.summary = summary
+        self._candidates: pd.DataFrame | None = candidates
+
+    @property
+    def typed_summary(self) -> GenerateSummary:
+        """The summary as a typed record (:mod:`counterfair.summaries`)."""
+        return GenerateSummary.from_dict(self.summary)
+
+    @property
+    def candidates(self) -> pd.DataFrame:
+        if self._candidates is None:
+            assert self.candidates_path is not None
+            numeric = ("row", "candidate", "attempt", "bleu", "bertscore_f1", "attribute_prob", "rank_score", "seed")
+            frame = pd.read_csv(
+                self.candidates_path,
+                dtype={c: str for c in CANDIDATE_COLUMNS if c not in (*numeric, "passed", "selected")},
+                keep_default_na=False,  # texts stay texts ("NA", "null"); an empty text field is ""
+                na_values={c: [""] for c in numeric},
+            )
+            self._candidates = frame.drop(columns="schema_version")
+        return self._candidates
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _candidate_row(
+    method: str, row: int, input_id: str, index: int, cand: Candidate, verdict: Verdict | None, selected: bool
+) -> dict[str, Any]:
+    meta = dict(cand.meta)
+    out: dict[str, Any] = {
+        "input_id": input_id,
+        "row": row,
+        "method": method,
+        "candidate": index,
+        "attempt": meta.pop("attempt", 0),
+        "text": cand.text,
+        "status": verdict.status if verdict else "ok",
+        "passed": verdict.passed if verdict else True,
+        "bleu": _json_safe(verdict.bleu) if verdict else None,
+        "bertscore_f1": _json_safe(verdict.bertscore_f1) if verdict else None,
+        "attribute_prob": _json_safe(verdict.attribute_prob) if verdict else None,
+        "rank_score": _json_safe(verdict.rank_score) if verdict else None,
+        "selected": selected,
+        "source_term": meta.pop("source_term", None),
+        "target_term": meta.pop("target_term", None),
+        "source_split": meta.pop("source_split", None),
+        "target_split": meta.pop("target_split", None),
+        "edits": json.dumps([asdict(e) for e in cand.edits]) if cand.edits else "",
+        "raw": meta.pop("raw", None),
+        "finish_reason": meta.pop("finish_reason", None),
+        "seed": cand.seed,
+        "params_hash": cand.params_hash,
+        "model_id": ";".join(cand.model_ids),
+    }
+    return out
+
+
+class Generator:
+    """Builds the editors and filter once, then generates for a list of texts."""
+
+    def __init__(self, options: GenerateOptions) -> None:
+        self.opts = options
+        self.attribute: Attribute = load_attribute(options.attribute, options.language)
+        if self.attribute.language != options.language:
+            raise ConfigError(
+                f"attribute {options.attribute!r} is in language {self.attribute.language!r} but the run's language "
+                f"is {options.language!r}; pass --language {self.attribute.language}"
+            )
+        self._llm: Any = None
+        self._polyjuice_lm: Any = None
+        self._editors: dict[str, EditorBase] = {}
+        self._filter: CandidateFilter | None = None
+
+    @property
+    def llm(self) -> Any:
+        if self._llm is None:
+            from ..llm import load_llm
+
+            self._llm = load_llm(
+                self.opts.llm,
+                reuse_prefix=self.opts.reuse_prefix,
+                n_ctx=self.opts.n_ctx,
+                parallel=self.opts.llm_parallel,
+                concurrency=self.opts.llm_concurrency,
+            )
+        return self._llm
+
+    @property
+    def polyjuice_lm(self) -> Any:
+        if self._polyjuice_lm is None:
+            from ..llm.hf import TransformersLLM
+            from ..models import local_model_dir
+
+            directory = local_model_dir(self.opts.polyjuice_model, what="polyjuice model")
+            self._polyjuice_lm = TransformersLLM(str(directory), reuse_prefix=self.opts.reuse_prefix)
+        return self._polyjuice_lm
+
+    def samples_per_text(self, method: str) -> int:
+        """Generations per text and attempt of a sampled method (what its progress bar counts)."""
+        option = editor_spec(method).samples_option
+        return int(getattr(self.opts, option)) if option else int(getattr(self.editor(method), "n", 16))
+
+    def editor(self, method: str) -> EditorBase:
+        if method not in self._editors:
+            from ..editors.registry import EditorContext, build_editor
+
+            opts = self.opts
+            rewrite: dict[str, Any] = {"style": opts.prompt_style, "instruction": opts.instruction, "n": opts.samples}
+            rewrite |= {"temperature": opts.temperature, "top_k": opts.top_k}
+            from ..languages import get_language
+
+            identities = opts.identities or (
+                None if opts.language == "en" else get_language(opts.language).identity_set
+            )
+            context = EditorContext(
+                self.attribute,
+                identities,
+                opts.guard,
+                lambda: self.llm,
+                seed=opts.seed,
+                rewrite=rewrite,
+                polyjuice_lm=lambda: self.polyjuice_lm,
+            )
+            self._editors[method] = build_editor(method, context)
+        return self._editors[method]
+
+    @property
+    def filter(self) -> CandidateFilter:
+        if self._filter is None:
+            from ..detectors import load_detector
+
+            detector = load_detector(
+                self.opts.detector, self.attribute, llm=self.llm if self.opts.detector == "llm" else None
+            )
+            config = FilterConfig(self.opts.min_bleu, self.opts.min_bertscore, self.opts.max_attribute_prob)
+            scorer = BERTScoreScorer.for_language(self.opts.language)
+            self._filter = CandidateFilter(config, detector=detector, bertscore=scorer)
+        return self._filter
+
+    # ------------------------------------------------------------------ one method over a chunk of inputs
+
+    def run_deterministic(
+        self, method: str, rows: Sequence[int], ids: Sequence[str], texts: Sequence[str]
+    ) -> list[dict[str, Any]]:
+        editor = self.editor(method)
+        per_input = editor.edit(texts)
+        flat = [(k, c) for k, cands in enumerate(per_input) for c in cands]
+        scored = self.opts.score_methods is None or method in self.opts.score_methods
+        if flat and scored:
+            verdicts = self.filter.judge([texts[k] for k, _ in flat], [c.text for _, c in flat])
+        else:
+            verdicts = [Verdict() for _ in flat]  # not scored: no verdict, nothing filtered
+        by_input: dict[int, list[tuple[Candidate, Verdict]]] = {}
+        for (k, cand), verdict in zip(flat, verdicts, strict=True):
+            by_input.setdefault(k, []).append((cand, verdict))
+        records = []
+        for k, row in enumerate(rows):
+            pairs = by_input.get(k, [])
+            chosen = None
+            if pairs:
+                # the swap example shown per input depends on the seed and the text, not on its row
+                seed = [self.opts.seed, _text_seed(texts[k])]
+                chosen = 0 if method != "swap" else int(np.random.default_rng(seed).integers(len(pairs)))
+            cand_rows = [_candidate_row(method, row, ids[k], i, c, v, i == chosen) for i, (c, v) in enumerate(pairs)]
+            if chosen is None:
+                reason = "no_identity_term" if method == "swap" else "no_attribute_term"
+                reason = (getattr(editor, "last_reasons", None) or [None] * len(texts))[k] or reason
+                cf = {"text": None, "status": make_status("unchanged", reason)}
+            else:
+                cf = {
+                    "text": pairs[chosen][0].text,
+                    "status": "ok",
+                    **self._scores(pairs[chosen][1]),
+                    "source_term": cand_rows[chosen]["source_term"],
+                    "target_term": cand_rows[chosen]["target_term"],
+                }
+            records.append(self._record(method, row, ids[k], texts[k], cf, cand_rows, attempts=1))
+        if method == "swap":  # per text, so a resumed or store-served run counts every text once
+            for record, (found, blocked) in zip(records, getattr(editor, "last_counts", []), strict=True):
+                record["occurrences"] = {"found": found, "blocked": blocked}
+        return records
+
+    def run_llm(self, row: int, input_id: str, text: str) -> dict[str, Any]:
+        return self.run_llm_many([row], [input_id], [text])[0]
+
+    def run_llm_many(
+        self,
+        rows: list[int],
+        input_ids: list[str],
+        texts: list[str],
+        progress: ProgressHook | None = None,
+        *,
+        method: str = "llm",
+    ) -> list[dict[str, Any]]:
+        """A sampled method (LLM rewrites, Polyjuice) on several texts: each attempt samples every text still without
+        a passing candidate in one LM call, so the backend decodes (or requests) them all concurrently. ``progress``
+        counts samples: the first attempt's are in the stage's total, a rerun's grow it."""
+        editor: Any = self.editor(method)
+        per_text = self.samples_per_text(method)
+        records: dict[int, dict[str, Any]] = {}
+        for k, text in enumerate(texts):
+            if not editor.fits(text):
+                cf = {"text": None, "status": make_status("skipped", "too_long_for_llm_context")}
+                records[k] = self._record(method, rows[k], input_ids[k], text, cf, [], attempts=0)
+                if progress is not None:
+                    progress.advance(per_text)
+        cand_rows: dict[int, list[dict[str, Any]]] = {k: [] for k in range(len(texts))}
+        chosen: dict[int, tuple[Candidate, Verdict]] = {}
+        pending = [k for k in range(len(texts)) if k not in records]
+        attempts = dict.fromkeys(pending, 0)
+        failed: dict[int, str] = {}
+        for attempt in range(1, self.opts.max_attempts + 1):
+            if not pending:
+                break
+            lost: dict[int, str] = {}
+            if attempt > 1 and progress is not None and hasattr(progress, "grow"):
+                progress.grow(len(pending) * per_text)
+            sampled = editor.sample(
+                [texts[k] for k in pending], attempt=attempt - 1, failures=lost, sample_progress=progress
+            )
+            failed.update({pending[j]: why for j, why in lost.items()})
+            for k, candidates in zip(pending, sampled, strict=True):
+                if k not in failed:
+                    if progress is not None and len(candidates) < per_text:
+                        progress.advance(per_text - len(candidates))  # polyjuice: no directed half without a term
+                    attempts[k] = attempt
+                    top = self._judge_samples(method, rows[k], input_ids[k], texts[k], candidates, cand_rows[k])
+                    if top is not None:
+                        chosen[k] = top
+            pending = [k for k in pending if k not in chosen and k not in failed]
+        for k in attempts:
+            if k in failed:
+                continue
+            if k in chosen:
+                cf = {"text": chosen[k][0].text, "status": "ok", **self._scores(chosen[k][1])}
+            else:
+                cf = {"text": None, "status": make_status("failed", "no_candidate_passed_filters")}
+            records[k] = self._record(method, rows[k], input_ids[k], texts[k], cf, cand_rows[k], attempts=attempts[k])
+        if failed:
+            named = "; ".join(f"row {rows[k]} (id {input_ids[k]}): {why}" for k, why in sorted(failed.items())[:3])
+            raise LLMInputsFailed(
+                f"the LLM gave no answer for {len(failed)} of {len(texts)} texts ({named}); the others are saved, "
+                "run the same command again to retry the rest",
+                [records[k] for k in range(len(texts)) if k in records],
+            )
+        return [records[k] for k in range(len(texts))]
+
+    def _judge_samples(
+        self,
+        method: str,
+        row: int,
+        input_id: str,
+        text: str,
+        candidates: list[Candidate],
+        cand_rows: list[dict[str, Any]],
+    ) -> tuple[Candidate, Verdict] | None:
+        """One attempt's samples of ``text`` through the filters: their rows appended to ``cand_rows``; the best
+        passing candidate, if any."""
+        outputs = [c.text if c.meta.get("parsed") else None for c in candidates]
+        verdicts = self.filter.judge([text] * len(candidates), outputs)
+        top = best(verdicts)
+        offset = len(cand_rows)
+        cand_rows.extend(
+            _candidate_row(method, row, input_id, offset + i, c, v, i == top)
+            for i, (c, v) in enumerate(zip(candidates, verdicts, strict=True))
+        )
+        return None if top is None else (candidates[top], verdicts[top])
+
+    @staticmethod
+    def _scores(verdict: Verdict) -> dict[str, Any]:
+        return {
+            "bleu": _json_safe(verdict.bleu),
+            "bertscore_f1": _json_safe(verdict.bertscore_f1),
+            "attribute_prob": _json_safe(verdict.attribute_prob),
+        }
+
+    @staticmethod
+    def _record(
+        method: str,
+        row: int,
+        input_id: str,
+        text: str,
+        cf: dict[str, Any],
+        cand_rows: list[dict[str, Any]],
+        *,
+        attempts: int,
+    ) -> dict[str, Any]:
+        counterfactual = {
+            "input_id": input_id,
+            "row": row,
+            "source_text": text,
+            "method": method,
+            "text": cf.get("text"),
+            "status": cf["status"],
+            "bleu": cf.get("bleu"),
+            "bertscore_f1": cf.get("bertscore_f1"),
+            "attribute_prob": cf.get("attribute_prob"),
+            "n_candidates": len(cand_rows),
+            "attempts": attempts,
+            "source_term": cf.get("source_term"),
+            "target_term": cf.get("target_term"),
+        }
+        return {"method": method, "row": row, "counterfactual": counterfactual, "candidates": cand_rows}
+
+    def signatures(self, occurrences: dict[str, int] | None = None) -> dict[str, Any]:
+        """What made the outputs: every method's editor, and the filter, detector and LLM where a method uses them.
+
+        Built from the options, not from what this process happened to load, so a resumed (or finished) run
+        records the same signatures as an uninterrupted one; ``occurrences`` are the swap counts summed over
+        the records."""
+        opts = self.opts
+        out: dict[str, Any] = {"attribute": self.attribute.to_dict()}
+        if opts.language != "en":
+            from ..languages import bertscore_encoder
+
+            choice = bertscore_encoder(opts.language)
+            out["language"] = {"code": opts.language, "bertscore_encoder": choice.model}
+            out["language"] |= {"encoder_covers_language": choice.covers_language, "note": choice.note}
+        for method in opts.methods:
+            editor = self.editor(method)
+            out[method] = {"params": editor.params(), "params_hash": editor.params_hash()}
+            if method == "swap":
+                out[method]["guard_blocked"] = (occurrences or {}).get("blocked", 0)
+                out[method]["identity_occurrences"] = (occurrences or {}).get("found", 0)
+        models = (["llm"] if opts.detector == "llm" else []) + [editor_spec(m).lm for m in opts.methods]
+        for lm in dict.fromkeys(m for m in models if m):  # the language models the methods (or the detector) use
+            out[lm] = getattr(self, lm).info()
+        if any(opts.score_methods is None or m in opts.score_methods or is_sampled(m) for m in opts.methods):
+            out["filter"] = asdict(self.filter.config)
+            if self.filter.detector is not None:
+                out["detector"] = self.filter.detector.info()
+        return out
+
+
+class LLMWorker:
+    """Builds a Generator (LLM, filters) once per Ray actor and rewrites one text per call."""
+
+    def __init__(self, options: GenerateOptions) -> None:
+        self.generator = Generator(options)
+
+    def __call__(self, item: tuple[int, str, str]) -> dict[str, Any]:
+        row, input_id, text = item
+        return self.generator.run_llm(row, input_id, text)
+
+
+def _run_llm_distributed(
+    opts: GenerateOptions,
+    gen: Generator,
+    stored: _StoredResults,
+    checkpoint: Any,
+    rows: list[int],
+    ids: list[str],
+    texts: list[str | None],
+    hook: ProgressHook,
+) -> None:
+    import functools
+
+    from ..engine import map_batches
+
+    hits = stored.lookup([texts[i] or "" for i in rows])
+    checkpoint.add([stored.record(v, "llm", rows[k], ids[rows[k]], texts[rows[k]] or "") for k, v in hits.items()])
+    missing = [rows[k] for k in range(len(rows)) if k not in hits]
+
+    def finished(index: int, record: dict[str, Any]) -> None:
+        stored.save([texts[missing[index]] or ""], [record])
+        checkpoint.add([record])
+
+    map_batches(
+        functools.partial(LLMWorker, opts),
+        [(i, ids[i], texts[i] or "") for i in missing],
+        engine=opts.engine,
+        address=opts.address,
+        progress=hook,
+        description="llm",
+        on_result=finished,
+    )
+
+
+def _text_seed(text: str) -> int:
+    import hashlib
+
+    return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16)
+
+
+class _StoredResults:
+    """Per-text generation results in the run store, so another run on the same text reuses them."""
+
+    def __init__(self, gen: Generator, method: str) -> None:
+        from ..store import default_store
+
+        self.store = default_store()
+        self.method = method
+        self.gen = gen
+        self.params: dict[str, Any] | None = None
+
+    def _params(self) -> dict[str, Any]:
+        if self.params is None:
+            opts, editor = self.gen.opts, self.gen.editor(self.method)
+            scored = opts.score_methods is None or self.method in opts.score_methods
+            # v2: swap records carry their identity-term counts
+            params: dict[str, Any] = {"editor": editor.params_hash(), "seed": opts.seed, "scored": scored, "v": 2}
+            if scored or is_sampled(self.method):
+                filt = self.gen.filter
+                params |= {
+                    "filter": asdict(filt.config),
+                    "detector": filt.detector.info() if filt.detector is not None else None,
+                }
+            spec = editor_spec(self.method)
+            if spec.lm is not None:
+                params |= {"max_attempts": opts.max_attempts, spec.lm_key or spec.lm: getattr(self.gen, spec.lm).info()}
+            self.params = params
+        return self.params
+
+    def _key(self, text: str) -> str:
+        from ..store import content_key
+
+        return content_key(f"generate:{self.method}", self._params(), None, text)
+
+    def lookup(self, texts: Sequence[str]) -> dict[int, dict[str, Any]]:
+        if self.store is None:
+            return {}
+        keys = {i: self._key(t) for i, t in enumerate(texts)}
+        found = self.store.get_many(list(keys.values()))
+        return {i: found[k] for i, k in keys.items() if k in found}
+
+    def save(self, texts: Sequence[str], records: Sequence[dict[str, Any]]) -> None:
+        if self.store is None:
+            return
+        drop = ("input_id", "row", "source_text")
+        rows = []
+        for text, record in zip(texts, records, strict=True):
+            value = {
+                "counterfactual": {k: v for k, v in record["counterfactual"].items() if k not in drop},
+                "candidates": [{k: v for k, v in c.items() if k not in drop} for c in record["candidates"]],
+                **({"occurrences": record["occurrences"]} if "occurrences" in record else {}),
+            }
+            rows.append((self._key(text), f"generate:{self.method}", value))
+        self.store.put_many(rows)
+
+    @staticmethod
+    def record(value: dict[str, Any], method: str, row: int, input_id: str, text: str) -> dict[str, Any]:
+        counterfactual = {"input_id": input_id, "row": row, "source_text": text, **value["counterfactual"]}
+        candidates = [{"input_id": input_id, "row": row, **c} for c in value["candidates"]]
+        out = {"method": method, "row": row, "counterfactual": counterfactual, "candidates": candidates}
+        if "occurrences" in value:
+            out["occurrences"] = value["occurrences"]
+        return out
+
+
+def _skipped(method: str, row: int, input_id: str, text: str | None, reason: str) -> dict[str, Any]:
+    cf = {"text": None, "status": make_status("skipped", reason)}
+    return Generator._record(method, row, input_id, printable(text or ""), cf, [], attempts=0)
+
+
+@holds_run_dir
+def run_generate(
+    source: str | Path | pd.DataFrame,
+    out_dir: str | Path,
+    options: GenerateOptions | None = None,
+    *,
+    progress: ProgressHook | None = None,
+    generator: Generator | None = None,
+) -> GenerateResult:
+    """The shell: generate for every row of ``source`` by every chosen method, resumable in ``out_dir``
+    (``run.json``, ``.work/done.jsonl``, then ``candidates.csv``, ``counterfactuals.csv``, ``summary.json``)."""
+    opts = options or GenerateOptions()
+    hook = progress or NullProgress()
+    prepare_out_dir(out_dir)  # before any work: a bad --out is found now
+    origin, ids, texts = _read_input(source, opts)
+    target = Path(out_dir)
+    input_sha = input_sha256(source, texts)
+    claim_run_dir(
+        target,
+        {"options_fingerprint": opts.fingerprint(), "input_sha256": input_sha},
+        {"options": asdict(opts), "input": origin},
+    )
+    checkpoint = JsonlCheckpoint(
+        target / ".work" / "done.jsonl", key=lambda r: (r["method"], int(r["row"])), slim=_slim
+    )
+    gen = generator or Generator(opts)
+    started = time.perf_counter()
+    timing = _generate_into(checkpoint, gen, opts, ids, texts, hook)
+    order, counterfactuals, summary = _collect(checkpoint, gen, opts, texts, timing, started, origin)
+
+    def candidate_chunks(per_chunk: int = 500) -> Iterator[pd.DataFrame]:
+        for start in range(0, len(order), per_chunk):
+            rows = [c for record in checkpoint.full(order[start : start + per_chunk]) for c in record["candidates"]]
+            if rows:  # object dtype: a value prints the same whichever chunk it falls in
+                yield pd.DataFrame(rows, columns=list(CANDIDATE_COLUMNS), dtype=object)
+
+    write_csv_chunks(candidate_chunks(), target / "candidates.csv", CANDIDATE_COLUMNS)
+    write_table(counterfactuals, target / "counterfactuals.csv")
+    write_json(summary, target / "summary.json")
+    return GenerateResult(target / "candidates.csv", counterfactuals, summary)
+
+
+def generate_frame(
+    source: str | Path | pd.DataFrame,
+    options: GenerateOptions | None = None,
+    *,
+    progress: ProgressHook | None = None,
+    generator: Generator | None = None,
+) -> GenerateResult:
+    """The core: the same generation in memory, no files; candidates are held in the result."""
+    opts = options or GenerateOptions()
+    return _generate_read(_read_input(source, opts), opts, progress, generator)
+
+
+def _generate_read(
+    read: tuple[str, list[str], list[str | None]],
+    opts: GenerateOptions,
+    progress: ProgressHook | None,
+    generator: Generator | None = None,
+) -> GenerateResult:
+    """:func:`generate_frame` on input already read by :func:`_read_input` (origin, row ids, texts)."""
+    origin, ids, texts = read
+    sink = MemorySink(key=lambda r: (r["method"], int(r["row"])), slim=_slim)
+    gen = generator or Generator(opts)
+    started = time.perf_counter()
+    timing = _generate_into(sink, gen, opts, ids, texts, progress or NullProgress())
+    order, counterfactuals, summary = _collect(sink, gen, opts, texts, timing, started, origin)
+    rows = [c for record in sink.full(order) for c in record["candidates"]]
+    candidates = pd.DataFrame(rows, columns=list(CANDIDATE_COLUMNS))
+    return GenerateResult(None, counterfactuals, summary, candidates=candidates)
+
+
+def _read_input(source: Any, opts: GenerateOptions) -> tuple[str, list[str], list[str | None]]:
+    """Generate's input (:func:`~counterfair.io.read_texts`): its origin, the row ids, the texts (None: empty)."""
+    read = read_texts(
+        source, text_column=opts.text_column, id_column=opts.id_column, encoding=opts.encoding, fmt=opts.fmt
+    )
+    return read.origin, read.ids, read.texts
+
+
+def generate(
+    texts: Any,
+    editors: Sequence[str | EditorBase] = ("ablation", "substitution", "swap"),
+    *,
+    progress: ProgressHook | None = None,
+    **options: Any,
+) -> list[Counterfactual]:
+    """Counterfactuals in memory, one :class:`Counterfactual` per (input, method) — per swap variant for ``swap`` —
+    with its status (inputs without one keep theirs, e.g. ``unchanged:no_attribute_term``). ``editors``: method
+    names (``ablation``, ``substitution``, ``swap``, ``llm``: filtered and ranked as ``counterfair generate`` does,
+    with :class:`GenerateOptions`'s ``options`` such as ``attribute``, ``identities``, ``llm``, ``samples``) or
+    editor objects (``counterfair.editors.AblationEditor(...)``, your own), whose every candidate is returned."""
+    from ..records import make_options
+
+    names = [e for e in editors if isinstance(e, str)]
+    objects = [e for e in editors if not isinstance(e, str)]
+    opts = make_options(GenerateOptions, {"methods": names or ["ablation"], **options})
+    read = _read_input(texts, opts)  # a file is read once, for the method names and the editor objects alike
+    _, ids, source_texts = read
+    records: list[Counterfactual] = []
+    if names:
+        result = _generate_read(read, opts, progress)
+        records += _records(result.counterfactuals, result.candidates)
+    for editor in objects:
+        for key, text, cands in zip(ids, source_texts, editor.edit([t or "" for t in source_texts]), strict=True):
+            records += [
+                Counterfactual(
+                    key, text or "", c.text, editor.name, c.params_hash, "ok", c.edits, provenance=dict(c.meta)
+                )
+                for c in cands
+            ] or [Counterfactual(key, text or "", "", editor.name, editor.params_hash(), "unchanged:no_edit")]
+    return records
+
+
+def _records(cfs: pd.DataFrame, candidates: pd.DataFrame) -> list[Counterfactual]:
+    """Counterfactual records from a generation's tables: the selected one per input and method, every swap."""
+    by_input: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for cand in cast(list[dict[str, Any]], candidates.to_dict("records")):
+        by_input.setdefault((str(cand["input_id"]), str(cand["method"])), []).append(cand)
+    out: list[Counterfactual] = []
+    for row in cast(list[dict[str, Any]], cfs.to_dict("records")):
+        key = (str(row["input_id"]), str(row["method"]))
+        if key[1] == "swap" and row["status"] == "ok":
+            out += [_record(row, c, provenance={"source_term": c["source_term"], "target_term": c["target_term"]})
+                    for c in by_input[key]]  # fmt: skip
+            continue
+        chosen = [c for c in by_input.get(key, []) if c.get("selected") is True]
+        scores = {k: float(row[k]) for k in ("bleu", "bertscore_f1", "attribute_prob") if pd.notna(row.get(k))}
+        out.append(_record(row, chosen[0] if chosen else None, scores=scores))
+    return out
+
+
+def _record(row: dict[str, Any], cand: dict[str, Any] | None, **fields: Any) -> Counterfactual:
+    from ..records import Edit
+
+    raw = cand["edits"] if cand is not None else ""
+    edits = tuple(Edit(**e) for e in json.loads(raw)) if isinstance(raw, str) and raw else ()
+    text = cand["text"] if cand is not None else row.get("text")
+    return Counterfactual(
+        source_id=str(row["input_id"]),
+        source_text=str(row["source_text"]),
+        text=text if isinstance(text, str) else "",
+        editor=str(row["method"]),
+        params_hash=str(cand["params_hash"]) if cand is not None else "",
+        status=str(row["status"]),
+        edits=edits,
+        **fields,
+    )
+
+
+def _generate_into(
+    sink: Any, gen: Generator, opts: GenerateOptions, ids: list[str], texts: list[str | None], hook: ProgressHook
+) -> dict[str, float]:
+    """Every (method, row) not yet in ``sink.done``, generated chunk by chunk and added to ``sink``."""
+    timing: dict[str, float] = {}
+    reasons = {i: r for i, t in enumerate(texts) if (r := skip_reason(t, opts.max_text_chars))}
+    for method in opts.methods:
+        todo = [i for i in range(len(texts)) if (method, i) not in sink.done]
+        distributed = method == "llm" and opts.engine != "local"  # Polyjuice runs here even with --engine ray
+        by_samples = is_sampled(method) and not distributed  # its bar counts samples (16 per text)
+        unit = gen.samples_per_text(method) if by_samples else 1
+        hook.start("llm samples" if by_samples else method, len(todo) * unit)
+        t0 = time.perf_counter()
+        skipped = [i for i in todo if i in reasons]
+        if skipped:
+            sink.add([_skipped(method, i, ids[i], texts[i], reasons[i]) for i in skipped])
+            hook.advance(len(skipped) * unit)
+        rows = [i for i in todo if i not in reasons]
+        stored = _StoredResults(gen, method)
+        if distributed:
+            _run_llm_distributed(opts, gen, stored, sink, rows, ids, texts, hook)
+            rows = []
+        size = opts.llm_chunk if is_sampled(method) else opts.chunk
+        for start in range(0, len(rows), size):
+            chunk = rows[start : start + size]
+            chunk_texts = [texts[i] or "" for i in chunk]
+            try:
+                records = _chunk_records(gen, stored, method, chunk, ids, chunk_texts, hook if by_samples else None)
+            except LLMInputsFailed as err:
+                sink.add(err.records)
+                raise
+            sink.add(records)
+            if not by_samples:
+                hook.advance(len(chunk))
+        timing[method] = round(time.perf_counter() - t0, 3)
+    return timing
+
+
+def _chunk_records(
+    gen: Generator,
+    stored: _StoredResults,
+    method: str,
+    chunk: list[int],
+    ids: list[str],
+    chunk_texts: list[str],
+    progress: ProgressHook | None = None,
+) -> list[dict[str, Any]]:
+    """One chunk's records, from the run store where it has them, else generated (and stored). ``progress``: the
+    LLM method's, counting samples."""
+    hits = stored.lookup(chunk_texts)
+    if progress is not None and hits:
+        progress.advance(len(hits) * gen.samples_per_text(method))
+    by_position = {k: stored.record(v, method, chunk[k], ids[chunk[k]], chunk_texts[k]) for k, v in hits.items()}
+    missing = [k for k in range(len(chunk)) if k not in hits]
+    if missing:
+        if is_sampled(method):
+            try:
+                fresh = gen.run_llm_many(
+                    [chunk[k] for k in missing],
+                    [ids[chunk[k]] for k in missing],
+                    [chunk_texts[k] for k in missing],
+                    progress,
+                    method=method,
+                )
+            except LLMInputsFailed as err:  # keep (store and checkpoint) what the other texts got, then stop
+                done = {record["row"]: record for record in err.records}
+                kept = [k for k in missing if chunk[k] in done]
+                stored.save([chunk_texts[k] for k in kept], [done[chunk[k]] for k in kept])
+                err.records = [*by_position.values(), *(done[chunk[k]] for k in kept)]
+                raise
+        else:
+            rows, keys = [chunk[k] for k in missing], [ids[chunk[k]] for k in missing]
+            fresh = gen.run_deterministic(method, rows, keys, [chunk_texts[k] for k in missing])
+        stored.save([chunk_texts[k] for k in missing], fresh)
+        by_position.update(zip(missing, fresh, strict=True))
+    return [by_position[k] for k in range(len(chunk))]
+
+
+def _collect(
+    sink: Any,
+    gen: Generator,
+    opts: GenerateOptions,
+    texts: list[str | None],
+    timing: dict[str, float],
+    started: float,
+    origin: str,
+) -> tuple[list[tuple[str, int]], pd.DataFrame, dict[str, Any]]:
+    """The counterfactuals table (one row per input and method, input order) and the summary."""
+    order = [(m, i) for i in range(len(texts)) for m in opts.methods]
+    counterfactuals = pd.DataFrame([sink.done[k]["counterfactual"] for k in order])
+    counts = {m: [0, 0] for m in opts.methods}
+    occurrences = {"found": 0, "blocked": 0}
+    for method, i in order:
+        record = sink.done[(method, i)]
+        counts[method][0] += record["n_candidates"]
+        counts[method][1] += record["n_passed"]
+        for key, value in record.get("occurrences", {}).items():
+            occurrences[key] += value
+    signatures = gen.signatures(occurrences)
+    summary = _summary(opts, counterfactuals, counts, signatures, timing, time.perf_counter() - started, origin)
+    return order, counterfactuals, summary
+
+
+def _slim(record: dict[str, Any]) -> dict[str, Any]:
+    """What of a finished record stays in memory: all but its candidates, which are only counted."""
+    cands = record["candidates"]
+    return {
+        **{k: v for k, v in record.items() if k != "candidates"},
+        "n_candidates": len(cands),
+        "n_passed": sum(1 for c in cands if c.get("passed")),
+    }
+
+
+def _summary(
+    opts: GenerateOptions,
+    cfs: pd.DataFrame,
+    candidate_counts: dict[str, list[int]],
+    signatures: dict[str, Any],
+    timing: dict[str, float],
+    elapsed: float,
+    origin: str,
+) -> dict[str, Any]:
+    per_method: dict[str, Any] = {}
+    for method in opts.methods:
+        mine = cfs[cfs["method"] == method]
+        n_candidates, n_passed = candidate_counts[method]
+        ok = mine[mine["status"] == "ok"]
+        scored = mine[~mine["status"].str.startswith("skipped")]
+        seconds = timing.get(method)
+        per_method[method] = {
+            "inputs": len(mine),
+            "status": {str(k): int(v) for k, v in mine["status"].value_counts().items()},
+            "share_with_counterfactual": len(ok) / len(scored) if len(scored) else math.nan,
+            "candidates": n_candidates,
+            "candidates_passing_filters": n_passed,
+            "share_still_referencing": float((ok["attribute_prob"].astype(float) >= opts.max_attribute_prob).mean())
+            if len(ok) and ok["attribute_prob"].notna().any()
+            else math.nan,
+            "bleu": summarize(ok["bleu"].astype(float)),
+            "bertscore_f1": summarize(ok["bertscore_f1"].astype(float)),
+            "seconds_this_run": seconds,
+            "candidates_per_s_this_run": (n_candidates / seconds) if seconds else None,
+        }
+    return {
+        "counterfair_version": __version__,
+        "command": "generate",
+        "input": origin,
+        "methods": per_method,
+        "signatures": signatures,
+        "options": asdict(opts),
+        "timing_s": {**timing, "total": round(elapsed, 3)},
+    }

@@ -1,0 +1,252 @@
+"""The console view of each result: rich tables and notes built from a summary.
+
+The CLI prints these after a run; the result objects render them too (``rich.print(result)`` in a terminal or a
+notebook), so a command's table and the library's are one piece of code. Built from the summary alone (what a run
+directory's ``summary.json`` holds), never from the pairs table.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+
+from ..summaries import (
+    AuditSummary,
+    CTFSummary,
+    EvaluationSummary,
+    FeedbackSummary,
+    GapReport,
+    GenerateSummary,
+    Record,
+    StageError,
+    typed,
+)
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    """A number for a table cell: ``digits`` decimals, one above 1000, ``–`` for a missing or infinite value."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}" if abs(value) < 1000 else f"{value:.1f}"
+    return str(value)
+
+
+def _table(title: str, columns: tuple[str, ...], left: tuple[str, ...]) -> Table:
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column, justify="left" if column in left else "right")
+    return table
+
+
+def frame_table(frame: Any, title: str) -> Table:
+    """A DataFrame as a rich table: numbers formatted, text columns left-aligned."""
+    table = Table(title=title)
+    for column in frame.columns:
+        table.add_column(str(column), justify="left" if frame[column].dtype == object else "right")
+    for row in frame.itertuples(index=False):
+        table.add_row(*(fmt(v) for v in row))
+    return table
+
+
+def evaluate_view(summary: dict[str, Any] | Record, *, errors: bool = True) -> Group:
+    """Counts by status, each metric's mean, CI, median and mean on flipped pairs, notices, skipped rows and failed
+    stages (``errors=False`` leaves those out: the CLI prints them to stderr)."""
+    s = typed(summary, EvaluationSummary)
+    status = ", ".join(f"{k} {v}" for k, v in sorted(s.counts.status.items()))
+    parts: list[Any] = [f"[bold]{s.counts.rows}[/bold] rows, {s.counts.scored} scored ({status})"]
+    table = _table(
+        "counterfactual metrics", ("metric", "n", "mean", "95% CI", "median", "mean on flipped"), ("metric",)
+    )
+    for name, entry in (s.metrics or {}).items():
+        agg, flipped = entry.all, entry.flipped
+        table.add_row(
+            "flip rate" if name == "flipped" else name,
+            str(agg.n),
+            fmt(agg.value),
+            f"[{fmt(agg.ci_low)}, {fmt(agg.ci_high)}]",
+            fmt(agg.median),
+            fmt(flipped.value) if flipped else "",
+        )
+    parts.append(table)
+    if s.classifier_spec() is not None:
+        parts.append(f"classifier: {s.classifier_spec()}")
+    parts += [f"[yellow]note:[/yellow] {notice}" for notice in s.notices]
+    if s.skipped_rows:
+        shown = ", ".join(f"row {r['row']} ({r['status']})" for r in s.skipped_rows[:10])
+        more = f" and {len(s.skipped_rows) - 10} more" if len(s.skipped_rows) > 10 else ""
+        parts.append(f"[yellow]skipped {len(s.skipped_rows)} rows:[/yellow] {shown}{more}")
+    if errors:
+        parts += [stage_error(error) for error in s.errors]
+    return Group(*parts)
+
+
+def stage_error(error: StageError | dict[str, str]) -> str:
+    """One failed stage of an evaluation, as a line."""
+    e = typed(error, StageError)
+    return f"[red]stage {e.stage} failed:[/red] {e.message}"
+
+
+def audit_view(summary: dict[str, Any] | Record) -> Group:
+    """Score change per method and attribute, CTF gaps, the identity effect per group, coverage, unscored pairs
+    and, with a baseline, the comparison."""
+    s = typed(summary, AuditSummary)
+    table = _table(
+        f"score change original -> counterfactual ({s.classifier.spec})",
+        ("method", "attribute", "pairs", "mean change", "95% CI", "flips"),
+        ("method", "attribute"),
+    )
+    for g in s.groups:
+        change = g.score_change
+        table.add_row(
+            g.method,
+            g.attribute,
+            str(g.pairs),
+            fmt(change.value),
+            f"[{fmt(change.ci_low)}, {fmt(change.ci_high)}]",
+            f"{g.flips}",
+        )
+    parts: list[Any] = [table]
+    if s.ctf:
+        parts.append(f"CTF gap over identity swaps: {fmt(s.ctf.value)}")
+    for name, ctf in s.swap_gaps().items():
+        by_group = ctf.by_group or {}
+        worst = max(by_group.items(), key=lambda kv: kv[1].value or 0, default=(None, None))[0]
+        parts.append(f"CTF gap over {name} swaps: {fmt(ctf.value)} (largest for {worst})")
+    if s.placebo and s.placebo.by_group:
+        effects = _table(
+            "identity effect = CTF gap − placebo gap, by group swapped in",
+            ("group", "identity gap", "placebo gap", "effect", "95% CI", "above placebo"),
+            ("group",),
+        )
+        for name, e in sorted(s.placebo.by_group.items(), key=lambda kv: -(kv[1].value or 0)):
+            effects.add_row(
+                name,
+                fmt(e.identity_gap),
+                fmt(e.placebo_gap),
+                fmt(e.value),
+                f"[{fmt(e.ci_low)}, {fmt(e.ci_high)}]",
+                "yes" if e.exceeds_placebo else "no",
+            )
+        parts.append(effects)
+    if s.coverage and s.coverage.unreached:
+        c = s.coverage
+        parts.append(
+            f"coverage: {c.reached} of {c.texts} texts got a counterfactual"
+            + (f"; [yellow]{c.hint}[/yellow]" if c.hint else "")
+        )
+    if s.pairs_without_score:
+        parts.append(
+            f"[yellow]note:[/yellow] {s.pairs_without_score} pairs have no score (the classifier returned "
+            "NaN); they are in pairs.csv with status partial:classifier_returned_nan and left out of the aggregates"
+        )
+    if s.comparison:
+        parts.append(comparison_view(s.comparison))
+    return Group(*parts)
+
+
+def comparison_view(comparison: Mapping[str, Any]) -> Group:
+    """Classifier B against A on the same pairs: per metric, B − A per group with its CI, p and verdict."""
+    from ..analysis.compare import comparison_table
+
+    parts: list[Any] = [
+        f"comparison: B = {comparison['b']} against A = {comparison['a']} on {comparison['matched_pairs']} "
+        f"common pairs (only in A: {comparison['pairs_only_in_a']}, only in B: {comparison['pairs_only_in_b']})"
+    ]
+    for metric in comparison["metrics"]:
+        frame = comparison_table(dict(comparison), metric)
+        table = _table(
+            f"{metric}: B − A per group (negative: B is fairer)",
+            ("unit", "A", "B", "B − A", "95% CI", "p", "verdict"),
+            ("unit", "verdict"),
+        )
+        for unit, row in frame.iterrows():
+            table.add_row(
+                str(unit),
+                fmt(row["a"]),
+                fmt(row["b"]),
+                fmt(row["difference"]),
+                f"[{fmt(row['ci_low'])}, {fmt(row['ci_high'])}]",
+                fmt(row["p_value"]),
+                str(row["verdict"]),
+            )
+        parts.append(table)
+    return Group(*parts)
+
+
+def ctf_view(summary: dict[str, Any] | Record) -> Group:
+    """The CTF gap overall, by label and by term split, the unscored pairs and the overlapping terms."""
+    s = typed(summary, CTFSummary)
+    table = _table(f"CTF gap ({s.classifier.spec})", ("subset", "texts", "pairs", "CTF gap", "95% CI"), ("subset",))
+
+    def add(name: str, entry: GapReport) -> None:
+        interval = f"[{fmt(entry.ci_low)}, {fmt(entry.ci_high)}]" if entry.value is not None else ""
+        table.add_row(name, str(entry.texts), str(entry.pairs), fmt(entry.value), interval)
+
+    add("all", s)
+    for label, entry in (s.by_label or {}).items():
+        add(label, entry)
+    for split, entry in (s.by_split or {}).items():
+        add(f"{split} terms", entry)
+    parts: list[Any] = [table]
+    if s.pairs_without_score:
+        parts.append(
+            f"[yellow]warning:[/yellow] {s.pairs_without_score} pairs have no score (not in a scores: file, "
+            f"or the classifier returned NaN); the gap above is over the scored pairs only, and "
+            f"{s.incomplete_texts['texts']} texts are incomplete (summary.json: incomplete_texts; pairs.csv has every "
+            "pair)"
+        )
+    parts += [f"[yellow]note:[/yellow] {note}" for note in s.identities["overlapping_terms"]]
+    return Group(*parts)
+
+
+def feedback_view(summary: dict[str, Any] | Record) -> Group:
+    """Per step: texts, minimality, flip rate, probability, perplexities, inc@k and length; the inputs' length."""
+    s = typed(summary, FeedbackSummary)
+    columns = ("step", "texts", "minimality", "flip rate", "probability", "ppl-base", "ppl-fine", "inc@k", "words")
+    table = _table(f"feedback: {s.editor.name} on {s.classifier.spec}", columns, ())
+    for step, entry in (s.steps or {}).items():
+        table.add_row(
+            step,
+            str(entry.texts),
+            fmt(entry.minimality, 2),
+            fmt(entry.flip_rate, 2),
+            fmt(entry.probability, 2),
+            fmt(entry.ppl_base, 1),
+            fmt(entry.ppl_fine, 1),
+            fmt(s.inconsistency.get(f"inc@{step}"), 2),
+            fmt(entry.mean_words, 1),
+        )
+    return Group(table, f"mean words of the inputs: {fmt(s.mean_words_by_step.get('0'), 1)}")
+
+
+def generate_view(summary: dict[str, Any] | Record, attribute: str) -> Table:
+    """Per method: inputs, the share with a counterfactual and still referencing the attribute, BLEU, BERTScore."""
+    s = typed(summary, GenerateSummary)
+    columns = ("method", "inputs", "with counterfactual", "still referencing", "BLEU", "BERTScore F1")
+    table = _table(f"counterfactuals ({attribute})", columns, ("method",))
+    for method, entry in (s.methods or {}).items():
+        table.add_row(
+            method,
+            str(entry.inputs),
+            fmt(entry.share_with_counterfactual, 2),
+            fmt(entry.share_still_referencing, 2),
+            fmt(entry.bleu.value),
+            fmt(entry.bertscore_f1.value),
+        )
+    return table
+
+
+def rating_view(report: dict[str, Any]) -> Table:
+    """Paper 000's Table 3 from a consolidated rating project: per method, the shares of fluent, no attribute
+    reference, same label, and all three with meaning 2+."""
+    columns = ("method", "examples", "fluent", "no reference", "same label", "FAL & meaning 2+")
+    table = _table("by method", columns, ("method",))
+    keys = ("fluent", "no_attribute_reference", "same_label", "fal_meaning_2plus")
+    for method, row in report["tables"]["by_method"].items():
+        table.add_row(method, str(row["examples"]), *(fmt(row[k], 2) for k in keys))
+    return table

@@ -1,0 +1,285 @@
+"""The audit report: ``report.html`` (self-contained, opens offline), ``report.md``, ``plots/*.png|svg``.
+
+Built only from ``summary.json`` and ``pairs.csv`` of a run directory, so ``counterfair report DIR`` rebuilds it
+without recomputing anything. Every text is HTML-escaped (the texts are user data and may hold markup).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ...errors import InputError
+from ...io import atomic_open, read_json, read_table
+from ...lexicons.attributes import load_identity_set
+from ...summaries import AuditSummary, command_of, typed
+from . import plots
+
+HIGHLIGHT_TOKENS = 20_000  # a changed stretch longer than this (words, both sides) is shown whole, not diffed
+CONTEXT_WORDS = 30  # unchanged words shown around each edit; longer unchanged runs are elided
+
+
+def edit_html(original: str, counterfactual: str) -> str:
+    """Word-level diff: removed words in ``<del>``, added ones in ``<ins>``; everything escaped.
+
+    Linear in the texts' length: the common prefix and suffix are cut off first, only the changed middle is diffed
+    (rapidfuzz's word-level Levenshtein, the distance counterfair reports), a middle longer than
+    :data:`HIGHLIGHT_TOKENS` is shown as one deletion and one insertion, and unchanged runs longer than twice
+    :data:`CONTEXT_WORDS` are elided ("… 1,234 words …"). One long text can no longer hang a report."""
+    a, b = original.split(), counterfactual.split()
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    mid_a, mid_b = a[head : len(a) - tail], b[head : len(b) - tail]
+    parts = [_equal(a[:head], first=True)] if head else []
+    if len(mid_a) + len(mid_b) > HIGHLIGHT_TOKENS:  # too long to diff: one deletion and one insertion, elided
+        parts += _changed(mid_a, mid_b, elide=True)
+    else:
+        from rapidfuzz.distance import Levenshtein
+
+        for op in Levenshtein.opcodes(mid_a, mid_b):
+            if op.tag == "equal":
+                parts.append(_equal(mid_a[op.src_start : op.src_end]))
+            else:
+                parts += _changed(mid_a[op.src_start : op.src_end], mid_b[op.dest_start : op.dest_end])
+    if tail:
+        parts.append(_equal(a[len(a) - tail :], last=True))
+    return " ".join(p for p in parts if p)
+
+
+def _changed(removed: list[str], added: list[str], *, elide: bool = False) -> list[str]:
+    def shown(words: list[str]) -> str:
+        if not elide or len(words) <= 2 * CONTEXT_WORDS:
+            return html.escape(" ".join(words))
+        middle = f'</del><span class="elided"> … {len(words) - 2 * CONTEXT_WORDS:,} words … </span><del>'
+        return html.escape(" ".join(words[:CONTEXT_WORDS])) + middle + html.escape(" ".join(words[-CONTEXT_WORDS:]))
+
+    out = [f"<del>{shown(removed)}</del>"] if removed else []
+    return out + ([f"<ins>{shown(added).replace('</del>', '</ins>').replace('<del>', '<ins>')}</ins>"] if added else [])
+
+
+def _equal(words: list[str], *, first: bool = False, last: bool = False) -> str:
+    """Unchanged words, with the middle of a long run elided (all of it before the first edit or after the last)."""
+    keep = CONTEXT_WORDS
+    if len(words) <= (keep if first or last else 2 * keep):
+        return html.escape(" ".join(words))
+    gap = f'<span class="elided">… {len(words) - (keep if first or last else 2 * keep):,} words …</span>'
+    if first:
+        return gap + " " + html.escape(" ".join(words[-keep:]))
+    if last:
+        return html.escape(" ".join(words[:keep])) + " " + gap
+    return html.escape(" ".join(words[:keep])) + " " + gap + " " + html.escape(" ".join(words[-keep:]))
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    return f"{value:+.{digits}f}" if isinstance(value, float) and value < 0 else f"{value:.{digits}f}"
+
+
+def _pct(value: Any) -> str:
+    return "–" if value is None or (isinstance(value, float) and not math.isfinite(value)) else f"{100 * value:.1f}%"
+
+
+def _sign(value: Any) -> str:
+    if not isinstance(value, int | float) or not math.isfinite(value) or abs(value) < 1e-9:
+        return ""
+    return "pos" if value > 0 else "neg"
+
+
+def load_run(run_dir: str | Path) -> tuple[dict[str, Any], pd.DataFrame]:
+    """``summary.json`` (schema-checked) and ``pairs.csv`` of an audit run directory."""
+    target = Path(run_dir)
+    if not (target / "summary.json").exists():
+        raise InputError(f"{target}: not an audit run directory (no summary.json); run counterfair audit first")
+    summary = read_json(target / "summary.json")
+    if command_of(summary) != "audit":
+        raise InputError(f"{target}: summary.json was written by '{command_of(summary)}', not by counterfair audit")
+    pairs = read_table(target / "pairs.csv", allow_empty=True)
+    for column in ("score_orig", "score_cf", "diff"):
+        if column in pairs:
+            pairs[column] = pairs[column].astype(float)
+    return summary, pairs
+
+
+def build_report(run_dir: str | Path) -> dict[str, Path]:
+    """Write ``report.html``, ``report.md`` and the plots of an audit run; returns their paths."""
+    target = Path(run_dir)
+    summary, pairs = load_run(target)
+    s = AuditSummary.from_dict(summary)
+    if "status" in pairs:  # pairs without a score are listed in pairs.csv, not plotted
+        pairs = pairs[pairs["status"] == "ok"]
+    plot_dir = target / "plots"
+    identities = load_identity_set(s.options.get("identities"))
+    by_group = sorted(identities.terms, key=lambda t: (identities.group_of(t), t))
+    made = [
+        (
+            "score_change_histogram",
+            "Distribution of score changes, original → counterfactual, per method",
+            plots.score_change_histogram(pairs, plot_dir),
+        ),
+        (
+            "score_scatter",
+            "Original vs counterfactual score; points below the diagonal lost score",
+            plots.score_scatter(pairs, plot_dir, s.threshold if s.threshold is not None else 0.5),
+        ),
+        (
+            "swap_heatmap",
+            "Mean score change per identity swap, source term (row) → target term (column)",
+            plots.swap_heatmap(pairs, plot_dir, by_group),
+        ),
+        (
+            "ctf_groups",
+            "CTF gap per identity group, with 95% bootstrap intervals",
+            plots.ctf_group_bars(s.ctf.to_dict() if s.ctf else None, plot_dir),
+        ),
+    ]
+    figures = embed_figures(made)
+    examples = [{**e, "diff_html": edit_html(str(e["source_text"]), str(e["cf_text"]))} for e in s.top_examples]
+    # the template reads the JSON-shaped entries; the order comes from the typed ones
+    ctf_groups = [(k, g.to_dict()) for k, g in _largest((s.ctf.by_group if s.ctf else None) or {})]
+    by_direction = (s.ctf.by_direction if s.ctf else None) or ()
+    directions = [d.to_dict() for d in sorted(by_direction, key=lambda d: -abs(d.mean_diff or 0.0))[:15]]
+    swap_packs = _swap_pack_sections(s, pairs)
+    placebo_groups = [(k, e.to_dict()) for k, e in _largest((s.placebo.by_group if s.placebo else None) or {})]
+    notes = []
+    missing = list(s.input.attributes_without_texts)
+    if missing:
+        notes.append(f"No text referenced: {', '.join(missing)} (no counterfactuals for them).")
+    page = render(
+        "report.html.j2",
+        s=summary,
+        figures=figures,
+        examples=examples,
+        ctf_groups=ctf_groups,
+        directions=directions,
+        swap_packs=swap_packs,
+        placebo_groups=placebo_groups,
+        notes=notes,
+        signatures=json.dumps(s.signatures, indent=1, default=str)[:20000],
+        options=json.dumps(s.options, indent=1),
+    )
+    write_page(page, target / "report.html")
+    with atomic_open(target / "report.md", "w", encoding="utf-8") as handle:
+        handle.write(markdown(s))
+    return {"html": target / "report.html", "markdown": target / "report.md", "plots": plot_dir}
+
+
+def embed_figures(made: list[tuple[str, str, dict[str, str] | None]]) -> list[dict[str, str]]:
+    """(name, caption, paths from a plot function) -> what the templates show: the PNG inline, a link to the SVG."""
+    figures = []
+    for name, caption, paths in made:
+        if paths is None:
+            continue
+        png = base64.b64encode(Path(paths["png"]).read_bytes()).decode("ascii")
+        figures.append({"name": name, "caption": caption, "png": png, "svg": f"plots/{name}.svg"})
+    return figures
+
+
+def render(template: str, **context: Any) -> str:
+    """A report template rendered with HTML escaping of every value (texts are user data)."""
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+    env = Environment(
+        loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=select_autoescape(["j2", "html"])
+    )
+    return env.get_template(template).render(num=_num, pct=_pct, sign=_sign, **context)
+
+
+def write_page(page: str, path: Path) -> None:
+    with atomic_open(path, "w", encoding="utf-8") as handle:
+        handle.write(page)
+
+
+def _largest(entries: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """Groups by their value (a CTF gap, an identity effect), the largest first; a missing value last."""
+    return sorted(entries.items(), key=lambda kv: -(kv[1].value or 0))
+
+
+def _swap_pack_sections(s: AuditSummary, pairs: Any) -> list[dict[str, Any]]:
+    """One section per swap pack of the audit (gender, names, nationality, a user's): its CTF gap per group of the
+    source term and the mean change per (source group -> target group)."""
+    out = []
+    for name, ctf in s.swap_gaps().items():
+        mine = pairs[(pairs["method"] == "swap") & (pairs["attribute"] == name)] if not pairs.empty else pairs
+        directions = []
+        if not mine.empty:
+            table = mine.groupby(["group", "target_group"], dropna=False)["diff"].agg(["mean", "size"]).reset_index()
+            directions = [
+                {"source": str(r.group), "target": str(r.target_group), "pairs": int(r.size), "mean_diff": r.mean}
+                for r in table.sort_values("mean", key=abs, ascending=False).itertuples()
+            ]
+        groups = [(k, g.to_dict()) for k, g in _largest(ctf.by_group or {})]
+        out.append({"name": name, "ctf": ctf.to_dict(), "groups": groups, "directions": directions[:20]})
+    return out
+
+
+def markdown(summary: Mapping[str, Any] | AuditSummary) -> str:
+    """A short Markdown summary for CI logs."""
+    s = typed(summary, AuditSummary)
+    lines = [
+        f"# counterfair audit: {s.classifier.spec}",
+        "",
+        f"{s.input.texts} texts, methods {', '.join(s.input.methods)}, "
+        f"score = P({s.positive_label}), threshold {s.threshold}.",
+        "",
+        "| method | attribute | with counterfactual | mean change [95% CI] | mean abs change | flips |",
+        "|---|---|---|---|---|---|",
+    ]
+    for g in s.groups:
+        change = g.score_change
+        lines.append(
+            f"| {g.method} | {g.attribute} | {g.with_counterfactual} of {g.inputs} | "
+            f"{_num(change.value)} [{_num(change.ci_low)}, {_num(change.ci_high)}] | "
+            f"{_num(g.mean_abs_change)} | {g.flips} of {g.pairs} |"
+        )
+    if s.ctf:
+        ctf = s.ctf
+        lines += [
+            "",
+            f"CTF gap (identity swaps): **{_num(ctf.value)}** [{_num(ctf.ci_low)}, {_num(ctf.ci_high)}] "
+            f"over {ctf.texts} texts.",
+            "",
+            "| group | CTF gap |",
+            "|---|---|",
+        ]
+        lines += [f"| {name} | {_num(g.value)} |" for name, g in _largest(ctf.by_group or {})]
+    for name, pack in s.swap_gaps().items():
+        lines += ["", f"CTF gap ({name} swaps): **{_num(pack.value)}** over {pack.texts} texts.", ""]
+        lines += ["| group | CTF gap |", "|---|---|"]
+        lines += [f"| {g} | {_num(e.value)} |" for g, e in sorted((pack.by_group or {}).items())]
+    placebo = s.placebo
+    if placebo and placebo.by_group:
+        lines += [
+            "",
+            f"Identity effect (CTF gap − placebo gap): **{_num(placebo.value)}** "
+            f"[{_num(placebo.ci_low)}, {_num(placebo.ci_high)}]; groups above the placebo: "
+            f"{', '.join(placebo.groups_exceeding_placebo) or 'none'}.",
+            "",
+            "| group swapped in | CTF gap | placebo gap | identity effect [95% CI] |",
+            "|---|---|---|---|",
+        ]
+        for name, e in _largest(placebo.by_group):
+            lines.append(
+                f"| {name} | {_num(e.identity_gap)} | {_num(e.placebo_gap)} | {_num(e.value)} "
+                f"[{_num(e.ci_low)}, {_num(e.ci_high)}] |"
+            )
+    if s.gate:
+        lines += ["", f"Fairness gate: **{s.gate.verdict}** (exit {s.gate.exit_code})", ""]
+        lines += [f"- {c.verdict.upper()}: {c.message}" for c in s.gate.checks]
+    if s.coverage:
+        lines += ["", f"Coverage: {s.coverage.reached} of {s.coverage.texts} texts got a counterfactual."]
+        if s.coverage.hint:
+            lines.append(f"{s.coverage.hint}.")
+    lines += ["", f"Reproduce: `{s.reproduce}`", ""]
+    return "\n".join(lines)
