@@ -16,7 +16,7 @@ from . import __version__
 from .editors.registry import default_editors, editors_help
 from .errors import CounterfairError
 from .plugins import load_plugins
-from .summaries import AuditSummary, EvaluationSummary
+from .summaries import AuditSummary, EvaluationSummary, GateVerdict, typed
 from .text import MAX_TEXT_CHARS
 from .views.console import (
     audit_view,
@@ -202,7 +202,7 @@ def audit(
     s = AuditSummary.from_dict(summary)
     console.print(audit_view(s))
     console.print(f"done in {s.timing_s['total'] / 60:.1f} min; report: {target / 'report.html'}")
-    code = _finish_gate(s.gate.to_dict(), given["junit"]) if s.gate is not None else 0
+    code = _finish_gate(s.gate, given["junit"]) if s.gate is not None else 0
     if given["log_to"]:
         from .views.tracking import log_audit
 
@@ -260,19 +260,20 @@ def _with_config(ctx: typer.Context, given: dict[str, Any], config: Path | None)
     return out
 
 
-def _finish_gate(gate: dict[str, Any], junit: Any) -> int:
+def _finish_gate(gate: dict[str, Any] | GateVerdict, junit: Any) -> int:
     """Print the gate's checks, write the JUnit file, return the exit code."""
     from rich.markup import escape
 
     from .analysis.gate import write_junit
 
+    verdict = typed(gate, GateVerdict)
     colour = {"pass": "green", "fail": "red", "error": "yellow"}
-    for check in gate["checks"]:
-        console.print(f"[{colour[check['verdict']]}]{check['verdict'].upper()}[/] {escape(check['message'])}")
-    console.print(f"fairness gate: [{colour[gate['verdict']]}]{gate['verdict']}[/] (exit {gate['exit_code']})")
+    for check in verdict.checks:
+        console.print(f"[{colour[check.verdict]}]{check.verdict.upper()}[/] {escape(check.message)}")
+    console.print(f"fairness gate: [{colour[verdict.verdict]}]{verdict.verdict}[/] (exit {verdict.exit_code})")
     if junit:
-        console.print(f"wrote {write_junit(gate, junit)}")
-    return int(gate["exit_code"])
+        console.print(f"wrote {write_junit(verdict, junit)}")
+    return int(verdict.exit_code)
 
 
 @app.command()

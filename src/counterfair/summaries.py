@@ -204,6 +204,7 @@ class IdentityEffect(Record):
 class IdentityEffects(IdentityEffect):
     """The audit's ``placebo`` section: the overall effect, by group swapped in and by direction."""
 
+    set: Mapping[str, Any] = field(default_factory=dict)  # the placebo words: name, words, source
     by_group: dict[str, IdentityEffect] | None = _key(of={IdentityEffect})
     by_direction: tuple[IdentityEffect, ...] | None = _key(of=[IdentityEffect])
     groups_exceeding_placebo: tuple[str, ...] = ()
@@ -258,9 +259,36 @@ class GateVerdict(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class AuditInput(Record):
+    """What the audit read: the source, the texts, per attribute how many reference it, the methods, the estimate."""
+
+    source: str | None = None
     texts: int = 0
-    methods: tuple[str, ...] = ()
+    attributes: Mapping[str, int] = field(default_factory=dict)
     attributes_without_texts: tuple[str, ...] = ()
+    identity_texts: int = 0
+    methods: tuple[str, ...] = ()
+    estimated_seconds: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Originals(Record):
+    """The original texts' scores: how many, how many without a score, their mean, the share above the threshold."""
+
+    n: int = 0
+    without_score: int = 0
+    mean_score: float | None = None
+    share_above_threshold: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Validity(Record):
+    """How many candidate pairs count: identity occurrences the guard kept, rated pairs the raters kept."""
+
+    identity_occurrences: int = 0
+    guard_blocked: int = 0
+    guard_kept_share: float | None = None
+    rated_pairs: int | None = None
+    raters_kept_share: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -272,6 +300,7 @@ class AuditSummary(Record):
     classifier: ClassifierInfo = _key(of=ClassifierInfo, default=ClassifierInfo())
     positive_label: str | None = None
     threshold: float | None = None
+    originals: Originals | None = _key(of=Originals)
     pairs_without_score: int = 0
     groups: tuple[GroupChange, ...] = _key(of=[GroupChange], default=())
     ctf: GapReport | None = _key(of=GapReport)
@@ -280,6 +309,7 @@ class AuditSummary(Record):
     signatures: Mapping[str, Any] = field(default_factory=dict)
     options: Mapping[str, Any] = field(default_factory=dict)
     reproduce: str | None = None
+    validity: Validity | None = _key(of=Validity)
     placebo: IdentityEffects | None = _key(of=IdentityEffects)
     coverage: Coverage | None = _key(of=Coverage)
     gate: GateVerdict | None = _key(of=GateVerdict)

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ConfigError
+from ..summaries import GateVerdict, typed
 
 METRICS = ("identity_effect", "ctf_gap", "flip_rate")
 EXIT_CODES = {"pass": 0, "fail": 1, "error": 2}
@@ -219,27 +220,29 @@ def gate_pairs(
     return evaluate_rules(parsed, fairness_metrics(pairs, seed=seed, n_resamples=n_resamples, effects=effects))
 
 
-def write_junit(gate: Mapping[str, Any], path: str | Path, *, suite: str = "counterfair fairness gate") -> Path:
+def write_junit(
+    gate: Mapping[str, Any] | GateVerdict, path: str | Path, *, suite: str = "counterfair fairness gate"
+) -> Path:
     """One JUnit test case per rule and group (a failure element for ``fail``, an error element for ``error``)."""
     import xml.etree.ElementTree as ET
 
-    checks = gate["checks"]
+    checks = typed(gate, GateVerdict).checks
     root = ET.Element("testsuites")
     node = ET.SubElement(
         root,
         "testsuite",
         name=suite,
         tests=str(len(checks)),
-        failures=str(sum(c["verdict"] == "fail" for c in checks)),
-        errors=str(sum(c["verdict"] == "error" for c in checks)),
+        failures=str(sum(c.verdict == "fail" for c in checks)),
+        errors=str(sum(c.verdict == "error" for c in checks)),
     )
     for check in checks:
-        case = ET.SubElement(node, "testcase", classname=f"counterfair.{check['metric']}", name=check["description"])
-        if check["verdict"] in ("fail", "error"):
-            kind = "failure" if check["verdict"] == "fail" else "error"
-            ET.SubElement(case, kind, message=check["message"], type=kind).text = check["message"]
+        case = ET.SubElement(node, "testcase", classname=f"counterfair.{check.metric}", name=check.description)
+        if check.verdict in ("fail", "error"):
+            kind = "failure" if check.verdict == "fail" else "error"
+            ET.SubElement(case, kind, message=check.message, type=kind).text = check.message
         else:
-            ET.SubElement(case, "system-out").text = check["message"]
+            ET.SubElement(case, "system-out").text = check.message
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(root).write(target, encoding="utf-8", xml_declaration=True)

@@ -146,19 +146,18 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
     ]
     figures = embed_figures(made)
     examples = [{**e, "diff_html": edit_html(str(e["source_text"]), str(e["cf_text"]))} for e in s.top_examples]
-    # the template reads the JSON-shaped entries; the order comes from the typed ones
-    ctf_groups = [(k, g.to_dict()) for k, g in _largest((s.ctf.by_group if s.ctf else None) or {})]
+    ctf_groups = _largest((s.ctf.by_group if s.ctf else None) or {})
     by_direction = (s.ctf.by_direction if s.ctf else None) or ()
-    directions = [d.to_dict() for d in sorted(by_direction, key=lambda d: -abs(d.mean_diff or 0.0))[:15]]
+    directions = sorted(by_direction, key=lambda d: -abs(d.mean_diff or 0.0))[:15]
     swap_packs = _swap_pack_sections(s, pairs)
-    placebo_groups = [(k, e.to_dict()) for k, e in _largest((s.placebo.by_group if s.placebo else None) or {})]
+    placebo_groups = _largest((s.placebo.by_group if s.placebo else None) or {})
     notes = []
     missing = list(s.input.attributes_without_texts)
     if missing:
         notes.append(f"No text referenced: {', '.join(missing)} (no counterfactuals for them).")
     page = render(
         "report.html.j2",
-        s=summary,
+        s=s,
         figures=figures,
         examples=examples,
         ctf_groups=ctf_groups,
@@ -219,8 +218,7 @@ def _swap_pack_sections(s: AuditSummary, pairs: Any) -> list[dict[str, Any]]:
                 {"source": str(r.group), "target": str(r.target_group), "pairs": int(r.size), "mean_diff": r.mean}
                 for r in table.sort_values("mean", key=abs, ascending=False).itertuples()
             ]
-        groups = [(k, g.to_dict()) for k, g in _largest(ctf.by_group or {})]
-        out.append({"name": name, "ctf": ctf.to_dict(), "groups": groups, "directions": directions[:20]})
+        out.append({"name": name, "ctf": ctf, "groups": _largest(ctf.by_group or {}), "directions": directions[:20]})
     return out
 
 
