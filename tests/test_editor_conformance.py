@@ -97,3 +97,18 @@ def test_the_registry_names_what_it_needs() -> None:
         build_editor("llm", EditorContext())
     with pytest.raises(ConfigError, match="needs a file: external:PATH"):
         build_editor("external", EditorContext())
+
+
+def test_the_parameters_hash_is_computed_once_until_a_parameter_is_set() -> None:
+    from counterfair.editors.wordlist import AblationEditor
+    from counterfair.lexicons.attributes import load_attribute
+
+    editor = AblationEditor("islam")
+    calls: list[int] = []
+    params = editor.params
+    editor.params = lambda: (calls.append(1), params())[1]  # type: ignore[method-assign]
+    first = editor.params_hash()
+    out = editor.edit(["My Muslim neighbour and the mosque.", "Muslim friends."])
+    assert calls == [1] and {c.params_hash for cands in out for c in cands} == {first}  # once for every candidate
+    editor.attribute = load_attribute("judaism")  # a parameter set: the hash is computed again
+    assert editor.params_hash() != first and calls == [1, 1]

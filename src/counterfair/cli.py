@@ -27,6 +27,7 @@ from .views.console import (
     generate_view,
     rating_view,
     stage_error,
+    verdict_view,
 )
 from .views.console import fmt as _fmt
 
@@ -200,9 +201,10 @@ def audit(
             baseline=str(given["baseline"]) if given["baseline"] else None,
         )
     s = AuditSummary.from_dict(summary)
-    console.print(audit_view(s))
+    console.print(audit_view(s, with_verdict=False))
     console.print(f"done in {s.timing_s['total'] / 60:.1f} min; report: {target / 'report.html'}")
-    code = _finish_gate(s.gate, given["junit"]) if s.gate is not None else 0
+    code = _finish_gate(s.gate, given["junit"], status_line=False) if s.gate is not None else 0
+    console.print(verdict_view(s))  # the answer in the last lines
     if given["log_to"]:
         from .views.tracking import log_audit
 
@@ -260,17 +262,20 @@ def _with_config(ctx: typer.Context, given: dict[str, Any], config: Path | None)
     return out
 
 
-def _finish_gate(gate: dict[str, Any] | GateVerdict, junit: Any) -> int:
-    """Print the gate's checks, write the JUnit file, return the exit code."""
+def _finish_gate(gate: dict[str, Any] | GateVerdict, junit: Any, *, status_line: bool = True) -> int:
+    """Print the gate's checks as sentences (and its status line), write the JUnit file, return the exit code."""
     from rich.markup import escape
 
     from .analysis.gate import write_junit
+    from .views.verdict import rule_sentence
 
     verdict = typed(gate, GateVerdict)
     colour = {"pass": "green", "fail": "red", "error": "yellow"}
     for check in verdict.checks:
-        console.print(f"[{colour[check.verdict]}]{check.verdict.upper()}[/] {escape(check.message)}")
-    console.print(f"fairness gate: [{colour[verdict.verdict]}]{verdict.verdict}[/] (exit {verdict.exit_code})")
+        sentence = rule_sentence(check, verdict.rules)
+        console.print(f"[{colour[check.verdict]}]{check.verdict.upper()}[/] {escape(sentence)}")
+    if status_line:
+        console.print(f"fairness gate: [{colour[verdict.verdict]}]{verdict.verdict}[/] (exit {verdict.exit_code})")
     if junit:
         console.print(f"wrote {write_junit(verdict, junit)}")
     return int(verdict.exit_code)

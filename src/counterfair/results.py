@@ -204,12 +204,17 @@ class AuditResult(TableResult):
             ax.legend()
             return True
 
+        from .views.verdict import verdict
+
         s = self.typed_summary
+        v = verdict(s)
+        head = [f"Verdict: {v.headline}", *(f.sentence() for f in v.findings)]
+        head += [f"Fairness gate: {v.gate_status.upper()}"] if v.gate_status else []
         gap, unscored = self.ctf_gap, s.pairs_without_score
         line = f"classifier {s.classifier.spec}; {len(self.pairs)} pairs"
         line += f"; CTF gap {gap:.3f}" if gap is not None else ""
         line += f"; {unscored} pairs without a score" if unscored else ""
-        lines = [line]
+        lines = [*head, line]
         if s.placebo and s.placebo.value is not None:
             lines.append(
                 f"identity effect (CTF gap − placebo gap) {s.placebo.value:.3f}; groups above the placebo: "

@@ -21,8 +21,21 @@ class EditorBase:
     def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:
         raise NotImplementedError
 
+    _cached_hash: str | None = None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if not name.startswith("_"):  # a parameter set (in __init__ or later): the hash is computed afresh
+            object.__setattr__(self, "_cached_hash", None)
+        object.__setattr__(self, name, value)
+
     def params_hash(self) -> str:
-        return params_hash({"editor": self.name, **self.params()})
+        """The hash of :meth:`params`, computed once and kept until a parameter is set again: every candidate
+        carries it, and an identity swap writes ~50 candidates per text (re-serialising the parameters per candidate
+        cost 42x the swap itself, #36)."""
+        if self._cached_hash is None:
+            object.__setattr__(self, "_cached_hash", params_hash({"editor": self.name, **self.params()}))
+        assert self._cached_hash is not None
+        return self._cached_hash
 
     def candidate(self, text: str, **fields: Any) -> Candidate:
         return Candidate(text=text, editor=self.name, params_hash=self.params_hash(), **fields)

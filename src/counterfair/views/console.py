@@ -91,9 +91,9 @@ def stage_error(error: StageError | dict[str, str]) -> str:
     return f"[red]stage {e.stage} failed:[/red] {e.message}"
 
 
-def audit_view(summary: dict[str, Any] | Record) -> Group:
-    """Score change per method and attribute, CTF gaps, the identity effect per group, coverage, unscored pairs
-    and, with a baseline, the comparison."""
+def audit_view(summary: dict[str, Any] | Record, *, with_verdict: bool = True) -> Group:
+    """Score change per method and attribute, CTF gaps, the identity effect per group, coverage, unscored pairs,
+    with a baseline the comparison, and last the verdict (``with_verdict=False``: the CLI prints it at the very end)."""
     s = typed(summary, AuditSummary)
     table = _table(
         f"score change original -> counterfactual ({s.classifier.spec})",
@@ -146,7 +146,29 @@ def audit_view(summary: dict[str, Any] | Record) -> Group:
         )
     if s.comparison:
         parts.append(comparison_view(s.comparison))
+    if with_verdict:
+        parts.append(verdict_view(s))
     return Group(*parts)
+
+
+def verdict_view(summary: dict[str, Any] | Record) -> Group:
+    """The audit's verdict (:mod:`counterfair.views.verdict`) as the last lines of the console."""
+    from rich.markup import escape
+
+    from .verdict import verdict
+
+    v = verdict(summary)
+    colour = {"unfair": "red", "gate failed": "red", "no evidence of unfairness": "green"}.get(v.status, "yellow")
+    lines = [f"[bold {colour}]Verdict:[/] {escape(v.headline)}"]
+    lines += [
+        f"  {'[red]' if f.exceeds_placebo else ''}{escape(f.sentence())}{'[/]' if f.exceeds_placebo else ''}"
+        for f in v.findings
+    ]
+    if v.gate_status is not None:
+        code = {"pass": 0, "fail": 1}.get(v.gate_status, 2)
+        lines.append(f"[bold]Fairness gate:[/] {v.gate_status.upper()} (exit {code})")
+    lines += [f"[dim]next: {escape(step)}[/]" for step in v.next_steps]
+    return Group(*lines)
 
 
 def comparison_view(comparison: Mapping[str, Any]) -> Group:

@@ -20,6 +20,7 @@ from ...errors import InputError
 from ...io import atomic_open, read_json, read_table
 from ...lexicons.attributes import load_identity_set
 from ...summaries import AuditSummary, command_of, typed
+from ..verdict import rule_sentence, verdict
 from . import plots
 
 HIGHLIGHT_TOKENS = 20_000  # a changed stretch longer than this (words, both sides) is shown whole, not diffed
@@ -158,6 +159,8 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
     page = render(
         "report.html.j2",
         s=s,
+        verdict=verdict(s),
+        rule_sentence=rule_sentence,
         figures=figures,
         examples=examples,
         ctf_groups=ctf_groups,
@@ -227,6 +230,8 @@ def markdown(summary: Mapping[str, Any] | AuditSummary) -> str:
     s = typed(summary, AuditSummary)
     lines = [
         f"# counterfair audit: {s.classifier.spec}",
+        "",
+        *verdict(s).lines(),
         "",
         f"{s.input.texts} texts, methods {', '.join(s.input.methods)}, "
         f"score = P({s.positive_label}), threshold {s.threshold}.",

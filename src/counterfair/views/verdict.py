@@ -1,0 +1,161 @@
+"""The answer first: an audit's verdict in plain words, shared by the HTML report, report.md, the console and the
+notebook view.
+
+Is the classifier fair, for whom, how sure are we, and what to look at next — from the typed summary alone:
+
+* per identity group swapped in, the placebo-controlled identity effect (CTF gap minus placebo gap) with its 95 %
+  interval, and whether that interval lies above 0 (the effect exceeds what any edit of that kind does);
+* the fairness gate, when rules were given: its status and each rule written as a sentence with the value compared;
+* without a placebo, the CTF gap and its interval (the identity effect needs the placebo);
+* what to look at next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..summaries import AuditSummary, GateCheck, GateVerdict, IdentityEffect, Record, typed
+
+
+def _num(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def _signed(value: float | None) -> str:
+    return "–" if value is None else f"{value:+.3f}"
+
+
+@dataclass(frozen=True)
+class GroupFinding:
+    """One identity group: its identity effect with the interval, and whether the interval lies above 0."""
+
+    group: str
+    effect: float | None
+    ci_low: float | None
+    ci_high: float | None
+    texts: int
+    exceeds_placebo: bool
+
+    def sentence(self) -> str:
+        where = "above the placebo" if self.exceeds_placebo else "not shown to exceed the placebo"
+        return (
+            f"{self.group}: identity effect {_signed(self.effect)} [{_num(self.ci_low)}, {_num(self.ci_high)}] over "
+            f"{self.texts} texts — {where}"
+        )
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a reader needs first: ``status`` (``unfair``, ``no evidence of unfairness``, ``gate failed``, ...), a
+    ``headline`` sentence, per-group ``findings`` (largest effect first), the gate's ``rules`` as sentences, and
+    ``next_steps``."""
+
+    status: str
+    headline: str
+    findings: tuple[GroupFinding, ...]
+    gate_status: str | None
+    rules: tuple[tuple[str, str], ...]  # (verdict, sentence)
+    basis: str
+    next_steps: tuple[str, ...]
+
+    def lines(self) -> list[str]:
+        """The verdict as plain lines (report.md, the console, a CI log)."""
+        out = [f"Verdict: {self.headline}", self.basis]
+        out += [f"- {f.sentence()}" for f in self.findings]
+        if self.gate_status is not None:
+            out.append(f"Fairness gate: {self.gate_status.upper()}")
+            out += [f"- {verdict.upper()}: {sentence}" for verdict, sentence in self.rules]
+        out += [f"Next: {step}" for step in self.next_steps]
+        return out
+
+
+_METRIC_WORDS = {"identity_effect": "identity effect", "ctf_gap": "CTF gap", "flip_rate": "flip rate"}
+_BOUND_WORDS = {"point": "", "upper": "the upper bound of ", "lower": "the lower bound of "}
+_OP_WORDS = {">": "above", ">=": "at or above", "<": "below", "<=": "at or below"}
+
+
+def rule_sentence(check: GateCheck, rules: tuple[Mapping[str, Any], ...]) -> str:
+    """A gate check as a sentence: "fail if the upper bound of sexuality's identity effect is above 0.05: 0.093 —
+    fails"."""
+    rule = next((r for r in rules if r.get("text") == check.rule), {})
+    subject = _METRIC_WORDS.get(check.metric, check.metric)
+    owner = (
+        f"{check.group}'s " if check.group not in (None, "*") else ("every group's " if check.group else "the overall ")
+    )
+    op = _OP_WORDS.get(str(rule.get("op")), str(rule.get("op", "")))
+    threshold = rule.get("value")
+    condition = f"fail if {_BOUND_WORDS.get(check.estimate, '')}{owner}{subject} is {op} {threshold:g}".rstrip()
+    if check.verdict == "error":
+        return f"{condition}: could not be evaluated ({check.message})"
+    outcome = {"fail": "fails", "pass": "passes"}.get(check.verdict, check.verdict)
+    return f"{condition}: {_num(check.value)} — {outcome}"
+
+
+def _findings(effects: Mapping[str, IdentityEffect]) -> tuple[GroupFinding, ...]:
+    found = [
+        GroupFinding(g, e.value, e.ci_low, e.ci_high, e.texts, bool(e.exceeds_placebo)) for g, e in effects.items()
+    ]
+    return tuple(sorted(found, key=lambda f: (not f.exceeds_placebo, -(f.effect or 0.0), f.group)))
+
+
+def _gate(gate: GateVerdict | None) -> tuple[str | None, tuple[tuple[str, str], ...]]:
+    if gate is None:
+        return None, ()
+    return gate.verdict, tuple((c.verdict, rule_sentence(c, gate.rules)) for c in gate.checks)
+
+
+def verdict(summary: Mapping[str, Any] | Record) -> Verdict:
+    """The verdict of an audit summary (``summary.json`` or ``AuditResult.typed_summary``)."""
+    s = typed(summary, AuditSummary)
+    gate_status, rules = _gate(s.gate)
+    placebo = s.placebo
+    if placebo is not None and placebo.value is not None and placebo.by_group:
+        findings = _findings(placebo.by_group)
+        above = [f.group for f in findings if f.exceeds_placebo]
+        if above:
+            status = "unfair"
+            headline = (
+                f"the classifier's scores change with the identity mentioned, beyond a placebo edit, for "
+                f"{', '.join(above)} ({len(above)} of {len(findings)} groups)."
+            )
+        else:
+            status = "no evidence of unfairness"
+            groups = len(findings)
+            headline = (
+                f"no identity group's effect exceeds the placebo ({groups} groups; every 95% interval reaches 0)."
+            )
+        basis = (
+            f"Identity effect = CTF gap − placebo gap, 95% bootstrap intervals over texts; overall "
+            f"{_signed(placebo.value)} [{_num(placebo.ci_low)}, {_num(placebo.ci_high)}] over {placebo.texts} texts."
+        )
+    elif s.ctf is not None and s.ctf.value is not None:
+        findings, status = (), "no placebo"
+        headline = (
+            f"CTF gap {_num(s.ctf.value)} [{_num(s.ctf.ci_low)}, {_num(s.ctf.ci_high)}] over identity swaps; "
+            "without the placebo control the part due to the identity cannot be separated from the edit itself."
+        )
+        basis = f"Mean |score change| per text over {s.ctf.texts} texts with identity swaps."
+    else:
+        findings, status = (), "no identity swaps"
+        headline = "no text got an identity swap, so there is no identity effect to report."
+        basis = "Only the attribute methods' score changes are below."
+    if gate_status == "fail":
+        status = "gate failed"
+    return Verdict(status, headline, findings, gate_status, rules, basis, _next_steps(s, findings))
+
+
+def _next_steps(s: AuditSummary, findings: tuple[GroupFinding, ...]) -> tuple[str, ...]:
+    steps = []
+    above = [f.group for f in findings if f.exceeds_placebo]
+    if above:
+        steps.append(f"read the most affected examples and the swap directions for {above[0]}")
+        steps.append("compare a mitigated model on the same pairs (--baseline, counterfair compare)")
+    if s.coverage and s.coverage.unreached:
+        steps.append(f"{s.coverage.unreached} of {s.coverage.texts} texts got no counterfactual (coverage below)")
+    if s.pairs_without_score:
+        steps.append(f"{s.pairs_without_score} pairs have no score (the classifier returned NaN)")
+    if s.gate is None and findings:
+        steps.append("make it a CI check: --fail-if 'upper(identity_effect[*]) > 0.05'")
+    return tuple(steps)
