@@ -1,0 +1,5 @@
+"""``python -m counterfair.cli``."""
+
+from . import main
+
+main()

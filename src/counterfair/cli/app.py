@@ -1,0 +1,160 @@
+"""The typer app every command registers on, the options several commands share, and the helpers they use."""
+
+from __future__ import annotations
+
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from .. import __version__
+from ..errors import CounterfairError
+from ..plugins import load_plugins
+from ..summaries import EvaluationSummary, GateVerdict, typed
+from ..views.console import (
+    evaluate_view,
+    stage_error,
+)
+
+try:
+    load_plugins()  # before the commands are built: their help lists what plugins register
+except CounterfairError as _plugin_error:
+    sys.exit(f"error: {_plugin_error}")
+
+app = typer.Typer(
+    name="counterfair",
+    help="Generate counterfactual texts, measure their quality, and audit text classifiers for fairness.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+
+# Options that several commands share, declared once.
+MaxTextChars = Annotated[
+    int, typer.Option(help="Longer texts (in characters) are not edited: status skipped:too_long; 0 = no limit.")
+]
+Encoding = Annotated[
+    str, typer.Option(help="Text encoding of the input file (a byte-order mark overrides it), e.g. latin-1.")
+]
+LLMParallel = Annotated[
+    int | None,
+    typer.Option(
+        help="In-process LLM: sequences decoded together (default 16, env COUNTERFAIR_LLM_PARALLEL; 1: one "
+        "after another)."
+    ),
+]
+LLMConcurrency = Annotated[
+    int | None,
+    typer.Option(help="LLM server (openai:URL): requests in flight (default 32, env COUNTERFAIR_LLM_CONCURRENCY)."),
+]
+err_console = Console(stderr=True)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        console.print(f"counterfair {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    """counterfair command line."""
+
+
+def sample_pairs_path() -> Path:
+    """The built-in sample of pairs (written for counterfair) used by ``evaluate --demo``."""
+    return Path(str(resources.files("counterfair") / "resources" / "sample_pairs.csv"))
+
+
+def print_evaluation(summary: dict[str, Any]) -> None:
+    s = EvaluationSummary.from_dict(summary)
+    console.print(evaluate_view(s, errors=False))
+    for error in s.errors:
+        err_console.print(stage_error(error))
+
+
+def options_from(cls: Any, given: dict[str, Any], **spelled: Any) -> Any:
+    """A command's options dataclass from the command's parameters of the same names; ``spelled``: the ones the
+    command line spells differently (a comma list, a flag)."""
+    import dataclasses
+
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in given.items() if k in names} | spelled)
+
+
+def listed(value: Any) -> list[str] | None:
+    """A comma-separated string (command line) or a list (config file) as a list; None when empty."""
+    if value is None:
+        return None
+    items = value.split(",") if isinstance(value, str) else [str(v) for v in value]
+    return [i.strip() for i in items if i.strip()] or None
+
+
+def with_config(ctx: typer.Context, given: dict[str, Any], config: Path | None) -> dict[str, Any]:
+    """Options from a YAML config file, for every option the command line left at its default."""
+    if config is None:
+        return given
+    import yaml
+
+    from ..errors import ConfigError
+
+    try:
+        data = yaml.safe_load(Path(config).read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError, UnicodeDecodeError) as err:
+        raise ConfigError(f"--config {config}: cannot read it ({err})") from err
+    if not isinstance(data, dict):
+        raise ConfigError(f"--config {config}: a mapping of option names to values, e.g. 'classifier: ...'")
+    out = dict(given)
+    for key, value in data.items():
+        name = str(key).replace("-", "_")
+        if name in ("config", "ctx") or name not in given:
+            known = ", ".join(sorted(k for k in given if k != "config"))
+            raise ConfigError(f"--config {config}: unknown option {key!r} (options: {known})")
+        source = ctx.get_parameter_source(name)  # an enum of click's (or of the click typer bundles)
+        if source is None or getattr(source, "name", "") == "DEFAULT":
+            out[name] = value
+    return out
+
+
+def finish_gate(gate: dict[str, Any] | GateVerdict, junit: Any, *, status_line: bool = True) -> int:
+    """Print the gate's checks as sentences (and its status line), write the JUnit file, return the exit code."""
+    from rich.markup import escape
+
+    from ..analysis.gate import write_junit
+    from ..views.verdict import rule_sentence
+
+    verdict = typed(gate, GateVerdict)
+    colour = {"pass": "green", "fail": "red", "error": "yellow"}
+    for check in verdict.checks:
+        sentence = rule_sentence(check, verdict.rules)
+        console.print(f"[{colour[check.verdict]}]{check.verdict.upper()}[/] {escape(sentence)}")
+    if status_line:
+        console.print(f"fairness gate: [{colour[verdict.verdict]}]{verdict.verdict}[/] (exit {verdict.exit_code})")
+    if junit:
+        console.print(f"wrote {write_junit(verdict, junit)}")
+    return int(verdict.exit_code)
+
+
+def main() -> None:
+    """Entry point: counterfair errors become a one-line message and exit code 2. A crash in native code (llama.cpp,
+    torch) cannot be caught, but it is never silent: faulthandler prints the signal and the Python stack."""
+    import faulthandler
+
+    try:
+        faulthandler.enable()
+    except (OSError, ValueError, AttributeError):  # stderr without a file descriptor (captured output)
+        faulthandler.enable(file=sys.__stderr__ or 2)
+    try:
+        app()
+    except CounterfairError as err:
+        err_console.print(f"[red]error:[/red] {escape(str(err))}")
+        sys.exit(2)

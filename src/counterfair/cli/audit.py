@@ -1,0 +1,207 @@
+"""The command line: the audit and what reads its run directory: audit, check, compare, report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..editors.registry import default_editors, editors_help
+from ..summaries import AuditSummary
+from ..text import MAX_TEXT_CHARS
+from ..views.console import (
+    audit_view,
+    comparison_view,
+    verdict_view,
+)
+from .app import (
+    Encoding,
+    LLMConcurrency,
+    LLMParallel,
+    MaxTextChars,
+    app,
+    console,
+    err_console,
+    finish_gate,
+    listed,
+    options_from,
+    with_config,
+)
+
+
+@app.command()
+def audit(
+    ctx: typer.Context,
+    data: Annotated[Path | None, typer.Argument(help="Texts to audit (CSV/TSV/JSONL/JSON/Parquet).")] = None,
+    demo: Annotated[bool, typer.Option("--demo", help="Audit the built-in identity-referencing sentences.")] = False,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Run directory (a rerun with it resumes).")] = Path(
+        "counterfair-audit"
+    ),
+    classifier: Annotated[str, typer.Option(help="Classifier under test (spec, see README).")] = "profanity-check",
+    attributes: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated attributes or packs (default: every paper-000 attribute the texts reference); "
+            "gender, names and nationality add their swaps; `counterfair attributes list` shows them all."
+        ),
+    ] = None,
+    methods: Annotated[str, typer.Option(help="Comma-separated: " + editors_help("audit"))] = ",".join(
+        default_editors("audit")
+    ),
+    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
+    id_column: Annotated[str | None, typer.Option(help="Column with unique ids.")] = None,
+    threshold: Annotated[float, typer.Option(help="Score threshold for flips.")] = 0.5,
+    positive_label: Annotated[str | None, typer.Option(help="Classifier label whose probability is the score.")] = None,
+    identities: Annotated[
+        str | None, typer.Option(help="Identity terms for swaps (default: Dixon et al.'s 50).")
+    ] = None,
+    guard: Annotated[bool, typer.Option(help="Skip non-identity uses of ambiguous terms ('a black car').")] = True,
+    placebo: Annotated[
+        str,
+        typer.Option(help="Placebo words matched to each identity swap: en (built-in), a YAML file, or none."),
+    ] = "en",
+    llm: Annotated[str, typer.Option(help="LLM for the llm method.")] = "llamacpp:qwen2.5-coder-1.5b-instruct",
+    samples: Annotated[int, typer.Option(help="LLM samples per input and attempt.")] = 16,
+    llm_parallel: LLMParallel = None,
+    llm_concurrency: LLMConcurrency = None,
+    seed: Annotated[int, typer.Option(help="Seed.")] = 0,
+    only_good: Annotated[
+        Path | None, typer.Option(help="A consolidated rating project: audit only the pairs its raters judged good.")
+    ] = None,
+    fail_if: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-if",
+            help="A rule that fails the run (exit 1), e.g. 'identity_effect > 0.05', 'upper(ctf_gap[*]) > 0.1'; "
+            "repeatable. Exit 0: every rule passed; 2: a rule could not be evaluated.",
+        ),
+    ] = None,
+    junit: Annotated[Path | None, typer.Option(help="Write the rules' verdicts as a JUnit XML file.")] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(help="Compare with another audit's run directory, or a classifier spec scoring the same pairs."),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(help="A YAML file with any of these options (fail_if: a list of rules); the command line wins."),
+    ] = None,
+    log_to: Annotated[
+        str | None, typer.Option(help="Log metrics, verdicts and the report to a tracker: mlflow.")
+    ] = None,
+    mlflow_uri: Annotated[
+        str | None, typer.Option(help="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else ./mlruns).")
+    ] = None,
+    max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
+    encoding: Encoding = "utf-8",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """The fairness audit: counterfactuals of identity-referencing texts, the classifier's score changes, CTF gaps,
+    the identity effect over a placebo, and a report (OUT/report.html, report.md, plots/, summary.json, pairs.csv).
+    With --fail-if rules it is a gate: exit 0 pass, 1 a rule failed, 2 could not be evaluated."""
+    from ..core.audit import AuditOptions, demo_path, plan, run_audit
+
+    given = with_config(ctx, {k: v for k, v in locals().items() if k != "ctx"}, config)
+    if given["demo"] == (given["data"] is not None):
+        raise typer.BadParameter("give a DATA file or --demo (not both)")
+    source = demo_path() if given["demo"] else Path(given["data"])
+    options = options_from(
+        AuditOptions,
+        given,
+        attributes=listed(given["attributes"]),
+        methods=listed(given["methods"]) or [],
+        id_column="id" if given["demo"] else given["id_column"],
+        placebo=None if str(given["placebo"]).lower() in ("none", "off", "no") else str(given["placebo"]),
+        only_good=str(given["only_good"]) if given["only_good"] else None,
+    )
+    target = Path(given["out"])
+    if given["log_to"]:
+        from ..views.tracking import check_tracker
+
+        check_tracker(str(given["log_to"]))  # before any work
+    the_plan = plan(source, options)
+    attrs = ", ".join(f"{a} ({n})" for a, n in the_plan["attributes"].items()) or "none"
+    console.print(
+        f"auditing {options.classifier} on {the_plan['texts']} texts; attributes referenced: {attrs}; "
+        f"texts with identity terms: {the_plan['identity_texts']}; methods: {', '.join(options.methods)}"
+    )
+    console.print(f"estimated time on 2 CPU cores: about {the_plan['estimated_seconds'] / 60:.1f} min")
+    from ..progress import RichProgress
+
+    with RichProgress(enabled=not given["quiet"]) as progress:
+        summary = run_audit(
+            source,
+            target,
+            options,
+            progress=progress,
+            rules=listed(given["fail_if"]),
+            baseline=str(given["baseline"]) if given["baseline"] else None,
+        )
+    s = AuditSummary.from_dict(summary)
+    console.print(audit_view(s, with_verdict=False))
+    console.print(f"done in {s.timing_s['total'] / 60:.1f} min; report: {target / 'report.html'}")
+    code = finish_gate(s.gate, given["junit"], status_line=False) if s.gate is not None else 0
+    console.print(verdict_view(s))  # the answer in the last lines
+    if given["log_to"]:
+        from ..views.tracking import log_audit
+
+        try:
+            run_id = log_audit(summary, target, to=str(given["log_to"]), uri=given["mlflow_uri"])
+        except Exception as err:  # the tracker's own errors: the audit is done, the exit code must not say "failed"
+            err_console.print(
+                f"[red]error:[/red] the audit is in {target}, but logging to {given['log_to']} failed: {err}"
+            )
+            raise typer.Exit(2) from err
+        console.print(f"logged to {given['log_to']}: run {run_id}")
+    raise typer.Exit(code)
+
+
+@app.command()
+def check(
+    run_dir: Annotated[Path, typer.Argument(help="An audit run directory (or its pairs.csv).")],
+    fail_if: Annotated[list[str], typer.Option("--fail-if", help="A rule (repeatable), as for audit --fail-if.")],
+    junit: Annotated[Path | None, typer.Option(help="Write the verdicts as a JUnit XML file.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
+) -> None:
+    """The fairness gate on a finished audit, without recomputing it: exit 0 pass, 1 a rule failed, 2 a rule could
+    not be evaluated."""
+    from ..analysis.compare import read_pairs
+    from ..analysis.gate import gate_pairs
+
+    gate = gate_pairs(read_pairs(run_dir), fail_if, seed=seed, n_resamples=bootstrap)
+    raise typer.Exit(finish_gate(gate, junit))
+
+
+@app.command()
+def compare(
+    run_a: Annotated[Path, typer.Argument(help="The baseline audit (run directory or pairs.csv): A.")],
+    run_b: Annotated[Path, typer.Argument(help="The audit to compare with it: B.")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the comparison as JSON.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap and the permutation test.")] = 0,
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
+) -> None:
+    """Two classifiers on the same counterfactual pairs: B − A per group with a CI, a paired permutation test and
+    a verdict (better / worse / no evidence)."""
+    from ..analysis.compare import compare_pairs
+    from ..io import write_json
+
+    comparison = compare_pairs(run_a, run_b, names=(str(run_a), str(run_b)), seed=seed, n_resamples=bootstrap)
+    console.print(comparison_view(comparison))
+    if out is not None:
+        write_json(comparison, out)
+        console.print(f"wrote {out}")
+
+
+@app.command()
+def report(run_dir: Annotated[Path, typer.Argument(help="An audit or evaluate run directory.")]) -> None:
+    """Rebuild the report (HTML, plots; Markdown for an audit) of an audit or evaluate directory, without
+    recomputing."""
+    from ..views.report import build_report
+    from ..views.report.evaluation import build_evaluation_report, is_evaluation_dir
+
+    if is_evaluation_dir(run_dir):
+        console.print(f"wrote {build_evaluation_report(run_dir)['html']}")
+        return
+    paths = build_report(run_dir)
+    console.print(f"wrote {paths['html']} and {paths['markdown']}")

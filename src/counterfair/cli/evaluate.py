@@ -1,0 +1,156 @@
+"""The command line: counterfactual quality: evaluate, nli-pairs, metrics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .app import app, console, options_from, print_evaluation, sample_pairs_path
+
+
+@app.command()
+def evaluate(
+    pairs: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Pair file (CSV/TSV/JSONL/JSON/Parquet; CEval format by default). Several files (PATH or NAME=PATH), "
+            "one per method on the same originals: each evaluated into OUT/methods/NAME, compared side by side."
+        ),
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory for rows.csv and summary.json.")] = Path(
+        "counterfair-evaluate"
+    ),
+    demo: Annotated[bool, typer.Option("--demo", help="Evaluate the built-in sample of pairs.")] = False,
+    metrics: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated: flip, prob_change, distance, diversity, perplexity, bleu, bertscore (the default "
+            "set), text_quality (an LLM judge; only when named), or all."
+        ),
+    ] = None,
+    classifier: Annotated[
+        str, typer.Option(help="Classifier spec, e.g. profanity-check, sklearn:PATH, hf:DIR, scores:PATH.")
+    ] = "profanity-check",
+    text_column: Annotated[str, typer.Option(help="Column with the original text.")] = "orig_text",
+    cf_column: Annotated[str, typer.Option(help="Column with the counterfactual.")] = "gen_text",
+    cf2_column: Annotated[
+        str | None, typer.Option(help="Column with a second counterfactual (diversity); default gen_text_2 if present.")
+    ] = None,
+    id_column: Annotated[str | None, typer.Option(help="Column with a unique row id.")] = None,
+    group_column: Annotated[str | None, typer.Option(help="Column to aggregate by (with bootstrap CIs).")] = None,
+    context_column: Annotated[
+        str | None,
+        typer.Option(
+            help="Two-input classifiers (NLI): column with the input left unchanged; the classifier gets text pairs."
+        ),
+    ] = None,
+    revised_input: Annotated[
+        str, typer.Option(help="With --context-column: the edited text is the classifier's 'first' or 'second' input.")
+    ] = "first",
+    target_column: Annotated[
+        str | None, typer.Option(help="Column with the label each counterfactual aims at (prob_change measured on it).")
+    ] = None,
+    missing_marker: Annotated[
+        list[str] | None, typer.Option(help="Cell value meaning 'no counterfactual' (default: -1, as in CEval).")
+    ] = None,
+    threshold: Annotated[
+        float | None, typer.Option(help="Binary classifiers: label 1 when p >= threshold (default: argmax).")
+    ] = None,
+    ppl_model: Annotated[
+        str, typer.Option(help="Perplexity LM: a known name, a GGUF file or a transformers directory.")
+    ] = "gemma-3-270m",
+    ppl_window: Annotated[int, typer.Option(help="Perplexity window in LM tokens.")] = 1024,
+    ppl_stride: Annotated[int, typer.Option(help="Sliding-window stride in LM tokens.")] = 512,
+    ppl_max_tokens: Annotated[int, typer.Option(help="Texts longer than this get no perplexity (a row note).")] = 8192,
+    ppl_token_budget: Annotated[int, typer.Option(help="LM tokens per forward batch (memory vs speed).")] = 1024,
+    ppl_dtype: Annotated[
+        str,
+        typer.Option(help="Perplexity LM precision: float32 (exact) or bfloat16 (about 2x faster on CPUs with bf16)."),
+    ] = "float32",
+    judge_llm: Annotated[
+        str, typer.Option(help="LLM that judges text_quality (llamacpp:NAME|GGUF, openai:URL#MODEL, hf:DIR).")
+    ] = "llamacpp:qwen2.5-coder-1.5b-instruct",
+    batch_size: Annotated[int, typer.Option(help="Batch size for classifier and BERTScore.")] = 64,
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for confidence intervals.")] = 2000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    fmt: Annotated[str | None, typer.Option("--format", help="Input format if the suffix does not tell.")] = None,
+    encoding: Annotated[str, typer.Option(help="Text encoding of the input file.")] = "utf-8",
+    engine: Annotated[
+        str, typer.Option(help="local, or ray: perplexity and BERTScore batches on Ray workers.")
+    ] = "local",
+    address: Annotated[str | None, typer.Option(help="Ray cluster address (default: start a local Ray).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Measure counterfactual texts: flip rate, probability change, distance, diversity, perplexity, BLEU,
+    BERTScore, LLM-judged text quality. Writes OUT/rows.csv (one row per input row, with status), OUT/summary.json
+    and OUT/report.html; with several pair files, OUT/comparison.csv (CEval's Table 2), OUT/distance_matrix.csv and a
+    report with both of CEval's figures."""
+    from ..core.evaluate import EvaluateOptions, evaluate_pairs
+    from ..progress import RichProgress
+
+    if demo == bool(pairs):
+        raise typer.BadParameter("give a PAIRS file or --demo (not both)")
+    options = options_from(
+        EvaluateOptions,
+        locals(),
+        metrics=metrics.split(",") if metrics else None,
+        missing_markers=tuple(missing_marker) if missing_marker else ("-1",),
+    )
+    if pairs and len(pairs) > 1:
+        from ..core.methods import evaluate_methods, parse_method_files
+
+        with RichProgress(enabled=not quiet) as progress:
+            comparison = evaluate_methods(parse_method_files(pairs), options, out_dir=out, progress=progress)
+        console.print(comparison)
+        console.print(f"wrote {out / 'comparison.csv'}, {out / 'distance_matrix.csv'} and {out / 'report.html'}")
+        if comparison.typed_summary.errors:
+            raise typer.Exit(code=1)
+        return
+    source = sample_pairs_path() if demo else Path(pairs[0]) if pairs else None
+    assert source is not None
+    with RichProgress(enabled=not quiet) as progress:
+        result = evaluate_pairs(source, options, out_dir=out, progress=progress)
+    print_evaluation(result.summary)
+    from ..views.report.evaluation import build_evaluation_report
+
+    build_evaluation_report(out)
+    console.print(f"wrote {out / 'rows.csv'}, {out / 'summary.json'} and {out / 'report.html'}")
+    if result.typed_summary.errors:
+        raise typer.Exit(code=1)
+
+
+@app.command("nli-pairs")
+def nli_pairs(
+    original: Annotated[Path, typer.Argument(help="Original pairs (sentence1, sentence2, gold_label), e.g. SNLI.")],
+    revised: Annotated[Path, typer.Argument(help="Revisions of those pairs, in the original file's order.")],
+    part: Annotated[str, typer.Option(help="Which input the revisions edited: premise or hypothesis.")] = "premise",
+    out: Annotated[Path, typer.Option("--out", "-o", help="Pair file to write (CSV, JSONL, ...).")] = Path(
+        "nli-pairs.csv"
+    ),
+) -> None:
+    """Build an evaluate pair file from an NLI original file and its revisions (CEval's SNLI layout): orig_text and
+    gen_text are the revised input before and after, context the other input, target_label the revision's label."""
+    from ..io import write_table
+    from ..nli import nli_revision_pairs
+
+    table = nli_revision_pairs(original, revised, part=part)
+    write_table(table, out)
+    revised_input = "first" if part == "premise" else "second"
+    console.print(
+        f"wrote {out}: {len(table)} revisions of {table['original_row'].nunique()} originals. Evaluate with "
+        f"--context-column context --revised-input {revised_input} --target-column target_label"
+    )
+
+
+@app.command("metrics")
+def metrics_cards() -> None:
+    """Show the metric cards: definition, range, direction, reference."""
+    from ..metrics.cards import CARDS
+
+    for card in CARDS.values():
+        console.print(f"[bold]{card.name}[/bold]  columns: {', '.join(card.columns)}")
+        console.print(f"  {card.definition}")
+        console.print(f"  range: {card.range}; direction: {card.direction}")
+        console.print(f"  reference: {card.reference}\n")

@@ -1,0 +1,121 @@
+"""The command line: counterfactuals of counterfactuals: feedback, feedback-ttest, adapt-lm."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from ..editors.registry import editors_help
+from ..text import MAX_TEXT_CHARS
+from ..views.console import (
+    feedback_view,
+    fmt,
+)
+from .app import Encoding, MaxTextChars, app, console, options_from
+
+
+@app.command()
+def feedback(
+    data: Annotated[Path, typer.Argument(help="Texts to edit (CSV/TSV/JSONL/JSON/Parquet).")],
+    editor: Annotated[str, typer.Option(help=editors_help("feedback"))] = "synonym",
+    classifier: Annotated[str, typer.Option(help="Classifier the editor tries to flip.")] = "imdb-sentiment",
+    steps: Annotated[int, typer.Option(help="Feedback steps n (the editor runs n + 1 times; inc@1..inc@n).")] = 5,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Directory for steps.csv and summary.json.")] = Path(
+        "counterfair-feedback"
+    ),
+    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
+    id_column: Annotated[str | None, typer.Option(help="Column with unique ids (default: row number).")] = None,
+    llm: Annotated[str, typer.Option(help="LLM for mask_fill and llm_flip.")] = "llamacpp:qwen2.5-coder-1.5b-instruct",
+    ppl_model: Annotated[str, typer.Option(help="General LM for ppl-base ('none' to skip).")] = "gemma-3-270m",
+    ppl_fine_model: Annotated[
+        str | None, typer.Option(help="Domain-adapted LM for ppl-fine (see counterfair adapt-lm).")
+    ] = None,
+    ppl_steps: Annotated[
+        str, typer.Option(help="Perplexity of every step's text ('all') or of the first and last only ('ends').")
+    ] = "all",
+    limit: Annotated[int | None, typer.Option(help="Only the first N texts.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed.")] = 0,
+    max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
+    encoding: Encoding = "utf-8",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Counterfactuals of counterfactuals (paper 002): feed an editor its own output n times; report
+    minimality@k, inc@k, flip-rate@k, probability@k, ppl-base@k and ppl-fine@k."""
+    from ..core.feedback import FeedbackOptions, run_feedback
+    from ..progress import RichProgress
+
+    options = options_from(FeedbackOptions, locals(), ppl_model=None if ppl_model == "none" else ppl_model)
+    with RichProgress(enabled=not quiet) as progress:
+        summary = run_feedback(data, out, options, progress=progress)
+    console.print(feedback_view(summary))
+    console.print(f"wrote {out / 'steps.csv'} and {out / 'summary.json'}")
+
+
+@app.command("feedback-ttest")
+def feedback_ttest(
+    run_a: Annotated[Path, typer.Argument(help="A feedback run directory (or its summary.json).")],
+    run_b: Annotated[Path, typer.Argument(help="Another feedback run on the same texts.")],
+    k: Annotated[int | None, typer.Option(help="Compare inc@k (default: every k both runs have).")] = None,
+) -> None:
+    """Paired t-test of per-text inc@k between two feedback runs (paper 002's comparison of editors)."""
+    import json
+
+    from ..core.feedback import paired_inc_test
+    from ..errors import InputError
+    from ..summaries import FeedbackSummary, command_of
+
+    summaries = []
+    for run in (run_a, run_b):
+        path = run / "summary.json" if run.is_dir() else run
+        if not path.exists():
+            raise InputError(f"{run}: no summary.json (give a feedback run directory)")
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        if command_of(summary) != "feedback":
+            raise InputError(f"{path}: not a feedback run's summary")
+        summaries.append(summary)
+    typed_runs = [FeedbackSummary.from_dict(s) for s in summaries]
+    ks = [k] if k else sorted({int(x) for s in typed_runs for x in s.inconsistency_by_text})
+    table = Table(title=f"inc@k: A = {run_a}, B = {run_b} (paired t-test over common texts)")
+    for column in ("k", "texts", "mean A", "mean B", "t", "p"):
+        table.add_column(column, justify="right")
+    for value in ks:
+        test = paired_inc_test(summaries[0], summaries[1], value)
+        if test is None:
+            table.add_row(str(value), "–", "–", "–", "–", "fewer than 2 common texts, or no difference")
+            continue
+        table.add_row(
+            str(value),
+            str(test["texts"]),
+            fmt(test["mean_a"]),
+            fmt(test["mean_b"]),
+            fmt(test["t"], 2),
+            fmt(test["p_value"], 4),
+        )
+    console.print(table)
+
+
+@app.command("adapt-lm")
+def adapt_lm_command(
+    data: Annotated[Path, typer.Argument(help="Domain texts (CSV/TSV/JSONL/JSON/Parquet).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Directory for the adapted transformers model.")],
+    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
+    base: Annotated[str, typer.Option(help="Base causal LM.")] = "gemma-3-270m",
+    layers: Annotated[int, typer.Option(help="Number of final blocks to fine-tune.")] = 2,
+    epochs: Annotated[int, typer.Option(help="Passes over the texts.")] = 1,
+    limit: Annotated[int | None, typer.Option(help="Only the first N texts.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Adapt an LM to domain texts (the ppl-fine model of paper 002) by fine-tuning its last blocks on the CPU."""
+    from ..core.feedback import adapt_lm
+    from ..io import cell_text, read_table
+    from ..progress import RichProgress
+
+    texts = [cell_text(v) or "" for v in read_table(data)[text_column].tolist()][:limit]
+    with RichProgress(enabled=not quiet) as progress:
+        path = adapt_lm(
+            [t for t in texts if t.strip()], out, base=base, train_layers=layers, epochs=epochs, progress=progress
+        )
+    console.print(f"wrote {path}; use it with --ppl-fine-model {path}")

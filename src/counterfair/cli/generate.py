@@ -1,0 +1,255 @@
+"""The command line: making counterfactuals and choosing texts: generate, select, attributes, wordlist."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from ..editors.registry import default_editors, editors_help
+from ..text import MAX_TEXT_CHARS
+from ..views.console import (
+    generate_view,
+)
+from .app import Encoding, LLMConcurrency, LLMParallel, MaxTextChars, app, console, options_from
+
+
+@app.command()
+def generate(
+    data: Annotated[Path, typer.Argument(help="Texts that reference the attribute (CSV/TSV/JSONL/JSON/Parquet).")],
+    attribute: Annotated[
+        str, typer.Option(help="islam, judaism, lgbq, transgender, or a YAML/JSON word-list file.")
+    ] = "islam",
+    methods: Annotated[str, typer.Option(help="Comma-separated: " + editors_help("generate"))] = ",".join(
+        default_editors("generate")
+    ),
+    out: Annotated[Path, typer.Option("--out", "-o", help="Run directory (a rerun with it resumes).")] = Path(
+        "counterfair-generate"
+    ),
+    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
+    id_column: Annotated[str | None, typer.Option(help="Column with unique ids (default: row number).")] = None,
+    identities: Annotated[
+        str | None, typer.Option(help="Identity terms for swap: dixon50 (default), a file, or t1,t2,...")
+    ] = None,
+    guard: Annotated[bool, typer.Option(help="Skip non-identity uses of ambiguous terms ('a black car').")] = True,
+    llm: Annotated[
+        str, typer.Option(help="LLM: llamacpp:NAME|FILE.gguf, openai:URL[#MODEL], hf:DIR.")
+    ] = "llamacpp:qwen2.5-coder-1.5b-instruct",
+    polyjuice_model: Annotated[
+        str,
+        typer.Option(
+            help="The polyjuice method's causal LM: a transformers directory or hub id (from your Hugging Face cache) "
+            "trained on Polyjuice's format."
+        ),
+    ] = "uw-hai/polyjuice",
+    prompt_style: Annotated[str, typer.Option(help="turns (chat models) or plain (next-token LMs).")] = "turns",
+    instruction: Annotated[
+        str | None, typer.Option(help="Instruction template; default 'not about {subject}'.")
+    ] = None,
+    samples: Annotated[int, typer.Option(help="LLM samples per input and attempt.")] = 16,
+    max_attempts: Annotated[int, typer.Option(help="Attempts when no sample passes the filters.")] = 5,
+    llm_parallel: LLMParallel = None,
+    llm_concurrency: LLMConcurrency = None,
+    llm_chunk: Annotated[
+        int, typer.Option(help="Texts per LLM call: their samples are drawn together; a checkpoint after each.")
+    ] = 4,
+    min_bleu: Annotated[float, typer.Option(help="Filter: minimum BLEU against the original.")] = 0.5,
+    min_bertscore: Annotated[float, typer.Option(help="Filter: minimum BERTScore F1.")] = 0.5,
+    max_attribute_prob: Annotated[float, typer.Option(help="Filter: maximum attribute-reference probability.")] = 0.5,
+    detector: Annotated[str, typer.Option(help="Attribute detector: keyword, mlp:DIR[#LABEL], llm.")] = "keyword",
+    score_methods: Annotated[
+        str | None,
+        typer.Option(
+            help="Methods whose candidates get BLEU/BERTScore/attribute scores (default: all; swaps are many)."
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of sampling and of the swap example shown per input.")] = 0,
+    engine: Annotated[str, typer.Option(help="local, or ray: LLM rewriting on Ray workers (one LLM each).")] = "local",
+    address: Annotated[str | None, typer.Option(help="Ray cluster address (default: start a local Ray).")] = None,
+    max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
+    encoding: Encoding = "utf-8",
+    language: Annotated[
+        str,
+        typer.Option(
+            help="en, fr or de: the attribute's word lists, the identity set (identity-fr, identity-de) with "
+            "agreement of articles and adjectives, and the BERTScore encoder (see README, Languages)."
+        ),
+    ] = "en",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Generate counterfactuals of attribute-referencing texts: word-list ablation and substitution, identity
+    swaps, LLM rewriting with filters. Writes OUT/candidates.csv, OUT/counterfactuals.csv, OUT/summary.json."""
+    from ..core.generate import GenerateOptions, run_generate
+    from ..progress import RichProgress
+
+    options = options_from(
+        GenerateOptions,
+        locals(),
+        methods=methods.split(","),
+        guard="spacy" if guard else None,
+        score_methods=score_methods.split(",") if score_methods else None,
+    )
+    with RichProgress(enabled=not quiet) as progress:
+        result = run_generate(data, out, options, progress=progress)
+    console.print(generate_view(result.summary, options.attribute))
+    console.print(f"wrote {out / 'counterfactuals.csv'}, {out / 'candidates.csv'} and {out / 'summary.json'}")
+
+
+@app.command("select")
+def select_command(
+    data: Annotated[Path, typer.Argument(help="Texts (CSV/TSV/JSONL/JSON/Parquet).")],
+    attribute: Annotated[str, typer.Option(help="islam, judaism, lgbq, transgender, or a word-list file.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the kept texts (CSV).")],
+    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
+    attribute_column: Annotated[
+        str | None, typer.Option(help="Column with the attribute-reference probability (else --detector).")
+    ] = None,
+    detector: Annotated[str, typer.Option(help="Attribute detector: keyword, mlp:DIR[#LABEL] or llm.")] = "keyword",
+    llm: Annotated[str, typer.Option(help="LLM for --detector llm.")] = "llamacpp:qwen2.5-coder-1.5b-instruct",
+    toxicity_column: Annotated[
+        str | None, typer.Option(help="Column with a toxicity score (else --classifier).")
+    ] = None,
+    classifier: Annotated[str, typer.Option(help="Toxicity classifier when there is no --toxicity-column.")] = (
+        "profanity-check"
+    ),
+    min_words: Annotated[int, typer.Option(help="Fewest words (paper 000: 10).")] = 10,
+    max_words: Annotated[int, typer.Option(help="Most words (paper 000: 45).")] = 45,
+    min_attribute: Annotated[float, typer.Option(help="Least attribute probability (paper 000: 0.8).")] = 0.8,
+    max_toxicity: Annotated[float, typer.Option(help="Largest toxicity (paper 000: 0.1).")] = 0.1,
+) -> None:
+    """Select texts as paper 000 §4.1 (10-45 words, no URL, attribute probability >= 0.8, toxicity <= 0.1) and say
+    how many each rule removed."""
+    from ..io import write_json, write_table
+    from ..selection import select_texts
+
+    the_llm = None
+    if detector == "llm":
+        from ..llm import load_llm
+
+        the_llm = load_llm(llm)
+    kept, report = select_texts(
+        data,
+        attribute=attribute,
+        text_column=text_column,
+        attribute_column=attribute_column,
+        detector=detector,
+        llm=the_llm,
+        toxicity_column=toxicity_column,
+        classifier=None if toxicity_column else classifier,
+        min_words=min_words,
+        max_words=max_words,
+        min_attribute=min_attribute,
+        max_toxicity=max_toxicity,
+    )
+    write_table(kept, out)
+    write_json(report, out.with_suffix(".summary.json"))
+    removed = ", ".join(f"{rule} {n}" for rule, n in report["removed"].items())
+    console.print(f"kept {report['kept']} of {report['texts']} texts; removed by rule: {removed}")
+    console.print(f"wrote {out} and {out.with_suffix('.summary.json')}")
+
+
+attributes_app = typer.Typer(
+    help="Lexicon packs: the attributes (word lists), identity sets, names, nationalities and gender swaps.",
+    no_args_is_help=True,
+)
+app.add_typer(attributes_app, name="attributes")
+
+
+@attributes_app.command("list")
+def attributes_list() -> None:
+    """The built-in packs, with kind, version, language, size and source."""
+    from ..lexicons.attributes import pack_catalogue
+
+    columns = ("name", "kind", "version", "language", "terms", "source")
+    table = Table(title="lexicon packs (--attributes NAME; your own: --attributes FILE.yaml)")
+    for column in columns:
+        table.add_column(column, justify="right" if column in ("version", "terms") else "left")
+    for row in pack_catalogue():
+        table.add_row(*("" if row[c] is None else str(row[c]) for c in columns))
+    console.print(table)
+
+
+@attributes_app.command("show")
+def attributes_show(
+    pack: Annotated[str, typer.Argument(help="A built-in pack's name or a pack file (YAML/JSON).")],
+) -> None:
+    """Everything a pack holds: provenance, groups, terms, forms."""
+    import json
+
+    from ..lexicons.attributes import describe_pack, load_pack
+
+    console.print_json(json.dumps(describe_pack(load_pack(pack)), ensure_ascii=False))
+
+
+@attributes_app.command("validate")
+def attributes_validate(
+    file: Annotated[Path, typer.Argument(help="A pack file (YAML/JSON) of kind wordlist, identity or gender.")],
+) -> None:
+    """Check a pack file: errors name the key and stop with exit code 2; warnings are printed."""
+    from ..lexicons.attributes import describe_pack, validate_pack
+
+    pack, warnings = validate_pack(file)
+    info = describe_pack(pack)
+    for warning in warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
+    console.print(f"{file}: valid {info['kind']} pack {info['name']!r} with {info['terms']} terms")
+
+
+wordlist_app = typer.Typer(help="Word lists for new attributes (paper 000, App. B.1).", no_args_is_help=True)
+app.add_typer(wordlist_app, name="wordlist")
+
+
+@wordlist_app.command("derive")
+def wordlist_derive(
+    data: Annotated[Path, typer.Argument(help="Texts with an attribute label or score (CSV/TSV/JSONL/Parquet).")],
+    label_column: Annotated[str, typer.Option(help="Column with the attribute's score or label.")],
+    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
+    positive: Annotated[
+        str | None, typer.Option(help="The label that marks the attribute (default: the column is a score).")
+    ] = None,
+    threshold: Annotated[float, typer.Option(help="A score above this marks the attribute (paper 000: 0.5).")] = 0.5,
+    toxicity_column: Annotated[
+        str | None, typer.Option(help="Keep only texts whose toxicity is at most --max-toxicity (paper: < 0.1).")
+    ] = None,
+    max_toxicity: Annotated[float, typer.Option(help="Largest toxicity kept.")] = 0.1,
+    negatives: Annotated[int | None, typer.Option(help="Sample this many texts without the attribute.")] = None,
+    top: Annotated[int, typer.Option(help="How many terms to propose (paper 000: 20).")] = 20,
+    min_count: Annotated[int, typer.Option(help="Least number of attribute texts a term must appear in.")] = 5,
+    name: Annotated[str, typer.Option(help="The attribute's name in the YAML draft.")] = "my-attribute",
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write a YAML attribute draft to hand-filter.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the negative sample.")] = 0,
+) -> None:
+    """Propose the unigrams most associated with an attribute, by naive Bayes, for a word list to filter by hand."""
+    from ..lexicons.derive import derive
+
+    derived = derive(
+        data,
+        label_column=label_column,
+        text_column=text_column,
+        positive=positive,
+        threshold=threshold,
+        toxicity_column=toxicity_column,
+        max_toxicity=max_toxicity,
+        negatives=negatives,
+        top=top,
+        min_count=min_count,
+        seed=seed,
+    )
+    table = Table(
+        title=f"terms of the attribute ({derived.attribute_texts} texts) against the rest ({derived.other_texts})"
+    )
+    for column in ("term", "log ratio", "attribute texts", "other texts"):
+        table.add_column(column, justify="left" if column == "term" else "right")
+    for row in derived.terms.itertuples():
+        table.add_row(str(row.term), f"{row.log_ratio:.3f}", str(row.attribute_texts), str(row.other_texts))
+    console.print(table)
+    if any(derived.removed.values()):
+        console.print("left out: " + ", ".join(f"{k} {v}" for k, v in derived.removed.items() if v))
+    if out is not None:
+        out.write_text(derived.to_yaml(name), encoding="utf-8")
+        console.print(f"wrote {out}: filter it by hand, then use it as --attribute {out}")

