@@ -54,6 +54,8 @@ bench: install
 	$(BIN)/python benchmarks/scale.py
 	$(BIN)/python benchmarks/llm_judge.py
 	$(BIN)/python benchmarks/attribute_schedule.py
+	$(BIN)/python benchmarks/bias_dixon.py
+	$(BIN)/python benchmarks/swap_hash_cost.py
 	$(BIN)/python benchmarks/feedback_imdb.py   # hours on 2 cores; resumes where it stopped
 
 clean:

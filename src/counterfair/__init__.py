@@ -36,18 +36,21 @@ _LAZY = {
     "evaluate_pairs": "counterfair.core.evaluate",
     "nli_revision_pairs": "counterfair.nli",
     "as_classifier": "counterfair.classifiers",
+    "bias": "counterfair.core.bias",
     # the options
     "AuditOptions": "counterfair.core.audit",
     "GenerateOptions": "counterfair.core.generate",
     "EvaluateOptions": "counterfair.core.evaluate",
     "FeedbackOptions": "counterfair.core.feedback",
     "CTFOptions": "counterfair.core.ctf",
+    "BiasOptions": "counterfair.core.bias",
     # the results
     "AuditResult": "counterfair.results",
     "CTFResult": "counterfair.results",
     "EvaluationResult": "counterfair.core.evaluate",
     "FeedbackResult": "counterfair.core.feedback",
     "MethodComparison": "counterfair.core.methods",
+    "BiasResult": "counterfair.results",
 }
 #: names the top level held before it was limited to the verbs, options, results and errors: still there for one
 #: release, with a warning that names their home
@@ -70,6 +73,8 @@ __all__ = [
     "SCHEMA_VERSION",
     "AuditOptions",
     "AuditResult",
+    "BiasOptions",
+    "BiasResult",
     "CTFOptions",
     "CTFResult",
     "Candidate",
@@ -92,6 +97,7 @@ __all__ = [
     "__version__",
     "as_classifier",
     "audit",
+    "bias",
     "ctf",
     "editors",
     "evaluate",

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from .summaries import AuditSummary, CTFSummary, Record
+from .summaries import AuditSummary, BiasSummary, CTFSummary, Record
 
 
 def _figure_png(draw: Any) -> str | None:
@@ -229,6 +229,65 @@ class AuditResult(TableResult):
 
     def __repr__(self) -> str:
         return f"AuditResult({len(self.pairs)} pairs, classifier {self.typed_summary.classifier.spec!r})"
+
+
+class BiasResult(TableResult):
+    """Unintended bias on labelled data (:mod:`counterfair.core.bias`): ``rows`` (each text's label, score and
+    groups), ``by_group`` (subgroup, BPSN, BNSP and pinned AUC with intervals and counts), ``overall`` (overall AUC,
+    the generalized means, the final metric, FPED, FNED), ``summary``."""
+
+    _view = "bias_view"
+    _table_file = "rows.csv"
+    _summary_type = BiasSummary
+
+    def __init__(self, rows: pd.DataFrame, summary: dict[str, Any]) -> None:
+        self.rows = rows
+        self.summary = summary
+
+    @property
+    def typed_summary(self) -> BiasSummary:
+        return BiasSummary.from_dict(self.summary)
+
+    @property
+    def by_group(self) -> pd.DataFrame:
+        records = []
+        for group, g in (self.typed_summary.groups or {}).items():
+            record: dict[str, Any] = {"group": group, "n": g.n, "n_positive": g.n_positive, "n_negative": g.n_negative}
+            for metric in ("subgroup_auc", "bpsn_auc", "bnsp_auc", "pinned_auc"):
+                estimate = getattr(g, metric)
+                record |= {metric: estimate.value, f"{metric}_low": estimate.ci_low, f"{metric}_high": estimate.ci_high}
+            records.append(record)
+        return pd.DataFrame(records).set_index("group") if records else pd.DataFrame()
+
+    @property
+    def overall(self) -> pd.Series:
+        s = self.typed_summary
+        values = {"overall_auc": s.overall_auc.value, "final_metric": s.final_metric, "fped": s.fped.value}
+        values |= {"fned": s.fned.value} | {f"power_mean_{k}": v for k, v in s.generalized_mean.items() if k != "power"}
+        return pd.Series(values, dtype=float)
+
+    def _table(self) -> pd.DataFrame:
+        return self.rows
+
+    def _saved(self, target: Path) -> None:
+        from .io import atomic_open
+        from .views.verdict import bias_lines
+
+        with atomic_open(target / "report.md", "w", encoding="utf-8") as handle:
+            handle.write(
+                "\n".join(
+                    [f"# counterfair bias: {self.typed_summary.classifier.spec}", "", *bias_lines(self.summary), ""]
+                )
+            )
+
+    def _repr_html_(self) -> str:
+        from .views.verdict import bias_lines
+
+        return html_view("counterfair bias", bias_lines(self.summary), [("by group", self.by_group)], [])
+
+    def __repr__(self) -> str:
+        s = self.typed_summary
+        return f"BiasResult({len(self.rows)} texts, overall AUC {s.overall_auc.value}, final metric {s.final_metric})"
 
 
 class CTFResult(TableResult):

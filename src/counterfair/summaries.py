@@ -463,6 +463,40 @@ class GenerateSummary(Record):
     options: Mapping[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, kw_only=True)
+class GroupBias(Record):
+    """One identity group on labelled data: its counts and its subgroup, BPSN, BNSP and pinned AUC with intervals."""
+
+    n: int = 0
+    n_positive: int = 0
+    n_negative: int = 0
+    subgroup_auc: Estimate = _key(of=Estimate, default=Estimate())
+    bpsn_auc: Estimate = _key(of=Estimate, default=Estimate())
+    bnsp_auc: Estimate = _key(of=Estimate, default=Estimate())
+    pinned_auc: Estimate = _key(of=Estimate, default=Estimate())
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class BiasSummary(Record):
+    """``counterfair bias``'s ``summary.json`` (Borkan et al. 2019; Dixon et al. 2018)."""
+
+    command: str | None = None
+    classifier: ClassifierInfo = _key(of=ClassifierInfo, default=ClassifierInfo())
+    positive_label: str | None = None
+    threshold: float | None = None
+    membership: str | None = None
+    overall_auc: Estimate = _key(of=Estimate, default=Estimate())
+    final_metric: float | None = None
+    generalized_mean: Mapping[str, float | None] = field(default_factory=dict)
+    fped: Estimate = _key(of=Estimate, default=Estimate())
+    fned: Estimate = _key(of=Estimate, default=Estimate())
+    groups: dict[str, GroupBias] | None = _key(of={GroupBias})
+    groups_without_values: tuple[str, ...] = ()
+    gate: GateVerdict | None = _key(of=GateVerdict)
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
 # ------------------------------------------------------------------------------------------------ reading
 
 
@@ -473,6 +507,7 @@ SUMMARIES: dict[str, type[Record]] = {
     "evaluate-methods": MethodComparisonSummary,
     "feedback": FeedbackSummary,
     "generate": GenerateSummary,
+    "bias": BiasSummary,
 }
 
 

@@ -34,7 +34,10 @@ import pandas as pd
 from ..errors import ConfigError
 from ..summaries import GateVerdict, typed
 
-METRICS = ("identity_effect", "ctf_gap", "flip_rate")
+COUNTERFACTUAL_METRICS = ("identity_effect", "ctf_gap", "flip_rate")
+#: the labelled-data metrics of ``counterfair bias`` (:mod:`counterfair.core.bias`): per group and overall
+BIAS_METRICS = ("subgroup_auc", "bpsn_auc", "bnsp_auc", "pinned_auc", "overall_auc", "final_metric", "fped", "fned")
+METRICS = COUNTERFACTUAL_METRICS + BIAS_METRICS
 EXIT_CODES = {"pass": 0, "fail": 1, "error": 2}
 _OPS = {">": lambda a, b: a > b, ">=": lambda a, b: a >= b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b}
 _RULE = re.compile(
@@ -106,7 +109,7 @@ def fairness_metrics(
     swaps = pairs[(pairs["method"] == "swap") & (pairs["status"] == "ok")] if not pairs.empty else pairs
     if "attribute" in swaps.columns:  # the identity swaps; a pack's swaps (gender, names) have groups of their own
         swaps = swaps[swaps["attribute"].fillna("identity") == "identity"]
-    out: dict[str, Any] = {m: None for m in METRICS}
+    out: dict[str, Any] = {m: None for m in COUNTERFACTUAL_METRICS}
     if swaps.empty:
         return out
     table = swaps.assign(label=np.nan, source_split="all", target_split="all", abs_diff=lambda d: d["diff"].abs())
@@ -179,9 +182,11 @@ def evaluate_rules(rules: Iterable[str | Rule], metrics: Mapping[str, Any]) -> d
         metric = metrics.get(rule.metric)
         if metric is None:
             checks.append(_check(rule, rule.group, None))
-            checks[-1]["message"] = f"{rule.text}: the run has no {rule.metric} (no identity swap" + (
-                ", or the placebo was off)" if rule.metric == "identity_effect" else ")"
-            )
+            if rule.metric in BIAS_METRICS:
+                why = "labelled data: counterfair bias"
+            else:
+                why = "no identity swap" + (", or the placebo was off" if rule.metric == "identity_effect" else "")
+            checks[-1]["message"] = f"{rule.text}: the run has no {rule.metric} ({why})"
             continue
         if rule.group is None:
             checks.append(_check(rule, None, metric["overall"]))

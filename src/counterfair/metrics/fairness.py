@@ -6,7 +6,7 @@ change, the flip at a threshold). The audit, ``ctf``, the gate and the compariso
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -77,3 +77,83 @@ def with_scores(pairs: pd.DataFrame, score: dict[str, float], threshold: float) 
         out["score_placebo"] = pd.Series([score[t] if t else np.nan for t in placebo], index=out.index, dtype=float)
         out["diff_placebo"] = out["score_placebo"] - out["score_orig"]
     return out
+
+
+# ------------------------------------------------------------------------------------------------ labelled data
+# The unintended-bias metrics on labelled data: Borkan et al. (2019), "Nuanced Metrics for Measuring Unintended Bias
+# with Real Data for Text Classification" (subgroup, BPSN and BNSP AUC, their generalized mean and the Jigsaw final
+# metric), and Dixon et al. (2018), "Measuring and Mitigating Unintended Bias in Text Classification" (pinned AUC and
+# the false positive / false negative equality differences).
+
+POWER = -5.0  # the generalized mean's power (Borkan et al. 2019; the Jigsaw competition)
+OVERALL_WEIGHT = 0.25  # the final metric: 0.25 * overall AUC + 0.75 * mean of the three generalized means
+
+
+def auc(labels: Sequence[Any] | np.ndarray, scores: Sequence[float] | np.ndarray) -> float | None:
+    """ROC AUC (ties count one half, as scikit-learn's ``roc_auc_score``): the Mann-Whitney U over the positives'
+    average ranks. ``None`` when the rows lack positives or negatives."""
+    from scipy.stats import rankdata
+
+    y = np.asarray(labels, dtype=bool)
+    s = np.asarray(scores, dtype=float)
+    n_pos = int(y.sum())
+    n_neg = y.size - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return None
+    ranks = rankdata(s)
+    return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def bias_subsets(labels: np.ndarray, member: np.ndarray) -> dict[str, np.ndarray]:
+    """The rows each per-group AUC is computed on (boolean masks): ``subgroup_auc`` the texts that mention the group;
+    ``bpsn_auc`` background positives with subgroup negatives; ``bnsp_auc`` background negatives with subgroup
+    positives."""
+    y, m = np.asarray(labels, dtype=bool), np.asarray(member, dtype=bool)
+    return {"subgroup_auc": m, "bpsn_auc": (~m & y) | (m & ~y), "bnsp_auc": (~m & ~y) | (m & y)}
+
+
+def pinned_rows(member: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Row indices of Dixon et al.'s pinned set: the group's texts and as many texts drawn at random from all."""
+    own = np.flatnonzero(member)
+    return np.concatenate([own, rng.choice(member.size, size=own.size, replace=False)]) if own.size else own
+
+
+def power_mean(values: Sequence[float | None], p: float = POWER) -> float | None:
+    """The generalized (power) mean ``(mean(v ** p)) ** (1 / p)`` of the values that exist; None when none does."""
+    finite = np.array([v for v in values if v is not None and math.isfinite(v)], dtype=float)
+    if finite.size == 0:
+        return None
+    if np.any(finite <= 0):
+        return 0.0  # a negative power of 0 is infinite: the mean is pulled to 0
+    return float(np.mean(finite**p) ** (1 / p))
+
+
+def final_metric(overall_auc: float | None, means: Sequence[float | None]) -> float | None:
+    """The Jigsaw Unintended Bias competition's score: 0.25 * overall AUC + 0.75 * the mean of the generalized means
+    of subgroup, BPSN and BNSP AUC."""
+    if overall_auc is None or any(m is None for m in means):
+        return None
+    return float(OVERALL_WEIGHT * overall_auc + (1 - OVERALL_WEIGHT) * np.mean([m for m in means if m is not None]))
+
+
+def error_rates(labels: np.ndarray, predicted: np.ndarray) -> tuple[float | None, float | None]:
+    """(false positive rate, false negative rate); None where the rows lack negatives or positives."""
+    y, pred = np.asarray(labels, dtype=bool), np.asarray(predicted, dtype=bool)
+    negatives, positives = int((~y).sum()), int(y.sum())
+    fpr = float((pred & ~y).sum() / negatives) if negatives else None
+    fnr = float((~pred & y).sum() / positives) if positives else None
+    return fpr, fnr
+
+
+def equality_differences(
+    labels: np.ndarray, predicted: np.ndarray, members: Mapping[str, np.ndarray]
+) -> tuple[float | None, float | None]:
+    """Dixon et al.'s false positive and false negative equality differences: the sum over groups of |FPR − FPR_g|
+    and of |FNR − FNR_g| (groups without negatives, or without positives, left out of that sum)."""
+    fpr, fnr = error_rates(labels, predicted)
+    fped = fned = 0.0
+    for member in members.values():
+        g_fpr, g_fnr = error_rates(labels[member], predicted[member])
+        fped += abs(fpr - g_fpr) if fpr is not None and g_fpr is not None else 0.0
+        fned += abs(fnr - g_fnr) if fnr is not None and g_fnr is not None else 0.0
+    return (fped if fpr is not None else None, fned if fnr is not None else None)

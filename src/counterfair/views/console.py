@@ -246,6 +246,25 @@ def feedback_view(summary: dict[str, Any] | Record) -> Group:
     return Group(table, f"mean words of the inputs: {fmt(s.mean_words_by_step.get('0'), 1)}")
 
 
+def bias_view(summary: dict[str, Any] | Record) -> Group:
+    """Per group the subgroup, BPSN, BNSP and pinned AUC with intervals and counts, then the verdict lines."""
+    from rich.markup import escape
+
+    from ..summaries import BiasSummary
+    from .verdict import bias_lines
+
+    s = typed(summary, BiasSummary)
+    columns = ("group", "texts", "toxic", "subgroup AUC", "BPSN AUC", "BNSP AUC", "pinned AUC")
+    table = _table(f"unintended bias on labelled data ({s.classifier.spec})", columns, ("group",))
+    for group, g in (s.groups or {}).items():
+        cells = [
+            f"{fmt(e.value)} [{fmt(e.ci_low)}, {fmt(e.ci_high)}]"
+            for e in (g.subgroup_auc, g.bpsn_auc, g.bnsp_auc, g.pinned_auc)
+        ]
+        table.add_row(group, str(g.n), str(g.n_positive), *cells)
+    return Group(table, *(escape(line) for line in bias_lines(s)))
+
+
 def generate_view(summary: dict[str, Any] | Record, attribute: str) -> Table:
     """Per method: inputs, the share with a counterfactual and still referencing the attribute, BLEU, BERTScore."""
     s = typed(summary, GenerateSummary)

@@ -71,7 +71,19 @@ class Verdict:
         return out
 
 
-_METRIC_WORDS = {"identity_effect": "identity effect", "ctf_gap": "CTF gap", "flip_rate": "flip rate"}
+_METRIC_WORDS = {
+    "identity_effect": "identity effect",
+    "ctf_gap": "CTF gap",
+    "flip_rate": "flip rate",
+    "subgroup_auc": "subgroup AUC",
+    "bpsn_auc": "BPSN AUC",
+    "bnsp_auc": "BNSP AUC",
+    "pinned_auc": "pinned AUC",
+    "overall_auc": "AUC",
+    "final_metric": "final metric",
+    "fped": "false positive equality difference",
+    "fned": "false negative equality difference",
+}
 _BOUND_WORDS = {"point": "", "upper": "the upper bound of ", "lower": "the lower bound of "}
 _OP_WORDS = {">": "above", ">=": "at or above", "<": "below", "<=": "at or below"}
 
@@ -144,6 +156,51 @@ def verdict(summary: Mapping[str, Any] | Record) -> Verdict:
     if gate_status == "fail":
         status = "gate failed"
     return Verdict(status, headline, findings, gate_status, rules, basis, _next_steps(s, findings))
+
+
+def bias_lines(summary: Mapping[str, Any] | Record, *, worst: int = 5) -> list[str]:
+    """The labelled-data verdict, plain lines: the overall and final metric, then the groups with the lowest BPSN and
+    BNSP AUC (their intervals and counts), the equality differences, and the groups without values named."""
+    from ..summaries import BiasSummary
+
+    s = typed(summary, BiasSummary)
+    groups = s.groups or {}
+    overall = s.overall_auc
+    out = [
+        f"Verdict: overall AUC {_num(overall.value)} [{_num(overall.ci_low)}, {_num(overall.ci_high)}]"
+        f", final metric {_num(s.final_metric)} (0.25 × overall AUC + 0.75 × the mean of the generalized means; 1 is "
+        "perfect).",
+        "Generalized means (p = −5): "
+        + ", ".join(f"{k} {_num(v)}" for k, v in s.generalized_mean.items() if k != "power")
+        + ".",
+    ]
+    for metric, meaning in (
+        ("bpsn_auc", "non-toxic texts about the group score like toxic ones (false positives)"),
+        ("bnsp_auc", "toxic texts about the group score like non-toxic ones (false negatives)"),
+    ):
+        ranked = sorted(
+            ((g, getattr(e, metric)) for g, e in groups.items() if getattr(e, metric).value is not None),
+            key=lambda item: item[1].value if item[1].value is not None else 1.0,
+        )[:worst]
+        if ranked:
+            out.append(f"Lowest {metric.replace('_auc', '').upper()} AUC — {meaning}:")
+            out += [
+                f"- {g}: {_num(e.value)} [{_num(e.ci_low)}, {_num(e.ci_high)}], {groups[g].n} texts "
+                f"({groups[g].n_positive} toxic)"
+                for g, e in ranked
+            ]
+    out.append(
+        f"Equality differences at {s.threshold}: FPED {_num(s.fped.value)} [{_num(s.fped.ci_low)}, "
+        f"{_num(s.fped.ci_high)}], FNED {_num(s.fned.value)} [{_num(s.fned.ci_low)}, {_num(s.fned.ci_high)}]."
+    )
+    if s.groups_without_values:
+        out.append(
+            "Without values: " + "; ".join(f"{g} ({', '.join(groups[g].notes)})" for g in s.groups_without_values)
+        )
+    gate_status, rules = _gate(s.gate)
+    if gate_status is not None:
+        out[1:1] = [f"Fairness gate: {gate_status.upper()}"] + [f"- {v.upper()}: {sentence}" for v, sentence in rules]
+    return out
 
 
 def _next_steps(s: AuditSummary, findings: tuple[GroupFinding, ...]) -> tuple[str, ...]:

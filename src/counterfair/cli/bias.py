@@ -1,0 +1,64 @@
+"""The command line: unintended bias on labelled data: bias."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..summaries import BiasSummary
+from ..views.console import bias_view
+from .app import Encoding, app, console, finish_gate, listed, options_from
+
+
+@app.command()
+def bias(
+    data: Annotated[Path, typer.Argument(help="Labelled texts (CSV/TSV/JSONL/JSON/Parquet).")],
+    label_column: Annotated[str, typer.Option(help="Column with the gold label: 1/0, true/false, toxic/non-toxic.")],
+    classifier: Annotated[str, typer.Option(help="Classifier spec (see README).")] = "profanity-check",
+    out: Annotated[Path, typer.Option("--out", "-o", help="Directory for rows.csv, summary.json, report.md.")] = Path(
+        "counterfair-bias"
+    ),
+    positive_label: Annotated[
+        str | None, typer.Option(help="Classifier label whose probability is the score (default: the second).")
+    ] = None,
+    group_columns: Annotated[
+        str | None,
+        typer.Option(help="Comma-separated membership columns (booleans, or scores cut at --group-threshold)."),
+    ] = None,
+    identities: Annotated[
+        str | None,
+        typer.Option(help="Without group columns: the identity set whose terms mark membership (default dixon50)."),
+    ] = None,
+    guard: Annotated[bool, typer.Option(help="Skip non-identity uses of ambiguous terms ('a black car').")] = True,
+    threshold: Annotated[float, typer.Option(help="Score threshold of the equality differences (FPR, FNR).")] = 0.5,
+    group_threshold: Annotated[float, typer.Option(help="A membership score at or above it is a member.")] = 0.5,
+    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
+    id_column: Annotated[str | None, typer.Option(help="Column with unique ids (default: row number).")] = None,
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples of every interval (0: none).")] = 1000,
+    fail_if: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-if", help="A gate rule (repeatable), e.g. 'lower(bpsn_auc[*]) < 0.8' or 'final_metric < 0.9'."
+        ),
+    ] = None,
+    junit: Annotated[Path | None, typer.Option(help="Write the gate's verdicts as a JUnit XML file.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap and of the pinned AUC's sample.")] = 0,
+    encoding: Encoding = "utf-8",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Unintended bias on labelled data: per identity group the subgroup, BPSN and BNSP AUC (Borkan et al. 2019) and
+    the pinned AUC (Dixon et al. 2018) with bootstrap intervals, their generalized means, the Jigsaw final metric,
+    and the false positive / negative equality differences. Writes OUT/rows.csv, summary.json, report.md."""
+    from ..core.bias import BiasOptions, run_bias
+    from ..progress import RichProgress
+
+    options = options_from(BiasOptions, locals(), group_columns=listed(group_columns))
+    with RichProgress(enabled=not quiet) as progress:
+        summary = run_bias(data, out, options, progress=progress, rules=fail_if or None)
+    console.print(f"wrote {out / 'rows.csv'}, {out / 'summary.json'} and {out / 'report.md'}")
+    gate = BiasSummary.from_dict(summary).gate
+    code = finish_gate(gate, junit, status_line=False) if gate is not None else 0
+    console.print(bias_view(summary))  # the verdict in the last lines
+    raise typer.Exit(code)

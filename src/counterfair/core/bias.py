@@ -1,0 +1,296 @@
+"""Unintended bias on labelled data (``counterfair bias``, :func:`bias`): per identity group, the subgroup, BPSN and
+BNSP AUC (Borkan et al. 2019) and the pinned AUC (Dixon et al. 2018) with bootstrap intervals and their counts; the
+generalized mean of each over groups (p = −5), the Jigsaw final metric, and the false positive / false negative
+equality differences at the threshold.
+
+* **subgroup AUC**: the AUC on the texts that mention the group — low: the classifier separates toxic from
+  non-toxic texts about the group poorly.
+* **BPSN AUC** (background positive, subgroup negative): the group's non-toxic texts against the other toxic ones —
+  low: non-toxic texts that mention the group score as high as toxic ones (false positives for the group).
+* **BNSP AUC** (background negative, subgroup positive): the group's toxic texts against the other non-toxic ones —
+  low: the group's toxic texts score low (false negatives for the group).
+
+Group membership comes from columns (``group_columns``: booleans, or scores cut at 0.5 as in Jigsaw's data) or from
+the identity terms counterfair matches (``identities``, with the swap's guard), one group per identity group. A group
+whose texts lack positives or negatives gets ``None`` for the AUCs that need them, with the reason in ``notes``.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+from ..classifiers import CachedClassifier
+from ..classifiers.labels import binary_labels, positive_index
+from ..errors import ConfigError, InputError
+from ..io import input_sha256, read_texts
+from ..metrics import fairness as FM
+from ..progress import NullProgress, ProgressHook
+from ..results import BiasResult
+from ..runs import claim_run_dir, fingerprint, holds_run_dir, knob, prepare_out_dir, run_identity
+from ..summaries import BiasSummary, typed
+
+METRICS = ("subgroup_auc", "bpsn_auc", "bnsp_auc")
+
+
+@dataclass
+class BiasOptions:
+    classifier: str = knob("profanity-check")  # the classifier's own identity joins the run's (claim_run_dir)
+    label_column: str = "label"
+    text_column: str = "text"
+    id_column: str | None = None
+    group_columns: list[str] | None = None  # membership columns; None: the identity terms of ``identities``
+    identities: str | None = None  # an identity set (default dixon50) when no group columns are given
+    guard: bool = True  # the identity guard on ambiguous terms ("a black car" is no identity reference)
+    positive_label: str | None = None  # the classifier's label whose probability is the score
+    threshold: float = 0.5  # for the equality differences (FPR, FNR)
+    group_threshold: float = 0.5  # a membership score at or above it means the text mentions the group
+    bootstrap: int = 1000
+    seed: int = 0
+    encoding: str = "utf-8"
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.threshold < 1.0:
+            raise ConfigError(f"threshold must be in (0, 1), got {self.threshold}")
+        if self.bootstrap < 0:
+            raise ConfigError(f"bootstrap must be 0 (no intervals) or positive, got {self.bootstrap}")
+        if self.group_columns is not None and self.identities is not None:
+            raise ConfigError("give group_columns or identities, not both")
+
+
+def memberships(frame: pd.DataFrame, texts: list[str], opts: BiasOptions, origin: str) -> dict[str, np.ndarray]:
+    """Group -> which rows mention it: from the group columns, else from the identity terms matched in the texts."""
+    if opts.group_columns:
+        out = {}
+        for column in opts.group_columns:
+            if column not in frame.columns:
+                raise InputError(f"{origin}: no group column {column!r} (set with --group-columns)")
+            values = pd.to_numeric(frame[column].replace({"True": 1, "False": 0, True: 1, False: 0}), errors="coerce")
+            if values.isna().any():
+                row = int(np.flatnonzero(values.isna().to_numpy())[0])
+                raise InputError(f"{origin}: row {row} of group column {column!r} is not a number or a boolean")
+            out[column] = values.to_numpy(dtype=float) >= opts.group_threshold
+        return out
+    from ..editors.swap import IdentitySwapEditor
+
+    editor = IdentitySwapEditor(opts.identities, guard="spacy" if opts.guard else None)
+    matches = editor.identity_matches(texts)
+    groups = sorted({editor.identities.group_of(t) for t in editor.identities.terms})  # every group, with texts or not
+    return {
+        g: np.array([any(editor.identities.group_of(m.term) == g for m in found) for found in matches]) for g in groups
+    }
+
+
+def _interval(
+    values: list[float], value: float | None, n: int
+) -> dict[str, Any]:  # an estimate as summary.json writes it
+    finite = np.array([v for v in values if v is not None], dtype=float)
+    if value is None or finite.size < 2:
+        return {"value": value, "ci_low": None, "ci_high": None, "n": n}
+    low, high = np.percentile(finite, [2.5, 97.5])
+    return {"value": value, "ci_low": float(low), "ci_high": float(high), "n": n}
+
+
+def _auc_estimate(
+    y: np.ndarray, s: np.ndarray, rows: np.ndarray, opts: BiasOptions, rng: np.random.Generator
+) -> dict[str, Any]:
+    """The AUC on ``rows`` and its percentile bootstrap interval (rows resampled with replacement)."""
+    ys, ss = y[rows], s[rows]
+    value = FM.auc(ys, ss)
+    draws = []
+    if value is not None and min(int(ys.sum()), int((~ys).sum())) >= 2:
+        for _ in range(opts.bootstrap):
+            pick = rng.integers(0, rows.size, rows.size)
+            draws.append(FM.auc(ys[pick], ss[pick]))
+    return _interval([d for d in draws if d is not None], value, int(rows.size))
+
+
+def _group_entry(
+    y: np.ndarray, s: np.ndarray, member: np.ndarray, opts: BiasOptions, rng: np.random.Generator
+) -> dict[str, Any]:
+    subsets = FM.bias_subsets(y, member)
+    entry: dict[str, Any] = {
+        "n": int(member.sum()),
+        "n_positive": int((member & y).sum()),
+        "n_negative": int((member & ~y).sum()),
+    }
+    for metric in METRICS:
+        entry[metric] = _auc_estimate(y, s, np.flatnonzero(subsets[metric]), opts, rng)
+    entry["pinned_auc"] = _auc_estimate(y, s, FM.pinned_rows(member, rng), opts, rng)
+    notes = []
+    if entry["n"] == 0:
+        notes.append("no text mentions the group")
+    elif entry["n_positive"] == 0:
+        notes.append("no positive (toxic) text mentions the group: subgroup and BNSP AUC undefined")
+    if entry["n"] and entry["n_negative"] == 0:
+        notes.append("no negative (non-toxic) text mentions the group: subgroup and BPSN AUC undefined")
+    entry["notes"] = notes
+    return entry
+
+
+def _equality(
+    y: np.ndarray, pred: np.ndarray, members: dict[str, np.ndarray], opts: BiasOptions, rng: np.random.Generator
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    fped, fned = FM.equality_differences(y, pred, members)
+    draws: list[tuple[float | None, float | None]] = []
+    for _ in range(opts.bootstrap if members else 0):
+        pick = rng.integers(0, y.size, y.size)
+        draws.append(FM.equality_differences(y[pick], pred[pick], {g: m[pick] for g, m in members.items()}))
+    return (
+        _interval([d[0] for d in draws if d[0] is not None], fped, int(y.size)),
+        _interval([d[1] for d in draws if d[1] is not None], fned, int(y.size)),
+    )
+
+
+def bias_core(
+    labels: np.ndarray, scores: np.ndarray, members: dict[str, np.ndarray], opts: BiasOptions
+) -> dict[str, Any]:
+    """The metrics (summary.json's ``overall_auc``, ``generalized_mean``, ``final_metric``, ``fped``, ``fned``,
+    ``groups``) from gold labels, the classifier's scores and group memberships."""
+    y, s = np.asarray(labels, dtype=bool), np.asarray(scores, dtype=float)
+    rng = np.random.default_rng(opts.seed)
+    overall = _auc_estimate(y, s, np.arange(y.size), opts, rng)
+    # each group draws from its own stream (seed, group name): adding a group leaves the others' intervals as they were
+    groups = {
+        g: _group_entry(y, s, m, opts, np.random.default_rng([opts.seed, zlib.crc32(g.encode())]))
+        for g, m in members.items()
+    }
+    means = {metric: FM.power_mean([e[metric]["value"] for e in groups.values()]) for metric in METRICS}
+    fped, fned = _equality(y, s >= opts.threshold, members, opts, rng)
+    return {
+        "overall_auc": overall,
+        "final_metric": FM.final_metric(overall["value"], list(means.values())),
+        "generalized_mean": {**means, "power": FM.POWER},
+        "fped": fped,
+        "fned": fned,
+        "groups": groups,
+        "groups_without_values": sorted(g for g, e in groups.items() if e["notes"]),
+    }
+
+
+def gate_metrics(summary: dict[str, Any]) -> dict[str, Any]:
+    """The bias metrics as the fairness gate reads them (:func:`counterfair.analysis.gate.evaluate_rules`): per metric
+    ``{"overall": entry, "by_group": {group: entry}}`` with entries ``value``, ``ci_low``, ``ci_high``, ``n``."""
+    s = typed(summary, BiasSummary)
+    groups = s.groups or {}
+    out: dict[str, Any] = {
+        m: {"overall": None, "by_group": {g: getattr(e, m).to_dict() for g, e in groups.items()}}
+        for m in (*METRICS, "pinned_auc")
+    }
+    for name in ("overall_auc", "fped", "fned"):
+        out[name] = {"overall": getattr(s, name).to_dict(), "by_group": {}}
+    final = {"value": s.final_metric, "ci_low": None, "ci_high": None, "n": s.overall_auc.n}
+    out["final_metric"] = {"overall": final, "by_group": {}}
+    return out
+
+
+def _score(clf: CachedClassifier, texts: list[str], opts: BiasOptions, hook: ProgressHook) -> np.ndarray:
+    index = positive_index(clf.labels, opts.positive_label)
+    hook.start(f"classifier ({clf.spec})", len(texts))
+    proba = clf.predict_proba(texts, on_batch=hook.advance)
+    return np.asarray(proba, dtype=float)[:, index]
+
+
+def _summary(metrics: dict[str, Any], opts: BiasOptions, clf: CachedClassifier, origin: str, n: int) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return {
+        "schema_version": "1",
+        "counterfair_version": __version__,
+        "command": "bias",
+        "input": {"source": origin, "texts": n},
+        "classifier": clf.signature(),
+        "positive_label": clf.labels[positive_index(clf.labels, opts.positive_label)],
+        "threshold": opts.threshold,
+        "membership": "columns" if opts.group_columns else f"identity terms ({opts.identities or 'dixon50'})",
+        **metrics,
+        "options": {k: v for k, v in asdict(opts).items()},
+    }
+
+
+def _rows(ids: list[str], labels: np.ndarray, scores: np.ndarray, members: dict[str, np.ndarray]) -> pd.DataFrame:
+    table = pd.DataFrame({"input_id": ids, "label": labels.astype(int), "score": scores})
+    for group, member in members.items():
+        table[f"group:{group}"] = member.astype(int)
+    return table
+
+
+def _prepare(source: Any, opts: BiasOptions, labels: Any = None) -> tuple[Any, np.ndarray]:
+    """The input read once (texts, ids, table) and the gold labels as 0/1."""
+    columns = {} if labels is not None else {opts.label_column: "--label-column"}
+    read = read_texts(source, text_column=opts.text_column, id_column=opts.id_column, columns=columns,
+                      encoding=opts.encoding)  # fmt: skip
+    if labels is not None:
+        gold = binary_labels(pd.DataFrame({"label": list(labels)}), "label", "labels")
+    else:
+        gold = binary_labels(read.frame, opts.label_column, read.origin)
+    if len(gold) != len(read.texts):
+        raise InputError(f"labels: {len(gold)} labels for {len(read.texts)} texts")
+    return read, np.asarray(gold, dtype=float)
+
+
+def bias(
+    texts: Any,
+    labels: Any = None,
+    classifier: Any = "profanity-check",
+    *,
+    progress: ProgressHook | None = None,
+    **options: Any,
+) -> BiasResult:
+    """The unintended-bias metrics in memory: ``texts`` (a list, or a table with ``label_column`` when ``labels`` is
+    None), gold ``labels`` (0/1, true/false, toxic/non-toxic), ``classifier`` (anything ``as_classifier`` takes);
+    ``options``: :class:`BiasOptions`'s fields (``group_columns``, ``identities``, ``threshold``, ``bootstrap``,
+    ...)."""
+    from ..classifiers import as_classifier
+    from ..records import make_options
+
+    clf = as_classifier(classifier)
+    opts = make_options(BiasOptions, {"classifier": clf.spec, **options})
+    read, gold = _prepare(texts, opts, labels)
+    texts_ = read.filled()
+    members = memberships(read.frame, texts_, opts, read.origin)
+    scores = _score(clf, texts_, opts, progress or NullProgress())
+    summary = _summary(bias_core(gold, scores, members, opts), opts, clf, read.origin, len(texts_))
+    return BiasResult(_rows(read.ids, gold, scores, members), summary)
+
+
+@holds_run_dir
+def run_bias(
+    source: Any,
+    out_dir: str | Path,
+    options: BiasOptions | None = None,
+    *,
+    classifier: CachedClassifier | None = None,
+    progress: ProgressHook | None = None,
+    rules: list[str] | None = None,
+) -> dict[str, Any]:
+    """The shell: ``counterfair bias`` into ``out_dir`` (``rows.csv`` with each text's label, score and groups,
+    ``summary.json``, ``report.md``)."""
+    from ..analysis.gate import evaluate_rules, parse_rule
+    from ..classifiers import load_classifier
+
+    parsed = [parse_rule(r) for r in rules or []]  # a bad rule is found before any work
+    opts = options or BiasOptions()
+    prepare_out_dir(out_dir)  # before any work
+    read, gold = _prepare(source, opts)
+    texts = read.filled()
+    clf = classifier if classifier is not None else load_classifier(opts.classifier)
+    identifying = run_identity(opts)
+    run_id = {"options_fingerprint": fingerprint(identifying), "input_sha256": input_sha256(source, texts)}
+    claim_run_dir(
+        Path(out_dir), run_id, {"options": identifying, "input": read.origin}, what="bias run", classifier=clf
+    )
+    members = memberships(read.frame, texts, opts, read.origin)
+    scores = _score(clf, texts, opts, progress or NullProgress())
+    summary = _summary(bias_core(gold, scores, members, opts), opts, clf, read.origin, len(texts))
+    if parsed:
+        summary["gate"] = evaluate_rules(parsed, gate_metrics(summary))
+    result = BiasResult(_rows(read.ids, gold, scores, members), summary)
+    result.save(out_dir)
+    return summary
