@@ -31,7 +31,7 @@ import pandas as pd
 
 from counterfair.classifiers import load_classifier
 from counterfair.core.evaluate import EvaluateOptions
-from counterfair.core.methods import evaluate_methods
+from counterfair.shell.methods import evaluate_methods
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "ceval" / "outputs" / "imdb"

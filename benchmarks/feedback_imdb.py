@@ -31,8 +31,9 @@ from typing import Any
 
 import pandas as pd
 
-from counterfair.core.feedback import FeedbackOptions, adapt_lm, run_feedback
+from counterfair.core.feedback import FeedbackOptions, adapt_lm
 from counterfair.io import write_json
+from counterfair.shell.feedback import run_feedback
 
 ROOT = Path(__file__).resolve().parents[1]
 CAD = ROOT.parent / "shared" / "data" / "cad_imdb"

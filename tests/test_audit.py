@@ -12,8 +12,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from counterfair.core.audit import AuditOptions, demo_path, plan, run_audit
+from counterfair.core.audit import AuditOptions, demo_path, plan
 from counterfair.errors import ClassifierError, InputError, SchemaError
+from counterfair.shell.audit import run_audit
 from counterfair.views.report import build_report, edit_html
 
 

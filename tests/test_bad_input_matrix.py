@@ -14,9 +14,8 @@ import pandas as pd
 import pytest
 
 from counterfair.classifiers import load_classifier
-from counterfair.core.audit import AuditOptions, run_audit
-from counterfair.core.ctf import run_ctf
-from counterfair.core.evaluate import EvaluateOptions, evaluate_pairs
+from counterfair.core.audit import AuditOptions
+from counterfair.core.evaluate import EvaluateOptions
 from counterfair.core.feedback import FeedbackOptions
 from counterfair.errors import (
     ChecksumError,
@@ -30,6 +29,9 @@ from counterfair.errors import (
 from counterfair.io import read_table, write_table
 from counterfair.lexicons.attributes import load_attribute, load_identity_set
 from counterfair.models import get_model_info, load_causal_lm
+from counterfair.shell.audit import run_audit
+from counterfair.shell.ctf import run_ctf
+from counterfair.shell.evaluate import evaluate_pairs
 from counterfair.training import train
 
 Case = Callable[[Path], Any]
@@ -281,8 +283,9 @@ def test_older_run_directory_schema(tmp_path: Path) -> None:
 
 
 def test_llm_server_down_keeps_finished_methods(tmp_path: Path) -> None:
-    from counterfair.core.generate import GenerateOptions, run_generate
+    from counterfair.core.generate import GenerateOptions
     from counterfair.llm.openai_http import LLMServerError
+    from counterfair.shell.generate import run_generate
 
     data = pd.DataFrame({"text": ["My Muslim neighbour is kind.", "The mosque is open."]})
     options = GenerateOptions(methods=["ablation", "llm"], llm="openai:http://127.0.0.1:9/v1")
@@ -504,7 +507,7 @@ def test_audit_with_a_classifier_that_returns_nan(tmp_path: Path) -> None:
 
 
 def test_feedback_with_a_classifier_that_returns_nan(tmp_path: Path) -> None:
-    from counterfair.core.feedback import run_feedback
+    from counterfair.shell.feedback import run_feedback
 
     from .fakes import ListEditor
 
@@ -523,8 +526,9 @@ def test_feedback_with_a_classifier_that_returns_nan(tmp_path: Path) -> None:
 
 
 def test_a_huge_text_gets_a_row_status_in_every_editing_command(tmp_path: Path) -> None:
-    from counterfair.core.feedback import run_feedback
-    from counterfair.core.generate import GenerateOptions, run_generate
+    from counterfair.core.generate import GenerateOptions
+    from counterfair.shell.feedback import run_feedback
+    from counterfair.shell.generate import run_generate
 
     from .fakes import ListEditor
 
@@ -612,7 +616,7 @@ def test_a_nul_byte_deep_in_a_row_gets_a_row_status_and_every_output_stays_reada
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """#20 item 8: a NUL after the first 8 KB (past the binary-file sniff) used to reach pairs.csv and the report."""
-    from counterfair.core.feedback import run_feedback
+    from counterfair.shell.feedback import run_feedback
 
     from .fakes import ListEditor
 

@@ -12,8 +12,9 @@ import pandas as pd
 import pytest
 
 from counterfair.classifiers import as_classifier, load_classifier
-from counterfair.core.audit import AuditOptions, demo_path, run_audit
+from counterfair.core.audit import AuditOptions, demo_path
 from counterfair.errors import ConfigError
+from counterfair.shell.audit import run_audit
 
 TEXTS = ["a gay man", "a nice day"]
 

@@ -103,8 +103,9 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -> Non
 def test_a_second_run_into_the_same_directory_is_refused_and_a_killed_run_leaves_no_lock(tmp_path: Path) -> None:
     import pytest
 
-    from counterfair.core.generate import GenerateOptions, run_generate
+    from counterfair.core.generate import GenerateOptions
     from counterfair.errors import ConfigError
+    from counterfair.shell.generate import run_generate
 
     data = _data(tmp_path)
     holder = _generate(data, tmp_path / "run")

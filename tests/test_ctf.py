@@ -7,9 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from counterfair.core.ctf import PAIR_COLUMNS, ctf_report, run_ctf
+from counterfair.core.ctf import PAIR_COLUMNS, ctf_report
 from counterfair.errors import InputError
 from counterfair.metrics.fairness import ctf_gap, text_gaps
+from counterfair.shell.ctf import run_ctf
 
 
 def test_paper_001_worked_example() -> None:

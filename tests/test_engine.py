@@ -10,10 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from counterfair.core.evaluate import EvaluateOptions, evaluate_pairs
-from counterfair.core.generate import GenerateOptions, run_generate
+from counterfair.core.evaluate import EvaluateOptions
+from counterfair.core.generate import GenerateOptions
 from counterfair.engine import map_batches, shutdown
 from counterfair.errors import ConfigError
+from counterfair.shell.evaluate import evaluate_pairs
+from counterfair.shell.generate import run_generate
 
 
 class Square:

@@ -11,10 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from counterfair.core.evaluate import EvaluateOptions, evaluate_pairs
+from counterfair.core.evaluate import EvaluateOptions
 from counterfair.errors import ConfigError, InputError
 from counterfair.io import read_table
 from counterfair.metrics.cards import CARDS
+from counterfair.shell.evaluate import evaluate_pairs
 
 FAST = ["flip", "prob_change", "distance", "diversity", "bleu"]
 

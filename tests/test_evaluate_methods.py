@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from counterfair.classifiers import as_classifier
-from counterfair.core.methods import evaluate_methods, parse_method_files
+from counterfair.core.methods import parse_method_files
 from counterfair.errors import ConfigError, InputError
+from counterfair.shell.methods import evaluate_methods
 from counterfair.views.report.evaluation import build_evaluation_report
 
 from .conftest import SHARED_DATA, run_cli

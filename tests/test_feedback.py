@@ -10,11 +10,12 @@ import pandas as pd
 import pytest
 
 from counterfair.classifiers import CachedClassifier, load_classifier
-from counterfair.core.feedback import FeedbackOptions, adapt_lm, inconsistency, run_feedback, select
+from counterfair.core.feedback import FeedbackOptions, adapt_lm, inconsistency, select
 from counterfair.editors.base import EditorBase
 from counterfair.editors.flip import ExternalEditor, LLMFlipEditor, MaskFillEditor, SynonymSwapEditor
 from counterfair.errors import ConfigError
 from counterfair.records import Candidate
+from counterfair.shell.feedback import run_feedback
 
 from .conftest import run_cli
 from .fakes import ScriptedLLM

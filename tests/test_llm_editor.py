@@ -8,11 +8,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from counterfair.core.generate import GenerateOptions, Generator, run_generate
+from counterfair.core.generate import GenerateOptions, Generator
 from counterfair.detectors import KeywordDetector
 from counterfair.editors.filters import CandidateFilter, FilterConfig, best, rule_reasons
 from counterfair.editors.llm_rewrite import FewShotPrompt, LLMRewriteEditor, extract_braced
 from counterfair.lexicons.attributes import load_attribute
+from counterfair.shell.generate import run_generate
 
 from .fakes import ScriptedLLM
 

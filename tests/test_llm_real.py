@@ -15,11 +15,12 @@ import httpx
 import pandas as pd
 import pytest
 
-from counterfair.core.generate import GenerateOptions, run_generate
+from counterfair.core.generate import GenerateOptions
 from counterfair.editors.llm_rewrite import LLMRewriteEditor
 from counterfair.lexicons.attributes import load_attribute
 from counterfair.llm import SamplingParams, load_llm
 from counterfair.models import get_model_info
+from counterfair.shell.generate import run_generate
 
 pytestmark = pytest.mark.model
 MODEL = "qwen2.5-coder-0.5b-instruct"

@@ -1,4 +1,4 @@
-"""One run identity (counterfair.runs.run_identity): options dataclasses mark what is not part of a run's identity
+"""One run identity (counterfair.records.run_identity): options dataclasses mark what is not part of a run's identity
 (knobs, fields that do not apply, fields added later while at their default), and one function fingerprints them.
 The fingerprints below are the ones the five hand-built identities gave before they became one (computed with the
 code of commit c5ffcc9): existing run directories still resume."""
@@ -13,7 +13,7 @@ from counterfair.core.ctf import CTFOptions, ctf_core
 from counterfair.core.evaluate import EvaluateOptions
 from counterfair.core.feedback import FeedbackOptions
 from counterfair.core.generate import GenerateOptions
-from counterfair.runs import fingerprint, knob, run_identity
+from counterfair.records import fingerprint, knob, run_identity
 
 
 def test_fingerprints_are_the_ones_runs_were_made_with() -> None:

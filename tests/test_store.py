@@ -61,8 +61,9 @@ def test_unpinned_classifiers_are_not_stored(shared_store: RunStore, helper_modu
 def test_generation_is_reused_across_runs(
     shared_store: RunStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from counterfair.core.generate import GenerateOptions, run_generate
+    from counterfair.core.generate import GenerateOptions
     from counterfair.editors.wordlist import AblationEditor
+    from counterfair.shell.generate import run_generate
 
     data = pd.DataFrame({"text": ["My Muslim neighbour is kind.", "The mosque is open late."]})
     options = GenerateOptions(methods=["ablation"], score_methods=[])

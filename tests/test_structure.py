@@ -27,6 +27,7 @@ def test_the_package_has_no_cycle_private_import_summary_read_or_long_core_funct
     assert report.private_imports == []
     assert report.summary_reads == []
     assert report.long_functions == []
+    assert report.core_run_imports == []
 
 
 def test_the_checker_finds_each_defect(tmp_path: Path) -> None:
@@ -42,11 +43,16 @@ def test_the_checker_finds_each_defect(tmp_path: Path) -> None:
     (package / "d.py").write_text("def build(summary):\n    summary['ctf_gap'] = 1\n    return summary\n")
     body = "".join(f"    x{i} = {i}\n" for i in range(61))
     (package / "core" / "long.py").write_text(f'def long():\n    """Doc."""\n{body}    return x0\n')
+    (package / "runs.py").write_text("def claim_run_dir():\n    return 1\n")
+    (package / "core" / "shelly.py").write_text(
+        "def run():\n    from ..runs import claim_run_dir\n\n    return claim_run_dir()\n"
+    )
     report = _checker().check(package)
     assert report.cycles == [["counterfair.a", "counterfair.b"]]
     assert report.private_imports == ["counterfair.c:1 imports counterfair.b._hidden"]
     assert report.summary_reads == ["counterfair.c:5: return summary['ctf_gap']"]  # d.py writes, it does not read
     assert report.long_functions == ["counterfair.core.long:1 long: 62 lines"]
+    assert report.core_run_imports == ["counterfair.core.shelly:2 imports counterfair.runs"]
     assert report.failed()
 
 
@@ -54,18 +60,24 @@ def test_old_module_paths_warn_and_hand_out_the_moved_module() -> None:
     import importlib
     import warnings
 
+    import counterfair.analysis.gate
     import counterfair.core.audit
+    import counterfair.shell.audit
     import counterfair.views.report.plots
 
-    for name in ("counterfair._audit", "counterfair.report", "counterfair.report.plots"):
+    for name in ("counterfair._audit", "counterfair.gate", "counterfair.report", "counterfair.report.plots"):
         sys.modules.pop(name, None)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         old = importlib.import_module("counterfair._audit")
+        gate = importlib.import_module("counterfair.gate")
         plots = importlib.import_module("counterfair.report.plots")
-    assert old is counterfair.core.audit and plots is counterfair.views.report.plots
+    assert gate is counterfair.analysis.gate and plots is counterfair.views.report.plots
+    # a command's old module hands out the names of its core and of its shell
+    assert old.AuditOptions is counterfair.core.audit.AuditOptions
+    assert old.run_audit is counterfair.shell.audit.run_audit
     messages = [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]
-    assert "counterfair._audit moved to counterfair.core.audit" in messages[0]
+    assert "counterfair._audit moved to counterfair.core.audit and counterfair.shell.audit" in messages[0]
     assert any("counterfair.report moved to counterfair.views.report" in m for m in messages)
 
 

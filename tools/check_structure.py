@@ -7,7 +7,9 @@
 * ``_private`` names imported from another module (``from .swap import _parsed``): shared helpers are public;
 * summaries read by string key (``summary["..."]``, ``summary.get("...")``) outside the modules that own the
   summary's JSON form (``READERS_ALLOWED``): views read the typed summaries;
-* functions longer than ``MAX_FUNCTION_LINES`` (their body, decorators and signature aside) in the core modules.
+* functions longer than ``MAX_FUNCTION_LINES`` (their body, decorators and signature aside) in the core modules;
+* the core importing the run-directory layer (``RUN_LAYER``: run directories, checkpoints, the shells): the core works
+  in memory, its shell owns the directory.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ MAX_FUNCTION_LINES = 60
 READERS_ALLOWED: frozenset[str] = frozenset({"counterfair.summaries"})
 #: the in-memory core: no function over MAX_FUNCTION_LINES
 CORE: tuple[str, ...] = ("counterfair.core",)
+#: what the core must not import: run directories, their checkpoint files, the shells
+RUN_LAYER: tuple[str, ...] = ("counterfair.runs", "counterfair.shell")
 # a read: summary["key"] not assigned to, or summary.get("key"); the core still builds the summary dicts it writes
 _SUMMARY_READ = re.compile(r"\bsummary(?:\[\s*['\"][^'\"]*['\"]\s*\](?!\s*=[^=])|\.get\(\s*['\"])")
 
@@ -35,9 +39,11 @@ class Report:
     private_imports: list[str] = field(default_factory=list)
     summary_reads: list[str] = field(default_factory=list)
     long_functions: list[str] = field(default_factory=list)
+    core_run_imports: list[str] = field(default_factory=list)
 
     def failed(self) -> bool:
-        return bool(self.cycles or self.private_imports or self.summary_reads or self.long_functions)
+        found = self.cycles or self.private_imports or self.summary_reads or self.long_functions
+        return bool(found or self.core_run_imports)
 
 
 def module_name(path: Path, root: Path = PACKAGE) -> str:
@@ -75,6 +81,11 @@ def _imports(module: str, path: Path, known: dict[str, Path]) -> Iterator[tuple[
                     yield sub, [], node.lineno
                 elif target in known:
                     yield target, [alias.name], node.lineno
+
+
+def _names_run_layer(target: str, names: list[str]) -> bool:
+    """``from counterfair import runs``: a run-layer module named as an imported name."""
+    return any(f"{target}.{name}".startswith(RUN_LAYER) for name in names)
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -125,6 +136,8 @@ def check(root: Path = PACKAGE) -> Report:
         for target, names, line in _imports(module, path, known):
             if target != module and not _is_ancestor(module, target):
                 graph[module].add(target)
+            if module.startswith(CORE) and (target.startswith(RUN_LAYER) or _names_run_layer(target, names)):
+                report.core_run_imports.append(f"{module}:{line} imports {target}")
             for name in names:
                 if name.startswith("_") and not name.startswith("__") and target != module:
                     report.private_imports.append(f"{module}:{line} imports {target}.{name}")
@@ -159,6 +172,7 @@ def main() -> int:
         "private names imported across modules": report.private_imports,
         "summaries read by string key outside counterfair.summaries": report.summary_reads,
         f"core functions over {MAX_FUNCTION_LINES} lines": report.long_functions,
+        "core imports of run directories or shells": report.core_run_imports,
     }
     for title, items in sections.items():
         print(f"{title}: {len(items)}")

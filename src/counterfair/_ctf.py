@@ -1,5 +1,6 @@
-"""Moved to :mod:`counterfair.core.ctf` (importable from here for one release)."""
+"""Moved to :mod:`counterfair.core.ctf` and :mod:`counterfair.shell.ctf` (importable from here for one
+release)."""
 
 from ._moved import alias
 
-alias(__name__, "counterfair.core.ctf")
+alias(__name__, "counterfair.core.ctf", shell="counterfair.shell.ctf")

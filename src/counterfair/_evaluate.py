@@ -1,5 +1,6 @@
-"""Moved to :mod:`counterfair.core.evaluate` (importable from here for one release)."""
+"""Moved to :mod:`counterfair.core.evaluate` and :mod:`counterfair.shell.evaluate` (importable from here for one
+release)."""
 
 from ._moved import alias
 
-alias(__name__, "counterfair.core.evaluate")
+alias(__name__, "counterfair.core.evaluate", shell="counterfair.shell.evaluate")

@@ -1,5 +1,6 @@
-"""Moved to :mod:`counterfair.core.feedback` (importable from here for one release)."""
+"""Moved to :mod:`counterfair.core.feedback` and :mod:`counterfair.shell.feedback` (importable from here for one
+release)."""
 
 from ._moved import alias
 
-alias(__name__, "counterfair.core.feedback")
+alias(__name__, "counterfair.core.feedback", shell="counterfair.shell.feedback")

@@ -6,6 +6,7 @@ filtered candidate keeps its reason, a failed one keeps the error.
 
 from __future__ import annotations
 
+import dataclasses as _dc
 import hashlib
 import json
 from collections.abc import Mapping
@@ -102,3 +103,40 @@ class Counterfactual:
         out = asdict(self)
         out["schema_version"] = SCHEMA_VERSION
         return out
+
+
+# ------------------------------------------------------------------------------------------------ run identity
+
+
+def knob(default: Any = _dc.MISSING, **kwargs: Any) -> Any:
+    """An options field that changes how fast a run goes, not what it makes: not part of the run's identity, so a
+    rerun with another value resumes."""
+    return _dc.field(default=default, metadata={"identity": False}, **kwargs)
+
+
+def run_identity(options: Any) -> dict[str, Any]:
+    """The fields of an options dataclass that identify a run, in field order (``asdict`` values). Left out: a
+    :func:`knob`; a field whose metadata ``applies(options)`` is false; a field with metadata ``later=True`` (added
+    after runs existed) while it has its default."""
+    values = _dc.asdict(options)
+    out: dict[str, Any] = {}
+    for f in _dc.fields(options):
+        applies = f.metadata.get("applies")
+        if f.metadata.get("identity", True) is False or (applies is not None and not applies(options)):
+            continue
+        if f.metadata.get("later") and values[f.name] == _default(f):
+            continue
+        out[f.name] = values[f.name]
+    return out
+
+
+def _default(f: _dc.Field[Any]) -> Any:
+    if f.default_factory is not _dc.MISSING:
+        return f.default_factory()
+    return f.default
+
+
+def fingerprint(identifying: Mapping[str, Any], **more: Any) -> str:
+    """The options fingerprint in ``run.json``: the identifying options' hash; with ``more`` (an editor and its
+    parameters), the hash of the options beside them."""
+    return params_hash({"options": dict(identifying), **more} if more else identifying)

@@ -3,10 +3,9 @@
 * :func:`prepare_out_dir` — one check for every command, before any work: the directory can be created and written
   (not a file, not under a file, not on a read-only or full file system); otherwise an :class:`OutputError` that
   names the path and the reason.
-* :func:`run_identity` / :func:`fingerprint` — the one run identity: an options dataclass's fields, less those its
-  field metadata marks (:func:`knob`: a performance knob; ``applies``: a field that does not apply to this run;
-  ``later``: added after runs existed, left out at its default so those runs still resume), hashed with what else
-  identifies the run (an editor's parameters); the classifier's identity joins it in :func:`claim_run_dir`.
+* the one run identity is :func:`counterfair.records.run_identity` / :func:`~counterfair.records.fingerprint` (an
+  options dataclass's fields less those its metadata marks: a :func:`~counterfair.records.knob`, a field that does not
+  ``apply``, one added ``later`` while at its default); the classifier's identity joins it in :func:`claim_run_dir`.
 * :func:`claim_run_dir` — ``run.json`` records what identifies a run; a rerun with the same identity resumes, a
   different one is refused.
 * :func:`lock_run_dir` / :func:`release_run_dir` — one run per directory at a time: a second process that claims a
@@ -19,7 +18,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import json
 import os
@@ -30,41 +28,6 @@ from typing import Any, ParamSpec, TypeVar
 
 from .errors import ConfigError, OutputError
 from .io import write_json
-from .records import params_hash
-
-
-def knob(default: Any = dataclasses.MISSING, **kwargs: Any) -> Any:
-    """An options field that changes how fast a run goes, not what it makes: not part of the run's identity, so a
-    rerun with another value resumes."""
-    return dataclasses.field(default=default, metadata={"identity": False}, **kwargs)
-
-
-def run_identity(options: Any) -> dict[str, Any]:
-    """The fields of an options dataclass that identify a run, in field order (``asdict`` values). Left out: a
-    :func:`knob`; a field whose metadata ``applies(options)`` is false; a field with metadata ``later=True`` (added
-    after runs existed) while it has its default."""
-    values = dataclasses.asdict(options)
-    out: dict[str, Any] = {}
-    for f in dataclasses.fields(options):
-        applies = f.metadata.get("applies")
-        if f.metadata.get("identity", True) is False or (applies is not None and not applies(options)):
-            continue
-        if f.metadata.get("later") and values[f.name] == _default(f):
-            continue
-        out[f.name] = values[f.name]
-    return out
-
-
-def _default(f: dataclasses.Field[Any]) -> Any:
-    if f.default_factory is not dataclasses.MISSING:
-        return f.default_factory()
-    return f.default
-
-
-def fingerprint(identifying: Mapping[str, Any], **more: Any) -> str:
-    """The options fingerprint in ``run.json``: the identifying options' hash; with ``more`` (an editor and its
-    parameters), the hash of the options beside them."""
-    return params_hash({"options": dict(identifying), **more} if more else identifying)
 
 
 def prepare_out_dir(path: str | Path, *, option: str = "--out") -> Path:

@@ -99,7 +99,8 @@ def audit(
     """The fairness audit: counterfactuals of identity-referencing texts, the classifier's score changes, CTF gaps,
     the identity effect over a placebo, and a report (OUT/report.html, report.md, plots/, summary.json, pairs.csv).
     With --fail-if rules it is a gate: exit 0 pass, 1 a rule failed, 2 could not be evaluated."""
-    from ..core.audit import AuditOptions, demo_path, plan, run_audit
+    from ..core.audit import AuditOptions, demo_path, plan
+    from ..shell.audit import run_audit
 
     given = with_config(ctx, {k: v for k, v in locals().items() if k != "ctx"}, config)
     if given["demo"] == (given["data"] is not None):

@@ -51,8 +51,9 @@ def bias(
     """Unintended bias on labelled data: per identity group the subgroup, BPSN and BNSP AUC (Borkan et al. 2019) and
     the pinned AUC (Dixon et al. 2018) with bootstrap intervals, their generalized means, the Jigsaw final metric,
     and the false positive / negative equality differences. Writes OUT/rows.csv, summary.json, report.md."""
-    from ..core.bias import BiasOptions, run_bias
+    from ..core.bias import BiasOptions
     from ..progress import RichProgress
+    from ..shell.bias import run_bias
 
     options = options_from(BiasOptions, locals(), group_columns=listed(group_columns))
     with RichProgress(enabled=not quiet) as progress:

@@ -48,8 +48,8 @@ def ctf(
 ) -> None:
     """Counterfactual token fairness (paper 001): swap identity terms, compare the classifier's scores, report the
     CTF gap overall, for toxic and non-toxic texts, training and held-out terms, per term and per direction."""
-    from ..core.ctf import run_ctf
     from ..progress import RichProgress
+    from ..shell.ctf import run_ctf
 
     if identities and identities_file:
         raise typer.BadParameter("give --identities or --identities-file, not both")

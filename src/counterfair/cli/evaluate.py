@@ -87,8 +87,9 @@ def evaluate(
     BERTScore, LLM-judged text quality. Writes OUT/rows.csv (one row per input row, with status), OUT/summary.json
     and OUT/report.html; with several pair files, OUT/comparison.csv (CEval's Table 2), OUT/distance_matrix.csv and a
     report with both of CEval's figures."""
-    from ..core.evaluate import EvaluateOptions, evaluate_pairs
+    from ..core.evaluate import EvaluateOptions
     from ..progress import RichProgress
+    from ..shell.evaluate import evaluate_pairs
 
     if demo == bool(pairs):
         raise typer.BadParameter("give a PAIRS file or --demo (not both)")
@@ -99,7 +100,8 @@ def evaluate(
         missing_markers=tuple(missing_marker) if missing_marker else ("-1",),
     )
     if pairs and len(pairs) > 1:
-        from ..core.methods import evaluate_methods, parse_method_files
+        from ..core.methods import parse_method_files
+        from ..shell.methods import evaluate_methods
 
         with RichProgress(enabled=not quiet) as progress:
             comparison = evaluate_methods(parse_method_files(pairs), options, out_dir=out, progress=progress)

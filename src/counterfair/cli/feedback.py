@@ -44,8 +44,9 @@ def feedback(
 ) -> None:
     """Counterfactuals of counterfactuals (paper 002): feed an editor its own output n times; report
     minimality@k, inc@k, flip-rate@k, probability@k, ppl-base@k and ppl-fine@k."""
-    from ..core.feedback import FeedbackOptions, run_feedback
+    from ..core.feedback import FeedbackOptions
     from ..progress import RichProgress
+    from ..shell.feedback import run_feedback
 
     options = options_from(FeedbackOptions, locals(), ppl_model=None if ppl_model == "none" else ppl_model)
     with RichProgress(enabled=not quiet) as progress:

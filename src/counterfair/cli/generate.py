@@ -82,8 +82,9 @@ def generate(
 ) -> None:
     """Generate counterfactuals of attribute-referencing texts: word-list ablation and substitution, identity
     swaps, LLM rewriting with filters. Writes OUT/candidates.csv, OUT/counterfactuals.csv, OUT/summary.json."""
-    from ..core.generate import GenerateOptions, run_generate
+    from ..core.generate import GenerateOptions
     from ..progress import RichProgress
+    from ..shell.generate import run_generate
 
     options = options_from(
         GenerateOptions,

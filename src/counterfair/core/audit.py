@@ -33,30 +33,24 @@ import pandas as pd
 
 from .. import __version__
 from ..analysis.placebo import identity_effects, load_placebo, placebo_texts
-from ..checkpoint import JsonlCheckpoint
-from ..classifiers import CachedClassifier, load_classifier
+from ..classifiers import CachedClassifier
 from ..classifiers.labels import checked_positive_index, positive_index
 from ..editors.registry import default_editors, editor_spec
 from ..errors import ConfigError, InputError
 from ..io import (
-    input_sha256,
     missing_as_nan,
     nan_to_none,
     read_texts,
-    write_json,
-    write_table,
 )
 from ..lexicons.attributes import is_swap_attribute, known_attributes, load_attribute, load_identity_set
 from ..metrics.fairness import with_scores
 from ..metrics.functional import bootstrap_ci
 from ..progress import NullProgress, ProgressHook
-from ..records import make_options
+from ..records import knob, make_options
 from ..results import AuditResult
-from ..runs import claim_run_dir, fingerprint, holds_run_dir, knob, prepare_out_dir, run_identity
-from ..summaries import AuditSummary
 from ..text import MAX_TEXT_CHARS
 from .ctf import ctf_report
-from .generate import GenerateOptions, generate_frame, is_sampled, normalize_methods, run_generate
+from .generate import GenerateOptions, generate_frame, is_sampled, normalize_methods
 
 SECONDS_FIXED = 25.0  # loading spaCy, MiniLM and the classifier
 
@@ -107,32 +101,7 @@ def estimate_seconds(counts: dict[str, int], identity_texts: int, methods: list[
     return total
 
 
-class ScoreCache:
-    """Classifier probabilities per distinct text, appended to ``scores.jsonl`` batch by batch (a
-    :class:`JsonlCheckpoint`: a torn last line is cut off and redone, a full disk is a clear error)."""
-
-    def __init__(self, path: Path, classifier: CachedClassifier, *, batch: int | None = None) -> None:
-        self.path = path
-        self.classifier = classifier
-        self.batch = batch or classifier.batch_size  # every finished classifier batch is on disk at once
-        self._file = JsonlCheckpoint(path, key=lambda record: record["text"])
-
-    @property
-    def scores(self) -> dict[str, list[float]]:
-        return {str(text): record["p"] for text, record in self._file.done.items()}
-
-    def score(self, texts: list[str], progress: ProgressHook) -> dict[str, list[float]]:
-        todo = [t for t in dict.fromkeys(texts) if t not in self._file]
-        progress.start(f"classifier ({self.classifier.spec})", len(todo))
-        for start in range(0, len(todo), self.batch):
-            chunk = todo[start : start + self.batch]
-            proba = self.classifier.predict_proba(chunk)
-            self._file.add([{"text": t, "p": [float(x) for x in p]} for t, p in zip(chunk, proba, strict=True)])
-            progress.advance(len(chunk))
-        return self.scores
-
-
-def _read_texts(source: Any, opts: AuditOptions) -> tuple[pd.DataFrame, str]:
+def read_input(source: Any, opts: AuditOptions) -> tuple[pd.DataFrame, str]:
     """The audit's input (:func:`~counterfair.io.read_texts`) as a table of ids and texts, and its origin."""
     read = read_texts(source, text_column=opts.text_column, id_column=opts.id_column, encoding=opts.encoding)
     return pd.DataFrame({"id": read.ids, "text": read.filled()}), read.origin
@@ -165,11 +134,11 @@ def _attribute_counts(texts: list[str], names: list[str]) -> dict[str, int]:
 def plan(source: Any, options: AuditOptions | None = None) -> dict[str, Any]:
     """What an audit would do (texts per attribute, identity texts) and how long it should take; no models run."""
     opts = options or AuditOptions()
-    frame, origin = _read_texts(source, opts)
-    return _plan(frame, opts, origin)
+    frame, origin = read_input(source, opts)
+    return plan_frame(frame, opts, origin)
 
 
-def _plan(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> dict[str, Any]:
+def plan_frame(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> dict[str, Any]:
     """:func:`plan` of texts already read (columns ``id``, ``text``, whatever the input called them)."""
     texts = frame["text"].tolist()
     requested = opts.attributes or known_attributes()
@@ -223,12 +192,12 @@ def audit(
     opts = make_options(AuditOptions, {"classifier": clf.spec, **options})
     hook = progress or NullProgress()
     started = time.perf_counter()
-    frame, origin = _read_texts(texts, opts)
+    frame, origin = read_input(texts, opts)
     pairs, summary = audit_core(
         frame,
         opts,
         clf,
-        plan_=_plan(frame, opts, origin),
+        plan_=plan_frame(frame, opts, origin),
         origin="in memory" if origin == "DataFrame" else origin,
         generate=lambda name, subset, o: generate_frame(subset, o, progress=hook),
         score=lambda all_texts: _predict(clf, all_texts),
@@ -241,63 +210,6 @@ def _predict(clf: CachedClassifier, texts: list[str]) -> dict[str, list[float]]:
     unique = list(dict.fromkeys(texts))
     proba = clf.predict_proba(unique)
     return {t: [float(x) for x in row] for t, row in zip(unique, proba, strict=True)}
-
-
-@holds_run_dir
-def run_audit(
-    source: Any,
-    out_dir: str | Path,
-    options: AuditOptions | None = None,
-    *,
-    progress: ProgressHook | None = None,
-    classifier: CachedClassifier | None = None,
-    rules: list[str] | None = None,
-    baseline: str | None = None,
-) -> dict[str, Any]:
-    """The shell: run the audit into ``out_dir`` (resumable) and build its report; returns the summary.
-
-    ``rules`` (:mod:`counterfair.analysis.gate`) add the summary's ``gate``; ``baseline`` (another audit's run
-    directory or pairs.csv, or a classifier spec that scores this audit's pairs) adds its ``comparison``
-    (:mod:`counterfair.analysis.compare`). Neither is part of the run's identity: a rerun with other rules resumes."""
-    from ..analysis.gate import parse_rule
-
-    for rule in rules or []:
-        parse_rule(rule)  # a bad rule is found before any work
-    opts = options or AuditOptions()
-    hook = progress or NullProgress()
-    started = time.perf_counter()
-    prepare_out_dir(out_dir)  # before any work: a bad --out is found now
-    frame, origin = _read_texts(source, opts)
-    the_plan = _plan(frame, opts, origin)
-    target = Path(out_dir)
-    texts = frame["text"].tolist()
-    input_hash = input_sha256(source, texts)
-    clf = classifier if classifier is not None else load_classifier(opts.classifier)  # checked before any work
-    checked_positive_index(clf, texts[0], opts.positive_label)  # 3 labels need --positive-label: said before any work
-    identifying = run_identity(opts)
-    run_id = {"options_fingerprint": fingerprint(identifying), "input_sha256": input_hash}
-    extra = {"options": {**identifying, "classifier": clf.spec}, "input": origin}
-    claim_run_dir(target, run_id, extra, what="audit", classifier=clf)
-    cache = ScoreCache(target / "scores.jsonl", clf)
-    pairs, summary = audit_core(
-        frame,
-        opts,
-        clf,
-        plan_=the_plan,
-        origin=origin,
-        generate=lambda name, subset, o: run_generate(subset, target / "generate" / name, o, progress=hook),
-        score=lambda texts: cache.score(texts, hook),
-        started=started,
-    )
-    placebo = AuditSummary.from_dict(summary).placebo
-    effects = placebo.to_dict() if placebo is not None else None
-    summary.update(judged(pairs, opts, rules=rules, baseline=baseline, spec=clf.spec, effects=effects))
-    write_table(pairs, target / "pairs.csv")
-    write_json(summary, target / "summary.json")
-    from ..views.report import build_report
-
-    build_report(target)
-    return summary
 
 
 def judged(

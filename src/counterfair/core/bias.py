@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,11 +28,11 @@ from .. import __version__
 from ..classifiers import CachedClassifier
 from ..classifiers.labels import binary_labels, positive_index
 from ..errors import ConfigError, InputError
-from ..io import input_sha256, read_texts
+from ..io import read_texts
 from ..metrics import fairness as FM
 from ..progress import NullProgress, ProgressHook
+from ..records import knob
 from ..results import BiasResult
-from ..runs import claim_run_dir, fingerprint, holds_run_dir, knob, prepare_out_dir, run_identity
 from ..summaries import BiasSummary, typed
 
 METRICS = ("subgroup_auc", "bpsn_auc", "bnsp_auc")
@@ -190,14 +189,16 @@ def gate_metrics(summary: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _score(clf: CachedClassifier, texts: list[str], opts: BiasOptions, hook: ProgressHook) -> np.ndarray:
+def score_texts(clf: CachedClassifier, texts: list[str], opts: BiasOptions, hook: ProgressHook) -> np.ndarray:
     index = positive_index(clf.labels, opts.positive_label)
     hook.start(f"classifier ({clf.spec})", len(texts))
     proba = clf.predict_proba(texts, on_batch=hook.advance)
     return np.asarray(proba, dtype=float)[:, index]
 
 
-def _summary(metrics: dict[str, Any], opts: BiasOptions, clf: CachedClassifier, origin: str, n: int) -> dict[str, Any]:
+def bias_summary(
+    metrics: dict[str, Any], opts: BiasOptions, clf: CachedClassifier, origin: str, n: int
+) -> dict[str, Any]:
     from dataclasses import asdict
 
     return {
@@ -214,14 +215,14 @@ def _summary(metrics: dict[str, Any], opts: BiasOptions, clf: CachedClassifier, 
     }
 
 
-def _rows(ids: list[str], labels: np.ndarray, scores: np.ndarray, members: dict[str, np.ndarray]) -> pd.DataFrame:
+def bias_rows(ids: list[str], labels: np.ndarray, scores: np.ndarray, members: dict[str, np.ndarray]) -> pd.DataFrame:
     table = pd.DataFrame({"input_id": ids, "label": labels.astype(int), "score": scores})
     for group, member in members.items():
         table[f"group:{group}"] = member.astype(int)
     return table
 
 
-def _prepare(source: Any, opts: BiasOptions, labels: Any = None) -> tuple[Any, np.ndarray]:
+def read_labelled(source: Any, opts: BiasOptions, labels: Any = None) -> tuple[Any, np.ndarray]:
     """The input read once (texts, ids, table) and the gold labels as 0/1."""
     columns = {} if labels is not None else {opts.label_column: "--label-column"}
     read = read_texts(source, text_column=opts.text_column, id_column=opts.id_column, columns=columns,
@@ -252,45 +253,9 @@ def bias(
 
     clf = as_classifier(classifier)
     opts = make_options(BiasOptions, {"classifier": clf.spec, **options})
-    read, gold = _prepare(texts, opts, labels)
+    read, gold = read_labelled(texts, opts, labels)
     texts_ = read.filled()
     members = memberships(read.frame, texts_, opts, read.origin)
-    scores = _score(clf, texts_, opts, progress or NullProgress())
-    summary = _summary(bias_core(gold, scores, members, opts), opts, clf, read.origin, len(texts_))
-    return BiasResult(_rows(read.ids, gold, scores, members), summary)
-
-
-@holds_run_dir
-def run_bias(
-    source: Any,
-    out_dir: str | Path,
-    options: BiasOptions | None = None,
-    *,
-    classifier: CachedClassifier | None = None,
-    progress: ProgressHook | None = None,
-    rules: list[str] | None = None,
-) -> dict[str, Any]:
-    """The shell: ``counterfair bias`` into ``out_dir`` (``rows.csv`` with each text's label, score and groups,
-    ``summary.json``, ``report.md``)."""
-    from ..analysis.gate import evaluate_rules, parse_rule
-    from ..classifiers import load_classifier
-
-    parsed = [parse_rule(r) for r in rules or []]  # a bad rule is found before any work
-    opts = options or BiasOptions()
-    prepare_out_dir(out_dir)  # before any work
-    read, gold = _prepare(source, opts)
-    texts = read.filled()
-    clf = classifier if classifier is not None else load_classifier(opts.classifier)
-    identifying = run_identity(opts)
-    run_id = {"options_fingerprint": fingerprint(identifying), "input_sha256": input_sha256(source, texts)}
-    claim_run_dir(
-        Path(out_dir), run_id, {"options": identifying, "input": read.origin}, what="bias run", classifier=clf
-    )
-    members = memberships(read.frame, texts, opts, read.origin)
-    scores = _score(clf, texts, opts, progress or NullProgress())
-    summary = _summary(bias_core(gold, scores, members, opts), opts, clf, read.origin, len(texts))
-    if parsed:
-        summary["gate"] = evaluate_rules(parsed, gate_metrics(summary))
-    result = BiasResult(_rows(read.ids, gold, scores, members), summary)
-    result.save(out_dir)
-    return summary
+    scores = score_texts(clf, texts_, opts, progress or NullProgress())
+    summary = bias_summary(bias_core(gold, scores, members, opts), opts, clf, read.origin, len(texts_))
+    return BiasResult(bias_rows(read.ids, gold, scores, members), summary)

@@ -22,7 +22,6 @@ import pandas as pd
 from ..classifiers.labels import binary_labels, positive_index
 from ..metrics.fairness import gap_summary
 from ..metrics.functional import bootstrap_ci
-from ..runs import holds_run_dir
 
 if TYPE_CHECKING:
     from ..results import CTFResult
@@ -120,38 +119,6 @@ class CTFOptions:
     positive_label: str | None = None
     seed: int = 0
     text_column: str = "text"
-
-
-@holds_run_dir
-def run_ctf(
-    source: Any,
-    out_dir: Any,
-    *,
-    classifier: Any = "profanity-check",
-    progress: Any = None,
-    **options: Any,
-) -> dict[str, Any]:
-    """The shell: check ``out_dir`` first, run :func:`ctf_core`, write ``pairs.csv`` and ``summary.json``."""
-    from ..classifiers import as_classifier
-    from ..io import input_sha256, read_texts, row_strings, write_json, write_table
-    from ..records import make_options
-    from ..runs import claim_run_dir, fingerprint, prepare_out_dir, run_identity
-
-    target = prepare_out_dir(out_dir)  # before any work
-    opts = make_options(CTFOptions, options)  # every effective option, so a refusal can name the one that differs
-    clf = as_classifier(classifier)
-    origin = str(source) if isinstance(source, str | Path) else "DataFrame"
-    frame = read_texts(source, text_column=opts.text_column, encoding=opts.encoding).frame
-    identifying = run_identity(opts)
-    rows = row_strings(frame)
-    run_id = {"options_fingerprint": fingerprint(identifying), "input_sha256": input_sha256(source, rows)}
-    extra = {"options": identifying, "input": origin}
-    pairs, summary = ctf_core(frame, clf, progress=progress, origin=origin, **options)
-    # claimed after the input proved valid, before anything is written
-    claim_run_dir(target, run_id, extra, what="ctf run", classifier=clf)
-    write_table(pairs, target / "pairs.csv")
-    write_json(summary, target / "summary.json")
-    return summary
 
 
 def ctf_core(

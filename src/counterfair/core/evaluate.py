@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,19 +31,15 @@ from ..io import (
     TextInput,
     cell_text,
     file_sha256,
-    input_sha256,
     missing_as_nan,
     nan_to_none,
     read_texts,
-    row_strings,
-    write_json,
-    write_table,
 )
 from ..metrics import functional as F
 from ..metrics.cards import CARDS, MetricCard, PairTexts, resolve_metrics
 from ..progress import NullProgress, ProgressHook
+from ..records import knob
 from ..results import TableResult
-from ..runs import claim_run_dir, fingerprint, holds_run_dir, knob, prepare_out_dir, run_identity
 from ..summaries import EvaluationSummary
 from ..text import tokenize_batch, tokenizer_signature
 
@@ -164,7 +160,7 @@ def evaluate(
     frame = _pairs_frame(pairs)
     opts = make_options(EvaluateOptions, {"metrics": list(metrics) if metrics else None, **options})
     clf = as_classifier(classifier) if classifier is not None else None
-    return evaluate_pairs(frame, opts, classifier=clf, progress=progress)
+    return evaluate_core(frame, opts, classifier=clf, progress=progress)
 
 
 def _pairs_frame(pairs: Any) -> pd.DataFrame:
@@ -225,7 +221,7 @@ def _texts(frame: pd.DataFrame, column: str | None, markers: Sequence[str]) -> l
     return out
 
 
-def _read_pairs(source: Any, opts: EvaluateOptions) -> tuple[TextInput, str | None]:
+def read_pairs(source: Any, opts: EvaluateOptions) -> tuple[TextInput, str | None]:
     """The pairs (:func:`~counterfair.io.read_texts`, every column an option names checked) and the second
     counterfactual's column (``--cf2-column``, else ``gen_text_2`` when the table has it)."""
     columns = {opts.cf_column: "--cf-column"}
@@ -246,61 +242,35 @@ def _read_pairs(source: Any, opts: EvaluateOptions) -> tuple[TextInput, str | No
     return read, "gen_text_2" if "gen_text_2" in read.frame.columns else None
 
 
-def _claim(
-    target: Path,
-    source: Any,
-    frame: pd.DataFrame,
-    opts: EvaluateOptions,
-    classifier: CachedClassifier | None,
-    origin: str,
-    metrics: list[str],
-) -> None:
-    """The run directory's identity: options (not the performance knobs), input, and the classifier's identity when a
-    metric uses it; a rerun that differs is refused, naming what differs (the rule of every command)."""
-    identifying = run_identity(opts)
-    rows = row_strings(frame)
-    run_id: dict[str, Any] = {
-        "options_fingerprint": fingerprint(identifying),
-        "input_sha256": input_sha256(source, rows),
-    }
-    extra: dict[str, Any] = {"options": identifying, "input": origin}
-    clf = None
-    if {"flip", "prob_change"} & set(metrics):
-        try:
-            clf = classifier or load_classifier(opts.classifier, batch_size=opts.batch_size)
-        except CounterfairError:
-            clf = None  # reported by the classifier stage; the spec in the options identifies it meanwhile
-    claim_run_dir(target, run_id, extra, what="evaluation", classifier=clf)
+#: what a shell does around an evaluation: ``claim(frame, origin, metrics)`` before any work, ``write(table, summary,
+#: judgements)`` when it ends (also when a stage raised: what finished is kept, the error listed in the summary)
+Claim = Callable[[pd.DataFrame, str, list[str]], None]
+Write = Callable[[pd.DataFrame, dict[str, Any], list[dict[str, Any]]], None]
 
 
-@holds_run_dir
-def evaluate_pairs(
+def evaluate_core(
     source: str | Path | pd.DataFrame,
     options: EvaluateOptions | None = None,
     *,
-    out_dir: str | Path | None = None,
     classifier: CachedClassifier | None = None,
     judge_llm: Any = None,
     progress: ProgressHook | None = None,
+    claim: Claim | None = None,
+    write: Write | None = None,
 ) -> EvaluationResult:
-    """Evaluate a pair table (path or DataFrame); with ``out_dir``, write ``rows.csv`` and ``summary.json``.
-
-    Pass ``classifier`` to reuse an already built (and cached) classifier, ``judge_llm`` an already loaded LLM
-    for ``text_quality``. If an unexpected error stops the
-    run, what finished is still written to ``out_dir`` (the error is listed in the summary) and the error
-    propagates.
-    """
+    """Evaluate a pair table (path or DataFrame) in memory; ``claim`` and ``write`` are the shell's
+    (:func:`counterfair.shell.evaluate.evaluate_pairs`). ``classifier``: an already built (and cached) classifier to
+    reuse; ``judge_llm``: an already loaded LLM for ``text_quality``. An unexpected error is recorded in the summary,
+    ``write`` still gets what finished, and the error propagates."""
     opts = options or EvaluateOptions()
     metrics = list(opts.metrics or [])
-    if out_dir is not None:
-        prepare_out_dir(out_dir)  # before any work: a bad --out is found now, not after the metrics
-    read, cf2_column = _read_pairs(source, opts)
+    read, cf2_column = read_pairs(source, opts)
     frame, origin = read.frame, read.origin
     if "diversity" in metrics and cf2_column is None and opts.metrics_explicit:
         raise ConfigError(f"{origin}: diversity needs a second counterfactual column (gen_text_2, or set --cf2-column)")
     ids = read.ids if opts.id_column else None
-    if out_dir is not None:
-        _claim(Path(out_dir), source, frame, opts, classifier, origin, metrics)
+    if claim is not None:
+        claim(frame, origin, metrics)
     run = _start(frame, opts, cf2_column, metrics, progress or NullProgress())
     started = time.perf_counter()
     try:
@@ -317,13 +287,9 @@ def evaluate_pairs(
         summary = nan_to_none(
             _summary(table, run, metrics, origin=origin, source=source, cf2_column=cf2_column, elapsed=elapsed)
         )
-        if out_dir is not None:
-            target = Path(out_dir)
-            write_table(table, target / "rows.csv")
-            write_json(summary, target / "summary.json")
-            if run.judgements:
-                write_table(pd.DataFrame(run.judgements), target / "text_quality.jsonl")
-    return EvaluationResult(table, summary, Path(out_dir) if out_dir is not None else None)
+        if write is not None:
+            write(table, summary, run.judgements)
+    return EvaluationResult(table, summary, None)
 
 
 @dataclass

@@ -35,22 +35,18 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from ..checkpoint import JsonlCheckpoint
-from ..classifiers import CachedClassifier, load_classifier
+from ..classifiers import CachedClassifier
 from ..editors.base import EditorBase
 from ..errors import ConfigError
 from ..io import (
-    input_sha256,
     missing_as_nan,
     nan_to_none,
     read_texts,
-    write_json,
-    write_table,
 )
 from ..metrics.functional import contrast_labels, flipped_one
 from ..progress import NullProgress, ProgressHook
+from ..records import knob
 from ..results import TableResult
-from ..runs import claim_run_dir, fingerprint, holds_run_dir, knob, prepare_out_dir, run_identity
 from ..summaries import FeedbackSummary
 from ..text import MAX_TEXT_CHARS, skip_reason, tokenize_batch, word_distance
 
@@ -112,36 +108,6 @@ def inconsistency(distances: Sequence[float], k: int) -> float:
     return sum(max(0.0, distances[i + 1] - distances[i]) for i in range(k)) / k
 
 
-@holds_run_dir
-def run_feedback(
-    source: Any,
-    out_dir: str | Path,
-    options: FeedbackOptions | None = None,
-    *,
-    editor: EditorBase | None = None,
-    classifier: CachedClassifier | None = None,
-    progress: ProgressHook | None = None,
-) -> dict[str, Any]:
-    """The shell: the loop of :func:`feedback_core`, resumable in ``out_dir`` (each text's chain is checkpointed as
-    soon as it is done); writes ``steps.csv`` (one row per text and step) and ``summary.json``."""
-    opts = options or FeedbackOptions()
-    prepare_out_dir(out_dir)  # before any work: a bad --out is found now
-    origin, ids, texts = _read_texts(source, opts)
-    clf = classifier if classifier is not None else load_classifier(opts.classifier)
-    ed = editor if editor is not None else build_editor(opts, clf)
-    target = Path(out_dir)
-    identifying = run_identity(opts)
-    options_fingerprint = fingerprint(identifying, editor=ed.name, editor_params=ed.params())
-    run_id = {"options_fingerprint": options_fingerprint, "input_sha256": input_sha256(source, texts)}
-    extra = {"options": {**identifying, "classifier": clf.spec}, "input": origin}
-    claim_run_dir(target, run_id, extra, what="feedback run", classifier=clf)
-    checkpoint = JsonlCheckpoint(target / ".work" / "done.jsonl", key=lambda r: int(r["text_id"]))
-    table, summary = feedback_core(texts, ids, ed, clf, opts, sink=checkpoint, origin=origin, progress=progress)
-    write_table(table, target / "steps.csv")
-    write_json(summary, target / "summary.json")
-    return summary
-
-
 def feedback(
     texts: Any,
     editor: str | EditorBase = "synonym",
@@ -162,13 +128,13 @@ def feedback(
     name = editor if isinstance(editor, str) else f"external:{editor.name}"  # an editor object: recorded by name
     opts = make_options(FeedbackOptions, {"editor": name, "classifier": clf.spec, "steps": steps, **options})
     ed = editor if isinstance(editor, EditorBase) else build_editor(opts, clf)
-    origin, ids, source_texts = _read_texts(texts, opts)
+    origin, ids, source_texts = read_input(texts, opts)
     sink = MemorySink(key=lambda r: int(r["text_id"]))
     table, summary = feedback_core(source_texts, ids, ed, clf, opts, sink=sink, origin=origin, progress=progress)
     return FeedbackResult(table, summary)
 
 
-def _read_texts(source: Any, opts: FeedbackOptions) -> tuple[str, list[str], list[str]]:
+def read_input(source: Any, opts: FeedbackOptions) -> tuple[str, list[str], list[str]]:
     """Feedback's input (:func:`~counterfair.io.read_texts`): its origin, the row ids, the texts ("" when empty)."""
     read = read_texts(
         source, text_column=opts.text_column, id_column=opts.id_column, encoding=opts.encoding, limit=opts.limit

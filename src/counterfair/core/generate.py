@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -29,24 +29,19 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from ..checkpoint import JsonlCheckpoint, MemorySink
+from ..checkpoint import MemorySink
 from ..editors.base import EditorBase
 from ..editors.filters import CandidateFilter, FilterConfig, Verdict, best
 from ..editors.registry import default_editors, editor_names, editor_spec
 from ..errors import ConfigError, LLMInputsFailed
 from ..io import (
-    input_sha256,
     read_texts,
-    write_csv_chunks,
-    write_json,
-    write_table,
 )
 from ..lexicons.attributes import Attribute, load_attribute
 from ..metrics.bertscore import BERTScoreScorer
 from ..metrics.functional import summarize
 from ..progress import NullProgress, ProgressHook
-from ..records import Candidate, Counterfactual, make_status
-from ..runs import claim_run_dir, fingerprint, holds_run_dir, knob, prepare_out_dir, run_identity
+from ..records import Candidate, Counterfactual, fingerprint, knob, make_status, run_identity
 from ..summaries import GenerateSummary
 from ..text import MAX_TEXT_CHARS, printable, skip_reason
 
@@ -604,48 +599,6 @@ def _skipped(method: str, row: int, input_id: str, text: str | None, reason: str
     return Generator._record(method, row, input_id, printable(text or ""), cf, [], attempts=0)
 
 
-@holds_run_dir
-def run_generate(
-    source: str | Path | pd.DataFrame,
-    out_dir: str | Path,
-    options: GenerateOptions | None = None,
-    *,
-    progress: ProgressHook | None = None,
-    generator: Generator | None = None,
-) -> GenerateResult:
-    """The shell: generate for every row of ``source`` by every chosen method, resumable in ``out_dir``
-    (``run.json``, ``.work/done.jsonl``, then ``candidates.csv``, ``counterfactuals.csv``, ``summary.json``)."""
-    opts = options or GenerateOptions()
-    hook = progress or NullProgress()
-    prepare_out_dir(out_dir)  # before any work: a bad --out is found now
-    origin, ids, texts = _read_input(source, opts)
-    target = Path(out_dir)
-    input_sha = input_sha256(source, texts)
-    claim_run_dir(
-        target,
-        {"options_fingerprint": opts.fingerprint(), "input_sha256": input_sha},
-        {"options": asdict(opts), "input": origin},
-    )
-    checkpoint = JsonlCheckpoint(
-        target / ".work" / "done.jsonl", key=lambda r: (r["method"], int(r["row"])), slim=_slim
-    )
-    gen = generator or Generator(opts)
-    started = time.perf_counter()
-    timing = _generate_into(checkpoint, gen, opts, ids, texts, hook)
-    order, counterfactuals, summary = _collect(checkpoint, gen, opts, texts, timing, started, origin)
-
-    def candidate_chunks(per_chunk: int = 500) -> Iterator[pd.DataFrame]:
-        for start in range(0, len(order), per_chunk):
-            rows = [c for record in checkpoint.full(order[start : start + per_chunk]) for c in record["candidates"]]
-            if rows:  # object dtype: a value prints the same whichever chunk it falls in
-                yield pd.DataFrame(rows, columns=list(CANDIDATE_COLUMNS), dtype=object)
-
-    write_csv_chunks(candidate_chunks(), target / "candidates.csv", CANDIDATE_COLUMNS)
-    write_table(counterfactuals, target / "counterfactuals.csv")
-    write_json(summary, target / "summary.json")
-    return GenerateResult(target / "candidates.csv", counterfactuals, summary)
-
-
 def generate_frame(
     source: str | Path | pd.DataFrame,
     options: GenerateOptions | None = None,
@@ -655,7 +608,7 @@ def generate_frame(
 ) -> GenerateResult:
     """The core: the same generation in memory, no files; candidates are held in the result."""
     opts = options or GenerateOptions()
-    return _generate_read(_read_input(source, opts), opts, progress, generator)
+    return _generate_read(read_input(source, opts), opts, progress, generator)
 
 
 def _generate_read(
@@ -664,19 +617,19 @@ def _generate_read(
     progress: ProgressHook | None,
     generator: Generator | None = None,
 ) -> GenerateResult:
-    """:func:`generate_frame` on input already read by :func:`_read_input` (origin, row ids, texts)."""
+    """:func:`generate_frame` on input already read by :func:`read_input` (origin, row ids, texts)."""
     origin, ids, texts = read
-    sink = MemorySink(key=lambda r: (r["method"], int(r["row"])), slim=_slim)
+    sink = MemorySink(key=lambda r: (r["method"], int(r["row"])), slim=slim)
     gen = generator or Generator(opts)
     started = time.perf_counter()
-    timing = _generate_into(sink, gen, opts, ids, texts, progress or NullProgress())
-    order, counterfactuals, summary = _collect(sink, gen, opts, texts, timing, started, origin)
+    timing = generate_into(sink, gen, opts, ids, texts, progress or NullProgress())
+    order, counterfactuals, summary = collect(sink, gen, opts, texts, timing, started, origin)
     rows = [c for record in sink.full(order) for c in record["candidates"]]
     candidates = pd.DataFrame(rows, columns=list(CANDIDATE_COLUMNS))
     return GenerateResult(None, counterfactuals, summary, candidates=candidates)
 
 
-def _read_input(source: Any, opts: GenerateOptions) -> tuple[str, list[str], list[str | None]]:
+def read_input(source: Any, opts: GenerateOptions) -> tuple[str, list[str], list[str | None]]:
     """Generate's input (:func:`~counterfair.io.read_texts`): its origin, the row ids, the texts (None: empty)."""
     read = read_texts(
         source, text_column=opts.text_column, id_column=opts.id_column, encoding=opts.encoding, fmt=opts.fmt
@@ -701,7 +654,7 @@ def generate(
     names = [e for e in editors if isinstance(e, str)]
     objects = [e for e in editors if not isinstance(e, str)]
     opts = make_options(GenerateOptions, {"methods": names or ["ablation"], **options})
-    read = _read_input(texts, opts)  # a file is read once, for the method names and the editor objects alike
+    read = read_input(texts, opts)  # a file is read once, for the method names and the editor objects alike
     _, ids, source_texts = read
     records: list[Counterfactual] = []
     if names:
@@ -754,7 +707,7 @@ def _record(row: dict[str, Any], cand: dict[str, Any] | None, **fields: Any) -> 
     )
 
 
-def _generate_into(
+def generate_into(
     sink: Any, gen: Generator, opts: GenerateOptions, ids: list[str], texts: list[str | None], hook: ProgressHook
 ) -> dict[str, float]:
     """Every (method, row) not yet in ``sink.done``, generated chunk by chunk and added to ``sink``."""
@@ -832,7 +785,7 @@ def _chunk_records(
     return [by_position[k] for k in range(len(chunk))]
 
 
-def _collect(
+def collect(
     sink: Any,
     gen: Generator,
     opts: GenerateOptions,
@@ -857,7 +810,7 @@ def _collect(
     return order, counterfactuals, summary
 
 
-def _slim(record: dict[str, Any]) -> dict[str, Any]:
+def slim(record: dict[str, Any]) -> dict[str, Any]:
     """What of a finished record stays in memory: all but its candidates, which are only counted."""
     cands = record["candidates"]
     return {

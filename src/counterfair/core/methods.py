@@ -26,16 +26,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import __version__
 from ..errors import ConfigError, InputError
-from ..io import cell_text, read_table, write_table
+from ..io import cell_text, write_table
 from ..metrics import functional as F
-from ..progress import ProgressHook
 from ..results import TableResult
-from ..runs import prepare_out_dir
 from ..summaries import TABLE2_COLUMNS, MethodComparisonSummary
 from ..text import tokenize_batch
-from .evaluate import EvaluateOptions, EvaluationResult, evaluate_pairs
+from .evaluate import EvaluateOptions, EvaluationResult
 
 ORIGINAL = "original"
 TABLE_COLUMNS = TABLE2_COLUMNS  # Table 2's columns (counterfair.summaries)
@@ -89,68 +86,6 @@ def parse_method_files(specs: list[str]) -> dict[str, Path]:
     return out
 
 
-def evaluate_methods(
-    sources: dict[str, Any],
-    options: EvaluateOptions | None = None,
-    *,
-    out_dir: str | Path | None = None,
-    classifier: Any = None,
-    progress: ProgressHook | None = None,
-) -> MethodComparison:
-    """Evaluate each method's pairs (a path or a table each) and compare them; with ``out_dir``, every method's run
-    directory, ``comparison.csv``, ``distance_matrix.csv``, ``summary.json`` and ``report.html``."""
-    if len(sources) < 2:
-        raise ConfigError("comparing methods needs at least two pair files")
-    opts = options or EvaluateOptions()
-    target = prepare_out_dir(out_dir) if out_dir is not None else None
-    frames = {name: read_table(src, fmt=opts.fmt, encoding=opts.encoding) for name, src in sources.items()}
-    originals, misaligned = _align(frames, opts.text_column)
-    if classifier is None and {"flip", "prob_change"} & set(opts.metrics or []):
-        from ..classifiers import load_classifier
-
-        classifier = load_classifier(opts.classifier, batch_size=opts.batch_size)  # shared: originals predicted once
-    elif classifier is not None:
-        from ..classifiers import as_classifier
-
-        classifier = as_classifier(classifier)
-    results = {
-        name: evaluate_pairs(
-            sources[name],
-            opts,
-            out_dir=target / "methods" / name if target is not None else None,
-            classifier=classifier,
-            progress=progress,
-        )
-        for name in frames
-    }
-    table = comparison_table(results)
-    cfs = {name: frame[opts.cf_column] for name, frame in frames.items()}
-    own = {name: frame[opts.text_column] for name, frame in frames.items()}
-    matrix = distance_matrix(cfs, originals, opts, misaligned=misaligned, own_originals=own)
-    typed = {name: result.typed_summary for name, result in results.items()}
-    summary = {
-        "counterfair_version": __version__,
-        "command": "evaluate-methods",
-        "methods": {
-            name: str(src) if not isinstance(src, pd.DataFrame) else "DataFrame" for name, src in sources.items()
-        },
-        "originals": len(originals),
-        "table": table.reset_index().to_dict(orient="records"),
-        "distance_matrix": {"unit": "tokens (word-level Levenshtein)", "values": matrix.to_dict()},
-        "misaligned_rows": misaligned,  # left out of the distances between that method and the others
-        "errors": [{"method": n, **e.to_dict()} for n, r in typed.items() for e in r.errors],
-        "options": next(iter(typed.values())).options,
-        "signatures": {n: r.signatures for n, r in typed.items()},
-    }
-    comparison = MethodComparison(table, matrix, results, summary)
-    if target is not None:
-        comparison.save(target)
-        from ..views.report.evaluation import build_evaluation_report
-
-        build_evaluation_report(target)
-    return comparison
-
-
 _MARKUP = re.compile(r"<unk>|<br\s*/?>|[^a-z0-9]")
 MAX_MISALIGNED = 0.1  # more rows than this whose original differs: the files are not about the same texts
 
@@ -161,7 +96,7 @@ def _key(text: str | None) -> str:
     return _MARKUP.sub("", (text or "").lower())[:60]
 
 
-def _align(frames: dict[str, pd.DataFrame], column: str) -> tuple[list[str], dict[str, list[int]]]:
+def align_originals(frames: dict[str, pd.DataFrame], column: str) -> tuple[list[str], dict[str, list[int]]]:
     """The originals (of the first file) and, per method, the rows whose original is another text. Methods often
     preprocess their input (CEval's GBDA lower-cases, CREST writes ``<unk>`` for characters its tokenizer lacks), so
     originals are compared by :func:`_key`; a few differing rows are left out of the distances that involve them,

@@ -1,0 +1,102 @@
+"""The audit's shell: ``counterfair audit`` into a run directory — the input read and the directory claimed before any
+work, classifier scores checkpointed batch by batch (``scores.jsonl``), each attribute's generation a resumable
+generate run, then ``pairs.csv``, ``summary.json`` and the report."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from ..checkpoint import JsonlCheckpoint
+from ..classifiers import CachedClassifier, load_classifier
+from ..classifiers.labels import checked_positive_index
+from ..core.audit import AuditOptions, audit_core, judged, plan_frame, read_input
+from ..io import input_sha256, write_json, write_table
+from ..progress import NullProgress, ProgressHook
+from ..records import fingerprint, run_identity
+from ..runs import claim_run_dir, holds_run_dir, prepare_out_dir
+from ..summaries import AuditSummary
+from .generate import run_generate
+
+
+class ScoreCache:
+    """Classifier probabilities per distinct text, appended to ``scores.jsonl`` batch by batch (a
+    :class:`JsonlCheckpoint`: a torn last line is cut off and redone, a full disk is a clear error)."""
+
+    def __init__(self, path: Path, classifier: CachedClassifier, *, batch: int | None = None) -> None:
+        self.path = path
+        self.classifier = classifier
+        self.batch = batch or classifier.batch_size  # every finished classifier batch is on disk at once
+        self._file = JsonlCheckpoint(path, key=lambda record: record["text"])
+
+    @property
+    def scores(self) -> dict[str, list[float]]:
+        return {str(text): record["p"] for text, record in self._file.done.items()}
+
+    def score(self, texts: list[str], progress: ProgressHook) -> dict[str, list[float]]:
+        todo = [t for t in dict.fromkeys(texts) if t not in self._file]
+        progress.start(f"classifier ({self.classifier.spec})", len(todo))
+        for start in range(0, len(todo), self.batch):
+            chunk = todo[start : start + self.batch]
+            proba = self.classifier.predict_proba(chunk)
+            self._file.add([{"text": t, "p": [float(x) for x in p]} for t, p in zip(chunk, proba, strict=True)])
+            progress.advance(len(chunk))
+        return self.scores
+
+
+@holds_run_dir
+def run_audit(
+    source: Any,
+    out_dir: str | Path,
+    options: AuditOptions | None = None,
+    *,
+    progress: ProgressHook | None = None,
+    classifier: CachedClassifier | None = None,
+    rules: list[str] | None = None,
+    baseline: str | None = None,
+) -> dict[str, Any]:
+    """The shell: run the audit into ``out_dir`` (resumable) and build its report; returns the summary.
+
+    ``rules`` (:mod:`counterfair.analysis.gate`) add the summary's ``gate``; ``baseline`` (another audit's run
+    directory or pairs.csv, or a classifier spec that scores this audit's pairs) adds its ``comparison``
+    (:mod:`counterfair.analysis.compare`). Neither is part of the run's identity: a rerun with other rules resumes."""
+    from ..analysis.gate import parse_rule
+
+    for rule in rules or []:
+        parse_rule(rule)  # a bad rule is found before any work
+    opts = options or AuditOptions()
+    hook = progress or NullProgress()
+    started = time.perf_counter()
+    prepare_out_dir(out_dir)  # before any work: a bad --out is found now
+    frame, origin = read_input(source, opts)
+    the_plan = plan_frame(frame, opts, origin)
+    target = Path(out_dir)
+    texts = frame["text"].tolist()
+    input_hash = input_sha256(source, texts)
+    clf = classifier if classifier is not None else load_classifier(opts.classifier)  # checked before any work
+    checked_positive_index(clf, texts[0], opts.positive_label)  # 3 labels need --positive-label: said before any work
+    identifying = run_identity(opts)
+    run_id = {"options_fingerprint": fingerprint(identifying), "input_sha256": input_hash}
+    extra = {"options": {**identifying, "classifier": clf.spec}, "input": origin}
+    claim_run_dir(target, run_id, extra, what="audit", classifier=clf)
+    cache = ScoreCache(target / "scores.jsonl", clf)
+    pairs, summary = audit_core(
+        frame,
+        opts,
+        clf,
+        plan_=the_plan,
+        origin=origin,
+        generate=lambda name, subset, o: run_generate(subset, target / "generate" / name, o, progress=hook),
+        score=lambda texts: cache.score(texts, hook),
+        started=started,
+    )
+    placebo = AuditSummary.from_dict(summary).placebo
+    effects = placebo.to_dict() if placebo is not None else None
+    summary.update(judged(pairs, opts, rules=rules, baseline=baseline, spec=clf.spec, effects=effects))
+    write_table(pairs, target / "pairs.csv")
+    write_json(summary, target / "summary.json")
+    from ..views.report import build_report
+
+    build_report(target)
+    return summary

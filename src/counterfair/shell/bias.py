@@ -1,0 +1,59 @@
+"""The bias shell: ``counterfair bias`` into a run directory (``rows.csv``, ``summary.json``, ``report.md``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..classifiers import CachedClassifier
+from ..core.bias import (
+    BiasOptions,
+    bias_core,
+    bias_rows,
+    bias_summary,
+    gate_metrics,
+    memberships,
+    read_labelled,
+    score_texts,
+)
+from ..io import input_sha256
+from ..progress import NullProgress, ProgressHook
+from ..records import fingerprint, run_identity
+from ..results import BiasResult
+from ..runs import claim_run_dir, holds_run_dir, prepare_out_dir
+
+
+@holds_run_dir
+def run_bias(
+    source: Any,
+    out_dir: str | Path,
+    options: BiasOptions | None = None,
+    *,
+    classifier: CachedClassifier | None = None,
+    progress: ProgressHook | None = None,
+    rules: list[str] | None = None,
+) -> dict[str, Any]:
+    """The shell: ``counterfair bias`` into ``out_dir`` (``rows.csv`` with each text's label, score and groups,
+    ``summary.json``, ``report.md``)."""
+    from ..analysis.gate import evaluate_rules, parse_rule
+    from ..classifiers import load_classifier
+
+    parsed = [parse_rule(r) for r in rules or []]  # a bad rule is found before any work
+    opts = options or BiasOptions()
+    prepare_out_dir(out_dir)  # before any work
+    read, gold = read_labelled(source, opts)
+    texts = read.filled()
+    clf = classifier if classifier is not None else load_classifier(opts.classifier)
+    identifying = run_identity(opts)
+    run_id = {"options_fingerprint": fingerprint(identifying), "input_sha256": input_sha256(source, texts)}
+    claim_run_dir(
+        Path(out_dir), run_id, {"options": identifying, "input": read.origin}, what="bias run", classifier=clf
+    )
+    members = memberships(read.frame, texts, opts, read.origin)
+    scores = score_texts(clf, texts, opts, progress or NullProgress())
+    summary = bias_summary(bias_core(gold, scores, members, opts), opts, clf, read.origin, len(texts))
+    if parsed:
+        summary["gate"] = evaluate_rules(parsed, gate_metrics(summary))
+    result = BiasResult(bias_rows(read.ids, gold, scores, members), summary)
+    result.save(out_dir)
+    return summary

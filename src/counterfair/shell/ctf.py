@@ -1,0 +1,42 @@
+"""The CTF shell: ``counterfair ctf`` into a run directory — options and input claimed (a rerun that differs is
+refused), then ``pairs.csv`` and ``summary.json``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..core.ctf import CTFOptions, ctf_core
+from ..runs import holds_run_dir
+
+
+@holds_run_dir
+def run_ctf(
+    source: Any,
+    out_dir: Any,
+    *,
+    classifier: Any = "profanity-check",
+    progress: Any = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """The shell: check ``out_dir`` first, run :func:`ctf_core`, write ``pairs.csv`` and ``summary.json``."""
+    from ..classifiers import as_classifier
+    from ..io import input_sha256, read_texts, row_strings, write_json, write_table
+    from ..records import fingerprint, make_options, run_identity
+    from ..runs import claim_run_dir, prepare_out_dir
+
+    target = prepare_out_dir(out_dir)  # before any work
+    opts = make_options(CTFOptions, options)  # every effective option, so a refusal can name the one that differs
+    clf = as_classifier(classifier)
+    origin = str(source) if isinstance(source, str | Path) else "DataFrame"
+    frame = read_texts(source, text_column=opts.text_column, encoding=opts.encoding).frame
+    identifying = run_identity(opts)
+    rows = row_strings(frame)
+    run_id = {"options_fingerprint": fingerprint(identifying), "input_sha256": input_sha256(source, rows)}
+    extra = {"options": identifying, "input": origin}
+    pairs, summary = ctf_core(frame, clf, progress=progress, origin=origin, **options)
+    # claimed after the input proved valid, before anything is written
+    claim_run_dir(target, run_id, extra, what="ctf run", classifier=clf)
+    write_table(pairs, target / "pairs.csv")
+    write_json(summary, target / "summary.json")
+    return summary

@@ -1,0 +1,67 @@
+"""Generate's shell: ``counterfair generate`` into a run directory — claimed before any work, every finished
+(method, input) checkpointed in ``.work/done.jsonl`` (a rerun resumes), then ``candidates.csv`` streamed in input
+order, ``counterfactuals.csv`` and ``summary.json``."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+
+import pandas as pd
+
+from ..checkpoint import JsonlCheckpoint
+from ..core.generate import (
+    CANDIDATE_COLUMNS,
+    GenerateOptions,
+    GenerateResult,
+    Generator,
+    collect,
+    generate_into,
+    read_input,
+    slim,
+)
+from ..io import input_sha256, write_csv_chunks, write_json, write_table
+from ..progress import NullProgress, ProgressHook
+from ..runs import claim_run_dir, holds_run_dir, prepare_out_dir
+
+
+@holds_run_dir
+def run_generate(
+    source: str | Path | pd.DataFrame,
+    out_dir: str | Path,
+    options: GenerateOptions | None = None,
+    *,
+    progress: ProgressHook | None = None,
+    generator: Generator | None = None,
+) -> GenerateResult:
+    """The shell: generate for every row of ``source`` by every chosen method, resumable in ``out_dir``
+    (``run.json``, ``.work/done.jsonl``, then ``candidates.csv``, ``counterfactuals.csv``, ``summary.json``)."""
+    opts = options or GenerateOptions()
+    hook = progress or NullProgress()
+    prepare_out_dir(out_dir)  # before any work: a bad --out is found now
+    origin, ids, texts = read_input(source, opts)
+    target = Path(out_dir)
+    input_sha = input_sha256(source, texts)
+    claim_run_dir(
+        target,
+        {"options_fingerprint": opts.fingerprint(), "input_sha256": input_sha},
+        {"options": asdict(opts), "input": origin},
+    )
+    checkpoint = JsonlCheckpoint(target / ".work" / "done.jsonl", key=lambda r: (r["method"], int(r["row"])), slim=slim)
+    gen = generator or Generator(opts)
+    started = time.perf_counter()
+    timing = generate_into(checkpoint, gen, opts, ids, texts, hook)
+    order, counterfactuals, summary = collect(checkpoint, gen, opts, texts, timing, started, origin)
+
+    def candidate_chunks(per_chunk: int = 500) -> Iterator[pd.DataFrame]:
+        for start in range(0, len(order), per_chunk):
+            rows = [c for record in checkpoint.full(order[start : start + per_chunk]) for c in record["candidates"]]
+            if rows:  # object dtype: a value prints the same whichever chunk it falls in
+                yield pd.DataFrame(rows, columns=list(CANDIDATE_COLUMNS), dtype=object)
+
+    write_csv_chunks(candidate_chunks(), target / "candidates.csv", CANDIDATE_COLUMNS)
+    write_table(counterfactuals, target / "counterfactuals.csv")
+    write_json(summary, target / "summary.json")
+    return GenerateResult(target / "candidates.csv", counterfactuals, summary)
