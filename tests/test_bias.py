@@ -130,11 +130,12 @@ def test_the_command_end_to_end_with_identity_terms(tmp_path: Path) -> None:
 
 
 def test_gate_rules_on_the_bias_metrics(tmp_path: Path) -> None:
-    from counterfair.analysis.gate import evaluate_rules
-    from counterfair.core.bias import gate_metrics
+    from counterfair.analysis.gate import bias_gate_metrics, evaluate_rules
 
     out = bias_core(LABELS, SCORES, {"perfect": PERFECT, "inverted": INVERTED}, BiasOptions(bootstrap=0))
-    gate = evaluate_rules(["subgroup_auc[*] < 0.5", "final_metric < 0.1", "bpsn_auc[nope] < 0.5"], gate_metrics(out))
+    gate = evaluate_rules(
+        ["subgroup_auc[*] < 0.5", "final_metric < 0.1", "bpsn_auc[nope] < 0.5"], bias_gate_metrics(out)
+    )
     verdicts = {(c["rule"], c["group"]): c["verdict"] for c in gate["checks"]}
     assert verdicts[("subgroup_auc[*] < 0.5", "inverted")] == "fail"  # AUC 0 for the inverted group
     assert verdicts[("subgroup_auc[*] < 0.5", "perfect")] == "pass"
@@ -142,3 +143,33 @@ def test_gate_rules_on_the_bias_metrics(tmp_path: Path) -> None:
     assert verdicts[("bpsn_auc[nope] < 0.5", "nope")] == "error" and gate["verdict"] == "fail"
     no_bias = evaluate_rules(["bpsn_auc[*] < 0.8"], {"identity_effect": None})  # an audit's metrics
     assert "the run has no bpsn_auc (labelled data: counterfair bias)" in no_bias["checks"][0]["message"]
+
+
+def test_an_audit_with_a_label_column_carries_the_same_bias_metrics(tmp_path: Path) -> None:
+    texts = ["I am a gay man.", "Gay people are awful.", "I am a Muslim woman.", "Muslims are disgusting."]
+    texts += ["Some people are straight.", "Straight people are idiots.", "I am a Christian.", "Christians are stupid."]
+    frame = pd.DataFrame({"text": texts, "toxic": [0, 1, 0, 1, 0, 1, 0, 1]})
+    clf = cf.as_classifier(lambda t: np.array([0.9 if ("gay" in x.lower() or "awful" in x) else 0.2 for x in t]))
+    audited = cf.audit(frame, clf, methods=["swap"], label_column="toxic", bootstrap=200, placebo=None)
+    labelled = cf.bias(frame, classifier=clf, label_column="toxic", bootstrap=200)
+    in_audit, alone = audited.typed_summary.bias, labelled.typed_summary
+    assert in_audit is not None and in_audit.groups is not None and alone.groups is not None
+    assert set(in_audit.groups) == set(alone.groups)
+    for group, entry in alone.groups.items():  # the same scores, groups and labels: the same values
+        for metric in ("subgroup_auc", "bpsn_auc", "bnsp_auc"):
+            assert getattr(in_audit.groups[group], metric).value == getattr(entry, metric).value
+    # BPSN for sexuality: the other groups' toxic texts (0.2, 0.2) against its non-toxic ones ("I am a gay man." 0.9,
+    # "Some people are straight." 0.2): (0 + 0.5 + 0 + 0.5) / 4; a rule on it fails
+    assert in_audit.groups["sexuality"].bpsn_auc.value == pytest.approx(
+        roc_auc_score([1, 1, 0, 0], [0.2, 0.2, 0.9, 0.2])
+    )
+    assert in_audit.groups["sexuality"].bpsn_auc.value == pytest.approx(0.25)
+    gate = audited.check(["bpsn_auc[sexuality] < 0.9"])
+    assert gate["verdict"] == "fail"
+    assert "Labelled data — overall AUC" in "\n".join(markdown_lines(audited))
+
+
+def markdown_lines(result: object) -> list[str]:
+    from counterfair.views.report import markdown
+
+    return markdown(result.summary).splitlines()  # type: ignore[attr-defined]

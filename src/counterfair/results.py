@@ -149,7 +149,7 @@ class AuditResult(TableResult):
 
     def check(self, rules: list[str]) -> dict[str, Any]:
         """The fairness gate's verdicts on ``rules`` (:mod:`counterfair.analysis.gate`); also kept in the summary."""
-        from .analysis.gate import gate_pairs
+        from .analysis.gate import bias_gate_metrics, gate_pairs
 
         s = self.typed_summary
         gate = gate_pairs(
@@ -158,6 +158,7 @@ class AuditResult(TableResult):
             seed=s.options.get("seed", 0),
             n_resamples=s.options.get("bootstrap", 2000),
             effects=s.placebo.to_dict() if s.placebo is not None else None,
+            extra=bias_gate_metrics(s.bias.to_dict()) if s.bias is not None else None,
         )
         self.summary["gate"] = gate
         return gate

@@ -314,6 +314,7 @@ class AuditSummary(Record):
     coverage: Coverage | None = _key(of=Coverage)
     gate: GateVerdict | None = _key(of=GateVerdict)
     comparison: Mapping[str, Any] | None = None
+    bias: BiasSummary | None = _key(of="BiasSummary")  # with a label column: the labelled-data bias metrics
     timing_s: Mapping[str, float] = field(default_factory=dict)
     counterfair_version: str | None = None
 

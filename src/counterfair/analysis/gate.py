@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ConfigError
-from ..summaries import GateVerdict, typed
+from ..summaries import BiasSummary, GateVerdict, typed
 
 COUNTERFACTUAL_METRICS = ("identity_effect", "ctf_gap", "flip_rate")
 #: the labelled-data metrics of ``counterfair bias`` (:mod:`counterfair.core.bias`): per group and overall
@@ -219,10 +219,28 @@ def gate_pairs(
     seed: int = 0,
     n_resamples: int = 2000,
     effects: Mapping[str, Any] | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """:func:`evaluate_rules` on the metrics of a pairs table."""
+    """:func:`evaluate_rules` on the metrics of a pairs table (and ``extra`` metrics, e.g. an audit's bias metrics)."""
     parsed = [r if isinstance(r, Rule) else parse_rule(r) for r in rules]  # a bad rule fails before any bootstrap
-    return evaluate_rules(parsed, fairness_metrics(pairs, seed=seed, n_resamples=n_resamples, effects=effects))
+    metrics = fairness_metrics(pairs, seed=seed, n_resamples=n_resamples, effects=effects)
+    return evaluate_rules(parsed, {**metrics, **(extra or {})})
+
+
+def bias_gate_metrics(summary: dict[str, Any]) -> dict[str, Any]:
+    """The bias metrics as the fairness gate reads them (:func:`counterfair.analysis.gate.evaluate_rules`): per metric
+    ``{"overall": entry, "by_group": {group: entry}}`` with entries ``value``, ``ci_low``, ``ci_high``, ``n``."""
+    s = typed(summary, BiasSummary)
+    groups = s.groups or {}
+    out: dict[str, Any] = {
+        m: {"overall": None, "by_group": {g: getattr(e, m).to_dict() for g, e in groups.items()}}
+        for m in ("subgroup_auc", "bpsn_auc", "bnsp_auc", "pinned_auc")
+    }
+    for name in ("overall_auc", "fped", "fned"):
+        out[name] = {"overall": getattr(s, name).to_dict(), "by_group": {}}
+    final = {"value": s.final_metric, "ci_low": None, "ci_high": None, "n": s.overall_auc.n}
+    out["final_metric"] = {"overall": final, "by_group": {}}
+    return out
 
 
 def write_junit(

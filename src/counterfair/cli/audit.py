@@ -51,6 +51,12 @@ def audit(
     ),
     text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
     id_column: Annotated[str | None, typer.Option(help="Column with unique ids.")] = None,
+    label_column: Annotated[
+        str | None,
+        typer.Option(
+            help="Column with gold labels (1/0, toxic/non-toxic): adds the bias AUCs per group (as counterfair bias)."
+        ),
+    ] = None,
     threshold: Annotated[float, typer.Option(help="Score threshold for flips.")] = 0.5,
     positive_label: Annotated[str | None, typer.Option(help="Classifier label whose probability is the score.")] = None,
     identities: Annotated[

@@ -34,7 +34,7 @@ import pandas as pd
 from .. import __version__
 from ..analysis.placebo import identity_effects, load_placebo, placebo_texts
 from ..classifiers import CachedClassifier
-from ..classifiers.labels import checked_positive_index, positive_index
+from ..classifiers.labels import binary_labels, checked_positive_index, positive_index
 from ..editors.registry import default_editors, editor_spec
 from ..errors import ConfigError, InputError
 from ..io import (
@@ -84,6 +84,9 @@ class AuditOptions:
     placebo: str | None = "en"  # matched non-identity swaps (counterfair.analysis.placebo): "en", a file, or None
     max_text_chars: int = MAX_TEXT_CHARS  # longer texts are not edited (status skipped:too_long; 0: no limit)
     encoding: str = "utf-8"  # of the input file (a byte-order mark overrides it)
+    # gold labels (1/0, true/false, toxic/non-toxic): adds the labelled-data bias metrics (counterfair.core.bias) of the
+    # originals' scores, per identity group, beside the counterfactual results (later: old runs keep their identity)
+    label_column: str | None = field(default=None, metadata={"later": True})
 
     def __post_init__(self) -> None:
         self.methods = normalize_methods(self.methods, "audit")
@@ -103,8 +106,14 @@ def estimate_seconds(counts: dict[str, int], identity_texts: int, methods: list[
 
 def read_input(source: Any, opts: AuditOptions) -> tuple[pd.DataFrame, str]:
     """The audit's input (:func:`~counterfair.io.read_texts`) as a table of ids and texts, and its origin."""
-    read = read_texts(source, text_column=opts.text_column, id_column=opts.id_column, encoding=opts.encoding)
-    return pd.DataFrame({"id": read.ids, "text": read.filled()}), read.origin
+    labels = {opts.label_column: "--label-column"} if opts.label_column else {}
+    read = read_texts(
+        source, text_column=opts.text_column, id_column=opts.id_column, columns=labels, encoding=opts.encoding
+    )
+    frame = pd.DataFrame({"id": read.ids, "text": read.filled()})
+    if opts.label_column:
+        frame["label"] = binary_labels(read.frame, opts.label_column, read.origin)
+    return frame, read.origin
 
 
 def attribute_matcher(name: str) -> Any:
@@ -212,6 +221,28 @@ def _predict(clf: CachedClassifier, texts: list[str]) -> dict[str, list[float]]:
     return {t: [float(x) for x in row] for t, row in zip(unique, proba, strict=True)}
 
 
+BIAS_BOOTSTRAP = 1000  # the labelled-data intervals resample far more rows than the swaps: at most this many
+
+
+def labelled_bias(frame: pd.DataFrame, orig_scores: dict[str, float], opts: AuditOptions) -> dict[str, Any]:
+    """The bias metrics of :mod:`counterfair.core.bias` on the originals' gold labels and scores, groups from the
+    audit's identity set (with its guard)."""
+    from .bias import BiasOptions, bias_core, memberships
+
+    bias_opts = BiasOptions(
+        identities=opts.identities,
+        guard=opts.guard,
+        threshold=opts.threshold,
+        bootstrap=min(opts.bootstrap, BIAS_BOOTSTRAP),
+        seed=opts.seed,
+    )
+    texts = frame["text"].tolist()
+    members = memberships(frame, texts, bias_opts, "audit input")
+    scores = np.array([orig_scores[t] for t in texts], dtype=float)
+    metrics = bias_core(frame["label"].to_numpy(), scores, members, bias_opts)
+    return {"label_column": opts.label_column, "threshold": opts.threshold, **metrics}
+
+
 def judged(
     pairs: pd.DataFrame,
     opts: AuditOptions,
@@ -220,14 +251,18 @@ def judged(
     baseline: str | None,
     spec: str,
     effects: dict[str, Any] | None = None,
+    extra_metrics: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The gate's verdicts on ``rules`` and the comparison with ``baseline`` (both optional), for the summary;
-    ``effects``: the summary's identity effects, reused by the gate."""
+    ``effects``: the summary's identity effects, reused by the gate; ``extra_metrics``: more metrics the rules may
+    name (the labelled-data bias metrics of an audit with a label column)."""
     out: dict[str, Any] = {}
     if rules:
         from ..analysis.gate import gate_pairs
 
-        out["gate"] = gate_pairs(pairs, rules, seed=opts.seed, n_resamples=opts.bootstrap, effects=effects)
+        out["gate"] = gate_pairs(
+            pairs, rules, seed=opts.seed, n_resamples=opts.bootstrap, effects=effects, extra=extra_metrics
+        )
     if baseline:
         from ..analysis.compare import compare_pairs, rescore_pairs
 
@@ -281,6 +316,10 @@ def audit_core(
         effects = identity_effects(pairs, seed=opts.seed, n_resamples=opts.bootstrap)
         summary["placebo"] = {"set": placebo.to_dict(), **(effects or {"identity_effect": None})}
     summary["coverage"] = _coverage(frame, pairs)
+    if opts.label_column:
+        t0 = time.perf_counter()
+        summary["bias"] = labelled_bias(frame, orig_scores, opts)
+        timing["bias"] = round(time.perf_counter() - t0, 2)
     summary["timing_s"] = {**timing, "total": round(time.perf_counter() - started, 2)}
     return missing_as_nan(pairs), nan_to_none(summary)
 

@@ -33,7 +33,6 @@ from ..metrics import fairness as FM
 from ..progress import NullProgress, ProgressHook
 from ..records import knob
 from ..results import BiasResult
-from ..summaries import BiasSummary, typed
 
 METRICS = ("subgroup_auc", "bpsn_auc", "bnsp_auc")
 
@@ -171,22 +170,6 @@ def bias_core(
         "groups": groups,
         "groups_without_values": sorted(g for g, e in groups.items() if e["notes"]),
     }
-
-
-def gate_metrics(summary: dict[str, Any]) -> dict[str, Any]:
-    """The bias metrics as the fairness gate reads them (:func:`counterfair.analysis.gate.evaluate_rules`): per metric
-    ``{"overall": entry, "by_group": {group: entry}}`` with entries ``value``, ``ci_low``, ``ci_high``, ``n``."""
-    s = typed(summary, BiasSummary)
-    groups = s.groups or {}
-    out: dict[str, Any] = {
-        m: {"overall": None, "by_group": {g: getattr(e, m).to_dict() for g, e in groups.items()}}
-        for m in (*METRICS, "pinned_auc")
-    }
-    for name in ("overall_auc", "fped", "fned"):
-        out[name] = {"overall": getattr(s, name).to_dict(), "by_group": {}}
-    final = {"value": s.final_metric, "ci_low": None, "ci_high": None, "n": s.overall_auc.n}
-    out["final_metric"] = {"overall": final, "by_group": {}}
-    return out
 
 
 def score_texts(clf: CachedClassifier, texts: list[str], opts: BiasOptions, hook: ProgressHook) -> np.ndarray:

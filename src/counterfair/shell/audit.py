@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..analysis.gate import bias_gate_metrics
 from ..checkpoint import JsonlCheckpoint
 from ..classifiers import CachedClassifier, load_classifier
 from ..classifiers.labels import checked_positive_index
@@ -91,9 +92,12 @@ def run_audit(
         score=lambda texts: cache.score(texts, hook),
         started=started,
     )
-    placebo = AuditSummary.from_dict(summary).placebo
-    effects = placebo.to_dict() if placebo is not None else None
-    summary.update(judged(pairs, opts, rules=rules, baseline=baseline, spec=clf.spec, effects=effects))
+    typed = AuditSummary.from_dict(summary)
+    effects = typed.placebo.to_dict() if typed.placebo is not None else None
+    labelled = bias_gate_metrics(typed.bias.to_dict()) if typed.bias is not None else None
+    summary.update(
+        judged(pairs, opts, rules=rules, baseline=baseline, spec=clf.spec, effects=effects, extra_metrics=labelled)
+    )
     write_table(pairs, target / "pairs.csv")
     write_json(summary, target / "summary.json")
     from ..views.report import build_report

@@ -11,7 +11,6 @@ from ..core.bias import (
     bias_core,
     bias_rows,
     bias_summary,
-    gate_metrics,
     memberships,
     read_labelled,
     score_texts,
@@ -35,7 +34,7 @@ def run_bias(
 ) -> dict[str, Any]:
     """The shell: ``counterfair bias`` into ``out_dir`` (``rows.csv`` with each text's label, score and groups,
     ``summary.json``, ``report.md``)."""
-    from ..analysis.gate import evaluate_rules, parse_rule
+    from ..analysis.gate import bias_gate_metrics, evaluate_rules, parse_rule
     from ..classifiers import load_classifier
 
     parsed = [parse_rule(r) for r in rules or []]  # a bad rule is found before any work
@@ -53,7 +52,7 @@ def run_bias(
     scores = score_texts(clf, texts, opts, progress or NullProgress())
     summary = bias_summary(bias_core(gold, scores, members, opts), opts, clf, read.origin, len(texts))
     if parsed:
-        summary["gate"] = evaluate_rules(parsed, gate_metrics(summary))
+        summary["gate"] = evaluate_rules(parsed, bias_gate_metrics(summary))
     result = BiasResult(bias_rows(read.ids, gold, scores, members), summary)
     result.save(out_dir)
     return summary

@@ -167,6 +167,10 @@ def verdict_view(summary: dict[str, Any] | Record) -> Group:
     if v.gate_status is not None:
         code = {"pass": 0, "fail": 1}.get(v.gate_status, 2)
         lines.append(f"[bold]Fairness gate:[/] {v.gate_status.upper()} (exit {code})")
+    lines += [
+        f"[bold]Labelled data:[/] {escape(line.removeprefix('Verdict: '))}" if i == 0 else f"  {escape(line)}"
+        for i, line in enumerate(v.labelled)
+    ]
     lines += [f"[dim]next: {escape(step)}[/]" for step in v.next_steps]
     return Group(*lines)
 

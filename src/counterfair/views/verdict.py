@@ -59,11 +59,16 @@ class Verdict:
     rules: tuple[tuple[str, str], ...]  # (verdict, sentence)
     basis: str
     next_steps: tuple[str, ...]
+    labelled: tuple[str, ...] = ()  # with a label column: the labelled-data bias verdict (bias_lines)
 
     def lines(self) -> list[str]:
         """The verdict as plain lines (report.md, the console, a CI log)."""
         out = [f"Verdict: {self.headline}", self.basis]
         out += [f"- {f.sentence()}" for f in self.findings]
+        out += [
+            f"Labelled data — {line.removeprefix('Verdict: ')}" if i == 0 else line
+            for i, line in enumerate(self.labelled)
+        ]
         if self.gate_status is not None:
             out.append(f"Fairness gate: {self.gate_status.upper()}")
             out += [f"- {verdict.upper()}: {sentence}" for verdict, sentence in self.rules]
@@ -155,7 +160,8 @@ def verdict(summary: Mapping[str, Any] | Record) -> Verdict:
         basis = "Only the attribute methods' score changes are below."
     if gate_status == "fail":
         status = "gate failed"
-    return Verdict(status, headline, findings, gate_status, rules, basis, _next_steps(s, findings))
+    labelled = tuple(bias_lines(s.bias, worst=3)) if s.bias is not None else ()
+    return Verdict(status, headline, findings, gate_status, rules, basis, _next_steps(s, findings), labelled)
 
 
 def bias_lines(summary: Mapping[str, Any] | Record, *, worst: int = 5) -> list[str]:
