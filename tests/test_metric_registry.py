@@ -105,3 +105,15 @@ def test_built_in_computes_by_hand() -> None:
     # one word replaced of 3; one word added to 3
     assert list(distance["distance"]) == [1, 1] and list(distance["distance_norm"]) == pytest.approx([1 / 3, 1 / 3])
     assert texts.tokens("originals") == [["this", "is", "awful"], ["a", "calm", "evening"]]
+
+
+def test_every_built_in_metric_is_a_card_that_computes_or_names_its_stage() -> None:
+    from counterfair.core.evaluate import STAGES
+    from counterfair.metrics.cards import BUILT_IN, CARDS
+
+    for name in BUILT_IN:
+        card = CARDS[name]
+        assert (card.compute is None) != (card.stage is None), name  # one way to be computed, not two or none
+        assert card.stage is None or card.stage in STAGES, name
+    assert {CARDS[n].stage for n in ("flip", "prob_change")} == {"classifier"}  # one stage, the classifier once
+    assert list(STAGES) == ["diversity", "classifier", "perplexity", "bertscore", "text_quality"]

@@ -274,9 +274,8 @@ def evaluate_core(
     run = _start(frame, opts, cf2_column, metrics, progress or NullProgress())
     started = time.perf_counter()
     try:
-        _text_stages(run, metrics, cf2_column)
-        _classifier_stage(run, metrics, classifier)
-        _model_stages(run, metrics, judge_llm)
+        _text_stages(run, metrics)
+        _card_stages(run, metrics, _Context(cf2_column, classifier, judge_llm))
     except BaseException as err:
         # Not swallowed: recorded so that the outputs written below say why they are incomplete.
         run.errors.append({"stage": "run", "error": type(err).__name__, "message": str(err) or repr(err)})
@@ -310,6 +309,7 @@ class _Run:
     signatures: dict[str, Any] = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)
     judgements: list[dict[str, Any]] = field(default_factory=list)
+    texts: PairTexts | None = None  # the scorable rows' texts and tokens, from the text stage
 
     def stage(self, name: str, covers: tuple[str, ...] = ()) -> _Stage:
         return _Stage(
@@ -370,11 +370,32 @@ def _start(
     )
 
 
-def _text_stages(run: _Run, metrics: list[str], cf2_column: str | None) -> None:
-    """The metrics whose card computes them from the texts (distance, BLEU, yours), then diversity: on the edited
-    text only (in a two-input evaluation, the revised input)."""
+@dataclass(frozen=True)
+class _Context:
+    """What the stages get beyond the run: the second counterfactual's column and the models given by the caller."""
+
+    cf2_column: str | None
+    classifier: CachedClassifier | None
+    judge_llm: Any
+
+
+Stage = Callable[["_Run", list[str], _Context], None]
+
+
+def _card_stages(run: _Run, metrics: list[str], ctx: _Context) -> None:
+    """The stages the chosen metrics' cards name (``MetricCard.stage``), each once, in :data:`STAGES`' order: the
+    text stage's followers first, then the models."""
+    wanted = {CARDS[m].stage for m in metrics if CARDS[m].stage is not None}
+    for name, stage in STAGES.items():
+        if name in wanted:
+            stage(run, metrics, ctx)
+
+
+def _text_stages(run: _Run, metrics: list[str]) -> None:
+    """The metrics whose card computes them from the texts (distance, BLEU, yours): on the edited text only (in a
+    two-input evaluation, the revised input). Their tokens are kept for the stages after them (diversity)."""
     rows, valid = run.rows, run.valid
-    texts = PairTexts(run.v_orig, run.v_cf, [run.cf2s[r] for r in valid])
+    texts = run.texts = PairTexts(run.v_orig, run.v_cf, [run.cf2s[r] for r in valid])
     for name in metrics:
         card = CARDS[name]
         if card.compute is None or not valid:
@@ -386,23 +407,29 @@ def _text_stages(run: _Run, metrics: list[str], cf2_column: str | None) -> None:
         run.signatures[name] = card.signature() if card.signature else {"compute": _qualname(card.compute)}
     if {"distance", "diversity"} & set(metrics) and valid:
         run.signatures["tokenizer"] = tokenizer_signature()
-    if "diversity" in metrics:
-        if cf2_column is None:
-            run.notices.append("diversity: the input has no second counterfactual column (gen_text_2)")
-        elif valid:
-            with run.stage("diversity"):
-                have = [i for i, second in enumerate(texts.second) if (second or "").strip()]
-                for i in sorted(set(range(len(valid))) - set(have)):
-                    rows.notes[valid[i]].append("diversity: no second counterfactual")
-                tokens_cf, tokens_orig = texts.tokens("counterfactuals"), texts.tokens("originals")
-                raw, norm = F.diversity(
-                    [tokens_cf[i] for i in have],
-                    tokenize_batch([texts.second[i] or "" for i in have]),
-                    [len(tokens_orig[i]) for i in have],
-                )
-                rows.column("diversity")[[valid[i] for i in have]] = raw
-                rows.column("diversity_norm")[[valid[i] for i in have]] = norm
-            run.signatures["diversity"] = CARDS["distance"].signature() if CARDS["distance"].signature else {}
+
+
+def _diversity_stage(run: _Run, metrics: list[str], ctx: _Context) -> None:
+    """Diversity: the word distance between the two counterfactuals of a row (the tokens the text stage made)."""
+    rows, valid, texts = run.rows, run.valid, run.texts
+    if ctx.cf2_column is None:
+        run.notices.append("diversity: the input has no second counterfactual column (gen_text_2)")
+        return
+    if not valid or texts is None:
+        return
+    with run.stage("diversity"):
+        have = [i for i, second in enumerate(texts.second) if (second or "").strip()]
+        for i in sorted(set(range(len(valid))) - set(have)):
+            rows.notes[valid[i]].append("diversity: no second counterfactual")
+        tokens_cf, tokens_orig = texts.tokens("counterfactuals"), texts.tokens("originals")
+        raw, norm = F.diversity(
+            [tokens_cf[i] for i in have],
+            tokenize_batch([texts.second[i] or "" for i in have]),
+            [len(tokens_orig[i]) for i in have],
+        )
+        rows.column("diversity")[[valid[i] for i in have]] = raw
+        rows.column("diversity_norm")[[valid[i] for i in have]] = norm
+    run.signatures["diversity"] = CARDS["distance"].signature() if CARDS["distance"].signature else {}
 
 
 def _computed(card: MetricCard, texts: PairTexts, n: int) -> dict[str, np.ndarray]:
@@ -432,14 +459,18 @@ def _qualname(fn: Any) -> str:
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
 
 
-def _classifier_stage(run: _Run, metrics: list[str], classifier: CachedClassifier | None) -> None:
+def _classifier_stage(run: _Run, metrics: list[str], ctx: _Context) -> None:
     """Flip and probability change: each distinct input predicted once, original and counterfactual together."""
     wanted = tuple(m for m in ("flip", "prob_change") if m in metrics)
     if not wanted or not run.valid:
         return
     opts = run.opts
     with run.stage("classifier", wanted):
-        clf = classifier if classifier is not None else load_classifier(opts.classifier, batch_size=opts.batch_size)
+        clf = (
+            ctx.classifier
+            if ctx.classifier is not None
+            else load_classifier(opts.classifier, batch_size=opts.batch_size)
+        )
         in_orig, in_cf = run.model_inputs(run.v_orig), run.model_inputs(run.v_cf)
         unique = list(dict.fromkeys(in_orig + in_cf))
         run.hook.start(f"classifier ({clf.spec})", len(unique))
@@ -458,51 +489,64 @@ def _classifier_stage(run: _Run, metrics: list[str], classifier: CachedClassifie
         )
 
 
-def _model_stages(run: _Run, metrics: list[str], judge_llm: Any) -> None:
-    """Perplexity, BERTScore and the LLM judge: the language-model stages (locally or on Ray workers)."""
+def _perplexity_stage(run: _Run, metrics: list[str], ctx: _Context) -> None:
+    """Perplexity of the counterfactuals under the causal LM (locally or on Ray workers)."""
     rows, valid, opts = run.rows, run.valid, run.opts
-    if "perplexity" in metrics and valid:
-        with run.stage("perplexity"):
-            factory = functools.partial(
-                PerplexityWorker,
-                opts.ppl_model,
-                opts.ppl_window,
-                opts.ppl_stride,
-                opts.ppl_max_tokens,
-                opts.ppl_token_budget,
-                opts.ppl_dtype,
-            )
-            result, run.signatures["perplexity"] = _run_scorer(factory, run.v_cf, opts, run.hook, "perplexity")
-            rows.column("perplexity")[valid] = result.perplexity
-            rows.column("ppl_tokens")[valid] = result.n_tokens
-            for i, reason in enumerate(result.reason):
-                if reason is not None:
-                    rows.fail(valid[i], "perplexity", reason)
-    if "bertscore" in metrics and valid:
-        with run.stage("bertscore"):
-            scorer = functools.partial(BERTScoreWorker, opts.bertscore_model, opts.batch_size)
-            pairs = list(zip(run.v_cf, run.v_orig, strict=True))
-            scores, run.signatures["bertscore"] = _run_scorer(scorer, pairs, opts, run.hook, "bertscore")
-            rows.column("bertscore_p")[valid] = scores.precision
-            rows.column("bertscore_r")[valid] = scores.recall
-            rows.column("bertscore_f1")[valid] = scores.f1
-            for k in np.flatnonzero(scores.truncated):
-                rows.notes[valid[k]].append("bertscore: longer than the encoder's 512 wordpieces, truncated")
-            if scores.truncated.any():
-                run.notices.append(
-                    f"bertscore: {int(scores.truncated.sum())} pairs exceed 512 wordpieces and were scored "
-                    "on their first 512"
-                )
-    if "text_quality" in metrics and valid:
-        with run.stage("text_quality"):
-            llm = judge_llm
-            if llm is None:
-                from ..llm import load_llm
+    if not valid:
+        return
+    with run.stage("perplexity"):
+        factory = functools.partial(
+            PerplexityWorker,
+            opts.ppl_model,
+            opts.ppl_window,
+            opts.ppl_stride,
+            opts.ppl_max_tokens,
+            opts.ppl_token_budget,
+            opts.ppl_dtype,
+        )
+        result, run.signatures["perplexity"] = _run_scorer(factory, run.v_cf, opts, run.hook, "perplexity")
+        rows.column("perplexity")[valid] = result.perplexity
+        rows.column("ppl_tokens")[valid] = result.n_tokens
+        for i, reason in enumerate(result.reason):
+            if reason is not None:
+                rows.fail(valid[i], "perplexity", reason)
 
-                llm = load_llm(opts.judge_llm)
-            run.signatures["text_quality"] = _judge_quality(
-                rows, valid, run.full_texts(run.v_cf), llm, run.hook, run.judgements
+
+def _bertscore_stage(run: _Run, metrics: list[str], ctx: _Context) -> None:
+    """BERTScore of each counterfactual against its original (locally or on Ray workers)."""
+    rows, valid, opts = run.rows, run.valid, run.opts
+    if not valid:
+        return
+    with run.stage("bertscore"):
+        scorer = functools.partial(BERTScoreWorker, opts.bertscore_model, opts.batch_size)
+        pairs = list(zip(run.v_cf, run.v_orig, strict=True))
+        scores, run.signatures["bertscore"] = _run_scorer(scorer, pairs, opts, run.hook, "bertscore")
+        rows.column("bertscore_p")[valid] = scores.precision
+        rows.column("bertscore_r")[valid] = scores.recall
+        rows.column("bertscore_f1")[valid] = scores.f1
+        for k in np.flatnonzero(scores.truncated):
+            rows.notes[valid[k]].append("bertscore: longer than the encoder's 512 wordpieces, truncated")
+        if scores.truncated.any():
+            run.notices.append(
+                f"bertscore: {int(scores.truncated.sum())} pairs exceed 512 wordpieces and were scored "
+                "on their first 512"
             )
+
+
+def _text_quality_stage(run: _Run, metrics: list[str], ctx: _Context) -> None:
+    """The LLM judge's text quality."""
+    rows, valid = run.rows, run.valid
+    if not valid:
+        return
+    with run.stage("text_quality"):
+        llm = ctx.judge_llm
+        if llm is None:
+            from ..llm import load_llm
+
+            llm = load_llm(run.opts.judge_llm)
+        run.signatures["text_quality"] = _judge_quality(
+            rows, valid, run.full_texts(run.v_cf), llm, run.hook, run.judgements
+        )
 
 
 def _judge_quality(
@@ -797,3 +841,14 @@ def _input_info(opts: EvaluateOptions, origin: str, source: Any, n_rows: int, cf
     if opts.context_column is not None:
         info["revised_input"] = opts.revised_input
     return info
+
+
+#: the evaluate stages that compute the model-backed (and second-counterfactual) metrics, in the order they run; a
+#: metric's card names its stage (MetricCard.stage), so evaluate loops over the chosen cards, not over metric names
+STAGES: dict[str, Stage] = {
+    "diversity": _diversity_stage,
+    "classifier": _classifier_stage,
+    "perplexity": _perplexity_stage,
+    "bertscore": _bertscore_stage,
+    "text_quality": _text_quality_stage,
+}

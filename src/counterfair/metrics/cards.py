@@ -47,11 +47,14 @@ class MetricCard:
     # a language model, an LLM, a second counterfactual)
     compute: Compute | None = field(default=None, compare=False, repr=False)
     signature: Callable[[], Any] | None = field(default=None, compare=False, repr=False)  # versions, settings
+    # the evaluate stage that computes a metric without a compute (counterfair.core.evaluate.STAGES): its models load
+    # once and serve every metric that names the stage (the classifier: flip and prob_change)
+    stage: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in ("name", "columns", "definition", "range", "direction", "reference")}
         out |= {"needs": self.needs, "default": self.default}
-        return out | {"computed_by": "card" if self.compute is not None else "evaluate stage"}
+        return out | {"computed_by": "card" if self.compute is not None else "evaluate stage"}  # its stage: .stage
 
 
 def _distance(texts: PairTexts) -> dict[str, Any]:
@@ -94,6 +97,7 @@ CARDS: dict[str, MetricCard] = {
             "(an identity swap should not flip)",
             "CEval (Nguyen et al., 2024) §3.1.1, Flip Rate",
             ("classifier",),
+            stage="classifier",
         ),
         MetricCard(
             "prob_change",
@@ -104,6 +108,7 @@ CARDS: dict[str, MetricCard] = {
             "higher is better when aiming to flip; near 0 is better for a fairness probe",
             "CEval (Nguyen et al., 2024) §3.1.1, Probability Change",
             ("classifier",),
+            stage="classifier",
         ),
         MetricCard(
             "distance",
@@ -126,6 +131,7 @@ CARDS: dict[str, MetricCard] = {
             "higher means more varied counterfactuals",
             "CEval (Nguyen et al., 2024) §3.1.1, Diversity",
             ("second counterfactual",),
+            stage="diversity",
         ),
         MetricCard(
             "perplexity",
@@ -137,6 +143,7 @@ CARDS: dict[str, MetricCard] = {
             "lower is better (more fluent, more typical text)",
             "CEval (Nguyen et al., 2024) §3.1.1, Perplexity",
             ("causal LM",),
+            stage="perplexity",
         ),
         MetricCard(
             "bleu",
@@ -158,6 +165,7 @@ CARDS: dict[str, MetricCard] = {
             "higher means closer in meaning to the original",
             "Zhang et al. (2020); paper 000 §3.2 filters and ranks with it",
             ("sentence encoder",),
+            stage="bertscore",
         ),
         MetricCard(
             "text_quality",
@@ -171,6 +179,7 @@ CARDS: dict[str, MetricCard] = {
             "CEval (Nguyen et al., 2024) §3.1.2, text quality judged by an LLM",
             ("instruction LLM",),
             False,
+            stage="text_quality",
         ),
     )
 }
