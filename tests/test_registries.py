@@ -78,7 +78,7 @@ def test_a_broken_plugin_is_named(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "counterfair.cli", "--help"], env=env, capture_output=True, text=True, cwd=tmp_path
     )
-    assert done.returncode != 0
+    assert done.returncode == 2
     assert "plugin 'no_such_plugin_module'" in done.stderr and "failed to import" in done.stderr
 
 

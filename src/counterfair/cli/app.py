@@ -22,8 +22,9 @@ from ..views.console import (
 
 try:
     load_plugins()  # before the commands are built: their help lists what plugins register
-except CounterfairError as _plugin_error:
-    sys.exit(f"error: {_plugin_error}")
+except CounterfairError as _plugin_error:  # an expected error: one line, exit code 2 (as main() gives)
+    print(f"error: {_plugin_error}", file=sys.stderr)
+    sys.exit(2)
 
 app = typer.Typer(
     name="counterfair",
