@@ -112,3 +112,12 @@ def test_the_parameters_hash_is_computed_once_until_a_parameter_is_set() -> None
     assert calls == [1] and {c.params_hash for cands in out for c in cands} == {first}  # once for every candidate
     editor.attribute = load_attribute("judaism")  # a parameter set: the hash is computed again
     assert editor.params_hash() != first and calls == [1, 1]
+
+
+def test_the_swap_counters_are_not_parameters() -> None:
+    from counterfair.editors.swap import IdentitySwapEditor
+
+    editor = IdentitySwapEditor("muslim,christian", guard=None)
+    first = editor.params_hash()
+    editor.edit(["My Muslim neighbour."])  # updates found, blocked, last_counts
+    assert editor.found == 1 and editor._cached_hash == first  # the hash is kept, not recomputed per call

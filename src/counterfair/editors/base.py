@@ -22,9 +22,12 @@ class EditorBase:
         raise NotImplementedError
 
     _cached_hash: str | None = None
+    #: public attributes an editor updates while it edits (counters of the last call): not parameters, so setting
+    #: them keeps the parameters hash
+    STATE: ClassVar[frozenset[str]] = frozenset({"found", "blocked", "last_counts", "last_notes", "last_reasons"})
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if not name.startswith("_"):  # a parameter set (in __init__ or later): the hash is computed afresh
+        if not name.startswith("_") and name not in self.STATE:  # a parameter set: the hash is computed afresh
             object.__setattr__(self, "_cached_hash", None)
         object.__setattr__(self, name, value)
 
