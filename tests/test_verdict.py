@@ -110,3 +110,18 @@ def test_the_console_ends_with_the_verdict(tmp_path: Path) -> None:
     verdict_at = max(i for i, line in enumerate(lines) if line.startswith("Verdict:"))
     assert verdict_at > max(i for i, line in enumerate(lines) if line.startswith(("PASS", "FAIL", "done in")))
     assert any(line.startswith("Fairness gate: FAIL (exit 1)") for line in lines[verdict_at:])
+
+
+def test_piped_console_tables_keep_every_name(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    done = subprocess.run(
+        [sys.executable, "-m", "counterfair.cli", "audit", "--demo", "--out", str(tmp_path / "run"), "-q"],
+        capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "…" not in done.stdout  # rich truncated names at 80 columns in a pipe ("race_ethni…")
+    assert re.search(r"│ race_ethnicity +│", done.stdout)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from importlib import resources
 from pathlib import Path
@@ -33,7 +34,10 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console()
+# In a terminal rich fits the tables to it; piped into a file or a CI log it would wrap and truncate at 80 columns
+# ("race_ethni…"): there the tables get room for every name (COLUMNS, if set, still wins).
+PIPED_WIDTH = 160
+console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else PIPED_WIDTH)
 
 # Options that several commands share, declared once.
 MaxTextChars = Annotated[
