@@ -105,10 +105,12 @@ def test_paired_t_test_of_two_runs_by_hand(tmp_path: Path) -> None:
     assert paired_inc_test(a, a, 1) is None  # no difference: no test
     for name, summary in (("a", a), ("b", b)):
         (tmp_path / name).mkdir()
-        (tmp_path / name / "summary.json").write_text(json.dumps(summary))
+        (tmp_path / name / "summary.json").write_text(json.dumps({"schema_version": "1", **summary}))
     done = run_cli("feedback-ttest", str(tmp_path / "a"), str(tmp_path / "b"), timeout=300)
     assert done.returncode == 0, done.stderr
     assert "5.00" in done.stdout
+    wrong = run_cli("feedback-ttest", str(tmp_path / "a"), str(tmp_path / "nope"), timeout=300)
+    assert wrong.returncode == 2 and "no such file" in " ".join(wrong.stderr.split())
 
 
 class Appender(EditorBase):

@@ -108,7 +108,8 @@ def test_records_made_in_code_write_their_json_keys() -> None:
         "ci_high": 0.2,
         "n": 5,
     }
-    assert list(MeanEstimate(value=0.3, n=2).to_dict()) == ["mean", "n"]  # unset (None) fields are left out
+    made = MeanEstimate(value=0.3, n=2).to_dict()  # every field, missing values as null, as summary.json writes them
+    assert made == {"mean": 0.3, "ci_low": None, "ci_high": None, "n": 2, "median": None}
     gap = GapReport.from_dict({"ctf_gap": 0.5, "texts": 2, "by_group": {"x": {"ctf_gap": 0.25}}, "note": "kept"})
     assert gap.value == 0.5 and gap.by_group is not None and gap.by_group["x"].value == 0.25
     assert gap.extra == {"note": "kept"} and gap.to_dict()["note"] == "kept"

@@ -88,11 +88,10 @@ class Record:
         return cls(**values, extra=extra, keys=tuple(data))
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object: the keys it was read with, in their order (a new record: its fields, then ``extra``)."""
+        """The JSON object: the keys it was read with, in their order (a new record: every field, missing values as
+        null, then ``extra``)."""
         known = _by_key(type(self))
-        order = self.keys
-        if order is None:
-            order = (*(k for k, f in known.items() if getattr(self, f.name) is not None), *self.extra)
+        order = self.keys if self.keys is not None else (*known, *self.extra)
         return {k: _dump(getattr(self, known[k].name)) if k in known else self.extra[k] for k in order}
 
     def has(self, key: str) -> bool:

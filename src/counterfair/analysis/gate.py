@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ConfigError
-from ..summaries import BiasSummary, GateVerdict, typed
+from ..summaries import BiasSummary, Estimate, GapReport, GateVerdict, IdentityEffect, typed
 
 COUNTERFACTUAL_METRICS = ("identity_effect", "ctf_gap", "flip_rate")
 #: the labelled-data metrics of ``counterfair bias`` (:mod:`counterfair.core.bias`): per group and overall
@@ -93,7 +93,7 @@ def _wilson(flips: int, n: int) -> tuple[float | None, float | None]:
 def _flip_entry(part: pd.DataFrame) -> dict[str, Any]:
     flips, n = int(part["flipped"].astype(bool).sum()), len(part)
     low, high = _wilson(flips, n)
-    return {"value": flips / n if n else None, "ci_low": low, "ci_high": high, "n": n}
+    return Estimate(value=flips / n if n else None, ci_low=low, ci_high=high, n=n).to_dict()
 
 
 def fairness_metrics(
@@ -115,8 +115,7 @@ def fairness_metrics(
     table = swaps.assign(label=np.nan, source_split="all", target_split="all", abs_diff=lambda d: d["diff"].abs())
 
     def gap(part: pd.DataFrame) -> dict[str, Any]:  # the gap and its CI only, not ctf_report's breakdowns
-        r = gap_summary(part, seed=seed, n_resamples=n_resamples)
-        return {"value": r["ctf_gap"], "ci_low": r["ci_low"], "ci_high": r["ci_high"], "n": r["texts"]}
+        return GapReport.from_dict(gap_summary(part, seed=seed, n_resamples=n_resamples)).estimate().to_dict()
 
     out["ctf_gap"] = {"overall": gap(table), "by_group": {str(g): gap(p) for g, p in table.groupby("group")}}
     out["flip_rate"] = {
@@ -128,7 +127,7 @@ def fairness_metrics(
     if effects is not None:
 
         def effect(e: Mapping[str, Any]) -> dict[str, Any]:
-            return {"value": e["identity_effect"], "ci_low": e["ci_low"], "ci_high": e["ci_high"], "n": e["texts"]}
+            return IdentityEffect.from_dict(e).estimate().to_dict()
 
         out["identity_effect"] = {
             "overall": effect(effects),

@@ -62,22 +62,12 @@ def feedback_ttest(
     k: Annotated[int | None, typer.Option(help="Compare inc@k (default: every k both runs have).")] = None,
 ) -> None:
     """Paired t-test of per-text inc@k between two feedback runs (paper 002's comparison of editors)."""
-    import json
-
     from ..core.feedback import paired_inc_test
-    from ..errors import InputError
-    from ..summaries import FeedbackSummary, command_of
+    from ..summaries import FeedbackSummary, read_summary, typed
 
-    summaries = []
-    for run in (run_a, run_b):
-        path = run / "summary.json" if run.is_dir() else run
-        if not path.exists():
-            raise InputError(f"{run}: no summary.json (give a feedback run directory)")
-        summary = json.loads(path.read_text(encoding="utf-8"))
-        if command_of(summary) != "feedback":
-            raise InputError(f"{path}: not a feedback run's summary")
-        summaries.append(summary)
-    typed_runs = [FeedbackSummary.from_dict(s) for s in summaries]
+    # a clear error for a missing file, another schema or another command's summary
+    typed_runs = [typed(read_summary(run, expect="feedback"), FeedbackSummary) for run in (run_a, run_b)]
+    summaries = [s.to_dict() for s in typed_runs]
     ks = [k] if k else sorted({int(x) for s in typed_runs for x in s.inconsistency_by_text})
     table = Table(title=f"inc@k: A = {run_a}, B = {run_b} (paired t-test over common texts)")
     for column in ("k", "texts", "mean A", "mean B", "t", "p"):

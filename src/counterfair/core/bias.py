@@ -33,6 +33,7 @@ from ..metrics import fairness as FM
 from ..progress import NullProgress, ProgressHook
 from ..records import knob
 from ..results import BiasResult
+from ..summaries import Estimate
 
 METRICS = ("subgroup_auc", "bpsn_auc", "bnsp_auc")
 
@@ -78,21 +79,18 @@ def memberships(frame: pd.DataFrame, texts: list[str], opts: BiasOptions, origin
     from ..editors.swap import IdentitySwapEditor
 
     editor = IdentitySwapEditor(opts.identities, guard="spacy" if opts.guard else None)
-    matches = editor.identity_matches(texts)
+    mentioned = [{editor.identities.group_of(m.term) for m in found} for found in editor.identity_matches(texts)]
     groups = sorted({editor.identities.group_of(t) for t in editor.identities.terms})  # every group, with texts or not
-    return {
-        g: np.array([any(editor.identities.group_of(m.term) == g for m in found) for found in matches]) for g in groups
-    }
+    return {g: np.array([g in text_groups for text_groups in mentioned], dtype=bool) for g in groups}
 
 
-def _interval(
-    values: list[float], value: float | None, n: int
-) -> dict[str, Any]:  # an estimate as summary.json writes it
+def _interval(values: list[float], value: float | None, n: int) -> dict[str, Any]:
+    """An :class:`~counterfair.summaries.Estimate` as summary.json writes it: the percentile interval of the draws."""
     finite = np.array([v for v in values if v is not None], dtype=float)
     if value is None or finite.size < 2:
-        return {"value": value, "ci_low": None, "ci_high": None, "n": n}
+        return Estimate(value=value, n=n).to_dict()
     low, high = np.percentile(finite, [2.5, 97.5])
-    return {"value": value, "ci_low": float(low), "ci_high": float(high), "n": n}
+    return Estimate(value=value, ci_low=float(low), ci_high=float(high), n=n).to_dict()
 
 
 def _auc_estimate(
@@ -185,7 +183,6 @@ def bias_summary(
     from dataclasses import asdict
 
     return {
-        "schema_version": "1",
         "counterfair_version": __version__,
         "command": "bias",
         "input": {"source": origin, "texts": n},
@@ -194,7 +191,7 @@ def bias_summary(
         "threshold": opts.threshold,
         "membership": "columns" if opts.group_columns else f"identity terms ({opts.identities or 'dixon50'})",
         **metrics,
-        "options": {k: v for k, v in asdict(opts).items()},
+        "options": asdict(opts),
     }
 
 

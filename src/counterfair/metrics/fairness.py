@@ -133,7 +133,7 @@ def final_metric(overall_auc: float | None, means: Sequence[float | None]) -> fl
     of subgroup, BPSN and BNSP AUC."""
     if overall_auc is None or any(m is None for m in means):
         return None
-    return float(OVERALL_WEIGHT * overall_auc + (1 - OVERALL_WEIGHT) * np.mean([m for m in means if m is not None]))
+    return float(OVERALL_WEIGHT * overall_auc + (1 - OVERALL_WEIGHT) * np.mean(np.asarray(means, dtype=float)))
 
 
 def error_rates(labels: np.ndarray, predicted: np.ndarray) -> tuple[float | None, float | None]:

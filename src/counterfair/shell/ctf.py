@@ -3,7 +3,6 @@ refused), then ``pairs.csv`` and ``summary.json``."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from ..core.ctf import CTFOptions, ctf_core
@@ -28,8 +27,8 @@ def run_ctf(
     target = prepare_out_dir(out_dir)  # before any work
     opts = make_options(CTFOptions, options)  # every effective option, so a refusal can name the one that differs
     clf = as_classifier(classifier)
-    origin = str(source) if isinstance(source, str | Path) else "DataFrame"
-    frame = read_texts(source, text_column=opts.text_column, encoding=opts.encoding).frame
+    read = read_texts(source, text_column=opts.text_column, encoding=opts.encoding)
+    frame, origin = read.frame, read.origin
     identifying = run_identity(opts)
     rows = row_strings(frame)
     run_id = {"options_fingerprint": fingerprint(identifying), "input_sha256": input_sha256(source, rows)}
