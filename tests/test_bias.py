@@ -122,6 +122,8 @@ def test_the_command_end_to_end_with_identity_terms(tmp_path: Path) -> None:
     assert summary.groups["sexuality"].n == 2 and summary.groups["religion"].n == 2
     assert summary.groups["age"].n == 0 and "age" in summary.groups_without_values  # named, not dropped
     assert "Verdict: overall AUC" in (tmp_path / "run" / "report.md").read_text()
+    html = (tmp_path / "run" / "report.html").read_text()  # the verdict before the first table
+    assert html.index("Verdict: overall AUC") < html.index("<table") and "age (no text mentions the group)" in html
     assert {"input_id", "label", "score", "group:sexuality"} <= set(pd.read_csv(tmp_path / "run" / "rows.csv").columns)
     missing = run_cli(
         "bias", str(data), "--label-column", "nope", "--text-column", "comment", "--out", str(tmp_path / "x")
@@ -142,7 +144,7 @@ def test_gate_rules_on_the_bias_metrics(tmp_path: Path) -> None:
     assert verdicts[("final_metric < 0.1", None)] == "pass"
     assert verdicts[("bpsn_auc[nope] < 0.5", "nope")] == "error" and gate["verdict"] == "fail"
     no_bias = evaluate_rules(["bpsn_auc[*] < 0.8"], {"identity_effect": None})  # an audit's metrics
-    assert "the run has no bpsn_auc (labelled data: counterfair bias)" in no_bias["checks"][0]["message"]
+    assert "the run has no bpsn_auc (labelled data: counterfair bias, audit --label-column" in no_bias["checks"][0]["message"]
 
 
 def test_an_audit_with_a_label_column_carries_the_same_bias_metrics(tmp_path: Path) -> None:

@@ -37,6 +37,7 @@ _LAZY = {
     "nli_revision_pairs": "counterfair.nli",
     "as_classifier": "counterfair.classifiers",
     "bias": "counterfair.core.bias",
+    "suite": "counterfair.core.suite",
     # the options
     "AuditOptions": "counterfair.core.audit",
     "GenerateOptions": "counterfair.core.generate",
@@ -44,6 +45,7 @@ _LAZY = {
     "FeedbackOptions": "counterfair.core.feedback",
     "CTFOptions": "counterfair.core.ctf",
     "BiasOptions": "counterfair.core.bias",
+    "SuiteOptions": "counterfair.core.suite",
     # the results
     "AuditResult": "counterfair.results",
     "CTFResult": "counterfair.results",
@@ -51,6 +53,7 @@ _LAZY = {
     "FeedbackResult": "counterfair.core.feedback",
     "MethodComparison": "counterfair.core.methods",
     "BiasResult": "counterfair.results",
+    "SuiteResult": "counterfair.results",
 }
 #: names the top level held before it was limited to the verbs, options, results and errors: still there for one
 #: release, with a warning that names their home

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from .summaries import AuditSummary, BiasSummary, CTFSummary, Record
+from .summaries import AuditSummary, BiasSummary, CTFSummary, Record, SuiteSummary
 
 
 def _figure_png(draw: Any) -> str | None:
@@ -49,6 +49,16 @@ def html_view(title: str, lines: list[str], tables: list[tuple[str, pd.DataFrame
 def _frame(entries: Mapping[str, Record], index: str) -> pd.DataFrame:
     """Records by name as a table with their JSON columns (one row each)."""
     return pd.DataFrame.from_dict({k: v.to_dict() for k, v in entries.items()}, orient="index").rename_axis(index)
+
+
+def _write_report(target: Path) -> None:
+    """``report.html`` and ``report.md`` from the summary as written, as ``counterfair report`` rebuilds them."""
+    from .views.page import write_page
+    from .views.pages import page_of
+
+    page = page_of(target)
+    if page is not None:
+        write_page(page, target)
 
 
 class TableResult:
@@ -270,25 +280,99 @@ class BiasResult(TableResult):
     def _table(self) -> pd.DataFrame:
         return self.rows
 
-    def _saved(self, target: Path) -> None:
-        from .io import atomic_open
-        from .views.verdict import bias_lines
+    def page(self) -> Any:
+        """The report page (:mod:`counterfair.views.pages`): ``report.html``, ``report.md`` and the notebook view."""
+        from .views.pages import bias_page
 
-        with atomic_open(target / "report.md", "w", encoding="utf-8") as handle:
-            handle.write(
-                "\n".join(
-                    [f"# counterfair bias: {self.typed_summary.classifier.spec}", "", *bias_lines(self.summary), ""]
-                )
-            )
+        return bias_page(self.summary)
+
+    def _saved(self, target: Path) -> None:
+        _write_report(target)
 
     def _repr_html_(self) -> str:
-        from .views.verdict import bias_lines
+        from .views.page import to_notebook_html
 
-        return html_view("counterfair bias", bias_lines(self.summary), [("by group", self.by_group)], [])
+        return to_notebook_html(self.page())
 
     def __repr__(self) -> str:
         s = self.typed_summary
         return f"BiasResult({len(self.rows)} texts, overall AUC {s.overall_auc.value}, final metric {s.final_metric})"
+
+
+class SuiteResult(TableResult):
+    """A functional test suite (:mod:`counterfair.core.suite`): ``rows`` (each case with its label, score, prediction
+    and whether it is correct), ``by_functionality`` and ``by_target`` (accuracy with Wilson intervals, worst first),
+    ``bias`` (the bias AUCs with the targets as groups, a :class:`BiasResult`), ``overall``, ``summary``."""
+
+    _view = "suite_view"
+    _table_file = "rows.csv"
+    _summary_type = SuiteSummary
+
+    def __init__(self, rows: pd.DataFrame, summary: dict[str, Any]) -> None:
+        self.rows = rows
+        self.summary = summary
+
+    @property
+    def typed_summary(self) -> SuiteSummary:
+        return SuiteSummary.from_dict(self.summary)
+
+    @staticmethod
+    def _cells(cells: Mapping[str, Any] | None, index: str) -> pd.DataFrame:
+        records = [
+            {index: k, "n": c.n, "n_positive": c.n_positive, "accuracy": c.accuracy.value,
+             "accuracy_low": c.accuracy.ci_low, "accuracy_high": c.accuracy.ci_high, "few": c.few}
+            for k, c in (cells or {}).items()
+        ]  # fmt: skip
+        return pd.DataFrame(records).set_index(index) if records else pd.DataFrame()
+
+    @property
+    def by_functionality(self) -> pd.DataFrame:
+        return self._cells(self.typed_summary.functionalities, "functionality")
+
+    @property
+    def by_target(self) -> pd.DataFrame:
+        return self._cells(self.typed_summary.targets, "target")
+
+    @property
+    def overall(self) -> pd.Series:
+        s = self.typed_summary
+        values = {"accuracy": s.accuracy.value, "accuracy_low": s.accuracy.ci_low, "accuracy_high": s.accuracy.ci_high}
+        if s.bias is not None:
+            values |= {"overall_auc": s.bias.overall_auc.value, "final_metric": s.bias.final_metric}
+        return pd.Series(values, dtype=float)
+
+    @property
+    def bias(self) -> BiasResult | None:
+        """The bias AUCs with the targets as groups (None for a suite without targets)."""
+        s = self.typed_summary
+        if s.bias is None:
+            return None
+        members = {f"group:{t}": (self.rows["target"] == t).astype(int) for t in (s.bias.groups or {})}
+        rows = self.rows[["case_id", "label", "score"]].rename(columns={"case_id": "input_id"}).assign(**members)
+        context = {"command": "bias", "classifier": s.classifier.to_dict(), "positive_label": s.positive_label,
+                   "threshold": s.threshold, "membership": "suite targets"}  # fmt: skip
+        return BiasResult(rows, {**context, **s.bias.to_dict()})
+
+    def page(self) -> Any:
+        from .views.pages import suite_page
+
+        return suite_page(self.summary)
+
+    def _table(self) -> pd.DataFrame:
+        return self.rows
+
+    def _saved(self, target: Path) -> None:
+        _write_report(target)
+
+    def _repr_html_(self) -> str:
+        from .views.page import to_notebook_html
+
+        return to_notebook_html(self.page())
+
+    def __repr__(self) -> str:
+        s = self.typed_summary
+        functionalities = len(s.functionalities or {})
+        return f"SuiteResult({len(self.rows)} cases, accuracy {s.accuracy.value}, {functionalities} functionalities)"
 
 
 class CTFResult(TableResult):

@@ -497,6 +497,37 @@ class BiasSummary(Record):
     options: Mapping[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, kw_only=True)
+class SuiteCell(Record):
+    """A functionality, a target or one (functionality, target) cell of a suite: its cases, how many are positive
+    (hateful), the accuracy with Wilson's interval; ``few``: fewer than 10 cases."""
+
+    functionality: str | None = None  # in ``cells`` only
+    target: str | None = None  # in ``cells`` only
+    n: int = 0
+    n_positive: int = 0
+    accuracy: Estimate = _key(of=Estimate, default=Estimate())
+    few: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class SuiteSummary(Record):
+    """``counterfair suite run``'s ``summary.json``: accuracy overall, per functionality, target and cell (worst
+    first), and the bias AUCs with the targets as groups."""
+
+    command: str | None = None
+    classifier: ClassifierInfo = _key(of=ClassifierInfo, default=ClassifierInfo())
+    positive_label: str | None = None
+    threshold: float | None = None
+    accuracy: Estimate = _key(of=Estimate, default=Estimate())
+    functionalities: dict[str, SuiteCell] | None = _key(of={SuiteCell})
+    targets: dict[str, SuiteCell] | None = _key(of={SuiteCell})
+    cells: tuple[SuiteCell, ...] | None = _key(of=[SuiteCell])
+    bias: BiasSummary | None = _key(of=BiasSummary)
+    gate: GateVerdict | None = _key(of=GateVerdict)
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
 # ------------------------------------------------------------------------------------------------ reading
 
 
@@ -508,6 +539,7 @@ SUMMARIES: dict[str, type[Record]] = {
     "feedback": FeedbackSummary,
     "generate": GenerateSummary,
     "bias": BiasSummary,
+    "suite": SuiteSummary,
 }
 
 

@@ -9,13 +9,18 @@
 ``pairs`` is a frozen pair set (an audit's run directory or ``pairs.csv``, or a DataFrame): the classifier scores
 the same counterfactual (and placebo) texts every time, so the test is reproducible and needs no spaCy or LLM.
 Without ``pairs``, ``texts`` are audited from scratch (:func:`counterfair.audit`, with ``options``).
+
+Labelled data too: with ``labels`` (one gold label per text) the rules may name the bias metrics of
+:func:`counterfair.bias` (``"lower(bpsn_auc[*]) < 0.8"``, ``"final_metric < 0.9"``); with ``cases`` (a functional suite
+in HateCheck's layout, or ``"counterfair-templates"`` for the built-in one) the suite's ``accuracy[*]``,
+``target_accuracy[*]`` and its bias metrics::
+
+    assert_fair(model.predict_proba, cases="counterfair-templates", rules=["lower(accuracy[*]) < 0.6"])
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-from .analysis.gate import gate_pairs
 
 
 class FairnessGateFailed(AssertionError):
@@ -32,6 +37,8 @@ def assert_fair(
     *,
     rules: list[str],
     pairs: Any = None,
+    labels: Any = None,
+    cases: Any = None,
     threshold: float = 0.5,
     positive_label: str | None = None,
     seed: int = 0,
@@ -39,31 +46,68 @@ def assert_fair(
     **options: Any,
 ) -> dict[str, Any]:
     """Pass silently (returning the gate's checks) or raise :class:`FairnessGateFailed` naming each rule that
-    failed, with its value, and each that could not be evaluated."""
+    failed, with its value, and each that could not be evaluated. Each rule's metric is computed from what gives it:
+    counterfactual metrics from ``pairs`` or an audit of ``texts``, bias metrics from ``texts`` with ``labels`` (or
+    from ``cases``), suite metrics from ``cases``."""
+    from .analysis.gate import COUNTERFACTUAL_METRICS, evaluate_rules, parse_rule
+
     if not rules:
         raise ValueError("assert_fair needs at least one rule, e.g. rules=['identity_effect > 0.05']")
-    if (pairs is None) == (texts is None):
+    if pairs is not None and texts is not None:
         raise ValueError("give texts (audited now) or pairs (a frozen pair set), not both")
-    if pairs is not None:
-        from .analysis.compare import read_pairs, rescore_pairs
-
-        scored = rescore_pairs(read_pairs(pairs), classifier, threshold=threshold, positive_label=positive_label)
-    else:
-        from .core.audit import audit
-
-        result = audit(
-            texts,
-            classifier,
-            threshold=threshold,
-            positive_label=positive_label,
-            seed=seed,
-            bootstrap=bootstrap,
-            **options,
-        )
-        scored = result.pairs
-    gate = gate_pairs(scored, rules, seed=seed, n_resamples=bootstrap)
+    if labels is not None and texts is None:
+        raise ValueError("labels go with texts: one gold label per text")
+    if pairs is None and texts is None and cases is None:
+        raise ValueError("give texts, pairs (a frozen pair set) or cases (a functional suite)")
+    parsed = [parse_rule(r) for r in rules]  # a bad rule fails before any work
+    common = {"threshold": threshold, "positive_label": positive_label, "seed": seed, "bootstrap": bootstrap}
+    metrics: dict[str, Any] = {}
+    if cases is not None:
+        metrics |= _suite_metrics(classifier, cases, common)
+    if labels is not None:
+        metrics |= _bias_metrics(classifier, texts, labels, common, options)
+    if pairs is not None or (texts is not None and any(r.metric in COUNTERFACTUAL_METRICS for r in parsed)):
+        metrics |= _counterfactual_metrics(classifier, texts, pairs, common, options)
+    gate = evaluate_rules(parsed, metrics)
     if gate["verdict"] != "pass":
         lines = [f"counterfair fairness gate: {gate['verdict']}"]
         lines += [f"  failed: {m}" for m in gate["failed"]] + [f"  not evaluated: {m}" for m in gate["errors"]]
         raise FairnessGateFailed("\n".join(lines), gate)
     return gate
+
+
+def _counterfactual_metrics(
+    classifier: Any, texts: Any, pairs: Any, common: dict[str, Any], options: dict[str, Any]
+) -> dict[str, Any]:
+    from .analysis.gate import fairness_metrics
+
+    if pairs is not None:
+        from .analysis.compare import read_pairs, rescore_pairs
+
+        scored = rescore_pairs(read_pairs(pairs), classifier, threshold=common["threshold"],
+                               positive_label=common["positive_label"])  # fmt: skip
+    else:
+        from .core.audit import audit
+
+        scored = audit(texts, classifier, **common, **options).pairs
+    return fairness_metrics(scored, seed=common["seed"], n_resamples=common["bootstrap"])
+
+
+def _bias_metrics(
+    classifier: Any, texts: Any, labels: Any, common: dict[str, Any], options: dict[str, Any]
+) -> dict[str, Any]:
+    from .analysis.gate import bias_gate_metrics
+    from .core.bias import BiasOptions, bias
+
+    known = set(BiasOptions.__dataclass_fields__)
+    return bias_gate_metrics(
+        bias(texts, labels, classifier, **common, **{k: v for k, v in options.items() if k in known}).summary
+    )
+
+
+def _suite_metrics(classifier: Any, cases: Any, common: dict[str, Any]) -> dict[str, Any]:
+    from .analysis.gate import suite_gate_metrics
+    from .core.suite import BUILTIN, suite
+
+    source = None if isinstance(cases, str) and cases == BUILTIN else cases
+    return suite_gate_metrics(suite(source, classifier, **common).summary)

@@ -8,6 +8,9 @@ A rule says when to *fail* — ``identity_effect > 0.05``, ``upper(ctf_gap[*]) >
 * ``METRIC``: ``identity_effect`` (identity gap minus placebo gap, :mod:`counterfair.analysis.placebo`; groups are the
   groups whose terms are swapped in), ``ctf_gap`` (the CTF gap over identity swaps; groups are the source term's),
   ``flip_rate`` (share of identity swaps whose prediction flips at the audit's threshold; source term's groups).
+  On labelled data (``counterfair bias``, ``audit --label-column``, ``suite run``): ``subgroup_auc``, ``bpsn_auc``,
+  ``bnsp_auc``, ``pinned_auc`` (per group), ``overall_auc``, ``final_metric``, ``fped``, ``fned``; on a functional
+  suite also ``accuracy`` (overall; groups: the functionalities) and ``target_accuracy`` (groups: the targets).
 * the estimate compared: the point estimate (the default, or ``point(...)``), or the upper or lower bound of its
   95 % interval (``upper(...)``, ``lower(...)``: the percentile bootstrap for the gaps and effects, Wilson's
   interval for a flip rate). ``upper(identity_effect) > 0.05`` fails unless the data show the effect is at most
@@ -32,12 +35,14 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ConfigError
-from ..summaries import BiasSummary, Estimate, GapReport, GateVerdict, IdentityEffect, typed
+from ..summaries import BiasSummary, Estimate, GapReport, GateVerdict, IdentityEffect, SuiteSummary, typed
 
 COUNTERFACTUAL_METRICS = ("identity_effect", "ctf_gap", "flip_rate")
 #: the labelled-data metrics of ``counterfair bias`` (:mod:`counterfair.core.bias`): per group and overall
 BIAS_METRICS = ("subgroup_auc", "bpsn_auc", "bnsp_auc", "pinned_auc", "overall_auc", "final_metric", "fped", "fned")
-METRICS = COUNTERFACTUAL_METRICS + BIAS_METRICS
+#: a functional suite's (:mod:`counterfair.core.suite`): accuracy overall and per functionality, per target
+SUITE_METRICS = ("accuracy", "target_accuracy")
+METRICS = COUNTERFACTUAL_METRICS + BIAS_METRICS + SUITE_METRICS
 EXIT_CODES = {"pass": 0, "fail": 1, "error": 2}
 _OPS = {">": lambda a, b: a > b, ">=": lambda a, b: a >= b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b}
 _RULE = re.compile(
@@ -81,18 +86,11 @@ def parse_rule(text: str) -> Rule:
 # ------------------------------------------------------------------------------------------------ metrics
 
 
-def _wilson(flips: int, n: int) -> tuple[float | None, float | None]:
-    if n == 0:
-        return (None, None)
-    from scipy.stats import binomtest
-
-    interval = binomtest(flips, n).proportion_ci(confidence_level=0.95, method="wilson")
-    return (float(interval.low), float(interval.high))
-
-
 def _flip_entry(part: pd.DataFrame) -> dict[str, Any]:
     flips, n = int(part["flipped"].astype(bool).sum()), len(part)
-    low, high = _wilson(flips, n)
+    from ..metrics.fairness import wilson
+
+    low, high = wilson(flips, n)
     return Estimate(value=flips / n if n else None, ci_low=low, ci_high=high, n=n).to_dict()
 
 
@@ -182,7 +180,9 @@ def evaluate_rules(rules: Iterable[str | Rule], metrics: Mapping[str, Any]) -> d
         if metric is None:
             checks.append(_check(rule, rule.group, None))
             if rule.metric in BIAS_METRICS:
-                why = "labelled data: counterfair bias"
+                why = "labelled data: counterfair bias, audit --label-column or suite run"
+            elif rule.metric in SUITE_METRICS:
+                why = "a functional suite: counterfair suite run"
             else:
                 why = "no identity swap" + (", or the placebo was off" if rule.metric == "identity_effect" else "")
             checks[-1]["message"] = f"{rule.text}: the run has no {rule.metric} ({why})"
@@ -226,7 +226,7 @@ def gate_pairs(
     return evaluate_rules(parsed, {**metrics, **(extra or {})})
 
 
-def bias_gate_metrics(summary: dict[str, Any]) -> dict[str, Any]:
+def bias_gate_metrics(summary: Mapping[str, Any] | BiasSummary) -> dict[str, Any]:
     """The bias metrics as the fairness gate reads them (:func:`counterfair.analysis.gate.evaluate_rules`): per metric
     ``{"overall": entry, "by_group": {group: entry}}`` with entries ``value``, ``ci_low``, ``ci_high``, ``n``."""
     s = typed(summary, BiasSummary)
@@ -239,6 +239,26 @@ def bias_gate_metrics(summary: dict[str, Any]) -> dict[str, Any]:
         out[name] = {"overall": getattr(s, name).to_dict(), "by_group": {}}
     final = {"value": s.final_metric, "ci_low": None, "ci_high": None, "n": s.overall_auc.n}
     out["final_metric"] = {"overall": final, "by_group": {}}
+    return out
+
+
+def suite_gate_metrics(summary: Mapping[str, Any] | SuiteSummary) -> dict[str, Any]:
+    """A suite's metrics as the gate reads them: ``accuracy`` (overall; groups: the functionalities),
+    ``target_accuracy`` (groups: the targets), and the bias metrics with the targets as groups."""
+    s = typed(summary, SuiteSummary)
+    out: dict[str, Any] = {
+        "accuracy": {
+            "overall": s.accuracy.to_dict(),
+            "by_group": {f: c.accuracy.to_dict() for f, c in (s.functionalities or {}).items()},
+        }
+    }
+    if s.targets:
+        out["target_accuracy"] = {
+            "overall": s.accuracy.to_dict(),
+            "by_group": {t: c.accuracy.to_dict() for t, c in s.targets.items()},
+        }
+    if s.bias is not None:
+        out |= bias_gate_metrics(s.bias)
     return out
 
 

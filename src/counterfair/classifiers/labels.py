@@ -27,8 +27,9 @@ def positive_index(labels: Sequence[str], positive: str | None) -> int:
 
 
 def binary_labels(frame: pd.DataFrame, column: str | None, origin: str) -> np.ndarray:
-    """A gold 0/1 label per row from ``column`` (0/1, true/false, toxic/non-toxic, or a score cut at 0.5); NaN for
-    every row when ``column`` is None. A missing or unreadable label is an :class:`InputError` naming the row."""
+    """A gold 0/1 label per row from ``column`` (0/1, true/false, toxic/non-toxic, hateful/non-hateful, bad/not_bad,
+    or a score cut at 0.5); NaN for every row when ``column`` is None. A missing or unreadable label is an
+    :class:`InputError` naming the row."""
     if column is None:
         return np.full(len(frame), math.nan)
     raw = frame[column]
@@ -43,6 +44,8 @@ def binary_labels(frame: pd.DataFrame, column: str | None, origin: str) -> np.nd
         "non-toxic": 0.0,
         "bad": 1.0,
         "not_bad": 0.0,
+        "hateful": 1.0,  # HateCheck's label_gold
+        "non-hateful": 0.0,
         "1.0": 1.0,
         "0.0": 0.0,
     }

@@ -201,14 +201,17 @@ def compare(
 
 
 @app.command()
-def report(run_dir: Annotated[Path, typer.Argument(help="An audit or evaluate run directory.")]) -> None:
-    """Rebuild the report (HTML, plots; Markdown for an audit) of an audit or evaluate directory, without
-    recomputing."""
+def report(run_dir: Annotated[Path, typer.Argument(help="A run directory of any counterfair command.")]) -> None:
+    """Rebuild the report (HTML and Markdown; plots for an audit or evaluation) of a run directory, without
+    recomputing: audit, evaluate, bias, suite."""
+    from ..views.page import write_page
+    from ..views.pages import page_of
     from ..views.report import build_report
     from ..views.report.evaluation import build_evaluation_report, is_evaluation_dir
 
     if is_evaluation_dir(run_dir):
         console.print(f"wrote {build_evaluation_report(run_dir)['html']}")
         return
-    paths = build_report(run_dir)
+    page = page_of(run_dir)
+    paths = write_page(page, run_dir) if page is not None else build_report(run_dir)
     console.print(f"wrote {paths['html']} and {paths['markdown']}")

@@ -49,6 +49,11 @@ def _read_mapping(path: Path) -> dict[str, Any]:
     return data
 
 
+def resource_mapping(kind: str, name: str) -> dict[str, Any]:
+    """A YAML resource shipped with counterfair (``resources/KIND/NAME.yaml``) as a mapping."""
+    return _read_mapping(_resource_dir(kind) / f"{name}.yaml")
+
+
 def _terms(value: Any, *, where: str, key: str) -> tuple[str, ...]:
     if value is None:
         return ()

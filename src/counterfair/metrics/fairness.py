@@ -157,3 +157,14 @@ def equality_differences(
         fped += abs(fpr - g_fpr) if fpr is not None and g_fpr is not None else 0.0
         fned += abs(fnr - g_fnr) if fnr is not None and g_fnr is not None else 0.0
     return (fped if fpr is not None else None, fned if fnr is not None else None)
+
+
+def wilson(successes: int, n: int) -> tuple[float | None, float | None]:
+    """Wilson's 95 % interval of a proportion ``successes / n`` (a flip rate, an accuracy); ``(None, None)`` for
+    ``n == 0``."""
+    if n == 0:
+        return (None, None)
+    from scipy.stats import binomtest
+
+    interval = binomtest(successes, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return (float(interval.low), float(interval.high))

@@ -295,3 +295,19 @@ def rating_view(report: dict[str, Any]) -> Table:
     for method, row in report["tables"]["by_method"].items():
         table.add_row(method, str(row["examples"]), *(fmt(row[k], 2) for k in keys))
     return table
+
+
+def suite_view(summary: dict[str, Any] | Record) -> Group:
+    """Per functionality its cases and accuracy (worst first), then the verdict lines of the report page."""
+    from rich.markup import escape
+
+    from ..summaries import SuiteSummary
+    from .page import interval
+    from .pages import suite_page
+
+    s = typed(summary, SuiteSummary)
+    table = _table(f"functional suite ({s.classifier.spec})", ("functionality", "cases", "hateful", "accuracy"),
+                   ("functionality",))  # fmt: skip
+    for name, c in (s.functionalities or {}).items():
+        table.add_row(name + (" (few)" if c.few else ""), str(c.n), str(c.n_positive), interval(c.accuracy))
+    return Group(table, *(escape(line) for line in suite_page(s).lines()))

@@ -77,6 +77,8 @@ class Verdict:
 
 
 _METRIC_WORDS = {
+    "accuracy": "accuracy",
+    "target_accuracy": "accuracy",
     "identity_effect": "identity effect",
     "ctf_gap": "CTF gap",
     "flip_rate": "flip rate",
@@ -164,22 +166,35 @@ def verdict(summary: Mapping[str, Any] | Record) -> Verdict:
     return Verdict(status, headline, findings, gate_status, rules, basis, _next_steps(s, findings), labelled)
 
 
-def bias_lines(summary: Mapping[str, Any] | Record, *, worst: int = 5) -> list[str]:
-    """The labelled-data verdict, plain lines: the overall and final metric, then the groups with the lowest BPSN and
-    BNSP AUC (their intervals and counts), the equality differences, and the groups without values named."""
+@dataclass(frozen=True)
+class BiasFindings:
+    """The labelled-data verdict in parts: ``headline``, ``means`` (the generalized means), ``lowest`` (per BPSN and
+    BNSP, a title line and the lowest groups), ``equality`` (FPED, FNED), ``without`` (groups without values)."""
+
+    headline: str
+    means: str
+    lowest: tuple[str, ...]
+    equality: str
+    without: str | None
+
+
+def bias_findings(summary: Mapping[str, Any] | Record, *, worst: int = 5) -> BiasFindings:
     from ..summaries import BiasSummary
 
     s = typed(summary, BiasSummary)
     groups = s.groups or {}
     overall = s.overall_auc
-    out = [
-        f"Verdict: overall AUC {_num(overall.value)} [{_num(overall.ci_low)}, {_num(overall.ci_high)}]"
+    headline = (
+        f"overall AUC {_num(overall.value)} [{_num(overall.ci_low)}, {_num(overall.ci_high)}]"
         f", final metric {_num(s.final_metric)} (0.25 × overall AUC + 0.75 × the mean of the generalized means; 1 is "
-        "perfect).",
+        "perfect)."
+    )
+    means = (
         "Generalized means (p = −5): "
         + ", ".join(f"{k} {_num(v)}" for k, v in s.generalized_mean.items() if k != "power")
-        + ".",
-    ]
+        + "."
+    )
+    lowest: list[str] = []
     for metric, meaning in (
         ("bpsn_auc", "non-toxic texts about the group score like toxic ones (false positives)"),
         ("bnsp_auc", "toxic texts about the group score like non-toxic ones (false negatives)"),
@@ -189,20 +204,32 @@ def bias_lines(summary: Mapping[str, Any] | Record, *, worst: int = 5) -> list[s
             key=lambda item: item[1].value if item[1].value is not None else 1.0,
         )[:worst]
         if ranked:
-            out.append(f"Lowest {metric.replace('_auc', '').upper()} AUC — {meaning}:")
-            out += [
+            lowest.append(f"Lowest {metric.replace('_auc', '').upper()} AUC — {meaning}:")
+            lowest += [
                 f"- {g}: {_num(e.value)} [{_num(e.ci_low)}, {_num(e.ci_high)}], {groups[g].n} texts "
                 f"({groups[g].n_positive} toxic)"
                 for g, e in ranked
             ]
-    out.append(
+    equality = (
         f"Equality differences at {s.threshold}: FPED {_num(s.fped.value)} [{_num(s.fped.ci_low)}, "
         f"{_num(s.fped.ci_high)}], FNED {_num(s.fned.value)} [{_num(s.fned.ci_low)}, {_num(s.fned.ci_high)}]."
     )
+    without = None
     if s.groups_without_values:
-        out.append(
-            "Without values: " + "; ".join(f"{g} ({', '.join(groups[g].notes)})" for g in s.groups_without_values)
-        )
+        without = "Without values: " + "; ".join(f"{g} ({', '.join(groups[g].notes)})" for g in s.groups_without_values)
+    return BiasFindings(headline, means, tuple(lowest), equality, without)
+
+
+def bias_lines(summary: Mapping[str, Any] | Record, *, worst: int = 5) -> list[str]:
+    """The labelled-data verdict, plain lines: the overall and final metric, then the groups with the lowest BPSN and
+    BNSP AUC (their intervals and counts), the equality differences, and the groups without values named."""
+    from ..summaries import BiasSummary
+
+    s = typed(summary, BiasSummary)
+    parts = bias_findings(s, worst=worst)
+    out = [f"Verdict: {parts.headline}", parts.means, *parts.lowest, parts.equality]
+    if parts.without:
+        out.append(parts.without)
     gate_status, rules = _gate(s.gate)
     if gate_status is not None:
         out[1:1] = [f"Fairness gate: {gate_status.upper()}"] + [f"- {v.upper()}: {sentence}" for v, sentence in rules]

@@ -1,0 +1,86 @@
+"""The command line: functional test suites: suite run, suite export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..summaries import SuiteSummary
+from ..views.console import suite_view
+from .app import Encoding, app, console, finish_gate, options_from
+
+suite_app = typer.Typer(
+    help="Functional test suites: cases with a gold label, a functionality and a target (HateCheck's layout).",
+    no_args_is_help=True,
+)
+app.add_typer(suite_app, name="suite")
+
+
+@suite_app.command("run")
+def run(
+    cases: Annotated[
+        Path | None,
+        typer.Argument(help="Cases (CSV/TSV/JSONL/JSON/Parquet); without it, counterfair's own template suite."),
+    ] = None,
+    classifier: Annotated[str, typer.Option(help="Classifier spec (see README).")] = "profanity-check",
+    out: Annotated[Path, typer.Option("--out", "-o", help="Directory for rows.csv, summary.json, report.html/.md.")] = (
+        Path("counterfair-suite")
+    ),
+    text_column: Annotated[str, typer.Option(help="Column with the test case's text.")] = "test_case",
+    label_column: Annotated[
+        str, typer.Option(help="Column with the gold label: hateful/non-hateful, 1/0, toxic/non-toxic.")
+    ] = "label_gold",
+    functionality_column: Annotated[str, typer.Option(help="Column with the case's functionality.")] = "functionality",
+    target_column: Annotated[
+        str, typer.Option(help="Column with the targeted group ('' for none: no per-target rows, no bias AUCs).")
+    ] = "target_ident",
+    id_column: Annotated[str | None, typer.Option(help="Column with unique ids (default: row number).")] = None,
+    identities: Annotated[
+        str | None, typer.Option(help="The built-in suite's identity set (default dixon50; ignored with CASES).")
+    ] = None,
+    positive_label: Annotated[
+        str | None, typer.Option(help="Classifier label whose probability is the score (default: the second).")
+    ] = None,
+    threshold: Annotated[float, typer.Option(help="A score at or above it predicts hateful.")] = 0.5,
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples of the bias AUCs' intervals (0: none).")] = 1000,
+    fail_if: Annotated[
+        list[str] | None,
+        typer.Option("--fail-if", help="A gate rule (repeatable), e.g. 'lower(accuracy[*]) < 0.8'."),
+    ] = None,
+    junit: Annotated[Path | None, typer.Option(help="Write the gate's verdicts as a JUnit XML file.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    encoding: Encoding = "utf-8",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Run a functional test suite: accuracy per functionality, per target and per cell with Wilson intervals (worst
+    first) and the bias AUCs with the targets as groups. Writes OUT/rows.csv, summary.json, report.html, report.md.
+    With --fail-if rules it is a gate: exit 0 pass, 1 a rule failed, 2 could not be evaluated."""
+    from ..core.suite import SuiteOptions
+    from ..progress import RichProgress
+    from ..shell.suite import run_suite
+
+    options = options_from(SuiteOptions, locals(), target_column=target_column or None)
+    with RichProgress(enabled=not quiet) as progress:
+        summary = run_suite(cases, out, options, progress=progress, rules=fail_if or None)
+    console.print(f"wrote {out / 'rows.csv'}, {out / 'summary.json'}, {out / 'report.html'} and {out / 'report.md'}")
+    gate = SuiteSummary.from_dict(summary).gate
+    code = finish_gate(gate, junit, status_line=False) if gate is not None else 0
+    console.print(suite_view(summary))  # the verdict in the last lines
+    raise typer.Exit(code)
+
+
+@suite_app.command("export")
+def export(
+    out: Annotated[Path, typer.Argument(help="File to write (CSV/TSV/JSONL/Parquet by its suffix).")],
+    identities: Annotated[str | None, typer.Option(help="Identity set to expand over (default dixon50).")] = None,
+) -> None:
+    """Write counterfair's own template suite (every case, its gold label, functionality, target, term and
+    template) to a file, to read, edit or run elsewhere."""
+    from ..core.suite import template_suite
+    from ..io import write_table
+
+    frame = template_suite(identities)
+    write_table(frame, out)
+    console.print(f"wrote {out}: {len(frame)} cases, {frame['functionality'].nunique()} functionalities")

@@ -1,0 +1,288 @@
+"""Functional test suites (``counterfair suite run``, :func:`suite`): cases with a gold label, the behaviour they check
+(a *functionality*) and the group they target, in HateCheck's layout (Röttger et al. 2021: ``test_case``,
+``label_gold``, ``functionality``, ``target_ident``; every column name can be changed). The classifier's score at the
+threshold gives each case a prediction; the suite reports the accuracy overall, per functionality, per target and per
+(functionality, target) cell with Wilson intervals, the worst first, and the bias AUCs of :mod:`counterfair.core.bias`
+with the targets as groups.
+
+Without a file, the suite is counterfair's own template suite (``resources/suites/templates.yaml``), expanded over an
+identity set's terms: :func:`template_suite`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, replace
+from functools import cache
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+from ..classifiers import CachedClassifier
+from ..classifiers.labels import binary_labels, positive_index
+from ..errors import ConfigError, InputError
+from ..io import read_texts
+from ..metrics import fairness as FM
+from ..progress import NullProgress, ProgressHook
+from ..records import knob
+from ..summaries import Estimate
+from .bias import BiasOptions, bias_core
+
+BUILTIN = "counterfair-templates"  # the name the built-in suite is recorded under
+FEW = 10  # a cell with fewer cases is marked as resting on few cases
+
+
+@dataclass
+class SuiteOptions:
+    classifier: str = knob("profanity-check")  # the classifier's own identity joins the run's (claim_run_dir)
+    text_column: str = "test_case"
+    label_column: str = "label_gold"
+    functionality_column: str = "functionality"
+    target_column: str | None = "target_ident"  # None: no targets (accuracy per functionality only, no bias AUCs)
+    id_column: str | None = None
+    identities: str | None = None  # the built-in suite's identity set (default dixon50); ignored for a file
+    positive_label: str | None = None  # the classifier's label whose probability is the score
+    threshold: float = 0.5  # a score at or above it predicts the positive (hateful, toxic) label
+    bootstrap: int = 1000  # resamples of the bias AUCs' intervals (accuracies use Wilson's interval)
+    seed: int = 0
+    encoding: str = "utf-8"
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.threshold < 1.0:
+            raise ConfigError(f"threshold must be in (0, 1), got {self.threshold}")
+        if self.bootstrap < 0:
+            raise ConfigError(f"bootstrap must be 0 (no intervals) or positive, got {self.bootstrap}")
+
+
+# ------------------------------------------------------------------------------------------------ the template suite
+
+
+@cache
+def _templates() -> dict[str, Any]:
+    from ..lexicons.attributes import resource_mapping
+
+    return resource_mapping("suites", "templates")
+
+
+_LETTER_VOWELS = set("AEFHILMNORSX")  # letters whose name begins with a vowel sound: "an LGBT person", "an MP"
+
+
+def indefinite(phrase: str) -> str:
+    """``phrase`` with "a" or "an": "an Asian", "a European", "a gay person", "an LGBT person"."""
+    word = phrase.split()[0]
+    if len(word) > 1 and word.isupper():  # an initialism read letter by letter
+        return f"{'an' if word[0] in _LETTER_VOWELS else 'a'} {phrase}"
+    lower = word.lower()
+    vowel = lower[:1] in set("aeiou") and not lower.startswith(("eu", "uni", "one", "use"))
+    return f"{'an' if vowel or lower.startswith('hour') else 'a'} {phrase}"
+
+
+_SLOT = re.compile(r"\{(\w+)\}")
+
+
+def _fill(template: str, values: dict[str, str]) -> str:
+    def slot(name: str) -> str:  # {a_X}: X with its indefinite article
+        return indefinite(values[name[2:]]) if name.startswith("a_") else values[name]
+
+    text = _SLOT.sub(lambda m: slot(m.group(1)), template)
+    return text[:1].upper() + text[1:]
+
+
+def template_suite(identities: str | None = None) -> pd.DataFrame:
+    """counterfair's own functional suite, expanded over the terms of ``identities`` (default dixon50): one row per
+    case with ``case_id``, ``test_case``, ``label_gold`` (hateful / non-hateful), ``functionality``,
+    ``target_ident`` (the term's group), ``term`` and ``template``."""
+    from ..lexicons.attributes import load_identity_set
+
+    spec = _templates()
+    ids = load_identity_set(identities)
+    rows = []
+    for functionality, entry in spec["functionalities"].items():
+        for template in entry["templates"]:
+            lists = [w for w in ("positive", "negative") if re.search(r"\{(a_)?" + w + r"\}", template)]
+            words: list[tuple[str | None, str]] = [(w, word) for w in lists for word in spec["words"][w]] or [
+                (None, "")
+            ]
+            for term in ids.terms:
+                forms = ids.forms_of(term)
+                values = {"adjective": forms.adjective, "plural": forms.plural, "noun": forms.noun}
+                for slot, word in words:
+                    text = _fill(template, values | ({slot: word} if slot else {}))
+                    rows.append((text, entry["label"], functionality, ids.group_of(term), term, template))
+    frame = pd.DataFrame(rows, columns=["test_case", "label_gold", "functionality", "target_ident", "term", "template"])
+    frame.insert(0, "case_id", [f"t{i:05d}" for i in range(len(frame))])
+    return frame
+
+
+# ------------------------------------------------------------------------------------------------ the metrics
+
+
+def _accuracy(correct: np.ndarray) -> dict[str, Any]:
+    n, k = int(correct.size), int(correct.sum())
+    low, high = FM.wilson(k, n)
+    return Estimate(value=k / n if n else None, ci_low=low, ci_high=high, n=n).to_dict()
+
+
+def _cells(correct: np.ndarray, gold: np.ndarray, keys: pd.Series) -> dict[str, Any]:
+    """Per key (a functionality, a target): its cases, how many are positive, the accuracy with Wilson's interval;
+    the worst accuracy first (ties by name)."""
+    out: dict[str, dict[str, Any]] = {}
+    for key in sorted(keys.dropna().unique(), key=str):
+        mask = (keys == key).to_numpy()
+        out[str(key)] = {
+            "n": int(mask.sum()),
+            "n_positive": int(gold[mask].sum()),
+            "accuracy": _accuracy(correct[mask]),
+            "few": bool(mask.sum() < FEW),
+        }
+    return dict(sorted(out.items(), key=lambda kv: (kv[1]["accuracy"]["value"], kv[0])))
+
+
+def suite_core(
+    gold: np.ndarray, scores: np.ndarray, functionality: pd.Series, target: pd.Series | None, opts: SuiteOptions
+) -> dict[str, Any]:
+    """The suite's metrics from the gold labels (0/1), the classifier's scores, each case's functionality and target
+    (``None``/NaN: no target)."""
+    y = np.asarray(gold, dtype=bool)
+    correct = (np.asarray(scores, dtype=float) >= opts.threshold) == y
+    out: dict[str, Any] = {
+        "accuracy": _accuracy(correct),
+        "functionalities": _cells(correct, y, functionality.astype(object)),
+        "targets": None,
+        "cells": None,
+        "bias": None,
+    }
+    if target is None or target.isna().all():
+        return out
+    target = target.astype(object).where(target.notna(), None)
+    out["targets"] = _cells(correct, y, target)
+    pair = functionality.astype(str) + " × " + target.astype(str)
+    cells = _cells(correct, y, pair.where(target.notna(), None))
+    out["cells"] = [{"functionality": k.split(" × ")[0], "target": k.split(" × ")[1], **v} for k, v in cells.items()]
+    members = {str(t): (target == t).to_numpy() for t in sorted(out["targets"])}
+    bias_opts = BiasOptions(threshold=opts.threshold, bootstrap=opts.bootstrap, seed=opts.seed)
+    out["bias"] = bias_core(y.astype(float), np.asarray(scores, dtype=float), members, bias_opts)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ reading, running
+
+
+@dataclass(frozen=True)
+class SuiteInput:
+    """A suite as read: origin, case ids, texts, gold labels (0/1), functionalities and targets."""
+
+    origin: str
+    ids: list[str]
+    texts: list[str]
+    gold: np.ndarray
+    functionality: pd.Series
+    target: pd.Series | None
+
+
+def read_suite(source: Any, opts: SuiteOptions) -> SuiteInput:
+    """The cases of ``source`` (a file, a DataFrame), or the built-in template suite when ``source`` is None."""
+    if source is None:
+        source, origin = template_suite(opts.identities), f"{BUILTIN} ({opts.identities or 'dixon50'})"
+        opts = replace(opts, id_column="case_id", text_column="test_case", label_column="label_gold",
+                       functionality_column="functionality")  # fmt: skip  # the built-in suite's own columns
+    else:
+        origin = None
+    columns = {opts.label_column: "--label-column", opts.functionality_column: "--functionality-column"}
+    if opts.target_column:
+        columns[opts.target_column] = "--target-column"
+    read = read_texts(source, text_column=opts.text_column, id_column=opts.id_column, columns=columns,
+                      encoding=opts.encoding, origin=origin)  # fmt: skip
+    if not read.texts:
+        raise InputError(f"{read.origin}: the suite has no cases")
+    missing = [i for i, t in enumerate(read.texts) if not t]
+    if missing:
+        raise InputError(f"{read.origin}: row {missing[0]} has no text in column {opts.text_column!r}")
+    functionality = read.frame[opts.functionality_column].reset_index(drop=True)
+    if functionality.isna().any():
+        row = int(np.flatnonzero(functionality.isna().to_numpy())[0])
+        raise InputError(f"{read.origin}: row {row} has no functionality in column {opts.functionality_column!r}")
+    target = read.frame[opts.target_column].reset_index(drop=True) if opts.target_column else None
+    gold = binary_labels(read.frame, opts.label_column, read.origin)
+    return SuiteInput(read.origin, read.ids, read.filled(), gold, functionality, target)
+
+
+def score_cases(clf: CachedClassifier, texts: list[str], opts: SuiteOptions, hook: ProgressHook) -> np.ndarray:
+    index = positive_index(clf.labels, opts.positive_label)
+    hook.start(f"classifier ({clf.spec})", len(texts))
+    return np.asarray(clf.predict_proba(texts, on_batch=hook.advance), dtype=float)[:, index]
+
+
+def suite_summary(
+    metrics: dict[str, Any], opts: SuiteOptions, clf: CachedClassifier, cases: SuiteInput
+) -> dict[str, Any]:
+    return {
+        "counterfair_version": __version__,
+        "command": "suite",
+        "input": {"source": cases.origin, "cases": len(cases.texts), "positive": int(cases.gold.sum())},
+        "classifier": clf.signature(),
+        "positive_label": clf.labels[positive_index(clf.labels, opts.positive_label)],
+        "threshold": opts.threshold,
+        **metrics,
+        "options": asdict(opts),
+    }
+
+
+def suite_rows(cases: SuiteInput, scores: np.ndarray, opts: SuiteOptions) -> pd.DataFrame:
+    predicted = scores >= opts.threshold
+    table = pd.DataFrame(
+        {
+            "case_id": cases.ids,
+            "test_case": cases.texts,
+            "functionality": cases.functionality.to_numpy(),
+            "target": cases.target.to_numpy() if cases.target is not None else None,
+            "label": cases.gold.astype(int),
+            "score": scores,
+            "predicted": predicted.astype(int),
+            "correct": (predicted == cases.gold.astype(bool)).astype(int),
+        }
+    )
+    return table
+
+
+def suite(
+    cases: Any = None,
+    classifier: Any = "profanity-check",
+    *,
+    text_column: str = "test_case",
+    label_column: str = "label_gold",
+    functionality_column: str = "functionality",
+    target_column: str | None = "target_ident",
+    identities: str | None = None,
+    positive_label: str | None = None,
+    threshold: float = 0.5,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    progress: ProgressHook | None = None,
+) -> Any:
+    """Run a functional test suite in memory and return a :class:`~counterfair.results.SuiteResult`: ``cases`` (a
+    file or a DataFrame in HateCheck's layout; None: counterfair's template suite over ``identities``),
+    ``classifier`` (anything :func:`counterfair.as_classifier` takes). Accuracy per functionality, target and cell
+    with Wilson intervals (worst first), and the bias AUCs with the targets as groups."""
+    from ..classifiers import as_classifier
+    from ..results import SuiteResult
+
+    clf = as_classifier(classifier)
+    opts = SuiteOptions(
+        classifier=clf.spec,
+        text_column=text_column,
+        label_column=label_column,
+        functionality_column=functionality_column,
+        target_column=target_column,
+        identities=identities,
+        positive_label=positive_label,
+        threshold=threshold,
+        bootstrap=bootstrap,
+        seed=seed,
+    )
+    read = read_suite(cases, opts)
+    scores = score_cases(clf, read.texts, opts, progress or NullProgress())
+    summary = suite_summary(suite_core(read.gold, scores, read.functionality, read.target, opts), opts, clf, read)
+    return SuiteResult(suite_rows(read, scores, opts), summary)

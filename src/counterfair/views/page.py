@@ -1,0 +1,188 @@
+"""A report page, answer first: the one view that every command without a report of its own (bias, suite, ctf,
+generate, feedback) renders as ``report.html``, ``report.md`` and its notebook view, so the three always agree.
+
+A :class:`Page` holds the verdict block (a headline, findings, the gate's rules as sentences, what to look at next),
+then tables with their captions, then the summary's raw JSON behind a disclosure. Every missing value renders as
+"—"; a row resting on few cases says so in the row itself.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..summaries import Estimate, GateVerdict
+
+MISSING = "—"
+
+
+def num(value: Any, digits: int = 3) -> str:
+    """A number as the pages show it; ``MISSING`` for None or NaN."""
+    if value is None or (isinstance(value, float) and value != value):
+        return MISSING
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:.{digits}f}"
+
+
+def interval(e: Estimate | None, digits: int = 3) -> str:
+    """``0.812 [0.790, 0.831]``; ``MISSING`` without a value, the value alone without an interval."""
+    if e is None or e.value is None:
+        return MISSING
+    if e.ci_low is None or e.ci_high is None:
+        return num(e.value, digits)
+    return f"{num(e.value, digits)} [{num(e.ci_low, digits)}, {num(e.ci_high, digits)}]"
+
+
+@dataclass(frozen=True)
+class Table:
+    """A captioned table; ``frame``'s cells are shown as they are (format numbers with :func:`num`)."""
+
+    caption: str
+    frame: pd.DataFrame
+    note: str | None = None
+    key: str = ""  # the HTML id
+
+    def cells(self) -> pd.DataFrame:
+        return self.frame.astype(object).where(self.frame.notna(), MISSING)
+
+
+@dataclass(frozen=True)
+class Page:
+    """One report: ``status`` is a word for the verdict box's colour (``fail``, ``pass``, ``attention``,
+    ``neutral``)."""
+
+    command: str
+    title: str
+    headline: str
+    status: str = "neutral"
+    findings: tuple[str, ...] = ()
+    gate_status: str | None = None
+    rules: tuple[tuple[str, str], ...] = ()  # (pass | fail | error, the rule as a sentence)
+    meta: tuple[str, ...] = ()  # what the verdict rests on: data, classifier, version
+    next_steps: tuple[str, ...] = ()
+    tables: tuple[Table, ...] = ()
+    notes: tuple[str, ...] = ()
+    details: Mapping[str, Any] = field(default_factory=dict)  # the summary, behind a disclosure
+
+    def lines(self) -> list[str]:
+        """The verdict block as plain lines (report.md's head, the console's last lines, a CI log)."""
+        out = [f"Verdict: {self.headline}", *(f if heading(f) else f"- {f}" for f in self.findings)]
+        if self.gate_status is not None:
+            out.append(f"Fairness gate: {self.gate_status.upper()}")
+            out += [f"- {verdict.upper()}: {sentence}" for verdict, sentence in self.rules]
+        out += list(self.meta)
+        out += [f"Next: {step}" for step in self.next_steps]
+        return out
+
+
+def heading(finding: str) -> bool:
+    """A finding that titles the ones after it ("Worst functionalities:")."""
+    return finding.endswith(":")
+
+
+def gate_rules(gate: GateVerdict | None) -> tuple[str | None, tuple[tuple[str, str], ...]]:
+    """The gate's status and each check as (verdict, sentence): failed rules first, then those that could not be
+    evaluated, then the passed ones."""
+    from .verdict import rule_sentence
+
+    if gate is None:
+        return None, ()
+    order = {"fail": 0, "error": 1}
+    checks = sorted(gate.checks, key=lambda c: order.get(c.verdict, 2))
+    return gate.verdict, tuple((c.verdict, rule_sentence(c, gate.rules)) for c in checks)
+
+
+# ------------------------------------------------------------------------------------------------ renderers
+
+
+def _frame_html(table: Table) -> str:
+    cells = table.cells()
+    first = cells.columns[0] if len(cells.columns) else None
+    head = "".join(f'<th class="{"l" if c == first else ""}">{html.escape(str(c))}</th>' for c in cells.columns)
+    body = []
+    for row in cells.itertuples(index=False):
+        tds = "".join(
+            f'<td class="{"l" if i == 0 or not _numeric(v) else ""}">{html.escape(str(v))}</td>'
+            for i, v in enumerate(row)
+        )
+        body.append(f"<tr>{tds}</tr>")
+    return f'<table id="{html.escape(table.key)}"><tr>{head}</tr>' + "".join(body) + "</table>"
+
+
+def _numeric(value: Any) -> bool:
+    text = str(value).split(" ")[0].replace(",", "")
+    try:
+        float(text)
+    except ValueError:
+        return text == MISSING
+    return True
+
+
+def to_html(page: Page) -> str:
+    """The whole report page (``report.html``)."""
+    from .report import render
+
+    tables = [(t, _frame_html(t)) for t in page.tables if not t.frame.empty]
+    details = json.dumps(dict(page.details), indent=2, ensure_ascii=False, default=str)
+    return render("page.html.j2", page=page, tables=tables, details=details, heading=heading)
+
+
+def to_notebook_html(page: Page, *, rows: int = 15) -> str:
+    """The notebook view: the verdict block and the first rows of each table."""
+    status = html.escape(page.status)
+    parts = [f'<div class="counterfair {status}"><h4>{html.escape(page.title)}</h4>']
+    parts += [f"<p>{html.escape(line)}</p>" for line in page.lines()]
+    for table in page.tables:
+        if not table.frame.empty:
+            shown = Table(table.caption, table.frame.head(rows), table.note, table.key)
+            parts.append(f"<p><b>{html.escape(table.caption)}</b></p>{_frame_html(shown)}")
+    return "".join(parts) + "</div>"
+
+
+def _md_cell(value: Any) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(page: Page) -> str:
+    """``report.md``: the verdict lines, then each table as a Markdown table."""
+    out = [f"# {page.title}", ""]
+    for line in page.lines():  # a list item follows the line before it; any other line is a paragraph of its own
+        out += [line] if line.startswith("- ") or not out[-1] else ["", line]
+    out.append("")
+    out += [f"> {note}" for note in page.notes]
+    for table in page.tables:
+        if table.frame.empty:
+            continue
+        cells = table.cells()
+        out += ["", f"## {table.caption}", ""]
+        out.append("| " + " | ".join(_md_cell(c) for c in cells.columns) + " |")
+        out.append("|" + "---|" * len(cells.columns))
+        out += ["| " + " | ".join(_md_cell(v) for v in row) + " |" for row in cells.itertuples(index=False)]
+        if table.note:
+            out += ["", table.note]
+    return "\n".join(out) + "\n"
+
+
+def write_page(page: Page, directory: str | Path) -> dict[str, Path]:
+    """``report.html`` and ``report.md`` of ``page`` in ``directory``."""
+    from .report import write_page as write_text
+
+    target = Path(directory)
+    paths = {"html": target / "report.html", "markdown": target / "report.md"}
+    write_text(to_html(page), paths["html"])
+    write_text(to_markdown(page), paths["markdown"])
+    return paths
+
+
+def table_of(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """Rows of a page table from dicts (one per row, columns in the order of the first)."""
+    return pd.DataFrame(list(records))

@@ -1,0 +1,243 @@
+"""Each command's report page (:class:`~counterfair.views.page.Page`) from its typed summary (and its table where the
+page shows rows): the verdict first, then the tables, worst first."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from ..summaries import BiasSummary, Record, SuiteCell, SuiteSummary, typed
+from .page import MISSING, Page, Table, gate_rules, interval, num
+
+_BIAS_METRICS = (
+    ("subgroup_auc", "subgroup AUC"),
+    ("bpsn_auc", "BPSN AUC"),
+    ("bnsp_auc", "BNSP AUC"),
+    ("pinned_auc", "pinned AUC"),
+)
+
+
+def _status(gate_status: str | None, attention: bool) -> str:
+    if gate_status in ("fail", "error"):
+        return "fail"
+    if attention:
+        return "attention"
+    return "pass" if gate_status == "pass" else "neutral"
+
+
+def bias_table(s: BiasSummary, *, group: str = "group") -> pd.DataFrame:
+    """Per group its counts and four AUCs with intervals, the lowest BPSN AUC first; a group without values last,
+    with the reason."""
+    groups = s.groups or {}
+    order = sorted(groups, key=lambda g: (groups[g].bpsn_auc.value is None, groups[g].bpsn_auc.value or 0.0, g))
+    rows = []
+    for g in order:
+        e = groups[g]
+        row: dict[str, Any] = {group: g, "texts": num(e.n), "toxic": num(e.n_positive)}
+        row |= {title: interval(getattr(e, metric)) for metric, title in _BIAS_METRICS}
+        row["notes"] = "; ".join(e.notes) or ""
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _overall_table(s: BiasSummary) -> pd.DataFrame:
+    rows = [
+        ("overall AUC", interval(s.overall_auc), "all texts"),
+        ("final metric", num(s.final_metric), "0.25 × overall AUC + 0.75 × mean of the three generalized means"),
+    ]
+    rows += [
+        (
+            f"generalized mean of {k.replace('_', ' ')}",
+            num(v),
+            f"power mean over groups, p = {s.generalized_mean.get('power', -5)}",
+        )
+        for k, v in s.generalized_mean.items()
+        if k != "power"
+    ]
+    rows += [
+        ("FPED", interval(s.fped), f"Σ over groups |FPR − FPR(group)| at {s.threshold}"),
+        ("FNED", interval(s.fned), f"Σ over groups |FNR − FNR(group)| at {s.threshold}"),
+    ]
+    return pd.DataFrame(rows, columns=["metric", "value [95% CI]", "meaning"])
+
+
+def _below(estimates: Mapping[str, Any], overall: Any) -> list[str]:
+    """Names whose whole interval lies below the overall value's interval (significantly worse)."""
+    if overall is None or overall.ci_low is None:
+        return []
+    return [k for k, e in estimates.items() if e.ci_high is not None and e.ci_high < overall.ci_low]
+
+
+def bias_page(summary: Mapping[str, Any] | Record) -> Page:
+    """``counterfair bias``'s report page."""
+    from .verdict import bias_findings
+
+    s = typed(summary, BiasSummary)
+    parts = bias_findings(s, worst=3)
+    gate_status, rules = gate_rules(s.gate)
+    groups = s.groups or {}
+    weak = set(_below({g: e.bpsn_auc for g, e in groups.items()}, s.overall_auc))
+    weak |= set(_below({g: e.bnsp_auc for g, e in groups.items()}, s.overall_auc))
+    lowest = {g: min(v for v in (groups[g].bpsn_auc.value, groups[g].bnsp_auc.value) if v is not None) for g in weak}
+    ranked = sorted(weak, key=lambda g: (lowest[g], g))  # the lowest AUC first
+    findings = [parts.means, parts.equality, *parts.lowest]
+    if ranked:
+        findings.insert(
+            0, f"Groups with a BPSN or BNSP AUC below the overall AUC (whole 95% interval): {', '.join(ranked)}"
+        )
+    input_ = s.extra.get("input", {})
+    meta = (
+        f"Classifier {s.classifier.spec} (score = probability of {s.positive_label}); {num(input_.get('texts'))} "
+        f"texts from {input_.get('source', MISSING)}; groups from {s.membership}; counterfair "
+        f"{s.extra.get('counterfair_version', MISSING)}.",
+        "Borkan et al. 2019 (subgroup, BPSN, BNSP AUC; generalized mean; final metric), Dixon et al. 2018 (pinned AUC, "
+        "equality differences); percentile bootstrap intervals.",
+    )
+    steps = []
+    if ranked:
+        steps.append(
+            f"read the texts of {ranked[0]} the classifier ranks wrongly (rows.csv: label, score, group:{ranked[0]})"
+        )
+    if s.gate is None:
+        steps.append("make it a CI check: --fail-if 'lower(bpsn_auc[*]) < 0.8' --fail-if 'final_metric < 0.9'")
+    return Page(
+        command="bias",
+        title="Unintended bias on labelled data",
+        headline=parts.headline,
+        status=_status(gate_status, bool(ranked)),
+        findings=tuple(f.removeprefix("- ") for f in findings),
+        gate_status=gate_status,
+        rules=rules,
+        meta=meta,
+        next_steps=tuple(steps),
+        tables=(
+            Table("Per group, lowest BPSN AUC first", bias_table(s), _AUC_NOTE, "groups"),
+            Table("Overall", _overall_table(s), None, "overall"),
+        ),
+        notes=(parts.without,) if parts.without else (),
+        details=s.to_dict(),
+    )
+
+
+_AUC_NOTE = (
+    "Subgroup AUC: the texts that mention the group. BPSN: the group's non-toxic texts against the other toxic ones "
+    "(low: false positives for the group). BNSP: the group's toxic texts against the other non-toxic ones (low: false "
+    "negatives). Pinned AUC: a sample of the group's texts pinned to an equal-size sample of all texts."
+)
+
+
+# ------------------------------------------------------------------------------------------------ suites
+
+
+def _cell_row(name: str, c: SuiteCell, *, first: str) -> dict[str, Any]:
+    failed = None if c.accuracy.value is None else round(c.n * (1 - c.accuracy.value))
+    return {
+        first: name + (" (few cases)" if c.few else ""),
+        "cases": num(c.n),
+        "hateful cases": num(c.n_positive),
+        "accuracy [95% CI]": interval(c.accuracy),
+        "failed": num(failed),
+    }
+
+
+def _cell_sentence(name: str, c: SuiteCell) -> str:
+    few = ", few cases" if c.few else ""
+    labels = "hateful" if c.n_positive == c.n else "non-hateful" if c.n_positive == 0 else "mixed"
+    return f"{name}: accuracy {interval(c.accuracy)} over {c.n} cases ({labels}{few})"
+
+
+def suite_headline(s: SuiteSummary) -> tuple[str, list[str]]:
+    """The suite's headline and the functionalities significantly below the overall accuracy."""
+    functionalities = s.functionalities or {}
+    weak = _below({f: c.accuracy for f, c in functionalities.items()}, s.accuracy)
+    n = s.extra.get("input", {}).get("cases", s.accuracy.n)
+    head = f"accuracy {interval(s.accuracy)} over {num(n)} cases"
+    if weak:
+        head += f"; below the overall accuracy (whole 95% interval): {', '.join(weak)}."
+    else:
+        head += "; no functionality is significantly below the overall accuracy."
+    return head, weak
+
+
+def suite_page(summary: Mapping[str, Any] | Record, *, worst: int = 5) -> Page:
+    """``counterfair suite run``'s report page."""
+    from .verdict import bias_findings
+
+    s = typed(summary, SuiteSummary)
+    headline, weak = suite_headline(s)
+    gate_status, rules = gate_rules(s.gate)
+    functionalities, targets = s.functionalities or {}, s.targets or {}
+    findings = ["Worst functionalities:"] + [_cell_sentence(f, c) for f, c in list(functionalities.items())[:worst]]
+    if targets:
+        findings += ["Worst targets:"] + [_cell_sentence(t, c) for t, c in list(targets.items())[:3]]
+    if s.bias is not None:
+        findings += ["Bias AUCs with the targets as groups:", bias_findings(s.bias).headline]
+    tables = [
+        Table(
+            "Per functionality, worst first",
+            pd.DataFrame([_cell_row(f, c, first="functionality") for f, c in functionalities.items()]),
+            "Accuracy: the share of cases whose prediction (score ≥ threshold) matches the gold label; Wilson's 95% "
+            "interval.",
+            "functionalities",
+        )
+    ]
+    if targets:
+        tables.append(
+            Table(
+                "Per target, worst first",
+                pd.DataFrame([_cell_row(t, c, first="target") for t, c in targets.items()]),
+                None,
+                "targets",
+            )
+        )
+    if s.cells:
+        rows = [_cell_row(f"{c.functionality} × {c.target}", c, first="functionality × target") for c in s.cells]
+        tables.append(Table("Worst cells (functionality × target)", pd.DataFrame(rows[:20]), None, "cells"))
+    if s.bias is not None:
+        tables.append(Table("Bias AUCs per target, lowest BPSN AUC first", bias_table(s.bias, group="target"),
+                            _AUC_NOTE, "bias"))  # fmt: skip
+    input_ = s.extra.get("input", {})
+    meta = (
+        f"Classifier {s.classifier.spec} (score = probability of {s.positive_label}, threshold {s.threshold}); "
+        f"{num(input_.get('cases'))} cases ({num(input_.get('positive'))} hateful) from "
+        f"{input_.get('source', MISSING)}; counterfair {s.extra.get('counterfair_version', MISSING)}.",
+    )
+    steps = []
+    if weak:
+        steps.append(f"read the failed cases of {weak[0]} (rows.csv: correct = 0)")
+    if s.gate is None:
+        steps.append("make it a CI check: --fail-if 'lower(accuracy[*]) < 0.8'")
+    return Page(
+        command="suite",
+        title="Functional test suite",
+        headline=headline,
+        status=_status(gate_status, bool(weak)),
+        findings=tuple(findings),
+        gate_status=gate_status,
+        rules=rules,
+        meta=meta,
+        next_steps=tuple(steps),
+        tables=tuple(tables),
+        details=s.to_dict(),
+    )
+
+
+#: the commands whose report is a :class:`Page` built from the summary alone, by the command that wrote it
+PAGES = {"bias": bias_page, "suite": suite_page}
+
+
+def page_of(run_dir: Any) -> Page | None:
+    """The report page of a run directory written by a command in :data:`PAGES` (None for another command)."""
+    from pathlib import Path
+
+    from ..errors import InputError
+    from ..summaries import read_summary
+
+    target = Path(run_dir)
+    if not (target / "summary.json").exists():
+        raise InputError(f"{target}: not a counterfair run directory (no summary.json)")
+    s = read_summary(target)
+    builder = PAGES.get(s.extra.get("command") or getattr(s, "command", None) or "")
+    return builder(s) if builder is not None else None
