@@ -51,16 +51,6 @@ def _frame(entries: Mapping[str, Record], index: str) -> pd.DataFrame:
     return pd.DataFrame.from_dict({k: v.to_dict() for k, v in entries.items()}, orient="index").rename_axis(index)
 
 
-def _write_report(target: Path) -> None:
-    """``report.html`` and ``report.md`` from the summary as written, as ``counterfair report`` rebuilds them."""
-    from .views.page import write_page
-    from .views.pages import page_of
-
-    page = page_of(target)
-    if page is not None:
-        write_page(page, target)
-
-
 class TableResult:
     """What every result shares: a table and a summary; ``to_dict()`` and ``save(dir)`` (the table as CSV,
     ``summary.json``, and whatever :meth:`_saved` adds)."""
@@ -92,7 +82,10 @@ class TableResult:
         return target
 
     def _saved(self, target: Path) -> None:
-        """Called after :meth:`save` wrote the table and the summary."""
+        """Called after :meth:`save` wrote the table and the summary: the report of a command with a report page."""
+        from .views.pages import write_report
+
+        write_report(target)
 
     def __rich__(self) -> Any:
         """The command's console tables, from :mod:`counterfair.views.console` (``rich.print(result)``); the table
@@ -286,9 +279,6 @@ class BiasResult(TableResult):
 
         return bias_page(self.summary)
 
-    def _saved(self, target: Path) -> None:
-        _write_report(target)
-
     def _repr_html_(self) -> str:
         from .views.page import to_notebook_html
 
@@ -360,9 +350,6 @@ class SuiteResult(TableResult):
 
     def _table(self) -> pd.DataFrame:
         return self.rows
-
-    def _saved(self, target: Path) -> None:
-        _write_report(target)
 
     def _repr_html_(self) -> str:
         from .views.page import to_notebook_html

@@ -331,6 +331,7 @@ class CTFSummary(GapReport):
     pairs_without_score: int = 0
     incomplete_texts: Mapping[str, Any] = field(default_factory=dict)
     identities: Mapping[str, Any] = field(default_factory=dict)
+    swap: Mapping[str, Any] = field(default_factory=dict)  # which swap ran (grammar, guard), in words too
 
 
 # ------------------------------------------------------------------------------------------------ evaluate, feedback

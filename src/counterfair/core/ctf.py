@@ -121,6 +121,14 @@ class CTFOptions:
     text_column: str = "text"
 
 
+def swap_described(grammar: bool, guard: str | None) -> str:
+    """Which swap ran, in words (the console, the summary and the report say it)."""
+    kind = "grammatical swaps (nouns, plurals, articles)" if grammar else "token-for-token swaps (paper 001's Φ_A)"
+    guarded = f"with the identity guard ({guard})" if guard else "without the identity guard"
+    hint = "; --tokens-only --no-guard gives paper 001's token swap" if grammar or guard else ""
+    return f"{kind} {guarded}{hint}"
+
+
 def ctf_core(
     source: Any,
     clf: Any,
@@ -190,6 +198,7 @@ def ctf_core(
             "overlapping_terms": [f"{a!r} is part of {b!r} (the longer match wins)" for a, b in overlaps],
         },
         "guard": {"mode": guard, "occurrences": editor.found, "blocked": editor.blocked},
+        "swap": {"grammar": grammar, "guard": guard, "described": swap_described(grammar, guard)},
         "classifier": clf.signature(),
         "positive_label": clf.labels[index],
     }

@@ -23,6 +23,7 @@ def run_ctf(
     from ..io import input_sha256, read_texts, row_strings, write_json, write_table
     from ..records import fingerprint, make_options, run_identity
     from ..runs import claim_run_dir, prepare_out_dir
+    from ..views.pages import write_report
 
     target = prepare_out_dir(out_dir)  # before any work
     opts = make_options(CTFOptions, options)  # every effective option, so a refusal can name the one that differs
@@ -38,4 +39,5 @@ def run_ctf(
     claim_run_dir(target, run_id, extra, what="ctf run", classifier=clf)
     write_table(pairs, target / "pairs.csv")
     write_json(summary, target / "summary.json")
+    write_report(target)  # report.html, report.md: the verdict first
     return summary

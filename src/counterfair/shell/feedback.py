@@ -14,6 +14,7 @@ from ..io import input_sha256, write_json, write_table
 from ..progress import ProgressHook
 from ..records import fingerprint, run_identity
 from ..runs import claim_run_dir, holds_run_dir, prepare_out_dir
+from ..views.pages import write_report
 
 
 @holds_run_dir
@@ -43,4 +44,5 @@ def run_feedback(
     table, summary = feedback_core(texts, ids, ed, clf, opts, sink=checkpoint, origin=origin, progress=progress)
     write_table(table, target / "steps.csv")
     write_json(summary, target / "summary.json")
+    write_report(target)  # report.html, report.md: the verdict first
     return summary

@@ -25,6 +25,7 @@ from ..core.generate import (
 from ..io import input_sha256, write_csv_chunks, write_json, write_table
 from ..progress import NullProgress, ProgressHook
 from ..runs import claim_run_dir, holds_run_dir, prepare_out_dir
+from ..views.pages import write_report
 
 
 @holds_run_dir
@@ -64,4 +65,5 @@ def run_generate(
     write_csv_chunks(candidate_chunks(), target / "candidates.csv", CANDIDATE_COLUMNS)
     write_table(counterfactuals, target / "counterfactuals.csv")
     write_json(summary, target / "summary.json")
+    write_report(target)  # report.html, report.md: the verdict first
     return GenerateResult(target / "candidates.csv", counterfactuals, summary)

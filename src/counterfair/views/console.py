@@ -215,10 +215,13 @@ def ctf_view(summary: dict[str, Any] | Record) -> Group:
 
     add("all", s)
     for label, entry in (s.by_label or {}).items():
-        add(label, entry)
+        if entry.texts:  # no label column: no toxic / non-toxic rows of 0 texts
+            add(label, entry)
     for split, entry in (s.by_split or {}).items():
         add(f"{split} terms", entry)
     parts: list[Any] = [table]
+    if s.swap:
+        parts.append(f"swap: {s.swap.get('described')}")
     if s.pairs_without_score:
         parts.append(
             f"[yellow]warning:[/yellow] {s.pairs_without_score} pairs have no score (not in a scores: file, "

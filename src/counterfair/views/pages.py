@@ -8,7 +8,17 @@ from typing import Any
 
 import pandas as pd
 
-from ..summaries import BiasSummary, Record, SuiteCell, SuiteSummary, typed
+from ..summaries import (
+    BiasSummary,
+    CTFSummary,
+    Estimate,
+    FeedbackSummary,
+    GenerateSummary,
+    Record,
+    SuiteCell,
+    SuiteSummary,
+    typed,
+)
 from .page import MISSING, Page, Table, gate_rules, interval, num
 
 _BIAS_METRICS = (
@@ -228,6 +238,15 @@ def suite_page(summary: Mapping[str, Any] | Record, *, worst: int = 5) -> Page:
 PAGES = {"bias": bias_page, "suite": suite_page}
 
 
+def write_report(run_dir: Any) -> dict[str, Any] | None:
+    """``report.html`` and ``report.md`` of a run directory whose command has a page (None for another command),
+    from the summary as written: the run writes the same report ``counterfair report`` rebuilds."""
+    from .page import write_page
+
+    page = page_of(run_dir)
+    return write_page(page, run_dir) if page is not None else None
+
+
 def page_of(run_dir: Any) -> Page | None:
     """The report page of a run directory written by a command in :data:`PAGES` (None for another command)."""
     from pathlib import Path
@@ -241,3 +260,148 @@ def page_of(run_dir: Any) -> Page | None:
     s = read_summary(target)
     builder = PAGES.get(s.extra.get("command") or getattr(s, "command", None) or "")
     return builder(s) if builder is not None else None
+
+
+# ------------------------------------------------------------------------------------ ctf, generate, feedback
+
+FEW_PAIRS = 5  # a direction with fewer swaps is marked as resting on few
+
+
+def _gap(e: Any) -> str:
+    return interval(Estimate(value=e.value, ci_low=e.ci_low, ci_high=e.ci_high))
+
+
+def ctf_page(summary: Mapping[str, Any] | Record) -> Page:
+    """``counterfair ctf``'s report page: the gap, per source term and split, the directions (few swaps marked)."""
+    s = typed(summary, CTFSummary)
+    terms = s.by_source_term or {}
+    ranked = sorted(terms.items(), key=lambda kv: (-(kv[1].value or 0.0), kv[0]))
+    solid = [(t, e) for t, e in ranked if e.texts >= 2]
+    findings = []
+    splits = [f"{name} terms {_gap(e)} ({e.texts} texts)" for name, e in (s.by_split or {}).items() if e.texts]
+    if splits:
+        findings.append("By term split: " + "; ".join(splits) + ".")
+    labels = [f"{name} {_gap(e)} ({e.texts} texts)" for name, e in (s.by_label or {}).items() if e.texts]
+    if labels:
+        findings.append("By gold label: " + "; ".join(labels) + ".")
+    findings.append("Largest gaps by source term (terms in at least 2 texts):")
+    findings += [f"{t}: {_gap(e)} over {e.texts} texts, {e.pairs} swaps" for t, e in solid[:5]]
+    input_ = s.extra.get("input", {})
+    meta = [
+        f"Classifier {s.classifier.spec} (score = probability of {s.extra.get('positive_label', MISSING)}); "
+        f"{num(input_.get('texts'))} texts from {input_.get('source', MISSING)}, {num(s.texts)} with identity terms; "
+        f"counterfair {s.extra.get('counterfair_version', MISSING)}.",
+        "CTF gap (Garg et al. 2019, paper 001): mean over texts of the mean |score change| over the text's swaps; "
+        "percentile bootstrap interval over texts.",
+    ]
+    if s.swap:
+        meta.insert(0, f"Swap: {s.swap.get('described')}.")
+    notes = []
+    if s.pairs_without_score:
+        notes.append(f"{s.pairs_without_score} pairs have no score; the gap is over the scored pairs only.")
+    notes += [str(n) for n in s.identities.get("overlapping_terms", [])]
+    term_rows = [
+        {"source term": t + ("" if e.texts >= 2 else " (one text)"), "texts": num(e.texts), "swaps": num(e.pairs),
+         "CTF gap [95% CI]": _gap(e)}
+        for t, e in ranked
+    ]  # fmt: skip
+    directions = sorted(s.by_direction or (), key=lambda d: -abs(d.mean_diff or 0.0))
+    direction_rows = [
+        {"source → target": f"{d.source} → {d.target}" + (" (few swaps)" if d.pairs < FEW_PAIRS else ""),
+         "swaps": num(d.pairs), "mean change": num(d.mean_diff), "mean |change|": num(d.mean_abs_diff)}
+        for d in directions if d.pairs >= FEW_PAIRS
+    ][:30]  # fmt: skip
+    hidden = sum(1 for d in directions if d.pairs < FEW_PAIRS)
+    return Page(
+        command="ctf",
+        title="Counterfactual token fairness",
+        headline=(
+            f"CTF gap {_gap(s)} over {num(s.texts)} texts and {num(s.pairs)} identity swaps; not placebo-controlled "
+            "(counterfair audit separates the identity's part from the edit's)."
+        ),
+        findings=tuple(findings),
+        meta=tuple(meta),
+        next_steps=("the identity effect over a placebo: counterfair audit DATA --methods swap",),
+        tables=(
+            Table("Per source term, largest gap first", pd.DataFrame(term_rows), None, "terms"),
+            Table(
+                "Directions with the largest mean change",
+                pd.DataFrame(direction_rows),
+                f"Directions with fewer than {FEW_PAIRS} swaps are left out ({hidden}); pairs.csv has every swap.",
+                "directions",
+            ),
+        ),
+        notes=tuple(notes),
+        details=s.to_dict(),
+    )
+
+
+def generate_page(summary: Mapping[str, Any] | Record) -> Page:
+    """``counterfair generate``'s report page: per method, coverage, still referencing, BLEU and BERTScore."""
+    s = typed(summary, GenerateSummary)
+    methods = s.methods or {}
+    attribute = s.options.get("attribute", MISSING)
+    rows, findings = [], []
+    for name, m in methods.items():
+        statuses = ", ".join(f"{k} {v}" for k, v in sorted(m.status.items(), key=lambda kv: -kv[1]))
+        rows.append(
+            {"method": name, "inputs": num(m.inputs), "with counterfactual": num(m.share_with_counterfactual),
+             "still referencing": num(m.share_still_referencing), "BLEU [95% CI]": interval(m.bleu),
+             "BERTScore F1 [95% CI]": interval(m.bertscore_f1), "statuses": statuses}
+        )  # fmt: skip
+        share = m.share_with_counterfactual
+        findings.append(
+            f"{name}: {num(None if share is None else 100 * share, 0)}% of {m.inputs} inputs got a counterfactual; "
+            f"BLEU {num(m.bleu.value)}, BERTScore F1 {num(m.bertscore_f1.value)}"
+        )
+    best = max(methods.items(), key=lambda kv: kv[1].share_with_counterfactual or 0.0, default=None)
+    headline = f"counterfactuals for the attribute {attribute} by {len(methods)} methods"
+    if best is not None:
+        headline += f"; {best[0]} reaches the most inputs ({num(best[1].share_with_counterfactual)})."
+    return Page(
+        command="generate",
+        title="Counterfactual texts",
+        headline=headline,
+        findings=tuple(findings),
+        meta=(
+            f"Input {s.extra.get('input', MISSING)}; counterfair {s.extra.get('counterfair_version', MISSING)}. "
+            "BLEU and BERTScore compare each counterfactual with its original (paper 000's ranking).",
+        ),
+        next_steps=("score a classifier on these pairs: counterfair audit, or counterfair evaluate",),
+        tables=(Table("Per method", pd.DataFrame(rows), None, "methods"),),
+        details=s.to_dict(),
+    )
+
+
+def feedback_page(summary: Mapping[str, Any] | Record) -> Page:
+    """``counterfair feedback``'s report page: inc@n and the per-step means (paper 002)."""
+    s = typed(summary, FeedbackSummary)
+    inc = {k: v for k, v in s.inconsistency.items() if v is not None}
+    steps = s.steps or {}
+    rows = [
+        {"step": k, "texts": num(e.texts), "minimality": num(e.minimality), "flip rate": num(e.flip_rate),
+         "probability": num(e.probability), "ppl (base)": num(e.ppl_base), "ppl (fine)": num(e.ppl_fine),
+         "inc@step": num(s.inconsistency.get(f"inc@{k}")), "mean words": num(e.mean_words)}
+        for k, e in steps.items()
+    ]  # fmt: skip
+    shown = ", ".join(f"{k} {num(v)}" for k, v in inc.items()) or "no inc@n (fewer than two steps)"
+    findings = [f"step {k}: {num(e.texts)} texts, flip rate {num(e.flip_rate)}, minimality {num(e.minimality)}"
+                for k, e in steps.items()]  # fmt: skip
+    return Page(
+        command="feedback",
+        title="Counterfactuals of counterfactuals",
+        headline=(
+            f"{s.editor.name} fed its own output: {shown} (inc@k: the mean growth of the edit distance from one "
+            "application to the next; above 0 the editor missed a smaller edit it could have made)."
+        ),
+        findings=tuple(findings),
+        meta=(
+            f"Editor {s.editor.name}, classifier {s.classifier.spec}; counterfair "
+            f"{s.extra.get('counterfair_version', MISSING)}. inc@n, flip-rate@n and perplexity@n: paper 002.",
+        ),
+        tables=(Table("Per step", pd.DataFrame(rows), None, "steps"),),
+        details=s.to_dict(),
+    )
+
+
+PAGES |= {"ctf": ctf_page, "generate": generate_page, "feedback": feedback_page}

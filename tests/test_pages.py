@@ -1,0 +1,107 @@
+"""A report for every command (views/page.py, views/pages.py): ctf, generate, feedback, bias and suite runs write
+report.html and report.md with the verdict before the first table, a failed gate is stated in the verdict block,
+`counterfair report DIR` rebuilds the same page, missing values render one way, and rows resting on few cases are
+marked or left out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import counterfair as cf
+from counterfair.core.feedback import FeedbackOptions
+from counterfair.core.generate import GenerateOptions
+from counterfair.shell.feedback import run_feedback
+from counterfair.shell.generate import run_generate
+from counterfair.views.page import MISSING, Page, Table, to_html, to_markdown, to_notebook_html
+from counterfair.views.pages import page_of
+
+TEXTS = [
+    "I am a Muslim and I pray every day.",
+    "My gay neighbour grows tomatoes.",
+    "The weather is lovely today.",
+    "Christian families met at the park.",
+]
+
+
+def _scores(texts: list[str]) -> np.ndarray:
+    p = np.array([0.7 if "gay" in t.lower() else 0.2 + 0.01 * len(t) % 0.1 for t in texts])
+    return np.column_stack([1 - p, p])
+
+
+def _verdict_first(directory: Path) -> str:
+    html = (directory / "report.html").read_text()
+    assert html.index('id="verdict"') < html.index("<table"), directory
+    assert (directory / "report.md").read_text().splitlines()[2].startswith("Verdict: ")
+    return html
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("pages")
+    out = {name: root / name for name in ("ctf", "generate", "feedback", "bias")}
+    cf.run_ctf(
+        pd.DataFrame({"text": TEXTS}), out["ctf"], classifier=_scores, identities="muslim,christian,gay,straight"
+    )
+    run_generate(pd.DataFrame({"text": TEXTS}), out["generate"], GenerateOptions(attribute="islam",
+                 methods=["ablation", "substitution"]))  # fmt: skip
+    edits = root / "edits.csv"
+    pd.DataFrame({"orig_text": TEXTS, "gen_text": [t.upper() for t in TEXTS]}).to_csv(edits, index=False)
+    run_feedback(pd.DataFrame({"text": TEXTS}), out["feedback"],
+                 FeedbackOptions(editor=f"external:{edits}", classifier="profanity-check", steps=1, ppl_model=None),
+                 classifier=cf.as_classifier(_scores))  # fmt: skip
+    from counterfair.shell.bias import run_bias
+
+    labelled = pd.DataFrame({"text": TEXTS * 2, "label": [0, 1, 0, 1, 1, 0, 1, 0]})
+    run_bias(labelled, out["bias"], cf.BiasOptions(bootstrap=20), classifier=cf.as_classifier(_scores),
+             rules=["overall_auc < 0.99"])  # fmt: skip
+    return out
+
+
+def test_every_command_writes_a_verdict_first_report(runs: dict[str, Path]) -> None:
+    for name, directory in runs.items():
+        _verdict_first(directory)
+    ctf = (runs["ctf"] / "report.md").read_text()
+    assert (
+        "Verdict: CTF gap" in ctf
+        and "Swap: grammatical swaps (nouns, plurals, articles) with the identity guard" in ctf
+    )
+    assert "(one text)" in ctf  # every source term here is in one text: marked as such
+    assert "toxic" not in ctf.split("## ")[0].replace("probability of 1", "")  # no toxic/non-toxic rows of 0 texts
+    generate = (runs["generate"] / "report.md").read_text()
+    assert (
+        "| ablation | 4 |" in generate and "Verdict: counterfactuals for the attribute islam by 2 methods" in generate
+    )
+    feedback = (runs["feedback"] / "report.md").read_text()
+    assert "Verdict: external fed its own output" in feedback and "| 1 | 4 |" in feedback
+
+
+def test_a_failed_gate_is_stated_in_the_verdict_block(runs: dict[str, Path]) -> None:
+    html = _verdict_first(runs["bias"])
+    block = html[html.index('id="verdict"') : html.index("</section>")]
+    assert 'class="verdict fail"' in html and "Fairness gate: <b" in block and "FAIL" in block
+    assert "FAIL: fail if the overall AUC is below 0.99" in block
+
+
+def test_report_rebuilds_the_same_page(runs: dict[str, Path]) -> None:
+    from .conftest import run_cli
+
+    for name in ("ctf", "feedback"):
+        before = (runs[name] / "report.html").read_text()
+        (runs[name] / "report.html").unlink()
+        done = run_cli("report", str(runs[name]))
+        assert done.returncode == 0, done.stderr[-1500:]
+        assert (runs[name] / "report.html").read_text() == before
+    assert page_of(runs["ctf"]) is not None
+
+
+def test_one_missing_value_rendering_and_escaping() -> None:
+    frame = pd.DataFrame({"name": ["<b>x</b>", "y"], "value": [None, float("nan")], "n": ["1", "2"]})
+    page = Page(command="t", title="T", headline="h <i>", tables=(Table("t", frame, None, "t"),))
+    html, md, nb = to_html(page), to_markdown(page), to_notebook_html(page)
+    assert html.count(f">{MISSING}<") == 2 and "None" not in html and "NaN" not in html and "nan" not in html
+    assert "&lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html and "h &lt;i&gt;" in html
+    assert f"| <b>x</b> | {MISSING} | 1 |" in md and nb.count(MISSING) == 2
