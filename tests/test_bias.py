@@ -144,7 +144,8 @@ def test_gate_rules_on_the_bias_metrics(tmp_path: Path) -> None:
     assert verdicts[("final_metric < 0.1", None)] == "pass"
     assert verdicts[("bpsn_auc[nope] < 0.5", "nope")] == "error" and gate["verdict"] == "fail"
     no_bias = evaluate_rules(["bpsn_auc[*] < 0.8"], {"identity_effect": None})  # an audit's metrics
-    assert "the run has no bpsn_auc (labelled data: counterfair bias, audit --label-column" in no_bias["checks"][0]["message"]
+    message = no_bias["checks"][0]["message"]
+    assert "the run has no bpsn_auc (labelled data: counterfair bias, audit --label-column" in message
 
 
 def test_an_audit_with_a_label_column_carries_the_same_bias_metrics(tmp_path: Path) -> None:

@@ -62,7 +62,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def test_every_command_writes_a_verdict_first_report(runs: dict[str, Path]) -> None:
-    for name, directory in runs.items():
+    for directory in runs.values():
         _verdict_first(directory)
     ctf = (runs["ctf"] / "report.md").read_text()
     assert (
