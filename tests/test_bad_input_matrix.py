@@ -480,7 +480,18 @@ def test_a_command_runs_on_a_corrupt_store(
     counterfair.store._open.cache_clear()
     with pytest.warns(counterfair.store.StoreWarning):
         code, err = _cli(
-            tmp_path, ["evaluate", "{pairs}", "--metrics", "flip,distance", "--out", str(tmp_path / "out")], capsys
+            tmp_path,
+            [
+                "evaluate",
+                "{pairs}",
+                "--metrics",
+                "flip,distance",
+                "--classifier",
+                "profanity-check",
+                "--out",
+                str(tmp_path / "out"),
+            ],
+            capsys,
         )
     counterfair.store._open.cache_clear()
     assert code == 0, err

@@ -77,7 +77,7 @@ def test_table2_and_distance_matrix_by_hand(tmp_path: Path) -> None:
 def _options() -> object:
     from counterfair.core.evaluate import EvaluateOptions
 
-    return EvaluateOptions(metrics=["flip", "prob_change", "distance"], bootstrap=200)
+    return EvaluateOptions(metrics=["flip", "prob_change", "distance"], bootstrap=200, classifier="profanity-check")
 
 
 def test_methods_must_edit_the_same_originals(tmp_path: Path) -> None:

@@ -21,7 +21,9 @@ def test_fingerprints_are_the_ones_runs_were_made_with() -> None:
     assert GenerateOptions(language="fr").fingerprint() == "a877642b0ed7"
     assert GenerateOptions(methods=["polyjuice"]).fingerprint() == "09eef22b31de"
     assert GenerateOptions(chunk=7, engine="ray").fingerprint() == "ffdd3755a02e"  # knobs: the same run
-    assert fingerprint(run_identity(EvaluateOptions(target_column="label", batch_size=3))) == "6a465b9f9a1f"
+    # evaluate names no classifier by default since #31; a run made with the old default resumes when it is named
+    named = EvaluateOptions(target_column="label", batch_size=3, classifier="profanity-check")
+    assert fingerprint(run_identity(named)) == "6a465b9f9a1f"
 
 
 def test_what_each_command_leaves_out_of_its_identity() -> None:

@@ -11,10 +11,28 @@ import pandas as pd
 
 from ..errors import ConfigError, InputError
 
+#: label names (lower case, letters and digits only) that say "this is the positive class": toxic, hateful, 1, ...
+POSITIVE_NAMES = frozenset(
+    {"1", "true", "yes", "toxic", "toxicity", "severetoxic", "positive", "pos", "hateful", "hate", "hatespeech",
+     "offensive", "abusive", "insult", "obscene", "bad", "label1", "spam", "unsafe"}
+)  # fmt: skip
+#: ... and names that say "this is the negative class": non-toxic, not hate, 0, ...
+NEGATIVE_NAMES = frozenset(
+    {"0", "false", "no", "nontoxic", "nottoxic", "negative", "neg", "nonhateful", "nothateful", "nothate",
+     "notoffensive", "nonoffensive", "neutral", "normal", "clean", "notbad", "label0", "ham", "none", "ok", "safe"}
+)  # fmt: skip
+
+
+def _folded(label: str) -> str:
+    return "".join(ch for ch in str(label).lower() if ch.isalnum())
+
 
 def positive_index(labels: Sequence[str], positive: str | None) -> int:
-    """The index of the label whose probability is compared: ``positive`` by name, else the second of two labels;
-    a classifier with more labels must be told which (one rule for audit, ctf and evaluate)."""
+    """The index of the label whose probability is compared: ``positive`` by name; else, of two labels, the one whose
+    name says it is positive (``toxic``, ``1``, ``hate``, ``positive``, ...: :data:`POSITIVE_NAMES`) or the other of
+    one whose name says it is negative (``non-toxic``, ``0``, ``nothate``, ...). Anything else — two unknown names,
+    two positive-looking ones, more than two labels — is an error naming the labels and the option: the positive
+    label is never guessed (one rule for every command)."""
     if positive is not None:
         if positive not in labels:
             raise ConfigError(f"the classifier has no label {positive!r}; its labels: {list(labels)}")
@@ -23,7 +41,17 @@ def positive_index(labels: Sequence[str], positive: str | None) -> int:
         raise ConfigError(
             f"the classifier has {len(labels)} labels {list(labels)}; name the one to compare with --positive-label"
         )
-    return 1
+    folded = [_folded(label) for label in labels]
+    pos = [i for i, name in enumerate(folded) if name in POSITIVE_NAMES]
+    neg = [i for i, name in enumerate(folded) if name in NEGATIVE_NAMES]
+    if len(pos) == 1 and pos[0] not in neg:
+        return pos[0]
+    if not pos and len(neg) == 1:
+        return 1 - neg[0]
+    raise ConfigError(
+        f"the classifier's labels {list(labels)} do not say which one is positive (toxic); name it with "
+        "--positive-label (positive_label= in Python)"
+    )
 
 
 def binary_labels(frame: pd.DataFrame, column: str | None, origin: str) -> np.ndarray:

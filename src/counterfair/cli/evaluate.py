@@ -22,7 +22,13 @@ def evaluate(
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory for rows.csv and summary.json.")] = Path(
         "counterfair-evaluate"
     ),
-    demo: Annotated[bool, typer.Option("--demo", help="Evaluate the built-in sample of pairs.")] = False,
+    demo: Annotated[
+        bool,
+        typer.Option(
+            "--demo",
+            help="Evaluate the built-in sample of pairs (toxic comments; --classifier defaults to profanity-check).",
+        ),
+    ] = False,
     metrics: Annotated[
         str | None,
         typer.Option(
@@ -31,8 +37,12 @@ def evaluate(
         ),
     ] = None,
     classifier: Annotated[
-        str, typer.Option(help="Classifier spec, e.g. profanity-check, sklearn:PATH, hf:DIR, scores:PATH.")
-    ] = "profanity-check",
+        str | None,
+        typer.Option(
+            help="Classifier spec for flip and prob_change, e.g. imdb-sentiment, profanity-check, sklearn:PATH, "
+            "hf:DIR, scores:PATH (without it those two metrics are not computed)."
+        ),
+    ] = None,
     text_column: Annotated[str, typer.Option(help="Column with the original text.")] = "orig_text",
     cf_column: Annotated[str, typer.Option(help="Column with the counterfactual.")] = "gen_text",
     cf2_column: Annotated[
@@ -93,6 +103,8 @@ def evaluate(
 
     if demo == bool(pairs):
         raise typer.BadParameter("give a PAIRS file or --demo (not both)")
+    if demo and classifier is None:
+        classifier = "profanity-check"  # the sample pairs are toxic comments and their rewrites: said in --help
     options = options_from(
         EvaluateOptions,
         locals(),

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from ..classifiers import DEFAULT_CLASSIFIER, CachedClassifier, load_classifier
+from ..classifiers import CachedClassifier, load_classifier
 from ..errors import ConfigError, CounterfairError, InputError, MetricError
 from ..io import (
     TextInput,
@@ -36,7 +36,7 @@ from ..io import (
     read_texts,
 )
 from ..metrics import functional as F
-from ..metrics.cards import CARDS, MetricCard, PairTexts, resolve_metrics
+from ..metrics.cards import CARDS, MetricCard, PairTexts, classifier_metrics, resolve_metrics
 from ..progress import NullProgress, ProgressHook
 from ..records import knob
 from ..results import TableResult
@@ -51,7 +51,7 @@ class EvaluateOptions:
     """Options of an evaluation run; every field is recorded in ``summary.json``."""
 
     metrics: list[str] | None = None  # None: every metric that applies to the input
-    classifier: str = DEFAULT_CLASSIFIER
+    classifier: str | None = None  # none: flip and prob_change are not computed (asked for, they are an error)
     text_column: str = "orig_text"
     cf_column: str = "gen_text"
     cf2_column: str | None = None  # None: use "gen_text_2" when the file has it
@@ -87,9 +87,23 @@ class EvaluateOptions:
 
     metrics_explicit: bool = field(init=False, default=False, metadata={"identity": False})
 
+    def classifier_spec(self) -> str:
+        """The named classifier's spec (an error when none was named)."""
+        if self.classifier is None:
+            raise ConfigError("flip and prob_change need a classifier: name it with --classifier (classifier=)")
+        return self.classifier
+
     def __post_init__(self) -> None:
         self.metrics_explicit = self.metrics is not None
         self.metrics = resolve_metrics(self.metrics)
+        needing = [m for m in self.metrics if m in classifier_metrics()]
+        if self.classifier is None and needing:
+            if self.metrics_explicit:  # never a guessed classifier: a toxicity model's flips on sentiment data are 0
+                raise ConfigError(
+                    f"{' and '.join(needing)} need a classifier: name it with --classifier (classifier= in Python), "
+                    "e.g. imdb-sentiment for sentiment or profanity-check for toxicity, or leave them out of --metrics"
+                )
+            self.metrics = [m for m in self.metrics if m not in needing]
         if self.threshold is not None and not 0.0 < self.threshold < 1.0:
             raise ConfigError(f"threshold must be in (0, 1), got {self.threshold}")
         if not 0.0 < self.confidence < 1.0:
@@ -158,8 +172,9 @@ def evaluate(
     from ..records import make_options
 
     frame = _pairs_frame(pairs)
-    opts = make_options(EvaluateOptions, {"metrics": list(metrics) if metrics else None, **options})
     clf = as_classifier(classifier) if classifier is not None else None
+    named = {"classifier": clf.spec} if clf is not None else {}
+    opts = make_options(EvaluateOptions, {"metrics": list(metrics) if metrics else None, **named, **options})
     return evaluate_core(frame, opts, classifier=clf, progress=progress)
 
 
@@ -272,6 +287,11 @@ def evaluate_core(
     if claim is not None:
         claim(frame, origin, metrics)
     run = _start(frame, opts, cf2_column, metrics, progress or NullProgress())
+    if opts.classifier is None and classifier is None and not opts.metrics_explicit:
+        run.notices.append(
+            "flip and prob_change were not computed: no classifier was named (--classifier, e.g. imdb-sentiment for "
+            "sentiment, profanity-check for toxicity)"
+        )
     started = time.perf_counter()
     try:
         _text_stages(run, metrics)
@@ -469,7 +489,7 @@ def _classifier_stage(run: _Run, metrics: list[str], ctx: _Context) -> None:
         clf = (
             ctx.classifier
             if ctx.classifier is not None
-            else load_classifier(opts.classifier, batch_size=opts.batch_size)
+            else load_classifier(opts.classifier_spec(), batch_size=opts.batch_size)
         )
         in_orig, in_cf = run.model_inputs(run.v_orig), run.model_inputs(run.v_cf)
         unique = list(dict.fromkeys(in_orig + in_cf))

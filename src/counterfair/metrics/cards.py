@@ -230,6 +230,11 @@ def unregister_metric(name: str) -> None:
     del CARDS[name]
 
 
+def classifier_metrics() -> list[str]:
+    """The metrics that need a classifier (their card's stage is ``classifier``: flip, prob_change)."""
+    return [name for name, card in CARDS.items() if card.stage == "classifier"]
+
+
 def resolve_metrics(names: str | list[str] | None) -> list[str]:
     """Metric names (comma-separated or list; aliases allowed) -> canonical names in card order."""
     from ..errors import ConfigError
@@ -246,7 +251,11 @@ def resolve_metrics(names: str | list[str] | None) -> list[str]:
             continue
         name = ALIASES.get(item, item)
         if name not in CARDS:
-            raise ConfigError(f"unknown metric {item!r}; known metrics: {', '.join(CARDS)}")
+            from difflib import get_close_matches
+
+            close = get_close_matches(item, [*CARDS, *ALIASES], n=1)
+            hint = f"did you mean {ALIASES.get(close[0], close[0])!r}? " if close else ""
+            raise ConfigError(f"unknown metric {item!r}; {hint}known metrics: {', '.join(CARDS)}")
         chosen.add(name)
     if not chosen:
         raise ConfigError("no metrics chosen")

@@ -326,6 +326,24 @@ def pair_id(method: Any, attribute: Any, input_id: Any) -> str:
     return f"{method}:{attribute}:{input_id}"
 
 
+def _swap_attributes(cfs: pd.DataFrame, run: Path, attribute: str) -> list[str]:
+    """Each generated pair's attribute: the run's for word-list and LLM edits; for an identity swap, its source and
+    target groups ("sexuality → religion") in the run's identity set."""
+    if "source_term" not in cfs or not (cfs["method"] == "swap").any():
+        return [attribute] * len(cfs)
+    from ..lexicons.attributes import load_identity_set
+
+    options = json.loads(run.read_text(encoding="utf-8")).get("options", {}) if run.exists() else {}
+    identities = load_identity_set(options.get("identities"))
+    out = []
+    for method, source, target in zip(cfs["method"], cfs["source_term"], cfs["target_term"], strict=True):
+        if method == "swap" and isinstance(source, str) and isinstance(target, str):
+            out.append(f"{identities.group_of(source)} → {identities.group_of(target)}")
+        else:
+            out.append(attribute)
+    return out
+
+
 def pairs_from_run(source: str | Path, *, attribute: str | None = None) -> pd.DataFrame:
     """Pairs to rate from a generate run (``counterfactuals.csv``), an audit run (``pairs.csv``), or a CSV with
     ``original`` and ``counterfactual`` columns."""
@@ -342,14 +360,15 @@ def pairs_from_run(source: str | Path, *, attribute: str | None = None) -> pd.Da
             )
             if attr is None:
                 raise InputError(f"{path}: the generate run does not say its attribute (no run.json); give --attribute")
+            real = _swap_attributes(cfs, run, attr)  # a swap's pair is about its groups, not the run's attribute
             return pd.DataFrame(
                 {
                     "pair_id": [pair_id(m, attr, i) for m, i in zip(cfs["method"], cfs["input_id"], strict=True)],
                     "original": cfs["source_text"],
                     "counterfactual": cfs["text"],
-                    "attribute": attr,
+                    "attribute": real,
                     "method": cfs["method"],
-                    "topic": attr,
+                    "topic": real,
                 }
             )
         if (path / "pairs.csv").exists():

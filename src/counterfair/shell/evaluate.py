@@ -39,7 +39,7 @@ def claim_evaluation(
     clf = None
     if {"flip", "prob_change"} & set(metrics):
         try:
-            clf = classifier or load_classifier(opts.classifier, batch_size=opts.batch_size)
+            clf = classifier or load_classifier(opts.classifier_spec(), batch_size=opts.batch_size)
         except CounterfairError:
             clf = None  # reported by the classifier stage; the spec in the options identifies it meanwhile
     claim_run_dir(target, run_id, extra, what="evaluation", classifier=clf)

@@ -37,7 +37,9 @@ def evaluate_methods(
     if classifier is None and {"flip", "prob_change"} & set(opts.metrics or []):
         from ..classifiers import load_classifier
 
-        classifier = load_classifier(opts.classifier, batch_size=opts.batch_size)  # shared: originals predicted once
+        classifier = load_classifier(
+            opts.classifier_spec(), batch_size=opts.batch_size
+        )  # shared: originals predicted once
     elif classifier is not None:
         from ..classifiers import as_classifier
 
