@@ -5,6 +5,7 @@ Importing counterfair does no work: no model, file or network access; heavy modu
 
 from __future__ import annotations
 
+import warnings
 from importlib import import_module
 from typing import Any
 
@@ -21,6 +22,10 @@ from .errors import (
 from .records import SCHEMA_VERSION, Candidate, Counterfactual, Edit
 
 __version__ = "0.1.0"
+
+# transformers' hub client imports tqdm.auto, which warns in red in a notebook without ipywidgets ("IProgress not
+# found"); counterfair's own bars (counterfair.progress) fall back to text there, so the warning only alarms
+warnings.filterwarnings("ignore", message="IProgress not found", module="tqdm")
 
 _LAZY = {
     # the verbs

@@ -75,3 +75,61 @@ class RichProgress:
         if self._task is not None:
             total = next((t.total for t in self._progress.tasks if t.id == self._task), None)
             self._progress.update(self._task, total=(total or 0) + amount)
+
+
+class TqdmProgress:
+    """Progress bars for notebooks and terminals (``tqdm``: a widget in Jupyter when ipywidgets is installed, text
+    otherwise); one bar per stage, each named by what it counts."""
+
+    def __init__(self) -> None:
+        self._bar: Any = None
+
+    @staticmethod
+    def _tqdm() -> Any:
+        from importlib.util import find_spec
+
+        if _in_notebook() and find_spec("ipywidgets") is not None:
+            from tqdm.notebook import tqdm
+        else:  # tqdm.auto would warn (in red) that ipywidgets is missing: plain text bars instead
+            from tqdm.std import tqdm
+        return tqdm
+
+    def start(self, description: str, total: int) -> None:
+        self.close()
+        self._bar = self._tqdm()(total=total, desc=description, leave=True, mininterval=0.5)
+
+    def advance(self, amount: int) -> None:
+        if self._bar is not None:
+            self._bar.update(amount)
+
+    def grow(self, amount: int) -> None:
+        if self._bar is not None:
+            self._bar.total = (self._bar.total or 0) + amount
+            self._bar.refresh()
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
+def _in_notebook() -> bool:
+    import sys
+
+    shell = sys.modules.get("IPython")
+    get = getattr(shell, "get_ipython", None)
+    return get is not None and get() is not None and "IPKernelApp" in getattr(get(), "config", {})
+
+
+def resolve_progress(progress: Any) -> Any:
+    """The hook a Python verb reports to: ``None`` (the default) shows bars when someone watches (a notebook, or a
+    terminal on stderr), ``False`` none, ``True`` always; a hook object is used as it is."""
+    import sys
+
+    if progress is None:
+        progress = _in_notebook() or sys.stderr.isatty()
+    if progress is True:
+        return TqdmProgress()
+    if progress is False:
+        return NullProgress()
+    return progress

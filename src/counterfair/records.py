@@ -9,9 +9,11 @@ from __future__ import annotations
 import dataclasses as _dc
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: Version of every table and JSON document counterfair writes. Bump on incompatible changes.
 SCHEMA_VERSION = "1"
@@ -47,13 +49,45 @@ def params_hash(params: Mapping[str, Any]) -> str:
 
 def make_options(kind: Any, given: Mapping[str, Any]) -> Any:
     """``kind(**given)`` for an options dataclass, with an unknown option named in a ``ConfigError``."""
+    from difflib import get_close_matches
+
     from .errors import ConfigError
 
-    known = set(kind.__dataclass_fields__)
+    known = {f.name for f in _dc.fields(kind) if f.init}
     unknown = sorted(set(given) - known)
     if unknown:
-        raise ConfigError(f"unknown option(s) {', '.join(unknown)}; the options are: {', '.join(sorted(known))}")
+        named = []
+        for name in unknown:
+            close = get_close_matches(name, sorted(known), n=1)
+            named.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise ConfigError(f"unknown option(s) {', '.join(named)}; the options are: {', '.join(sorted(known))}")
     return kind(**given)
+
+
+def options_signature(kind: Any, *, skip: tuple[str, ...] = ()) -> Callable[[F], F]:
+    """Decorator for a verb that takes ``**options`` for the fields of the options dataclass ``kind``: its signature
+    (``help()``, a notebook's signature help and completion) lists every field as a keyword-only parameter with its
+    type and default instead of ``**options``; :func:`make_options` names an unknown one (with a "did you mean")."""
+    import inspect
+
+    def wrap(fn: F) -> F:
+        signature = inspect.signature(fn)
+        params = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+        have = {p.name for p in params}
+        for f in _dc.fields(kind):
+            if not f.init or f.name in have or f.name in skip:
+                continue
+            if f.default is not _dc.MISSING:
+                default = f.default
+            elif f.default_factory is not _dc.MISSING:
+                default = f.default_factory()
+            else:
+                default = inspect.Parameter.empty
+            params.append(inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=f.type))
+        fn.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        return fn
+
+    return wrap
 
 
 @dataclass(frozen=True)
@@ -103,6 +137,41 @@ class Counterfactual:
         out = asdict(self)
         out["schema_version"] = SCHEMA_VERSION
         return out
+
+
+class Counterfactuals(list[Counterfactual]):
+    """What :func:`counterfair.generate` returns: a list of :class:`Counterfactual` that shows as a table in a notebook
+    and a console, and turns into a DataFrame (``to_frame``) with plain columns."""
+
+    def to_frame(self) -> Any:
+        """One row per counterfactual: ids, texts, editor, status, the edits as ``removed``/``added`` text columns
+        and ``n_edits``, each score as a column, and the swap's terms where given."""
+        import pandas as pd
+
+        rows = []
+        for c in self:
+            row: dict[str, Any] = {"source_id": c.source_id, "source_text": c.source_text, "text": c.text,
+                                   "editor": c.editor, "status": c.status, "n_edits": len(c.edits),
+                                   "removed": " | ".join(e.old for e in c.edits),
+                                   "added": " | ".join(e.new for e in c.edits)}  # fmt: skip
+            row |= dict(c.scores)
+            row |= {k: v for k, v in c.provenance.items() if isinstance(v, str | int | float)}
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def __repr__(self) -> str:
+        if not self:
+            return "Counterfactuals([])"
+        shown = self.to_frame()[["source_id", "editor", "status", "source_text", "text"]].head(10)
+        more = f"\n... {len(self) - 10} more" if len(self) > 10 else ""
+        return f"Counterfactuals: {len(self)}\n{shown.to_string(max_colwidth=50)}{more}"
+
+    def _repr_html_(self) -> str:
+        frame = self.to_frame()
+        head = f"<p><b>{len(self)} counterfactuals</b> (<code>.to_frame()</code> for the table)</p>"
+        if frame.empty:
+            return head
+        return head + frame.head(20).to_html(index=False, na_rep="—")
 
 
 # ------------------------------------------------------------------------------------------------ run identity

@@ -51,6 +51,33 @@ def _frame(entries: Mapping[str, Record], index: str) -> pd.DataFrame:
     return pd.DataFrame.from_dict({k: v.to_dict() for k, v in entries.items()}, orient="index").rename_axis(index)
 
 
+_COUNTS = ("n", "n_positive", "n_negative", "pairs", "texts", "flips", "pairs_without_score", "ci_low", "ci_high")
+
+
+class GateResult(dict[str, Any]):
+    """The fairness gate's verdicts (a dict, as ``summary.json`` stores them) that reads as a verdict table: the
+    status, then each rule as a sentence, failed rules first."""
+
+    def _lines(self) -> list[str]:
+        from .summaries import GateVerdict
+        from .views.page import gate_rules
+
+        status, rules = gate_rules(GateVerdict.from_dict(self))
+        return [f"Fairness gate: {str(status).upper()}", *(f"{v.upper():5} {sentence}" for v, sentence in rules)]
+
+    def __repr__(self) -> str:
+        return "\n".join(self._lines())
+
+    def _repr_html_(self) -> str:
+        lines = self._lines()
+        rows = "".join(
+            f"<tr><td><b>{html.escape(line[:5].strip())}</b></td><td style='text-align:left'>{html.escape(line[6:])}"
+            "</td></tr>"
+            for line in lines[1:]
+        )
+        return f"<p><b>{html.escape(lines[0])}</b></p><table>{rows}</table>"
+
+
 class TableResult:
     """What every result shares: a table and a summary; ``to_dict()`` and ``save(dir)`` (the table as CSV,
     ``summary.json``, and whatever :meth:`_saved` adds)."""
@@ -69,6 +96,27 @@ class TableResult:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.summary)
+
+    def to_dataset(self) -> Any:
+        """The result's table as a Hugging Face ``datasets.Dataset`` (needs ``datasets``: ``pip install datasets``)."""
+        try:
+            import datasets
+        except ImportError as err:
+            from .errors import ModelNotAvailable
+
+            raise ModelNotAvailable("to_dataset needs the datasets package: pip install datasets") from err
+        return datasets.Dataset.from_pandas(self._table(), preserve_index=False)
+
+    def difference(self) -> pd.Series:
+        """Per metric, the largest minus the smallest value over the groups of :attr:`by_group`'s numeric point
+        estimates (fairlearn's ``MetricFrame.difference()``, between groups)."""
+        table = self._groups_for_difference()
+        numeric = table.select_dtypes("number") if not table.empty else table
+        keep = [c for c in numeric.columns if not str(c).endswith(("_low", "_high")) and c not in _COUNTS]
+        return (numeric[keep].max() - numeric[keep].min()) if keep else pd.Series(dtype=float)
+
+    def _groups_for_difference(self) -> pd.DataFrame:
+        return getattr(self, "by_group", pd.DataFrame())
 
     def save(self, directory: str | Path) -> Path:
         """Write the table, ``summary.json`` (and for an audit the report) into ``directory``; returns it."""
@@ -139,6 +187,28 @@ class AuditResult(TableResult):
         return ctf.value if ctf else None
 
     @property
+    def overall(self) -> pd.Series:
+        """The overall figures: CTF gap and identity effect with their 95 % intervals, pairs, flips."""
+        s = self.typed_summary
+        values: dict[str, Any] = {"pairs": len(self.pairs), "flips": sum(g.flips or 0 for g in s.groups)}
+        if s.ctf is not None:
+            values |= {"ctf_gap": s.ctf.value, "ctf_gap_low": s.ctf.ci_low, "ctf_gap_high": s.ctf.ci_high}
+        if s.placebo is not None:
+            p = s.placebo
+            values |= {"identity_effect": p.value, "identity_effect_low": p.ci_low, "identity_effect_high": p.ci_high}
+        return pd.Series(values, dtype=float)
+
+    def _groups_for_difference(self) -> pd.DataFrame:
+        """The identity groups: CTF gap and identity effect per group."""
+        effects, gaps = self.identity_effects, self.ctf_by_group
+        table = pd.DataFrame(index=sorted(set(effects.index) | set(gaps.index)))
+        if "identity_effect" in effects:
+            table["identity_effect"] = effects["identity_effect"]
+        if "ctf_gap" in gaps:
+            table["ctf_gap"] = gaps["ctf_gap"]
+        return table
+
+    @property
     def ctf_by_group(self) -> pd.DataFrame:
         ctf = self.typed_summary.ctf
         return _frame((ctf.by_group if ctf else None) or {}, "group")
@@ -150,7 +220,7 @@ class AuditResult(TableResult):
         placebo = self.typed_summary.placebo
         return _frame((placebo.by_group if placebo else None) or {}, "group")
 
-    def check(self, rules: list[str]) -> dict[str, Any]:
+    def check(self, rules: list[str]) -> GateResult:
         """The fairness gate's verdicts on ``rules`` (:mod:`counterfair.analysis.gate`); also kept in the summary."""
         from .analysis.gate import bias_gate_metrics, gate_pairs
 
@@ -164,7 +234,7 @@ class AuditResult(TableResult):
             extra=bias_gate_metrics(s.bias.to_dict()) if s.bias is not None else None,
         )
         self.summary["gate"] = gate
-        return gate
+        return GateResult(gate)
 
     def compare(self, baseline: Any, *, name: str = "baseline") -> pd.DataFrame:
         """This audit's classifier (B) against ``baseline`` (A) on the same pairs, per group
@@ -322,6 +392,9 @@ class SuiteResult(TableResult):
     @property
     def by_target(self) -> pd.DataFrame:
         return self._cells(self.typed_summary.targets, "target")
+
+    def _groups_for_difference(self) -> pd.DataFrame:
+        return self.by_functionality[["accuracy"]] if not self.by_functionality.empty else pd.DataFrame()
 
     @property
     def overall(self) -> pd.Series:

@@ -112,6 +112,9 @@ class CachedClassifier:
     def labels(self) -> list[str]:
         return [str(label) for label in self.inner.labels]
 
+    def __repr__(self) -> str:  # no label lookup: it may load a model
+        return f"CachedClassifier({self.spec!r}, {len(self._cache)} texts predicted)"
+
     @property
     def cached_texts(self) -> int:
         """How many distinct texts have been predicted (a property, so that the object is never falsy)."""

@@ -188,10 +188,12 @@ def _model_identity(model: Any) -> dict[str, Any]:
 
 
 def _is_pipeline(obj: Any) -> bool:
-    try:
-        from transformers import Pipeline
-    except ImportError:
+    import sys
+
+    if "transformers" not in sys.modules:  # a pipeline object means transformers is loaded: never import it to check
         return False
+    from transformers import Pipeline
+
     return isinstance(obj, Pipeline)
 
 

@@ -45,8 +45,8 @@ from ..io import (
 from ..lexicons.attributes import is_swap_attribute, known_attributes, load_attribute, load_identity_set
 from ..metrics.fairness import with_scores
 from ..metrics.functional import bootstrap_ci
-from ..progress import NullProgress, ProgressHook
-from ..records import knob, make_options
+from ..progress import ProgressHook, resolve_progress
+from ..records import knob, make_options, options_signature
 from ..results import AuditResult
 from ..text import MAX_TEXT_CHARS
 from .ctf import ctf_report
@@ -185,11 +185,12 @@ def plan_frame(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> dict[str
     }
 
 
+@options_signature(AuditOptions, skip=("classifier",))
 def audit(
     texts: Any,
     classifier: Any = "profanity-check",
     *,
-    progress: ProgressHook | None = None,
+    progress: ProgressHook | bool | None = None,
     **options: Any,
 ) -> AuditResult:
     """The audit in memory: ``texts`` (a list of strings, a DataFrame with a ``text`` column, a dict of columns, a
@@ -199,7 +200,7 @@ def audit(
 
     clf = as_classifier(classifier)
     opts = make_options(AuditOptions, {"classifier": clf.spec, **options})
-    hook = progress or NullProgress()
+    hook = resolve_progress(progress)
     started = time.perf_counter()
     frame, origin = read_input(texts, opts)
     pairs, summary = audit_core(

@@ -30,8 +30,8 @@ from ..classifiers.labels import binary_labels, positive_index
 from ..errors import ConfigError, InputError
 from ..io import read_texts
 from ..metrics import fairness as FM
-from ..progress import NullProgress, ProgressHook
-from ..records import knob
+from ..progress import ProgressHook
+from ..records import knob, options_signature
 from ..results import BiasResult
 from ..summaries import Estimate
 
@@ -216,12 +216,13 @@ def read_labelled(source: Any, opts: BiasOptions, labels: Any = None) -> tuple[A
     return read, np.asarray(gold, dtype=float)
 
 
+@options_signature(BiasOptions, skip=("classifier",))
 def bias(
     texts: Any,
     labels: Any = None,
     classifier: Any = "profanity-check",
     *,
-    progress: ProgressHook | None = None,
+    progress: ProgressHook | bool | None = None,
     **options: Any,
 ) -> BiasResult:
     """The unintended-bias metrics in memory: ``texts`` (a list, or a table with ``label_column`` when ``labels`` is
@@ -236,6 +237,8 @@ def bias(
     read, gold = read_labelled(texts, opts, labels)
     texts_ = read.filled()
     members = memberships(read.frame, texts_, opts, read.origin)
-    scores = score_texts(clf, texts_, opts, progress or NullProgress())
+    from ..progress import resolve_progress
+
+    scores = score_texts(clf, texts_, opts, resolve_progress(progress))
     summary = bias_summary(bias_core(gold, scores, members, opts), opts, clf, read.origin, len(texts_))
     return BiasResult(bias_rows(read.ids, gold, scores, members), summary)

@@ -22,10 +22,12 @@ import pandas as pd
 from ..classifiers.labels import binary_labels, positive_index
 from ..metrics.fairness import gap_summary
 from ..metrics.functional import bootstrap_ci
+from ..progress import ProgressHook
+from ..records import options_signature
+from ..text import MAX_TEXT_CHARS
 
 if TYPE_CHECKING:
     from ..results import CTFResult
-from ..text import MAX_TEXT_CHARS
 
 PAIR_COLUMNS = [
     "input_id",
@@ -92,17 +94,6 @@ def ctf_report(pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2000, m
 # --------------------------------------------------------------------------------------------- the command
 
 
-def ctf(texts: Any, classifier: Any = "profanity-check", **options: Any) -> CTFResult:
-    """Counterfactual token fairness in memory: swap identity terms in ``texts`` (a list, a DataFrame, a dict of
-    columns, a ``datasets.Dataset``), score with ``classifier`` (anything :func:`as_classifier` takes); ``options``
-    as :func:`ctf_core` (``identities``, ``label_column``, ``guard``, ``seed``, ...)."""
-    from ..classifiers import as_classifier
-    from ..results import CTFResult
-
-    pairs, summary = ctf_core(texts, as_classifier(classifier), **options)
-    return CTFResult(pairs, summary)
-
-
 @dataclass
 class CTFOptions:
     """The options of :func:`ctf_core` (the keyword arguments of :func:`ctf` and :func:`run_ctf`) as the run's
@@ -119,6 +110,23 @@ class CTFOptions:
     positive_label: str | None = None
     seed: int = 0
     text_column: str = "text"
+
+
+@options_signature(CTFOptions)
+def ctf(
+    texts: Any, classifier: Any = "profanity-check", *, progress: ProgressHook | bool | None = None, **options: Any
+) -> CTFResult:
+    """Counterfactual token fairness in memory: swap identity terms in ``texts`` (a list, a DataFrame, a dict of
+    columns, a ``datasets.Dataset``), score with ``classifier`` (anything :func:`as_classifier` takes); ``options``
+    as :func:`ctf_core` (``identities``, ``label_column``, ``guard``, ``seed``, ...)."""
+    from ..classifiers import as_classifier
+    from ..progress import resolve_progress
+    from ..records import make_options
+    from ..results import CTFResult
+
+    make_options(CTFOptions, options)  # an unknown option is named, with a "did you mean"
+    pairs, summary = ctf_core(texts, as_classifier(classifier), progress=resolve_progress(progress), **options)
+    return CTFResult(pairs, summary)
 
 
 def swap_described(grammar: bool, guard: str | None) -> str:

@@ -38,7 +38,7 @@ from ..io import (
 from ..metrics import functional as F
 from ..metrics.cards import CARDS, MetricCard, PairTexts, classifier_metrics, resolve_metrics
 from ..progress import NullProgress, ProgressHook
-from ..records import knob
+from ..records import knob, options_signature
 from ..results import TableResult
 from ..summaries import EvaluationSummary
 from ..text import tokenize_batch, tokenizer_signature
@@ -161,8 +161,14 @@ class EvaluationResult(TableResult):
         return html_view("counterfair evaluation", [line], [("metrics", self.metrics), ("by group", self.by_group)], [])
 
 
+@options_signature(EvaluateOptions, skip=("metrics", "classifier"))
 def evaluate(
-    pairs: Any, metrics: Sequence[str] | None = None, *, classifier: Any = None, progress: Any = None, **options: Any
+    pairs: Any,
+    metrics: Sequence[str] | None = None,
+    *,
+    classifier: Any = None,
+    progress: ProgressHook | bool | None = None,
+    **options: Any,
 ) -> EvaluationResult:
     """Measure counterfactuals in memory. ``pairs``: ``(original, counterfactual)`` or ``(original, cf, cf2)``
     tuples, :class:`~counterfair.records.Counterfactual` records, or a table (DataFrame, dict of columns,
@@ -175,7 +181,9 @@ def evaluate(
     clf = as_classifier(classifier) if classifier is not None else None
     named = {"classifier": clf.spec} if clf is not None else {}
     opts = make_options(EvaluateOptions, {"metrics": list(metrics) if metrics else None, **named, **options})
-    return evaluate_core(frame, opts, classifier=clf, progress=progress)
+    from ..progress import resolve_progress
+
+    return evaluate_core(frame, opts, classifier=clf, progress=resolve_progress(progress))
 
 
 def _pairs_frame(pairs: Any) -> pd.DataFrame:

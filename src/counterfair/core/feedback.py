@@ -45,7 +45,7 @@ from ..io import (
 )
 from ..metrics.functional import contrast_labels, flipped_one
 from ..progress import NullProgress, ProgressHook
-from ..records import knob
+from ..records import knob, options_signature
 from ..results import TableResult
 from ..summaries import FeedbackSummary
 from ..text import MAX_TEXT_CHARS, skip_reason, tokenize_batch, word_distance
@@ -108,13 +108,14 @@ def inconsistency(distances: Sequence[float], k: int) -> float:
     return sum(max(0.0, distances[i + 1] - distances[i]) for i in range(k)) / k
 
 
+@options_signature(FeedbackOptions, skip=("editor", "classifier"))
 def feedback(
     texts: Any,
     editor: str | EditorBase = "synonym",
     classifier: Any = "imdb-sentiment",
     *,
     steps: int = 5,
-    progress: ProgressHook | None = None,
+    progress: ProgressHook | bool | None = None,
     **options: Any,
 ) -> FeedbackResult:
     """Counterfactuals of counterfactuals in memory (paper 002): ``editor`` (a registered name or an editor object)
@@ -130,7 +131,10 @@ def feedback(
     ed = editor if isinstance(editor, EditorBase) else build_editor(opts, clf)
     origin, ids, source_texts = read_input(texts, opts)
     sink = MemorySink(key=lambda r: int(r["text_id"]))
-    table, summary = feedback_core(source_texts, ids, ed, clf, opts, sink=sink, origin=origin, progress=progress)
+    from ..progress import resolve_progress
+
+    hook = resolve_progress(progress)
+    table, summary = feedback_core(source_texts, ids, ed, clf, opts, sink=sink, origin=origin, progress=hook)
     return FeedbackResult(table, summary)
 
 

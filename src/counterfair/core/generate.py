@@ -41,7 +41,16 @@ from ..lexicons.attributes import Attribute, load_attribute
 from ..metrics.bertscore import BERTScoreScorer
 from ..metrics.functional import summarize
 from ..progress import NullProgress, ProgressHook
-from ..records import Candidate, Counterfactual, fingerprint, knob, make_status, run_identity
+from ..records import (
+    Candidate,
+    Counterfactual,
+    Counterfactuals,
+    fingerprint,
+    knob,
+    make_status,
+    options_signature,
+    run_identity,
+)
 from ..summaries import GenerateSummary
 from ..text import MAX_TEXT_CHARS, printable, skip_reason
 
@@ -637,13 +646,14 @@ def read_input(source: Any, opts: GenerateOptions) -> tuple[str, list[str], list
     return read.origin, read.ids, read.texts
 
 
+@options_signature(GenerateOptions, skip=("methods",))
 def generate(
     texts: Any,
     editors: Sequence[str | EditorBase] = ("ablation", "substitution", "swap"),
     *,
-    progress: ProgressHook | None = None,
+    progress: ProgressHook | bool | None = None,
     **options: Any,
-) -> list[Counterfactual]:
+) -> Counterfactuals:
     """Counterfactuals in memory, one :class:`Counterfactual` per (input, method) — per swap variant for ``swap`` —
     with its status (inputs without one keep theirs, e.g. ``unchanged:no_attribute_term``). ``editors``: method
     names (``ablation``, ``substitution``, ``swap``, ``llm``: filtered and ranked as ``counterfair generate`` does,
@@ -656,9 +666,11 @@ def generate(
     opts = make_options(GenerateOptions, {"methods": names or ["ablation"], **options})
     read = read_input(texts, opts)  # a file is read once, for the method names and the editor objects alike
     _, ids, source_texts = read
-    records: list[Counterfactual] = []
+    records = Counterfactuals()
     if names:
-        result = _generate_read(read, opts, progress)
+        from ..progress import resolve_progress
+
+        result = _generate_read(read, opts, resolve_progress(progress))
         records += _records(result.counterfactuals, result.candidates)
     for editor in objects:
         for key, text, cands in zip(ids, source_texts, editor.edit([t or "" for t in source_texts]), strict=True):

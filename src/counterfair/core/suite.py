@@ -25,7 +25,7 @@ from ..classifiers.labels import binary_labels, positive_index
 from ..errors import ConfigError, InputError
 from ..io import read_texts
 from ..metrics import fairness as FM
-from ..progress import NullProgress, ProgressHook
+from ..progress import ProgressHook
 from ..records import knob
 from ..summaries import Estimate
 from .bias import BiasOptions, bias_core
@@ -260,7 +260,7 @@ def suite(
     threshold: float = 0.5,
     bootstrap: int = 1000,
     seed: int = 0,
-    progress: ProgressHook | None = None,
+    progress: ProgressHook | bool | None = None,
 ) -> Any:
     """Run a functional test suite in memory and return a :class:`~counterfair.results.SuiteResult`: ``cases`` (a
     file or a DataFrame in HateCheck's layout; None: counterfair's template suite over ``identities``),
@@ -283,6 +283,8 @@ def suite(
         seed=seed,
     )
     read = read_suite(cases, opts)
-    scores = score_cases(clf, read.texts, opts, progress or NullProgress())
+    from ..progress import resolve_progress
+
+    scores = score_cases(clf, read.texts, opts, resolve_progress(progress))
     summary = suite_summary(suite_core(read.gold, scores, read.functionality, read.target, opts), opts, clf, read)
     return SuiteResult(suite_rows(read, scores, opts), summary)
