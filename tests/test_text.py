@@ -100,3 +100,22 @@ def test_matcher_rejects_empty() -> None:
 
 def test_matcher_deduplicates_case_insensitively() -> None:
     assert TermMatcher(["Jew", "jew", "JEW"]).terms == ["Jew"]
+
+
+def test_indefinite_article_by_sound_and_initialisms() -> None:
+    from counterfair.text import indefinite_article
+
+    cases = {"atheist": "an", "European": "a", "hour": "an", "LGBT": "an", "LGBTQ person": "an", "BBC": "a",
+             "MP": "an", "Muslim": "a", "one-off": "a", "Asian": "an"}  # fmt: skip
+    assert {w: indefinite_article(w) for w in cases} == cases
+
+
+def test_swaps_write_an_before_an_initialism_and_keep_an_initialisms_capitals_to_itself() -> None:
+    from counterfair.editors.swap import IdentitySwapEditor
+
+    editor = IdentitySwapEditor("gay,lgbt,muslim", guard=None)
+    assert [c.text for c in editor.edit(["I am a gay man."])[0]] == ["I am an LGBT man.", "I am a Muslim man."]
+    assert [c.text for c in editor.edit(["She is an LGBT activist."])[0]] == [
+        "She is a gay activist.", "She is a Muslim activist.",
+    ]  # fmt: skip  # was "a GAY activist", "an MUSLIM activist"
+    assert [c.text for c in editor.edit(["I HATE LGBT PEOPLE"])[0]] == ["I HATE GAY PEOPLE", "I HATE MUSLIM PEOPLE"]

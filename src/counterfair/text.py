@@ -90,6 +90,23 @@ def word_distance(a: str | Sequence[str], b: str | Sequence[str], language: str 
     return int(Levenshtein.distance(tokens_a, tokens_b))
 
 
+_VOWEL_EXCEPTIONS = ("eu", "uni", "use", "usu", "one", "ukr")  # a European, a unicorn, a one-off: a "y"/"w" sound
+_SILENT_H = ("hour", "honest", "honou", "heir")
+_LETTER_VOWELS = frozenset("AEFHILMNORSX")  # letters whose name begins with a vowel sound: "an LGBT", "an MP"
+
+
+def indefinite_article(word: str) -> str:
+    """ "a" or "an" before ``word``, by sound: "an atheist", "a European", "an hour", and for an initialism read letter
+    by letter, by its first letter's name: "an LGBT person", "a BBC show"."""
+    first = word.split(" ")[0]
+    if len(first) > 1 and first.isupper() and first.isalpha():
+        return "an" if first[0] in _LETTER_VOWELS else "a"
+    low = first.lower()
+    if low.startswith(_SILENT_H):
+        return "an"
+    return "an" if low[:1] in "aeiou" and not low.startswith(_VOWEL_EXCEPTIONS) else "a"
+
+
 def match_case(source: str, replacement: str) -> str:
     """Give ``replacement`` the case pattern of ``source``.
 

@@ -28,6 +28,7 @@ from ..metrics import fairness as FM
 from ..progress import ProgressHook
 from ..records import knob
 from ..summaries import Estimate
+from ..text import indefinite_article
 from .bias import BiasOptions, bias_core
 
 BUILTIN = "counterfair-templates"  # the name the built-in suite is recorded under
@@ -66,17 +67,9 @@ def _templates() -> dict[str, Any]:
     return resource_mapping("suites", "templates")
 
 
-_LETTER_VOWELS = set("AEFHILMNORSX")  # letters whose name begins with a vowel sound: "an LGBT person", "an MP"
-
-
 def indefinite(phrase: str) -> str:
     """``phrase`` with "a" or "an": "an Asian", "a European", "a gay person", "an LGBT person"."""
-    word = phrase.split()[0]
-    if len(word) > 1 and word.isupper():  # an initialism read letter by letter
-        return f"{'an' if word[0] in _LETTER_VOWELS else 'a'} {phrase}"
-    lower = word.lower()
-    vowel = lower[:1] in set("aeiou") and not lower.startswith(("eu", "uni", "one", "use"))
-    return f"{'an' if vowel or lower.startswith('hour') else 'a'} {phrase}"
+    return f"{indefinite_article(phrase)} {phrase}"
 
 
 _SLOT = re.compile(r"\{(\w+)\}")

@@ -48,7 +48,7 @@ from ..errors import ConfigError, ModelNotAvailable
 from ..lexicons.attributes import IdentitySet, load_identity_set
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate, Edit
-from ..text import TermMatch, TermMatcher, match_case
+from ..text import TermMatch, TermMatcher, indefinite_article, match_case
 from .base import EditorBase
 
 PERSON_NOUNS = frozenset(
@@ -274,7 +274,6 @@ class IdentityGuard:
         return token.pos_ == "ADJ" and token.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj")
 
 
-_VOWEL_EXCEPTIONS = ("eu", "uni", "use", "usu", "one", "ukr")
 # before an identity adjective, these make it a noun when nothing noun-like follows ("a Chinese.", "every Muslim who")
 _SINGULAR_DETERMINERS = frozenset("a an one every each another this that any no".split())
 _PLURAL_VERBS = frozenset("are were have aren't weren't haven't do don't".split())  # "the Chinese are" -> plural
@@ -328,24 +327,27 @@ def _in_title(text: str, start: int, end: int) -> bool:
     return word.group()[:1].isupper() and (not at_sentence_start(text, word.start()) or len(after) == 2)
 
 
+def _shouting(text: str, start: int, end: int) -> bool:
+    """An all-capitals occurrence is shouted, not an initialism ("an LGBT activist"), when a word next to it is in
+    capitals too ("I HATE LGBT PEOPLE"), or when it stands alone."""
+    near = re.findall(r"[A-Za-z]{2,}", text[max(0, start - 40) : start])[-1:]
+    near += re.findall(r"[A-Za-z]{2,}", text[end : end + 40])[:1]
+    return not near or any(w.isupper() for w in near)
+
+
 def cased(word: str, occurrence: str, text: str, start: int) -> str:
     """``word`` (a term's form as written in its list, proper capitals included) cased for where ``occurrence``
     stands: all capitals for an all-capitals occurrence, a capital first letter at a sentence's start, capitals on
     every word in a title; otherwise as listed ("Christian" keeps its capital, "gay" stays lower-case even where
     it replaces a "Muslim")."""
     letters = [c for c in occurrence if c.isalpha()]
-    if len(letters) > 1 and all(c.isupper() for c in letters):
+    if len(letters) > 1 and all(c.isupper() for c in letters) and _shouting(text, start, start + len(occurrence)):
         return word.upper()
     if occurrence[:1].isupper() and _in_title(text, start, start + len(occurrence)):
         return " ".join(w[:1].upper() + w[1:] for w in word.split(" "))
     if at_sentence_start(text, start):
         return word[:1].upper() + word[1:]
     return word
-
-
-def _article_for(word: str) -> str:
-    low = word.lower()
-    return "an" if low[:1] in "aeiou" and not low.startswith(_VOWEL_EXCEPTIONS) else "a"
 
 
 def splice(
@@ -364,7 +366,7 @@ def splice(
             stripped = head.rstrip()
             last = stripped.rsplit(None, 1)[-1] if stripped.split() else ""
             if last.lower() in ("a", "an") and len(head) - len(stripped) >= 1:
-                article = match_case(last, _article_for(new))
+                article = match_case(last, indefinite_article(new))
                 if article != last:
                     new = article + head[len(stripped) :] + new
                     start = cursor + len(stripped) - len(last)
