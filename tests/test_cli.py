@@ -107,6 +107,7 @@ def test_demo_main_job(tmp_path: Path) -> None:
     """What `make demo` runs: every metric on the built-in sample, with the real packaged models."""
     proc = _run("evaluate", "--demo", "--out", str(tmp_path), "-q")
     assert proc.returncode == 0, proc.stderr
+    assert "estimated time on 2 CPU cores: about" in proc.stdout and "perplexity" in proc.stdout  # before the work
     summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
     assert summary["counts"] == {"rows": 16, "scored": 16, "status": {"ok": 16}}
     assert set(summary["metrics"]) == {c for card in CARDS.values() if card.default for c in card.columns}

@@ -335,3 +335,14 @@ def test_ceval_crowd_file_with_every_metric(tmp_path: Path) -> None:
         assert result.rows[column].notna().sum() >= 10, column
     assert result.summary["signatures"]["perplexity"]["model"] == "gemma-3-270m"
     assert not result.summary["errors"]
+
+
+def test_an_estimate_before_the_work_from_the_stages_and_the_words() -> None:
+    from counterfair.core.evaluate import STAGE_COST, estimate
+
+    frame = pd.DataFrame({"orig_text": ["one two three", "four five"], "gen_text": ["a b", "c d e f"]})
+    cost = estimate(frame, EvaluateOptions(metrics=["perplexity", "bertscore", "distance"]))
+    assert set(cost) == {"perplexity", "bertscore", "total"}
+    assert cost["perplexity"] == pytest.approx(STAGE_COST["perplexity"][0] + STAGE_COST["perplexity"][1] * 6)
+    assert cost["bertscore"] == pytest.approx(STAGE_COST["bertscore"][0] + STAGE_COST["bertscore"][1] * 11)
+    assert estimate(frame, EvaluateOptions(metrics=["distance"]))["total"] < 0.01  # no model: no minutes

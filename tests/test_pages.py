@@ -105,3 +105,20 @@ def test_one_missing_value_rendering_and_escaping() -> None:
     assert html.count(f">{MISSING}<") == 2 and "None" not in html and "NaN" not in html and "nan" not in html
     assert "&lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html and "h &lt;i&gt;" in html
     assert f"| <b>x</b> | {MISSING} | 1 |" in md and nb.count(MISSING) == 2
+
+
+def test_the_evaluation_report_states_its_verdict_before_the_table(tmp_path: Path) -> None:
+    from counterfair.core.evaluate import EvaluateOptions
+    from counterfair.shell.evaluate import evaluate_pairs
+    from counterfair.views.report.evaluation import build_evaluation_report
+
+    pairs = pd.DataFrame({"orig_text": ["You are an idiot.", "Shut up, fool."], "gen_text": ["You are kind.", "Hi."]})
+    evaluate_pairs(pairs, EvaluateOptions(metrics=["flip", "distance"], classifier="profanity-check"),
+                   out_dir=tmp_path / "ev")  # fmt: skip
+    build_evaluation_report(tmp_path / "ev")  # what the CLI writes after the run
+    html = (tmp_path / "ev" / "report.html").read_text()
+    assert html.index('id="verdict"') < html.index("<table") and "flips" in html[: html.index("<table")]
+    evaluate_pairs(pairs, EvaluateOptions(metrics=["distance"]), out_dir=tmp_path / "ev2")
+    build_evaluation_report(tmp_path / "ev2")
+    html = (tmp_path / "ev2" / "report.html").read_text()
+    assert "Verdict: no flip rate: no classifier was named" in html

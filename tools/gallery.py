@@ -20,8 +20,9 @@ GALLERY = ROOT / "docs" / "gallery"
 DEMO = ROOT / "src" / "counterfair" / "resources" / "demo_audit.csv"
 
 
-def cli(*args: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "counterfair.cli", *args, "-q"], capture_output=True, text=True)
+def cli(*args: str, quiet: bool = True) -> None:
+    argv = [sys.executable, "-m", "counterfair.cli", *args, *(["-q"] if quiet else [])]
+    done = subprocess.run(argv, capture_output=True, text=True)
     if done.returncode not in (0, 1):  # 1: a gate rule failed, on purpose below
         raise SystemExit(f"counterfair {' '.join(args)} failed:\n{done.stderr[-2000:]}")
 
@@ -29,7 +30,7 @@ def cli(*args: str) -> None:
 def runs(work: Path) -> dict[str, Path]:
     out = {name: work / name for name in ("audit", "bias", "suite", "ctf", "generate", "feedback", "evaluate")}
     cli("audit", "--demo", "--out", str(out["audit"]), "--fail-if", "upper(identity_effect[*]) > 0.05")
-    cli("suite", "export", str(work / "suite.csv"))
+    cli("suite", "export", str(work / "suite.csv"), quiet=False)
     suite = pd.read_csv(work / "suite.csv").rename(columns={"test_case": "text", "label_gold": "label"})
     suite[["text", "label"]].to_csv(work / "labelled.csv", index=False)
     cli("bias", str(work / "labelled.csv"), "--label-column", "label", "--out", str(out["bias"]),

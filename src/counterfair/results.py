@@ -60,7 +60,7 @@ class GateResult(dict[str, Any]):
 
     def _lines(self) -> list[str]:
         from .summaries import GateVerdict
-        from .views.page import gate_rules
+        from .views.verdict import gate_rules
 
         status, rules = gate_rules(GateVerdict.from_dict(self))
         return [f"Fairness gate: {str(status).upper()}", *(f"{v.upper():5} {sentence}" for v, sentence in rules)]

@@ -124,6 +124,13 @@ def evaluate(
         return
     source = sample_pairs_path() if demo else Path(pairs[0]) if pairs else None
     assert source is not None
+    from ..core.evaluate import estimate
+
+    cost = estimate(source, options)
+    stages = ", ".join(f"{k} {v / 60:.1f}" for k, v in cost.items() if k != "total")
+    console.print(
+        f"estimated time on 2 CPU cores: about {cost['total'] / 60:.1f} min" + (f" ({stages})" if stages else "")
+    )
     with RichProgress(enabled=not quiet) as progress:
         result = evaluate_pairs(source, options, out_dir=out, progress=progress)
     print_evaluation(result.summary)

@@ -880,3 +880,34 @@ STAGES: dict[str, Stage] = {
     "bertscore": _bertscore_stage,
     "text_quality": _text_quality_stage,
 }
+
+#: a stage's cost on 2 CPU cores: (seconds to load its model, seconds per word of the texts it reads), measured in
+#: benchmarks/evaluate_speed.py (perplexity 175 tokens/s, BERTScore 0.125 s per IMDB pair) and llm_judge.py (3 s per
+#: 41-word text); a rough guide, said before the work starts
+STAGE_COST: dict[str, tuple[float, float]] = {
+    "classifier": (2.0, 0.0001),
+    "perplexity": (15.0, 0.0078),
+    "bertscore": (5.0, 0.0004),
+    "text_quality": (15.0, 0.07),
+}
+
+
+def estimate(source: Any, opts: EvaluateOptions) -> dict[str, float]:
+    """Seconds each model-backed stage should take on 2 CPU cores for ``source`` (and ``total``); reads the pairs,
+    runs no model."""
+    read, _ = read_pairs(source, opts)
+    frame = read.frame
+    words = {
+        column: float(sum(len(str(text).split()) for text in frame[column]))
+        for column in (opts.text_column, opts.cf_column)
+    }
+    reads = {
+        "classifier": words[opts.text_column] + words[opts.cf_column],
+        "perplexity": words[opts.cf_column],
+        "bertscore": words[opts.text_column] + words[opts.cf_column],
+        "text_quality": words[opts.cf_column],
+    }
+    stages = {CARDS[m].stage for m in opts.metrics or [] if CARDS[m].stage in STAGE_COST}
+    out = {s: STAGE_COST[s][0] + STAGE_COST[s][1] * reads[s] for s in STAGE_COST if s in stages}
+    out["total"] = sum(out.values()) + 0.001 * len(frame)
+    return out

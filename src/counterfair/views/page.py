@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..summaries import Estimate, GateVerdict
+from ..summaries import Estimate
 
 MISSING = "—"
 
@@ -87,18 +87,6 @@ class Page:
 def heading(finding: str) -> bool:
     """A finding that titles the ones after it ("Worst functionalities:")."""
     return finding.endswith(":")
-
-
-def gate_rules(gate: GateVerdict | None) -> tuple[str | None, tuple[tuple[str, str], ...]]:
-    """The gate's status and each check as (verdict, sentence): failed rules first, then those that could not be
-    evaluated, then the passed ones."""
-    from .verdict import rule_sentence
-
-    if gate is None:
-        return None, ()
-    order = {"fail": 0, "error": 1}
-    checks = sorted(gate.checks, key=lambda c: order.get(c.verdict, 2))
-    return gate.verdict, tuple((c.verdict, rule_sentence(c, gate.rules)) for c in checks)
 
 
 # ------------------------------------------------------------------------------------------------ renderers

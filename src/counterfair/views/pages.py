@@ -19,7 +19,8 @@ from ..summaries import (
     SuiteSummary,
     typed,
 )
-from .page import MISSING, Page, Table, gate_rules, interval, num
+from .page import MISSING, Page, Table, interval, num
+from .verdict import gate_rules
 
 _BIAS_METRICS = (
     ("subgroup_auc", "subgroup AUC"),
@@ -402,6 +403,36 @@ def feedback_page(summary: Mapping[str, Any] | Record) -> Page:
         tables=(Table("Per step", pd.DataFrame(rows), None, "steps"),),
         details=s.to_dict(),
     )
+
+
+def evaluation_verdict(table: pd.DataFrame, classifier: str | None) -> tuple[str, tuple[str, ...]]:
+    """The headline and lines above an evaluation report's table (one method, or several compared, one row each):
+    the flip rate first (what a counterfactual is for), then closeness (distance, BLEU) and fluency (perplexity)."""
+    rows = table.to_dict(orient="records")
+    flips = [r for r in rows if r.get("flip_rate") is not None and r.get("flip_rate") == r.get("flip_rate")]
+    if flips:
+        best = max(flips, key=lambda r: r["flip_rate"])
+        headline = (
+            f"{best['method']} flips {100 * best['flip_rate']:.1f}% of {classifier}'s predictions"
+            + (f", the most of {len(rows)} methods" if len(rows) > 1 else "")
+            + "."
+        )
+    else:
+        headline = "no flip rate: no classifier was named (--classifier); closeness and fluency only."
+    lines = []
+    for r in rows:
+        parts = [f"{title} {num(r.get(key))}" for key, title in _EVALUATION_WORDS if key in r]
+        lines.append(f"{r['method']}: " + ", ".join(parts))
+    return headline, tuple(lines)
+
+
+_EVALUATION_WORDS = (
+    ("flip_rate", "flip rate"),
+    ("distance", "distance"),
+    ("bleu", "BLEU"),
+    ("bertscore_f1", "BERTScore F1"),
+    ("perplexity", "perplexity"),
+)
 
 
 PAGES |= {"ctf": ctf_page, "generate": generate_page, "feedback": feedback_page}

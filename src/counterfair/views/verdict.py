@@ -119,10 +119,17 @@ def _findings(effects: Mapping[str, IdentityEffect]) -> tuple[GroupFinding, ...]
     return tuple(sorted(found, key=lambda f: (not f.exceeds_placebo, -(f.effect or 0.0), f.group)))
 
 
-def _gate(gate: GateVerdict | None) -> tuple[str | None, tuple[tuple[str, str], ...]]:
+def gate_rules(gate: GateVerdict | None) -> tuple[str | None, tuple[tuple[str, str], ...]]:
+    """The gate's status and each check as (verdict, sentence): failed rules first, then those that could not be
+    evaluated, then the passed ones."""
     if gate is None:
         return None, ()
-    return gate.verdict, tuple((c.verdict, rule_sentence(c, gate.rules)) for c in gate.checks)
+    order = {"fail": 0, "error": 1}
+    checks = sorted(gate.checks, key=lambda c: order.get(c.verdict, 2))
+    return gate.verdict, tuple((c.verdict, rule_sentence(c, gate.rules)) for c in checks)
+
+
+_gate = gate_rules
 
 
 def verdict(summary: Mapping[str, Any] | Record) -> Verdict:

@@ -96,6 +96,10 @@ def build_evaluation_report(run_dir: str | Path) -> dict[str, Path]:
             )
         )
     columns = [c for c in COLUMN_TITLES if c in table.columns]
+    from ..pages import evaluation_verdict
+
+    classifier = EvaluationSummary.from_dict(summary).options.get("classifier")
+    headline, lines = evaluation_verdict(table, classifier)
     page = render(
         "evaluation.html.j2",
         s=summary,
@@ -104,6 +108,7 @@ def build_evaluation_report(run_dir: str | Path) -> dict[str, Path]:
         columns=[(c, COLUMN_TITLES[c]) for c in columns],
         figures=embed_figures(made),
         matrix=matrix,
+        verdict={"headline": headline, "lines": lines},
         details=json.dumps({k: summary.get(k) for k in ("options", "signatures", "errors")}, indent=1, default=str)[
             :20000
         ],
