@@ -102,7 +102,7 @@ def test_the_api_with_group_columns_intervals_and_the_typed_summary() -> None:
     assert [flag.subgroup_auc.value, flag.bpsn_auc.value] == [women.subgroup_auc.value, women.bpsn_auc.value]
     assert result.overall["final_metric"] == pytest.approx(
         0.25 * s.overall_auc.value
-        + 0.75 * np.mean([s.generalized_mean[m] for m in ("subgroup_auc", "bpsn_auc", "bnsp_auc")])
+        + 0.75 * np.mean([s.generalized_mean[m].value for m in ("subgroup_auc", "bpsn_auc", "bnsp_auc")])
     )
     assert list(result.by_group.index) == ["women", "flag"]
 
@@ -176,3 +176,41 @@ def markdown_lines(result: object) -> list[str]:
     from counterfair.views.report import markdown
 
     return markdown(result.summary).splitlines()  # type: ignore[attr-defined]
+
+
+def test_final_metric_and_generalized_means_have_joint_bootstrap_intervals() -> None:
+    """Recomputed independently: the same resamples (the summary's own stream), scikit-learn's AUC per subset, the
+    power mean and the final metric written out."""
+    import zlib
+
+    rng = np.random.default_rng(5)
+    n = 120
+    y = rng.integers(0, 2, n).astype(bool)
+    s = np.round(rng.random(n), 3)
+    members = {"a": rng.random(n) < 0.4, "b": rng.random(n) < 0.3}
+    out = bias_core(y.astype(float), s, members, BiasOptions(bootstrap=30, seed=7))
+    draws = np.random.default_rng([7, zlib.crc32(b"summary")])
+    finals, bpsn_means = [], []
+    for _ in range(30):
+        pick = draws.integers(0, n, n)
+        yy, ss = y[pick], s[pick]
+        per: dict[str, list[float]] = {"subgroup_auc": [], "bpsn_auc": [], "bnsp_auc": []}
+        for member in members.values():
+            m = member[pick]
+            for metric, rows in {"subgroup_auc": m, "bpsn_auc": (~m & yy) | (m & ~yy),
+                                 "bnsp_auc": (~m & ~yy) | (m & yy)}.items():  # fmt: skip
+                per[metric].append(roc_auc_score(yy[rows], ss[rows]))
+        means = {k: np.mean(np.array(v) ** -5) ** (-1 / 5) for k, v in per.items()}
+        bpsn_means.append(means["bpsn_auc"])
+        finals.append(0.25 * roc_auc_score(yy, ss) + 0.75 * np.mean(list(means.values())))
+    final = out["final_metric"]
+    assert (final["ci_low"], final["ci_high"]) == pytest.approx(tuple(np.percentile(finals, [2.5, 97.5])), abs=1e-9)
+    bpsn = out["generalized_mean"]["bpsn_auc"]
+    assert (bpsn["ci_low"], bpsn["ci_high"]) == pytest.approx(tuple(np.percentile(bpsn_means, [2.5, 97.5])), abs=1e-9)
+    assert final["ci_low"] <= final["value"] <= final["ci_high"] and out["generalized_mean_power"] == -5
+    from counterfair.analysis.gate import bias_gate_metrics, evaluate_rules
+
+    gate = evaluate_rules(["lower(final_metric) > 0.99", "generalized_mean[bpsn_auc] < 0.01"], bias_gate_metrics(out))
+    values = {c["rule"]: (c["value"], c["verdict"]) for c in gate["checks"]}
+    assert values["lower(final_metric) > 0.99"] == (pytest.approx(final["ci_low"]), "pass")
+    assert values["generalized_mean[bpsn_auc] < 0.01"] == (pytest.approx(bpsn["value"]), "pass")

@@ -336,8 +336,8 @@ class BiasResult(TableResult):
     @property
     def overall(self) -> pd.Series:
         s = self.typed_summary
-        values = {"overall_auc": s.overall_auc.value, "final_metric": s.final_metric, "fped": s.fped.value}
-        values |= {"fned": s.fned.value} | {f"power_mean_{k}": v for k, v in s.generalized_mean.items() if k != "power"}
+        values = {"overall_auc": s.overall_auc.value, "final_metric": s.final_metric.value, "fped": s.fped.value}
+        values |= {"fned": s.fned.value} | {f"power_mean_{k}": v.value for k, v in (s.generalized_mean or {}).items()}
         return pd.Series(values, dtype=float)
 
     def _table(self) -> pd.DataFrame:
@@ -356,7 +356,8 @@ class BiasResult(TableResult):
 
     def __repr__(self) -> str:
         s = self.typed_summary
-        return f"BiasResult({len(self.rows)} texts, overall AUC {s.overall_auc.value}, final metric {s.final_metric})"
+        final = s.final_metric.value
+        return f"BiasResult({len(self.rows)} texts, overall AUC {s.overall_auc.value}, final metric {final})"
 
 
 class SuiteResult(TableResult):
@@ -401,7 +402,7 @@ class SuiteResult(TableResult):
         s = self.typed_summary
         values = {"accuracy": s.accuracy.value, "accuracy_low": s.accuracy.ci_low, "accuracy_high": s.accuracy.ci_high}
         if s.bias is not None:
-            values |= {"overall_auc": s.bias.overall_auc.value, "final_metric": s.bias.final_metric}
+            values |= {"overall_auc": s.bias.overall_auc.value, "final_metric": s.bias.final_metric.value}
         return pd.Series(values, dtype=float)
 
     @property

@@ -488,8 +488,9 @@ class BiasSummary(Record):
     threshold: float | None = None
     membership: str | None = None
     overall_auc: Estimate = _key(of=Estimate, default=Estimate())
-    final_metric: float | None = None
-    generalized_mean: Mapping[str, float | None] = field(default_factory=dict)
+    final_metric: Estimate = _key(of=Estimate, default=Estimate())
+    generalized_mean: dict[str, Estimate] | None = _key(of={Estimate})  # subgroup_auc, bpsn_auc, bnsp_auc
+    generalized_mean_power: float | None = None
     fped: Estimate = _key(of=Estimate, default=Estimate())
     fned: Estimate = _key(of=Estimate, default=Estimate())
     groups: dict[str, GroupBias] | None = _key(of={GroupBias})

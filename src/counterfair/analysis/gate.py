@@ -9,7 +9,8 @@ A rule says when to *fail* — ``identity_effect > 0.05``, ``upper(ctf_gap[*]) >
   groups whose terms are swapped in), ``ctf_gap`` (the CTF gap over identity swaps; groups are the source term's),
   ``flip_rate`` (share of identity swaps whose prediction flips at the audit's threshold; source term's groups).
   On labelled data (``counterfair bias``, ``audit --label-column``, ``suite run``): ``subgroup_auc``, ``bpsn_auc``,
-  ``bnsp_auc``, ``pinned_auc`` (per group), ``overall_auc``, ``final_metric``, ``fped``, ``fned``; on a functional
+  ``bnsp_auc``, ``pinned_auc`` (per group), ``overall_auc``, ``final_metric``, ``generalized_mean`` (its "groups" are
+  ``subgroup_auc``, ``bpsn_auc``, ``bnsp_auc``), ``fped``, ``fned``; on a functional
   suite also ``accuracy`` (overall; groups: the functionalities) and ``target_accuracy`` (groups: the targets).
 * the estimate compared: the point estimate (the default, or ``point(...)``), or the upper or lower bound of its
   95 % interval (``upper(...)``, ``lower(...)``: the percentile bootstrap for the gaps and effects, Wilson's
@@ -39,7 +40,10 @@ from ..summaries import BiasSummary, Estimate, GapReport, GateVerdict, IdentityE
 
 COUNTERFACTUAL_METRICS = ("identity_effect", "ctf_gap", "flip_rate")
 #: the labelled-data metrics of ``counterfair bias`` (:mod:`counterfair.core.bias`): per group and overall
-BIAS_METRICS = ("subgroup_auc", "bpsn_auc", "bnsp_auc", "pinned_auc", "overall_auc", "final_metric", "fped", "fned")
+BIAS_METRICS = (
+    "subgroup_auc", "bpsn_auc", "bnsp_auc", "pinned_auc", "overall_auc", "final_metric", "generalized_mean", "fped",
+    "fned",
+)  # fmt: skip
 #: a functional suite's (:mod:`counterfair.core.suite`): accuracy overall and per functionality, per target
 SUITE_METRICS = ("accuracy", "target_accuracy")
 METRICS = COUNTERFACTUAL_METRICS + BIAS_METRICS + SUITE_METRICS
@@ -237,8 +241,9 @@ def bias_gate_metrics(summary: Mapping[str, Any] | BiasSummary) -> dict[str, Any
     }
     for name in ("overall_auc", "fped", "fned"):
         out[name] = {"overall": getattr(s, name).to_dict(), "by_group": {}}
-    final = {"value": s.final_metric, "ci_low": None, "ci_high": None, "n": s.overall_auc.n}
-    out["final_metric"] = {"overall": final, "by_group": {}}
+    out["final_metric"] = {"overall": s.final_metric.to_dict(), "by_group": {}}
+    for metric, estimate in (s.generalized_mean or {}).items():  # generalized_mean[bpsn_auc] etc.
+        out.setdefault("generalized_mean", {"overall": None, "by_group": {}})["by_group"][metric] = estimate.to_dict()
     return out
 
 

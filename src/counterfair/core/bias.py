@@ -1,7 +1,7 @@
 """Unintended bias on labelled data (``counterfair bias``, :func:`bias`): per identity group, the subgroup, BPSN and
 BNSP AUC (Borkan et al. 2019) and the pinned AUC (Dixon et al. 2018) with bootstrap intervals and their counts; the
-generalized mean of each over groups (p = −5), the Jigsaw final metric, and the false positive / false negative
-equality differences at the threshold.
+generalized mean of each over groups (p = −5) and the Jigsaw final metric, with intervals from a joint bootstrap of
+all rows, and the false positive / false negative equality differences at the threshold.
 
 * **subgroup AUC**: the AUC on the texts that mention the group — low: the classifier separates toxic from
   non-toxic texts about the group poorly.
@@ -18,6 +18,7 @@ whose texts lack positives or negatives gets ``None`` for the AUCs that need the
 from __future__ import annotations
 
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,7 +85,7 @@ def memberships(frame: pd.DataFrame, texts: list[str], opts: BiasOptions, origin
     return {g: np.array([g in text_groups for text_groups in mentioned], dtype=bool) for g in groups}
 
 
-def _interval(values: list[float], value: float | None, n: int) -> dict[str, Any]:
+def _interval(values: Sequence[float | None], value: float | None, n: int) -> dict[str, Any]:
     """An :class:`~counterfair.summaries.Estimate` as summary.json writes it: the percentile interval of the draws."""
     finite = np.array([v for v in values if v is not None], dtype=float)
     if value is None or finite.size < 2:
@@ -144,6 +145,26 @@ def _equality(
     )
 
 
+def _summary_draws(
+    y: np.ndarray, s: np.ndarray, members: dict[str, np.ndarray], opts: BiasOptions, rng: np.random.Generator
+) -> dict[str, list[float | None]]:
+    """Bootstrap draws of the generalized means and the final metric: each draw resamples every row once and
+    recomputes every group's three AUCs, their power means and the overall AUC."""
+    out: dict[str, list[float | None]] = {m: [] for m in (*METRICS, "final_metric")}
+    for _ in range(opts.bootstrap if members else 0):
+        pick = rng.integers(0, y.size, y.size)
+        yy, ss = y[pick], s[pick]
+        per: dict[str, list[float | None]] = {m: [] for m in METRICS}
+        for member in members.values():
+            for metric, rows in FM.bias_subsets(yy, member[pick]).items():
+                per[metric].append(FM.auc(yy[rows], ss[rows]))
+        means = [FM.power_mean(per[m]) for m in METRICS]
+        for metric, value in zip(METRICS, means, strict=True):
+            out[metric].append(value)
+        out["final_metric"].append(FM.final_metric(FM.auc(yy, ss), means))
+    return out
+
+
 def bias_core(
     labels: np.ndarray, scores: np.ndarray, members: dict[str, np.ndarray], opts: BiasOptions
 ) -> dict[str, Any]:
@@ -158,11 +179,15 @@ def bias_core(
         for g, m in members.items()
     }
     means = {metric: FM.power_mean([e[metric]["value"] for e in groups.values()]) for metric in METRICS}
+    final = FM.final_metric(overall["value"], list(means.values()))
+    # the summary figures rest on every group at once: one joint bootstrap of all rows, on a stream of its own
+    draws = _summary_draws(y, s, members, opts, np.random.default_rng([opts.seed, zlib.crc32(b"summary")]))
     fped, fned = _equality(y, s >= opts.threshold, members, opts, rng)
     return {
         "overall_auc": overall,
-        "final_metric": FM.final_metric(overall["value"], list(means.values())),
-        "generalized_mean": {**means, "power": FM.POWER},
+        "final_metric": _interval(draws["final_metric"], final, int(y.size)),
+        "generalized_mean": {m: _interval(draws[m], means[m], int(y.size)) for m in METRICS},
+        "generalized_mean_power": FM.POWER,
         "fped": fped,
         "fned": fned,
         "groups": groups,

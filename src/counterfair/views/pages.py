@@ -56,16 +56,15 @@ def bias_table(s: BiasSummary, *, group: str = "group") -> pd.DataFrame:
 def _overall_table(s: BiasSummary) -> pd.DataFrame:
     rows = [
         ("overall AUC", interval(s.overall_auc), "all texts"),
-        ("final metric", num(s.final_metric), "0.25 × overall AUC + 0.75 × mean of the three generalized means"),
+        ("final metric", interval(s.final_metric), "0.25 × overall AUC + 0.75 × mean of the three generalized means"),
     ]
     rows += [
         (
             f"generalized mean of {k.replace('_', ' ')}",
-            num(v),
-            f"power mean over groups, p = {s.generalized_mean.get('power', -5)}",
+            interval(v),
+            f"power mean over groups, p = {s.generalized_mean_power}",
         )
-        for k, v in s.generalized_mean.items()
-        if k != "power"
+        for k, v in (s.generalized_mean or {}).items()
     ]
     rows += [
         ("FPED", interval(s.fped), f"Σ over groups |FPR − FPR(group)| at {s.threshold}"),

@@ -193,12 +193,15 @@ def bias_findings(summary: Mapping[str, Any] | Record, *, worst: int = 5) -> Bia
     overall = s.overall_auc
     headline = (
         f"overall AUC {_num(overall.value)} [{_num(overall.ci_low)}, {_num(overall.ci_high)}]"
-        f", final metric {_num(s.final_metric)} (0.25 × overall AUC + 0.75 × the mean of the generalized means; 1 is "
+        f", final metric {_num(s.final_metric.value)} [{_num(s.final_metric.ci_low)}, {_num(s.final_metric.ci_high)}]"
+        " (0.25 × overall AUC + 0.75 × the mean of the generalized means; 1 is "
         "perfect)."
     )
     means = (
         "Generalized means (p = −5): "
-        + ", ".join(f"{k} {_num(v)}" for k, v in s.generalized_mean.items() if k != "power")
+        + ", ".join(
+            f"{k} {_num(v.value)} [{_num(v.ci_low)}, {_num(v.ci_high)}]" for k, v in (s.generalized_mean or {}).items()
+        )
         + "."
     )
     lowest: list[str] = []
