@@ -130,6 +130,14 @@ def with_config(ctx: typer.Context, given: dict[str, Any], config: Path | None) 
     return out
 
 
+def end_with_verdict(gate: GateVerdict | None, junit: Any, view: Any) -> None:
+    """A labelled-data command's end: the gate's rules (and JUnit), then the view with the verdict in the last lines;
+    exits with the gate's code (0 without a gate)."""
+    code = finish_gate(gate, junit, status_line=False) if gate is not None else 0
+    console.print(view)
+    raise typer.Exit(code)
+
+
 def finish_gate(gate: dict[str, Any] | GateVerdict, junit: Any, *, status_line: bool = True) -> int:
     """Print the gate's checks as sentences (and its status line), write the JUnit file, return the exit code."""
     from rich.markup import escape

@@ -9,7 +9,7 @@ import typer
 
 from ..summaries import BiasSummary
 from ..views.console import bias_view
-from .app import Encoding, app, console, finish_gate, listed, options_from
+from .app import Encoding, app, console, end_with_verdict, listed, options_from
 
 
 @app.command()
@@ -17,9 +17,9 @@ def bias(
     data: Annotated[Path, typer.Argument(help="Labelled texts (CSV/TSV/JSONL/JSON/Parquet).")],
     label_column: Annotated[str, typer.Option(help="Column with the gold label: 1/0, true/false, toxic/non-toxic.")],
     classifier: Annotated[str, typer.Option(help="Classifier spec (see README).")] = "profanity-check",
-    out: Annotated[Path, typer.Option("--out", "-o", help="Directory for rows.csv, summary.json, report.md.")] = Path(
-        "counterfair-bias"
-    ),
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Directory for rows.csv, summary.json, report.html/.md.")
+    ] = Path("counterfair-bias"),
     positive_label: Annotated[
         str | None, typer.Option(help="Classifier label whose probability is the score (default: the second).")
     ] = None,
@@ -50,7 +50,8 @@ def bias(
 ) -> None:
     """Unintended bias on labelled data: per identity group the subgroup, BPSN and BNSP AUC (Borkan et al. 2019) and
     the pinned AUC (Dixon et al. 2018) with bootstrap intervals, their generalized means, the Jigsaw final metric,
-    and the false positive / negative equality differences. Writes OUT/rows.csv, summary.json, report.md."""
+    and the false positive / negative equality differences. Writes OUT/rows.csv, summary.json, report.html,
+    report.md."""
     from ..core.bias import BiasOptions
     from ..progress import RichProgress
     from ..shell.bias import run_bias
@@ -58,8 +59,5 @@ def bias(
     options = options_from(BiasOptions, locals(), group_columns=listed(group_columns))
     with RichProgress(enabled=not quiet) as progress:
         summary = run_bias(data, out, options, progress=progress, rules=fail_if or None)
-    console.print(f"wrote {out / 'rows.csv'}, {out / 'summary.json'} and {out / 'report.md'}")
-    gate = BiasSummary.from_dict(summary).gate
-    code = finish_gate(gate, junit, status_line=False) if gate is not None else 0
-    console.print(bias_view(summary))  # the verdict in the last lines
-    raise typer.Exit(code)
+    console.print(f"wrote {out / 'rows.csv'}, {out / 'summary.json'}, {out / 'report.html'} and {out / 'report.md'}")
+    end_with_verdict(BiasSummary.from_dict(summary).gate, junit, bias_view(summary))

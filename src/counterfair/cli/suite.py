@@ -9,7 +9,7 @@ import typer
 
 from ..summaries import SuiteSummary
 from ..views.console import suite_view
-from .app import Encoding, app, console, finish_gate, options_from
+from .app import Encoding, app, console, end_with_verdict, options_from
 
 suite_app = typer.Typer(
     help="Functional test suites: cases with a gold label, a functionality and a target (HateCheck's layout).",
@@ -65,10 +65,7 @@ def run(
     with RichProgress(enabled=not quiet) as progress:
         summary = run_suite(cases, out, options, progress=progress, rules=fail_if or None)
     console.print(f"wrote {out / 'rows.csv'}, {out / 'summary.json'}, {out / 'report.html'} and {out / 'report.md'}")
-    gate = SuiteSummary.from_dict(summary).gate
-    code = finish_gate(gate, junit, status_line=False) if gate is not None else 0
-    console.print(suite_view(summary))  # the verdict in the last lines
-    raise typer.Exit(code)
+    end_with_verdict(SuiteSummary.from_dict(summary).gate, junit, suite_view(summary))
 
 
 @suite_app.command("export")

@@ -39,6 +39,14 @@ from ..summaries import Estimate
 METRICS = ("subgroup_auc", "bpsn_auc", "bnsp_auc")
 
 
+def check_threshold_and_bootstrap(threshold: float, bootstrap: int) -> None:
+    """The labelled-data commands' shared checks: a threshold inside (0, 1), a bootstrap of 0 or more resamples."""
+    if not 0.0 < threshold < 1.0:
+        raise ConfigError(f"threshold must be in (0, 1), got {threshold}")
+    if bootstrap < 0:
+        raise ConfigError(f"bootstrap must be 0 (no intervals) or positive, got {bootstrap}")
+
+
 @dataclass
 class BiasOptions:
     classifier: str = knob("profanity-check")  # the classifier's own identity joins the run's (claim_run_dir)
@@ -56,10 +64,7 @@ class BiasOptions:
     encoding: str = "utf-8"
 
     def __post_init__(self) -> None:
-        if not 0.0 < self.threshold < 1.0:
-            raise ConfigError(f"threshold must be in (0, 1), got {self.threshold}")
-        if self.bootstrap < 0:
-            raise ConfigError(f"bootstrap must be 0 (no intervals) or positive, got {self.bootstrap}")
+        check_threshold_and_bootstrap(self.threshold, self.bootstrap)
         if self.group_columns is not None and self.identities is not None:
             raise ConfigError("give group_columns or identities, not both")
 

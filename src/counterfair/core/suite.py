@@ -22,14 +22,14 @@ import pandas as pd
 from .. import __version__
 from ..classifiers import CachedClassifier
 from ..classifiers.labels import binary_labels, positive_index
-from ..errors import ConfigError, InputError
+from ..errors import InputError
 from ..io import read_texts
 from ..metrics import fairness as FM
 from ..progress import ProgressHook
 from ..records import knob
 from ..summaries import Estimate
 from ..text import indefinite_article
-from .bias import BiasOptions, bias_core
+from .bias import BiasOptions, bias_core, check_threshold_and_bootstrap
 
 BUILTIN = "counterfair-templates"  # the name the built-in suite is recorded under
 FEW = 10  # a cell with fewer cases is marked as resting on few cases
@@ -51,10 +51,7 @@ class SuiteOptions:
     encoding: str = "utf-8"
 
     def __post_init__(self) -> None:
-        if not 0.0 < self.threshold < 1.0:
-            raise ConfigError(f"threshold must be in (0, 1), got {self.threshold}")
-        if self.bootstrap < 0:
-            raise ConfigError(f"bootstrap must be 0 (no intervals) or positive, got {self.bootstrap}")
+        check_threshold_and_bootstrap(self.threshold, self.bootstrap)
 
 
 # ------------------------------------------------------------------------------------------------ the template suite
