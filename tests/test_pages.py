@@ -70,6 +70,7 @@ def test_every_command_writes_a_verdict_first_report(runs: dict[str, Path]) -> N
         and "Swap: grammatical swaps (nouns, plurals, articles) with the identity guard" in ctf
     )
     assert "(one text)" in ctf  # every source term here is in one text: marked as such
+    assert "(few swaps) |" in ctf  # so is every direction resting on fewer than 5 swaps
     assert "toxic" not in ctf.split("## ")[0].replace("probability of 1", "")  # no toxic/non-toxic rows of 0 texts
     generate = (runs["generate"] / "report.md").read_text()
     assert (

@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..summaries import Estimate
 
-MISSING = "—"
+MISSING = "–"  # the one mark of a missing value, as the audit and evaluation reports write it
 
 
 def num(value: Any, digits: int = 3) -> str:

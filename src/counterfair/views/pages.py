@@ -20,7 +20,7 @@ from ..summaries import (
     typed,
 )
 from .page import MISSING, Page, Table, interval, num
-from .verdict import gate_rules
+from .verdict import FEW_PAIRS, gate_rules, largest_directions
 
 _BIAS_METRICS = (
     ("subgroup_auc", "subgroup AUC"),
@@ -264,8 +264,6 @@ def page_of(run_dir: Any) -> Page | None:
 
 # ------------------------------------------------------------------------------------ ctf, generate, feedback
 
-FEW_PAIRS = 5  # a direction with fewer swaps is marked as resting on few
-
 
 def _gap(e: Any) -> str:
     return interval(Estimate(value=e.value, ci_low=e.ci_low, ci_high=e.ci_high))
@@ -305,13 +303,11 @@ def ctf_page(summary: Mapping[str, Any] | Record) -> Page:
          "CTF gap [95% CI]": _gap(e)}
         for t, e in ranked
     ]  # fmt: skip
-    directions = sorted(s.by_direction or (), key=lambda d: -abs(d.mean_diff or 0.0))
     direction_rows = [
         {"source → target": f"{d.source} → {d.target}" + (" (few swaps)" if d.pairs < FEW_PAIRS else ""),
          "swaps": num(d.pairs), "mean change": num(d.mean_diff), "mean |change|": num(d.mean_abs_diff)}
-        for d in directions if d.pairs >= FEW_PAIRS
-    ][:30]  # fmt: skip
-    hidden = sum(1 for d in directions if d.pairs < FEW_PAIRS)
+        for d in largest_directions(s.by_direction or (), 30)
+    ]  # fmt: skip
     return Page(
         command="ctf",
         title="Counterfactual token fairness",
@@ -327,7 +323,7 @@ def ctf_page(summary: Mapping[str, Any] | Record) -> Page:
             Table(
                 "Directions with the largest mean change",
                 pd.DataFrame(direction_rows),
-                f"Directions with fewer than {FEW_PAIRS} swaps are left out ({hidden}); pairs.csv has every swap.",
+                f"Directions with fewer than {FEW_PAIRS} swaps come last, marked; pairs.csv has every swap.",
                 "directions",
             ),
         ),

@@ -18,6 +18,14 @@ from typing import Any
 
 from ..summaries import AuditSummary, GateCheck, GateVerdict, IdentityEffect, Record, typed
 
+FEW_PAIRS = 5  # a swap direction resting on fewer swaps comes after the others in "largest" lists, marked
+
+
+def largest_directions(directions: Any, limit: int) -> list[Any]:
+    """Swap directions by the size of their mean change, those with at least :data:`FEW_PAIRS` swaps first (the rest
+    follow, to be marked "few swaps" by the view)."""
+    return sorted(directions, key=lambda d: (d.pairs < FEW_PAIRS, -abs(d.mean_diff or 0.0)))[:limit]
+
 
 def _num(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"

@@ -149,7 +149,9 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
     examples = [{**e, "diff_html": edit_html(str(e["source_text"]), str(e["cf_text"]))} for e in s.top_examples]
     ctf_groups = _largest((s.ctf.by_group if s.ctf else None) or {})
     by_direction = (s.ctf.by_direction if s.ctf else None) or ()
-    directions = sorted(by_direction, key=lambda d: -abs(d.mean_diff or 0.0))[:15]
+    from ..verdict import FEW_PAIRS, largest_directions
+
+    directions = largest_directions(by_direction, 15)  # one or two swaps are noise: after the others, marked
     swap_packs = _swap_pack_sections(s, pairs)
     placebo_groups = _largest((s.placebo.by_group if s.placebo else None) or {})
     notes = []
@@ -165,6 +167,7 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
         examples=examples,
         ctf_groups=ctf_groups,
         directions=directions,
+        few_pairs=FEW_PAIRS,
         swap_packs=swap_packs,
         placebo_groups=placebo_groups,
         notes=notes,
