@@ -131,6 +131,8 @@ def test_the_gate_and_assert_fair_on_suite_and_bias_metrics() -> None:
     gate = assert_fair(keyword_classifier, texts, labels=labels, rules=["overall_auc < 0.5"], bootstrap=0)
     # 4 positives (0.9, 0.9, 0.9, 0.1) × 3 negatives (0.9, 0.9, 0.1): 3 + 0.5 won of 4 + ... = 6.5 of 12 pairs
     assert gate["checks"][0]["value"] == pytest.approx(6.5 / 12)
+    with pytest.raises(cf.ConfigError, match="'treshold' \\(did you mean 'threshold'\\?\\)"):
+        assert_fair(keyword_classifier, texts, labels=labels, rules=["overall_auc < 0.5"], treshold=0.4)
     with pytest.raises(ValueError, match="labels go with texts"):
         assert_fair(keyword_classifier, labels=labels, rules=["overall_auc < 0.5"])
 

@@ -127,7 +127,8 @@ def resolve_progress(progress: Any) -> Any:
     import sys
 
     if progress is None:
-        progress = _in_notebook() or sys.stderr.isatty()
+        isatty = getattr(sys.stderr, "isatty", None)  # a replaced stderr may lack it
+        progress = _in_notebook() or bool(isatty is not None and isatty())
     if progress is True:
         return TqdmProgress()
     if progress is False:

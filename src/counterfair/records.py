@@ -49,11 +49,16 @@ def params_hash(params: Mapping[str, Any]) -> str:
 
 def make_options(kind: Any, given: Mapping[str, Any]) -> Any:
     """``kind(**given)`` for an options dataclass, with an unknown option named in a ``ConfigError``."""
+    check_option_names(given, {f.name for f in _dc.fields(kind) if f.init})
+    return kind(**given)
+
+
+def check_option_names(given: Mapping[str, Any], known: set[str]) -> None:
+    """A ``ConfigError`` naming every option of ``given`` not in ``known``, each with a "did you mean"."""
     from difflib import get_close_matches
 
     from .errors import ConfigError
 
-    known = {f.name for f in _dc.fields(kind) if f.init}
     unknown = sorted(set(given) - known)
     if unknown:
         named = []
@@ -61,7 +66,6 @@ def make_options(kind: Any, given: Mapping[str, Any]) -> Any:
             close = get_close_matches(name, sorted(known), n=1)
             named.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
         raise ConfigError(f"unknown option(s) {', '.join(named)}; the options are: {', '.join(sorted(known))}")
-    return kind(**given)
 
 
 def options_signature(kind: Any, *, skip: tuple[str, ...] = ()) -> Callable[[F], F]:

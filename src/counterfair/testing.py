@@ -60,6 +60,7 @@ def assert_fair(
     if pairs is None and texts is None and cases is None:
         raise ValueError("give texts, pairs (a frozen pair set) or cases (a functional suite)")
     parsed = [parse_rule(r) for r in rules]  # a bad rule fails before any work
+    _check_options(options)
     common = {"threshold": threshold, "positive_label": positive_label, "seed": seed, "bootstrap": bootstrap}
     metrics: dict[str, Any] = {}
     if cases is not None:
@@ -74,6 +75,17 @@ def assert_fair(
         lines += [f"  failed: {m}" for m in gate["failed"]] + [f"  not evaluated: {m}" for m in gate["errors"]]
         raise FairnessGateFailed("\n".join(lines), gate)
     return gate
+
+
+def _check_options(options: dict[str, Any]) -> None:
+    """``options`` go to the audit or to the bias metrics: one neither knows is named (with a "did you mean")."""
+    from dataclasses import fields
+
+    from .core.audit import AuditOptions
+    from .core.bias import BiasOptions
+    from .records import check_option_names
+
+    check_option_names(options, {f.name for f in fields(AuditOptions)} | {f.name for f in fields(BiasOptions)})
 
 
 def _counterfactual_metrics(

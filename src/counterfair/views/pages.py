@@ -353,7 +353,8 @@ def generate_page(summary: Mapping[str, Any] | Record) -> Page:
     best = max(methods.items(), key=lambda kv: kv[1].share_with_counterfactual or 0.0, default=None)
     headline = f"counterfactuals for the attribute {attribute} by {len(methods)} methods"
     if best is not None:
-        headline += f"; {best[0]} reaches the most inputs ({num(best[1].share_with_counterfactual)})."
+        share = best[1].share_with_counterfactual
+        headline += f"; {best[0]} reaches the most inputs ({num(None if share is None else 100 * share, 0)}%)."
     return Page(
         command="generate",
         title="Counterfactual texts",
