@@ -242,8 +242,9 @@ def bias_gate_metrics(summary: Mapping[str, Any] | BiasSummary) -> dict[str, Any
     for name in ("overall_auc", "fped", "fned"):
         out[name] = {"overall": getattr(s, name).to_dict(), "by_group": {}}
     out["final_metric"] = {"overall": s.final_metric.to_dict(), "by_group": {}}
-    for metric, estimate in (s.generalized_mean or {}).items():  # generalized_mean[bpsn_auc] etc.
-        out.setdefault("generalized_mean", {"overall": None, "by_group": {}})["by_group"][metric] = estimate.to_dict()
+    if s.generalized_mean:  # generalized_mean[bpsn_auc] etc.
+        means = {metric: estimate.to_dict() for metric, estimate in s.generalized_mean.items()}
+        out["generalized_mean"] = {"overall": None, "by_group": means}
     return out
 
 

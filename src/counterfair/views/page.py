@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -169,8 +169,3 @@ def write_page(page: Page, directory: str | Path) -> dict[str, Path]:
     write_text(to_html(page), paths["html"])
     write_text(to_markdown(page), paths["markdown"])
     return paths
-
-
-def table_of(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    """Rows of a page table from dicts (one per row, columns in the order of the first)."""
-    return pd.DataFrame(list(records))

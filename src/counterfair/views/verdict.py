@@ -137,13 +137,10 @@ def gate_rules(gate: GateVerdict | None) -> tuple[str | None, tuple[tuple[str, s
     return gate.verdict, tuple((c.verdict, rule_sentence(c, gate.rules)) for c in checks)
 
 
-_gate = gate_rules
-
-
 def verdict(summary: Mapping[str, Any] | Record) -> Verdict:
     """The verdict of an audit summary (``summary.json`` or ``AuditResult.typed_summary``)."""
     s = typed(summary, AuditSummary)
-    gate_status, rules = _gate(s.gate)
+    gate_status, rules = gate_rules(s.gate)
     placebo = s.placebo
     if placebo is not None and placebo.value is not None and placebo.by_group:
         findings = _findings(placebo.by_group)
@@ -248,7 +245,7 @@ def bias_lines(summary: Mapping[str, Any] | Record, *, worst: int = 5) -> list[s
     out = [f"Verdict: {parts.headline}", parts.means, *parts.lowest, parts.equality]
     if parts.without:
         out.append(parts.without)
-    gate_status, rules = _gate(s.gate)
+    gate_status, rules = gate_rules(s.gate)
     if gate_status is not None:
         out[1:1] = [f"Fairness gate: {gate_status.upper()}"] + [f"- {v.upper()}: {sentence}" for v, sentence in rules]
     return out
