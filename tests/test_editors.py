@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -7,6 +11,7 @@ import pytest
 from counterfair.editors.blind import Blindness
 from counterfair.editors.swap import IdentitySwapEditor
 from counterfair.editors.wordlist import AblationEditor, SubstitutionEditor
+from counterfair.errors import ModelNotAvailable
 from counterfair.lexicons.attributes import load_attribute, load_identity_set
 
 
@@ -123,15 +128,62 @@ def test_guard_on_comment_like_uses(text: str, kept: set[str]) -> None:
     assert {m.term.lower() for m in matches} == kept
 
 
-def test_guard_without_wordnet_falls_back_to_word_lists() -> None:
+GUARD_TEXTS = [
+    "A black man walked by.",
+    "He drove a black car.",
+    "Her male counterparts earn more.",
+    "male anatomy",
+    "It was white on white crime.",
+    "I detest trans people.",
+    "She got a black eye.",
+    "The house is old.",
+]
+GUARD_KEPT = [1, 0, 1, 1, 1, 1, 0, 0]
+
+
+def test_guard_gives_one_answer_whatever_is_installed() -> None:
+    """Issue #34: the guard once fell back to a stricter rule without Debian's WordNet ("I detest trans people." was
+    left unswapped). It now reads the table counterfair ships: the same answers with NLTK and WordNet made unimportable.
+    """
     editor = IdentitySwapEditor(load_identity_set(), guard="spacy")
-    editor._guard._lexicon = None  # as on a machine without Debian's WordNet
-    assert editor.params()["guard_rule"] == "word-lists"
-    texts = ["A black man walked by.", "He drove a black car.", "Her male counterparts earn more.", "male anatomy"]
-    kept = editor.identity_matches(texts)
-    assert [len(k) for k in kept] == [1, 0, 1, 1]
-    # stricter than the WordNet rule: a modified noun it does not know blocks the term
-    assert editor.identity_matches(["It was white on white crime."]) == [[]]
+    assert editor.params()["guard_rule"] == "wordnet-3.0-nouns/1"
+    here = [len(k) for k in editor.identity_matches(GUARD_TEXTS)]
+    assert here == GUARD_KEPT
+    script = (
+        "import sys, json; sys.modules['nltk'] = None\n"
+        "from counterfair.editors.swap import IdentitySwapEditor\n"
+        "from counterfair.lexicons.attributes import load_identity_set\n"
+        "e = IdentitySwapEditor(load_identity_set(), guard='spacy')\n"
+        f"print(json.dumps([len(k) for k in e.identity_matches({GUARD_TEXTS!r})]))\n"
+    )
+    env = {**os.environ, "COUNTERFAIR_WORDNET": "/nonexistent"}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
+    assert json.loads(out.stdout) == here
+
+
+def test_guard_table_answers_as_nltk_over_wordnet() -> None:
+    """The shipped noun table against NLTK's synsets over Debian's WordNet, on every form a sample of lemmas yields."""
+    from counterfair.lexicons.nouns import CONCRETE_LEXNAMES, noun_facts
+    from counterfair.lexicons.wordnet import load_wordnet
+
+    try:
+        reader = load_wordnet()
+    except ModelNotAvailable:
+        pytest.skip("Debian's WordNet is not installed (make system-deps)")
+    facts = noun_facts()
+    lemmas = sorted(lemma for lemma, by_pos in reader._lemma_pos_offset_map.items() if "n" in by_pos)[::97]
+    forms = {f for lemma in lemmas for f in (lemma, lemma + "s", lemma + "es", lemma[:-1] + "ies", lemma + "x")}
+    forms |= {"cars", "ears", "fats", "black_eye", "black_eyes", "white_lie", "men", "mice", "blind_spot", "person"}
+    checked = 0
+    for form in sorted(forms):
+        synsets = reader.synsets(form, "n")
+        names = [s.lexname() for s in synsets[:2]]
+        concrete = bool(names) and names[0] in CONCRETE_LEXNAMES and "noun.person" not in names
+        compound = bool(names) and "_" in form and names[0] != "noun.person"
+        assert (facts.concrete(form), facts.compound(form)) == (concrete, compound), form
+        checked += 1
+    assert checked > 5000
+    assert facts.concrete("cars") and facts.compound("black_eye") and not facts.concrete("men")
 
 
 def test_guard_counts_what_it_blocked() -> None:

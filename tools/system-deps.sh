@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Debian packages the tests need, installed when this user can (root, or sudo without a password); otherwise the
 # exact command to run, and a non-zero exit so that `make test` stops before running tests that would fail.
-#   wordnet-base wordnet-sense-index   WordNet 3.0 for the synonym editor (no PyPI package ships the data)
+#   wordnet-base wordnet-sense-index   WordNet 3.0 for the synonym editor and tools/build_guard_lexicon.py
 #   chromium                           the report's and the rating app's browser tests
 # Already satisfied by other means: COUNTERFAIR_WORDNET=<dir with WordNet 3.0's data.* files>, chromium on PATH.
 set -euo pipefail

@@ -7,10 +7,8 @@ text mentioning ``a``, that is one variant per other term ``a'`` of the set, eac
 **Guard.** Some identity words have common other senses: "a black car", "a black eye", "an old house", "a
 straight answer", "the White House". Swapping those makes nonsense ("a transgender car"). For the terms of
 the set's ``ambiguous`` list (colours, ages, ``straight``, ``blind``, ``deaf``, ...) the guard parses the text
-with spaCy's small English model and decides per occurrence. Two rules, chosen by what is installed:
-
-**With WordNet** (Debian ``wordnet-base``; the default where it exists) an occurrence is kept unless there is
-evidence that it is not about people:
+with spaCy's small English model and decides per occurrence. An occurrence is kept unless there is evidence that
+it is not about people:
 
 1. part of a named entity that is not a group of people (ORG, FAC, GPE, LOC, PRODUCT, EVENT, WORK_OF_ART, LAW),
    or of a person's name -> not an identity ("the White House", "Neil Young");
@@ -25,13 +23,13 @@ evidence that it is not about people:
 4. a conjunct follows its first conjunct; a modifier of another identity term follows that term ("a straight white
    man"); everything else -> identity.
 
-**Without WordNet** a stricter word-list rule keeps an occurrence only when it is a noun, modifies a person or group
-noun (:data:`PERSON_NOUNS`, plurals, agent nouns in -ist such as ``supremacists``) or a noun about group identity
-(:data:`IDENTITY_TOPIC_NOUNS`: ``privilege``, ``supremacy``, ...), or is predicated of a person, pronoun, country or
-nationality. It blocks many real identity uses.
+The WordNet facts come from a table shipped with counterfair (:mod:`counterfair.lexicons.nouns`), so the rule is the
+same on every install; until issue #34 a machine without Debian's WordNet fell back to a stricter word-list rule
+(39 blocked occurrences on the public hate-speech cases against 10 with WordNet).
 
 ``benchmarks/generate_fairness.py`` measures both on real Civil Comments (hand-checked samples in
-``benchmarks/README.md``). The editor's ``params()`` record which rule ran (``guard_rule``).
+``benchmarks/README.md``). The editor's ``params()`` record the guard's table and its version (``guard_rule``:
+``wordnet-3.0-nouns/1``).
 
 Unambiguous terms (religions, orientations, nationalities) are always swapped.
 """
@@ -41,11 +39,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
-from functools import cache, lru_cache
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from ..errors import ConfigError, ModelNotAvailable
 from ..lexicons.attributes import IdentitySet, load_identity_set
+from ..lexicons.nouns import GUARD_LEXICON, NounFacts, noun_facts
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate, Edit
 from ..text import TermMatch, TermMatcher, indefinite_article, match_case
@@ -138,54 +137,33 @@ def _is_subject_population(token: Any) -> bool:
     return _is_person_word(token) or token.ent_type_ in ("GPE", "NORP")
 
 
-# WordNet lexicographer files of things that are not people: a term modifying one of these ("a black car", "deaf
-# ears", "trans fats", "an old house") is not an identity
-CONCRETE_LEXNAMES = frozenset(
-    f"noun.{name}" for name in ("artifact object substance food body plant animal phenomenon location shape".split())
-)
 NON_PERSON_PRONOUNS = frozenset("it this that these those which what".split())
 # adjectives whose everyday sense is far more common than the identity one: as modifiers they count as identities
 # only before a person or group noun ("a straight answer", "blind faith", "the old days"), whatever WordNet says
 STRICT_MODIFIERS = frozenset("straight blind deaf old older young younger".split())
 
 
-@cache
-def _wordnet() -> Any:
-    """Debian's WordNet through NLTK, or None when it is not installed (the guard then uses its word lists only)."""
-    from ..lexicons.wordnet import load_wordnet
-
-    try:
-        reader = load_wordnet()
-        reader.synsets("person", "n")  # loads the index now, not inside the first text
-        return reader
-    except (ModelNotAvailable, OSError, LookupError):
-        return None
-
-
 class IdentityGuard:
     """Decides, per occurrence of an ambiguous term, whether it is used as an identity (see module docs).
 
-    With WordNet installed (``lexicon``), the rule is lexical: an occurrence is blocked only on evidence that it is
-    not about people — a WordNet compound that is not a person ("black eye", "white lie", "black and white"), a
-    modified noun or predicative subject that WordNet files under concrete things (:data:`CONCRETE_LEXNAMES`), or a
-    non-person named entity; otherwise it is kept. Without WordNet it falls back to word lists: kept only when the
-    modified noun or subject is a known person or group word (stricter: it blocks many identity uses)."""
+    The rule is lexical: an occurrence is blocked only on evidence that it is not about people — a WordNet compound
+    that is not a person ("black eye", "white lie", "black and white"), a modified noun or predicative subject that
+    WordNet files under concrete things (:data:`~counterfair.lexicons.nouns.CONCRETE_LEXNAMES`), or a non-person named
+    entity; otherwise it is kept. The WordNet facts come from the table counterfair ships (``nouns``)."""
 
-    def __init__(self, ambiguous: Iterable[str], terms: Iterable[str] = (), lexicon: Any = "auto") -> None:
+    rule = GUARD_LEXICON
+
+    def __init__(self, ambiguous: Iterable[str], terms: Iterable[str] = (), nouns: NounFacts | None = None) -> None:
         self.ambiguous = frozenset(t.lower() for t in ambiguous)
         self.terms = frozenset(t.lower() for t in terms)
         self._people_or_terms = _PEOPLE_WORDS | {w for t in self.terms for w in t.split()}
-        self._lexicon = lexicon  # "auto": WordNet when installed; None: the word-list rule
+        self._nouns = nouns
 
     @property
-    def lexicon(self) -> Any:
-        if isinstance(self._lexicon, str):
-            self._lexicon = _wordnet()
-        return self._lexicon
-
-    @property
-    def rule(self) -> str:
-        return "wordnet" if self.lexicon is not None else "word-lists"
+    def nouns(self) -> NounFacts:
+        if self._nouns is None:
+            self._nouns = noun_facts()
+        return self._nouns
 
     def keep(self, texts: Sequence[str], matches: Sequence[Sequence[TermMatch]]) -> list[list[bool]]:
         """For each text, one verdict per match: True keeps (swaps) it."""
@@ -216,9 +194,7 @@ class IdentityGuard:
                 continue
             if _is_person_word(doc[end - 1]):
                 continue  # "white supremacy", "white man": a compound about people
-            words = [t.text.lower() for t in doc[token.i : end]]
-            synsets = self.lexicon.synsets("_".join(words), "n")
-            if synsets and synsets[0].lexname() != "noun.person":
+            if self.nouns.compound("_".join(t.text.lower() for t in doc[token.i : end])):
                 return True
         return False
 
@@ -227,12 +203,7 @@ class IdentityGuard:
             return token.text.lower() in NON_PERSON_PRONOUNS
         if _is_subject_population(token) or token.pos_ not in ("NOUN", "PROPN"):
             return False
-        synsets = self.lexicon.synsets(token.text.lower(), "n")[:2]
-        return (
-            bool(synsets)
-            and synsets[0].lexname() in CONCRETE_LEXNAMES
-            and all(s.lexname() != "noun.person" for s in synsets)
-        )
+        return self.nouns.concrete(token.text.lower())
 
     def _names_more_than_people(self, token: Any) -> bool:
         """The named entity around ``token`` holds a word that is neither an identity term nor a person word: "the
@@ -247,7 +218,7 @@ class IdentityGuard:
         named = token.ent_type_ in NON_PERSON_ENTITIES or (token.ent_type_ == "PERSON" and token.pos_ == "PROPN")
         if named and self._names_more_than_people(token):
             return False  # "the White House", "Neil Young"
-        if self.lexicon is not None and self._in_compound(token):
+        if self._in_compound(token):
             return False
         if token.dep_ == "conj" and depth < 3:
             return self._use(token.head, depth + 1)
@@ -262,16 +233,12 @@ class IdentityGuard:
         if predicative:
             verb = token if token.dep_ == "ROOT" else token.head
             subjects = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
-            if self.lexicon is not None:
-                return not any(self._concrete(s) for s in subjects)
-            return any(_is_subject_population(s) for s in subjects)
+            return not any(self._concrete(s) for s in subjects)
         if token.dep_ in ("amod", "compound", "nmod", "npadvmod"):
-            if self.lexicon is not None and token.text.lower() not in STRICT_MODIFIERS:
+            if token.text.lower() not in STRICT_MODIFIERS:
                 return not self._concrete(token.head)
             return _is_person_word(token.head)
-        if self.lexicon is not None:
-            return True  # no evidence against people
-        return token.pos_ == "ADJ" and token.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj")
+        return True  # no evidence against people
 
 
 # before an identity adjective, these make it a noun when nothing noun-like follows ("a Chinese.", "every Muslim who")
