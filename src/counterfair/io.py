@@ -238,6 +238,9 @@ def read_table(
             else:
                 frame = _read_json(path, text)
         else:
+            from .extras import check
+
+            check([(f"reading {path} (Parquet)", ("parquet",))])
             try:
                 frame = pd.read_parquet(path)
             except (OSError, ValueError) as err:
@@ -415,6 +418,9 @@ def write_table(frame: pd.DataFrame, path: str | Path, *, fmt: str | None = None
         with atomic_open(target, "w", encoding="utf-8") as handle:
             out.to_json(handle, orient="records", force_ascii=False, indent=1)
     else:
+        from .extras import check
+
+        check([(f"writing {target} (Parquet)", ("parquet",))])
         with atomic_open(target, "wb") as handle:
             out.to_parquet(handle, index=False)
     return target

@@ -83,6 +83,28 @@ def lock_run_dir(target: Path) -> None:
     _HELD[key] = fd
 
 
+def replace_run_dir(path: str | Path) -> Path:
+    """Empty the run directory ``path`` for a new run (``--overwrite``): only a directory counterfair wrote (it holds
+    ``run.json``) or an empty one, and only when no other run holds it; the lock stays held by this process."""
+    target = prepare_out_dir(path)
+    entries = [p for p in target.iterdir() if p.name != ".lock"]
+    if not entries:
+        return target
+    if not (target / "run.json").is_file():
+        raise OutputError(
+            f"--overwrite refuses to empty {target}: it holds files but no run.json, so counterfair did not write it"
+        )
+    lock_run_dir(target)  # refuses while another process runs there
+    import shutil
+
+    for entry in entries:
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    return target
+
+
 def release_run_dir(target: Path) -> None:
     """Give up the lock of :func:`lock_run_dir` (the process's end does the same)."""
     fd = _HELD.pop(str(Path(target).resolve()), None)
@@ -160,8 +182,8 @@ def claim_run_dir(
             names.append({"input_sha256": "input data", "options_fingerprint": "options"}.get(key, key))
     article = "an" if what[:1] in "aeiou" else "a"
     raise ConfigError(
-        f"{target} holds {article} {what} that differs in: {'; '.join(names)}; rerun it with the same ones, or "
-        "choose a new --out"
+        f"{target} holds {article} {what} that differs in: {'; '.join(names)}; rerun it with the same ones, "
+        "choose a new --out, or pass --overwrite to replace it"
     )
 
 

@@ -36,6 +36,7 @@ class ClassifierKind:
     named: bool = False
     aliases: tuple[str, ...] = ()
     pinned: Callable[[dict[str, Any]], bool] = _always
+    extras: tuple[str, ...] = ()  # pip extras it needs (counterfair.extras), checked before any work
 
 
 _KINDS: dict[str, ClassifierKind] = {}
@@ -210,7 +211,12 @@ for _kind in (
         "sklearn", _sklearn, "sklearn:PATH", "a saved scikit-learn model on raw texts", pinned=_has("sha256")
     ),
     ClassifierKind(
-        "hf", _hf, "hf:DIR", "a transformers sequence-classification directory", pinned=_has("weights_sha256")
+        "hf",
+        _hf,
+        "hf:DIR",
+        "a transformers sequence-classification directory",
+        pinned=_has("weights_sha256"),
+        extras=("metrics",),
     ),
     ClassifierKind("spacy", _spacy, "spacy:DIR", "a spaCy pipeline with a textcat component"),
     ClassifierKind("callable", _callable, "callable:MODULE:FUNC", "a Python function", pinned=_never),
@@ -218,7 +224,9 @@ for _kind in (
         "http", _http, "http:URL", "an HTTP endpoint answering JSON scores", aliases=("https",), pinned=_never
     ),
     ClassifierKind("scores", _scores, "scores:PATH", "precomputed scores (text,score CSV)", pinned=_has("sha256")),
-    ClassifierKind("model", _model, "model:DIR", "a model trained by counterfair train", pinned=_has("sha256")),
+    ClassifierKind(
+        "model", _model, "model:DIR", "a model trained by counterfair train", pinned=_has("sha256"), extras=("train",)
+    ),
     ClassifierKind(
         "llm-classifier",
         _llm_classifier,

@@ -43,6 +43,13 @@ console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS")
 MaxTextChars = Annotated[
     int, typer.Option(help="Longer texts (in characters) are not edited: status skipped:too_long; 0 = no limit.")
 ]
+Overwrite = Annotated[
+    bool,
+    typer.Option(
+        "--overwrite",
+        help="Replace the run in --out (which counterfair wrote) instead of resuming it or refusing a different one.",
+    ),
+]
 Encoding = Annotated[
     str, typer.Option(help="Text encoding of the input file (a byte-order mark overrides it), e.g. latin-1.")
 ]
@@ -85,6 +92,13 @@ def print_evaluation(summary: dict[str, Any]) -> None:
     console.print(evaluate_view(s, errors=False))
     for error in s.errors:
         err_console.print(stage_error(error))
+
+
+def require_extras(what: str, *extras: str) -> None:
+    """A command that always needs an extra names it before any work (``counterfair.extras``)."""
+    from ..extras import check
+
+    check([(what, extras)])
 
 
 def options_from(cls: Any, given: dict[str, Any], **spelled: Any) -> Any:

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ..editors.registry import default_editors, editors_help
+from ..runs import replace_run_dir
 from ..summaries import AuditSummary
 from ..text import MAX_TEXT_CHARS
 from ..views.console import (
@@ -20,6 +21,7 @@ from .app import (
     LLMConcurrency,
     LLMParallel,
     MaxTextChars,
+    Overwrite,
     app,
     console,
     err_console,
@@ -100,6 +102,7 @@ def audit(
     ] = None,
     max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
     encoding: Encoding = "utf-8",
+    overwrite: Overwrite = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """The fairness audit: counterfactuals of identity-referencing texts, the classifier's score changes, CTF gaps,
@@ -109,6 +112,8 @@ def audit(
     from ..shell.audit import run_audit
 
     given = with_config(ctx, {k: v for k, v in locals().items() if k != "ctx"}, config)
+    if given["overwrite"]:
+        replace_run_dir(Path(given["out"]))  # --overwrite: a new run in place of the one there
     if given["demo"] == (given["data"] is not None):
         raise typer.BadParameter("give a DATA file or --demo (not both)")
     source = demo_path() if given["demo"] else Path(given["data"])

@@ -7,9 +7,10 @@ from typing import Annotated
 
 import typer
 
+from ..runs import replace_run_dir
 from ..summaries import BiasSummary
 from ..views.console import bias_view
-from .app import Encoding, app, console, end_with_verdict, listed, options_from
+from .app import Encoding, Overwrite, app, console, end_with_verdict, listed, options_from
 
 
 @app.command()
@@ -46,12 +47,15 @@ def bias(
     junit: Annotated[Path | None, typer.Option(help="Write the gate's verdicts as a JUnit XML file.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and of the pinned AUC's sample.")] = 0,
     encoding: Encoding = "utf-8",
+    overwrite: Overwrite = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Unintended bias on labelled data: per identity group the subgroup, BPSN and BNSP AUC (Borkan et al. 2019) and
     the pinned AUC (Dixon et al. 2018) with bootstrap intervals, their generalized means, the Jigsaw final metric,
     and the false positive / negative equality differences. Writes OUT/rows.csv, summary.json, report.html,
     report.md."""
+    if overwrite:
+        replace_run_dir(out)  # --overwrite: a new run in place of the one there
     from ..core.bias import BiasOptions
     from ..progress import RichProgress
     from ..shell.bias import run_bias

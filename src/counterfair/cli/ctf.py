@@ -7,12 +7,13 @@ from typing import Annotated
 
 import typer
 
+from ..runs import replace_run_dir
 from ..text import MAX_TEXT_CHARS
 from ..views.console import (
     ctf_view,
     fmt,
 )
-from .app import Encoding, MaxTextChars, app, console
+from .app import Encoding, MaxTextChars, Overwrite, app, console, require_extras
 
 
 @app.command()
@@ -44,10 +45,13 @@ def ctf(
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
     max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
     encoding: Encoding = "utf-8",
+    overwrite: Overwrite = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Counterfactual token fairness (paper 001): swap identity terms, compare the classifier's scores, report the
     CTF gap overall, for toxic and non-toxic texts, training and held-out terms, per term and per direction."""
+    if overwrite:
+        replace_run_dir(out)  # --overwrite: a new run in place of the one there
     from ..progress import RichProgress
     from ..shell.ctf import run_ctf
 
@@ -107,6 +111,7 @@ def train_command(
 ) -> None:
     """Train a toxicity classifier with a counterfactual-fairness method of paper 001 (blindness, augmentation,
     counterfactual logit pairing) or the baseline."""
+    require_extras("counterfair train", "train")
     from ..progress import RichProgress
     from ..training import TrainConfig, train
 
@@ -161,6 +166,7 @@ def train_attribute(
     """Train the attribute-reference classifier of paper 000 App. A.3 (2-layer MLP, hidden 2048, over MiniLM
     embeddings; multi-label BCE, AdamW lr 1e-3, weight decay 2e-3, batch 256, 36k steps, all positive texts and 20k
     sampled negatives). Use it with --detector mlp:OUT."""
+    require_extras("counterfair train-attribute", "metrics")
     from ..detectors import train_attribute_classifier
     from ..errors import ConfigError
     from ..progress import RichProgress

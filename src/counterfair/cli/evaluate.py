@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from .app import app, console, options_from, print_evaluation, sample_pairs_path
+from ..runs import replace_run_dir
+from .app import Overwrite, app, console, options_from, print_evaluation, sample_pairs_path
 
 
 @app.command()
@@ -91,12 +92,15 @@ def evaluate(
         str, typer.Option(help="local, or ray: perplexity and BERTScore batches on Ray workers.")
     ] = "local",
     address: Annotated[str | None, typer.Option(help="Ray cluster address (default: start a local Ray).")] = None,
+    overwrite: Overwrite = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Measure counterfactual texts: flip rate, probability change, distance, diversity, perplexity, BLEU,
     BERTScore, LLM-judged text quality. Writes OUT/rows.csv (one row per input row, with status), OUT/summary.json
     and OUT/report.html; with several pair files, OUT/comparison.csv (CEval's Table 2), OUT/distance_matrix.csv and a
     report with both of CEval's figures."""
+    if overwrite:
+        replace_run_dir(out)  # --overwrite: a new run in place of the one there
     from ..core.evaluate import EvaluateOptions
     from ..progress import RichProgress
     from ..shell.evaluate import evaluate_pairs

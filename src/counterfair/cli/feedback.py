@@ -9,12 +9,13 @@ import typer
 from rich.table import Table
 
 from ..editors.registry import editors_help
+from ..runs import replace_run_dir
 from ..text import MAX_TEXT_CHARS
 from ..views.console import (
     feedback_view,
     fmt,
 )
-from .app import Encoding, MaxTextChars, app, console, options_from
+from .app import Encoding, MaxTextChars, Overwrite, app, console, options_from, require_extras
 
 
 @app.command()
@@ -40,10 +41,13 @@ def feedback(
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
     max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
     encoding: Encoding = "utf-8",
+    overwrite: Overwrite = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Counterfactuals of counterfactuals (paper 002): feed an editor its own output n times; report
     minimality@k, inc@k, flip-rate@k, probability@k, ppl-base@k and ppl-fine@k."""
+    if overwrite:
+        replace_run_dir(out)  # --overwrite: a new run in place of the one there
     from ..core.feedback import FeedbackOptions
     from ..progress import RichProgress
     from ..shell.feedback import run_feedback
@@ -100,6 +104,7 @@ def adapt_lm_command(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Adapt an LM to domain texts (the ppl-fine model of paper 002) by fine-tuning its last blocks on the CPU."""
+    require_extras("counterfair adapt-lm", "metrics")
     from ..core.feedback import adapt_lm
     from ..io import cell_text, read_table
     from ..progress import RichProgress

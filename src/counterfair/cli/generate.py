@@ -10,11 +10,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..editors.registry import default_editors, editors_help
+from ..runs import replace_run_dir
 from ..text import MAX_TEXT_CHARS
 from ..views.console import (
     generate_view,
 )
-from .app import Encoding, LLMConcurrency, LLMParallel, MaxTextChars, app, console, options_from
+from .app import Encoding, LLMConcurrency, LLMParallel, MaxTextChars, Overwrite, app, console, options_from
 
 
 @app.command()
@@ -63,7 +64,8 @@ def generate(
     score_methods: Annotated[
         str | None,
         typer.Option(
-            help="Methods whose candidates get BLEU/BERTScore/attribute scores (default: all; swaps are many)."
+            help="Methods whose candidates get BLEU/BERTScore/attribute scores: default the sampled ones (llm, "
+            "polyjuice), which the filters judge; 'all' for every method (needs counterfair[metrics])."
         ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of sampling and of the swap example shown per input.")] = 0,
@@ -78,10 +80,13 @@ def generate(
             "agreement of articles and adjectives, and the BERTScore encoder (see README, Languages)."
         ),
     ] = "en",
+    overwrite: Overwrite = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Generate counterfactuals of attribute-referencing texts: word-list ablation and substitution, identity
     swaps, LLM rewriting with filters. Writes OUT/candidates.csv, OUT/counterfactuals.csv, OUT/summary.json."""
+    if overwrite:
+        replace_run_dir(out)  # --overwrite: a new run in place of the one there
     from ..core.generate import GenerateOptions
     from ..progress import RichProgress
     from ..shell.generate import run_generate
@@ -123,8 +128,13 @@ def select_command(
 ) -> None:
     """Select texts as paper 000 §4.1 (10-45 words, no URL, attribute probability >= 0.8, toxicity <= 0.1) and say
     how many each rule removed."""
+    from types import SimpleNamespace
+
+    from ..core.needs import require
     from ..io import write_json, write_table
     from ..selection import select_texts
+
+    require(SimpleNamespace(detector=detector, llm=llm, classifier=None if toxicity_column else classifier))
 
     the_llm = None
     if detector == "llm":

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from .app import app, console
+from .app import app, console, require_extras
 
 
 @app.command()
@@ -37,6 +37,7 @@ def models(
 def serve_llm(ctx: typer.Context) -> None:
     """Serve a GGUF model over an OpenAI-compatible API (llama-cpp-python's server) on the llama.cpp path that is
     safe on this machine. Takes llama_cpp.server's options: --model NAME|FILE.gguf --host --port --n_ctx ..."""
+    require_extras("counterfair serve-llm", "llm")
     from ..llm.server import main as serve
 
     serve(ctx.args)

@@ -11,7 +11,7 @@ from ..views.console import (
     fmt,
     rating_view,
 )
-from .app import app, console
+from .app import app, console, require_extras
 
 rate_app = typer.Typer(
     help="Human rating of counterfactuals: a web app, CSV exchange, consolidation, LLM judges.", no_args_is_help=True
@@ -52,6 +52,7 @@ def rate_serve(
     ] = None,
 ) -> None:
     """Serve the rating web app."""
+    require_extras("counterfair rate serve", "rate")
     from ..rating.app import serve
 
     serve(directory, host=host, port=port, token=token, allowed_hosts=allowed_host)
@@ -90,6 +91,7 @@ def rate_consolidate(
     min_meaning: Annotated[float, typer.Option(help="Minimum mean meaning score of a good pair.")] = 2.0,
 ) -> None:
     """Majority votes, Krippendorff's alpha, good pairs, and tables like paper 000 Tables 3-4."""
+    require_extras("counterfair rate consolidate (Krippendorff's alpha)", "rate")
     from ..rating import RatingStore
     from ..rating.consolidate import consolidate
 
@@ -107,6 +109,9 @@ def rate_judge(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Let an LLM answer the four rating questions for every pair (stored as rater llm:<model>)."""
+    from ..core.needs import llm_extras
+
+    require_extras(f"the LLM {llm!r}", *llm_extras(llm))
     from ..errors import ConfigError as _ConfigError
     from ..lexicons.attributes import load_attribute
     from ..llm import load_llm

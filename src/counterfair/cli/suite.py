@@ -7,9 +7,10 @@ from typing import Annotated
 
 import typer
 
+from ..runs import replace_run_dir
 from ..summaries import SuiteSummary
 from ..views.console import suite_view
-from .app import Encoding, app, console, end_with_verdict, options_from
+from .app import Encoding, Overwrite, app, console, end_with_verdict, options_from
 
 suite_app = typer.Typer(
     help="Functional test suites: cases with a gold label, a functionality and a target (HateCheck's layout).",
@@ -52,11 +53,14 @@ def run(
     junit: Annotated[Path | None, typer.Option(help="Write the gate's verdicts as a JUnit XML file.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
     encoding: Encoding = "utf-8",
+    overwrite: Overwrite = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Run a functional test suite: accuracy per functionality, per target and per cell with Wilson intervals (worst
     first) and the bias AUCs with the targets as groups. Writes OUT/rows.csv, summary.json, report.html, report.md.
     With --fail-if rules it is a gate: exit 0 pass, 1 a rule failed, 2 could not be evaluated."""
+    if overwrite:
+        replace_run_dir(out)  # --overwrite: a new run in place of the one there
     from ..core.suite import SuiteOptions
     from ..progress import RichProgress
     from ..shell.suite import run_suite

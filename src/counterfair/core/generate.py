@@ -71,6 +71,13 @@ def is_sampled(method: str) -> bool:
     return editor_spec(method).sampled
 
 
+def is_scored(method: str, score_methods: list[str] | None) -> bool:
+    """Whether ``method``'s candidates get BLEU/BERTScore/attribute verdicts (``GenerateOptions.score_methods``)."""
+    if score_methods is None:
+        return is_sampled(method)
+    return "all" in score_methods or method in score_methods
+
+
 @dataclass
 class GenerateOptions:
     attribute: str = "islam"
@@ -101,7 +108,9 @@ class GenerateOptions:
     llm_concurrency: int | None = knob(None)  # requests in flight to an LLM server (None: 32)
     engine: str = knob("local")  # local | ray: where LLM rewriting runs (one Generator, so one LLM, per Ray actor)
     address: str | None = knob(None)
-    score_methods: list[str] | None = None  # methods whose candidates get BLEU/BERTScore/attribute verdicts (None: all)
+    # methods whose candidates get BLEU/BERTScore/attribute verdicts: None, the sampled ones (which the filters judge;
+    # paper 000 filters only the LLM's samples); ["all"]: every method (BERTScore needs counterfair[metrics])
+    score_methods: list[str] | None = None
     fmt: str | None = None
     encoding: str = "utf-8"
     max_text_chars: int = MAX_TEXT_CHARS  # longer inputs get skipped:too_long (0: no limit)
@@ -301,7 +310,7 @@ class Generator:
         editor = self.editor(method)
         per_input = editor.edit(texts)
         flat = [(k, c) for k, cands in enumerate(per_input) for c in cands]
-        scored = self.opts.score_methods is None or method in self.opts.score_methods
+        scored = is_scored(method, self.opts.score_methods)
         if flat and scored:
             verdicts = self.filter.judge([texts[k] for k, _ in flat], [c.text for _, c in flat])
         else:
@@ -481,7 +490,7 @@ class Generator:
         models = (["llm"] if opts.detector == "llm" else []) + [editor_spec(m).lm for m in opts.methods]
         for lm in dict.fromkeys(m for m in models if m):  # the language models the methods (or the detector) use
             out[lm] = getattr(self, lm).info()
-        if any(opts.score_methods is None or m in opts.score_methods or is_sampled(m) for m in opts.methods):
+        if any(is_scored(m, opts.score_methods) or is_sampled(m) for m in opts.methods):
             out["filter"] = asdict(self.filter.config)
             if self.filter.detector is not None:
                 out["detector"] = self.filter.detector.info()
@@ -552,7 +561,7 @@ class _StoredResults:
     def _params(self) -> dict[str, Any]:
         if self.params is None:
             opts, editor = self.gen.opts, self.gen.editor(self.method)
-            scored = opts.score_methods is None or self.method in opts.score_methods
+            scored = is_scored(self.method, opts.score_methods)
             # v2: swap records carry their identity-term counts
             params: dict[str, Any] = {"editor": editor.params_hash(), "seed": opts.seed, "scored": scored, "v": 2}
             if scored or is_sampled(self.method):

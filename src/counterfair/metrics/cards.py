@@ -50,6 +50,7 @@ class MetricCard:
     # the evaluate stage that computes a metric without a compute (counterfair.core.evaluate.STAGES): its models load
     # once and serve every metric that names the stage (the classifier: flip and prob_change)
     stage: str | None = None
+    extras: tuple[str, ...] = ()  # pip extras its model needs (counterfair.extras), checked before any work
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in ("name", "columns", "definition", "range", "direction", "reference")}
@@ -144,6 +145,7 @@ CARDS: dict[str, MetricCard] = {
             "CEval (Nguyen et al., 2024) §3.1.1, Perplexity",
             ("causal LM",),
             stage="perplexity",
+            extras=("metrics",),
         ),
         MetricCard(
             "bleu",
@@ -166,6 +168,7 @@ CARDS: dict[str, MetricCard] = {
             "Zhang et al. (2020); paper 000 §3.2 filters and ranks with it",
             ("sentence encoder",),
             stage="bertscore",
+            extras=("metrics",),
         ),
         MetricCard(
             "text_quality",

@@ -13,6 +13,7 @@ from ..checkpoint import JsonlCheckpoint
 from ..classifiers import CachedClassifier, load_classifier
 from ..classifiers.labels import checked_positive_index
 from ..core.audit import AuditOptions, audit_core, judged, plan_frame, read_input
+from ..core.needs import require
 from ..io import input_sha256, write_json, write_table
 from ..progress import NullProgress, ProgressHook
 from ..records import fingerprint, run_identity
@@ -67,6 +68,7 @@ def run_audit(
     for rule in rules or []:
         parse_rule(rule)  # a bad rule is found before any work
     opts = options or AuditOptions()
+    require(opts, classifier=classifier)  # a missing extra is named before any work
     hook = progress or NullProgress()
     started = time.perf_counter()
     prepare_out_dir(out_dir)  # before any work: a bad --out is found now

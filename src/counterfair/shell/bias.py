@@ -15,6 +15,7 @@ from ..core.bias import (
     read_labelled,
     score_texts,
 )
+from ..core.needs import require
 from ..io import input_sha256
 from ..progress import NullProgress, ProgressHook
 from ..records import fingerprint, run_identity
@@ -39,6 +40,7 @@ def run_bias(
 
     parsed = [parse_rule(r) for r in rules or []]  # a bad rule is found before any work
     opts = options or BiasOptions()
+    require(opts, classifier=classifier)  # a missing extra is named before any work
     prepare_out_dir(out_dir)  # before any work
     read, gold = read_labelled(source, opts)
     texts = read.filled()

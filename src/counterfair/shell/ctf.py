@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.ctf import CTFOptions, ctf_core
+from ..core.needs import require
 from ..runs import holds_run_dir
 
 
@@ -27,6 +28,7 @@ def run_ctf(
 
     target = prepare_out_dir(out_dir)  # before any work
     opts = make_options(CTFOptions, options)  # every effective option, so a refusal can name the one that differs
+    require(opts)
     clf = as_classifier(classifier)
     read = read_texts(source, text_column=opts.text_column, encoding=opts.encoding)
     frame, origin = read.frame, read.origin

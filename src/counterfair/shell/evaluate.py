@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..classifiers import CachedClassifier, load_classifier
 from ..core.evaluate import EvaluateOptions, EvaluationResult, evaluate_core
+from ..core.needs import require
 from ..errors import CounterfairError
 from ..io import input_sha256, row_strings, write_json, write_table
 from ..progress import ProgressHook
@@ -61,6 +62,7 @@ def evaluate_pairs(
     for ``text_quality``. If an unexpected error stops the run, what finished is still written to ``out_dir`` (the
     error is listed in the summary) and the error propagates."""
     opts = options or EvaluateOptions()
+    require(opts, classifier=classifier, llm=judge_llm)  # a missing extra is named before any work
     if out_dir is None:
         return evaluate_core(source, opts, classifier=classifier, judge_llm=judge_llm, progress=progress)
     target = prepare_out_dir(out_dir)  # before any work: a bad --out is found now, not after the metrics

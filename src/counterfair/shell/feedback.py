@@ -9,6 +9,7 @@ from typing import Any
 from ..checkpoint import JsonlCheckpoint
 from ..classifiers import CachedClassifier, load_classifier
 from ..core.feedback import FeedbackOptions, build_editor, feedback_core, read_input
+from ..core.needs import require
 from ..editors.base import EditorBase
 from ..io import input_sha256, write_json, write_table
 from ..progress import ProgressHook
@@ -30,6 +31,7 @@ def run_feedback(
     """The shell: the loop of :func:`feedback_core`, resumable in ``out_dir`` (each text's chain is checkpointed as
     soon as it is done); writes ``steps.csv`` (one row per text and step) and ``summary.json``."""
     opts = options or FeedbackOptions()
+    require(opts, classifier=classifier, editor=editor)  # a missing extra is named before any work
     prepare_out_dir(out_dir)  # before any work: a bad --out is found now
     origin, ids, texts = read_input(source, opts)
     clf = classifier if classifier is not None else load_classifier(opts.classifier)

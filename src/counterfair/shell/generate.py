@@ -22,6 +22,7 @@ from ..core.generate import (
     read_input,
     slim,
 )
+from ..core.needs import require
 from ..io import input_sha256, write_csv_chunks, write_json, write_table
 from ..progress import NullProgress, ProgressHook
 from ..runs import claim_run_dir, holds_run_dir, prepare_out_dir
@@ -40,6 +41,7 @@ def run_generate(
     """The shell: generate for every row of ``source`` by every chosen method, resumable in ``out_dir``
     (``run.json``, ``.work/done.jsonl``, then ``candidates.csv``, ``counterfactuals.csv``, ``summary.json``)."""
     opts = options or GenerateOptions()
+    require(opts)  # a missing extra is named before any work
     hook = progress or NullProgress()
     prepare_out_dir(out_dir)  # before any work: a bad --out is found now
     origin, ids, texts = read_input(source, opts)

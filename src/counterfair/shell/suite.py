@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..classifiers import CachedClassifier
+from ..core.needs import require
 from ..core.suite import SuiteOptions, read_suite, score_cases, suite_core, suite_rows, suite_summary
 from ..io import input_sha256
 from ..progress import NullProgress, ProgressHook
@@ -32,6 +33,7 @@ def run_suite(
 
     parsed = [parse_rule(r) for r in rules or []]  # a bad rule is found before any work
     opts = options or SuiteOptions()
+    require(opts, classifier=classifier)  # a missing extra is named before any work
     prepare_out_dir(out_dir)
     cases = read_suite(source, opts)
     clf = classifier if classifier is not None else load_classifier(opts.classifier)

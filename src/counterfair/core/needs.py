@@ -1,0 +1,103 @@
+"""What a command's options need beyond the core install, read from the registries, checked before any work.
+
+:func:`needs` walks the options every command shares by name (``classifier``, ``methods``/``editor``, ``llm``,
+``metrics``, ``detector``, ``ppl_model``, ``engine``, ``language``) and asks the registry of each choice which pip
+extras it needs (:mod:`counterfair.extras`). :func:`require` raises one :class:`~counterfair.extras.MissingExtra`
+naming every missing extra and the exact ``pip install 'counterfair[...]'`` line, then runs the editors' own
+preflight checks (Debian's WordNet for the synonym editor). Every shell calls it first, so the command line and the
+Python API refuse before reading the input or claiming the run directory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from .. import extras
+
+
+def llm_extras(spec: str | None) -> tuple[str, ...]:
+    """The extras an LLM spec's backend needs: llama.cpp in process, transformers for ``hf:``, none for a server."""
+    if not spec:
+        return ()
+    kind = spec.partition(":")[0]
+    if kind in ("http", "https", "openai"):
+        return ()
+    if kind == "hf":
+        return ("metrics",)
+    return ("llm",)  # llamacpp:NAME, a bare name or a .gguf file
+
+
+def classifier_extras(spec: Any) -> tuple[str, ...]:
+    """The extras a classifier spec's kind needs (a classifier object: none; a spec no kind claims: a hub id or a
+    transformers directory, so ``metrics``)."""
+    if not isinstance(spec, str) or not spec:
+        return ()
+    from ..classifiers.kinds import find_kind
+
+    found = find_kind(spec)
+    if found is None:
+        return ("metrics",)
+    kind, _ = found
+    if kind.name == "llm-classifier":
+        return llm_extras(spec.partition(":")[2])
+    return kind.extras
+
+
+def needs(options: Any, given: frozenset[str] = frozenset()) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """(what needs it, its extras) for every choice in ``options`` that needs an extra; ``given`` names the options
+    the caller passed as objects (a built classifier, editor or LLM), whose specs are not used."""
+
+    def get(name: str) -> Any:
+        return None if name in given else getattr(options, name, None)
+
+    spec = get("classifier")
+    if isinstance(spec, str):
+        yield f"classifier {spec!r}", classifier_extras(spec)
+    from ..editors.registry import editor_spec
+
+    editors = list(get("methods") or []) + ([get("editor")] if isinstance(get("editor"), str) else [])
+    for name in editors:
+        editor = editor_spec(str(name))
+        yield f"the {editor.name} editor", editor.extras
+        if editor.needs_llm:
+            yield f"the {editor.name} editor's LLM {get('llm')!r}", llm_extras(get("llm"))
+        scored = get("score_methods")
+        if editor.sampled or (scored is not None and ("all" in scored or editor.name in scored)):
+            yield f"the BERTScore filter on the {editor.name} editor's candidates", ("metrics",)
+    metrics = get("metrics")
+    if isinstance(metrics, list | tuple):
+        from ..metrics.cards import CARDS
+
+        for metric in metrics:
+            card = CARDS.get(str(metric))
+            if card is not None:
+                yield f"metric {card.name}", card.extras
+        if "text_quality" in metrics and "llm" not in given:
+            yield f"metric text_quality's judge {get('judge_llm')!r}", llm_extras(get("judge_llm"))
+    detector = get("detector")
+    if isinstance(detector, str) and detector.startswith("mlp"):
+        yield f"detector {detector!r}", ("metrics",)
+    elif detector == "llm":
+        yield "the llm detector", llm_extras(get("llm"))
+    if get("ppl_model") and not hasattr(options, "metrics"):  # evaluate: only with the perplexity metric (above)
+        yield f"perplexity with {get('ppl_model')!r}", ("metrics",)
+    if get("engine") == "ray":
+        yield "--engine ray", ("ray",)
+    if get("language") == "fr":
+        yield "--language fr", ("fr",)
+
+
+def require(options: Any, **objects: Any) -> None:
+    """Refuse, before any work, options that need an extra that is not installed or data an editor lacks.
+    ``objects``: what the caller passed built (``classifier=clf``, ``editor=ed``, ``llm=judge``; None: not passed)."""
+    given = frozenset(name for name, value in objects.items() if value is not None)
+    extras.check(needs(options, given))
+    from ..editors.registry import editor_spec
+
+    editor = None if "editor" in given else getattr(options, "editor", None)
+    for name in [*(getattr(options, "methods", None) or []), editor]:
+        if isinstance(name, str):
+            preflight = editor_spec(name).preflight
+            if preflight is not None:
+                preflight()

@@ -1,0 +1,187 @@
+"""Issue #32: every command on the core install (no extras) either runs or names its extra before doing any work.
+
+All command lines run in one subprocess (``tests/core_only.py --batch``) in which the modules of every extra cannot be
+found or imported, with the run store off, so nothing computed by an extra earlier can be reused. A test lists every
+command of the app, so a new command cannot be left out of the table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import typer
+
+from counterfair.cli import app
+
+RESOURCES = Path(__file__).resolve().parents[1] / "src/counterfair/resources"
+PAIRS = RESOURCES / "sample_pairs.csv"
+NAMES_EXTRA = "pip install 'counterfair["
+
+
+def all_commands() -> set[str]:
+    """Every command path of the app ("audit", "rate serve", ...)."""
+    def walk(group: object, prefix: str) -> set[str]:
+        if hasattr(group, "commands"):  # a group (typer may bundle its own click)
+            return {p for name, cmd in group.commands.items() for p in walk(cmd, f"{prefix} {name}".strip())}
+        return {prefix}
+
+    return walk(typer.main.get_command(app), "")
+
+
+def command_lines(tmp: Path) -> list[tuple[str, list[str], str, Path | None]]:
+    """(command, arguments, expectation, output that must not exist when an extra is named): expectation "ok" (exit
+    0), "extra" (exit 2 naming the pip line of an extra, before any work) or "needs-data" (exit 2 naming something
+    no extra installs, before any work)."""
+    texts = tmp / "texts.csv"
+    demo = pd.read_csv(RESOURCES / "demo_audit.csv")
+    labelled = demo.assign(label=[i % 2 for i in range(len(demo))])
+    labelled.to_csv(texts, index=False)
+    originals = tmp / "originals.csv"
+    pd.read_csv(PAIRS).head(4).rename(columns={"orig_text": "text"})[["text"]].to_csv(originals, index=False)
+    snli = tmp / "snli.csv"
+    pd.DataFrame(
+        {
+            "sentence1": ["A man sleeps.", "Kids play."],
+            "sentence2": ["A man rests.", "Kids run."],
+            "gold_label": ["entailment", "neutral"],
+        }
+    ).to_csv(snli, index=False)
+    revised = tmp / "revised.csv"
+    pd.DataFrame(
+        {
+            "sentence1": ["A man runs.", "Kids sit."],
+            "sentence2": ["A man rests.", "Kids run."],
+            "gold_label": ["contradiction", "neutral"],
+        }
+    ).to_csv(revised, index=False)
+    audit, fb = tmp / "audit", tmp / "fb"
+    ratings = tmp / "ratings.csv"
+    row = {"pair_id": "ablation:islam:d33", "rater": "ann", "fluent": "yes", "reference": "none", "same_label": "yes"}
+    pd.DataFrame([row | {"meaning": 4, "reject": 0}]).to_csv(ratings, index=False)
+    return [
+        ("audit", ["audit", "--demo", "--out", str(audit), "-q"], "ok", None),
+        ("check", ["check", str(audit), "--fail-if", "upper(identity_effect[*]) > 1"], "ok", None),
+        ("compare", ["compare", str(audit), str(audit)], "ok", None),
+        ("report", ["report", str(audit)], "ok", None),
+        ("ctf", ["ctf", str(texts), "--out", str(tmp / "ctf"), "-q"], "ok", None),
+        ("bias", ["bias", str(texts), "--label-column", "label", "--out", str(tmp / "bias"), "-q"], "ok", None),
+        ("suite export", ["suite", "export", str(tmp / "suite.csv")], "ok", None),
+        ("suite run", ["suite", "run", "--out", str(tmp / "suite"), "-q"], "ok", None),
+        ("generate", ["generate", str(texts), "--out", str(tmp / "gen"), "-q"], "ok", None),
+        (
+            "generate",
+            ["generate", str(texts), "--methods", "llm", "--out", str(tmp / "gen-llm")],
+            "extra",
+            tmp / "gen-llm",
+        ),
+        (
+            "select",
+            ["select", str(texts), "--attribute", "islam", "--out", str(tmp / "sel.csv"), "--min-words", "3"],
+            "ok",
+            None,
+        ),
+        (
+            "evaluate",
+            ["evaluate", str(PAIRS), "--metrics", "distance,bleu", "--out", str(tmp / "ev"), "-q"],
+            "ok",
+            None,
+        ),
+        ("evaluate", ["evaluate", str(PAIRS), "--out", str(tmp / "ev-default")], "extra", tmp / "ev-default"),
+        ("nli-pairs", ["nli-pairs", str(snli), str(revised), "--out", str(tmp / "nli.csv")], "ok", None),
+        ("metrics", ["metrics"], "ok", None),
+        ("models", ["models"], "ok", None),
+        ("feedback", ["feedback", str(originals), "--out", str(tmp / "fb-default")], "extra", tmp / "fb-default"),
+        (
+            "feedback",
+            [
+                "feedback",
+                str(originals),
+                "--editor",
+                f"external:{PAIRS}",
+                "--classifier",
+                "profanity-check",
+                "--ppl-model",
+                "none",
+                "--steps",
+                "1",
+                "--out",
+                str(fb),
+                "-q",
+            ],
+            "ok",
+            None,
+        ),
+        ("feedback-ttest", ["feedback-ttest", str(fb), str(fb)], "ok", None),
+        ("adapt-lm", ["adapt-lm", str(originals), "--out", str(tmp / "lm")], "extra", tmp / "lm"),
+        ("train", ["train", str(texts), "--out", str(tmp / "model")], "extra", tmp / "model"),
+        (
+            "train-attribute",
+            ["train-attribute", str(texts), "--label-columns", "label", "--out", str(tmp / "attr")],
+            "extra",
+            tmp / "attr",
+        ),
+        ("serve-llm", ["serve-llm", "--model", "qwen2.5-coder-1.5b-instruct"], "extra", None),
+        ("attributes list", ["attributes", "list"], "ok", None),
+        ("attributes show", ["attributes", "show", "islam"], "ok", None),
+        ("attributes validate", ["attributes", "validate", str(RESOURCES / "attributes/islam.yaml")], "ok", None),
+        ("wordlist derive", ["wordlist", "derive", str(texts), "--label-column", "label"], "ok", None),
+        ("rate init", ["rate", "init", str(tmp / "rating"), "--from", str(audit)], "ok", None),
+        ("rate import", ["rate", "import", str(tmp / "rating"), str(ratings)], "ok", None),
+        ("rate export", ["rate", "export", str(tmp / "rating"), "--out", str(tmp / "exported.csv")], "ok", None),
+        ("rate consolidate", ["rate", "consolidate", str(tmp / "rating")], "extra", None),
+        ("rate judge", ["rate", "judge", str(tmp / "rating")], "extra", None),
+        ("rate serve", ["rate", "serve", str(tmp / "rating")], "extra", None),
+    ]
+
+
+@pytest.fixture(scope="module")
+def core_results(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, str, Path | None, dict]]:
+    tmp = tmp_path_factory.mktemp("core")
+    lines = command_lines(tmp)
+    batch, out = tmp / "batch.json", tmp / "results.json"
+    batch.write_text(json.dumps([args for _, args, _, _ in lines]))
+    env = {**os.environ, "COUNTERFAIR_STORE": "off", "COLUMNS": "200"}
+    script = Path(__file__).with_name("core_only.py")
+    subprocess.run([sys.executable, str(script), "--batch", str(batch), str(out)], env=env, check=True, timeout=900)
+    results = json.loads(out.read_text())
+    return [
+        (name, expect, untouched, result) for (name, _, expect, untouched), result in zip(lines, results, strict=True)
+    ]
+
+
+def test_every_command_is_tried_on_the_core_install(tmp_path: Path) -> None:
+    assert {name for name, *_ in command_lines(tmp_path)} == all_commands()
+
+
+def test_each_command_runs_or_names_its_extra_before_any_work(core_results) -> None:
+    wrong = []
+    for name, expect, untouched, result in core_results:
+        output = result["output"]
+        if expect == "ok":
+            right = result["code"] == 0
+        else:  # refused with the pip line, before claiming its --out
+            right = result["code"] == 2 and NAMES_EXTRA in output and (untouched is None or not untouched.exists())
+        if not right or "No module named" in output:
+            wrong.append(f"{name} {result['args']}: exit {result['code']}\n{output[-1200:]}")
+    assert not wrong, "\n\n".join(wrong)
+    assert sum(expect == "extra" for _, expect, _, _ in core_results) == 10
+
+
+def test_the_core_audit_gives_the_full_installs_answer(core_results, tmp_path: Path) -> None:
+    """The demo audit on the core install writes the same pairs as with every extra installed."""
+    from typer.testing import CliRunner
+
+    from counterfair.cli import app as full_app
+
+    [(_, _, _, audit)] = [r for r in core_results if r[0] == "audit"]
+    core_dir = Path(audit["args"][audit["args"].index("--out") + 1])
+    result = CliRunner().invoke(full_app, ["audit", "--demo", "--out", str(tmp_path / "full"), "-q"])
+    assert result.exit_code == 0, result.output
+    assert (core_dir / "pairs.csv").read_bytes() == (tmp_path / "full" / "pairs.csv").read_bytes()
+    assert "sexuality: identity effect +0.075" in audit["output"]
