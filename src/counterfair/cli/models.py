@@ -41,3 +41,43 @@ def serve_llm(ctx: typer.Context) -> None:
     from ..llm.server import main as serve
 
     serve(ctx.args)
+
+
+cache_app = typer.Typer(
+    help="What counterfair keeps on disk between runs: sizes, and clearing it.", no_args_is_help=True
+)
+app.add_typer(cache_app, name="cache")
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1e6:,.1f} MB"
+
+
+@cache_app.command("info")
+def cache_info() -> None:
+    """Each part of the cache ($COUNTERFAIR_CACHE, else ~/.cache/counterfair): size and what it holds."""
+    from ..cache import cache_entries
+    from ..models import cache_root
+
+    entries = cache_entries()
+    table = Table(title=f"cache: {cache_root()}")
+    for column in ("part", "size", "holds"):
+        table.add_column(column)
+    for entry in entries:
+        table.add_row(entry.name, _mb(entry.bytes), entry.holds)
+    console.print(table)
+    console.print(f"total {_mb(sum(e.bytes for e in entries))}; every part can be deleted (counterfair cache clear)")
+
+
+@cache_app.command("clear")
+def cache_clear(
+    parts: Annotated[
+        list[str] | None, typer.Argument(help="Parts to delete (gguf, converted, store.sqlite, ...); none: all.")
+    ] = None,
+) -> None:
+    """Delete the cache or some of its parts; runs rebuild what they need."""
+    from ..cache import clear_cache
+
+    removed = clear_cache(parts or None)
+    freed = sum(e.bytes for e in removed)
+    console.print(f"deleted {', '.join(e.name for e in removed) or 'nothing'}: {_mb(freed)} freed")

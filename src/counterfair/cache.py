@@ -1,0 +1,69 @@
+"""What counterfair keeps on disk between runs (``$COUNTERFAIR_CACHE``, else ``~/.cache/counterfair``), and clearing it.
+
+Every part can be deleted at any time: the next run that needs it rebuilds it (models are reassembled from their
+pip packages, conversions redone, the run store starts empty and runs recompute what it held).
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import ConfigError
+
+#: the parts of the cache and what each holds (anything else found there is listed as "other")
+PARTS: dict[str, str] = {
+    "gguf": "GGUF models reassembled from their chunk packages (the rewriting LLM: about 0.7-1.1 GB)",
+    "converted": "model copies converted for transformers (Gemma-3-270M for perplexity: about 1.1 GB)",
+    "store.sqlite": "the run store: classifier scores, generated candidates and metric values by input",
+    "wordnet": "NLTK's view of Debian's WordNet (the synonym editor)",
+    "sha256.json": "verified model digests by path, size and modification time",
+    "llama_native.json": "which llama.cpp path is safe on this machine",
+}
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    name: str
+    path: Path
+    bytes: int
+    holds: str
+
+
+def _size(path: Path) -> int:
+    if path.is_file() or path.is_symlink():
+        return path.lstat().st_size
+    return sum(p.lstat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def cache_entries() -> list[CacheEntry]:
+    """The cache's top-level entries with their sizes, largest first."""
+    from .models import cache_root
+
+    root = cache_root()
+    if not root.is_dir():
+        return []
+    found = []
+    for path in root.iterdir():
+        name = path.name.split("-wal")[0].split("-shm")[0] if path.name.startswith("store.sqlite") else path.name
+        found.append(CacheEntry(path.name, path, _size(path), PARTS.get(name, "other")))
+    return sorted(found, key=lambda e: (-e.bytes, e.name))
+
+
+def clear_cache(parts: list[str] | None = None) -> list[CacheEntry]:
+    """Delete ``parts`` of the cache (names of :data:`PARTS`; None: all of it); returns what was deleted."""
+    unknown = [p for p in parts or [] if p not in PARTS]
+    if unknown:
+        raise ConfigError(f"unknown cache part(s) {', '.join(unknown)}; the parts are: {', '.join(PARTS)}")
+    removed = []
+    for entry in cache_entries():
+        base = "store.sqlite" if entry.name.startswith("store.sqlite") else entry.name
+        if parts is not None and base not in parts:
+            continue
+        if entry.path.is_dir() and not entry.path.is_symlink():
+            shutil.rmtree(entry.path)
+        else:
+            entry.path.unlink()
+        removed.append(entry)
+    return removed
