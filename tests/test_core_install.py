@@ -45,22 +45,14 @@ def command_lines(tmp: Path) -> list[tuple[str, list[str], str, Path | None]]:
     labelled.to_csv(texts, index=False)
     originals = tmp / "originals.csv"
     pd.read_csv(PAIRS).head(4).rename(columns={"orig_text": "text"})[["text"]].to_csv(originals, index=False)
-    snli = tmp / "snli.csv"
-    pd.DataFrame(
-        {
-            "sentence1": ["A man sleeps.", "Kids play."],
-            "sentence2": ["A man rests.", "Kids run."],
-            "gold_label": ["entailment", "neutral"],
-        }
-    ).to_csv(snli, index=False)
-    revised = tmp / "revised.csv"
-    pd.DataFrame(
-        {
-            "sentence1": ["A man runs.", "Kids sit."],
-            "sentence2": ["A man rests.", "Kids run."],
-            "gold_label": ["contradiction", "neutral"],
-        }
-    ).to_csv(revised, index=False)
+    snli, revised = tmp / "snli.csv", tmp / "revised.csv"  # the revisions change the premise, keep the hypothesis
+    hypotheses = ["A man rests.", "Kids run."]
+    for path, premises, labels in (
+        (snli, ["A man sleeps.", "Kids play."], ["entailment", "neutral"]),
+        (revised, ["A man runs.", "Kids sit."], ["contradiction", "neutral"]),
+    ):
+        frame = pd.DataFrame({"sentence1": premises, "sentence2": hypotheses, "gold_label": labels})
+        frame.to_csv(path, index=False)
     audit, fb = tmp / "audit", tmp / "fb"
     ratings = tmp / "ratings.csv"
     row = {"pair_id": "ablation:islam:d33", "rater": "ann", "fluent": "yes", "reference": "none", "same_label": "yes"}

@@ -86,9 +86,9 @@ def test_method_lists_defaults_and_estimates_come_from_the_specs() -> None:
     assert editor_names("generate") == ("ablation", "substitution", "swap", "llm", "polyjuice")
     assert editor_names("audit") == editor_names("generate")
     assert editor_names("feedback") == ("synonym", "mask_fill", "llm_flip", "llm_flip_loop", "external")
-    assert default_editors("generate") == ("ablation", "substitution", "swap", "llm")
+    assert default_editors("generate") == ("ablation", "substitution", "swap")  # llm is opt-in (#32)
     assert default_editors("audit") == ("ablation", "substitution", "swap")
-    assert GenerateOptions().methods == ["ablation", "substitution", "swap", "llm"]
+    assert GenerateOptions().methods == ["ablation", "substitution", "swap"]
     assert AuditOptions().methods == ["ablation", "substitution", "swap"]
     assert [m for m in editor_names() if is_sampled(m)] == ["llm", "polyjuice"]
     # polyjuice was accepted by AuditOptions and then had no estimate (KeyError); now it is the spec's figure

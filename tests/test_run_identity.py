@@ -17,10 +17,13 @@ from counterfair.records import fingerprint, knob, run_identity
 
 
 def test_fingerprints_are_the_ones_runs_were_made_with() -> None:
-    assert GenerateOptions().fingerprint() == "ffdd3755a02e"
-    assert GenerateOptions(language="fr").fingerprint() == "a877642b0ed7"
+    # #32: llm left generate's default methods; a run made with the old default resumes when it names them
+    assert GenerateOptions().fingerprint() == "dc8aa9ef8f57"
+    assert GenerateOptions(methods=["ablation", "substitution", "swap", "llm"]).fingerprint() == "ffdd3755a02e"
+    assert GenerateOptions(language="fr").fingerprint() == "9537cc6936d3"
+    assert GenerateOptions(language="fr", methods=[*GenerateOptions().methods, "llm"]).fingerprint() == "a877642b0ed7"
     assert GenerateOptions(methods=["polyjuice"]).fingerprint() == "09eef22b31de"
-    assert GenerateOptions(chunk=7, engine="ray").fingerprint() == "ffdd3755a02e"  # knobs: the same run
+    assert GenerateOptions(chunk=7, engine="ray").fingerprint() == "dc8aa9ef8f57"  # knobs: the same run
     # evaluate names no classifier by default since #31; a run made with the old default resumes when it is named
     named = EvaluateOptions(target_column="label", batch_size=3, classifier="profanity-check")
     assert fingerprint(run_identity(named)) == "6a465b9f9a1f"

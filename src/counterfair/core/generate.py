@@ -109,7 +109,8 @@ class GenerateOptions:
     engine: str = knob("local")  # local | ray: where LLM rewriting runs (one Generator, so one LLM, per Ray actor)
     address: str | None = knob(None)
     # methods whose candidates get BLEU/BERTScore/attribute verdicts: None, the sampled ones (which the filters judge;
-    # paper 000 filters only the LLM's samples); ["all"]: every method (BERTScore needs counterfair[metrics])
+    # paper 000 filters only the LLM's samples), the others only the detector's attribute probability; ["all"]: every
+    # method (BERTScore needs counterfair[metrics]); []: none
     score_methods: list[str] | None = None
     fmt: str | None = None
     encoding: str = "utf-8"
@@ -313,6 +314,8 @@ class Generator:
         scored = is_scored(method, self.opts.score_methods)
         if flat and scored:
             verdicts = self.filter.judge([texts[k] for k, _ in flat], [c.text for _, c in flat])
+        elif self.opts.score_methods is None:  # by default nothing filtered, but the detector says what still refers
+            verdicts = self.filter.attribute_verdicts([c.text for _, c in flat])
         else:
             verdicts = [Verdict() for _ in flat]  # not scored: no verdict, nothing filtered
         by_input: dict[int, list[tuple[Candidate, Verdict]]] = {}
@@ -562,14 +565,13 @@ class _StoredResults:
         if self.params is None:
             opts, editor = self.gen.opts, self.gen.editor(self.method)
             scored = is_scored(self.method, opts.score_methods)
-            # v2: swap records carry their identity-term counts
-            params: dict[str, Any] = {"editor": editor.params_hash(), "seed": opts.seed, "scored": scored, "v": 2}
+            # v2: swap records carry their identity-term counts; v3: unscored candidates carry the detector's verdict
+            params: dict[str, Any] = {"editor": editor.params_hash(), "seed": opts.seed, "scored": scored, "v": 3}
+            filt = self.gen.filter
+            if scored or is_sampled(self.method) or opts.score_methods is None:
+                params["detector"] = filt.detector.info() if filt.detector is not None else None
             if scored or is_sampled(self.method):
-                filt = self.gen.filter
-                params |= {
-                    "filter": asdict(filt.config),
-                    "detector": filt.detector.info() if filt.detector is not None else None,
-                }
+                params["filter"] = asdict(filt.config)
             spec = editor_spec(self.method)
             if spec.lm is not None:
                 params |= {"max_attempts": opts.max_attempts, spec.lm_key or spec.lm: getattr(self.gen, spec.lm).info()}

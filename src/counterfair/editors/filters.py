@@ -89,6 +89,16 @@ class CandidateFilter:
         self.detector = detector
         self.bertscore = bertscore or BERTScoreScorer()
 
+    def attribute_verdicts(self, candidates: Sequence[str | None]) -> list[Verdict]:
+        """Verdicts that filter nothing but carry the detector's attribute probability (no BLEU or BERTScore)."""
+        verdicts = [Verdict() for _ in candidates]
+        scored = [i for i, c in enumerate(candidates) if c is not None and c.strip()]
+        if self.detector is not None and scored:
+            probs = self.detector.reference_proba([candidates[i] or "" for i in scored])
+            for k, i in enumerate(scored):
+                verdicts[i].attribute_prob = float(probs[k])
+        return verdicts
+
     def judge(self, sources: Sequence[str], candidates: Sequence[str | None]) -> list[Verdict]:
         if len(sources) != len(candidates):
             raise ValueError("sources and candidates differ in length")
