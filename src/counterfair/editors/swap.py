@@ -27,7 +27,7 @@ The WordNet facts come from a table shipped with counterfair (:mod:`counterfair.
 same on every install; until issue #34 a machine without Debian's WordNet fell back to a stricter word-list rule
 (39 blocked occurrences on the public hate-speech cases against 10 with WordNet).
 
-``benchmarks/generate_fairness.py`` measures both on real Civil Comments (hand-checked samples in
+``benchmarks/generate_fairness.py`` measures the rule on real Civil Comments (hand-checked samples in
 ``benchmarks/README.md``). The editor's ``params()`` record the guard's table and its version (``guard_rule``:
 ``wordnet-3.0-nouns/1``).
 
