@@ -5,10 +5,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
 from counterfair.cli import app
+from counterfair.errors import CounterfairError
 from counterfair.metrics.cards import CARDS
 
 runner = CliRunner()
@@ -124,3 +126,29 @@ def test_audit_demo_main_job(tmp_path: Path) -> None:
     assert (tmp_path / "report.html").exists() and (tmp_path / "report.md").exists()
     summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
     assert summary["command"] == "audit" and summary["ctf"]["ctf_gap"] > 0
+
+
+def test_overwrite_replaces_a_run_only_once_the_new_one_is_checked(tmp_path: Path) -> None:
+    """#32: --overwrite replaces a run directory counterfair wrote, but only at the new run's claim: a new run that
+    stops on bad input first leaves the old one whole; a directory counterfair did not write is never emptied."""
+    data = str(Path(__file__).resolve().parents[1] / "src/counterfair/resources/demo_audit.csv")
+    out = tmp_path / "gen"
+    runner = CliRunner()
+    first = runner.invoke(app, ["generate", data, "--methods", "ablation", "--out", str(out), "-q"])
+    assert first.exit_code == 0, first.output
+    before = (out / "counterfactuals.csv").read_bytes()
+    other = ["generate", data, "--methods", "substitution", "--out", str(out), "-q"]
+    refused = runner.invoke(app, other)  # in process, errors are raised (the entry point turns them into exit 2)
+    assert isinstance(refused.exception, CounterfairError) and "--overwrite" in str(refused.exception)
+    broken = runner.invoke(app, [*other, "--text-column", "nope", "--overwrite"])
+    assert isinstance(broken.exception, CounterfairError) and "nope" in str(broken.exception)
+    assert (out / "counterfactuals.csv").read_bytes() == before  # the old run survived the failed one
+    replaced = runner.invoke(app, [*other, "--overwrite"])
+    assert replaced.exit_code == 0, replaced.output
+    assert set(pd.read_csv(out / "counterfactuals.csv")["method"]) == {"substitution"}
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep me")
+    kept = runner.invoke(app, ["ctf", data, "--out", str(foreign), "--overwrite", "-q"])
+    assert isinstance(kept.exception, CounterfairError) and "did not write it" in str(kept.exception)
+    assert (foreign / "notes.txt").read_text() == "keep me"

@@ -31,6 +31,11 @@ class CacheEntry:
     holds: str
 
 
+def _part(name: str) -> str:
+    """The part of :data:`PARTS` a cache entry belongs to (the store's ``-wal``/``-shm`` files are the store's)."""
+    return "store.sqlite" if name.startswith("store.sqlite") else name
+
+
 def _size(path: Path) -> int:
     if path.is_file() or path.is_symlink():
         return path.lstat().st_size
@@ -46,8 +51,7 @@ def cache_entries() -> list[CacheEntry]:
         return []
     found = []
     for path in root.iterdir():
-        name = path.name.split("-wal")[0].split("-shm")[0] if path.name.startswith("store.sqlite") else path.name
-        found.append(CacheEntry(path.name, path, _size(path), PARTS.get(name, "other")))
+        found.append(CacheEntry(path.name, path, _size(path), PARTS.get(_part(path.name), "other")))
     return sorted(found, key=lambda e: (-e.bytes, e.name))
 
 
@@ -58,8 +62,7 @@ def clear_cache(parts: list[str] | None = None) -> list[CacheEntry]:
         raise ConfigError(f"unknown cache part(s) {', '.join(unknown)}; the parts are: {', '.join(PARTS)}")
     removed = []
     for entry in cache_entries():
-        base = "store.sqlite" if entry.name.startswith("store.sqlite") else entry.name
-        if parts is not None and base not in parts:
+        if parts is not None and _part(entry.name) not in parts:
             continue
         if entry.path.is_dir() and not entry.path.is_symlink():
             shutil.rmtree(entry.path)

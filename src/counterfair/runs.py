@@ -83,26 +83,33 @@ def lock_run_dir(target: Path) -> None:
     _HELD[key] = fd
 
 
-def replace_run_dir(path: str | Path) -> Path:
-    """Empty the run directory ``path`` for a new run (``--overwrite``): only a directory counterfair wrote (it holds
-    ``run.json``) or an empty one, and only when no other run holds it; the lock stays held by this process."""
-    target = prepare_out_dir(path)
-    entries = [p for p in target.iterdir() if p.name != ".lock"]
-    if not entries:
-        return target
-    if not (target / "run.json").is_file():
+_OVERWRITE: set[str] = set()  # run directories whose next claim replaces the run there (--overwrite)
+
+
+def allow_overwrite(path: str | Path) -> Path:
+    """``--overwrite``: the next :func:`claim_run_dir` of ``path`` replaces the run there instead of resuming or
+    refusing it. Nothing is deleted now, so a run that stops earlier (bad input, a missing extra) loses nothing; a
+    directory with files but no ``run.json`` (not written by counterfair) is refused at once."""
+    target = Path(path).expanduser()
+    if target.is_dir() and not (target / "run.json").is_file() and any(p.name != ".lock" for p in target.iterdir()):
         raise OutputError(
             f"--overwrite refuses to empty {target}: it holds files but no run.json, so counterfair did not write it"
         )
-    lock_run_dir(target)  # refuses while another process runs there
+    _OVERWRITE.add(str(target.resolve()))
+    return target
+
+
+def _empty_run_dir(target: Path) -> None:
+    """Delete everything in a run directory this process holds, but its lock."""
     import shutil
 
-    for entry in entries:
+    for entry in target.iterdir():
+        if entry.name == ".lock":
+            continue
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry)
         else:
             entry.unlink()
-    return target
 
 
 def release_run_dir(target: Path) -> None:
@@ -156,6 +163,11 @@ def claim_run_dir(
         }
     prepare_out_dir(target)
     lock_run_dir(target)
+    key = str(Path(target).resolve())
+    if key in _OVERWRITE:
+        _OVERWRITE.discard(key)
+        if (target / "run.json").is_file():
+            _empty_run_dir(target)  # --overwrite: only now, once this run's input and options have been checked
     run_file = target / "run.json"
     if not run_file.exists():
         write_json({**run_id, **extra}, run_file)

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ..editors.registry import default_editors, editors_help
-from ..runs import replace_run_dir
+from ..runs import allow_overwrite
 from ..summaries import AuditSummary
 from ..text import MAX_TEXT_CHARS
 from ..views.console import (
@@ -113,7 +113,7 @@ def audit(
 
     given = with_config(ctx, {k: v for k, v in locals().items() if k != "ctx"}, config)
     if given["overwrite"]:
-        replace_run_dir(Path(given["out"]))  # --overwrite: a new run in place of the one there
+        allow_overwrite(Path(given["out"]))  # --overwrite: the run's claim replaces the one there
     if given["demo"] == (given["data"] is not None):
         raise typer.BadParameter("give a DATA file or --demo (not both)")
     source = demo_path() if given["demo"] else Path(given["data"])

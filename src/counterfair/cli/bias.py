@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..runs import replace_run_dir
+from ..runs import allow_overwrite
 from ..summaries import BiasSummary
 from ..views.console import bias_view
 from .app import Encoding, Overwrite, app, console, end_with_verdict, listed, options_from
@@ -55,7 +55,7 @@ def bias(
     and the false positive / negative equality differences. Writes OUT/rows.csv, summary.json, report.html,
     report.md."""
     if overwrite:
-        replace_run_dir(out)  # --overwrite: a new run in place of the one there
+        allow_overwrite(out)  # --overwrite: the run's claim replaces the one there
     from ..core.bias import BiasOptions
     from ..progress import RichProgress
     from ..shell.bias import run_bias

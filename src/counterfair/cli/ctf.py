@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..runs import replace_run_dir
+from ..runs import allow_overwrite
 from ..text import MAX_TEXT_CHARS
 from ..views.console import (
     ctf_view,
@@ -51,7 +51,7 @@ def ctf(
     """Counterfactual token fairness (paper 001): swap identity terms, compare the classifier's scores, report the
     CTF gap overall, for toxic and non-toxic texts, training and held-out terms, per term and per direction."""
     if overwrite:
-        replace_run_dir(out)  # --overwrite: a new run in place of the one there
+        allow_overwrite(out)  # --overwrite: the run's claim replaces the one there
     from ..progress import RichProgress
     from ..shell.ctf import run_ctf
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..runs import replace_run_dir
+from ..runs import allow_overwrite
 from .app import Overwrite, app, console, options_from, print_evaluation, sample_pairs_path
 
 
@@ -100,7 +100,7 @@ def evaluate(
     and OUT/report.html; with several pair files, OUT/comparison.csv (CEval's Table 2), OUT/distance_matrix.csv and a
     report with both of CEval's figures."""
     if overwrite:
-        replace_run_dir(out)  # --overwrite: a new run in place of the one there
+        allow_overwrite(out)  # --overwrite: the run's claim replaces the one there
     from ..core.evaluate import EvaluateOptions
     from ..progress import RichProgress
     from ..shell.evaluate import evaluate_pairs

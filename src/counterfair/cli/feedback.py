@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from ..editors.registry import editors_help
-from ..runs import replace_run_dir
+from ..runs import allow_overwrite
 from ..text import MAX_TEXT_CHARS
 from ..views.console import (
     feedback_view,
@@ -47,7 +47,7 @@ def feedback(
     """Counterfactuals of counterfactuals (paper 002): feed an editor its own output n times; report
     minimality@k, inc@k, flip-rate@k, probability@k, ppl-base@k and ppl-fine@k."""
     if overwrite:
-        replace_run_dir(out)  # --overwrite: a new run in place of the one there
+        allow_overwrite(out)  # --overwrite: the run's claim replaces the one there
     from ..core.feedback import FeedbackOptions
     from ..progress import RichProgress
     from ..shell.feedback import run_feedback

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..editors.registry import default_editors, editors_help
-from ..runs import replace_run_dir
+from ..runs import allow_overwrite
 from ..text import MAX_TEXT_CHARS
 from ..views.console import (
     generate_view,
@@ -86,7 +86,7 @@ def generate(
     """Generate counterfactuals of attribute-referencing texts: word-list ablation and substitution, identity
     swaps, LLM rewriting with filters. Writes OUT/candidates.csv, OUT/counterfactuals.csv, OUT/summary.json."""
     if overwrite:
-        replace_run_dir(out)  # --overwrite: a new run in place of the one there
+        allow_overwrite(out)  # --overwrite: the run's claim replaces the one there
     from ..core.generate import GenerateOptions
     from ..progress import RichProgress
     from ..shell.generate import run_generate

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..runs import replace_run_dir
+from ..runs import allow_overwrite
 from ..summaries import SuiteSummary
 from ..views.console import suite_view
 from .app import Encoding, Overwrite, app, console, end_with_verdict, options_from
@@ -60,7 +60,7 @@ def run(
     first) and the bias AUCs with the targets as groups. Writes OUT/rows.csv, summary.json, report.html, report.md.
     With --fail-if rules it is a gate: exit 0 pass, 1 a rule failed, 2 could not be evaluated."""
     if overwrite:
-        replace_run_dir(out)  # --overwrite: a new run in place of the one there
+        allow_overwrite(out)  # --overwrite: the run's claim replaces the one there
     from ..core.suite import SuiteOptions
     from ..progress import RichProgress
     from ..shell.suite import run_suite
