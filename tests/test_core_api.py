@@ -59,7 +59,7 @@ def test_generate_with_method_names_keeps_every_input() -> None:
 
 
 def test_generate_with_editor_objects() -> None:
-    records = cf.generate(TEXTS, [cf.editors.Substitution("islam")])
+    records = cf.generate(TEXTS, [cf.editors.SubstitutionEditor("islam")])
     assert [(r.source_id, r.status, r.text) for r in records] == [
         ("0", "ok", "My Christian neighbour is kind."),
         ("1", "unchanged:no_edit", ""),
@@ -80,7 +80,7 @@ def test_generate_reads_a_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         return real(source, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(io_module, "read_table", counting)
-    records = cf.generate(str(path), ["substitution", cf.editors.Ablation("islam")], attribute="islam")
+    records = cf.generate(str(path), ["substitution", cf.editors.AblationEditor("islam")], attribute="islam")
     assert reads == [str(path)]  # once, for the method names and the editor object alike
     assert {(r.editor, r.text) for r in records if r.status == "ok"} == {
         ("substitution", "My Christian neighbour is kind."),
@@ -99,7 +99,7 @@ def test_evaluate_takes_tuples_records_dicts_frames_and_datasets() -> None:
         result = cf.evaluate(data, metrics=["distance"])
         assert result.rows["distance"].tolist() == [1, 1]
         assert result.metrics.loc["distance", "mean"] == 1.0
-    records = cf.generate(["My Muslim friend."], [cf.editors.Ablation("islam")])
+    records = cf.generate(["My Muslim friend."], [cf.editors.AblationEditor("islam")])
     result = cf.evaluate(records, metrics=["distance", "flip"], classifier=_gay_detector)
     assert result.rows["distance"].tolist() == [1] and result.summary["options"]["classifier"].endswith("_gay_detector")
     assert "<table" in result._repr_html_()

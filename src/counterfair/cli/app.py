@@ -39,7 +39,135 @@ app = typer.Typer(
 PIPED_WIDTH = 160
 console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else PIPED_WIDTH)
 
+# What goes in an option, by parameter name: one placeholder per idea in every command's help and in the generated
+# reference (docs/reference/options.md lists them). An option's own ``metavar=`` wins; names ending in ``_column`` take
+# a COLUMN; the rest fall back to their type (N, NUMBER, TEXT, PATH); an on/off flag shows none.
+PLACEHOLDERS: dict[str, str] = {
+    "data": "FILE",
+    "config": "FILE",
+    "junit": "FILE",
+    "cases": "FILE",
+    "file": "FILE",
+    "original": "FILE",
+    "revised": "FILE",
+    "ratings": "FILE",
+    "identities_file": "FILE",
+    "source": "DIR|FILE",
+    "out": "DIR",
+    "run_dir": "DIR",
+    "run_a": "DIR",
+    "run_b": "DIR",
+    "directory": "DIR",
+    "only_good": "DIR",
+    "classifier": "SPEC",
+    "baseline": "DIR|SPEC",
+    "llm": "SPEC",
+    "judge_llm": "SPEC",
+    "ppl_model": "NAME|DIR|FILE.gguf",
+    "ppl_fine_model": "NAME|DIR",
+    "base": "NAME|DIR",
+    "polyjuice_model": "DIR|HUB_ID",
+    "pairs": "[NAME=]FILE",
+    "attributes": "NAME|FILE,...",
+    "attribute": "NAME|FILE",
+    "pack": "NAME|FILE",
+    "methods": "METHOD,...",
+    "metrics": "METRIC,...",
+    "score_methods": "METHOD,...|all",
+    "identities": "SET|FILE|TERM,...",
+    "placebo": "en|FILE|none",
+    "detector": "keyword|mlp:DIR|llm",
+    "editor": "NAME|external:FILE",
+    "engine": "local|ray",
+    "address": "ADDRESS",
+    "language": "en|fr|de",
+    "log_to": "mlflow",
+    "mlflow_uri": "URI",
+    "encoding": "CODEC",
+    "prompt_style": "turns|plain",
+    "instruction": "TEMPLATE",
+    "fail_if": "RULE",
+    "missing_marker": "MARKER",
+    "fmt": "csv|tsv|jsonl|json|parquet",
+    "revised_input": "first|second",
+    "part": "premise|hypothesis",
+    "ppl_steps": "all|ends",
+    "ppl_dtype": "float32|bfloat16",
+    "method": "baseline|blind|augment|clp",
+    "augment": "all|one",
+    "architecture": "cnn|minilm",
+    "vectors": "learned|spacy",
+    "clp_reduction": "sum|mean",
+    "token": "TOKEN",
+    "host": "HOST",
+    "allowed_host": "HOST",
+    "port": "PORT",
+    "name": "NAME",
+    "positive": "LABEL",
+    "positive_label": "LABEL",
+    "negatives": "N|all",
+    "parts": "PART",
+    "group_columns": "COLUMN,...",
+    "label_columns": "COLUMN,...",
+    "threshold": "0..1",
+}
+_BY_TYPE = {"int": "N", "float": "NUMBER", "str": "TEXT", "list[str]": "TEXT"}
+
+
+def placeholder(param: Any) -> str | None:
+    """What a reader types for ``param`` (None for an on/off flag): the help's type column and the reference."""
+    if getattr(param, "is_flag", False):
+        return None
+    if param.metavar:
+        return str(param.metavar)
+    name = param.name or ""
+    if name in PLACEHOLDERS:
+        return PLACEHOLDERS[name]
+    if name.endswith("_column"):
+        return "COLUMN"
+    if param.type_descriptor.is_path:
+        return "PATH"
+    bare = param.bare_type()
+    return _BY_TYPE.get(bare, bare.upper())
+
+
+def _show_placeholders() -> None:
+    """typer (0.29) writes an option's type as ``<str>``, ``<bool>``, ``<path>`` and ignores ``metavar``: its help and
+    ``typer ... utils docs`` show :func:`placeholder` instead, the one place this is decided."""
+    from typer.core import TyperArgument, TyperOption
+
+    for cls in (TyperOption, TyperArgument):
+        cls.display_type_rich = lambda self, ctx: placeholder(self)  # type: ignore[method-assign,assignment]
+        cls.display_type = lambda self, ctx: placeholder(self) or ""  # type: ignore[method-assign,assignment]
+    TyperArgument._usage_display_name = _usage_name  # type: ignore[method-assign]
+
+
+def _usage_name(self: Any) -> str:
+    """An argument in the usage line as the rest of the help names it: ``DATA``, ``[DATA]``, ``PAIRS...``."""
+    name = str(self.name or "").upper()
+    return (name if self.required else f"[{name}]") + ("..." if self.nargs != 1 else "")
+
+
+_show_placeholders()
+
+
+def one_attribute(value: str | None) -> str | None:
+    if value is not None and "," in value:
+        raise typer.BadParameter(f"{value!r}: this command takes one attribute or pack per run (audit takes several)")
+    return value
+
+
 # Options that several commands share, declared once.
+OneAttribute = Annotated[
+    str,
+    typer.Option(
+        "--attributes",
+        "--attribute",
+        callback=one_attribute,
+        help="One attribute or pack (`counterfair attributes list`): a word list (islam, judaism, lgbq, transgender) "
+        "or a swap pack (gender, names, nationality, an identity set); or a YAML/JSON file.",
+    ),
+]
 MaxTextChars = Annotated[
     int, typer.Option(help="Longer texts (in characters) are not edited: status skipped:too_long; 0 = no limit.")
 ]

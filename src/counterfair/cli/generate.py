@@ -15,15 +15,24 @@ from ..text import MAX_TEXT_CHARS
 from ..views.console import (
     generate_view,
 )
-from .app import Encoding, LLMConcurrency, LLMParallel, MaxTextChars, Overwrite, app, console, options_from
+from .app import (
+    Encoding,
+    LLMConcurrency,
+    LLMParallel,
+    MaxTextChars,
+    OneAttribute,
+    Overwrite,
+    app,
+    console,
+    one_attribute,
+    options_from,
+)
 
 
 @app.command()
 def generate(
     data: Annotated[Path, typer.Argument(help="Texts that reference the attribute (CSV/TSV/JSONL/JSON/Parquet).")],
-    attribute: Annotated[
-        str, typer.Option(help="islam, judaism, lgbq, transgender, or a YAML/JSON word-list file.")
-    ] = "islam",
+    attribute: OneAttribute = "islam",
     methods: Annotated[str, typer.Option(help="Comma-separated: " + editors_help("generate"))] = ",".join(
         default_editors("generate")
     ),
@@ -107,7 +116,15 @@ def generate(
 @app.command("select")
 def select_command(
     data: Annotated[Path, typer.Argument(help="Texts (CSV/TSV/JSONL/JSON/Parquet).")],
-    attribute: Annotated[str, typer.Option(help="islam, judaism, lgbq, transgender, or a word-list file.")],
+    attribute: Annotated[
+        str,
+        typer.Option(
+            "--attributes",
+            "--attribute",
+            callback=one_attribute,
+            help="One word-list attribute: islam, judaism, lgbq, transgender, or a YAML/JSON word-list file.",
+        ),
+    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the kept texts (CSV).")],
     text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
     attribute_column: Annotated[
@@ -226,7 +243,9 @@ def wordlist_derive(
         str | None, typer.Option(help="Keep only texts whose toxicity is at most --max-toxicity (paper: < 0.1).")
     ] = None,
     max_toxicity: Annotated[float, typer.Option(help="Largest toxicity kept.")] = 0.1,
-    negatives: Annotated[int | None, typer.Option(help="Sample this many texts without the attribute.")] = None,
+    negatives: Annotated[
+        int | None, typer.Option(metavar="N", help="Sample this many texts without the attribute.")
+    ] = None,
     top: Annotated[int, typer.Option(help="How many terms to propose (paper 000: 20).")] = 20,
     min_count: Annotated[int, typer.Option(help="Least number of attribute texts a term must appear in.")] = 5,
     name: Annotated[str, typer.Option(help="The attribute's name in the YAML draft.")] = "my-attribute",

@@ -11,7 +11,7 @@ from ..views.console import (
     fmt,
     rating_view,
 )
-from .app import app, console, require_extras
+from .app import app, console, one_attribute, require_extras
 
 rate_app = typer.Typer(
     help="Human rating of counterfactuals: a web app, CSV exchange, consolidation, LLM judges.", no_args_is_help=True
@@ -24,7 +24,13 @@ def rate_init(
     directory: Annotated[Path, typer.Argument(help="New rating project directory.")],
     source: Annotated[Path, typer.Option("--from", help="A generate run, an audit run, or a CSV of pairs.")],
     attribute: Annotated[
-        str | None, typer.Option(help="Attribute, when the pairs file has no 'attribute' column.")
+        str | None,
+        typer.Option(
+            "--attributes",
+            "--attribute",
+            callback=one_attribute,
+            help="The pairs' attribute, when the pairs file has no 'attribute' column.",
+        ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the shuffled order.")] = 0,
 ) -> None:

@@ -132,6 +132,32 @@ class GenerateOptions:
                 raise ConfigError(f"{name} must be at least 1, got {value}")
         if self.max_text_chars < 0:
             raise ConfigError(f"max_text_chars must be 0 (no limit) or positive, got {self.max_text_chars}")
+        if (
+            self.swap_pack
+        ):  # gender, names, nationality, an identity set: the pack's swap variants, as the audit runs it
+            others = [m for m in self.methods if m != "swap"]
+            if self.methods == normalize_methods(list(default_editors("generate"))):
+                self.methods = ["swap"]
+            elif others:
+                raise ConfigError(
+                    f"{self.attribute} is a swap pack: it makes swap variants only (--methods swap); "
+                    f"{', '.join(others)} needs a word-list attribute such as islam, judaism, lgbq or transgender"
+                )
+            if self.identities not in (None, self.attribute):
+                raise ConfigError(
+                    f"--attributes {self.attribute} is a swap pack and names the swapped terms; leave out "
+                    f"--identities {self.identities}"
+                )
+            self.identities = self.attribute
+            if self.score_methods is None:
+                self.score_methods = []  # no word-list attribute for a detector to look for
+
+    @property
+    def swap_pack(self) -> bool:
+        """Whether ``attribute`` names a swap pack (``counterfair attributes list``: kind identity or gender)."""
+        from ..lexicons.attributes import is_swap_attribute
+
+        return is_swap_attribute(self.attribute)
 
     def fingerprint(self) -> str:
         """What must match for a rerun to resume (:func:`~counterfair.runs.run_identity`)."""
@@ -226,8 +252,11 @@ class Generator:
 
     def __init__(self, options: GenerateOptions) -> None:
         self.opts = options
-        self.attribute: Attribute = load_attribute(options.attribute, options.language)
-        if self.attribute.language != options.language:
+        # a swap pack has no word lists: its swap editor reads the pack (``identities``)
+        self.attribute: Attribute | None = (
+            None if options.swap_pack else load_attribute(options.attribute, options.language)
+        )
+        if self.attribute is not None and self.attribute.language != options.language:
             raise ConfigError(
                 f"attribute {options.attribute!r} is in language {self.attribute.language!r} but the run's language "
                 f"is {options.language!r}; pass --language {self.attribute.language}"
@@ -295,8 +324,12 @@ class Generator:
         if self._filter is None:
             from ..detectors import load_detector
 
-            detector = load_detector(
-                self.opts.detector, self.attribute, llm=self.llm if self.opts.detector == "llm" else None
+            detector = (  # a swap pack has no word list to look for: BLEU/BERTScore only
+                None
+                if self.attribute is None
+                else load_detector(
+                    self.opts.detector, self.attribute, llm=self.llm if self.opts.detector == "llm" else None
+                )
             )
             config = FilterConfig(self.opts.min_bleu, self.opts.min_bertscore, self.opts.max_attribute_prob)
             scorer = BERTScoreScorer.for_language(self.opts.language)
@@ -477,7 +510,8 @@ class Generator:
         records the same signatures as an uninterrupted one; ``occurrences`` are the swap counts summed over
         the records."""
         opts = self.opts
-        out: dict[str, Any] = {"attribute": self.attribute.to_dict()}
+        pack = {"name": opts.attribute, "kind": "swap pack (its terms: the swap's identity set)"}
+        out: dict[str, Any] = {"attribute": self.attribute.to_dict() if self.attribute else pack}
         if opts.language != "en":
             from ..languages import bertscore_encoder
 
@@ -567,11 +601,11 @@ class _StoredResults:
             scored = is_scored(self.method, opts.score_methods)
             # v2: swap records carry their identity-term counts; v3: unscored candidates carry the detector's verdict
             params: dict[str, Any] = {"editor": editor.params_hash(), "seed": opts.seed, "scored": scored, "v": 3}
-            filt = self.gen.filter
             if scored or is_sampled(self.method) or opts.score_methods is None:
+                filt = self.gen.filter
                 params["detector"] = filt.detector.info() if filt.detector is not None else None
             if scored or is_sampled(self.method):
-                params["filter"] = asdict(filt.config)
+                params["filter"] = asdict(self.gen.filter.config)
             spec = editor_spec(self.method)
             if spec.lm is not None:
                 params |= {"max_attempts": opts.max_attempts, spec.lm_key or spec.lm: getattr(self.gen, spec.lm).info()}

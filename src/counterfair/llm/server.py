@@ -42,7 +42,19 @@ def resolve_model_argument(argv: Sequence[str]) -> tuple[list[str], Path]:
 def main(argv: Sequence[str] | None = None) -> None:
     from .native import decide, use_path_globally
 
-    args, path = resolve_model_argument(sys.argv[1:] if argv is None else argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or {"--help", "-h"} & set(argv):  # llama_cpp.server's own help lists its options
+        print(
+            "counterfair serve-llm --model NAME|FILE.gguf [llama_cpp.server options: --host, --port, --n_ctx, ...]\n"
+            "Serves the model over an OpenAI-compatible API on the llama.cpp path that is safe on this machine; "
+            "then --llm openai:http://HOST:PORT/v1. The server's options follow."
+        )
+        from llama_cpp.server.__main__ import main as serve
+
+        sys.argv = ["llama_cpp.server", "--help"]
+        serve()
+        return
+    args, path = resolve_model_argument(argv)
     native = decide(path)
     use_path_globally(native)
     state = "on" if native.repack else "off"

@@ -1,0 +1,99 @@
+"""One vocabulary: the same option name and placeholder for the same idea in every command, help that says what goes
+in each option, one public name per editor, and every pack reachable from every command that takes attributes."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import typer
+from typer.testing import CliRunner
+
+import counterfair as cf
+from counterfair.cli import app
+from counterfair.cli.app import placeholder
+from counterfair.errors import ConfigError
+
+runner = CliRunner()
+
+
+def _commands() -> list[tuple[list[str], Any]]:
+    found = []
+
+    def walk(command: Any, path: list[str]) -> None:
+        if hasattr(command, "commands"):
+            for name, sub in command.commands.items():
+                walk(sub, [*path, name])
+        else:
+            found.append((path, command))
+
+    walk(typer.main.get_command(app), [])
+    return found
+
+
+def test_every_help_names_what_goes_in_each_option() -> None:
+    commands = _commands()
+    assert len(commands) >= 30
+    typer_types = re.compile(r"<(str|bool|path|int|float|list\[str\])>")
+    for path, _ in commands:
+        result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, (path, result.output)
+        assert not typer_types.search(result.output), (path, typer_types.findall(result.output))
+    generate = runner.invoke(app, ["generate", "--help"], env={"COLUMNS": "200"}).output
+    assert "Usage: counterfair generate [OPTIONS] DATA" in generate and "{data}" not in generate
+    assert re.search(r"--classifier\s+SPEC", runner.invoke(app, ["audit", "--help"], env={"COLUMNS": "200"}).output)
+
+
+def test_one_name_and_one_placeholder_per_idea() -> None:
+    spellings: dict[str, set[str]] = defaultdict(set)
+    shown: dict[str, set[str | None]] = defaultdict(set)
+    for _, command in _commands():
+        for param in command.params:
+            if param.param_type_name == "option":
+                spellings[param.name].add(param.opts[0])
+                shown[param.name].add(placeholder(param))
+    # every option of one name has one spelling and one placeholder across commands ...
+    assert {n: s for n, s in spellings.items() if len(s) > 1} == {}
+    assert {n: s for n, s in shown.items() if len(s) > 1} == {"negatives": {"N", "N|all"}}  # an int and a choice
+    # ... and the attribute options are --attributes everywhere (--attribute still reads, for one attribute)
+    assert spellings["attribute"] == {"--attributes"} and spellings["attributes"] == {"--attributes"}
+    assert shown["text_column"] == {"COLUMN"} and shown["out"] == {"DIR"} and shown["classifier"] == {"SPEC"}
+
+
+def test_generate_reaches_every_pack(tmp_path: Path) -> None:
+    data = tmp_path / "texts.csv"
+    pd.DataFrame({"text": ["She said he was late.", "My Muslim neighbour waved.", "A quiet day."]}).to_csv(data)
+    out = tmp_path / "gender"
+    result = runner.invoke(app, ["generate", str(data), "--attributes", "gender", "--out", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    rows = pd.read_csv(out / "counterfactuals.csv")
+    assert set(rows["method"]) == {"swap"}
+    assert rows.loc[0, "text"] == "He said she was late." and rows.loc[0, "status"] == "ok"
+    assert rows.loc[2, "status"] == "unchanged:no_gender_term"
+    # a swap pack makes swap variants only: another method is refused before any work, naming why
+    refused = runner.invoke(
+        app, ["generate", str(data), "--attribute", "gender", "--methods", "ablation", "--out", str(tmp_path / "x")]
+    )
+    assert isinstance(refused.exception, ConfigError) and "swap pack" in str(refused.exception)  # main(): exit 2
+    assert not (tmp_path / "x").exists()
+    several = runner.invoke(app, ["generate", str(data), "--attributes", "islam,lgbq", "--out", str(tmp_path / "y")])
+    assert several.exit_code == 2 and "one attribute or pack per run" in several.output
+    # the same from Python
+    records = cf.generate(["She said he was late."], ["swap"], attribute="gender", progress=False)
+    assert [r.text for r in records] == ["He said she was late."]
+
+
+def test_one_public_name_per_editor() -> None:
+    public = [n for n in dir(cf.editors) if not n.startswith("_")]
+    assert all(n == "EditorBase" or n.endswith("Editor") for n in public) and "AblationEditor" in public
+    with pytest.warns(DeprecationWarning, match="Ablation is now AblationEditor"):
+        old = cf.editors.Ablation
+    assert old is cf.editors.AblationEditor
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cf.editors.IdentitySwapEditor().name == "swap"
