@@ -1,13 +1,13 @@
 # counterfair — the two commands a fresh machine needs:
 #   make demo   installs counterfair and runs the main job (the fairness audit) on its built-in demo texts
 #   make test   installs counterfair with its test tools (and the Debian packages the tests need: WordNet, Chromium)
-#               and runs pytest, ruff and mypy
+#               and runs pytest, ruff, mypy and the docs build
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 OUT    ?= runs/demo
 
-.PHONY: install install-core system-deps demo test lint bench clean
+.PHONY: install install-core system-deps demo test lint docs bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,15 @@ test: install system-deps
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy
+	$(MAKE) docs
+
+# the documentation site (build/site, opens offline): warnings (a broken link or anchor, a docstring mkdocstrings cannot
+# read) are errors; the tutorial notebooks run during the build
+docs: $(BIN)/mkdocs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+$(BIN)/mkdocs:
+	$(MAKE) install
 
 lint:
 	$(BIN)/ruff check src tests benchmarks

@@ -23,9 +23,10 @@ def _gay_detector(texts: list[str]) -> np.ndarray:
     return np.array([0.9 if "gay" in t.lower() else 0.1 for t in texts])
 
 
-def test_the_readme_python_section_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Python\n", 1)[1].split("\n## ", 1)[0]
+@pytest.mark.parametrize("page", ["README.md", "docs/reference/python.md"])
+def test_the_readme_python_section_runs_as_written(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = (REPO / page).read_text(encoding="utf-8")
+    section = re.split(r"^#+ Python\n", text, maxsplit=1, flags=re.M)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, re.S)
     assert len(blocks) >= 3
     flow = blocks[1].strip().splitlines()
@@ -33,7 +34,7 @@ def test_the_readme_python_section_runs_as_written(tmp_path: Path, monkeypatch: 
     monkeypatch.chdir(tmp_path)
     scope: dict[str, object] = {}
     for block in blocks:
-        exec(compile(block, "README.md", "exec"), scope)
+        exec(compile(block, page, "exec"), scope)
     aud = scope["aud"]
     assert isinstance(aud, cf.AuditResult)
     assert {"islam", "identity"} <= set(aud.by_group.index.get_level_values("attribute"))

@@ -1,4 +1,4 @@
-"""The notebook tour (examples/notebook.ipynb, written by tools/make_notebook.py) executed with nbclient as a user
+"""The notebook tour (docs/tutorials/notebook.ipynb, written by tools/make_notebook.py) executed with nbclient as a user
 would run it: tab completion lists the public names, the Python API shows progress, and the classifier, an audit,
 its gate, a list of counterfactuals and a suite show readable views, each with its verdict first."""
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "examples" / "notebook.ipynb"
+NOTEBOOK = Path(__file__).resolve().parents[1] / "docs" / "tutorials" / "notebook.ipynb"
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Write examples/notebook.ipynb, the notebook tour that tests/test_notebook.py executes with nbclient (and that
+"""Write docs/tutorials/notebook.ipynb, the notebook tour that tests/test_notebook.py executes with nbclient (and that
 docs/gallery shows executed): python tools/make_notebook.py."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ CELLS = [
 
 def main() -> None:
     notebook = new_notebook(cells=CELLS, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}})
-    target = Path(__file__).resolve().parents[1] / "examples" / "notebook.ipynb"
+    target = Path(__file__).resolve().parents[1] / "docs" / "tutorials" / "notebook.ipynb"
     nbformat.write(notebook, target)
     print(f"wrote {target}")
 

@@ -7,7 +7,7 @@ results come back in input order. ``address`` names a running cluster (``ray://h
 it a local Ray instance is started with this machine's CPUs.
 
 A cluster whose LLM runs behind OpenAI-compatible servers (vLLM) needs no model on the Ray workers: name the servers
-with ``--llm openai:http://vllm-host:8000/v1`` and the workers only send requests (see docs/scaling.md).
+with ``--llm openai:http://vllm-host:8000/v1`` and the workers only send requests (see docs/how-to/scale-out.md).
 """
 
 from __future__ import annotations

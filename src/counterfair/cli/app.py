@@ -158,6 +158,10 @@ def one_attribute(value: str | None) -> str | None:
 
 
 # Options that several commands share, declared once.
+CLASSIFIER_HELP = (
+    "Classifier under test: profanity-check, sklearn:FILE, callable:MODULE:FUNC, http:URL, hf:DIR, scores:FILE, ... "
+    "(docs: Classifiers and models)."
+)
 OneAttribute = Annotated[
     str,
     typer.Option(

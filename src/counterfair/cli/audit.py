@@ -17,6 +17,7 @@ from ..views.console import (
     verdict_view,
 )
 from .app import (
+    CLASSIFIER_HELP,
     Encoding,
     LLMConcurrency,
     LLMParallel,
@@ -40,12 +41,14 @@ def audit(
     out: Annotated[Path, typer.Option("--out", "-o", help="Run directory (a rerun with it resumes).")] = Path(
         "counterfair-audit"
     ),
-    classifier: Annotated[str, typer.Option(help="Classifier under test (spec, see README).")] = "profanity-check",
+    classifier: Annotated[str, typer.Option(help=CLASSIFIER_HELP)] = "profanity-check",
     attributes: Annotated[
         str | None,
         typer.Option(
+            "--attributes",
+            "--attribute",
             help="Comma-separated attributes or packs (default: every paper-000 attribute the texts reference); "
-            "gender, names and nationality add their swaps; `counterfair attributes list` shows them all."
+            "gender, names and nationality add their swaps; `counterfair attributes list` shows them all.",
         ),
     ] = None,
     methods: Annotated[str, typer.Option(help="Comma-separated: " + editors_help("audit"))] = ",".join(

@@ -10,14 +10,14 @@ import typer
 from ..runs import allow_overwrite
 from ..summaries import BiasSummary
 from ..views.console import bias_view
-from .app import Encoding, Overwrite, app, console, end_with_verdict, listed, options_from
+from .app import CLASSIFIER_HELP, Encoding, Overwrite, app, console, end_with_verdict, listed, options_from
 
 
 @app.command()
 def bias(
     data: Annotated[Path, typer.Argument(help="Labelled texts (CSV/TSV/JSONL/JSON/Parquet).")],
     label_column: Annotated[str, typer.Option(help="Column with the gold label: 1/0, true/false, toxic/non-toxic.")],
-    classifier: Annotated[str, typer.Option(help="Classifier spec (see README).")] = "profanity-check",
+    classifier: Annotated[str, typer.Option(help=CLASSIFIER_HELP)] = "profanity-check",
     out: Annotated[
         Path, typer.Option("--out", "-o", help="Directory for rows.csv, summary.json, report.html/.md.")
     ] = Path("counterfair-bias"),

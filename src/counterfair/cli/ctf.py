@@ -13,7 +13,7 @@ from ..views.console import (
     ctf_view,
     fmt,
 )
-from .app import Encoding, MaxTextChars, Overwrite, app, console, require_extras
+from .app import CLASSIFIER_HELP, Encoding, MaxTextChars, Overwrite, app, console, require_extras
 
 
 @app.command()
@@ -22,7 +22,7 @@ def ctf(
     out: Annotated[Path, typer.Option("--out", "-o", help="Directory for summary.json and pairs.csv.")] = Path(
         "counterfair-ctf"
     ),
-    classifier: Annotated[str, typer.Option(help="Classifier spec (see README).")] = "profanity-check",
+    classifier: Annotated[str, typer.Option(help=CLASSIFIER_HELP)] = "profanity-check",
     identities: Annotated[
         str | None, typer.Option(help="Identity terms: t1,t2,... (default: the 50 Dixon et al. terms).")
     ] = None,

@@ -86,7 +86,7 @@ def generate(
         str,
         typer.Option(
             help="en, fr or de: the attribute's word lists, the identity set (identity-fr, identity-de) with "
-            "agreement of articles and adjectives, and the BERTScore encoder (see README, Languages)."
+            "agreement of articles and adjectives, and the BERTScore encoder (docs: French and German)."
         ),
     ] = "en",
     overwrite: Overwrite = False,

@@ -10,7 +10,7 @@ import typer
 from ..runs import allow_overwrite
 from ..summaries import SuiteSummary
 from ..views.console import suite_view
-from .app import Encoding, Overwrite, app, console, end_with_verdict, options_from
+from .app import CLASSIFIER_HELP, Encoding, Overwrite, app, console, end_with_verdict, options_from
 
 suite_app = typer.Typer(
     help="Functional test suites: cases with a gold label, a functionality and a target (HateCheck's layout).",
@@ -25,7 +25,7 @@ def run(
         Path | None,
         typer.Argument(help="Cases (CSV/TSV/JSONL/JSON/Parquet); without it, counterfair's own template suite."),
     ] = None,
-    classifier: Annotated[str, typer.Option(help="Classifier spec (see README).")] = "profanity-check",
+    classifier: Annotated[str, typer.Option(help=CLASSIFIER_HELP)] = "profanity-check",
     out: Annotated[Path, typer.Option("--out", "-o", help="Directory for rows.csv, summary.json, report.html/.md.")] = (
         Path("counterfair-suite")
     ),

@@ -1,0 +1,47 @@
+"""The documentation's generated pages (tools/docs_hooks.py): the CLI reference holds every command, the options table
+every option with one placeholder, the API page every public name; paper numbers link to their citations. The site
+itself is built with warnings as errors by `make test` (`make docs`)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import counterfair as cf
+
+REPO = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("docs_hooks", REPO / "tools" / "docs_hooks.py")
+assert spec and spec.loader
+hooks = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(hooks)
+
+
+def test_generated_reference_pages_cover_the_commands_options_and_api() -> None:
+    cli = hooks.cli_reference()
+    commands = [name for name, _ in hooks._commands()]
+    assert len(commands) >= 30
+    for name in commands:
+        assert f"## `counterfair {name}`" in cli, name
+    assert "&#x27;" not in cli and "<str>" not in cli and "* `--classifier SPEC`" in cli
+    options = hooks.options_reference()
+    row = next(line for line in options.splitlines() if line.startswith("| `--attributes`"))
+    assert "`NAME|FILE,...`" in row or "`NAME|FILE`" in row
+    assert "`generate`" in row and "`audit`" in row
+    api = hooks.api_reference()
+    listed = set(re.findall(r"^::: counterfair\.[\w.]+\.(\w+)$", api, re.M))
+    assert {n for n in cf.__all__ if n[0].isupper() and n.endswith(("Options", "Result"))} <= listed
+    assert {"audit", "generate", "evaluate", "ctf", "feedback", "bias", "suite", "assert_fair"} <= listed
+
+
+def test_paper_numbers_link_to_their_citation_outside_code() -> None:
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="how-to/generate.md"))
+    text = "As paper 000 says (`paper 001`),\n```bash\n# paper 002\n```\nand papers 004."
+    out = hooks.on_page_markdown(text, page, None, None)
+    assert "[paper 000](../concepts/papers.md#paper-000)" in out
+    assert "`paper 001`" in out and "# paper 002" in out  # code left alone
+    assert "[papers 004](../concepts/papers.md#paper-004)" in out
+    papers = (REPO / "docs" / "concepts" / "papers.md").read_text(encoding="utf-8")
+    for number in ("000", "001", "002", "004"):
+        assert f"{{#paper-{number}}}" in papers

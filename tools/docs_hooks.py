@@ -1,0 +1,210 @@
+"""MkDocs hooks (mkdocs.yml ``hooks:``): the reference pages that are generated, so they cannot drift from the code.
+
+- ``reference/cli.md``: every command's usage, arguments and options, from the typer app (typer's own Markdown);
+- ``reference/options.md``: one row per option name, with its placeholder and the commands that take it (the
+  vocabulary: one name and one placeholder per idea);
+- ``reference/api.md``: the top-level names of ``import counterfair as cf`` (verbs, options, results), the editors
+  and the extension points, rendered by mkdocstrings from their docstrings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any
+
+CLI_INTRO = """# Command-line reference
+
+Generated from the commands themselves at every docs build. Placeholders say what goes in an option (`SPEC`: a
+classifier or LLM spec, see [Classifiers and models](classifiers.md); `DIR`, `FILE`, `COLUMN`; `A|B`: one of the
+choices; `X,...`: a comma-separated list); the same idea has the same name in every command: [Options](options.md).
+Exit codes: 0 done (every gate rule passed), 1 a gate rule failed, 2 bad input, a missing extra or a rule that could
+not be evaluated.
+
+"""
+
+API_GROUPS = {
+    "The verbs": [
+        "audit",
+        "generate",
+        "evaluate",
+        "ctf",
+        "feedback",
+        "bias",
+        "suite",
+        "as_classifier",
+        "evaluate_methods",
+        "run_audit",
+        "run_generate",
+        "run_ctf",
+        "evaluate_pairs",
+        "nli_revision_pairs",
+    ],
+    "Options": [
+        "AuditOptions",
+        "GenerateOptions",
+        "EvaluateOptions",
+        "CTFOptions",
+        "FeedbackOptions",
+        "BiasOptions",
+        "SuiteOptions",
+    ],
+    "Results": [
+        "AuditResult",
+        "CTFResult",
+        "EvaluationResult",
+        "FeedbackResult",
+        "MethodComparison",
+        "BiasResult",
+        "SuiteResult",
+    ],
+}
+EXTENSION_POINTS = [
+    ("Records", ["counterfair.records.Counterfactual", "counterfair.records.Candidate", "counterfair.records.Edit"]),
+    (
+        "Editors",
+        [
+            "counterfair.editors.base.EditorBase",
+            "counterfair.editors.registry.EditorSpec",
+            "counterfair.editors.registry.register_editor",
+        ],
+    ),
+    (
+        "Classifiers",
+        ["counterfair.classifiers.kinds.ClassifierKind", "counterfair.classifiers.kinds.register_classifier_kind"],
+    ),
+    ("Metrics", ["counterfair.metrics.cards.MetricCard", "counterfair.metrics.cards.register_metric"]),
+    ("Testing", ["counterfair.testing.assert_fair"]),
+    ("Errors", ["counterfair.errors.CounterfairError", "counterfair.extras.MissingExtra"]),
+]
+
+
+def cli_reference() -> str:
+    import typer
+    from typer.cli import get_docs_for_click
+
+    from counterfair.cli import app
+
+    command = typer.main.get_command(app)
+    ctx = typer.Context(command)
+    text = get_docs_for_click(obj=command, ctx=ctx, name="counterfair", title="counterfair")
+    return CLI_INTRO + text.replace("&#x27;", "'").replace("# `counterfair`", "## `counterfair`", 1)
+
+
+def _commands() -> list[tuple[str, Any]]:
+    import typer
+
+    from counterfair.cli import app
+
+    found: list[tuple[str, Any]] = []
+
+    def walk(command: Any, path: list[str]) -> None:
+        if hasattr(command, "commands"):
+            for name, sub in command.commands.items():
+                walk(sub, [*path, name])
+        else:
+            found.append((" ".join(path), command))
+
+    walk(typer.main.get_command(app), [])
+    return found
+
+
+def options_reference() -> str:
+    from counterfair.cli.app import placeholder
+
+    rows: dict[str, dict[str, Any]] = defaultdict(lambda: {"spelled": {}, "shown": set(), "commands": [], "help": ""})
+    for name, command in _commands():
+        for param in command.params:
+            if param.param_type_name != "option":
+                continue
+            row = rows[param.opts[0]]
+            row["spelled"].update(dict.fromkeys(param.opts + list(param.secondary_opts)))
+            row["shown"].add(placeholder(param) or "(flag)")
+            row["commands"].append(f"`{name}`")
+            row["help"] = row["help"] or (param.help or "").split(". ")[0].replace("|", "\\|")
+    lines = [
+        "# Options across commands",
+        "",
+        "Generated from the commands at every docs build: each option name means one thing and takes one kind of "
+        "value wherever it appears (a test, `tests/test_vocabulary.py`, keeps it so). Placeholders: `SPEC` a "
+        "classifier or LLM spec ([Classifiers and models](classifiers.md)), `A|B` one of the choices, `X,...` a "
+        "comma-separated list. Any option of `audit` can also come from `--config FILE.yaml`.",
+        "",
+        "| option | value | commands | what it is (first command's help) |",
+        "|---|---|---|---|",
+    ]
+    for first in sorted(rows, key=lambda o: (-len(rows[o]["commands"]), o)):
+        row = rows[first]
+        shown = " or ".join(f"`{s}`" if s != "(flag)" else s for s in sorted(row["shown"]))
+        spelled = ", ".join(f"`{o}`" for o in row["spelled"])
+        lines.append(f"| {spelled} | {shown} | {', '.join(row['commands'])} | {row['help']} |")
+    return "\n".join(lines) + "\n"
+
+
+def api_reference() -> str:
+    out = [
+        "# Python API reference",
+        "",
+        "Generated from the docstrings at every docs build. `import counterfair as cf` does no work: every name below "
+        "loads its module on first use. How the pieces fit: [Python](python.md) and the "
+        "[notebook tour](../tutorials/notebook.ipynb).",
+        "",
+    ]
+    from counterfair import _LAZY  # the lazy table is the public surface
+
+    for group, names in API_GROUPS.items():
+        out += [f"## {group}", ""]
+        for name in names:
+            out += [f"::: {_LAZY[name]}.{name}", "    options:", "      heading_level: 3", ""]
+    out += ["## Extension points", ""]
+    for group, paths in EXTENSION_POINTS:
+        out += [f"### {group}", ""]
+        for path in paths:
+            out += [f"::: {path}", "    options:", "      heading_level: 4", ""]
+    return "\n".join(out)
+
+
+def on_files(files: Any, config: Any) -> Any:
+    from mkdocs.structure.files import File
+
+    for uri, make in (
+        ("reference/cli.md", cli_reference),
+        ("reference/options.md", options_reference),
+        ("reference/api.md", api_reference),
+    ):
+        files.append(File.generated(config, uri, content=make()))
+    return files
+
+
+_PAPER = re.compile(r"(?<![\[\w/#`-])[Pp]apers? (000|001|002|004)\b(?![\]\w])")
+_FENCE = re.compile(r"^(```|~~~)")
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    """ "paper 000" (001, 002, 004) becomes a link to its citation on the papers page, outside code blocks, links and
+    inline code: every page names a paper by number, and one click gives its title, authors and venue."""
+    if page.file.src_uri == "concepts/papers.md":
+        return markdown
+    depth = page.file.src_uri.count("/")
+    target = "../" * depth + "concepts/papers.md"
+    out, fenced = [], False
+    for line in markdown.split("\n"):
+        if _FENCE.match(line.strip()):
+            fenced = not fenced
+        if fenced or line.startswith("    "):
+            out.append(line)
+            continue
+        pieces = line.split("`")
+        for i in range(0, len(pieces), 2):  # even pieces are outside inline code
+            pieces[i] = _PAPER.sub(lambda m: f"[{m.group(0)}]({target}#paper-{m.group(1)})", pieces[i])
+        out.append("`".join(pieces))
+    return "\n".join(out)
+
+
+_ROLE = re.compile(r":(?:class|func|meth|mod|attr|data|exc|obj):(<code>)~?")
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
+    """Docstrings cross-reference in Sphinx's roles (``:class:`X```), which mkdocstrings shows as written: the API page
+    shows the name alone."""
+    return _ROLE.sub(r"\1", html) if page.file.src_uri == "reference/api.md" else html
