@@ -2,6 +2,7 @@
 every extra (counterfair.extras.EXTRAS) and of the models they bring cannot be found or imported.
 
     python tests/core_only.py audit --demo --out DIR
+    python tests/core_only.py --python script.py
 """
 
 import importlib.abc
@@ -69,6 +70,10 @@ if sys.argv[1:2] == ["--batch"]:  # --batch IN.json OUT.json: a list of command 
 
     batch, target = Path(sys.argv[2]), Path(sys.argv[3])
     target.write_text(json.dumps([run(args) for args in json.loads(batch.read_text())], indent=1))
+elif sys.argv[1:2] == ["--python"]:  # --python SCRIPT.py: the Python API on the core install
+    from pathlib import Path
+
+    exec(compile(Path(sys.argv[2]).read_text(), sys.argv[2], "exec"), {"__name__": "__main__"})
 else:
     sys.argv = ["counterfair", *sys.argv[1:]]
     main()

@@ -198,3 +198,54 @@ def test_cache_info_and_clear(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert sorted(p.name for p in tmp_path.iterdir()) == ["store.sqlite"]
     clear_cache()
     assert list(tmp_path.iterdir()) == []
+
+
+API_CALLS = """
+import json, sys, time
+import counterfair as cf
+
+calls = {
+    "generate llm": lambda: cf.generate(["My Muslim friend."], ["llm"], attribute="islam", progress=False),
+    "evaluate perplexity": lambda: cf.evaluate([("a b", "a c")], metrics=["perplexity"], progress=False),
+    "feedback mask_fill": lambda: cf.feedback(["good film"], "mask_fill", "profanity-check", steps=1, progress=False),
+    "audit hf": lambda: cf.audit(["I am gay."], "hf:/nowhere", progress=False),
+    "ctf hf": lambda: cf.ctf(["I am gay."], "hf:/nowhere", progress=False),
+    "audit core": lambda: cf.audit(["I am gay.", "Muslims pray."], "profanity-check", methods=["swap"], progress=False),
+}
+out = {}
+for name, call in calls.items():
+    started = time.perf_counter()
+    try:
+        result = call()
+        out[name] = ["ran", type(result).__name__, time.perf_counter() - started]
+    except Exception as err:
+        out[name] = [type(err).__name__, str(err), time.perf_counter() - started]
+print(json.dumps(out))
+"""
+
+
+def test_the_python_api_names_its_extra_before_any_work(tmp_path: Path) -> None:
+    script = tmp_path / "calls.py"
+    script.write_text(API_CALLS)
+    env = {**os.environ, "COUNTERFAIR_STORE": "off", "COUNTERFAIR_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).with_name("core_only.py")), "--python", str(script)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    lines = {
+        "generate llm": "pip install 'counterfair[llm,metrics]'",
+        "evaluate perplexity": "pip install 'counterfair[metrics]'",
+        "feedback mask_fill": "pip install 'counterfair[llm,metrics]'",
+        "audit hf": "pip install 'counterfair[metrics]'",
+        "ctf hf": "pip install 'counterfair[metrics]'",
+    }
+    for name, line in lines.items():
+        kind, message, _ = results[name]
+        # MissingExtra, not the error loading would give ('hf:/nowhere' does not exist): refused before any work
+        assert kind == "MissingExtra" and line in message, (name, kind, message)
+    assert results["audit core"][:2] == ["ran", "AuditResult"]

@@ -4,6 +4,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
+import torch
 
 from counterfair import models
 from counterfair.errors import ChecksumError, ConfigError, ModelNotAvailable
@@ -128,10 +129,28 @@ def test_gemma_resolves_from_its_package_and_its_conversion_is_cached() -> None:
     assert model_status(info, verify=True).sha256 == "ok"
     lm = models.load_causal_lm("gemma-3-270m")
     assert lm.sha256 == info.sha256
-    converted = models.cache_root() / "converted" / f"gemma-3-270m-{info.sha256[:16]}-float32"
+    # the dequantised copy is kept in float16 (570 MB, not 1.1 GB), and computed with in float32
+    converted = models.cache_root() / "converted" / f"gemma-3-270m-{info.sha256[:16]}-float16"
     assert (converted / ".complete").exists()
-    assert (converted / "model.safetensors").exists()
+    assert (converted / "model.safetensors").stat().st_size < 700e6
+    assert not list(converted.parent.glob(f"gemma-3-270m-{info.sha256[:16]}-float32"))
+    assert lm.weights == "float16 copy of the GGUF"
+    weight = next(lm.model.parameters())
+    assert weight.dtype == torch.float32 and torch.equal(weight, weight.half().float())
     assert getattr(lm.model.config, "quantization_config", None) is None
+
+
+def test_converted_copies_in_one_dtype(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    kept = tmp_path / "gemma-3-270m-0123456789abcdef-float16"
+    for name in (kept.name, "gemma-3-270m-0123456789abcdef-float32", "other-model-0123456789abcdef-float32"):
+        (tmp_path / name).mkdir()
+    models._drop_other_copies(kept)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [kept.name, "other-model-0123456789abcdef-float32"]
+    monkeypatch.setenv("COUNTERFAIR_CONVERTED_DTYPE", "float32")
+    assert models.converted_dtype() == "float32"
+    monkeypatch.setenv("COUNTERFAIR_CONVERTED_DTYPE", "int4")
+    with pytest.raises(ConfigError, match="COUNTERFAIR_CONVERTED_DTYPE='int4'"):
+        models.converted_dtype()
 
 
 def test_minilm_and_profanity_check_resolve() -> None:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from counterfair.records import Edit
@@ -119,3 +121,35 @@ def test_swaps_write_an_before_an_initialism_and_keep_an_initialisms_capitals_to
         "She is a gay activist.", "She is a Muslim activist.",
     ]  # fmt: skip  # was "a GAY activist", "an MUSLIM activist"
     assert [c.text for c in editor.edit(["I HATE LGBT PEOPLE"])[0]] == ["I HATE GAY PEOPLE", "I HATE MUSLIM PEOPLE"]
+
+
+def test_case_folding_and_lookalikes_neither_crash_nor_hide_terms() -> None:
+    """#35: "İ".lower() is two code points and "ſ".lower() is "ſ", while the regex folds both: a match was looked up
+    under a key no term had (KeyError for a whole run). Long s, Turkish i, full-width letters and Cyrillic lookalikes
+    are folded one for one before matching; the edit keeps the text around the match."""
+    from counterfair.text import TermMatcher, fold_for_matching
+
+    matcher = TermMatcher(["islam", "muslims", "gay", "indian"])
+    texts = ["İslam is old.", "Muſlims pray.", "A ｇａｙ man.", "My İndian friend.", "Musl\u0456ms pray."]
+    found = [[(m.text, m.term) for m in matcher.find(t)] for t in texts]
+    assert found == [
+        [("Islam", "islam")],
+        [("Muslims", "muslims")],
+        [("gay", "gay")],
+        [("Indian", "indian")],
+        [("Muslims", "muslims")],
+    ]
+    assert all(len(fold_for_matching(t)) == len(t) for t in texts)
+    new, edits = matcher.replace("Muſlims and İslam.", {"muslims": "Christians", "islam": "Christianity"})
+    assert new == "Christians and Christianity." and [e.old for e in edits] == ["Muſlims", "İslam"]  # as written
+
+
+def test_unicode_texts_run_through_generate_and_gender_swaps(tmp_path: Path) -> None:
+    import counterfair as cf
+
+    texts = ["İslam is a religion.", "Muſlims pray.", "The actreſs is gay."]
+    records = cf.generate(texts, ["ablation", "swap"], attribute="islam", identities="muslim,christian", progress=False)
+    by = {(r.source_id, r.editor): r for r in records}
+    assert by[("0", "ablation")].text == "is a religion." and by[("1", "swap")].text == "Christians pray."
+    gender = cf.generate(texts, ["swap"], attribute="gender", progress=False)
+    assert "The actor is gay." in {r.text for r in gender}

@@ -15,7 +15,7 @@ from .errors import ConfigError
 #: the parts of the cache and what each holds (anything else found there is listed as "other")
 PARTS: dict[str, str] = {
     "gguf": "GGUF models reassembled from their chunk packages (the rewriting LLM: about 0.7-1.1 GB)",
-    "converted": "model copies converted for transformers (Gemma-3-270M for perplexity: about 1.1 GB)",
+    "converted": "model copies converted for transformers (Gemma-3-270M for perplexity: about 570 MB in float16)",
     "store.sqlite": "the run store: classifier scores, generated candidates and metric values by input",
     "wordnet": "NLTK's view of Debian's WordNet (the synonym editor)",
     "sha256.json": "verified model digests by path, size and modification time",

@@ -9,8 +9,10 @@ are sha256-checked; a verified digest is remembered in ``<cache>/sha256.json`` k
 modification time, so a file is hashed once, not on every run.
 
 A GGUF causal LM is dequantised by transformers on first load (about a minute for Gemma-3-270M on two
-cores); the resulting fp32 weights are saved under ``<cache>/converted/`` and later loads take seconds.
-``<cache>`` is ``$COUNTERFAIR_CACHE`` or ``~/.cache/counterfair``.
+cores); the weights are saved under ``<cache>/converted/`` in float16 (570 MB for Gemma-3-270M, where float32 took
+1.1 GB; perplexities move by 0.05 % on average, 0.13 % at most) and later loads take seconds, upcast to the dtype
+asked for. ``COUNTERFAIR_CONVERTED_DTYPE=float32`` keeps an exact float32 copy instead. The copy's dtype is part of
+every perplexity's signature and run-store key. ``<cache>`` is ``$COUNTERFAIR_CACHE`` or ``~/.cache/counterfair``.
 """
 
 from __future__ import annotations
@@ -363,6 +365,7 @@ class LoadedLM:
     model_id: str
     sha256: str | None
     source: str
+    weights: str = "as stored"  # a GGUF's dequantised copy: "float16 copy of the GGUF" (COUNTERFAIR_CONVERTED_DTYPE)
 
 
 _LM_CACHE: dict[tuple[str, str], LoadedLM] = {}
@@ -464,20 +467,22 @@ def _load_causal_lm(name_or_path: str, *, dtype: str, progress: bool) -> LoadedL
 
     _gguf_is_valid(path)
     digest = expected_sha or sha256_of(path)
-    converted = cache_root() / "converted" / f"{model_id}-{digest[:16]}-{dtype}"
+    stored = converted_dtype()
+    weights = f"{stored} copy of the GGUF"
+    converted = cache_root() / "converted" / f"{model_id}-{digest[:16]}-{stored}"
     marker = converted / ".complete"
     if marker.exists():
         with quiet_loading():
             tokenizer = AutoTokenizer.from_pretrained(converted)
             model = AutoModelForCausalLM.from_pretrained(converted, dtype=torch_dtype)
-        return LoadedLM(model.eval(), tokenizer, model_id, digest, str(path))
+        return LoadedLM(model.eval(), tokenizer, model_id, digest, str(path), weights)
 
     if progress:
         from rich.console import Console
 
         Console(stderr=True).print(
             f"[dim]first load of {model_id}: dequantising the GGUF (about a minute for a 270M model); "
-            f"a {dtype} copy is saved to {converted} so later loads take seconds[/dim]"
+            f"a {stored} copy is saved to {converted} so later loads take seconds[/dim]"
         )
     try:
         tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
@@ -487,16 +492,40 @@ def _load_causal_lm(name_or_path: str, *, dtype: str, progress: bool) -> LoadedL
     setattr(model, "hf_quantizer", None)  # noqa: B010 - the saved copy must not claim to be quantised
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
+    # this run computes with the weights later runs load (the stored dtype, upcast), so its numbers are theirs
+    model = model.to(_torch_dtype(stored)).to(torch_dtype)
     try:
         converted.mkdir(parents=True, exist_ok=True)
-        model.save_pretrained(converted)
+        model.to(_torch_dtype(stored)).save_pretrained(converted)
+        model.to(torch_dtype)
         tokenizer.save_pretrained(converted)
-        marker.write_text(json.dumps({"source": str(path), "sha256": digest}), encoding="utf-8")
+        marker.write_text(json.dumps({"source": str(path), "sha256": digest, "dtype": stored}), encoding="utf-8")
+        _drop_other_copies(converted)
     except OSError as err:  # a full disk or read-only cache costs speed next time, not this run
         from rich.console import Console
 
         Console(stderr=True).print(f"[yellow]could not cache the converted model: {err}[/yellow]")
-    return LoadedLM(model.eval(), tokenizer, model_id, digest, str(path))
+    return LoadedLM(model.eval(), tokenizer, model_id, digest, str(path), weights)
+
+
+def converted_dtype() -> str:
+    """The dtype of a GGUF's dequantised copy in the cache: float16 unless COUNTERFAIR_CONVERTED_DTYPE says
+    float32 (exact) or bfloat16."""
+    value = os.environ.get("COUNTERFAIR_CONVERTED_DTYPE", "float16").strip().lower()
+    if value not in ("float16", "bfloat16", "float32"):
+        raise ConfigError(f"COUNTERFAIR_CONVERTED_DTYPE={value!r}: use float16 (default), bfloat16 or float32")
+    return value
+
+
+def _drop_other_copies(kept: Path) -> None:
+    """Copies of the same GGUF in another dtype (the float32 copies of earlier versions, 1.1 GB for Gemma-3-270M)
+    are deleted once the new copy is complete."""
+    import shutil
+
+    stem = kept.name.rsplit("-", 1)[0]
+    for other in kept.parent.glob(f"{stem}-*"):
+        if other != kept and other.is_dir():
+            shutil.rmtree(other, ignore_errors=True)
 
 
 def clear_loaded_models() -> None:

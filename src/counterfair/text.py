@@ -127,6 +127,24 @@ def match_case(source: str, replacement: str) -> str:
     return replacement
 
 
+# Characters that hide a term from a matcher, each mapped to the one it stands for, one for one (offsets keep): the
+# long s ("Muſlims"), Turkish dotted and dotless i ("İslam": its lower() is two code points), the Kelvin sign,
+# full-width Latin letters and digits ("ｇａｙ"), and Cyrillic and Greek letters that look like Latin ones ("Muslіm"
+# with a Cyrillic і). Matchers read the folded text; edits keep the original characters around a match.
+TEXT_FOLDING = "fold/1"
+_FOLD = str.maketrans(
+    {"ſ": "s", "İ": "I", "ı": "i", "K": "K"}
+    | {chr(0xFF01 + k): chr(0x21 + k) for k in range(0x5E)}
+    | dict(zip("аеорсухіјѕАВЕКМНОРСТХІЈЅ", "aeopcyxijsABEKMHOPCTXIJS", strict=True))
+    | dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧο", "ABEZHIKMNOPTYXo", strict=True))
+)
+
+
+def fold_for_matching(text: str) -> str:
+    """``text`` with the characters that hide terms replaced one for one (same length, same offsets)."""
+    return text.translate(_FOLD)
+
+
 @dataclass(frozen=True)
 class TermMatch:
     """One occurrence of a term: ``text[start:end]`` matched the listed ``term``."""
@@ -155,6 +173,7 @@ class TermMatcher:
     def __init__(self, terms: Iterable[str], *, case_sensitive: bool = False) -> None:
         self.case_sensitive = case_sensitive
         self._canonical: dict[str, str] = {}
+        self._folded: dict[str, str] = {}  # matches whose lower() is not a listed term's (Unicode case folding)
         for raw in terms:
             term = " ".join(str(raw).split())
             if not term:
@@ -177,16 +196,29 @@ class TermMatcher:
         normal = " ".join(matched.split())
         return normal if self.case_sensitive else normal.lower()
 
+    def _term_of(self, matched: str) -> str:
+        """The listed term a match stands for. The regex folds case as Unicode does ("İslam", "Muſlims" match islam,
+        muslims) while ``str.lower`` does not ("İ".lower() is two code points, "ſ" stays "ſ"): a match lower() cannot
+        key is found by matching it against each term, once, and remembered."""
+        key = self._key(matched)
+        term = self._canonical.get(key) or self._folded.get(key)
+        if term is None:
+            flags = 0 if self.case_sensitive else re.IGNORECASE
+            term = next(t for t in self._canonical.values() if re.fullmatch(_term_pattern(t), matched, flags))
+            self._folded[key] = term
+        return term
+
     def find(self, text: str) -> list[TermMatch]:
-        """All non-overlapping matches, left to right."""
+        """All non-overlapping matches, left to right, in the folded text (:func:`fold_for_matching`): a match's
+        ``text`` is its folded surface ("Muslims" for "Muſlims"), its span the original's."""
+        folded = fold_for_matching(text)
         return [
-            TermMatch(m.start(), m.end(), m.group(0), self._canonical[self._key(m.group(0))])
-            for m in self._regex.finditer(text)
+            TermMatch(m.start(), m.end(), m.group(0), self._term_of(m.group(0))) for m in self._regex.finditer(folded)
         ]
 
     def contains(self, text: str) -> bool:
         """Whether any term occurs in ``text``."""
-        return self._regex.search(text) is not None
+        return self._regex.search(fold_for_matching(text)) is not None
 
     def replace(
         self,
@@ -219,7 +251,7 @@ class TermMatcher:
                 new = match_case(match.text, new)
             pieces.append(text[cursor : match.start])
             pieces.append(new)
-            edits.append(Edit(match.start, match.end, match.text, new))
+            edits.append(Edit(match.start, match.end, text[match.start : match.end], new))
             cursor = match.end
         pieces.append(text[cursor:])
         return "".join(pieces), tuple(edits)

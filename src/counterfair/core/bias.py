@@ -261,7 +261,9 @@ def bias(
     ...)."""
     from ..classifiers import as_classifier
     from ..records import make_options
+    from .needs import require_in_memory
 
+    require_in_memory(BiasOptions, options, classifier=classifier)  # a missing extra is named before any work
     clf = as_classifier(classifier)
     opts = make_options(BiasOptions, {"classifier": clf.spec, **options})
     read, gold = read_labelled(texts, opts, labels)

@@ -121,10 +121,11 @@ def ctf(
     as :func:`ctf_core` (``identities``, ``label_column``, ``guard``, ``seed``, ...)."""
     from ..classifiers import as_classifier
     from ..progress import resolve_progress
-    from ..records import make_options
     from ..results import CTFResult
+    from .needs import require_in_memory
 
-    make_options(CTFOptions, options)  # an unknown option is named, with a "did you mean"
+    # an unknown option is named, with a "did you mean"; a missing extra before any work
+    require_in_memory(CTFOptions, options, classifier=classifier)
     pairs, summary = ctf_core(texts, as_classifier(classifier), progress=resolve_progress(progress), **options)
     return CTFResult(pairs, summary)
 

@@ -176,7 +176,11 @@ def evaluate(
     :func:`~counterfair.as_classifier` takes; ``options``: :class:`EvaluateOptions`'s fields."""
     from ..classifiers import as_classifier
     from ..records import make_options
+    from .needs import require_in_memory
 
+    require_in_memory(
+        EvaluateOptions, {"metrics": list(metrics) if metrics else None, **options}, classifier=classifier
+    )
     frame = _pairs_frame(pairs)
     clf = as_classifier(classifier) if classifier is not None else None
     named = {"classifier": clf.spec} if clf is not None else {}

@@ -124,9 +124,12 @@ def feedback(
     from ..checkpoint import MemorySink
     from ..classifiers import as_classifier
     from ..records import make_options
+    from .needs import require_in_memory
 
-    clf = as_classifier(classifier)
     name = editor if isinstance(editor, str) else f"external:{editor.name}"  # an editor object: recorded by name
+    asked = {"steps": steps, "editor": name, **options}
+    require_in_memory(FeedbackOptions, asked, classifier=classifier, editor=editor)  # before any work
+    clf = as_classifier(classifier)
     opts = make_options(FeedbackOptions, {"editor": name, "classifier": clf.spec, "steps": steps, **options})
     ed = editor if isinstance(editor, EditorBase) else build_editor(opts, clf)
     origin, ids, source_texts = read_input(texts, opts)

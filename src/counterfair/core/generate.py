@@ -708,6 +708,9 @@ def generate(
 
     names = [e for e in editors if isinstance(e, str)]
     objects = [e for e in editors if not isinstance(e, str)]
+    from .needs import require_in_memory
+
+    require_in_memory(GenerateOptions, {"methods": names or ["ablation"], **options})  # before any work
     opts = make_options(GenerateOptions, {"methods": names or ["ablation"], **options})
     read = read_input(texts, opts)  # a file is read once, for the method names and the editor objects alike
     _, ids, source_texts = read

@@ -5,12 +5,13 @@
 extras it needs (:mod:`counterfair.extras`). :func:`require` raises one :class:`~counterfair.extras.MissingExtra`
 naming every missing extra and the exact ``pip install 'counterfair[...]'`` line, then runs the editors' own
 preflight checks (Debian's WordNet for the synonym editor). Every shell calls it first, so the command line and the
-Python API refuse before reading the input or claiming the run directory.
+Python API refuse before reading the input or claiming the run directory; the in-memory verbs (``cf.audit``,
+``cf.generate``, ...) call :func:`require_in_memory` before building a classifier or an editor.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .. import extras
@@ -101,3 +102,27 @@ def require(options: Any, **objects: Any) -> None:
             preflight = editor_spec(name).preflight
             if preflight is not None:
                 preflight()
+
+
+def require_in_memory(kind: Any, options: Mapping[str, Any], **objects: Any) -> None:
+    """The in-memory verbs' check (``cf.generate(texts, ["llm"])``, ``cf.audit(texts, "hf:DIR")``), before anything
+    is built or read: ``options`` as the verb will pass them to its options dataclass ``kind``; ``objects`` what the
+    verb takes as a spec or an object (``classifier``, ``editor``): a string is checked as a spec, an object counts as
+    given."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from ..records import make_options
+
+    fields = {f.name for f in dataclasses.fields(kind)}
+    specs = {name: value for name, value in objects.items() if isinstance(value, str)}
+    built = {name: value for name, value in objects.items() if value is not None and not isinstance(value, str)}
+    # a built object stands in its field by a name (the options' own checks see it given; needs() skips it)
+    named = {
+        k: getattr(v, "spec", None) or f"python:{type(v).__name__}"
+        for k, v in built.items()
+        if k in fields and k not in options
+    }
+    opts = make_options(kind, {**options, **named, **{k: v for k, v in specs.items() if k in fields}})
+    beside = {k: v for k, v in specs.items() if k not in fields}  # a spec the options do not hold (ctf's classifier)
+    require(SimpleNamespace(**{**vars(opts), **beside}) if beside else opts, **built)

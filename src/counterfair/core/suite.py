@@ -258,7 +258,9 @@ def suite(
     with Wilson intervals (worst first), and the bias AUCs with the targets as groups."""
     from ..classifiers import as_classifier
     from ..results import SuiteResult
+    from .needs import require_in_memory
 
+    require_in_memory(SuiteOptions, {}, classifier=classifier)  # a missing extra is named before any work
     clf = as_classifier(classifier)
     opts = SuiteOptions(
         classifier=clf.spec,

@@ -33,7 +33,7 @@ from ..errors import ConfigError, ModelNotAvailable
 from ..lexicons.attributes import GenderSet, IdentitySet, load_swap_set
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate, Edit
-from ..text import TermMatcher, match_case
+from ..text import TEXT_FOLDING, TermMatcher, match_case
 from .base import EditorBase
 from .swap import splice
 
@@ -185,6 +185,7 @@ class GenderSwapEditor(EditorBase):
 
     def params(self) -> dict[str, Any]:
         return {
+            "text_folding": TEXT_FOLDING,
             "pack": self.gender.name,
             "version": self.gender.info.get("version"),
             "grammar": self.gender.grammar,

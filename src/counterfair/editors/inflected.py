@@ -31,7 +31,7 @@ from ..errors import ConfigError, ModelNotAvailable
 from ..lexicons.attributes import IdentitySet, TermInflection
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate
-from ..text import TermMatch, TermMatcher, match_case
+from ..text import TEXT_FOLDING, TermMatch, TermMatcher, match_case
 from . import agreement as ag
 from .agreement import Word, word_before
 from .base import EditorBase
@@ -102,6 +102,7 @@ class InflectedSwapEditor(EditorBase):
 
     def params(self) -> dict[str, Any]:
         return {
+            "text_folding": TEXT_FOLDING,
             "identities": self.identities.name,
             "language": self.language,
             "terms": list(self.identities.terms),

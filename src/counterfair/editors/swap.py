@@ -47,7 +47,7 @@ from ..lexicons.attributes import IdentitySet, load_identity_set
 from ..lexicons.nouns import GUARD_LEXICON, NounFacts, noun_facts
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate, Edit
-from ..text import TermMatch, TermMatcher, indefinite_article, match_case
+from ..text import TEXT_FOLDING, TermMatch, TermMatcher, indefinite_article, match_case
 from .base import EditorBase
 
 PERSON_NOUNS = frozenset(
@@ -408,6 +408,7 @@ class IdentitySwapEditor(EditorBase):
 
     def params(self) -> dict[str, Any]:
         return {
+            "text_folding": TEXT_FOLDING,
             "identities": self.identities.name,
             "terms": list(self.identities.terms),
             "targets": list(self.targets),

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from ..lexicons.attributes import Attribute, load_attribute
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate, Edit
-from ..text import match_case
+from ..text import TEXT_FOLDING, match_case
 from .base import EditorBase
 
 _HYPHEN_PREFIX = re.compile(r"(?<![\w-])(?:\w+-)+$")  # "anti-", "pro-anti-" right before a term
@@ -27,7 +27,7 @@ class AblationEditor(EditorBase):
         self._matcher = self.attribute.matcher()
 
     def params(self) -> dict[str, Any]:
-        return {"attribute": self.attribute.name, "terms": sorted(self.attribute.terms)}
+        return {"attribute": self.attribute.name, "terms": sorted(self.attribute.terms), "text_folding": TEXT_FOLDING}
 
     def ablate(self, text: str) -> tuple[str, tuple[Edit, ...]]:
         pieces: list[str] = []
@@ -78,7 +78,11 @@ class SubstitutionEditor(EditorBase):
         self._matcher = self.attribute.matcher()
 
     def params(self) -> dict[str, Any]:
-        return {"attribute": self.attribute.name, "substitution": dict(sorted(self.attribute.substitution.items()))}
+        return {
+            "attribute": self.attribute.name,
+            "substitution": dict(sorted(self.attribute.substitution.items())),
+            "text_folding": TEXT_FOLDING,
+        }
 
     def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:
         hook = progress or NullProgress()

@@ -111,6 +111,7 @@ class PerplexityScorer:
             "stride": self.stride,
             "max_tokens": self.max_tokens,
             "dtype": self.dtype,
+            "weights": lm.weights,
             "transformers": transformers.__version__,
             "torch": torch.__version__,
         }
@@ -125,7 +126,7 @@ class PerplexityScorer:
         if store is None:
             return None, {}, {}
         params = {"window": window, "stride": stride, "dtype": self.dtype}
-        model = {"id": lm.model_id, "sha256": lm.sha256}
+        model = {"id": lm.model_id, "sha256": lm.sha256, "weights": lm.weights}
         keys = {i: content_key("perplexity", params, model, t) for i, t in enumerate(texts) if t.strip()}
         stored = store.get_many(list(keys.values()))
         return store, keys, {i: stored[k] for i, k in keys.items() if k in stored}
