@@ -152,3 +152,56 @@ def test_overwrite_replaces_a_run_only_once_the_new_one_is_checked(tmp_path: Pat
     kept = runner.invoke(app, ["ctf", data, "--out", str(foreign), "--overwrite", "-q"])
     assert isinstance(kept.exception, CounterfairError) and "did not write it" in str(kept.exception)
     assert (foreign / "notes.txt").read_text() == "keep me"
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ('threshold: "abc"', "threshold: Input should be a valid number"),
+        ("seed: 1.5", "seed: Input should be a valid integer"),
+        ("attributes: {a: 1}", "attributes: a value, not a mapping"),
+        ("fail_if: 5", "rule '5' is not METRIC[GROUP] OP NUMBER"),
+    ],
+)
+def test_config_values_are_checked_by_the_options_own_types(tmp_path: Path, config: str, message: str) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(config + "\n")
+    done = _run("audit", "--demo", "--methods", "swap", "--config", str(path), "--out", str(tmp_path / "run"), "-q")
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_config_string_false_turns_the_guard_off(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text('guard: "false"\nmethods: [swap]\n')
+    done = _run("audit", "--demo", "--config", str(path), "--out", str(tmp_path / "run"), "-q")
+    assert done.returncode == 0, done.stderr
+    options = json.loads((tmp_path / "run" / "run.json").read_text())["options"]
+    assert options["guard"] is False and options["methods"] == ["swap"]
+
+
+def test_exit_codes_mean_one_thing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    audit = tmp_path / "audit"
+    assert _run("audit", "--demo", "--methods", "swap", "--out", str(audit), "-q").returncode == 0
+    rule = "upper(ctf_gap[*]) > 0.1"
+    (tmp_path / "a-file").write_text("")
+    unwritable = _run("check", str(audit), "--fail-if", rule, "--junit", str(tmp_path / "a-file" / "j.xml"))
+    assert unwritable.returncode == 2 and "error: cannot use" in unwritable.stderr
+    assert "Traceback" not in unwritable.stderr
+    zero = _run("check", str(audit), "--fail-if", rule, "--bootstrap", "0")
+    assert zero.returncode == 2 and "--bootstrap" in zero.stderr and "Traceback" not in zero.stderr
+    # a bug: one sentence, exit 3, the traceback in a log file
+    import importlib
+
+    app_module = importlib.import_module("counterfair.cli.app")  # the module (counterfair.cli.app is the Typer app)
+
+    def broken() -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setenv("COUNTERFAIR_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(app_module, "app", broken)
+    with pytest.raises(SystemExit) as stopped:
+        app_module.main()
+    assert stopped.value.code == 3
+    (log,) = (tmp_path / "cache" / "logs").glob("crash-*.log")
+    assert "RuntimeError: boom" in log.read_text() and "Traceback" in log.read_text()

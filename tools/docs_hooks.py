@@ -18,8 +18,8 @@ CLI_INTRO = """# Command-line reference
 Generated from the commands themselves at every docs build. Placeholders say what goes in an option (`SPEC`: a
 classifier or LLM spec, see [Classifiers and models](classifiers.md); `DIR`, `FILE`, `COLUMN`; `A|B`: one of the
 choices; `X,...`: a comma-separated list); the same idea has the same name in every command: [Options](options.md).
-Exit codes: 0 done (every gate rule passed), 1 a gate rule failed, 2 bad input, a missing extra or a rule that could
-not be evaluated.
+Exit codes: 0 done (every gate rule passed), 1 a gate rule failed, 2 bad input, options or config values, a missing
+extra or a rule that could not be evaluated, 3 an internal error (a bug; the traceback is in a log file).
 
 """
 

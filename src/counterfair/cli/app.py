@@ -196,7 +196,7 @@ LLMConcurrency = Annotated[
     int | None,
     typer.Option(help="LLM server (openai:URL): requests in flight (default 32, env COUNTERFAIR_LLM_CONCURRENCY)."),
 ]
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)  # an error is one line: a CI log keeps its paths whole
 
 
 def _version_callback(value: bool) -> None:
@@ -265,6 +265,7 @@ def with_config(ctx: typer.Context, given: dict[str, Any], config: Path | None) 
     if not isinstance(data, dict):
         raise ConfigError(f"--config {config}: a mapping of option names to values, e.g. 'classifier: ...'")
     out = dict(given)
+    params = {p.name: p for p in ctx.command.params}
     for key, value in data.items():
         name = str(key).replace("-", "_")
         if name in ("config", "ctx") or name not in given:
@@ -272,8 +273,29 @@ def with_config(ctx: typer.Context, given: dict[str, Any], config: Path | None) 
             raise ConfigError(f"--config {config}: unknown option {key!r} (options: {known})")
         source = ctx.get_parameter_source(name)  # an enum of click's (or of the click typer bundles)
         if source is None or getattr(source, "name", "") == "DEFAULT":
-            out[name] = value
+            out[name] = _config_value(config, key, value, params.get(name), ctx)
     return out
+
+
+def _config_value(config: Path, key: Any, value: Any, param: Any, ctx: typer.Context) -> Any:
+    """A config file's value as the command line would have it: converted and checked by the option's own type
+    (``threshold: "abc"`` is refused, ``guard: "false"`` is False, ``fail_if: 5`` a rule), a list for a
+    comma-separated option joined."""
+    from ..errors import ConfigError
+
+    if param is None or value is None:
+        return value
+    if isinstance(value, list | tuple) and not getattr(param, "multiple", False):
+        if not all(isinstance(v, str | int | float) for v in value):
+            raise ConfigError(f"--config {config}: {key}: a list of plain values, got {value!r}")
+        value = ",".join(str(v) for v in value)
+    if isinstance(value, dict):
+        raise ConfigError(f"--config {config}: {key}: a value, not a mapping ({value!r})")
+    try:
+        return param.process_value(ctx, value)
+    except (typer.BadParameter, ValueError, TypeError) as err:
+        message = getattr(err, "message", None) or str(err)
+        raise ConfigError(f"--config {config}: {key}: {message} (got {value!r})") from err
 
 
 def end_with_verdict(gate: GateVerdict | None, junit: Any, view: Any) -> None:
@@ -316,4 +338,43 @@ def main() -> None:
         app()
     except CounterfairError as err:
         err_console.print(f"[red]error:[/red] {escape(str(err))}")
-        sys.exit(2)
+        sys.exit(EXIT_ERROR)
+    except OSError as err:  # a file it could not read or write (--junit on a read-only path, a vanished input)
+        where = f" {err.filename}" if getattr(err, "filename", None) else ""
+        err_console.print(f"[red]error:[/red] cannot use{escape(where)}: {escape(err.strerror or str(err))}")
+        sys.exit(EXIT_ERROR)
+    except KeyboardInterrupt:
+        err_console.print("interrupted: finished units are kept; the same command resumes")
+        sys.exit(130)
+    except Exception as err:  # noqa: BLE001 - a bug: one sentence, the traceback in a log file, exit 3
+        log = _crash_log()
+        err_console.print(
+            f"[red]internal error:[/red] {escape(type(err).__name__)}: {escape(str(err))[:300]}\n"
+            f"This is a bug in counterfair; the traceback is in {log}. Finished units are kept."
+        )
+        sys.exit(EXIT_INTERNAL)
+
+
+#: exit codes, one meaning each: 0 done (every gate rule passed), 1 a gate rule failed, 2 bad input, options, a
+#: missing extra or a rule that could not be evaluated, 3 an internal error (a bug; traceback in a log file)
+EXIT_RULE_FAILED, EXIT_ERROR, EXIT_INTERNAL = 1, 2, 3
+
+
+def _crash_log() -> str:
+    """Write the current exception's traceback to ``<cache>/logs/`` (or the temp dir) and return the path."""
+    import tempfile
+    import time
+    import traceback
+
+    from ..models import cache_root
+
+    text = f"counterfair {__version__}\n{' '.join(sys.argv)}\n\n{traceback.format_exc()}"
+    for folder in (cache_root() / "logs", Path(tempfile.gettempdir())):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+            path.write_text(text, encoding="utf-8")
+            return str(path)
+        except OSError:
+            continue
+    return "(no writable place for the log)\n" + text

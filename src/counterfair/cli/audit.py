@@ -177,7 +177,7 @@ def check(
     fail_if: Annotated[list[str], typer.Option("--fail-if", help="A rule (repeatable), as for audit --fail-if.")],
     junit: Annotated[Path | None, typer.Option(help="Write the verdicts as a JUnit XML file.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
-    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
+    bootstrap: Annotated[int, typer.Option(min=1, help="Bootstrap resamples.")] = 2000,
 ) -> None:
     """The fairness gate on a finished audit, without recomputing it: exit 0 pass, 1 a rule failed, 2 a rule could
     not be evaluated."""
@@ -194,7 +194,7 @@ def compare(
     run_b: Annotated[Path, typer.Argument(help="The audit to compare with it: B.")],
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the comparison as JSON.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and the permutation test.")] = 0,
-    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
+    bootstrap: Annotated[int, typer.Option(min=1, help="Bootstrap resamples.")] = 2000,
 ) -> None:
     """Two classifiers on the same counterfactual pairs: B − A per group with a CI, a paired permutation test and
     a verdict (better / worse / no evidence)."""

@@ -37,7 +37,7 @@ def bias(
     group_threshold: Annotated[float, typer.Option(help="A membership score at or above it is a member.")] = 0.5,
     text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
     id_column: Annotated[str | None, typer.Option(help="Column with unique ids (default: row number).")] = None,
-    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples of every interval (0: none).")] = 1000,
+    bootstrap: Annotated[int, typer.Option(min=0, help="Bootstrap resamples of every interval (0: none).")] = 1000,
     fail_if: Annotated[
         list[str] | None,
         typer.Option(

@@ -45,7 +45,9 @@ def run(
         str | None, typer.Option(help="Classifier label whose probability is the score (default: the second).")
     ] = None,
     threshold: Annotated[float, typer.Option(help="A score at or above it predicts hateful.")] = 0.5,
-    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples of the bias AUCs' intervals (0: none).")] = 1000,
+    bootstrap: Annotated[
+        int, typer.Option(min=0, help="Bootstrap resamples of the bias AUCs' intervals (0: none).")
+    ] = 1000,
     fail_if: Annotated[
         list[str] | None,
         typer.Option("--fail-if", help="A gate rule (repeatable), e.g. 'lower(accuracy[*]) < 0.8'."),
