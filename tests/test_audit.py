@@ -223,3 +223,30 @@ def test_the_audit_says_which_texts_it_could_not_reach_and_what_would(tmp_path: 
     assert coverage["hint"].startswith("2 unreached texts mention women, disability")
     html = (tmp_path / "a" / "report.html").read_text()
     assert 'id="coverage"' in html and "1 of 4 texts got at least one counterfactual" in html
+
+
+def test_a_pack_given_by_path_keeps_every_write_under_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#35: an absolute pack path was taken for the output directory, a relative one wrote OUT/generate/../pack.yaml."""
+    from typer.testing import CliRunner
+
+    from counterfair.cli import app
+
+    packs = tmp_path / "packs"
+    (packs / "work").mkdir(parents=True)
+    source = Path(__file__).resolve().parents[1] / "src" / "counterfair" / "resources" / "attributes" / "islam.yaml"
+    (packs / "mine.yaml").write_text(source.read_text().replace("name: islam", "name: mine"))
+    monkeypatch.chdir(packs / "work")
+    runner = CliRunner()
+    for given, out in ((str(packs / "mine.yaml"), tmp_path / "abs"), ("../mine.yaml", packs / "work" / "rel")):
+        done = runner.invoke(
+            app, ["audit", "--demo", "--attributes", given, "--methods", "ablation", "--out", str(out)]
+        )
+        assert done.exit_code == 0, done.output
+        (folder,) = (out / "generate").iterdir()
+        assert re.fullmatch(r"mine-[0-9a-f]{8}", folder.name) and (folder / "counterfactuals.csv").exists()
+    assert sorted(p.name for p in packs.iterdir()) == ["mine.yaml", "work"]  # nothing written beside the pack
+    assert sorted(p.name for p in (packs / "work").iterdir()) == ["rel"]
+    # the same file by either path: one checkpoint name
+    assert (tmp_path / "abs" / "generate").iterdir().__next__().name == next(
+        (packs / "work" / "rel" / "generate").iterdir()
+    ).name

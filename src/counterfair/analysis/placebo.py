@@ -77,13 +77,10 @@ def load_placebo(spec: str | None, identities: IdentitySet | None = None) -> Pla
     path = builtin_placebo_path() if spec.lower() in ("en", "default", "builtin") else Path(spec)
     if not path.exists():
         raise ConfigError(f"--placebo {spec}: no such file (use a YAML file with words:, 'en', or 'none')")
-    import yaml
+    from ..yamlfiles import read_mapping
 
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as err:
-        raise ConfigError(f"--placebo {path}: not a YAML/JSON file ({err})") from err
-    if not isinstance(data, Mapping) or not data.get("words"):
+    data = read_mapping(path, "--placebo")
+    if not data.get("words"):
         raise ConfigError(f"--placebo {path}: needs a non-empty 'words:' (a list, or a mapping word -> Zipf frequency)")
     raw = data["words"]
     words: dict[str, float | None] = {}

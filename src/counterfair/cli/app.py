@@ -254,16 +254,10 @@ def with_config(ctx: typer.Context, given: dict[str, Any], config: Path | None) 
     """Options from a YAML config file, for every option the command line left at its default."""
     if config is None:
         return given
-    import yaml
-
     from ..errors import ConfigError
+    from ..yamlfiles import read_mapping
 
-    try:
-        data = yaml.safe_load(Path(config).read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError, UnicodeDecodeError) as err:
-        raise ConfigError(f"--config {config}: cannot read it ({err})") from err
-    if not isinstance(data, dict):
-        raise ConfigError(f"--config {config}: a mapping of option names to values, e.g. 'classifier: ...'")
+    data = read_mapping(config, "--config")  # size, binary content, YAML aliases and item count checked
     out = dict(given)
     params = {p.name: p for p in ctx.command.params}
     for key, value in data.items():

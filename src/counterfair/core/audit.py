@@ -21,6 +21,8 @@ Run directory (``DIR``)::
 
 from __future__ import annotations
 
+import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -373,12 +375,13 @@ def _generate_all(
         matcher = attribute_matcher(attribute)
         subset = frame[[matcher.contains(t) for t in texts]].reset_index(drop=True)
         t0 = time.perf_counter()
+        folder = checkpoint_name(attribute)
         if swapped:  # a swap pack: its swap variants, like the identity swaps
             pack = GenerateOptions(methods=["swap"], score_methods=[], **{**common, "identities": attribute})
-            generated[attribute] = generate(attribute, subset, pack)
+            generated[attribute] = generate(folder, subset, pack)
         else:
             options = GenerateOptions(attribute=attribute, methods=attr_methods, **common)
-            generated[attribute] = generate(attribute, subset, options)
+            generated[attribute] = generate(folder, subset, options)
         timing[f"generate:{attribute}"] = round(time.perf_counter() - t0, 2)
     if "swap" in opts.methods and plan_["identity_texts"]:
         t0 = time.perf_counter()
@@ -404,6 +407,20 @@ def _scored_pairs(
     pairs["group"] = [group(a, t) for a, t in zip(pairs["attribute"], pairs["source_term"], strict=True)]
     pairs["target_group"] = [group(a, t) for a, t in zip(pairs["attribute"], pairs["target_term"], strict=True)]
     return pairs[[c for c in PAIR_COLUMNS if c in pairs.columns]]
+
+
+def checkpoint_name(attribute: str) -> str:
+    """The folder of an attribute's generation under ``OUT/generate/``: a built-in pack's name, or for a pack given as
+    a file its stem and a hash of its full path ("my_pack-1a2b3c4d"), so every write stays under ``--out`` and two
+    files of one name do not share a checkpoint."""
+    import hashlib
+
+    path = Path(attribute).expanduser()
+    if path.suffix.lower() not in (".yaml", ".yml", ".json") and "/" not in attribute and os.sep not in attribute:
+        return attribute
+    digest = hashlib.sha256(str(path.resolve()).encode("utf-8")).hexdigest()[:8]
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", path.stem) or "pack"
+    return f"{stem}-{digest}"
 
 
 def _swap_sets(attributes: set[str], identity_set: Any) -> dict[str, Any]:

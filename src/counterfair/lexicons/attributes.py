@@ -16,7 +16,6 @@ one term per line, or a comma-separated list.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -34,18 +33,19 @@ def _resource_dir(kind: str) -> Path:
 
 
 def _read_mapping(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise ConfigError(f"{path}: cannot read ({err})") from err
-    import yaml
+    """A pack file's mapping (size, binary content, YAML aliases and item count checked by
+    :func:`counterfair.yamlfiles.read_mapping`), its ``language`` one counterfair edits."""
+    from ..languages import get_language
+    from ..yamlfiles import read_mapping
 
-    try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as err:
-        raise ConfigError(f"{path}: not valid {path.suffix.lstrip('.').upper()} ({err})") from err
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping with keys such as 'name', 'ablation', 'substitution'")
+    data = read_mapping(path, "pack")
+    if not data:
+        raise ConfigError(f"pack {path}: empty; expected keys such as 'name', 'ablation', 'substitution'")
+    if data.get("language") is not None:
+        try:
+            get_language(str(data["language"]))
+        except ConfigError as err:
+            raise ConfigError(f"pack {path}: 'language': {err}") from None
     return data
 
 

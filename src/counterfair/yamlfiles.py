@@ -1,0 +1,80 @@
+"""One reader for the YAML and JSON files a user hands counterfair (``--config``, attribute packs, placebo lists,
+prompt files), with the limits a hostile or damaged file cannot get past: a size cap, no binary content, no YAML
+aliases (a 392-byte alias bomb expanded to 5 GB), a cap on the number of list items, and a mapping at the top.
+Each refusal is a :class:`~counterfair.errors.ConfigError` naming the file and what to change."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+MAX_BYTES = 5_000_000  # far above any pack counterfair ships (the largest is under 60 KB)
+MAX_ITEMS = 20_000  # list items and keys in the whole file (a 24,000-term pack validates in 13 s on 2 cores)
+
+
+def _no_alias_loader() -> Any:
+    import yaml
+
+    class NoAliasLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML without stubs
+        """PyYAML's safe loader refusing aliases (``*name``): anchors and aliases let a few bytes expand into gigabytes,
+        and no counterfair file needs them."""
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
+                raise ConfigError(
+                    f"line {event.start_mark.line + 1}: a YAML alias (*{event.anchor}); aliases are not accepted, "
+                    "write the values out"
+                )
+            return super().compose_node(parent, index)
+
+    return NoAliasLoader
+
+
+def _count_items(value: Any) -> int:
+    if isinstance(value, dict):
+        return sum(_count_items(v) for v in value.values()) + len(value)
+    if isinstance(value, list):
+        return sum(_count_items(v) for v in value) + len(value)
+    return 0
+
+
+def read_mapping(
+    path: Path | str, what: str, *, max_bytes: int = MAX_BYTES, max_items: int = MAX_ITEMS
+) -> dict[str, Any]:
+    """The mapping in a YAML (or ``.json``) file; ``what`` names the file in errors ("--config", "attribute pack")."""
+    import yaml
+
+    path = Path(path)
+    where = f"{what} {path}"
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise ConfigError(f"{where}: {size:,} bytes; at most {max_bytes:,} are read (is it the right file?)")
+        raw = path.read_bytes()
+    except OSError as err:
+        raise ConfigError(f"{where}: cannot read it ({err.strerror or err})") from err
+    if b"\x00" in raw:
+        raise ConfigError(f"{where}: a binary file (it holds NUL bytes), not YAML or JSON")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{where}: not UTF-8 text (byte {err.start}); save it as UTF-8") from err
+    try:
+        is_json = path.suffix.lower() == ".json"
+        data = json.loads(text) if is_json else yaml.load(text, Loader=_no_alias_loader())  # a SafeLoader subclass
+    except ConfigError as err:
+        raise ConfigError(f"{where}: {err}") from None
+    except (json.JSONDecodeError, yaml.YAMLError) as err:
+        raise ConfigError(f"{where}: not valid {'JSON' if path.suffix.lower() == '.json' else 'YAML'} ({err})") from err
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: expected a mapping of keys to values at the top, got {type(data).__name__}")
+    items = _count_items(data)
+    if items > max_items:
+        raise ConfigError(f"{where}: {items:,} list items and keys; at most {max_items:,} are accepted")
+    return data

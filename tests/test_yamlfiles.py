@@ -1,0 +1,77 @@
+"""#35: the YAML/JSON files a user hands counterfair (configs, packs, placebo lists) cannot blow up memory or time:
+aliases are refused, size and item count are capped, binary content and unknown languages are named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from counterfair.cli import app
+from counterfair.errors import ConfigError
+from counterfair.lexicons.attributes import load_attribute
+from counterfair.yamlfiles import read_mapping
+
+BOMB = "".join(
+    [
+        'a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]\n',
+        "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n",
+        "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n",
+        "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n",
+        "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\n",
+        "f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\n",
+        "g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]\n",
+        "h: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g]\n",
+    ]
+)
+
+
+def test_an_alias_bomb_is_refused_in_configs_and_packs(tmp_path: Path) -> None:
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(BOMB)
+    with pytest.raises(ConfigError, match=r"line 2: a YAML alias \(\*a\); aliases are not accepted"):
+        read_mapping(bomb, "--config")
+    done = CliRunner().invoke(app, ["audit", "--demo", "--config", str(bomb), "--out", str(tmp_path / "run")])
+    assert isinstance(done.exception, ConfigError) and "--config" in str(done.exception)
+    assert not (tmp_path / "run").exists()
+    done = CliRunner().invoke(app, ["attributes", "validate", str(bomb)])
+    assert isinstance(done.exception, ConfigError) and "alias" in str(done.exception)
+
+
+def test_size_items_binary_encoding_and_language_are_named(tmp_path: Path) -> None:
+    path = tmp_path / "pack.yaml"
+    path.write_bytes(b"name: x\x00\x01\x02")
+    with pytest.raises(ConfigError, match="a binary file"):
+        read_mapping(path, "pack")
+    path.write_bytes("name: café".encode("latin-1"))
+    with pytest.raises(ConfigError, match="not UTF-8 text"):
+        read_mapping(path, "pack")
+    path.write_text("name: x\nablation:\n" + "".join(f"  - t{i}\n" for i in range(20_001)))
+    with pytest.raises(ConfigError, match=r"20,00\d list items and keys; at most 20,000"):
+        read_mapping(path, "pack")
+    with pytest.raises(ConfigError, match="at most 1,000 are read"):
+        read_mapping(path, "pack", max_bytes=1000)
+    path.write_text("- a\n- b\n")
+    with pytest.raises(ConfigError, match="expected a mapping of keys to values at the top, got list"):
+        read_mapping(path, "pack")
+    path.write_text("name: x\nkind: wordlist\nlanguage: xx\nsubject: x\nablation: [a]\nsubstitution: {a: b}\n")
+    with pytest.raises(ConfigError, match="'language': unknown language 'xx'"):
+        load_attribute(str(path))
+    path.write_text("\ufeffname: x\nkind: wordlist\nsubject: things\nablation: [apple]\nsubstitution: {apple: pear}\n")
+    assert load_attribute(str(path)).name == "x"  # a byte-order mark is fine
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=300))
+def test_any_text_is_a_mapping_or_one_config_error(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
+    path = tmp_path_factory.mktemp("fuzz") / "config.yaml"
+    path.write_text(text, encoding="utf-8", errors="surrogatepass")
+    outcome: object
+    try:
+        outcome = read_mapping(path, "--config")
+    except ConfigError as err:
+        outcome = str(err)
+    assert isinstance(outcome, dict) or str(outcome).startswith(f"--config {path}: ")
