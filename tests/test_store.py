@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -93,3 +94,46 @@ def test_model_scores_are_reused(shared_store: RunStore) -> None:
     b2 = BERTScoreScorer().score(texts, texts[::-1])
     assert (b1.f1 == b2.f1).all()
     assert shared_store.stats() == {"perplexity": 2, "bertscore": 2}
+
+
+def test_damaged_or_mismatched_values_are_misses_never_crashes_or_wrong_numbers(
+    shared_store: RunStore, tmp_path: Path
+) -> None:
+    """#35: malformed JSON, a string, a 3-value row for a 2-label classifier and a wrong generation record in the
+    store were a crash or, worse, wrong scores in pairs.csv; each is now dropped with one warning and recomputed."""
+    import joblib
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    from counterfair.core.generate import GenerateOptions
+    from counterfair.shell.generate import run_generate
+
+    model = make_pipeline(CountVectorizer(), LogisticRegression()).fit(["good", "bad", "fine", "awful"], [1, 0, 1, 0])
+    joblib.dump(model, tmp_path / "m.joblib")
+    spec = f"sklearn:{tmp_path / 'm.joblib'}"
+    texts = ["good day", "bad day", "fine day"]
+    expected = load_classifier(spec).predict_proba(texts)
+    data = pd.DataFrame({"text": ["My Muslim neighbour is kind.", "The mosque is open late."]})
+    options = GenerateOptions(methods=["ablation"], score_methods=[])
+    clean = run_generate(data, tmp_path / "clean", options).counterfactuals
+    db = shared_store._db()
+    rows = db.execute("SELECT key, component FROM results ORDER BY key").fetchall()
+    classifier_keys = [k for k, c in rows if c == "classifier"]
+    generation_keys = [k for k, c in rows if c == "generate:ablation"]
+    damage = ["{not json", '"a string"', "[0.1, 0.2, 0.7]"]  # the last: 3 values for a 2-label classifier
+    for key, value in zip(classifier_keys, damage, strict=True):
+        db.execute("UPDATE results SET value = ? WHERE key = ?", (value, key))
+    db.execute("UPDATE results SET value = ? WHERE key = ?", ('{"counterfactual": {"text": "x"}}', generation_keys[0]))
+    db.commit()
+
+    with pytest.warns(store_module.StoreWarning, match="3 damaged or mismatched cached values were dropped"):
+        again = load_classifier(spec).predict_proba(texts)
+    assert (again == expected).all()
+    with pytest.warns(store_module.StoreWarning, match="1 damaged"):
+        regenerated = run_generate(data, tmp_path / "again", options).counterfactuals
+    pd.testing.assert_frame_equal(regenerated, clean)
+    # the recomputed values replaced the damaged ones: the next run reads them without a warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert (load_classifier(spec).predict_proba(texts) == expected).all()

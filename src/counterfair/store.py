@@ -23,7 +23,7 @@ import sqlite3
 import threading
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,7 @@ class RunStore:
         self._local = threading.local()
         self.hits = 0
         self.misses = 0
+        self.damaged = 0  # values dropped as damaged or of the wrong shape (recomputed)
         self.disabled = False
         self._guarded(self._initialise, None)
 
@@ -109,19 +110,44 @@ class RunStore:
             self._local.db, self._local.pid = connection, os.getpid()
         return connection
 
-    def get_many(self, keys: Sequence[str]) -> dict[str, Any]:
-        result: dict[str, Any] = self._guarded(lambda: self._get_many(keys), {})
+    def get_many(self, keys: Sequence[str], valid: Callable[[Any], bool] | None = None) -> dict[str, Any]:
+        """The stored values of ``keys`` that are there and sound. ``valid`` says whether a value has the shape the
+        caller expects (a probability row of the classifier's width, a record with its fields); a value that is not
+        JSON or not valid is a miss — deleted, so the recomputed one is stored, and counted in one warning — never a
+        crash or a wrong number."""
+        result: dict[str, Any] = self._guarded(lambda: self._get_many(keys, valid), {})
         return result
 
-    def _get_many(self, keys: Sequence[str]) -> dict[str, Any]:
+    def _get_many(self, keys: Sequence[str], valid: Callable[[Any], bool] | None) -> dict[str, Any]:
         found: dict[str, Any] = {}
+        damaged: list[str] = []
         db = self._db()
         unique = list(dict.fromkeys(keys))
         for start in range(0, len(unique), 500):
             chunk = unique[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            for key, value in db.execute(f"SELECT key, value FROM results WHERE key IN ({marks})", chunk):
-                found[key] = json.loads(value)
+            for key, raw in db.execute(f"SELECT key, value FROM results WHERE key IN ({marks})", chunk):
+                try:
+                    value = json.loads(raw)
+                    sound = valid is None or bool(valid(value))
+                except (ValueError, TypeError, KeyError, AttributeError):
+                    sound = False
+                if sound:
+                    found[key] = value
+                else:
+                    damaged.append(key)
+        if damaged:
+            for start in range(0, len(damaged), 500):
+                part = damaged[start : start + 500]
+                db.execute(f"DELETE FROM results WHERE key IN ({','.join('?' * len(part))})", part)
+            db.commit()
+            self.damaged += len(damaged)
+            warnings.warn(
+                f"run store {self.path}: {len(damaged)} damaged or mismatched cached values were dropped and are "
+                "recomputed",
+                StoreWarning,
+                stacklevel=4,
+            )
         self.hits += len(found)
         self.misses += len(unique) - len(found)
         return found

@@ -137,7 +137,8 @@ class CachedClassifier:
                 t: content_key("classifier", self._signature, None, t if isinstance(t, str) else json.dumps(list(t)))
                 for t in todo
             }
-            found = self.store.get_many(list(keys.values()))
+            width = len(self.labels)
+            found = self.store.get_many(list(keys.values()), valid=lambda v: is_probability_row(v, width))
             for text in todo:
                 if keys[text] in found:
                     self._cache[text] = np.asarray(found[keys[text]], dtype=float)
@@ -188,3 +189,13 @@ class CachedClassifier:
         from ..records import params_hash
 
         return params_hash({k: v for k, v in self._signature.items() if k != "stable"})
+
+
+def is_probability_row(value: Any, width: int) -> bool:
+    """Whether a run-store value is one prediction of a ``width``-label classifier: ``width`` numbers in [0, 1] (or
+    NaN, a classifier's own missing value)."""
+    return (
+        isinstance(value, list)
+        and len(value) == width
+        and all(isinstance(x, int | float) and not isinstance(x, bool) and (x != x or 0.0 <= x <= 1.0) for x in value)
+    )

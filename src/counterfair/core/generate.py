@@ -621,7 +621,7 @@ class _StoredResults:
         if self.store is None:
             return {}
         keys = {i: self._key(t) for i, t in enumerate(texts)}
-        found = self.store.get_many(list(keys.values()))
+        found = self.store.get_many(list(keys.values()), valid=is_generation_record)
         return {i: found[k] for i, k in keys.items() if k in found}
 
     def save(self, texts: Sequence[str], records: Sequence[dict[str, Any]]) -> None:
@@ -646,6 +646,20 @@ class _StoredResults:
         if "occurrences" in value:
             out["occurrences"] = value["occurrences"]
         return out
+
+
+def is_generation_record(value: Any) -> bool:
+    """Whether a run-store value is a stored generation (what ``_StoredResults.save`` writes): its counterfactual with a
+    status, its candidates, and for swaps the occurrence counts."""
+    if not isinstance(value, dict) or not isinstance(value.get("counterfactual"), dict):
+        return False
+    candidates, occurrences = value.get("candidates"), value.get("occurrences", {})
+    return (
+        "status" in value["counterfactual"]
+        and isinstance(candidates, list)
+        and all(isinstance(c, dict) for c in candidates)
+        and isinstance(occurrences, dict)
+    )
 
 
 def _skipped(method: str, row: int, input_id: str, text: str | None, reason: str) -> dict[str, Any]:

@@ -132,7 +132,11 @@ class BERTScoreScorer:
         truncated = np.array([a > limit or b > limit for a, b in zip(lengths_c, lengths_r, strict=True)])
         out = np.full((n, 3), np.nan)
         store, keys = self._store_keys(candidates, references)
-        found = store.get_many(list(keys.values())) if store is not None else {}
+
+        def three_scores(v: Any) -> bool:
+            return isinstance(v, list) and len(v) == 3 and all(isinstance(x, int | float) for x in v)
+
+        found = store.get_many(list(keys.values()), valid=three_scores) if store is not None else {}
         todo = [i for i in range(n) if keys.get(i) not in found]
         for i in range(n):
             if keys.get(i) in found:

@@ -128,7 +128,17 @@ class PerplexityScorer:
         params = {"window": window, "stride": stride, "dtype": self.dtype}
         model = {"id": lm.model_id, "sha256": lm.sha256, "weights": lm.weights}
         keys = {i: content_key("perplexity", params, model, t) for i, t in enumerate(texts) if t.strip()}
-        stored = store.get_many(list(keys.values()))
+
+        def nll_and_count(v: Any) -> bool:  # [summed NLL, scored tokens]
+            return (
+                isinstance(v, list)
+                and len(v) == 2
+                and isinstance(v[0], int | float)
+                and isinstance(v[1], int)
+                and v[1] > 0
+            )
+
+        stored = store.get_many(list(keys.values()), valid=nll_and_count)
         return store, keys, {i: stored[k] for i, k in keys.items() if k in stored}
 
     def _segments(
