@@ -123,3 +123,51 @@ def test_atomic_write_keeps_old_file_on_failure(tmp_path: Path) -> None:
         write_then_fail()
     assert target.read_text(encoding="utf-8") == "old"
     assert list(tmp_path.iterdir()) == [target]  # no temporary file left behind
+
+
+def test_cells_that_are_not_text_get_a_status_and_broken_unicode_never_crashes(tmp_path: Path) -> None:
+    """#35 item 7: lists, mappings, booleans and bytes in a text column were edited as their Python repr; a JSONL
+    lone surrogate (\\ud800) crashed the run; a NUL in the first 8 KB refused the file while later it was a row's."""
+    import counterfair as cf
+
+    jsonl = tmp_path / "cells.jsonl"
+    lines = ['{"text": ["a", "list"]}', '{"text": {"a": 1}}', '{"text": true}', '{"text": 5}']
+    lines.append('{"text": "gay \\ud800"}')
+    jsonl.write_text("\n".join([*lines, '{"text": "Muslims pray."}']) + "\n")
+    records = cf.generate(str(jsonl), ["swap"], identities="muslim,christian,gay,straight", progress=False)
+    status = {r.source_id: r.status for r in records if r.status != "ok"}
+    assert status == {
+        "0": "skipped:not_text",
+        "1": "skipped:not_text",
+        "2": "skipped:not_text",
+        "3": "unchanged:no_identity_term",  # a number in a text column is its digits
+    }
+    swapped: dict[str, set[str]] = {}
+    for r in records:
+        if r.status == "ok":
+            swapped.setdefault(r.source_id, set()).add(r.text)
+    assert "Straight \ufffd" in swapped["4"]  # the half pair became U+FFFD
+    assert {"Christians pray.", "Straight people pray."} <= swapped["5"]
+    # in memory: a surrogate is a status (it cannot be written as UTF-8)
+    frame = pd.DataFrame({"text": ["I am gay \ud800 ok", "Muslims pray.", b"bytes"]})
+    statuses = [r.status for r in cf.generate(frame, ["swap"], identities="muslim,christian", progress=False)]
+    assert statuses[0] == "skipped:invalid_unicode" and statuses[-1] == "skipped:not_text"
+    # one NUL rule: a NUL in the first row is that row's status, wherever it is; a binary file is refused
+    csv = tmp_path / "nul.csv"
+    csv.write_bytes(b"text\nI am gay\x00 ok\nMuslims pray.\n")
+    rows = cf.generate(str(csv), ["swap"], identities="muslim,christian,gay,straight", progress=False)
+    assert [r.status for r in rows if r.source_id == "0"] == ["skipped:control_characters"]
+    binary = tmp_path / "b.csv"
+    binary.write_bytes(b"text\n" + bytes(range(256)) * 4)
+    with pytest.raises(InputError, match="binary"):
+        read_table(binary)
+
+
+def test_encodings_are_named_and_the_hint_suggests_cp1252(tmp_path: Path) -> None:
+    path = tmp_path / "windows.csv"
+    path.write_bytes("text\ncafé \u201cquoted\u201d Muslims\n".encode("cp1252"))
+    with pytest.raises(InputError, match=r"line 2 is not valid utf-8 .*--encoding \(e\.g\. cp1252 for a Windows file"):
+        read_table(path)
+    assert read_table(path, encoding="cp1252")["text"][0] == "café \u201cquoted\u201d Muslims"
+    with pytest.raises(InputError, match="--encoding 'nonsense': not an encoding Python knows"):
+        read_table(path, encoding="nonsense")

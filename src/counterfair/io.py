@@ -78,6 +78,11 @@ _BOMS = (  # UTF-32 first: its little-endian mark begins with UTF-16's
 
 
 def _decode(path: Path, raw: bytes, encoding: str) -> str:
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        known = "e.g. utf-8, cp1252, latin-1"
+        raise InputError(f"--encoding {encoding!r}: not an encoding Python knows ({known})") from None
     marked = next((name for bom, name in _BOMS if raw.startswith(bom)), None)
     if marked is not None:
         encoding = marked  # a byte-order mark says what the file is, whatever --encoding says
@@ -86,7 +91,9 @@ def _decode(path: Path, raw: bytes, encoding: str) -> str:
         utf16_like = head[1::2].count(0) > len(head) // 4 or head[0::2].count(0) > len(head) // 4
         if len(head) >= 32 and utf16_like:  # a few bytes are no evidence of an encoding
             raise InputError(f"{path}: looks like UTF-16 without a byte-order mark; pass --encoding utf-16-le (or -be)")
-        raise InputError(f"{path}: looks like a binary file (NUL bytes near the start), not a text table")
+        controls = sum(head.count(b) for b in (*range(9), 11, 12, *range(14, 32), 127))
+        if controls > len(head) * 0.08:  # a NUL in mostly printable text is a row's corruption (a per-row status)
+            raise InputError(f"{path}: looks like a binary file (NUL bytes near the start), not a text table")
     try:
         text = raw.decode(encoding)
     except UnicodeDecodeError as err:
@@ -94,7 +101,7 @@ def _decode(path: Path, raw: bytes, encoding: str) -> str:
         bad = raw[err.start : err.start + 1].hex()
         raise InputError(
             f"{path}: line {line} is not valid {encoding} (byte 0x{bad} at offset {err.start}); "
-            "re-save the file as UTF-8 or pass --encoding (e.g. latin-1)"
+            "re-save the file as UTF-8 or pass --encoding (e.g. cp1252 for a Windows file; latin-1 reads any byte)"
         ) from err
     return text.removeprefix("\ufeff")
 
@@ -121,8 +128,16 @@ def _read_jsonl(path: Path, text: str) -> pd.DataFrame:
             raise InputError(f"{path}: line {number} is not valid JSON ({err.msg})") from err
         if not isinstance(record, dict):
             raise InputError(f"{path}: line {number} is a JSON {type(record).__name__}, expected an object")
-        records.append(record)
+        records.append(whole_characters(record))
     return pd.DataFrame.from_records(records)
+
+
+def whole_characters(record: dict[str, Any]) -> dict[str, Any]:
+    """A JSON record's strings with each lone surrogate (a ``\\ud800`` escape: half of a UTF-16 pair, no character)
+    replaced by U+FFFD, as a UTF-8 decoder does with a broken byte: such a string cannot be written as UTF-8."""
+    from .text import without_lone_surrogates as whole
+
+    return {k: whole(v) if isinstance(v, str) and not v.isascii() else v for k, v in record.items()}
 
 
 def _read_json(path: Path, text: str) -> pd.DataFrame:
@@ -134,7 +149,7 @@ def _read_json(path: Path, text: str) -> pd.DataFrame:
         data = data["rows"]
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         raise InputError(f"{path}: expected a JSON array of objects (one per row)")
-    return pd.DataFrame.from_records(data)
+    return pd.DataFrame.from_records([whole_characters(item) for item in data])
 
 
 HF_DATASET = "hf-dataset:"
@@ -367,7 +382,13 @@ def cell_text(value: Any) -> str | None:
         return None
     if value is pd.NA:
         return None
-    return value if isinstance(value, str) else str(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool | bytes | bytearray | list | tuple | dict | set) or hasattr(value, "__len__"):
+        from .text import NotText
+
+        return NotText(f"<{type(value).__name__}>")  # a per-row status (not_text), not its repr edited as text
+    return str(value)  # a number in a text column: its digits
 
 
 def _umask() -> int:

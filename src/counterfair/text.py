@@ -35,25 +35,43 @@ MAX_TEXT_CHARS = 20_000  # longer texts get the row status skipped:too_long (--m
 # C0 control characters other than tab, newline, vertical tab, form feed and carriage return, and DEL: a NUL or an
 # escape byte in a text is corruption (a binary file pasted in, a truncated copy), and a NUL breaks CSV readers.
 _CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+_LONE_SURROGATES = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: no character, and not writable as UTF-8
+
+
+class NotText(str):
+    """A table cell that holds no text (a list, a mapping, a boolean, bytes: JSONL or Parquet cells), standing in
+    the text column as ``<list>``, ``<bool>``...: :func:`skip_reason` gives it the status ``not_text`` instead of
+    editing its Python repr."""
 
 
 def skip_reason(text: str | None, max_chars: int | None = MAX_TEXT_CHARS) -> str | None:
-    """Why an input text is not edited (``empty_text``, ``control_characters``, ``too_long``), or ``None``.
+    """Why an input text is not edited (``not_text``, ``empty_text``, ``control_characters``, ``invalid_unicode``,
+    ``too_long``), or ``None``.
 
     Each is a per-row status, so the other rows go on. The length limit keeps one huge row (a 1 MB text) from costing
     minutes and gigabytes in editors, BERTScore and the report."""
+    if isinstance(text, NotText):
+        return "not_text"
     if text is None or not text.strip():
         return "empty_text"
     if _CONTROL_CHARACTERS.search(text):
         return "control_characters"
+    if _LONE_SURROGATES.search(text):
+        return "invalid_unicode"
     if max_chars and len(text) > max_chars:
         return "too_long"
     return None
 
 
+def without_lone_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD (what a UTF-8 decoder makes of a broken byte)."""
+    return _LONE_SURROGATES.sub("\ufffd", text)
+
+
 def printable(text: str) -> str:
-    """``text`` with each control character that :func:`skip_reason` refuses replaced by U+FFFD, for output files."""
-    return _CONTROL_CHARACTERS.sub("\ufffd", text)
+    """``text`` with each control character and lone surrogate that :func:`skip_reason` refuses replaced by U+FFFD,
+    for output files."""
+    return _LONE_SURROGATES.sub("\ufffd", _CONTROL_CHARACTERS.sub("\ufffd", text))
 
 
 @lru_cache(maxsize=4)
