@@ -28,8 +28,8 @@ same on every install; until issue #34 a machine without Debian's WordNet fell b
 (39 blocked occurrences on the public hate-speech cases against 10 with WordNet).
 
 ``benchmarks/generate_fairness.py`` measures the rule on real Civil Comments (hand-checked samples in
-``benchmarks/README.md``). The editor's ``params()`` record the guard's table and its version (``guard_rule``:
-``wordnet-3.0-nouns/1``).
+``benchmarks/README.md``). The editor's ``params()`` record the rule's version and its table (``guard_rule``:
+``guard/2 wordnet-3.0-nouns/1``).
 
 Unambiguous terms (religions, orientations, nationalities) are always swapped.
 """
@@ -132,6 +132,27 @@ def _is_person_word(token: Any) -> bool:
     return token.pos_ in ("NOUN", "PROPN") and singular.endswith("ist") and len(singular) > 6
 
 
+_QUOTES = frozenset("\"'\u201c\u201d\u2018\u2019`")
+
+
+def _quoted_alone(token: Any) -> bool:
+    """The word alone between quotation marks: a mention of the word ('"Black" is a colour'), not a use."""
+    doc = token.doc
+    return 0 < token.i < len(doc) - 1 and doc[token.i - 1].text in _QUOTES and doc[token.i + 1].text in _QUOTES
+
+
+def _person_follows(token: Any) -> bool:
+    """A person word right after the adjective, past other adjectives ("a deaf old neighbour"), whatever the parse
+    made of it."""
+    doc = token.doc
+    for follower in doc[token.i + 1 : token.i + 4]:
+        if follower.text.lower() in _PEOPLE_WORDS or _is_person_word(follower):
+            return True
+        if follower.pos_ not in ("ADJ", "CCONJ", "PUNCT") and follower.text != ",":
+            return False
+    return False
+
+
 def _is_subject_population(token: Any) -> bool:
     """A predicative subject that is people: a person word, or a country or nationality ("Canada is mostly white")."""
     return _is_person_word(token) or token.ent_type_ in ("GPE", "NORP")
@@ -151,7 +172,10 @@ class IdentityGuard:
     WordNet files under concrete things (:data:`~counterfair.lexicons.nouns.CONCRETE_LEXNAMES`), or a non-person named
     entity; otherwise it is kept. The WordNet facts come from the table counterfair ships (``nouns``)."""
 
-    rule = GUARD_LEXICON
+    # the rule's version and the table it reads: /2 blocks adverbs ("Go straight ahead"), mentions ('"Black" is a
+    # colour'), strict adjectives said of things ("The night is young"), and keeps a strict adjective before a person
+    # word the parse missed ("My deaf neighbour signs")
+    rule = f"guard/2 {GUARD_LEXICON}"
 
     def __init__(self, ambiguous: Iterable[str], terms: Iterable[str] = (), nouns: NounFacts | None = None) -> None:
         self.ambiguous = frozenset(t.lower() for t in ambiguous)
@@ -215,6 +239,11 @@ class IdentityGuard:
         return any(t.is_alpha and t.pos_ != "DET" and t.text.lower() not in self._people_or_terms for t in entity)
 
     def _use(self, token: Any, depth: int) -> bool:
+        lower = token.text.lower()
+        if _quoted_alone(token):
+            return False  # a word mentioned, not used: '"Black" is a colour.'
+        if token.pos_ == "ADV" and lower in STRICT_MODIFIERS:
+            return False  # "Go straight ahead.": an adverb describes no one
         named = token.ent_type_ in NON_PERSON_ENTITIES or (token.ent_type_ == "PERSON" and token.pos_ == "PROPN")
         if named and self._names_more_than_people(token):
             return False  # "the White House", "Neil Young"
@@ -233,11 +262,14 @@ class IdentityGuard:
         if predicative:
             verb = token if token.dep_ == "ROOT" else token.head
             subjects = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
+            if lower in STRICT_MODIFIERS and subjects:  # "The night is young.": only people are young in this sense
+                return any(_is_subject_population(s) for s in subjects)
             return not any(self._concrete(s) for s in subjects)
         if token.dep_ in ("amod", "compound", "nmod", "npadvmod"):
-            if token.text.lower() not in STRICT_MODIFIERS:
+            if lower not in STRICT_MODIFIERS:
                 return not self._concrete(token.head)
-            return _is_person_word(token.head)
+            # the parse may hang the adjective on the wrong word ("My deaf neighbour signs." with "signs" the noun)
+            return _is_person_word(token.head) or _person_follows(token)
         return True  # no evidence against people
 
 
