@@ -138,3 +138,33 @@ def test_a_gap_over_only_the_scored_pairs_says_so(tmp_path: Path, capsys: pytest
 
     result = ctf(data, f"scores:{scores}", identities="straight,gay,black")
     assert "1 pairs have no score: the gap is over the scored pairs only" in result._repr_html_()
+
+
+def test_ctf_claims_its_run_directory_before_any_work(tmp_path, monkeypatch) -> None:
+    """#35 item 13: a rerun with other options (or a directory holding an audit) was refused only after the whole
+    computation, and an audit's directory was called "a ctf run"."""
+    from typer.testing import CliRunner
+
+    from counterfair.cli import app
+    from counterfair.errors import ConfigError
+    from counterfair.shell import ctf as ctf_shell
+
+    data = tmp_path / "texts.csv"
+    data.write_text("text\nI am a gay man.\nMy Muslim neighbour is kind.\n")
+    runner = CliRunner()
+    first = runner.invoke(app, ["ctf", str(data), "--out", str(tmp_path / "ctf"), "-q"])
+    assert first.exit_code == 0, first.output
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("ctf computed before its run directory was checked")
+
+    monkeypatch.setattr(ctf_shell, "ctf_core", must_not_run)
+    other = runner.invoke(app, ["ctf", str(data), "--out", str(tmp_path / "ctf"), "--no-guard", "-q"])
+    assert isinstance(other.exception, ConfigError) and "differs in: options (guard: 'spacy' -> None)" in str(
+        other.exception
+    )
+    audit = tmp_path / "audit"
+    assert runner.invoke(app, ["audit", str(data), "--methods", "swap", "--out", str(audit), "-q"]).exit_code == 0
+    into_audit = runner.invoke(app, ["ctf", str(data), "--out", str(audit), "-q"])
+    assert isinstance(into_audit.exception, ConfigError)
+    assert f"{audit} holds an audit, not a ctf run" in str(into_audit.exception)

@@ -170,9 +170,15 @@ def claim_run_dir(
             _empty_run_dir(target)  # --overwrite: only now, once this run's input and options have been checked
     run_file = target / "run.json"
     if not run_file.exists():
-        write_json({**run_id, **extra}, run_file)
+        write_json({**run_id, **extra, "kind": what}, run_file)
         return
     previous = json.loads(run_file.read_text(encoding="utf-8"))
+    held = previous.get("kind", what)  # directories from before runs recorded their kind: taken as this kind
+    if held != what:
+        raise ConfigError(
+            f"{target} holds {'an' if held[:1] in 'aeiou' else 'a'} {held}, not {'an' if what[:1] in 'aeiou' else 'a'} "
+            f"{what}; choose another --out, or pass --overwrite to replace it"
+        )
     unpinned = run_id.get("classifier", "") is None or ("classifier" in previous and previous["classifier"] is None)
     if "classifier" in run_id and unpinned:
         reason = extra.get("classifier_unstable_reason") or previous.get("classifier_unstable_reason")
