@@ -274,29 +274,32 @@ class HTTPClassifier:
     def _post(self, texts: list[str]) -> Any:
         import httpx
 
+        from ..httpjson import BadAnswer, post_json
+
         last: Exception | None = None
         for attempt in range(self.retries + 1):
             try:
-                response = httpx.post(self.url, json={"texts": texts}, timeout=self.timeout)
+                answer = post_json(httpx, self.url, {"texts": texts}, deadline=self.timeout, timeout=self.timeout)
             except httpx.HTTPError as err:
                 last = err
+            except BadAnswer as err:
+                raise ClassifierError(f"classifier at {self.url}: {err}") from None
             else:
-                if response.status_code >= 500:
-                    last = ClassifierError(f"HTTP {response.status_code}: {response.text[:200]}")
-                elif response.status_code >= 400:
+                if answer.status >= 500:
+                    last = ClassifierError(f"HTTP {answer.status}: {answer.text[:200]}")
+                elif answer.status >= 400:
                     raise ClassifierError(
-                        f"classifier at {self.url} answered HTTP {response.status_code}: {response.text[:200]}"
+                        f"classifier at {self.url} answered HTTP {answer.status}: {answer.text[:200]}"
                     )
                 else:
-                    return self._parse(response)
+                    return self._parse(answer)
             time.sleep(min(0.5 * 2**attempt, 4.0))
         raise ClassifierError(f"classifier at {self.url} failed after {self.retries + 1} tries: {last}")
 
-    def _parse(self, response: Any) -> Any:
-        try:
-            data = response.json()
-        except ValueError as err:
-            raise ClassifierError(f"classifier at {self.url} did not answer JSON: {response.text[:200]!r}") from err
+    def _parse(self, answer: Any) -> Any:
+        data = answer.data
+        if data is None:
+            raise ClassifierError(f"classifier at {self.url} did not answer JSON: {answer.text[:200]!r}")
         if isinstance(data, dict):
             labels = data.get("labels")
             values = data.get("probabilities", data.get("scores"))
@@ -308,6 +311,10 @@ class HTTPClassifier:
         else:
             labels, values = None, data
         if labels is not None:
+            if not isinstance(labels, list) or not all(isinstance(label, str | int) for label in labels):
+                raise ClassifierError(
+                    f"classifier at {self.url}: 'labels' must be a list of names, got {labels!r:.200}"
+                )
             self._labels = [str(label) for label in labels]
         elif self._labels is None:
             shape = np.shape(values)

@@ -61,12 +61,17 @@ def _first_token_logprobs(choice: dict[str, Any]) -> tuple[tuple[str, float], ..
     if not isinstance(logprobs, dict):
         return ()
     content = logprobs.get("content")
-    if isinstance(content, list) and content and isinstance(content[0], dict):  # chat completions
-        top = content[0].get("top_logprobs") or []
-        return tuple((str(t.get("token", "")), float(t.get("logprob", -math.inf))) for t in top if isinstance(t, dict))
-    top_list = logprobs.get("top_logprobs")
-    if isinstance(top_list, list) and top_list and isinstance(top_list[0], dict):  # completions: [{token: logprob}]
-        return tuple((str(k), float(v)) for k, v in top_list[0].items())
+    try:  # a server's numbers that are not numbers: no alternatives, as when it sends none
+        if isinstance(content, list) and content and isinstance(content[0], dict):  # chat completions
+            top = content[0].get("top_logprobs") or []
+            if isinstance(top, list):
+                pairs = ((t.get("token", ""), t.get("logprob", -math.inf)) for t in top if isinstance(t, dict))
+                return tuple((str(token), float(logprob)) for token, logprob in pairs)
+        top_list = logprobs.get("top_logprobs")
+        if isinstance(top_list, list) and top_list and isinstance(top_list[0], dict):  # completions: [{token: logprob}]
+            return tuple((str(k), float(v)) for k, v in top_list[0].items())
+    except (TypeError, ValueError):
+        return ()
     return ()
 
 
@@ -137,29 +142,31 @@ class OpenAIHTTPLLM:
     def _post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
         import httpx
 
+        from ..httpjson import BadAnswer, post_json
+
         url = f"{self.base_url}{path}"
         last = ""
         for attempt in range(self.retries + 1):
-            try:
-                response = self._http().post(url, json=payload)
+            try:  # the body capped after decompression, the whole answer within the timeout
+                answer = post_json(self._http(), url, payload, deadline=self.timeout)
             except httpx.TimeoutException:
                 last = f"no answer within {self.timeout:.0f} s"
             except httpx.HTTPError as err:
                 last = f"cannot connect ({type(err).__name__}: {err})"
+            except BadAnswer as err:
+                raise LLMServerError(f"LLM server {err}") from None
             else:
-                if response.status_code < 400:
-                    try:
-                        data = response.json()
-                    except ValueError:
-                        raise LLMServerError(
-                            f"LLM server {url} answered something that is not JSON: {response.text[:200]!r}"
-                        ) from None
-                    if not isinstance(data, dict) or not isinstance(data.get("choices"), list) or not data["choices"]:
-                        raise LLMServerError(f"LLM server {url} answered JSON without 'choices': {str(data)[:200]}")
-                    return data
-                if response.status_code < 500 and response.status_code != 429:
-                    raise _Refused(f"LLM server {url} answered HTTP {response.status_code}: {response.text[:300]}")
-                last = f"HTTP {response.status_code}: {response.text[:200]}"
+                if answer.status < 400:
+                    data = answer.data
+                    if data is None:
+                        raise LLMServerError(f"LLM server {url} answered something that is not JSON: {answer.text!r}")
+                    choices = data.get("choices") if isinstance(data, dict) else None
+                    if not isinstance(choices, list) or not choices or not all(isinstance(c, dict) for c in choices):
+                        raise LLMServerError(f"LLM server {url} answered JSON without a list of choices: {answer.text}")
+                    return dict(data)
+                if answer.status < 500 and answer.status != 429:
+                    raise _Refused(f"LLM server {url} answered HTTP {answer.status}: {answer.text}")
+                last = f"HTTP {answer.status}: {answer.text[:200]}"
             if attempt < self.retries:
                 time.sleep(min(self.backoff * 2**attempt, 30.0))
         raise LLMServerError(f"LLM server {url} failed after {self.retries + 1} tries: {last}")
@@ -183,8 +190,16 @@ class OpenAIHTTPLLM:
     @staticmethod
     def _choices(data: dict[str, Any], key: str) -> list[Completion]:
         out = []
-        for choice in sorted(data["choices"], key=lambda c: c.get("index", 0) if isinstance(c, dict) else 0):
-            text = choice.get("text") if key == "text" else (choice.get("message") or {}).get("content")
+
+        def index(choice: Any) -> int:  # a server's index of another type keeps its place
+            value = choice.get("index", 0) if isinstance(choice, dict) else 0
+            return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+        for choice in sorted(data["choices"], key=index):
+            message = choice.get("message")
+            text = (
+                choice.get("text") if key == "text" else message.get("content") if isinstance(message, dict) else None
+            )
             if not isinstance(text, str):
                 raise LLMServerError(f"LLM server answered a choice without {key!r}: {str(choice)[:200]}")
             out.append(Completion(text, str(choice.get("finish_reason") or "stop"), _first_token_logprobs(choice)))
