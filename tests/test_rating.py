@@ -572,3 +572,53 @@ def _request_quietly(client: httpx.Client, path: str) -> None:
     """A request whose answer never comes: the server is stopped under it."""
     with contextlib.suppress(httpx.HTTPError):
         client.get(path, timeout=60)
+
+
+HEADER = "pair_id,rater,fluent,reference,same_label,meaning,reject\n"
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ("p1,ann,yes,none,yes,3,0\np1,ann,yes,none,yes,2,0\n", "row 3: 'ann' rates pair 'p1' again \\(row 2\\)"),
+        ("p1,,yes,none,yes,3,0\n", "row 2: the rater name is empty"),
+        ("p1,ann,yes,none,yes,3.7,0\n", "row 2: meaning '3.7' is not a whole number from 0 to 4"),
+        ("p1,ann,yes,none,yes,1e309,0\n", "row 2: meaning .* is not a whole number from 0 to 4"),
+        ("p1,llm:qwen,yes,none,yes,3,0\n", "names starting with 'llm:' are LLM judges"),
+    ],
+)
+def test_a_bad_ratings_file_adds_nothing(tmp_path: Path, rows: str, message: str) -> None:
+    """#35 item 10: a duplicate row failed but kept the first; an empty rater was stored as 'nan', 3.7 as 3, 1e309
+    raised OverflowError, and 'llm:' raters came in as people."""
+    store = _store(tmp_path)
+    path = tmp_path / "ratings.csv"
+    path.write_text(HEADER + rows)
+    with pytest.raises(InputError, match=message):
+        store.import_csv(path)
+    assert store.ratings() == []
+
+
+def test_rater_names_round_trip_and_look_alikes_are_one_rater(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.add(_r("p1", "'=2+2"))  # a name that starts with a quote and a formula sign
+    store.add(_r("p2", "=SUM(A1)"))
+    store.export_csv(tmp_path / "out.csv")
+    other = RatingStore.create(tmp_path / "other", PAIRS)
+    assert other.import_csv(tmp_path / "out.csv") == 2
+    assert sorted(r.rater for r in other.ratings()) == ["'=2+2", "=SUM(A1)"]
+    path = tmp_path / "look.csv"
+    path.write_text(HEADER + "p1,\uff41nn,yes,none,yes,3,0\np2,a\u200bnn,yes,none,yes,3,0\n", encoding="utf-8")
+    third = RatingStore.create(tmp_path / "third", PAIRS)
+    third.import_csv(path)
+    assert {r.rater for r in third.ratings()} == {"ann"}  # full-width a, a zero-width space: the same rater
+
+
+def test_a_token_with_any_characters_answers_401_or_200_never_500(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    client = _client(store, token="pässwörd")
+    wrong = client.get("/?token=w\u00f6rd")
+    assert wrong.status_code == 401 and wrong.headers["Referrer-Policy"] == "no-referrer"
+    assert client.get("/?token=p%C3%A4ssw%C3%B6rd").status_code == 200
+    plain = _client(store, token="s3cret")
+    refused = plain.get("/?token=%C3%BC")
+    assert refused.status_code == 401 and "Content-Security-Policy" in refused.headers

@@ -25,7 +25,7 @@ from starlette.middleware.sessions import SessionMiddleware
 
 from ..errors import InputError
 from ..views.report import edit_html
-from .store import Rating, RatingStore
+from .store import Rating, RatingStore, rater_name
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 STATIC = Path(__file__).parent / "static"
@@ -74,7 +74,7 @@ class _Pages:
             host = request.headers.get("host", "")
             if origin.split("://", 1)[-1] != host:
                 return False
-        return bool(expected) and hmac.compare_digest(str(expected), value)
+        return bool(expected) and hmac.compare_digest(str(expected).encode("utf-8"), value.encode("utf-8"))
 
     def page(self, request: Request, rater: str, *, error: str | None = None, status: int = 200) -> Response:
         """The next pair this rater has not rated, or the done page."""
@@ -126,7 +126,7 @@ def _guard(app: FastAPI, token: str | None, allowed_hosts: set[str] | None) -> N
         if token is None:
             return await call_next(request)  # type: ignore[no-any-return]
         given = request.query_params.get("token") or request.cookies.get("cf_token") or ""
-        if not hmac.compare_digest(given, token):
+        if not hmac.compare_digest(given.encode("utf-8"), token.encode("utf-8")):  # bytes: any characters
             return JSONResponse({"error": "an access token is required (start URL ?token=...)"}, status_code=401)
         response: Response = await call_next(request)
         if request.query_params.get("token"):
@@ -163,7 +163,7 @@ def _sign_in_routes(app: FastAPI, pages: _Pages) -> None:
 
         if not pages.check_csrf(request, csrf):
             return refuse(403, "The form expired; please try again.")
-        name = " ".join(rater.split())[:64]
+        name = rater_name(rater)  # look-alike names (full-width letters, zero-width spaces) are one rater
         if not name or name.startswith("llm:"):
             return refuse(400, "Please give a rater name.")
         if len(passphrase) < 4:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,15 +63,28 @@ def _passphrase_hash(passphrase: str, salt: bytes) -> bytes:
 
 
 def spreadsheet_safe(value: Any) -> Any:
-    """``value`` with a leading "'" when a spreadsheet would read it as a formula; :func:`from_spreadsheet_safe`
-    undoes it on import."""
-    return "'" + value if isinstance(value, str) and value.startswith(_FORMULA_START) else value
+    """``value`` with a leading "'" when a spreadsheet would read it as a formula, or when it starts with "'" itself
+    (so the round trip keeps it); :func:`from_spreadsheet_safe` removes exactly that one on import."""
+    return "'" + value if isinstance(value, str) and value.startswith((*_FORMULA_START, "'")) else value
 
 
 def from_spreadsheet_safe(value: Any) -> Any:
-    if isinstance(value, str) and value.startswith("'") and value[1:].startswith(_FORMULA_START):
+    if isinstance(value, str) and value.startswith("'") and value[1:].startswith((*_FORMULA_START, "'")):
         return value[1:]
     return value
+
+
+def rater_name(raw: Any) -> str:
+    """A rater's name as stored: NFKC-normalised (full-width letters become plain ones), invisible format characters
+    (zero-width spaces and joiners, soft hyphens) removed, whitespace collapsed; at most 64 characters. Two names a
+    reader cannot tell apart are one rater."""
+    import unicodedata
+
+    if raw is None or (isinstance(raw, float) and raw != raw):
+        return ""
+    text = unicodedata.normalize("NFKC", str(raw))
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    return " ".join(text.split())[:64]
 
 
 @dataclass(frozen=True)
@@ -280,6 +293,20 @@ class RatingStore:
         except sqlite3.IntegrityError:
             raise InputError(f"{rating.rater!r} has rated pair {rating.pair_id!r} already") from None
 
+    def add_many(self, ratings: Sequence[Rating], *, source: str, replace: bool = False) -> None:
+        """Several ratings in one transaction: all of them, or none when one is refused."""
+        verb = "INSERT OR REPLACE" if replace else "INSERT"
+        now = time.time()
+        rows = [
+            (r.pair_id, r.rater, r.fluent, r.reference, r.same_label, r.meaning, int(r.reject), source, None, now)
+            for r in ratings
+        ]
+        try:
+            with self._connect() as db:
+                db.executemany(f"{verb} INTO ratings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        except sqlite3.IntegrityError as err:
+            raise InputError(f"a rating in the file is in the project already ({err}); nothing was imported") from None
+
     def export_csv(self, path: str | Path) -> int:
         from ..io import write_table
 
@@ -294,30 +321,44 @@ class RatingStore:
         frame = read_table(path).map(from_spreadsheet_safe)
         require_columns(frame, dict.fromkeys(EXPORT_COLUMNS[:6], "the CSV header"), origin=str(path))
         known = set(self.pairs()["pair_id"])
-        ratings = []
+        ratings: list[Rating] = []
+        seen: dict[tuple[str, str], int] = {}
         for index, row in enumerate(frame.to_dict("records")):
             where = f"{path}: row {index + 2}"
             if str(row["pair_id"]) not in known:
                 raise InputError(f"{where}: unknown pair_id {row['pair_id']!r}")
-            try:
-                meaning = int(float(row["meaning"]))
-            except (TypeError, ValueError):
-                raise InputError(f"{where}: meaning {row['meaning']!r} is not an integer from 0 to 4") from None
-            reject = str(row.get("reject", "0")).strip().lower() in ("1", "true", "yes", "1.0")
-            ratings.append(
-                Rating(
-                    str(row["pair_id"]),
-                    str(row["rater"]),
-                    str(row["fluent"]).strip().lower(),
-                    str(row["reference"]).strip().lower(),
-                    str(row["same_label"]).strip().lower(),
-                    meaning,
-                    reject,
-                ).validate(where)
-            )
-        for rating in ratings:
-            self.add(rating, source="import", replace=replace)
+            rater = rater_name(row["rater"])
+            if rater.lower().startswith("llm:"):
+                raise InputError(f"{where}: rater {rater!r}: names starting with 'llm:' are LLM judges (rate judge)")
+            rating = Rating(
+                str(row["pair_id"]),
+                rater,
+                str(row["fluent"]).strip().lower(),
+                str(row["reference"]).strip().lower(),
+                str(row["same_label"]).strip().lower(),
+                _meaning(row["meaning"], where),
+                str(row.get("reject", "0")).strip().lower() in ("1", "true", "yes", "1.0"),
+            ).validate(where)
+            key = (rating.pair_id, rating.rater)
+            if key in seen:
+                raise InputError(f"{where}: {rater!r} rates pair {rating.pair_id!r} again (row {seen[key]})")
+            seen[key] = index + 2
+            ratings.append(rating)
+        self.add_many(ratings, source="import", replace=replace)  # one transaction: a bad file adds nothing
         return len(ratings)
+
+
+def _meaning(value: Any, where: str) -> int:
+    """A meaning score from a file: a whole number 0-4 (3.7 is refused, not cut to 3; 1e309 is not a number)."""
+    import math
+
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if not math.isfinite(number) or not number.is_integer():
+        raise InputError(f"{where}: meaning {value!r} is not a whole number from 0 to 4")
+    return int(number)
 
 
 def pair_id(method: Any, attribute: Any, input_id: Any) -> str:
