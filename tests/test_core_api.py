@@ -270,3 +270,25 @@ def test_results_print_the_commands_console_tables() -> None:
     assert "CTF gap (python:_gay_detector)" in ctf and "│ all │ 2 │ 6 │ 0.533 │" in ctf
     ev = _printed(cf.evaluate([("a b c", "a b x"), ("d e f", "d e f g")], metrics=["distance"]))
     assert "2 rows, 2 scored (ok 2)" in ev and "│ distance │ 2 │ 1.000 │" in ev
+
+
+def test_every_public_argument_is_checked_with_a_sentence() -> None:
+    """#35 item 11: methods="ablation" was split into letters, labels= could name a class twice, and batch_size=0,
+    threshold="x" or a tensor that requires grad ended in raw errors."""
+    texts = ["I am gay.", "Muslims pray."]
+    assert {r.editor for r in cf.generate(texts, "ablation,swap", progress=False)} == {"ablation", "swap"}
+    audit = cf.audit(texts, "profanity-check", methods="swap", progress=False)
+    assert set(audit.pairs["method"]) == {"swap"}
+    for call, message in (
+        (lambda: cf.as_classifier(lambda t: [0.5] * len(t), labels=["a", "a"]), "labels= names a class twice"),
+        (lambda: cf.as_classifier(lambda t: [0.5] * len(t), batch_size=0), "batch_size must be a whole number"),
+        (lambda: cf.audit(texts, "profanity-check", threshold="x"), "option threshold: expected a number, got 'x'"),
+        (lambda: cf.ctf(texts, "profanity-check", seed=1.5), "option seed: expected a whole number, got 1.5"),
+        (lambda: cf.audit(texts, "profanity-check", guard="no"), "option guard: expected True or False"),
+        (lambda: cf.generate(texts, ["swap"], identities=3), "option identities: expected a string, got 3"),
+    ):
+        with pytest.raises(ConfigError, match=message):
+            call()
+    torch = pytest.importorskip("torch")
+    clf = cf.as_classifier(lambda t: torch.full((len(t),), 0.25, requires_grad=True), labels=["ok", "toxic"])
+    assert clf.predict_proba(["a text"]).tolist() == [[0.75, 0.25]]

@@ -48,9 +48,52 @@ def params_hash(params: Mapping[str, Any]) -> str:
 
 
 def make_options(kind: Any, given: Mapping[str, Any]) -> Any:
-    """``kind(**given)`` for an options dataclass, with an unknown option named in a ``ConfigError``."""
+    """``kind(**given)`` for an options dataclass, with an unknown option named in a ``ConfigError`` and each value
+    checked against its field's type (:func:`checked_value`): ``threshold="x"`` is a sentence, not a TypeError deep in
+    a run; a comma-separated string stands for a list (``methods="ablation,swap"``)."""
     check_option_names(given, {f.name for f in _dc.fields(kind) if f.init})
-    return kind(**given)
+    import typing
+
+    hints = typing.get_type_hints(kind)
+    return kind(**{name: checked_value(name, value, hints.get(name)) for name, value in given.items()})
+
+
+def checked_value(name: str, value: Any, hint: Any) -> Any:
+    """``value`` for an option of type ``hint`` (int, float, bool, str, list[str], optionally None), or a
+    ``ConfigError`` naming the option; other types pass unchecked."""
+    import types
+    import typing
+
+    from .errors import ConfigError
+
+    args = typing.get_args(hint)
+    optional = typing.get_origin(hint) in (typing.Union, types.UnionType) and type(None) in args
+    if optional:
+        rest = [a for a in args if a is not type(None)]
+        if value is None:
+            return None
+        hint = rest[0] if len(rest) == 1 else None
+    kinds = {int: "a whole number", float: "a number", bool: "True or False", str: "a string"}
+    if hint in kinds:
+        fits = (
+            isinstance(value, int | float) and not isinstance(value, bool)
+            if hint is float
+            else isinstance(value, int) and not isinstance(value, bool)
+            if hint is int
+            else isinstance(value, hint)
+        )
+        if not fits:
+            raise ConfigError(f"option {name}: expected {kinds[hint]}, got {value!r}")
+        return float(value) if hint is float else value
+    if typing.get_origin(hint) is list and typing.get_args(hint) == (str,):
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(
+                f"option {name}: expected a list of strings (or one comma-separated string), got {value!r}"
+            )
+        return list(value)
+    return value
 
 
 def check_option_names(given: Mapping[str, Any], known: set[str]) -> None:

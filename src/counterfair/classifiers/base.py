@@ -48,6 +48,8 @@ def as_proba(raw: Any, n: int, labels: Sequence[str], source: str) -> np.ndarray
     Rows with NaN or infinite values are kept as all-NaN rows (the caller gives those texts a status);
     a wrong shape, or finite values outside [0, 1], raises :class:`ClassifierError`.
     """
+    if hasattr(raw, "detach") and hasattr(raw, "cpu"):  # a torch tensor, with or without requires_grad
+        raw = raw.detach().cpu().numpy()
     try:
         arr = np.asarray(raw, dtype=float)
     except (TypeError, ValueError) as err:

@@ -37,6 +37,10 @@ def as_classifier(
       or spaCy directory, or a Hugging Face hub id (loaded with the user's cache and network settings);
     * a classifier made by this function, returned unchanged.
     """
+    if labels is not None and len({str(label) for label in labels}) != len(list(labels)):
+        raise ConfigError(f"labels= names a class twice: {list(labels)!r}")
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise ConfigError(f"batch_size must be a whole number of at least 1, got {batch_size!r}")
     if isinstance(obj, CachedClassifier):
         if labels is not None:
             raise ConfigError("labels= cannot relabel an existing counterfair classifier")

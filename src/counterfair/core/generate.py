@@ -720,6 +720,8 @@ def generate(
     editor objects (``counterfair.editors.AblationEditor(...)``, your own), whose every candidate is returned."""
     from ..records import make_options
 
+    if isinstance(editors, str):  # one method name, or a comma-separated list of them
+        editors = [part.strip() for part in editors.split(",") if part.strip()]
     names = [e for e in editors if isinstance(e, str)]
     objects = [e for e in editors if not isinstance(e, str)]
     from .needs import require_in_memory
