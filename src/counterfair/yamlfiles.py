@@ -69,7 +69,8 @@ def read_mapping(
     except ConfigError as err:
         raise ConfigError(f"{where}: {err}") from None
     except (json.JSONDecodeError, yaml.YAMLError) as err:
-        raise ConfigError(f"{where}: not valid {'JSON' if path.suffix.lower() == '.json' else 'YAML'} ({err})") from err
+        kind = "JSON" if path.suffix.lower() == ".json" else "YAML"
+        raise ConfigError(f"{where}: not valid {kind} ({' '.join(str(err).split())})") from err  # one line
     if data is None:
         data = {}
     if not isinstance(data, dict):
