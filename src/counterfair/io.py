@@ -17,6 +17,7 @@ import io
 import json
 import math
 import os
+import re
 import tempfile
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -57,6 +58,20 @@ def detect_format(path: str | Path, fmt: str | None = None) -> str:
             f"use one of {', '.join(sorted(FORMATS))} or pass --format"
         )
     return FORMATS[suffix]
+
+
+LONE_SURROGATES = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: no character, and not writable as UTF-8
+
+
+class NotText(str):
+    """A table cell that holds no text (a list, a mapping, a boolean, bytes: JSONL or Parquet cells), standing in
+    the text column as ``<list>``, ``<bool>``...: ``counterfair.text.skip_reason`` gives it the status ``not_text``
+    instead of editing its Python repr."""
+
+
+def without_lone_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD (what a UTF-8 decoder makes of a broken byte)."""
+    return LONE_SURROGATES.sub("\ufffd", text)
 
 
 def file_sha256(path: str | Path, *, chunk: int = 1 << 20) -> str:
@@ -135,9 +150,7 @@ def _read_jsonl(path: Path, text: str) -> pd.DataFrame:
 def whole_characters(record: dict[str, Any]) -> dict[str, Any]:
     """A JSON record's strings with each lone surrogate (a ``\\ud800`` escape: half of a UTF-16 pair, no character)
     replaced by U+FFFD, as a UTF-8 decoder does with a broken byte: such a string cannot be written as UTF-8."""
-    from .text import without_lone_surrogates as whole
-
-    return {k: whole(v) if isinstance(v, str) and not v.isascii() else v for k, v in record.items()}
+    return {k: without_lone_surrogates(v) if isinstance(v, str) and not v.isascii() else v for k, v in record.items()}
 
 
 def _read_json(path: Path, text: str) -> pd.DataFrame:
@@ -385,8 +398,6 @@ def cell_text(value: Any) -> str | None:
     if isinstance(value, str):
         return value
     if isinstance(value, bool | bytes | bytearray | list | tuple | dict | set) or hasattr(value, "__len__"):
-        from .text import NotText
-
         return NotText(f"<{type(value).__name__}>")  # a per-row status (not_text), not its repr edited as text
     return str(value)  # a number in a text column: its digits
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
+from .io import LONE_SURROGATES, NotText
 from .records import Edit
 
 TOKENIZER_NAME = "spacy-blank-en"
@@ -35,13 +36,6 @@ MAX_TEXT_CHARS = 20_000  # longer texts get the row status skipped:too_long (--m
 # C0 control characters other than tab, newline, vertical tab, form feed and carriage return, and DEL: a NUL or an
 # escape byte in a text is corruption (a binary file pasted in, a truncated copy), and a NUL breaks CSV readers.
 _CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
-_LONE_SURROGATES = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: no character, and not writable as UTF-8
-
-
-class NotText(str):
-    """A table cell that holds no text (a list, a mapping, a boolean, bytes: JSONL or Parquet cells), standing in
-    the text column as ``<list>``, ``<bool>``...: :func:`skip_reason` gives it the status ``not_text`` instead of
-    editing its Python repr."""
 
 
 def skip_reason(text: str | None, max_chars: int | None = MAX_TEXT_CHARS) -> str | None:
@@ -56,22 +50,17 @@ def skip_reason(text: str | None, max_chars: int | None = MAX_TEXT_CHARS) -> str
         return "empty_text"
     if _CONTROL_CHARACTERS.search(text):
         return "control_characters"
-    if _LONE_SURROGATES.search(text):
+    if LONE_SURROGATES.search(text):
         return "invalid_unicode"
     if max_chars and len(text) > max_chars:
         return "too_long"
     return None
 
 
-def without_lone_surrogates(text: str) -> str:
-    """``text`` with each lone surrogate replaced by U+FFFD (what a UTF-8 decoder makes of a broken byte)."""
-    return _LONE_SURROGATES.sub("\ufffd", text)
-
-
 def printable(text: str) -> str:
     """``text`` with each control character and lone surrogate that :func:`skip_reason` refuses replaced by U+FFFD,
     for output files."""
-    return _LONE_SURROGATES.sub("\ufffd", _CONTROL_CHARACTERS.sub("\ufffd", text))
+    return LONE_SURROGATES.sub("\ufffd", _CONTROL_CHARACTERS.sub("\ufffd", text))
 
 
 @lru_cache(maxsize=4)
