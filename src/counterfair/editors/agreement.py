@@ -43,11 +43,12 @@ class Word:
 
 def word_before(text: str, start: int) -> Word | None:
     """The word right before ``start`` (across spaces, or glued by an apostrophe), or None."""
-    found = _WORD_BEFORE.search(text[:start])
+    window = max(0, start - 200)  # bounded: a long text's occurrences do not each scan its whole prefix
+    found = _WORD_BEFORE.search(text[window:start])
     if found is None:
         return None
     apostrophe = found.group(2) if found.group(2) in ("'", "\u2019") else ""
-    return Word(found.start(), start, found.group(1) + apostrophe)
+    return Word(window + found.start(), start, found.group(1) + apostrophe)
 
 
 # ----------------------------------------------------------------------------------------------------- French

@@ -304,10 +304,16 @@ def _modifies_a_noun(text: str, start: int, end: int) -> bool:
     return token.dep_ in ("amod", "compound", "nmod") and token.head.i > token.i
 
 
+# how far back the written form of a swap looks (the word before, a sentence's end): a bounded window, so a text's
+# occurrences cost their own length, not the text's (a 100 kB text took 74 s to swap, quadratic in its length)
+LOOK_BACK = 200
+
+
 def at_sentence_start(text: str, start: int) -> bool:
     """Nothing but openers (quotes, brackets) since the text's start, a line break, a sentence's end, or a colon
     and a quotation mark."""
-    head = text[:start]
+    window = max(0, start - LOOK_BACK)  # a bounded look back: every occurrence of a long text, not the whole prefix
+    head = text[window:start]
     stripped = head.rstrip(_OPENERS)
     openers = head[len(stripped) :]
     if not stripped.strip() or "\n" in openers:
@@ -318,12 +324,13 @@ def at_sentence_start(text: str, start: int) -> bool:
 
 def _in_title(text: str, start: int, end: int) -> bool:
     """The words on both sides are capitalised too ("Muslim Leaders Meet"): a title, where every word has a capital."""
-    before = list(re.finditer(r"[A-Za-z]+", text[:start]))
+    window = max(0, start - LOOK_BACK)
+    before = list(re.finditer(r"[A-Za-z]+", text[window:start]))
     after = [w for w in re.findall(r"[A-Za-z][A-Za-z']*", text[end : end + 60])[:2] if w[:1].isupper()]
     if not before or not after or after[0] in ("I", "I'm", "I've", "I'd", "I'll"):
         return False
     word = before[-1]  # a sentence's first word has its capital anyway: evidence of a title only with two after it
-    return word.group()[:1].isupper() and (not at_sentence_start(text, word.start()) or len(after) == 2)
+    return word.group()[:1].isupper() and (not at_sentence_start(text, window + word.start()) or len(after) == 2)
 
 
 def _shouting(text: str, start: int, end: int) -> bool:
@@ -479,7 +486,7 @@ class IdentitySwapEditor(EditorBase):
         kind = self._surfaces.get(self._key(match.text), (match.term, "adjective"))[1]
         if kind != "adjective":
             return kind
-        words = text[: match.start].split()
+        words = text[max(0, match.start - LOOK_BACK) : match.start].split()
         before = words[-1].lower() if words else ""
         after = _NEXT_WORD.match(text, match.end)
         following = after.group(1).lower() if after is not None else ""

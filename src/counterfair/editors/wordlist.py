@@ -39,10 +39,11 @@ class AblationEditor(EditorBase):
                 continue  # inside a hyphenated word already removed
             # a hyphenated word whose head is a term goes whole ("anti-Semitism", not "anti-"); a term that modifies
             # through a hyphen takes the hyphen with it ("Muslim-majority" -> "majority")
-            prefix = _HYPHEN_PREFIX.search(text, 0, start)
+            near = max(cursor, start - 64)  # a bounded look back (whole prefixes made long texts quadratic)
+            prefix = _HYPHEN_PREFIX.search(text, near, start)
             if prefix is not None and prefix.end() == start and prefix.start() >= cursor:
                 start = prefix.start()
-            elided = _ELIDED.search(text, 0, start) if self.attribute.language == "fr" else None
+            elided = _ELIDED.search(text, near, start) if self.attribute.language == "fr" else None
             if elided is not None and elided.end() == start and elided.start() >= cursor:
                 start = elided.start()  # "l'islam" goes whole, not "l'"
             if text[end : end + 1] == "-" and text[end + 1 : end + 2].isalnum():
