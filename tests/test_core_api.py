@@ -292,3 +292,16 @@ def test_every_public_argument_is_checked_with_a_sentence() -> None:
     torch = pytest.importorskip("torch")
     clf = cf.as_classifier(lambda t: torch.full((len(t),), 0.25, requires_grad=True), labels=["ok", "toxic"])
     assert clf.predict_proba(["a text"]).tolist() == [[0.75, 0.25]]
+
+
+def test_audit_pairs_show_edits_as_plain_columns(tmp_path: Path) -> None:
+    """#31: aud.pairs held the edits as JSON strings; pairs.csv keeps them (its format), the result shows plain text."""
+    audit = cf.audit(["My Muslim neighbour is kind."], "profanity-check", methods=["ablation"], progress=False)
+    row = audit.pairs.iloc[0]
+    assert "edits" not in audit.pairs.columns
+    assert (row["removed"], row["inserted"], row["n_edits"]) == ("Muslim ", "", 1)
+    assert json.loads(audit.raw_pairs.iloc[0]["edits"]) == [{"start": 3, "end": 10, "old": "Muslim ", "new": ""}]
+    saved = pd.read_csv(audit.save(tmp_path / "run") / "pairs.csv")
+    assert json.loads(saved.iloc[0]["edits"])[0]["old"] == "Muslim "
+    # no filter ran (no LLM): the report has no column of dashes for it
+    assert "filter pass rate" not in (tmp_path / "run" / "report.html").read_text(encoding="utf-8")

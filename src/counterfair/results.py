@@ -148,16 +148,23 @@ class TableResult:
 
 
 class AuditResult(TableResult):
-    """An audit: ``pairs`` (one row per original/counterfactual pair with both scores and a status), ``by_group``
-    (per method and attribute: mean score change with its 95 % CI, flips), ``ctf_by_group`` (CTF gap per identity
-    group), ``summary`` (everything, as ``summary.json``)."""
+    """An audit: ``pairs`` (one row per original/counterfactual pair with both scores and a status; the edits as plain
+    columns), ``by_group`` (per method and attribute: mean score change with its 95 % CI, flips), ``ctf_by_group``
+    (CTF gap per identity group), ``summary`` (everything, as ``summary.json``). ``raw_pairs`` is the table as
+    ``pairs.csv`` holds it (the edits as JSON)."""
 
     _view = "audit_view"
     _summary_type = AuditSummary
 
     def __init__(self, pairs: pd.DataFrame, summary: dict[str, Any]) -> None:
-        self.pairs = pairs
+        self.raw_pairs = pairs
         self.summary = summary
+
+    @property
+    def pairs(self) -> pd.DataFrame:
+        """The pairs with plain columns: ``edits`` (JSON in ``pairs.csv``) becomes ``removed`` and ``inserted`` (the
+        edited spans' old and new text, " | " between several) and ``n_edits``."""
+        return plain_edits(self.raw_pairs)
 
     @property
     def typed_summary(self) -> AuditSummary:
@@ -226,7 +233,7 @@ class AuditResult(TableResult):
 
         s = self.typed_summary
         gate = gate_pairs(
-            self.pairs,
+            self.raw_pairs,
             rules,
             seed=s.options.get("seed", 0),
             n_resamples=s.options.get("bootstrap", 2000),
@@ -246,11 +253,14 @@ class AuditResult(TableResult):
         opts = s.options
         if not isinstance(baseline, AuditResult | str | Path):
             baseline = rescore_pairs(
-                self.pairs, baseline, threshold=opts.get("threshold", 0.5), positive_label=opts.get("positive_label")
+                self.raw_pairs,
+                baseline,
+                threshold=opts.get("threshold", 0.5),
+                positive_label=opts.get("positive_label"),
             )
         comparison = compare_pairs(
             baseline,
-            self.pairs,
+            self.raw_pairs,
             names=(name, s.classifier.spec),
             seed=opts.get("seed", 0),
             n_resamples=opts.get("bootstrap", 2000),
@@ -259,7 +269,7 @@ class AuditResult(TableResult):
         return comparison_table(comparison)
 
     def _table(self) -> pd.DataFrame:
-        return self.pairs
+        return self.raw_pairs
 
     def _saved(self, target: Path) -> None:
         from .views.report import build_report
@@ -480,3 +490,19 @@ class CTFResult(TableResult):
 
     def __repr__(self) -> str:
         return f"CTFResult(ctf_gap={self.ctf_gap}, {len(self.pairs)} pairs)"
+
+
+def plain_edits(pairs: pd.DataFrame) -> pd.DataFrame:
+    """``pairs`` with its ``edits`` column (a JSON list of {start, end, old, new}) as plain columns: ``removed``,
+    ``inserted`` (the spans' old and new text, " | " between several) and ``n_edits``."""
+    import json
+
+    if "edits" not in pairs.columns:
+        return pairs
+    parsed = [json.loads(e) if isinstance(e, str) and e else [] for e in pairs["edits"]]
+    out = pairs.drop(columns=["edits"])
+    at = list(pairs.columns).index("edits")
+    out.insert(at, "n_edits", [len(e) for e in parsed])
+    out.insert(at, "inserted", [" | ".join(str(x.get("new", "")) for x in e) for e in parsed])
+    out.insert(at, "removed", [" | ".join(str(x.get("old", "")) for x in e) for e in parsed])
+    return out

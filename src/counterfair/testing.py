@@ -101,7 +101,7 @@ def _counterfactual_metrics(
     else:
         from .core.audit import audit
 
-        scored = audit(texts, classifier, **common, **options).pairs
+        scored = audit(texts, classifier, **common, **options).raw_pairs
     return fairness_metrics(scored, seed=common["seed"], n_resamples=common["bootstrap"])
 
 

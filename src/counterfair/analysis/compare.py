@@ -32,6 +32,8 @@ def read_pairs(source: Any) -> pd.DataFrame:
     DataFrame."""
     if isinstance(source, pd.DataFrame):
         return source
+    if isinstance(getattr(source, "raw_pairs", None), pd.DataFrame):  # an AuditResult: the table as saved
+        return source.raw_pairs  # type: ignore[no-any-return]
     if hasattr(source, "pairs") and isinstance(source.pairs, pd.DataFrame):
         return source.pairs
     path = Path(source)
