@@ -348,3 +348,16 @@ def test_llm_classifier_reads_top_logprobs_from_a_server() -> None:
         assert clf.store is None  # a server's model can change behind its URL: not cached across runs
     finally:
         httpd.shutdown()
+
+
+def test_progress_counts_texts_already_scored() -> None:
+    """#31: ctf's classifier bar stayed at 0/1697 when every text came from the cache: known texts count as done."""
+    from counterfair.classifiers import as_classifier
+
+    clf = as_classifier(lambda texts: [0.5] * len(texts), labels=["no", "yes"], batch_size=2)
+    done: list[int] = []
+    clf.predict_proba(["a", "b", "c"], on_batch=done.append)
+    assert done == [2, 1]
+    done.clear()
+    clf.predict_proba(["a", "b", "c", "d", "a"], on_batch=done.append)  # three known, one new, a duplicate
+    assert done == [3, 1] and sum(done) == len({"a", "b", "c", "d"})

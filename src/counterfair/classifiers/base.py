@@ -145,6 +145,9 @@ class CachedClassifier:
                 if keys[text] in found:
                     self._cache[text] = np.asarray(found[keys[text]], dtype=float)
             todo = [t for t in todo if t not in self._cache]
+        known = len(dict.fromkeys(texts)) - len(todo)  # in memory or in the run store: done, and counted as done
+        if on_batch is not None and known:
+            on_batch(known)
         for start in range(0, len(todo), self.batch_size):
             batch = todo[start : start + self.batch_size]
             self.calls += 1

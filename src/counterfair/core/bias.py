@@ -202,7 +202,7 @@ def bias_core(
 
 def score_texts(clf: CachedClassifier, texts: list[str], opts: BiasOptions, hook: ProgressHook) -> np.ndarray:
     index = positive_index(clf.labels, opts.positive_label)
-    hook.start(f"classifier ({clf.spec})", len(texts))
+    hook.start(f"classifier ({clf.spec})", len(set(texts)))  # distinct texts: what the classifier scores
     proba = clf.predict_proba(texts, on_batch=hook.advance)
     return np.asarray(proba, dtype=float)[:, index]
 

@@ -201,7 +201,7 @@ def read_suite(source: Any, opts: SuiteOptions) -> SuiteInput:
 
 def score_cases(clf: CachedClassifier, texts: list[str], opts: SuiteOptions, hook: ProgressHook) -> np.ndarray:
     index = positive_index(clf.labels, opts.positive_label)
-    hook.start(f"classifier ({clf.spec})", len(texts))
+    hook.start(f"classifier ({clf.spec})", len(set(texts)))  # distinct texts: what the classifier scores
     return np.asarray(clf.predict_proba(texts, on_batch=hook.advance), dtype=float)[:, index]
 
 
