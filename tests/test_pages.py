@@ -58,6 +58,15 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     labelled = pd.DataFrame({"text": TEXTS * 2, "label": [0, 1, 0, 1, 1, 0, 1, 0]})
     run_bias(labelled, out["bias"], cf.BiasOptions(bootstrap=20), classifier=cf.as_classifier(_scores),
              rules=["overall_auc < 0.99"])  # fmt: skip
+    from typer.testing import CliRunner
+
+    from counterfair.cli import app
+
+    a = cf.audit(TEXTS, _scores, methods=["swap"], bootstrap=50, progress=False).save(root / "a")
+    b = cf.audit(TEXTS, lambda t: _scores(t)[:, ::-1], methods=["swap"], bootstrap=50, progress=False).save(root / "b")
+    out["compare"] = root / "compare"
+    done = CliRunner().invoke(app, ["compare", str(a), str(b), "--bootstrap", "50", "--out", str(out["compare"])])
+    assert done.exit_code == 0, done.output
     return out
 
 
@@ -76,6 +85,9 @@ def test_every_command_writes_a_verdict_first_report(runs: dict[str, Path]) -> N
     assert (
         "| ablation | 4 |" in generate and "Verdict: counterfactuals for the attribute islam by 2 methods" in generate
     )
+    compare = (runs["compare"] / "report.md").read_text()
+    assert compare.startswith("# Two classifiers on the same pairs") and "Verdict: " in compare.split("## ")[0]
+    assert "## Identity effect: B − A per group" in compare and "## CTF gap: B − A per group" in compare
     feedback = (runs["feedback"] / "report.md").read_text()
     assert "Verdict: external fed its own output" in feedback and "| 1 | 4 |" in feedback
 

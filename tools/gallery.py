@@ -28,7 +28,8 @@ def cli(*args: str, quiet: bool = True) -> None:
 
 
 def runs(work: Path) -> dict[str, Path]:
-    out = {name: work / name for name in ("audit", "bias", "suite", "ctf", "generate", "feedback", "evaluate")}
+    names = ("audit", "bias", "suite", "ctf", "generate", "feedback", "evaluate", "compare")
+    out = {name: work / name for name in names}
     cli("audit", "--demo", "--out", str(out["audit"]), "--fail-if", "upper(identity_effect[*]) > 0.05")
     cli("suite", "export", str(work / "suite.csv"), quiet=False)
     suite = pd.read_csv(work / "suite.csv").rename(columns={"test_case": "text", "label_gold": "label"})
@@ -45,6 +46,14 @@ def runs(work: Path) -> dict[str, Path]:
     cli("feedback", str(DEMO), "--editor", f"external:{work / 'edits.csv'}", "--classifier", "profanity-check",
         "--steps", "1", "--ppl-model", "none", "--out", str(out["feedback"]))  # fmt: skip
     cli("evaluate", "--demo", "--metrics", "flip,prob_change,distance,bleu", "--out", str(out["evaluate"]))
+    # B: a keyword model that reacts only to "gay", against the default classifier's audit (A)
+    (work / "keyword.py").write_text(
+        "def score(texts):\n    return [0.9 if 'gay' in t.lower() else 0.1 for t in texts]\n"
+    )
+    cli("audit", "--demo", "--methods", "swap", "--out", str(work / "a"))
+    cli("audit", "--demo", "--methods", "swap", "--classifier", f"callable:{work / 'keyword.py'}:score",
+        "--out", str(work / "b"))  # fmt: skip
+    cli("compare", str(work / "a"), str(work / "b"), "--out", str(out["compare"]))
     return out
 
 

@@ -533,6 +533,25 @@ class SuiteSummary(Record):
 # ------------------------------------------------------------------------------------------------ reading
 
 
+@dataclass(frozen=True, kw_only=True)
+class ComparisonSummary(Record):
+    """``counterfair compare``'s ``summary.json``: classifier B against A on the pairs both audits made; per metric
+    (``ctf_gap``, ``identity_effect``) and unit (overall, each group), A, B, B − A with its interval, the paired
+    permutation test's p and the verdict (better / worse / no evidence)."""
+
+    command: str | None = None
+    a: str = ""
+    b: str = ""
+    matched_pairs: int = 0
+    pairs_only_in_a: int = 0
+    pairs_only_in_b: int = 0
+    metrics: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
+
+    def verdicts(self, metric: str) -> dict[str, str]:
+        """Each unit's verdict on ``metric``."""
+        return {unit: str(entry.get("verdict")) for unit, entry in (self.metrics.get(metric) or {}).items()}
+
+
 SUMMARIES: dict[str, type[Record]] = {
     "audit": AuditSummary,
     "ctf": CTFSummary,
@@ -542,6 +561,7 @@ SUMMARIES: dict[str, type[Record]] = {
     "generate": GenerateSummary,
     "bias": BiasSummary,
     "suite": SuiteSummary,
+    "compare": ComparisonSummary,
 }
 
 

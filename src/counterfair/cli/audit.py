@@ -192,7 +192,15 @@ def check(
 def compare(
     run_a: Annotated[Path, typer.Argument(help="The baseline audit (run directory or pairs.csv): A.")],
     run_b: Annotated[Path, typer.Argument(help="The audit to compare with it: B.")],
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the comparison as JSON.")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            metavar="DIR|FILE.json",
+            help="A directory: summary.json and the report (report.html, report.md); a .json file: the comparison.",
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and the permutation test.")] = 0,
     bootstrap: Annotated[int, typer.Option(min=1, help="Bootstrap resamples.")] = 2000,
 ) -> None:
@@ -203,9 +211,17 @@ def compare(
 
     comparison = compare_pairs(run_a, run_b, names=(str(run_a), str(run_b)), seed=seed, n_resamples=bootstrap)
     console.print(comparison_view(comparison))
-    if out is not None:
+    if out is not None and out.suffix.lower() == ".json":
         write_json(comparison, out)
         console.print(f"wrote {out}")
+    elif out is not None:
+        from ..runs import prepare_out_dir
+        from ..views.pages import write_report
+
+        target = prepare_out_dir(out)
+        write_json({**comparison, "command": "compare"}, target / "summary.json")
+        paths = write_report(target) or {}
+        console.print(f"wrote {target / 'summary.json'}, {paths.get('html')} and {paths.get('markdown')}")
 
 
 @app.command()

@@ -10,6 +10,7 @@ import pandas as pd
 
 from ..summaries import (
     BiasSummary,
+    ComparisonSummary,
     CTFSummary,
     Estimate,
     FeedbackSummary,
@@ -431,4 +432,51 @@ _EVALUATION_WORDS = (
 )
 
 
-PAGES |= {"ctf": ctf_page, "generate": generate_page, "feedback": feedback_page}
+def compare_page(summary: Mapping[str, Any] | Record) -> Page:
+    """``counterfair compare``'s report page: which groups B is fairer or less fair for than A, with intervals."""
+    from ..analysis.compare import comparison_table
+
+    s = typed(summary, ComparisonSummary)
+    metric = "identity_effect" if "identity_effect" in s.metrics else "ctf_gap"
+    verdicts = s.verdicts(metric)
+    better = sorted(u for u, v in verdicts.items() if v == "better")
+    worse = sorted(u for u, v in verdicts.items() if v == "worse")
+    name = metric.replace("_", " ")
+    if worse:
+        headline, status = f"B is less fair than A on the {name} for {', '.join(worse)}.", "fail"
+    elif better:
+        headline, status = f"B is fairer than A on the {name} for {', '.join(better)}; worse for none.", "pass"
+    else:
+        headline, status = f"No evidence that B differs from A on the {name} for any group.", "neutral"
+    tables = []
+    for m in s.metrics:
+        frame = comparison_table(s.to_dict(), m)
+        rows = [
+            {"unit": unit, "A": num(r["a"]), "B": num(r["b"]), "B − A [95% CI]": interval(
+                Estimate(value=r["difference"], ci_low=r["ci_low"], ci_high=r["ci_high"])),
+             "p": num(r["p_value"]), "verdict": r["verdict"]}
+            for unit, r in frame.iterrows()
+        ]  # fmt: skip
+        title = {"ctf_gap": "CTF gap", "identity_effect": "Identity effect"}.get(m, m.replace("_", " "))
+        tables.append(Table(f"{title}: B − A per group (negative: B is fairer)", pd.DataFrame(rows),
+                            None, m))  # fmt: skip
+    return Page(
+        command="compare",
+        title="Two classifiers on the same pairs",
+        headline=headline,
+        status=status,
+        findings=(
+            f"B = {s.b}, A = {s.a}; {num(s.matched_pairs)} pairs in both (only in A: {num(s.pairs_only_in_a)}, only "
+            f"in B: {num(s.pairs_only_in_b)}).",
+        ),
+        meta=(
+            "Per text, the gap (and its placebo) under A and under B; B − A with a paired bootstrap interval and a "
+            "paired permutation test: better = interval below 0 and p < 0.05, worse = above 0 and p < 0.05.",
+        ),
+        next_steps=("gate the new model on it: counterfair audit DATA --classifier NEW --baseline OLD --fail-if RULE",),
+        tables=tuple(tables),
+        details=s.to_dict(),
+    )
+
+
+PAGES |= {"ctf": ctf_page, "generate": generate_page, "feedback": feedback_page, "compare": compare_page}
