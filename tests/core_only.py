@@ -43,26 +43,8 @@ def find_spec(name, package=None):
 
 
 importlib.util.find_spec = find_spec
+from cli_runner import run_in_process as run  # noqa: E402 - tests/ is sys.path[0] for this script
 from counterfair.cli import main  # noqa: E402
-
-
-def run(args: list[str]) -> dict[str, object]:
-    """One command line in this process: its exit code and everything it printed."""
-    import contextlib
-    import io
-
-    sys.argv = ["counterfair", *args]
-    buffer = io.StringIO()
-    code: object = 0
-    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
-        try:
-            main()
-        except SystemExit as done:
-            code = done.code or 0
-        except Exception as exc:  # noqa: BLE001 - a crash is a result the test reports
-            code, _ = "crash", buffer.write(f"{type(exc).__name__}: {exc}")
-    return {"args": args, "code": code, "output": buffer.getvalue()}
-
 
 if sys.argv[1:2] == ["--batch"]:  # --batch IN.json OUT.json: a list of command lines, run one after another
     import json

@@ -4,14 +4,13 @@ traceback. A bounded budget (a few dozen runs of a two-text audit) keeps it insi
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from tests.cli_runner import run_in_process
 
 WORDS = ["gay", "Muslim", "straight", "İslam", "Muſlims", "ｇａｙ", "old", "black", "trans", "the", "a"]
 WORDS += ["\u200b", "\x00", "\ud800"]
@@ -53,17 +52,9 @@ configs = st.one_of(
 
 
 def _run(args: list[str]) -> tuple[int, str]:
-    from counterfair.cli.app import main
-
-    sys.argv = ["counterfair", *args]
-    buffer = io.StringIO()
-    code: object = 0
-    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
-        try:
-            main()
-        except SystemExit as done:
-            code = done.code or 0
-    return int(code) if isinstance(code, int) else 2, buffer.getvalue()
+    result = run_in_process(args)
+    code = result["code"]
+    return (int(code) if isinstance(code, int) else 3), str(result["output"])  # "crash": as an internal error
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

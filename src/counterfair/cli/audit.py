@@ -197,8 +197,8 @@ def compare(
         typer.Option(
             "--out",
             "-o",
-            metavar="DIR|FILE.json",
-            help="A directory: summary.json and the report (report.html, report.md); a .json file: the comparison.",
+            help="Run directory for summary.json and the report (report.html, report.md); a path ending .json "
+            "writes the comparison alone.",
         ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and the permutation test.")] = 0,
