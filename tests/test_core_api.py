@@ -272,7 +272,7 @@ def test_results_print_the_commands_console_tables() -> None:
     assert "2 rows, 2 scored (ok 2)" in ev and "│ distance │ 2 │ 1.000 │" in ev
 
 
-def test_every_public_argument_is_checked_with_a_sentence() -> None:
+def test_every_public_argument_is_checked_with_a_sentence(tmp_path: Path) -> None:
     """#35 item 11: methods="ablation" was split into letters, labels= could name a class twice, and batch_size=0,
     threshold="x" or a tensor that requires grad ended in raw errors."""
     texts = ["I am gay.", "Muslims pray."]
@@ -289,6 +289,10 @@ def test_every_public_argument_is_checked_with_a_sentence() -> None:
     ):
         with pytest.raises(ConfigError, match=message):
             call()
+    # a file option may be a Path
+    identities = tmp_path / "ids.txt"
+    identities.write_text("gay\nstraight\nmuslim\nchristian\n")
+    assert "I am straight." in {r.text for r in cf.generate(texts, ["swap"], identities=identities, progress=False)}
     torch = pytest.importorskip("torch")
     clf = cf.as_classifier(lambda t: torch.full((len(t),), 0.25, requires_grad=True), labels=["ok", "toxic"])
     assert clf.predict_proba(["a text"]).tolist() == [[0.75, 0.25]]

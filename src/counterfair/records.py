@@ -61,6 +61,7 @@ def make_options(kind: Any, given: Mapping[str, Any]) -> Any:
 def checked_value(name: str, value: Any, hint: Any) -> Any:
     """``value`` for an option of type ``hint`` (int, float, bool, str, list[str], optionally None), or a
     ``ConfigError`` naming the option; other types pass unchecked."""
+    import os
     import types
     import typing
 
@@ -74,6 +75,8 @@ def checked_value(name: str, value: Any, hint: Any) -> Any:
             return None
         hint = rest[0] if len(rest) == 1 else None
     kinds = {int: "a whole number", float: "a number", bool: "True or False", str: "a string"}
+    if hint is str and isinstance(value, os.PathLike):
+        return os.fspath(value)  # a file option given as a Path
     if hint in kinds:
         fits = (
             isinstance(value, int | float) and not isinstance(value, bool)
