@@ -38,7 +38,7 @@ def runs(work: Path) -> dict[str, Path]:
         "--fail-if", "lower(bpsn_auc[*]) < 0.6")  # fmt: skip
     cli("suite", "run", "--out", str(out["suite"]), "--fail-if", "lower(accuracy[*]) < 0.3")
     cli("ctf", str(DEMO), "--out", str(out["ctf"]))
-    cli("generate", str(DEMO), "--attribute", "lgbq", "--methods", "ablation,substitution,swap",
+    cli("generate", str(DEMO), "--attributes", "lgbq", "--methods", "ablation,substitution,swap",
         "--out", str(out["generate"]))  # fmt: skip
     texts = pd.read_csv(DEMO)["text"]
     edits = pd.DataFrame({"orig_text": texts, "gen_text": [" ".join(t.split()[1:]) for t in texts]})
