@@ -293,6 +293,10 @@ def test_every_public_argument_is_checked_with_a_sentence(tmp_path: Path) -> Non
     identities = tmp_path / "ids.txt"
     identities.write_text("gay\nstraight\nmuslim\nchristian\n")
     assert "I am straight." in {r.text for r in cf.generate(texts, ["swap"], identities=identities, progress=False)}
+    # ... and one that reads a comma-separated string may be a list
+    assert [r.text for r in cf.generate(["I am gay."], ["swap"], identities=["gay", "straight"], progress=False)] == [
+        "I am straight."
+    ]
     torch = pytest.importorskip("torch")
     clf = cf.as_classifier(lambda t: torch.full((len(t),), 0.25, requires_grad=True), labels=["ok", "toxic"])
     assert clf.predict_proba(["a text"]).tolist() == [[0.75, 0.25]]

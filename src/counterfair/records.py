@@ -77,6 +77,8 @@ def checked_value(name: str, value: Any, hint: Any) -> Any:
     kinds = {int: "a whole number", float: "a number", bool: "True or False", str: "a string"}
     if hint is str and isinstance(value, os.PathLike):
         return os.fspath(value)  # a file option given as a Path
+    if hint is str and isinstance(value, list | tuple) and value and all(isinstance(v, str) for v in value):
+        return ",".join(value)  # a list where the option reads a comma-separated string (identities=["gay", ...])
     if hint in kinds:
         fits = (
             isinstance(value, int | float) and not isinstance(value, bool)
