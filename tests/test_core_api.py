@@ -293,6 +293,12 @@ def test_every_public_argument_is_checked_with_a_sentence(tmp_path: Path) -> Non
     identities = tmp_path / "ids.txt"
     identities.write_text("gay\nstraight\nmuslim\nchristian\n")
     assert "I am straight." in {r.text for r in cf.generate(texts, ["swap"], identities=identities, progress=False)}
+    # numpy's numbers and booleans are numbers and booleans (a seed drawn with numpy, a threshold from an array)
+    import numpy as np
+
+    audit_np = cf.audit(texts, "profanity-check", methods=["swap"], threshold=np.float32(0.4), guard=np.bool_(False),
+                        seed=np.int64(3), progress=False)  # fmt: skip
+    assert audit_np.typed_summary.options["seed"] == 3 and audit_np.typed_summary.options["guard"] is False
     # ... and one that reads a comma-separated string may be a list
     assert [r.text for r in cf.generate(["I am gay."], ["swap"], identities=["gay", "straight"], progress=False)] == [
         "I am straight."

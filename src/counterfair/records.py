@@ -61,9 +61,12 @@ def make_options(kind: Any, given: Mapping[str, Any]) -> Any:
 def checked_value(name: str, value: Any, hint: Any) -> Any:
     """``value`` for an option of type ``hint`` (int, float, bool, str, list[str], optionally None), or a
     ``ConfigError`` naming the option; other types pass unchecked."""
+    import numbers
     import os
     import types
     import typing
+
+    import numpy as np
 
     from .errors import ConfigError
 
@@ -80,16 +83,17 @@ def checked_value(name: str, value: Any, hint: Any) -> Any:
     if hint is str and isinstance(value, list | tuple) and value and all(isinstance(v, str) for v in value):
         return ",".join(value)  # a list where the option reads a comma-separated string (identities=["gay", ...])
     if hint in kinds:
+        number = {float: numbers.Real, int: numbers.Integral}.get(hint)  # numpy's numbers count too
         fits = (
-            isinstance(value, int | float) and not isinstance(value, bool)
-            if hint is float
-            else isinstance(value, int) and not isinstance(value, bool)
-            if hint is int
+            isinstance(value, number) and not isinstance(value, bool | np.bool_)
+            if number is not None
+            else isinstance(value, hint | np.bool_)
+            if hint is bool
             else isinstance(value, hint)
         )
         if not fits:
             raise ConfigError(f"option {name}: expected {kinds[hint]}, got {value!r}")
-        return float(value) if hint is float else value
+        return float(value) if hint is float else int(value) if hint is int else bool(value) if hint is bool else value
     if typing.get_origin(hint) is list and typing.get_args(hint) == (str,):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
