@@ -135,3 +135,27 @@ def test_the_evaluation_report_states_its_verdict_before_the_table(tmp_path: Pat
     build_evaluation_report(tmp_path / "ev2")
     html = (tmp_path / "ev2" / "report.html").read_text()
     assert "Verdict: no flip rate: no classifier was named" in html
+
+
+def test_the_score_plot_stays_readable_at_100k_pairs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#31: a 5,036-point scatter was solid ink; above 2,000 pairs a panel shows their density in hexagonal cells."""
+    from matplotlib.collections import PathCollection, PolyCollection
+
+    from counterfair.views.report import plots
+
+    drawn: list = []
+    monkeypatch.setattr(plots, "_save", lambda fig, out, name: drawn.append(fig) or {})
+    rng = np.random.default_rng(0)
+    many, few = plots.DENSE_POINTS * 50, 300
+    pairs = pd.DataFrame(
+        {
+            "method": ["swap"] * many + ["ablation"] * few,
+            "score_orig": rng.random(many + few),
+            "score_cf": rng.random(many + few),
+        }
+    )
+    plots.score_scatter(pairs, tmp_path, 0.5)
+    swap, ablation = drawn[0].axes[:2]
+    assert any(isinstance(c, PolyCollection) for c in swap.collections)  # hexagonal cells
+    assert any(isinstance(c, PathCollection) for c in ablation.collections)  # dots
+    assert swap.get_title() == "swap (n=100,000, pairs per cell)" and ablation.get_title() == "ablation (n=300)"

@@ -63,8 +63,13 @@ def score_change_histogram(pairs: pd.DataFrame, out: Path) -> dict[str, str] | N
     return _save(fig, out, "score_change_histogram")
 
 
+#: above this many pairs a method's panel is a hexagonal density (log counts) instead of dots
+DENSE_POINTS = 2000
+
+
 def score_scatter(pairs: pd.DataFrame, out: Path, threshold: float) -> dict[str, str] | None:
-    """Original vs counterfactual score per method (paper 000 Figs. 3-4); points below y = x lost score."""
+    """Original vs counterfactual score per method (paper 000 Figs. 3-4); points below y = x lost score. A panel of
+    more than :data:`DENSE_POINTS` pairs shows their density in hexagonal cells (log scale), readable at 100k pairs."""
     if pairs.empty:
         return None
     plt = _plt()
@@ -72,13 +77,21 @@ def score_scatter(pairs: pd.DataFrame, out: Path, threshold: float) -> dict[str,
     fig, axes = plt.subplots(1, len(methods), figsize=(3.0 * len(methods) + 0.4, 3.2), squeeze=False)
     for ax, method in zip(axes[0], methods, strict=True):
         part = pairs[pairs["method"] == method]
-        ax.scatter(part["score_orig"], part["score_cf"], s=8, alpha=0.45, color=METHOD_COLORS.get(method), linewidths=0)
+        dense = len(part) > DENSE_POINTS
+        if dense:  # thousands of points are solid ink as dots: how many pairs fall in each cell, on a log scale
+            known = part[["score_orig", "score_cf"]].dropna()
+            cells = ax.hexbin(known["score_orig"], known["score_cf"], gridsize=36, extent=(0, 1, 0, 1), bins="log",
+                              mincnt=1, cmap="viridis", linewidths=0)  # fmt: skip
+            fig.colorbar(cells, ax=ax, label="pairs (log scale)", fraction=0.05, pad=0.02)
+        else:
+            ax.scatter(part["score_orig"], part["score_cf"], s=8, alpha=0.45, color=METHOD_COLORS.get(method),
+                       linewidths=0)  # fmt: skip
         ax.plot([0, 1], [0, 1], color="#888", linewidth=0.8)
         ax.axhline(threshold, color="#ccc", linewidth=0.6, linestyle="--")
         ax.axvline(threshold, color="#ccc", linewidth=0.6, linestyle="--")
         ax.set_xlim(-0.02, 1.02)
         ax.set_ylim(-0.02, 1.02)
-        ax.set_title(f"{method} (n={len(part)})")
+        ax.set_title(f"{method} (n={len(part):,}{', pairs per cell' if dense else ''})")
         ax.set_xlabel("original score")
     axes[0][0].set_ylabel("counterfactual score")
     fig.suptitle("Original vs counterfactual scores", y=1.02)
