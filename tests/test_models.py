@@ -156,3 +156,26 @@ def test_converted_copies_in_one_dtype(tmp_path: Path, monkeypatch: pytest.Monke
 def test_minilm_and_profanity_check_resolve() -> None:
     assert (get_model_info("minilm").path() / "config.json").exists()
     assert get_model_info("profanity-check").path().name == "model.joblib"
+
+
+@pytest.mark.model
+def test_the_run_that_converts_gemma_scores_as_every_later_run(cache: Path) -> None:
+    """The first load dequantises the GGUF and keeps a float16 copy; that run must compute with exactly what later runs
+    load from the copy (casting in memory had also rounded the rotary embedding's buffers: 1339.9088 vs 1339.9156,
+    under one run-store key). An empty cache, so the conversion happens here (about a minute on 2 cores)."""
+    from counterfair.metrics.perplexity import PerplexityScorer
+
+    text = ["My Muslim neighbour is kind."]
+    models.clear_loaded_models()
+    first = PerplexityScorer("gemma-3-270m", use_store=False).score(text).perplexity[0]
+    assert [p.name for p in (cache / "converted").iterdir()] == [f"gemma-3-270m-{lm_digest()}-float16"]
+    models.clear_loaded_models()
+    again = PerplexityScorer("gemma-3-270m", use_store=False).score(text).perplexity[0]
+    models.clear_loaded_models()
+    assert first == again and 1000 < first < 2000
+
+
+def lm_digest() -> str:
+    info = get_model_info("gemma-3-270m")
+    assert info.sha256 is not None
+    return info.sha256[:16]

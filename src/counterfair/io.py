@@ -60,6 +60,10 @@ def detect_format(path: str | Path, fmt: str | None = None) -> str:
     return FORMATS[suffix]
 
 
+# C0 controls but tab, newlines, vertical tab and form feed, and DEL: corruption in a text (a row's status,
+# counterfair.text.skip_reason), and in bulk the mark of a binary file
+CONTROL_CHARACTERS = "\x00-\x08\x0e-\x1f\x7f"
+_CONTROL_BYTES = re.compile(f"[{CONTROL_CHARACTERS}]".encode("ascii"))
 LONE_SURROGATES = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: no character, and not writable as UTF-8
 
 
@@ -106,8 +110,8 @@ def _decode(path: Path, raw: bytes, encoding: str) -> str:
         utf16_like = head[1::2].count(0) > len(head) // 4 or head[0::2].count(0) > len(head) // 4
         if len(head) >= 32 and utf16_like:  # a few bytes are no evidence of an encoding
             raise InputError(f"{path}: looks like UTF-16 without a byte-order mark; pass --encoding utf-16-le (or -be)")
-        controls = sum(head.count(b) for b in (*range(9), 11, 12, *range(14, 32), 127))
-        if controls > len(head) * 0.08:  # a NUL in mostly printable text is a row's corruption (a per-row status)
+        # a NUL in mostly printable text is a row's corruption (a per-row status); many control bytes, a binary file
+        if len(_CONTROL_BYTES.findall(head)) > len(head) * 0.08:
             raise InputError(f"{path}: looks like a binary file (NUL bytes near the start), not a text table")
     try:
         text = raw.decode(encoding)

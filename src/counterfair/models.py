@@ -492,12 +492,9 @@ def _load_causal_lm(name_or_path: str, *, dtype: str, progress: bool) -> LoadedL
     setattr(model, "hf_quantizer", None)  # noqa: B010 - the saved copy must not claim to be quantised
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
-    # this run computes with the weights later runs load (the stored dtype, upcast), so its numbers are theirs
-    model = model.to(_torch_dtype(stored)).to(torch_dtype)
     try:
         converted.mkdir(parents=True, exist_ok=True)
         model.to(_torch_dtype(stored)).save_pretrained(converted)
-        model.to(torch_dtype)
         tokenizer.save_pretrained(converted)
         marker.write_text(json.dumps({"source": str(path), "sha256": digest, "dtype": stored}), encoding="utf-8")
         _drop_other_copies(converted)
@@ -505,6 +502,12 @@ def _load_causal_lm(name_or_path: str, *, dtype: str, progress: bool) -> LoadedL
         from rich.console import Console
 
         Console(stderr=True).print(f"[yellow]could not cache the converted model: {err}[/yellow]")
+        weights = "the GGUF dequantised (no copy kept)"
+        return LoadedLM(model.to(torch_dtype).eval(), tokenizer, model_id, digest, str(path), weights)
+    # this run computes with exactly what later runs load (casting in memory would also round the rotary
+    # embedding's buffers, which a load recomputes): about a second
+    with quiet_loading():
+        model = AutoModelForCausalLM.from_pretrained(converted, dtype=torch_dtype)
     return LoadedLM(model.eval(), tokenizer, model_id, digest, str(path), weights)
 
 

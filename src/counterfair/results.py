@@ -9,6 +9,7 @@ import base64
 import html
 import io
 from collections.abc import Mapping
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -160,7 +161,7 @@ class AuditResult(TableResult):
         self.raw_pairs = pairs
         self.summary = summary
 
-    @property
+    @cached_property
     def pairs(self) -> pd.DataFrame:
         """The pairs with plain columns: ``edits`` (JSON in ``pairs.csv``) becomes ``removed`` and ``inserted`` (the
         edited spans' old and new text, " | " between several) and ``n_edits``."""
@@ -197,7 +198,7 @@ class AuditResult(TableResult):
     def overall(self) -> pd.Series:
         """The overall figures: CTF gap and identity effect with their 95 % intervals, pairs, flips."""
         s = self.typed_summary
-        values: dict[str, Any] = {"pairs": len(self.pairs), "flips": sum(g.flips or 0 for g in s.groups)}
+        values: dict[str, Any] = {"pairs": len(self.raw_pairs), "flips": sum(g.flips or 0 for g in s.groups)}
         if s.ctf is not None:
             values |= {"ctf_gap": s.ctf.value, "ctf_gap_low": s.ctf.ci_low, "ctf_gap_high": s.ctf.ci_high}
         if s.placebo is not None:
@@ -277,7 +278,8 @@ class AuditResult(TableResult):
         build_report(target)  # report.html, report.md, plots/
 
     def _repr_html_(self) -> str:
-        ok = self.pairs[self.pairs["status"] == "ok"] if not self.pairs.empty else self.pairs
+        raw = self.raw_pairs
+        ok = raw[raw["status"] == "ok"] if not raw.empty else raw
 
         def histogram(ax: Any) -> bool:
             if ok.empty:
@@ -295,7 +297,7 @@ class AuditResult(TableResult):
         head = [f"Verdict: {v.headline}", *(f.sentence() for f in v.findings)]
         head += [f"Fairness gate: {v.gate_status.upper()}"] if v.gate_status else []
         gap, unscored = self.ctf_gap, s.pairs_without_score
-        line = f"classifier {s.classifier.spec}; {len(self.pairs)} pairs"
+        line = f"classifier {s.classifier.spec}; {len(self.raw_pairs)} pairs"
         line += f"; CTF gap {gap:.3f}" if gap is not None else ""
         line += f"; {unscored} pairs without a score" if unscored else ""
         lines = [*head, line]
@@ -312,7 +314,7 @@ class AuditResult(TableResult):
         return html_view("counterfair audit", lines, tables, [_figure_png(histogram)])
 
     def __repr__(self) -> str:
-        return f"AuditResult({len(self.pairs)} pairs, classifier {self.typed_summary.classifier.spec!r})"
+        return f"AuditResult({len(self.raw_pairs)} pairs, classifier {self.typed_summary.classifier.spec!r})"
 
 
 class BiasResult(TableResult):

@@ -24,7 +24,7 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
-from .io import LONE_SURROGATES, NotText
+from .io import CONTROL_CHARACTERS, LONE_SURROGATES, NotText
 from .records import Edit
 
 TOKENIZER_NAME = "spacy-blank-en"
@@ -35,7 +35,7 @@ MAX_TEXT_CHARS = 20_000  # longer texts get the row status skipped:too_long (--m
 
 # C0 control characters other than tab, newline, vertical tab, form feed and carriage return, and DEL: a NUL or an
 # escape byte in a text is corruption (a binary file pasted in, a truncated copy), and a NUL breaks CSV readers.
-_CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+_CONTROL_CHARACTERS = re.compile(f"[{CONTROL_CHARACTERS}]")
 
 
 def skip_reason(text: str | None, max_chars: int | None = MAX_TEXT_CHARS) -> str | None:

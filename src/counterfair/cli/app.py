@@ -351,7 +351,7 @@ def main() -> None:
 
 #: exit codes, one meaning each: 0 done (every gate rule passed), 1 a gate rule failed, 2 bad input, options, a
 #: missing extra or a rule that could not be evaluated, 3 an internal error (a bug; traceback in a log file)
-EXIT_RULE_FAILED, EXIT_ERROR, EXIT_INTERNAL = 1, 2, 3
+EXIT_ERROR, EXIT_INTERNAL = 2, 3
 
 
 def _crash_log() -> str:

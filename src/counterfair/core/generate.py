@@ -132,9 +132,8 @@ class GenerateOptions:
                 raise ConfigError(f"{name} must be at least 1, got {value}")
         if self.max_text_chars < 0:
             raise ConfigError(f"max_text_chars must be 0 (no limit) or positive, got {self.max_text_chars}")
-        if (
-            self.swap_pack
-        ):  # gender, names, nationality, an identity set: the pack's swap variants, as the audit runs it
+        # gender, names, nationality, an identity set: the pack's swap variants, as the audit runs it
+        if self.swap_pack:
             others = [m for m in self.methods if m != "swap"]
             if self.methods == normalize_methods(list(default_editors("generate"))):
                 self.methods = ["swap"]
@@ -726,8 +725,9 @@ def generate(
     objects = [e for e in editors if not isinstance(e, str)]
     from .needs import require_in_memory
 
-    require_in_memory(GenerateOptions, {"methods": names or ["ablation"], **options})  # before any work
-    opts = make_options(GenerateOptions, {"methods": names or ["ablation"], **options})
+    asked = {"methods": names or ["ablation"], **options}
+    require_in_memory(GenerateOptions, asked)  # a missing extra is named before any work
+    opts = make_options(GenerateOptions, asked)
     read = read_input(texts, opts)  # a file is read once, for the method names and the editor objects alike
     _, ids, source_texts = read
     records = Counterfactuals()

@@ -272,40 +272,27 @@ class RatingStore:
     def add(self, rating: Rating, *, source: str = "app", raw: str | None = None, replace: bool = False) -> None:
         rating.validate()
         self.pair(rating.pair_id)  # must exist
-        verb = "INSERT OR REPLACE" if replace else "INSERT"
         try:
-            with self._connect() as db:
-                db.execute(
-                    f"{verb} INTO ratings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        rating.pair_id,
-                        rating.rater,
-                        rating.fluent,
-                        rating.reference,
-                        rating.same_label,
-                        rating.meaning,
-                        int(rating.reject),
-                        source,
-                        raw,
-                        time.time(),
-                    ),
-                )
+            self._insert([rating], source=source, raw=raw, replace=replace)
         except sqlite3.IntegrityError:
             raise InputError(f"{rating.rater!r} has rated pair {rating.pair_id!r} already") from None
 
     def add_many(self, ratings: Sequence[Rating], *, source: str, replace: bool = False) -> None:
         """Several ratings in one transaction: all of them, or none when one is refused."""
+        try:
+            self._insert(ratings, source=source, raw=None, replace=replace)
+        except sqlite3.IntegrityError as err:
+            raise InputError(f"a rating in the file is in the project already ({err}); nothing was imported") from None
+
+    def _insert(self, ratings: Sequence[Rating], *, source: str, raw: str | None, replace: bool) -> None:
         verb = "INSERT OR REPLACE" if replace else "INSERT"
         now = time.time()
         rows = [
-            (r.pair_id, r.rater, r.fluent, r.reference, r.same_label, r.meaning, int(r.reject), source, None, now)
+            (r.pair_id, r.rater, r.fluent, r.reference, r.same_label, r.meaning, int(r.reject), source, raw, now)
             for r in ratings
         ]
-        try:
-            with self._connect() as db:
-                db.executemany(f"{verb} INTO ratings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        except sqlite3.IntegrityError as err:
-            raise InputError(f"a rating in the file is in the project already ({err}); nothing was imported") from None
+        with self._connect() as db:  # one transaction
+            db.executemany(f"{verb} INTO ratings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     def export_csv(self, path: str | Path) -> int:
         from ..io import write_table
