@@ -250,3 +250,36 @@ def test_a_pack_given_by_path_keeps_every_write_under_out(tmp_path: Path, monkey
     assert (tmp_path / "abs" / "generate").iterdir().__next__().name == next(
         (packs / "work" / "rel" / "generate").iterdir()
     ).name
+
+
+def test_the_report_shows_the_texts_behind_a_heat_map_cell(demo_run: Path) -> None:
+    """#31: the pairs behind each listed swap direction, largest change first, edits highlighted."""
+    from types import SimpleNamespace
+
+    from counterfair.views.report import direction_texts
+
+    pairs = pd.DataFrame(
+        {
+            "method": ["swap", "swap", "swap", "swap", "ablation"],
+            "attribute": ["identity"] * 4 + ["islam"],
+            "input_id": ["a", "b", "c", "d", "e"],
+            "source_term": ["gay", "gay", "gay", "muslim", ""],
+            "target_term": ["straight", "straight", "straight", "jewish", ""],
+            "source_text": ["I am gay.", "Gay pride.", "A gay bar.", "A Muslim.", "A Muslim."],
+            "cf_text": ["I am straight.", "Straight pride.", "A straight bar.", "A Jewish.", "A."],
+            "diff": [0.1, -0.5, 0.3, 0.2, 0.9],
+        }
+    )
+    directions = [
+        SimpleNamespace(source="gay", target="straight", pairs=3),
+        SimpleNamespace(source="x", target="y", pairs=1),
+    ]
+    cells = direction_texts(pairs, directions, per_cell=2)
+    assert [(c["source"], c["target"]) for c in cells] == [("gay", "straight")]  # a direction without pairs is skipped
+    assert [e["input_id"] for e in cells[0]["examples"]] == ["b", "c"]  # the two largest |change|, largest first
+    assert cells[0]["examples"][0]["diff"] == -0.5
+    assert "<del>Gay</del>" in cells[0]["examples"][0]["diff_html"]
+    page = (demo_run / "report.html").read_text(encoding="utf-8")
+    block = page[page.index('id="direction-texts"') :]
+    assert block.index("<del>") < block.index("</details>")  # the demo's largest directions with their texts
+    assert page.index('id="direction-table"') < page.index('id="direction-texts"')

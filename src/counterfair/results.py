@@ -99,14 +99,18 @@ class TableResult:
         return dict(self.summary)
 
     def to_dataset(self) -> Any:
-        """The result's table as a Hugging Face ``datasets.Dataset`` (needs ``datasets``: ``pip install datasets``)."""
-        try:
-            import datasets
-        except ImportError as err:
-            from .errors import ModelNotAvailable
+        """The result's table, as :attr:`pairs` or the notebook shows it, as a Hugging Face ``datasets.Dataset``
+        (needs the ``hf`` extra: ``pip install 'counterfair[hf]'``)."""
+        from . import extras
 
-            raise ModelNotAvailable("to_dataset needs the datasets package: pip install datasets") from err
-        return datasets.Dataset.from_pandas(self._table(), preserve_index=False)
+        extras.check([("to_dataset", ["hf"])])
+        import datasets
+
+        return datasets.Dataset.from_pandas(self._plain_table(), preserve_index=False)
+
+    def _plain_table(self) -> pd.DataFrame:
+        """The table as a notebook shows it (the saved CSV may hold JSON columns)."""
+        return self._table()
 
     def difference(self) -> pd.Series:
         """Per metric, the largest minus the smallest value over the groups of :attr:`by_group`'s numeric point
@@ -271,6 +275,9 @@ class AuditResult(TableResult):
 
     def _table(self) -> pd.DataFrame:
         return self.raw_pairs
+
+    def _plain_table(self) -> pd.DataFrame:
+        return self.pairs
 
     def _saved(self, target: Path) -> None:
         from .views.report import build_report

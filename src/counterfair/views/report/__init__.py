@@ -136,7 +136,8 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
         ),
         (
             "swap_heatmap",
-            "Mean score change per identity swap, source term (row) → target term (column)",
+            "Mean score change per identity swap, source term (row) → target term (column); the texts behind the"
+            " largest cells are under the direction table",
             plots.swap_heatmap(pairs, plot_dir, by_group),
         ),
         (
@@ -152,6 +153,7 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
     from ..verdict import FEW_PAIRS, largest_directions
 
     directions = largest_directions(by_direction, 15)  # one or two swaps are noise: after the others, marked
+    behind_cells = direction_texts(pairs, directions)
     swap_packs = _swap_pack_sections(s, pairs)
     placebo_groups = _largest((s.placebo.by_group if s.placebo else None) or {})
     notes = []
@@ -167,6 +169,8 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
         examples=examples,
         ctf_groups=ctf_groups,
         directions=directions,
+        behind_cells=behind_cells,
+        cell_examples=CELL_EXAMPLES,
         few_pairs=FEW_PAIRS,
         swap_packs=swap_packs,
         placebo_groups=placebo_groups,
@@ -178,6 +182,37 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
     with atomic_open(target / "report.md", "w", encoding="utf-8") as handle:
         handle.write(markdown(s))
     return {"html": target / "report.html", "markdown": target / "report.md", "plots": plot_dir}
+
+
+CELL_EXAMPLES = 3  # pairs shown behind each heat-map cell in the report (pairs.csv has them all)
+
+
+def direction_texts(pairs: pd.DataFrame, directions: list[Any], per_cell: int = CELL_EXAMPLES) -> list[dict[str, Any]]:
+    """The texts behind heat-map cells: for each listed swap direction (source term → target term), its pairs with
+    the largest score changes (original → counterfactual, edits highlighted), largest first."""
+    needed = {"method", "source_term", "target_term", "source_text", "cf_text", "diff"}
+    if not directions or not needed <= set(pairs.columns):
+        return []
+    swaps = pairs[pairs["method"] == "swap"]
+    if "attribute" in swaps:
+        swaps = swaps[swaps["attribute"] == "identity"]
+    cells = {key: part for key, part in swaps.groupby(["source_term", "target_term"], sort=False)}
+    found = []
+    for d in directions:
+        part = cells.get((d.source, d.target))
+        if part is None:
+            continue
+        top = part.reindex(part["diff"].abs().sort_values(ascending=False, kind="stable").index).head(per_cell)
+        examples = [
+            {
+                "input_id": str(row.get("input_id", "")),
+                "diff": float(row["diff"]),
+                "diff_html": edit_html(str(row["source_text"]), str(row["cf_text"])),
+            }
+            for row in top.to_dict("records")
+        ]
+        found.append({"source": d.source, "target": d.target, "pairs": d.pairs, "examples": examples})
+    return found
 
 
 def embed_figures(made: list[tuple[str, str, dict[str, str] | None]]) -> list[dict[str, str]]:
