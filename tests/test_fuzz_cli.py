@@ -12,7 +12,21 @@ from hypothesis import strategies as st
 
 from tests.cli_runner import run_in_process
 
-WORDS = ["gay", "Muslim", "straight", "İslam", "Muſlims", "ｇａｙ", "old", "black", "trans", "the", "a"]
+WORDS = [
+    "gay",
+    "Muslim",
+    "straight",
+    "İslam",
+    "Muſlims",
+    "ｇａｙ",
+    "Mus\u00adlim",
+    "g\u200bay",
+    "old",
+    "black",
+    "trans",
+    "the",
+    "a",
+]
 WORDS += ["\u200b", "\x00", "\ud800"]
 texts = st.lists(
     st.one_of(

@@ -144,12 +144,41 @@ def test_case_folding_and_lookalikes_neither_crash_nor_hide_terms() -> None:
     assert new == "Christians and Christianity." and [e.old for e in edits] == ["Muſlims", "İslam"]  # as written
 
 
+def test_invisible_characters_do_not_hide_terms() -> None:
+    """#35: a soft hyphen or a zero-width character inside a term ("Mus\u00adlim") hid it from every matcher. They are
+    left out for matching; the match's span covers them, so the edit replaces them with the term."""
+    from counterfair.text import TermMatcher
+
+    matcher = TermMatcher(["muslim", "gay", "black women"])
+    swaps = {"muslim": "christian", "gay": "straight", "black women": "white women"}
+    cases = {
+        "My Mus\u00adlim friend.": ("My Christian friend.", "Mus\u00adlim"),
+        "A g\u200bay bar.": ("A straight bar.", "g\u200bay"),
+        "Black\u200d women vote.": ("White women vote.", "Black\u200d women"),
+        "\ufeffThe Muslim\u2060 man.": ("\ufeffThe Christian\u2060 man.", "Muslim"),  # outside the term: kept
+    }
+    for text, (expected, old) in cases.items():
+        new, edits = matcher.replace(text, swaps)
+        assert (new, [e.old for e in edits]) == (expected, [old]), text
+        assert matcher.contains(text)
+    assert matcher.find("gay\u200bpeople") == []  # still whole words: the joined word is not "gay"
+    assert [(m.start, m.end) for m in matcher.find("a gay, a Mu\u200cslim")] == [(2, 5), (9, 16)]
+
+
 def test_unicode_texts_run_through_generate_and_gender_swaps(tmp_path: Path) -> None:
     import counterfair as cf
 
-    texts = ["İslam is a religion.", "Muſlims pray.", "The actreſs is gay."]
+    texts = [
+        "İslam is a religion.",
+        "Muſlims pray.",
+        "The actreſs is gay.",
+        "My gay neigh\u00adbour is a Mus\u200blim.",
+    ]
     records = cf.generate(texts, ["ablation", "swap"], attribute="islam", identities="muslim,christian", progress=False)
     by = {(r.source_id, r.editor): r for r in records}
     assert by[("0", "ablation")].text == "is a religion." and by[("1", "swap")].text == "Christians pray."
+    assert by[("3", "ablation")].text == "My gay neigh\u00adbour is a."
+    swapped = {r.text for r in cf.generate(texts[3:], ["swap"], attribute="islam", progress=False)}
+    assert "My gay neigh\u00adbour is a Christian." in swapped
     gender = cf.generate(texts, ["swap"], attribute="gender", progress=False)
     assert "The actor is gay." in {r.text for r in gender}

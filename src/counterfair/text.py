@@ -138,7 +138,15 @@ def match_case(source: str, replacement: str) -> str:
 # long s ("Muſlims"), Turkish dotted and dotless i ("İslam": its lower() is two code points), the Kelvin sign,
 # full-width Latin letters and digits ("ｇａｙ"), and Cyrillic and Greek letters that look like Latin ones ("Muslіm"
 # with a Cyrillic і). Matchers read the folded text; edits keep the original characters around a match.
-TEXT_FOLDING = "fold/1"
+# Invisible characters that split a term without showing ("Mus\u00adlim", "g\u200bay": soft hyphen, zero-width
+# space/non-joiner/joiner, word joiner, BOM, left-to-right/right-to-left marks and bidi embeddings and isolates) cannot
+# be folded one for one: a text holding any is matched with them left out, and each match's span mapped back onto the
+# original (the edit replaces them with the term; those outside a match stay). fold/2 added these.
+TEXT_FOLDING = "fold/2"
+INVISIBLE = frozenset(
+    "\u00ad\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060\u2066\u2067\u2068\u2069\ufeff"
+)
+_INVISIBLE_RE = re.compile("[" + "".join(sorted(INVISIBLE)) + "]")
 _FOLD = str.maketrans(
     {"ſ": "s", "İ": "I", "ı": "i", "K": "K"}
     | {chr(0xFF01 + k): chr(0x21 + k) for k in range(0x5E)}
@@ -216,16 +224,25 @@ class TermMatcher:
         return term
 
     def find(self, text: str) -> list[TermMatch]:
-        """All non-overlapping matches, left to right, in the folded text (:func:`fold_for_matching`): a match's
-        ``text`` is its folded surface ("Muslims" for "Muſlims"), its span the original's."""
+        """All non-overlapping matches, left to right, in the folded text (:func:`fold_for_matching`, invisible
+        characters left out): a match's ``text`` is its folded surface ("Muslims" for "Muſlims"), its span the
+        original's (with any invisible characters inside it)."""
         folded = fold_for_matching(text)
+        if _INVISIBLE_RE.search(folded) is None:
+            return [
+                TermMatch(m.start(), m.end(), m.group(0), self._term_of(m.group(0)))
+                for m in self._regex.finditer(folded)
+            ]
+        kept = [i for i, char in enumerate(folded) if char not in INVISIBLE]  # visible position -> original offset
+        visible = "".join(folded[i] for i in kept)
         return [
-            TermMatch(m.start(), m.end(), m.group(0), self._term_of(m.group(0))) for m in self._regex.finditer(folded)
+            TermMatch(kept[m.start()], kept[m.end() - 1] + 1, m.group(0), self._term_of(m.group(0)))
+            for m in self._regex.finditer(visible)
         ]
 
     def contains(self, text: str) -> bool:
         """Whether any term occurs in ``text``."""
-        return self._regex.search(fold_for_matching(text)) is not None
+        return self._regex.search(_INVISIBLE_RE.sub("", fold_for_matching(text))) is not None
 
     def replace(
         self,
