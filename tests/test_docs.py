@@ -45,3 +45,23 @@ def test_paper_numbers_link_to_their_citation_outside_code() -> None:
     papers = (REPO / "docs" / "concepts" / "papers.md").read_text(encoding="utf-8")
     for number in ("000", "001", "002", "004"):
         assert f"{{#paper-{number}}}" in papers
+
+
+def test_the_demo_size_in_the_docs_is_the_demos() -> None:
+    """#34 item 9: the README said 64 demo texts while the demo audits 80: every "N sentences/texts" said of the demo
+    in the README and the docs is the demo file's row count."""
+    import pandas as pd
+
+    from counterfair.core.audit import demo_path
+
+    rows = len(pd.read_csv(demo_path()))
+    # the user's pages (benchmark rows are measurements of their day and say so)
+    pages = [REPO / "README.md", *sorted(p for p in (REPO / "docs").rglob("*.md") if p.name != "benchmarks.md")]
+    said = []
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        for match in re.finditer(r"(?<![\d,.])(\d+) (?:demo )?(?:sentences|texts)", text):
+            if "demo" in text[max(0, match.start() - 80) : match.end() + 80].lower():
+                said.append((page.name, int(match.group(1))))
+    assert said, "the quickstart states the demo's size"
+    assert all(n == rows for _, n in said), (rows, said)
