@@ -91,6 +91,14 @@ def test_loop_by_hand(tmp_path: Path, sentiment: CachedClassifier) -> None:
     assert json.loads((tmp_path / "summary.json").read_text())["editor"]["name"] == "toggle"
     # paper 002 App. D: words per step; the toggle adds "really" k times at step k: 3 -> 4 -> 6 -> 9 -> 13
     assert summary["mean_words_by_step"] == {"0": 3.0, "1": 4.0, "2": 6.0, "3": 9.0, "4": 13.0}
+    # the report draws paper 002's per-step box plots from steps.csv: one box per step, of that step's distances
+    from counterfair.io import read_table
+    from counterfair.views.report.plots import feedback_step_values
+
+    report = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert report.index('id="verdict"') < report.index('id="fig-feedback_steps"')
+    assert (tmp_path / "plots" / "feedback_steps.svg").exists()
+    assert feedback_step_values(read_table(tmp_path / "steps.csv")) == {"distance": {1: [2], 2: [3], 3: [4], 4: [5]}}
 
 
 def test_paired_t_test_of_two_runs_by_hand(tmp_path: Path) -> None:

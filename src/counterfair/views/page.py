@@ -56,6 +56,16 @@ class Table:
 
 
 @dataclass(frozen=True)
+class Figure:
+    """A captioned plot: the PNG inline (base64), the SVG beside the report."""
+
+    caption: str
+    png: str
+    svg: str
+    key: str = ""
+
+
+@dataclass(frozen=True)
 class Page:
     """One report: ``status`` is a word for the verdict box's colour (``fail``, ``pass``, ``attention``,
     ``neutral``)."""
@@ -70,6 +80,7 @@ class Page:
     meta: tuple[str, ...] = ()  # what the verdict rests on: data, classifier, version
     next_steps: tuple[str, ...] = ()
     tables: tuple[Table, ...] = ()
+    figures: tuple[Figure, ...] = ()  # after the tables (plots drawn from the run directory's rows)
     notes: tuple[str, ...] = ()
     details: Mapping[str, Any] = field(default_factory=dict)  # the summary, behind a disclosure
 

@@ -3,6 +3,7 @@ page shows rows): the verdict first, then the tables, worst first."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,7 +21,7 @@ from ..summaries import (
     SuiteSummary,
     typed,
 )
-from .page import MISSING, Page, Table, interval, num
+from .page import MISSING, Figure, Page, Table, interval, num
 from .verdict import FEW_PAIRS, gate_rules, largest_directions
 
 _BIAS_METRICS = (
@@ -259,8 +260,35 @@ def page_of(run_dir: Any) -> Page | None:
     if not (target / "summary.json").exists():
         raise InputError(f"{target}: not a counterfair run directory (no summary.json)")
     s = read_summary(target)
-    builder = PAGES.get(s.extra.get("command") or getattr(s, "command", None) or "")
-    return builder(s) if builder is not None else None
+    command = s.extra.get("command") or getattr(s, "command", None) or ""
+    builder = PAGES.get(command)
+    if builder is None:
+        return None
+    page = builder(s)
+    draw = FIGURES.get(command)
+    return dataclasses.replace(page, figures=draw(target)) if draw is not None else page
+
+
+def _feedback_figures(run_dir: Any) -> tuple[Figure, ...]:
+    """Paper 002's per-step box plots of minimality and perplexity, from the run's ``steps.csv``."""
+    from pathlib import Path
+
+    from ..io import read_table
+    from .report import embed_figures, plots
+
+    run_dir = Path(run_dir)
+    steps_file = run_dir / "steps.csv"
+    if not steps_file.exists():
+        return ()
+    steps = read_table(steps_file, allow_empty=True)
+    made = [
+        (
+            "feedback_steps",
+            "Per step: words changed from the previous step (minimality) and perplexity, over the texts (paper 002)",
+            plots.feedback_step_boxes(steps, run_dir / "plots"),
+        )
+    ]
+    return tuple(Figure(f["caption"], f["png"], f["svg"], f["name"]) for f in embed_figures(made))
 
 
 # ------------------------------------------------------------------------------------ ctf, generate, feedback
@@ -480,3 +508,5 @@ def compare_page(summary: Mapping[str, Any] | Record) -> Page:
 
 
 PAGES |= {"ctf": ctf_page, "generate": generate_page, "feedback": feedback_page, "compare": compare_page}
+#: plots a command's page draws from its run directory (beside the summary)
+FIGURES: dict[str, Any] = {"feedback": _feedback_figures}

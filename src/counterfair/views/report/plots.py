@@ -183,3 +183,42 @@ def distance_heatmap(matrix: pd.DataFrame, out: Path) -> dict[str, str] | None:
     ax.set_title("Mean token distance between methods' texts")
     fig.colorbar(image, ax=ax, shrink=0.8, label="word-level Levenshtein distance")
     return _save(fig, out, "distance_matrix")
+
+
+FEEDBACK_PANELS = (
+    ("distance", "words changed from the previous step"),
+    ("ppl_base", "perplexity (base LM)"),
+    ("ppl_fine", "perplexity (fine-tuned LM)"),
+)
+
+
+def feedback_step_values(steps: pd.DataFrame) -> dict[str, dict[int, list[float]]]:
+    """Per panel column of :data:`FEEDBACK_PANELS` with any value: the values of each step (status ok only)."""
+    if "step" not in steps or steps.empty:
+        return {}
+    ok = steps[steps["status"] == "ok"] if "status" in steps else steps
+    ok = ok.apply(pd.to_numeric, errors="coerce")  # as read from steps.csv: text cells
+    order = sorted(int(k) for k in ok["step"].dropna().unique())
+    return {
+        column: {k: ok.loc[ok["step"] == k, column].dropna().tolist() for k in order}
+        for column, _ in FEEDBACK_PANELS
+        if column in ok and ok[column].notna().any()
+    }
+
+
+def feedback_step_boxes(steps: pd.DataFrame, out: Path) -> dict[str, str] | None:
+    """Paper 002's per-step box plots: minimality (words changed from the previous step) and perplexity, per step."""
+    values = feedback_step_values(steps)
+    if not values:
+        return None
+    labels = dict(FEEDBACK_PANELS)
+    plt = _plt()
+    fig, axes = plt.subplots(1, len(values), figsize=(3.6 * len(values) + 0.6, 3.0), squeeze=False)
+    for ax, (column, by_step) in zip(axes[0], values.items(), strict=True):
+        ax.boxplot(list(by_step.values()), showfliers=True, flierprops={"markersize": 2})
+        ax.set_xticks(range(1, len(by_step) + 1), [str(k) for k in by_step])
+        ax.set_xlabel("step (application of the editor)")
+        ax.set_title(labels[column])
+        if column.startswith("ppl"):
+            ax.set_yscale("log")
+    return _save(fig, out, "feedback_steps")
