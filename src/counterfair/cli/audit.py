@@ -226,8 +226,8 @@ def compare(
 
 @app.command()
 def report(run_dir: Annotated[Path, typer.Argument(help="A run directory of any counterfair command.")]) -> None:
-    """Rebuild the report (HTML and Markdown; plots for an audit, evaluation or feedback run) of a run directory, without
-    recomputing: audit, evaluate, bias, suite, ctf, generate, feedback, compare."""
+    """Rebuild the report (HTML and Markdown; plots for an audit, evaluation or feedback run) of a run directory,
+    without recomputing: audit, evaluate, bias, suite, ctf, generate, feedback, compare."""
     from ..views.page import write_page
     from ..views.pages import page_of
     from ..views.report import build_report
