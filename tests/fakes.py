@@ -1,8 +1,12 @@
-"""Test doubles: a scripted LLM implementing the counterfair LLM protocol, and an editor answering by a function."""
+"""Test doubles: a scripted LLM implementing the counterfair LLM protocol, an editor answering by a function, and a
+loopback HTTP server for a handler class."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from counterfair.editors.base import EditorBase
@@ -79,3 +83,17 @@ class ListEditor(EditorBase):
 
     def edit(self, texts: Sequence[str], *, progress: Any = None) -> list[list[Candidate]]:
         return [[self.candidate(t) for t in self.make(text)] for text in texts]
+
+
+@contextmanager
+def loopback(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve ``handler`` on 127.0.0.1 (a free port, one thread per request) for the ``with`` block; yields the base
+    URL ``http://127.0.0.1:PORT``."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -1,9 +1,8 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,8 @@ import pytest
 
 from counterfair.classifiers import CachedClassifier, as_proba, load_classifier
 from counterfair.errors import ClassifierError, ConfigError, InputError
+
+from .fakes import loopback
 
 # --------------------------------------------------------------------------- validation
 
@@ -205,11 +206,8 @@ class _Handler(BaseHTTPRequestHandler):
 @pytest.fixture
 def server() -> Iterator[tuple[str, type[_Handler]]]:
     handler = type("Handler", (_Handler,), {"mode": "scores"})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/predict", handler
-    httpd.shutdown()
+    with loopback(handler) as url:
+        yield f"{url}/predict", handler
 
 
 def test_http_classifier(server: tuple[str, type[_Handler]]) -> None:
@@ -339,15 +337,11 @@ def test_llm_classifier_reads_top_logprobs_from_a_server() -> None:
         def log_message(self, *args: Any) -> None:
             return None
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Server)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        clf = load_classifier(f"llm-classifier:openai:http://127.0.0.1:{httpd.server_address[1]}/v1")
+    with loopback(Server) as url:
+        clf = load_classifier(f"llm-classifier:openai:{url}/v1")
         proba = clf.predict_proba(["you idiot", "nice day"])
         assert proba[:, 1].tolist() == pytest.approx([0.9, 0.2])
         assert clf.store is None  # a server's model can change behind its URL: not cached across runs
-    finally:
-        httpd.shutdown()
 
 
 def test_progress_counts_texts_already_scored() -> None:

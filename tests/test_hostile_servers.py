@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import gzip
 import json
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -19,6 +18,8 @@ from counterfair.errors import ClassifierError
 from counterfair.httpjson import MAX_BODY_BYTES
 from counterfair.llm.base import SamplingParams
 from counterfair.llm.openai_http import LLMServerError, OpenAIHTTPLLM
+
+from .fakes import loopback
 
 BOMB = gzip.compress(b"[" + b" " * (MAX_BODY_BYTES + 1024) + b"]", compresslevel=9)  # ~33 MB inflated, ~33 KB sent
 
@@ -64,11 +65,8 @@ class _Hostile(BaseHTTPRequestHandler):
 @pytest.fixture
 def hostile() -> Iterator[tuple[str, type[_Hostile]]]:
     handler = type("H", (_Hostile,), {"mode": "bomb"})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", handler
-    httpd.shutdown()
+    with loopback(handler) as url:
+        yield url, handler
 
 
 @pytest.mark.parametrize(

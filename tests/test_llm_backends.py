@@ -5,7 +5,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -15,6 +15,8 @@ from counterfair.errors import ConfigError
 from counterfair.llm import SamplingParams, load_llm
 from counterfair.llm.hf import TransformersLLM
 from counterfair.llm.openai_http import LLMServerError, OpenAIHTTPLLM
+
+from .fakes import loopback
 
 
 def test_load_llm_specs() -> None:
@@ -75,10 +77,8 @@ class _Server(BaseHTTPRequestHandler):
 @pytest.fixture
 def server() -> Iterator[tuple[str, type[_Server]]]:
     handler = type("H", (_Server,), {"mode": "ok", "seen": []})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", handler
-    httpd.shutdown()
+    with loopback(handler) as url:
+        yield url, handler
 
 
 def test_openai_http_client(server: tuple[str, type[_Server]]) -> None:
@@ -198,11 +198,8 @@ class _Recording(BaseHTTPRequestHandler):
 @pytest.fixture
 def recording() -> Iterator[tuple[str, type[_Recording]]]:
     handler = type("R", (_Recording,), {"seen": [], "in_flight": 0, "peak": 0, "lock": threading.Lock()})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", handler
-    httpd.shutdown()
+    with loopback(handler) as url:
+        yield url, handler
 
 
 def test_http_client_keeps_requests_in_flight_and_answers_in_order(recording: tuple[str, type[_Recording]]) -> None:

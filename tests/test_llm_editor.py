@@ -15,7 +15,7 @@ from counterfair.editors.llm_rewrite import FewShotPrompt, LLMRewriteEditor, ext
 from counterfair.lexicons.attributes import load_attribute
 from counterfair.shell.generate import run_generate
 
-from .fakes import ScriptedLLM
+from .fakes import ScriptedLLM, loopback
 
 ISLAM = load_attribute("islam")
 
@@ -188,8 +188,7 @@ def test_a_rewrite_stopped_at_the_brace_is_parsed() -> None:
 
 def test_a_text_whose_llm_requests_fail_stops_the_run_after_saving_the_others(tmp_path: Path) -> None:
     import json
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from http.server import BaseHTTPRequestHandler
 
     from counterfair.errors import LLMInputsFailed
 
@@ -215,14 +214,10 @@ def test_a_text_whose_llm_requests_fail_stops_the_run_after_saving_the_others(tm
         def log_message(self, *args: object) -> None:
             return None
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Server)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
     texts = ["My Muslim neighbour cooks.", "The mosque is new.", "A Muslim prayer."]
-    options = GenerateOptions(
-        methods=["llm"], llm=f"openai:http://127.0.0.1:{httpd.server_address[1]}/v1", samples=2, max_attempts=1
-    )
     frame = pd.DataFrame({"text": texts})
-    try:
+    with loopback(Server) as url:
+        options = GenerateOptions(methods=["llm"], llm=f"openai:{url}/v1", samples=2, max_attempts=1)
         with pytest.raises(LLMInputsFailed, match=r"1 of 3 texts \(row 1 \(id 1\): .*HTTP 500"):
             run_generate(frame, tmp_path / "run", options)
         saved = [json.loads(line) for line in (tmp_path / "run" / ".work" / "done.jsonl").read_text().splitlines()]
@@ -231,8 +226,6 @@ def test_a_text_whose_llm_requests_fail_stops_the_run_after_saving_the_others(tm
         result = run_generate(frame, tmp_path / "run", options)  # the same command again: only the failed text
         assert seen and all("mosque" in text for text in seen)
         assert result.counterfactuals["status"].notna().all() and len(result.counterfactuals) == 3
-    finally:
-        httpd.shutdown()
 
 
 def test_the_llm_progress_bar_counts_samples_and_grows_with_reruns(tmp_path: Path) -> None:

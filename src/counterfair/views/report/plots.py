@@ -197,7 +197,8 @@ def feedback_step_values(steps: pd.DataFrame) -> dict[str, dict[int, list[float]
     if "step" not in steps or steps.empty:
         return {}
     ok = steps[steps["status"] == "ok"] if "status" in steps else steps
-    ok = ok.apply(pd.to_numeric, errors="coerce")  # as read from steps.csv: text cells
+    columns = ["step", *(c for c, _ in FEEDBACK_PANELS if c in ok)]
+    ok = ok[columns].apply(pd.to_numeric, errors="coerce")  # as read from steps.csv: text cells
     order = sorted(int(k) for k in ok["step"].dropna().unique())
     return {
         column: {k: ok.loc[ok["step"] == k, column].dropna().tolist() for k in order}
