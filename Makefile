@@ -34,8 +34,9 @@ demo: install-core
 
 # COUNTERFAIR_REQUIRE_BROWSER: the browser tests fail instead of skipping, since system-deps installed Chromium.
 test: install system-deps
-	COUNTERFAIR_REQUIRE_BROWSER=1 $(BIN)/python -m pytest
+	COUNTERFAIR_REQUIRE_BROWSER=1 $(BIN)/python -m pytest --durations=20
 	$(BIN)/python benchmarks/slim_install.py
+	$(BIN)/python benchmarks/speed_smoke.py
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy

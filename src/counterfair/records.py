@@ -155,6 +155,10 @@ class Edit:
     old: str
     new: str
 
+    def as_dict(self) -> dict[str, Any]:
+        """``dataclasses.asdict`` of the edit, without its recursion (one per candidate on the swap's hot path)."""
+        return {"start": self.start, "end": self.end, "old": self.old, "new": self.new}
+
 
 @dataclass(frozen=True)
 class Candidate:

@@ -236,7 +236,7 @@ def _candidate_row(
         "target_term": meta.pop("target_term", None),
         "source_split": meta.pop("source_split", None),
         "target_split": meta.pop("target_split", None),
-        "edits": json.dumps([asdict(e) for e in cand.edits]) if cand.edits else "",
+        "edits": json.dumps([e.as_dict() for e in cand.edits]) if cand.edits else "",
         "raw": meta.pop("raw", None),
         "finish_reason": meta.pop("finish_reason", None),
         "seed": cand.seed,

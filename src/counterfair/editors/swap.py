@@ -37,9 +37,10 @@ Unambiguous terms (religions, orientations, nationalities) are always swapped.
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from contextlib import suppress
 from dataclasses import asdict
-from functools import lru_cache
 from typing import Any, ClassVar
 
 from ..errors import ConfigError, ModelNotAvailable
@@ -195,8 +196,7 @@ class IdentityGuard:
         verdicts = [[True] * len(found) for found in matches]
         if not todo:
             return verdicts
-        nlp = _spacy_model()
-        for i, doc in zip(todo, nlp.pipe([texts[i] for i in todo], batch_size=64), strict=True):
+        for i, doc in zip(todo, parse_all([texts[i] for i in todo]), strict=True):
             for j, match in enumerate(matches[i]):
                 if match.term.lower() not in self.ambiguous:
                     continue
@@ -284,10 +284,34 @@ _NEXT_WORD = re.compile(r"\s*([A-Za-z][A-Za-z']*)")
 _OPENERS = " \t\"'\u201c\u2018([*"
 
 
-@lru_cache(maxsize=2048)
+# parses shared by the guard, the swap's grammar and the gender swaps: the newest ones, per text
+_PARSES: OrderedDict[str, Any] = OrderedDict()
+_PARSES_KEPT = 2048
+
+
+def _remember(text: str, doc: Any) -> None:
+    _PARSES[text] = doc
+    if len(_PARSES) > _PARSES_KEPT:
+        _PARSES.popitem(last=False)
+
+
 def parsed(text: str) -> Any:
-    """The text parsed by the swap guard's spaCy pipeline (cached per text; the gender swaps share it)."""
-    return _spacy_model()(text)
+    """The text parsed by the swap guard's spaCy pipeline (kept per text; the guard, the grammar and the gender swaps
+    share it)."""
+    doc = _PARSES.get(text)
+    if doc is None:
+        doc = _spacy_model()(text)
+        _remember(text, doc)
+    return doc
+
+
+def parse_all(texts: Sequence[str]) -> list[Any]:
+    """The parses of ``texts``, those not kept yet made in batches by ``nlp.pipe`` (one call, not one per text)."""
+    todo = [t for t in dict.fromkeys(texts) if t not in _PARSES]
+    made = dict(zip(todo, _spacy_model().pipe(todo, batch_size=64), strict=True)) if todo else {}
+    for text, doc in made.items():
+        _remember(text, doc)
+    return [made[t] if t in made else parsed(t) for t in texts]
 
 
 def _modifies_a_noun(text: str, start: int, end: int) -> bool:
@@ -444,6 +468,8 @@ class IdentitySwapEditor(EditorBase):
         self.blocked = 0  # occurrences the guard kept from being swapped (over every call)
         self.found = 0
         self.last_counts: list[tuple[int, int]] = []  # (found, blocked) per text of the last call
+        self._forms_of: str | None = None  # the text whose occurrences' forms are kept in _forms
+        self._forms: dict[tuple[int, int, str], str] = {}
 
     def params(self) -> dict[str, Any]:
         return {
@@ -474,6 +500,11 @@ class IdentitySwapEditor(EditorBase):
         self.last_counts = [(len(f), len(f) - len(k)) for f, k in zip(found, kept, strict=True)]
         self.found += sum(f for f, _ in self.last_counts)
         self.blocked += sum(b for _, b in self.last_counts)
+        if self.grammar:  # the grammar's parses, made in one batch for the texts that need one
+            wanted = [t for t, ms in zip(texts, kept, strict=True) if any(self._needs_parse(t, m) for m in ms)]
+            if wanted:
+                with suppress(ModelNotAvailable):  # without the model, each occurrence falls back as documented
+                    parse_all(wanted)
         return kept
 
     def _canonical(self, match: TermMatch) -> TermMatch:
@@ -482,21 +513,47 @@ class IdentitySwapEditor(EditorBase):
 
     def form_used(self, text: str, match: TermMatch) -> str:
         """``adjective``, ``noun`` or ``plural``: as written, or an adjective used as a noun ("a Chinese.",
-        "the Chinese are")."""
+        "the Chinese are"). Kept per occurrence while the editor works on one text (every variant asks again)."""
+        if self._forms_of is not text:
+            self._forms_of, self._forms = text, {}
+        key = (match.start, match.end, match.text)
+        kind = self._forms.get(key)
+        if kind is None:
+            kind = self._forms[key] = self._form(text, match)
+        return kind
+
+    def _context(self, text: str, match: TermMatch) -> tuple[str, str, str, bool] | None:
+        """For an adjective occurrence: its kind, the word before, the word after and whether one follows;
+        ``None`` for a noun or plural form."""
         kind = self._surfaces.get(self._key(match.text), (match.term, "adjective"))[1]
         if kind != "adjective":
-            return kind
+            return None
         words = text[max(0, match.start - LOOK_BACK) : match.start].split()
         before = words[-1].lower() if words else ""
         after = _NEXT_WORD.match(text, match.end)
         following = after.group(1).lower() if after is not None else ""
+        return kind, before, following, after is not None
+
+    def _needs_parse(self, text: str, match: TermMatch) -> bool:
+        """Whether :meth:`form_used` asks spaCy about this occurrence ("a Muslim woman" or "met a Muslim yesterday")."""
+        context = self._context(text, match)
+        if context is None:
+            return False
+        _, before, following, followed = context
+        return before in _SINGULAR_DETERMINERS and followed and following not in _AFTER_A_NOUN
+
+    def _form(self, text: str, match: TermMatch) -> str:
+        context = self._context(text, match)
+        if context is None:
+            return self._surfaces.get(self._key(match.text), (match.term, "adjective"))[1]
+        kind, before, following, followed = context
         if before in _SINGULAR_DETERMINERS and (
-            after is None or following in _AFTER_A_NOUN or not _modifies_a_noun(text, match.start, match.end)
+            not followed or following in _AFTER_A_NOUN or not _modifies_a_noun(text, match.start, match.end)
         ):
             return "noun"  # "a Muslim.", "a Muslim who", "met a Muslim yesterday" (not "a Muslim woman")
         if before == "the" and following in _PLURAL_VERBS:
             return "plural"
-        return "adjective"
+        return kind
 
     def written(self, text: str, match: TermMatch, target: str) -> str:
         """What replaces ``match`` when its term becomes ``target``."""
