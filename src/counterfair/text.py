@@ -121,9 +121,33 @@ def match_case(source: str, replacement: str) -> str:
     words) -> each word capitalised; lower-case ``source`` -> ``replacement`` exactly as written (so that
     a list entry such as ``Christian`` keeps its capital).
     """
-    letters = [c for c in source if c.isalpha()]
-    if not letters or not replacement:
+    if not replacement:
         return replacement
+    pattern = _case_pattern(source)
+    if pattern == "upper":
+        return replacement.upper()
+    if pattern == "title":
+        return " ".join(w[:1].upper() + w[1:] for w in replacement.split(" "))
+    if pattern == "first":
+        return replacement[:1].upper() + replacement[1:]
+    return replacement
+
+
+@lru_cache(maxsize=4096)
+def _case_pattern(source: str) -> str:
+    """``upper``, ``title``, ``first`` or ``as_written``: what :func:`match_case` copies from ``source`` (a swap asks
+    once per variant, so per source word it is worked out once)."""
+    letters = [c for c in source if c.isalpha()]
+    if not letters:
+        return "as_written"
+    if len(letters) > 1 and all(c.isupper() for c in letters):
+        return "upper"
+    words = source.split()
+    if len(words) > 1 and all(w[:1].isupper() for w in words if w[:1].isalpha()):
+        return "title"
+    if source[:1].isupper():
+        return "first"
+    return "as_written"
     if len(letters) > 1 and all(c.isupper() for c in letters):
         return replacement.upper()
     words = source.split()
