@@ -56,11 +56,11 @@ def test_demo_audit_outputs(demo_run: Path) -> None:
         "age",
         "disability",
     }
-    for name in ("score_change_histogram", "score_scatter", "swap_heatmap", "ctf_groups"):
+    for name in ("score_change_histogram", "score_scatter", "score_scatter_topic", "swap_heatmap", "ctf_groups"):
         assert (demo_run / "plots" / f"{name}.png").stat().st_size > 5000
         assert (demo_run / "plots" / f"{name}.svg").exists()
     html = (demo_run / "report.html").read_text()
-    assert html.count('src="data:image/png;base64,') == 4  # self-contained
+    assert html.count('src="data:image/png;base64,') == 5  # self-contained
     assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html
     assert "CTF gap" in (demo_run / "report.md").read_text()
 
@@ -183,7 +183,7 @@ def test_report_renders_in_headless_chromium(demo_run: Path, tmp_path: Path) -> 
     dom = subprocess.run(
         [browser, *flags, "--dump-dom", url], capture_output=True, text=True, timeout=120, check=True
     ).stdout
-    assert len(re.findall(r'<img alt="[^"]+" src="data:image/png;base64,', dom)) == 4
+    assert len(re.findall(r'<img alt="[^"]+" src="data:image/png;base64,', dom)) == 5
     for table in ("summary-table", "ctf-table", "direction-table", "examples-table"):
         assert f'id="{table}"' in dom
     assert dom.count("<del>") >= 1 and dom.count("<ins>") >= 1

@@ -455,6 +455,50 @@ def test_only_good_from_a_project_made_of_a_generate_run(tmp_path: Path) -> None
         run_audit(other, tmp_path / "audit3", only)
 
 
+def test_ratings_mark_pairs_good_or_poor_and_the_report_plots_them_apart(tmp_path: Path) -> None:
+    """#34 item 8: paper 000 Fig. 3 (good vs poor pairs) when the audit has ratings, Fig. 4 (per topic) when two
+    topics have pairs."""
+    from counterfair.core.audit import AuditOptions
+    from counterfair.rating import pairs_from_run
+    from counterfair.shell.audit import run_audit
+
+    data = pd.DataFrame(
+        {
+            "id": ["t1", "t2", "t3", "t4"],
+            "text": [
+                "My Muslim neighbour is kind.",
+                "The mosque hosts a soup kitchen every Friday.",
+                "Our Jewish colleague baked bread.",
+                "A gay couple moved in next door.",
+            ],
+        }
+    )
+    opts = AuditOptions(methods=["ablation"], id_column="id")
+    run_audit(data, tmp_path / "audit", opts)
+    store = RatingStore.create(tmp_path / "rate", pairs_from_run(tmp_path / "audit" / "generate" / "islam"))
+    for rater in ("a", "b"):
+        store.add(_r("ablation:islam:t1", rater))
+        store.add(_r("ablation:islam:t2", rater, fluent="no"))
+    consolidate(store)
+    rated = AuditOptions(methods=["ablation"], id_column="id", ratings=str(tmp_path / "rate"))
+    run_audit(data, tmp_path / "rated", rated)
+    pairs = pd.read_csv(tmp_path / "rated" / "pairs.csv").set_index("input_id")
+    assert pairs.loc[["t1", "t2", "t3", "t4"], "rating"].tolist() == ["good", "poor", "unrated", "unrated"]
+    assert pairs.loc[["t1", "t2", "t3", "t4"], "attribute"].tolist() == ["islam", "islam", "judaism", "lgbq"]
+    report = (tmp_path / "rated" / "report.html").read_text(encoding="utf-8")
+    assert 'id="fig-score_scatter_rating"' in report and 'id="fig-score_scatter_topic"' in report
+    assert (tmp_path / "rated" / "plots" / "score_scatter_rating.svg").exists()
+    # no ratings: no rating column, no Fig. 3; three topics: Fig. 4
+    plain = pd.read_csv(tmp_path / "audit" / "pairs.csv")
+    assert "rating" not in plain.columns
+    assert 'id="fig-score_scatter_rating"' not in (tmp_path / "audit" / "report.html").read_text(encoding="utf-8")
+    assert 'id="fig-score_scatter_topic"' in (tmp_path / "audit" / "report.html").read_text(encoding="utf-8")
+    # a project whose pairs are none of this audit's is an error
+    other = pd.DataFrame({"id": ["x1"], "text": ["Islam is a religion of peace."]})
+    with pytest.raises(InputError, match="none of its 2 rated pairs is a pair of this audit"):
+        run_audit(other, tmp_path / "other", rated)
+
+
 # ------------------------------------------------------------------------------------------ hardening (#20 items 11-13)
 
 

@@ -148,14 +148,6 @@ def _case_pattern(source: str) -> str:
     if source[:1].isupper():
         return "first"
     return "as_written"
-    if len(letters) > 1 and all(c.isupper() for c in letters):
-        return replacement.upper()
-    words = source.split()
-    if len(words) > 1 and all(w[:1].isupper() for w in words if w[:1].isalpha()):
-        return " ".join(w[:1].upper() + w[1:] for w in replacement.split(" "))
-    if source[:1].isupper():
-        return replacement[:1].upper() + replacement[1:]
-    return replacement
 
 
 # Characters that hide a term from a matcher, each mapped to the one it stands for, one for one (offsets keep): the

@@ -80,6 +80,14 @@ def audit(
     only_good: Annotated[
         Path | None, typer.Option(help="A consolidated rating project: audit only the pairs its raters judged good.")
     ] = None,
+    ratings: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="DIR",
+            help="A consolidated rating project: mark each rated pair good or poor (pairs.csv's rating column); the "
+            "report plots the two kinds apart.",
+        ),
+    ] = None,
     fail_if: Annotated[
         list[str] | None,
         typer.Option(
@@ -128,6 +136,7 @@ def audit(
         id_column="id" if given["demo"] else given["id_column"],
         placebo=None if str(given["placebo"]).lower() in ("none", "off", "no") else str(given["placebo"]),
         only_good=str(given["only_good"]) if given["only_good"] else None,
+        ratings=str(given["ratings"]) if given["ratings"] else None,
     )
     target = Path(given["out"])
     if given["log_to"]:

@@ -89,6 +89,9 @@ class AuditOptions:
     # gold labels (1/0, true/false, toxic/non-toxic): adds the labelled-data bias metrics (counterfair.core.bias) of the
     # originals' scores, per identity group, beside the counterfactual results (later: old runs keep their identity)
     label_column: str | None = field(default=None, metadata={"later": True})
+    # a consolidated rating project: each rated pair marked good or poor in pairs.csv's ``rating`` column (every pair
+    # stays; the report plots the two kinds apart, paper 000 Fig. 3)
+    ratings: str | None = field(default=None, metadata={"later": True})
 
     def __post_init__(self) -> None:
         self.methods = normalize_methods(self.methods, "audit")
@@ -301,6 +304,8 @@ def audit_core(
     rated = len([r for r in rows if r["method"] != "swap"])
     if opts.only_good:
         rows = _only_good(rows, opts.only_good)
+    if opts.ratings:
+        _mark_ratings(rows, opts.ratings)
     identity_set = load_identity_set(opts.identities)
     placebo = load_placebo(opts.placebo, identity_set)
     if placebo is not None:
@@ -345,6 +350,25 @@ def _only_good(rows: list[dict[str, Any]], directory: Any) -> list[dict[str, Any
             f"{sorted(good)[:2]} vs this audit's {ids[:2]}); was the rating project made from this audit's pairs?"
         )
     return [r for r in rows if r["method"] == "swap" or pair_id(r["method"], r["attribute"], r["input_id"]) in keep]
+
+
+def _mark_ratings(rows: list[dict[str, Any]], directory: Any) -> None:
+    """Each word-list or LLM pair's ``rating`` (good, poor or unrated) from a consolidated rating project; a project
+    none of whose rated pairs is one of this audit's is an error, not a plot of nothing."""
+    from ..rating.consolidate import pair_ratings
+    from ..rating.store import pair_id
+
+    verdicts = pair_ratings(directory)
+    for row in rows:
+        rated = row["method"] != "swap"
+        row["rating"] = (
+            verdicts.get(pair_id(row["method"], row["attribute"], row["input_id"]), "unrated") if rated else None
+        )
+    if verdicts and not any(r["rating"] in ("good", "poor") for r in rows):
+        raise InputError(
+            f"--ratings {directory}: none of its {len(verdicts)} rated pairs is a pair of this audit (e.g. "
+            f"{sorted(verdicts)[:2]}); was the rating project made from this audit's pairs?"
+        )
 
 
 def _generate_all(
@@ -398,6 +422,8 @@ def _scored_pairs(
     pairs = pd.DataFrame(rows, columns=PAIR_COLUMNS[:8])
     pairs["placebo_term"] = [r.get("placebo_term") for r in rows]
     pairs["placebo_text"] = [r.get("placebo_text") for r in rows]
+    if any("rating" in r for r in rows):
+        pairs["rating"] = [r.get("rating") for r in rows]
     pairs = with_scores(pairs, {t: p[index] for t, p in scores.items()}, opts.threshold)
     sets = _swap_sets(set(pairs["attribute"]), identity_set)
 
@@ -466,6 +492,7 @@ PAIR_COLUMNS = [
     "placebo_text",
     "score_placebo",
     "diff_placebo",
+    "rating",
 ]
 
 

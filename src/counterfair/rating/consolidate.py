@@ -178,7 +178,18 @@ def consolidate(store: RatingStore, *, min_meaning: float = 2.0) -> dict[str, An
 
 def good_pair_ids(directory: Any) -> set[str]:
     """Pair ids judged good in a consolidated rating project (for audits restricted to good pairs)."""
+    return {pid for pid, rating in pair_ratings(directory).items() if rating == "good"}
+
+
+def pair_ratings(directory: Any) -> dict[str, str]:
+    """Each rated pair's verdict in a consolidated rating project: ``good`` or ``poor`` (rated, not good); pairs
+    nobody rated, or whose verdict was undecided, are left out."""
     from ..io import read_table
 
     frame = read_table(f"{directory}/consolidated.csv")
-    return set(frame.loc[frame["good"].astype(str) == "True", "pair_id"].astype(str))
+    good = frame["good"].astype(str)
+    decided = good.isin(["True", "False"])
+    return {
+        str(pid): "good" if verdict == "True" else "poor"
+        for pid, verdict in zip(frame.loc[decided, "pair_id"], good[decided], strict=True)
+    }

@@ -123,6 +123,7 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
     plot_dir = target / "plots"
     identities = load_identity_set(s.options.get("identities"))
     by_group = sorted(identities.terms, key=lambda t: (identities.group_of(t), t))
+    threshold = s.threshold if s.threshold is not None else 0.5
     made = [
         (
             "score_change_histogram",
@@ -132,7 +133,17 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
         (
             "score_scatter",
             "Original vs counterfactual score; points below the diagonal lost score",
-            plots.score_scatter(pairs, plot_dir, s.threshold if s.threshold is not None else 0.5),
+            plots.score_scatter(pairs, plot_dir, threshold),
+        ),
+        (
+            "score_scatter_topic",
+            "Original vs counterfactual score per topic (word-list and LLM edits); below the diagonal: lost score",
+            plots.score_scatter_by_topic(pairs, plot_dir, threshold),
+        ),
+        (
+            "score_scatter_rating",
+            "Original vs counterfactual score, the pairs the raters judged good apart from the poor ones (crosses)",
+            plots.score_scatter_by_rating(pairs, plot_dir, threshold),
         ),
         (
             "swap_heatmap",

@@ -86,16 +86,67 @@ def score_scatter(pairs: pd.DataFrame, out: Path, threshold: float) -> dict[str,
         else:
             ax.scatter(part["score_orig"], part["score_cf"], s=8, alpha=0.45, color=METHOD_COLORS.get(method),
                        linewidths=0)  # fmt: skip
-        ax.plot([0, 1], [0, 1], color="#888", linewidth=0.8)
-        ax.axhline(threshold, color="#ccc", linewidth=0.6, linestyle="--")
-        ax.axvline(threshold, color="#ccc", linewidth=0.6, linestyle="--")
-        ax.set_xlim(-0.02, 1.02)
-        ax.set_ylim(-0.02, 1.02)
-        ax.set_title(f"{method} (n={len(part):,}{', pairs per cell' if dense else ''})")
-        ax.set_xlabel("original score")
+        _diagonal_panel(ax, threshold, f"{method} (n={len(part):,}{', pairs per cell' if dense else ''})")
     axes[0][0].set_ylabel("counterfactual score")
     fig.suptitle("Original vs counterfactual scores", y=1.02)
     return _save(fig, out, "score_scatter")
+
+
+def _diagonal_panel(ax: Any, threshold: float, title: str) -> None:
+    ax.plot([0, 1], [0, 1], color="#888", linewidth=0.8)
+    ax.axhline(threshold, color="#ccc", linewidth=0.6, linestyle="--")
+    ax.axvline(threshold, color="#ccc", linewidth=0.6, linestyle="--")
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(title)
+    ax.set_xlabel("original score")
+
+
+def score_scatter_by_rating(pairs: pd.DataFrame, out: Path, threshold: float) -> dict[str, str] | None:
+    """Original vs counterfactual score per method, the pairs the raters judged good apart from the poor ones (paper
+    000 Fig. 3: a method whose poor pairs stay on the diagonal failed to remove the reference; one whose poor pairs
+    still lose score failed on fluency). Only when the pairs carry ratings of both kinds."""
+    if "rating" not in pairs:
+        return None
+    rated = pairs[pairs["rating"].isin(["good", "poor"])]
+    if rated.empty or rated["rating"].nunique() < 2:
+        return None
+    plt = _plt()
+    methods = list(dict.fromkeys(rated["method"]))
+    fig, axes = plt.subplots(1, len(methods), figsize=(3.0 * len(methods) + 0.4, 3.2), squeeze=False)
+    for ax, method in zip(axes[0], methods, strict=True):
+        part = rated[rated["method"] == method]
+        good, poor = part[part["rating"] == "good"], part[part["rating"] == "poor"]
+        ax.scatter(poor["score_orig"], poor["score_cf"], s=14, marker="x", color="#999", linewidths=0.9,
+                   label=f"poor (n={len(poor)})")  # fmt: skip
+        ax.scatter(good["score_orig"], good["score_cf"], s=12, alpha=0.7, color=METHOD_COLORS.get(method),
+                   linewidths=0, label=f"good (n={len(good)})")  # fmt: skip
+        _diagonal_panel(ax, threshold, str(method))
+        ax.legend(frameon=False, loc="upper left", fontsize=8)
+    axes[0][0].set_ylabel("counterfactual score")
+    fig.suptitle("Original vs counterfactual scores, by human rating", y=1.02)
+    return _save(fig, out, "score_scatter_rating")
+
+
+def score_scatter_by_topic(pairs: pd.DataFrame, out: Path, threshold: float) -> dict[str, str] | None:
+    """Original vs counterfactual score per attribute (topic), the methods' pairs in their colours (paper 000 Fig. 4:
+    which topic swings towards a flip). Word-list and LLM edits only; only when two or more topics have pairs."""
+    edits = pairs[(pairs["method"] != "swap") & pairs["score_orig"].notna() & pairs["score_cf"].notna()]
+    topics = list(dict.fromkeys(edits["attribute"])) if "attribute" in edits else []
+    if len(topics) < 2:
+        return None
+    plt = _plt()
+    fig, axes = plt.subplots(1, len(topics), figsize=(3.0 * len(topics) + 0.4, 3.2), squeeze=False)
+    for ax, topic in zip(axes[0], topics, strict=True):
+        part = edits[edits["attribute"] == topic]
+        for method, dots in part.groupby("method", sort=False):
+            ax.scatter(dots["score_orig"], dots["score_cf"], s=10, alpha=0.6, color=METHOD_COLORS.get(str(method)),
+                       linewidths=0, label=f"{method} (n={len(dots)})")  # fmt: skip
+        _diagonal_panel(ax, threshold, f"{topic} (n={len(part):,})")
+        ax.legend(frameon=False, loc="upper left", fontsize=8)
+    axes[0][0].set_ylabel("counterfactual score")
+    fig.suptitle("Original vs counterfactual scores, by topic", y=1.02)
+    return _save(fig, out, "score_scatter_topic")
 
 
 def swap_heatmap(pairs: pd.DataFrame, out: Path, order: list[str]) -> dict[str, str] | None:
