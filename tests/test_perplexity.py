@@ -116,3 +116,18 @@ def test_gemma_prefers_fluent_text_and_is_batch_invariant() -> None:
     sig = scorer.signature()
     assert sig["model"] == "gemma-3-270m"
     assert sig["model_sha256"] == "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
+
+
+def test_chunked_vocabulary_loss_equals_the_whole_logits(tiny_lm_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#36: the loss over scored positions only, a few rows of vocabulary logits at a time (bounded memory), gives
+    the values of the whole-logits path."""
+    from counterfair.metrics import perplexity as module
+
+    texts = ["the cat sat on the mat", "a dog", "w " * 40, "fine text with several words in it"]
+    chunked = module.PerplexityScorer(str(tiny_lm_dir), token_budget=64, use_store=False)
+    assert module._body_and_head(chunked.lm().model)[0] is not None  # the tiny LM takes the chunked path
+    monkeypatch.setattr(module, "LOGIT_CHUNK", 3)
+    small_chunks = chunked.score(texts).perplexity
+    monkeypatch.setattr(module, "_body_and_head", lambda model: (None, None))
+    whole = module.PerplexityScorer(str(tiny_lm_dir), token_budget=64, use_store=False).score(texts).perplexity
+    np.testing.assert_allclose(small_chunks, whole, rtol=1e-5)

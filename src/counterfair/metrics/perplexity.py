@@ -24,6 +24,20 @@ from ..progress import NullProgress, ProgressHook
 DEFAULT_LM = "gemma-3-270m"
 
 
+#: positions whose vocabulary logits exist at once (128 x 262,144 floats = 128 MiB for Gemma 3)
+LOGIT_CHUNK = 128
+
+
+def _body_and_head(model: Any) -> tuple[Any, Any]:
+    """A causal LM's transformer body (hidden states) and its vocabulary projection, when the model exposes both
+    as transformers' causal LMs do (``base_model``, ``get_output_embeddings``); else ``(None, None)``."""
+    body = getattr(model, "base_model", None)
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    if body is None or body is model or head is None:
+        return None, None
+    return body, head
+
+
 @dataclass
 class PerplexityResult:
     """Per-text results; ``perplexity`` is NaN where ``reason`` says why the text was not scored."""
@@ -183,21 +197,47 @@ class PerplexityScorer:
             input_ids[row, :length] = torch.tensor(seg.ids)
             attention[row, :length] = 1
             labels[row, seg.score_from : length] = input_ids[row, seg.score_from : length]
-        logits = model(input_ids=input_ids, attention_mask=attention).logits
-        # targets[t] is the token that position t predicts: no shifted copy of the (huge) logits, and
-        # the loss is taken one row at a time so only one row's log-softmax is alive at once.
+        # targets[t] is the token that position t predicts (no shifted copy of anything)
         targets = torch.full_like(labels, -100)
         targets[:, :-1] = labels[:, 1:]
-        for row, seg in enumerate(batch):
-            row_logits = logits[row] if logits.dtype == torch.float32 else logits[row].float()
-            loss = torch.nn.functional.cross_entropy(row_logits, targets[row], reduction="sum")
-            scored = int((targets[row] != -100).sum())
-            nll[seg.text_index] += float(loss)
-            count[seg.text_index] += scored
-            self.tokens_scored += scored
-            hook.advance(scored)
+        body, head = _body_and_head(model)
+        if body is not None:
+            # the vocabulary projection only for the scored positions of the whole batch (no padding), LOGIT_CHUNK
+            # rows at a time: a 262k-token vocabulary made a 4 x 256 batch's logits 1 GiB
+            hidden = body(input_ids=input_ids, attention_mask=attention, use_cache=False).last_hidden_state
+            cap = getattr(model.config, "final_logit_softcapping", None)
+            scored = targets != -100
+            picked, wanted = hidden[scored], targets[scored]
+            losses = torch.empty(len(wanted), dtype=torch.float32)
+            for start in range(0, len(wanted), LOGIT_CHUNK):
+                logits = head(picked[start : start + LOGIT_CHUNK]).float()
+                if cap is not None:
+                    logits = torch.tanh(logits / cap) * cap
+                losses[start : start + LOGIT_CHUNK] = torch.nn.functional.cross_entropy(
+                    logits, wanted[start : start + LOGIT_CHUNK], reduction="none"
+                )
+            per_row = torch.zeros(len(batch), dtype=torch.float64).index_add_(
+                0, scored.nonzero()[:, 0], losses.double()
+            )
+            for row, seg in enumerate(batch):
+                self._add(seg.text_index, float(per_row[row]), int(scored[row].sum()), nll, count, hook)
+            del hidden, picked
+        else:  # a model whose body and head are not exposed: whole logits, one row's loss at a time
+            logits = model(input_ids=input_ids, attention_mask=attention, use_cache=False).logits
+            for row, seg in enumerate(batch):
+                row_logits = logits[row] if logits.dtype == torch.float32 else logits[row].float()
+                loss_t = torch.nn.functional.cross_entropy(row_logits, targets[row], reduction="sum")
+                self._add(seg.text_index, float(loss_t), int((targets[row] != -100).sum()), nll, count, hook)
+            del logits
         self.tokens_forwarded += int(attention.sum())
-        del logits
+
+    def _add(
+        self, index: int, loss: float, scored: int, nll: np.ndarray, count: np.ndarray, hook: ProgressHook
+    ) -> None:
+        nll[index] += loss
+        count[index] += scored
+        self.tokens_scored += scored
+        hook.advance(scored)
 
     def score(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> PerplexityResult:
         """Perplexity per text; ``progress`` is told the total tokens, then each batch's."""
