@@ -72,7 +72,21 @@ def main() -> None:
                         f"{row['peak_rss_mib']} MiB, {candidates} candidates, run dir {row['run_dir_mib']} MiB",
                         flush=True,
                     )
+                    report["table"] = table(report["runs"])
                     write_json(report, RESULTS)
+
+
+def table(runs: list[dict[str, Any]]) -> str:
+    """The README's table (Markdown), generated from the JSON."""
+    lines = ["| code | texts | wall | texts/s | peak memory | candidates | candidates.csv | run directory |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for r in runs:
+        lines.append(
+            f"| {r['code']} | {r['texts']:,} | {r['wall_s']:.1f} s | {r['texts_per_s']:.0f} | {r['peak_rss_mib']} MiB "
+            f"| "
+            f"{r['candidates']:,} | {r['candidates_csv_mib']} MiB | {r['run_dir_mib']} MiB |"
+        )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -53,3 +53,28 @@ def test_run_dir_refuses_another_run(tmp_path: Path) -> None:
     claim_run_dir(tmp_path / "r", {"options_fingerprint": "a", "input_sha256": "x"}, {"note": 2})  # same run: fine
     with pytest.raises(ConfigError, match="holds a run that differs in: options"):
         claim_run_dir(tmp_path / "r", {"options_fingerprint": "b", "input_sha256": "x"}, {})
+
+
+def test_candidates_are_packed_as_one_table_and_read_back_exactly(tmp_path) -> None:
+    """#36: a unit's candidates share most values (an identity swap's 49 variants of one text): written once."""
+    import json
+
+    from counterfair.checkpoint import JsonlCheckpoint, pack, unpack
+
+    candidates = [
+        {"row": 3, "text": f"variant {i}", "passed": True, "bleu": None, "score": 1 if i else 1.0, "flag": i == 1}
+        for i in range(49)
+    ]
+    record = {"method": "swap", "row": 3, "candidates": candidates, "empty": [], "one": [{"a": 1}]}
+    assert unpack(pack(record)) == record
+    assert [type(c["score"]) for c in unpack(pack(record))["candidates"][:2]] == [float, int]  # 1.0 and 1 kept apart
+    table = pack(record)["candidates"]["__table__"]
+    assert table["same"] == {"row": 3, "passed": True, "bleu": None}
+    assert table["rows"][1] == ["variant 1", 1, True]
+    checkpoint = JsonlCheckpoint(tmp_path / "done.jsonl", key=lambda r: r["row"])
+    checkpoint.add([record])
+    written = (tmp_path / "done.jsonl").read_text(encoding="utf-8")
+    assert len(written) < len(json.dumps(record)) / 2
+    assert JsonlCheckpoint(tmp_path / "done.jsonl", key=lambda r: r["row"]).full([3]) == [record]
+    (tmp_path / "old.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")  # written before packing
+    assert JsonlCheckpoint(tmp_path / "old.jsonl", key=lambda r: r["row"]).full([3]) == [record]

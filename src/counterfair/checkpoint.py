@@ -15,7 +15,46 @@ from typing import Any
 
 from .runs import claim_run_dir, writing
 
-__all__ = ["JsonlCheckpoint", "MemorySink", "claim_run_dir"]
+__all__ = ["JsonlCheckpoint", "MemorySink", "claim_run_dir", "pack", "unpack"]
+
+#: the key under which :func:`pack` stores a list of records as one table
+TABLE = "__table__"
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b  # 1, 1.0 and True are different cells
+
+
+def pack(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with each list of two or more dicts that share their keys (a unit's candidates) written as one
+    table: the keys once, the values every row shares once, the rest row by row. Lossless (:func:`unpack`); an
+    identity swap's 49 candidates of 21 fields shrink to about a third."""
+    out: dict[str, Any] = {}
+    for name, value in record.items():
+        if isinstance(value, list) and len(value) > 1 and all(isinstance(v, dict) for v in value):
+            keys = list(value[0])
+            if all(list(v) == keys for v in value):
+                first = value[0]
+                same = {k: first[k] for k in keys if all(_same(v[k], first[k]) for v in value)}
+                varying = [k for k in keys if k not in same]
+                out[name] = {TABLE: {"keys": keys, "same": same, "rows": [[v[k] for k in varying] for v in value]}}
+                continue
+        out[name] = value
+    return out
+
+
+def unpack(record: dict[str, Any]) -> dict[str, Any]:
+    """The record :func:`pack` was given (records written before packing come back as they are)."""
+    out: dict[str, Any] = {}
+    for name, value in record.items():
+        if isinstance(value, dict) and TABLE in value and len(value) == 1:
+            table = value[TABLE]
+            keys, same = table["keys"], table["same"]
+            at = {k: i for i, k in enumerate(k for k in keys if k not in same)}
+            out[name] = [{k: same[k] if k in same else row[at[k]] for k in keys} for row in table["rows"]]
+            continue
+        out[name] = value
+    return out
 
 
 class JsonlCheckpoint:
@@ -43,9 +82,9 @@ class JsonlCheckpoint:
                 if not line.endswith(b"\n"):
                     break  # a write cut off mid-line: that unit is redone
                 try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    break
+                    record = unpack(json.loads(line))
+                except (json.JSONDecodeError, KeyError, TypeError, IndexError):
+                    break  # a damaged record: it and what follows are redone
                 self._remember(record, offset)
                 offset += len(line)
             if offset != len(raw):
@@ -67,7 +106,7 @@ class JsonlCheckpoint:
             staged = []
             for record in records:
                 staged.append((record, handle.tell()))
-                handle.write((json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
+                handle.write((json.dumps(pack(record), ensure_ascii=False, default=str) + "\n").encode("utf-8"))
             handle.flush()
         for record, offset in staged:  # only records that reached the file count as done
             self._remember(record, offset)
@@ -78,7 +117,7 @@ class JsonlCheckpoint:
         with open(self.path, "rb") as handle:
             for key in keys:
                 handle.seek(self._offsets[key])
-                out.append(json.loads(handle.readline()))
+                out.append(unpack(json.loads(handle.readline())))
         return out
 
 
