@@ -60,15 +60,15 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-def load_classifier(spec: str, *, batch_size: int = 64) -> CachedClassifier:
+def load_classifier(spec: str, *, batch_size: int | None = None) -> CachedClassifier:
     """Build the classifier named by ``spec`` (see the module table and :mod:`counterfair.classifiers.kinds`),
-    wrapped in a per-text cache; kept in the run store when its signature pins it down."""
+    wrapped in a per-text cache; kept in the run store when its signature pins it down. ``batch_size``: texts per
+    call; by default the kind's own (thousands for a scikit-learn model in this process, 64 for the others)."""
     spec = spec.strip()
     kind, argument = kind_for(spec)
     inner, signature = kind.build(argument, spec)
-    return CachedClassifier(
-        inner, spec=spec, batch_size=batch_size, signature=signature, store=_store_for(kind, signature)
-    )
+    size = batch_size if batch_size is not None else kind.batch_size
+    return CachedClassifier(inner, spec=spec, batch_size=size, signature=signature, store=_store_for(kind, signature))
 
 
 def _store_for(kind: ClassifierKind, signature: dict[str, Any]) -> Any:

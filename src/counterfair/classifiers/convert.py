@@ -24,7 +24,7 @@ from .kinds import find_kind, spec_forms
 
 
 def as_classifier(
-    obj: Any, *, labels: Sequence[str] | None = None, name: str | None = None, batch_size: int = 64
+    obj: Any, *, labels: Sequence[str] | None = None, name: str | None = None, batch_size: int | None = None
 ) -> CachedClassifier:
     """A counterfair classifier from ``obj``.
 
@@ -36,10 +36,13 @@ def as_classifier(
     * a string: a spec the CLI takes (``profanity-check``, ``sklearn:PATH``, ``hf:DIR``, ...), a local transformers
       or spaCy directory, or a Hugging Face hub id (loaded with the user's cache and network settings);
     * a classifier made by this function, returned unchanged.
+
+    ``batch_size``: texts per call (default: a spec's own, see :func:`~counterfair.classifiers.load_classifier`;
+    64 for a Python object).
     """
     if labels is not None and len({str(label) for label in labels}) != len(list(labels)):
         raise ConfigError(f"labels= names a class twice: {list(labels)!r}")
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+    if batch_size is not None and (not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1):
         raise ConfigError(f"batch_size must be a whole number of at least 1, got {batch_size!r}")
     if isinstance(obj, CachedClassifier):
         if labels is not None:
@@ -49,10 +52,10 @@ def as_classifier(
         return _from_string(str(obj), labels=labels, batch_size=batch_size)
     inner, signature = _wrap_object(obj, labels)
     spec = f"python:{name or signature.get('name') or type(obj).__name__}"
-    return CachedClassifier(inner, spec=spec, batch_size=batch_size, signature=signature, cli_spec=False)
+    return CachedClassifier(inner, spec=spec, batch_size=batch_size or 64, signature=signature, cli_spec=False)
 
 
-def _from_string(text: str, *, labels: Sequence[str] | None, batch_size: int) -> CachedClassifier:
+def _from_string(text: str, *, labels: Sequence[str] | None, batch_size: int | None) -> CachedClassifier:
     from . import load_classifier
 
     if labels is not None:
@@ -76,7 +79,7 @@ def _from_string(text: str, *, labels: Sequence[str] | None, batch_size: int) ->
     )
 
 
-def _from_hub(repo_id: str, *, batch_size: int) -> CachedClassifier:
+def _from_hub(repo_id: str, *, batch_size: int | None) -> CachedClassifier:
     """A hub id: the snapshot in the user's Hugging Face cache (downloaded first when the network is allowed)."""
     from ..models import hub_snapshot
     from . import load_classifier
