@@ -277,3 +277,13 @@ def test_ask_until_parsed_asks_again_only_the_unparsed() -> None:
     answers = ask_until_parsed(llm, questions, lambda raw: raw if raw == "yes" else None, retries=2, max_tokens=4)
     assert answers == [("yes", ["yes"]), ("yes", ["???", "yes"])]
     assert [(c["text"], c["temperature"]) for c in llm.calls] == [("a", 0.0), ("b", 0.0), ("b", 0.7)]
+
+
+def test_prompt_lookup_drafting_is_for_the_sequential_path_only() -> None:
+    """#36: llama.cpp's prompt-lookup decoding drafts for one sequence; with parallel sampling it is refused."""
+    from counterfair.errors import ConfigError
+    from counterfair.llm.llamacpp import LlamaCppLLM
+
+    with pytest.raises(ConfigError, match="sequential path only: use parallel=1"):
+        LlamaCppLLM("qwen2.5-coder-0.5b-instruct", draft=10, parallel=16)
+    assert LlamaCppLLM("qwen2.5-coder-0.5b-instruct", draft=10, parallel=1).draft == 10

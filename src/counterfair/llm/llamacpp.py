@@ -43,14 +43,20 @@ class LlamaCppLLM:
         n_threads: int | None = None,
         reuse_prefix: bool = True,
         parallel: int | None = None,
+        draft: int | None = None,
     ) -> None:
         self.model = model
+        # prompt-lookup speculative decoding on the sequential path (parallel=1): up to ``draft`` tokens proposed
+        # from the prompt's n-grams and checked in one evaluation (a rewrite copies most of its input)
+        self.draft = draft
         self.n_ctx = n_ctx
         self.n_threads = n_threads or default_threads()
         self.reuse_prefix = reuse_prefix
         self.parallel = parallel if parallel is not None else default_parallel()
         if self.parallel < 1:
             raise ConfigError(f"parallel must be at least 1, got {self.parallel}")
+        if draft and self.parallel != 1:
+            raise ConfigError("prompt-lookup drafting (draft=) runs on the sequential path only: use parallel=1")
         self._llama: Any = None
         self._batcher: Any = None
         self._path: Path | None = None
@@ -81,9 +87,19 @@ class LlamaCppLLM:
             from .native import decide, model_params
 
             native = decide(path)
+            drafting: dict[str, Any] = {}
+            if self.draft:
+                from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
+
+                drafting["draft_model"] = LlamaPromptLookupDecoding(num_pred_tokens=self.draft)
             with model_params(repack=native.repack):
                 self._llama = Llama(
-                    model_path=str(path), n_ctx=self.n_ctx, n_threads=self.n_threads, verbose=False, logits_all=False
+                    model_path=str(path),
+                    n_ctx=self.n_ctx,
+                    n_threads=self.n_threads,
+                    verbose=False,
+                    logits_all=False,
+                    **drafting,
                 )
             self._path, self._native = path, native
         return self._llama
@@ -199,4 +215,4 @@ class LlamaCppLLM:
             "parallel": self.parallel,
             "weight_repacking": self._native.repack,
             "native_path": self._native.to_dict(),
-        }
+        } | ({"draft": self.draft} if self.draft else {})
