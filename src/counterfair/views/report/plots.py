@@ -72,10 +72,9 @@ def score_scatter(pairs: pd.DataFrame, out: Path, threshold: float) -> dict[str,
     more than :data:`DENSE_POINTS` pairs shows their density in hexagonal cells (log scale), readable at 100k pairs."""
     if pairs.empty:
         return None
-    plt = _plt()
     methods = list(dict.fromkeys(pairs["method"]))
-    fig, axes = plt.subplots(1, len(methods), figsize=(3.0 * len(methods) + 0.4, 3.2), squeeze=False)
-    for ax, method in zip(axes[0], methods, strict=True):
+    fig, axes = _panels(len(methods))
+    for ax, method in zip(axes, methods, strict=True):
         part = pairs[pairs["method"] == method]
         dense = len(part) > DENSE_POINTS
         if dense:  # thousands of points are solid ink as dots: how many pairs fall in each cell, on a log scale
@@ -87,9 +86,19 @@ def score_scatter(pairs: pd.DataFrame, out: Path, threshold: float) -> dict[str,
             ax.scatter(part["score_orig"], part["score_cf"], s=8, alpha=0.45, color=METHOD_COLORS.get(method),
                        linewidths=0)  # fmt: skip
         _diagonal_panel(ax, threshold, f"{method} (n={len(part):,}{', pairs per cell' if dense else ''})")
-    axes[0][0].set_ylabel("counterfactual score")
-    fig.suptitle("Original vs counterfactual scores", y=1.02)
-    return _save(fig, out, "score_scatter")
+    return _finish_panels(fig, axes, "Original vs counterfactual scores", out, "score_scatter")
+
+
+def _panels(count: int) -> tuple[Any, list[Any]]:
+    """A row of ``count`` square-ish panels (one per method or topic)."""
+    fig, axes = _plt().subplots(1, count, figsize=(3.0 * count + 0.4, 3.2), squeeze=False)
+    return fig, list(axes[0])
+
+
+def _finish_panels(fig: Any, axes: list[Any], title: str, out: Path, name: str) -> dict[str, str]:
+    axes[0].set_ylabel("counterfactual score")
+    fig.suptitle(title, y=1.02)
+    return _save(fig, out, name)
 
 
 def _diagonal_panel(ax: Any, threshold: float, title: str) -> None:
@@ -111,10 +120,9 @@ def score_scatter_by_rating(pairs: pd.DataFrame, out: Path, threshold: float) ->
     rated = pairs[pairs["rating"].isin(["good", "poor"])]
     if rated.empty or rated["rating"].nunique() < 2:
         return None
-    plt = _plt()
     methods = list(dict.fromkeys(rated["method"]))
-    fig, axes = plt.subplots(1, len(methods), figsize=(3.0 * len(methods) + 0.4, 3.2), squeeze=False)
-    for ax, method in zip(axes[0], methods, strict=True):
+    fig, axes = _panels(len(methods))
+    for ax, method in zip(axes, methods, strict=True):
         part = rated[rated["method"] == method]
         good, poor = part[part["rating"] == "good"], part[part["rating"] == "poor"]
         ax.scatter(poor["score_orig"], poor["score_cf"], s=14, marker="x", color="#999", linewidths=0.9,
@@ -123,9 +131,8 @@ def score_scatter_by_rating(pairs: pd.DataFrame, out: Path, threshold: float) ->
                    linewidths=0, label=f"good (n={len(good)})")  # fmt: skip
         _diagonal_panel(ax, threshold, str(method))
         ax.legend(frameon=False, loc="upper left", fontsize=8)
-    axes[0][0].set_ylabel("counterfactual score")
-    fig.suptitle("Original vs counterfactual scores, by human rating", y=1.02)
-    return _save(fig, out, "score_scatter_rating")
+    title = "Original vs counterfactual scores, by human rating"
+    return _finish_panels(fig, axes, title, out, "score_scatter_rating")
 
 
 def score_scatter_by_topic(pairs: pd.DataFrame, out: Path, threshold: float) -> dict[str, str] | None:
@@ -135,18 +142,15 @@ def score_scatter_by_topic(pairs: pd.DataFrame, out: Path, threshold: float) -> 
     topics = list(dict.fromkeys(edits["attribute"])) if "attribute" in edits else []
     if len(topics) < 2:
         return None
-    plt = _plt()
-    fig, axes = plt.subplots(1, len(topics), figsize=(3.0 * len(topics) + 0.4, 3.2), squeeze=False)
-    for ax, topic in zip(axes[0], topics, strict=True):
+    fig, axes = _panels(len(topics))
+    for ax, topic in zip(axes, topics, strict=True):
         part = edits[edits["attribute"] == topic]
         for method, dots in part.groupby("method", sort=False):
             ax.scatter(dots["score_orig"], dots["score_cf"], s=10, alpha=0.6, color=METHOD_COLORS.get(str(method)),
                        linewidths=0, label=f"{method} (n={len(dots)})")  # fmt: skip
         _diagonal_panel(ax, threshold, f"{topic} (n={len(part):,})")
         ax.legend(frameon=False, loc="upper left", fontsize=8)
-    axes[0][0].set_ylabel("counterfactual score")
-    fig.suptitle("Original vs counterfactual scores, by topic", y=1.02)
-    return _save(fig, out, "score_scatter_topic")
+    return _finish_panels(fig, axes, "Original vs counterfactual scores, by topic", out, "score_scatter_topic")
 
 
 def swap_heatmap(pairs: pd.DataFrame, out: Path, order: list[str]) -> dict[str, str] | None:
