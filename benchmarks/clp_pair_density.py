@@ -83,8 +83,17 @@ def main() -> None:
     parser.add_argument("--densities", default="1,0.3,0.1", help="share of training texts that mention an identity")
     parser.add_argument("--epochs", type=int, default=8)
     parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument(
+        "--fresh", action="store_true", help="drop the saved runs; by default runs at other densities are kept"
+    )
     args = parser.parse_args()
     densities = [float(d) for d in args.densities.split(",")]
+    saved = RESULTS / "clp_pair_density.json"
+    kept: list[dict[str, Any]] = []
+    if saved.exists() and not args.fresh:
+        import json
+
+        kept = [r for r in json.loads(saved.read_text())["runs"] if r["density"] not in densities]
     import torch
 
     torch.set_num_threads(1)
@@ -94,7 +103,8 @@ def main() -> None:
         "benchmark": "clp_pair_density",
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "torch_threads": 1},
         "args": vars(args),
-        "runs": [],
+        "runs_kept_from_earlier": len(kept),
+        "runs": kept,
     }
     for seed in range(args.seeds):
         identities = random_split(seed, split_dir)
