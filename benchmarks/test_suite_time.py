@@ -1,0 +1,72 @@
+"""How long ``make test`` takes on a fresh clone (#36): the whole command, pytest alone, the 20 slowest tests.
+
+Run ``make test`` in a fresh clone with its output in a log and the wall time appended as ``EXIT rc WALL seconds``::
+
+    git clone -q . /tmp/fresh && cd /tmp/fresh && start=$(date +%s); make test > /tmp/make.log 2>&1; \\
+        echo "EXIT $? WALL $(( $(date +%s) - start ))" >> /tmp/make.log
+
+then ``python benchmarks/test_suite_time.py --log /tmp/make.log`` reads it (pytest prints its 20 slowest tests because
+the Makefile passes ``--durations=20``) and writes the JSON and the README's table.
+
+Results: benchmarks/results/test_suite.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+from pathlib import Path
+from typing import Any
+
+from counterfair.io import write_json
+
+RESULTS = Path(__file__).resolve().parent / "results" / "test_suite.json"
+
+
+def read_log(text: str) -> dict[str, Any]:
+    end = re.search(r"EXIT (\d+) WALL (\d+)", text)
+    summary = re.search(r"=+ (\d+) passed(?:, (\d+) skipped)?(?:, (\d+) failed)? in ([\d.]+)s", text)
+    if end is None or summary is None:
+        raise SystemExit("the log has no 'EXIT rc WALL s' line or no pytest summary")
+    slowest = [
+        {"seconds": float(m[1]), "phase": m[2], "test": m[3]}
+        for m in re.finditer(r"^([\d.]+)s (call|setup|teardown)\s+(\S+)$", text, re.MULTILINE)
+    ]
+    return {
+        "exit": int(end[1]),
+        "make_test_s": int(end[2]),
+        "pytest_s": float(summary[4]),
+        "passed": int(summary[1]),
+        "skipped": int(summary[2] or 0),
+        "failed": int(summary[3] or 0),
+        "slowest": slowest[:20],
+    }
+
+
+def table(now: dict[str, Any]) -> str:
+    return "\n".join(
+        [
+            "| run | make test | pytest | tests |",
+            "|---|---|---|---|",
+            "| before (the issue: a loaded machine) | 76 min | 37 min | 645 |",
+            f"| now (fresh clone, {now['machine']['cpus']} cores) | {now['make_test_s'] / 60:.1f} min | "
+            f"{now['pytest_s'] / 60:.1f} min | {now['passed']} passed, {now['skipped']} skipped |",
+        ]
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--log", required=True, type=Path)
+    args = parser.parse_args()
+    now = read_log(args.log.read_text(encoding="utf-8", errors="replace"))
+    now["machine"] = {"platform": platform.platform(), "cpus": os.cpu_count()}
+    now["table"] = table(now)
+    print(now["table"])
+    write_json(now, RESULTS)
+
+
+if __name__ == "__main__":
+    main()
