@@ -497,6 +497,12 @@ def test_ratings_mark_pairs_good_or_poor_and_the_report_plots_them_apart(tmp_pat
     other = pd.DataFrame({"id": ["x1"], "text": ["Islam is a religion of peace."]})
     with pytest.raises(InputError, match="none of its 2 rated pairs is a pair of this audit"):
         run_audit(other, tmp_path / "other", rated)
+    # so is one that nobody has rated yet (no Fig. 3, and no word of why, before the review)
+    unrated = RatingStore.create(tmp_path / "fresh", pairs_from_run(tmp_path / "audit" / "generate" / "islam"))
+    consolidate(unrated)
+    fresh = AuditOptions(methods=["ablation"], id_column="id", ratings=str(tmp_path / "fresh"))
+    with pytest.raises(InputError, match="no pair has a verdict yet"):
+        run_audit(data, tmp_path / "unrated", fresh)
 
 
 # ------------------------------------------------------------------------------------------ hardening (#20 items 11-13)

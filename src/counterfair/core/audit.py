@@ -359,12 +359,17 @@ def _mark_ratings(rows: list[dict[str, Any]], directory: Any) -> None:
     from ..rating.store import pair_id
 
     verdicts = pair_ratings(directory)
+    if not verdicts:
+        raise InputError(
+            f"--ratings {directory}: no pair has a verdict yet (rate pairs, then run counterfair rate consolidate "
+            f"{directory})"
+        )
     for row in rows:
         rated = row["method"] != "swap"
         row["rating"] = (
             verdicts.get(pair_id(row["method"], row["attribute"], row["input_id"]), "unrated") if rated else None
         )
-    if verdicts and not any(r["rating"] in ("good", "poor") for r in rows):
+    if not any(r["rating"] in ("good", "poor") for r in rows):
         raise InputError(
             f"--ratings {directory}: none of its {len(verdicts)} rated pairs is a pair of this audit (e.g. "
             f"{sorted(verdicts)[:2]}); was the rating project made from this audit's pairs?"
