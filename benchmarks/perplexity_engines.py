@@ -44,7 +44,7 @@ def bench_texts() -> list[str]:
     return short + long
 
 
-def _transformers(texts: list[str], queue: Any) -> None:
+def _transformers(texts: list[str]) -> dict[str, Any]:
     import torch
 
     torch.set_num_threads(THREADS)
@@ -57,19 +57,17 @@ def _transformers(texts: list[str], queue: Any) -> None:
     started = time.perf_counter()
     result = scorer.score(texts)
     seconds = time.perf_counter() - started
-    queue.put(
-        {
-            "load_s": round(loaded, 2),
-            "score_s": round(seconds, 2),
-            "tokens": int(result.n_tokens.sum()),
-            "perplexity": result.perplexity.tolist(),
-            "n_tokens": result.n_tokens.tolist(),
-            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
-        }
-    )
+    return {
+        "load_s": round(loaded, 2),
+        "score_s": round(seconds, 2),
+        "tokens": int(result.n_tokens.sum()),
+        "perplexity": result.perplexity.tolist(),
+        "n_tokens": result.n_tokens.tolist(),
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+    }
 
 
-def _llamacpp(texts: list[str], queue: Any) -> None:
+def _llamacpp(texts: list[str]) -> dict[str, Any]:
     from llama_cpp import Llama
 
     from counterfair.models import resolve_lm_source
@@ -100,18 +98,16 @@ def _llamacpp(texts: list[str], queue: Any) -> None:
         perplexity.append(float(np.exp(nll / (len(ids) - 1))))
         counts.append(len(ids) - 1)
     seconds = time.perf_counter() - started
-    queue.put(
-        {
-            "load_s": round(loaded, 2),
-            "score_s": round(seconds, 2),
-            "tokens": int(sum(counts)),
-            "perplexity": perplexity,
-            "n_tokens": counts,
-            "n_ctx": n_ctx,
-            "eval_s": round(eval_s, 2),
-            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
-        }
-    )
+    return {
+        "load_s": round(loaded, 2),
+        "score_s": round(seconds, 2),
+        "tokens": int(sum(counts)),
+        "perplexity": perplexity,
+        "n_tokens": counts,
+        "n_ctx": n_ctx,
+        "eval_s": round(eval_s, 2),
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+    }
 
 
 def run(engine: str) -> dict[str, Any]:
@@ -124,11 +120,6 @@ def run(engine: str) -> dict[str, Any]:
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-class _Printer:
-    def put(self, value: Any) -> None:
-        print(json.dumps(value))
-
-
 ENGINES = {
     "transformers (float32, from the dequantized GGUF)": ("transformers", _transformers),
     "llama.cpp (the Q4_K_M GGUF)": ("llamacpp", _llamacpp),
@@ -137,7 +128,7 @@ ENGINES = {
 
 def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "--engine":
-        dict(ENGINES.values())[sys.argv[2]](bench_texts(), _Printer())
+        print(json.dumps(dict(ENGINES.values())[sys.argv[2]](bench_texts())))
         return
     texts = bench_texts()
     report: dict[str, Any] = {

@@ -522,31 +522,29 @@ class IdentitySwapEditor(EditorBase):
             kind = self._forms[key] = self._form(text, match)
         return kind
 
-    def _context(self, text: str, match: TermMatch) -> tuple[str, str, str, bool] | None:
-        """For an adjective occurrence: its kind, the word before, the word after and whether one follows;
-        ``None`` for a noun or plural form."""
-        kind = self._surfaces.get(self._key(match.text), (match.term, "adjective"))[1]
-        if kind != "adjective":
-            return None
+    def _written_kind(self, match: TermMatch) -> str:
+        """``adjective``, ``noun``, ``plural`` or ``place``: which of its term's forms the occurrence is written in."""
+        return self._surfaces.get(self._key(match.text), (match.term, "adjective"))[1]
+
+    @staticmethod
+    def _neighbours(text: str, match: TermMatch) -> tuple[str, str, bool]:
+        """The word before the occurrence, the word after it and whether one follows (lower case)."""
         words = text[max(0, match.start - LOOK_BACK) : match.start].split()
-        before = words[-1].lower() if words else ""
         after = _NEXT_WORD.match(text, match.end)
-        following = after.group(1).lower() if after is not None else ""
-        return kind, before, following, after is not None
+        return (words[-1].lower() if words else ""), (after.group(1).lower() if after else ""), after is not None
 
     def _needs_parse(self, text: str, match: TermMatch) -> bool:
         """Whether :meth:`form_used` asks spaCy about this occurrence ("a Muslim woman" or "met a Muslim yesterday")."""
-        context = self._context(text, match)
-        if context is None:
+        if self._written_kind(match) != "adjective":
             return False
-        _, before, following, followed = context
+        before, following, followed = self._neighbours(text, match)
         return before in _SINGULAR_DETERMINERS and followed and following not in _AFTER_A_NOUN
 
     def _form(self, text: str, match: TermMatch) -> str:
-        context = self._context(text, match)
-        if context is None:
-            return self._surfaces.get(self._key(match.text), (match.term, "adjective"))[1]
-        kind, before, following, followed = context
+        kind = self._written_kind(match)
+        if kind != "adjective":
+            return kind
+        before, following, followed = self._neighbours(text, match)
         if before in _SINGULAR_DETERMINERS and (
             not followed or following in _AFTER_A_NOUN or not _modifies_a_noun(text, match.start, match.end)
         ):
