@@ -218,6 +218,59 @@ def test_generate_in_french_from_the_cli(tmp_path: Path) -> None:
     assert refused.returncode == 2 and "pass --language fr" in refused.stderr + refused.stdout
 
 
+def test_audit_in_german_from_the_cli(tmp_path: Path) -> None:
+    data = tmp_path / "in.csv"
+    data.write_text('text\n"Ich habe einen Muslim getroffen."\n"Der Islam ist eine Religion."\n', encoding="utf-8")
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "counterfair.cli", "audit", str(data), "--language", "de", "--out", str(out)]
+    done = subprocess.run([*command, "-q"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    import pandas as pd
+
+    pairs = pd.read_csv(out / "pairs.csv")
+    swaps = pairs[pairs["method"] == "swap"]
+    assert "Ich habe einen Juden getroffen." in set(swaps["cf_text"])
+    assert swaps["placebo_text"].str.fullmatch(r"Ich habe einen \w+en Menschen getroffen\.").all()
+    assert set(pairs.loc[pairs["method"] == "substitution", "cf_text"]) == {"Der Katholizismus ist eine Religion."}
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["options"]["language"] == "de" and summary["placebo"]["set"]["language"] == "de"
+    # an English identity set in a German audit is refused before any work, naming the fix
+    wrong = [*command[:-2], "--identities", "dixon50", "--out", str(tmp_path / "x")]
+    refused = subprocess.run(wrong, capture_output=True, text=True, timeout=600)
+    assert refused.returncode == 2 and "pass --language en" in refused.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def _hashed(texts: list[str]) -> list[float]:
+    import hashlib
+
+    return [int(hashlib.sha256(t.encode()).hexdigest()[:8], 16) / 16**8 for t in texts]
+
+
+def test_ctf_and_bias_in_french() -> None:
+    import pandas as pd
+
+    import counterfair as cf
+
+    texts = ["Un musulman pratiquant prie.", "Les juifs sont arrivés.", "Une femme noire a gagné.", "Il pleut."]
+    result = cf.ctf(texts, _hashed, language="fr", n_resamples=200)
+    swapped = set(result.pairs["cf_text"])
+    assert {"Un juif pratiquant prie.", "Une lesbienne pratiquante prie.", "Les musulmans sont arrivés."} <= swapped
+    assert result.summary["identities"]["name"] == "identity-fr"
+    assert result.summary["swap"]["described"].startswith("French swaps with agreement")
+    with pytest.raises(ConfigError, match="is in French but the run is in English: pass --language fr"):
+        cf.ctf(texts, _hashed, identities="identity-fr")
+    with pytest.raises(ConfigError, match="token-for-token swap is for English sets"):
+        cf.ctf(texts, _hashed, language="fr", grammar=False)
+    # bias: every inflected form is a mention of its group ("juifs", "noire")
+    from counterfair.core.bias import BiasOptions, memberships
+
+    frame = pd.DataFrame({"text": texts})
+    groups = memberships(frame, texts, BiasOptions(language="fr"), "test")
+    assert groups["religion"].tolist() == [True, True, False, False]
+    assert groups["race_ethnicity"].tolist() == [False, False, True, False]
+
+
 @pytest.mark.parametrize("language", ["fr", "de"])
 @pytest.mark.parametrize("name", ["ablation", "substitution", "swap"])
 def test_language_editors_keep_the_editor_contract(language: str, name: str) -> None:

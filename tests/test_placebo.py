@@ -122,3 +122,102 @@ def test_a_classifier_that_reacts_to_gay_shows_an_effect_for_sexuality_alone() -
 def test_the_placebo_can_be_turned_off() -> None:
     result = cf.audit(TEXTS[:4], _gay_only, methods=["swap"], placebo=None, bootstrap=200)
     assert "placebo" not in result.summary and result.pairs["placebo_text"].isna().all()
+
+
+FRENCH = [
+    "Un musulman pratiquant prie.",
+    "Ma voisine est lesbienne et très gentille.",
+    "Les juifs de la ville ont ouvert une école.",
+    "Un homme musulman est arrivé hier.",
+    "La montée de l'islam inquiète certains.",
+]
+GERMAN = [
+    "Ich habe einen Muslim getroffen.",
+    "Die muslimische Frau arbeitet im Krankenhaus.",
+    "Mein Kollege ist schwul.",
+    "Wir sprechen mit den Juden.",
+    "Der Islam ist eine Religion.",
+]
+
+
+@pytest.mark.parametrize(
+    ("language", "texts", "expected"),
+    [
+        (
+            "fr",
+            FRENCH,
+            {  # the placebo word takes the gender and number the identity term had, as the identity swap's target
+                "Un musulman pratiquant prie.": (r"^Un (\w+) pratiquant prie\.$", "m.sg"),
+                "Ma voisine est lesbienne et très gentille.": (r"^Ma voisine est (\w+) et très gentille\.$", "f.sg"),
+                "Les juifs de la ville ont ouvert une école.": (
+                    r"^Les (\w+) de la ville ont ouvert une école\.$",
+                    "m.pl",
+                ),
+                "Un homme musulman est arrivé hier.": (r"^Un homme (\w+) est arrivé hier\.$", "m.sg"),
+            },
+        ),
+        (
+            "de",
+            GERMAN,
+            {  # a noun becomes adjective + Mensch / Menschen with the case's ending; an adjective keeps its ending
+                "Ich habe einen Muslim getroffen.": (r"^Ich habe einen (\w+)en Menschen getroffen\.$", "adjective"),
+                "Die muslimische Frau arbeitet im Krankenhaus.": (
+                    r"^Die (\w+)e Frau arbeitet im Krankenhaus\.$",
+                    "adjective",
+                ),
+                "Mein Kollege ist schwul.": (r"^Mein Kollege ist (\w+)\.$", "adjective"),
+                "Wir sprechen mit den Juden.": (r"^Wir sprechen mit den (\w+)en Menschen\.$", "adjective"),
+            },
+        ),
+    ],
+)
+def test_a_french_or_german_audit_uses_its_language_throughout(
+    language: str, texts: list[str], expected: dict[str, tuple[str, str]]
+) -> None:
+    import re
+
+    result = cf.audit(texts, _any_change, language=language, bootstrap=200)
+    pairs, summary = result.pairs, result.summary
+    assert summary["options"]["identities"] == f"identity-{language}"
+    assert summary["placebo"]["set"]["name"] == f"placebo-{language}"
+    forms = load_placebo(language).inflections  # type: ignore[union-attr]
+    swaps = pairs[pairs["method"] == "swap"]
+    for text, (pattern, slot) in expected.items():
+        rows = swaps[swaps["source_text"] == text]
+        assert len(rows) > 5, text
+        for placebo_term, placebo_text in zip(rows["placebo_term"], rows["placebo_text"], strict=True):
+            found = re.match(pattern, placebo_text)
+            assert found is not None, (text, placebo_text)
+            word = forms[placebo_term]
+            assert found.group(1) == (word.adjective if slot == "adjective" else word.forms[slot]), placebo_text
+    # the word lists are the language's: the substitution writes French or German, never an English word
+    substitution = pairs[pairs["method"] == "substitution"]
+    written = dict(zip(substitution["source_text"], substitution["cf_text"], strict=True))
+    assert (
+        written[texts[-1]]
+        == {
+            "fr": "La montée du christianisme inquiète certains.",
+            "de": "Der Katholizismus ist eine Religion.",
+        }[language]
+    )
+
+
+def test_a_set_in_another_language_than_the_audit_is_refused_before_any_work() -> None:
+    with pytest.raises(ConfigError, match="identity-fr is in French but the audit is in English: pass --language fr"):
+        cf.audit(FRENCH, _any_change, identities="identity-fr", methods=["swap"])
+    with pytest.raises(ConfigError, match="in 'en' but the identity set identity-de is in 'de'"):
+        load_placebo("en", load_identity_set("identity-de"))
+    assert load_placebo("default", load_identity_set("identity-de")).name == "placebo-de"  # type: ignore[union-attr]
+
+
+def test_a_french_placebo_file_needs_the_forms(tmp_path: Path) -> None:
+    path = tmp_path / "mots.yaml"
+    path.write_text("language: fr\nwords: [curieux]\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="need 'inflections'"):
+        load_placebo(str(path), load_identity_set("identity-fr"))
+    path.write_text(
+        "language: fr\nwords: [curieux]\ninflections:\n  curieux: [curieux, curieuse, curieux, curieuses]\n",
+        encoding="utf-8",
+    )
+    mine = load_placebo(str(path), load_identity_set("identity-fr"))
+    assert mine is not None and mine.language == "fr" and mine.inflections["curieux"].forms["f.sg"] == "curieuse"

@@ -9,6 +9,7 @@ import inspect
 from dataclasses import dataclass, field, fields
 
 from counterfair.core.audit import AuditOptions
+from counterfair.core.bias import BiasOptions
 from counterfair.core.ctf import CTFOptions, ctf_core
 from counterfair.core.evaluate import EvaluateOptions
 from counterfair.core.feedback import FeedbackOptions
@@ -48,7 +49,11 @@ def test_ctf_options_mirror_the_core() -> None:
     params = inspect.signature(ctf_core).parameters
     core = {n: p.default for n, p in params.items() if p.kind is p.KEYWORD_ONLY and n not in ("progress", "origin")}
     assert {f.name: f.default for f in fields(CTFOptions)} == core
-    assert list(run_identity(CTFOptions())) == sorted(core)  # run.json lists them alphabetically, as before
+    # run.json lists them alphabetically, as before; language, added later, only when it is not English
+    assert list(run_identity(CTFOptions())) == sorted(set(core) - {"language"})
+    assert run_identity(CTFOptions(language="fr"))["language"] == "fr"
+    assert "language" not in run_identity(AuditOptions()) and "language" not in run_identity(BiasOptions())
+    assert run_identity(AuditOptions(language="de"))["identities"] == "identity-de"
 
 
 def test_run_identity_reads_the_field_metadata() -> None:

@@ -13,9 +13,13 @@ per text, the mean over its pairs of ``|f(x) - f(x_identity)| - |f(x) - f(x_plac
 a percentile bootstrap over texts (the paired bootstrap: each text keeps its identity and placebo pairs together).
 An effect whose CI lies above 0 says the classifier reacts to the identity more than to an edit of that kind.
 
-The placebo words ship as ``resources/placebo/en.yaml`` (written by ``tools/placebo_frequencies.py``); a user's
-file (``--placebo FILE``) replaces them: ``words:`` a mapping word -> Zipf frequency or a plain list, and
-optionally ``term_frequencies:`` for the identity terms.
+The placebo words ship per language as ``resources/placebo/{en,fr,de}.yaml`` (written by
+``tools/placebo_frequencies.py``); a user's file (``--placebo FILE``) replaces them: ``words:`` a mapping word -> Zipf
+frequency or a plain list, optionally ``term_frequencies:`` for the identity terms, and for French and German
+(``language: fr|de``) ``inflections:`` in the identity packs' format, so that the swap of
+:class:`~counterfair.editors.inflected.InflectedSwapEditor` writes each placebo with the agreement it gives an
+identity term ("une musulmane pratiquante" -> "une curieuse pratiquante", "einen Muslim" -> "einen neugierigen
+Menschen"); an occurrence it cannot write that way gets no placebo.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -32,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ConfigError
-from ..lexicons.attributes import IdentitySet
+from ..lexicons.attributes import IdentitySet, TermInflection
 from ..metrics.functional import bootstrap_ci
 
 NEAREST = 3  # placebo words to choose from per target term: the nearest in frequency
@@ -46,6 +50,8 @@ class PlaceboSet:
     words: Mapping[str, float | None]
     term_frequencies: Mapping[str, float]
     source: str = ""
+    language: str = "en"
+    inflections: Mapping[str, TermInflection] = field(default_factory=dict)  # French and German: each word's forms
 
     def candidates(self, target: str, k: int = NEAREST) -> list[str]:
         """The ``k`` words nearest in frequency to ``target`` (every word when either frequency is unknown)."""
@@ -62,21 +68,29 @@ class PlaceboSet:
         return options[int.from_bytes(digest[:8], "big") % len(options)]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "words": dict(self.words), "source": self.source}
+        out = {"name": self.name, "words": dict(self.words), "source": self.source}
+        return out if self.language == "en" else {**out, "language": self.language}
 
 
-def builtin_placebo_path() -> Path:
-    return Path(str(resources.files("counterfair") / "resources" / "placebo" / "en.yaml"))
+BUILTIN_LANGUAGES = ("en", "fr", "de")
+
+
+def builtin_placebo_path(language: str = "en") -> Path:
+    return Path(str(resources.files("counterfair") / "resources" / "placebo" / f"{language}.yaml"))
 
 
 def load_placebo(spec: str | None, identities: IdentitySet | None = None) -> PlaceboSet | None:
-    """``None``/``"none"``: no placebo; ``"en"``/``"default"``: the built-in words; else a YAML or JSON file.
-    A placebo word that is one of ``identities``' terms is an error (it would not be a placebo)."""
+    """``None``/``"none"``: no placebo; ``"en"``, ``"fr"``, ``"de"``: the built-in words of that language
+    (``"default"``: of ``identities``' language); else a YAML or JSON file. A placebo word that is one of
+    ``identities``' terms is an error (it would not be a placebo), and so is a set in another language than theirs."""
     if spec is None or spec.lower() in ("none", "off", "no"):
         return None
-    path = builtin_placebo_path() if spec.lower() in ("en", "default", "builtin") else Path(spec)
+    key = spec.lower()
+    if key in ("default", "builtin"):
+        key = identities.language if identities is not None else "en"
+    path = builtin_placebo_path(key) if key in BUILTIN_LANGUAGES else Path(spec)
     if not path.exists():
-        raise ConfigError(f"--placebo {spec}: no such file (use a YAML file with words:, 'en', or 'none')")
+        raise ConfigError(f"--placebo {spec}: no such file (use a YAML file with words:, en, fr, de, or none)")
     from ..yamlfiles import read_mapping
 
     data = read_mapping(path, "--placebo")
@@ -96,7 +110,36 @@ def load_placebo(spec: str | None, identities: IdentitySet | None = None) -> Pla
         if clash:
             raise ConfigError(f"--placebo {path}: {', '.join(clash)} is an identity term, not a placebo")
     frequencies = {str(k).lower(): float(v) for k, v in (data.get("term_frequencies") or {}).items()}
-    return PlaceboSet(str(data.get("name") or path.stem), words, frequencies, str(data.get("source") or ""))
+    language, inflections = _language_forms(data, words, path, identities)
+    name, source = str(data.get("name") or path.stem), str(data.get("source") or "")
+    return PlaceboSet(name, words, frequencies, source, language, inflections)
+
+
+def _language_forms(
+    data: Mapping[str, Any], words: Mapping[str, Any], path: Path, identities: IdentitySet | None
+) -> tuple[str, dict[str, TermInflection]]:
+    """The placebo set's language (that of the identity set it serves) and, in French and German, its words' forms."""
+    from ..languages import get_language
+    from ..lexicons.attributes import parse_inflections
+
+    try:
+        language = get_language(str(data.get("language") or "en")).code
+    except ConfigError as err:
+        raise ConfigError(f"--placebo {path}: 'language': {err}") from None
+    if identities is not None and identities.language != language:
+        raise ConfigError(
+            f"--placebo {path}: its words are in {language!r} but the identity set {identities.name} is in "
+            f"{identities.language!r}; use --placebo {identities.language} or a file in that language"
+        )
+    if language == "en":
+        return language, {}
+    if "inflections" not in data:
+        raise ConfigError(
+            f"--placebo {path}: French and German placebo words need 'inflections' (the identity packs' format) so "
+            "that the swap can write them with agreement"
+        )
+    known = {w.lower() for w in words}
+    return language, parse_inflections(data["inflections"], known, language, where=f"--placebo {path}")
 
 
 def placebo_texts(
@@ -108,9 +151,10 @@ def placebo_texts(
     The occurrences replaced are those the identity swaps of that text replaced (so the identity guard's verdicts
     carry over without running it again); every such occurrence of the source term becomes the placebo word's form.
     """
-    from ..editors.swap import IdentitySwapEditor
+    from ..editors.swap import SwapRefused
 
-    editor = IdentitySwapEditor(identities, guard=None, grammar=True)  # the guard's verdicts come from the edits
+    editor = _placebo_editor(identities, placebo)
+    terms = {t.lower() for t in identities.terms}
     spans: dict[Any, list[tuple[int, int]]] = {}
     for row in rows:
         if row["method"] == "swap" and row.get("edits") and row.get("attribute", "identity") == "identity":
@@ -124,11 +168,40 @@ def placebo_texts(
         text, key = row["source_text"], row["input_id"]
         if key not in matches_of:
             edited = spans.get(key, [])
-            matches_of[key] = [m for m in editor.find(text) if any(s <= m.start and m.end <= e for s, e in edited)]
+            matches_of[key] = [
+                m
+                for m in editor.find(text)
+                if m.term.lower() in terms and any(s <= m.start and m.end <= e for s, e in edited)
+            ]
         word = placebo.pick(row["target_term"], f"{key}\0{row['source_term']}", seed)
-        new, _ = editor.swap(text, matches_of[key], row["source_term"], word)
+        try:
+            new, _ = editor.swap(text, matches_of[key], row["source_term"], word)
+        except SwapRefused:  # French/German: an occurrence the placebo word cannot be written into (no placebo)
+            new = text
         out.append((word, new) if new != text else None)
     return out
+
+
+def _placebo_editor(identities: IdentitySet, placebo: PlaceboSet) -> Any:
+    """The swap that writes placebo words: English grammar for an English set (the guard's verdicts come from the
+    identity swaps' edits); in French and German the inflected swap over the identity terms and the placebo words,
+    each with its forms."""
+    if identities.language == "en":
+        from ..editors.swap import IdentitySwapEditor
+
+        return IdentitySwapEditor(identities, guard=None, grammar=True)
+    from dataclasses import replace
+
+    from ..editors.inflected import InflectedSwapEditor
+
+    own = {t.lower() for t in identities.terms}
+    extra = tuple(w for w in placebo.words if w.lower() not in own)
+    merged = replace(
+        identities,
+        train=identities.train + extra,
+        inflections={**identities.inflections, **{w.lower(): placebo.inflections[w.lower()] for w in extra}},
+    )
+    return InflectedSwapEditor(merged)
 
 
 def _effect(frame: pd.DataFrame, *, seed: int, n_resamples: int) -> dict[str, Any]:

@@ -75,7 +75,7 @@ PLACEHOLDERS: dict[str, str] = {
     "metrics": "METRIC,...",
     "score_methods": "METHOD,...|all",
     "identities": "SET|FILE|TERM,...",
-    "placebo": "en|FILE|none",
+    "placebo": "en|fr|de|FILE|none",
     "detector": "keyword|mlp:DIR|llm",
     "editor": "NAME|external:FILE",
     "engine": "local|ray",
@@ -184,6 +184,13 @@ Overwrite = Annotated[
 ]
 Encoding = Annotated[
     str, typer.Option(help="Text encoding of the input file (a byte-order mark overrides it), e.g. latin-1.")
+]
+Language = Annotated[
+    str,
+    typer.Option(
+        help="en, fr or de: the word lists, the identity set (identity-fr, identity-de, swapped with agreement of "
+        "articles and adjectives), the placebo words and the BERTScore encoder (docs: French and German)."
+    ),
 ]
 LLMParallel = Annotated[
     int | None,

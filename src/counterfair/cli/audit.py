@@ -19,6 +19,7 @@ from ..views.console import (
 from .app import (
     CLASSIFIER_HELP,
     Encoding,
+    Language,
     LLMConcurrency,
     LLMParallel,
     MaxTextChars,
@@ -70,7 +71,10 @@ def audit(
     guard: Annotated[bool, typer.Option(help="Skip non-identity uses of ambiguous terms ('a black car').")] = True,
     placebo: Annotated[
         str,
-        typer.Option(help="Placebo words matched to each identity swap: en (built-in), a YAML file, or none."),
+        typer.Option(
+            help="Placebo words matched to each identity swap: the built-in ones of the audit's --language (en, fr, "
+            "de), a YAML file, or none."
+        ),
     ] = "en",
     llm: Annotated[str, typer.Option(help="LLM for the llm method.")] = "llamacpp:qwen2.5-coder-1.5b-instruct",
     samples: Annotated[int, typer.Option(help="LLM samples per input and attempt.")] = 16,
@@ -113,6 +117,7 @@ def audit(
     ] = None,
     max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
     encoding: Encoding = "utf-8",
+    language: Language = "en",
     overwrite: Overwrite = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:

@@ -10,7 +10,17 @@ import typer
 from ..runs import allow_overwrite
 from ..summaries import BiasSummary
 from ..views.console import bias_view
-from .app import CLASSIFIER_HELP, Encoding, Overwrite, app, console, end_with_verdict, listed, options_from
+from .app import (
+    CLASSIFIER_HELP,
+    Encoding,
+    Language,
+    Overwrite,
+    app,
+    console,
+    end_with_verdict,
+    listed,
+    options_from,
+)
 
 
 @app.command()
@@ -47,6 +57,7 @@ def bias(
     junit: Annotated[Path | None, typer.Option(help="Write the gate's verdicts as a JUnit XML file.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and of the pinned AUC's sample.")] = 0,
     encoding: Encoding = "utf-8",
+    language: Language = "en",
     overwrite: Overwrite = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:

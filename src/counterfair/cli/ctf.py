@@ -13,7 +13,7 @@ from ..views.console import (
     ctf_view,
     fmt,
 )
-from .app import CLASSIFIER_HELP, Encoding, MaxTextChars, Overwrite, app, console, require_extras
+from .app import CLASSIFIER_HELP, Encoding, Language, MaxTextChars, Overwrite, app, console, require_extras
 
 
 @app.command()
@@ -45,6 +45,7 @@ def ctf(
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
     max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
     encoding: Encoding = "utf-8",
+    language: Language = "en",
     overwrite: Overwrite = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
@@ -71,6 +72,7 @@ def ctf(
             grammar=not tokens_only,
             max_text_chars=max_text_chars,
             encoding=encoding,
+            language=language,
             seed=seed,
             progress=progress,
         )

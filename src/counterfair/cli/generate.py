@@ -17,6 +17,7 @@ from ..views.console import (
 )
 from .app import (
     Encoding,
+    Language,
     LLMConcurrency,
     LLMParallel,
     MaxTextChars,
@@ -82,13 +83,7 @@ def generate(
     address: Annotated[str | None, typer.Option(help="Ray cluster address (default: start a local Ray).")] = None,
     max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
     encoding: Encoding = "utf-8",
-    language: Annotated[
-        str,
-        typer.Option(
-            help="en, fr or de: the attribute's word lists, the identity set (identity-fr, identity-de) with "
-            "agreement of articles and adjectives, and the BERTScore encoder (docs: French and German)."
-        ),
-    ] = "en",
+    language: Language = "en",
     overwrite: Overwrite = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:

@@ -92,8 +92,17 @@ class AuditOptions:
     # a consolidated rating project: each rated pair marked good or poor in pairs.csv's ``rating`` column (every pair
     # stays; the report plots the two kinds apart, paper 000 Fig. 3)
     ratings: str | None = field(default=None, metadata={"later": True})
+    # en | fr | de: the word lists, the default identity set (identity-fr, identity-de, swapped with agreement), the
+    # placebo words and the tokenizer (counterfair.languages); an English audit keeps the identity it had before
+    language: str = field(default="en", metadata={"later": True})
 
     def __post_init__(self) -> None:
+        from ..languages import get_language
+
+        self.language = get_language(self.language).code
+        if self.language != "en":
+            self.identities = self.identities or get_language(self.language).identity_set
+            self.placebo = self.language if self.placebo == "en" else self.placebo  # "en" is the built-in default
         self.methods = normalize_methods(self.methods, "audit")
         if not 0.0 < self.threshold < 1.0:
             raise ConfigError(f"threshold must be in (0, 1), got {self.threshold}")
@@ -121,10 +130,11 @@ def read_input(source: Any, opts: AuditOptions) -> tuple[pd.DataFrame, str]:
     return frame, read.origin
 
 
-def attribute_matcher(name: str) -> Any:
-    """A matcher of every word that makes a text reference the attribute or swap pack ``name``."""
+def attribute_matcher(name: str, language: str = "en") -> Any:
+    """A matcher of every word that makes a text reference the attribute or swap pack ``name`` (a built-in word
+    list in ``language``)."""
     if not is_swap_attribute(name):
-        return load_attribute(name).matcher()
+        return load_attribute(name, language).matcher()
     from ..editors.swap import written_forms
     from ..lexicons.attributes import IdentitySet, load_swap_set
     from ..text import TermMatcher
@@ -137,12 +147,25 @@ def attribute_matcher(name: str) -> Any:
     return gender_matcher(found)
 
 
-def _attribute_counts(texts: list[str], names: list[str]) -> dict[str, int]:
+def _attribute_counts(texts: list[str], names: list[str], language: str = "en") -> dict[str, int]:
     counts = {}
     for name in names:
-        matcher = attribute_matcher(name)  # built once per attribute, not per text
+        matcher = attribute_matcher(name, language)  # built once per attribute, not per text
         counts[name] = sum(1 for t in texts if matcher.contains(t))
     return counts
+
+
+def identity_set_of(opts: AuditOptions) -> Any:
+    """The audit's identity set, which must be in the audit's language (its placebo words and word lists are)."""
+    from ..languages import get_language
+
+    found = load_identity_set(opts.identities)
+    if found.language != opts.language:
+        raise ConfigError(
+            f"the identity set {found.name} is in {get_language(found.language).name} but the audit is in "
+            f"{get_language(opts.language).name}: pass --language {found.language}"
+        )
+    return found
 
 
 def plan(source: Any, options: AuditOptions | None = None) -> dict[str, Any]:
@@ -155,8 +178,8 @@ def plan(source: Any, options: AuditOptions | None = None) -> dict[str, Any]:
 def plan_frame(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> dict[str, Any]:
     """:func:`plan` of texts already read (columns ``id``, ``text``, whatever the input called them)."""
     texts = frame["text"].tolist()
-    requested = opts.attributes or known_attributes()
-    counts = _attribute_counts(texts, requested)
+    requested = opts.attributes or known_attributes(opts.language)
+    counts = _attribute_counts(texts, requested, opts.language)
     attr_methods = [m for m in opts.methods if m != "swap"]
     if "swap" not in opts.methods:
         swaps = [a for a in requested if is_swap_attribute(a)]
@@ -167,10 +190,12 @@ def plan_frame(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> dict[str
     from ..editors.swap import written_forms
     from ..text import TermMatcher
 
-    identity_matcher = TermMatcher(written_forms(load_identity_set(opts.identities)))
+    identity_matcher = TermMatcher(written_forms(identity_set_of(opts)))
     identity_texts = sum(1 for t in texts if identity_matcher.contains(t)) if "swap" in opts.methods else 0
     if opts.attributes and not occurring and not identity_texts:
-        others = _attribute_counts(texts, [a for a in known_attributes() if a not in requested])
+        others = _attribute_counts(
+            texts, [a for a in known_attributes(opts.language) if a not in requested], opts.language
+        )
         found = ", ".join(f"{a} ({n} texts)" for a, n in others.items() if n) or "none of the built-in ones"
         raise InputError(f"{origin}: no text references {', '.join(requested)}; attributes that do occur: {found}")
     return {
@@ -306,7 +331,7 @@ def audit_core(
         rows = _only_good(rows, opts.only_good)
     if opts.ratings:
         _mark_ratings(rows, opts.ratings)
-    identity_set = load_identity_set(opts.identities)
+    identity_set = identity_set_of(opts)
     placebo = load_placebo(opts.placebo, identity_set)
     if placebo is not None:
         t0 = time.perf_counter()
@@ -394,6 +419,7 @@ def _generate_all(
         "seed": opts.seed,
         "identities": opts.identities,
         "max_text_chars": opts.max_text_chars,
+        "language": opts.language,
     }
     generated: dict[str, Any] = {}
     timing: dict[str, float] = {}
@@ -401,7 +427,7 @@ def _generate_all(
         swapped = is_swap_attribute(attribute)
         if not (attr_methods or swapped):
             continue
-        matcher = attribute_matcher(attribute)
+        matcher = attribute_matcher(attribute, opts.language)
         subset = frame[[matcher.contains(t) for t in texts]].reset_index(drop=True)
         t0 = time.perf_counter()
         folder = checkpoint_name(attribute)

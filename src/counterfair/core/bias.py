@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -62,11 +62,18 @@ class BiasOptions:
     bootstrap: int = 1000
     seed: int = 0
     encoding: str = "utf-8"
+    # en | fr | de: the default identity set (identity-fr, identity-de: every inflected form is a mention)
+    language: str = field(default="en", metadata={"later": True})
 
     def __post_init__(self) -> None:
+        from ..languages import get_language
+
         check_threshold_and_bootstrap(self.threshold, self.bootstrap)
         if self.group_columns is not None and self.identities is not None:
             raise ConfigError("give group_columns or identities, not both")
+        self.language = get_language(self.language).code
+        if self.language != "en" and self.group_columns is None:
+            self.identities = self.identities or get_language(self.language).identity_set
 
 
 def memberships(frame: pd.DataFrame, texts: list[str], opts: BiasOptions, origin: str) -> dict[str, np.ndarray]:
@@ -82,9 +89,10 @@ def memberships(frame: pd.DataFrame, texts: list[str], opts: BiasOptions, origin
                 raise InputError(f"{origin}: row {row} of group column {column!r} is not a number or a boolean")
             out[column] = values.to_numpy(dtype=float) >= opts.group_threshold
         return out
-    from ..editors.swap import IdentitySwapEditor
+    from ..editors.registry import identity_editor
+    from ..lexicons.attributes import load_identity_set
 
-    editor = IdentitySwapEditor(opts.identities, guard="spacy" if opts.guard else None)
+    editor: Any = identity_editor(load_identity_set(opts.identities), guard="spacy" if opts.guard else None)
     mentioned = [{editor.identities.group_of(m.term) for m in found} for found in editor.identity_matches(texts)]
     groups = sorted({editor.identities.group_of(t) for t in editor.identities.terms})  # every group, with texts or not
     return {g: np.array([g in text_groups for text_groups in mentioned], dtype=bool) for g in groups}

@@ -12,7 +12,7 @@ by direction. Every figure carries a bootstrap confidence interval over texts (o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -105,6 +105,9 @@ class CTFOptions:
     id_column: str | None = None
     identities: Any = None
     label_column: str | None = None
+    # en | fr | de: the default identity set (identity-fr, identity-de: swapped with agreement); later: English runs
+    # keep their identity
+    language: str = field(default="en", metadata={"later": True})
     max_text_chars: int = MAX_TEXT_CHARS
     n_resamples: int = 2000
     positive_label: str | None = None
@@ -130,8 +133,15 @@ def ctf(
     return CTFResult(pairs, summary)
 
 
-def swap_described(grammar: bool, guard: str | None) -> str:
+def swap_described(grammar: bool, guard: str | None, language: str = "en") -> str:
     """Which swap ran, in words (the console, the summary and the report say it)."""
+    if language != "en":
+        from ..languages import get_language
+
+        return (
+            f"{get_language(language).name} swaps with agreement of articles and adjectives (ambiguous terms only "
+            "next to a person noun)"
+        )
     kind = "grammatical swaps (nouns, plurals, articles)" if grammar else "token-for-token swaps (paper 001's Φ_A)"
     guarded = f"with the identity guard ({guard})" if guard else "without the identity guard"
     hint = "; --tokens-only --no-guard gives paper 001's token swap" if grammar or guard else ""
@@ -153,6 +163,7 @@ def ctf_core(
     seed: int = 0,
     n_resamples: int = 2000,
     encoding: str = "utf-8",
+    language: str = "en",
     progress: Any = None,
     origin: str | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -161,17 +172,18 @@ def ctf_core(
     The swap is the audit's (``grammar=True``: nouns and plurals matched, target forms of the same number, proper
     capitals, "a"/"an" agreement; see :class:`~counterfair.editors.swap.IdentitySwapEditor`). ``grammar=False`` is
     paper 001's Φ_A exactly, token for token: use it to check that a blinded model's gap on training terms is exactly
-    0 (with "a"/"an" corrected it sees "a identity" and "an identity", which differ).
+    0 (with "a"/"an" corrected it sees "a identity" and "an identity", which differ). ``language`` ``fr`` or ``de``
+    (or a French or German set): the swap with agreement of :class:`~counterfair.editors.inflected.InflectedSwapEditor`.
     """
-    from ..editors.swap import IdentitySwapEditor
+    from ..editors.registry import identity_editor
     from ..io import missing_as_nan, nan_to_none
     from ..progress import NullProgress
 
     hook = progress or NullProgress()
     origin = origin or (str(source) if isinstance(source, str | Path) else "DataFrame")
     data = _ctf_input(source, origin, text_column, id_column, label_column, encoding, max_text_chars)
-    identity_set, overlaps = _swap_set(identities)
-    editor = IdentitySwapEditor(identity_set, guard=guard, grammar=grammar)
+    identity_set, overlaps = _swap_set(identities, language)
+    editor: Any = identity_editor(identity_set, guard=guard, grammar=grammar)
     variants = editor.edit(["" if i in data.reasons else t for i, t in enumerate(data.texts)], progress=hook)
     if not any(variants):
         from ..errors import InputError
@@ -207,7 +219,11 @@ def ctf_core(
             "overlapping_terms": [f"{a!r} is part of {b!r} (the longer match wins)" for a, b in overlaps],
         },
         "guard": {"mode": guard, "occurrences": editor.found, "blocked": editor.blocked},
-        "swap": {"grammar": grammar, "guard": guard, "described": swap_described(grammar, guard)},
+        "swap": {
+            "grammar": grammar,
+            "guard": guard,
+            "described": swap_described(grammar, guard, identity_set.language),
+        },
         "classifier": clf.signature(),
         "positive_label": clf.labels[index],
     }
@@ -243,11 +259,23 @@ def _ctf_input(
     return _CTFInput(texts, read.ids, list(binary_labels(read.frame, label_column, origin)), reasons)
 
 
-def _swap_set(identities: Any) -> tuple[Any, list[tuple[str, str]]]:
-    """The identity set (English only) and its pairs of terms where one is part of the other."""
+def _swap_set(identities: Any, language: str = "en") -> tuple[Any, list[tuple[str, str]]]:
+    """The identity set (``language``'s own by default, and in that language) and its pairs of terms where one is
+    part of the other."""
+    from ..languages import get_language
     from ..lexicons.attributes import load_identity_set
 
-    identity_set = load_identity_set(identities)
+    code = get_language(language).code
+    identity_set = load_identity_set(
+        identities if identities is not None or code == "en" else get_language(code).identity_set
+    )
+    if identity_set.language != code:
+        from ..errors import ConfigError
+
+        raise ConfigError(
+            f"the identity set {identity_set.name} is in {get_language(identity_set.language).name} but the run is in "
+            f"{get_language(code).name}: pass --language {identity_set.language}"
+        )
     overlaps = sorted(
         {
             (a, b)
@@ -256,13 +284,6 @@ def _swap_set(identities: Any) -> tuple[Any, list[tuple[str, str]]]:
             if a != b and f" {a.lower()} " in f" {b.lower()} "
         }
     )
-    if identity_set.language != "en":
-        from ..errors import ConfigError
-
-        raise ConfigError(
-            f"ctf swaps English identity sets; {identity_set.name} is {identity_set.language!r}: French and German "
-            "swaps run in generate --language (their agreement has statuses the CTF gap does not read yet)"
-        )
     return identity_set, overlaps
 
 

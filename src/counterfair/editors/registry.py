@@ -68,11 +68,25 @@ def _swap(ctx: EditorContext, arg: str) -> EditorBase:
     found = load_swap_set(ctx.identities) if isinstance(ctx.identities, str) else ctx.identities
     if isinstance(found, GenderSet):
         return GenderSwapEditor(found)
-    if found is not None and found.language != "en":
-        from .inflected import InflectedSwapEditor
+    return identity_editor(found, guard=ctx.guard) if found is not None else IdentitySwapEditor(None, guard=ctx.guard)
 
-        return InflectedSwapEditor(found)
-    return IdentitySwapEditor(found, guard=ctx.guard)
+
+def identity_editor(identities: Any, *, guard: str | None = None, grammar: bool = True) -> EditorBase:
+    """The swap of an identity set in its language: English grammar with the identity guard, or French and German
+    agreement (:class:`~counterfair.editors.inflected.InflectedSwapEditor`, whose rule for ambiguous terms is its
+    own). Every command that finds or swaps identity terms builds it here."""
+    if identities.language == "en":
+        from .swap import IdentitySwapEditor
+
+        return IdentitySwapEditor(identities, guard=guard, grammar=grammar)
+    if not grammar:
+        raise ConfigError(
+            f"the token-for-token swap is for English sets; {identities.name} is swapped with agreement (drop "
+            "--tokens-only)"
+        )
+    from .inflected import InflectedSwapEditor
+
+    return InflectedSwapEditor(identities)
 
 
 def _llm(ctx: EditorContext, arg: str) -> EditorBase:

@@ -49,6 +49,7 @@ from ..lexicons.nouns import GUARD_LEXICON, NounFacts, noun_facts
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate, Edit
 from ..text import TEXT_FOLDING, TermMatch, TermMatcher, indefinite_article, match_case
+from .agreement import DE_ADJECTIVE_ENDINGS
 from .base import EditorBase
 
 PERSON_NOUNS = frozenset(
@@ -424,6 +425,12 @@ def written_forms(identities: IdentitySet, *, grammar: bool = True) -> dict[str,
                     surfaces.setdefault(key(surface), (term, kind))
             if forms.place:
                 surfaces.setdefault(key(forms.place), (term, "place"))
+    for term, inflection in identities.inflections.items():  # French and German: every form the pack lists
+        for form in inflection.forms.values():
+            surfaces.setdefault(key(form), (term, "noun"))
+        if inflection.adjective:
+            for ending in ("",) if inflection.invariable else DE_ADJECTIVE_ENDINGS:
+                surfaces.setdefault(key(inflection.adjective + ending), (term, "adjective"))
     if identities.case_sensitive:
         surfaces |= {k.upper(): v for k, v in surfaces.items() if k.upper() not in surfaces}
     return surfaces

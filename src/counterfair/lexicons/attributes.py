@@ -240,7 +240,7 @@ class TermInflection:
     proper_noun: bool = False  # French: as a noun for people it takes a capital ("un Mexicain", "les Noirs")
 
 
-def _inflections_from(
+def parse_inflections(
     raw: Any, known: set[str], language: str, *, where: str, proper: Any = None
 ) -> dict[str, TermInflection]:
     """``inflections: {term: ...}``: French ``[m.sg, f.sg, m.pl, f.pl]`` (``~`` where none); German
@@ -388,7 +388,7 @@ def _identity_from(data: Mapping[str, Any], *, where: str, name: str) -> Identit
     inflections: dict[str, TermInflection] = {}
     if language != "en" or "inflections" in data:
         raw_inflections = data.get("inflections") or {}
-        inflections = _inflections_from(raw_inflections, known, language, where=where, proper=data.get("proper_nouns"))
+        inflections = parse_inflections(raw_inflections, known, language, where=where, proper=data.get("proper_nouns"))
     if "forms" in data or inflections:
         forms = _forms_from(data.get("forms") or {}, known, where=where)
     else:  # a user's set: the built-in forms ("Jews", "Muslims", "gay people") of the terms it shares with it
