@@ -9,13 +9,14 @@ directory is refused rather than mixed in. A record cut off mid-line by a kill i
 from __future__ import annotations
 
 import json
+from array import array
 from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .runs import claim_run_dir, writing
 
-__all__ = ["JsonlCheckpoint", "MemorySink", "claim_run_dir", "pack", "unpack"]
+__all__ = ["JsonlCheckpoint", "MemorySink", "RowCheckpoint", "claim_run_dir", "pack", "unpack"]
 
 #: the key under which :func:`pack` stores a list of records as one table
 TABLE = "__table__"
@@ -76,18 +77,18 @@ class JsonlCheckpoint:
         self.done: dict[Hashable, dict[str, Any]] = {}
         self._offsets: dict[Hashable, int] = {}
         if path.exists():
-            raw = path.read_bytes()
             offset = 0
-            for line in raw.splitlines(keepends=True):
-                if not line.endswith(b"\n"):
-                    break  # a write cut off mid-line: that unit is redone
-                try:
-                    record = unpack(json.loads(line))
-                except (json.JSONDecodeError, KeyError, TypeError, IndexError):
-                    break  # a damaged record: it and what follows are redone
-                self._remember(record, offset)
-                offset += len(line)
-            if offset != len(raw):
+            with open(path, "rb") as handle:  # line by line: a large checkpoint is never held whole
+                for line in handle:
+                    if not line.endswith(b"\n"):
+                        break  # a write cut off mid-line: that unit is redone
+                    try:
+                        record = unpack(json.loads(line))
+                    except (json.JSONDecodeError, KeyError, TypeError, IndexError):
+                        break  # a damaged record: it and what follows are redone
+                    self._remember(record, offset)
+                    offset += len(line)
+            if offset != path.stat().st_size:
                 with open(path, "r+b") as handle:
                     handle.truncate(offset)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -100,8 +101,14 @@ class JsonlCheckpoint:
     def __contains__(self, key: Hashable) -> bool:
         return key in self.done
 
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+    def _offset(self, key: Hashable) -> int:
+        return self._offsets[key]
+
     def add(self, records: Sequence[dict[str, Any]]) -> None:
-        kept = f"the {len(self.done)} units finished before are kept; free space and rerun the same command to resume"
+        kept = f"the {len(self)} units finished before are kept; free space and rerun the same command to resume"
         with writing(self.path, kept=kept), open(self.path, "ab") as handle:
             staged = []
             for record in records:
@@ -111,14 +118,58 @@ class JsonlCheckpoint:
         for record, offset in staged:  # only records that reached the file count as done
             self._remember(record, offset)
 
+    def slims(self, keys: Sequence[Hashable]) -> list[dict[str, Any]]:
+        """``slim(record)`` of each key's record, as held in memory."""
+        return [self.done[k] for k in keys]
+
     def full(self, keys: Sequence[Hashable]) -> list[dict[str, Any]]:
         """The whole records of ``keys``, in that order, read back from the file."""
         out = []
         with open(self.path, "rb") as handle:
             for key in keys:
-                handle.seek(self._offsets[key])
+                handle.seek(self._offset(key))
                 out.append(unpack(json.loads(handle.readline())))
         return out
+
+
+class RowCheckpoint(JsonlCheckpoint):
+    """A :class:`JsonlCheckpoint` whose keys are ``(name, row)`` (generate's method and input row) and which holds
+    nothing of a record in memory: one array of file offsets per name, 8 bytes a row, so a run over a million rows
+    stays flat. What a caller needs of the records it reads back (:meth:`full`, :meth:`slims`)."""
+
+    def __init__(
+        self,
+        path: Path,
+        key: Callable[[dict[str, Any]], tuple[str, int]],
+        slim: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> None:
+        self._rows: dict[str, array[int]] = {}
+        self._count = 0
+        super().__init__(path, key, slim)
+
+    def _remember(self, record: dict[str, Any], offset: int) -> None:
+        name, row = cast(tuple[str, int], self.key(record))
+        offsets = self._rows.setdefault(name, array("q"))
+        if row >= len(offsets):
+            offsets.extend([-1] * max(row + 1 - len(offsets), len(offsets)))  # doubles: amortised growth
+        self._count += offsets[row] < 0
+        offsets[row] = offset
+
+    def __contains__(self, key: Hashable) -> bool:
+        name, row = cast(tuple[str, int], key)
+        offsets = self._rows.get(name)
+        return offsets is not None and row < len(offsets) and offsets[row] >= 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    def _offset(self, key: Hashable) -> int:
+        name, row = cast(tuple[str, int], key)
+        return self._rows[name][row]
+
+    def slims(self, keys: Sequence[Hashable]) -> list[dict[str, Any]]:
+        """``slim(record)`` of each key's record, read back from the file."""
+        return [self.slim(record) for record in self.full(keys)]
 
 
 class MemorySink:
@@ -144,3 +195,6 @@ class MemorySink:
 
     def full(self, keys: Sequence[Hashable]) -> list[dict[str, Any]]:
         return [self._records[k] for k in keys]
+
+    def slims(self, keys: Sequence[Hashable]) -> list[dict[str, Any]]:
+        return [self.done[k] for k in keys]

@@ -20,7 +20,7 @@ import os
 import re
 import tempfile
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,7 +96,9 @@ _BOMS = (  # UTF-32 first: its little-endian mark begins with UTF-16's
 )
 
 
-def _decode(path: Path, raw: bytes, encoding: str) -> str:
+def _sniff_encoding(path: Path, raw: bytes, encoding: str) -> str:
+    """The encoding to read ``path`` with, from its first bytes ``raw``: a byte-order mark wins over ``encoding``;
+    a UTF-16 file without one and a binary file are refused here, before any row is read."""
     try:
         codecs.lookup(encoding)
     except LookupError:
@@ -104,8 +106,8 @@ def _decode(path: Path, raw: bytes, encoding: str) -> str:
         raise InputError(f"--encoding {encoding!r}: not an encoding Python knows ({known})") from None
     marked = next((name for bom, name in _BOMS if raw.startswith(bom)), None)
     if marked is not None:
-        encoding = marked  # a byte-order mark says what the file is, whatever --encoding says
-    elif b"\x00" in raw[:8192] and not encoding.lower().replace("_", "-").startswith(("utf-16", "utf-32")):
+        return marked  # a byte-order mark says what the file is, whatever --encoding says
+    if b"\x00" in raw[:8192] and not encoding.lower().replace("_", "-").startswith(("utf-16", "utf-32")):
         head = raw[:8192]
         utf16_like = head[1::2].count(0) > len(head) // 4 or head[0::2].count(0) > len(head) // 4
         if len(head) >= 32 and utf16_like:  # a few bytes are no evidence of an encoding
@@ -113,6 +115,11 @@ def _decode(path: Path, raw: bytes, encoding: str) -> str:
         # a NUL in mostly printable text is a row's corruption (a per-row status); many control bytes, a binary file
         if len(_CONTROL_BYTES.findall(head)) > len(head) * 0.08:
             raise InputError(f"{path}: looks like a binary file (NUL bytes near the start), not a text table")
+    return encoding
+
+
+def _decode(path: Path, raw: bytes, encoding: str) -> str:
+    encoding = _sniff_encoding(path, raw, encoding)
     try:
         text = raw.decode(encoding)
     except UnicodeDecodeError as err:
@@ -391,6 +398,224 @@ def read_texts(
     return TextInput(origin, ids, texts, frame)
 
 
+STREAM_BYTES = 64 << 20  # input files at least this large are read block by block where a command can (generate)
+BLOCK_ROWS = 10_000
+
+
+def stream_threshold() -> int:
+    """The size (bytes) from which an input file is read in blocks: :data:`STREAM_BYTES`, or
+    ``COUNTERFAIR_STREAM_BYTES``."""
+    raw = os.environ.get("COUNTERFAIR_STREAM_BYTES", "").strip()
+    return int(raw) if raw.isdigit() else STREAM_BYTES
+
+
+def streamed(source: Any, fmt: str | None = None) -> bool:
+    """Whether ``source`` is a CSV, TSV, JSONL or Parquet file large enough to read in blocks
+    (:func:`read_text_blocks`); a JSON array, a dataset or data in memory is read whole."""
+    if not isinstance(source, str | Path) or str(source).startswith(HF_DATASET) or not Path(source).is_file():
+        return False
+    try:
+        kind = detect_format(source, fmt)
+    except InputError:
+        return False
+    return kind in ("csv", "tsv", "jsonl", "parquet") and Path(source).stat().st_size >= stream_threshold()
+
+
+@dataclass
+class TextBlocks:
+    """A large input file read block by block, never whole: every row is checked (columns, ids, encoding) and
+    counted when it is opened (:func:`read_text_blocks`), so bad input is named before any work; iterating yields
+    ``(start, ids, texts)`` for each block of at most ``block_rows`` rows, with the values :func:`read_texts` gives."""
+
+    path: Path
+    kind: str
+    encoding: str
+    text_column: str
+    id_column: str | None
+    block_rows: int = BLOCK_ROWS
+    rows: int = 0
+
+    @property
+    def origin(self) -> str:
+        return str(self.path)
+
+    def __iter__(self) -> Iterator[tuple[int, list[str], list[str | None]]]:
+        start = 0
+        for frame in self._frames():
+            texts = _column_texts(frame, self.text_column)
+            if self.id_column is None:
+                ids = [str(start + i) for i in range(len(frame))]
+            else:
+                ids = [t or "" for t in _column_texts(frame, self.id_column)]
+            yield start, ids, texts
+            start += len(frame)
+
+    def _frames(self) -> Iterator[pd.DataFrame]:
+        if self.kind == "parquet":
+            yield from self._parquet_frames()
+        elif self.kind == "jsonl":
+            yield from self._jsonl_frames()
+        else:
+            yield from self._csv_frames()
+
+    def _csv_frames(self) -> Iterator[pd.DataFrame]:
+        sep = "," if self.kind == "csv" else "\t"
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", pd.errors.ParserWarning)  # as read_table: a long row is an error
+                reader = pd.read_csv(
+                    self.path,
+                    sep=sep,
+                    dtype=str,
+                    keep_default_na=False,
+                    na_values=[""],
+                    index_col=False,
+                    chunksize=self.block_rows,
+                    encoding=self.encoding,
+                )
+                with reader:
+                    yield from reader
+        except UnicodeDecodeError as err:
+            raise InputError(
+                f"{self.path}: not valid {self.encoding} ({err.reason}); re-save the file as UTF-8 or pass --encoding "
+                "(e.g. cp1252 for a Windows file; latin-1 reads any byte)"
+            ) from err
+        except (pd.errors.ParserError, pd.errors.ParserWarning) as err:
+            raise InputError(f"{self.path}: malformed {self.kind.upper()}: {str(err).strip()}") from err
+
+    def _jsonl_frames(self) -> Iterator[pd.DataFrame]:
+        records: list[Mapping[str, Any]] = []
+        try:
+            with open(self.path, encoding=self.encoding) as handle:
+                for number, line in enumerate(handle, start=1):
+                    if not line.strip():
+                        continue
+                    try:
+                        record = json.loads(line.removeprefix("\ufeff") if number == 1 else line)
+                    except json.JSONDecodeError as err:
+                        raise InputError(f"{self.path}: line {number} is not valid JSON ({err.msg})") from err
+                    if not isinstance(record, dict):
+                        kind = type(record).__name__
+                        raise InputError(f"{self.path}: line {number} is a JSON {kind}, expected an object")
+                    records.append(whole_characters(record))
+                    if len(records) == self.block_rows:
+                        yield pd.DataFrame.from_records(records)
+                        records = []
+        except UnicodeDecodeError as err:
+            raise InputError(
+                f"{self.path}: not valid {self.encoding} ({err.reason}); re-save the file as UTF-8 or pass --encoding"
+            ) from err
+        if records:
+            yield pd.DataFrame.from_records(records)
+
+    def _parquet_frames(self) -> Iterator[pd.DataFrame]:
+        from .extras import check
+
+        check([(f"reading {self.path} (Parquet)", ("parquet",))])
+        import pyarrow.parquet as pq
+
+        try:
+            handle = pq.ParquetFile(self.path)
+            names = set(handle.schema_arrow.names)
+            columns = [c for c in (self.text_column, self.id_column) if c is not None and c in names]
+            for batch in handle.iter_batches(batch_size=self.block_rows, columns=columns or None):
+                yield batch.to_pandas()
+        except (OSError, ValueError) as err:
+            raise InputError(f"{self.path}: cannot read as Parquet: {err}") from err
+
+
+def _column_texts(frame: pd.DataFrame, column: str) -> list[str | None]:
+    """A column's cells as texts (``None`` where missing; every cell missing where a block lacks the column, as a
+    JSONL block whose records all leave it out)."""
+    if column not in frame.columns:
+        return [None] * len(frame)
+    return [cell_text(v) for v in frame[column].tolist()]
+
+
+def read_text_blocks(
+    source: str | Path,
+    *,
+    text_column: str = "text",
+    id_column: str | None = None,
+    encoding: str = "utf-8",
+    fmt: str | None = None,
+    block_rows: int | None = None,
+) -> TextBlocks:
+    """A large CSV/TSV/JSONL/Parquet file as :class:`TextBlocks`: read once here to check every row as
+    :func:`read_texts` would (the columns exist, every id present and unique, the bytes valid in the encoding) and to
+    count them, holding one block at a time; the ids' uniqueness is checked on 64-bit hashes (8 bytes a row)."""
+    path = Path(source)
+    kind = detect_format(path, fmt)
+    with open(path, "rb") as handle:
+        head = handle.read(1 << 16)
+    if not head.strip():
+        raise InputError(f"{path}: the file is empty" if not head else f"{path}: the file holds only whitespace")
+    blocks = TextBlocks(path, kind, "utf-8", text_column, id_column, block_rows or BLOCK_ROWS)
+    if kind != "parquet":
+        blocks.encoding = _sniff_encoding(path, head, encoding)
+    if kind in ("csv", "tsv"):
+        _check_header(
+            path, head.decode(blocks.encoding, errors="replace").removeprefix("\ufeff"), "," if kind == "csv" else "\t"
+        )
+    seen_columns: set[str] = set()
+    ids = _IdCheck(str(path), id_column)
+    for frame in blocks._frames():
+        if not seen_columns and kind == "csv" and len(frame.columns) == 1 and "\t" in str(frame.columns[0]):
+            raise InputError(
+                f"{path}: one column named {str(frame.columns[0])[:60]!r} holds tabs; "
+                "the file looks tab-separated: rename it to .tsv or pass --format tsv"
+            )
+        seen_columns |= {str(c) for c in frame.columns}
+        if kind != "jsonl":  # a JSONL file's columns are the union over its records: checked at the end
+            require_columns(frame, _wanted(text_column, id_column), origin=str(path))
+        if id_column is not None:
+            ids.add(blocks.rows, _column_texts(frame, id_column))
+        blocks.rows += len(frame)
+    if blocks.rows == 0:
+        raise InputError(f"{path}: no data rows (only a header, or nothing)")
+    require_columns(pd.DataFrame(columns=sorted(seen_columns)), _wanted(text_column, id_column), origin=str(path))
+    return blocks
+
+
+def _wanted(text_column: str, id_column: str | None) -> dict[str, str]:
+    return {text_column: "--text-column"} | ({id_column: "--id-column"} if id_column else {})
+
+
+class _IdCheck:
+    """:func:`row_ids`' rule (every id present, no two rows alike) over blocks, holding 8 bytes a row: the sorted
+    64-bit hashes of the ids seen and their rows."""
+
+    def __init__(self, origin: str, column: str | None) -> None:
+        self.origin, self.column = origin, column
+        self.hashes = np.empty(0, dtype=np.uint64)
+        self.rows = np.empty(0, dtype=np.int64)
+
+    def add(self, start: int, values: list[str | None]) -> None:
+        for k, text in enumerate(values):
+            if text is None or not text.strip():
+                raise InputError(f"{self.origin}: row {start + k} has no value in the id column {self.column!r}")
+        digests = [hashlib.blake2b(str(t).encode("utf-8", "surrogatepass"), digest_size=8).digest() for t in values]
+        hashes = np.frombuffer(b"".join(digests), dtype=np.uint64)
+        rows = np.arange(start, start + len(values), dtype=np.int64)
+        found = np.searchsorted(self.hashes, hashes)
+        known = np.zeros(len(hashes), dtype=bool)
+        if len(self.hashes):
+            known = self.hashes[np.minimum(found, len(self.hashes) - 1)] == hashes
+        in_block: dict[int, int] = {}
+        for k, value in enumerate(hashes.tolist()):  # row order: the first row that repeats an id is the one named
+            if known[k]:
+                self._refuse(int(self.rows[found[k]]), start + k, values[k])
+            if value in in_block:
+                self._refuse(start + in_block[value], start + k, values[k])
+            in_block[value] = k
+        order = np.argsort(np.concatenate([self.hashes, hashes]), kind="stable")
+        self.hashes = np.concatenate([self.hashes, hashes])[order]
+        self.rows = np.concatenate([self.rows, rows])[order]
+
+    def _refuse(self, first: int, second: int, value: str | None) -> None:
+        raise InputError(f"{self.origin}: rows {first} and {second} share the id {value!r} in column {self.column!r}")
+
+
 def cell_text(value: Any) -> str | None:
     """A table cell as text, or ``None`` when it is missing (NaN/None)."""
     if value is None:
@@ -465,17 +690,30 @@ def write_table(frame: pd.DataFrame, path: str | Path, *, fmt: str | None = None
 def write_csv_chunks(chunks: Iterable[pd.DataFrame], path: str | Path, columns: Sequence[str]) -> Path:
     """Write a CSV from a stream of frames (same ``columns``, plus ``schema_version``) without holding them all in
     memory; atomic like :func:`write_table`."""
-    target = Path(path)
-    header = True
-    with atomic_open(target, "w", encoding="utf-8", newline="") as handle:
+    with csv_writer(path, columns) as write:
         for chunk in chunks:
-            out = chunk.reindex(columns=list(columns))
-            out["schema_version"] = SCHEMA_VERSION
-            out.to_csv(handle, index=False, header=header)
-            header = False
-        if header:  # nothing at all: the header alone
+            write(chunk)
+    return Path(path)
+
+
+@contextmanager
+def csv_writer(path: str | Path, columns: Sequence[str]) -> Iterator[Callable[[pd.DataFrame], None]]:
+    """A function that appends a frame's rows (``columns``, plus ``schema_version``) to the CSV at ``path``, which
+    appears whole when the block ends (atomic like :func:`write_table`; the header alone if nothing was written).
+    Several can be open at once, so one pass over a run's records writes several tables."""
+    target = Path(path)
+    header = [True]
+
+    def write(chunk: pd.DataFrame) -> None:
+        out = chunk.reindex(columns=list(columns))
+        out["schema_version"] = SCHEMA_VERSION
+        out.to_csv(handle, index=False, header=header[0])
+        header[0] = False
+
+    with atomic_open(target, "w", encoding="utf-8", newline="") as handle:
+        yield write
+        if header[0]:  # nothing at all: the header alone
             pd.DataFrame(columns=[*columns, "schema_version"]).to_csv(handle, index=False)
-    return target
 
 
 def _json_default(value: Any) -> Any:

@@ -20,7 +20,8 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -171,6 +172,12 @@ CANDIDATE_COLUMNS = (
 )  # fmt: skip
 
 
+COUNTERFACTUAL_COLUMNS = (
+    "input_id", "row", "source_text", "method", "text", "status", "bleu", "bertscore_f1", "attribute_prob",
+    "n_candidates", "attempts", "source_term", "target_term",
+)  # fmt: skip
+
+
 class GenerateResult:
     """What a generate run made. ``candidates`` (every candidate, possibly millions of rows for identity swaps
     over a large file) is read from ``candidates.csv`` when first used, not held from the run; an in-memory run
@@ -179,14 +186,33 @@ class GenerateResult:
     def __init__(
         self,
         candidates_path: Path | None,
-        counterfactuals: pd.DataFrame,
+        counterfactuals: pd.DataFrame | None,
         summary: dict[str, Any],
         candidates: pd.DataFrame | None = None,
     ) -> None:
         self.candidates_path = candidates_path
-        self.counterfactuals = counterfactuals
+        self._counterfactuals = counterfactuals
         self.summary = summary
         self._candidates: pd.DataFrame | None = candidates
+
+    @property
+    def counterfactuals(self) -> pd.DataFrame:
+        """One row per input and method; a run over an input read in blocks reads it from ``counterfactuals.csv``
+        when first used."""
+        if self._counterfactuals is None:
+            assert self.candidates_path is not None
+            numeric = ("row", "bleu", "bertscore_f1", "attribute_prob", "n_candidates", "attempts")
+            frame = pd.read_csv(
+                self.candidates_path.with_name("counterfactuals.csv"),
+                dtype={
+                    c: str
+                    for c in ("input_id", "source_text", "method", "text", "status", "source_term", "target_term")
+                },
+                keep_default_na=False,
+                na_values={c: [""] for c in (*numeric, "text", "source_term", "target_term")},
+            )
+            self._counterfactuals = frame.drop(columns="schema_version")
+        return self._counterfactuals
 
     @property
     def typed_summary(self) -> GenerateSummary:
@@ -550,8 +576,8 @@ def _run_llm_distributed(
     stored: _StoredResults,
     checkpoint: Any,
     rows: list[int],
-    ids: list[str],
-    texts: list[str | None],
+    ids: Mapping[int, str],
+    texts: Mapping[int, str | None],
     hook: ProgressHook,
 ) -> None:
     import functools
@@ -786,39 +812,88 @@ def _record(row: dict[str, Any], cand: dict[str, Any] | None, **fields: Any) -> 
 def generate_into(
     sink: Any, gen: Generator, opts: GenerateOptions, ids: list[str], texts: list[str | None], hook: ProgressHook
 ) -> dict[str, float]:
-    """Every (method, row) not yet in ``sink.done``, generated chunk by chunk and added to ``sink``."""
+    """Every (method, row) not yet in ``sink``, generated chunk by chunk and added to ``sink``."""
     timing: dict[str, float] = {}
-    reasons = {i: r for i, t in enumerate(texts) if (r := skip_reason(t, opts.max_text_chars))}
     for method in opts.methods:
-        todo = [i for i in range(len(texts)) if (method, i) not in sink.done]
-        distributed = method == "llm" and opts.engine != "local"  # Polyjuice runs here even with --engine ray
-        by_samples = is_sampled(method) and not distributed  # its bar counts samples (16 per text)
+        todo = [i for i in range(len(texts)) if (method, i) not in sink]
+        by_samples = is_sampled(method) and not _distributed(method, opts)  # its bar counts samples (16 per text)
         unit = gen.samples_per_text(method) if by_samples else 1
         hook.start("llm samples" if by_samples else method, len(todo) * unit)
         t0 = time.perf_counter()
-        skipped = [i for i in todo if i in reasons]
-        if skipped:
-            sink.add([_skipped(method, i, ids[i], texts[i], reasons[i]) for i in skipped])
-            hook.advance(len(skipped) * unit)
-        rows = [i for i in todo if i not in reasons]
-        stored = _StoredResults(gen, method)
-        if distributed:
-            _run_llm_distributed(opts, gen, stored, sink, rows, ids, texts, hook)
-            rows = []
-        size = opts.llm_chunk if is_sampled(method) else opts.chunk
-        for start in range(0, len(rows), size):
-            chunk = rows[start : start + size]
-            chunk_texts = [texts[i] or "" for i in chunk]
-            try:
-                records = _chunk_records(gen, stored, method, chunk, ids, chunk_texts, hook if by_samples else None)
-            except LLMInputsFailed as err:
-                sink.add(err.records)
-                raise
-            sink.add(records)
-            if not by_samples:
-                hook.advance(len(chunk))
+        _generate_rows(sink, gen, opts, method, 0, ids, texts, hook)
         timing[method] = round(time.perf_counter() - t0, 3)
     return timing
+
+
+def generate_blocks(
+    sink: Any,
+    gen: Generator,
+    opts: GenerateOptions,
+    blocks: Iterable[tuple[int, list[str], list[str | None]]],
+    rows: int,
+    hook: ProgressHook,
+) -> dict[str, float]:
+    """:func:`generate_into` over an input read block by block (:class:`~counterfair.io.TextBlocks`, ``rows`` in
+    all): every method on one block, then the next, so only one block's texts are held; one progress bar counts
+    every method's units (texts, or an LLM's samples)."""
+    timing = dict.fromkeys(opts.methods, 0.0)
+    units = {m: gen.samples_per_text(m) if is_sampled(m) and not _distributed(m, opts) else 1 for m in opts.methods}
+    hook.start(", ".join(opts.methods), rows * sum(units.values()))
+    for start, ids, texts in blocks:
+        for method in opts.methods:
+            done = sum(1 for k in range(len(texts)) if (method, start + k) in sink)
+            hook.advance(done * units[method])
+            t0 = time.perf_counter()
+            _generate_rows(sink, gen, opts, method, start, ids, texts, hook)
+            timing[method] += time.perf_counter() - t0
+    return {m: round(t, 3) for m, t in timing.items()}
+
+
+def _distributed(method: str, opts: GenerateOptions) -> bool:
+    return method == "llm" and opts.engine != "local"  # Polyjuice runs here even with --engine ray
+
+
+def _generate_rows(
+    sink: Any,
+    gen: Generator,
+    opts: GenerateOptions,
+    method: str,
+    start: int,
+    ids: list[str],
+    texts: list[str | None],
+    hook: ProgressHook,
+) -> None:
+    """One method over ``texts`` (input rows ``start``, ``start + 1``, ...): the rows not yet in ``sink``, chunk by
+    chunk, each chunk added to ``sink`` as it finishes."""
+    todo = [k for k in range(len(texts)) if (method, start + k) not in sink]
+    distributed = _distributed(method, opts)
+    by_samples = is_sampled(method) and not distributed
+    unit = gen.samples_per_text(method) if by_samples else 1
+    reasons = {k: r for k in todo if (r := skip_reason(texts[k], opts.max_text_chars))}
+    skipped = [k for k in todo if k in reasons]
+    if skipped:
+        sink.add([_skipped(method, start + k, ids[k], texts[k], reasons[k]) for k in skipped])
+        hook.advance(len(skipped) * unit)
+    local = [k for k in todo if k not in reasons]
+    row_ids = {start + k: ids[k] for k in local}
+    row_texts = {start + k: texts[k] for k in local}
+    rows = [start + k for k in local]
+    stored = _StoredResults(gen, method)
+    if distributed:
+        _run_llm_distributed(opts, gen, stored, sink, rows, row_ids, row_texts, hook)
+        rows = []
+    size = opts.llm_chunk if is_sampled(method) else opts.chunk
+    for first in range(0, len(rows), size):
+        chunk = rows[first : first + size]
+        chunk_texts = [row_texts[i] or "" for i in chunk]
+        try:
+            records = _chunk_records(gen, stored, method, chunk, row_ids, chunk_texts, hook if by_samples else None)
+        except LLMInputsFailed as err:
+            sink.add(err.records)
+            raise
+        sink.add(records)
+        if not by_samples:
+            hook.advance(len(chunk))
 
 
 def _chunk_records(
@@ -826,7 +901,7 @@ def _chunk_records(
     stored: _StoredResults,
     method: str,
     chunk: list[int],
-    ids: list[str],
+    ids: Mapping[int, str],
     chunk_texts: list[str],
     progress: ProgressHook | None = None,
 ) -> list[dict[str, Any]]:
@@ -872,18 +947,95 @@ def collect(
 ) -> tuple[list[tuple[str, int]], pd.DataFrame, dict[str, Any]]:
     """The counterfactuals table (one row per input and method, input order) and the summary."""
     order = [(m, i) for i in range(len(texts)) for m in opts.methods]
-    counterfactuals = pd.DataFrame([sink.done[k]["counterfactual"] for k in order])
-    counts = {m: [0, 0] for m in opts.methods}
-    occurrences = {"found": 0, "blocked": 0}
-    for method, i in order:
-        record = sink.done[(method, i)]
-        counts[method][0] += record["n_candidates"]
-        counts[method][1] += record["n_passed"]
-        for key, value in record.get("occurrences", {}).items():
-            occurrences[key] += value
-    signatures = gen.signatures(occurrences)
-    summary = _summary(opts, counterfactuals, counts, signatures, timing, time.perf_counter() - started, origin)
+    tally = Tally(opts.methods)
+    slims = sink.slims(order)
+    for record in slims:
+        tally.add(record)
+    counterfactuals = pd.DataFrame([record["counterfactual"] for record in slims])
+    summary = tally.summary(gen, opts, timing, time.perf_counter() - started, origin)
     return order, counterfactuals, summary
+
+
+def collect_blocks(
+    sink: Any, opts: GenerateOptions, rows: int, tally: Tally, block_rows: int = 500
+) -> Iterator[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+    """:func:`collect` for a run too large to hold: ``(candidate rows, counterfactual rows)`` of ``block_rows``
+    inputs at a time, in input order, read back from ``sink`` (a :class:`~counterfair.checkpoint.RowCheckpoint`);
+    ``tally`` gathers what the summary needs (:meth:`Tally.summary`) as they pass."""
+    for start in range(0, rows, block_rows):
+        order = [(m, i) for i in range(start, min(start + block_rows, rows)) for m in opts.methods]
+        records = sink.full(order)
+        counterfactuals = []
+        for record in records:
+            tally.add(slim(record))
+            counterfactuals.append(record["counterfactual"])
+        yield [c for record in records for c in record["candidates"]], counterfactuals
+
+
+class Tally:
+    """What generate's summary needs of each method's counterfactuals, gathered record by record: candidate counts,
+    statuses, the identity guard's occurrences, and the BLEU, BERTScore and attribute probability of the rows with a
+    counterfactual (8 bytes each: what a run over a million inputs keeps of them)."""
+
+    SCORES = ("bleu", "bertscore_f1", "attribute_prob")
+
+    def __init__(self, methods: Sequence[str]) -> None:
+        self.methods = list(methods)
+        self.candidates = {m: [0, 0] for m in methods}
+        self.occurrences = {"found": 0, "blocked": 0}
+        self.statuses: dict[str, dict[str, int]] = {m: {} for m in methods}  # in order of first appearance
+        self.scored = dict.fromkeys(methods, 0)
+        self.ok: dict[str, dict[str, array[float]]] = {m: {k: array("d") for k in self.SCORES} for m in methods}
+
+    def add(self, record: dict[str, Any]) -> None:
+        """One (method, input) record as :func:`slim` keeps it."""
+        method, cf = record["method"], record["counterfactual"]
+        self.candidates[method][0] += record["n_candidates"]
+        self.candidates[method][1] += record["n_passed"]
+        for key, value in record.get("occurrences", {}).items():
+            self.occurrences[key] += value
+        status = str(cf["status"])
+        self.statuses[method][status] = self.statuses[method].get(status, 0) + 1
+        self.scored[method] += not status.startswith("skipped")
+        if status == "ok":
+            for key in self.SCORES:
+                value = cf.get(key)
+                self.ok[method][key].append(math.nan if value is None else float(value))
+
+    def summary(
+        self, gen: Generator, opts: GenerateOptions, timing: dict[str, float], elapsed: float, origin: str
+    ) -> dict[str, Any]:
+        per_method: dict[str, Any] = {}
+        for method in opts.methods:
+            n_candidates, n_passed = self.candidates[method]
+            # value_counts' order: by count, from the counts in order of first appearance
+            status = pd.Series(self.statuses[method], dtype="int64").sort_values(ascending=False)
+            ok = {k: pd.Series(np.asarray(v), dtype=float) for k, v in self.ok[method].items()}
+            n_ok, scored, seconds = len(ok["bleu"]), self.scored[method], timing.get(method)
+            prob = ok["attribute_prob"]
+            per_method[method] = {
+                "inputs": int(status.sum()),
+                "status": {str(k): int(v) for k, v in status.items()},
+                "share_with_counterfactual": n_ok / scored if scored else math.nan,
+                "candidates": n_candidates,
+                "candidates_passing_filters": n_passed,
+                "share_still_referencing": float((prob >= opts.max_attribute_prob).mean())
+                if n_ok and prob.notna().any()
+                else math.nan,
+                "bleu": summarize(ok["bleu"]),
+                "bertscore_f1": summarize(ok["bertscore_f1"]),
+                "seconds_this_run": seconds,
+                "candidates_per_s_this_run": (n_candidates / seconds) if seconds else None,
+            }
+        return {
+            "counterfair_version": __version__,
+            "command": "generate",
+            "input": origin,
+            "methods": per_method,
+            "signatures": gen.signatures(self.occurrences),
+            "options": asdict(opts),
+            "timing_s": {**timing, "total": round(elapsed, 3)},
+        }
 
 
 def slim(record: dict[str, Any]) -> dict[str, Any]:
@@ -893,45 +1045,4 @@ def slim(record: dict[str, Any]) -> dict[str, Any]:
         **{k: v for k, v in record.items() if k != "candidates"},
         "n_candidates": len(cands),
         "n_passed": sum(1 for c in cands if c.get("passed")),
-    }
-
-
-def _summary(
-    opts: GenerateOptions,
-    cfs: pd.DataFrame,
-    candidate_counts: dict[str, list[int]],
-    signatures: dict[str, Any],
-    timing: dict[str, float],
-    elapsed: float,
-    origin: str,
-) -> dict[str, Any]:
-    per_method: dict[str, Any] = {}
-    for method in opts.methods:
-        mine = cfs[cfs["method"] == method]
-        n_candidates, n_passed = candidate_counts[method]
-        ok = mine[mine["status"] == "ok"]
-        scored = mine[~mine["status"].str.startswith("skipped")]
-        seconds = timing.get(method)
-        per_method[method] = {
-            "inputs": len(mine),
-            "status": {str(k): int(v) for k, v in mine["status"].value_counts().items()},
-            "share_with_counterfactual": len(ok) / len(scored) if len(scored) else math.nan,
-            "candidates": n_candidates,
-            "candidates_passing_filters": n_passed,
-            "share_still_referencing": float((ok["attribute_prob"].astype(float) >= opts.max_attribute_prob).mean())
-            if len(ok) and ok["attribute_prob"].notna().any()
-            else math.nan,
-            "bleu": summarize(ok["bleu"].astype(float)),
-            "bertscore_f1": summarize(ok["bertscore_f1"].astype(float)),
-            "seconds_this_run": seconds,
-            "candidates_per_s_this_run": (n_candidates / seconds) if seconds else None,
-        }
-    return {
-        "counterfair_version": __version__,
-        "command": "generate",
-        "input": origin,
-        "methods": per_method,
-        "signatures": signatures,
-        "options": asdict(opts),
-        "timing_s": {**timing, "total": round(elapsed, 3)},
     }

@@ -1,6 +1,11 @@
 """Generate's shell: ``counterfair generate`` into a run directory — claimed before any work, every finished
 (method, input) checkpointed in ``.work/done.jsonl`` (a rerun resumes), then ``candidates.csv`` streamed in input
-order, ``counterfactuals.csv`` and ``summary.json``."""
+order, ``counterfactuals.csv`` and ``summary.json``.
+
+An input file of :func:`~counterfair.io.stream_threshold` bytes or more (64 MB) is read in blocks of 10,000 rows
+(:func:`~counterfair.io.read_text_blocks`), its checkpoint keeps only file offsets in memory
+(:class:`~counterfair.checkpoint.RowCheckpoint`) and both tables are written block by block: memory stays flat
+whatever the number of rows (``benchmarks/generate_stream.py``)."""
 
 from __future__ import annotations
 
@@ -11,19 +16,32 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..checkpoint import JsonlCheckpoint
+from ..checkpoint import JsonlCheckpoint, RowCheckpoint
 from ..core.generate import (
     CANDIDATE_COLUMNS,
+    COUNTERFACTUAL_COLUMNS,
     GenerateOptions,
     GenerateResult,
     Generator,
+    Tally,
     collect,
+    collect_blocks,
+    generate_blocks,
     generate_into,
     read_input,
     slim,
 )
 from ..core.needs import require
-from ..io import input_sha256, write_csv_chunks, write_json, write_table
+from ..io import (
+    csv_writer,
+    file_sha256,
+    input_sha256,
+    read_text_blocks,
+    streamed,
+    write_csv_chunks,
+    write_json,
+    write_table,
+)
 from ..progress import NullProgress, ProgressHook
 from ..runs import claim_run_dir, holds_run_dir, prepare_out_dir
 from ..views.pages import write_report
@@ -44,6 +62,8 @@ def run_generate(
     require(opts)  # a missing extra is named before any work
     hook = progress or NullProgress()
     prepare_out_dir(out_dir)  # before any work: a bad --out is found now
+    if streamed(source, opts.fmt):
+        return _run_streamed(Path(str(source)), Path(out_dir), opts, hook, generator)
     origin, ids, texts = read_input(source, opts)
     target = Path(out_dir)
     input_sha = input_sha256(source, texts)
@@ -69,3 +89,34 @@ def run_generate(
     write_json(summary, target / "summary.json")
     write_report(target)  # report.html, report.md: the verdict first
     return GenerateResult(target / "candidates.csv", counterfactuals, summary)
+
+
+def _run_streamed(
+    source: Path, target: Path, opts: GenerateOptions, hook: ProgressHook, generator: Generator | None
+) -> GenerateResult:
+    """The same run over a large file, holding one block of it at a time (the module's docstring)."""
+    blocks = read_text_blocks(
+        source, text_column=opts.text_column, id_column=opts.id_column, encoding=opts.encoding, fmt=opts.fmt
+    )  # every row checked before any work
+    claim_run_dir(
+        target,
+        {"options_fingerprint": opts.fingerprint(), "input_sha256": file_sha256(source)},
+        {"options": asdict(opts), "input": blocks.origin},
+    )
+    checkpoint = RowCheckpoint(target / ".work" / "done.jsonl", key=lambda r: (r["method"], int(r["row"])), slim=slim)
+    gen = generator or Generator(opts)
+    started = time.perf_counter()
+    timing = generate_blocks(checkpoint, gen, opts, blocks, blocks.rows, hook)
+    tally = Tally(opts.methods)
+    with (
+        csv_writer(target / "candidates.csv", CANDIDATE_COLUMNS) as candidates,
+        csv_writer(target / "counterfactuals.csv", COUNTERFACTUAL_COLUMNS) as counterfactuals,
+    ):
+        for candidate_rows, counterfactual_rows in collect_blocks(checkpoint, opts, blocks.rows, tally):
+            if candidate_rows:  # object dtype, as the in-memory run's chunks
+                candidates(pd.DataFrame(candidate_rows, columns=list(CANDIDATE_COLUMNS), dtype=object))
+            counterfactuals(pd.DataFrame(counterfactual_rows, columns=list(COUNTERFACTUAL_COLUMNS)))
+    summary = tally.summary(gen, opts, timing, time.perf_counter() - started, blocks.origin)
+    write_json(summary, target / "summary.json")
+    write_report(target)
+    return GenerateResult(target / "candidates.csv", None, summary)
