@@ -565,12 +565,7 @@ class IdentitySwapEditor(EditorBase):
         if not self.grammar:
             return match_case(match.text, target)
         forms = self.identities.forms_of(target)
-        kind = self.form_used(text, match)
-        word = (
-            forms.place
-            if kind == "place"
-            else {"adjective": forms.adjective, "noun": forms.noun, "plural": forms.plural}[kind]
-        )
+        word = getattr(forms, self.form_used(text, match))  # adjective, noun, plural or place (a country)
         if word is None:
             raise ConfigError(
                 f"identity set {self.identities.name}: {target!r} has no country to replace {match.text!r}"
@@ -616,9 +611,12 @@ def swap_variants(
     seen: set[str] = set()
     variants: list[Candidate] = []
     for a in dict.fromkeys(m.term for m in matches):
+        a_low = a.lower()
+        a_split = split.get(a_low, "custom")
         policy = editor.targets if editor.identities.targets == "all" else editor.identities.targets_for(a)
         for b in policy:
-            if b.lower() == a.lower() or b.lower() not in target_keys:
+            b_low = b.lower()
+            if b_low == a_low or b_low not in target_keys:
                 continue
             try:
                 new, edits = editor.swap(text, matches, a, b)
@@ -631,8 +629,8 @@ def swap_variants(
             meta = {
                 "source_term": a,
                 "target_term": b,
-                "source_split": split.get(a.lower(), "custom"),
-                "target_split": split.get(b.lower(), "custom"),
+                "source_split": a_split,
+                "target_split": split.get(b_low, "custom"),
             }
             variants.append(editor.candidate(new, edits=edits, meta=meta))
     return variants
