@@ -283,3 +283,17 @@ def test_the_report_shows_the_texts_behind_a_heat_map_cell(demo_run: Path) -> No
     block = page[page.index('id="direction-texts"') :]
     assert block.index("<del>") < block.index("</details>")  # the demo's largest directions with their texts
     assert page.index('id="direction-table"') < page.index('id="direction-texts"')
+
+
+def test_the_reproduce_command_names_every_option_that_differs() -> None:
+    import counterfair as cf
+
+    texts = ["Some people are gay.", "My Muslim neighbour waved."]
+    options = {"guard": False, "placebo": None, "positive_label": "toxic", "methods": ["swap"]}
+    command = cf.audit(texts, "profanity-check", identities="gay,muslim,christian", **options).summary["reproduce"]
+    assert command == (
+        "counterfair audit in memory --classifier profanity-check --methods swap --threshold 0.5 --seed 0 "
+        "--positive-label toxic --identities gay,muslim,christian --no-guard --placebo none --out DIR"
+    )
+    plain = cf.audit(texts, "profanity-check", methods=["swap"]).summary["reproduce"]
+    assert plain.endswith("--methods swap --threshold 0.5 --seed 0 --out DIR")

@@ -234,6 +234,9 @@ def test_audit_in_german_from_the_cli(tmp_path: Path) -> None:
     assert set(pairs.loc[pairs["method"] == "substitution", "cf_text"]) == {"Der Katholizismus ist eine Religion."}
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["options"]["language"] == "de" and summary["placebo"]["set"]["language"] == "de"
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "2 texts in German, methods" in report  # the report says which language ran, and how to run it again
+    assert summary["reproduce"].endswith("--seed 0 --language de --out DIR")
     # an English identity set in a German audit is refused before any work, naming the fix
     wrong = [*command[:-2], "--identities", "dixon50", "--out", str(tmp_path / "x")]
     refused = subprocess.run(wrong, capture_output=True, text=True, timeout=600)

@@ -317,6 +317,14 @@ class AuditSummary(Record):
     timing_s: Mapping[str, float] = field(default_factory=dict)
     counterfair_version: str | None = None
 
+    @property
+    def language_name(self) -> str | None:
+        """The audit's language in words where it is not English (``--language``; older runs are English)."""
+        from .languages import get_language
+
+        code = str(self.options.get("language") or "en")
+        return None if code == "en" else get_language(code).name
+
     def swap_gaps(self) -> dict[str, GapReport]:
         """The CTF gap of each swap unit but the identity swaps (gender, names, nationality packs)."""
         return {k: v for k, v in (self.ctf_by_attribute or {}).items() if k != "identity"}

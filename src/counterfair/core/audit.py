@@ -25,7 +25,7 @@ import os
 import re
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -745,4 +745,38 @@ def _reproduce_command(opts: AuditOptions, origin: str, clf: CachedClassifier) -
         parts.append(f"--text-column {opts.text_column}")
     if "llm" in opts.methods:
         parts.append(f"--llm {opts.llm}")
-    return " ".join(parts) + " --out DIR"
+    return " ".join(parts + _other_options(opts)) + " --out DIR"
+
+
+_SHOWN = {"classifier", "methods", "threshold", "seed", "attributes", "id_column", "text_column", "llm"}
+_NOT_ON_THE_CLI = {"max_attempts", "detector", "bootstrap", "top_examples"}
+
+
+def _other_options(opts: AuditOptions) -> list[str]:
+    """The command-line flags of every other option that differs from its default (the language's own identity set
+    and placebo words are what ``--language`` gives, so they are not repeated)."""
+    import shlex
+
+    from ..languages import get_language
+
+    implied = {"identities": get_language(opts.language).identity_set, "placebo": opts.language}
+    out = []
+    for f in fields(AuditOptions):
+        value = getattr(opts, f.name)
+        if f.name in _SHOWN | _NOT_ON_THE_CLI or value == _default_of(f) or value == implied.get(f.name, _UNSET):
+            continue
+        if f.name in ("samples", "llm_parallel", "llm_concurrency") and "llm" not in opts.methods:
+            continue
+        flag = "--" + f.name.replace("_", "-")
+        if isinstance(value, bool):
+            out.append(flag if value else f"--no-{f.name.replace('_', '-')}")
+        else:
+            out.append(f"{flag} {shlex.quote('none' if value is None else str(value))}")
+    return out
+
+
+_UNSET = object()
+
+
+def _default_of(f: Any) -> Any:
+    return f.default_factory() if f.default_factory is not MISSING else f.default

@@ -282,7 +282,8 @@ def markdown(summary: Mapping[str, Any] | AuditSummary) -> str:
         "",
         *verdict(s).lines(),
         "",
-        f"{s.input.texts} texts, methods {', '.join(s.input.methods)}, "
+        f"{s.input.texts} texts{f' in {s.language_name}' if s.language_name else ''}, methods "
+        f"{', '.join(s.input.methods)}, "
         f"score = P({s.positive_label}), threshold {s.threshold}.",
         "",
         "| method | attribute | with counterfactual | mean change [95% CI] | mean abs change | flips |",
