@@ -205,3 +205,31 @@ def test_exit_codes_mean_one_thing(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert stopped.value.code == 3
     (log,) = (tmp_path / "cache" / "logs").glob("crash-*.log")
     assert "RuntimeError: boom" in log.read_text() and "Traceback" in log.read_text()
+
+
+@pytest.mark.parametrize("keep_torch", [False, True])
+def test_a_command_that_parses_with_spacy_does_not_import_torch(tmp_path: Path, keep_torch: bool) -> None:
+    """spaCy's thinc imports torch only to offer layers counterfair's pipelines never use: the command line lets it
+    find none (COUNTERFAIR_SPACY_TORCH=1 keeps the old way); torch itself stays importable."""
+    import importlib.util
+    import os
+
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import json, sys\n"
+        "def f(texts):\n"
+        "    import importlib.util, thinc.compat  # the classifier runs after the swap's spaCy parses\n"
+        "    if importlib.util.find_spec('torch'):\n"
+        "        import torch  # still importable\n"
+        f"    open({str(tmp_path / 'seen.json')!r}, 'w').write(json.dumps(thinc.compat.has_torch))\n"
+        "    return [[0.5, 0.5] for _ in texts]\n",
+        encoding="utf-8",
+    )
+    data = tmp_path / "in.csv"
+    data.write_text("text\nSome people are gay.\nA black man waved.\n", encoding="utf-8")
+    env = {**os.environ, "COUNTERFAIR_STORE": "off"} | ({"COUNTERFAIR_SPACY_TORCH": "1"} if keep_torch else {})
+    command = [sys.executable, "-m", "counterfair.cli", "ctf", str(data), "--classifier", f"callable:{probe}:f"]
+    done = subprocess.run([*command, "--out", str(tmp_path / "run"), "-q"], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    has_torch = json.loads((tmp_path / "seen.json").read_text())
+    assert has_torch is (keep_torch and importlib.util.find_spec("torch") is not None)

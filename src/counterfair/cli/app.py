@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import os
 import sys
 from importlib import resources
@@ -326,10 +328,51 @@ def finish_gate(gate: dict[str, Any] | GateVerdict, junit: Any, *, status_line: 
     return int(verdict.exit_code)
 
 
+class _ThincWithoutTorch(importlib.abc.MetaPathFinder):
+    """Lets spaCy's ``thinc`` decide that torch is absent when a command imports spaCy before anything imported
+    torch, so that a command that parses with spaCy does not import torch for nothing (1.1 s of the demo audit's
+    10 s, and 180 MiB): thinc imports torch only to offer its PyTorch layers, which the pipelines counterfair loads
+    (small CNN models) never use. torch itself stays importable (BERTScore, an ``hf:`` classifier, training). Only the
+    command line does this (a library user's process is theirs); ``COUNTERFAIR_SPACY_TORCH=1`` turns it off, for a
+    ``callable:`` classifier that runs a spaCy transformer pipeline inside the command."""
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name != "thinc.compat":
+            return None
+        sys.meta_path.remove(self)  # once
+        if "torch" in sys.modules:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _WithoutTorch(spec.loader)
+        return spec
+
+
+class _WithoutTorch(importlib.abc.Loader):
+    """The loader of ``thinc.compat``, run while ``import torch`` fails (a ``None`` in ``sys.modules``)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def create_module(self, spec: Any) -> Any:
+        return self.inner.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        sys.modules["torch"] = None  # type: ignore[assignment]
+        try:
+            self.inner.exec_module(module)
+        finally:
+            if "torch" in sys.modules and sys.modules["torch"] is None:
+                del sys.modules["torch"]
+
+
 def main() -> None:
     """Entry point: counterfair errors become a one-line message and exit code 2. A crash in native code (llama.cpp,
     torch) cannot be caught, but it is never silent: faulthandler prints the signal and the Python stack."""
     import faulthandler
+
+    if not os.environ.get("COUNTERFAIR_SPACY_TORCH") and "thinc" not in sys.modules:
+        sys.meta_path.insert(0, _ThincWithoutTorch())
 
     try:
         faulthandler.enable()

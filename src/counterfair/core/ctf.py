@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..classifiers.labels import binary_labels, positive_index
-from ..metrics.fairness import gap_summary
+from ..metrics.fairness import gap_summary, group_rows
 from ..metrics.functional import bootstrap_ci
 from ..progress import ProgressHook
 from ..records import options_signature
@@ -71,16 +71,20 @@ def ctf_report(pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2000, m
         per_term[str(term)] = gap_summary(group, seed=seed, n_resamples=n_resamples)
     report["by_source_term"] = per_term
     per_pair = []
-    for (source, target), group in pairs.groupby(["source_term", "target_term"], sort=True):
-        if len(group) < min_pairs:
+    order, bounds = group_rows(pairs, ["source_term", "target_term"], sort=True)
+    sources = np.split(pairs["source_term"].to_numpy(object)[order], bounds)
+    targets = np.split(pairs["target_term"].to_numpy(object)[order], bounds)
+    for source, target, values in zip(
+        sources, targets, np.split(pairs["diff"].to_numpy(dtype=float)[order], bounds), strict=True
+    ):
+        if len(values) < min_pairs:
             continue
-        values = group["diff"].to_numpy(dtype=float)
         low, high = bootstrap_ci(np.abs(values), n_resamples=n_resamples, seed=seed)
         per_pair.append(
             {
-                "source": str(source),
-                "target": str(target),
-                "pairs": len(group),
+                "source": str(source[0]),
+                "target": str(target[0]),
+                "pairs": len(values),
                 "mean_abs_diff": float(np.abs(values).mean()),
                 "mean_diff": float(values.mean()),
                 "ci_low": low,

@@ -17,6 +17,9 @@ METHOD_COLORS = {
 }
 
 
+DPI = 110
+
+
 def _plt() -> Any:
     import matplotlib
 
@@ -28,11 +31,15 @@ def _plt() -> Any:
 
 
 def _save(fig: Any, out: Path, name: str) -> dict[str, str]:
+    """The figure as PNG and SVG, cropped to what it draws: the tight box is worked out once, at the PNG's
+    resolution, and given to both (``bbox_inches="tight"`` would lay the figure out again for each format)."""
     out.mkdir(parents=True, exist_ok=True)
+    fig.set_dpi(DPI)
+    box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(_plt().rcParams["savefig.pad_inches"])
     paths = {}
     for ext in ("png", "svg"):
         path = out / f"{name}.{ext}"
-        fig.savefig(path, dpi=110, bbox_inches="tight", metadata={"Date": None} if ext == "svg" else None)
+        fig.savefig(path, dpi=DPI, bbox_inches=box, metadata={"Date": None} if ext == "svg" else None)
         paths[ext] = str(path)
     _plt().close(fig)
     return paths
