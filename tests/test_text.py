@@ -182,3 +182,18 @@ def test_unicode_texts_run_through_generate_and_gender_swaps(tmp_path: Path) -> 
     assert "My gay neigh\u00adbour is a Christian." in swapped
     gender = cf.generate(texts, ["swap"], attribute="gender", progress=False)
     assert "The actor is gay." in {r.text for r in gender}
+
+
+def test_ascii_texts_skip_the_folding_that_cannot_change_them() -> None:
+    """TermMatcher.find and contains read an ASCII text as it is: every character the folding maps, and every invisible
+    one, is outside ASCII (the Kelvin sign too: it was written as a plain K, a no-op)."""
+    from counterfair.text import _FOLD, INVISIBLE, TermMatcher
+
+    assert all(code > 127 for code in _FOLD) and all(ord(char) > 127 for char in INVISIBLE)
+    matcher = TermMatcher(["kurd", "muslim"])
+    assert [m.text for m in matcher.find("\u212aurds and Muslims, KURD")] == ["KURD"]  # plurals are not terms
+    assert [(m.start, m.end, m.text) for m in matcher.find("A \u212aurd and a Mu\u017flim")] == [
+        (2, 6, "Kurd"),
+        (13, 19, "Muslim"),
+    ]
+    assert matcher.contains("a kurd") and not matcher.contains("kurdish") and matcher.contains("\u212aurd")

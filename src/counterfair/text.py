@@ -164,7 +164,7 @@ INVISIBLE = frozenset(
 )
 _INVISIBLE_RE = re.compile("[" + "".join(sorted(INVISIBLE)) + "]")
 _FOLD = str.maketrans(
-    {"ſ": "s", "İ": "I", "ı": "i", "K": "K"}
+    {"ſ": "s", "İ": "I", "ı": "i", "\u212a": "K"}
     | {chr(0xFF01 + k): chr(0x21 + k) for k in range(0x5E)}
     | dict(zip("аеорсухіјѕАВЕКМНОРСТХІЈЅ", "aeopcyxijsABEKMHOPCTXIJS", strict=True))
     | dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧο", "ABEZHIKMNOPTYXo", strict=True))
@@ -243,6 +243,10 @@ class TermMatcher:
         """All non-overlapping matches, left to right, in the folded text (:func:`fold_for_matching`, invisible
         characters left out): a match's ``text`` is its folded surface ("Muslims" for "Muſlims"), its span the
         original's (with any invisible characters inside it)."""
+        if text.isascii():  # nothing to fold and nothing invisible: every character the folding maps is not ASCII
+            return [
+                TermMatch(m.start(), m.end(), m.group(0), self._term_of(m.group(0))) for m in self._regex.finditer(text)
+            ]
         folded = fold_for_matching(text)
         if _INVISIBLE_RE.search(folded) is None:
             return [
@@ -258,6 +262,8 @@ class TermMatcher:
 
     def contains(self, text: str) -> bool:
         """Whether any term occurs in ``text``."""
+        if text.isascii():
+            return self._regex.search(text) is not None
         return self._regex.search(_INVISIBLE_RE.sub("", fold_for_matching(text))) is not None
 
     def replace(

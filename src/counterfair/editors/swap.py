@@ -290,6 +290,11 @@ _PARSES: OrderedDict[str, Any] = OrderedDict()
 _PARSES_KEPT = 2048
 
 
+def forget_parses() -> None:
+    """Drop the kept parses (a benchmark that times the same texts again must parse them again, as a run would)."""
+    _PARSES.clear()
+
+
 def _remember(text: str, doc: Any) -> None:
     _PARSES[text] = doc
     if len(_PARSES) > _PARSES_KEPT:

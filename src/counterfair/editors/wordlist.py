@@ -77,6 +77,8 @@ class SubstitutionEditor(EditorBase):
     def __init__(self, attribute: Attribute | str = "islam") -> None:
         self.attribute = load_attribute(attribute) if isinstance(attribute, str) else attribute
         self._matcher = self.attribute.matcher()
+        table = {k.lower(): v for k, v in self.attribute.substitution.items()}  # once, not once per text
+        self._substitute = lambda match: table.get(match.term.lower())
 
     def params(self) -> dict[str, Any]:
         return {
@@ -93,7 +95,7 @@ class SubstitutionEditor(EditorBase):
             if self.attribute.language == "fr":
                 new, edits = self._substitute_fr(text)
             else:
-                new, edits = self._matcher.replace(text, self.attribute.substitution)
+                new, edits = self._matcher.replace(text, self._substitute)
             out.append([self.candidate(new, edits=edits)] if edits else [])
             hook.advance(1)
         return out
