@@ -78,6 +78,18 @@ def editor_run(editor: Any) -> Callable[[list[str]], int]:
     return lambda batch: sum(len(c) for c in editor.edit(batch))
 
 
+def median_seconds(run: Callable[[list[str]], int], batch: list[str]) -> tuple[float, int]:
+    """The median of three timed runs after a warm-up (``speed_smoke.py``'s measure: its recorded ratios were taken
+    this way, parses kept between runs)."""
+    made = run(batch[:50])  # warm up: spaCy, WordNet tables, compiled matchers
+    times = []
+    for _ in range(3):
+        started = time.perf_counter()
+        made = run(batch)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times), made
+
+
 def paired_seconds(
     ours: Callable[[list[str]], int], floor: Callable[[list[str]], int], batch: list[str], rounds: int
 ) -> dict[str, Any]:
