@@ -142,3 +142,20 @@ def test_bootstrap_in_batches_matches_the_all_at_once_draw() -> None:
         (values,), np.mean, n_resamples=2000, method="percentile", vectorized=True, rng=np.random.default_rng(0)
     ).confidence_interval
     assert F.bootstrap_ci(values) == (whole.low, whole.high)
+
+
+def test_group_rows_splits_as_pandas_groupby_iterates() -> None:
+    import numpy as np
+    import pandas as pd
+
+    from counterfair.metrics.fairness import group_rows
+
+    frame = pd.DataFrame(
+        {"a": ["y", "x", None, "y", "x", "z"], "b": ["q", "p", "p", "q", "r", "p"], "v": [1.0, 2, 3, 4, 5, 6]}
+    )
+    for keys, sort in (("a", True), ("a", False), (["a", "b"], True), (["a", "b"], False)):
+        order, bounds = group_rows(frame, keys, sort=sort)
+        parts = [part.tolist() for part in np.split(frame["v"].to_numpy()[order], bounds)]
+        assert parts == [group["v"].tolist() for _, group in frame.groupby(keys, sort=sort)], (keys, sort)
+    order, bounds = group_rows(frame.iloc[:0], "a", sort=True)
+    assert order.size == 0 and bounds.size == 0

@@ -77,7 +77,7 @@ def ctf_report(pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2000, m
     for source, target, values in zip(
         sources, targets, np.split(pairs["diff"].to_numpy(dtype=float)[order], bounds), strict=True
     ):
-        if len(values) < min_pairs:
+        if len(values) == 0 or len(values) < min_pairs:
             continue
         low, high = bootstrap_ci(np.abs(values), n_resamples=n_resamples, seed=seed)
         per_pair.append(

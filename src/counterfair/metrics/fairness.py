@@ -45,9 +45,12 @@ def group_rows(frame: pd.DataFrame, keys: str | list[str], *, sort: bool) -> tup
     sorted order or in order of first appearance, rows in their order within a group), without iterating pandas
     groups (a slice of every column per group: most of the time of a CTF breakdown over thousands of swap
     directions): the row order and the group bounds for ``np.split``."""
-    codes = frame.groupby(keys, sort=sort).ngroup().to_numpy()
-    order = np.argsort(codes, kind="stable")
-    return order, np.cumsum(np.bincount(codes))[:-1]
+    codes = frame.groupby(keys, sort=sort).ngroup()
+    kept = np.flatnonzero(codes.notna().to_numpy())  # a row whose key is missing is in no group, as in groupby
+    numbers = codes.to_numpy()[kept].astype(np.int64)
+    if numbers.size == 0:
+        return kept, np.empty(0, dtype=np.int64)  # no group: np.split gives one empty part
+    return kept[np.argsort(numbers, kind="stable")], np.cumsum(np.bincount(numbers))[:-1]
 
 
 def _first_number(values: np.ndarray) -> float:
