@@ -138,3 +138,20 @@ def test_the_whole_reader_and_the_blocks_agree_on_the_rows(tmp_path: Path, small
     read = [(i, t) for _, ids, texts in blocks for i, t in zip(ids, texts, strict=True)]
     assert blocks.rows == 5 and read == list(zip(whole.ids, whole.texts, strict=True))
     assert read[0] == ("a", "NA") and read[1] == ("b", None) and read[4] == ("e", "caf\u00e9")
+
+
+def test_the_command_line_says_a_file_is_read_in_blocks(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    source = tmp_path / "in.csv"
+    pd.DataFrame({"text": TEXTS}).to_csv(source, index=False)
+    env = {**os.environ, "COUNTERFAIR_STREAM_BYTES": "0", "COUNTERFAIR_STORE": "off"}
+    command = [sys.executable, "-m", "counterfair.cli", "generate", str(source), "--attribute", "islam"]
+    done = subprocess.run(
+        [*command, "--methods", "ablation", "--out", str(tmp_path / "run")], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"{source}: 0 MB, read in blocks of 10,000 rows; checking every row first" in done.stdout
+    assert len(pd.read_csv(tmp_path / "run" / "counterfactuals.csv")) == len(TEXTS)

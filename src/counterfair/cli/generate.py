@@ -102,6 +102,11 @@ def generate(
         guard="spacy" if guard else None,
         score_methods=score_methods.split(",") if score_methods else None,
     )
+    from .. import io
+
+    if io.streamed(data, options.fmt) and not quiet:  # the check of every row comes before the first bar
+        size = Path(data).stat().st_size / 2**20
+        console.print(f"{data}: {size:,.0f} MB, read in blocks of {io.BLOCK_ROWS:,} rows; checking every row first")
     with RichProgress(enabled=not quiet) as progress:
         result = run_generate(data, out, options, progress=progress)
     console.print(generate_view(result.summary, options.attribute))
