@@ -208,6 +208,8 @@ def test_a_set_in_another_language_than_the_audit_is_refused_before_any_work() -
     with pytest.raises(ConfigError, match="in 'en' but the identity set identity-de is in 'de'"):
         load_placebo("en", load_identity_set("identity-de"))
     assert load_placebo("default", load_identity_set("identity-de")).name == "placebo-de"  # type: ignore[union-attr]
+    with pytest.raises(ConfigError, match="use --placebo fr"):  # English placebo words asked for in a French audit
+        cf.audit(FRENCH, _any_change, language="fr", placebo="en", methods=["swap"])
 
 
 def test_a_french_placebo_file_needs_the_forms(tmp_path: Path) -> None:

@@ -77,7 +77,7 @@ PLACEHOLDERS: dict[str, str] = {
     "metrics": "METRIC,...",
     "score_methods": "METHOD,...|all",
     "identities": "SET|FILE|TERM,...",
-    "placebo": "en|fr|de|FILE|none",
+    "placebo": "default|en|fr|de|FILE|none",
     "detector": "keyword|mlp:DIR|llm",
     "editor": "NAME|external:FILE",
     "engine": "local|ray",

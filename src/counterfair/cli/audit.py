@@ -72,10 +72,10 @@ def audit(
     placebo: Annotated[
         str,
         typer.Option(
-            help="Placebo words matched to each identity swap: the built-in ones of the audit's --language (en, fr, "
-            "de), a YAML file, or none."
+            help="Placebo words matched to each identity swap: default (the built-in ones of the audit's --language), "
+            "en, fr or de, a YAML file, or none."
         ),
-    ] = "en",
+    ] = "default",
     llm: Annotated[str, typer.Option(help="LLM for the llm method.")] = "llamacpp:qwen2.5-coder-1.5b-instruct",
     samples: Annotated[int, typer.Option(help="LLM samples per input and attempt.")] = 16,
     llm_parallel: LLMParallel = None,

@@ -83,7 +83,9 @@ class AuditOptions:
     bootstrap: int = knob(2000)  # resamples of the intervals (not part of the run's identity, as before)
     top_examples: int = knob(12)
     only_good: str | None = None  # a consolidated rating project: keep only the pairs its raters judged good
-    placebo: str | None = "en"  # matched non-identity swaps (counterfair.analysis.placebo): "en", a file, or None
+    # matched non-identity swaps (counterfair.analysis.placebo): "default" (the built-in words of ``language``, and
+    # what the run records), "en", "fr", "de", a file, or None
+    placebo: str | None = "default"
     max_text_chars: int = MAX_TEXT_CHARS  # longer texts are not edited (status skipped:too_long; 0: no limit)
     encoding: str = "utf-8"  # of the input file (a byte-order mark overrides it)
     # gold labels (1/0, true/false, toxic/non-toxic): adds the labelled-data bias metrics (counterfair.core.bias) of the
@@ -102,7 +104,8 @@ class AuditOptions:
         self.language = get_language(self.language).code
         if self.language != "en":
             self.identities = self.identities or get_language(self.language).identity_set
-            self.placebo = self.language if self.placebo == "en" else self.placebo  # "en" is the built-in default
+        if self.placebo in ("default", "builtin"):
+            self.placebo = self.language  # an English run records "en", as it always did
         self.methods = normalize_methods(self.methods, "audit")
         if not 0.0 < self.threshold < 1.0:
             raise ConfigError(f"threshold must be in (0, 1), got {self.threshold}")
