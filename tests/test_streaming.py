@@ -93,6 +93,8 @@ def test_a_streamed_run_resumes_from_its_checkpoint(
     done.write_bytes(b"".join(lines[: len(lines) // 2]) + lines[len(lines) // 2][:10])  # killed mid-write
     checkpoint = RowCheckpoint(done, key=lambda r: (r["method"], int(r["row"])))
     assert len(checkpoint) == len(lines) // 2 and done.read_bytes().endswith(b"\n")  # the torn line is dropped
+    with pytest.raises(TypeError, match="keeps no records in memory"):
+        checkpoint.done  # noqa: B018 - nothing is kept, so nothing may be read as if it were
     kept = {int(json.loads(line)["row"]) for line in lines[: len(lines) // 2]}
     assert all(("swap", row) in checkpoint for row in kept)
     assert not any(("swap", row) in checkpoint for row in set(range(len(TEXTS))) - kept)

@@ -74,7 +74,7 @@ class JsonlCheckpoint:
         self.path = path
         self.key = key
         self.slim = slim or (lambda record: record)
-        self.done: dict[Hashable, dict[str, Any]] = {}
+        self._done: dict[Hashable, dict[str, Any]] = {}
         self._offsets: dict[Hashable, int] = {}
         if path.exists():
             offset = 0
@@ -95,11 +95,16 @@ class JsonlCheckpoint:
 
     def _remember(self, record: dict[str, Any], offset: int) -> None:
         key = self.key(record)
-        self.done[key] = self.slim(record)
+        self._done[key] = self.slim(record)
         self._offsets[key] = offset
 
     def __contains__(self, key: Hashable) -> bool:
-        return key in self.done
+        return key in self._done
+
+    @property
+    def done(self) -> dict[Hashable, dict[str, Any]]:
+        """``slim(record)`` of every finished unit, by key."""
+        return self._done
 
     def __len__(self) -> int:
         return len(self._offsets)
@@ -120,7 +125,7 @@ class JsonlCheckpoint:
 
     def slims(self, keys: Sequence[Hashable]) -> list[dict[str, Any]]:
         """``slim(record)`` of each key's record, as held in memory."""
-        return [self.done[k] for k in keys]
+        return [self._done[k] for k in keys]
 
     def full(self, keys: Sequence[Hashable]) -> list[dict[str, Any]]:
         """The whole records of ``keys``, in that order, read back from the file."""
@@ -159,6 +164,12 @@ class RowCheckpoint(JsonlCheckpoint):
         name, row = cast(tuple[str, int], key)
         offsets = self._rows.get(name)
         return offsets is not None and row < len(offsets) and offsets[row] >= 0
+
+    @property
+    def done(self) -> dict[Hashable, dict[str, Any]]:
+        """Not kept: a caller that reads ``done`` would see nothing; ``key in checkpoint`` and :meth:`slims` read the
+        file."""
+        raise TypeError("a RowCheckpoint keeps no records in memory: test `key in checkpoint`, read slims(keys)")
 
     def __len__(self) -> int:
         return self._count
