@@ -144,18 +144,33 @@ def _check_header(path: Path, text: str, sep: str) -> None:
 
 
 def _read_jsonl(path: Path, text: str) -> pd.DataFrame:
-    records: list[Mapping[str, Any]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise InputError(f"{path}: line {number} is not valid JSON ({err.msg})") from err
-        if not isinstance(record, dict):
-            raise InputError(f"{path}: line {number} is a JSON {type(record).__name__}, expected an object")
-        records.append(whole_characters(record))
-    return pd.DataFrame.from_records(records)
+    records = [_jsonl_record(path, number, line) for number, line in enumerate(text.splitlines(), start=1)]
+    return pd.DataFrame.from_records([r for r in records if r is not None])
+
+
+def _jsonl_record(path: Path, number: int, line: str) -> dict[str, Any] | None:
+    """Line ``number`` of a JSONL file as a record (``None`` for a blank line); an error names the line."""
+    if not line.strip():
+        return None
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise InputError(f"{path}: line {number} is not valid JSON ({err.msg})") from err
+    if not isinstance(record, dict):
+        raise InputError(f"{path}: line {number} is a JSON {type(record).__name__}, expected an object")
+    return whole_characters(record)
+
+
+# how every CSV/TSV is read: cells as written, only an empty one missing, no column taken for an index
+_CSV_OPTIONS: dict[str, Any] = {"dtype": str, "keep_default_na": False, "na_values": [""], "index_col": False}
+
+
+def _check_not_tabbed(path: Path, kind: str, frame: pd.DataFrame) -> None:
+    if kind == "csv" and len(frame.columns) == 1 and "\t" in str(frame.columns[0]):
+        raise InputError(
+            f"{path}: one column named {str(frame.columns[0])[:60]!r} holds tabs; "
+            "the file looks tab-separated: rename it to .tsv or pass --format tsv"
+        )
 
 
 def whole_characters(record: dict[str, Any]) -> dict[str, Any]:
@@ -257,21 +272,10 @@ def read_table(
                     with warnings.catch_warnings():
                         # a row longer than the header would otherwise silently become an index
                         warnings.simplefilter("error", pd.errors.ParserWarning)
-                        frame = pd.read_csv(
-                            io.StringIO(text),
-                            sep=sep,
-                            dtype=str,
-                            keep_default_na=False,
-                            na_values=[""],
-                            index_col=False,
-                        )
+                        frame = pd.read_csv(io.StringIO(text), sep=sep, **_CSV_OPTIONS)
                 except (pd.errors.ParserError, pd.errors.ParserWarning) as err:
                     raise InputError(f"{path}: malformed {kind.upper()}: {str(err).strip()}") from err
-                if kind == "csv" and len(frame.columns) == 1 and "\t" in str(frame.columns[0]):
-                    raise InputError(
-                        f"{path}: one column named {str(frame.columns[0])[:60]!r} holds tabs; "
-                        "the file looks tab-separated: rename it to .tsv or pass --format tsv"
-                    )
+                _check_not_tabbed(path, kind, frame)
             elif kind == "jsonl":
                 frame = _read_jsonl(path, text)
             else:
@@ -346,11 +350,19 @@ def row_ids(frame: pd.DataFrame, column: str | None, *, origin: str) -> list[str
     for row, value in enumerate(frame[column].tolist()):
         text = cell_text(value)
         if text is None or not text.strip():
-            raise InputError(f"{origin}: row {row} has no value in the id column {column!r}")
+            raise _no_id(origin, row, column)
         if text in seen:
-            raise InputError(f"{origin}: rows {seen[text]} and {row} share the id {text!r} in column {column!r}")
+            raise _same_id(origin, seen[text], row, text, column)
         seen[text] = row
     return list(seen)
+
+
+def _no_id(origin: str, row: int, column: str | None) -> InputError:
+    return InputError(f"{origin}: row {row} has no value in the id column {column!r}")
+
+
+def _same_id(origin: str, first: int, second: int, value: str | None, column: str | None) -> InputError:
+    return InputError(f"{origin}: rows {first} and {second} share the id {value!r} in column {column!r}")
 
 
 @dataclass(frozen=True)
@@ -464,14 +476,7 @@ class TextBlocks:
             with warnings.catch_warnings():
                 warnings.simplefilter("error", pd.errors.ParserWarning)  # as read_table: a long row is an error
                 reader = pd.read_csv(
-                    self.path,
-                    sep=sep,
-                    dtype=str,
-                    keep_default_na=False,
-                    na_values=[""],
-                    index_col=False,
-                    chunksize=self.block_rows,
-                    encoding=self.encoding,
+                    self.path, sep=sep, chunksize=self.block_rows, encoding=self.encoding, **_CSV_OPTIONS
                 )
                 with reader:
                     yield from reader
@@ -488,16 +493,10 @@ class TextBlocks:
         try:
             with open(self.path, encoding=self.encoding) as handle:
                 for number, line in enumerate(handle, start=1):
-                    if not line.strip():
+                    record = _jsonl_record(self.path, number, line.removeprefix("\ufeff") if number == 1 else line)
+                    if record is None:
                         continue
-                    try:
-                        record = json.loads(line.removeprefix("\ufeff") if number == 1 else line)
-                    except json.JSONDecodeError as err:
-                        raise InputError(f"{self.path}: line {number} is not valid JSON ({err.msg})") from err
-                    if not isinstance(record, dict):
-                        kind = type(record).__name__
-                        raise InputError(f"{self.path}: line {number} is a JSON {kind}, expected an object")
-                    records.append(whole_characters(record))
+                    records.append(record)
                     if len(records) == self.block_rows:
                         yield pd.DataFrame.from_records(records)
                         records = []
@@ -560,11 +559,8 @@ def read_text_blocks(
     seen_columns: set[str] = set()
     ids = _IdCheck(str(path), id_column)
     for frame in blocks._frames():
-        if not seen_columns and kind == "csv" and len(frame.columns) == 1 and "\t" in str(frame.columns[0]):
-            raise InputError(
-                f"{path}: one column named {str(frame.columns[0])[:60]!r} holds tabs; "
-                "the file looks tab-separated: rename it to .tsv or pass --format tsv"
-            )
+        if not seen_columns:
+            _check_not_tabbed(path, kind, frame)
         seen_columns |= {str(c) for c in frame.columns}
         if kind != "jsonl":  # a JSONL file's columns are the union over its records: checked at the end
             require_columns(frame, _wanted(text_column, id_column), origin=str(path))
@@ -593,7 +589,7 @@ class _IdCheck:
     def add(self, start: int, values: list[str | None]) -> None:
         for k, text in enumerate(values):
             if text is None or not text.strip():
-                raise InputError(f"{self.origin}: row {start + k} has no value in the id column {self.column!r}")
+                raise _no_id(self.origin, start + k, self.column)
         digests = [hashlib.blake2b(str(t).encode("utf-8", "surrogatepass"), digest_size=8).digest() for t in values]
         hashes = np.frombuffer(b"".join(digests), dtype=np.uint64)
         rows = np.arange(start, start + len(values), dtype=np.int64)
@@ -613,7 +609,7 @@ class _IdCheck:
         self.rows = np.concatenate([self.rows, rows])[order]
 
     def _refuse(self, first: int, second: int, value: str | None) -> None:
-        raise InputError(f"{self.origin}: rows {first} and {second} share the id {value!r} in column {self.column!r}")
+        raise _same_id(self.origin, first, second, value, self.column)
 
 
 def cell_text(value: Any) -> str | None:

@@ -183,25 +183,21 @@ def placebo_texts(
 
 
 def _placebo_editor(identities: IdentitySet, placebo: PlaceboSet) -> Any:
-    """The swap that writes placebo words: English grammar for an English set (the guard's verdicts come from the
-    identity swaps' edits); in French and German the inflected swap over the identity terms and the placebo words,
-    each with its forms."""
-    if identities.language == "en":
-        from ..editors.swap import IdentitySwapEditor
-
-        return IdentitySwapEditor(identities, guard=None, grammar=True)
+    """The swap of the identity set's language that writes placebo words (:func:`~counterfair.editors.registry.
+    identity_editor`, without the guard: its verdicts come from the identity swaps' edits). French and German swap over
+    the identity terms and the placebo words together, each with its forms; English needs no forms for them."""
     from dataclasses import replace
 
-    from ..editors.inflected import InflectedSwapEditor
+    from ..editors.registry import identity_editor
 
-    own = {t.lower() for t in identities.terms}
-    extra = tuple(w for w in placebo.words if w.lower() not in own)
-    merged = replace(
-        identities,
-        train=identities.train + extra,
-        inflections={**identities.inflections, **{w.lower(): placebo.inflections[w.lower()] for w in extra}},
-    )
-    return InflectedSwapEditor(merged)
+    if identities.language != "en":
+        own = {t.lower() for t in identities.terms}
+        extra = tuple(w for w in placebo.words if w.lower() not in own)
+        inflections = {w.lower(): placebo.inflections[w.lower()] for w in extra}
+        identities = replace(
+            identities, train=identities.train + extra, inflections={**identities.inflections, **inflections}
+        )
+    return identity_editor(identities, guard=None)
 
 
 def _effect(frame: pd.DataFrame, *, seed: int, n_resamples: int) -> dict[str, Any]:

@@ -44,7 +44,7 @@ from ..io import (
     nan_to_none,
     read_texts,
 )
-from ..lexicons.attributes import is_swap_attribute, known_attributes, load_attribute, load_identity_set
+from ..lexicons.attributes import is_swap_attribute, known_attributes, load_attribute
 from ..metrics.fairness import with_scores
 from ..metrics.functional import bootstrap_ci
 from ..progress import ProgressHook, resolve_progress
@@ -160,15 +160,9 @@ def _attribute_counts(texts: list[str], names: list[str], language: str = "en") 
 
 def identity_set_of(opts: AuditOptions) -> Any:
     """The audit's identity set, which must be in the audit's language (its placebo words and word lists are)."""
-    from ..languages import get_language
+    from ..lexicons.attributes import identity_set_in
 
-    found = load_identity_set(opts.identities)
-    if found.language != opts.language:
-        raise ConfigError(
-            f"the identity set {found.name} is in {get_language(found.language).name} but the audit is in "
-            f"{get_language(opts.language).name}: pass --language {found.language}"
-        )
-    return found
+    return identity_set_in(opts.identities, opts.language)
 
 
 def plan(source: Any, options: AuditOptions | None = None) -> dict[str, Any]:

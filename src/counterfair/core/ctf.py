@@ -266,20 +266,9 @@ def _ctf_input(
 def _swap_set(identities: Any, language: str = "en") -> tuple[Any, list[tuple[str, str]]]:
     """The identity set (``language``'s own by default, and in that language) and its pairs of terms where one is
     part of the other."""
-    from ..languages import get_language
-    from ..lexicons.attributes import load_identity_set
+    from ..lexicons.attributes import identity_set_in
 
-    code = get_language(language).code
-    identity_set = load_identity_set(
-        identities if identities is not None or code == "en" else get_language(code).identity_set
-    )
-    if identity_set.language != code:
-        from ..errors import ConfigError
-
-        raise ConfigError(
-            f"the identity set {identity_set.name} is in {get_language(identity_set.language).name} but the run is in "
-            f"{get_language(code).name}: pass --language {identity_set.language}"
-        )
+    identity_set = identity_set_in(identities, language)
     overlaps = sorted(
         {
             (a, b)

@@ -980,7 +980,6 @@ class Tally:
     SCORES = ("bleu", "bertscore_f1", "attribute_prob")
 
     def __init__(self, methods: Sequence[str]) -> None:
-        self.methods = list(methods)
         self.candidates = {m: [0, 0] for m in methods}
         self.occurrences = {"found": 0, "blocked": 0}
         self.statuses: dict[str, dict[str, int]] = {m: {} for m in methods}  # in order of first appearance

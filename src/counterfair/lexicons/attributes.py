@@ -574,6 +574,20 @@ def known_identity_sets() -> list[str]:
     return sorted(p.stem for p in _resource_dir("identities").glob("*.yaml"))
 
 
+def identity_set_in(spec: str | Sequence[str] | None, language: str = "en") -> IdentitySet:
+    """:func:`load_identity_set` for a run in ``language``: ``None`` is that language's own set (``dixon50``,
+    ``identity-fr``, ``identity-de``), and a set in another language is refused before any work (its swaps, word lists
+    and placebo words would not match the texts)."""
+    code = get_language(language).code
+    found = load_identity_set(spec if spec is not None or code == "en" else get_language(code).identity_set)
+    if found.language != code:
+        raise ConfigError(
+            f"the identity set {found.name} is in {get_language(found.language).name} but the run is in "
+            f"{get_language(code).name}: pass --language {found.language}"
+        )
+    return found
+
+
 def load_identity_set(spec: str | Sequence[str] | None = None) -> IdentitySet:
     """``None``/``"dixon50"``: the built-in set; a YAML/JSON/TXT file; a comma-separated string; or a list."""
     if spec is None:
