@@ -2,19 +2,22 @@
 
 The LLM filter of paper 000 rejects a rewrite that still refers to the attribute ("attribute reference ≥ 0.5"). A
 keyword detector sees only the attribute's word list: "My Egyptian neighbour shares sweets with everyone during Eid."
-passes as "not about Muslims". This script runs the detectors on ``benchmarks/data/implicit_references.csv``: 72
-sentences written for counterfair (redistributable with it), 18 per attribute (islam, judaism, lgbq, transgender):
-8 that allude to the group without naming it (Eid, a menorah, a husband's husband, a gender marker), 4 that name it,
-6 near-misses that refer to no group (a church choir, a birthday candle). The implicit sentences were written so that
-none holds a term of the attribute's word list: the keyword detector's 0 there is by construction; the question is
-what the LLM detector (App. C's rater question, greedy) catches, and what it costs per text.
+passes as "not about Muslims". This script runs the detectors on two sets of 72 sentences written for counterfair
+(redistributable with it), 18 per attribute (islam, judaism, lgbq, transgender): 8 that allude to the group without
+naming it (Eid, a menorah, a husband's husband, a gender marker), 4 that name it, 6 near-misses that refer to no
+group or to another one (a church choir, a birthday candle, Easter lamb). ``implicit_references.csv`` (``dev``) is the
+set the keyword+llm question was chosen on (three phrasings and one worked pair were tried on it);
+``implicit_references_heldout.csv`` (``heldout``) was written and committed before any of that, and is read only
+here. The implicit sentences hold no term of the attribute's word list: the keyword detector's 0 there is by
+construction; the question is what the LLM detectors catch, how many near-misses they flag, and what they cost per
+text. ``keyword+llm`` is refused for an LLM that fails its control questions: the row says so.
 
 ``head`` tries the other route to a detector that sees implicit references, with the data available offline: a
 logistic-regression head on all-MiniLM-L6-v2 embeddings per attribute, trained on the Civil Comments of
 ``../shared/data/nlp_ctf`` (MIT) labelled by the attribute's word list with every list term removed from the text (so
 the head must learn the context, not the term), and 3,000 identity-free IMDB sentences as negatives.
 
-Usage: python benchmarks/detector_implicit.py [--llms SPEC,SPEC] [--detectors keyword,llm]
+Usage: python benchmarks/detector_implicit.py [--llms SPEC,SPEC] [--detectors keyword,keyword+llm,llm,head]
 Results: benchmarks/results/detector_implicit.json
 """
 
@@ -32,12 +35,16 @@ from typing import Any
 
 import pandas as pd
 
-from counterfair.detectors import load_detector
+from counterfair.detectors import DETECTORS_WITH_LLM, load_detector
+from counterfair.errors import ConfigError
 from counterfair.io import write_json
 from counterfair.lexicons.attributes import load_attribute
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "benchmarks" / "data" / "implicit_references.csv"
+SETS = {
+    "dev": ROOT / "benchmarks" / "data" / "implicit_references.csv",
+    "heldout": ROOT / "benchmarks" / "data" / "implicit_references_heldout.csv",
+}
 RESULTS = ROOT / "benchmarks" / "results"
 
 
@@ -46,76 +53,96 @@ def main() -> None:
     parser.add_argument(
         "--llms",
         default="llamacpp:qwen2.5-coder-0.5b-instruct,llamacpp:qwen2.5-coder-1.5b-instruct",
-        help="the LLMs the llm detector runs with, one after another",
+        help="the LLMs the llm and keyword+llm detectors run with, one after another",
     )
-    parser.add_argument("--detectors", default="keyword,head,llm")
+    parser.add_argument("--detectors", default="keyword,keyword+llm,llm,head")
     args = parser.parse_args()
-    frame = pd.read_csv(DATA)
+    frame = pd.concat([pd.read_csv(path).assign(set=name) for name, path in SETS.items()], ignore_index=True)
     results: dict[str, Any] = {
         "benchmark": "detector_implicit",
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load": os.getloadavg()[0]},
         "args": vars(args),
-        "texts": len(frame),
+        "texts": {name: int((frame["set"] == name).sum()) for name in SETS},
         "detectors": {},
     }
-    rows = []
-    runs = [(spec, None) for spec in args.detectors.split(",") if spec not in ("llm", "head")]
-    if "llm" in args.detectors.split(","):
-        runs += [("llm", name) for name in args.llms.split(",")]
+    rows: list[dict[str, Any]] = []
+    chosen = args.detectors.split(",")
+    with_llm = [d for d in chosen if d in DETECTORS_WITH_LLM]
+    runs = [(spec, None) for spec in chosen if spec not in (*DETECTORS_WITH_LLM, "head")]
+    runs += [(spec, name) for name in args.llms.split(",") for spec in with_llm]
+    llms: dict[str, Any] = {}
     for spec, llm_spec in runs:
         llm, key = None, spec
         if llm_spec is not None:
-            from counterfair.llm import load_llm
-            from counterfair.llm.base import SamplingParams
+            if llm_spec not in llms:
+                from counterfair.llm import load_llm
+                from counterfair.llm.base import SamplingParams
 
-            llm, key = load_llm(llm_spec), f"llm ({llm_spec.partition(':')[2]})"
-            llm.chat([[{"role": "user", "content": "Say ok."}]], SamplingParams(max_tokens=2))  # load before timing
-        seconds = 0.0
-        for attribute, part in frame.groupby("attribute", sort=False):
-            detector = load_detector(spec, load_attribute(str(attribute)), llm=llm)
-            t0 = time.perf_counter()
-            proba = detector.reference_proba(part["text"].tolist())
-            seconds += time.perf_counter() - t0
-            for (_, row), p in zip(part.iterrows(), proba, strict=True):
-                rows.append({"detector": key, "attribute": attribute, "kind": row["kind"], "text": row["text"]})
-                rows[-1]["reference"] = None if p != p else bool(p >= 0.5)
-        results["detectors"][key] = {"seconds": round(seconds, 2), "seconds_per_text": round(seconds / len(frame), 3)}
-        del llm
-    if "head" in args.detectors.split(","):
+                llms.clear()  # one model in memory at a time
+                llms[llm_spec] = load_llm(llm_spec)
+                llms[llm_spec].chat([[{"role": "user", "content": "Say ok."}]], SamplingParams(max_tokens=2))
+            llm, key = llms[llm_spec], f"{spec} ({llm_spec.partition(':')[2]})"
+        results["detectors"][key] = run_detector(spec, llm, frame, key, rows)
+    if "head" in chosen:
         t0 = time.perf_counter()
         results["head_training"] = head_detector(frame, rows)
         results["detectors"]["head"] = {"seconds": round(time.perf_counter() - t0, 2), "seconds_per_text": None}
     table = pd.DataFrame(rows)
-    lines = ["| detector | implicit caught | explicit caught | near-misses flagged (false) | unparsed | s per text |"]
-    lines.append("|---|---|---|---|---|---|")
-    for spec, part in table.groupby("detector", sort=False):
+    lines = [
+        "| detector | allusions caught (dev / held-out) | named caught | near-misses flagged, false (dev / held-out) "
+        "| unparsed | s per text |",
+        "|---|---|---|---|---|---|",
+    ]
+    for key, found in results["detectors"].items():
+        if "refused" in found:
+            lines.append(f"| {key} | refused: fails its control questions | | | | |")
+            continue
+        part = table[table["detector"] == key]
 
-        def share(kind: str, part: pd.DataFrame = part) -> str:
-            sub = part[part["kind"] == kind]
+        def share(kind: str, which: str | None = None, part: pd.DataFrame = part) -> str:
+            sub = part[(part["kind"] == kind) & ((part["set"] == which) if which else True)]
             return f"{int((sub['reference'] == True).sum())}/{len(sub)}"  # noqa: E712 (None: unparsed)
 
-        unparsed = int(part["reference"].isna().sum())
-        per_attribute = {
-            str(a): {k: share(k, p) for k in ("implicit", "explicit", "none")} for a, p in part.groupby("attribute")
-        }
-        results["detectors"][spec] |= {
-            "implicit": share("implicit"),
+        found |= {
+            "implicit": {name: share("implicit", name) for name in SETS},
             "explicit": share("explicit"),
-            "none_flagged": share("none"),
-            "unparsed": unparsed,
-            "by_attribute": per_attribute,
+            "none_flagged": {name: share("none", name) for name in SETS},
+            "unparsed": int(part["reference"].isna().sum()),
+            "by_attribute": {
+                f"{a} ({w})": {k: share(k, w, p) for k in ("implicit", "explicit", "none")}
+                for (a, w), p in part.groupby(["attribute", "set"])
+            },
         }
         lines.append(
-            f"| {spec} | {share('implicit')} | {share('explicit')} | {share('none')} | {unparsed} | "
-            f"{results['detectors'][spec]['seconds_per_text'] or 0:.2f} |"
+            f"| {key} | {share('implicit', 'dev')} / {share('implicit', 'heldout')} | {share('explicit')} | "
+            f"{share('none', 'dev')} / {share('none', 'heldout')} | {found['unparsed']} | "
+            f"{found['seconds_per_text'] or 0:.2f} |"
         )
     results["rows"] = rows
     results["table"] = "\n".join(lines)
     print(results["table"])
-    for spec, found in results["detectors"].items():
-        print(spec, found["by_attribute"])
+    for key, found in results["detectors"].items():
+        print(key, found.get("by_attribute", found.get("refused")))
     write_json(results, RESULTS / "detector_implicit.json")
     print(f"wrote {RESULTS / 'detector_implicit.json'}")
+
+
+def run_detector(spec: str, llm: Any, frame: pd.DataFrame, key: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """One detector over both sets, attribute by attribute; its verdicts appended to ``rows``."""
+    seconds = 0.0
+    for (attribute, which), part in frame.groupby(["attribute", "set"], sort=False):
+        detector = load_detector(spec, load_attribute(str(attribute)), llm=llm)
+        t0 = time.perf_counter()
+        try:
+            proba = detector.reference_proba(part["text"].tolist())
+        except ConfigError as refused:  # keyword+llm with an LLM that fails its control questions
+            return {"refused": str(refused)}
+        seconds += time.perf_counter() - t0
+        for (_, row), p in zip(part.iterrows(), proba, strict=True):
+            rows.append({"detector": key, "set": which, "attribute": attribute, "kind": row["kind"]})
+            rows[-1] |= {"text": row["text"], "p": None if p != p else round(float(p), 4)}
+            rows[-1]["reference"] = None if p != p else bool(p >= 0.5)
+    return {"seconds": round(seconds, 2), "seconds_per_text": round(seconds / len(frame), 3)}
 
 
 def head_detector(frame: pd.DataFrame, rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -147,7 +174,8 @@ def head_detector(frame: pd.DataFrame, rows: list[dict[str, Any]]) -> dict[str, 
         part = (frame["attribute"] == attribute).to_numpy()
         proba = model.predict_proba(x_eval[part])[:, 1]
         for (_, row), p in zip(frame[part].iterrows(), proba, strict=True):
-            rows.append({"detector": "head", "attribute": attribute, "kind": row["kind"], "text": row["text"]})
+            rows.append({"detector": "head", "set": row["set"], "attribute": attribute, "kind": row["kind"]})
+            rows[-1] |= {"text": row["text"], "p": round(float(p), 4)}
             rows[-1]["reference"] = bool(p >= 0.5)
     return info
 

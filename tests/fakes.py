@@ -3,6 +3,7 @@ loopback HTTP server for a handler class."""
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -14,16 +15,45 @@ from counterfair.llm import Completion, Message, SamplingParams
 from counterfair.records import Candidate
 
 
+def sees_no_allusion(text: str) -> float:
+    """A yes/no judge that sees only a text that says what it is about (the keyword+llm detector's named control)."""
+    return 0.97 if text.startswith("This text is about") else 0.03
+
+
 class ScriptedLLM:
-    """Answers by a function of (input text, attempt, sample index); records every call."""
+    """Answers by a function of (input text, attempt, sample index); records every call. Yes/no questions scored by
+    first-token log-probabilities (``answer_logprobs``: the keyword+llm detector's) get P(yes) = ``judge(text)``, the
+    text being what follows the question's last "Text: "; they are recorded in ``judged``, not ``calls``. With
+    ``judge=None`` it gives no log-probabilities (``answer_logprobs`` returns None), like a server without them."""
 
     model_id = "scripted"
 
-    def __init__(self, answer: Callable[[str, int, int], str], *, context: int = 4096) -> None:
+    def __init__(
+        self,
+        answer: Callable[[str, int, int], str],
+        *,
+        context: int = 4096,
+        judge: Callable[[str], float] | None = sees_no_allusion,
+    ) -> None:
         self.answer = answer
+        self.judge = judge
         self.calls: list[dict[str, Any]] = []
+        self.judged: list[str] = []
         self.context = context
         self.batches = 0  # chat/complete calls: the texts of one call share its "batch" number
+
+    def answer_logprobs(
+        self, conversations: Sequence[Sequence[Message]], answers: Sequence[str]
+    ) -> list[list[float]] | None:
+        if self.judge is None:  # a backend without log-probabilities (a server that gives none)
+            return None
+        out = []
+        for messages in conversations:
+            text = messages[-1]["content"].rsplit("Text: ", 1)[1]
+            self.judged.append(text)
+            yes = self.judge(text)
+            out.append([math.log(yes if a.lower() == "yes" else 1.0 - yes) for a in answers])
+        return out
 
     def _text_of(self, messages: Sequence[Message]) -> str:
         last = messages[-1]["content"]

@@ -308,7 +308,7 @@ def test_llm_classifier_from_samples_where_no_logprobs() -> None:
     from tests.fakes import ScriptedLLM
 
     replies = {"x": ["yes", "No.", "maybe", "Yes, it is"], "y": ["hmm"] * 4}
-    llm = ScriptedLLM(lambda text, attempt, i: replies[text][i])
+    llm = ScriptedLLM(lambda text, attempt, i: replies[text][i], judge=None)
     llm._text_of = lambda messages: messages[-1]["content"].rsplit("Comment: ", 1)[1]  # type: ignore[method-assign]
     clf = LLMClassifier(llm, samples=4)  # type: ignore[arg-type]
     proba = clf.predict_proba(["x", "y"])

@@ -9,11 +9,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from counterfair.detectors import KeywordDetector, MLPDetector, load_detector, train_attribute_classifier
+from counterfair.detectors import (
+    KeywordDetector,
+    KeywordLLMDetector,
+    MLPDetector,
+    load_detector,
+    resolve_detector,
+    train_attribute_classifier,
+)
 from counterfair.errors import ConfigError, InputError
 from counterfair.lexicons.attributes import load_attribute
 
 from .conftest import run_cli
+from .fakes import ScriptedLLM
 
 
 def test_keyword_detector() -> None:
@@ -107,6 +115,67 @@ def test_unknown_detector() -> None:
         load_detector("regex", load_attribute("islam"))
     with pytest.raises(ConfigError, match="needs an LLM"):
         load_detector("llm", load_attribute("islam"))
+    with pytest.raises(ConfigError, match="keyword\\+llm detector needs an LLM"):
+        load_detector("keyword+llm", load_attribute("islam"))
+
+
+def _no_rewrites(text: str, attempt: int, i: int) -> str:
+    raise AssertionError("the detector asked for a rewrite")
+
+
+def test_keyword_llm_detector_asks_the_llm_only_where_no_term_occurs() -> None:
+    llm = ScriptedLLM(_no_rewrites, judge=lambda text: 0.9 if "Eid" in text or "about" in text else 0.1)
+    detector = load_detector("keyword+llm", load_attribute("islam"), llm=llm)
+    assert isinstance(detector, KeywordLLMDetector)
+    texts = [
+        "The mosque is new.",
+        "Sweets for everyone during Eid.",
+        "The train is late.",
+        "Sweets for everyone during Eid.",
+    ]
+    np.testing.assert_allclose(detector.reference_proba(texts), [1.0, 0.9, 0.1, 0.9])
+    # three control questions first, then each distinct text without a term once
+    assert llm.judged == [
+        "The train left the station on time.",
+        "She bought a new pair of running shoes.",
+        "This text is about Muslims.",
+        "Sweets for everyone during Eid.",
+        "The train is late.",
+    ]
+    info = detector.info()
+    assert info["detector"] == "keyword+llm" and info["mode"] == "logprobs"
+    assert info["controls"]["This text is about Muslims."] == pytest.approx(0.9)
+    detector.reference_proba(["Eid again."])
+    assert llm.judged[-1] == "Eid again." and len(llm.judged) == 6  # the controls are asked once
+
+
+def test_keyword_llm_detector_asks_with_a_worked_pair_about_another_group() -> None:
+    detector = KeywordLLMDetector(ScriptedLLM(_no_rewrites), load_attribute("transgender"))
+    turns = detector.classifier.conversation("He binds his chest.")
+    assert [t["role"] for t in turns] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert "about Hindus" in turns[1]["content"] and turns[1]["content"].endswith("Diwali.")
+    assert [turns[2]["content"], turns[4]["content"]] == ["yes", "no"]
+    assert turns[-1]["content"].startswith("Is the text below about transgender people, either by naming them")
+    assert turns[-1]["content"].endswith("Text: He binds his chest.")
+
+
+def test_keyword_llm_detector_refuses_an_llm_that_fails_its_controls() -> None:
+    coin = ScriptedLLM(_no_rewrites, judge=lambda text: 0.41)  # what Qwen2.5-Coder-0.5B gives every text
+    detector = load_detector("keyword+llm", load_attribute("lgbq"), llm=coin)
+    assert detector.reference_proba(["The gay bar closed."]).tolist() == [1.0]  # a term: the LLM is not asked
+    with pytest.raises(
+        ConfigError,
+        match=r"fails its control questions .*'The train left the station on time.': "
+        r"0.41.*'This text is about gay people.': 0.41.*--detector keyword",
+    ):
+        detector.reference_proba(["His husband cooked."])
+
+
+def test_auto_is_keyword_plus_llm_only_where_a_method_calls_the_llm() -> None:
+    assert resolve_detector("auto", ["ablation", "substitution", "swap"]) == "keyword"
+    assert resolve_detector("auto", ["ablation", "llm"]) == "keyword+llm"
+    assert resolve_detector("auto", ["polyjuice"]) == "keyword"  # its own LM, not an instruction LLM
+    assert resolve_detector("mlp:dir", ["llm"]) == "mlp:dir" and resolve_detector("keyword", ["llm"]) == "keyword"
 
 
 class _Steps:

@@ -217,7 +217,10 @@ def test_a_text_whose_llm_requests_fail_stops_the_run_after_saving_the_others(tm
     texts = ["My Muslim neighbour cooks.", "The mosque is new.", "A Muslim prayer."]
     frame = pd.DataFrame({"text": texts})
     with loopback(Server) as url:
-        options = GenerateOptions(methods=["llm"], llm=f"openai:{url}/v1", samples=2, max_attempts=1)
+        # a server that answers every request with one rewrite cannot answer keyword+llm's yes/no questions
+        options = GenerateOptions(
+            methods=["llm"], llm=f"openai:{url}/v1", samples=2, max_attempts=1, detector="keyword"
+        )
         with pytest.raises(LLMInputsFailed, match=r"1 of 3 texts \(row 1 \(id 1\): .*HTTP 500"):
             run_generate(frame, tmp_path / "run", options)
         saved = [json.loads(line) for line in (tmp_path / "run" / ".work" / "done.jsonl").read_text().splitlines()]
@@ -255,3 +258,44 @@ def test_the_llm_progress_bar_counts_samples_and_grows_with_reruns(tmp_path: Pat
     run_generate(pd.DataFrame({"text": texts}), tmp_path / "run", options, generator=generator, progress=bar)
     assert bar.names[-1] == "llm samples"
     assert (bar.total, bar.done) == (4 * 2 + 4 + 4, 16)  # 2 texts x 4 samples, then two reruns of the second
+
+
+def test_the_default_detector_of_an_llm_run_rejects_a_rewrite_that_alludes(tmp_path: Path) -> None:
+    """#34 item 2: with the llm method the filter's detector is keyword+llm by default, so the rewrite that keeps
+    "during Eid" is rejected where the keyword detector passed it (and ranked it first); the ablation's candidate
+    keeps the word list's verdict (its LLM judges only what is filtered)."""
+    source = "My Muslim neighbour shares sweets with everyone during Eid."
+    allusion = "My neighbour shares sweets with everyone during Eid."
+    plain = "My neighbour shares sweets with everyone during the holidays."
+
+    def rewrites(text: str, attempt: int, i: int) -> str:
+        return "{" + (allusion if i % 2 == 0 else plain) + "}"
+
+    def judge(text: str) -> float:
+        return 0.97 if text.startswith("This text is about") or "Eid" in text else 0.03
+
+    frame = pd.DataFrame({"text": [source]})
+    chosen = {}
+    for detector in ("keyword", "auto"):
+        llm = ScriptedLLM(rewrites, judge=judge)
+        options = GenerateOptions(methods=["ablation", "llm"], samples=2, max_attempts=1, detector=detector)
+        generator = Generator(options)
+        generator._llm = llm
+        result = run_generate(frame, tmp_path / detector, options, generator=generator)
+        cf = result.counterfactuals.set_index("method")
+        chosen[detector] = cf.loc["llm", "text"]
+        cands = result.candidates
+        llm_cands = cands[cands["method"] == "llm"].drop_duplicates("text").set_index("text")
+        if detector == "auto":
+            assert llm_cands.loc[allusion, "status"] == "filtered:references_attribute"
+            assert llm_cands.loc[allusion, "attribute_prob"] == pytest.approx(0.97)
+            assert llm_cands.loc[plain, "attribute_prob"] == pytest.approx(0.03)
+            # the ablation's candidate keeps "during Eid" but carries the word list's 0: the LLM never saw it
+            ablated = cands[cands["method"] == "ablation"]
+            assert ablated["attribute_prob"].tolist() == [0.0]
+            assert sorted(llm.judged[3:]) == sorted([allusion, plain])  # after the controls, each rewrite once
+            signature = result.summary["signatures"]["detector"]
+            assert signature["detector"] == "keyword+llm" and signature["unfiltered_methods"] == "keyword"
+        else:
+            assert llm.judged == []  # the keyword detector never asks
+    assert chosen == {"keyword": allusion, "auto": plain}

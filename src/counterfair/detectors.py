@@ -9,6 +9,11 @@ Three kinds behind one interface (``reference_proba(texts) -> (n,)`` probabiliti
 * ``llm`` — asks an instruction LLM the rater question of App. C (explicit / implicit / no reference); explicit or
   implicit counts as a reference. The raw answer is kept; an answer that cannot be parsed after retries gives NaN
   (the filter then rejects the candidate with the reason ``attribute_unknown``), never a made-up value.
+* ``keyword+llm`` — the keyword detector's 1 where a term occurs; elsewhere the probability that an instruction LLM
+  answers "yes" to "is this text about <subject>, by naming or alluding to them?" (one worked pair about another
+  group before it; from the answer's first-token log-probabilities where the backend gives them). It sees allusions
+  the word list cannot ("during Eid"). Before its first answer it asks three control questions and refuses an LLM
+  that cannot tell them apart (``AllusionControls``). The default for runs that load an LLM anyway (``auto``).
 """
 
 from __future__ import annotations
@@ -403,16 +408,128 @@ class LLMDetector:
         return {"detector": "llm", "attribute": self.attribute.name, "llm": self.llm.info()}
 
 
+# ------------------------------------------------------------------------------------- keyword + LLM
+
+ALLUSION_QUESTION = (
+    "Is the text below about {subject}, either by naming them or by alluding to them (a custom, holiday, practice, "
+    "place, relationship or experience that is tied to them)? Answer yes or no.\n\nText: {text}"
+)
+# one worked pair about a group no built-in attribute is about, so the example leans towards none of them
+ALLUSION_EXAMPLES = (
+    ("Hindus", "They lit rows of clay lamps for Diwali.", "yes"),
+    ("Hindus", "They lit rows of candles for the dinner party.", "no"),
+)
+
+
+@dataclass(frozen=True)
+class AllusionControls:
+    """Questions whose answers any usable LLM gets right: texts about nothing in particular must get P(yes) below
+    ``max_unrelated``, a text that says it is about the subject at least ``min_named``. Qwen2.5-Coder-1.5B gives
+    0.02–0.04 and 0.9+; the 0.5B gives ~0.4 to everything, so every rewrite would be judged by a coin."""
+
+    unrelated: tuple[str, ...] = ("The train left the station on time.", "She bought a new pair of running shoes.")
+    named: str = "This text is about {subject}."
+    max_unrelated: float = 0.2
+    min_named: float = 0.5
+
+
+def allusion_task(subject: str) -> Any:
+    """The labelling task of ``keyword+llm`` for ``subject`` ("Muslims")."""
+    from .classifiers.llm import LabellingTask
+
+    def ask(about: str, text: str) -> str:
+        return ALLUSION_QUESTION.replace("{subject}", about).replace("{text}", text)
+
+    question = ask(subject.replace("{", "{{").replace("}", "}}"), "{text}")
+    examples = tuple((ask(about, text), answer) for about, text, answer in ALLUSION_EXAMPLES)
+    return LabellingTask(("no reference", "reference"), question, examples=examples)
+
+
+class KeywordLLMDetector:
+    """``keyword+llm``: 1 where the attribute's word list matches, else an LLM's probability of "yes" to the allusion
+    question (see the module docstring). Each distinct text is asked once per call."""
+
+    name = "keyword+llm"
+
+    def __init__(self, llm: Any, attribute: Attribute, *, controls: AllusionControls = AllusionControls()) -> None:
+        from .classifiers.llm import LLMClassifier
+
+        self.attribute = attribute
+        self.keyword = KeywordDetector(attribute)
+        self.classifier = LLMClassifier(llm, task=allusion_task(attribute.subject))
+        self.controls = controls
+        self.control_answers: dict[str, float] | None = None
+
+    def _yes(self, texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(self.classifier.predict_proba(list(texts)), dtype=float)[:, 1]
+
+    def check(self) -> dict[str, float]:
+        """Ask the control questions once; a :class:`ConfigError` naming the failed answers if the LLM cannot tell
+        them apart."""
+        if self.control_answers is None:
+            c = self.controls
+            named = c.named.replace("{subject}", self.attribute.subject)
+            probs = self._yes([*c.unrelated, named])
+            answers = dict(zip([*c.unrelated, named], (round(float(p), 4) for p in probs), strict=True))
+
+            def shown(text: str) -> str:
+                return f"{text!r}: " + ("no yes/no answer" if math.isnan(answers[text]) else f"{answers[text]:.2f}")
+
+            wrong = [shown(t) for t in c.unrelated if not answers[t] < c.max_unrelated]
+            if not answers[named] >= c.min_named:
+                wrong.append(shown(named))
+            if wrong:
+                raise ConfigError(
+                    f"the keyword+llm detector's LLM ({self.classifier.llm.model_id}) fails its control questions "
+                    f"(P(yes) {'; '.join(wrong)}; unrelated texts need < {c.max_unrelated:g}, the named one >= "
+                    f"{c.min_named:g}): its verdicts would be noise. Use a larger LLM (the default "
+                    f"qwen2.5-coder-1.5b-instruct passes) or --detector keyword"
+                )
+            self.control_answers = answers
+        return self.control_answers
+
+    def reference_proba(self, texts: Sequence[str]) -> np.ndarray:
+        out = self.keyword.reference_proba(texts)
+        unseen = list(dict.fromkeys(t for t, p in zip(texts, out, strict=True) if p == 0.0 and t.strip()))
+        if unseen:
+            self.check()
+            found = dict(zip(unseen, self._yes(unseen), strict=True))
+            out = np.array([found.get(t, p) for t, p in zip(texts, out, strict=True)])
+        return out
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "detector": "keyword+llm",
+            "attribute": self.attribute.name,
+            "terms": list(self.attribute.terms),
+            "classifier": self.classifier.signature(),
+            "mode": self.classifier.mode,
+        } | ({"controls": self.control_answers} if self.control_answers is not None else {})
+
+
+DETECTORS_WITH_LLM = ("llm", "keyword+llm")
+
+
+def resolve_detector(spec: str, methods: Sequence[str]) -> str:
+    """``auto``: ``keyword+llm`` when a method calls the run's LLM anyway (``llm``), else ``keyword`` (which a run
+    records, so a run without an LLM keeps the identity it had before ``auto``); any other spec as it is."""
+    if spec != "auto":
+        return spec
+    from .editors.registry import editor_spec
+
+    return "keyword+llm" if any(editor_spec(m).needs_llm for m in methods) else "keyword"
+
+
 def load_detector(spec: str, attribute: Attribute, *, llm: Any = None) -> AttributeDetector:
-    """``keyword``, ``mlp:DIR[#LABEL]`` or ``llm`` (uses ``llm``)."""
+    """``keyword``, ``mlp:DIR[#LABEL]``, ``llm`` or ``keyword+llm`` (the last two use ``llm``)."""
     kind, _, rest = spec.partition(":")
     if spec == "keyword":
         return KeywordDetector(attribute)
     if kind == "mlp" and rest:
         directory, _, label = rest.partition("#")
         return MLPDetector(directory, label=label or None, attribute=None if label else attribute)
-    if spec == "llm":
+    if spec in DETECTORS_WITH_LLM:
         if llm is None:
-            raise ConfigError("the llm detector needs an LLM (--llm)")
-        return LLMDetector(llm, attribute)
-    raise ConfigError(f"unknown detector {spec!r}; use keyword, mlp:DIR[#LABEL] or llm")
+            raise ConfigError(f"the {spec} detector needs an LLM (--llm)")
+        return LLMDetector(llm, attribute) if spec == "llm" else KeywordLLMDetector(llm, attribute)
+    raise ConfigError(f"unknown detector {spec!r}; use keyword, keyword+llm, mlp:DIR[#LABEL] or llm")

@@ -26,6 +26,8 @@ class LabellingTask:
     labels: tuple[str, str]  # (the "no" label, the "yes" label)
     question: str  # with {text}
     version: int = 1
+    # worked turns before the text's own question: (user message, "yes" or "no"), in order
+    examples: tuple[tuple[str, str], ...] = ()
 
 
 TASKS = {
@@ -60,8 +62,12 @@ class LLMClassifier:
         return self.task.labels
 
     def conversation(self, text: str) -> list[Message]:
+        shots: list[Message] = []
+        for question, answer in self.task.examples:
+            shots += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
         return [
             {"role": "system", "content": "You label texts. Reply with one word: yes or no."},
+            *shots,
             {"role": "user", "content": self.task.question.format(text=text)},
         ]
 
@@ -101,4 +107,4 @@ class LLMClassifier:
             "labels": list(self.task.labels),
             "version": self.task.version,
             "samples": self.samples,
-        }
+        } | ({"examples": [list(e) for e in self.task.examples]} if self.task.examples else {})

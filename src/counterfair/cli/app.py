@@ -78,7 +78,7 @@ PLACEHOLDERS: dict[str, str] = {
     "score_methods": "METHOD,...|all",
     "identities": "SET|FILE|TERM,...",
     "placebo": "default|en|fr|de|FILE|none",
-    "detector": "keyword|mlp:DIR|llm",
+    "detector": "auto|keyword|keyword+llm|mlp:DIR|llm",
     "editor": "NAME|external:FILE",
     "engine": "local|ray",
     "address": "ADDRESS",

@@ -70,7 +70,13 @@ def generate(
     min_bleu: Annotated[float, typer.Option(help="Filter: minimum BLEU against the original.")] = 0.5,
     min_bertscore: Annotated[float, typer.Option(help="Filter: minimum BERTScore F1.")] = 0.5,
     max_attribute_prob: Annotated[float, typer.Option(help="Filter: maximum attribute-reference probability.")] = 0.5,
-    detector: Annotated[str, typer.Option(help="Attribute detector: keyword, mlp:DIR[#LABEL], llm.")] = "keyword",
+    detector: Annotated[
+        str,
+        typer.Option(
+            help="Attribute detector: keyword, keyword+llm (also sees allusions: 'during Eid'), mlp:DIR[#LABEL], llm; "
+            "auto: keyword+llm when the llm method runs, else keyword."
+        ),
+    ] = "auto",
     score_methods: Annotated[
         str | None,
         typer.Option(
@@ -130,8 +136,12 @@ def select_command(
     attribute_column: Annotated[
         str | None, typer.Option(help="Column with the attribute-reference probability (else --detector).")
     ] = None,
-    detector: Annotated[str, typer.Option(help="Attribute detector: keyword, mlp:DIR[#LABEL] or llm.")] = "keyword",
-    llm: Annotated[str, typer.Option(help="LLM for --detector llm.")] = "llamacpp:qwen2.5-coder-1.5b-instruct",
+    detector: Annotated[
+        str, typer.Option(help="Attribute detector: keyword, keyword+llm, mlp:DIR[#LABEL] or llm.")
+    ] = "keyword",
+    llm: Annotated[
+        str, typer.Option(help="LLM for --detector llm or keyword+llm.")
+    ] = "llamacpp:qwen2.5-coder-1.5b-instruct",
     toxicity_column: Annotated[
         str | None, typer.Option(help="Column with a toxicity score (else --classifier).")
     ] = None,
@@ -148,13 +158,14 @@ def select_command(
     from types import SimpleNamespace
 
     from ..core.needs import require
+    from ..detectors import DETECTORS_WITH_LLM
     from ..io import write_json, write_table
     from ..selection import select_texts
 
     require(SimpleNamespace(detector=detector, llm=llm, classifier=None if toxicity_column else classifier))
 
     the_llm = None
-    if detector == "llm":
+    if detector in DETECTORS_WITH_LLM:
         from ..llm import load_llm
 
         the_llm = load_llm(llm)

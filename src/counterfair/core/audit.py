@@ -37,6 +37,7 @@ from .. import __version__
 from ..analysis.placebo import identity_effects, load_placebo, placebo_texts
 from ..classifiers import CachedClassifier
 from ..classifiers.labels import binary_labels, checked_positive_index, positive_index
+from ..detectors import resolve_detector
 from ..editors.registry import default_editors, editor_spec
 from ..errors import ConfigError, InputError
 from ..io import (
@@ -78,7 +79,7 @@ class AuditOptions:
     max_attempts: int = 5
     llm_parallel: int | None = knob(None)  # llama.cpp sequences decoded together (None: 16; 1: one after another)
     llm_concurrency: int | None = knob(None)  # requests in flight to an LLM server (None: 32)
-    detector: str = "keyword"
+    detector: str = "auto"  # keyword+llm when the llm method runs, else keyword (see GenerateOptions)
     seed: int = 0
     bootstrap: int = knob(2000)  # resamples of the intervals (not part of the run's identity, as before)
     top_examples: int = knob(12)
@@ -107,6 +108,7 @@ class AuditOptions:
         if self.placebo in ("default", "builtin"):
             self.placebo = self.language  # an English run records "en", as it always did
         self.methods = normalize_methods(self.methods, "audit")
+        self.detector = resolve_detector(self.detector, self.methods)
         if not 0.0 < self.threshold < 1.0:
             raise ConfigError(f"threshold must be in (0, 1), got {self.threshold}")
 

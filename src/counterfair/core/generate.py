@@ -31,6 +31,7 @@ import pandas as pd
 
 from .. import __version__
 from ..checkpoint import MemorySink
+from ..detectors import DETECTORS_WITH_LLM, resolve_detector
 from ..editors.base import EditorBase
 from ..editors.filters import CandidateFilter, FilterConfig, Verdict, best
 from ..editors.registry import default_editors, editor_names, editor_spec
@@ -99,7 +100,8 @@ class GenerateOptions:
     min_bleu: float = 0.5
     min_bertscore: float = 0.5
     max_attribute_prob: float = 0.5
-    detector: str = "keyword"
+    # keyword | keyword+llm | llm | mlp:DIR[#LABEL] | auto: keyword+llm when a method loads the LLM anyway, else keyword
+    detector: str = "auto"
     seed: int = 0
     reuse_prefix: bool = knob(True)
     n_ctx: int = knob(4096)
@@ -125,6 +127,7 @@ class GenerateOptions:
 
         self.language = get_language(self.language).code
         self.methods = normalize_methods(self.methods)
+        self.detector = resolve_detector(self.detector, self.methods)
         if self.max_attempts < 1 or self.samples < 1:
             raise ConfigError("samples and max_attempts must be at least 1")
         for name in ("llm_chunk", "llm_parallel", "llm_concurrency"):
@@ -353,7 +356,9 @@ class Generator:
                 None
                 if self.attribute is None
                 else load_detector(
-                    self.opts.detector, self.attribute, llm=self.llm if self.opts.detector == "llm" else None
+                    self.opts.detector,
+                    self.attribute,
+                    llm=self.llm if self.opts.detector in DETECTORS_WITH_LLM else None,
                 )
             )
             config = FilterConfig(self.opts.min_bleu, self.opts.min_bertscore, self.opts.max_attribute_prob)
@@ -549,13 +554,15 @@ class Generator:
             if method == "swap":
                 out[method]["guard_blocked"] = (occurrences or {}).get("blocked", 0)
                 out[method]["identity_occurrences"] = (occurrences or {}).get("found", 0)
-        models = (["llm"] if opts.detector == "llm" else []) + [editor_spec(m).lm for m in opts.methods]
+        models = (["llm"] if opts.detector in DETECTORS_WITH_LLM else []) + [editor_spec(m).lm for m in opts.methods]
         for lm in dict.fromkeys(m for m in models if m):  # the language models the methods (or the detector) use
             out[lm] = getattr(self, lm).info()
         if any(is_scored(m, opts.score_methods) or is_sampled(m) for m in opts.methods):
             out["filter"] = asdict(self.filter.config)
             if self.filter.detector is not None:
                 out["detector"] = self.filter.detector.info()
+                if self.filter.note_detector is not self.filter.detector:
+                    out["detector"]["unfiltered_methods"] = "keyword"  # their attribute probability: the word list
         return out
 
 

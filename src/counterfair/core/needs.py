@@ -79,8 +79,8 @@ def needs(options: Any, given: frozenset[str] = frozenset()) -> Iterator[tuple[s
     detector = get("detector")
     if isinstance(detector, str) and detector.startswith("mlp"):
         yield f"detector {detector!r}", ("metrics",)
-    elif detector == "llm":
-        yield "the llm detector", llm_extras(get("llm"))
+    elif detector in ("llm", "keyword+llm"):
+        yield f"the {detector} detector", llm_extras(get("llm"))
     if get("ppl_model") and not hasattr(options, "metrics"):  # evaluate: only with the perplexity metric (above)
         yield f"perplexity with {get('ppl_model')!r}", ("metrics",)
     if get("engine") == "ray":

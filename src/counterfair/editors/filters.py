@@ -89,12 +89,20 @@ class CandidateFilter:
         self.detector = detector
         self.bertscore = bertscore or BERTScoreScorer()
 
+    @property
+    def note_detector(self) -> AttributeDetector | None:
+        """The detector of :meth:`attribute_verdicts`: ``keyword+llm``'s word list (its LLM judges only what is
+        filtered), else the filter's own."""
+        return getattr(self.detector, "keyword", self.detector)
+
     def attribute_verdicts(self, candidates: Sequence[str | None]) -> list[Verdict]:
-        """Verdicts that filter nothing but carry the detector's attribute probability (no BLEU or BERTScore)."""
+        """Verdicts that filter nothing but carry the attribute probability of :attr:`note_detector` (no BLEU or
+        BERTScore)."""
         verdicts = [Verdict() for _ in candidates]
         scored = [i for i, c in enumerate(candidates) if c is not None and c.strip()]
-        if self.detector is not None and scored:
-            probs = self.detector.reference_proba([candidates[i] or "" for i in scored])
+        detector = self.note_detector
+        if detector is not None and scored:
+            probs = detector.reference_proba([candidates[i] or "" for i in scored])
             for k, i in enumerate(scored):
                 verdicts[i].attribute_prob = float(probs[k])
         return verdicts
