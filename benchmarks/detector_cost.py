@@ -3,8 +3,9 @@
 The same LLM rewrites (paper 000's settings: 16 samples, up to 5 attempts, seeded) of the demo's texts that reference
 a word-list attribute (islam, judaism, lgbq, transgender; up to ``--per-attribute`` each) are filtered once with
 ``--detector keyword`` and once with the default (``auto``, which is keyword+llm for the llm method). Reports each
-run's wall time, the seconds spent in the detector, how many chosen rewrites differ, and the rewrites keyword passed
-and chose that keyword+llm rejects as still referring to the group (with the LLM's probability), so they can be read.
+run's wall time, the seconds spent in the detector, how many distinct rewrites its LLM was asked about (only those
+every other filter passed), how many chosen rewrites differ, and the rewrites keyword passed and chose that keyword+llm
+rejects as still referring to the group (with the LLM's probability), so they can be read.
 
 Usage: python benchmarks/detector_cost.py [--llm SPEC] [--per-attribute 3]
 Results: benchmarks/results/detector_cost.json
@@ -91,6 +92,8 @@ def main() -> None:
                     "detector_seconds": round(spent[0], 1),
                     "candidates": len(cands),
                     "rejected_as_referring": int((cands["status"] == "filtered:references_attribute").sum()),
+                    # distinct rewrites put to the LLM: only those every other filter passed
+                    "asked_llm": getattr(generator.filter.detector, "asked", 0),
                     "with_counterfactual": int((result.counterfactuals["status"] == "ok").sum()),
                     "attempts": int(result.counterfactuals["attempts"].sum()),
                 }

@@ -90,12 +90,12 @@ def main() -> None:
     table = pd.DataFrame(rows)
     lines = [
         "| detector | allusions caught (dev / held-out) | named caught | near-misses flagged, false (dev / held-out) "
-        "| unparsed | s per text |",
-        "|---|---|---|---|---|---|",
+        "| F1 (dev / held-out) | unparsed | s per text |",
+        "|---|---|---|---|---|---|---|",
     ]
     for key, found in results["detectors"].items():
         if "refused" in found:
-            lines.append(f"| {key} | refused: fails its control questions | | | | |")
+            lines.append(f"| {key} | refused: fails its control questions | | | | | |")
             continue
         part = table[table["detector"] == key]
 
@@ -103,7 +103,15 @@ def main() -> None:
             sub = part[(part["kind"] == kind) & ((part["set"] == which) if which else True)]
             return f"{int((sub['reference'] == True).sum())}/{len(sub)}"  # noqa: E712 (None: unparsed)
 
+        def f1(which: str, part: pd.DataFrame = part) -> float:
+            """F1 of "refers to the group" (allusions and named ones) against the near-misses; unparsed count as no."""
+            sub = part[part["set"] == which]
+            said, truth = sub["reference"] == True, sub["kind"] != "none"  # noqa: E712
+            hit = int((said & truth).sum())
+            return round(2 * hit / (int(said.sum()) + int(truth.sum())), 3)
+
         found |= {
+            "f1": {name: f1(name) for name in SETS},
             "implicit": {name: share("implicit", name) for name in SETS},
             "explicit": share("explicit"),
             "none_flagged": {name: share("none", name) for name in SETS},
@@ -115,7 +123,8 @@ def main() -> None:
         }
         lines.append(
             f"| {key} | {share('implicit', 'dev')} / {share('implicit', 'heldout')} | {share('explicit')} | "
-            f"{share('none', 'dev')} / {share('none', 'heldout')} | {found['unparsed']} | "
+            f"{share('none', 'dev')} / {share('none', 'heldout')} | {found['f1']['dev']:.2f} / "
+            f"{found['f1']['heldout']:.2f} | {found['unparsed']} | "
             f"{found['seconds_per_text'] or 0:.2f} |"
         )
     results["rows"] = rows

@@ -297,3 +297,12 @@ def test_the_reproduce_command_names_every_option_that_differs() -> None:
     )
     plain = cf.audit(texts, "profanity-check", methods=["swap"]).summary["reproduce"]
     assert plain.endswith("--methods swap --threshold 0.5 --seed 0 --out DIR")
+
+
+def test_the_reproduce_command_names_the_detector_only_where_it_differs_from_auto() -> None:
+    from counterfair.core.audit import AuditOptions, _other_options
+
+    assert AuditOptions(methods=["swap", "llm"]).detector == "keyword+llm"
+    assert "--detector" not in " ".join(_other_options(AuditOptions(methods=["swap", "llm"])))
+    assert "--detector keyword" in " ".join(_other_options(AuditOptions(methods=["swap", "llm"], detector="keyword")))
+    assert "--detector" not in " ".join(_other_options(AuditOptions(methods=["swap"], detector="keyword")))

@@ -12,6 +12,7 @@ from counterfair.core.generate import GenerateOptions, Generator
 from counterfair.detectors import KeywordDetector
 from counterfair.editors.filters import CandidateFilter, FilterConfig, best, rule_reasons
 from counterfair.editors.llm_rewrite import FewShotPrompt, LLMRewriteEditor, extract_braced
+from counterfair.errors import ConfigError
 from counterfair.lexicons.attributes import load_attribute
 from counterfair.shell.generate import run_generate
 
@@ -262,14 +263,15 @@ def test_the_llm_progress_bar_counts_samples_and_grows_with_reruns(tmp_path: Pat
 
 def test_the_default_detector_of_an_llm_run_rejects_a_rewrite_that_alludes(tmp_path: Path) -> None:
     """#34 item 2: with the llm method the filter's detector is keyword+llm by default, so the rewrite that keeps
-    "during Eid" is rejected where the keyword detector passed it (and ranked it first); the ablation's candidate
-    keeps the word list's verdict (its LLM judges only what is filtered)."""
+    "during Eid" is rejected where the keyword detector passed it (and ranked it first). The LLM is asked only about
+    rewrites every other filter passed: the one BLEU rejects, and the ablation's candidate, keep the word list's 0."""
     source = "My Muslim neighbour shares sweets with everyone during Eid."
     allusion = "My neighbour shares sweets with everyone during Eid."
     plain = "My neighbour shares sweets with everyone during the holidays."
+    far = "Eid is a feast."  # BLEU far below 0.5
 
     def rewrites(text: str, attempt: int, i: int) -> str:
-        return "{" + (allusion if i % 2 == 0 else plain) + "}"
+        return "{" + (allusion, plain, far)[i % 3] + "}"
 
     def judge(text: str) -> float:
         return 0.97 if text.startswith("This text is about") or "Eid" in text else 0.03
@@ -278,7 +280,7 @@ def test_the_default_detector_of_an_llm_run_rejects_a_rewrite_that_alludes(tmp_p
     chosen = {}
     for detector in ("keyword", "auto"):
         llm = ScriptedLLM(rewrites, judge=judge)
-        options = GenerateOptions(methods=["ablation", "llm"], samples=2, max_attempts=1, detector=detector)
+        options = GenerateOptions(methods=["ablation", "llm"], samples=3, max_attempts=1, detector=detector)
         generator = Generator(options)
         generator._llm = llm
         result = run_generate(frame, tmp_path / detector, options, generator=generator)
@@ -290,12 +292,22 @@ def test_the_default_detector_of_an_llm_run_rejects_a_rewrite_that_alludes(tmp_p
             assert llm_cands.loc[allusion, "status"] == "filtered:references_attribute"
             assert llm_cands.loc[allusion, "attribute_prob"] == pytest.approx(0.97)
             assert llm_cands.loc[plain, "attribute_prob"] == pytest.approx(0.03)
+            assert (
+                llm_cands.loc[far, "status"] == "filtered:bleu_below_0.5" and llm_cands.loc[far, "attribute_prob"] == 0
+            )
             # the ablation's candidate keeps "during Eid" but carries the word list's 0: the LLM never saw it
             ablated = cands[cands["method"] == "ablation"]
             assert ablated["attribute_prob"].tolist() == [0.0]
-            assert sorted(llm.judged[3:]) == sorted([allusion, plain])  # after the controls, each rewrite once
+            assert sorted(llm.judged[3:]) == sorted([allusion, plain])  # after the controls, each open rewrite once
             signature = result.summary["signatures"]["detector"]
-            assert signature["detector"] == "keyword+llm" and signature["unfiltered_methods"] == "keyword"
+            assert signature["detector"] == "keyword+llm" and "another filter rejects" in signature["word_list_only"]
         else:
             assert llm.judged == []  # the keyword detector never asks
     assert chosen == {"keyword": allusion, "auto": plain}
+
+
+def test_an_llm_the_default_detector_refuses_costs_no_rewrites(tmp_path: Path) -> None:
+    llm = ScriptedLLM(lambda text, attempt, i: "{My neighbour cooks.}", judge=lambda text: 0.41)
+    with pytest.raises(ConfigError, match="fails its control questions"):
+        _generate(tmp_path, llm, ["My Muslim neighbour cooks."], samples=2)
+    assert llm.calls == [] and len(llm.judged) == 3  # the three control questions, then nothing

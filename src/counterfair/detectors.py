@@ -459,6 +459,7 @@ class KeywordLLMDetector:
         self.classifier = LLMClassifier(llm, task=allusion_task(attribute.subject))
         self.controls = controls
         self.control_answers: dict[str, float] | None = None
+        self.asked = 0  # distinct texts put to the LLM (control questions aside)
 
     def _yes(self, texts: Sequence[str]) -> np.ndarray:
         return np.asarray(self.classifier.predict_proba(list(texts)), dtype=float)[:, 1]
@@ -493,6 +494,7 @@ class KeywordLLMDetector:
         unseen = list(dict.fromkeys(t for t, p in zip(texts, out, strict=True) if p == 0.0 and t.strip()))
         if unseen:
             self.check()
+            self.asked += len(unseen)
             found = dict(zip(unseen, self._yes(unseen), strict=True))
             out = np.array([found.get(t, p) for t, p in zip(texts, out, strict=True)])
         return out

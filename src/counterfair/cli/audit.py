@@ -78,6 +78,13 @@ def audit(
     ] = "default",
     llm: Annotated[str, typer.Option(help="LLM for the llm method.")] = "llamacpp:qwen2.5-coder-1.5b-instruct",
     samples: Annotated[int, typer.Option(help="LLM samples per input and attempt.")] = 16,
+    detector: Annotated[
+        str,
+        typer.Option(
+            help="Attribute detector of the llm method's filter: auto (keyword+llm, which also sees allusions such as "
+            "'during Eid'), keyword, keyword+llm, mlp:DIR[#LABEL] or llm."
+        ),
+    ] = "auto",
     llm_parallel: LLMParallel = None,
     llm_concurrency: LLMConcurrency = None,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,

@@ -748,7 +748,7 @@ def _reproduce_command(opts: AuditOptions, origin: str, clf: CachedClassifier) -
 
 
 _SHOWN = {"classifier", "methods", "threshold", "seed", "attributes", "id_column", "text_column", "llm"}
-_NOT_ON_THE_CLI = {"max_attempts", "detector", "bootstrap", "top_examples"}
+_NOT_ON_THE_CLI = {"max_attempts", "bootstrap", "top_examples"}
 
 
 def _other_options(opts: AuditOptions) -> list[str]:
@@ -758,13 +758,17 @@ def _other_options(opts: AuditOptions) -> list[str]:
 
     from ..languages import get_language
 
-    implied = {"identities": get_language(opts.language).identity_set, "placebo": opts.language}
+    implied = {
+        "identities": get_language(opts.language).identity_set,
+        "placebo": opts.language,
+        "detector": resolve_detector("auto", opts.methods),
+    }
     out = []
     for f in fields(AuditOptions):
         value = getattr(opts, f.name)
         if f.name in _SHOWN | _NOT_ON_THE_CLI or value == _default_of(f) or value == implied.get(f.name, _UNSET):
             continue
-        if f.name in ("samples", "llm_parallel", "llm_concurrency") and "llm" not in opts.methods:
+        if f.name in ("samples", "detector", "llm_parallel", "llm_concurrency") and "llm" not in opts.methods:
             continue
         flag = "--" + f.name.replace("_", "-")
         if isinstance(value, bool):

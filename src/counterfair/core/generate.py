@@ -438,6 +438,9 @@ class Generator:
         cand_rows: dict[int, list[dict[str, Any]]] = {k: [] for k in range(len(texts))}
         chosen: dict[int, tuple[Candidate, Verdict]] = {}
         pending = [k for k in range(len(texts)) if k not in records]
+        detector: Any = self.filter.detector if pending and self.attribute is not None else None
+        if hasattr(detector, "check"):  # keyword+llm's control questions before any rewrite: a refused LLM costs none
+            detector.check()
         attempts = dict.fromkeys(pending, 0)
         failed: dict[int, str] = {}
         for attempt in range(1, self.opts.max_attempts + 1):
@@ -562,7 +565,9 @@ class Generator:
             if self.filter.detector is not None:
                 out["detector"] = self.filter.detector.info()
                 if self.filter.note_detector is not self.filter.detector:
-                    out["detector"]["unfiltered_methods"] = "keyword"  # their attribute probability: the word list
+                    out["detector"]["word_list_only"] = (
+                        "unfiltered methods' candidates and those another filter rejects"
+                    )
         return out
 
 
