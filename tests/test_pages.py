@@ -85,6 +85,11 @@ def test_every_command_writes_a_verdict_first_report(runs: dict[str, Path]) -> N
     assert (
         "| ablation | 4 |" in generate and "Verdict: counterfactuals for the attribute islam by 2 methods" in generate
     )
+    # which detector judged "still referencing", and what it cannot see (#34 item 2)
+    assert (
+        '"Still referencing" is judged by the keyword attribute detector: the attribute\'s word list only, so'
+        in generate
+    )
     compare = (runs["compare"] / "report.md").read_text()
     assert compare.startswith("# Two classifiers on the same pairs") and "Verdict: " in compare.split("## ")[0]
     assert "## Identity effect: B − A per group" in compare and "## CTF gap: B − A per group" in compare

@@ -361,6 +361,23 @@ def ctf_page(summary: Mapping[str, Any] | Record) -> Page:
     )
 
 
+_DETECTOR_NOTES = {
+    "keyword": 'the attribute\'s word list only, so a text that alludes to the group without naming it ("during Eid") '
+    "counts as not referencing it",
+    "keyword+llm": "the attribute's word list, then the run's LLM asked whether a rewrite that every other filter "
+    "passed names or alludes to the group",
+    "llm": "the run's LLM asked paper 000's rater question (explicit, implicit or no reference)",
+}
+
+
+def detector_note(detector: Any) -> tuple[str, ...]:
+    """The report's sentence on what judged "still referencing" (none for a run that records no detector)."""
+    if not isinstance(detector, str):
+        return ()
+    how = _DETECTOR_NOTES.get(detector, "a trained classifier" if detector.startswith("mlp:") else None)
+    return (f'"Still referencing" is judged by the {detector} attribute detector' + (f": {how}." if how else "."),)
+
+
 def generate_page(summary: Mapping[str, Any] | Record) -> Page:
     """``counterfair generate``'s report page: per method, coverage, still referencing, BLEU and BERTScore."""
     s = typed(summary, GenerateSummary)
@@ -392,6 +409,7 @@ def generate_page(summary: Mapping[str, Any] | Record) -> Page:
         meta=(
             f"Input {s.extra.get('input', MISSING)}; counterfair {s.extra.get('counterfair_version', MISSING)}. "
             "BLEU and BERTScore compare each counterfactual with its original (paper 000's ranking).",
+            *detector_note(s.options.get("detector")),
         ),
         next_steps=("score a classifier on these pairs: counterfair audit, or counterfair evaluate",),
         tables=(Table("Per method", pd.DataFrame(rows), None, "methods"),),
