@@ -397,7 +397,9 @@ def generate_page(summary: Mapping[str, Any] | Record) -> Page:
             f"BLEU {num(m.bleu.value)}, BERTScore F1 {num(m.bertscore_f1.value)}"
         )
     best = max(methods.items(), key=lambda kv: kv[1].share_with_counterfactual or 0.0, default=None)
-    headline = f"counterfactuals for the attribute {attribute} by {len(methods)} methods"
+    headline = (
+        f"counterfactuals for the attribute {attribute} by {len(methods)} method{'' if len(methods) == 1 else 's'}"
+    )
     if best is not None:
         share = best[1].share_with_counterfactual
         headline += f"; {best[0]} reaches the most inputs ({num(None if share is None else 100 * share, 0)}%)."
