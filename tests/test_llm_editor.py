@@ -311,3 +311,16 @@ def test_an_llm_the_default_detector_refuses_costs_no_rewrites(tmp_path: Path) -
     with pytest.raises(ConfigError, match="fails its control questions"):
         _generate(tmp_path, llm, ["My Muslim neighbour cooks."], samples=2)
     assert llm.calls == [] and len(llm.judged) == 3  # the three control questions, then nothing
+
+
+def test_a_resumed_llm_run_records_the_detector_signature_of_an_uninterrupted_one(tmp_path: Path) -> None:
+    texts = ["My Muslim neighbour cooks.", "A Muslim prayer."]
+    first = _generate(tmp_path, ScriptedLLM(lambda text, attempt, i: "{My neighbour cooks.}"), texts, samples=2)
+    for name in ("candidates.csv", "counterfactuals.csv", "summary.json"):
+        (tmp_path / "run" / name).unlink()  # outputs gone, every text done: nothing left to rewrite
+    resumed_llm = ScriptedLLM(lambda text, attempt, i: "{My neighbour cooks.}")
+    resumed = _generate(tmp_path, resumed_llm, texts, samples=2)
+    assert resumed_llm.calls == []  # nothing was rewritten again, but the signature asked the control questions
+    assert len(resumed_llm.judged) == 3 and resumed_llm.judged[-1] == "This text is about Muslims."
+    assert resumed.summary["signatures"]["detector"] == first.summary["signatures"]["detector"]
+    assert resumed.summary["signatures"]["detector"]["controls"]["This text is about Muslims."] == 0.97

@@ -500,13 +500,17 @@ class KeywordLLMDetector:
         return out
 
     def info(self) -> dict[str, Any]:
+        """The detector's signature, with its control answers and scoring mode: asked here if no text was yet, so a
+        resumed run whose LLM work was all done before records what an uninterrupted one does."""
+        controls = self.check()
         return {
             "detector": "keyword+llm",
             "attribute": self.attribute.name,
             "terms": list(self.attribute.terms),
             "classifier": self.classifier.signature(),
             "mode": self.classifier.mode,
-        } | ({"controls": self.control_answers} if self.control_answers is not None else {})
+            "controls": controls,
+        }
 
 
 DETECTORS_WITH_LLM = ("llm", "keyword+llm")

@@ -55,6 +55,7 @@ def needs(options: Any, given: frozenset[str] = frozenset()) -> Iterator[tuple[s
     spec = get("classifier")
     if isinstance(spec, str):
         yield f"classifier {spec!r}", classifier_extras(spec)
+    from ..detectors import DETECTORS_WITH_LLM
     from ..editors.registry import editor_spec
 
     editors = list(get("methods") or []) + ([get("editor")] if isinstance(get("editor"), str) else [])
@@ -79,7 +80,7 @@ def needs(options: Any, given: frozenset[str] = frozenset()) -> Iterator[tuple[s
     detector = get("detector")
     if isinstance(detector, str) and detector.startswith("mlp"):
         yield f"detector {detector!r}", ("metrics",)
-    elif detector in ("llm", "keyword+llm"):
+    elif detector in DETECTORS_WITH_LLM:
         yield f"the {detector} detector", llm_extras(get("llm"))
     if get("ppl_model") and not hasattr(options, "metrics"):  # evaluate: only with the perplexity metric (above)
         yield f"perplexity with {get('ppl_model')!r}", ("metrics",)
