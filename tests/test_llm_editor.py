@@ -264,7 +264,8 @@ def test_the_llm_progress_bar_counts_samples_and_grows_with_reruns(tmp_path: Pat
 def test_the_default_detector_of_an_llm_run_rejects_a_rewrite_that_alludes(tmp_path: Path) -> None:
     """#34 item 2: with the llm method the filter's detector is keyword+llm by default, so the rewrite that keeps
     "during Eid" is rejected where the keyword detector passed it (and ranked it first). The LLM is asked only about
-    rewrites every other filter passed: the one BLEU rejects, and the ablation's candidate, keep the word list's 0."""
+    rewrites every other filter passed: the one BLEU rejects is left without a value, the ablation's candidate (a
+    method the filters do not judge) keeps the word list's 0."""
     source = "My Muslim neighbour shares sweets with everyone during Eid."
     allusion = "My neighbour shares sweets with everyone during Eid."
     plain = "My neighbour shares sweets with everyone during the holidays."
@@ -292,15 +293,15 @@ def test_the_default_detector_of_an_llm_run_rejects_a_rewrite_that_alludes(tmp_p
             assert llm_cands.loc[allusion, "status"] == "filtered:references_attribute"
             assert llm_cands.loc[allusion, "attribute_prob"] == pytest.approx(0.97)
             assert llm_cands.loc[plain, "attribute_prob"] == pytest.approx(0.03)
-            assert (
-                llm_cands.loc[far, "status"] == "filtered:bleu_below_0.5" and llm_cands.loc[far, "attribute_prob"] == 0
-            )
+            # rejected by BLEU, so not asked: no value, and not "attribute_unknown" either
+            assert llm_cands.loc[far, "status"] == "filtered:bleu_below_0.5"
+            assert math.isnan(llm_cands.loc[far, "attribute_prob"])
             # the ablation's candidate keeps "during Eid" but carries the word list's 0: the LLM never saw it
             ablated = cands[cands["method"] == "ablation"]
             assert ablated["attribute_prob"].tolist() == [0.0]
             assert sorted(llm.judged[3:]) == sorted([allusion, plain])  # after the controls, each open rewrite once
             signature = result.summary["signatures"]["detector"]
-            assert signature["detector"] == "keyword+llm" and "another filter rejects" in signature["word_list_only"]
+            assert signature["detector"] == "keyword+llm" and "not asked" in signature["tiers"]
         else:
             assert llm.judged == []  # the keyword detector never asks
     assert chosen == {"keyword": allusion, "auto": plain}

@@ -565,8 +565,9 @@ class Generator:
             if self.filter.detector is not None:
                 out["detector"] = self.filter.detector.info()
                 if self.filter.note_detector is not self.filter.detector:
-                    out["detector"]["word_list_only"] = (
-                        "unfiltered methods' candidates and those another filter rejects"
+                    out["detector"]["tiers"] = (
+                        "the LLM is asked about the rewrites every other filter passed and the word list did not flag; "
+                        "other rejected ones have no value (not asked); unfiltered methods' candidates, the word list's"
                     )
         return out
 

@@ -91,8 +91,9 @@ class CandidateFilter:
 
     @property
     def note_detector(self) -> AttributeDetector | None:
-        """The detector of :meth:`attribute_verdicts` and of the candidates another filter rejects: ``keyword+llm``'s
-        word list (its LLM is asked only where its answer can decide a verdict), else the filter's own."""
+        """The detector of :meth:`attribute_verdicts` (methods the filters do not judge) and the first tier of
+        :meth:`judge`: ``keyword+llm``'s word list (its LLM is asked only where its answer can decide a verdict), else
+        the filter's own."""
         return getattr(self.detector, "keyword", self.detector)
 
     def attribute_verdicts(self, candidates: Sequence[str | None]) -> list[Verdict]:
@@ -119,13 +120,12 @@ class CandidateFilter:
         src = [sources[i] for i in scored]
         bleu = sentence_bleu(cand, src)
         f1 = self.bertscore.score(cand, src).f1
-        attr = self._attribute(
-            cand,
-            [
-                not verdicts[i].reasons and bleu[k] >= cfg.min_bleu and f1[k] >= cfg.min_bertscore
-                for k, i in enumerate(scored)
-            ],
-        )
+        open_ = [
+            not verdicts[i].reasons and bleu[k] >= cfg.min_bleu and f1[k] >= cfg.min_bertscore
+            for k, i in enumerate(scored)
+        ]
+        attr = self._attribute(cand, open_)
+        tiered = self.note_detector is not self.detector
         for k, i in enumerate(scored):
             verdict = verdicts[i]
             verdict.bleu, verdict.bertscore_f1, verdict.attribute_prob = float(bleu[k]), float(f1[k]), float(attr[k])
@@ -135,22 +135,25 @@ class CandidateFilter:
                 verdict.reasons.append(f"bertscore_below_{cfg.min_bertscore:g}")
             if self.detector is not None:
                 if math.isnan(verdict.attribute_prob):
-                    verdict.reasons.append("attribute_unknown")
+                    if open_[k] or not tiered:  # a tiered detector leaves unasked what is rejected anyway
+                        verdict.reasons.append("attribute_unknown")
                 elif verdict.attribute_prob >= cfg.max_attribute_prob:
                     verdict.reasons.append("references_attribute")
         return verdicts
 
     def _attribute(self, texts: list[str], open_: list[bool]) -> np.ndarray:
         """The attribute probability of each text. A detector with a cheaper part (keyword+llm's word list) asks its
-        costly part only about the texts every other filter passed (``open_``) and the word list left at 0: the others
-        are rejected whatever it would say, and carry the word list's verdict."""
+        costly part only about the texts every other filter passed (``open_``) and the word list did not flag: the
+        others are rejected whatever it would say. A text the word list flags gets its 1 (what the whole detector
+        gives); one nobody asked gets NaN (not asked, written empty), never a guessed 0."""
         if self.detector is None:
             return np.full(len(texts), math.nan)
         cheap = self.note_detector
         if cheap is self.detector or cheap is None:
             return self.detector.reference_proba(texts)
-        attr = cheap.reference_proba(texts)
-        ask = [k for k, is_open in enumerate(open_) if is_open and attr[k] < self.config.max_attribute_prob]
+        flagged = cheap.reference_proba(texts)
+        attr = np.where(flagged >= self.config.max_attribute_prob, flagged, math.nan)
+        ask = [k for k, is_open in enumerate(open_) if is_open and math.isnan(attr[k])]
         if ask:
             attr[ask] = self.detector.reference_proba([texts[k] for k in ask])
         return attr
