@@ -76,3 +76,19 @@ def test_real_civil_comments_through_the_cli(tmp_path: Path) -> None:
     kept = pd.read_csv(out)
     assert kept["words"].between(10, 45).all() and (kept["attribute_prob"] >= 0.8).all()
     assert (kept["toxicity"] <= 0.1).all() and kept["comment_text"].str.contains("(?i)muslim|islam|mosque").all()
+
+
+def test_the_allusion_detector_selects_a_text_that_names_no_term() -> None:
+    from .fakes import ScriptedLLM
+
+    rows = pd.DataFrame(
+        {
+            "text": [f"{TEN} during Eid", f"{TEN} mosque", f"{TEN} garden"],
+            "tox": [0.0, 0.0, 0.0],
+        }
+    )
+    llm = ScriptedLLM(lambda *_: "", judge=lambda text: 0.97 if "Eid" in text or "about" in text else 0.03)
+    kept, report = select_texts(rows, attribute="islam", toxicity_column="tox", detector="keyword+llm", llm=llm)
+    assert kept["text"].tolist() == [f"{TEN} during Eid", f"{TEN} mosque"] and report["removed"]["attribute"] == 1
+    assert kept["attribute_prob"].tolist() == [pytest.approx(0.97), 1.0]
+    assert llm.judged[3:] == [f"{TEN} during Eid", f"{TEN} garden"]  # the term's text was not asked
