@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -306,3 +307,24 @@ def test_the_reproduce_command_names_the_detector_only_where_it_differs_from_aut
     assert "--detector" not in " ".join(_other_options(AuditOptions(methods=["swap", "llm"])))
     assert "--detector keyword" in " ".join(_other_options(AuditOptions(methods=["swap", "llm"], detector="keyword")))
     assert "--detector" not in " ".join(_other_options(AuditOptions(methods=["swap"], detector="keyword")))
+
+
+def test_each_generation_of_an_llm_audit_records_the_detector_it_uses() -> None:
+    from counterfair.core.audit import AuditOptions, _generate_all
+
+    texts = ["My Muslim neighbour waved.", "Some people are gay."]
+    frame = pd.DataFrame({"id": ["a", "b"], "text": texts})
+    seen: dict[str, str] = {}
+
+    def record(folder: str, subset: pd.DataFrame, options: Any) -> None:
+        seen[folder] = options.detector
+
+    _generate_all(frame, AuditOptions(methods=["swap", "llm"]), {"attributes": ["islam"], "identity_texts": 2}, record)
+    assert seen == {"islam": "keyword+llm", "identity": "keyword"}  # the swaps are not filtered: no LLM asked
+    _generate_all(
+        frame,
+        AuditOptions(methods=["swap", "llm"], detector="keyword"),
+        {"attributes": ["islam"], "identity_texts": 2},
+        record,
+    )
+    assert seen == {"islam": "keyword", "identity": "keyword"}

@@ -414,7 +414,9 @@ def _generate_all(
         "max_attempts": opts.max_attempts,
         "llm_parallel": opts.llm_parallel,
         "llm_concurrency": opts.llm_concurrency,
-        "detector": opts.detector,
+        # auto where the audit's detector is auto's: each generation resolves it by its own methods (the swap-only ones
+        # record keyword, the llm one keyword+llm)
+        "detector": "auto" if opts.detector == resolve_detector("auto", opts.methods) else opts.detector,
         "seed": opts.seed,
         "identities": opts.identities,
         "max_text_chars": opts.max_text_chars,
