@@ -564,7 +564,7 @@ class Generator:
             out["filter"] = asdict(self.filter.config)
             if self.filter.detector is not None:
                 out["detector"] = self.filter.detector.info()
-                if self.filter.note_detector is not self.filter.detector:
+                if self.filter.tiered:
                     out["detector"]["tiers"] = (
                         "the LLM is asked about the rewrites every other filter passed and the word list did not flag; "
                         "other rejected ones have no value (not asked); unfiltered methods' candidates, the word list's"

@@ -96,6 +96,11 @@ class CandidateFilter:
         the filter's own."""
         return getattr(self.detector, "keyword", self.detector)
 
+    @property
+    def tiered(self) -> bool:
+        """Whether the detector has a cheaper first tier (:attr:`note_detector`) that :meth:`judge` asks first."""
+        return self.detector is not None and self.note_detector is not self.detector
+
     def attribute_verdicts(self, candidates: Sequence[str | None]) -> list[Verdict]:
         """Verdicts that filter nothing but carry the attribute probability of :attr:`note_detector` (no BLEU or
         BERTScore)."""
@@ -125,7 +130,6 @@ class CandidateFilter:
             for k, i in enumerate(scored)
         ]
         attr = self._attribute(cand, open_)
-        tiered = self.note_detector is not self.detector
         for k, i in enumerate(scored):
             verdict = verdicts[i]
             verdict.bleu, verdict.bertscore_f1, verdict.attribute_prob = float(bleu[k]), float(f1[k]), float(attr[k])
@@ -135,7 +139,7 @@ class CandidateFilter:
                 verdict.reasons.append(f"bertscore_below_{cfg.min_bertscore:g}")
             if self.detector is not None:
                 if math.isnan(verdict.attribute_prob):
-                    if open_[k] or not tiered:  # a tiered detector leaves unasked what is rejected anyway
+                    if open_[k] or not self.tiered:  # a tiered detector leaves unasked what is rejected anyway
                         verdict.reasons.append("attribute_unknown")
                 elif verdict.attribute_prob >= cfg.max_attribute_prob:
                     verdict.reasons.append("references_attribute")
@@ -148,10 +152,10 @@ class CandidateFilter:
         gives); one nobody asked gets NaN (not asked, written empty), never a guessed 0."""
         if self.detector is None:
             return np.full(len(texts), math.nan)
-        cheap = self.note_detector
-        if cheap is self.detector or cheap is None:
+        if not self.tiered:
             return self.detector.reference_proba(texts)
-        flagged = cheap.reference_proba(texts)
+        assert self.note_detector is not None
+        flagged = self.note_detector.reference_proba(texts)
         attr = np.where(flagged >= self.config.max_attribute_prob, flagged, math.nan)
         ask = [k for k, is_open in enumerate(open_) if is_open and math.isnan(attr[k])]
         if ask:
