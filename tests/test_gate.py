@@ -58,6 +58,7 @@ def test_rules_parse(text: str, expected: tuple[object, ...]) -> None:
         ("upper(ctf_gap > 0.1", "is not METRIC"),
         ("ctf_gap = 0.1", "is not METRIC"),
         ("ctf_gap > high", "is not METRIC"),
+        ("identity_effect[0]<1e309", "too large a number"),  # found by tests/test_fuzz_cli.py: the report crashed
     ],
 )
 def test_bad_rules_are_named(text: str, message: str) -> None:

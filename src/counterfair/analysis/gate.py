@@ -82,9 +82,10 @@ def parse_rule(text: str) -> Rule:
         )
     if match["metric"] not in METRICS:
         raise ConfigError(f"rule {text!r}: unknown metric {match['metric']!r}; use one of {', '.join(METRICS)}")
-    return Rule(
-        text.strip(), match["metric"], match["group"], match["bound"] or "point", match["op"], float(match["value"])
-    )
+    value = float(match["value"])
+    if not math.isfinite(value):  # "1e309" reads as infinity, which no summary can record (JSON has no inf)
+        raise ConfigError(f"rule {text!r}: {match['value']} is too large a number for a threshold")
+    return Rule(text.strip(), match["metric"], match["group"], match["bound"] or "point", match["op"], value)
 
 
 # ------------------------------------------------------------------------------------------------ metrics
