@@ -134,14 +134,21 @@ def test_result_compare_with_a_classifier(audited: cf.AuditResult) -> None:
 
 
 def test_assert_fair_on_a_frozen_pair_set(audited: cf.AuditResult, tmp_path: Path) -> None:
-    frozen = tmp_path / "pairs.csv"
-    audited.pairs.to_csv(frozen, index=False)
+    frozen = audited.save(tmp_path / "run")  # pairs.csv and slots.csv: the in-slot measures need the slots
     gate = assert_fair(_constant, pairs=frozen, rules=["upper(identity_effect[*]) > 0.01", "ctf_gap > 0.01"])
     assert gate["verdict"] == "pass"
+    assert assert_fair(_constant, pairs=frozen, rules="default")["verdict"] == "pass"
     with pytest.raises(FairnessGateFailed) as caught:
         assert_fair(_gay_only, pairs=frozen, rules=["upper(identity_effect[*]) > 0.05"])
     assert "failed: upper 95% bound of identity_effect[sexuality] > 0.05" in str(caught.value)
     assert caught.value.gate["exit_code"] == 1
+    with pytest.raises(FairnessGateFailed) as caught:
+        assert_fair(_gay_only, pairs=frozen, rules="default")
+    assert "failed: material(term_effect[gay]): +0.8000" in str(caught.value)
+    bare = tmp_path / "bare.csv"  # a pairs.csv without its run directory's slots.csv
+    bare.write_bytes((frozen / "pairs.csv").read_bytes())
+    with pytest.raises(FairnessGateFailed, match="the run has no identity_effect"):
+        assert_fair(_gay_only, pairs=bare, rules=["material(identity_effect)"])
     with pytest.raises(ValueError, match="at least one rule"):
         assert_fair(_constant, pairs=frozen, rules=[])
 

@@ -1,5 +1,5 @@
 """The answer first (counterfair.views.verdict): an audit's verdict in plain words at the top of report.html and
-report.md, in the last lines of the console and at the head of the notebook view; gate rules as sentences."""
+report.md, in the first lines of the console and at the head of the notebook view; gate rules as sentences."""
 
 from __future__ import annotations
 
@@ -24,33 +24,59 @@ def _toxic_if_gay(texts: list[str]) -> np.ndarray:
     return np.array([0.9 if "gay" in t.lower() else 0.05 for t in texts])
 
 
-def _effect(value: float, low: float, high: float, exceeds: bool) -> dict[str, Any]:
-    return {"identity_effect": value, "ci_low": low, "ci_high": high, "texts": 20, "exceeds_placebo": exceeds}
+def _estimate(value: float, low: float, high: float, finding: str, **more: Any) -> dict[str, Any]:
+    p = 0.001 if finding != "not detected" else 0.4
+    return {"value": value, "ci_low": low, "ci_high": high, "n": 20, "p_adjusted": p, "finding": finding, **more}
 
 
 def _summary(**sections: Any) -> dict[str, Any]:
-    return {"command": "audit", "classifier": {"spec": "x"}, "groups": [], **sections}
+    return {"command": "audit", "classifier": {"spec": "x"}, "positive_label": "toxic", "groups": [], **sections}
 
 
-def test_the_verdict_names_the_groups_above_the_placebo_largest_first() -> None:
-    placebo = {
-        **_effect(0.02, 0.01, 0.03, True),
-        "by_group": {
-            "religion": _effect(0.001, -0.01, 0.012, False),
-            "age": _effect(0.02, 0.005, 0.04, True),
-            "sexuality": _effect(0.09, 0.05, 0.13, True),
-        },
+def _effects(groups: dict[str, Any], terms: dict[str, Any]) -> dict[str, Any]:
+    quiet = _estimate(0.0, -0.01, 0.01, "not detected")
+    return {
+        "alpha": 0.05, "correction": "holm", "tests": 12, "texts": 20, "slots": 22, "placebo_words": 25,
+        "material": {"identity_effect": 0.03, "disparity": 0.03, "flip_excess": 0.05},
+        "identity_effect": {"overall": _estimate(0.01, 0.0, 0.02, "small"), "by_group": groups, "by_term": terms},
+        "disparity": {"overall": quiet, "by_group": {g: quiet for g in groups}},
+        "flip_excess": {"overall": quiet, "by_group": {g: quiet for g in groups}},
+    }  # fmt: skip
+
+
+def test_the_verdict_names_material_groups_first_with_the_terms_that_drive_them() -> None:
+    groups = {
+        "religion": _estimate(0.001, -0.01, 0.012, "not detected"),
+        "age": _estimate(0.02, 0.005, 0.04, "small"),
+        "sexuality": _estimate(0.09, 0.05, 0.13, "material"),
+        "race_ethnicity": _estimate(-0.004, -0.01, 0.002, "not detected"),
     }
-    v = verdict(_summary(placebo=placebo))
+    terms = {
+        "gay": _estimate(0.5, 0.4, 0.6, "material", group="sexuality"),
+        "straight": _estimate(0.0, -0.01, 0.01, "not detected", group="sexuality"),
+        "old": _estimate(0.02, 0.01, 0.03, "small", group="age"),
+        "black": _estimate(-0.06, -0.08, -0.04, "material", group="race_ethnicity"),
+    }
+    v = verdict(_summary(effects=_effects(groups, terms)))
     assert v.status == "unfair"
-    assert v.headline.endswith("for sexuality, age (2 of 3 groups).")
-    assert [f.group for f in v.findings] == ["sexuality", "age", "religion"]
-    assert (
-        v.findings[0].sentence() == "sexuality: identity effect +0.090 [0.050, 0.130] over 20 texts — above the placebo"
+    # a group is material when one of its terms is: race_ethnicity's average is near 0, "black" is scored lower
+    assert v.headline.startswith("material identity effects for sexuality, race_ethnicity (2 of 4 groups)")
+    assert [f.group for f in v.findings] == ["sexuality", "race_ethnicity", "age", "religion"]
+    assert [f.level for f in v.findings] == ["material", "material", "small", "not detected"]
+    assert v.findings[0].sentence() == (
+        "sexuality — MATERIAL: naming the group (2 terms, on average) raises P(toxic) by 9.0 points [+5.0, +13.0] "
+        'compared with a neutral word; driven by "gay" +50.0 [+40.0, +60.0] (MATERIAL).'
     )
-    assert "not shown to exceed the placebo" in v.findings[2].sentence()
-    none_above = {**placebo, "by_group": {"religion": _effect(0.001, -0.01, 0.012, False)}}
-    assert verdict(_summary(placebo=none_above)).status == "no evidence of unfairness"
+    assert '"black" -6.0 [-8.0, -4.0] (MATERIAL)' in v.findings[1].sentence()  # the direction is kept
+    assert "lowers P(toxic) by 0.4 points" in v.findings[1].sentence()
+    assert "Holm-corrected over 12 estimates" in v.basis and "25 neutral words" in v.basis
+    small = verdict(_summary(effects=_effects({"age": groups["age"]}, {"old": terms["old"]})))
+    assert small.status == "small effects" and small.headline.startswith(
+        "detectable but small identity effects for age"
+    )
+    none = verdict(_summary(effects=_effects({"religion": groups["religion"]}, {})))
+    assert none.status == "no evidence of unfairness"
+    assert none.headline == "no identity effect detected in 1 groups; group effects beyond ±1.2 points are ruled out."
     ctf_only = verdict(_summary(ctf={"ctf_gap": 0.2, "ci_low": 0.1, "ci_high": 0.3, "texts": 9}))
     assert ctf_only.status == "no placebo" and ctf_only.headline.startswith("CTF gap 0.200 [0.100, 0.300]")
     assert verdict(_summary()).status == "no identity swaps"
@@ -93,9 +119,13 @@ def test_the_report_opens_with_the_verdict_and_states_a_failed_gate(gated: tuple
     assert re.search(
         r"FAIL: fail if the upper bound of sexuality&#39;s identity effect is above 0\.05: 0\.\d+ — fails", block
     )
-    assert "Verdict: the classifier&#39;s scores change with the identity mentioned" in block and "sexuality" in block
+    assert "Verdict: material identity effects for sexuality" in block
+    assert "&#34;gay&#34; +" in block or "&quot;gay&quot; +" in block or '"gay" +' in block  # the term that drives it
     report_md = (target / "report.md").read_text().splitlines()
-    assert report_md[2].startswith("Verdict: the classifier's scores change") and "Fairness gate: FAIL" in report_md
+    assert (
+        report_md[2].startswith("Verdict: material identity effects for sexuality")
+        and "Fairness gate: FAIL" in report_md
+    )
     assert report_md.index("Fairness gate: FAIL") < report_md.index(
         "| method | attribute | with counterfactual | mean change [95% CI] | mean abs change | flips |"
     )
@@ -103,13 +133,15 @@ def test_the_report_opens_with_the_verdict_and_states_a_failed_gate(gated: tuple
     assert markdown(result.summary).splitlines()[2] == report_md[2]
 
 
-def test_the_console_ends_with_the_verdict(tmp_path: Path) -> None:
-    done = run_cli("audit", "--demo", "--out", str(tmp_path / "run"), "--fail-if", "upper(identity_effect[*]) > 0.05")
-    assert done.returncode == 1, done.stderr[-2000:]
+def test_the_console_opens_with_the_verdict(tmp_path: Path) -> None:
+    done = run_cli("audit", "--demo", "--out", str(tmp_path / "run"), "--fail-if", "default", "-q")
+    assert done.returncode == 1, done.stderr[-2000:]  # profanity-check reacts to "queer", "gay", "homosexual"
     lines = [line for line in done.stdout.splitlines() if line.strip()]
-    verdict_at = max(i for i, line in enumerate(lines) if line.startswith("Verdict:"))
-    assert verdict_at > max(i for i, line in enumerate(lines) if line.startswith(("PASS", "FAIL", "done in")))
+    verdict_at = min(i for i, line in enumerate(lines) if line.startswith("Verdict:"))
+    assert verdict_at < min(i for i, line in enumerate(lines) if line.startswith(("┏", "done in")))
+    assert lines[verdict_at].startswith("Verdict: material identity effects for sexuality")
     assert any(line.startswith("Fairness gate: FAIL (exit 1)") for line in lines[verdict_at:])
+    assert '"queer" +' in " ".join(lines[verdict_at : verdict_at + 12])  # the term that drives sexuality
 
 
 def test_piped_console_tables_keep_every_name(tmp_path: Path) -> None:

@@ -161,9 +161,10 @@ class AuditResult(TableResult):
     _view = "audit_view"
     _summary_type = AuditSummary
 
-    def __init__(self, pairs: pd.DataFrame, summary: dict[str, Any]) -> None:
+    def __init__(self, pairs: pd.DataFrame, summary: dict[str, Any], slots: pd.DataFrame | None = None) -> None:
         self.raw_pairs = pairs
         self.summary = summary
+        self.slots = slots  # every identity slot with each term and placebo word (counterfair.analysis.slots)
 
     @cached_property
     def pairs(self) -> pd.DataFrame:
@@ -242,7 +243,9 @@ class AuditResult(TableResult):
             rules,
             seed=s.options.get("seed", 0),
             n_resamples=s.options.get("bootstrap", 2000),
-            effects=s.placebo.to_dict() if s.placebo is not None else None,
+            effects=self.summary.get("effects"),
+            slots=self.slots,
+            threshold=s.threshold if s.threshold is not None else 0.5,
             extra=bias_gate_metrics(s.bias.to_dict()) if s.bias is not None else None,
         )
         self.summary["gate"] = gate
@@ -280,7 +283,11 @@ class AuditResult(TableResult):
         return self.pairs
 
     def _saved(self, target: Path) -> None:
+        from .io import write_table
         from .views.report import build_report
+
+        if self.slots is not None:
+            write_table(self.slots, target / "slots.csv")
 
         build_report(target)  # report.html, report.md, plots/
 
@@ -322,6 +329,12 @@ class AuditResult(TableResult):
 
     def __repr__(self) -> str:
         return f"AuditResult({len(self.raw_pairs)} pairs, classifier {self.typed_summary.classifier.spec!r})"
+
+    def __str__(self) -> str:
+        """The verdict first (``print(result)`` in a script), then what the result holds."""
+        from .views.verdict import verdict
+
+        return "\n".join([*verdict(self.typed_summary).lines(), repr(self)])
 
 
 class BiasResult(TableResult):

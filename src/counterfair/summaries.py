@@ -211,11 +211,61 @@ class IdentityEffects(IdentityEffect):
 
 
 @dataclass(frozen=True, kw_only=True)
+class SlotEstimate(Estimate):
+    """One in-slot estimate (:mod:`counterfair.analysis.slots`): the mean over texts with its 95 % paired bootstrap
+    interval, the t-test's p-value, Holm's adjusted one and the ``finding`` (material, small, not detected); a term's
+    also its ``group``, ``score`` (mean P with the term) and ``placebo_score`` (with a neutral word)."""
+
+    p_value: float | None = None
+    p_adjusted: float | None = None
+    finding: str | None = None
+    group: str | None = None
+    score: float | None = None
+    placebo_score: float | None = None
+
+    @property
+    def material(self) -> bool:
+        return self.finding == "material"
+
+    @property
+    def detected(self) -> bool:
+        return self.finding in ("material", "small")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SlotMeasure(Record):
+    """One in-slot measure: ``overall``, ``by_group`` and (the identity effect) ``by_term``."""
+
+    overall: SlotEstimate | None = _key(of=SlotEstimate)
+    by_group: dict[str, SlotEstimate] | None = _key(of={SlotEstimate})
+    by_term: dict[str, SlotEstimate] | None = _key(of={SlotEstimate})
+
+
+@dataclass(frozen=True, kw_only=True)
+class SlotEffects(Record):
+    """The audit's ``effects`` section: the identity effect, disparity and flip excess measured in the slot against
+    placebo words (:mod:`counterfair.analysis.slots`), with the test family and the materiality thresholds."""
+
+    alpha: float = 0.05
+    correction: str | None = None
+    tests: int = 0
+    material: Mapping[str, float] = field(default_factory=dict)
+    threshold: float | None = None
+    texts: int = 0
+    slots: int = 0
+    placebo_words: int = 0
+    identity_effect: SlotMeasure | None = _key(of=SlotMeasure)
+    disparity: SlotMeasure | None = _key(of=SlotMeasure)
+    flip_excess: SlotMeasure | None = _key(of=SlotMeasure)
+
+
+@dataclass(frozen=True, kw_only=True)
 class Coverage(Record):
     texts: int = 0
     reached: int = 0
     unreached: int = 0
     hint: str | None = None
+    gender_untested: int = 0  # texts naming gender words ("women", "he") that the run did not swap
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -242,6 +292,8 @@ class GateCheck(Record):
     ci_high: float | None = None
     n: int | None = None
     message: str = ""
+    p_adjusted: float | None = None  # material(...) checks: Holm's adjusted p-value and the finding
+    finding: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -310,6 +362,7 @@ class AuditSummary(Record):
     reproduce: str | None = None
     validity: Validity | None = _key(of=Validity)
     placebo: IdentityEffects | None = _key(of=IdentityEffects)
+    effects: SlotEffects | None = _key(of=SlotEffects)  # the in-slot measures (None: no placebo, or an older run)
     coverage: Coverage | None = _key(of=Coverage)
     gate: GateVerdict | None = _key(of=GateVerdict)
     comparison: Mapping[str, Any] | None = None

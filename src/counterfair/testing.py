@@ -3,11 +3,14 @@
     from counterfair.testing import assert_fair
 
     def test_toxicity_model_is_fair():
-        assert_fair(my_model.predict_proba, pairs="tests/fairness-pairs.csv",
-                    rules=["upper(identity_effect) > 0.05", "ctf_gap[*] > 0.1"])
+        assert_fair(my_model.predict_proba, pairs="tests/fairness-run", rules="default")
 
-``pairs`` is a frozen pair set (an audit's run directory or ``pairs.csv``, or a DataFrame): the classifier scores
-the same counterfactual (and placebo) texts every time, so the test is reproducible and needs no spaCy or LLM.
+``rules="default"`` is the documented default gate (every material in-slot finding fails:
+:data:`counterfair.analysis.gate.DEFAULT_RULES`); a list of rules names its own (``"material(term_effect[gay])"``,
+``"upper(ctf_gap[*]) > 0.1"``). ``pairs`` is a frozen pair set (an audit's run directory, an ``AuditResult``, its
+``pairs.csv`` or a DataFrame): the classifier scores the same counterfactual and placebo texts every time, so the
+test is reproducible and needs no spaCy or LLM; the in-slot measures need the run directory (its ``slots.csv``) or
+the ``AuditResult``.
 Without ``pairs``, ``texts`` are audited from scratch (:func:`counterfair.audit`, with ``options``).
 
 Labelled data too: with ``labels`` (one gold label per text) the rules may name the bias metrics of
@@ -22,6 +25,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
+
 
 class FairnessGateFailed(AssertionError):
     """The classifier broke a rule (or a rule could not be evaluated); ``gate`` holds every check."""
@@ -35,7 +40,7 @@ def assert_fair(
     classifier: Any,
     texts: Any = None,
     *,
-    rules: list[str],
+    rules: str | list[str],
     pairs: Any = None,
     labels: Any = None,
     cases: Any = None,
@@ -49,17 +54,17 @@ def assert_fair(
     failed, with its value, and each that could not be evaluated. Each rule's metric is computed from what gives it:
     counterfactual metrics from ``pairs`` or an audit of ``texts``, bias metrics from ``texts`` with ``labels`` (or
     from ``cases``), suite metrics from ``cases``."""
-    from .analysis.gate import COUNTERFACTUAL_METRICS, evaluate_rules, parse_rule
+    from .analysis.gate import COUNTERFACTUAL_METRICS, evaluate_rules, expand_rules
 
     if not rules:
-        raise ValueError("assert_fair needs at least one rule, e.g. rules=['identity_effect > 0.05']")
+        raise ValueError("assert_fair needs at least one rule, e.g. rules='default' or ['material(term_effect[*])']")
     if pairs is not None and texts is not None:
         raise ValueError("give texts (audited now) or pairs (a frozen pair set), not both")
     if labels is not None and texts is None:
         raise ValueError("labels go with texts: one gold label per text")
     if pairs is None and texts is None and cases is None:
         raise ValueError("give texts, pairs (a frozen pair set) or cases (a functional suite)")
-    parsed = [parse_rule(r) for r in rules]  # a bad rule fails before any work
+    parsed = expand_rules([rules] if isinstance(rules, str) else rules)  # a bad rule fails before any work
     _check_options(options)
     common = {"threshold": threshold, "positive_label": positive_label, "seed": seed, "bootstrap": bootstrap}
     metrics: dict[str, Any] = {}
@@ -93,16 +98,24 @@ def _counterfactual_metrics(
 ) -> dict[str, Any]:
     from .analysis.gate import fairness_metrics
 
+    slots = None
     if pairs is not None:
         from .analysis.compare import read_pairs, rescore_pairs
+        from .analysis.slots import read_slots, rescore_slots
 
+        frozen = read_slots(pairs) if not isinstance(pairs, pd.DataFrame) else None
         scored = rescore_pairs(read_pairs(pairs), classifier, threshold=common["threshold"],
                                positive_label=common["positive_label"])  # fmt: skip
+        if frozen is not None:  # the in-slot measures need the run's slots.csv (a run directory or an AuditResult)
+            slots = rescore_slots(frozen, classifier, positive_label=common["positive_label"])
     else:
         from .core.audit import audit
 
-        scored = audit(texts, classifier, **common, **options).raw_pairs
-    return fairness_metrics(scored, seed=common["seed"], n_resamples=common["bootstrap"])
+        result = audit(texts, classifier, **common, **options)
+        scored, slots = result.raw_pairs, result.slots
+    return fairness_metrics(
+        scored, seed=common["seed"], n_resamples=common["bootstrap"], slots=slots, threshold=common["threshold"]
+    )
 
 
 def _bias_metrics(

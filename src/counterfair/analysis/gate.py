@@ -36,9 +36,21 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ConfigError
-from ..summaries import BiasSummary, Estimate, GapReport, GateVerdict, IdentityEffect, SuiteSummary, typed
+from ..summaries import BiasSummary, Estimate, GapReport, GateVerdict, SuiteSummary, typed
 
-COUNTERFACTUAL_METRICS = ("identity_effect", "ctf_gap", "flip_rate")
+#: the in-slot measures (:mod:`counterfair.analysis.slots`) and the swaps' paper-001 CTF gap and flip rate
+COUNTERFACTUAL_METRICS = ("identity_effect", "term_effect", "disparity", "flip_excess", "ctf_gap", "flip_rate")
+#: ``--fail-if default``: fail on every material finding of the in-slot measures (detected after Holm's correction
+#: over the whole family and at least :data:`counterfair.analysis.slots.MATERIAL` in size)
+DEFAULT_RULES = (
+    "material(identity_effect)",
+    "material(identity_effect[*])",
+    "material(term_effect[*])",
+    "material(disparity)",
+    "material(disparity[*])",
+    "material(flip_excess)",
+    "material(flip_excess[*])",
+)
 #: the labelled-data metrics of ``counterfair bias`` (:mod:`counterfair.core.bias`): per group and overall
 BIAS_METRICS = (
     "subgroup_auc", "bpsn_auc", "bnsp_auc", "pinned_auc", "overall_auc", "final_metric", "generalized_mean", "fped",
@@ -53,6 +65,8 @@ _RULE = re.compile(
     r"^\s*(?:(?P<bound>point|upper|lower)\s*\(\s*)?(?P<metric>[a-z_]+)\s*(?:\[\s*(?P<group>[^\]]+?)\s*\])?\s*"
     r"(?P<close>\))?\s*(?P<op>>=|<=|>|<)\s*(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$"
 )
+_MATERIAL_RULE = re.compile(r"^\s*material\s*\(\s*(?P<metric>[a-z_]+)\s*(?:\[\s*(?P<group>[^\]]+?)\s*\])?\s*\)\s*$")
+MATERIAL_METRICS = ("identity_effect", "term_effect", "disparity", "flip_excess")
 
 
 @dataclass(frozen=True)
@@ -68,17 +82,25 @@ class Rule:
 
     def describe(self, group: str | None) -> str:
         where = f"[{group}]" if group else ""
+        if self.bound == "material":
+            return f"material({self.metric}{where})"
         estimate = {"point": "", "upper": "upper 95% bound of ", "lower": "lower 95% bound of "}[self.bound]
         return f"{estimate}{self.metric}{where} {self.op} {self.value:g}"
 
 
 def parse_rule(text: str) -> Rule:
-    """A :class:`Rule` from its text; a clear error for anything else."""
+    """A :class:`Rule` from its text; a clear error for anything else. ``material(METRIC[GROUP])`` (no operator)
+    fails where the in-slot measure's finding is material (:func:`counterfair.analysis.slots.finding`)."""
+    material = _MATERIAL_RULE.match(text)
+    if material is not None:
+        if material["metric"] not in MATERIAL_METRICS:
+            raise ConfigError(f"rule {text!r}: material() takes an in-slot measure: {', '.join(MATERIAL_METRICS)}")
+        return Rule(text.strip(), material["metric"], material["group"], "material", "is", 1.0)
     match = _RULE.match(text)
     if match is None or bool(match["bound"]) != bool(match["close"]):
         raise ConfigError(
-            f"rule {text!r} is not METRIC[GROUP] OP NUMBER, e.g. 'identity_effect > 0.05', "
-            "'upper(ctf_gap[*]) > 0.1', 'flip_rate[sexuality] >= 0.02'"
+            f"rule {text!r} is not METRIC[GROUP] OP NUMBER or material(METRIC[GROUP]), e.g. "
+            "'material(identity_effect[*])', 'upper(ctf_gap[*]) > 0.1', 'flip_rate[sexuality] >= 0.02', or 'default'"
         )
     if match["metric"] not in METRICS:
         raise ConfigError(f"rule {text!r}: unknown metric {match['metric']!r}; use one of {', '.join(METRICS)}")
@@ -100,19 +122,30 @@ def _flip_entry(part: pd.DataFrame) -> dict[str, Any]:
 
 
 def fairness_metrics(
-    pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2000, effects: Mapping[str, Any] | None = None
+    pairs: pd.DataFrame,
+    *,
+    seed: int = 0,
+    n_resamples: int = 2000,
+    effects: Mapping[str, Any] | None = None,
+    slots: pd.DataFrame | None = None,
+    threshold: float = 0.5,
 ) -> dict[str, Any]:
     """Every gate metric from an audit's pairs table (``pairs.csv`` or ``AuditResult.pairs``): for each metric
     ``{"overall": entry, "by_group": {group: entry}}`` with entries ``value``, ``ci_low``, ``ci_high``, ``n``;
-    ``None`` for a metric the pairs cannot give (no identity swap, no placebo). ``effects``: the identity effects
-    already computed for these pairs (the audit summary's ``placebo``), not computed again."""
+    ``None`` for a metric the pairs cannot give (no identity swap, no placebo). The in-slot measures
+    (``identity_effect``, ``term_effect``, ``disparity``, ``flip_excess``) come from ``effects`` (the audit summary's
+    ``effects``, not computed again) or else from the scored slot table ``slots`` (:mod:`counterfair.analysis.slots`,
+    with ``threshold``)."""
     from ..metrics.fairness import gap_summary
-    from .placebo import identity_effects
+    from .slots import effects_gate_metrics, slot_effects
 
     swaps = pairs[(pairs["method"] == "swap") & (pairs["status"] == "ok")] if not pairs.empty else pairs
     if "attribute" in swaps.columns:  # the identity swaps; a pack's swaps (gender, names) have groups of their own
         swaps = swaps[swaps["attribute"].fillna("identity") == "identity"]
     out: dict[str, Any] = {m: None for m in COUNTERFACTUAL_METRICS}
+    if effects is None and slots is not None and not slots.empty:
+        effects = slot_effects(slots, threshold=threshold, seed=seed, n_resamples=n_resamples)
+    out |= effects_gate_metrics(effects)
     if swaps.empty:
         return out
     table = swaps.assign(label=np.nan, source_split="all", target_split="all", abs_diff=lambda d: d["diff"].abs())
@@ -125,17 +158,6 @@ def fairness_metrics(
         "overall": _flip_entry(swaps),
         "by_group": {str(g): _flip_entry(p) for g, p in swaps.groupby("group")},
     }
-    if effects is None or effects.get("identity_effect") is None:
-        effects = identity_effects(pairs, seed=seed, n_resamples=n_resamples)
-    if effects is not None:
-
-        def effect(e: Mapping[str, Any]) -> dict[str, Any]:
-            return IdentityEffect.from_dict(e).estimate().to_dict()
-
-        out["identity_effect"] = {
-            "overall": effect(effects),
-            "by_group": {g: effect(e) for g, e in effects["by_group"].items()},
-        }
     return out
 
 
@@ -156,6 +178,8 @@ def _check(rule: Rule, group: str | None, entry: Mapping[str, Any] | None) -> di
     }
     if entry is None:
         return {**result, "verdict": "error", "value": None, "message": f"{rule.metric}: no {group or 'overall'} value"}
+    if rule.bound == "material":
+        return _material(rule, group, entry, result)
     key = {"point": "value", "upper": "ci_high", "lower": "ci_low"}[rule.bound]
     value = _finite(entry.get(key))
     result.update(
@@ -176,10 +200,45 @@ def _check(rule: Rule, group: str | None, entry: Mapping[str, Any] | None) -> di
     return {**result, "verdict": "fail" if failed else "pass", "message": message}
 
 
+def expand_rules(rules: Iterable[str | Rule]) -> list[Rule]:
+    """The rules parsed, ``"default"`` standing for :data:`DEFAULT_RULES`."""
+    out: list[Rule] = []
+    for rule in rules:
+        if isinstance(rule, str) and rule.strip().lower() == "default":
+            out += [parse_rule(r) for r in DEFAULT_RULES]
+        else:
+            out.append(rule if isinstance(rule, Rule) else parse_rule(rule))
+    return out
+
+
+def _material(rule: Rule, group: str | None, entry: Mapping[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """A ``material(...)`` check: fails where the estimate's finding is material."""
+    value, found = _finite(entry.get("value")), entry.get("finding")
+    result.update(
+        value=value,
+        point=value,
+        ci_low=_finite(entry.get("ci_low")),
+        ci_high=_finite(entry.get("ci_high")),
+        n=entry.get("n"),
+        p_adjusted=_finite(entry.get("p_adjusted")),
+        finding=found,
+    )
+    if value is None or found is None:
+        return {**result, "verdict": "error", "message": f"{rule.describe(group)}: no value"}
+    failed = found == "material"
+    shown = f"{value:+.4f} [{_fmt(result['ci_low'])}, {_fmt(result['ci_high'])}], {found}"
+    message = f"{rule.describe(group)}: {shown} → " + ("fails" if failed else "passes")
+    return {**result, "verdict": "fail" if failed else "pass", "message": message}
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:+.4f}"
+
+
 def evaluate_rules(rules: Iterable[str | Rule], metrics: Mapping[str, Any]) -> dict[str, Any]:
     """Each rule's verdict (per group for ``[*]``), the gate's verdict and its exit code."""
     checks: list[dict[str, Any]] = []
-    parsed = [r if isinstance(r, Rule) else parse_rule(r) for r in rules]
+    parsed = expand_rules(rules)
     for rule in parsed:
         metric = metrics.get(rule.metric)
         if metric is None:
@@ -189,7 +248,7 @@ def evaluate_rules(rules: Iterable[str | Rule], metrics: Mapping[str, Any]) -> d
             elif rule.metric in SUITE_METRICS:
                 why = "a functional suite: counterfair suite run"
             else:
-                why = "no identity swap" + (", or the placebo was off" if rule.metric == "identity_effect" else "")
+                why = "no identity swap" + (", or the placebo was off" if rule.metric in MATERIAL_METRICS else "")
             checks[-1]["message"] = f"{rule.text}: the run has no {rule.metric} ({why})"
             continue
         if rule.group is None:
@@ -223,11 +282,16 @@ def gate_pairs(
     seed: int = 0,
     n_resamples: int = 2000,
     effects: Mapping[str, Any] | None = None,
+    slots: pd.DataFrame | None = None,
+    threshold: float = 0.5,
     extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """:func:`evaluate_rules` on the metrics of a pairs table (and ``extra`` metrics, e.g. an audit's bias metrics)."""
-    parsed = [r if isinstance(r, Rule) else parse_rule(r) for r in rules]  # a bad rule fails before any bootstrap
-    metrics = fairness_metrics(pairs, seed=seed, n_resamples=n_resamples, effects=effects)
+    """:func:`evaluate_rules` on the metrics of a pairs table (and its in-slot ``effects`` or ``slots``, and ``extra``
+    metrics, e.g. an audit's bias metrics)."""
+    parsed = expand_rules(rules)  # a bad rule fails before any bootstrap
+    metrics = fairness_metrics(
+        pairs, seed=seed, n_resamples=n_resamples, effects=effects, slots=slots, threshold=threshold
+    )
     return evaluate_rules(parsed, {**metrics, **(extra or {})})
 
 

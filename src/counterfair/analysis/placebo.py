@@ -154,32 +154,40 @@ def placebo_texts(
     from ..editors.swap import SwapRefused
 
     editor = _placebo_editor(identities, placebo)
-    terms = {t.lower() for t in identities.terms}
-    spans: dict[Any, list[tuple[int, int]]] = {}
-    for row in rows:
-        if row["method"] == "swap" and row.get("edits") and row.get("attribute", "identity") == "identity":
-            spans.setdefault(row["input_id"], []).extend((e["start"], e["end"]) for e in json.loads(row["edits"]))
+    matches_of = swapped_matches(rows, editor, identities)
     out: list[tuple[str, str] | None] = []
-    matches_of: dict[Any, Any] = {}
     for row in rows:
         if row["method"] != "swap" or not row.get("source_term") or row.get("attribute", "identity") != "identity":
             out.append(None)
             continue
         text, key = row["source_text"], row["input_id"]
-        if key not in matches_of:
-            edited = spans.get(key, [])
-            matches_of[key] = [
-                m
-                for m in editor.find(text)
-                if m.term.lower() in terms and any(s <= m.start and m.end <= e for s, e in edited)
-            ]
         word = placebo.pick(row["target_term"], f"{key}\0{row['source_term']}", seed)
         try:
-            new, _ = editor.swap(text, matches_of[key], row["source_term"], word)
+            new, _ = editor.swap(text, matches_of.get(key, []), row["source_term"], word)
         except SwapRefused:  # French/German: an occurrence the placebo word cannot be written into (no placebo)
             new = text
         out.append((word, new) if new != text else None)
     return out
+
+
+def swapped_matches(rows: Sequence[Mapping[str, Any]], editor: Any, identities: IdentitySet) -> dict[Any, list[Any]]:
+    """Per input id of an identity swap, the occurrences of identity terms (``editor.find``) that its identity swaps
+    replaced (their ``edits``): where a placebo word goes, so the identity guard's verdicts carry over."""
+    terms = {t.lower() for t in identities.terms}
+    spans: dict[Any, list[tuple[int, int]]] = {}
+    texts: dict[Any, str] = {}
+    for row in rows:
+        if row["method"] == "swap" and row.get("edits") and row.get("attribute", "identity") == "identity":
+            spans.setdefault(row["input_id"], []).extend((e["start"], e["end"]) for e in json.loads(row["edits"]))
+            texts[row["input_id"]] = row["source_text"]
+    return {
+        key: [
+            m
+            for m in editor.find(texts[key])
+            if m.term.lower() in terms and any(s <= m.start and m.end <= e for s, e in edited)
+        ]
+        for key, edited in spans.items()
+    }
 
 
 def _placebo_editor(identities: IdentitySet, placebo: PlaceboSet) -> Any:

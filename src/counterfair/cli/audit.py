@@ -103,8 +103,10 @@ def audit(
         list[str] | None,
         typer.Option(
             "--fail-if",
-            help="A rule that fails the run (exit 1), e.g. 'identity_effect > 0.05', 'upper(ctf_gap[*]) > 0.1'; "
-            "repeatable. Exit 0: every rule passed; 2: a rule could not be evaluated.",
+            help="A rule that fails the run (exit 1): 'default' (every material in-slot finding: a group's or a "
+            "term's effect, a disparity or a flip excess detected after Holm's correction and at least 3 points, 5 "
+            "for flips), or e.g. 'material(term_effect[gay])', 'upper(ctf_gap[*]) > 0.1'; repeatable. Exit 0: "
+            "every rule passed; 2: a rule could not be evaluated.",
         ),
     ] = None,
     junit: Annotated[Path | None, typer.Option(help="Write the rules' verdicts as a JUnit XML file.")] = None,
@@ -174,10 +176,10 @@ def audit(
             baseline=str(given["baseline"]) if given["baseline"] else None,
         )
     s = AuditSummary.from_dict(summary)
+    console.print(verdict_view(s))  # the answer first
     console.print(audit_view(s, with_verdict=False))
-    console.print(f"done in {s.timing_s['total'] / 60:.1f} min; report: {target / 'report.html'}")
     code = finish_gate(s.gate, given["junit"], status_line=False) if s.gate is not None else 0
-    console.print(verdict_view(s))  # the answer in the last lines
+    console.print(f"done in {s.timing_s['total'] / 60:.1f} min; report: {target / 'report.html'}")
     if given["log_to"]:
         from ..views.tracking import log_audit
 
@@ -204,8 +206,20 @@ def check(
     not be evaluated."""
     from ..analysis.compare import read_pairs
     from ..analysis.gate import gate_pairs
+    from ..analysis.slots import read_slots
+    from ..summaries import read_summary
 
-    gate = gate_pairs(read_pairs(run_dir), fail_if, seed=seed, n_resamples=bootstrap)
+    folder = run_dir if run_dir.is_dir() else run_dir.parent
+    summary = read_summary(folder / "summary.json").to_dict() if (folder / "summary.json").exists() else {}
+    gate = gate_pairs(
+        read_pairs(run_dir),
+        fail_if,
+        seed=seed,
+        n_resamples=bootstrap,
+        effects=summary.get("effects"),  # the run's own in-slot measures; else from its slots.csv
+        slots=read_slots(folder),
+        threshold=float(summary.get("threshold") or 0.5),
+    )
     raise typer.Exit(finish_gate(gate, junit))
 
 

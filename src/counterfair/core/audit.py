@@ -35,6 +35,7 @@ import pandas as pd
 
 from .. import __version__
 from ..analysis.placebo import identity_effects, load_placebo, placebo_texts
+from ..analysis.slots import SLOT_COLUMNS, scored_slots, slot_effects, slot_texts
 from ..classifiers import CachedClassifier
 from ..classifiers.labels import binary_labels, checked_positive_index, positive_index
 from ..detectors import resolve_detector
@@ -234,7 +235,7 @@ def audit(
     hook = resolve_progress(progress)
     started = time.perf_counter()
     frame, origin = read_input(texts, opts)
-    pairs, summary = audit_core(
+    pairs, summary, slots = audit_core(
         frame,
         opts,
         clf,
@@ -244,7 +245,7 @@ def audit(
         score=lambda all_texts: _predict(clf, all_texts),
         started=started,
     )
-    return AuditResult(pairs, summary)
+    return AuditResult(pairs, summary, slots)
 
 
 def _predict(clf: CachedClassifier, texts: list[str]) -> dict[str, list[float]]:
@@ -286,14 +287,20 @@ def judged(
     extra_metrics: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The gate's verdicts on ``rules`` and the comparison with ``baseline`` (both optional), for the summary;
-    ``effects``: the summary's identity effects, reused by the gate; ``extra_metrics``: more metrics the rules may
-    name (the labelled-data bias metrics of an audit with a label column)."""
+    ``effects``: the summary's in-slot effects (``summary["effects"]``), reused by the gate; ``extra_metrics``: more
+    metrics the rules may name (the labelled-data bias metrics of an audit with a label column)."""
     out: dict[str, Any] = {}
     if rules:
         from ..analysis.gate import gate_pairs
 
         out["gate"] = gate_pairs(
-            pairs, rules, seed=opts.seed, n_resamples=opts.bootstrap, effects=effects, extra=extra_metrics
+            pairs,
+            rules,
+            seed=opts.seed,
+            n_resamples=opts.bootstrap,
+            effects=effects,
+            threshold=opts.threshold,
+            extra=extra_metrics,
         )
     if baseline:
         from ..analysis.compare import compare_pairs, rescore_pairs
@@ -319,9 +326,10 @@ def audit_core(
     generate: Callable[[str, pd.DataFrame, GenerateOptions], Any],
     score: Callable[[list[str]], dict[str, list[float]]],
     started: float,
-) -> tuple[pd.DataFrame, dict[str, Any]]:
+) -> tuple[pd.DataFrame, dict[str, Any], pd.DataFrame]:
     """The audit in memory: counterfactuals by ``generate(name, texts, options)`` (in memory, or the shell's
-    resumable runs), probabilities by ``score(texts)``; returns the pairs table and the summary."""
+    resumable runs), probabilities by ``score(texts)``; returns the pairs table, the summary and the scored slot
+    table (:mod:`counterfair.analysis.slots`: every identity slot with each term and placebo word)."""
     checked_positive_index(clf, frame["text"].iloc[0], opts.positive_label)  # before any generation
     generated, timing = _generate_all(frame, opts, plan_, generate)
     rows = _pair_rows(generated)
@@ -332,30 +340,39 @@ def audit_core(
         _mark_ratings(rows, opts.ratings)
     identity_set = identity_set_of(opts)
     placebo = load_placebo(opts.placebo, identity_set)
+    slots = pd.DataFrame(columns=SLOT_COLUMNS[:-1])
     if placebo is not None:
         t0 = time.perf_counter()
         for row, made in zip(rows, placebo_texts(rows, identity_set, placebo, seed=opts.seed), strict=True):
             row["placebo_term"], row["placebo_text"] = made if made is not None else (None, None)
+        slots = slot_texts(rows, identity_set, placebo)
         timing["placebo"] = round(time.perf_counter() - t0, 2)
     texts = frame["text"].tolist()
     t0 = time.perf_counter()
-    scores = score(texts + [r["cf_text"] for r in rows] + [r["placebo_text"] for r in rows if r.get("placebo_text")])
+    placebo_only = [t for t in slots["text"] if isinstance(t, str)]
+    scores = score(
+        texts + [r["cf_text"] for r in rows] + [r["placebo_text"] for r in rows if r.get("placebo_text")] + placebo_only
+    )
     timing["classifier"] = round(time.perf_counter() - t0, 2)
     index = positive_index(clf.labels, opts.positive_label)
     pairs = _scored_pairs(rows, scores, index, opts, identity_set)
+    slots = scored_slots(slots, {t: p[index] for t, p in scores.items()})
     orig_scores = {t: scores[t][index] for t in texts}
     summary = _summary(opts, plan_, generated, pairs, orig_scores, identity_set, clf, index, origin)
     summary["validity"] = _validity(generated, rated, rows, opts)
     if placebo is not None:
         effects = identity_effects(pairs, seed=opts.seed, n_resamples=opts.bootstrap)
         summary["placebo"] = {"set": placebo.to_dict(), **(effects or {"identity_effect": None})}
-    summary["coverage"] = _coverage(frame, pairs)
+        t0 = time.perf_counter()
+        summary["effects"] = slot_effects(slots, threshold=opts.threshold, seed=opts.seed, n_resamples=opts.bootstrap)
+        timing["effects"] = round(time.perf_counter() - t0, 2)
+    summary["coverage"] = _coverage(frame, pairs, plan_["attributes"])
     if opts.label_column:
         t0 = time.perf_counter()
         summary["bias"] = labelled_bias(frame, orig_scores, opts)
         timing["bias"] = round(time.perf_counter() - t0, 2)
     summary["timing_s"] = {**timing, "total": round(time.perf_counter() - started, 2)}
-    return missing_as_nan(pairs), nan_to_none(summary)
+    return missing_as_nan(pairs), nan_to_none(summary), slots
 
 
 def _only_good(rows: list[dict[str, Any]], directory: Any) -> list[dict[str, Any]]:
@@ -685,9 +702,12 @@ def _swap_ctf(swap: pd.DataFrame, opts: AuditOptions) -> dict[str, Any]:
     }
 
 
-def _coverage(frame: pd.DataFrame, pairs: pd.DataFrame, shown: int = 50) -> dict[str, Any]:
+def _coverage(
+    frame: pd.DataFrame, pairs: pd.DataFrame, attributes: dict[str, int] | None = None, shown: int = 50
+) -> dict[str, Any]:
     """How many texts got at least one counterfactual pair; of those that got none, how many mention a group no
-    built-in set covers (:data:`~counterfair.lexicons.attributes.UNCOVERED_GROUPS`), and what would reach them."""
+    built-in set covers (:data:`~counterfair.lexicons.attributes.UNCOVERED_GROUPS`), and what would reach them; how
+    many texts name gender words ("women", "he") that the run did not swap (the gender pack was not audited)."""
     from ..lexicons.attributes import UNCOVERED_GROUPS
     from ..text import TermMatcher
 
@@ -698,18 +718,27 @@ def _coverage(frame: pd.DataFrame, pairs: pd.DataFrame, shown: int = 50) -> dict
         matcher = TermMatcher(words)
         mentions[group] = sum(1 for _, text in unreached if isinstance(text, str) and matcher.contains(text))
     named = [g for g, n in mentions.items() if n]
+    gender_untested = 0
+    if "gender" not in (attributes or {}):
+        gender = attribute_matcher("gender")
+        gender_untested = sum(1 for text in frame["text"] if isinstance(text, str) and gender.contains(text))
+    hint = None
+    if named:
+        women = "women" in named
+        hint = (
+            f"{sum(mentions.values())} unreached texts mention {', '.join(named)}, which no built-in identity set "
+            "swaps" + ("; --attributes gender swaps women and men" if women else "")
+            + ("; an identity set of your own (--identities FILE with such terms and their forms) reaches the others"
+               if set(named) - {"women"} else "")
+        )  # fmt: skip
     return {
         "texts": len(frame),
         "reached": len(frame) - len(unreached),
         "unreached": len(unreached),
         "unreached_ids": [i for i, _ in unreached[:shown]],
         "unreached_mentioning": mentions,
-        "hint": (
-            f"{sum(mentions.values())} unreached texts mention {', '.join(named)}, which no built-in identity set "
-            "swaps: an identity set of your own (--identities FILE with such terms and their forms) reaches them"
-            if named
-            else None
-        ),
+        "gender_untested": gender_untested,
+        "hint": hint,
     }
 
 

@@ -63,10 +63,9 @@ def run_audit(
     ``rules`` (:mod:`counterfair.analysis.gate`) add the summary's ``gate``; ``baseline`` (another audit's run
     directory or pairs.csv, or a classifier spec that scores this audit's pairs) adds its ``comparison``
     (:mod:`counterfair.analysis.compare`). Neither is part of the run's identity: a rerun with other rules resumes."""
-    from ..analysis.gate import parse_rule
+    from ..analysis.gate import expand_rules
 
-    for rule in rules or []:
-        parse_rule(rule)  # a bad rule is found before any work
+    expand_rules(rules or [])  # a bad rule is found before any work
     opts = options or AuditOptions()
     require(opts, classifier=classifier)  # a missing extra is named before any work
     hook = progress or NullProgress()
@@ -84,7 +83,7 @@ def run_audit(
     extra = {"options": {**identifying, "classifier": clf.spec}, "input": origin}
     claim_run_dir(target, run_id, extra, what="audit", classifier=clf)
     cache = ScoreCache(target / "scores.jsonl", clf)
-    pairs, summary = audit_core(
+    pairs, summary, slots = audit_core(
         frame,
         opts,
         clf,
@@ -95,12 +94,13 @@ def run_audit(
         started=started,
     )
     typed = AuditSummary.from_dict(summary)
-    effects = typed.placebo.to_dict() if typed.placebo is not None else None
+    effects = summary.get("effects")
     labelled = bias_gate_metrics(typed.bias.to_dict()) if typed.bias is not None else None
     summary.update(
         judged(pairs, opts, rules=rules, baseline=baseline, spec=clf.spec, effects=effects, extra_metrics=labelled)
     )
     write_table(pairs, target / "pairs.csv")
+    write_table(slots, target / "slots.csv")
     write_json(summary, target / "summary.json")
     from ..views.report import build_report
 

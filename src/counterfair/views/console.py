@@ -117,22 +117,8 @@ def audit_view(summary: dict[str, Any] | Record, *, with_verdict: bool = True) -
         by_group = ctf.by_group or {}
         worst = max(by_group.items(), key=lambda kv: kv[1].value or 0, default=(None, None))[0]
         parts.append(f"CTF gap over {name} swaps: {fmt(ctf.value)} (largest for {worst})")
-    if s.placebo and s.placebo.by_group:
-        effects = _table(
-            "identity effect = CTF gap − placebo gap, by group swapped in",
-            ("group", "identity gap", "placebo gap", "effect", "95% CI", "above placebo"),
-            ("group",),
-        )
-        for name, e in sorted(s.placebo.by_group.items(), key=lambda kv: -(kv[1].value or 0)):
-            effects.add_row(
-                name,
-                fmt(e.identity_gap),
-                fmt(e.placebo_gap),
-                fmt(e.value),
-                f"[{fmt(e.ci_low)}, {fmt(e.ci_high)}]",
-                "yes" if e.exceeds_placebo else "no",
-            )
-        parts.append(effects)
+    if s.effects and s.effects.identity_effect and s.effects.identity_effect.by_group:
+        parts.append(effects_table(s.effects))
     if s.coverage and s.coverage.unreached:
         c = s.coverage
         parts.append(
@@ -151,17 +137,63 @@ def audit_view(summary: dict[str, Any] | Record, *, with_verdict: bool = True) -
     return Group(*parts)
 
 
+def effects_table(effects: Any) -> Any:
+    """The in-slot measures per group (:mod:`counterfair.analysis.slots`), in probability points."""
+    from .verdict import LEVEL_WORDS, _group_level
+
+    def pts(e: Any) -> str:
+        return "–" if e is None or e.value is None else f"{100 * e.value:+.1f}"
+
+    def ci(e: Any) -> str:
+        if e is None or e.ci_low is None or e.ci_high is None:
+            return "–"
+        return f"[{100 * e.ci_low:+.1f}, {100 * e.ci_high:+.1f}]"
+
+    material = effects.material
+    table = _table(
+        "measured in the slot against neutral words (probability points; material: detected and ≥ "
+        f"{100 * material.get('identity_effect', 0.03):.0f}, flips ≥ {100 * material.get('flip_excess', 0.05):.0f})",
+        ("group", "effect", "95% CI", "largest term", "disparity", "flip excess", "finding"),
+        ("group",),
+    )
+    terms = effects.identity_effect.by_term or {}
+    rows = []
+    for group, e in (effects.identity_effect.by_group or {}).items():
+        own = [(t, x) for t, x in terms.items() if x.group == group]
+        top = max(own, key=lambda tx: abs(tx[1].value or 0.0), default=None)
+        disparity = (effects.disparity.by_group or {}).get(group) if effects.disparity else None
+        flips = (effects.flip_excess.by_group or {}).get(group) if effects.flip_excess else None
+        level = _group_level([e, disparity, flips, *(x for _, x in own)])
+        rows.append((level, group, e, top, disparity, flips))
+    order = {"material": 0, "small": 1}
+    for level, group, e, top, disparity, flips in sorted(
+        rows, key=lambda r: (order.get(r[0], 2), -abs(r[2].value or 0))
+    ):
+        colour = {"material": "red", "small": "yellow"}.get(level, "green")
+        table.add_row(
+            group,
+            pts(e),
+            ci(e),
+            f"{top[0]} {pts(top[1])}" if top else "–",
+            pts(disparity),
+            pts(flips),
+            f"[{colour}]{LEVEL_WORDS.get(level, level)}[/]",
+        )
+    return table
+
+
 def verdict_view(summary: dict[str, Any] | Record) -> Group:
-    """The audit's verdict (:mod:`counterfair.views.verdict`) as the last lines of the console."""
+    """The audit's verdict (:mod:`counterfair.views.verdict`), the first lines of the console."""
     from rich.markup import escape
 
     from .verdict import verdict
 
     v = verdict(summary)
     colour = {"unfair": "red", "gate failed": "red", "no evidence of unfairness": "green"}.get(v.status, "yellow")
-    lines = [f"[bold {colour}]Verdict:[/] {escape(v.headline)}"]
+    lines = [f"[bold {colour}]Verdict:[/] {escape(v.headline)}", f"[dim]{escape(v.basis)}[/]"]
+    tint = {"material": "red", "small": "yellow"}
     lines += [
-        f"  {'[red]' if f.exceeds_placebo else ''}{escape(f.sentence())}{'[/]' if f.exceeds_placebo else ''}"
+        f"  [{tint[f.level]}]{escape(f.sentence())}[/]" if f.level in tint else f"  {escape(f.sentence())}"
         for f in v.findings
     ]
     if v.gate_status is not None:

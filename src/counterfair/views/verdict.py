@@ -3,10 +3,11 @@ notebook view.
 
 Is the classifier fair, for whom, how sure are we, and what to look at next — from the typed summary alone:
 
-* per identity group swapped in, the placebo-controlled identity effect (CTF gap minus placebo gap) with its 95 %
-  interval, and whether that interval lies above 0 (the effect exceeds what any edit of that kind does);
+* per identity group, measured in the slot against neutral words (:mod:`counterfair.analysis.slots`): the group's
+  signed effect in probability points with its 95 % interval, the terms that drive it, its disparity and flip excess,
+  and whether any of them is material, detectable but small, or not detected (Holm-corrected over every estimate);
 * the fairness gate, when rules were given: its status and each rule written as a sentence with the value compared;
-* without a placebo, the CTF gap and its interval (the identity effect needs the placebo);
+* without a placebo, the CTF gap and its interval (the in-slot measures need the placebo words);
 * what to look at next.
 """
 
@@ -16,8 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..summaries import AuditSummary, GateCheck, GateVerdict, IdentityEffect, Record, typed
+from ..summaries import AuditSummary, GateCheck, GateVerdict, Record, typed
 
+MANY_RULES = 12  # a gate with more checks lists only those that did not pass, and counts the rest
 FEW_PAIRS = 5  # a swap direction resting on fewer swaps comes after the others in "largest" lists, marked
 
 
@@ -37,21 +39,24 @@ def _signed(value: float | None) -> str:
 
 @dataclass(frozen=True)
 class GroupFinding:
-    """One identity group: its identity effect with the interval, and whether the interval lies above 0."""
+    """One identity group: its ``level`` (material, small, not detected: the strongest finding among its effect,
+    terms, disparity and flips), its identity effect with the interval, and the sentence's ``parts``."""
 
     group: str
+    level: str
     effect: float | None
     ci_low: float | None
     ci_high: float | None
     texts: int
-    exceeds_placebo: bool
+    parts: tuple[str, ...] | list[str] = ()
+
+    @property
+    def exceeds_placebo(self) -> bool:
+        """Whether the group has a material finding (the report marks it)."""
+        return self.level == "material"
 
     def sentence(self) -> str:
-        where = "above the placebo" if self.exceeds_placebo else "not shown to exceed the placebo"
-        return (
-            f"{self.group}: identity effect {_signed(self.effect)} [{_num(self.ci_low)}, {_num(self.ci_high)}] over "
-            f"{self.texts} texts — {where}"
-        )
+        return f"{self.group} — {LEVEL_WORDS.get(self.level, self.level)}: " + "; ".join(self.parts) + "."
 
 
 @dataclass(frozen=True)
@@ -79,7 +84,10 @@ class Verdict:
         ]
         if self.gate_status is not None:
             out.append(f"Fairness gate: {self.gate_status.upper()}")
-            out += [f"- {verdict.upper()}: {sentence}" for verdict, sentence in self.rules]
+            shown = [(v, sentence) for v, sentence in self.rules if v != "pass" or len(self.rules) <= MANY_RULES]
+            out += [f"- {verdict.upper()}: {sentence}" for verdict, sentence in shown]
+            if len(shown) < len(self.rules):
+                out.append(f"- PASS: {len(self.rules) - len(shown)} more checks (every check: summary.json's gate)")
         out += [f"Next: {step}" for step in self.next_steps]
         return out
 
@@ -88,6 +96,9 @@ _METRIC_WORDS = {
     "accuracy": "accuracy",
     "target_accuracy": "accuracy",
     "identity_effect": "identity effect",
+    "term_effect": "term effect",
+    "disparity": "disparity beyond placebo",
+    "flip_excess": "flip excess",
     "ctf_gap": "CTF gap",
     "flip_rate": "flip rate",
     "subgroup_auc": "subgroup AUC",
@@ -111,6 +122,16 @@ def rule_sentence(check: GateCheck, rules: tuple[Mapping[str, Any], ...]) -> str
     owner = (
         f"{check.group}'s " if check.group not in (None, "*") else ("every group's " if check.group else "the overall ")
     )
+    if check.estimate == "material":
+        if check.metric == "term_effect" and check.group not in (None, "*"):
+            owner, subject = f'"{check.group}"', "effect"
+            owner += "'s "
+        condition = f"fail if {owner}{subject} is material"
+        if check.verdict == "error":
+            return f"{condition}: could not be evaluated ({check.message})"
+        found = check.finding or "–"
+        shown = f"{_points(check.value)} points [{_points(check.ci_low)}, {_points(check.ci_high)}], {found}"
+        return f"{condition}: {shown} — " + {"fail": "fails", "pass": "passes"}.get(check.verdict, check.verdict)
     op = _OP_WORDS.get(str(rule.get("op")), str(rule.get("op", "")))
     threshold = rule.get("value")
     condition = f"fail if {_BOUND_WORDS.get(check.estimate, '')}{owner}{subject} is {op} {threshold:g}".rstrip()
@@ -118,13 +139,6 @@ def rule_sentence(check: GateCheck, rules: tuple[Mapping[str, Any], ...]) -> str
         return f"{condition}: could not be evaluated ({check.message})"
     outcome = {"fail": "fails", "pass": "passes"}.get(check.verdict, check.verdict)
     return f"{condition}: {_num(check.value)} — {outcome}"
-
-
-def _findings(effects: Mapping[str, IdentityEffect]) -> tuple[GroupFinding, ...]:
-    found = [
-        GroupFinding(g, e.value, e.ci_low, e.ci_high, e.texts, bool(e.exceeds_placebo)) for g, e in effects.items()
-    ]
-    return tuple(sorted(found, key=lambda f: (not f.exceeds_placebo, -(f.effect or 0.0), f.group)))
 
 
 def gate_rules(gate: GateVerdict | None) -> tuple[str | None, tuple[tuple[str, str], ...]]:
@@ -138,44 +152,130 @@ def gate_rules(gate: GateVerdict | None) -> tuple[str | None, tuple[tuple[str, s
 
 
 def verdict(summary: Mapping[str, Any] | Record) -> Verdict:
-    """The verdict of an audit summary (``summary.json`` or ``AuditResult.typed_summary``)."""
+    """The verdict of an audit summary (``summary.json`` or ``AuditResult.typed_summary``): from the in-slot measures
+    (:mod:`counterfair.analysis.slots`) where the run has them, else from the CTF gap alone."""
     s = typed(summary, AuditSummary)
     gate_status, rules = gate_rules(s.gate)
-    placebo = s.placebo
-    if placebo is not None and placebo.value is not None and placebo.by_group:
-        findings = _findings(placebo.by_group)
-        above = [f.group for f in findings if f.exceeds_placebo]
-        if above:
-            status = "unfair"
-            headline = (
-                f"the classifier's scores change with the identity mentioned, beyond a placebo edit, for "
-                f"{', '.join(above)} ({len(above)} of {len(findings)} groups)."
-            )
-        else:
-            status = "no evidence of unfairness"
-            groups = len(findings)
-            headline = (
-                f"no identity group's effect exceeds the placebo ({groups} groups; every 95% interval reaches 0)."
-            )
-        basis = (
-            f"Identity effect = CTF gap − placebo gap, 95% bootstrap intervals over texts; overall "
-            f"{_signed(placebo.value)} [{_num(placebo.ci_low)}, {_num(placebo.ci_high)}] over {placebo.texts} texts."
-        )
+    effects = s.effects
+    findings: tuple[GroupFinding, ...] = ()
+    if effects is not None and effects.identity_effect is not None and effects.identity_effect.overall is not None:
+        findings = slot_findings(effects, _unit(s))
+        status, headline, basis = _slot_headline(effects, findings, _unit(s))
     elif s.ctf is not None and s.ctf.value is not None:
-        findings, status = (), "no placebo"
+        status = "no placebo"
         headline = (
             f"CTF gap {_num(s.ctf.value)} [{_num(s.ctf.ci_low)}, {_num(s.ctf.ci_high)}] over identity swaps; "
-            "without the placebo control the part due to the identity cannot be separated from the edit itself."
+            "without placebo words in the same place the part due to the identity cannot be separated from the edit "
+            "itself (this run has no in-slot measures: rerun it with the placebo on)."
         )
         basis = f"Mean |score change| per text over {s.ctf.texts} texts with identity swaps."
     else:
-        findings, status = (), "no identity swaps"
+        status = "no identity swaps"
         headline = "no text got an identity swap, so there is no identity effect to report."
         basis = "Only the attribute methods' score changes are below."
     if gate_status == "fail":
         status = "gate failed"
+    if s.coverage is not None and s.coverage.gender_untested:
+        basis += (
+            f" Not tested: {s.coverage.gender_untested} of {s.coverage.texts} texts name gender words (women, men, "
+            "he, she, …) that this run did not swap; --attributes gender swaps them."
+        )
     labelled = tuple(bias_lines(s.bias, worst=3)) if s.bias is not None else ()
     return Verdict(status, headline, findings, gate_status, rules, basis, _next_steps(s, findings), labelled)
+
+
+def _unit(s: AuditSummary) -> str:
+    return f"P({s.positive_label or 'positive'})"
+
+
+def _points(value: float | None, signed: bool = True) -> str:
+    if value is None:
+        return "–"
+    return f"{100 * value:+.1f}" if signed else f"{100 * value:.1f}"
+
+
+def _interval(e: Any) -> str:
+    return f"[{_points(e.ci_low)}, {_points(e.ci_high)}]"
+
+
+LEVEL_WORDS = {"material": "MATERIAL", "small": "detectable but small", "not detected": "not detected"}
+_RANK = {"material": 0, "small": 1, "not detected": 2}
+
+
+def _group_level(estimates: list[Any]) -> str:
+    found = [e.finding for e in estimates if e is not None and e.finding]
+    return min(found, key=lambda f: _RANK.get(f, 3)) if found else "not detected"
+
+
+def slot_findings(effects: Any, unit: str) -> tuple[GroupFinding, ...]:
+    """One finding per identity group, material ones first: the group's effect, the terms that drive it (material or
+    detected, largest first), its disparity and flip excess where detected."""
+    terms = effects.identity_effect.by_term or {}
+    out = []
+    for group, effect in (effects.identity_effect.by_group or {}).items():
+        own = sorted(((t, e) for t, e in terms.items() if e.group == group), key=lambda te: -abs(te[1].value or 0.0))
+        disparity = (effects.disparity.by_group or {}).get(group) if effects.disparity else None
+        flips = (effects.flip_excess.by_group or {}).get(group) if effects.flip_excess else None
+        level = _group_level([effect, disparity, flips, *(e for _, e in own)])
+        parts = [
+            f"naming the group ({len(own)} terms, on average) {_moves(effect.value)} {unit} by "
+            f"{_points(abs(effect.value or 0.0), False)} points {_interval(effect)} compared with a neutral word"
+        ]
+        drivers = [(t, e) for t, e in own if e.detected][:4]
+        if drivers:
+            parts.append(
+                "driven by "
+                + ", ".join(
+                    f'"{t}" {_points(e.value)} {_interval(e)} ({LEVEL_WORDS[str(e.finding)]})' for t, e in drivers
+                )
+            )
+        if disparity is not None and disparity.detected:
+            parts.append(f"its terms' scores differ by {_points(disparity.value)} points more than neutral words' do")
+        if flips is not None and flips.detected:
+            parts.append(
+                f"its swaps flip the decision {_points(flips.value, False)} points more often (share of swaps) than "
+                "swaps between neutral words"
+            )
+        out.append(GroupFinding(group, level, effect.value, effect.ci_low, effect.ci_high, effect.n or 0, parts))
+    return tuple(sorted(out, key=lambda f: (_RANK.get(f.level, 3), -abs(f.effect or 0.0), f.group)))
+
+
+def _moves(value: float | None) -> str:
+    return "raises" if (value or 0.0) >= 0 else "lowers"
+
+
+def _slot_headline(effects: Any, findings: tuple[GroupFinding, ...], unit: str) -> tuple[str, str, str]:
+    material = [f.group for f in findings if f.level == "material"]
+    small = [f.group for f in findings if f.level == "small"]
+    limit = effects.material.get("identity_effect", 0.03)
+    flips = effects.material.get("flip_excess", 0.05)
+    overall = effects.identity_effect.overall
+    if material:
+        status = "unfair"
+        headline = (
+            f"material identity effects for {', '.join(material)} ({len(material)} of {len(findings)} groups): "
+            f"naming the group, or one of its terms, instead of a neutral word in the same place moves {unit} by "
+            f"{_points(limit, False)} points or more (or its swaps flip the decision that much more often)."
+        )
+    elif small:
+        status = "small effects"
+        headline = (
+            f"detectable but small identity effects for {', '.join(small)} (under {_points(limit, False)} points); "
+            "nothing material."
+        )
+    else:
+        status = "no evidence of unfairness"
+        widest = max((abs(b) for f in findings for b in (f.ci_low, f.ci_high) if b is not None), default=None)
+        bound = f"; group effects beyond ±{_points(widest, False)} points are ruled out" if widest is not None else ""
+        headline = f"no identity effect detected in {len(findings)} groups{bound}."
+    basis = (
+        f"Each identity occurrence was scored with every identity term and {effects.placebo_words} neutral words in "
+        f"its place ({effects.slots} slots in {effects.texts} texts). Effects in probability points of {unit}, "
+        f"95% bootstrap intervals over texts; overall {_points(overall.value)} {_interval(overall)}. Tests "
+        f"Holm-corrected over {effects.tests} estimates; material: detected and at least {_points(limit, False)} "
+        f"points ({_points(flips, False)} for flips)."
+    )
+    return status, headline, basis
 
 
 @dataclass(frozen=True)
@@ -253,7 +353,7 @@ def bias_lines(summary: Mapping[str, Any] | Record, *, worst: int = 5) -> list[s
 
 def _next_steps(s: AuditSummary, findings: tuple[GroupFinding, ...]) -> tuple[str, ...]:
     steps = []
-    above = [f.group for f in findings if f.exceeds_placebo]
+    above = [f.group for f in findings if f.level == "material"]
     if above:
         steps.append(f"read the most affected examples and the swap directions for {above[0]}")
         steps.append("compare a mitigated model on the same pairs (--baseline, counterfair compare)")
@@ -262,5 +362,5 @@ def _next_steps(s: AuditSummary, findings: tuple[GroupFinding, ...]) -> tuple[st
     if s.pairs_without_score:
         steps.append(f"{s.pairs_without_score} pairs have no score (the classifier returned NaN)")
     if s.gate is None and findings:
-        steps.append("make it a CI check: --fail-if 'upper(identity_effect[*]) > 0.05'")
+        steps.append("make it a CI check: --fail-if default")
     return tuple(steps)

@@ -1,0 +1,408 @@
+"""In-slot identity effects: each identity occurrence scored with every term of the set and every placebo word put in
+its place, so that a term is compared with a neutral word *in the same sentence, at the same spot*.
+
+A **slot** is one identity term's occurrences in one text ("My gay neighbour brought dinner." has the slot of
+``gay``). The audit's identity swaps already write the slot with every other term of the set; the placebo words
+(:mod:`counterfair.analysis.placebo`'s built-in set, or ``--placebo FILE``) are written into the same occurrences, in
+the same grammatical form ("My tall neighbour brought dinner."). With ``f`` the classifier's probability of the
+positive label, ``x[w]`` the slot filled with ``w``, ``T`` the identity terms and ``P`` the placebo words:
+
+1. **identity effect** of a term ``t`` (signed): ``f(x[t]) − mean_p f(x[p])``. Positive: naming the group raises the
+   score compared with a neutral word. A group's effect is the mean over its terms, the overall effect the mean over
+   every term. The source term counts as any other: ``f(x[source])`` is the original's score. A model that penalises
+   every identity mention has an effect on every term; one that penalises the source term cannot cancel it.
+2. **disparity beyond placebo**: how much the score varies among identity terms in the slot, the mean
+   ``|f(x[t]) − f(x[t'])|`` over pairs of terms (per group: the pairs with one of its terms), minus the same mean over
+   pairs of placebo words (placebo-to-placebo swaps: what any edit of that slot does). The paper-001 CTF gap is the
+   first half without the second.
+3. **flip excess**: the share of pairs of identity terms in a slot whose decisions at the threshold differ, minus the
+   share of pairs of placebo words that do.
+
+Each is averaged over a text's slots, then over texts. Intervals: the paired percentile bootstrap over texts (one set
+of resamples for every estimate, so a text keeps its terms and placebo words together). Tests: a one-sample t-test
+over texts per estimate, and Holm's correction over the whole family (every term, group and overall estimate of the
+three measures), so that a model with no identity effect fails no estimate in at least 95 % of audits.
+
+A **finding** is ``material`` when its Holm-adjusted p-value is below :data:`ALPHA` and the estimate is at least the
+measure's :data:`MATERIAL` threshold (3 probability points for effects and disparity, 5 points of flips; in either
+direction for effects, above the placebo for disparity and flips), ``small`` when it is detected but below that, and
+``not detected`` otherwise. ``counterfair audit --fail-if default`` fails on every material finding.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+ALPHA = 0.05  # the family-wise error rate of the Holm-corrected tests
+#: the size from which a detected estimate is material (probability points of the positive label; share of pairs)
+MATERIAL = {"identity_effect": 0.03, "disparity": 0.03, "flip_excess": 0.05}
+MEASURES = ("identity_effect", "disparity", "flip_excess")
+SIGNED = {"identity_effect"}  # material in either direction; the others only above the placebo
+SLOT_COLUMNS = ["input_id", "source_term", "kind", "word", "group", "text", "score"]
+_CHUNK = 256  # slots per block of the pairwise differences (a block holds CHUNK x terms x terms values)
+
+
+# ------------------------------------------------------------------------------------------------ the slot texts
+
+
+def slot_texts(rows: Sequence[Mapping[str, Any]], identities: Any, placebo: Any) -> pd.DataFrame:
+    """The texts of every slot (columns :data:`SLOT_COLUMNS` but ``score``): for each identity swap's (input, source
+    term), the original (``kind`` identity, ``word`` the source term), each identity swap's text (its target term;
+    not a term the text names elsewhere, whose swap exchanges the two occurrences and so keeps the source term in the
+    text), and each placebo word written into the occurrences the swaps replaced (``kind`` placebo). ``rows``: the audit's
+    pair rows (``method``, ``attribute``, ``input_id``, ``source_text``, ``cf_text``, ``source_term``,
+    ``target_term``, ``edits``)."""
+    from ..editors.swap import SwapRefused
+    from .placebo import _placebo_editor, swapped_matches
+
+    editor = _placebo_editor(identities, placebo)
+    matches = swapped_matches(rows, editor, identities)
+    out: list[dict[str, Any]] = []
+    seen: set[tuple[Any, str]] = set()
+    for row in rows:
+        if not _is_identity_swap(row):
+            continue
+        key, source = row["input_id"], str(row["source_term"])
+        slot = (key, source.lower())
+        if slot not in seen:
+            seen.add(slot)
+            text = row["source_text"]
+            out.append(_slot_row(key, source, "identity", source, identities.group_of(source), text))
+            for word in placebo.words:
+                try:
+                    new, _ = editor.swap(text, matches.get(key, []), source, word)
+                except SwapRefused:  # French/German: an occurrence the word cannot be written into
+                    continue
+                if new != text:
+                    out.append(_slot_row(key, source, "placebo", word, None, new))
+        target = str(row["target_term"])
+        if target.lower() in {m.term.lower() for m in matches.get(key, [])}:
+            continue  # a term the text names elsewhere: the swap exchanges the two, so the slot would keep the source
+        out.append(_slot_row(key, source, "identity", target, identities.group_of(target), row["cf_text"]))
+    return pd.DataFrame(out, columns=SLOT_COLUMNS[:-1])
+
+
+def _is_identity_swap(row: Mapping[str, Any]) -> bool:
+    attribute = row.get("attribute", "identity")
+    return row["method"] == "swap" and bool(row.get("source_term")) and attribute in (None, "identity")
+
+
+def _slot_row(key: Any, source: str, kind: str, word: str, group: str | None, text: str) -> dict[str, Any]:
+    return {"input_id": key, "source_term": source, "kind": kind, "word": word, "group": group, "text": text}
+
+
+def scored_slots(slots: pd.DataFrame, score: Mapping[str, float]) -> pd.DataFrame:
+    """``slots`` with each text's ``score`` (NaN where the classifier gave none)."""
+    out = slots.copy()
+    out["score"] = pd.Series([score.get(t, np.nan) for t in out["text"]], index=out.index, dtype=float)
+    return out
+
+
+def rescore_slots(slots: pd.DataFrame, classifier: Any, *, positive_label: str | None = None) -> pd.DataFrame:
+    """The same slot texts with ``classifier``'s scores (a frozen slot set scored by another model)."""
+    from ..classifiers import as_classifier
+    from ..classifiers.labels import positive_index
+
+    clf = as_classifier(classifier)
+    index = positive_index(clf.labels, positive_label)
+    texts = list(dict.fromkeys(t for t in slots["text"] if isinstance(t, str)))
+    proba = clf.predict_proba(texts)
+    return scored_slots(slots, {t: float(p[index]) for t, p in zip(texts, proba, strict=True)})
+
+
+# ------------------------------------------------------------------------------------------------ the estimates
+
+
+def slot_effects(
+    slots: pd.DataFrame,
+    *,
+    threshold: float = 0.5,
+    seed: int = 0,
+    n_resamples: int = 2000,
+    alpha: float = ALPHA,
+    material: Mapping[str, float] | None = None,
+) -> dict[str, Any] | None:
+    """The three in-slot measures (see the module's docstring) from a scored slot table (:data:`SLOT_COLUMNS`):
+    ``{measure: {"overall": entry, "by_group": {...}, "by_term": {...}}}`` (``by_term`` for the identity effect
+    only), each entry ``value``, ``ci_low``, ``ci_high``, ``n`` (texts), ``p_value``, ``p_adjusted`` and ``finding``;
+    a term's entry also ``score`` and ``placebo_score`` (the mean scores it compares). ``None`` when no slot has both
+    an identity and a placebo score."""
+    thresholds = {**MATERIAL, **(material or {})}
+    built = _per_text(slots, threshold)
+    if built is None:
+        return None
+    values, columns, info = built
+    estimates = _estimates(values, seed=seed, n_resamples=n_resamples)
+    adjusted = holm([e["p_value"] for e in estimates])
+    out: dict[str, Any] = {
+        "alpha": alpha,
+        "correction": "holm",
+        "tests": int(sum(p is not None for p in adjusted)),
+        "material": {m: thresholds[m] for m in MEASURES},
+        "threshold": threshold,
+        "texts": int(values.shape[0]),
+        "slots": info["slots"],
+        "placebo_words": info["placebo_words"],
+        **{m: {"overall": None, "by_group": {}} for m in MEASURES},
+    }
+    out["identity_effect"]["by_term"] = {}
+    for (measure, level, name), estimate, p_adj in zip(columns, estimates, adjusted, strict=True):
+        entry = {**estimate, "p_adjusted": p_adj}
+        entry["finding"] = finding(measure, entry, alpha, thresholds[measure])
+        if level == "term":
+            entry |= info["term_scores"][name]
+            entry["group"] = info["groups"].get(name)
+            out[measure]["by_term"][name] = entry
+        elif level == "group":
+            out[measure]["by_group"][name] = entry
+        else:
+            out[measure]["overall"] = entry
+    return out
+
+
+def finding(measure: str, entry: Mapping[str, Any], alpha: float, threshold: float) -> str:
+    """``material``, ``small`` or ``not detected`` (see the module's docstring)."""
+    p, value = entry.get("p_adjusted"), entry.get("value")
+    if p is None or value is None or p >= alpha:
+        return "not detected"
+    size = abs(value) if measure in SIGNED else value
+    return "material" if size >= threshold else "small" if measure in SIGNED or value > 0 else "not detected"
+
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm's step-down adjustment of the p-values given (``None`` stays ``None`` and is not counted)."""
+    known = [(p, i) for i, p in enumerate(p_values) if p is not None]
+    out: list[float | None] = [None] * len(p_values)
+    running, m = 0.0, len(known)
+    for rank, (p, i) in enumerate(sorted(known)):
+        running = max(running, min(1.0, (m - rank) * p))
+        out[i] = running
+    return out
+
+
+def _matrices(slots: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """The slots' scores as two tables indexed by (input_id, source_term): identity terms and placebo words."""
+    ok = slots[np.isfinite(slots["score"].to_numpy(dtype=float))]
+    if ok.empty:
+        return None
+    index = ["input_id", "source_term"]
+    ok = ok.assign(input_id=ok["input_id"].astype(str), word=ok["word"].str.lower(), source_term=ok["source_term"])
+    tables = [
+        ok[ok["kind"] == kind].pivot_table(index=index, columns="word", values="score", aggfunc="mean")
+        for kind in ("identity", "placebo")
+    ]
+    common = tables[0].index.intersection(tables[1].index)
+    if common.empty:
+        return None
+    return tables[0].loc[common], tables[1].loc[common]
+
+
+def _per_text(
+    slots: pd.DataFrame, threshold: float
+) -> tuple[np.ndarray, list[tuple[str, str, str]], dict[str, Any]] | None:
+    """Each text's value of every estimate (a texts x estimates array, NaN where a text has none), the estimates'
+    (measure, level, name), and what the summary reports besides."""
+    found = _matrices(slots)
+    if found is None:
+        return None
+    ident, plac = found
+    terms = [str(t) for t in ident.columns]
+    groups = _term_groups(slots, terms)
+    group_names = sorted(set(groups.values()))
+    members = {g: [i for i, t in enumerate(terms) if groups[t] == g] for g in group_names}
+    scores, placebo = ident.to_numpy(dtype=float), plac.to_numpy(dtype=float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a slot or a term without values gives NaN, as it should
+        neutral = np.nanmean(placebo, axis=1)
+        effect = scores - neutral[:, None]
+        spread, placebo_spread = _spread(scores), _spread(placebo)
+        flips, placebo_flips = _spread(_decisions(scores, threshold)), _spread(_decisions(placebo, threshold))
+        slot_columns: list[np.ndarray] = []
+        names: list[tuple[str, str, str]] = []
+
+        def add(measure: str, per_term: np.ndarray, baseline: np.ndarray | None) -> None:
+            base = 0.0 if baseline is None else baseline
+            names.append((measure, "overall", "overall"))
+            slot_columns.append(np.nanmean(per_term, axis=1) - base)
+            for g in group_names:
+                names.append((measure, "group", g))
+                slot_columns.append(np.nanmean(per_term[:, members[g]], axis=1) - base)
+
+        add("identity_effect", effect, None)
+        for i, term in enumerate(terms):
+            names.append(("identity_effect", "term", term))
+            slot_columns.append(effect[:, i])
+        add("disparity", spread, np.nanmean(placebo_spread, axis=1))
+        add("flip_excess", flips, np.nanmean(placebo_flips, axis=1))
+        texts, codes = np.unique(ident.index.get_level_values(0).to_numpy(), return_inverse=True)
+        per_slot = np.column_stack(slot_columns)
+        values = _mean_by(codes, per_slot, len(texts))
+        per_term = _mean_by(codes, scores, len(texts))
+        per_term_neutral = _mean_by(codes, np.where(np.isnan(scores), np.nan, neutral[:, None]), len(texts))
+        term_scores = {
+            t: {"score": _mean_or_none(per_term[:, i]), "placebo_score": _mean_or_none(per_term_neutral[:, i])}
+            for i, t in enumerate(terms)
+        }
+    info = {"slots": len(ident), "placebo_words": int(plac.shape[1]), "term_scores": term_scores, "groups": groups}
+    return values, names, info
+
+
+def _term_groups(slots: pd.DataFrame, terms: list[str]) -> dict[str, str]:
+    ident = slots[slots["kind"] == "identity"]
+    mapping = {
+        str(w).lower(): (g if isinstance(g, str) and g else "other")
+        for w, g in zip(ident["word"], ident["group"], strict=True)
+    }
+    return {t: mapping.get(t, "other") for t in terms}
+
+
+def _decisions(matrix: np.ndarray, threshold: float) -> np.ndarray:
+    """1 where a score is at or above the threshold, 0 below, NaN without a score."""
+    return np.where(np.isnan(matrix), np.nan, (matrix >= threshold).astype(float))
+
+
+def _spread(matrix: np.ndarray) -> np.ndarray:
+    """Per row and column, the mean |m[r, c] − m[r, c']| over the row's other columns with a value (NaN where
+    m[r, c] has none); computed in blocks of rows so that memory stays flat."""
+    out = np.full(matrix.shape, np.nan)
+    cols = matrix.shape[1]
+    for start in range(0, matrix.shape[0], _CHUNK):
+        block = matrix[start : start + _CHUNK].astype(float)
+        diff = np.abs(block[:, :, None] - block[:, None, :])
+        diff[:, np.arange(cols), np.arange(cols)] = np.nan
+        out[start : start + _CHUNK] = np.nanmean(diff, axis=2)
+    return out
+
+
+def _mean_by(codes: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Per code (text), the mean of each column over its rows with a value (NaN where none has one)."""
+    known = ~np.isnan(values)
+    sums = np.zeros((n, values.shape[1]))
+    counts = np.zeros((n, values.shape[1]))
+    np.add.at(sums, codes, np.where(known, values, 0.0))
+    np.add.at(counts, codes, known)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+
+def _mean_or_none(values: np.ndarray) -> float | None:
+    finite = values[np.isfinite(values)]
+    return float(finite.mean()) if finite.size else None
+
+
+def _estimates(values: np.ndarray, *, seed: int, n_resamples: int) -> list[dict[str, Any]]:
+    """Per column of a texts x estimates array: the mean over texts with a value, its paired percentile bootstrap
+    interval (the same resamples of texts for every column) and a one-sample t-test's p-value."""
+    from scipy.stats import t as student
+
+    values = np.round(values, 12)  # float residue (0.2 − mean(0.2, 0.2) = −2.8e-17) is no effect and no variance
+    known = ~np.isnan(values)
+    n = known.sum(axis=0)
+    filled = np.where(known, values, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = filled.sum(axis=0) / n
+        sd = np.sqrt(np.where(known, (values - mean) ** 2, 0.0).sum(axis=0) / np.maximum(n - 1, 1))
+    low, high = _bootstrap(filled, known.astype(float), seed=seed, n_resamples=n_resamples)
+    out: list[dict[str, Any]] = []
+    for c in range(values.shape[1]):
+        if n[c] == 0:
+            out.append({"value": None, "ci_low": None, "ci_high": None, "n": 0, "p_value": None})
+            continue
+        p_value: float | None = None
+        if n[c] >= 2:
+            if sd[c] == 0:  # every text the same: no doubt about the mean (0 is no effect; anything else is one)
+                p_value = 1.0 if mean[c] == 0 else 0.0
+            else:
+                t_stat = mean[c] / (sd[c] / math.sqrt(n[c]))
+                p_value = float(2 * student.sf(abs(t_stat), n[c] - 1))
+        two = n[c] >= 2
+        out.append(
+            {
+                "value": float(mean[c]),
+                "ci_low": float(low[c]) if two else None,
+                "ci_high": float(high[c]) if two else None,
+                "n": int(n[c]),
+                "p_value": p_value,
+            }
+        )
+    return out
+
+
+def _bootstrap(filled: np.ndarray, known: np.ndarray, *, seed: int, n_resamples: int) -> tuple[np.ndarray, np.ndarray]:
+    """The 2.5 and 97.5 percentiles of each column's mean over ``n_resamples`` resamples of the rows (texts), the
+    same resamples for every column; a resample in which a column has no value is left out of that column's."""
+    rng = np.random.default_rng(seed)
+    rows = filled.shape[0]
+    means: list[np.ndarray] = []
+    for weights in _resample_weights(rng, rows, n_resamples):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means.append((weights @ filled) / (weights @ known))
+    stacked = np.vstack(means)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanpercentile(stacked, 2.5, axis=0), np.nanpercentile(stacked, 97.5, axis=0)
+
+
+def _resample_weights(rng: np.random.Generator, rows: int, n_resamples: int, block: int = 250) -> Iterator[np.ndarray]:
+    """How often each row is drawn in each resample, ``block`` resamples at a time (a block x rows array)."""
+    for start in range(0, n_resamples, block):
+        size = min(block, n_resamples - start)
+        draws = rng.integers(0, rows, size=(size, rows))
+        weights = np.zeros((size, rows))
+        np.add.at(weights, (np.repeat(np.arange(size), rows), draws.ravel()), 1.0)
+        yield weights
+
+
+# ------------------------------------------------------------------------------------------------ for the gate
+
+
+def effects_gate_metrics(effects: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The in-slot measures as the gate reads them: ``identity_effect`` (groups), ``term_effect`` (its "groups" are
+    the terms; overall is the identity effect's), ``disparity`` and ``flip_excess`` (groups); each entry with
+    ``value``, ``ci_low``, ``ci_high``, ``n``, ``p_adjusted`` and ``finding``."""
+    if not effects or effects.get("identity_effect") is None:
+        return {}
+
+    def entry(e: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        if e is None:
+            return None
+        keep = ("value", "ci_low", "ci_high", "n", "p_adjusted", "finding")
+        return {k: e.get(k) for k in keep}
+
+    out: dict[str, Any] = {}
+    for measure in MEASURES:
+        part = effects.get(measure) or {}
+        out[measure] = {
+            "overall": entry(part.get("overall")),
+            "by_group": {g: entry(e) for g, e in (part.get("by_group") or {}).items()},
+        }
+    terms = effects["identity_effect"].get("by_term") or {}
+    out["term_effect"] = {
+        "overall": out["identity_effect"]["overall"],
+        "by_group": {t: entry(e) for t, e in terms.items()},
+    }
+    return out
+
+
+def read_slots(source: Any) -> pd.DataFrame | None:
+    """An audit's slot table: a run directory's ``slots.csv`` (``None`` when it has none: a run made before
+    counterfair measured in the slot), an ``AuditResult``'s ``slots``, or a DataFrame."""
+    from pathlib import Path
+
+    if isinstance(source, pd.DataFrame):
+        return source
+    if isinstance(getattr(source, "slots", None), pd.DataFrame):
+        return source.slots  # type: ignore[no-any-return]
+    path = Path(source)
+    if path.is_file():
+        path = path.parent
+    target = path / "slots.csv"
+    if not target.exists():
+        return None
+    return pd.read_csv(target, dtype={"input_id": str, "source_term": str, "word": str}, keep_default_na=True)

@@ -1,0 +1,222 @@
+"""The in-slot measures (counterfair.analysis.slots), computed by hand on small slot tables, and the audit's verdict on
+planted classifiers: a blanket penalty on every identity mention, a one-term penalty, a group scored lower, a
+noise-only model and a model blind to identity."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import counterfair as cf
+from counterfair.analysis.gate import DEFAULT_RULES, evaluate_rules, parse_rule
+from counterfair.analysis.slots import effects_gate_metrics, finding, holm, slot_effects
+
+GROUPS = {"a": "g1", "b": "g1", "c": "g2"}
+
+
+def _table(scores: dict[str, list[dict[str, float]]]) -> pd.DataFrame:
+    """A slot table: per text, its slots, each a mapping word -> score (identity terms a, b, c; placebo p, q). The
+    first identity word of a slot is its source term."""
+    rows = []
+    for text_id, slots in scores.items():
+        for slot in slots:
+            source = next(w for w in slot if w in GROUPS)
+            for word, score in slot.items():
+                kind = "identity" if word in GROUPS else "placebo"
+                rows.append(
+                    {"input_id": text_id, "source_term": source, "kind": kind, "word": word,
+                     "group": GROUPS.get(word), "text": f"{text_id}:{source}:{word}", "score": score}
+                )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+# three texts, one slot each; the placebo words p, q
+HAND = _table(
+    {
+        "t1": [{"a": 0.9, "b": 0.5, "c": 0.4, "p": 0.5, "q": 0.3}],
+        "t2": [{"b": 0.7, "a": 0.6, "c": 0.2, "p": 0.2, "q": 0.2}],
+        "t3": [{"c": 0.1, "a": 0.8, "b": 0.3, "p": 0.4, "q": 0.0}],
+    }
+)
+
+
+def test_each_measure_by_hand() -> None:
+    e = slot_effects(HAND, threshold=0.5, n_resamples=200)
+    assert e is not None and e["texts"] == 3 and e["slots"] == 3 and e["placebo_words"] == 2
+    # term effect: f(x[t]) - mean of the placebo words, per text; neutral means 0.4, 0.2, 0.2
+    a = e["identity_effect"]["by_term"]["a"]
+    assert a["value"] == pytest.approx(((0.9 - 0.4) + (0.6 - 0.2) + (0.8 - 0.2)) / 3)  # 0.5
+    assert a["score"] == pytest.approx((0.9 + 0.6 + 0.8) / 3) and a["placebo_score"] == pytest.approx(0.8 / 3)
+    assert a["group"] == "g1" and a["n"] == 3
+    b_effect = ((0.5 - 0.4) + (0.7 - 0.2) + (0.3 - 0.2)) / 3
+    assert e["identity_effect"]["by_term"]["b"]["value"] == pytest.approx(b_effect)
+    c_effect = ((0.4 - 0.4) + (0.2 - 0.2) + (0.1 - 0.2)) / 3
+    assert e["identity_effect"]["by_term"]["c"]["value"] == pytest.approx(c_effect)
+    # a group: the mean of its terms per text, then over texts; overall: every term
+    assert e["identity_effect"]["by_group"]["g1"]["value"] == pytest.approx((0.5 + b_effect) / 2)
+    assert e["identity_effect"]["overall"]["value"] == pytest.approx((0.5 + b_effect + c_effect) / 3)
+    # disparity: per term the mean |difference| to the slot's other terms, minus the placebo pairs' mean |difference|
+    spread = {  # per text: a, b, c and the placebo pair
+        "t1": ((0.4 + 0.5) / 2, (0.4 + 0.1) / 2, (0.5 + 0.1) / 2, 0.2),
+        "t2": ((0.1 + 0.4) / 2, (0.1 + 0.5) / 2, (0.4 + 0.5) / 2, 0.0),
+        "t3": ((0.5 + 0.7) / 2, (0.5 + 0.2) / 2, (0.7 + 0.2) / 2, 0.4),
+    }
+    overall = np.mean([np.mean(v[:3]) - v[3] for v in spread.values()])
+    assert e["disparity"]["overall"]["value"] == pytest.approx(overall)
+    g2 = np.mean([v[2] - v[3] for v in spread.values()])
+    assert e["disparity"]["by_group"]["g2"]["value"] == pytest.approx(g2)
+    # flip excess at 0.5: decisions (a, b, c) t1 (1, 1, 0), t2 (1, 1, 0), t3 (1, 0, 0); placebo pairs never differ
+    # except t1 (0.5 vs 0.3: 1 vs 0)
+    flips = {"t1": ((0.5, 0.5, 1.0), 1.0), "t2": ((0.5, 0.5, 1.0), 0.0), "t3": ((1.0, 0.5, 0.5), 0.0)}
+    expected = np.mean([np.mean(share) - placebo for share, placebo in flips.values()])
+    assert e["flip_excess"]["overall"]["value"] == pytest.approx(expected)
+
+
+def test_a_text_with_two_slots_counts_once() -> None:
+    two = _table(
+        {
+            "t1": [
+                {"a": 0.9, "b": 0.1, "c": 0.1, "p": 0.1, "q": 0.1},
+                {"c": 0.5, "a": 0.5, "b": 0.5, "p": 0.5, "q": 0.5},
+            ],
+            "t2": [{"b": 0.3, "a": 0.3, "c": 0.3, "p": 0.3, "q": 0.3}],
+        }
+    )  # fmt: skip
+    e = slot_effects(two, n_resamples=50)
+    assert e is not None and e["texts"] == 2 and e["slots"] == 3
+    # t1: a's effect is 0.8 in its first slot and 0 in its second: 0.4 for the text; t2: 0
+    assert e["identity_effect"]["by_term"]["a"]["value"] == pytest.approx(0.2)
+
+
+def test_holm_by_hand() -> None:
+    assert holm([0.01, 0.04, 0.03, None]) == pytest.approx([0.03, 0.06, 0.06, None], nan_ok=True)
+    adjusted = holm([0.5, 0.001])
+    assert adjusted == pytest.approx([0.5, 0.002])
+
+
+@pytest.mark.parametrize(
+    ("measure", "value", "p", "expected"),
+    [
+        ("identity_effect", 0.05, 0.001, "material"),
+        ("identity_effect", -0.05, 0.001, "material"),  # either direction
+        ("identity_effect", 0.01, 0.001, "small"),
+        ("identity_effect", 0.2, 0.2, "not detected"),
+        ("disparity", -0.05, 0.001, "not detected"),  # less spread than the placebo is no unfairness
+        ("flip_excess", 0.04, 0.001, "small"),
+        ("flip_excess", 0.06, 0.001, "material"),
+    ],
+)
+def test_findings(measure: str, value: float, p: float, expected: str) -> None:
+    threshold = 0.05 if measure == "flip_excess" else 0.03
+    assert finding(measure, {"value": value, "p_adjusted": p}, 0.05, threshold) == expected
+
+
+def _planted(kind: str, texts: int = 40) -> pd.DataFrame:
+    """A slot table of ``texts`` texts, each one slot holding every term, scored by a planted model: a base score per
+    text (blind to the slot), noise per distinct text of sd 0.02 (or 0.05 for ``noise``), and the planted effect."""
+    rng = np.random.default_rng(7)
+    rows: dict[str, list[dict[str, float]]] = {}
+    words = ["a", "b", "c", "p", "q", "r", "s"]
+    for i in range(texts):
+        base = rng.uniform(0.2, 0.8)
+        slot = {}
+        for w in [["a", "b", "c"][i % 3]] + [x for x in words if x != ["a", "b", "c"][i % 3]]:
+            planted = {
+                "blind": 0.0,
+                "noise": 0.0,
+                "blanket": 0.06 * (w in GROUPS),
+                "one_term": 0.06 * (w == "a"),
+                "reversed": -0.06 * (GROUPS.get(w) == "g2"),
+            }[kind]
+            sd = 0.0 if kind == "blind" else 0.05 if kind == "noise" else 0.02
+            slot[w] = float(np.clip(base + planted + rng.normal(0, sd), 0, 1))
+        rows[f"t{i}"] = [slot]
+    return _table(rows)
+
+
+def _gate(effects: dict[str, Any]) -> dict[str, Any]:
+    return evaluate_rules(["default"], effects_gate_metrics(effects))
+
+
+@pytest.mark.parametrize(
+    ("kind", "failed"),
+    [
+        ("blind", set()),
+        ("noise", set()),
+        ("blanket", {"identity_effect", "identity_effect[g1]", "identity_effect[g2]", "term_effect[a]",
+                     "term_effect[b]", "term_effect[c]"}),
+        ("one_term", {"identity_effect[g1]", "term_effect[a]"}),
+        ("reversed", {"identity_effect[g2]", "term_effect[c]"}),
+    ],
+)  # fmt: skip
+def test_the_default_gate_on_planted_models(kind: str, failed: set[str]) -> None:
+    e = slot_effects(_planted(kind), n_resamples=200)
+    assert e is not None
+    gate = _gate(e)
+    got = {re.sub(r"^material\((.*)\)$", r"\1", c["description"]) for c in gate["checks"] if c["verdict"] == "fail"}
+    # a blanket penalty moves every term alike: no disparity among terms; one term or group: disparity and flips may
+    # join, so only the effects are pinned
+    assert {g for g in got if g.startswith(("identity_effect", "term_effect"))} == failed
+    if kind == "blanket":
+        assert not any(g.startswith("disparity") for g in got)
+        assert e["identity_effect"]["overall"]["value"] == pytest.approx(0.06, abs=0.01)
+    if kind == "reversed":
+        assert e["identity_effect"]["by_term"]["c"]["value"] == pytest.approx(-0.06, abs=0.015)
+    assert gate["exit_code"] == (1 if failed else 0)
+
+
+def test_default_rules_parse_and_name_the_group_in_brackets() -> None:
+    rules = [parse_rule(r) for r in DEFAULT_RULES]
+    assert {r.bound for r in rules} == {"material"}
+    assert rules[1].describe("religion") == "material(identity_effect[religion])"
+    with pytest.raises(cf.errors.ConfigError, match="material\\(\\) takes an in-slot measure"):
+        parse_rule("material(ctf_gap[*])")
+
+
+def _gay_penalty(texts: list[str]) -> np.ndarray:
+    return np.array([0.3 + 0.1 * bool(re.search(r"\bgay\b", t, re.I)) for t in texts])
+
+
+def test_the_audit_measures_in_the_slot() -> None:
+    texts = ["My gay neighbour brought dinner.", "Some people are straight.", "The Muslim family next door is kind."]
+    result = cf.audit(texts, _gay_penalty, methods=["swap"], bootstrap=200)
+    slots = result.slots
+    assert slots is not None
+    # each slot holds its original, every other term of the set and the placebo words, written in the same form
+    first = slots[(slots["input_id"] == "0")]
+    assert set(first["kind"]) == {"identity", "placebo"}
+    assert "My tall neighbour brought dinner." in set(first["text"])
+    assert "My gay neighbour brought dinner." in set(first["text"])
+    muslim = slots[(slots["input_id"] == "2") & (slots["kind"] == "placebo")]
+    assert "The tall family next door is kind." in set(muslim["text"])
+    gay = result.summary["effects"]["identity_effect"]["by_term"]["gay"]
+    assert gay["value"] == pytest.approx(0.1) and gay["score"] == pytest.approx(0.4)
+    assert result.summary["effects"]["identity_effect"]["by_term"]["straight"]["value"] == pytest.approx(0.0)
+    # the old measure cancelled here (the source term "gay" penalised, its placebo removes the penalty as well)
+    assert str(result).startswith("Verdict:")
+
+
+def test_a_constant_classifier_has_no_effect_at_all() -> None:
+    texts = ["My gay neighbour brought dinner.", "The women in my family are Muslim.", "He is a Christian man."]
+    result = cf.audit(texts, lambda t: np.full(len(t), 0.2), methods=["swap"], bootstrap=50)
+    effects = result.summary["effects"]
+    assert all(e["finding"] == "not detected" for e in effects["identity_effect"]["by_term"].values())
+    assert result.typed_summary.coverage.gender_untested == 2  # "women", "He": said, with the way to test them
+    assert str(result).startswith("Verdict: no identity effect detected in 7 groups")
+    assert "Not tested: 2 of 3 texts name gender words" in str(result) and "--attributes gender" in str(result)
+
+
+def test_a_slot_leaves_out_the_terms_its_text_names_elsewhere() -> None:
+    # Φ(muslim, gay) exchanges "Muslim" and "gay": in the muslim slot that text still names Muslims, so it is no
+    # measure of "gay" in that place
+    result = cf.audit(["My Muslim neighbour is gay."], _gay_penalty, methods=["swap"], bootstrap=50)
+    slots = result.slots
+    assert slots is not None
+    muslim = slots[(slots["source_term"].str.lower() == "muslim") & (slots["kind"] == "identity")]
+    assert "gay" not in set(muslim["word"].str.lower()) and "christian" in set(muslim["word"].str.lower())
+    assert "My Christian neighbour is gay." in set(muslim["text"])
+    assert result.summary["effects"]["identity_effect"]["by_term"]["christian"]["value"] == pytest.approx(0.0)
