@@ -55,8 +55,8 @@ def slot_texts(rows: Sequence[Mapping[str, Any]], identities: Any, placebo: Any)
     """The texts of every slot (columns :data:`SLOT_COLUMNS` but ``score``): for each identity swap's (input, source
     term), the original (``kind`` identity, ``word`` the source term), each identity swap's text (its target term;
     not a term the text names elsewhere, whose swap exchanges the two occurrences and so keeps the source term in the
-    text), and each placebo word written into the occurrences the swaps replaced (``kind`` placebo). ``rows``: the audit's
-    pair rows (``method``, ``attribute``, ``input_id``, ``source_text``, ``cf_text``, ``source_term``,
+    text), and each placebo word written into the occurrences the swaps replaced (``kind`` placebo). ``rows``: the
+    audit's pair rows (``method``, ``attribute``, ``input_id``, ``source_text``, ``cf_text``, ``source_term``,
     ``target_term``, ``edits``)."""
     from ..editors.swap import SwapRefused
     from .placebo import _placebo_editor, swapped_matches
