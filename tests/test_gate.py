@@ -121,8 +121,7 @@ def test_compare_says_better_worse_or_no_evidence(audited: cf.AuditResult) -> No
     assert backwards.loc["identity swaps", "verdict"] == "worse"
     same = comparison_table(compare_pairs(audited.pairs, audited.pairs, n_resamples=500))
     assert set(same["verdict"]) == {"no evidence"} and set(same["difference"]) == {0.0}
-    effects = comparison_table(comparison, "identity_effect")
-    assert effects.loc["swap:sexuality", "verdict"] == "better"  # the effect is the groups swapped in
+    assert "disparity" not in comparison["metrics"]  # bare pairs tables: no slots, no in-slot comparison
     with pytest.raises(InputError, match="share no scored pair"):
         compare_pairs(audited.pairs, fair.assign(cf_text=fair["cf_text"] + " (edited)"))
 
@@ -130,7 +129,19 @@ def test_compare_says_better_worse_or_no_evidence(audited: cf.AuditResult) -> No
 def test_result_compare_with_a_classifier(audited: cf.AuditResult) -> None:
     table = audited.compare(_constant, name="constant")
     assert table.loc["identity swaps", "verdict"] == "worse"  # B (this audit's gay-only) against the constant
-    assert audited.summary["comparison"]["a"] == "constant"
+    comparison = audited.summary["comparison"]
+    assert comparison["a"] == "constant"
+    # the in-slot measures of both sides, and B − A of the disparity beyond placebo, paired over texts
+    assert comparison["effects"]["b"]["identity_effect"]["by_term"]["gay"]["finding"] == "material"
+    assert comparison["effects"]["a"]["identity_effect"]["by_term"]["gay"]["finding"] == "not detected"
+    disparity = comparison_table(comparison, "disparity")
+    assert disparity.loc["identity swaps", "verdict"] == "worse" and disparity.loc["identity swaps", "b"] > 0
+    from counterfair.summaries import ComparisonSummary
+    from counterfair.views.pages import comparison_headline
+
+    headline, status = comparison_headline(ComparisonSummary.from_dict(comparison))
+    assert status == "fail" and headline.startswith("B is less fair than A: in the slot, A: nothing material")
+    assert "B: material for sexuality" in headline and "CTF gap higher under B for identity swaps" in headline
 
 
 def test_assert_fair_on_a_frozen_pair_set(audited: cf.AuditResult, tmp_path: Path) -> None:

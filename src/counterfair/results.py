@@ -256,10 +256,18 @@ class AuditResult(TableResult):
         (:mod:`counterfair.analysis.compare`): another ``AuditResult``, a run directory, or a classifier (anything
         :func:`~counterfair.as_classifier` takes) that scores these pairs."""
         from .analysis.compare import compare_pairs, comparison_table, rescore_pairs
+        from .analysis.slots import read_slots, rescore_slots
 
         s = self.typed_summary
         opts = s.options
-        if not isinstance(baseline, AuditResult | str | Path):
+        theirs: pd.DataFrame | None = None
+        if isinstance(baseline, AuditResult):
+            theirs = baseline.slots
+        elif isinstance(baseline, str | Path):
+            theirs = read_slots(baseline)
+        else:
+            if self.slots is not None:
+                theirs = rescore_slots(self.slots, baseline, positive_label=opts.get("positive_label"))
             baseline = rescore_pairs(
                 self.raw_pairs,
                 baseline,
@@ -272,6 +280,8 @@ class AuditResult(TableResult):
             names=(name, s.classifier.spec),
             seed=opts.get("seed", 0),
             n_resamples=opts.get("bootstrap", 2000),
+            slots=(theirs, self.slots),
+            threshold=s.threshold if s.threshold is not None else 0.5,
         )
         self.summary["comparison"] = comparison
         return comparison_table(comparison)

@@ -597,8 +597,9 @@ class SuiteSummary(Record):
 @dataclass(frozen=True, kw_only=True)
 class ComparisonSummary(Record):
     """``counterfair compare``'s ``summary.json``: classifier B against A on the pairs both audits made; per metric
-    (``ctf_gap``, ``identity_effect``) and unit (overall, each group), A, B, B − A with its interval, the paired
-    permutation test's p and the verdict (better / worse / no evidence)."""
+    (``ctf_gap``; ``disparity``, in the slot, where both runs have their slots) and unit (overall, each group), A, B,
+    B − A with its interval, the paired permutation test's p and the verdict (better / worse / no evidence); and each
+    one's in-slot measures (``effects``)."""
 
     command: str | None = None
     a: str = ""
@@ -607,6 +608,7 @@ class ComparisonSummary(Record):
     pairs_only_in_a: int = 0
     pairs_only_in_b: int = 0
     metrics: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
+    effects: dict[str, SlotEffects] | None = _key(of={SlotEffects})  # A's and B's in-slot measures ("a", "b")
 
     def verdicts(self, metric: str) -> dict[str, str]:
         """Each unit's verdict on ``metric``."""

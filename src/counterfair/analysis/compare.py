@@ -3,11 +3,15 @@
 The pairs of two audits (or one audit's pairs scored again by a second classifier, :func:`rescore_pairs`) are
 matched on (method, attribute, input id, counterfactual text). For each unit — the identity swaps overall, each
 identity group (of the source term, as the CTF gap), each (method, attribute) of the other methods — every text gets
-its gap under A and under B (the mean |score change| over its pairs in that unit; for the identity effect, that
-minus the same over the placebos, by the group swapped in); the difference B - A is averaged over texts, with a
-percentile bootstrap CI over texts and a paired permutation test (A and B swapped within texts). Verdict per unit:
-``better`` (B's gap is smaller: the CI lies below 0 and the test's p < 0.05), ``worse`` (above 0, p < 0.05), ``no
-evidence``.
+its gap under A and under B (the mean |score change| over its pairs in that unit); the difference B - A is averaged
+over texts, with a percentile bootstrap CI over texts and a paired permutation test (A and B swapped within texts).
+Verdict per unit: ``better`` (B's gap is smaller: the CI lies below 0 and the test's p < 0.05), ``worse`` (above 0,
+p < 0.05), ``no evidence``.
+
+Where both audits have their slot tables (run directories, ``AuditResult``s, or a classifier rescoring this audit's
+slots), the comparison also holds each one's in-slot measures (``effects``: the identity effect per term and group,
+disparity and flip excess with their findings, :mod:`counterfair.analysis.slots`) and the paired B − A of the
+disparity beyond placebo per group (metric ``disparity``), tested as above.
 """
 
 from __future__ import annotations
@@ -117,9 +121,22 @@ def _units(merged: pd.DataFrame, group_column: str) -> list[tuple[str, pd.DataFr
 
 
 def compare_pairs(
-    baseline: Any, candidate: Any, *, names: tuple[str, str] = ("A", "B"), seed: int = 0, n_resamples: int = 2000
+    baseline: Any,
+    candidate: Any,
+    *,
+    names: tuple[str, str] = ("A", "B"),
+    seed: int = 0,
+    n_resamples: int = 2000,
+    slots: tuple[pd.DataFrame | None, pd.DataFrame | None] | None = None,
+    threshold: float = 0.5,
 ) -> dict[str, Any]:
-    """B (``candidate``) against A (``baseline``) on their common pairs; see the module's docstring."""
+    """B (``candidate``) against A (``baseline``) on their common pairs; see the module's docstring. ``slots``: A's
+    and B's scored slot tables (:mod:`counterfair.analysis.slots`; read from run directories when not given): the
+    in-slot measures of each (``effects``) and the paired test of B − A on the disparity beyond placebo."""
+    from .slots import read_slots
+
+    if slots is None:
+        slots = (_slots_of(baseline, read_slots), _slots_of(candidate, read_slots))
     a, b = read_pairs(baseline), read_pairs(candidate)
     a = a[a["status"] == "ok"].assign(input_id=lambda f: f["input_id"].astype(str))
     b = b[b["status"] == "ok"].assign(input_id=lambda f: f["input_id"].astype(str))
@@ -130,25 +147,18 @@ def compare_pairs(
             f"{names[0]} and {names[1]} share no scored pair (matched on method, attribute, input id and "
             "counterfactual text): compare audits of the same texts with the same counterfactuals"
         )
-    metrics: dict[str, Callable[[pd.DataFrame, str], pd.Series]] = {
-        "ctf_gap": lambda f, s: f[f"diff_{s}"].abs(),
-    }
-    if {"diff_placebo_a", "diff_placebo_b"} <= set(merged.columns):
-        metrics["identity_effect"] = lambda f, s: f[f"diff_{s}"].abs() - f[f"diff_placebo_{s}"].abs()
-    out: dict[str, Any] = {}
-    for metric, value in metrics.items():
-        entries: dict[str, Any] = {}
-        # groups as each metric reports them: the CTF gap by the source term's group, the identity effect by the
-        # group swapped in (counterfair.analysis.placebo)
-        for unit, part in _units(merged, "group" if metric == "ctf_gap" else "target_group"):
-            if metric == "identity_effect":
-                part = part[part["diff_placebo_a"].notna() & part["diff_placebo_b"].notna()]
-                if part.empty or not unit.startswith(("identity", "swap")):
-                    continue
-            per_text = pd.DataFrame({"id": part["input_id"], "a": value(part, "a"), "b": value(part, "b")})
-            per_text = per_text.groupby("id", sort=False)[["a", "b"]].mean()
-            entries[unit] = _paired(per_text, seed=seed, n_resamples=n_resamples)
-        out[metric] = entries
+    value: Callable[[pd.DataFrame, str], pd.Series] = lambda f, s: f[f"diff_{s}"].abs()  # noqa: E731
+    entries: dict[str, Any] = {}
+    for unit, part in _units(merged, "group"):  # the CTF gap by the source term's group
+        per_text = pd.DataFrame({"id": part["input_id"], "a": value(part, "a"), "b": value(part, "b")})
+        per_text = per_text.groupby("id", sort=False)[["a", "b"]].mean()
+        entries[unit] = _paired(per_text, seed=seed, n_resamples=n_resamples)
+    out: dict[str, Any] = {"ctf_gap": entries}
+    effects: dict[str, Any] = {}
+    if slots[0] is not None and slots[1] is not None:
+        out["disparity"], effects = _in_slot(
+            slots[0], slots[1], seed=seed, n_resamples=n_resamples, threshold=threshold
+        )
     return {
         "a": names[0],
         "b": names[1],
@@ -156,7 +166,45 @@ def compare_pairs(
         "pairs_only_in_a": len(a) - len(merged),
         "pairs_only_in_b": len(b) - len(merged),
         "metrics": out,
+        **({"effects": effects} if effects else {}),
     }
+
+
+def _slots_of(source: Any, read: Callable[[Any], pd.DataFrame | None]) -> pd.DataFrame | None:
+    if isinstance(source, pd.DataFrame):
+        return None  # a bare pairs table has no slots
+    try:
+        return read(source)
+    except (OSError, ValueError):
+        return None
+
+
+def _in_slot(
+    slots_a: pd.DataFrame, slots_b: pd.DataFrame, *, seed: int, n_resamples: int, threshold: float
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The disparity beyond placebo of A and B per text on their common slot texts, paired (B − A per unit), and each
+    one's in-slot findings (:func:`counterfair.analysis.slots.slot_effects`)."""
+    from .slots import per_text_values, slot_effects
+
+    common = set(slots_a["text"]) & set(slots_b["text"])
+    a = slots_a[slots_a["text"].isin(common)]
+    b = slots_b[slots_b["text"].isin(common)]
+    effects = {
+        side: slot_effects(frame, threshold=threshold, seed=seed, n_resamples=n_resamples)
+        for side, frame in (("a", a), ("b", b))
+    }
+    values_a, values_b = per_text_values(a, threshold), per_text_values(b, threshold)
+    paired: dict[str, Any] = {}
+    if values_a is None or values_b is None:
+        return paired, {k: v for k, v in effects.items() if v is not None}
+    for column in values_a.columns:
+        measure, level, name = (str(part) for part in column)
+        if measure != "disparity" or column not in values_b.columns:
+            continue
+        per_text = pd.DataFrame({"a": values_a[column], "b": values_b[column]}).dropna()
+        unit = "identity swaps" if level == "overall" else f"swap:{name}"
+        paired[unit] = _paired(per_text, seed=seed, n_resamples=n_resamples)
+    return paired, {k: v for k, v in effects.items() if v is not None}
 
 
 def comparison_table(comparison: dict[str, Any], metric: str = "ctf_gap") -> pd.DataFrame:

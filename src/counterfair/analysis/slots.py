@@ -249,8 +249,24 @@ def _per_text(
             t: {"score": _mean_or_none(per_term[:, i]), "placebo_score": _mean_or_none(per_term_neutral[:, i])}
             for i, t in enumerate(terms)
         }
-    info = {"slots": len(ident), "placebo_words": int(plac.shape[1]), "term_scores": term_scores, "groups": groups}
+    info = {
+        "slots": len(ident),
+        "placebo_words": int(plac.shape[1]),
+        "term_scores": term_scores,
+        "groups": groups,
+        "texts": [str(t) for t in texts],
+    }
     return values, names, info
+
+
+def per_text_values(slots: pd.DataFrame, threshold: float = 0.5) -> pd.DataFrame | None:
+    """Each text's value of every in-slot estimate: one row per text (its id), one column per (measure, level,
+    name); ``None`` when no slot has both an identity and a placebo score."""
+    built = _per_text(slots, threshold)
+    if built is None:
+        return None
+    values, names, info = built
+    return pd.DataFrame(values, index=info["texts"], columns=pd.MultiIndex.from_tuples(names))
 
 
 def _term_groups(slots: pd.DataFrame, terms: list[str]) -> dict[str, str]:

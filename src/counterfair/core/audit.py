@@ -285,8 +285,10 @@ def judged(
     spec: str,
     effects: dict[str, Any] | None = None,
     extra_metrics: dict[str, Any] | None = None,
+    slots: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """The gate's verdicts on ``rules`` and the comparison with ``baseline`` (both optional), for the summary;
+    ``slots``: this audit's scored slot table (the comparison's in-slot measures);
     ``effects``: the summary's in-slot effects (``summary["effects"]``), reused by the gate; ``extra_metrics``: more
     metrics the rules may name (the labelled-data bias metrics of an audit with a label column)."""
     out: dict[str, Any] = {}
@@ -304,14 +306,25 @@ def judged(
         )
     if baseline:
         from ..analysis.compare import compare_pairs, rescore_pairs
+        from ..analysis.slots import read_slots, rescore_slots
 
         path = Path(baseline)
         if path.is_dir() or path.suffix.lower() == ".csv":
             before: Any = path
+            their_slots = read_slots(path)
         else:
             before = rescore_pairs(pairs, baseline, threshold=opts.threshold, positive_label=opts.positive_label)
+            their_slots = (
+                rescore_slots(slots, baseline, positive_label=opts.positive_label) if slots is not None else None
+            )
         out["comparison"] = compare_pairs(
-            before, pairs, names=(str(baseline), spec), seed=opts.seed, n_resamples=opts.bootstrap
+            before,
+            pairs,
+            names=(str(baseline), spec),
+            seed=opts.seed,
+            n_resamples=opts.bootstrap,
+            slots=(their_slots, slots),
+            threshold=opts.threshold,
         )
     return out
 

@@ -97,7 +97,16 @@ def run_audit(
     effects = summary.get("effects")
     labelled = bias_gate_metrics(typed.bias.to_dict()) if typed.bias is not None else None
     summary.update(
-        judged(pairs, opts, rules=rules, baseline=baseline, spec=clf.spec, effects=effects, extra_metrics=labelled)
+        judged(
+            pairs,
+            opts,
+            rules=rules,
+            baseline=baseline,
+            spec=clf.spec,
+            effects=effects,
+            extra_metrics=labelled,
+            slots=slots,
+        )
     )
     write_table(pairs, target / "pairs.csv")
     write_table(slots, target / "slots.csv")

@@ -209,11 +209,18 @@ def verdict_view(summary: dict[str, Any] | Record) -> Group:
 
 def comparison_view(comparison: Mapping[str, Any]) -> Group:
     """Classifier B against A on the same pairs: per metric, B − A per group with its CI, p and verdict."""
-    from ..analysis.compare import comparison_table
+    from rich.markup import escape
 
+    from ..analysis.compare import comparison_table
+    from ..summaries import ComparisonSummary
+    from .pages import comparison_headline
+
+    headline, status = comparison_headline(ComparisonSummary.from_dict(comparison))
+    colour = {"fail": "red", "pass": "green"}.get(status, "yellow")
     parts: list[Any] = [
+        f"[bold {colour}]Comparison:[/] {escape(headline)}",
         f"comparison: B = {comparison['b']} against A = {comparison['a']} on {comparison['matched_pairs']} "
-        f"common pairs (only in A: {comparison['pairs_only_in_a']}, only in B: {comparison['pairs_only_in_b']})"
+        f"common pairs (only in A: {comparison['pairs_only_in_a']}, only in B: {comparison['pairs_only_in_b']})",
     ]
     for metric in comparison["metrics"]:
         frame = comparison_table(dict(comparison), metric)

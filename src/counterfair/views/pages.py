@@ -22,7 +22,7 @@ from ..summaries import (
     typed,
 )
 from .page import MISSING, Figure, Page, Table, interval, num
-from .verdict import FEW_PAIRS, gate_rules, largest_directions
+from .verdict import FEW_PAIRS, gate_rules, largest_directions, slot_findings
 
 _BIAS_METRICS = (
     ("subgroup_auc", "subgroup AUC"),
@@ -480,22 +480,62 @@ _EVALUATION_WORDS = (
 )
 
 
+def _in_slot_words(effects: Any) -> str:
+    """One side's in-slot findings in a phrase: the material groups with the largest material term, or the largest
+    effect when nothing is material."""
+    findings = slot_findings(effects, "P")
+    material = [f.group for f in findings if f.level == "material"]
+    terms = effects.identity_effect.by_term or {}
+    top = max(terms.items(), key=lambda te: abs(te[1].value or 0.0), default=None)
+    largest = f'largest term "{top[0]}" {100 * (top[1].value or 0.0):+.1f} points ({top[1].finding})' if top else ""
+    disparity = effects.disparity.overall if effects.disparity else None
+    flips = effects.flip_excess.overall if effects.flip_excess else None
+    rest = ", ".join(
+        f"{name} {100 * e.value:+.1f}"
+        for name, e in (("disparity", disparity), ("flip excess", flips))
+        if e and e.value is not None
+    )
+    head = f"material for {', '.join(material)}" if material else "nothing material"
+    return f"{head}; {largest}; {rest}".strip("; ")
+
+
+def comparison_headline(s: ComparisonSummary) -> tuple[str, str]:
+    """Every measure of a comparison in one headline: each side's in-slot findings, and per paired metric the units
+    where B is fairer or less fair than A; ``fail`` when B is worse anywhere or has more material groups than A."""
+    parts, worse_any, better_any = [], False, False
+    if s.effects and "a" in s.effects and "b" in s.effects:
+        a, b = s.effects["a"], s.effects["b"]
+        parts.append(f"in the slot, A: {_in_slot_words(a)}; B: {_in_slot_words(b)}")
+        count = [sum(f.level == "material" for f in slot_findings(e, "P")) for e in (a, b)]
+        worse_any |= count[1] > count[0]
+        better_any |= count[1] < count[0]
+    for metric in s.metrics:
+        verdicts = s.verdicts(metric)
+        better = sorted(u for u, v in verdicts.items() if v == "better")
+        worse = sorted(u for u, v in verdicts.items() if v == "worse")
+        name = {"ctf_gap": "CTF gap", "disparity": "disparity"}.get(metric, metric)
+        if worse or better:
+            said = ([f"lower under B for {', '.join(better)}"] if better else []) + (
+                [f"higher under B for {', '.join(worse)}"] if worse else []
+            )
+            parts.append(f"{name} " + " and ".join(said))
+        else:
+            parts.append(f"{name}: no evidence of a difference")
+        worse_any |= bool(worse)
+        better_any |= bool(better)
+    status = "fail" if worse_any else "pass" if better_any else "neutral"
+    lead = (
+        "B is less fair than A" if worse_any else "B is fairer than A" if better_any else "No evidence that B differs"
+    )
+    return f"{lead}: " + "; ".join(parts) + ".", status
+
+
 def compare_page(summary: Mapping[str, Any] | Record) -> Page:
     """``counterfair compare``'s report page: which groups B is fairer or less fair for than A, with intervals."""
     from ..analysis.compare import comparison_table
 
     s = typed(summary, ComparisonSummary)
-    metric = "identity_effect" if "identity_effect" in s.metrics else "ctf_gap"
-    verdicts = s.verdicts(metric)
-    better = sorted(u for u, v in verdicts.items() if v == "better")
-    worse = sorted(u for u, v in verdicts.items() if v == "worse")
-    name = metric.replace("_", " ")
-    if worse:
-        headline, status = f"B is less fair than A on the {name} for {', '.join(worse)}.", "fail"
-    elif better:
-        headline, status = f"B is fairer than A on the {name} for {', '.join(better)}; worse for none.", "pass"
-    else:
-        headline, status = f"No evidence that B differs from A on the {name} for any group.", "neutral"
+    headline, status = comparison_headline(s)
     tables = []
     for m in s.metrics:
         frame = comparison_table(s.to_dict(), m)
@@ -505,7 +545,9 @@ def compare_page(summary: Mapping[str, Any] | Record) -> Page:
              "p": num(r["p_value"]), "verdict": r["verdict"]}
             for unit, r in frame.iterrows()
         ]  # fmt: skip
-        title = {"ctf_gap": "CTF gap", "identity_effect": "Identity effect"}.get(m, m.replace("_", " "))
+        title = {"ctf_gap": "CTF gap", "disparity": "Disparity beyond placebo (in the slot)"}.get(
+            m, m.replace("_", " ")
+        )
         tables.append(Table(f"{title}: B − A per group (negative: B is fairer)", pd.DataFrame(rows),
                             None, m))  # fmt: skip
     return Page(
@@ -518,8 +560,10 @@ def compare_page(summary: Mapping[str, Any] | Record) -> Page:
             f"in B: {num(s.pairs_only_in_b)}).",
         ),
         meta=(
-            "Per text, the gap (and its placebo) under A and under B; B − A with a paired bootstrap interval and a "
-            "paired permutation test: better = interval below 0 and p < 0.05, worse = above 0 and p < 0.05.",
+            "Per text, the gap (the CTF gap; the disparity beyond placebo in the slot) under A and under B; B − A "
+            "with a paired bootstrap interval and a paired permutation test: better = interval below 0 and p < 0.05, "
+            "worse = above 0 and p < 0.05. In the slot: each side's findings as in its audit (material: detected "
+            "after Holm's correction and at least 3 points).",
         ),
         next_steps=("gate the new model on it: counterfair audit DATA --classifier NEW --baseline OLD --fail-if RULE",),
         tables=tuple(tables),

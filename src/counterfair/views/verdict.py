@@ -74,6 +74,13 @@ class Verdict:
     next_steps: tuple[str, ...]
     labelled: tuple[str, ...] = ()  # with a label column: the labelled-data bias verdict (bias_lines)
 
+    @property
+    def shown_rules(self) -> tuple[tuple[str, str], ...]:
+        """The checks to show: every one, or for a gate of many only those that did not pass."""
+        if len(self.rules) <= MANY_RULES:
+            return self.rules
+        return tuple((v, sentence) for v, sentence in self.rules if v != "pass")
+
     def lines(self) -> list[str]:
         """The verdict as plain lines (report.md, the console, a CI log)."""
         out = [f"Verdict: {self.headline}", self.basis]
@@ -84,7 +91,7 @@ class Verdict:
         ]
         if self.gate_status is not None:
             out.append(f"Fairness gate: {self.gate_status.upper()}")
-            shown = [(v, sentence) for v, sentence in self.rules if v != "pass" or len(self.rules) <= MANY_RULES]
+            shown = self.shown_rules
             out += [f"- {verdict.upper()}: {sentence}" for verdict, sentence in shown]
             if len(shown) < len(self.rules):
                 out.append(f"- PASS: {len(self.rules) - len(shown)} more checks (every check: summary.json's gate)")
@@ -123,10 +130,9 @@ def rule_sentence(check: GateCheck, rules: tuple[Mapping[str, Any], ...]) -> str
         f"{check.group}'s " if check.group not in (None, "*") else ("every group's " if check.group else "the overall ")
     )
     if check.estimate == "material":
-        if check.metric == "term_effect" and check.group not in (None, "*"):
-            owner, subject = f'"{check.group}"', "effect"
-            owner += "'s "
         condition = f"fail if {owner}{subject} is material"
+        if check.metric == "term_effect" and check.group not in (None, "*"):
+            condition = f'fail if the effect of "{check.group}" is material'
         if check.verdict == "error":
             return f"{condition}: could not be evaluated ({check.message})"
         found = check.finding or "–"
@@ -217,27 +223,46 @@ def slot_findings(effects: Any, unit: str) -> tuple[GroupFinding, ...]:
         disparity = (effects.disparity.by_group or {}).get(group) if effects.disparity else None
         flips = (effects.flip_excess.by_group or {}).get(group) if effects.flip_excess else None
         level = _group_level([effect, disparity, flips, *(e for _, e in own)])
-        parts = [
-            f"naming the group ({len(own)} terms, on average) {_moves(effect.value)} {unit} by "
-            f"{_points(abs(effect.value or 0.0), False)} points {_interval(effect)} compared with a neutral word"
-        ]
-        drivers = [(t, e) for t, e in own if e.detected][:4]
-        if drivers:
-            parts.append(
-                "driven by "
-                + ", ".join(
-                    f'"{t}" {_points(e.value)} {_interval(e)} ({LEVEL_WORDS[str(e.finding)]})' for t, e in drivers
-                )
-            )
-        if disparity is not None and disparity.detected:
-            parts.append(f"its terms' scores differ by {_points(disparity.value)} points more than neutral words' do")
-        if flips is not None and flips.detected:
-            parts.append(
-                f"its swaps flip the decision {_points(flips.value, False)} points more often (share of swaps) than "
-                "swaps between neutral words"
-            )
+        parts = _group_parts(effect, own, disparity, flips, unit)
         out.append(GroupFinding(group, level, effect.value, effect.ci_low, effect.ci_high, effect.n or 0, parts))
     return tuple(sorted(out, key=lambda f: (_RANK.get(f.level, 3), -abs(f.effect or 0.0), f.group)))
+
+
+def _group_parts(effect: Any, own: list[tuple[str, Any]], disparity: Any, flips: Any, unit: str) -> list[str]:
+    """The sentence of one group: its material terms with intervals (largest first), then the group's mean, the
+    terms detected but small, the disparity and the flips where detected."""
+    material = [(t, e) for t, e in own if e.material]
+    small = [(t, e) for t, e in own if e.finding == "small"]
+    average = f"{_points(effect.value)} {_interval(effect)}"
+    if material:
+        (first, e), rest = material[0], material[1:DRIVERS]
+        lead = (
+            f'naming "{first}" {_moves(e.value)} {unit} by {_points(abs(e.value or 0.0), False)} points '
+            f"{_interval(e)} compared with a neutral word in the same place"
+        )
+        lead += "".join(f', "{t}" {_points(x.value)} {_interval(x)}' for t, x in rest)
+        lead += f" and {len(material) - DRIVERS} more terms" if len(material) > DRIVERS else ""
+        parts = [lead, f"its {len(own)} terms on average {average}"]
+    else:
+        parts = [
+            f"naming the group (its {len(own)} terms on average) {_moves(effect.value)} {unit} by "
+            f"{_points(abs(effect.value or 0.0), False)} points {_interval(effect)} compared with a neutral word"
+        ]
+    if small:
+        parts.append("detectable but small: " + ", ".join(f'"{t}" {_points(x.value)}' for t, x in small[:DRIVERS]))
+    if disparity is not None and disparity.detected:
+        parts.append(
+            f"its terms' scores differ by {_points(disparity.value, False)} points more than neutral words' do"
+        )
+    if flips is not None and flips.detected:
+        parts.append(
+            f"its swaps flip the decision {_points(flips.value, False)} points more often than swaps between neutral "
+            "words"
+        )
+    return parts
+
+
+DRIVERS = 4  # terms named per group in a finding
 
 
 def _moves(value: float | None) -> str:

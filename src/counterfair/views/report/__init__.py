@@ -20,7 +20,7 @@ from ...errors import InputError
 from ...io import atomic_open, read_json, read_table
 from ...lexicons.attributes import load_identity_set
 from ...summaries import AuditSummary, command_of, typed
-from ..verdict import rule_sentence, verdict
+from ..verdict import LEVEL_WORDS, _points, rule_sentence, verdict
 from . import plots
 
 HIGHLIGHT_TOKENS = 20_000  # a changed stretch longer than this (words, both sides) is shown whole, not diffed
@@ -166,7 +166,10 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
     directions = largest_directions(by_direction, 15)  # one or two swaps are noise: after the others, marked
     behind_cells = direction_texts(pairs, directions)
     swap_packs = _swap_pack_sections(s, pairs)
-    placebo_groups = _largest((s.placebo.by_group if s.placebo else None) or {})
+    terms = (s.effects.identity_effect.by_term if s.effects and s.effects.identity_effect else None) or {}
+    effect_terms = sorted(
+        terms.items(), key=lambda te: (_FINDING_ORDER.get(str(te[1].finding), 3), -abs(te[1].value or 0))
+    )
     notes = []
     missing = list(s.input.attributes_without_texts)
     if missing:
@@ -176,6 +179,10 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
         s=s,
         verdict=verdict(s),
         rule_sentence=rule_sentence,
+        effect_terms=effect_terms,
+        level_words=LEVEL_WORDS,
+        unit=f"P({s.positive_label})",
+        pts=_points,
         figures=figures,
         examples=examples,
         ctf_groups=ctf_groups,
@@ -184,7 +191,6 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
         cell_examples=CELL_EXAMPLES,
         few_pairs=FEW_PAIRS,
         swap_packs=swap_packs,
-        placebo_groups=placebo_groups,
         notes=notes,
         signatures=json.dumps(s.signatures, indent=1, default=str)[:20000],
         options=json.dumps(s.options, indent=1),
@@ -274,6 +280,9 @@ def _swap_pack_sections(s: AuditSummary, pairs: Any) -> list[dict[str, Any]]:
     return out
 
 
+_FINDING_ORDER = {"material": 0, "small": 1, "not detected": 2}
+
+
 def markdown(summary: Mapping[str, Any] | AuditSummary) -> str:
     """A short Markdown summary for CI logs."""
     s = typed(summary, AuditSummary)
@@ -311,22 +320,30 @@ def markdown(summary: Mapping[str, Any] | AuditSummary) -> str:
         lines += ["", f"CTF gap ({name} swaps): **{_num(pack.value)}** over {pack.texts} texts.", ""]
         lines += ["| group | CTF gap |", "|---|---|"]
         lines += [f"| {g} | {_num(e.value)} |" for g, e in sorted((pack.by_group or {}).items())]
-    placebo = s.placebo
-    if placebo and placebo.by_group:
+    effects = s.effects
+    if effects and effects.identity_effect and effects.identity_effect.by_group:
         lines += [
             "",
-            f"Identity effect (CTF gap − placebo gap): **{_num(placebo.value)}** "
-            f"[{_num(placebo.ci_low)}, {_num(placebo.ci_high)}]; groups above the placebo: "
-            f"{', '.join(placebo.groups_exceeding_placebo) or 'none'}.",
+            f"In the slot, against {effects.placebo_words} neutral words ({effects.slots} slots in {effects.texts} "
+            f"texts; probability points of P({s.positive_label}); Holm over {effects.tests} estimates):",
             "",
-            "| group swapped in | CTF gap | placebo gap | identity effect [95% CI] |",
-            "|---|---|---|---|",
+            "| group | identity effect [95% CI] | disparity | flip excess | finding |",
+            "|---|---|---|---|---|",
         ]
-        for name, e in _largest(placebo.by_group):
+        for f in verdict(s).findings:
+            e = effects.identity_effect.by_group[f.group]
+            d = (effects.disparity.by_group or {}).get(f.group) if effects.disparity else None
+            x = (effects.flip_excess.by_group or {}).get(f.group) if effects.flip_excess else None
             lines.append(
-                f"| {name} | {_num(e.identity_gap)} | {_num(e.placebo_gap)} | {_num(e.value)} "
-                f"[{_num(e.ci_low)}, {_num(e.ci_high)}] |"
+                f"| {f.group} | {_points(e.value)} [{_points(e.ci_low)}, {_points(e.ci_high)}] | "
+                f"{_points(d.value if d else None)} | {_points(x.value if x else None)} | {LEVEL_WORDS[f.level]} |"
             )
+        detected = [(t, e) for t, e in (effects.identity_effect.by_term or {}).items() if e.detected]
+        if detected:
+            lines += ["", "| term | identity effect [95% CI] | finding |", "|---|---|---|"]
+            for t, e in sorted(detected, key=lambda te: -abs(te[1].value or 0.0)):
+                interval = f"[{_points(e.ci_low)}, {_points(e.ci_high)}]"
+                lines.append(f"| {t} | {_points(e.value)} {interval} | {LEVEL_WORDS[str(e.finding)]} |")
     if s.gate:
         lines += ["", f"Fairness gate: **{s.gate.verdict}** (exit {s.gate.exit_code})", ""]
         lines += [f"- {c.verdict.upper()}: {c.message}" for c in s.gate.checks]
