@@ -214,6 +214,44 @@ def _fairlearn(scored: pd.DataFrame, gap: float) -> tuple[bool, float]:
     return difference >= gap, difference
 
 
+CLASS_WORDS = {
+    "none": "none (blind to identity)",
+    "noise": "noise on every edit, none from identity",
+    "blanket": "every identity mention +δ",
+    "group": "one group (religion) +δ",
+    "term": 'one term ("gay") +δ',
+    "lower": "one group (race/ethnicity) −δ",
+    "tfidf": "TF-IDF trained on hostile lines",
+    "profanity": "profanity-check (default classifier)",
+}
+
+
+def table(report: dict) -> str:
+    """The Markdown table of a calibration report: per class, the share of runs the default gate fails at each size
+    (and, for planted classes, naming what was planted), anything detected at the smallest size, and fairlearn."""
+    results = report["results"]
+    sizes = sorted({int(n) for r in results.values() for n in r}, key=int)
+    head = ["class", *(f"n={n}" for n in sizes), f"anything detected (n={sizes[0]})",
+            f"fairlearn flags (n={sizes[0]})", f"fairlearn FPR gap, median (n={sizes[0]})"]  # fmt: skip
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for kind, by_size in results.items():
+        cells = [CLASS_WORDS.get(kind, kind)]
+        for n in sizes:
+            r = by_size.get(str(n))
+            if r is None:
+                cells.append("–")
+                continue
+            named = (
+                "" if kind in ("none", "noise", "tfidf", "profanity") else f" ({100 * r['flagged_naming_planted']:.0f})"
+            )
+            cells.append(f"{100 * r['flagged']:.0f} %{named}")
+        first = by_size[str(sizes[0])]
+        cells += [f"{100 * first['any_detected']:.0f} %", f"{100 * first['fairlearn_flagged']:.0f} %",
+                  f"{first['fairlearn_fpr_gap_median']:.2f}"]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pool", type=int, default=1000)
@@ -226,7 +264,14 @@ def main() -> int:
     parser.add_argument("--max-chars", type=int, default=1000, help="longest comment taken into the pool")
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--classes", default="none,noise,blanket,group,term,lower,tfidf,profanity")
+    parser.add_argument("--retable", action="store_true", help="only rewrite --out's table from its results")
     args = parser.parse_args()
+    if args.retable:
+        report = json.loads(args.out.read_text())
+        report["table"] = table(report)
+        args.out.write_text(json.dumps(report, indent=1) + "\n")
+        print(report["table"])
+        return 0
     if not all(path.exists() for path in DATA):
         print(f"needs {CIVIL} (../shared/data)", file=sys.stderr)
         return 2
@@ -304,6 +349,7 @@ def main() -> int:
         "results": results,
         "seconds": round(time.perf_counter() - started, 1),
     }
+    report["table"] = table(report)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1) + "\n")
     print(f"wrote {args.out}")

@@ -99,20 +99,44 @@ def test_holm_by_hand() -> None:
 
 
 @pytest.mark.parametrize(
-    ("measure", "value", "p", "expected"),
+    ("measure", "value", "p", "p_material", "expected"),
     [
-        ("identity_effect", 0.05, 0.001, "material"),
-        ("identity_effect", -0.05, 0.001, "material"),  # either direction
-        ("identity_effect", 0.01, 0.001, "small"),
-        ("identity_effect", 0.2, 0.2, "not detected"),
-        ("disparity", -0.05, 0.001, "not detected"),  # less spread than the placebo is no unfairness
-        ("flip_excess", 0.04, 0.001, "small"),
-        ("flip_excess", 0.06, 0.001, "material"),
+        ("identity_effect", 0.05, 0.001, 0.01, "material"),
+        ("identity_effect", -0.05, 0.001, 0.01, "material"),  # either direction
+        ("identity_effect", 0.05, 0.001, 0.2, "small"),  # shown to differ from 0, not to exceed the threshold
+        ("identity_effect", 0.2, 0.2, 0.3, "not detected"),
+        ("disparity", -0.05, 0.001, 1.0, "not detected"),  # less spread than the placebo is no unfairness
+        ("flip_excess", 0.04, 0.001, 0.6, "small"),
+        ("flip_excess", 0.09, 0.001, 0.001, "material"),
     ],
 )
-def test_findings(measure: str, value: float, p: float, expected: str) -> None:
-    threshold = 0.05 if measure == "flip_excess" else 0.03
-    assert finding(measure, {"value": value, "p_adjusted": p}, 0.05, threshold) == expected
+def test_findings(measure: str, value: float, p: float, p_material: float, expected: str) -> None:
+    entry = {"value": value, "p_adjusted": p, "p_material": p_material}
+    assert finding(measure, entry, 0.05, 0.02) == expected
+
+
+def test_material_means_shown_to_exceed_the_threshold() -> None:
+    # forty texts whose per-text effect of "a" is 0.03 ± 0.005: detected, and shown beyond 2 points; 0.019 ± 0.005 is
+    # detected but cannot be shown to exceed 2 points
+    rng = np.random.default_rng(0)
+
+    def table(effect: float) -> pd.DataFrame:
+        rows = {}
+        for i in range(40):
+            noise = rng.normal(0, 0.005)
+            rows[f"t{i}"] = [{"a": 0.3 + effect + noise, "b": 0.3, "c": 0.3, "p": 0.3, "q": 0.3}]
+        return _table(rows)
+
+    clear = slot_effects(table(0.03), n_resamples=50)
+    edge = slot_effects(table(0.019), n_resamples=50)
+    assert clear is not None and edge is not None
+    assert clear["identity_effect"]["by_term"]["a"]["finding"] == "material"
+    assert edge["identity_effect"]["by_term"]["a"]["finding"] == "small"
+    assert (
+        edge["identity_effect"]["by_term"]["a"]["p_material"]
+        > 0.05
+        > edge["identity_effect"]["by_term"]["a"]["p_adjusted"]
+    )
 
 
 def _planted(kind: str, texts: int = 40) -> pd.DataFrame:
@@ -207,7 +231,8 @@ def test_a_constant_classifier_has_no_effect_at_all() -> None:
     assert all(e["finding"] == "not detected" for e in effects["identity_effect"]["by_term"].values())
     assert result.typed_summary.coverage.gender_untested == 2  # "women", "He": said, with the way to test them
     assert str(result).startswith("Verdict: no identity effect detected in 7 groups")
-    assert "Not tested: 2 of 3 texts name gender words" in str(result) and "--attributes gender" in str(result)
+    assert "Not tested: 2 of 3 texts name gender words (women, men, he, she and the like)" in str(result)
+    assert "--attributes gender swaps them" in str(result)
 
 
 def test_a_slot_leaves_out_the_terms_its_text_names_elsewhere() -> None:
@@ -220,3 +245,14 @@ def test_a_slot_leaves_out_the_terms_its_text_names_elsewhere() -> None:
     assert "gay" not in set(muslim["word"].str.lower()) and "christian" in set(muslim["word"].str.lower())
     assert "My Christian neighbour is gay." in set(muslim["text"])
     assert result.summary["effects"]["identity_effect"]["by_term"]["christian"]["value"] == pytest.approx(0.0)
+
+
+def test_check_is_true_only_when_every_rule_passed() -> None:
+    texts = ["My gay neighbour brought dinner.", "Some people are straight.", "The Muslim family next door is kind."]
+    biased = cf.audit(texts, lambda t: np.array([0.9 if "gay" in x.lower() else 0.1 for x in t]), methods=["swap"])
+    gate = biased.check("default")
+    assert not gate and gate.passed is False and gate["exit_code"] == 1
+    failed = {c["description"] for c in gate["checks"] if c["verdict"] == "fail"}
+    assert "material(term_effect[gay])" in failed and "material(identity_effect[sexuality])" in failed
+    blind = cf.audit(texts, lambda t: np.full(len(t), 0.3), methods=["swap"])
+    assert blind.check("default") and blind.check(["material(term_effect[*])"]).passed

@@ -57,7 +57,16 @@ _COUNTS = ("n", "n_positive", "n_negative", "pairs", "texts", "flips", "pairs_wi
 
 class GateResult(dict[str, Any]):
     """The fairness gate's verdicts (a dict, as ``summary.json`` stores them) that reads as a verdict table: the
-    status, then each rule as a sentence, failed rules first."""
+    status, then each rule as a sentence, failed rules first. Its truth value is :attr:`passed`, so
+    ``assert result.check("default")`` fails a test when a rule failed or could not be evaluated."""
+
+    @property
+    def passed(self) -> bool:
+        """Whether every rule passed (none failed, none could not be evaluated)."""
+        return self.get("verdict") == "pass"
+
+    def __bool__(self) -> bool:
+        return self.passed
 
     def _lines(self) -> list[str]:
         from .summaries import GateVerdict
@@ -233,14 +242,15 @@ class AuditResult(TableResult):
         placebo = self.typed_summary.placebo
         return _frame((placebo.by_group if placebo else None) or {}, "group")
 
-    def check(self, rules: list[str]) -> GateResult:
-        """The fairness gate's verdicts on ``rules`` (:mod:`counterfair.analysis.gate`); also kept in the summary."""
+    def check(self, rules: str | list[str]) -> GateResult:
+        """The fairness gate's verdicts on ``rules`` (:mod:`counterfair.analysis.gate`; ``"default"``: every material
+        in-slot finding fails); also kept in the summary. True when every rule passed."""
         from .analysis.gate import bias_gate_metrics, gate_pairs
 
         s = self.typed_summary
         gate = gate_pairs(
             self.raw_pairs,
-            rules,
+            [rules] if isinstance(rules, str) else rules,
             seed=s.options.get("seed", 0),
             n_resamples=s.options.get("bootstrap", 2000),
             effects=self.summary.get("effects"),

@@ -19,14 +19,16 @@ positive label, ``x[w]`` the slot filled with ``w``, ``T`` the identity terms an
    share of pairs of placebo words that do.
 
 Each is averaged over a text's slots, then over texts. Intervals: the paired percentile bootstrap over texts (one set
-of resamples for every estimate, so a text keeps its terms and placebo words together). Tests: a one-sample t-test
-over texts per estimate, and Holm's correction over the whole family (every term, group and overall estimate of the
-three measures), so that a model with no identity effect fails no estimate in at least 95 % of audits.
+of resamples for every estimate, so a text keeps its terms and placebo words together). Tests: one-sample t-tests over
+texts, Holm-corrected over the whole family (every term, group and overall estimate of the three measures) — one
+family for "differs from 0", one for "exceeds the materiality threshold".
 
-A **finding** is ``material`` when its Holm-adjusted p-value is below :data:`ALPHA` and the estimate is at least the
-measure's :data:`MATERIAL` threshold (3 probability points for effects and disparity, 5 points of flips; in either
-direction for effects, above the placebo for disparity and flips), ``small`` when it is detected but below that, and
-``not detected`` otherwise. ``counterfair audit --fail-if default`` fails on every material finding.
+A **finding** is ``material`` when the data show the estimate *exceeds* the measure's :data:`MATERIAL` threshold (2
+probability points for effects and disparity, 5 points of flips; either direction for effects, above the placebo for
+disparity and flips): the Holm-adjusted one-sided p-value ``p_material`` is below :data:`ALPHA`. It is ``small`` when
+the data show it differs from 0 (``p_adjusted`` below :data:`ALPHA`) but not that it reaches the threshold, and ``not
+detected`` otherwise. A model with no identity effect (every true estimate 0, below any threshold) has a material
+finding in at most 5 % of audits. ``counterfair audit --fail-if default`` fails on every material finding.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ import pandas as pd
 
 ALPHA = 0.05  # the family-wise error rate of the Holm-corrected tests
 #: the size from which a detected estimate is material (probability points of the positive label; share of pairs)
-MATERIAL = {"identity_effect": 0.03, "disparity": 0.03, "flip_excess": 0.05}
+MATERIAL = {"identity_effect": 0.02, "disparity": 0.02, "flip_excess": 0.05}
 MEASURES = ("identity_effect", "disparity", "flip_excess")
 SIGNED = {"identity_effect"}  # material in either direction; the others only above the placebo
 SLOT_COLUMNS = ["input_id", "source_term", "kind", "word", "group", "text", "score"]
@@ -130,7 +132,8 @@ def slot_effects(
 ) -> dict[str, Any] | None:
     """The three in-slot measures (see the module's docstring) from a scored slot table (:data:`SLOT_COLUMNS`):
     ``{measure: {"overall": entry, "by_group": {...}, "by_term": {...}}}`` (``by_term`` for the identity effect
-    only), each entry ``value``, ``ci_low``, ``ci_high``, ``n`` (texts), ``p_value``, ``p_adjusted`` and ``finding``;
+    only), each entry ``value``, ``ci_low``, ``ci_high``, ``n`` (texts), ``p_value``, ``p_adjusted`` (Holm, against
+    0), ``p_material`` (Holm, one-sided, beyond the threshold) and ``finding``;
     a term's entry also ``score`` and ``placebo_score`` (the mean scores it compares). ``None`` when no slot has both
     an identity and a placebo score."""
     thresholds = {**MATERIAL, **(material or {})}
@@ -138,8 +141,10 @@ def slot_effects(
     if built is None:
         return None
     values, columns, info = built
-    estimates = _estimates(values, seed=seed, n_resamples=n_resamples)
+    margins = [(thresholds[measure], measure in SIGNED) for measure, _, _ in columns]
+    estimates = _estimates(values, seed=seed, n_resamples=n_resamples, margins=margins)
     adjusted = holm([e["p_value"] for e in estimates])
+    beyond = holm([e.pop("p_beyond") for e in estimates])
     out: dict[str, Any] = {
         "alpha": alpha,
         "correction": "holm",
@@ -152,8 +157,8 @@ def slot_effects(
         **{m: {"overall": None, "by_group": {}} for m in MEASURES},
     }
     out["identity_effect"]["by_term"] = {}
-    for (measure, level, name), estimate, p_adj in zip(columns, estimates, adjusted, strict=True):
-        entry = {**estimate, "p_adjusted": p_adj}
+    for (measure, level, name), estimate, p_adj, p_material in zip(columns, estimates, adjusted, beyond, strict=True):
+        entry = {**estimate, "p_adjusted": p_adj, "p_material": p_material}
         entry["finding"] = finding(measure, entry, alpha, thresholds[measure])
         if level == "term":
             entry |= info["term_scores"][name]
@@ -167,12 +172,19 @@ def slot_effects(
 
 
 def finding(measure: str, entry: Mapping[str, Any], alpha: float, threshold: float) -> str:
-    """``material``, ``small`` or ``not detected`` (see the module's docstring)."""
-    p, value = entry.get("p_adjusted"), entry.get("value")
-    if p is None or value is None or p >= alpha:
+    """``material`` (shown to exceed ``threshold``: Holm-adjusted ``p_material`` below ``alpha``), ``small`` (shown to
+    differ from 0 — for disparity and flips, to lie above it — but not to exceed the threshold) or ``not detected``.
+    ``threshold`` is kept for callers that pass one; the test already used it."""
+    del threshold
+    value = entry.get("value")
+    if value is None:
         return "not detected"
-    size = abs(value) if measure in SIGNED else value
-    return "material" if size >= threshold else "small" if measure in SIGNED or value > 0 else "not detected"
+    material, p = entry.get("p_material"), entry.get("p_adjusted")
+    if material is not None and material < alpha:
+        return "material"
+    if p is not None and p < alpha and (measure in SIGNED or value > 0):
+        return "small"
+    return "not detected"
 
 
 def holm(p_values: Sequence[float | None]) -> list[float | None]:
@@ -312,9 +324,13 @@ def _mean_or_none(values: np.ndarray) -> float | None:
     return float(finite.mean()) if finite.size else None
 
 
-def _estimates(values: np.ndarray, *, seed: int, n_resamples: int) -> list[dict[str, Any]]:
+def _estimates(
+    values: np.ndarray, *, seed: int, n_resamples: int, margins: Sequence[tuple[float, bool]]
+) -> list[dict[str, Any]]:
     """Per column of a texts x estimates array: the mean over texts with a value, its paired percentile bootstrap
-    interval (the same resamples of texts for every column) and a one-sample t-test's p-value."""
+    interval (the same resamples of texts for every column), a two-sided one-sample t-test's p-value against 0
+    (``p_value``), and the one-sided t-test's p-value that it exceeds the column's margin (``p_beyond``; with
+    ``margins``' (margin, signed): for a signed estimate its size exceeds the margin, else its value does)."""
     from scipy.stats import t as student
 
     values = np.round(values, 12)  # float residue (0.2 − mean(0.2, 0.2) = −2.8e-17) is no effect and no variance
@@ -328,15 +344,19 @@ def _estimates(values: np.ndarray, *, seed: int, n_resamples: int) -> list[dict[
     out: list[dict[str, Any]] = []
     for c in range(values.shape[1]):
         if n[c] == 0:
-            out.append({"value": None, "ci_low": None, "ci_high": None, "n": 0, "p_value": None})
+            out.append({"value": None, "ci_low": None, "ci_high": None, "n": 0, "p_value": None, "p_beyond": None})
             continue
-        p_value: float | None = None
+        p_value = p_beyond = None
+        margin, signed = margins[c]
+        size = abs(mean[c]) if signed else mean[c]
         if n[c] >= 2:
             if sd[c] == 0:  # every text the same: no doubt about the mean (0 is no effect; anything else is one)
                 p_value = 1.0 if mean[c] == 0 else 0.0
+                p_beyond = 0.0 if size > margin else 1.0
             else:
-                t_stat = mean[c] / (sd[c] / math.sqrt(n[c]))
-                p_value = float(2 * student.sf(abs(t_stat), n[c] - 1))
+                se = sd[c] / math.sqrt(n[c])
+                p_value = float(2 * student.sf(abs(mean[c]) / se, n[c] - 1))
+                p_beyond = float(student.sf((size - margin) / se, n[c] - 1))
         two = n[c] >= 2
         out.append(
             {
@@ -345,6 +365,7 @@ def _estimates(values: np.ndarray, *, seed: int, n_resamples: int) -> list[dict[
                 "ci_high": float(high[c]) if two else None,
                 "n": int(n[c]),
                 "p_value": p_value,
+                "p_beyond": p_beyond,
             }
         )
     return out
@@ -388,7 +409,7 @@ def effects_gate_metrics(effects: Mapping[str, Any] | None) -> dict[str, Any]:
     def entry(e: Mapping[str, Any] | None) -> dict[str, Any] | None:
         if e is None:
             return None
-        keep = ("value", "ci_low", "ci_high", "n", "p_adjusted", "finding")
+        keep = ("value", "ci_low", "ci_high", "n", "p_adjusted", "p_material", "finding")
         return {k: e.get(k) for k in keep}
 
     out: dict[str, Any] = {}

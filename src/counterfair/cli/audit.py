@@ -104,7 +104,7 @@ def audit(
         typer.Option(
             "--fail-if",
             help="A rule that fails the run (exit 1): 'default' (every material in-slot finding: a group's or a "
-            "term's effect, a disparity or a flip excess detected after Holm's correction and at least 3 points, 5 "
+            "term's effect, a disparity or a flip excess shown, after Holm's correction, to exceed 2 points (5 "
             "for flips), or e.g. 'material(term_effect[gay])', 'upper(ctf_gap[*]) > 0.1'; repeatable. Exit 0: "
             "every rule passed; 2: a rule could not be evaluated.",
         ),

@@ -149,13 +149,18 @@ def effects_table(effects: Any) -> Any:
             return "–"
         return f"[{100 * e.ci_low:+.1f}, {100 * e.ci_high:+.1f}]"
 
+    from rich.table import Table
+
     material = effects.material
-    table = _table(
-        "measured in the slot against neutral words (probability points; material: detected and ≥ "
-        f"{100 * material.get('identity_effect', 0.03):.0f}, flips ≥ {100 * material.get('flip_excess', 0.05):.0f})",
-        ("group", "effect", "95% CI", "largest term", "disparity", "flip excess", "finding"),
-        ("group",),
+    table = Table(
+        title="measured in the slot against neutral words (probability points; material: shown to exceed "
+        f"{100 * material.get('identity_effect', 0.02):.0f}, flips {100 * material.get('flip_excess', 0.05):.0f})"
     )
+    longest = max((len(g) for g in effects.identity_effect.by_group or {}), default=5)
+    table.add_column("group", no_wrap=True, min_width=longest)  # a group's name is never cut ("race_ethni…")
+    for column in ("effect [95% CI]", "largest term", "disparity", "flips"):
+        table.add_column(column, justify="right")
+    table.add_column("finding")
     terms = effects.identity_effect.by_term or {}
     rows = []
     for group, e in (effects.identity_effect.by_group or {}).items():
@@ -172,12 +177,11 @@ def effects_table(effects: Any) -> Any:
         colour = {"material": "red", "small": "yellow"}.get(level, "green")
         table.add_row(
             group,
-            pts(e),
-            ci(e),
+            f"{pts(e)} {ci(e)}",
             f"{top[0]} {pts(top[1])}" if top else "–",
             pts(disparity),
             pts(flips),
-            f"[{colour}]{LEVEL_WORDS.get(level, level)}[/]",
+            f"[{colour}]{ {'small': 'small', 'material': 'MATERIAL'}.get(level, 'none') }[/]",
         )
     return table
 

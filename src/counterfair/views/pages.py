@@ -562,8 +562,8 @@ def compare_page(summary: Mapping[str, Any] | Record) -> Page:
         meta=(
             "Per text, the gap (the CTF gap; the disparity beyond placebo in the slot) under A and under B; B − A "
             "with a paired bootstrap interval and a paired permutation test: better = interval below 0 and p < 0.05, "
-            "worse = above 0 and p < 0.05. In the slot: each side's findings as in its audit (material: detected "
-            "after Holm's correction and at least 3 points).",
+            "worse = above 0 and p < 0.05. In the slot: each side's findings as in its audit (material: shown to "
+            "exceed 2 points after Holm's correction).",
         ),
         next_steps=("gate the new model on it: counterfair audit DATA --classifier NEW --baseline OLD --fail-if RULE",),
         tables=tuple(tables),

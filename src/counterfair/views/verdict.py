@@ -184,7 +184,7 @@ def verdict(summary: Mapping[str, Any] | Record) -> Verdict:
     if s.coverage is not None and s.coverage.gender_untested:
         basis += (
             f" Not tested: {s.coverage.gender_untested} of {s.coverage.texts} texts name gender words (women, men, "
-            "he, she, …) that this run did not swap; --attributes gender swaps them."
+            "he, she and the like) that this run did not swap; --attributes gender swaps them."
         )
     labelled = tuple(bias_lines(s.bias, worst=3)) if s.bias is not None else ()
     return Verdict(status, headline, findings, gate_status, rules, basis, _next_steps(s, findings), labelled)
@@ -242,10 +242,10 @@ def _group_parts(effect: Any, own: list[tuple[str, Any]], disparity: Any, flips:
         )
         lead += "".join(f', "{t}" {_points(x.value)} {_interval(x)}' for t, x in rest)
         lead += f" and {len(material) - DRIVERS} more terms" if len(material) > DRIVERS else ""
-        parts = [lead, f"its {len(own)} terms on average {average}"]
+        parts = [lead, f"its {_terms(len(own))} on average {average}"]
     else:
         parts = [
-            f"naming the group (its {len(own)} terms on average) {_moves(effect.value)} {unit} by "
+            f"naming the group (its {_terms(len(own))} on average) {_moves(effect.value)} {unit} by "
             f"{_points(abs(effect.value or 0.0), False)} points {_interval(effect)} compared with a neutral word"
         ]
     if small:
@@ -265,6 +265,10 @@ def _group_parts(effect: Any, own: list[tuple[str, Any]], disparity: Any, flips:
 DRIVERS = 4  # terms named per group in a finding
 
 
+def _terms(n: int) -> str:
+    return f"{n} term" if n == 1 else f"{n} terms"
+
+
 def _moves(value: float | None) -> str:
     return "raises" if (value or 0.0) >= 0 else "lowers"
 
@@ -272,21 +276,22 @@ def _moves(value: float | None) -> str:
 def _slot_headline(effects: Any, findings: tuple[GroupFinding, ...], unit: str) -> tuple[str, str, str]:
     material = [f.group for f in findings if f.level == "material"]
     small = [f.group for f in findings if f.level == "small"]
-    limit = effects.material.get("identity_effect", 0.03)
+    limit = effects.material.get("identity_effect", 0.02)
     flips = effects.material.get("flip_excess", 0.05)
     overall = effects.identity_effect.overall
     if material:
         status = "unfair"
         headline = (
             f"material identity effects for {', '.join(material)} ({len(material)} of {len(findings)} groups): "
-            f"naming the group, or one of its terms, instead of a neutral word in the same place moves {unit} by "
-            f"{_points(limit, False)} points or more (or its swaps flip the decision that much more often)."
+            f"naming the group, or one of its terms, instead of a neutral word in the same place moves {unit} by more "
+            f"than {_points(limit, False)} points, beyond doubt after correcting for the {effects.tests} tests (or its "
+            f"swaps flip the decision more than {_points(flips, False)} points more often)."
         )
     elif small:
         status = "small effects"
         headline = (
-            f"detectable but small identity effects for {', '.join(small)} (under {_points(limit, False)} points); "
-            "nothing material."
+            f"detectable but small identity effects for {', '.join(small)} (not shown to exceed "
+            f"{_points(limit, False)} points); nothing material."
         )
     else:
         status = "no evidence of unfairness"
@@ -297,8 +302,8 @@ def _slot_headline(effects: Any, findings: tuple[GroupFinding, ...], unit: str) 
         f"Each identity occurrence was scored with every identity term and {effects.placebo_words} neutral words in "
         f"its place ({effects.slots} slots in {effects.texts} texts). Effects in probability points of {unit}, "
         f"95% bootstrap intervals over texts; overall {_points(overall.value)} {_interval(overall)}. Tests "
-        f"Holm-corrected over {effects.tests} estimates; material: detected and at least {_points(limit, False)} "
-        f"points ({_points(flips, False)} for flips)."
+        f"Holm-corrected over {effects.tests} estimates; material: shown to exceed {_points(limit, False)} points "
+        f"({_points(flips, False)} for flips); small: shown to differ from 0, not to exceed that."
     )
     return status, headline, basis
 
