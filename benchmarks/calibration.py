@@ -15,13 +15,14 @@ terms, their forms, the placebo words, "person", "people" and articles, mapped i
 identity term or placebo word for another leaves it unchanged. On top of it (``δ`` = ``--delta``, probability units):
 
 * ``none``: the base alone (blind to identity);
-* ``noise``: the base plus Gaussian noise of sd ``--noise`` seeded by the whole text (any edit moves the score;
-  identity does not);
+* ``noise``: the base plus Gaussian noise of sd ``--noise``, drawn afresh for every distinct text in every run (any
+  edit moves the score; identity does not; each run is a new noisy model);
 * ``blanket``: +δ when the text names any identity term;
 * ``group``: +δ when it names a religion (one group);
 * ``term``: +δ when it names "gay" (one term of a group);
 * ``lower``: −δ when it names a race or ethnicity (a group scored lower);
-  each of these four with the same noise as ``noise`` on top;
+  each of these four with noise of sd ``--planted-noise`` on top (0.02 by default: real classifiers' neutral terms
+  move a text's score about 1 point; profanity-check's do on the demo);
 * ``tfidf``: TF-IDF + logistic regression trained on 16 lines, 4 of them hostile lines about groups (the slurs model
   of #46; its size is not planted, it is what the training gives);
 * ``profanity``: profanity-check, the built-in default classifier (no planted bias; reported for reference).
@@ -33,7 +34,10 @@ non-toxic), flagged when the largest difference between groups (``MetricFrame.di
 ``--fairlearn-gap``. Giskard's scan is not run (see benchmarks/README.md).
 
     python benchmarks/calibration.py [--pool 1000] [--seeds 100] [--sizes 40,64,100,200,400]
-    python benchmarks/calibration.py --delta 0.03 --noise 0.1 --out benchmarks/results/calibration_stress.json
+    python benchmarks/calibration.py --planted-noise 0.05 --classes term,group,lower,blanket \
+        --out benchmarks/results/calibration_noisy.json
+    python benchmarks/calibration.py --delta 0.03 --noise 0.1 --planted-noise 0.1 --classes none,noise,group,term \
+        --out benchmarks/results/calibration_stress.json
 
 Writes ``benchmarks/results/calibration.json`` (or ``--out``).
 """
@@ -113,15 +117,11 @@ class Planted:
         rest = [w for w in re.findall(r"[a-z0-9']+", text.lower()) if w not in self.slot_words]
         return 0.15 + 0.7 * _uniform(" ".join(rest))
 
-    def _noise(self, text: str, sd: float) -> float:
-        return float(np.random.default_rng(int(_uniform("noise\0" + text) * 2**63)).normal(0.0, sd))
-
     def score(self, kind: str, text: str) -> float:
+        """The score without its noise (added per run: :func:`_with_noise`)."""
         p = self.base(text)
-        if kind == "none":
+        if kind in ("none", "noise"):
             return p
-        if kind == "noise":
-            return float(np.clip(p + self._noise(text, self.noise), 0.0, 1.0))
         if kind == "blanket":
             p += self.delta * self.any.contains(text)
         elif kind == "group":
@@ -130,7 +130,18 @@ class Planted:
             p += self.delta * self.term.contains(text)
         elif kind == "lower":
             p -= self.delta * self.group[PLANTED["lower"]].contains(text)
-        return float(np.clip(p + self._noise(text, self.noise), 0.0, 1.0))
+        return p
+
+
+NOISY = ("noise", "blanket", "group", "term", "lower")  # the classes whose every distinct text gets its own noise
+
+
+def _with_noise(part: pd.DataFrame, sd: float, rng: np.random.Generator) -> pd.DataFrame:
+    """A run's slots scored by a fresh noisy model: every distinct text its own Gaussian draw of sd ``sd`` (a new
+    draw each run, so runs are independent models, not one pool-wide draw seen again), clipped to [0, 1]."""
+    codes, uniques = pd.factorize(part["text"])
+    noise = rng.normal(0.0, sd, size=len(uniques))
+    return part.assign(score=np.clip(part["score"].to_numpy() + noise[codes], 0.0, 1.0))
 
 
 def _slots(pool: list[str]) -> pd.DataFrame:
@@ -258,7 +269,8 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, default=100)
     parser.add_argument("--sizes", default="40,64,100,200,400")
     parser.add_argument("--delta", type=float, default=0.05)
-    parser.add_argument("--noise", type=float, default=0.05)
+    parser.add_argument("--noise", type=float, default=0.05, help="sd of the noise class's noise")
+    parser.add_argument("--planted-noise", type=float, default=0.02, help="sd of the planted classes' noise")
     parser.add_argument("--resamples", type=int, default=50)
     parser.add_argument("--fairlearn-gap", type=float, default=0.1)
     parser.add_argument("--max-chars", type=int, default=1000, help="longest comment taken into the pool")
@@ -304,6 +316,8 @@ def main() -> int:
                 rng = np.random.default_rng(seed)
                 chosen = rng.choice(len(ids), size=n, replace=False)
                 part = pd.concat([by_id[ids[i]] for i in chosen], ignore_index=True)
+                if kind in NOISY:
+                    part = _with_noise(part, args.noise if kind == "noise" else args.planted_noise, rng)
                 effects = slot_effects(part, threshold=0.5, seed=seed, n_resamples=args.resamples)
                 assert effects is not None
                 findings = [e["finding"] for e in _entries(effects)]
@@ -344,6 +358,7 @@ def main() -> int:
         "seeds": args.seeds,
         "delta": args.delta,
         "noise_sd": args.noise,
+        "planted_noise_sd": args.planted_noise,
         "fairlearn_gap": args.fairlearn_gap,
         "bootstrap_resamples": args.resamples,
         "results": results,
