@@ -153,7 +153,7 @@ def placebo_texts(
     """
     from ..editors.swap import SwapRefused
 
-    editor = _placebo_editor(identities, placebo)
+    editor = placebo_editor(identities, placebo)
     matches_of = swapped_matches(rows, editor, identities)
     out: list[tuple[str, str] | None] = []
     for row in rows:
@@ -190,7 +190,7 @@ def swapped_matches(rows: Sequence[Mapping[str, Any]], editor: Any, identities: 
     }
 
 
-def _placebo_editor(identities: IdentitySet, placebo: PlaceboSet) -> Any:
+def placebo_editor(identities: IdentitySet, placebo: PlaceboSet) -> Any:
     """The swap of the identity set's language that writes placebo words (:func:`~counterfair.editors.registry.
     identity_editor`, without the guard: its verdicts come from the identity swaps' edits). French and German swap over
     the identity terms and the placebo words together, each with its forms; English needs no forms for them."""

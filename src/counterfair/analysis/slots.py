@@ -61,9 +61,9 @@ def slot_texts(rows: Sequence[Mapping[str, Any]], identities: Any, placebo: Any)
     audit's pair rows (``method``, ``attribute``, ``input_id``, ``source_text``, ``cf_text``, ``source_term``,
     ``target_term``, ``edits``)."""
     from ..editors.swap import SwapRefused
-    from .placebo import _placebo_editor, swapped_matches
+    from .placebo import placebo_editor, swapped_matches
 
-    editor = _placebo_editor(identities, placebo)
+    editor = placebo_editor(identities, placebo)
     matches = swapped_matches(rows, editor, identities)
     out: list[dict[str, Any]] = []
     seen: set[tuple[Any, str]] = set()

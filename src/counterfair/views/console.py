@@ -139,7 +139,7 @@ def audit_view(summary: dict[str, Any] | Record, *, with_verdict: bool = True) -
 
 def effects_table(effects: Any) -> Any:
     """The in-slot measures per group (:mod:`counterfair.analysis.slots`), in probability points."""
-    from .verdict import LEVEL_WORDS, _group_level
+    from .verdict import group_level
 
     def pts(e: Any) -> str:
         return "–" if e is None or e.value is None else f"{100 * e.value:+.1f}"
@@ -168,7 +168,7 @@ def effects_table(effects: Any) -> Any:
         top = max(own, key=lambda tx: abs(tx[1].value or 0.0), default=None)
         disparity = (effects.disparity.by_group or {}).get(group) if effects.disparity else None
         flips = (effects.flip_excess.by_group or {}).get(group) if effects.flip_excess else None
-        level = _group_level([e, disparity, flips, *(x for _, x in own)])
+        level = group_level([e, disparity, flips, *(x for _, x in own)])
         rows.append((level, group, e, top, disparity, flips))
     order = {"material": 0, "small": 1}
     for level, group, e, top, disparity, flips in sorted(

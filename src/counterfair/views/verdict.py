@@ -136,7 +136,7 @@ def rule_sentence(check: GateCheck, rules: tuple[Mapping[str, Any], ...]) -> str
         if check.verdict == "error":
             return f"{condition}: could not be evaluated ({check.message})"
         found = check.finding or "–"
-        shown = f"{_points(check.value)} points [{_points(check.ci_low)}, {_points(check.ci_high)}], {found}"
+        shown = f"{points(check.value)} points [{points(check.ci_low)}, {points(check.ci_high)}], {found}"
         return f"{condition}: {shown} — " + {"fail": "fails", "pass": "passes"}.get(check.verdict, check.verdict)
     op = _OP_WORDS.get(str(rule.get("op")), str(rule.get("op", "")))
     threshold = rule.get("value")
@@ -194,21 +194,21 @@ def _unit(s: AuditSummary) -> str:
     return f"P({s.positive_label or 'positive'})"
 
 
-def _points(value: float | None, signed: bool = True) -> str:
+def points(value: float | None, signed: bool = True) -> str:
     if value is None:
         return "–"
     return f"{100 * value:+.1f}" if signed else f"{100 * value:.1f}"
 
 
 def _interval(e: Any) -> str:
-    return f"[{_points(e.ci_low)}, {_points(e.ci_high)}]"
+    return f"[{points(e.ci_low)}, {points(e.ci_high)}]"
 
 
 LEVEL_WORDS = {"material": "MATERIAL", "small": "detectable but small", "not detected": "not detected"}
 _RANK = {"material": 0, "small": 1, "not detected": 2}
 
 
-def _group_level(estimates: list[Any]) -> str:
+def group_level(estimates: list[Any]) -> str:
     found = [e.finding for e in estimates if e is not None and e.finding]
     return min(found, key=lambda f: _RANK.get(f, 3)) if found else "not detected"
 
@@ -222,7 +222,7 @@ def slot_findings(effects: Any, unit: str) -> tuple[GroupFinding, ...]:
         own = sorted(((t, e) for t, e in terms.items() if e.group == group), key=lambda te: -abs(te[1].value or 0.0))
         disparity = (effects.disparity.by_group or {}).get(group) if effects.disparity else None
         flips = (effects.flip_excess.by_group or {}).get(group) if effects.flip_excess else None
-        level = _group_level([effect, disparity, flips, *(e for _, e in own)])
+        level = group_level([effect, disparity, flips, *(e for _, e in own)])
         parts = _group_parts(effect, own, disparity, flips, unit)
         out.append(GroupFinding(group, level, effect.value, effect.ci_low, effect.ci_high, effect.n or 0, parts))
     return tuple(sorted(out, key=lambda f: (_RANK.get(f.level, 3), -abs(f.effect or 0.0), f.group)))
@@ -233,30 +233,30 @@ def _group_parts(effect: Any, own: list[tuple[str, Any]], disparity: Any, flips:
     terms detected but small, the disparity and the flips where detected."""
     material = [(t, e) for t, e in own if e.material]
     small = [(t, e) for t, e in own if e.finding == "small"]
-    average = f"{_points(effect.value)} {_interval(effect)}"
+    average = f"{points(effect.value)} {_interval(effect)}"
     if material:
         (first, e), rest = material[0], material[1:DRIVERS]
         lead = (
-            f'naming "{first}" {_moves(e.value)} {unit} by {_points(abs(e.value or 0.0), False)} points '
+            f'naming "{first}" {_moves(e.value)} {unit} by {points(abs(e.value or 0.0), False)} points '
             f"{_interval(e)} compared with a neutral word in the same place"
         )
-        lead += "".join(f', "{t}" {_points(x.value)} {_interval(x)}' for t, x in rest)
+        lead += "".join(f', "{t}" {points(x.value)} {_interval(x)}' for t, x in rest)
         lead += f" and {len(material) - DRIVERS} more terms" if len(material) > DRIVERS else ""
         parts = [lead, f"its {_terms(len(own))} on average {average}"]
     else:
         parts = [
             f"naming the group (its {_terms(len(own))} on average) {_moves(effect.value)} {unit} by "
-            f"{_points(abs(effect.value or 0.0), False)} points {_interval(effect)} compared with a neutral word"
+            f"{points(abs(effect.value or 0.0), False)} points {_interval(effect)} compared with a neutral word"
         ]
     if small:
-        parts.append("detectable but small: " + ", ".join(f'"{t}" {_points(x.value)}' for t, x in small[:DRIVERS]))
+        parts.append("detectable but small: " + ", ".join(f'"{t}" {points(x.value)}' for t, x in small[:DRIVERS]))
     if disparity is not None and disparity.detected:
         parts.append(
-            f"its terms' scores differ by {_points(disparity.value, False)} points more than neutral words' do"
+            f"its terms' scores differ by {points(disparity.value, False)} points more than neutral words' do"
         )
     if flips is not None and flips.detected:
         parts.append(
-            f"its swaps flip the decision {_points(flips.value, False)} points more often than swaps between neutral "
+            f"its swaps flip the decision {points(flips.value, False)} points more often than swaps between neutral "
             "words"
         )
     return parts
@@ -284,26 +284,26 @@ def _slot_headline(effects: Any, findings: tuple[GroupFinding, ...], unit: str) 
         headline = (
             f"material identity effects for {', '.join(material)} ({len(material)} of {len(findings)} groups): "
             f"naming the group, or one of its terms, instead of a neutral word in the same place moves {unit} by more "
-            f"than {_points(limit, False)} points, beyond doubt after correcting for the {effects.tests} tests (or its "
-            f"swaps flip the decision more than {_points(flips, False)} points more often)."
+            f"than {points(limit, False)} points, beyond doubt after correcting for the {effects.tests} tests (or its "
+            f"swaps flip the decision more than {points(flips, False)} points more often)."
         )
     elif small:
         status = "small effects"
         headline = (
             f"detectable but small identity effects for {', '.join(small)} (not shown to exceed "
-            f"{_points(limit, False)} points); nothing material."
+            f"{points(limit, False)} points); nothing material."
         )
     else:
         status = "no evidence of unfairness"
         widest = max((abs(b) for f in findings for b in (f.ci_low, f.ci_high) if b is not None), default=None)
-        bound = f"; group effects beyond ±{_points(widest, False)} points are ruled out" if widest is not None else ""
+        bound = f"; group effects beyond ±{points(widest, False)} points are ruled out" if widest is not None else ""
         headline = f"no identity effect detected in {len(findings)} groups{bound}."
     basis = (
         f"Each identity occurrence was scored with every identity term and {effects.placebo_words} neutral words in "
         f"its place ({effects.slots} slots in {effects.texts} texts). Effects in probability points of {unit}, "
-        f"95% bootstrap intervals over texts; overall {_points(overall.value)} {_interval(overall)}. Tests "
-        f"Holm-corrected over {effects.tests} estimates; material: shown to exceed {_points(limit, False)} points "
-        f"({_points(flips, False)} for flips); small: shown to differ from 0, not to exceed that."
+        f"95% bootstrap intervals over texts; overall {points(overall.value)} {_interval(overall)}. Tests "
+        f"Holm-corrected over {effects.tests} estimates; material: shown to exceed {points(limit, False)} points "
+        f"({points(flips, False)} for flips); small: shown to differ from 0, not to exceed that."
     )
     return status, headline, basis
 

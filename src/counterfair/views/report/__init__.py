@@ -20,7 +20,7 @@ from ...errors import InputError
 from ...io import atomic_open, read_json, read_table
 from ...lexicons.attributes import load_identity_set
 from ...summaries import AuditSummary, command_of, typed
-from ..verdict import LEVEL_WORDS, _points, rule_sentence, verdict
+from ..verdict import LEVEL_WORDS, points, rule_sentence, verdict
 from . import plots
 
 HIGHLIGHT_TOKENS = 20_000  # a changed stretch longer than this (words, both sides) is shown whole, not diffed
@@ -182,7 +182,7 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
         effect_terms=effect_terms,
         level_words=LEVEL_WORDS,
         unit=f"P({s.positive_label})",
-        pts=_points,
+        pts=points,
         figures=figures,
         examples=examples,
         ctf_groups=ctf_groups,
@@ -335,15 +335,15 @@ def markdown(summary: Mapping[str, Any] | AuditSummary) -> str:
             d = (effects.disparity.by_group or {}).get(f.group) if effects.disparity else None
             x = (effects.flip_excess.by_group or {}).get(f.group) if effects.flip_excess else None
             lines.append(
-                f"| {f.group} | {_points(e.value)} [{_points(e.ci_low)}, {_points(e.ci_high)}] | "
-                f"{_points(d.value if d else None)} | {_points(x.value if x else None)} | {LEVEL_WORDS[f.level]} |"
+                f"| {f.group} | {points(e.value)} [{points(e.ci_low)}, {points(e.ci_high)}] | "
+                f"{points(d.value if d else None)} | {points(x.value if x else None)} | {LEVEL_WORDS[f.level]} |"
             )
         detected = [(t, e) for t, e in (effects.identity_effect.by_term or {}).items() if e.detected]
         if detected:
             lines += ["", "| term | identity effect [95% CI] | finding |", "|---|---|---|"]
             for t, e in sorted(detected, key=lambda te: -abs(te[1].value or 0.0)):
-                interval = f"[{_points(e.ci_low)}, {_points(e.ci_high)}]"
-                lines.append(f"| {t} | {_points(e.value)} {interval} | {LEVEL_WORDS[str(e.finding)]} |")
+                interval = f"[{points(e.ci_low)}, {points(e.ci_high)}]"
+                lines.append(f"| {t} | {points(e.value)} {interval} | {LEVEL_WORDS[str(e.finding)]} |")
     if s.gate:
         lines += ["", f"Fairness gate: **{s.gate.verdict}** (exit {s.gate.exit_code})", ""]
         lines += [f"- {c.verdict.upper()}: {c.message}" for c in s.gate.checks]
