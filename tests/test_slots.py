@@ -256,3 +256,63 @@ def test_check_is_true_only_when_every_rule_passed() -> None:
     assert "material(term_effect[gay])" in failed and "material(identity_effect[sexuality])" in failed
     blind = cf.audit(texts, lambda t: np.full(len(t), 0.3), methods=["swap"])
     assert blind.check("default") and blind.check(["material(term_effect[*])"]).passed
+
+
+PLANTED_MODULE = """
+import hashlib
+import re
+
+import numpy as np
+
+RELIGION = re.compile(r"\\b(christians?|muslims?|jewish|jews?|buddhists?|catholics?|protestants?|sikhs?|taoists?)\\b", re.I)
+
+
+def _uniform(text):
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") / 2**64
+
+
+def blind(texts):
+    return np.full(len(texts), 0.2)
+
+
+def noisy(texts):  # any edit moves the score by up to 5 points, identity no more than any other word
+    return np.array([0.2 + 0.1 * (_uniform(t) - 0.5) for t in texts])
+
+
+def religion(texts):  # naming a religion costs 10 points
+    return np.array([0.2 + 0.1 * bool(RELIGION.search(t)) for t in texts])
+"""
+
+
+@pytest.mark.slow
+def test_the_cli_gate_names_the_planted_group_and_passes_the_fair_models(tmp_path: Any) -> None:
+    from junitparser import Failure, JUnitXml
+
+    from counterfair.core.audit import demo_path
+
+    from .conftest import run_cli
+
+    (tmp_path / "planted.py").write_text(PLANTED_MODULE, encoding="utf-8")
+    data = tmp_path / "texts.csv"
+    pd.read_csv(demo_path()).head(60).to_csv(data, index=False)
+    codes = {}
+    for name in ("blind", "noisy", "religion"):
+        junit = tmp_path / f"{name}.xml"
+        done = run_cli(
+            "audit", str(data), "--classifier", f"callable:planted:{name}", "--methods", "swap", "--fail-if",
+            "default", "--junit", str(junit), "--out", str(tmp_path / name), "-q", cwd=tmp_path,
+        )  # fmt: skip
+        codes[name] = done.returncode
+        cases = [case for suite in JUnitXml.fromfile(str(junit)) for case in suite]
+        failed = {c.name for c in cases if any(isinstance(r, Failure) for r in c.result)}
+        if name == "religion":
+            assert done.returncode == 1, done.stderr[-2000:]
+            assert "material(identity_effect[religion])" in failed
+            assert {"material(term_effect[muslim])", "material(term_effect[christian])"} <= failed
+            assert not any("sexuality" in f or "term_effect[gay]" in f for f in failed)  # nothing else is named
+            assert done.stdout.index("Verdict: material identity effects for religion (1 of 7 groups)") < (
+                done.stdout.index("done in")
+            )
+        else:
+            assert done.returncode == 0 and not failed, (name, failed, done.stdout[-3000:])
+    assert codes == {"blind": 0, "noisy": 0, "religion": 1}
