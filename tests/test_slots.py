@@ -264,7 +264,8 @@ import re
 
 import numpy as np
 
-RELIGION = re.compile(r"\\b(christians?|muslims?|jewish|jews?|buddhists?|catholics?|protestants?|sikhs?|taoists?)\\b", re.I)
+WORDS = "christians?|muslims?|jewish|jews?|buddhists?|catholics?|protestants?|sikhs?|taoists?"
+RELIGION = re.compile(r"\\b(" + WORDS + r")\\b", re.I)
 
 
 def _uniform(text):
