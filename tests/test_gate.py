@@ -258,7 +258,9 @@ def test_log_to_mlflow_file_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     run = MlflowClient(tracking_uri=store).get_run(run_id)
     summary = json.loads((tmp_path / "a" / "summary.json").read_text())
     assert run.data.metrics["ctf_gap"] == pytest.approx(summary["ctf"]["ctf_gap"])
-    assert run.data.metrics["identity_effect"] == pytest.approx(summary["placebo"]["identity_effect"])
+    assert run.data.metrics["identity_effect"] == pytest.approx(
+        summary["effects"]["identity_effect"]["overall"]["value"]
+    )
     assert run.data.metrics["gate.exit_code"] == 0 and run.data.tags["gate.verdict"] == "pass"
     artifacts = {a.path for a in MlflowClient(tracking_uri=store).list_artifacts(run_id)}
     assert {"report.html", "summary.json", "gate.json"} <= artifacts

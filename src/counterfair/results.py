@@ -70,10 +70,14 @@ class GateResult(dict[str, Any]):
 
     def _lines(self) -> list[str]:
         from .summaries import GateVerdict
-        from .views.verdict import gate_rules
+        from .views.verdict import MANY_RULES, gate_rules
 
         status, rules = gate_rules(GateVerdict.from_dict(self))
-        return [f"Fairness gate: {str(status).upper()}", *(f"{v.upper():5} {sentence}" for v, sentence in rules)]
+        shown = rules if len(rules) <= MANY_RULES else tuple(r for r in rules if r[0] != "pass")
+        more = [f"PASS  {len(rules) - len(shown)} more checks (every check: this dict's 'checks')"] if len(shown) < len(
+            rules
+        ) else []  # fmt: skip
+        return [f"Fairness gate: {str(status).upper()}", *(f"{v.upper():5} {sentence}" for v, sentence in shown), *more]
 
     def __repr__(self) -> str:
         return "\n".join(self._lines())
@@ -215,9 +219,11 @@ class AuditResult(TableResult):
         values: dict[str, Any] = {"pairs": len(self.raw_pairs), "flips": sum(g.flips or 0 for g in s.groups)}
         if s.ctf is not None:
             values |= {"ctf_gap": s.ctf.value, "ctf_gap_low": s.ctf.ci_low, "ctf_gap_high": s.ctf.ci_high}
-        if s.placebo is not None:
-            p = s.placebo
-            values |= {"identity_effect": p.value, "identity_effect_low": p.ci_low, "identity_effect_high": p.ci_high}
+        for measure in ("identity_effect", "disparity", "flip_excess"):  # in the slot (counterfair.analysis.slots)
+            part = getattr(s.effects, measure) if s.effects is not None else None
+            if part is not None and part.overall is not None:
+                e = part.overall
+                values |= {measure: e.value, f"{measure}_low": e.ci_low, f"{measure}_high": e.ci_high}
         return pd.Series(values, dtype=float)
 
     def _groups_for_difference(self) -> pd.DataFrame:
@@ -237,10 +243,24 @@ class AuditResult(TableResult):
 
     @property
     def identity_effects(self) -> pd.DataFrame:
-        """Identity gap, placebo gap and their difference with its 95 % CI per group
-        (:mod:`counterfair.analysis.placebo`)."""
-        placebo = self.typed_summary.placebo
-        return _frame((placebo.by_group if placebo else None) or {}, "group")
+        """Per group, measured in the slot against neutral words (:mod:`counterfair.analysis.slots`): the identity
+        effect (``value``, probability units, signed) with its 95 % CI, p-values and ``finding``."""
+        effects = self.typed_summary.effects
+        part = effects.identity_effect if effects is not None else None
+        table = _frame((part.by_group if part else None) or {}, "group")
+        return table.rename(columns={"value": "identity_effect"}) if not table.empty else table
+
+    @property
+    def term_effects(self) -> pd.DataFrame:
+        """Per identity term, in the slot: its group, the mean score with the term and with a neutral word, the
+        effect (``identity_effect``) with its 95 % CI, p-values and ``finding``; largest effect first."""
+        effects = self.typed_summary.effects
+        part = effects.identity_effect if effects is not None else None
+        table = _frame((part.by_term if part else None) or {}, "term")
+        if table.empty:
+            return table
+        table = table.rename(columns={"value": "identity_effect"})
+        return table.reindex(table["identity_effect"].abs().sort_values(ascending=False).index)
 
     def check(self, rules: str | list[str]) -> GateResult:
         """The fairness gate's verdicts on ``rules`` (:mod:`counterfair.analysis.gate`; ``"default"``: every material
@@ -335,15 +355,15 @@ class AuditResult(TableResult):
         line += f"; CTF gap {gap:.3f}" if gap is not None else ""
         line += f"; {unscored} pairs without a score" if unscored else ""
         lines = [*head, line]
-        if s.placebo and s.placebo.value is not None:
-            lines.append(
-                f"identity effect (CTF gap − placebo gap) {s.placebo.value:.3f}; groups above the placebo: "
-                + (", ".join(s.placebo.groups_exceeding_placebo) or "none")
-            )
+        terms = self.term_effects
+        shown = terms[terms["finding"] != "not detected"] if not terms.empty else terms
+        keep = [c for c in ("group", "score", "placebo_score", "identity_effect", "ci_low", "ci_high", "finding")
+                if c in shown.columns]  # fmt: skip
         tables = [
+            ("identity effect in the slot, by group (probability units)", self.identity_effects),
+            ("terms with a detected effect", shown[keep] if not shown.empty else shown),
             ("by method and attribute", self.by_group),
             ("CTF gap by identity group", self.ctf_by_group),
-            ("identity effect by group swapped in", self.identity_effects),
         ]
         return html_view("counterfair audit", lines, tables, [_figure_png(histogram)])
 

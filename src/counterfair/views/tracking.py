@@ -40,13 +40,18 @@ def audit_metrics(summary: Mapping[str, Any] | AuditSummary) -> dict[str, float]
         put("ctf_gap.ci_high", s.ctf.ci_high)
         for group, entry in (s.ctf.by_group or {}).items():
             put(f"ctf_gap.{group}", entry.value)
-    if s.placebo:
-        put("identity_effect", s.placebo.value)
-        put("identity_effect.ci_high", s.placebo.ci_high)
-        put("placebo_gap", s.placebo.placebo_gap)
-        for group, effect in (s.placebo.by_group or {}).items():
-            put(f"identity_effect.{group}", effect.value)
-            put(f"identity_effect.{group}.ci_high", effect.ci_high)
+    effects = s.effects
+    for measure in ("identity_effect", "disparity", "flip_excess"):  # the in-slot measures, overall and per group
+        part = getattr(effects, measure) if effects else None
+        if part is None or part.overall is None:
+            continue
+        for name, e in [("", part.overall), *((f".{g}", x) for g, x in (part.by_group or {}).items())]:
+            put(f"{measure}{name}", e.value)
+            put(f"{measure}{name}.ci_low", e.ci_low)
+            put(f"{measure}{name}.ci_high", e.ci_high)
+            put(f"{measure}{name}.material", e.finding == "material")
+    if effects and effects.identity_effect:
+        put("material_terms", sum(e.material for e in (effects.identity_effect.by_term or {}).values()))
     for g in s.groups:
         put(f"mean_change.{g.method}.{g.attribute}", g.score_change.value)
         put(f"flip_rate.{g.method}.{g.attribute}", g.flip_rate)

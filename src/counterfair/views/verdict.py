@@ -251,9 +251,7 @@ def _group_parts(effect: Any, own: list[tuple[str, Any]], disparity: Any, flips:
     if small:
         parts.append("detectable but small: " + ", ".join(f'"{t}" {points(x.value)}' for t, x in small[:DRIVERS]))
     if disparity is not None and disparity.detected:
-        parts.append(
-            f"its terms' scores differ by {points(disparity.value, False)} points more than neutral words' do"
-        )
+        parts.append(f"its terms' scores differ by {points(disparity.value, False)} points more than neutral words' do")
     if flips is not None and flips.detected:
         parts.append(
             f"its swaps flip the decision {points(flips.value, False)} points more often than swaps between neutral "
