@@ -199,7 +199,7 @@ def test_cli_gate_exit_codes_config_and_compare(tmp_path: Path) -> None:
     )
     assert failed.returncode == 1 and "FAIL fail if the overall CTF gap is above 0.001: " in failed.stdout
     report = (tmp_path / "a" / "report.html").read_text(encoding="utf-8")
-    assert 'id="gate-table"' in report and 'id="placebo-table"' in report
+    assert 'id="gate-table"' in report and 'id="effects-groups"' in report and 'id="effects-terms"' in report
     unknown = _cli("check", str(tmp_path / "a"), "--fail-if", "ctf_gap[nope] > 0.1", cwd=tmp_path)
     assert unknown.returncode == 2 and "no group 'nope'" in unknown.stdout
     # a second audit of the same texts without the placebo, compared with the first

@@ -92,7 +92,11 @@ def test_every_command_writes_a_verdict_first_report(runs: dict[str, Path]) -> N
     )
     compare = (runs["compare"] / "report.md").read_text()
     assert compare.startswith("# Two classifiers on the same pairs") and "Verdict: " in compare.split("## ")[0]
-    assert "## Identity effect: B − A per group" in compare and "## CTF gap: B − A per group" in compare
+    assert (
+        "## Disparity beyond placebo (in the slot): B − A per group" in compare
+        and "## CTF gap: B − A per group" in compare
+    )
+    assert "in the slot, A: " in compare.split("## ")[0]  # each side's in-slot findings in the headline
     feedback = (runs["feedback"] / "report.md").read_text()
     assert "Verdict: external fed its own output" in feedback and "| 1 | 4 |" in feedback
 

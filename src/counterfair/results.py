@@ -273,7 +273,7 @@ class AuditResult(TableResult):
             [rules] if isinstance(rules, str) else rules,
             seed=s.options.get("seed", 0),
             n_resamples=s.options.get("bootstrap", 2000),
-            effects=self.summary.get("effects"),
+            effects=s.effects.to_dict() if s.effects is not None else None,
             slots=self.slots,
             threshold=s.threshold if s.threshold is not None else 0.5,
             extra=bias_gate_metrics(s.bias.to_dict()) if s.bias is not None else None,

@@ -210,15 +210,16 @@ def check(
     from ..summaries import read_summary
 
     folder = run_dir if run_dir.is_dir() else run_dir.parent
-    summary = read_summary(folder / "summary.json").to_dict() if (folder / "summary.json").exists() else {}
+    run = read_summary(folder / "summary.json", expect="audit") if (folder / "summary.json").exists() else None
+    typed = run if isinstance(run, AuditSummary) else AuditSummary()
     gate = gate_pairs(
         read_pairs(run_dir),
         fail_if,
         seed=seed,
         n_resamples=bootstrap,
-        effects=summary.get("effects"),  # the run's own in-slot measures; else from its slots.csv
+        effects=typed.effects.to_dict() if typed.effects is not None else None,  # the run's own; else its slots.csv
         slots=read_slots(folder),
-        threshold=float(summary.get("threshold") or 0.5),
+        threshold=typed.threshold if typed.threshold is not None else 0.5,
     )
     raise typer.Exit(finish_gate(gate, junit))
 

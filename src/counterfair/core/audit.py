@@ -289,7 +289,7 @@ def judged(
 ) -> dict[str, Any]:
     """The gate's verdicts on ``rules`` and the comparison with ``baseline`` (both optional), for the summary;
     ``slots``: this audit's scored slot table (the comparison's in-slot measures);
-    ``effects``: the summary's in-slot effects (``summary["effects"]``), reused by the gate; ``extra_metrics``: more
+    ``effects``: the summary's in-slot effects section, reused by the gate; ``extra_metrics``: more
     metrics the rules may name (the labelled-data bias metrics of an audit with a label column)."""
     out: dict[str, Any] = {}
     if rules:

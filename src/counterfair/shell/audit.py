@@ -94,7 +94,7 @@ def run_audit(
         started=started,
     )
     typed = AuditSummary.from_dict(summary)
-    effects = summary.get("effects")
+    effects = typed.effects.to_dict() if typed.effects is not None else None
     labelled = bias_gate_metrics(typed.bias.to_dict()) if typed.bias is not None else None
     summary.update(
         judged(
