@@ -180,11 +180,14 @@ def _expected(kind: str, effects: dict) -> bool:
         return groups == set(effects["identity_effect"]["by_group"])
     if kind == "term":
         return PLANTED["term"] in terms
-    if kind in ("group", "lower"):
+    if kind in ("group", "lower"):  # the group, or one of its terms, material with the planted sign
         want = PLANTED[kind]
         sign = 1 if kind == "group" else -1
         e = effects["identity_effect"]["by_group"][want]
-        return want in groups and sign * e["value"] > 0
+        own = [x for x in effects["identity_effect"]["by_term"].values() if x.get("group") == want]
+        return (want in groups and sign * e["value"] > 0) or any(
+            x["finding"] == "material" and sign * x["value"] > 0 for x in own
+        )
     return True
 
 

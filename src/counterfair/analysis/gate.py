@@ -248,7 +248,12 @@ def evaluate_rules(rules: Iterable[str | Rule], metrics: Mapping[str, Any]) -> d
             elif rule.metric in SUITE_METRICS:
                 why = "a functional suite: counterfair suite run"
             else:
-                why = "no identity swap" + (", or the placebo was off" if rule.metric in MATERIAL_METRICS else "")
+                why = "no identity swap" + (
+                    ", the placebo was off, or the pairs came without their run's slots.csv (an audit made before "
+                    "counterfair measured in the slot: rerun it)"
+                    if rule.metric in MATERIAL_METRICS
+                    else ""
+                )
             checks[-1]["message"] = f"{rule.text}: the run has no {rule.metric} ({why})"
             continue
         if rule.group is None:
