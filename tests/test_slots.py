@@ -112,7 +112,7 @@ def test_holm_by_hand() -> None:
 )
 def test_findings(measure: str, value: float, p: float, p_material: float, expected: str) -> None:
     entry = {"value": value, "p_adjusted": p, "p_material": p_material}
-    assert finding(measure, entry, 0.05, 0.02) == expected
+    assert finding(measure, entry) == expected
 
 
 def test_material_means_shown_to_exceed_the_threshold() -> None:

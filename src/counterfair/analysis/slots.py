@@ -159,7 +159,7 @@ def slot_effects(
     out["identity_effect"]["by_term"] = {}
     for (measure, level, name), estimate, p_adj, p_material in zip(columns, estimates, adjusted, beyond, strict=True):
         entry = {**estimate, "p_adjusted": p_adj, "p_material": p_material}
-        entry["finding"] = finding(measure, entry, alpha, thresholds[measure])
+        entry["finding"] = finding(measure, entry, alpha)
         if level == "term":
             entry |= info["term_scores"][name]
             entry["group"] = info["groups"].get(name)
@@ -171,11 +171,10 @@ def slot_effects(
     return out
 
 
-def finding(measure: str, entry: Mapping[str, Any], alpha: float, threshold: float) -> str:
-    """``material`` (shown to exceed ``threshold``: Holm-adjusted ``p_material`` below ``alpha``), ``small`` (shown to
-    differ from 0 — for disparity and flips, to lie above it — but not to exceed the threshold) or ``not detected``.
-    ``threshold`` is kept for callers that pass one; the test already used it."""
-    del threshold
+def finding(measure: str, entry: Mapping[str, Any], alpha: float = ALPHA) -> str:
+    """``material`` (shown to exceed the measure's materiality threshold: the Holm-adjusted one-sided ``p_material``
+    is below ``alpha``), ``small`` (shown to differ from 0 — for disparity and flips, to lie above it — by
+    ``p_adjusted``, but not to exceed the threshold) or ``not detected``."""
     value = entry.get("value")
     if value is None:
         return "not detected"

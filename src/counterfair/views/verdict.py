@@ -50,11 +50,6 @@ class GroupFinding:
     texts: int
     parts: tuple[str, ...] | list[str] = ()
 
-    @property
-    def exceeds_placebo(self) -> bool:
-        """Whether the group has a material finding (the report marks it)."""
-        return self.level == "material"
-
     def sentence(self) -> str:
         return f"{self.group} — {LEVEL_WORDS.get(self.level, self.level)}: " + "; ".join(self.parts) + "."
 
