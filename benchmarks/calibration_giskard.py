@@ -55,6 +55,25 @@ def _giskard_words() -> set[str]:
     return found | words(json.loads(nationalities.read_text(encoding="utf-8")).get("en", {}))
 
 
+class GiskardBlind(Planted):
+    """The planted models with a base score blind to Giskard's switched words in the forms its switches write them:
+    possessives and contractions ("Canada's", "he'd") and plurals made inside a word ("Christians" -> "Hindus")."""
+
+    def _ignored(self, word: str) -> bool:
+        stem = word.split("'")[0]
+        return any(w in self.slot_words for w in (stem, stem.removesuffix("s"), stem.removesuffix("es")))
+
+    def base(self, text: str) -> float:
+        import re
+
+        rest = [w for w in re.findall(r"[a-z0-9']+", text.lower()) if not self._ignored(w)]
+        return 0.15 + 0.7 * _uniform(" ".join(rest))
+
+
+def _uniform(text: str) -> float:
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") / 2**64
+
+
 def _noise(seed: int, text: str, sd: float) -> float:
     digest = hashlib.sha256(f"{seed}\0{text}".encode()).digest()
     u1 = (int.from_bytes(digest[:8], "big") + 1) / (2**64 + 2)
@@ -96,7 +115,7 @@ def main() -> int:
     started = time.perf_counter()
     comments = pd.concat([pd.read_csv(path)["comment_text"] for path in DATA]).dropna().astype(str)
     pool = comments[comments.str.len() <= 1000].drop_duplicates().sample(frac=1.0, random_state=0).tolist()
-    planted = Planted(args.delta, args.noise)
+    planted = GiskardBlind(args.delta, args.noise)
     planted.slot_words |= _giskard_words()  # blind to Giskard's switched words as well as to the identity terms
     pool = [t for t in pool if planted.any.contains(t)]  # texts that name an identity term, as the audit's slots
     results: dict[str, dict[str, dict[str, float]]] = {}
