@@ -213,11 +213,13 @@ class IdentityEffects(IdentityEffect):
 @dataclass(frozen=True, kw_only=True)
 class SlotEstimate(Estimate):
     """One in-slot estimate (:mod:`counterfair.analysis.slots`): the mean over texts with its 95 % paired bootstrap
-    interval, the t-test's p-value, Holm's adjusted one and the ``finding`` (material, small, not detected); a term's
-    also its ``group``, ``score`` (mean P with the term) and ``placebo_score`` (with a neutral word)."""
+    interval, the t-test's p-value, Holm's adjusted ones (against 0; beyond the materiality threshold) and the
+    ``finding`` (material, small, not detected); a term's also its ``group``, ``score`` (mean P with the term) and
+    ``placebo_score`` (with a neutral word)."""
 
     p_value: float | None = None
-    p_adjusted: float | None = None
+    p_adjusted: float | None = None  # Holm, two-sided, against 0
+    p_material: float | None = None  # Holm, one-sided, beyond the materiality threshold
     finding: str | None = None
     group: str | None = None
     score: float | None = None
@@ -292,7 +294,8 @@ class GateCheck(Record):
     ci_high: float | None = None
     n: int | None = None
     message: str = ""
-    p_adjusted: float | None = None  # material(...) checks: Holm's adjusted p-value and the finding
+    p_adjusted: float | None = None  # material(...) checks: Holm's adjusted p-values and the finding
+    p_material: float | None = None
     finding: str | None = None
 
 

@@ -221,6 +221,7 @@ def _material(rule: Rule, group: str | None, entry: Mapping[str, Any], result: d
         ci_high=_finite(entry.get("ci_high")),
         n=entry.get("n"),
         p_adjusted=_finite(entry.get("p_adjusted")),
+        p_material=_finite(entry.get("p_material")),
         finding=found,
     )
     if value is None or found is None:
