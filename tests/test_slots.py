@@ -230,7 +230,7 @@ def test_a_constant_classifier_has_no_effect_at_all() -> None:
     effects = result.summary["effects"]
     assert all(e["finding"] == "not detected" for e in effects["identity_effect"]["by_term"].values())
     assert result.typed_summary.coverage.gender_untested == 2  # "women", "He": said, with the way to test them
-    assert str(result).startswith("Verdict: no identity effect detected in 7 groups")
+    assert str(result).startswith("Verdict: no identity effect detected in 7 groups over 3 texts")
     assert "Not tested: 2 of 3 texts name gender words (women, men, he, she and the like)" in str(result)
     assert "--attributes gender swaps them" in str(result)
 

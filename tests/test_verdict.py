@@ -77,7 +77,9 @@ def test_the_verdict_names_material_groups_first_with_the_terms_that_drive_them(
     )
     none = verdict(_summary(effects=_effects({"religion": groups["religion"]}, {})))
     assert none.status == "no evidence of unfairness"
-    assert none.headline == "no identity effect detected in 1 groups; group effects beyond ±1.2 points are ruled out."
+    assert none.headline == (
+        "no identity effect detected in 1 group over 20 texts; group effects beyond ±1.2 points are ruled out."
+    )
     ctf_only = verdict(_summary(ctf={"ctf_gap": 0.2, "ci_low": 0.1, "ci_high": 0.3, "texts": 9}))
     assert ctf_only.status == "no placebo" and ctf_only.headline.startswith("CTF gap 0.200 [0.100, 0.300]")
     assert verdict(_summary()).status == "no identity swaps"

@@ -290,7 +290,8 @@ def _slot_headline(effects: Any, findings: tuple[GroupFinding, ...], unit: str) 
         status = "no evidence of unfairness"
         widest = max((abs(b) for f in findings for b in (f.ci_low, f.ci_high) if b is not None), default=None)
         bound = f"; group effects beyond ±{points(widest, False)} points are ruled out" if widest is not None else ""
-        headline = f"no identity effect detected in {len(findings)} groups{bound}."
+        groups = f"{len(findings)} group" + ("" if len(findings) == 1 else "s")
+        headline = f"no identity effect detected in {groups} over {effects.texts} texts{bound}."
     basis = (
         f"Each identity occurrence was scored with every identity term and {effects.placebo_words} neutral words in "
         f"its place ({effects.slots} slots in {effects.texts} texts). Effects in probability points of {unit}, "
