@@ -15,6 +15,7 @@ Run directory (``DIR``)::
     generate/<name>/    the generate runs (candidates, counterfactuals, checkpoints)
     scores.jsonl        classifier probabilities per distinct text (the cache that makes a rerun resume)
     pairs.csv           one row per (original, counterfactual) pair with both scores
+    slots.csv           every identity slot with each identity term and placebo word in it, scored (analysis/slots)
     summary.json        every aggregate, the signatures, the options
     report.html         the report (one self-contained file), report.md, plots/*.png and *.svg
 """
