@@ -30,7 +30,7 @@ def cli(*args: str, quiet: bool = True) -> None:
 def runs(work: Path) -> dict[str, Path]:
     names = ("audit", "bias", "suite", "ctf", "generate", "feedback", "evaluate", "compare")
     out = {name: work / name for name in names}
-    cli("audit", "--demo", "--out", str(out["audit"]), "--fail-if", "upper(identity_effect[*]) > 0.05")
+    cli("audit", "--demo", "--out", str(out["audit"]), "--fail-if", "default")
     cli("suite", "export", str(work / "suite.csv"), quiet=False)
     suite = pd.read_csv(work / "suite.csv").rename(columns={"test_case": "text", "label_gold": "label"})
     suite[["text", "label"]].to_csv(work / "labelled.csv", index=False)
@@ -53,7 +53,7 @@ def runs(work: Path) -> dict[str, Path]:
     cli("audit", "--demo", "--methods", "swap", "--out", str(work / "a"))
     cli("audit", "--demo", "--methods", "swap", "--classifier", f"callable:{work / 'keyword.py'}:score",
         "--out", str(work / "b"))  # fmt: skip
-    cli("compare", str(work / "a"), str(work / "b"), "--out", str(out["compare"]))
+    cli("compare", str(work / "a"), str(work / "b"), "--out", str(out["compare"]), quiet=False)  # compare has no -q
     return out
 
 
@@ -62,7 +62,7 @@ def notebook_html(work: Path) -> Path:
     from nbclient import NotebookClient
     from nbconvert import HTMLExporter
 
-    notebook = nbformat.read(ROOT / "examples" / "notebook.ipynb", as_version=4)
+    notebook = nbformat.read(ROOT / "docs" / "tutorials" / "notebook.ipynb", as_version=4)
     NotebookClient(notebook, timeout=600, kernel_name="python3").execute()
     body, _ = HTMLExporter().from_notebook_node(notebook)
     target = work / "notebook.html"
