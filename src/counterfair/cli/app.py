@@ -314,13 +314,19 @@ def finish_gate(gate: dict[str, Any] | GateVerdict, junit: Any, *, status_line: 
     from rich.markup import escape
 
     from ..analysis.gate import write_junit
-    from ..views.verdict import rule_sentence
+    from ..views.verdict import MANY_RULES, rule_sentence
 
     verdict = typed(gate, GateVerdict)
     colour = {"pass": "green", "fail": "red", "error": "yellow"}
-    for check in verdict.checks:
+    order = {"fail": 0, "error": 1}
+    checks = sorted(verdict.checks, key=lambda c: order.get(c.verdict, 2))  # failed first, then not evaluated
+    shown = checks if len(checks) <= MANY_RULES else [c for c in checks if c.verdict != "pass"]
+    for check in shown:
         sentence = rule_sentence(check, verdict.rules)
         console.print(f"[{colour[check.verdict]}]{check.verdict.upper()}[/] {escape(sentence)}")
+    if len(shown) < len(checks):
+        where = f" (every check: {junit})" if junit else " (every check: --junit FILE)"
+        console.print(f"[green]PASS[/] {len(checks) - len(shown)} more checks{where}")
     if status_line:
         console.print(f"fairness gate: [{colour[verdict.verdict]}]{verdict.verdict}[/] (exit {verdict.exit_code})")
     if junit:
