@@ -90,7 +90,7 @@ def command_lines(tmp: Path) -> list[tuple[str, list[str], str, Path | None]]:
         ("metrics", ["metrics"], "ok", None),
         ("models", ["models"], "ok", None),
         ("cache info", ["cache", "info"], "ok", None),
-        ("cache clear", ["cache", "clear", "store.sqlite"], "ok", None),
+        ("cache clear", ["cache", "clear", "store.sqlite", "--yes"], "ok", None),
         ("feedback", ["feedback", str(originals), "--out", str(tmp / "fb-default")], "extra", tmp / "fb-default"),
         (
             "feedback",
@@ -186,6 +186,8 @@ def test_cache_info_and_clear(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     from counterfair.cache import cache_entries, clear_cache
     from counterfair.errors import ConfigError
 
+    from .conftest import run_cli
+
     monkeypatch.setenv("COUNTERFAIR_CACHE", str(tmp_path))
     (tmp_path / "gguf").mkdir()
     (tmp_path / "gguf" / "model.gguf").write_bytes(b"x" * 3000)
@@ -196,8 +198,17 @@ def test_cache_info_and_clear(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
         clear_cache(["models"])
     assert [e.name for e in clear_cache(["gguf"])] == ["gguf"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["store.sqlite"]
+    (tmp_path / "another-program").mkdir()  # COUNTERFAIR_CACHE=~/.cache: other programs' entries are not counterfair's
+    (tmp_path / "another-program" / "data").write_bytes(b"z")
+    assert cache_entries()[-1].holds == "other"
+    # without a terminal and without --yes, the command line deletes nothing and says how to confirm
+    done = run_cli("cache", "clear", cwd=tmp_path)
+    assert done.returncode == 2 and "pass --yes to confirm" in done.stderr and (tmp_path / "store.sqlite").exists()
+    done = run_cli("cache", "clear", "--yes", cwd=tmp_path)
+    assert done.returncode == 0 and "kept, not counterfair's: another-program" in done.stdout
+    assert [p.name for p in tmp_path.iterdir()] == ["another-program"]
     clear_cache()
-    assert list(tmp_path.iterdir()) == []
+    assert [p.name for p in tmp_path.iterdir()] == ["another-program"]
 
 
 API_CALLS = """

@@ -90,6 +90,6 @@ def test_very_long_text(tmp_path: Path) -> None:
     data = pd.DataFrame({"text": [long]})
     result = run_generate(data, tmp_path / "limit", GenerateOptions(methods=["ablation", "swap"]))
     assert result.counterfactuals["status"].tolist() == ["skipped:too_long"] * 2  # over the 20,000-character default
-    result = run_generate(data, tmp_path, GenerateOptions(methods=["ablation", "swap"], max_text_chars=0))
+    result = run_generate(data, tmp_path / "whole", GenerateOptions(methods=["ablation", "swap"], max_text_chars=0))
     assert result.counterfactuals["status"].tolist() == ["ok", "ok"]
     assert result.counterfactuals["text"].iloc[0].startswith("The community centre and more")

@@ -20,6 +20,7 @@ PARTS: dict[str, str] = {
     "wordnet": "NLTK's view of Debian's WordNet (the synonym editor)",
     "sha256.json": "verified model digests by path, size and modification time",
     "llama_native.json": "which llama.cpp path is safe on this machine",
+    "logs": "tracebacks of internal errors, one file each (what an exit 3 points to)",
 }
 
 
@@ -55,15 +56,21 @@ def cache_entries() -> list[CacheEntry]:
     return sorted(found, key=lambda e: (-e.bytes, e.name))
 
 
-def clear_cache(parts: list[str] | None = None) -> list[CacheEntry]:
-    """Delete ``parts`` of the cache (names of :data:`PARTS`; None: all of it); returns what was deleted."""
+def to_clear(parts: list[str] | None = None) -> list[CacheEntry]:
+    """The entries :func:`clear_cache` would delete: counterfair's own parts (``parts`` of :data:`PARTS`; None: every
+    one of them), never an entry listed as "other" (``$COUNTERFAIR_CACHE`` may be a folder other programs use too)."""
     unknown = [p for p in parts or [] if p not in PARTS]
     if unknown:
         raise ConfigError(f"unknown cache part(s) {', '.join(unknown)}; the parts are: {', '.join(PARTS)}")
+    wanted = set(PARTS) if parts is None else set(parts)
+    return [entry for entry in cache_entries() if _part(entry.name) in wanted]
+
+
+def clear_cache(parts: list[str] | None = None) -> list[CacheEntry]:
+    """Delete ``parts`` of the cache (names of :data:`PARTS`; None: all of counterfair's parts, nothing else);
+    returns what was deleted."""
     removed = []
-    for entry in cache_entries():
-        if parts is not None and _part(entry.name) not in parts:
-            continue
+    for entry in to_clear(parts):
         if entry.path.is_dir() and not entry.path.is_symlink():
             shutil.rmtree(entry.path)
         else:

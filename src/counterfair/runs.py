@@ -2,7 +2,10 @@
 
 * :func:`prepare_out_dir` — one check for every command, before any work: the directory can be created and written
   (not a file, not under a file, not on a read-only or full file system); otherwise an :class:`OutputError` that
-  names the path and the reason.
+  names the path and the reason. :func:`prepare_run_dir` adds, for a command's run: the folder is new, empty or one
+  of counterfair's runs (never a folder of the user's files).
+* counterfair deletes only what it wrote: run.json's ``files`` lists the run's entries (:func:`record_files`, when
+  the shell returns) and ``--overwrite`` removes only those (:func:`allow_overwrite`).
 * the one run identity is :func:`counterfair.records.run_identity` / :func:`~counterfair.records.fingerprint` (an
   options dataclass's fields less those its metadata marks: a :func:`~counterfair.records.knob`, a field that does not
   ``apply``, one added ``later`` while at its default); the classifier's identity joins it in :func:`claim_run_dir`.
@@ -28,6 +31,77 @@ from typing import Any, ParamSpec, TypeVar
 
 from .errors import ConfigError, OutputError
 from .io import write_json
+
+#: the top-level names counterfair's commands write into a run directory: what ``--overwrite`` may remove from a run
+#: made before run.json listed its own files (``files``)
+KNOWN_OUTPUTS = frozenset(
+    {
+        ".work", "candidates.csv", "comparison.csv", "consolidated.csv", "consolidation.json", "counterfactuals.csv",
+        "distance_matrix.csv", "generate", "llm_judgements.jsonl", "methods", "pairs.csv", "plots", "report.html",
+        "report.md", "rows.csv", "scores.jsonl", "slots.csv", "steps.csv", "summary.json", "text_quality.jsonl",
+        "checkpoint.pt", "config.json", "model.safetensors", "vocab.json", "meta.json",
+    }
+)  # fmt: skip
+_OWN = (".lock", "run.json")  # a run directory's own bookkeeping
+
+
+def is_counterfair_run(path: str | Path) -> bool:
+    """Whether ``path`` holds a run.json that counterfair wrote (a JSON object naming its kind or run identity)."""
+    run_file = Path(path) / "run.json"
+    try:
+        data = json.loads(run_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and ("kind" in data or "options_fingerprint" in data)
+
+
+def check_run_dir(path: str | Path, *, option: str = "--out") -> None:
+    """Refuse an output folder that holds files counterfair did not write: a run goes into a new or empty folder, or
+    one of counterfair's own runs (to resume or, with ``--overwrite``, replace it) — never among a user's files."""
+    target = Path(path).expanduser()
+    if not target.is_dir():
+        return
+    entries = sorted(p.name for p in target.iterdir() if p.name != ".lock")
+    if not entries or is_counterfair_run(target):
+        return
+    shown = ", ".join(entries[:5]) + (f" and {len(entries) - 5} more" if len(entries) > 5 else "")
+    why = "a run.json that is not counterfair's" if "run.json" in entries else "no run.json"
+    raise OutputError(
+        f"{option} {target} holds files that counterfair did not write ({shown}; {why}): a run goes into a new or "
+        f"empty folder, or one of counterfair's own runs; choose another {option}, e.g. {target / 'counterfair-run'}"
+    )
+
+
+def prepare_run_dir(path: str | Path, *, option: str = "--out") -> Path:
+    """:func:`check_run_dir`, then :func:`prepare_out_dir`: a command's run directory, checked before any work."""
+    check_run_dir(path, option=option)
+    return prepare_out_dir(path, option=option)
+
+
+_FOREIGN: dict[str, set[str]] = {}  # per claimed run directory: the entries there at the claim that were not the run's
+
+
+def _run_files(target: Path) -> set[str]:
+    """The entries a run directory's run.json lists as its own (a run from before the list: the names counterfair
+    writes, :data:`KNOWN_OUTPUTS`)."""
+    data = json.loads((target / "run.json").read_text(encoding="utf-8"))
+    listed = data.get("files")
+    return set(map(str, listed)) if isinstance(listed, list) else set(KNOWN_OUTPUTS)
+
+
+def record_files(target: Path) -> None:
+    """Add the run directory's top-level entries to its run.json's ``files``: what this run wrote there (entries that
+    were there when it claimed the folder and were not the run's stay out), and what ``--overwrite`` may remove."""
+    if not is_counterfair_run(target):
+        return
+    run_file = target / "run.json"
+    data = json.loads(run_file.read_text(encoding="utf-8"))
+    listed = data.get("files") if isinstance(data.get("files"), list) else []
+    foreign = _FOREIGN.get(str(target.resolve()), set())
+    present = {p.name for p in target.iterdir() if p.name not in _OWN and p.name not in foreign}
+    names = sorted({*map(str, listed), *present})
+    if names != listed:
+        write_json({**data, "files": names}, run_file)
 
 
 def prepare_out_dir(path: str | Path, *, option: str = "--out") -> Path:
@@ -89,22 +163,27 @@ _OVERWRITE: set[str] = set()  # run directories whose next claim replaces the ru
 def allow_overwrite(path: str | Path) -> Path:
     """``--overwrite``: the next :func:`claim_run_dir` of ``path`` replaces the run there instead of resuming or
     refusing it. Nothing is deleted now, so a run that stops earlier (bad input, a missing extra) loses nothing; a
-    directory with files but no ``run.json`` (not written by counterfair) is refused at once."""
+    directory with files but no run.json of counterfair's is refused at once. What the replacement removes is only
+    what the run wrote (:func:`_empty_run_dir`)."""
     target = Path(path).expanduser()
-    if target.is_dir() and not (target / "run.json").is_file() and any(p.name != ".lock" for p in target.iterdir()):
+    if target.is_dir() and not is_counterfair_run(target) and any(p.name != ".lock" for p in target.iterdir()):
         raise OutputError(
-            f"--overwrite refuses to empty {target}: it holds files but no run.json, so counterfair did not write it"
+            f"--overwrite refuses to touch {target}: it holds files but no run.json of counterfair's, so counterfair "
+            "did not write it"
         )
     _OVERWRITE.add(str(target.resolve()))
     return target
 
 
 def _empty_run_dir(target: Path) -> None:
-    """Delete everything in a run directory this process holds, but its lock."""
+    """Delete what the run in a directory this process holds wrote: the entries its run.json lists (``files``; for
+    a run from before that list, the names counterfair writes, :data:`KNOWN_OUTPUTS`) and run.json. Anything else —
+    a file a user put there — stays."""
     import shutil
 
+    ours = _run_files(target)
     for entry in target.iterdir():
-        if entry.name == ".lock":
+        if entry.name not in ours and entry.name != "run.json":
             continue
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry)
@@ -133,7 +212,11 @@ def holds_run_dir(shell: Callable[P, R]) -> Callable[P, R]:
         finally:
             out_dir = kwargs.get("out_dir", args[1] if len(args) > 1 else None)
             if isinstance(out_dir, str | Path):
-                release_run_dir(Path(out_dir))
+                target = Path(out_dir)
+                if str(target.resolve()) in _HELD:  # this process claimed it: list what the run wrote
+                    with contextlib.suppress(OSError, ValueError):
+                        record_files(target)
+                release_run_dir(target)
 
     return wrapper
 
@@ -161,13 +244,15 @@ def claim_run_dir(
             "classifier_signature": signature,
             "classifier_unstable_reason": signature.get("unstable_reason"),
         }
-    prepare_out_dir(target)
+    prepare_run_dir(target)
     lock_run_dir(target)
     key = str(Path(target).resolve())
     if key in _OVERWRITE:
         _OVERWRITE.discard(key)
         if (target / "run.json").is_file():
             _empty_run_dir(target)  # --overwrite: only now, once this run's input and options have been checked
+    ours = _run_files(target) if is_counterfair_run(target) else set()
+    _FOREIGN[key] = {p.name for p in target.iterdir() if p.name not in _OWN and p.name not in ours}
     run_file = target / "run.json"
     if not run_file.exists():
         write_json({**run_id, **extra, "kind": what}, run_file)

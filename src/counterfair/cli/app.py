@@ -181,7 +181,8 @@ Overwrite = Annotated[
     bool,
     typer.Option(
         "--overwrite",
-        help="Replace the run in --out (which counterfair wrote) instead of resuming it or refusing a different one.",
+        help="Replace the run in --out (which counterfair wrote) instead of resuming it or refusing a different one; "
+        "only the files that run wrote are removed.",
     ),
 ]
 Encoding = Annotated[

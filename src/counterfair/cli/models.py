@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from .app import app, console, require_extras
+from .app import app, console, err_console, require_extras
 
 
 @app.command()
@@ -72,12 +72,34 @@ def cache_info() -> None:
 @cache_app.command("clear")
 def cache_clear(
     parts: Annotated[
-        list[str] | None, typer.Argument(help="Parts to delete (gguf, converted, store.sqlite, ...); none: all.")
+        list[str] | None,
+        typer.Argument(help="Parts to delete (gguf, converted, store.sqlite, ...); none: all of counterfair's."),
     ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Delete without asking (needed without a terminal).")
+    ] = False,
 ) -> None:
-    """Delete the cache or some of its parts; runs rebuild what they need."""
-    from ..cache import clear_cache
+    """Delete counterfair's parts of the cache (or some of them); runs rebuild what they need. Entries listed as
+    "other" by `cache info` are never touched. Asks first, unless --yes."""
+    import sys
 
+    from ..cache import cache_entries, clear_cache, to_clear
+    from ..models import cache_root
+
+    doomed = to_clear(parts or None)
+    others = [e.name for e in cache_entries() if e.holds == "other"]
+    kept = f"; kept, not counterfair's: {', '.join(others)}" if others else ""
+    if not doomed:
+        console.print(f"nothing of counterfair's to delete in {cache_root()}{kept}")
+        return
+    listing = ", ".join(f"{e.name} ({_mb(e.bytes)})" for e in doomed)
+    if not yes:
+        if not sys.stdin.isatty():
+            err_console.print(f"[red]error:[/red] would delete {listing} from {cache_root()}; pass --yes to confirm")
+            raise typer.Exit(2)
+        if not typer.confirm(f"delete {listing} from {cache_root()}?", default=False):
+            console.print("nothing deleted")
+            return
     removed = clear_cache(parts or None)
     freed = sum(e.bytes for e in removed)
-    console.print(f"deleted {', '.join(e.name for e in removed) or 'nothing'}: {_mb(freed)} freed")
+    console.print(f"deleted {', '.join(e.name for e in removed)}: {_mb(freed)} freed{kept}")

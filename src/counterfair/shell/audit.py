@@ -17,7 +17,7 @@ from ..core.needs import require
 from ..io import input_sha256, write_json, write_table
 from ..progress import NullProgress, ProgressHook
 from ..records import fingerprint, run_identity
-from ..runs import claim_run_dir, holds_run_dir, prepare_out_dir
+from ..runs import claim_run_dir, holds_run_dir, prepare_run_dir
 from ..summaries import AuditSummary
 from .generate import run_generate
 
@@ -70,7 +70,7 @@ def run_audit(
     require(opts, classifier=classifier)  # a missing extra is named before any work
     hook = progress or NullProgress()
     started = time.perf_counter()
-    prepare_out_dir(out_dir)  # before any work: a bad --out is found now
+    prepare_run_dir(out_dir)  # before any work: a bad --out is found now
     frame, origin = read_input(source, opts)
     the_plan = plan_frame(frame, opts, origin)
     target = Path(out_dir)

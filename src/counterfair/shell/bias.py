@@ -20,7 +20,7 @@ from ..io import input_sha256
 from ..progress import NullProgress, ProgressHook
 from ..records import fingerprint, run_identity
 from ..results import BiasResult
-from ..runs import claim_run_dir, holds_run_dir, prepare_out_dir
+from ..runs import claim_run_dir, holds_run_dir, prepare_run_dir
 
 
 @holds_run_dir
@@ -41,7 +41,7 @@ def run_bias(
     parsed = [parse_rule(r) for r in rules or []]  # a bad rule is found before any work
     opts = options or BiasOptions()
     require(opts, classifier=classifier)  # a missing extra is named before any work
-    prepare_out_dir(out_dir)  # before any work
+    prepare_run_dir(out_dir)  # before any work
     read, gold = read_labelled(source, opts)
     texts = read.filled()
     clf = classifier if classifier is not None else load_classifier(opts.classifier)

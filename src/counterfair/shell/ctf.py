@@ -24,10 +24,10 @@ def run_ctf(
     from ..classifiers import as_classifier
     from ..io import input_sha256, read_texts, row_strings, write_json, write_table
     from ..records import fingerprint, make_options, run_identity
-    from ..runs import claim_run_dir, prepare_out_dir
+    from ..runs import claim_run_dir, prepare_run_dir
     from ..views.pages import write_report
 
-    target = prepare_out_dir(out_dir)  # before any work
+    target = prepare_run_dir(out_dir)  # before any work
     opts = make_options(CTFOptions, options)  # every effective option, so a refusal can name the one that differs
     require(opts)
     clf = as_classifier(classifier)

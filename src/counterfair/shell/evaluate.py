@@ -16,7 +16,7 @@ from ..errors import CounterfairError
 from ..io import input_sha256, row_strings, write_json, write_table
 from ..progress import ProgressHook
 from ..records import fingerprint, run_identity
-from ..runs import claim_run_dir, holds_run_dir, prepare_out_dir
+from ..runs import claim_run_dir, holds_run_dir, prepare_run_dir
 
 
 def claim_evaluation(
@@ -65,7 +65,7 @@ def evaluate_pairs(
     require(opts, classifier=classifier, llm=judge_llm)  # a missing extra is named before any work
     if out_dir is None:
         return evaluate_core(source, opts, classifier=classifier, judge_llm=judge_llm, progress=progress)
-    target = prepare_out_dir(out_dir)  # before any work: a bad --out is found now, not after the metrics
+    target = prepare_run_dir(out_dir)  # before any work: a bad --out is found now, not after the metrics
 
     def claim(frame: pd.DataFrame, origin: str, metrics: list[str]) -> None:
         claim_evaluation(target, source, frame, opts, classifier, origin, metrics)

@@ -14,7 +14,7 @@ from ..editors.base import EditorBase
 from ..io import input_sha256, write_json, write_table
 from ..progress import ProgressHook
 from ..records import fingerprint, run_identity
-from ..runs import claim_run_dir, holds_run_dir, prepare_out_dir
+from ..runs import claim_run_dir, holds_run_dir, prepare_run_dir
 from ..views.pages import write_report
 
 
@@ -32,7 +32,7 @@ def run_feedback(
     soon as it is done); writes ``steps.csv`` (one row per text and step) and ``summary.json``."""
     opts = options or FeedbackOptions()
     require(opts, classifier=classifier, editor=editor)  # a missing extra is named before any work
-    prepare_out_dir(out_dir)  # before any work: a bad --out is found now
+    prepare_run_dir(out_dir)  # before any work: a bad --out is found now
     origin, ids, texts = read_input(source, opts)
     clf = classifier if classifier is not None else load_classifier(opts.classifier)
     ed = editor if editor is not None else build_editor(opts, clf)

@@ -43,7 +43,7 @@ from ..io import (
     write_table,
 )
 from ..progress import NullProgress, ProgressHook
-from ..runs import claim_run_dir, holds_run_dir, prepare_out_dir
+from ..runs import claim_run_dir, holds_run_dir, prepare_run_dir
 from ..views.pages import write_report
 
 
@@ -61,7 +61,7 @@ def run_generate(
     opts = options or GenerateOptions()
     require(opts)  # a missing extra is named before any work
     hook = progress or NullProgress()
-    prepare_out_dir(out_dir)  # before any work: a bad --out is found now
+    prepare_run_dir(out_dir)  # before any work: a bad --out is found now
     if streamed(source, opts.fmt):
         return _run_streamed(Path(str(source)), Path(out_dir), opts, hook, generator)
     origin, ids, texts = read_input(source, opts)

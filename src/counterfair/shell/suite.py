@@ -13,7 +13,7 @@ from ..io import input_sha256
 from ..progress import NullProgress, ProgressHook
 from ..records import fingerprint, run_identity
 from ..results import SuiteResult
-from ..runs import claim_run_dir, holds_run_dir, prepare_out_dir
+from ..runs import claim_run_dir, holds_run_dir, prepare_run_dir
 
 
 @holds_run_dir
@@ -34,7 +34,7 @@ def run_suite(
     parsed = [parse_rule(r) for r in rules or []]  # a bad rule is found before any work
     opts = options or SuiteOptions()
     require(opts, classifier=classifier)  # a missing extra is named before any work
-    prepare_out_dir(out_dir)
+    prepare_run_dir(out_dir)
     cases = read_suite(source, opts)
     clf = classifier if classifier is not None else load_classifier(opts.classifier)
     identifying = run_identity(opts)

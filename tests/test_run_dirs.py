@@ -1,0 +1,69 @@
+"""counterfair deletes only what it wrote (#47 items 1-3): a run goes into a new or empty folder or one of its own
+runs, run.json lists the run's files, and --overwrite removes only those."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from .conftest import run_cli
+
+TEXTS = ["My gay neighbour brought dinner.", "The Muslim family next door is kind.", "Some people are straight."]
+
+
+def _audit(data: Path, out: Path, *extra: str) -> object:
+    return run_cli("audit", str(data), "--methods", "swap", "--out", str(out), "-q", *extra, cwd=data.parent)
+
+
+def _data(folder: Path) -> Path:
+    data = folder / "data.csv"
+    pd.DataFrame({"text": TEXTS}).to_csv(data, index=False)
+    return data
+
+
+def test_a_run_is_refused_among_a_users_files_and_writes_nothing(tmp_path: Path) -> None:
+    data = _data(tmp_path)
+    (tmp_path / "precious.txt").write_text("mine")
+    done = _audit(data, tmp_path)  # --out the folder that holds the data (and precious.txt)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "holds files that counterfair did not write (data.csv, precious.txt; no run.json)" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv", "precious.txt"]  # nothing written, no lock
+    foreign = tmp_path / "other"
+    foreign.mkdir()
+    (foreign / "run.json").write_text('{"name": "not counterfair"}')
+    (foreign / "notes.md").write_text("mine")
+    for flags in ((), ("--overwrite",)):
+        done = _audit(data, foreign, *flags)
+        assert done.returncode == 2 and "run.json" in done.stderr, (flags, done.stderr)
+    assert sorted(p.name for p in foreign.iterdir()) == ["notes.md", "run.json"]
+
+
+def test_overwrite_removes_only_what_the_run_wrote(tmp_path: Path) -> None:
+    data = _data(tmp_path)
+    run = tmp_path / "run"
+    assert _audit(data, run).returncode == 0
+    listed = json.loads((run / "run.json").read_text())["files"]
+    assert {"pairs.csv", "slots.csv", "summary.json", "report.html", "scores.jsonl", "generate"} <= set(listed)
+    assert ".lock" not in listed and "run.json" not in listed
+    (run / "my-notes.md").write_text("kept")  # a user's file, put into the run directory afterwards
+    (run / "pairs.csv").write_text("stale")
+    done = _audit(data, run, "--overwrite", "--threshold", "0.4")  # other options: a new run replaces the old one
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (run / "my-notes.md").read_text() == "kept"
+    assert (run / "pairs.csv").read_text() != "stale"
+    assert json.loads((run / "run.json").read_text())["options"]["threshold"] == 0.4
+    assert "my-notes.md" not in json.loads((run / "run.json").read_text())["files"]
+
+
+def test_overwrite_of_a_run_from_before_the_file_list_keeps_unknown_files(tmp_path: Path) -> None:
+    data = _data(tmp_path)
+    run = tmp_path / "run"
+    assert _audit(data, run).returncode == 0
+    record = json.loads((run / "run.json").read_text())
+    del record["files"]  # as an older counterfair wrote it
+    (run / "run.json").write_text(json.dumps(record))
+    (run / "data-copy.csv").write_text("mine")
+    assert _audit(data, run, "--overwrite").returncode == 0
+    assert (run / "data-copy.csv").read_text() == "mine" and (run / "summary.json").exists()
