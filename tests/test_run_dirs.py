@@ -67,3 +67,19 @@ def test_overwrite_of_a_run_from_before_the_file_list_keeps_unknown_files(tmp_pa
     (run / "data-copy.csv").write_text("mine")
     assert _audit(data, run, "--overwrite").returncode == 0
     assert (run / "data-copy.csv").read_text() == "mine" and (run / "summary.json").exists()
+
+
+def test_compare_refuses_audits_of_different_texts_unless_shared_only(tmp_path: Path) -> None:
+    first, second = tmp_path / "one", tmp_path / "two"
+    first.mkdir()
+    second.mkdir()
+    pd.DataFrame({"text": TEXTS}).to_csv(first / "data.csv", index=False)
+    other = ["My gay neighbour brought dinner.", "The Muslim family next door is loud.", "Some people are straight."]
+    pd.DataFrame({"text": other}).to_csv(second / "data.csv", index=False)  # the same ids, one original differs
+    assert _audit(first / "data.csv", tmp_path / "a").returncode == 0
+    assert _audit(second / "data.csv", tmp_path / "b").returncode == 0
+    done = run_cli("compare", str(tmp_path / "a"), str(tmp_path / "b"), cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "audits of different texts: input '1' is 'The Muslim family next door is kind.' in A" in done.stderr
+    shared = run_cli("compare", str(tmp_path / "a"), str(tmp_path / "b"), "--shared-only", cwd=tmp_path)
+    assert shared.returncode == 0 and "Comparison:" in shared.stdout

@@ -129,10 +129,13 @@ def compare_pairs(
     n_resamples: int = 2000,
     slots: tuple[pd.DataFrame | None, pd.DataFrame | None] | None = None,
     threshold: float = 0.5,
+    shared_only: bool = False,
 ) -> dict[str, Any]:
     """B (``candidate``) against A (``baseline``) on their common pairs; see the module's docstring. ``slots``: A's
     and B's scored slot tables (:mod:`counterfair.analysis.slots`; read from run directories when not given): the
-    in-slot measures of each (``effects``) and the paired test of B − A on the disparity beyond placebo."""
+    in-slot measures of each (``effects``) and the paired test of B − A on the disparity beyond placebo. Pairs whose
+    original texts differ (audits of different inputs that share ids) are refused, naming the first, unless
+    ``shared_only``: then only the pairs whose originals match are compared."""
     from .slots import read_slots
 
     if slots is None:
@@ -140,7 +143,8 @@ def compare_pairs(
     a, b = read_pairs(baseline), read_pairs(candidate)
     a = a[a["status"] == "ok"].assign(input_id=lambda f: f["input_id"].astype(str))
     b = b[b["status"] == "ok"].assign(input_id=lambda f: f["input_id"].astype(str))
-    keep = [*KEYS, "diff"] + (["diff_placebo"] if "diff_placebo" in b.columns else [])
+    a, b = _same_originals(a, b, names, shared_only)
+    keep = [*KEYS, "diff"]
     merged = a.drop_duplicates(KEYS).merge(b[keep].drop_duplicates(KEYS), on=KEYS, suffixes=("_a", "_b"))
     if merged.empty:
         raise InputError(
@@ -168,6 +172,26 @@ def compare_pairs(
         "metrics": out,
         **({"effects": effects} if effects else {}),
     }
+
+
+def _same_originals(
+    a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str], shared_only: bool
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A's and B's pairs of the inputs whose original text is the same in both; an input id with another original in
+    each (audits of different inputs) is refused, naming the first, unless ``shared_only`` (then those inputs are left
+    out of both)."""
+    first_a = a.drop_duplicates("input_id").set_index("input_id")["source_text"].astype(str)
+    first_b = b.drop_duplicates("input_id").set_index("input_id")["source_text"].astype(str)
+    common = first_a.index.intersection(first_b.index)
+    differs = [i for i in common if first_a[i] != first_b[i]]
+    if differs and not shared_only:
+        key = differs[0]
+        raise InputError(
+            f"{names[0]} and {names[1]} are audits of different texts: input {key!r} is {first_a[key][:60]!r} in A "
+            f"and {first_b[key][:60]!r} in B ({len(differs)} of {len(common)} shared inputs differ); compare audits of "
+            "the same input, or pass --shared-only (shared_only=True) to compare only the inputs whose originals match"
+        )
+    return a[~a["input_id"].isin(differs)], b[~b["input_id"].isin(differs)]
 
 
 def _slots_of(source: Any, read: Callable[[Any], pd.DataFrame | None]) -> pd.DataFrame | None:

@@ -239,13 +239,21 @@ def compare(
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and the permutation test.")] = 0,
     bootstrap: Annotated[int, typer.Option(min=1, help="Bootstrap resamples.")] = 2000,
+    shared_only: Annotated[
+        bool,
+        typer.Option(
+            "--shared-only", help="Compare only the pairs whose original texts match (audits of different inputs)."
+        ),
+    ] = False,
 ) -> None:
     """Two classifiers on the same counterfactual pairs: B − A per group with a CI, a paired permutation test and
     a verdict (better / worse / no evidence)."""
     from ..analysis.compare import compare_pairs
     from ..io import write_json
 
-    comparison = compare_pairs(run_a, run_b, names=(str(run_a), str(run_b)), seed=seed, n_resamples=bootstrap)
+    comparison = compare_pairs(
+        run_a, run_b, names=(str(run_a), str(run_b)), seed=seed, n_resamples=bootstrap, shared_only=shared_only
+    )
     console.print(comparison_view(comparison))
     if out is not None and out.suffix.lower() == ".json":
         write_json(comparison, out)
