@@ -83,3 +83,20 @@ def test_compare_refuses_audits_of_different_texts_unless_shared_only(tmp_path: 
     assert "audits of different texts: input '1' is 'The Muslim family next door is kind.' in A" in done.stderr
     shared = run_cli("compare", str(tmp_path / "a"), str(tmp_path / "b"), "--shared-only", cwd=tmp_path)
     assert shared.returncode == 0 and "Comparison:" in shared.stdout
+
+
+def test_bad_option_values_are_named_with_exit_2(tmp_path: Path) -> None:
+    data = _data(tmp_path)
+    for flags, said in (
+        (("--seed", "-1"), "Invalid value for '--seed'"),
+        (("--encoding", "rot13"), "--encoding 'rot13': not a text encoding"),
+    ):
+        done = _audit(data, tmp_path / "x", *flags)
+        assert done.returncode == 2 and said in done.stdout + done.stderr, (flags, done.stdout + done.stderr)
+    labelled = tmp_path / "labelled.csv"
+    pd.DataFrame({"text": TEXTS, "label": [1, 0, 0]}).to_csv(labelled, index=False)
+    done = run_cli(
+        "bias", str(labelled), "--label-column", "label", "--group-threshold", "nan", "--out", str(tmp_path / "b"),
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2 and "--group-threshold must be a number in [0, 1], got nan" in done.stderr

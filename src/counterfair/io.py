@@ -99,11 +99,15 @@ _BOMS = (  # UTF-32 first: its little-endian mark begins with UTF-16's
 def _sniff_encoding(path: Path, raw: bytes, encoding: str) -> str:
     """The encoding to read ``path`` with, from its first bytes ``raw``: a byte-order mark wins over ``encoding``;
     a UTF-16 file without one and a binary file are refused here, before any row is read."""
+    known = "e.g. utf-8, cp1252, latin-1"
     try:
         codecs.lookup(encoding)
     except LookupError:
-        known = "e.g. utf-8, cp1252, latin-1"
         raise InputError(f"--encoding {encoding!r}: not an encoding Python knows ({known})") from None
+    try:
+        "".encode(encoding)
+    except LookupError:  # a codec of bytes to bytes or str to str (rot13, base64), not of text
+        raise InputError(f"--encoding {encoding!r}: not a text encoding ({known})") from None
     marked = next((name for bom, name in _BOMS if raw.startswith(bom)), None)
     if marked is not None:
         return marked  # a byte-order mark says what the file is, whatever --encoding says

@@ -87,7 +87,7 @@ def audit(
     ] = "auto",
     llm_parallel: LLMParallel = None,
     llm_concurrency: LLMConcurrency = None,
-    seed: Annotated[int, typer.Option(help="Seed.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed.")] = 0,
     only_good: Annotated[
         Path | None, typer.Option(help="A consolidated rating project: audit only the pairs its raters judged good.")
     ] = None,
@@ -199,7 +199,7 @@ def check(
     run_dir: Annotated[Path, typer.Argument(help="An audit run directory (or its pairs.csv).")],
     fail_if: Annotated[list[str], typer.Option("--fail-if", help="A rule (repeatable), as for audit --fail-if.")],
     junit: Annotated[Path | None, typer.Option(help="Write the verdicts as a JUnit XML file.")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap.")] = 0,
     bootstrap: Annotated[int, typer.Option(min=1, help="Bootstrap resamples.")] = 2000,
 ) -> None:
     """The fairness gate on a finished audit, without recomputing it: exit 0 pass, 1 a rule failed, 2 a rule could
@@ -237,7 +237,7 @@ def compare(
             "writes the comparison alone.",
         ),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap and the permutation test.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap and the permutation test.")] = 0,
     bootstrap: Annotated[int, typer.Option(min=1, help="Bootstrap resamples.")] = 2000,
     shared_only: Annotated[
         bool,

@@ -55,7 +55,7 @@ def bias(
         ),
     ] = None,
     junit: Annotated[Path | None, typer.Option(help="Write the gate's verdicts as a JUnit XML file.")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap and of the pinned AUC's sample.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap and of the pinned AUC's sample.")] = 0,
     encoding: Encoding = "utf-8",
     language: Language = "en",
     overwrite: Overwrite = False,

@@ -42,7 +42,7 @@ def ctf(
             "or a/an agreement), as blindness assumes.",
         ),
     ] = False,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap.")] = 0,
     max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
     encoding: Encoding = "utf-8",
     language: Language = "en",
@@ -107,7 +107,7 @@ def train_command(
             help="CLP pair term over a batch: sum (paper 001's objective; λ compares with the paper's) or mean."
         ),
     ] = "sum",
-    seed: Annotated[int, typer.Option(help="Seed.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed.")] = 0,
     resume: Annotated[bool, typer.Option(help="Continue an interrupted training from OUT/checkpoint.pt.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
@@ -162,7 +162,7 @@ def train_attribute(
         str, typer.Option(help="Most texts with no positive label to keep (sampled; paper: 20000), or 'all'.")
     ] = "20000",
     batch_size: Annotated[int, typer.Option(help="Batch size.")] = 256,
-    seed: Annotated[int, typer.Option(help="Seed.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed.")] = 0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Train the attribute-reference classifier of paper 000 App. A.3 (2-layer MLP, hidden 2048, over MiniLM

@@ -85,7 +85,7 @@ def evaluate(
     ] = "llamacpp:qwen2.5-coder-1.5b-instruct",
     batch_size: Annotated[int, typer.Option(help="Batch size for classifier and BERTScore.")] = 64,
     bootstrap: Annotated[int, typer.Option(min=1, help="Bootstrap resamples for confidence intervals.")] = 2000,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap.")] = 0,
     fmt: Annotated[str | None, typer.Option("--format", help="Input format if the suffix does not tell.")] = None,
     encoding: Annotated[str, typer.Option(help="Text encoding of the input file.")] = "utf-8",
     engine: Annotated[

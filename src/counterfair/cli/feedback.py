@@ -38,7 +38,7 @@ def feedback(
         str, typer.Option(help="Perplexity of every step's text ('all') or of the first and last only ('ends').")
     ] = "all",
     limit: Annotated[int | None, typer.Option(help="Only the first N texts.")] = None,
-    seed: Annotated[int, typer.Option(help="Seed.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed.")] = 0,
     max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
     encoding: Encoding = "utf-8",
     overwrite: Overwrite = False,

@@ -84,7 +84,7 @@ def generate(
             "polyjuice), which the filters judge; 'all' for every method (needs counterfair[metrics])."
         ),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of sampling and of the swap example shown per input.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of sampling and of the swap example shown per input.")] = 0,
     engine: Annotated[str, typer.Option(help="local, or ray: LLM rewriting on Ray workers (one LLM each).")] = "local",
     address: Annotated[str | None, typer.Option(help="Ray cluster address (default: start a local Ray).")] = None,
     max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
@@ -263,7 +263,7 @@ def wordlist_derive(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write a YAML attribute draft to hand-filter.")
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the negative sample.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the negative sample.")] = 0,
 ) -> None:
     """Propose the unigrams most associated with an attribute, by naive Bayes, for a word list to filter by hand."""
     from ..lexicons.derive import derive

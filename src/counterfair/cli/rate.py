@@ -32,7 +32,7 @@ def rate_init(
             help="The pairs' attribute, when the pairs file has no 'attribute' column.",
         ),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the shuffled order.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the shuffled order.")] = 0,
 ) -> None:
     """Create a rating project from counterfactual pairs (shuffled; the generating method is hidden from raters)."""
     from ..rating import RatingStore, pairs_from_run

@@ -53,7 +53,7 @@ def run(
         typer.Option("--fail-if", help="A gate rule (repeatable), e.g. 'lower(accuracy[*]) < 0.8'."),
     ] = None,
     junit: Annotated[Path | None, typer.Option(help="Write the gate's verdicts as a JUnit XML file.")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap.")] = 0,
     encoding: Encoding = "utf-8",
     overwrite: Overwrite = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,

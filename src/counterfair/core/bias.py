@@ -69,6 +69,8 @@ class BiasOptions:
         from ..languages import get_language
 
         check_threshold_and_bootstrap(self.threshold, self.bootstrap)
+        if not 0.0 <= self.group_threshold <= 1.0:  # NaN fails too: nobody would be a member
+            raise ConfigError(f"--group-threshold must be a number in [0, 1], got {self.group_threshold}")
         if self.group_columns is not None and self.identities is not None:
             raise ConfigError("give group_columns or identities, not both")
         self.language = get_language(self.language).code
