@@ -100,3 +100,19 @@ def test_bad_option_values_are_named_with_exit_2(tmp_path: Path) -> None:
         cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 2 and "--group-threshold must be a number in [0, 1], got nan" in done.stderr
+
+
+def test_a_damaged_pairs_table_is_named_not_crashed_on_or_used(tmp_path: Path) -> None:
+    data = _data(tmp_path)
+    run = tmp_path / "run"
+    assert _audit(data, run).returncode == 0
+    pairs = pd.read_csv(run / "pairs.csv")
+    for column, value, said in (("diff", "oops", "'oops' is not a number"), ("score_cf", 50, "50 is outside [0, 1]")):
+        damaged = pairs.astype({column: object})
+        damaged.loc[3, column] = value
+        damaged.to_csv(run / "pairs.csv", index=False)
+        for args in (("check", str(run), "--fail-if", "ctf_gap > 0.5"), ("report", str(run)),
+                     ("compare", str(run), str(run))):  # fmt: skip
+            done = run_cli(*args, cwd=tmp_path)
+            assert done.returncode == 2, (args, done.stdout, done.stderr)
+            assert f"pairs.csv: row 4, column {column}: " in done.stderr and said in done.stderr

@@ -49,7 +49,37 @@ def read_pairs(source: Any) -> pd.DataFrame:
     missing = [c for c in [*KEYS, "source_text", "score_orig", "score_cf", "status"] if c not in frame.columns]
     if missing:
         raise InputError(f"{path}: not an audit's pairs table (no column {', '.join(missing)})")
-    return frame
+    return checked_pairs(frame, path)
+
+
+SCORES = ("score_orig", "score_cf", "score_placebo")  # probabilities: in [0, 1]
+CHANGES = ("diff", "diff_placebo")  # differences of two probabilities: in [-1, 1]
+
+
+def checked_pairs(frame: pd.DataFrame, where: Any) -> pd.DataFrame:
+    """A pairs table read from a file with its score columns as numbers: a cell that is not a number, or a
+    probability outside [0, 1] (a change outside [-1, 1]), is refused naming the file's line and column — a damaged
+    or hand-edited pairs.csv, which would otherwise crash the report or move the CTF gap in silence."""
+    out = frame.copy()
+    for column in (*SCORES, *CHANGES):
+        if column not in out.columns:
+            continue
+        raw = out[column]
+        numbers = pd.to_numeric(raw, errors="coerce")
+        given = raw.notna() & (raw.astype(str).str.strip() != "")
+        low, high = (0.0, 1.0) if column in SCORES else (-1.0, 1.0)
+        bad = (given & numbers.isna()) | (numbers < low) | (numbers > high)
+        if bad.any():
+            row = int(bad.to_numpy().argmax())
+            value = numbers.iloc[row]
+            shown = repr(raw.iloc[row]) if pd.isna(value) else f"{float(value):g}"
+            why = "is not a number" if pd.isna(value) else f"is outside [{low:g}, {high:g}]"
+            raise InputError(
+                f"{where}: row {row + 1}, column {column}: {shown} {why} ({int(bad.sum())} such cells); "
+                "the pairs table is damaged or edited by hand: rerun the audit to rebuild it"
+            )
+        out[column] = numbers.astype(float)
+    return out
 
 
 def rescore_pairs(

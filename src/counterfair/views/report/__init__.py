@@ -106,10 +106,9 @@ def load_run(run_dir: str | Path) -> tuple[dict[str, Any], pd.DataFrame]:
     summary = read_json(target / "summary.json")
     if command_of(summary) != "audit":
         raise InputError(f"{target}: summary.json was written by '{command_of(summary)}', not by counterfair audit")
-    pairs = read_table(target / "pairs.csv", allow_empty=True)
-    for column in ("score_orig", "score_cf", "diff"):
-        if column in pairs:
-            pairs[column] = pairs[column].astype(float)
+    from ...analysis.compare import checked_pairs
+
+    pairs = checked_pairs(read_table(target / "pairs.csv", allow_empty=True), target / "pairs.csv")
     return summary, pairs
 
 
