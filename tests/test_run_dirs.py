@@ -116,3 +116,16 @@ def test_a_damaged_pairs_table_is_named_not_crashed_on_or_used(tmp_path: Path) -
             done = run_cli(*args, cwd=tmp_path)
             assert done.returncode == 2, (args, done.stdout, done.stderr)
             assert f"pairs.csv: row 4, column {column}: " in done.stderr and said in done.stderr
+
+
+def test_a_gate_on_a_classifier_that_returned_only_nan_says_so() -> None:
+    import numpy as np
+
+    import counterfair as cf
+
+    result = cf.audit(TEXTS, lambda t: np.full(len(t), np.nan), methods=["swap"], bootstrap=50)
+    gate = result.check(["ctf_gap > 0.1", "material(identity_effect)"])
+    assert gate["verdict"] == "error" and len(gate["errors"]) == 2
+    assert all(
+        "identity swaps are without a score (status partial:classifier_returned_nan)" in e for e in gate["errors"]
+    )

@@ -236,8 +236,11 @@ def _fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:+.4f}"
 
 
-def evaluate_rules(rules: Iterable[str | Rule], metrics: Mapping[str, Any]) -> dict[str, Any]:
-    """Each rule's verdict (per group for ``[*]``), the gate's verdict and its exit code."""
+def evaluate_rules(
+    rules: Iterable[str | Rule], metrics: Mapping[str, Any], *, missing: str | None = None
+) -> dict[str, Any]:
+    """Each rule's verdict (per group for ``[*]``), the gate's verdict and its exit code; ``missing``: why the
+    counterfactual metrics are absent, when the caller knows better than "no identity swap"."""
     checks: list[dict[str, Any]] = []
     parsed = expand_rules(rules)
     for rule in parsed:
@@ -248,6 +251,8 @@ def evaluate_rules(rules: Iterable[str | Rule], metrics: Mapping[str, Any]) -> d
                 why = "labelled data: counterfair bias, audit --label-column or suite run"
             elif rule.metric in SUITE_METRICS:
                 why = "a functional suite: counterfair suite run"
+            elif missing is not None:
+                why = missing
             else:
                 why = "no identity swap" + (
                     ", the placebo was off, or the pairs came without their run's slots.csv (an audit made before "
@@ -298,7 +303,22 @@ def gate_pairs(
     metrics = fairness_metrics(
         pairs, seed=seed, n_resamples=n_resamples, effects=effects, slots=slots, threshold=threshold
     )
-    return evaluate_rules(parsed, {**metrics, **(extra or {})})
+    return evaluate_rules(parsed, {**metrics, **(extra or {})}, missing=_unscored(pairs))
+
+
+def _unscored(pairs: pd.DataFrame) -> str | None:
+    """Why a run with identity swaps has no counterfactual metric: every swap is without a score."""
+    if pairs.empty or "status" not in pairs.columns:
+        return None
+    swaps = pairs[pairs["method"] == "swap"]
+    if "attribute" in swaps.columns:
+        swaps = swaps[swaps["attribute"].fillna("identity") == "identity"]
+    if swaps.empty or (swaps["status"] == "ok").any():
+        return None
+    return (
+        f"all {len(swaps)} identity swaps are without a score (status {swaps['status'].iloc[0]}): the classifier "
+        "returned NaN for them"
+    )
 
 
 def bias_gate_metrics(summary: Mapping[str, Any] | BiasSummary) -> dict[str, Any]:
