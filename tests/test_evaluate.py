@@ -32,7 +32,7 @@ def _pairs() -> pd.DataFrame:
 
 def test_rows_statuses_and_hand_values(helper_module: str, tmp_path: Path) -> None:
     opts = EvaluateOptions(metrics=FAST, classifier=f"callable:{helper_module}:keyword")
-    result = evaluate_pairs(_pairs(), opts, out_dir=tmp_path)
+    result = evaluate_pairs(_pairs(), opts, out_dir=tmp_path / "run")
     rows = result.rows
     assert rows["row"].tolist() == [0, 1, 2, 3, 4, 5]  # every input row, in order
     assert rows["status"].tolist() == [
@@ -87,22 +87,22 @@ def test_rows_statuses_and_hand_values(helper_module: str, tmp_path: Path) -> No
     assert summary["signatures"]["bleu"].startswith("nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp")
     assert summary["signatures"]["classifier"]["labels"] == ["good", "bad"]
 
-    written = read_table(tmp_path / "rows.csv")
+    written = read_table(tmp_path / "run" / "rows.csv")
     assert written["status"].tolist() == rows["status"].tolist()
     assert set(written["schema_version"]) == {"1"}
-    on_disk = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
+    on_disk = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))
     assert on_disk["schema_version"] == "1"
     assert on_disk["counts"]["rows"] == 6
 
 
 def test_all_rows_skipped_still_writes_every_row(tmp_path: Path) -> None:
     frame = pd.DataFrame({"orig_text": ["", "a"], "gen_text": ["b", None]})
-    result = evaluate_pairs(frame, EvaluateOptions(metrics=["distance", "bleu"]), out_dir=tmp_path)
+    result = evaluate_pairs(frame, EvaluateOptions(metrics=["distance", "bleu"]), out_dir=tmp_path / "run")
     assert result.rows["status"].tolist() == ["skipped:empty_original", "skipped:missing_counterfactual"]
     assert result.summary["counts"]["scored"] == 0
     assert result.summary["metrics"]["distance"]["all"]["n"] == 0
     assert result.summary["metrics"]["bleu"]["all"]["n"] == 0  # the column exists, empty
-    assert len(read_table(tmp_path / "rows.csv")) == 2
+    assert len(read_table(tmp_path / "run" / "rows.csv")) == 2
 
 
 def test_multiclass_contrast_is_second_most_probable(helper_module: str) -> None:
@@ -138,13 +138,13 @@ def test_classifier_nan_marks_row_partial(helper_module: str) -> None:
 def test_classifier_wrong_shape_fails_the_stage_not_the_run(helper_module: str, tmp_path: Path) -> None:
     frame = pd.DataFrame({"orig_text": ["a b c"], "gen_text": ["a b d"]})
     opts = EvaluateOptions(metrics=["flip", "distance"], classifier=f"callable:{helper_module}:wrong_shape")
-    result = evaluate_pairs(frame, opts, out_dir=tmp_path)
+    result = evaluate_pairs(frame, opts, out_dir=tmp_path / "run")
     assert result.rows.loc[0, "distance"] == 1
     assert result.rows.loc[0, "status"] == "partial"
     [error] = result.summary["errors"]
     assert error["stage"] == "classifier"
     assert "returned shape (3, 2) for 2 texts" in error["message"]
-    assert (tmp_path / "rows.csv").exists()
+    assert (tmp_path / "run" / "rows.csv").exists()
 
 
 def test_unexpected_error_still_writes_what_finished(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -156,10 +156,10 @@ def test_unexpected_error_still_writes_what_finished(tmp_path: Path, monkeypatch
     monkeypatch.setattr(functional, "sentence_bleu", broken)
     frame = pd.DataFrame({"orig_text": ["a b c"], "gen_text": ["a b d"]})
     with pytest.raises(KeyboardInterrupt):
-        evaluate_pairs(frame, EvaluateOptions(metrics=["distance", "bleu"]), out_dir=tmp_path)
-    rows = read_table(tmp_path / "rows.csv")
+        evaluate_pairs(frame, EvaluateOptions(metrics=["distance", "bleu"]), out_dir=tmp_path / "run")
+    rows = read_table(tmp_path / "run" / "rows.csv")
     assert rows.loc[0, "distance"] == "1.0"  # finished before the interruption
-    summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))
     assert summary["errors"][0]["error"] == "KeyboardInterrupt"
 
 
@@ -294,7 +294,7 @@ def test_text_quality_judge_parses_retries_and_never_invents(tmp_path: Path) -> 
             "gen_text": ["fine text", "late text", "garbled text", "fine text"],
         }
     )
-    result = evaluate_pairs(frame, EvaluateOptions(metrics=["text_quality"]), out_dir=tmp_path, judge_llm=judge)
+    result = evaluate_pairs(frame, EvaluateOptions(metrics=["text_quality"]), out_dir=tmp_path / "run", judge_llm=judge)
     rows = result.rows
     assert rows["quality_grammar"].tolist()[:2] == [4, 4] and rows["quality_fluency"].tolist()[3] == 5
     assert math.isnan(rows.loc[2, "quality_grammar"]) and rows.loc[2, "status"] == "partial"
@@ -303,7 +303,7 @@ def test_text_quality_judge_parses_retries_and_never_invents(tmp_path: Path) -> 
     # one call per distinct text, plus the retries: fine 1, late 2, garbled 3
     assert judge.calls.count("fine text") == 1 and judge.calls.count("late text") == 2
     assert judge.calls.count("garbled text") == 3
-    log = pd.read_json(tmp_path / "text_quality.jsonl", lines=True)
+    log = pd.read_json(tmp_path / "run" / "text_quality.jsonl", lines=True)
     assert log.loc[2, "status"] == "failed:unparseable" and len(log.loc[2, "raw"]) == 3
     likability = result.summary["metrics"]["quality_likability"]["all"]
     assert likability["mean"] == 2.0 and likability["n"] == 3  # the unparsed row is not a score
@@ -319,7 +319,7 @@ def test_ceval_crowd_file_with_every_metric(tmp_path: Path) -> None:
     if not source.exists():
         pytest.skip("../shared/data is not present")
     frame = read_table(source).head(12)
-    result = evaluate_pairs(frame, EvaluateOptions(classifier="profanity-check"), out_dir=tmp_path)
+    result = evaluate_pairs(frame, EvaluateOptions(classifier="profanity-check"), out_dir=tmp_path / "run")
     assert set(result.rows["status"]) <= {"ok", "partial"}
     for column in (
         "distance",

@@ -74,11 +74,10 @@ class Toggle(EditorBase):
 
 
 def test_loop_by_hand(tmp_path: Path, sentiment: CachedClassifier) -> None:
+    run = tmp_path / "run"  # the sentiment fixture keeps its module in tmp_path: a run goes into a folder of its own
     data = pd.DataFrame({"text": ["a boring film", "   "]})
-    summary = run_feedback(
-        data, tmp_path, FeedbackOptions(steps=3, ppl_model=None), editor=Toggle(), classifier=sentiment
-    )
-    steps = pd.read_csv(tmp_path / "steps.csv")
+    summary = run_feedback(data, run, FeedbackOptions(steps=3, ppl_model=None), editor=Toggle(), classifier=sentiment)
+    steps = pd.read_csv(run / "steps.csv")
     ok = steps[steps.status == "ok"]
     # d_k: 1 substitution + k added words -> 2, 3, 4, 5 ; every step flips the label
     assert ok["distance"].tolist() == [2, 3, 4, 5]
@@ -88,17 +87,17 @@ def test_loop_by_hand(tmp_path: Path, sentiment: CachedClassifier) -> None:
     assert summary["steps"]["1"]["flip_rate"] == 1.0
     assert summary["steps"]["2"]["probability"] == pytest.approx(0.9)  # P(NEG) after flipping back
     assert steps[steps.text_id == 1]["status"].tolist() == ["skipped:empty_text"]
-    assert json.loads((tmp_path / "summary.json").read_text())["editor"]["name"] == "toggle"
+    assert json.loads((run / "summary.json").read_text())["editor"]["name"] == "toggle"
     # paper 002 App. D: words per step; the toggle adds "really" k times at step k: 3 -> 4 -> 6 -> 9 -> 13
     assert summary["mean_words_by_step"] == {"0": 3.0, "1": 4.0, "2": 6.0, "3": 9.0, "4": 13.0}
     # the report draws paper 002's per-step box plots from steps.csv: one box per step, of that step's distances
     from counterfair.io import read_table
     from counterfair.views.report.plots import feedback_step_values
 
-    report = (tmp_path / "report.html").read_text(encoding="utf-8")
+    report = (run / "report.html").read_text(encoding="utf-8")
     assert report.index('id="verdict"') < report.index('id="fig-feedback_steps"')
-    assert (tmp_path / "plots" / "feedback_steps.svg").exists()
-    assert feedback_step_values(read_table(tmp_path / "steps.csv")) == {"distance": {1: [2], 2: [3], 3: [4], 4: [5]}}
+    assert (run / "plots" / "feedback_steps.svg").exists()
+    assert feedback_step_values(read_table(run / "steps.csv")) == {"distance": {1: [2], 2: [3], 3: [4], 4: [5]}}
 
 
 def test_paired_t_test_of_two_runs_by_hand(tmp_path: Path) -> None:
