@@ -34,14 +34,10 @@ from .io import write_json
 
 #: the top-level names counterfair's commands write into a run directory: what ``--overwrite`` may remove from a run
 #: made before run.json listed its own files (``files``)
-KNOWN_OUTPUTS = frozenset(
-    {
-        ".work", "candidates.csv", "comparison.csv", "consolidated.csv", "consolidation.json", "counterfactuals.csv",
-        "distance_matrix.csv", "generate", "llm_judgements.jsonl", "methods", "pairs.csv", "plots", "report.html",
-        "report.md", "rows.csv", "scores.jsonl", "slots.csv", "steps.csv", "summary.json", "text_quality.jsonl",
-        "checkpoint.pt", "config.json", "model.safetensors", "vocab.json", "meta.json",
-    }
-)  # fmt: skip
+KNOWN_OUTPUTS = frozenset(  # those of the commands that claim a run directory (audit, generate, ctf, bias, ...)
+    ".work candidates.csv counterfactuals.csv distance_matrix.csv generate llm_judgements.jsonl pairs.csv plots "
+    "report.html report.md rows.csv scores.jsonl slots.csv steps.csv summary.json text_quality.jsonl".split()
+)
 _OWN = (".lock", "run.json")  # a run directory's own bookkeeping
 
 
