@@ -277,8 +277,8 @@ def _slot_headline(effects: Any, findings: tuple[GroupFinding, ...], unit: str) 
         headline = (
             f"material identity effects for {', '.join(material)} ({len(material)} of {len(findings)} groups): "
             f"naming the group, or one of its terms, instead of a neutral word in the same place moves {unit} by more "
-            f"than {points(limit, False)} points, beyond doubt after correcting for the {effects.tests} tests (or its "
-            f"swaps flip the decision more than {points(flips, False)} points more often)."
+            f"than {points(limit, False)} points (shown at 95 % confidence after correcting for the {effects.tests} "
+            f"tests), or its swaps flip the decision more than {points(flips, False)} points more often."
         )
     elif small:
         status = "small effects"
