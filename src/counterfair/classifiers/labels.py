@@ -56,8 +56,9 @@ def positive_index(labels: Sequence[str], positive: str | None) -> int:
 
 def binary_labels(frame: pd.DataFrame, column: str | None, origin: str) -> np.ndarray:
     """A gold 0/1 label per row from ``column`` (0/1, true/false, toxic/non-toxic, hateful/non-hateful, bad/not_bad,
-    or a score cut at 0.5); NaN for every row when ``column`` is None. A missing or unreadable label is an
-    :class:`InputError` naming the row."""
+    or a score in [0, 1] cut at 0.5, as Civil Comments' share of raters); NaN for every row when ``column`` is None. A
+    missing or unreadable label, and a number outside [0, 1] (2, -1, inf: labels of more than two classes, or of
+    another coding, which no cut at 0.5 can read), is an :class:`InputError` naming the row."""
     if column is None:
         return np.full(len(frame), math.nan)
     raw = frame[column]
@@ -85,11 +86,15 @@ def binary_labels(frame: pd.DataFrame, column: str | None, origin: str) -> np.nd
             out[row] = mapping[value]
             continue
         try:
-            out[row] = 1.0 if float(value) >= 0.5 else 0.0  # a toxicity score
+            score = float(value)
         except ValueError:
+            score = math.nan
+        if not 0.0 <= score <= 1.0:  # NaN, inf and numbers of other codings (0/1/2, -1/1, 0/2) are no 0/1 label
             raise InputError(
-                f"{origin}: row {row}: label {cell!r} in column {column!r} is not 0/1 or a score"
-            ) from None
+                f"{origin}: row {row}: label {cell!r} in column {column!r} is not 0/1, true/false, toxic/non-toxic or "
+                "a score in [0, 1]; recode a label of several classes or another coding (-1/1, 0/2) as 0/1 first"
+            )
+        out[row] = 1.0 if score >= 0.5 else 0.0  # a toxicity score
     return out
 
 
