@@ -141,3 +141,16 @@ def test_labels_that_are_not_binary_are_refused_naming_the_row() -> None:
     for labels, bad in (([0, 1, 2], "2"), ([-1, 1], "-1"), ([0, 2], "2"), ([0, float("inf")], "inf")):
         with pytest.raises(InputError, match=rf"t.csv: row \d: label {bad}\S* in column 'y' is not 0/1"):
             binary_labels(pd.DataFrame({"y": labels}), "y", "t.csv")
+
+
+def test_bias_refuses_a_row_without_text_instead_of_scoring_its_repr(tmp_path: Path) -> None:
+    rows = [
+        {"text": "I hate gay people", "label": 1},
+        {"text": ["a", "list"], "label": 0},
+        {"text": "nice", "label": 0},
+    ]
+    data = tmp_path / "labelled.jsonl"
+    pd.DataFrame(rows).to_json(data, orient="records", lines=True)
+    done = run_cli("bias", str(data), "--label-column", "label", "--out", str(tmp_path / "b"), cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "row 1 ('1'): the text column holds a list, not text; bias scores every row's text" in done.stderr

@@ -383,6 +383,19 @@ class TextInput:
         """The texts with an empty cell as ``""``."""
         return [t or "" for t in self.texts]
 
+    def every_text(self, what: str) -> list[str]:
+        """The texts, for a command that scores every row (``what``: its name, for the message): an empty cell or one
+        that holds no text (a list, a mapping, a boolean) is an :class:`InputError` naming the row, instead of being
+        scored as ``""`` or ``"<list>"`` and counted in its metrics."""
+        for row, text in enumerate(self.texts):
+            if text is None or isinstance(text, NotText) or not text.strip():
+                held = "nothing" if text is None or not text.strip() else f"a {text.strip('<>')}, not text"
+                raise InputError(
+                    f"{self.origin}: row {row} ({self.ids[row]!r}): the text column holds {held}; {what} scores "
+                    "every row's text, so fix or drop that row"
+                )
+        return [str(t) for t in self.texts]
+
 
 def read_texts(
     source: Any,

@@ -277,7 +277,7 @@ def bias(
     clf = as_classifier(classifier)
     opts = make_options(BiasOptions, {"classifier": clf.spec, **options})
     read, gold = read_labelled(texts, opts, labels)
-    texts_ = read.filled()
+    texts_ = read.every_text("bias")
     members = memberships(read.frame, texts_, opts, read.origin)
     from ..progress import resolve_progress
 

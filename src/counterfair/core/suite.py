@@ -196,7 +196,7 @@ def read_suite(source: Any, opts: SuiteOptions) -> SuiteInput:
         raise InputError(f"{read.origin}: row {row} has no functionality in column {opts.functionality_column!r}")
     target = read.frame[opts.target_column].reset_index(drop=True) if opts.target_column else None
     gold = binary_labels(read.frame, opts.label_column, read.origin)
-    return SuiteInput(read.origin, read.ids, read.filled(), gold, functionality, target)
+    return SuiteInput(read.origin, read.ids, read.every_text("suite run"), gold, functionality, target)
 
 
 def score_cases(clf: CachedClassifier, texts: list[str], opts: SuiteOptions, hook: ProgressHook) -> np.ndarray:

@@ -43,7 +43,7 @@ def run_bias(
     require(opts, classifier=classifier)  # a missing extra is named before any work
     prepare_run_dir(out_dir)  # before any work
     read, gold = read_labelled(source, opts)
-    texts = read.filled()
+    texts = read.every_text("bias")
     clf = classifier if classifier is not None else load_classifier(opts.classifier)
     identifying = run_identity(opts)
     run_id = {"options_fingerprint": fingerprint(identifying), "input_sha256": input_sha256(source, texts)}
