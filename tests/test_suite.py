@@ -167,3 +167,13 @@ def test_export_writes_the_template_suite(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     exported = pd.read_csv(tmp_path / "suite.csv")
     assert len(exported) == 2150 and {"test_case", "label_gold", "functionality", "target_ident"} <= set(exported)
+
+
+def test_names_from_the_data_are_inert_in_report_md(tmp_path: Path) -> None:
+    hostile = CASES.assign(functionality=["<script>alert(1)</script>"] * 2 + list(CASES["functionality"][2:]))
+    result = cf.suite(hostile, keyword_classifier, bootstrap=0)
+    result.save(tmp_path / "suite")
+    report = (tmp_path / "suite" / "report.md").read_text(encoding="utf-8")
+    assert "<script>" not in report and "&lt;script>alert(1)&lt;/script>" in report
+    html = (tmp_path / "suite" / "report.html").read_text(encoding="utf-8")
+    assert "<script>alert(1)" not in html

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,22 +148,31 @@ def to_notebook_html(page: Page, *, rows: int = 15) -> str:
     return "".join(parts) + "</div>"
 
 
+def md_text(text: str) -> str:
+    """Text from the data (a functionality, a target, a term) made inert in Markdown: a ``<`` that would open an HTML
+    tag (``<script>``, ``</b>``, ``<!--``) becomes ``&lt;``; "p < 0.05" stays as written."""
+    return _TAG.sub("&lt;", text)
+
+
+_TAG = re.compile(r"<(?=[A-Za-z/!?])")
+
+
 def _md_cell(value: Any) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    return md_text(str(value)).replace("|", "\\|").replace("\n", " ")
 
 
 def to_markdown(page: Page) -> str:
     """``report.md``: the verdict lines, then each table as a Markdown table."""
     out = [f"# {page.title}", ""]
-    for line in page.lines():  # a list item follows the line before it; any other line is a paragraph of its own
+    for line in map(md_text, page.lines()):  # a list item follows the line before; any other is a paragraph of its own
         out += [line] if line.startswith("- ") or not out[-1] else ["", line]
     out.append("")
-    out += [f"> {note}" for note in page.notes]
+    out += [f"> {md_text(note)}" for note in page.notes]
     for table in page.tables:
         if table.frame.empty:
             continue
         cells = table.cells()
-        out += ["", f"## {table.caption}", ""]
+        out += ["", f"## {md_text(table.caption)}", ""]
         out.append("| " + " | ".join(_md_cell(c) for c in cells.columns) + " |")
         out.append("|" + "---|" * len(cells.columns))
         out += ["| " + " | ".join(_md_cell(v) for v in row) + " |" for row in cells.itertuples(index=False)]

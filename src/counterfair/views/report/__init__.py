@@ -351,4 +351,6 @@ def markdown(summary: Mapping[str, Any] | AuditSummary) -> str:
         if s.coverage.hint:
             lines.append(f"{s.coverage.hint}.")
     lines += ["", f"Reproduce: `{s.reproduce}`", ""]
-    return "\n".join(lines)
+    from ..page import md_text
+
+    return "\n".join(md_text(line) for line in lines)
