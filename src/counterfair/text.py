@@ -301,3 +301,12 @@ class TermMatcher:
             cursor = match.end
         pieces.append(text[cursor:])
         return "".join(pieces), tuple(edits)
+
+
+_TAG = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+def md_text(text: str) -> str:
+    """Text from the data (a functionality, a target, a term) made inert in Markdown: a ``<`` that would open an HTML
+    tag (``<script>``, ``</b>``, ``<!--``) becomes ``&lt;``; "p < 0.05" stays as written."""
+    return _TAG.sub("&lt;", text)

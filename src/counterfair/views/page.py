@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import html
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from ..summaries import Estimate
+from ..text import md_text
 
 MISSING = "–"  # the one mark of a missing value, as the audit and evaluation reports write it
 
@@ -146,15 +146,6 @@ def to_notebook_html(page: Page, *, rows: int = 15) -> str:
             shown = Table(table.caption, table.frame.head(rows), table.note, table.key)
             parts.append(f"<p><b>{html.escape(table.caption)}</b></p>{_frame_html(shown)}")
     return "".join(parts) + "</div>"
-
-
-def md_text(text: str) -> str:
-    """Text from the data (a functionality, a target, a term) made inert in Markdown: a ``<`` that would open an HTML
-    tag (``<script>``, ``</b>``, ``<!--``) becomes ``&lt;``; "p < 0.05" stays as written."""
-    return _TAG.sub("&lt;", text)
-
-
-_TAG = re.compile(r"<(?=[A-Za-z/!?])")
 
 
 def _md_cell(value: Any) -> str:

@@ -351,6 +351,6 @@ def markdown(summary: Mapping[str, Any] | AuditSummary) -> str:
         if s.coverage.hint:
             lines.append(f"{s.coverage.hint}.")
     lines += ["", f"Reproduce: `{s.reproduce}`", ""]
-    from ..page import md_text
+    from ...text import md_text
 
     return "\n".join(md_text(line) for line in lines)
