@@ -139,7 +139,7 @@ def audit_view(summary: dict[str, Any] | Record, *, with_verdict: bool = True) -
 
 def effects_table(effects: Any) -> Any:
     """The in-slot measures per group (:mod:`counterfair.analysis.slots`), in probability points."""
-    from .verdict import group_level
+    from .verdict import group_estimates
 
     def pts(e: Any) -> str:
         return "–" if e is None or e.value is None else f"{100 * e.value:+.1f}"
@@ -161,27 +161,16 @@ def effects_table(effects: Any) -> Any:
     for column in ("effect [95% CI]", "largest term", "disparity", "flips"):
         table.add_column(column, justify="right")
     table.add_column("finding")
-    terms = effects.identity_effect.by_term or {}
-    rows = []
-    for group, e in (effects.identity_effect.by_group or {}).items():
-        own = [(t, x) for t, x in terms.items() if x.group == group]
-        top = max(own, key=lambda tx: abs(tx[1].value or 0.0), default=None)
-        disparity = (effects.disparity.by_group or {}).get(group) if effects.disparity else None
-        flips = (effects.flip_excess.by_group or {}).get(group) if effects.flip_excess else None
-        level = group_level([e, disparity, flips, *(x for _, x in own)])
-        rows.append((level, group, e, top, disparity, flips))
-    order = {"material": 0, "small": 1}
-    for level, group, e, top, disparity, flips in sorted(
-        rows, key=lambda r: (order.get(r[0], 2), -abs(r[2].value or 0))
-    ):
-        colour = {"material": "red", "small": "yellow"}.get(level, "green")
+    for g in group_estimates(effects):
+        colour = {"material": "red", "small": "yellow"}.get(g.level, "green")
+        top = g.terms[0] if g.terms else None  # the largest term effect
         table.add_row(
-            group,
-            f"{pts(e)} {ci(e)}",
+            g.group,
+            f"{pts(g.effect)} {ci(g.effect)}",
             f"{top[0]} {pts(top[1])}" if top else "–",
-            pts(disparity),
-            pts(flips),
-            f"[{colour}]{ {'small': 'small', 'material': 'MATERIAL'}.get(level, 'none') }[/]",
+            pts(g.disparity),
+            pts(g.flips),
+            f"[{colour}]{ {'small': 'small', 'material': 'MATERIAL'}.get(g.level, 'none') }[/]",
         )
     return table
 

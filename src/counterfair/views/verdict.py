@@ -208,9 +208,22 @@ def group_level(estimates: list[Any]) -> str:
     return min(found, key=lambda f: _RANK.get(f, 3)) if found else "not detected"
 
 
-def slot_findings(effects: Any, unit: str) -> tuple[GroupFinding, ...]:
-    """One finding per identity group, material ones first: the group's effect, the terms that drive it (material or
-    detected, largest first), its disparity and flip excess where detected."""
+@dataclass(frozen=True)
+class GroupEstimates:
+    """One identity group's in-slot estimates: its ``level`` (the strongest finding among them), its identity
+    ``effect``, its ``terms`` (largest effect first), its ``disparity`` and ``flips`` (None where not measured)."""
+
+    group: str
+    level: str
+    effect: Any
+    terms: tuple[tuple[str, Any], ...]
+    disparity: Any
+    flips: Any
+
+
+def group_estimates(effects: Any) -> list[GroupEstimates]:
+    """Every identity group's in-slot estimates, material groups first, then by the size of the group's effect: the
+    one reading of a summary's ``effects`` section behind the verdict, the console table and the report."""
     terms = effects.identity_effect.by_term or {}
     out = []
     for group, effect in (effects.identity_effect.by_group or {}).items():
@@ -218,9 +231,20 @@ def slot_findings(effects: Any, unit: str) -> tuple[GroupFinding, ...]:
         disparity = (effects.disparity.by_group or {}).get(group) if effects.disparity else None
         flips = (effects.flip_excess.by_group or {}).get(group) if effects.flip_excess else None
         level = group_level([effect, disparity, flips, *(e for _, e in own)])
-        parts = _group_parts(effect, own, disparity, flips, unit)
-        out.append(GroupFinding(group, level, effect.value, effect.ci_low, effect.ci_high, effect.n or 0, parts))
-    return tuple(sorted(out, key=lambda f: (_RANK.get(f.level, 3), -abs(f.effect or 0.0), f.group)))
+        out.append(GroupEstimates(group, level, effect, tuple(own), disparity, flips))
+    return sorted(out, key=lambda g: (_RANK.get(g.level, 3), -abs(g.effect.value or 0.0), g.group))
+
+
+def slot_findings(effects: Any, unit: str) -> tuple[GroupFinding, ...]:
+    """One finding per identity group, material ones first: the group's effect, the terms that drive it (material or
+    detected, largest first), its disparity and flip excess where detected."""
+    return tuple(
+        GroupFinding(
+            g.group, g.level, g.effect.value, g.effect.ci_low, g.effect.ci_high, g.effect.n or 0,
+            _group_parts(g.effect, list(g.terms), g.disparity, g.flips, unit),
+        )
+        for g in group_estimates(effects)
+    )  # fmt: skip
 
 
 def _group_parts(effect: Any, own: list[tuple[str, Any]], disparity: Any, flips: Any, unit: str) -> list[str]:

@@ -20,7 +20,7 @@ from ...errors import InputError
 from ...io import atomic_open, read_json, read_table
 from ...lexicons.attributes import load_identity_set
 from ...summaries import AuditSummary, command_of, typed
-from ..verdict import LEVEL_WORDS, points, rule_sentence, verdict
+from ..verdict import LEVEL_WORDS, group_estimates, points, rule_sentence, verdict
 from . import plots
 
 HIGHLIGHT_TOKENS = 20_000  # a changed stretch longer than this (words, both sides) is shown whole, not diffed
@@ -329,13 +329,11 @@ def markdown(summary: Mapping[str, Any] | AuditSummary) -> str:
             "| group | identity effect [95% CI] | disparity | flip excess | finding |",
             "|---|---|---|---|---|",
         ]
-        for f in verdict(s).findings:
-            e = effects.identity_effect.by_group[f.group]
-            d = (effects.disparity.by_group or {}).get(f.group) if effects.disparity else None
-            x = (effects.flip_excess.by_group or {}).get(f.group) if effects.flip_excess else None
+        for row in group_estimates(effects):
+            e, d, x = row.effect, row.disparity, row.flips
             lines.append(
-                f"| {f.group} | {points(e.value)} [{points(e.ci_low)}, {points(e.ci_high)}] | "
-                f"{points(d.value if d else None)} | {points(x.value if x else None)} | {LEVEL_WORDS[f.level]} |"
+                f"| {row.group} | {points(e.value)} [{points(e.ci_low)}, {points(e.ci_high)}] | "
+                f"{points(d.value if d else None)} | {points(x.value if x else None)} | {LEVEL_WORDS[row.level]} |"
             )
         detected = [(t, e) for t, e in (effects.identity_effect.by_term or {}).items() if e.detected]
         if detected:
