@@ -23,9 +23,11 @@ def test_as_proba_binary_scores_become_two_columns() -> None:
 
 
 def test_as_proba_keeps_nan_rows_and_rejects_bad_shapes() -> None:
-    got = as_proba([[0.5, 0.5], [np.nan, 0.2], [np.inf, 0.0]], 3, ["a", "b"], "t")
+    got = as_proba([[0.5, 0.5], [np.nan, 0.2]], 2, ["a", "b"], "t")
     assert np.isnan(got[1]).all()
-    assert np.isnan(got[2]).all()
+    np.testing.assert_allclose(got[0], [0.5, 0.5])
+    with pytest.raises(ClassifierError, match=r"values in \[0, inf\] \(first: text 2 of the batch\)"):
+        as_proba([[0.5, 0.5], [np.inf, 0.0]], 2, ["a", "b"], "t")  # infinity is out of range, not a missing score
     with pytest.raises(ClassifierError, match=r"returned shape \(3, 2\) for 2 texts"):
         as_proba(np.zeros((3, 2)), 2, ["a", "b"], "t")
     with pytest.raises(ClassifierError, match="3 scores for 2 texts"):
@@ -186,8 +188,21 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_response(503)
             self.end_headers()
             return
+        if self.mode == "redirect":
+            self.send_response(307)
+            self.send_header("Location", "http://elsewhere.example/predict")
+            self.end_headers()
+            return
         if self.mode == "garbage":
             payload = b"<html>oops</html>"
+        elif self.mode == "infinity":
+            payload = b'{"scores": [' + b", ".join(b"Infinity" if "buy" in t else b"0.1" for t in texts) + b"]}"
+        elif self.mode == "sum18":
+            payload = json.dumps({"probabilities": [[0.9, 0.9] if "buy" in t else [0.5, 0.5] for t in texts]}).encode()
+        elif self.mode == "multilabel":
+            payload = json.dumps(
+                {"multi_label": True, "labels": ["toxic", "insult"], "probabilities": [[0.9, 0.9] for _ in texts]}
+            ).encode()
         elif self.mode == "probabilities":
             payload = json.dumps(
                 {"labels": ["ham", "spam"], "probabilities": [[0.3, 0.7] if "buy" in t else [0.8, 0.2] for t in texts]}
@@ -230,6 +245,17 @@ def test_http_classifier_failures(server: tuple[str, type[_Handler]]) -> None:
     clf.inner.retries = 1  # type: ignore[attr-defined]
     with pytest.raises(ClassifierError, match="failed after 2 tries: HTTP 503"):
         clf.predict_proba(["x"])
+    handler.mode = "redirect"
+    with pytest.raises(ClassifierError, match=r"HTTP 307, a redirect to http://elsewhere.example/predict"):
+        load_classifier(f"http:{url}").predict_proba(["x"])
+    handler.mode = "infinity"
+    with pytest.raises(ClassifierError, match=r"values in \[0.1, inf\] \(first: text 2 of the batch\)"):
+        load_classifier(f"http:{url}").predict_proba(["hello", "buy now"])
+    handler.mode = "sum18"
+    with pytest.raises(ClassifierError, match=r"text 2 of the batch sum to 1.8, not 1 \(1 rows like it\)"):
+        load_classifier(f"http:{url}").predict_proba(["hello", "buy now"])
+    handler.mode = "multilabel"  # declared multi-label rows need not sum to 1
+    np.testing.assert_allclose(load_classifier(f"http:{url}").predict_proba(["buy"]), [[0.9, 0.9]])
     dead = load_classifier("http:127.0.0.1:9")  # nothing listens on the discard port
     dead.inner.retries = 0  # type: ignore[attr-defined]
     with pytest.raises(ClassifierError, match="failed after 1 tries"):

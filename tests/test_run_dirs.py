@@ -154,3 +154,23 @@ def test_bias_refuses_a_row_without_text_instead_of_scoring_its_repr(tmp_path: P
     done = run_cli("bias", str(data), "--label-column", "label", "--out", str(tmp_path / "b"), cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "row 1 ('1'): the text column holds a list, not text; bias scores every row's text" in done.stderr
+
+
+def test_a_lone_surrogate_is_a_row_status_or_a_named_row_not_a_crash(tmp_path: Path) -> None:
+    import pytest
+
+    import counterfair as cf
+    from counterfair.errors import InputError
+
+    texts = ["My gay neighbour brought dinner.", "x \ud800 my gay friend", "hello"]
+    made = cf.generate(texts, methods=["swap"])
+    assert {c.status for c in made if c.source_id == "1"} == {"skipped:invalid_unicode"}
+    assert (made.to_frame()["status"] == "skipped:invalid_unicode").sum() == 1  # its table holds it
+    for given in (texts, {"text": texts}, [{"text": t} for t in texts]):
+        result = cf.audit(given, methods=["swap"], bootstrap=50)
+        assert set(result.pairs["input_id"]) == {"0"}  # the broken text is not edited; the others are
+        assert result.summary["coverage"]["unreached_ids"] == ["1", "2"]
+    result.save(tmp_path / "run")  # and the run writes as UTF-8
+    assert "gay" in (tmp_path / "run" / "pairs.csv").read_text(encoding="utf-8")
+    with pytest.raises(InputError, match=r"row 1 \('1'\): the text holds half of a UTF-16 surrogate pair"):
+        cf.bias(texts, labels=[0, 1, 0])

@@ -23,6 +23,7 @@ class Answer:
     status: int
     data: Any  # the parsed JSON, or None when the status is an error or the body is not JSON
     text: str  # the body's start, for messages
+    location: str = ""  # where a redirect (3xx) points; counterfair's clients do not follow redirects
 
 
 def post_json(
@@ -43,10 +44,11 @@ def post_json(
                 raise BadAnswer(f"{url} did not finish its answer within {deadline:.0f} s")
         status = response.status_code
         encoding = response.encoding or "utf-8"
+        location = response.headers.get("location", "")
     body = b"".join(chunks)
     text = body[:300].decode(encoding, errors="replace")
-    if status >= 400:
-        return Answer(status, None, text)
+    if status >= 300:
+        return Answer(status, None, text, location)
     try:
         data = json.loads(body.decode(encoding, errors="replace"))
     except RecursionError:

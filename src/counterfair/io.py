@@ -297,6 +297,16 @@ def read_table(
     return frame.reset_index(drop=True)
 
 
+def text_frame(data: Any) -> pd.DataFrame:
+    """``pd.DataFrame(data)``; where pandas' arrow-backed strings refuse a lone surrogate ("x \ud800") with a raw
+    UnicodeEncodeError, the columns stay Python objects, so the text reaches :func:`skip_reason` and its row gets
+    ``skipped:invalid_unicode``."""
+    try:
+        return pd.DataFrame(data)
+    except UnicodeEncodeError:
+        return pd.DataFrame(data, dtype=object)
+
+
 def as_frame(data: Any, *, text_column: str = "text", what: str = "texts", encoding: str = "utf-8") -> pd.DataFrame:
     """The user's data as a DataFrame: a list of strings (one ``text_column``), a list of dicts or records, a dict of
     columns, a pandas DataFrame, a Hugging Face ``datasets.Dataset`` (``to_pandas``), or a file path."""
@@ -308,7 +318,7 @@ def as_frame(data: Any, *, text_column: str = "text", what: str = "texts", encod
         return as_frame(data.to_pandas(), text_column=text_column, what=what)
     if isinstance(data, Mapping):
         try:
-            return pd.DataFrame({str(k): list(v) for k, v in data.items()})
+            return text_frame({str(k): list(v) for k, v in data.items()})
         except (TypeError, ValueError) as err:
             raise InputError(f"{what}: a dict must map column names to equally long lists ({err})") from err
     if isinstance(data, Iterable):
@@ -316,9 +326,9 @@ def as_frame(data: Any, *, text_column: str = "text", what: str = "texts", encod
         if not items:
             raise InputError(f"{what}: no rows")
         if all(isinstance(x, str) for x in items):
-            return pd.DataFrame({text_column: items})
+            return text_frame({text_column: items})
         if all(isinstance(x, Mapping) for x in items):
-            return pd.DataFrame([dict(x) for x in items])
+            return text_frame([dict(x) for x in items])
         if all(hasattr(x, "__dataclass_fields__") for x in items):
             from dataclasses import asdict
 
@@ -393,6 +403,12 @@ class TextInput:
                 raise InputError(
                     f"{self.origin}: row {row} ({self.ids[row]!r}): the text column holds {held}; {what} scores "
                     "every row's text, so fix or drop that row"
+                )
+            if half := LONE_SURROGATES.search(text):
+                raise InputError(
+                    f"{self.origin}: row {row} ({self.ids[row]!r}): the text holds half of a UTF-16 surrogate pair "
+                    f"(at character {half.start()}), which is not valid Unicode; {what} scores every row's text, so "
+                    "fix or drop that row"
                 )
         return [str(t) for t in self.texts]
 

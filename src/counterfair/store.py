@@ -37,7 +37,7 @@ CREATE INDEX IF NOT EXISTS results_component ON results (component);
 
 def content_key(component: str, params: Mapping[str, Any], model: Mapping[str, Any] | None, payload: str) -> str:
     """The store key of one result: sha256 over component, parameters, model identity and the input's sha256."""
-    digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    digest = hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()  # a lone surrogate: its own key
     blob = json.dumps([component, params, model, digest], sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

@@ -256,7 +256,9 @@ class HTTPClassifier:
 
     Request: ``POST {"texts": [...]}``. Response: ``{"scores": [...]}`` (binary: probability of the second
     label), or ``{"probabilities": [[...], ...]}``, either optionally with ``"labels": [...]``; a bare JSON
-    list is read as ``scores``/``probabilities``. Connection errors and 5xx answers are retried.
+    list is read as ``scores``/``probabilities``. Each row of probabilities must sum to 1 unless the answer says
+    ``"multi_label": true``; a value outside [0, 1] (``Infinity`` included) is an error, ``NaN`` a per-text status.
+    Connection errors and 5xx answers are retried; a redirect is not followed (the error names its target).
     """
 
     def __init__(self, url: str, *, timeout: float = 60.0, retries: int = 3) -> None:
@@ -287,6 +289,12 @@ class HTTPClassifier:
             else:
                 if answer.status >= 500:
                     last = ClassifierError(f"HTTP {answer.status}: {answer.text[:200]}")
+                elif 300 <= answer.status < 400:
+                    raise ClassifierError(
+                        f"classifier at {self.url} answered HTTP {answer.status}, a redirect to "
+                        f"{answer.location or '(no address given)'}; counterfair does not follow redirects: "
+                        "give the final address as http:URL"
+                    )
                 elif answer.status >= 400:
                     raise ClassifierError(
                         f"classifier at {self.url} answered HTTP {answer.status}: {answer.text[:200]}"
@@ -310,6 +318,8 @@ class HTTPClassifier:
                 )
         else:
             labels, values = None, data
+        if not (isinstance(data, dict) and data.get("multi_label") is True):
+            self._check_rows(values)
         if labels is not None:
             if not isinstance(labels, list) or not all(isinstance(label, str | int) for label in labels):
                 raise ClassifierError(
@@ -320,6 +330,24 @@ class HTTPClassifier:
             shape = np.shape(values)
             self._labels = _default_labels(shape[1] if len(shape) == 2 and shape[1] > 1 else 2)
         return values
+
+    def _check_rows(self, values: Any) -> None:
+        """Rows of class probabilities must each sum to 1 (a row summing to 1.8 is not a distribution); an answer
+        with ``"multi_label": true`` holds one independent probability per label and is exempt."""
+        try:
+            arr = np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            return  # as_proba names the non-numeric answer
+        if arr.ndim != 2 or arr.shape[1] < 2:
+            return
+        sums = arr.sum(axis=1)
+        bad = np.flatnonzero(np.isfinite(sums) & (np.abs(sums - 1.0) > 1e-3))
+        if bad.size:
+            raise ClassifierError(
+                f"classifier at {self.url}: the probabilities of text {bad[0] + 1} of the batch sum to "
+                f"{sums[bad[0]]:.4g}, not 1 ({bad.size} rows like it); answer one distribution per text, or add "
+                '"multi_label": true when each label is scored on its own'
+            )
 
     def predict_proba(self, texts: Sequence[str]) -> Any:
         return self._post(list(texts))

@@ -45,8 +45,8 @@ def pair_proba(inner: Any, batch: Sequence[TextPair], spec: str) -> Any:
 def as_proba(raw: Any, n: int, labels: Sequence[str], source: str) -> np.ndarray:
     """Validate a classifier's output and return a float ``(n, k)`` array.
 
-    Rows with NaN or infinite values are kept as all-NaN rows (the caller gives those texts a status);
-    a wrong shape, or finite values outside [0, 1], raises :class:`ClassifierError`.
+    Rows with NaN values are kept as all-NaN rows (the caller gives those texts a status); a wrong shape, or
+    values outside [0, 1] (infinity included: it is no probability), raises :class:`ClassifierError`.
     """
     if hasattr(raw, "detach") and hasattr(raw, "cpu"):  # a torch tensor, with or without requires_grad
         raw = raw.detach().cpu().numpy()
@@ -57,6 +57,7 @@ def as_proba(raw: Any, n: int, labels: Sequence[str], source: str) -> np.ndarray
     k = len(labels)
     if arr.ndim == 2 and arr.shape[1] == 1 and k == 2:
         arr = arr[:, 0]
+    binary_scores = arr.ndim == 1
     if arr.ndim == 1:
         if k != 2:
             raise ClassifierError(
@@ -71,13 +72,15 @@ def as_proba(raw: Any, n: int, labels: Sequence[str], source: str) -> np.ndarray
             f"classifier {source!r} returned shape {tuple(arr.shape)} for {n} texts; "
             f"expected ({n}, {k})" + (f" or ({n},)" if k == 2 else "")
         )
-    bad_rows = ~np.isfinite(arr).all(axis=1)
+    bad_rows = np.isnan(arr).any(axis=1)
     arr[bad_rows] = np.nan
-    finite = arr[~bad_rows]
-    if finite.size and (finite.min() < -1e-6 or finite.max() > 1 + 1e-6):
+    scored = arr[~bad_rows][:, 1:] if binary_scores else arr[~bad_rows]  # the values the classifier gave
+    outside = (scored < -1e-6) | (scored > 1 + 1e-6)
+    if outside.any():
+        row = int(np.flatnonzero(~bad_rows)[np.flatnonzero(outside.any(axis=1))[0]])
         raise ClassifierError(
-            f"classifier {source!r} returned values in [{finite.min():.3g}, {finite.max():.3g}]; "
-            "probabilities must lie in [0, 1] (apply a softmax or sigmoid to logits)"
+            f"classifier {source!r} returned values in [{scored.min():.3g}, {scored.max():.3g}] (first: text "
+            f"{row + 1} of the batch); probabilities must lie in [0, 1] (apply a softmax or sigmoid to logits)"
         )
     return np.clip(arr, 0.0, 1.0)
 

@@ -46,6 +46,7 @@ from ..io import (
     missing_as_nan,
     nan_to_none,
     read_texts,
+    text_frame,
 )
 from ..lexicons.attributes import is_swap_attribute, known_attributes, load_attribute
 from ..metrics.fairness import with_scores
@@ -131,7 +132,7 @@ def read_input(source: Any, opts: AuditOptions) -> tuple[pd.DataFrame, str]:
     read = read_texts(
         source, text_column=opts.text_column, id_column=opts.id_column, columns=labels, encoding=opts.encoding
     )
-    frame = pd.DataFrame({"id": read.ids, "text": read.filled()})
+    frame = text_frame({"id": read.ids, "text": read.filled()})
     if opts.label_column:
         frame["label"] = binary_labels(read.frame, opts.label_column, read.origin)
     return frame, read.origin
