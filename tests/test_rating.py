@@ -27,6 +27,7 @@ from counterfair.rating.consolidate import (
 )
 from counterfair.rating.judges import QUALITY_FIELDS, RATING_FIELDS, QualityJudge, judge_store, parse_answer
 
+from .conftest import run_cli
 from .fakes import ScriptedLLM
 
 PAIRS = pd.DataFrame(
@@ -252,7 +253,9 @@ def _client(store: RatingStore, **kwargs: object):  # type: ignore[no-untyped-de
 
     from counterfair.rating.app import create_app
 
-    return TestClient(create_app(store.directory, **kwargs), base_url="http://127.0.0.1")  # type: ignore[arg-type]
+    cookies = kwargs.pop("cookies", None)
+    app = create_app(store.directory, **kwargs)  # type: ignore[arg-type]
+    return TestClient(app, base_url="http://127.0.0.1", cookies=cookies)  # type: ignore[arg-type]
 
 
 def _csrf(html: str) -> str:
@@ -581,7 +584,7 @@ def test_export_quotes_cells_a_spreadsheet_would_run_and_import_reads_them_back(
     assert not any(line.split(",")[1].startswith(("=", "-", "+", "@")) for line in raw.splitlines()[1:])
     other = RatingStore.create(tmp_path / "other", PAIRS)
     assert other.import_csv(tmp_path / "out.csv") == 2
-    assert sorted(r.rater for r in other.ratings()) == ["-1+1", '=HYPERLINK("http://evil")']
+    assert sorted(r.rater for r in other.ratings()) == ["-1+1", '=hyperlink("http://evil")']  # names fold case
 
 
 def test_sigterm_stops_the_server_while_a_request_hangs(tmp_path: Path) -> None:
@@ -655,7 +658,7 @@ def test_rater_names_round_trip_and_look_alikes_are_one_rater(tmp_path: Path) ->
     store.export_csv(tmp_path / "out.csv")
     other = RatingStore.create(tmp_path / "other", PAIRS)
     assert other.import_csv(tmp_path / "out.csv") == 2
-    assert sorted(r.rater for r in other.ratings()) == ["'=2+2", "=SUM(A1)"]
+    assert sorted(r.rater for r in other.ratings()) == ["'=2+2", "=sum(a1)"]
     path = tmp_path / "look.csv"
     path.write_text(HEADER + "p1,\uff41nn,yes,none,yes,3,0\np2,a\u200bnn,yes,none,yes,3,0\n", encoding="utf-8")
     third = RatingStore.create(tmp_path / "third", PAIRS)
@@ -672,3 +675,48 @@ def test_a_token_with_any_characters_answers_401_or_200_never_500(tmp_path: Path
     plain = _client(store, token="s3cret")
     refused = plain.get("/?token=%C3%BC")
     assert refused.status_code == 401 and "Content-Security-Policy" in refused.headers
+
+
+def test_a_token_outside_latin1_signs_in_and_its_cookie_holds_a_digest(tmp_path: Path) -> None:
+    """#47 item 11: 'tök€n' answered 500 (a cookie must be Latin-1)."""
+    store = _store(tmp_path)
+    client = _client(store, token="tök€n")
+    assert client.get("/?token=t%C3%B6k%E2%82%ACn").status_code == 200
+    assert "€" not in client.cookies["cf_token"] and "tök" not in client.cookies["cf_token"]
+    assert client.get("/").status_code == 200  # the cookie lets the next request in
+    for forged in ("forged", "t%C3%B6k%E2%82%ACn"):  # a guess, or the token itself, is no cookie
+        assert _client(store, token="tök€n", cookies={"cf_token": forged}).get("/").status_code == 401
+
+
+def test_rater_names_fold_case_drop_control_characters_and_llm_names_are_refused(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    assert _signed_in(store, "Bob", "bob-pass")[1].status_code == 200
+    refused = _signed_in(store, "BOB", "guess")[1]  # the same rater: his passphrase holds the name
+    assert refused.status_code == 403
+    assert _signed_in(store, "LLM:gpt", "whatever")[1].status_code == 400  # an LLM judge's name, not a person
+    assert _signed_in(store, "eve\x00il", "eve-pass")[1].status_code == 200
+    import sqlite3
+
+    with sqlite3.connect(store.path) as db:
+        assert sorted(r[0] for r in db.execute("SELECT name FROM raters")) == ["bob", "eveil"]
+
+
+def test_a_database_moved_away_answers_503_and_no_empty_file_appears(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    client, _ = _signed_in(store)
+    store.path.rename(tmp_path / "moved.sqlite")
+    page = client.get("/rate")
+    assert page.status_code == 503 and "moved or deleted: put it back" in page.text
+    assert not store.path.exists()  # no empty database in its place
+    (tmp_path / "moved.sqlite").rename(store.path)
+    assert client.get("/rate").status_code == 200
+
+
+@pytest.mark.parametrize("content", [b"", b"garbage, not a database" * 10])
+def test_rate_serve_on_an_empty_or_garbage_database_exits_2(tmp_path: Path, content: bytes) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "ratings.sqlite").write_bytes(content)
+    done = run_cli("rate", "serve", str(project), "--port", "0", timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "is not a counterfair rating project" in done.stderr

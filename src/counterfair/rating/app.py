@@ -13,6 +13,7 @@ passphrase, set at its first sign-in; a rating is accepted only for the pair the
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import secrets
 from pathlib import Path
@@ -25,7 +26,7 @@ from starlette.middleware.sessions import SessionMiddleware
 
 from ..errors import InputError
 from ..views.report import edit_html
-from .store import Rating, RatingStore, rater_name
+from .store import ProjectGone, Rating, RatingStore, rater_name
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 STATIC = Path(__file__).parent / "static"
@@ -106,6 +107,11 @@ def create_app(
     app = FastAPI(title="counterfair rating", docs_url=None, redoc_url=None, openapi_url=None)
     pages = _Pages(RatingStore(directory))
     _guard(app, token, allowed_hosts)
+
+    @app.exception_handler(ProjectGone)
+    async def gone(request: Request, err: ProjectGone) -> Response:
+        return JSONResponse({"error": f"{err}; every rating saved so far is in that file"}, status_code=503)
+
     _sign_in_routes(app, pages)
     _rating_routes(app, pages)
     app.add_middleware(
@@ -118,19 +124,25 @@ def create_app(
 
 
 def _guard(app: FastAPI, token: str | None, allowed_hosts: set[str] | None) -> None:
-    """The Host check, the access token and the security headers, on every answer (refusals too)."""
+    """The Host check, the access token and the security headers, on every answer (refusals too). The cookie holds
+    the token's sha256, not the token: a cookie must be Latin-1, a token may hold any character ("tök€n")."""
+    cookie = hashlib.sha256(token.encode("utf-8")).hexdigest().encode("ascii") if token is not None else b""
 
     async def guarded(request: Request, call_next: Any) -> Response:
         if allowed_hosts is not None and host_name(request.headers.get("host", "")) not in allowed_hosts:
             return JSONResponse({"error": "this Host header does not name the rating app's address"}, status_code=400)
         if token is None:
             return await call_next(request)  # type: ignore[no-any-return]
-        given = request.query_params.get("token") or request.cookies.get("cf_token") or ""
-        if not hmac.compare_digest(given.encode("utf-8"), token.encode("utf-8")):  # bytes: any characters
+        given = request.query_params.get("token")
+        if given is not None:  # bytes: any characters
+            allowed = hmac.compare_digest(given.encode("utf-8"), token.encode("utf-8"))
+        else:
+            allowed = hmac.compare_digest(request.cookies.get("cf_token", "").encode("ascii", "replace"), cookie)
+        if not allowed:
             return JSONResponse({"error": "an access token is required (start URL ?token=...)"}, status_code=401)
         response: Response = await call_next(request)
-        if request.query_params.get("token"):
-            response.set_cookie("cf_token", token, httponly=True, samesite="strict")
+        if given is not None:
+            response.set_cookie("cf_token", cookie.decode("ascii"), httponly=True, samesite="strict")
         return response
 
     @app.middleware("http")

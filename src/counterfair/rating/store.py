@@ -75,16 +75,17 @@ def from_spreadsheet_safe(value: Any) -> Any:
 
 
 def rater_name(raw: Any) -> str:
-    """A rater's name as stored: NFKC-normalised (full-width letters become plain ones), invisible format characters
-    (zero-width spaces and joiners, soft hyphens) removed, whitespace collapsed; at most 64 characters. Two names a
-    reader cannot tell apart are one rater."""
+    """A rater's name as stored: NFKC-normalised (full-width letters become plain ones), invisible format and control
+    characters (zero-width spaces and joiners, soft hyphens, NUL) removed, whitespace collapsed, case folded ("Bob"
+    and "BOB" are one rater); at most 64 characters. Two names that differ only in what a reader cannot tell apart, or
+    in case, are one rater; ``LLM:gpt`` is ``llm:gpt``, an LLM judge's name."""
     import unicodedata
 
     if raw is None or (isinstance(raw, float) and raw != raw):
         return ""
     text = unicodedata.normalize("NFKC", str(raw))
-    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
-    return " ".join(text.split())[:64]
+    text = "".join(ch for ch in text if ch.isspace() or unicodedata.category(ch) not in ("Cf", "Cc"))
+    return " ".join(text.casefold().split())[:64]
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,10 @@ def _rating(row: sqlite3.Row) -> Rating:
     )
 
 
+class ProjectGone(ConfigError):
+    """The project's database is no longer where the store opened it."""
+
+
 def disagree(a: Rating, b: Rating) -> bool:
     """Whether two ratings are not unanimous on any answer — a category, the meaning score or the reject box; paper
     000 §4.3 passes every such pair to a third rater."""
@@ -139,9 +144,14 @@ class RatingStore:
         self.path = self.directory / "ratings.sqlite"
         if not self.path.exists():
             raise ConfigError(f"{self.directory}: no rating project here (run counterfair rate init first)")
-        with self._connect() as db:
-            version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            db.execute(_RATERS)
+        try:
+            with self._connect() as db:
+                version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                db.execute(_RATERS)
+        except sqlite3.DatabaseError as err:  # an empty file, another program's database, garbage
+            raise ConfigError(
+                f"{self.path} is not a counterfair rating project ({err}); make one with counterfair rate init"
+            ) from None
         if version is None or version[0] != SCHEMA_VERSION:
             raise SchemaError(
                 f"{self.path}: written with schema_version {version and version[0]!r}, this counterfair "
@@ -193,7 +203,14 @@ class RatingStore:
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=30)
+        """A connection to the existing file (``mode=rw``: a file moved away while the app serves is an error, not a
+        new empty database in its place)."""
+        try:
+            db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=rw", uri=True, timeout=30)
+        except sqlite3.OperationalError as err:
+            raise ProjectGone(
+                f"{self.path} cannot be opened ({err}); it was moved or deleted: put it back (nothing else was lost)"
+            ) from None
         db.row_factory = sqlite3.Row
         try:
             yield db
