@@ -275,3 +275,39 @@ def test_every_command_killed_midway_then_rerun_writes_what_an_uninterrupted_run
     assert sorted(got) == sorted(expected)
     for name, path in expected.items():
         assert _without_timings(got[name]) == _without_timings(path), f"{command}: {name} differs"
+
+
+def test_sigterm_says_what_is_kept_and_a_resume_clears_what_killed_writers_left(tmp_path: Path) -> None:
+    """#47 item 14: SIGTERM ended with status -15 and no word; 0-byte .tmp files of a kill -9 stayed for good."""
+    data = _data(tmp_path)
+    victim = _generate(data, tmp_path / "cut")
+    checkpoint = tmp_path / "cut" / ".work" / "done.jsonl"
+    deadline = time.time() + 300
+    while time.time() < deadline and not (checkpoint.exists() and len(checkpoint.read_bytes().splitlines()) > 50):
+        time.sleep(0.05)
+    os.kill(victim.pid, signal.SIGTERM)
+    assert victim.wait(timeout=60) == 143
+    log = (tmp_path / "cut.log").read_text()
+    assert "terminated (SIGTERM): finished units are kept; the same command resumes" in log
+    assert "internal error" not in log
+    left = [tmp_path / "cut" / ".candidates.csv.k3x9_a0q.tmp", tmp_path / "cut" / ".work" / ".done.jsonl.ab12cd34.tmp"]
+    for stale in left:  # what a writer killed with SIGKILL between creating and renaming its file leaves
+        stale.touch()
+    mine = tmp_path / "cut" / ".work" / "notes.tmp"  # not the shape of a counterfair temporary file: kept
+    mine.touch()
+    resumed = _generate(data, tmp_path / "cut")
+    assert resumed.wait(timeout=600) == 0, (tmp_path / "cut.log").read_text()
+    assert not any(p.exists() for p in left) and mine.exists()
+    assert len(pd.read_csv(tmp_path / "cut" / "counterfactuals.csv")) == 480 * 3
+
+
+def test_an_out_that_is_a_dangling_symbolic_link_is_named(tmp_path: Path) -> None:
+    from .conftest import run_cli
+
+    link = tmp_path / "out"
+    link.symlink_to(tmp_path / "nowhere")
+    data = tmp_path / "t.csv"
+    data.write_text("text\nhello\n")
+    done = run_cli("generate", str(data), "--methods", "swap", "--out", str(link), cwd=tmp_path)
+    assert done.returncode == 2
+    assert f"is a symbolic link to {tmp_path / 'nowhere'}, which does not exist" in done.stderr

@@ -122,18 +122,41 @@ def _sniff_encoding(path: Path, raw: bytes, encoding: str) -> str:
     return encoding
 
 
+def _not_decodable(path: Path, encoding: str, line: int, bad: str, offset: int) -> InputError:
+    return InputError(
+        f"{path}: line {line} is not valid {encoding} (byte 0x{bad} at offset {offset}); "
+        "re-save the file as UTF-8 or pass --encoding (e.g. cp1252 for a Windows file; latin-1 reads any byte)"
+    )
+
+
 def _decode(path: Path, raw: bytes, encoding: str) -> str:
     encoding = _sniff_encoding(path, raw, encoding)
     try:
         text = raw.decode(encoding)
     except UnicodeDecodeError as err:
         line = raw[: err.start].count(b"\n") + 1
-        bad = raw[err.start : err.start + 1].hex()
-        raise InputError(
-            f"{path}: line {line} is not valid {encoding} (byte 0x{bad} at offset {err.start}); "
-            "re-save the file as UTF-8 or pass --encoding (e.g. cp1252 for a Windows file; latin-1 reads any byte)"
-        ) from err
+        raise _not_decodable(path, encoding, line, raw[err.start : err.start + 1].hex(), err.start) from err
     return text.removeprefix("\ufeff")
+
+
+def _first_bad_byte(path: Path, encoding: str, chunk: int = 1 << 20) -> InputError | None:
+    """The error :func:`_decode` would give for a file read block by block: its first undecodable byte, found by
+    reading the bytes again (a streamed reader's ``UnicodeDecodeError`` knows only its position in one buffer)."""
+    decoder = codecs.getincrementaldecoder(encoding)()
+    consumed = lines = 0
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            pending = decoder.getstate()[0]
+            try:
+                decoder.decode(block)
+            except UnicodeDecodeError as err:
+                data = pending + block
+                start = consumed - len(pending) + err.start
+                line = lines + data[len(pending) if err.start >= len(pending) else 0 : err.start].count(b"\n") + 1
+                return _not_decodable(path, encoding, line, data[err.start : err.start + 1].hex(), start)
+            consumed += len(block)
+            lines += block.count(b"\n")
+    return None
 
 
 def _check_header(path: Path, text: str, sep: str) -> None:
@@ -514,7 +537,7 @@ class TextBlocks:
                 with reader:
                     yield from reader
         except UnicodeDecodeError as err:
-            raise InputError(
+            raise _first_bad_byte(self.path, self.encoding) or InputError(
                 f"{self.path}: not valid {self.encoding} ({err.reason}); re-save the file as UTF-8 or pass --encoding "
                 "(e.g. cp1252 for a Windows file; latin-1 reads any byte)"
             ) from err
@@ -534,7 +557,7 @@ class TextBlocks:
                         yield pd.DataFrame.from_records(records)
                         records = []
         except UnicodeDecodeError as err:
-            raise InputError(
+            raise _first_bad_byte(self.path, self.encoding) or InputError(
                 f"{self.path}: not valid {self.encoding} ({err.reason}); re-save the file as UTF-8 or pass --encoding"
             ) from err
         if records:

@@ -24,6 +24,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -103,6 +104,11 @@ def record_files(target: Path) -> None:
 def prepare_out_dir(path: str | Path, *, option: str = "--out") -> Path:
     """Create ``path`` if needed and check that files can be written in it; returns it as a ``Path``."""
     target = Path(path).expanduser()
+    if target.is_symlink() and not target.exists():
+        raise OutputError(
+            f"{option} {target} is a symbolic link to {os.readlink(target)}, which does not exist: create that "
+            f"folder, or choose another {option}"
+        )
     if target.exists() and not target.is_dir():
         raise OutputError(f"cannot use {target} as the output directory: it is a file (choose another {option})")
     for parent in target.parents:
@@ -249,6 +255,7 @@ def claim_run_dir(
             _empty_run_dir(target)  # --overwrite: only now, once this run's input and options have been checked
     ours = _run_files(target) if is_counterfair_run(target) else set()
     _FOREIGN[key] = {p.name for p in target.iterdir() if p.name not in _OWN and p.name not in ours}
+    _remove_stale_temps(target, ours, _FOREIGN[key])
     run_file = target / "run.json"
     if not run_file.exists():
         write_json({**run_id, **extra, "kind": what}, run_file)
@@ -284,6 +291,27 @@ def claim_run_dir(
         f"{target} holds {article} {what} that differs in: {'; '.join(names)}; rerun it with the same ones, "
         "choose a new --out, or pass --overwrite to replace it"
     )
+
+
+#: the temporary file of an atomic write (:func:`counterfair.io.atomic_open`: ``.NAME.XXXXXXXX.tmp``) or of the output
+#: folder's write probe, which a run killed with SIGKILL mid-write leaves behind
+_STALE_TEMP = re.compile(r"^\.(?:(?P<name>.+)\.[a-z0-9_]{8}\.tmp|write-test-[a-z0-9_]{8})$")
+
+
+def _remove_stale_temps(target: Path, ours: set[str], foreign: set[str]) -> None:
+    """Delete the temporary files killed writers left in the run directory this process now holds (no writer of this
+    run is alive: the lock is ours). At the top, only those of the names a run writes (its listed files and
+    :data:`KNOWN_OUTPUTS`); folders that are not the run's are not looked into."""
+    for root, dirs, files in os.walk(target):
+        top = Path(root) == target
+        if top:
+            dirs[:] = [d for d in dirs if d not in foreign]
+        for name in files:
+            match = _STALE_TEMP.match(name)
+            if match is None or (top and match["name"] is not None and match["name"] not in KNOWN_OUTPUTS | ours):
+                continue
+            with contextlib.suppress(OSError):
+                (Path(root) / name).unlink()
 
 
 @contextlib.contextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.abc
 import importlib.machinery
 import os
@@ -373,6 +374,28 @@ class _WithoutTorch(importlib.abc.Loader):
                 del sys.modules["torch"]
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised in the command's process as Ctrl+C is: every ``finally`` runs (locks released, run.json's
+    file list written) and the command says what is kept, instead of dying with status -15 in silence."""
+
+
+def _terminate_as_interrupt() -> None:
+    import signal
+
+    main_pid = os.getpid()
+
+    def terminated(signum: int, frame: Any) -> None:
+        if os.getpid() != main_pid:  # a forked worker: die as a worker should
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
+        raise Terminated
+
+    with contextlib.suppress(ValueError):  # not the main thread (an embedding host): keep its handler
+        signal.signal(signal.SIGTERM, terminated)
+
+
 def main() -> None:
     """Entry point: counterfair errors become a one-line message and exit code 2. A crash in native code (llama.cpp,
     torch) cannot be caught, but it is never silent: faulthandler prints the signal and the Python stack."""
@@ -385,8 +408,12 @@ def main() -> None:
         faulthandler.enable()
     except (OSError, ValueError, AttributeError):  # stderr without a file descriptor (captured output)
         faulthandler.enable(file=sys.__stderr__ or 2)
+    _terminate_as_interrupt()
     try:
         app()
+    except Terminated:
+        err_console.print("terminated (SIGTERM): finished units are kept; the same command resumes")
+        sys.exit(128 + 15)
     except CounterfairError as err:
         err_console.print(f"[red]error:[/red] {escape(str(err))}")
         sys.exit(EXIT_ERROR)
