@@ -174,3 +174,35 @@ def test_a_lone_surrogate_is_a_row_status_or_a_named_row_not_a_crash(tmp_path: P
     assert "gay" in (tmp_path / "run" / "pairs.csv").read_text(encoding="utf-8")
     with pytest.raises(InputError, match=r"row 1 \('1'\): the text holds half of a UTF-16 surrogate pair"):
         cf.bias(texts, labels=[0, 1, 0])
+
+
+def test_bias_reports_progress_for_each_stage_and_caps_the_bootstrap(tmp_path: Path) -> None:
+    """#47 item 16: a million rows printed nothing for 7 minutes; --bootstrap 1000000000 was accepted."""
+    import pytest
+
+    import counterfair as cf
+    from counterfair.errors import ConfigError
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.stages: list[tuple[str, int, int]] = []
+
+        def start(self, description: str, total: int) -> None:
+            self.stages.append((description, total, 0))
+
+        def advance(self, amount: int) -> None:
+            name, total, done = self.stages[-1]
+            self.stages[-1] = (name, total, done + amount)
+
+    texts = [f"my gay friend {i}" for i in range(2500)] + [f"a black car {i}" for i in range(2500)]
+    hook = Recorder()
+    cf.bias(texts, labels=[i % 2 for i in range(5000)], bootstrap=20, progress=hook)
+    names = [name for name, _, _ in hook.stages]
+    assert names[0].startswith("finding identity terms") and names[1].startswith("classifier")
+    assert names[2] == "metrics and intervals (20 resamples each)"
+    assert all(done == total for _, total, done in hook.stages)  # every stage ran to its end
+    assert hook.stages[0][1] == 5000 and hook.stages[2][1] == 7 + 3  # 7 groups, then overall, joint, equality
+    with pytest.raises(ConfigError, match="bootstrap 1,000,000,000 is more resamples than any interval needs"):
+        cf.bias(texts[:4], labels=[0, 1, 0, 1], bootstrap=1_000_000_000)
+    with pytest.raises(ConfigError, match="at most 100,000"):
+        cf.audit(texts[:4], bootstrap=100_001)

@@ -55,6 +55,7 @@ from ..progress import ProgressHook, resolve_progress
 from ..records import knob, make_options, options_signature
 from ..results import AuditResult
 from ..text import MAX_TEXT_CHARS
+from .bias import check_bootstrap_cap
 from .ctf import ctf_report
 from .generate import GenerateOptions, generate_frame, is_sampled, normalize_methods
 
@@ -114,6 +115,7 @@ class AuditOptions:
         self.detector = resolve_detector(self.detector, self.methods)
         if not 0.0 < self.threshold < 1.0:
             raise ConfigError(f"threshold must be in (0, 1), got {self.threshold}")
+        check_bootstrap_cap(self.bootstrap)
 
 
 def estimate_seconds(counts: dict[str, int], identity_texts: int, methods: list[str]) -> float:

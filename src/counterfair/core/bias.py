@@ -31,7 +31,7 @@ from ..classifiers.labels import binary_labels, positive_index
 from ..errors import ConfigError, InputError
 from ..io import read_texts
 from ..metrics import fairness as FM
-from ..progress import ProgressHook
+from ..progress import NullProgress, ProgressHook
 from ..records import knob, options_signature
 from ..results import BiasResult
 from ..summaries import Estimate
@@ -45,6 +45,19 @@ def check_threshold_and_bootstrap(threshold: float, bootstrap: int) -> None:
         raise ConfigError(f"threshold must be in (0, 1), got {threshold}")
     if bootstrap < 0:
         raise ConfigError(f"bootstrap must be 0 (no intervals) or positive, got {bootstrap}")
+    check_bootstrap_cap(bootstrap)
+
+
+MAX_BOOTSTRAP = 100_000
+
+
+def check_bootstrap_cap(bootstrap: int) -> None:
+    """Refuse a resample count no interval needs (``--bootstrap 1000000000`` would run for days in silence)."""
+    if bootstrap > MAX_BOOTSTRAP:
+        raise ConfigError(
+            f"bootstrap {bootstrap:,} is more resamples than any interval needs: at most {MAX_BOOTSTRAP:,} (the "
+            "default 1,000 serves a report; 10,000 is the usual choice for publication)"
+        )
 
 
 @dataclass
@@ -78,8 +91,14 @@ class BiasOptions:
             self.identities = self.identities or get_language(self.language).identity_set
 
 
-def memberships(frame: pd.DataFrame, texts: list[str], opts: BiasOptions, origin: str) -> dict[str, np.ndarray]:
-    """Group -> which rows mention it: from the group columns, else from the identity terms matched in the texts."""
+MEMBERSHIP_BLOCK = 2000  # texts per progress step while finding identity terms
+
+
+def memberships(
+    frame: pd.DataFrame, texts: list[str], opts: BiasOptions, origin: str, hook: ProgressHook | None = None
+) -> dict[str, np.ndarray]:
+    """Group -> which rows mention it: from the group columns, else from the identity terms matched in the texts
+    (``hook``: progress over the texts, which the guard may parse)."""
     if opts.group_columns:
         out = {}
         for column in opts.group_columns:
@@ -95,7 +114,13 @@ def memberships(frame: pd.DataFrame, texts: list[str], opts: BiasOptions, origin
     from ..lexicons.attributes import load_identity_set
 
     editor: Any = identity_editor(load_identity_set(opts.identities), guard="spacy" if opts.guard else None)
-    mentioned = [{editor.identities.group_of(m.term) for m in found} for found in editor.identity_matches(texts)]
+    hook = hook or NullProgress()
+    hook.start("finding identity terms" + (" (the guard parses ambiguous ones)" if opts.guard else ""), len(texts))
+    mentioned: list[set[str]] = []
+    for start in range(0, len(texts), MEMBERSHIP_BLOCK):
+        block = texts[start : start + MEMBERSHIP_BLOCK]
+        mentioned += [{editor.identities.group_of(m.term) for m in found} for found in editor.identity_matches(block)]
+        hook.advance(len(block))
     groups = sorted({editor.identities.group_of(t) for t in editor.identities.terms})  # every group, with texts or not
     return {g: np.array([g in text_groups for text_groups in mentioned], dtype=bool) for g in groups}
 
@@ -181,23 +206,33 @@ def _summary_draws(
 
 
 def bias_core(
-    labels: np.ndarray, scores: np.ndarray, members: dict[str, np.ndarray], opts: BiasOptions
+    labels: np.ndarray,
+    scores: np.ndarray,
+    members: dict[str, np.ndarray],
+    opts: BiasOptions,
+    hook: ProgressHook | None = None,
 ) -> dict[str, Any]:
     """The metrics (summary.json's ``overall_auc``, ``generalized_mean``, ``final_metric``, ``fped``, ``fned``,
-    ``groups``) from gold labels, the classifier's scores and group memberships."""
+    ``groups``) from gold labels, the classifier's scores and group memberships (``hook``: progress, one step for
+    the overall AUC, each group, the joint bootstrap and the equality differences)."""
+    hook = hook or NullProgress()
+    hook.start(f"metrics and intervals ({opts.bootstrap:,} resamples each)", len(members) + 3)
     y, s = np.asarray(labels, dtype=bool), np.asarray(scores, dtype=float)
     rng = np.random.default_rng(opts.seed)
     overall = _auc_estimate(y, s, np.arange(y.size), opts, rng)
+    hook.advance(1)
     # each group draws from its own stream (seed, group name): adding a group leaves the others' intervals as they were
-    groups = {
-        g: _group_entry(y, s, m, opts, np.random.default_rng([opts.seed, zlib.crc32(g.encode())]))
-        for g, m in members.items()
-    }
+    groups = {}
+    for g, m in members.items():
+        groups[g] = _group_entry(y, s, m, opts, np.random.default_rng([opts.seed, zlib.crc32(g.encode())]))
+        hook.advance(1)
     means = {metric: FM.power_mean([e[metric]["value"] for e in groups.values()]) for metric in METRICS}
     final = FM.final_metric(overall["value"], list(means.values()))
     # the summary figures rest on every group at once: one joint bootstrap of all rows, on a stream of its own
     draws = _summary_draws(y, s, members, opts, np.random.default_rng([opts.seed, zlib.crc32(b"summary")]))
+    hook.advance(1)
     fped, fned = _equality(y, s >= opts.threshold, members, opts, rng)
+    hook.advance(1)
     return {
         "overall_auc": overall,
         "final_metric": _interval(draws["final_metric"], final, int(y.size)),
@@ -278,9 +313,10 @@ def bias(
     opts = make_options(BiasOptions, {"classifier": clf.spec, **options})
     read, gold = read_labelled(texts, opts, labels)
     texts_ = read.every_text("bias")
-    members = memberships(read.frame, texts_, opts, read.origin)
     from ..progress import resolve_progress
 
-    scores = score_texts(clf, texts_, opts, resolve_progress(progress))
-    summary = bias_summary(bias_core(gold, scores, members, opts), opts, clf, read.origin, len(texts_))
+    hook = resolve_progress(progress)
+    members = memberships(read.frame, texts_, opts, read.origin, hook)
+    scores = score_texts(clf, texts_, opts, hook)
+    summary = bias_summary(bias_core(gold, scores, members, opts, hook), opts, clf, read.origin, len(texts_))
     return BiasResult(bias_rows(read.ids, gold, scores, members), summary)

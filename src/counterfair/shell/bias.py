@@ -50,9 +50,10 @@ def run_bias(
     claim_run_dir(
         Path(out_dir), run_id, {"options": identifying, "input": read.origin}, what="bias run", classifier=clf
     )
-    members = memberships(read.frame, texts, opts, read.origin)
-    scores = score_texts(clf, texts, opts, progress or NullProgress())
-    summary = bias_summary(bias_core(gold, scores, members, opts), opts, clf, read.origin, len(texts))
+    hook = progress or NullProgress()
+    members = memberships(read.frame, texts, opts, read.origin, hook)
+    scores = score_texts(clf, texts, opts, hook)
+    summary = bias_summary(bias_core(gold, scores, members, opts, hook), opts, clf, read.origin, len(texts))
     if parsed:
         summary["gate"] = evaluate_rules(parsed, bias_gate_metrics(summary))
     result = BiasResult(bias_rows(read.ids, gold, scores, members), summary)
