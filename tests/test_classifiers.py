@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -381,3 +382,35 @@ def test_progress_counts_texts_already_scored() -> None:
     done.clear()
     clf.predict_proba(["a", "b", "c", "d", "a"], on_batch=done.append)  # three known, one new, a duplicate
     assert done == [3, 1] and sum(done) == len({"a", "b", "c", "d"})
+
+
+def test_a_bare_path_gets_the_spec_it_most_likely_means(tmp_path: Path) -> None:
+    """#49 item 2: `--classifier model.joblib` answered that it needs counterfair[metrics] (2.2 GB to follow)."""
+    from counterfair.core.needs import classifier_extras
+
+    hf_dir = tmp_path / "bert"
+    hf_dir.mkdir()
+    (hf_dir / "config.json").write_text("{}")
+    for given, meant in (
+        ("model.joblib", "sklearn:model.joblib"),
+        ("scores.csv", "scores:scores.csv"),
+        ("mine.py", "callable:mine.py:FUNCTION"),
+        (str(hf_dir), f"hf:{hf_dir}"),
+    ):
+        assert classifier_extras(given) == ()  # no extra is asked for before the spec is understood
+        with pytest.raises(ConfigError, match=re.escape(f"did you mean {meant}")):
+            load_classifier(given)
+    with pytest.raises(ConfigError, match="use one of: profanity-check"):
+        load_classifier("no-such-thing")
+
+
+def test_a_missing_extra_that_needs_torch_says_to_pin_it_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """#49 item 3: the pip line lacked the torch pin that avoids several GB of CUDA packages."""
+    from counterfair import extras
+
+    real = extras._importable
+    monkeypatch.setattr(extras, "_importable", lambda module: module != "torch" and real(module))
+    err = extras.MissingExtra({"metrics": ["classifier 'hf:x'"]})
+    assert "install it with: pip install torch==2.13.0 && pip install 'counterfair[metrics]'" in str(err)
+    assert "needs counterfair[metrics] (the extra for perplexity" in str(err)
+    assert extras.pip_line(["rate"]) == "pip install 'counterfair[rate]'"  # no torch in the rating app

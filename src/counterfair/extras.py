@@ -52,18 +52,28 @@ EXTRAS: dict[str, Extra] = {
 
 def installed(name: str) -> bool:
     """Whether every module of the extra ``name`` can be imported (nothing is imported)."""
-    extra = EXTRAS[name]
-    for module in extra.modules:
-        try:
-            if importlib.util.find_spec(module) is None:
-                return False
-        except (ImportError, ValueError):
-            return False
-    return True
+    return all(_importable(module) for module in EXTRAS[name].modules)
+
+
+#: the torch release installed before an extra that needs torch: from PyPI this pin is the CPU wheel, where an unpinned
+#: torch pulls several GB of CUDA packages (docs/install.md)
+TORCH_PIN = "torch==2.13.0"
 
 
 def pip_line(names: Iterable[str]) -> str:
-    return f"pip install 'counterfair[{','.join(sorted(set(names)))}]'"
+    """The command that installs the extras ``names``: the torch pin first where one of them needs torch and torch is
+    not installed yet."""
+    wanted = sorted(set(names))
+    line = f"pip install 'counterfair[{','.join(wanted)}]'"
+    needs_torch = any("torch" in EXTRAS[n].modules for n in wanted if n in EXTRAS)
+    return f"pip install {TORCH_PIN} && {line}" if needs_torch and not _importable("torch") else line
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 class MissingExtra(ModelNotAvailable):
@@ -72,7 +82,8 @@ class MissingExtra(ModelNotAvailable):
     def __init__(self, wanted: dict[str, list[str]]) -> None:
         self.wanted = wanted  # extra -> the things that need it
         parts = [
-            f"{', '.join(dict.fromkeys(things))} need{'s' if len(things) == 1 else ''} counterfair[{name}]"
+            f"{', '.join(dict.fromkeys(things))} need{'s' if len(things) == 1 else ''} counterfair[{name}] "
+            f"(the extra for {EXTRAS[name].adds})"
             for name, things in wanted.items()
         ]
         super().__init__("; ".join(parts), pip=pip_line(wanted))

@@ -91,10 +91,33 @@ def kind_for(spec: str) -> tuple[ClassifierKind, str]:
         if not found[1] and not found[0].named:
             raise ConfigError(f"unknown classifier spec {spec!r}; use one of: {spec_forms()}")
         return found
+    guess = likely_spec(spec)
+    if guess is not None:
+        raise ConfigError(f"unknown classifier spec {spec!r}: did you mean {guess}?")
     kind, sep, rest = spec.partition(":")
     if not sep or not rest:
         raise ConfigError(f"unknown classifier spec {spec!r}; use one of: {spec_forms()}")
     raise ConfigError(f"unknown classifier kind {kind!r} in {spec!r}; use one of: {spec_forms()}")
+
+
+_BY_SUFFIX = {".joblib": "sklearn", ".pkl": "sklearn", ".pickle": "sklearn", ".skops": "sklearn", ".csv": "scores"}
+_BY_MARKER = {"config.json": "hf", "meta.json": "spacy"}  # a transformers directory, a spaCy pipeline
+
+
+def likely_spec(spec: str) -> str | None:
+    """The spec a bare path most likely means, by its suffix or, for a folder, the file that marks its kind: a saved
+    scikit-learn model (``sklearn:``), a scores table (``scores:``), a Python file (``callable:FILE:FUNC``), a
+    transformers or spaCy folder (``hf:``, ``spacy:``); None when it looks like none of them."""
+    path = Path(spec).expanduser()
+    if path.suffix.lower() == ".py":
+        return f"callable:{spec}:FUNCTION (the function that scores a list of texts)"
+    if path.suffix.lower() in _BY_SUFFIX:
+        return f"{_BY_SUFFIX[path.suffix.lower()]}:{spec}"
+    if path.is_dir():
+        for marker, kind in _BY_MARKER.items():
+            if (path / marker).is_file():
+                return f"{kind}:{spec}"
+    return None
 
 
 # ------------------------------------------------------------------------------------------------ built-in kinds

@@ -128,6 +128,17 @@ def evaluate(
         return
     source = sample_pairs_path() if demo else Path(pairs[0]) if pairs else None
     assert source is not None
+    if options.left_out:
+        from rich.markup import escape
+
+        from ..extras import pip_line
+
+        console.print(
+            escape(
+                f"{' and '.join(options.left_out)} need counterfair[metrics], which is not installed: left out "
+                f"(add them with {pip_line(['metrics'])}); the others need no extra"
+            )
+        )
     from ..core.evaluate import estimate
 
     cost = estimate(source, options)

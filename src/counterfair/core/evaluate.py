@@ -86,6 +86,8 @@ class EvaluateOptions:
     engine_batch: int = 128  # texts per batch sent to a Ray worker
 
     metrics_explicit: bool = field(init=False, default=False, metadata={"identity": False})
+    #: default metrics left out because their extra is not installed (the core install), for the command to say
+    left_out: list[str] = field(init=False, default_factory=list, metadata={"identity": False})
 
     def classifier_spec(self) -> str:
         """The named classifier's spec (an error when none was named)."""
@@ -96,6 +98,11 @@ class EvaluateOptions:
     def __post_init__(self) -> None:
         self.metrics_explicit = self.metrics is not None
         self.metrics = resolve_metrics(self.metrics)
+        if not self.metrics_explicit:  # the default set on the core install: what runs without an extra
+            from ..extras import installed
+
+            self.left_out = [m for m in self.metrics if not all(installed(e) for e in CARDS[m].extras)]
+            self.metrics = [m for m in self.metrics if m not in self.left_out]
         needing = [m for m in self.metrics if m in classifier_metrics()]
         if self.classifier is None and needing:
             if self.metrics_explicit:  # never a guessed classifier: a toxicity model's flips on sentiment data are 0

@@ -30,15 +30,15 @@ def llm_extras(spec: str | None) -> tuple[str, ...]:
 
 
 def classifier_extras(spec: Any) -> tuple[str, ...]:
-    """The extras a classifier spec's kind needs (a classifier object: none; a spec no kind claims: a hub id or a
-    transformers directory, so ``metrics``)."""
+    """The extras a classifier spec's kind needs (a classifier object, or a spec no kind claims: none; loading it
+    names the forms, and the kind a path looks like: "did you mean sklearn:model.joblib?")."""
     if not isinstance(spec, str) or not spec:
         return ()
     from ..classifiers.kinds import find_kind
 
     found = find_kind(spec)
     if found is None:
-        return ("metrics",)
+        return ()
     kind, _ = found
     if kind.name == "llm-classifier":
         return llm_extras(spec.partition(":")[2])
