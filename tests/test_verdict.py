@@ -160,3 +160,18 @@ def test_piped_console_tables_keep_every_name(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     assert "…" not in done.stdout  # rich truncated names at 80 columns in a pipe ("race_ethni…")
     assert re.search(r"│ race_ethnicity +│", done.stdout)
+
+
+def test_the_first_line_says_when_the_built_in_classifier_was_audited_on_the_users_data() -> None:
+    """#49 item 5: without --classifier, an audit of the user's data audited profanity-check with one console line."""
+    effects = _effects({"sexuality": _estimate(0.09, 0.05, 0.13, "material")}, {})
+    builtin = {"classifier": {"spec": "profanity-check"}, "effects": effects}
+    mine = verdict(_summary(**builtin, input={"source": "comments.csv"}))
+    assert mine.lines()[0].startswith(
+        "Verdict: of the built-in profanity-check (a bag-of-words toxicity model; to audit your own, name it with "
+        "--classifier, classifier= in Python) — material identity effects for sexuality"
+    )
+    demo = verdict(_summary(**builtin, input={"source": str(demo_path())}))
+    assert demo.lines()[0].startswith("Verdict: material identity effects for sexuality")
+    own = verdict(_summary(effects=effects, input={"source": "comments.csv"}))  # classifier "x": the user's own
+    assert own.lines()[0].startswith("Verdict: material identity effects for sexuality")
