@@ -47,6 +47,7 @@ def test_overwrite_removes_only_what_the_run_wrote(tmp_path: Path) -> None:
     listed = json.loads((run / "run.json").read_text())["files"]
     assert {"pairs.csv", "slots.csv", "summary.json", "report.html", "scores.jsonl", "generate"} <= set(listed)
     assert ".lock" not in listed and "run.json" not in listed
+    assert not list(run.rglob(".lock"))  # #49 item 9: a finished run (and its generate runs) leaves no lock file
     (run / "my-notes.md").write_text("kept")  # a user's file, put into the run directory afterwards
     (run / "pairs.csv").write_text("stale")
     done = _audit(data, run, "--overwrite", "--threshold", "0.4")  # other options: a new run replaces the old one

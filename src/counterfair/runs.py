@@ -144,16 +144,24 @@ def lock_run_dir(target: Path) -> None:
     key = str(Path(target).resolve())
     if key in _HELD:
         return
-    fd = os.open(Path(target) / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        holder = os.pread(fd, 32, 0).decode("ascii", errors="replace").strip() or "unknown"
+    lock = Path(target) / ".lock"
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.pread(fd, 32, 0).decode("ascii", errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise ConfigError(
+                f"{target} is in use by another counterfair run (pid {holder}); wait for it to finish, or choose "
+                "another --out"
+            ) from None
+        try:  # the holder we waited on may have removed the file as it finished: lock the file that is there now
+            if os.stat(lock).st_ino == os.fstat(fd).st_ino:
+                break
+        except FileNotFoundError:
+            pass
         os.close(fd)
-        raise ConfigError(
-            f"{target} is in use by another counterfair run (pid {holder}); wait for it to finish, or choose another "
-            "--out"
-        ) from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     _HELD[key] = fd
@@ -194,9 +202,12 @@ def _empty_run_dir(target: Path) -> None:
 
 
 def release_run_dir(target: Path) -> None:
-    """Give up the lock of :func:`lock_run_dir` (the process's end does the same)."""
+    """Give up the lock of :func:`lock_run_dir` and remove its file, so a finished run leaves no ``.lock`` (a killed
+    one leaves the file, unlocked: the next run takes it)."""
     fd = _HELD.pop(str(Path(target).resolve()), None)
     if fd is not None:
+        with contextlib.suppress(OSError):
+            os.unlink(Path(target) / ".lock")  # while still holding it: a run that opened it re-checks (lock_run_dir)
         os.close(fd)  # closing the descriptor releases the flock
 
 
