@@ -14,9 +14,9 @@ from counterfair.detectors import (
     KeywordLLMDetector,
     MLPDetector,
     load_detector,
-    resolve_detector,
     train_attribute_classifier,
 )
+from counterfair.editors.registry import resolve_detector
 from counterfair.errors import ConfigError, InputError
 from counterfair.lexicons.attributes import load_attribute
 

@@ -47,8 +47,22 @@ def test_the_checker_finds_each_defect(tmp_path: Path) -> None:
     (package / "core" / "shelly.py").write_text(
         "def run():\n    from ..runs import claim_run_dir\n\n    return claim_run_dir()\n"
     )
+    # a cycle through a package's __init__, which imports its submodule whenever the package is imported (#48: the
+    # checker dropped that edge and missed a cycle of 7 modules); an import for annotations only runs never
+    (package / "pkg").mkdir()
+    (package / "pkg" / "__init__.py").write_text("from .kinds import kind\n")
+    (package / "pkg" / "kinds.py").write_text("def kind():\n    from ..e import user\n\n    return user\n")
+    (package / "e.py").write_text("from .pkg import kind\n\n\ndef user():\n    return kind\n")
+    (package / "f.py").write_text(
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from .g import G\n\n\ndef f(x: 'G'):\n"
+        "    return x\n"
+    )
+    (package / "g.py").write_text("from .f import f\n\nG = f\n")
     report = _checker().check(package)
-    assert report.cycles == [["counterfair.a", "counterfair.b"]]
+    assert report.cycles == [
+        ["counterfair.a", "counterfair.b"],
+        ["counterfair.e", "counterfair.pkg", "counterfair.pkg.kinds"],
+    ]
     assert report.private_imports == ["counterfair.c:1 imports counterfair.b._hidden"]
     assert report.summary_reads == ["counterfair.c:5: return summary['ctf_gap']"]  # d.py writes, it does not read
     assert report.long_functions == ["counterfair.core.long:1 long: 62 lines"]

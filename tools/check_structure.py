@@ -65,10 +65,29 @@ def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
     return ".".join([*base, node.module] if node.module else base)
 
 
+def _runtime_nodes(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every node that can run: all of them but the bodies of ``if TYPE_CHECKING:`` (imports for annotations only,
+    which never execute; lazy imports inside functions do run, and count)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            stack.extend(node.orelse)
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
 def _imports(module: str, path: Path, known: dict[str, Path]) -> Iterator[tuple[str, list[str], int]]:
     """(imported module, names taken from it, line) for every import of a package module in ``path``."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
+    for node in _runtime_nodes(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name in known:
@@ -124,8 +143,10 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def _is_ancestor(a: str, b: str) -> bool:
-    """A package importing its own submodule (or a submodule its package's ``__init__``) is no cycle of layers."""
-    return b.startswith(a + ".") or a.startswith(b + ".")
+    """A submodule importing its own package's ``__init__`` (which Python has run before the submodule anyway) is no
+    edge of the layering. A package's ``__init__`` importing one of its submodules is: that import runs whenever the
+    package is imported, so it is counted (dropping it hid a cycle of 7 modules, #48)."""
+    return a.startswith(b + ".")
 
 
 def check(root: Path = PACKAGE) -> Report:

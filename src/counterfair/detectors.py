@@ -516,16 +516,6 @@ class KeywordLLMDetector:
 DETECTORS_WITH_LLM = ("llm", "keyword+llm")
 
 
-def resolve_detector(spec: str, methods: Sequence[str]) -> str:
-    """``auto``: ``keyword+llm`` when a method calls the run's LLM anyway (``llm``), else ``keyword`` (which a run
-    records, so a run without an LLM keeps the identity it had before ``auto``); any other spec as it is."""
-    if spec != "auto":
-        return spec
-    from .editors.registry import editor_spec
-
-    return "keyword+llm" if any(editor_spec(m).needs_llm for m in methods) else "keyword"
-
-
 def load_detector(spec: str, attribute: Attribute, *, llm: Any = None) -> AttributeDetector:
     """``keyword``, ``mlp:DIR[#LABEL]``, ``llm`` or ``keyword+llm`` (the last two use ``llm``)."""
     kind, _, rest = spec.partition(":")

@@ -39,8 +39,7 @@ from ..analysis.placebo import identity_effects, load_placebo, placebo_texts
 from ..analysis.slots import SLOT_COLUMNS, scored_slots, slot_effects, slot_texts
 from ..classifiers import CachedClassifier
 from ..classifiers.labels import binary_labels, checked_positive_index, positive_index
-from ..detectors import resolve_detector
-from ..editors.registry import default_editors, editor_spec
+from ..editors.registry import default_editors, editor_spec, resolve_detector
 from ..errors import ConfigError, InputError
 from ..io import (
     missing_as_nan,

@@ -31,10 +31,10 @@ import pandas as pd
 
 from .. import __version__
 from ..checkpoint import MemorySink
-from ..detectors import DETECTORS_WITH_LLM, resolve_detector
+from ..detectors import DETECTORS_WITH_LLM
 from ..editors.base import EditorBase
 from ..editors.filters import CandidateFilter, FilterConfig, Verdict, best
-from ..editors.registry import default_editors, editor_names, editor_spec
+from ..editors.registry import default_editors, editor_names, editor_spec, resolve_detector
 from ..errors import ConfigError, LLMInputsFailed
 from ..io import (
     read_texts,

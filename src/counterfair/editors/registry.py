@@ -9,7 +9,7 @@ and the conformance tests walk every registered editor.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -288,3 +288,13 @@ _builtin(
     needs_llm=True,
 )
 _builtin("external", _external, "counterfactuals from a file", commands=("feedback",), argument="PATH")
+
+
+def resolve_detector(spec: str, methods: Sequence[str]) -> str:
+    """``auto``: ``keyword+llm`` when a method calls the run's LLM anyway (``llm``), else ``keyword`` (which a run
+    records, so a run without an LLM keeps the identity it had before ``auto``); any other spec as it is. (Here, not in
+    :mod:`counterfair.detectors`: it reads the editors' specs, and detectors importing the registry closed a cycle of
+    7 modules, #48.)"""
+    if spec != "auto":
+        return spec
+    return "keyword+llm" if any(editor_spec(m).needs_llm for m in methods) else "keyword"
