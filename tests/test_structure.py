@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -70,34 +72,16 @@ def test_the_checker_finds_each_defect(tmp_path: Path) -> None:
     assert report.failed()
 
 
-def test_old_module_paths_warn_and_hand_out_the_moved_module() -> None:
+def test_the_old_module_paths_are_gone() -> None:
+    """#48: the shims that re-exported moved modules "for one release" of a package never released are removed."""
     import importlib
-    import warnings
 
-    import counterfair.analysis.gate
-    import counterfair.core.audit
-    import counterfair.shell.audit
-    import counterfair.views.report.plots
-
-    for name in ("counterfair._audit", "counterfair.gate", "counterfair.report", "counterfair.report.plots"):
-        sys.modules.pop(name, None)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        old = importlib.import_module("counterfair._audit")
-        gate = importlib.import_module("counterfair.gate")
-        plots = importlib.import_module("counterfair.report.plots")
-    assert gate is counterfair.analysis.gate and plots is counterfair.views.report.plots
-    # a command's old module hands out the names of its core and of its shell
-    assert old.AuditOptions is counterfair.core.audit.AuditOptions
-    assert old.run_audit is counterfair.shell.audit.run_audit
-    messages = [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]
-    assert "counterfair._audit moved to counterfair.core.audit and counterfair.shell.audit" in messages[0]
-    assert any("counterfair.report moved to counterfair.views.report" in m for m in messages)
+    for name in ("counterfair._audit", "counterfair.gate", "counterfair.placebo", "counterfair.report"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(name)
 
 
 def test_the_top_level_holds_the_verbs_options_results_and_errors() -> None:
-    import warnings
-
     import counterfair as cf
 
     names = dir(cf)
@@ -105,10 +89,7 @@ def test_the_top_level_holds_the_verbs_options_results_and_errors() -> None:
         names
     )
     assert "read_table" not in names and "PerplexityScorer" not in names
+    assert {"suite", "SuiteOptions", "SuiteResult", "bias", "BiasOptions", "BiasResult"} <= set(cf.__all__)
     assert cf.CTFOptions().n_resamples == 2000 and cf.FeedbackOptions().steps == 5
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        from counterfair.io import read_table
-
-        assert cf.read_table is read_table  # still there for one release, with a warning naming its home
-    assert "counterfair.read_table moved to counterfair.io.read_table" in str(caught[0].message)
+    with pytest.raises(AttributeError, match="has no attribute 'read_table'"):
+        cf.read_table  # noqa: B018 - at home in counterfair.io

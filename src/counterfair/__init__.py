@@ -60,23 +60,6 @@ _LAZY = {
     "BiasResult": "counterfair.results",
     "SuiteResult": "counterfair.results",
 }
-#: names the top level held before it was limited to the verbs, options, results and errors: still there for one
-#: release, with a warning that names their home
-_MOVED = {
-    "load_classifier": "counterfair.classifiers",
-    "read_table": "counterfair.io",
-    "write_table": "counterfair.io",
-    "tokenize": "counterfair.text",
-    "word_distance": "counterfair.text",
-    "TermMatcher": "counterfair.text",
-    "PerplexityScorer": "counterfair.metrics",
-    "BERTScoreScorer": "counterfair.metrics",
-    "MetricCard": "counterfair.metrics",
-    "PairTexts": "counterfair.metrics",
-    "register_metric": "counterfair.metrics",
-    "unregister_metric": "counterfair.metrics",
-}
-
 __all__ = [
     "SCHEMA_VERSION",
     "AuditOptions",
@@ -102,6 +85,8 @@ __all__ = [
     "ModelNotAvailable",
     "OutputError",
     "SchemaError",
+    "SuiteOptions",
+    "SuiteResult",
     "__version__",
     "as_classifier",
     "audit",
@@ -117,6 +102,7 @@ __all__ = [
     "run_audit",
     "run_ctf",
     "run_generate",
+    "suite",
 ]
 
 
@@ -125,16 +111,6 @@ def __getattr__(name: str) -> Any:
         return import_module("counterfair.editors")
     if name in _LAZY:
         return getattr(import_module(_LAZY[name]), name)
-    if name in _MOVED:
-        import warnings
-
-        warnings.warn(
-            f"counterfair.{name} moved to {_MOVED[name]}.{name}; the top level keeps the verbs, options, results and "
-            "errors (the old name goes in the next release)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(import_module(_MOVED[name]), name)
     raise AttributeError(f"module 'counterfair' has no attribute {name!r}")
 
 

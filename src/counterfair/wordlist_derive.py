@@ -1,5 +1,0 @@
-"""Moved to :mod:`counterfair.lexicons.derive` (importable from here for one release)."""
-
-from ._moved import alias
-
-alias(__name__, "counterfair.lexicons.derive")
