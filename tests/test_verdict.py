@@ -132,6 +132,10 @@ def test_the_report_opens_with_the_verdict_and_states_a_failed_gate(gated: tuple
     assert report_md.index("Fairness gate: FAIL") < report_md.index(
         "| method | attribute | with counterfactual | mean change [95% CI] | mean abs change | flips |"
     )
+    # one name for the per-group CTF gap, defined where it is shown (#49 item 8)
+    heading = report_md.index("| group of the original word | CTF gap |")
+    assert report_md[heading - 2].startswith("Per group: the CTF gap of the swaps whose original word belongs")
+    assert '<th class="l">group of the original word</th>' in page and "Per group: the CTF gap of the swaps" in page
     assert result._repr_html_().index("Verdict:") < result._repr_html_().index("<table")  # the notebook view
     assert markdown(result.summary).splitlines()[2] == report_md[2]
 

@@ -116,7 +116,7 @@ def audit_view(summary: dict[str, Any] | Record, *, with_verdict: bool = True) -
     for name, ctf in s.swap_gaps().items():
         by_group = ctf.by_group or {}
         worst = max(by_group.items(), key=lambda kv: kv[1].value or 0, default=(None, None))[0]
-        parts.append(f"CTF gap over {name} swaps: {fmt(ctf.value)} (largest for {worst})")
+        parts.append(f"CTF gap over {name} swaps: {fmt(ctf.value)} (largest for swaps of {worst}'s words)")
     if s.effects and s.effects.identity_effect and s.effects.identity_effect.by_group:
         parts.append(effects_table(s.effects))
     if s.coverage and s.coverage.unreached:
