@@ -1,11 +1,12 @@
 """Peak memory of the main commands as the input grows (#47): ``audit``, ``ctf`` and ``bias`` on 1k, 10k, 100k and
-200k short texts, each in its own process, its resident memory sampled every 0.25 s from ``/proc``.
+200k short texts, each in its own process, its resident memory sampled every 0.5 s from ``/proc``
+(``generate_stream.watched``).
 
 Texts: ``scale.py``'s (Dixon's madlibs, the nlp_ctf Civil Comments, the demo sentences; numbered once repeated;
-9 words on average; about 29 % name an identity term). Labels for ``bias``: seeded coin flips (memory does not depend
-on them). ``audit`` runs its default methods (ablation, substitution, swap) with the default classifier;
-``ctf`` and ``bias`` their defaults. A size is skipped for a command once the previous size's extrapolated peak
-would exceed ``--max-gib`` (the machine's memory is shared).
+9 words on average; the madlibs come first, so nearly every text of the smaller sizes names an identity term).
+Labels for ``bias``: seeded coin flips (memory does not depend on them). ``audit`` runs its default methods
+(ablation, substitution, swap) with the default classifier; ``ctf`` and ``bias`` their defaults. A size is skipped
+for a command once the previous sizes' rate puts its peak above ``--max-gib`` (the machine's memory is shared).
 
 Reported per run: wall time, peak RSS, RSS at 25 / 50 / 90 % of the wall time (flat means the last two agree), KiB
 per text between the two largest sizes run, and the peak extrapolated linearly to 200,000 texts.
@@ -93,7 +94,8 @@ def main() -> None:
             for n in sizes:
                 guess = extrapolate(runs)
                 if guess["kib_per_text"] is not None:
-                    expected = (runs[-1]["peak_rss_mib"] + guess["kib_per_text"] * (n - runs[-1]["texts"]) / 1024) / 1024
+                    grown = guess["kib_per_text"] * (n - runs[-1]["texts"]) / 1024
+                    expected = (runs[-1]["peak_rss_mib"] + grown) / 1024
                     if expected > args.max_gib:
                         print(f"{command:5} {n:>7} texts: skipped (about {expected:.1f} GiB expected)", flush=True)
                         continue
