@@ -100,6 +100,13 @@ def test_user_identity_sets(tmp_path: Path) -> None:
         load_identity_set(["gay", "Gay"])
     with pytest.raises(ConfigError, match="at least two terms"):
         load_identity_set(["gay"])
+    assert load_identity_set(["gay"], min_terms=1).terms == ("gay",)  # bias finds terms, it swaps none
+    assert load_identity_set("gay,muslim,black,klingon").groups == {  # #49 item 11: the built-in groups, not "other"
+        "black": "race_ethnicity",
+        "gay": "sexuality",
+        "klingon": "klingon",
+        "muslim": "religion",
+    }
     with pytest.raises(ConfigError, match="unknown identity set"):
         load_identity_set("nonsense")
 

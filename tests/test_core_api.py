@@ -128,7 +128,9 @@ def test_audit_in_memory_equals_the_shell(tmp_path: Path) -> None:
     assert lgbq["pairs"] == 6
     # by hand: text 0 -> |0|, |0.8|, |0| (mean 0.267); text 1 -> 0.8 three times; CTF gap = mean over texts = 0.533
     assert result.ctf_gap == pytest.approx((0.8 / 3 + 0.8) / 2)
-    assert result.ctf_by_group.loc["other", "ctf_gap"] == pytest.approx((0.8 / 3 + 0.8) / 2)  # a custom list: "other"
+    # a bare list of terms: each term in the built-in set's group (#49 item 11; was one group "other")
+    assert result.ctf_by_group.loc["religion", "ctf_gap"] == pytest.approx(0.8 / 3)  # text 0's word is "Muslim"
+    assert result.ctf_by_group.loc["sexuality", "ctf_gap"] == pytest.approx(0.8)  # text 1's is "gay"
     html = result._repr_html_()
     assert "<table" in html and "data:image/png;base64" in html
     saved = result.save(tmp_path / "saved")

@@ -207,3 +207,24 @@ def test_bias_reports_progress_for_each_stage_and_caps_the_bootstrap(tmp_path: P
         cf.bias(texts[:4], labels=[0, 1, 0, 1], bootstrap=1_000_000_000)
     with pytest.raises(ConfigError, match="at most 100,000"):
         cf.audit(texts[:4], bootstrap=100_001)
+
+
+def test_a_run_stopped_by_its_checks_gives_the_folder_back_and_a_one_term_set_serves_bias(tmp_path: Path) -> None:
+    """#49 item 11: a run that failed an option check after its claim held --out until --overwrite; a one-term set was
+    refused by bias, which swaps nothing; a list of terms made one group "other"."""
+    data = tmp_path / "labelled.csv"
+    pd.DataFrame({"text": ["I am gay", "hello", "my gay friend", "a Muslim prayer"], "label": [1, 0, 0, 1]}).to_csv(
+        data, index=False
+    )
+    out = tmp_path / "run"
+    base = ("bias", str(data), "--label-column", "label", "--out", str(out), "-q")
+    done = run_cli(*base, "--group-columns", "nope", cwd=tmp_path)
+    assert done.returncode == 2 and "no group column 'nope'" in done.stderr
+    assert not (out / "run.json").exists()  # the claim is given back: nothing was written
+    done = run_cli(*base, "--identities", "gay", cwd=tmp_path)  # other options, same folder: not refused
+    assert done.returncode == 0, done.stderr
+    assert set(json.loads((out / "summary.json").read_text())["groups"]) == {"sexuality"}
+    done = run_cli(*base[:-3], "--out", str(tmp_path / "three"), "--identities", "gay,muslim,black", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    groups = json.loads((tmp_path / "three" / "summary.json").read_text())["groups"]
+    assert set(groups) == {"sexuality", "religion", "race_ethnicity"}

@@ -211,6 +211,18 @@ def release_run_dir(target: Path) -> None:
         os.close(fd)  # closing the descriptor releases the flock
 
 
+_NEW_CLAIMS: set[str] = set()  # run directories whose run.json this process's current run wrote
+
+
+def _unclaim_if_empty(target: Path) -> None:
+    """A run that stopped (bad input or options found after the claim, an error) before writing anything but its
+    run.json gives the folder back: the corrected command starts afresh instead of being refused as a different run
+    (#49 item 11). A run that wrote anything (a checkpoint to resume) keeps its claim."""
+    with contextlib.suppress(OSError):
+        if {p.name for p in target.iterdir()} <= set(_OWN):
+            (target / "run.json").unlink(missing_ok=True)
+
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -220,13 +232,20 @@ def holds_run_dir(shell: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(shell)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        out_dir = kwargs.get("out_dir", args[1] if len(args) > 1 else None)
+        failed = True
         try:
-            return shell(*args, **kwargs)
+            result = shell(*args, **kwargs)
+            failed = False
+            return result
         finally:
-            out_dir = kwargs.get("out_dir", args[1] if len(args) > 1 else None)
             if isinstance(out_dir, str | Path):
                 target = Path(out_dir)
-                if str(target.resolve()) in _HELD:  # this process claimed it: list what the run wrote
+                key = str(target.resolve())
+                if failed and key in _NEW_CLAIMS:
+                    _unclaim_if_empty(target)
+                _NEW_CLAIMS.discard(key)
+                if key in _HELD:  # this process claimed it: list what the run wrote
                     with contextlib.suppress(OSError, ValueError):
                         record_files(target)
                 release_run_dir(target)
@@ -270,6 +289,7 @@ def claim_run_dir(
     run_file = target / "run.json"
     if not run_file.exists():
         write_json({**run_id, **extra, "kind": what}, run_file)
+        _NEW_CLAIMS.add(key)
         return
     previous = json.loads(run_file.read_text(encoding="utf-8"))
     held = previous.get("kind", what)  # directories from before runs recorded their kind: taken as this kind

@@ -113,7 +113,8 @@ def memberships(
     from ..editors.registry import identity_editor
     from ..lexicons.attributes import load_identity_set
 
-    editor: Any = identity_editor(load_identity_set(opts.identities), guard="spacy" if opts.guard else None)
+    found = load_identity_set(opts.identities, min_terms=1)  # bias swaps nothing: one term is one group
+    editor: Any = identity_editor(found, guard="spacy" if opts.guard else None)
     hook = hook or NullProgress()
     hook.start("finding identity terms" + (" (the guard parses ambiguous ones)" if opts.guard else ""), len(texts))
     mentioned: list[set[str]] = []

@@ -368,8 +368,8 @@ def _identity_from(data: Mapping[str, Any], *, where: str, name: str) -> Identit
     both = {t.lower() for t in train} & {t.lower() for t in heldout}
     if both:
         raise ConfigError(f"{where}: terms in both 'train' and 'heldout': {', '.join(sorted(both))}")
-    if len(train) + len(heldout) < 2:
-        raise ConfigError(f"{where}: an identity set needs at least two terms to swap between")
+    if len(train) + len(heldout) < 1:
+        raise ConfigError(f"{where}: an identity set needs at least one term")
     if "ambiguous" in data:
         ambiguous = frozenset(t.lower() for t in _terms(data.get("ambiguous"), where=where, key="ambiguous"))
     else:  # a user's set: the built-in ambiguous words (colours, ages, ...) that it contains
@@ -384,6 +384,9 @@ def _identity_from(data: Mapping[str, Any], *, where: str, name: str) -> Identit
             if term.lower() not in known:
                 raise ConfigError(f"{where}: group {group!r} lists {term!r}, which is not one of the set's terms")
             groups[term.lower()] = str(group)
+    if not raw_groups and "name" not in data:  # a bare list of terms ("gay,muslim,black"): the built-in set's group
+        builtin = _builtin_identity("dixon50").groups  # of each term it knows, else the term is its own group
+        groups = {t: builtin.get(t, t) for t in sorted(known)}  # (was one group "other" for all: #49 item 11)
     language = str(data.get("language") or "en")
     inflections: dict[str, TermInflection] = {}
     if language != "en" or "inflections" in data:
@@ -566,7 +569,10 @@ def load_swap_set(spec: str) -> IdentitySet | GenderSet:
         return _builtin_swap_set(spec)
     path = Path(spec).expanduser()
     if path.suffix.lower() in (".yaml", ".yml", ".json") and path.exists():
-        return _swap_set_from(_read_mapping(path), where=str(path), name=path.stem)
+        found = _swap_set_from(_read_mapping(path), where=str(path), name=path.stem)
+        if isinstance(found, IdentitySet) and len(found.terms) < 2:
+            raise ConfigError(f"{path}: an identity set needs at least two terms to swap between")
+        return found
     return load_identity_set(spec)
 
 
@@ -588,8 +594,16 @@ def identity_set_in(spec: str | Sequence[str] | None, language: str = "en") -> I
     return found
 
 
-def load_identity_set(spec: str | Sequence[str] | None = None) -> IdentitySet:
-    """``None``/``"dixon50"``: the built-in set; a YAML/JSON/TXT file; a comma-separated string; or a list."""
+def load_identity_set(spec: str | Sequence[str] | None = None, *, min_terms: int = 2) -> IdentitySet:
+    """``None``/``"dixon50"``: the built-in set; a YAML/JSON/TXT file; a comma-separated string; or a list.
+    ``min_terms``: 2 to swap between terms; 1 where the terms are only found (``bias``'s groups)."""
+    found = _load_identity_set(spec)
+    if len(found.terms) < min_terms:
+        raise ConfigError(f"identity set {found.name!r}: an identity set needs at least two terms to swap between")
+    return found
+
+
+def _load_identity_set(spec: str | Sequence[str] | None) -> IdentitySet:
     if spec is None:
         return _builtin_identity("dixon50")
     if not isinstance(spec, str):
@@ -613,6 +627,8 @@ def load_identity_set(spec: str | Sequence[str] | None = None) -> IdentitySet:
         )
     if "," in spec:
         return _identity_from({"terms": [t for t in spec.split(",") if t.strip()]}, where="--identities", name="custom")
+    if spec.strip().lower() in {t.lower() for t in _builtin_identity("dixon50").terms}:  # one known term: "gay"
+        return _identity_from({"terms": [spec.strip()]}, where="--identities", name="custom")
     raise ConfigError(
         f"unknown identity set {spec!r}; built-in sets: {', '.join(known_identity_sets())}; or give a file "
         "(.yaml/.json/.txt) or a comma-separated list of terms"

@@ -7,7 +7,6 @@ from typing import Any
 
 from ..core.ctf import CTFOptions, ctf_core
 from ..core.needs import require
-from ..errors import CounterfairError
 from ..runs import holds_run_dir
 
 
@@ -37,15 +36,10 @@ def run_ctf(
     rows = row_strings(frame)
     run_id = {"options_fingerprint": fingerprint(identifying), "input_sha256": input_sha256(source, rows)}
     extra = {"options": identifying, "input": origin}
-    # claimed once the input is read, before any work: a rerun that differs (or a second process) is refused now
-    new_claim = not (target / "run.json").exists()
+    # claimed once the input is read, before any work: a rerun that differs (or a second process) is refused now;
+    # bad input found while computing (a row without a label) gives the claim back (runs.holds_run_dir)
     claim_run_dir(target, run_id, extra, what="ctf run", classifier=clf)
-    try:
-        pairs, summary = ctf_core(frame, clf, progress=progress, origin=origin, **options)
-    except CounterfairError:
-        if new_claim:  # bad input found while computing (a row without a label): nothing was written, so the claim
-            (target / "run.json").unlink(missing_ok=True)  # goes too and the corrected rerun is not refused
-        raise
+    pairs, summary = ctf_core(frame, clf, progress=progress, origin=origin, **options)
     write_table(pairs, target / "pairs.csv")
     write_json(summary, target / "summary.json")
     write_report(target)  # report.html, report.md: the verdict first
