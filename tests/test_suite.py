@@ -177,3 +177,23 @@ def test_names_from_the_data_are_inert_in_report_md(tmp_path: Path) -> None:
     assert "<script>" not in report and "&lt;script>alert(1)&lt;/script>" in report
     html = (tmp_path / "suite" / "report.html").read_text(encoding="utf-8")
     assert "<script>alert(1)" not in html
+
+
+def test_hatechecks_ids_are_kept_the_background_is_said_and_a_functionality_below_the_overall_is_listed() -> None:
+    """#49 item 10: rows.csv's case_id held the row number beside HateCheck's own ids; the report did not say that
+    cases without a target are background in the AUCs; a functionality whose whole interval lay below the overall
+    accuracy was not listed unless it also lay below the overall interval."""
+    from counterfair.summaries import Estimate
+    from counterfair.views.pages import _below, suite_page
+
+    cases = CASES.assign(case_id=[f"hc-{i * 7}" for i in range(len(CASES))])
+    result = cf.suite(cases, keyword_classifier, bootstrap=0)
+    assert result.rows["case_id"].tolist() == cases["case_id"].tolist()
+    assert result.summary["input"]["id_column"] == "case_id" and result.summary["input"]["without_target"] == 1
+    assert "(1 cases without a target are background in every group's AUCs)" in "\n".join(
+        suite_page(result.summary).lines()
+    )
+    assert cf.suite(CASES, keyword_classifier, bootstrap=0).rows["case_id"].tolist()[:2] == ["0", "1"]  # no column
+    overall = Estimate(value=0.436, ci_low=0.42, ci_high=0.45, n=3728)
+    spell = Estimate(value=0.345, ci_low=0.269, ci_high=0.425, n=140)
+    assert _below({"spell_char_del_h": spell}, overall) == ["spell_char_del_h"]

@@ -23,7 +23,7 @@ from .. import __version__
 from ..classifiers import CachedClassifier
 from ..classifiers.labels import binary_labels, positive_index
 from ..errors import InputError
-from ..io import read_texts
+from ..io import read_texts, row_ids
 from ..metrics import fairness as FM
 from ..progress import ProgressHook
 from ..records import knob
@@ -32,6 +32,7 @@ from ..text import indefinite_article
 from .bias import BiasOptions, bias_core, check_threshold_and_bootstrap
 
 BUILTIN = "counterfair-templates"  # the name the built-in suite is recorded under
+CASE_ID = "case_id"  # HateCheck's id column: a suite's case ids when no --id-column is given
 FEW = 10  # a cell with fewer cases is marked as resting on few cases
 
 
@@ -170,6 +171,7 @@ class SuiteInput:
     gold: np.ndarray
     functionality: pd.Series
     target: pd.Series | None
+    id_column: str | None = None  # where the case ids come from (None: the row numbers)
 
 
 def read_suite(source: Any, opts: SuiteOptions) -> SuiteInput:
@@ -185,6 +187,9 @@ def read_suite(source: Any, opts: SuiteOptions) -> SuiteInput:
         columns[opts.target_column] = "--target-column"
     read = read_texts(source, text_column=opts.text_column, id_column=opts.id_column, columns=columns,
                       encoding=opts.encoding, origin=origin)  # fmt: skip
+    id_column, ids = opts.id_column, read.ids
+    if id_column is None and CASE_ID in read.frame.columns:  # HateCheck's own ids, picked up by themselves (a join
+        id_column, ids = CASE_ID, row_ids(read.frame, CASE_ID, origin=read.origin)  # back on them went wrong)
     if not read.texts:
         raise InputError(f"{read.origin}: the suite has no cases")
     missing = [i for i, t in enumerate(read.texts) if not t]
@@ -196,7 +201,7 @@ def read_suite(source: Any, opts: SuiteOptions) -> SuiteInput:
         raise InputError(f"{read.origin}: row {row} has no functionality in column {opts.functionality_column!r}")
     target = read.frame[opts.target_column].reset_index(drop=True) if opts.target_column else None
     gold = binary_labels(read.frame, opts.label_column, read.origin)
-    return SuiteInput(read.origin, read.ids, read.every_text("suite run"), gold, functionality, target)
+    return SuiteInput(read.origin, ids, read.every_text("suite run"), gold, functionality, target, id_column)
 
 
 def score_cases(clf: CachedClassifier, texts: list[str], opts: SuiteOptions, hook: ProgressHook) -> np.ndarray:
@@ -211,7 +216,13 @@ def suite_summary(
     return {
         "counterfair_version": __version__,
         "command": "suite",
-        "input": {"source": cases.origin, "cases": len(cases.texts), "positive": int(cases.gold.sum())},
+        "input": {
+            "source": cases.origin,
+            "cases": len(cases.texts),
+            "positive": int(cases.gold.sum()),
+            "id_column": cases.id_column,
+            "without_target": int(cases.target.isna().sum()) if cases.target is not None else None,
+        },
         "classifier": clf.signature(),
         "positive_label": clf.labels[positive_index(clf.labels, opts.positive_label)],
         "threshold": opts.threshold,

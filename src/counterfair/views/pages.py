@@ -76,10 +76,11 @@ def _overall_table(s: BiasSummary) -> pd.DataFrame:
 
 
 def _below(estimates: Mapping[str, Any], overall: Any) -> list[str]:
-    """Names whose whole interval lies below the overall value's interval (significantly worse)."""
-    if overall is None or overall.ci_low is None:
+    """Names whose whole 95 % interval lies below the overall value (a functionality at [0.269, 0.425] against an
+    overall 0.436 is listed; it was not when its upper bound had to fall below the overall value's lower bound)."""
+    if overall is None or overall.value is None:
         return []
-    return [k for k, e in estimates.items() if e.ci_high is not None and e.ci_high < overall.ci_low]
+    return [k for k, e in estimates.items() if e.ci_high is not None and e.ci_high < overall.value]
 
 
 def bias_page(summary: Mapping[str, Any] | Record) -> Page:
@@ -97,7 +98,9 @@ def bias_page(summary: Mapping[str, Any] | Record) -> Page:
     findings = [parts.means, parts.equality, *parts.lowest]
     if ranked:
         findings.insert(
-            0, f"Groups with a BPSN or BNSP AUC below the overall AUC (whole 95% interval): {', '.join(ranked)}"
+            0,
+            "Groups whose BPSN or BNSP AUC lies below the overall AUC with its whole 95% interval: "
+            + ", ".join(ranked),
         )
     input_ = s.extra.get("input", {})
     meta = (
@@ -167,7 +170,7 @@ def suite_headline(s: SuiteSummary) -> tuple[str, list[str]]:
     n = s.extra.get("input", {}).get("cases", s.accuracy.n)
     head = f"accuracy {interval(s.accuracy)} over {num(n)} cases"
     if weak:
-        head += f"; below the overall accuracy (whole 95% interval): {', '.join(weak)}."
+        head += f"; functionalities whose whole 95% interval lies below the overall accuracy: {', '.join(weak)}."
     else:
         head += "; no functionality is significantly below the overall accuracy."
     return head, weak
@@ -185,7 +188,11 @@ def suite_page(summary: Mapping[str, Any] | Record, *, worst: int = 5) -> Page:
     if targets:
         findings += ["Worst targets:"] + [_cell_sentence(t, c) for t, c in list(targets.items())[:3]]
     if s.bias is not None:
-        findings += ["Bias AUCs with the targets as groups:", bias_findings(s.bias).headline]
+        background = s.extra.get("input", {}).get("without_target")
+        behind = (
+            f" ({num(background)} cases without a target are background in every group's AUCs)" if background else ""
+        )
+        findings += [f"Bias AUCs with the targets as groups{behind}:", bias_findings(s.bias).headline]
     tables = [
         Table(
             "Per functionality, worst first",
