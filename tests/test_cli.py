@@ -233,3 +233,28 @@ def test_a_command_that_parses_with_spacy_does_not_import_torch(tmp_path: Path, 
     assert done.returncode == 0, done.stderr
     has_torch = json.loads((tmp_path / "seen.json").read_text())
     assert has_torch is (keep_torch and importlib.util.find_spec("torch") is not None)
+
+
+def test_help_groups_the_commands_and_puts_the_audits_essentials_first() -> None:
+    """#49 item 7: 22 commands in one list, several in paper jargon, and an 85-line audit --help of one panel."""
+    from typer.testing import CliRunner
+
+    from counterfair.cli import app
+
+    runner = CliRunner()
+    top = runner.invoke(app, ["--help"], env={"COLUMNS": "160"}).output
+    panels = [
+        "Audit a classifier (no labels needed)",
+        "Labelled data: bias metrics and test suites",
+        "Make and measure counterfactuals",
+        "Train and mitigate",
+        "Models, word lists and the cache",
+        "Human rating",  # a command group: typer lists groups after the commands
+    ]
+    assert [top.index(p) for p in panels] == sorted(top.index(p) for p in panels)
+    assert "audit            Does naming an identity change the classifier's score?" in top
+    assert top.index("audit   ") < top.index("Labelled data")  # the main job first
+    usage = runner.invoke(app, ["audit", "--help"], env={"COLUMNS": "160"}).output
+    assert usage.index("--classifier") < usage.index("─ Input ─") < usage.index("--methods")
+    assert usage.index("─ Input ─") < usage.index("─ LLM ─") < usage.index("--samples")
+    assert "'material(term_effect[gay])'" in usage  # rich markup no longer eats "[gay]"

@@ -257,7 +257,7 @@ def test_the_llm_progress_bar_counts_samples_and_grows_with_reruns(tmp_path: Pat
     generator._llm = ScriptedLLM(answer)
     texts = ["My Muslim neighbour prays every day.", "My Muslim aunt fasts in summer."]
     run_generate(pd.DataFrame({"text": texts}), tmp_path / "run", options, generator=generator, progress=bar)
-    assert bar.names[-1] == "llm samples"
+    assert bar.names[-1] == "llm samples (islam)"  # the attribute names the bar (#49 item 7)
     assert (bar.total, bar.done) == (4 * 2 + 4 + 4, 16)  # 2 texts x 4 samples, then two reruns of the second
 
 

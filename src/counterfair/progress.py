@@ -96,7 +96,8 @@ class TqdmProgress:
 
     def start(self, description: str, total: int) -> None:
         self.close()
-        self._bar = self._tqdm()(total=total, desc=description, leave=True, mininterval=0.5)
+        # in a notebook a finished bar goes (leave=False): a dozen stages' bars stood above the verdict (#49 item 7)
+        self._bar = self._tqdm()(total=total, desc=description, leave=not _in_notebook(), mininterval=0.5)
 
     def advance(self, amount: int) -> None:
         if self._bar is not None:

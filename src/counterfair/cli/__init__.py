@@ -2,6 +2,8 @@
 per command group registers its commands on it."""
 
 from . import audit, bias, ctf, evaluate, feedback, generate, models, rate, suite  # noqa: F401 - registers the commands, in this order
-from .app import app, main
+from .app import app, main, order_commands
+
+order_commands()
 
 __all__ = ["app", "main"]

@@ -175,8 +175,44 @@ OneAttribute = Annotated[
         "or a swap pack (gender, names, nationality, an identity set); or a YAML/JSON file.",
     ),
 ]
+#: command panels of --help, what a user comes for first (#49 item 7)
+AUDIT_COMMANDS = "Audit a classifier (no labels needed)"
+LABELLED_COMMANDS = "Labelled data: bias metrics and test suites"
+MAKE_COMMANDS = "Make and measure counterfactuals"
+TRAIN_COMMANDS = "Train and mitigate"
+RATE_COMMANDS = "Human rating"
+SETUP_COMMANDS = "Models, word lists and the cache"
+#: the panels' order (a command group, such as rate, comes after every command: typer lists groups last)
+COMMAND_PANELS = (AUDIT_COMMANDS, LABELLED_COMMANDS, MAKE_COMMANDS, TRAIN_COMMANDS, SETUP_COMMANDS, RATE_COMMANDS)
+
+
+#: the commands in the order --help lists them within their panel: the common task first
+COMMAND_ORDER = (
+    "audit check compare report ctf bias generate evaluate feedback feedback-ttest select nli-pairs metrics train "
+    "train-attribute adapt-lm models serve-llm".split()
+)
+
+
+def order_commands() -> None:
+    """List the commands in ``--help`` panel by panel, in :data:`COMMAND_PANELS`' order, and within a panel in
+    :data:`COMMAND_ORDER` (typer lists them in the order they were registered, which is the modules' import order)."""
+
+    def place(info: Any) -> tuple[int, int]:
+        name = info.name or info.callback.__name__.replace("_", "-")
+        panel = COMMAND_PANELS.index(info.rich_help_panel or SETUP_COMMANDS)
+        return panel, COMMAND_ORDER.index(name) if name in COMMAND_ORDER else len(COMMAND_ORDER)
+
+    app.registered_commands.sort(key=place)
+
+
+#: option panels of --help, essentials first (#49 item 7): a command's own options stay in "Options"
+INPUT_PANEL, LLM_PANEL, MORE_PANEL = "Input", "LLM", "More"
 MaxTextChars = Annotated[
-    int, typer.Option(help="Longer texts (in characters) are not edited: status skipped:too_long; 0 = no limit.")
+    int,
+    typer.Option(
+        help="Longer texts (in characters) are not edited: status skipped:too_long; 0 = no limit.",
+        rich_help_panel=INPUT_PANEL,
+    ),
 ]
 Overwrite = Annotated[
     bool,
@@ -187,25 +223,34 @@ Overwrite = Annotated[
     ),
 ]
 Encoding = Annotated[
-    str, typer.Option(help="Text encoding of the input file (a byte-order mark overrides it), e.g. latin-1.")
+    str,
+    typer.Option(
+        help="Text encoding of the input file (a byte-order mark overrides it), e.g. latin-1.",
+        rich_help_panel=INPUT_PANEL,
+    ),
 ]
 Language = Annotated[
     str,
     typer.Option(
         help="en, fr or de: the word lists, the identity set (identity-fr, identity-de, swapped with agreement of "
-        "articles and adjectives), the placebo words and the BERTScore encoder (docs: French and German)."
+        "articles and adjectives), the placebo words and the BERTScore encoder (docs: French and German).",
+        rich_help_panel=INPUT_PANEL,
     ),
 ]
 LLMParallel = Annotated[
     int | None,
     typer.Option(
         help="In-process LLM: sequences decoded together (default 16, env COUNTERFAIR_LLM_PARALLEL; 1: one "
-        "after another)."
+        "after another).",
+        rich_help_panel=LLM_PANEL,
     ),
 ]
 LLMConcurrency = Annotated[
     int | None,
-    typer.Option(help="LLM server (openai:URL): requests in flight (default 32, env COUNTERFAIR_LLM_CONCURRENCY)."),
+    typer.Option(
+        help="LLM server (openai:URL): requests in flight (default 32, env COUNTERFAIR_LLM_CONCURRENCY).",
+        rich_help_panel=LLM_PANEL,
+    ),
 ]
 err_console = Console(stderr=True, soft_wrap=True)  # an error is one line: a CI log keeps its paths whole
 

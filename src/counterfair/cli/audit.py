@@ -17,7 +17,11 @@ from ..views.console import (
     verdict_view,
 )
 from .app import (
+    AUDIT_COMMANDS,
     CLASSIFIER_HELP,
+    INPUT_PANEL,
+    LLM_PANEL,
+    MORE_PANEL,
     Encoding,
     Language,
     LLMConcurrency,
@@ -34,7 +38,10 @@ from .app import (
 )
 
 
-@app.command()
+@app.command(
+    rich_help_panel=AUDIT_COMMANDS,
+    short_help="Does naming an identity change the classifier's score? Verdict, report and a CI gate.",
+)
 def audit(
     ctx: typer.Context,
     data: Annotated[Path | None, typer.Argument(help="Texts to audit (CSV/TSV/JSONL/JSON/Parquet).")] = None,
@@ -50,46 +57,62 @@ def audit(
             "--attribute",
             help="Comma-separated attributes or packs (default: every paper-000 attribute the texts reference); "
             "gender, names and nationality add their swaps; `counterfair attributes list` shows them all.",
+            rich_help_panel=INPUT_PANEL,
         ),
     ] = None,
-    methods: Annotated[str, typer.Option(help="Comma-separated: " + editors_help("audit"))] = ",".join(
-        default_editors("audit")
-    ),
-    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
-    id_column: Annotated[str | None, typer.Option(help="Column with unique ids.")] = None,
+    methods: Annotated[
+        str, typer.Option(help="Comma-separated: " + editors_help("audit"), rich_help_panel=INPUT_PANEL)
+    ] = ",".join(default_editors("audit")),
+    text_column: Annotated[str, typer.Option(help="Column with the texts.", rich_help_panel=INPUT_PANEL)] = "text",
+    id_column: Annotated[str | None, typer.Option(help="Column with unique ids.", rich_help_panel=INPUT_PANEL)] = None,
     label_column: Annotated[
         str | None,
         typer.Option(
-            help="Column with gold labels (1/0, toxic/non-toxic): adds the bias AUCs per group (as counterfair bias)."
+            help="Column with gold labels (1/0, toxic/non-toxic): adds the bias AUCs per group (as counterfair bias).",
+            rich_help_panel=INPUT_PANEL,
         ),
     ] = None,
-    threshold: Annotated[float, typer.Option(help="Score threshold for flips.")] = 0.5,
-    positive_label: Annotated[str | None, typer.Option(help="Classifier label whose probability is the score.")] = None,
-    identities: Annotated[
-        str | None, typer.Option(help="Identity terms for swaps (default: Dixon et al.'s 50).")
+    threshold: Annotated[float, typer.Option(help="Score threshold for flips.", rich_help_panel=INPUT_PANEL)] = 0.5,
+    positive_label: Annotated[
+        str | None, typer.Option(help="Classifier label whose probability is the score.", rich_help_panel=INPUT_PANEL)
     ] = None,
-    guard: Annotated[bool, typer.Option(help="Skip non-identity uses of ambiguous terms ('a black car').")] = True,
+    identities: Annotated[
+        str | None,
+        typer.Option(help="Identity terms for swaps (default: Dixon et al.'s 50).", rich_help_panel=INPUT_PANEL),
+    ] = None,
+    guard: Annotated[
+        bool,
+        typer.Option(help="Skip non-identity uses of ambiguous terms ('a black car').", rich_help_panel=INPUT_PANEL),
+    ] = True,
     placebo: Annotated[
         str,
         typer.Option(
             help="Placebo words matched to each identity swap: default (the built-in ones of the audit's --language), "
-            "en, fr or de, a YAML file, or none."
+            "en, fr or de, a YAML file, or none.",
+            rich_help_panel=INPUT_PANEL,
         ),
     ] = "default",
-    llm: Annotated[str, typer.Option(help="LLM for the llm method.")] = "llamacpp:qwen2.5-coder-1.5b-instruct",
-    samples: Annotated[int, typer.Option(help="LLM samples per input and attempt.")] = 16,
+    llm: Annotated[
+        str, typer.Option(help="LLM for the llm method.", rich_help_panel=LLM_PANEL)
+    ] = "llamacpp:qwen2.5-coder-1.5b-instruct",
+    samples: Annotated[int, typer.Option(help="LLM samples per input and attempt.", rich_help_panel=LLM_PANEL)] = 16,
     detector: Annotated[
         str,
         typer.Option(
             help="Attribute detector of the llm method's filter: auto (keyword+llm, which also sees allusions such as "
-            "'during Eid'), keyword, keyword+llm, mlp:DIR[#LABEL] or llm."
+            "'during Eid'), keyword, keyword+llm, mlp:DIR[#LABEL] or llm.",
+            rich_help_panel=LLM_PANEL,
         ),
     ] = "auto",
     llm_parallel: LLMParallel = None,
     llm_concurrency: LLMConcurrency = None,
-    seed: Annotated[int, typer.Option(min=0, help="Seed.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed.", rich_help_panel=MORE_PANEL)] = 0,
     only_good: Annotated[
-        Path | None, typer.Option(help="A consolidated rating project: audit only the pairs its raters judged good.")
+        Path | None,
+        typer.Option(
+            help="A consolidated rating project: audit only the pairs its raters judged good.",
+            rich_help_panel=MORE_PANEL,
+        ),
     ] = None,
     ratings: Annotated[
         Path | None,
@@ -97,6 +120,7 @@ def audit(
             metavar="DIR",
             help="A consolidated rating project: mark each rated pair good or poor (pairs.csv's rating column); the "
             "report plots the two kinds apart.",
+            rich_help_panel=MORE_PANEL,
         ),
     ] = None,
     fail_if: Annotated[
@@ -105,24 +129,31 @@ def audit(
             "--fail-if",
             help="A rule that fails the run (exit 1): 'default' (every material in-slot finding: a group's or a "
             "term's effect, a disparity or a flip excess shown, after Holm's correction, to exceed 2 points (5 "
-            "for flips), or e.g. 'material(term_effect[gay])', 'upper(ctf_gap[*]) > 0.1'; repeatable. Exit 0: "
+            "for flips), or e.g. 'material(term_effect\\[gay])', 'upper(ctf_gap[*]) > 0.1'; repeatable. Exit 0: "
             "every rule passed; 2: a rule could not be evaluated.",
         ),
     ] = None,
     junit: Annotated[Path | None, typer.Option(help="Write the rules' verdicts as a JUnit XML file.")] = None,
     baseline: Annotated[
         str | None,
-        typer.Option(help="Compare with another audit's run directory, or a classifier spec scoring the same pairs."),
+        typer.Option(
+            help="Compare with another audit's run directory, or a classifier spec scoring the same pairs.",
+            rich_help_panel=MORE_PANEL,
+        ),
     ] = None,
     config: Annotated[
         Path | None,
         typer.Option(help="A YAML file with any of these options (fail_if: a list of rules); the command line wins."),
     ] = None,
     log_to: Annotated[
-        str | None, typer.Option(help="Log metrics, verdicts and the report to a tracker: mlflow.")
+        str | None,
+        typer.Option(help="Log metrics, verdicts and the report to a tracker: mlflow.", rich_help_panel=MORE_PANEL),
     ] = None,
     mlflow_uri: Annotated[
-        str | None, typer.Option(help="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else ./mlruns).")
+        str | None,
+        typer.Option(
+            help="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else ./mlruns).", rich_help_panel=MORE_PANEL
+        ),
     ] = None,
     max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
     encoding: Encoding = "utf-8",
@@ -194,7 +225,10 @@ def audit(
     raise typer.Exit(code)
 
 
-@app.command()
+@app.command(
+    rich_help_panel=AUDIT_COMMANDS,
+    short_help="Check a finished audit against gate rules, without recomputing (exit 1 when a rule fails).",
+)
 def check(
     run_dir: Annotated[Path, typer.Argument(help="An audit run directory (or its pairs.csv).")],
     fail_if: Annotated[list[str], typer.Option("--fail-if", help="A rule (repeatable), as for audit --fail-if.")],
@@ -224,7 +258,10 @@ def check(
     raise typer.Exit(finish_gate(gate, junit))
 
 
-@app.command()
+@app.command(
+    rich_help_panel=AUDIT_COMMANDS,
+    short_help="Two classifiers on the same counterfactual pairs: which is fairer, per group.",
+)
 def compare(
     run_a: Annotated[Path, typer.Argument(help="The baseline audit (run directory or pairs.csv): A.")],
     run_b: Annotated[Path, typer.Argument(help="The audit to compare with it: B.")],
@@ -268,7 +305,7 @@ def compare(
         console.print(f"wrote {target / 'summary.json'}, {paths.get('html')} and {paths.get('markdown')}")
 
 
-@app.command()
+@app.command(rich_help_panel=AUDIT_COMMANDS, short_help="Rebuild a run's report (HTML, Markdown) without recomputing.")
 def report(run_dir: Annotated[Path, typer.Argument(help="A run directory of any counterfair command.")]) -> None:
     """Rebuild the report (HTML and Markdown; plots for an audit, evaluation or feedback run) of a run directory,
     without recomputing: audit, evaluate, bias, suite, ctf, generate, feedback, compare."""

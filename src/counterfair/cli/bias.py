@@ -12,6 +12,7 @@ from ..summaries import BiasSummary
 from ..views.console import bias_view
 from .app import (
     CLASSIFIER_HELP,
+    LABELLED_COMMANDS,
     Encoding,
     Language,
     Overwrite,
@@ -23,7 +24,10 @@ from .app import (
 )
 
 
-@app.command()
+@app.command(
+    rich_help_panel=LABELLED_COMMANDS,
+    short_help="Bias AUCs per identity group on labelled data (subgroup, BPSN, BNSP, final metric).",
+)
 def bias(
     data: Annotated[Path, typer.Argument(help="Labelled texts (CSV/TSV/JSONL/JSON/Parquet).")],
     label_column: Annotated[str, typer.Option(help="Column with the gold label: 1/0, true/false, toxic/non-toxic.")],

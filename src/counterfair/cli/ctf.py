@@ -13,10 +13,24 @@ from ..views.console import (
     ctf_view,
     fmt,
 )
-from .app import CLASSIFIER_HELP, Encoding, Language, MaxTextChars, Overwrite, app, console, require_extras
+from .app import (
+    AUDIT_COMMANDS,
+    CLASSIFIER_HELP,
+    TRAIN_COMMANDS,
+    Encoding,
+    Language,
+    MaxTextChars,
+    Overwrite,
+    app,
+    console,
+    require_extras,
+)
 
 
-@app.command()
+@app.command(
+    rich_help_panel=AUDIT_COMMANDS,
+    short_help="The CTF gap of identity swaps (paper 001), overall, per term and per direction.",
+)
 def ctf(
     data: Annotated[Path, typer.Argument(help="Texts (CSV/TSV/JSONL/JSON/Parquet), optionally with a 0/1 label.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Directory for summary.json and pairs.csv.")] = Path(
@@ -80,7 +94,11 @@ def ctf(
     console.print(f"wrote {out / 'summary.json'} and {out / 'pairs.csv'}")
 
 
-@app.command("train")
+@app.command(
+    "train",
+    rich_help_panel=TRAIN_COMMANDS,
+    short_help="Train a toxicity classifier with a counterfactual-fairness method (paper 001).",
+)
 def train_command(
     data: Annotated[Path, typer.Argument(help="Texts with a toxic (1) / non-toxic (0) label.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Model directory (usable as --classifier model:DIR).")],
@@ -148,7 +166,11 @@ def train_command(
     console.print(f"wrote {out}; use it as --classifier model:{out}")
 
 
-@app.command("train-attribute")
+@app.command(
+    "train-attribute",
+    rich_help_panel=TRAIN_COMMANDS,
+    short_help="Train the attribute detector of paper 000 (an MLP over MiniLM embeddings).",
+)
 def train_attribute(
     data: Annotated[Path, typer.Argument(help="Texts with identity score columns (CivilComments-Identities style).")],
     label_columns: Annotated[str, typer.Option(help="Comma-separated score columns; positive when > 0.5.")],

@@ -8,10 +8,13 @@ from typing import Annotated
 import typer
 
 from ..runs import allow_overwrite
-from .app import Overwrite, app, console, options_from, print_evaluation, sample_pairs_path
+from .app import MAKE_COMMANDS, Overwrite, app, console, options_from, print_evaluation, sample_pairs_path
 
 
-@app.command()
+@app.command(
+    rich_help_panel=MAKE_COMMANDS,
+    short_help="Measure counterfactual texts: flips, probability change, distance, fluency, similarity.",
+)
 def evaluate(
     pairs: Annotated[
         list[str] | None,
@@ -157,7 +160,9 @@ def evaluate(
         raise typer.Exit(code=1)
 
 
-@app.command("nli-pairs")
+@app.command(
+    "nli-pairs", rich_help_panel=MAKE_COMMANDS, short_help="Turn NLI revisions (SNLI layout) into pairs for evaluate."
+)
 def nli_pairs(
     original: Annotated[Path, typer.Argument(help="Original pairs (sentence1, sentence2, gold_label), e.g. SNLI.")],
     revised: Annotated[Path, typer.Argument(help="Revisions of those pairs, in the original file's order.")],
@@ -180,7 +185,11 @@ def nli_pairs(
     )
 
 
-@app.command("metrics")
+@app.command(
+    "metrics",
+    rich_help_panel=MAKE_COMMANDS,
+    short_help="Show the metric cards: definition, range, direction, reference.",
+)
 def metrics_cards() -> None:
     """Show the metric cards: definition, range, direction, reference."""
     from ..metrics.cards import CARDS

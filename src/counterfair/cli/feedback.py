@@ -15,10 +15,23 @@ from ..views.console import (
     feedback_view,
     fmt,
 )
-from .app import Encoding, MaxTextChars, Overwrite, app, console, options_from, require_extras
+from .app import (
+    MAKE_COMMANDS,
+    TRAIN_COMMANDS,
+    Encoding,
+    MaxTextChars,
+    Overwrite,
+    app,
+    console,
+    options_from,
+    require_extras,
+)
 
 
-@app.command()
+@app.command(
+    rich_help_panel=MAKE_COMMANDS,
+    short_help="Feed an editor its own output n times and measure how it drifts (paper 002).",
+)
 def feedback(
     data: Annotated[Path, typer.Argument(help="Texts to edit (CSV/TSV/JSONL/JSON/Parquet).")],
     editor: Annotated[str, typer.Option(help=editors_help("feedback"))] = "synonym",
@@ -59,7 +72,9 @@ def feedback(
     console.print(f"wrote {out / 'steps.csv'} and {out / 'summary.json'}")
 
 
-@app.command("feedback-ttest")
+@app.command(
+    "feedback-ttest", rich_help_panel=MAKE_COMMANDS, short_help="Compare two feedback runs per text (paired t-test)."
+)
 def feedback_ttest(
     run_a: Annotated[Path, typer.Argument(help="A feedback run directory (or its summary.json).")],
     run_b: Annotated[Path, typer.Argument(help="Another feedback run on the same texts.")],
@@ -92,7 +107,11 @@ def feedback_ttest(
     console.print(table)
 
 
-@app.command("adapt-lm")
+@app.command(
+    "adapt-lm",
+    rich_help_panel=TRAIN_COMMANDS,
+    short_help="Adapt a language model to your texts (the domain perplexity of paper 002).",
+)
 def adapt_lm_command(
     data: Annotated[Path, typer.Argument(help="Domain texts (CSV/TSV/JSONL/JSON/Parquet).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Directory for the adapted transformers model.")],

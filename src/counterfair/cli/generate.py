@@ -16,6 +16,8 @@ from ..views.console import (
     generate_view,
 )
 from .app import (
+    MAKE_COMMANDS,
+    SETUP_COMMANDS,
     Encoding,
     Language,
     LLMConcurrency,
@@ -30,7 +32,10 @@ from .app import (
 )
 
 
-@app.command()
+@app.command(
+    rich_help_panel=MAKE_COMMANDS,
+    short_help="Write counterfactual texts: word lists, identity swaps, LLM rewriting with filters.",
+)
 def generate(
     data: Annotated[Path, typer.Argument(help="Texts that reference the attribute (CSV/TSV/JSONL/JSON/Parquet).")],
     attribute: OneAttribute = "islam",
@@ -81,7 +86,7 @@ def generate(
         str | None,
         typer.Option(
             help="Methods whose candidates get BLEU/BERTScore/attribute scores: default the sampled ones (llm, "
-            "polyjuice), which the filters judge; 'all' for every method (needs counterfair[metrics])."
+            "polyjuice), which the filters judge; 'all' for every method (needs counterfair\\[metrics])."
         ),
     ] = None,
     seed: Annotated[int, typer.Option(min=0, help="Seed of sampling and of the swap example shown per input.")] = 0,
@@ -119,7 +124,11 @@ def generate(
     console.print(f"wrote {out / 'counterfactuals.csv'}, {out / 'candidates.csv'} and {out / 'summary.json'}")
 
 
-@app.command("select")
+@app.command(
+    "select",
+    rich_help_panel=MAKE_COMMANDS,
+    short_help="Pick texts fit for generation (paper 000's rules) and count what each rule removed.",
+)
 def select_command(
     data: Annotated[Path, typer.Argument(help="Texts (CSV/TSV/JSONL/JSON/Parquet).")],
     attribute: Annotated[
@@ -194,7 +203,7 @@ attributes_app = typer.Typer(
     help="Lexicon packs: the attributes (word lists), identity sets, names, nationalities and gender swaps.",
     no_args_is_help=True,
 )
-app.add_typer(attributes_app, name="attributes")
+app.add_typer(attributes_app, name="attributes", rich_help_panel=SETUP_COMMANDS)
 
 
 @attributes_app.command("list")
@@ -238,7 +247,7 @@ def attributes_validate(
 
 
 wordlist_app = typer.Typer(help="Word lists for new attributes (paper 000, App. B.1).", no_args_is_help=True)
-app.add_typer(wordlist_app, name="wordlist")
+app.add_typer(wordlist_app, name="wordlist", rich_help_panel=SETUP_COMMANDS)
 
 
 @wordlist_app.command("derive")

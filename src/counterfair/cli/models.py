@@ -7,10 +7,13 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from .app import app, console, err_console, require_extras
+from .app import SETUP_COMMANDS, app, console, err_console, require_extras
 
 
-@app.command()
+@app.command(
+    rich_help_panel=SETUP_COMMANDS,
+    short_help="List the models counterfair knows: installed or not, where, and how to install them.",
+)
 def models(
     verify: Annotated[bool, typer.Option("--verify", help="Compute sha256 of every installed model file.")] = False,
 ) -> None:
@@ -32,7 +35,10 @@ def models(
 
 
 @app.command(
-    "serve-llm", context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []}
+    "serve-llm",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
+    rich_help_panel=SETUP_COMMANDS,
+    short_help="Serve a GGUF model over an OpenAI-compatible API.",
 )
 def serve_llm(ctx: typer.Context) -> None:
     """Serve a GGUF model over an OpenAI-compatible API (llama-cpp-python's server) on the llama.cpp path that is
@@ -46,7 +52,7 @@ def serve_llm(ctx: typer.Context) -> None:
 cache_app = typer.Typer(
     help="What counterfair keeps on disk between runs: sizes, and clearing it.", no_args_is_help=True
 )
-app.add_typer(cache_app, name="cache")
+app.add_typer(cache_app, name="cache", rich_help_panel=SETUP_COMMANDS)
 
 
 def _mb(size: int) -> str:

@@ -11,12 +11,12 @@ from ..views.console import (
     fmt,
     rating_view,
 )
-from .app import app, console, one_attribute, require_extras
+from .app import RATE_COMMANDS, app, console, one_attribute, require_extras
 
 rate_app = typer.Typer(
     help="Human rating of counterfactuals: a web app, CSV exchange, consolidation, LLM judges.", no_args_is_help=True
 )
-app.add_typer(rate_app, name="rate")
+app.add_typer(rate_app, name="rate", rich_help_panel=RATE_COMMANDS)
 
 
 @rate_app.command("init")

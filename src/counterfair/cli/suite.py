@@ -10,13 +10,13 @@ import typer
 from ..runs import allow_overwrite
 from ..summaries import SuiteSummary
 from ..views.console import suite_view
-from .app import CLASSIFIER_HELP, Encoding, Overwrite, app, console, end_with_verdict, options_from
+from .app import CLASSIFIER_HELP, LABELLED_COMMANDS, Encoding, Overwrite, app, console, end_with_verdict, options_from
 
 suite_app = typer.Typer(
     help="Functional test suites: cases with a gold label, a functionality and a target (HateCheck's layout).",
     no_args_is_help=True,
 )
-app.add_typer(suite_app, name="suite")
+app.add_typer(suite_app, name="suite", rich_help_panel=LABELLED_COMMANDS)
 
 
 @suite_app.command("run")

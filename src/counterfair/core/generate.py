@@ -822,6 +822,15 @@ def _record(row: dict[str, Any], cand: dict[str, Any] | None, **fields: Any) -> 
     )
 
 
+def bar_label(method: str, opts: GenerateOptions, *, samples: bool = False) -> str:
+    """A progress bar's name: the method and what it edits ("ablation (islam)", "swap (gender)"), so the bars of an
+    audit's several generations can be told apart (#49 item 7)."""
+    if method == "swap":
+        what = opts.identities if isinstance(opts.identities, str) else None
+        return f"swap ({what or 'identity terms'})"
+    return f"{method} samples ({opts.attribute})" if samples else f"{method} ({opts.attribute})"
+
+
 def generate_into(
     sink: Any, gen: Generator, opts: GenerateOptions, ids: list[str], texts: list[str | None], hook: ProgressHook
 ) -> dict[str, float]:
@@ -831,7 +840,7 @@ def generate_into(
         todo = [i for i in range(len(texts)) if (method, i) not in sink]
         by_samples = is_sampled(method) and not _distributed(method, opts)  # its bar counts samples (16 per text)
         unit = gen.samples_per_text(method) if by_samples else 1
-        hook.start("llm samples" if by_samples else method, len(todo) * unit)
+        hook.start(bar_label(method, opts, samples=by_samples), len(todo) * unit)
         t0 = time.perf_counter()
         _generate_rows(sink, gen, opts, method, 0, ids, texts, hook)
         timing[method] = round(time.perf_counter() - t0, 3)
@@ -851,7 +860,7 @@ def generate_blocks(
     every method's units (texts, or an LLM's samples)."""
     timing = dict.fromkeys(opts.methods, 0.0)
     units = {m: gen.samples_per_text(m) if is_sampled(m) and not _distributed(m, opts) else 1 for m in opts.methods}
-    hook.start(", ".join(opts.methods), rows * sum(units.values()))
+    hook.start(", ".join(bar_label(m, opts) for m in opts.methods), rows * sum(units.values()))
     for start, ids, texts in blocks:
         for method in opts.methods:
             done = sum(1 for k in range(len(texts)) if (method, start + k) in sink)
