@@ -47,8 +47,10 @@ test: install system-deps
 docs: $(BIN)/mkdocs
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
+# the site needs only the core and the docs extra (#49 item 6): not the test install's torch, extras and llama.cpp build
 $(BIN)/mkdocs:
-	$(MAKE) install
+	$(MAKE) install-core
+	$(BIN)/pip install -e '.[docs]'
 
 lint:
 	$(BIN)/ruff check src tests benchmarks
