@@ -64,10 +64,10 @@ def test_rerun_resumes_and_refuses_other_options(tmp_path: Path) -> None:
     first = read_table(tmp_path / "counterfactuals.csv")
     result = run_generate(TEXTS, tmp_path, GenerateOptions(**OPTS))  # type: ignore[arg-type]
     assert len((tmp_path / ".work" / "done.jsonl").read_text().splitlines()) == 15
-    again = result.counterfactuals.fillna("").astype(str)
+    again = result.counterfactuals.astype(object).fillna("").astype(str)
     assert (
         again[["input_id", "method", "text", "status"]].values.tolist()
-        == first.fillna("").astype(str)[["input_id", "method", "text", "status"]].values.tolist()
+        == first.astype(object).fillna("").astype(str)[["input_id", "method", "text", "status"]].values.tolist()
     )
     with pytest.raises(ConfigError, match="holds a run that differs in: options"):
         run_generate(TEXTS, tmp_path, GenerateOptions(methods=["ablation"], id_column="id"))
