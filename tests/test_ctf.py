@@ -168,3 +168,31 @@ def test_ctf_claims_its_run_directory_before_any_work(tmp_path, monkeypatch) -> 
     into_audit = runner.invoke(app, ["ctf", str(data), "--out", str(audit), "-q"])
     assert isinstance(into_audit.exception, ConfigError)
     assert f"{audit} holds an audit, not a ctf run" in str(into_audit.exception)
+
+
+def test_blocks_written_as_they_are_made_equal_the_whole_run_and_keep_no_texts() -> None:
+    """#47 item 15: ctf worked on its whole input at once (58 KiB a text; 6 GB at 100k texts). Block by block, each
+    block's pairs are handed on as they are made, the classifier forgets its per-text cache, and the pairs, the
+    summary and the written table are those of one block holding every text."""
+    import counterfair as cf
+    from counterfair.core.ctf import PAIR_FILE_COLUMNS, ctf_core
+
+    texts = [
+        "I am a gay man.",
+        "hello there",
+        "My Muslim neighbour is kind.",
+        "Some people are straight.",
+        "A black car and a Jewish friend.",
+        "The weather is nice.",
+    ]
+    frame = pd.DataFrame({"text": texts, "label": [0, 0, 1, 0, 1, 0]})
+    clf = cf.as_classifier(lambda t: np.array([0.9 if "gay" in x.lower() else 0.1 + len(x) / 1000 for x in t]))
+    whole, summary = ctf_core(frame, clf, label_column="label", n_resamples=200, block=100)
+    written: list[pd.DataFrame] = []
+    compact, blocked = ctf_core(
+        frame, clf, label_column="label", n_resamples=200, block=2, write_pairs=written.append
+    )
+    assert blocked == summary
+    assert len(written) == 3 and clf.cached_texts == 0  # one frame per block with identity terms; cache emptied
+    pd.testing.assert_frame_equal(pd.concat(written, ignore_index=True)[PAIR_FILE_COLUMNS], whole[PAIR_FILE_COLUMNS])
+    assert list(compact.columns) == PAIR_COLUMNS and "cf_text" not in compact  # the statistics' columns only

@@ -120,6 +120,11 @@ class CachedClassifier:
     def __repr__(self) -> str:  # no label lookup: it may load a model
         return f"CachedClassifier({self.spec!r}, {len(self._cache)} texts predicted)"
 
+    def forget(self) -> None:
+        """Drop the per-text predictions held in memory (a command working in blocks keeps its memory flat; the run
+        store, where the classifier is pinned, still has them)."""
+        self._cache.clear()
+
     @property
     def cached_texts(self) -> int:
         """How many distinct texts have been predicted (a property, so that the object is never falsy)."""

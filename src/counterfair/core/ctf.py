@@ -12,6 +12,7 @@ by direction. Every figure carries a bootstrap confidence interval over texts (o
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..classifiers.labels import binary_labels, positive_index
+from ..io import missing_as_nan
 from ..metrics.fairness import gap_summary, group_rows
 from ..metrics.functional import bootstrap_ci
 from ..progress import ProgressHook
@@ -28,6 +30,23 @@ from ..text import MAX_TEXT_CHARS
 
 if TYPE_CHECKING:
     from ..results import CTFResult
+
+#: pairs.csv's columns, in the order a whole-input run wrote them (the statistics' columns, and the two texts)
+PAIR_FILE_COLUMNS = [
+    "input_id",
+    "label",
+    "source_term",
+    "target_term",
+    "source_split",
+    "target_split",
+    "score_orig",
+    "score_cf",
+    "source_text",
+    "cf_text",
+    "diff",
+    "abs_diff",
+]
+CTF_BLOCK = 2000  # texts swapped and scored at a time (about 100,000 scored texts with 48 swaps each)
 
 PAIR_COLUMNS = [
     "input_id",
@@ -170,8 +189,13 @@ def ctf_core(
     language: str = "en",
     progress: Any = None,
     origin: str | None = None,
+    write_pairs: Callable[[pd.DataFrame], None] | None = None,
+    block: int = CTF_BLOCK,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Swap identity terms in every text, score all texts once; the pairs table and the summary, in memory.
+    """Swap identity terms in every text, score each block of texts (``block`` at a time); the pairs table and the
+    summary. With ``write_pairs`` each block's pairs go to it, with their texts, as they are made, and the returned
+    table keeps only :data:`PAIR_COLUMNS` (what the statistics read: a few numbers and names per pair), and the
+    classifier's per-text cache is emptied after each block: memory stays about flat whatever the input's size (#47).
 
     The swap is the audit's (``grammar=True``: nouns and plurals matched, target forms of the same number, proper
     capitals, "a"/"an" agreement; see :class:`~counterfair.editors.swap.IdentitySwapEditor`). ``grammar=False`` is
@@ -180,7 +204,7 @@ def ctf_core(
     (or a French or German set): the swap with agreement of :class:`~counterfair.editors.inflected.InflectedSwapEditor`.
     """
     from ..editors.registry import identity_editor
-    from ..io import missing_as_nan, nan_to_none
+    from ..io import nan_to_none
     from ..progress import NullProgress
 
     hook = progress or NullProgress()
@@ -188,8 +212,25 @@ def ctf_core(
     data = _ctf_input(source, origin, text_column, id_column, label_column, encoding, max_text_chars)
     identity_set, overlaps = _swap_set(identities, language)
     editor: Any = identity_editor(identity_set, guard=guard, grammar=grammar)
-    variants = editor.edit(["" if i in data.reasons else t for i, t in enumerate(data.texts)], progress=hook)
-    if not any(variants):
+    index = positive_index(clf.labels, positive_label)
+    whole: list[pd.DataFrame] = []  # in memory: every block's pairs as they are
+    compact: list[dict[str, Any]] = []  # written as they are made: only what the statistics read
+    with_terms = 0
+    hook.start(f"swap and classifier ({clf.spec})", len(data.texts))
+    for start in range(0, len(data.texts), block):
+        part = data.rows(start, start + block)
+        variants = editor.edit(["" if i in part.reasons else t for i, t in enumerate(part.texts)])
+        with_terms += sum(1 for v in variants if v)
+        if any(variants):
+            pairs_block = _scored_pairs(part, variants, clf, index)
+            if write_pairs is not None:
+                write_pairs(missing_as_nan(pairs_block))
+                compact.append(_compact(pairs_block))
+                clf.forget()
+            else:
+                whole.append(pairs_block)
+        hook.advance(len(part.texts))
+    if not (whole or compact):
         from ..errors import InputError
 
         shown = ", ".join(identity_set.terms[:12]) + (" ..." if len(identity_set.terms) > 12 else "")
@@ -198,15 +239,16 @@ def ctf_core(
             f"{identity_set.name!r} used as an identity ({shown}); there is nothing to swap, so no CTF gap (not a gap "
             "of 0)"
         )
-    pairs, index = _scored_pairs(data, variants, clf, positive_label, hook)
+    pairs = _combined(compact) if compact else pd.concat(whole, ignore_index=True) if len(whole) > 1 else whole[0]
+    del whole, compact
     unscored = pairs[["score_orig", "score_cf"]].isna().any(axis=1)
-    report = ctf_report(pairs[~unscored], seed=seed, n_resamples=n_resamples)
+    report = ctf_report(pairs[~unscored] if unscored.any() else pairs, seed=seed, n_resamples=n_resamples)
     from .. import __version__
 
     summary = {
         "counterfair_version": __version__,
         "command": "ctf",
-        "input": _input_summary(data, origin, variants, max_text_chars),
+        "input": _input_summary(data, origin, with_terms, max_text_chars),
         "ctf_gap": report.pop("ctf_gap"),
         **report,
         "pairs_without_score": int(unscored.sum()),
@@ -231,7 +273,42 @@ def ctf_core(
         "classifier": clf.signature(),
         "positive_label": clf.labels[index],
     }
-    return missing_as_nan(pairs), nan_to_none(summary)
+    return (pairs if write_pairs is not None else missing_as_nan(pairs)), nan_to_none(summary)
+
+
+_NAMES = ("source_term", "target_term", "source_split", "target_split")  # few distinct values: categorical
+
+
+def _compact(block: pd.DataFrame) -> dict[str, Any]:
+    """A block's pairs as the statistics need them (:data:`PAIR_COLUMNS`), the names as categoricals: a fraction of
+    the table with its texts."""
+    out: dict[str, Any] = {}
+    for column in PAIR_COLUMNS:
+        values = block[column]
+        if column in _NAMES:
+            out[column] = pd.Categorical(values)
+        else:
+            out[column] = values if column == "input_id" else values.to_numpy()
+    return out
+
+
+def _combined(parts: list[dict[str, Any]]) -> pd.DataFrame:
+    """The blocks' compact columns as one table, column by column (each block's column is let go once combined, so the
+    peak is the table and one column, not two tables); the names' categories sorted, so grouping by them orders the
+    groups as grouping by the strings does."""
+    from pandas.api.types import union_categoricals
+
+    columns: dict[str, Any] = {}
+    for column in PAIR_COLUMNS:
+        pieces = [part.pop(column) for part in parts]
+        if column in _NAMES:
+            columns[column] = union_categoricals(pieces, sort_categories=True)
+        elif column == "input_id":
+            columns[column] = pd.concat(pieces, ignore_index=True)
+        else:
+            columns[column] = np.concatenate(pieces)
+        del pieces
+    return pd.DataFrame(columns)
 
 
 @dataclass
@@ -240,6 +317,11 @@ class _CTFInput:
     ids: list[Any]
     labels: list[float]
     reasons: dict[int, str]  # row -> why it is not swapped (too long, control characters)
+
+    def rows(self, start: int, end: int) -> _CTFInput:
+        """Rows ``start`` to ``end`` (a block; ``reasons`` renumbered from 0)."""
+        reasons = {i - start: r for i, r in self.reasons.items() if start <= i < end}
+        return _CTFInput(self.texts[start:end], self.ids[start:end], self.labels[start:end], reasons)
 
 
 def _ctf_input(
@@ -280,14 +362,10 @@ def _swap_set(identities: Any, language: str = "en") -> tuple[Any, list[tuple[st
     return identity_set, overlaps
 
 
-def _scored_pairs(
-    data: _CTFInput, variants: list[list[Any]], clf: Any, positive_label: str | None, hook: Any
-) -> tuple[pd.DataFrame, int]:
-    """Every (text, swap) pair with both scores (each distinct text scored once) and the scored label's index."""
+def _scored_pairs(data: _CTFInput, variants: list[list[Any]], clf: Any, index: int) -> pd.DataFrame:
+    """Every (text, swap) pair of a block of texts with both scores (each distinct text scored once)."""
     unique = list(dict.fromkeys(data.texts + [c.text for v in variants for c in v]))
-    hook.start(f"classifier ({clf.spec})", len(unique))
-    proba = clf.predict_proba(unique, on_batch=hook.advance)
-    index = positive_index(clf.labels, positive_label)
+    proba = clf.predict_proba(unique)
     score = {t: float(p[index]) for t, p in zip(unique, proba, strict=True)}
     rows = [
         {
@@ -305,17 +383,17 @@ def _scored_pairs(
     pairs = pd.DataFrame(rows)
     pairs["diff"] = pairs["score_cf"] - pairs["score_orig"]
     pairs["abs_diff"] = pairs["diff"].abs()
-    return pairs, index
+    return pairs
 
 
-def _input_summary(data: _CTFInput, origin: str, variants: list[list[Any]], max_text_chars: int) -> dict[str, Any]:
+def _input_summary(data: _CTFInput, origin: str, with_terms: int, max_text_chars: int) -> dict[str, Any]:
     def skipped(reason: str) -> list[Any]:
         return [data.ids[i] for i, r in data.reasons.items() if r == reason]
 
     return {
         "source": origin,
         "texts": len(data.texts),
-        "texts_with_identity_terms": int(sum(1 for v in variants if v)),
+        "texts_with_identity_terms": with_terms,
         "skipped_too_long": {
             "texts": len(skipped("too_long")),
             "max_text_chars": max_text_chars,

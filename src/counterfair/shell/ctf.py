@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.ctf import CTFOptions, ctf_core
+from ..core.ctf import PAIR_FILE_COLUMNS, CTFOptions, ctf_core
 from ..core.needs import require
 from ..runs import holds_run_dir
 
@@ -19,9 +19,10 @@ def run_ctf(
     progress: Any = None,
     **options: Any,
 ) -> dict[str, Any]:
-    """The shell: check ``out_dir`` first, run :func:`ctf_core`, write ``pairs.csv`` and ``summary.json``."""
+    """The shell: check ``out_dir`` first, run :func:`ctf_core` block by block with each block's pairs written to
+    ``pairs.csv`` as it is made (memory about flat), then ``summary.json`` and the report."""
     from ..classifiers import as_classifier
-    from ..io import input_sha256, read_texts, row_strings, write_json, write_table
+    from ..io import csv_writer, input_sha256, read_texts, row_strings, write_json
     from ..records import fingerprint, make_options, run_identity
     from ..runs import claim_run_dir, prepare_run_dir
     from ..views.pages import write_report
@@ -39,8 +40,8 @@ def run_ctf(
     # claimed once the input is read, before any work: a rerun that differs (or a second process) is refused now;
     # bad input found while computing (a row without a label) gives the claim back (runs.holds_run_dir)
     claim_run_dir(target, run_id, extra, what="ctf run", classifier=clf)
-    pairs, summary = ctf_core(frame, clf, progress=progress, origin=origin, **options)
-    write_table(pairs, target / "pairs.csv")
+    with csv_writer(target / "pairs.csv", PAIR_FILE_COLUMNS) as write:  # appears whole when every block is in
+        _, summary = ctf_core(frame, clf, progress=progress, origin=origin, write_pairs=write, **options)
     write_json(summary, target / "summary.json")
     write_report(target)  # report.html, report.md: the verdict first
     return summary
