@@ -31,23 +31,6 @@ from ..text import MAX_TEXT_CHARS
 if TYPE_CHECKING:
     from ..results import CTFResult
 
-#: pairs.csv's columns, in the order a whole-input run wrote them (the statistics' columns, and the two texts)
-PAIR_FILE_COLUMNS = [
-    "input_id",
-    "label",
-    "source_term",
-    "target_term",
-    "source_split",
-    "target_split",
-    "score_orig",
-    "score_cf",
-    "source_text",
-    "cf_text",
-    "diff",
-    "abs_diff",
-]
-CTF_BLOCK = 2000  # texts swapped and scored at a time (about 100,000 scored texts with 48 swaps each)
-
 PAIR_COLUMNS = [
     "input_id",
     "label",
@@ -60,6 +43,9 @@ PAIR_COLUMNS = [
     "diff",
     "abs_diff",
 ]
+#: pairs.csv's columns, in the order a whole-input run wrote them: the statistics' columns, the two texts before diff
+PAIR_FILE_COLUMNS = [*PAIR_COLUMNS[:8], "source_text", "cf_text", *PAIR_COLUMNS[8:]]
+CTF_BLOCK = 2000  # texts swapped and scored at a time (about 100,000 scored texts with 48 swaps each)
 
 
 def ctf_report(pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2000, min_pairs: int = 1) -> dict[str, Any]:
