@@ -199,24 +199,8 @@ def ctf_core(
     identity_set, overlaps = _swap_set(identities, language)
     editor: Any = identity_editor(identity_set, guard=guard, grammar=grammar)
     index = positive_index(clf.labels, positive_label)
-    whole: list[pd.DataFrame] = []  # in memory: every block's pairs as they are
-    compact: list[dict[str, Any]] = []  # written as they are made: only what the statistics read
-    with_terms = 0
-    hook.start(f"swap and classifier ({clf.spec})", len(data.texts))
-    for start in range(0, len(data.texts), block):
-        part = data.rows(start, start + block)
-        variants = editor.edit(["" if i in part.reasons else t for i, t in enumerate(part.texts)])
-        with_terms += sum(1 for v in variants if v)
-        if any(variants):
-            pairs_block = _scored_pairs(part, variants, clf, index)
-            if write_pairs is not None:
-                write_pairs(missing_as_nan(pairs_block))
-                compact.append(_compact(pairs_block))
-                clf.forget()
-            else:
-                whole.append(pairs_block)
-        hook.advance(len(part.texts))
-    if not (whole or compact):
+    pairs, with_terms = _swap_and_score(data, editor, clf, index, hook, write_pairs, block)
+    if pairs is None:
         from ..errors import InputError
 
         shown = ", ".join(identity_set.terms[:12]) + (" ..." if len(identity_set.terms) > 12 else "")
@@ -225,8 +209,6 @@ def ctf_core(
             f"{identity_set.name!r} used as an identity ({shown}); there is nothing to swap, so no CTF gap (not a gap "
             "of 0)"
         )
-    pairs = _combined(compact) if compact else pd.concat(whole, ignore_index=True) if len(whole) > 1 else whole[0]
-    del whole, compact
     unscored = pairs[["score_orig", "score_cf"]].isna().any(axis=1)
     report = ctf_report(pairs[~unscored] if unscored.any() else pairs, seed=seed, n_resamples=n_resamples)
     from .. import __version__
@@ -260,6 +242,39 @@ def ctf_core(
         "positive_label": clf.labels[index],
     }
     return (pairs if write_pairs is not None else missing_as_nan(pairs)), nan_to_none(summary)
+
+
+def _swap_and_score(
+    data: _CTFInput,
+    editor: Any,
+    clf: Any,
+    index: int,
+    hook: Any,
+    write_pairs: Callable[[pd.DataFrame], None] | None,
+    block: int,
+) -> tuple[pd.DataFrame | None, int]:
+    """Every text's swaps and scores, ``block`` texts at a time: the pairs (only the statistics' columns when each
+    block goes to ``write_pairs`` as it is made; None when no text has an identity term) and how many texts had one."""
+    whole: list[pd.DataFrame] = []  # in memory: every block's pairs as they are
+    compact: list[dict[str, Any]] = []  # written as they are made: only what the statistics read
+    with_terms = 0
+    hook.start(f"swap and classifier ({clf.spec})", len(data.texts))
+    for start in range(0, len(data.texts), block):
+        part = data.rows(start, start + block)
+        variants = editor.edit(["" if i in part.reasons else t for i, t in enumerate(part.texts)])
+        with_terms += sum(1 for v in variants if v)
+        if any(variants):
+            pairs_block = _scored_pairs(part, variants, clf, index)
+            if write_pairs is not None:
+                write_pairs(missing_as_nan(pairs_block))
+                compact.append(_compact(pairs_block))
+                clf.forget()
+            else:
+                whole.append(pairs_block)
+        hook.advance(len(part.texts))
+    if not (whole or compact):
+        return None, with_terms
+    return (_combined(compact) if compact else pd.concat(whole, ignore_index=True)), with_terms
 
 
 _NAMES = ("source_term", "target_term", "source_split", "target_split")  # few distinct values: categorical
