@@ -189,9 +189,7 @@ def test_blocks_written_as_they_are_made_equal_the_whole_run_and_keep_no_texts()
     clf = cf.as_classifier(lambda t: np.array([0.9 if "gay" in x.lower() else 0.1 + len(x) / 1000 for x in t]))
     whole, summary = ctf_core(frame, clf, label_column="label", n_resamples=200, block=100)
     written: list[pd.DataFrame] = []
-    compact, blocked = ctf_core(
-        frame, clf, label_column="label", n_resamples=200, block=2, write_pairs=written.append
-    )
+    compact, blocked = ctf_core(frame, clf, label_column="label", n_resamples=200, block=2, write_pairs=written.append)
     assert blocked == summary
     assert len(written) == 3 and clf.cached_texts == 0  # one frame per block with identity terms; cache emptied
     pd.testing.assert_frame_equal(pd.concat(written, ignore_index=True)[PAIR_FILE_COLUMNS], whole[PAIR_FILE_COLUMNS])

@@ -198,8 +198,7 @@ def ctf_core(
     data = _ctf_input(source, origin, text_column, id_column, label_column, encoding, max_text_chars)
     identity_set, overlaps = _swap_set(identities, language)
     editor: Any = identity_editor(identity_set, guard=guard, grammar=grammar)
-    index = positive_index(clf.labels, positive_label)
-    pairs, with_terms = _swap_and_score(data, editor, clf, index, hook, write_pairs, block)
+    pairs, with_terms, index = _swap_and_score(data, editor, clf, positive_label, hook, write_pairs, block)
     if pairs is None:
         from ..errors import InputError
 
@@ -248,23 +247,24 @@ def _swap_and_score(
     data: _CTFInput,
     editor: Any,
     clf: Any,
-    index: int,
+    positive_label: str | None,
     hook: Any,
     write_pairs: Callable[[pd.DataFrame], None] | None,
     block: int,
-) -> tuple[pd.DataFrame | None, int]:
+) -> tuple[pd.DataFrame | None, int, int]:
     """Every text's swaps and scores, ``block`` texts at a time: the pairs (only the statistics' columns when each
-    block goes to ``write_pairs`` as it is made; None when no text has an identity term) and how many texts had one."""
+    block goes to ``write_pairs`` as it is made; None when no text has an identity term), how many texts had one, and
+    the scored label's index (known once the classifier has answered: a Python function's labels come with it)."""
     whole: list[pd.DataFrame] = []  # in memory: every block's pairs as they are
     compact: list[dict[str, Any]] = []  # written as they are made: only what the statistics read
-    with_terms = 0
+    with_terms = index = 0
     hook.start(f"swap and classifier ({clf.spec})", len(data.texts))
     for start in range(0, len(data.texts), block):
         part = data.rows(start, start + block)
         variants = editor.edit(["" if i in part.reasons else t for i, t in enumerate(part.texts)])
         with_terms += sum(1 for v in variants if v)
         if any(variants):
-            pairs_block = _scored_pairs(part, variants, clf, index)
+            pairs_block, index = _scored_pairs(part, variants, clf, positive_label)
             if write_pairs is not None:
                 write_pairs(missing_as_nan(pairs_block))
                 compact.append(_compact(pairs_block))
@@ -273,8 +273,8 @@ def _swap_and_score(
                 whole.append(pairs_block)
         hook.advance(len(part.texts))
     if not (whole or compact):
-        return None, with_terms
-    return (_combined(compact) if compact else pd.concat(whole, ignore_index=True)), with_terms
+        return None, with_terms, index
+    return (_combined(compact) if compact else pd.concat(whole, ignore_index=True)), with_terms, index
 
 
 _NAMES = ("source_term", "target_term", "source_split", "target_split")  # few distinct values: categorical
@@ -363,10 +363,14 @@ def _swap_set(identities: Any, language: str = "en") -> tuple[Any, list[tuple[st
     return identity_set, overlaps
 
 
-def _scored_pairs(data: _CTFInput, variants: list[list[Any]], clf: Any, index: int) -> pd.DataFrame:
-    """Every (text, swap) pair of a block of texts with both scores (each distinct text scored once)."""
+def _scored_pairs(
+    data: _CTFInput, variants: list[list[Any]], clf: Any, positive_label: str | None
+) -> tuple[pd.DataFrame, int]:
+    """Every (text, swap) pair of a block of texts with both scores (each distinct text scored once) and the scored
+    label's index (after the prediction: a 3-label Python function without --positive-label is refused here)."""
     unique = list(dict.fromkeys(data.texts + [c.text for v in variants for c in v]))
     proba = clf.predict_proba(unique)
+    index = positive_index(clf.labels, positive_label)
     score = {t: float(p[index]) for t, p in zip(unique, proba, strict=True)}
     rows = [
         {
@@ -384,7 +388,7 @@ def _scored_pairs(data: _CTFInput, variants: list[list[Any]], clf: Any, index: i
     pairs = pd.DataFrame(rows)
     pairs["diff"] = pairs["score_cf"] - pairs["score_orig"]
     pairs["abs_diff"] = pairs["diff"].abs()
-    return pairs
+    return pairs, index
 
 
 def _input_summary(data: _CTFInput, origin: str, with_terms: int, max_text_chars: int) -> dict[str, Any]:
