@@ -172,8 +172,8 @@ def test_the_first_line_says_when_the_built_in_classifier_was_audited_on_the_use
     builtin = {"classifier": {"spec": "profanity-check"}, "effects": effects}
     mine = verdict(_summary(**builtin, input={"source": "comments.csv"}))
     assert mine.lines()[0].startswith(
-        "Verdict: of the built-in profanity-check (a bag-of-words toxicity model; to audit your own, name it with "
-        "--classifier, classifier= in Python) — material identity effects for sexuality"
+        "Verdict: for the built-in profanity-check classifier (a bag-of-words toxicity model; to audit your own, "
+        "name it with --classifier, classifier= in Python): material identity effects for sexuality"
     )
     demo = verdict(_summary(**builtin, input={"source": str(demo_path())}))
     assert demo.lines()[0].startswith("Verdict: material identity effects for sexuality")

@@ -178,8 +178,8 @@ def verdict(summary: Mapping[str, Any] | Record) -> Verdict:
         status = "gate failed"
     if s.classifier.spec == BUILTIN_CLASSIFIER and not str(s.input.source or "").endswith(DEMO_NAME):
         headline = (
-            f"of the built-in {BUILTIN_CLASSIFIER} (a bag-of-words toxicity model; to audit your own, name it with "
-            "--classifier, classifier= in Python) — " + headline
+            f"for the built-in {BUILTIN_CLASSIFIER} classifier (a bag-of-words toxicity model; to audit your own, "
+            "name it with --classifier, classifier= in Python): " + headline
         )
     if s.coverage is not None and s.coverage.gender_untested:
         basis += (

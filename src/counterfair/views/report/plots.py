@@ -198,7 +198,7 @@ def ctf_group_bars(ctf: dict[str, Any] | None, out: Path) -> dict[str, str] | No
     ax.barh(names, values, xerr=np.vstack([values - low, high - values]), color="#7570b3", alpha=0.8, capsize=3)
     ax.invert_yaxis()
     ax.set_xlabel("CTF gap (mean |score change| over swaps)")
-    ax.set_title("Counterfactual token fairness gap by identity group")
+    ax.set_title("CTF gap by the group of the original word")
     return _save(fig, out, "ctf_groups")
 
 
