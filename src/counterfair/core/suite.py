@@ -27,6 +27,7 @@ from ..io import read_texts, row_ids
 from ..metrics import fairness as FM
 from ..progress import ProgressHook
 from ..records import knob
+from ..results import SuiteResult
 from ..summaries import Estimate
 from ..text import indefinite_article
 from .bias import BiasOptions, bias_core, check_threshold_and_bootstrap
@@ -262,13 +263,12 @@ def suite(
     bootstrap: int = 1000,
     seed: int = 0,
     progress: ProgressHook | bool | None = None,
-) -> Any:
+) -> SuiteResult:
     """Run a functional test suite in memory and return a :class:`~counterfair.results.SuiteResult`: ``cases`` (a
     file or a DataFrame in HateCheck's layout; None: counterfair's template suite over ``identities``),
     ``classifier`` (anything :func:`counterfair.as_classifier` takes). Accuracy per functionality, target and cell
     with Wilson intervals (worst first), and the bias AUCs with the targets as groups."""
     from ..classifiers import as_classifier
-    from ..results import SuiteResult
     from .needs import require_in_memory
 
     require_in_memory(SuiteOptions, {}, classifier=classifier)  # a missing extra is named before any work
