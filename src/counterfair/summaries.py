@@ -311,6 +311,10 @@ class GateVerdict(Record):
     errors: tuple[str, ...] = ()
 
 
+#: the built-in demo's file (counterfair/resources): an audit whose ``input.source`` ends with it is the demo
+DEMO_FILE = "demo_audit.csv"
+
+
 @dataclass(frozen=True, kw_only=True)
 class AuditInput(Record):
     """What the audit read: the source, the texts, per attribute how many reference it, the methods, the estimate."""

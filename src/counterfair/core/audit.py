@@ -53,6 +53,7 @@ from ..metrics.functional import bootstrap_ci
 from ..progress import ProgressHook, resolve_progress
 from ..records import knob, make_options, options_signature
 from ..results import AuditResult
+from ..summaries import DEMO_FILE
 from ..text import MAX_TEXT_CHARS
 from .bias import check_bootstrap_cap
 from .ctf import ctf_report
@@ -63,7 +64,7 @@ SECONDS_FIXED = 25.0  # loading spaCy, MiniLM and the classifier
 
 def demo_path() -> Path:
     """The built-in demo texts: non-toxic, identity-referencing sentences written for counterfair."""
-    return Path(str(resources.files("counterfair") / "resources" / "demo_audit.csv"))
+    return Path(str(resources.files("counterfair") / "resources" / DEMO_FILE))
 
 
 @dataclass

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..summaries import AuditSummary, GateCheck, GateVerdict, Record, typed
+from ..summaries import DEMO_FILE, AuditSummary, GateCheck, GateVerdict, Record, typed
 
 MANY_RULES = 12  # a gate with more checks lists only those that did not pass, and counts the rest
 FEW_PAIRS = 5  # a swap direction resting on fewer swaps comes after the others in "largest" lists, marked
@@ -176,7 +176,7 @@ def verdict(summary: Mapping[str, Any] | Record) -> Verdict:
         basis = "Only the attribute methods' score changes are below."
     if gate_status == "fail":
         status = "gate failed"
-    if s.classifier.spec == BUILTIN_CLASSIFIER and not str(s.input.source or "").endswith(DEMO_NAME):
+    if s.classifier.spec == BUILTIN_CLASSIFIER and not str(s.input.source or "").endswith(DEMO_FILE):
         headline = (
             f"for the built-in {BUILTIN_CLASSIFIER} classifier (a bag-of-words toxicity model; to audit your own, "
             "name it with --classifier, classifier= in Python): " + headline
@@ -191,7 +191,6 @@ def verdict(summary: Mapping[str, Any] | Record) -> Verdict:
 
 
 BUILTIN_CLASSIFIER = "profanity-check"  # what an audit scores when no classifier is named
-DEMO_NAME = "demo_audit.csv"  # the built-in demo's file: auditing the built-in classifier is the demo's point
 
 
 def _unit(s: AuditSummary) -> str:
