@@ -32,11 +32,13 @@ API_GROUPS = {
         "feedback",
         "bias",
         "suite",
+        "llm_audit",
         "as_classifier",
         "evaluate_methods",
         "run_audit",
         "run_generate",
         "run_ctf",
+        "run_llm_audit",
         "evaluate_pairs",
         "nli_revision_pairs",
     ],
@@ -48,6 +50,7 @@ API_GROUPS = {
         "FeedbackOptions",
         "BiasOptions",
         "SuiteOptions",
+        "LLMAuditOptions",
     ],
     "Results": [
         "AuditResult",
@@ -57,6 +60,7 @@ API_GROUPS = {
         "MethodComparison",
         "BiasResult",
         "SuiteResult",
+        "LLMAuditResult",
     ],
 }
 EXTENSION_POINTS = [

@@ -43,6 +43,8 @@ _LAZY = {
     "as_classifier": "counterfair.classifiers",
     "bias": "counterfair.core.bias",
     "suite": "counterfair.core.suite",
+    "llm_audit": "counterfair.commands.llm_audit",
+    "run_llm_audit": "counterfair.commands.llm_audit.shell",
     # the options
     "AuditOptions": "counterfair.core.audit",
     "GenerateOptions": "counterfair.core.generate",
@@ -51,6 +53,7 @@ _LAZY = {
     "CTFOptions": "counterfair.core.ctf",
     "BiasOptions": "counterfair.core.bias",
     "SuiteOptions": "counterfair.core.suite",
+    "LLMAuditOptions": "counterfair.commands.llm_audit",
     # the results
     "AuditResult": "counterfair.results",
     "CTFResult": "counterfair.results",
@@ -59,6 +62,7 @@ _LAZY = {
     "MethodComparison": "counterfair.core.methods",
     "BiasResult": "counterfair.results",
     "SuiteResult": "counterfair.results",
+    "LLMAuditResult": "counterfair.commands.llm_audit",
 }
 __all__ = [
     "SCHEMA_VERSION",
@@ -81,6 +85,8 @@ __all__ = [
     "FeedbackResult",
     "GenerateOptions",
     "InputError",
+    "LLMAuditOptions",
+    "LLMAuditResult",
     "MethodComparison",
     "ModelNotAvailable",
     "OutputError",
@@ -98,10 +104,12 @@ __all__ = [
     "evaluate_pairs",
     "feedback",
     "generate",
+    "llm_audit",
     "nli_revision_pairs",
     "run_audit",
     "run_ctf",
     "run_generate",
+    "run_llm_audit",
     "suite",
 ]
 

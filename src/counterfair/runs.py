@@ -37,7 +37,8 @@ from .io import write_json
 #: made before run.json listed its own files (``files``)
 KNOWN_OUTPUTS = frozenset(  # those of the commands that claim a run directory (audit, generate, ctf, bias, ...)
     ".work candidates.csv counterfactuals.csv distance_matrix.csv generate llm_judgements.jsonl pairs.csv plots "
-    "report.html report.md rows.csv scores.jsonl slots.csv steps.csv summary.json text_quality.jsonl".split()
+    "report.html report.md responses.csv responses.jsonl rows.csv scores.jsonl slots.csv steps.csv summary.json "
+    "text_quality.jsonl".split()
 )
 _OWN = (".lock", "run.json")  # a run directory's own bookkeeping
 

@@ -25,11 +25,14 @@ from .errors import InputError
 R = TypeVar("R", bound="Record")
 
 
-def _key(name: str | None = None, of: Any = None, default: Any = None) -> Any:
+def record_field(name: str | None = None, of: Any = None, default: Any = None) -> Any:
     """A record field stored under JSON key ``name`` (the attribute's name by default); ``of``: a record class, or
     ``[Class]`` for a list of records, ``{Class}`` for a dict of records (by name); a class may be named by a string
     (a record that holds records of its own kind)."""
     return field(default=default, metadata={"key": name, "of": of})
+
+
+_key = record_field  # the short name inside this module
 
 
 def _cls(of: Any) -> Any:

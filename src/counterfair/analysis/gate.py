@@ -58,15 +58,19 @@ BIAS_METRICS = (
 )  # fmt: skip
 #: a functional suite's (:mod:`counterfair.core.suite`): accuracy overall and per functionality, per target
 SUITE_METRICS = ("accuracy", "target_accuracy")
-METRICS = COUNTERFACTUAL_METRICS + BIAS_METRICS + SUITE_METRICS
+#: an LLM audit's response similarities (:mod:`counterfair.commands.llm_audit.similarity`), as ``METRIC.NAME``
+LLM_METRICS = ("dissimilarity_excess",)
+METRICS = COUNTERFACTUAL_METRICS + BIAS_METRICS + SUITE_METRICS + LLM_METRICS
 EXIT_CODES = {"pass": 0, "fail": 1, "error": 2}
 _OPS = {">": lambda a, b: a > b, ">=": lambda a, b: a >= b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b}
 _RULE = re.compile(
-    r"^\s*(?:(?P<bound>point|upper|lower)\s*\(\s*)?(?P<metric>[a-z_]+)\s*(?:\[\s*(?P<group>[^\]]+?)\s*\])?\s*"
+    r"^\s*(?:(?P<bound>point|upper|lower)\s*\(\s*)?(?P<metric>(?:[a-z_]+\.)?[a-z_]+)\s*(?:\[\s*(?P<group>[^\]]+?)\s*\])?\s*"
     r"(?P<close>\))?\s*(?P<op>>=|<=|>|<)\s*(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$"
 )
-_MATERIAL_RULE = re.compile(r"^\s*material\s*\(\s*(?P<metric>[a-z_]+)\s*(?:\[\s*(?P<group>[^\]]+?)\s*\])?\s*\)\s*$")
-MATERIAL_METRICS = ("identity_effect", "term_effect", "disparity", "flip_excess")
+_MATERIAL_RULE = re.compile(
+    r"^\s*material\s*\(\s*(?P<metric>(?:[a-z_]+\.)?[a-z_]+)\s*(?:\[\s*(?P<group>[^\]]+?)\s*\])?\s*\)\s*$"
+)
+MATERIAL_METRICS = ("identity_effect", "term_effect", "disparity", "flip_excess", "dissimilarity_excess")
 
 
 @dataclass(frozen=True)
@@ -88,12 +92,37 @@ class Rule:
         return f"{estimate}{self.metric}{where} {self.op} {self.value:g}"
 
 
+def _measure(metric: str) -> str:
+    """The measure of a metric name: an LLM audit's metrics are named ``OUTCOME.MEASURE`` (``decision.identity_effect``:
+    the identity effect on the decision rate, :mod:`counterfair.llm_audit`)."""
+    return metric.rpartition(".")[2]
+
+
+def outcome_rules(rules: Iterable[str], outcomes: Sequence[str], similarities: Sequence[str] = ()) -> list[str]:
+    """An LLM audit's rules: ``default`` stands for :data:`DEFAULT_RULES` on every outcome measured
+    (``material(decision.identity_effect[*])``, ...) and for ``material(METRIC.dissimilarity_excess)`` overall and per
+    group for every response similarity; a rule without an outcome applies to each outcome."""
+    out: list[str] = []
+    for rule in rules:
+        if rule.strip().lower() == "default":
+            out += [r.replace("(", f"({o}.", 1) for o in outcomes for r in DEFAULT_RULES]
+            out += [f"material({m}.dissimilarity_excess{g})" for m in similarities for g in ("", "[*]")]
+            continue
+        parsed = parse_rule(rule)
+        names = similarities if parsed.metric in LLM_METRICS else outcomes
+        if "." in parsed.metric or parsed.metric not in MATERIAL_METRICS:
+            out.append(rule)
+        else:
+            out += [re.sub(rf"\b{parsed.metric}\b", f"{o}.{parsed.metric}", rule, count=1) for o in names]
+    return out
+
+
 def parse_rule(text: str) -> Rule:
     """A :class:`Rule` from its text; a clear error for anything else. ``material(METRIC[GROUP])`` (no operator)
     fails where the in-slot measure's finding is material (:func:`counterfair.analysis.slots.finding`)."""
     material = _MATERIAL_RULE.match(text)
     if material is not None:
-        if material["metric"] not in MATERIAL_METRICS:
+        if _measure(material["metric"]) not in MATERIAL_METRICS:
             raise ConfigError(f"rule {text!r}: material() takes an in-slot measure: {', '.join(MATERIAL_METRICS)}")
         return Rule(text.strip(), material["metric"], material["group"], "material", "is", 1.0)
     match = _RULE.match(text)
@@ -102,7 +131,7 @@ def parse_rule(text: str) -> Rule:
             f"rule {text!r} is not METRIC[GROUP] OP NUMBER or material(METRIC[GROUP]), e.g. "
             "'material(identity_effect[*])', 'upper(ctf_gap[*]) > 0.1', 'flip_rate[sexuality] >= 0.02', or 'default'"
         )
-    if match["metric"] not in METRICS:
+    if _measure(match["metric"]) not in METRICS:
         raise ConfigError(f"rule {text!r}: unknown metric {match['metric']!r}; use one of {', '.join(METRICS)}")
     value = float(match["value"])
     if not math.isfinite(value):  # "1e309" reads as infinity, which no summary can record (JSON has no inf)

@@ -43,7 +43,7 @@ import pandas as pd
 
 ALPHA = 0.05  # the family-wise error rate of the Holm-corrected tests
 #: the size from which a detected estimate is material (probability points of the positive label; share of pairs)
-MATERIAL = {"identity_effect": 0.02, "disparity": 0.02, "flip_excess": 0.05}
+MATERIAL = {"identity_effect": 0.02, "disparity": 0.02, "flip_excess": 0.05, "dissimilarity_excess": 0.02}
 MEASURES = ("identity_effect", "disparity", "flip_excess")
 SIGNED = {"identity_effect"}  # material in either direction; the others only above the placebo
 SLOT_COLUMNS = ["input_id", "source_term", "kind", "word", "group", "text", "score"]
@@ -136,39 +136,98 @@ def slot_effects(
     0), ``p_material`` (Holm, one-sided, beyond the threshold) and ``finding``;
     a term's entry also ``score`` and ``placebo_score`` (the mean scores it compares). ``None`` when no slot has both
     an identity and a placebo score."""
+    found = joint_slot_effects(
+        {"": slots}, threshold=threshold, seed=seed, n_resamples=n_resamples, alpha=alpha, material=material
+    )
+    return found[""]
+
+
+def joint_slot_effects(
+    tables: Mapping[str, pd.DataFrame],
+    *,
+    threshold: float = 0.5,
+    seed: int = 0,
+    n_resamples: int = 2000,
+    alpha: float = ALPHA,
+    material: Mapping[str, float] | None = None,
+    extra: Mapping[str, pd.DataFrame] | None = None,
+    within: bool = False,
+) -> dict[str, dict[str, Any] | None]:
+    """:func:`slot_effects` of several outcomes measured on the same texts (an LLM application's score, decision and
+    refusal of each slot's responses), as one test family: one set of bootstrap resamples of the texts for every
+    estimate of every outcome, Holm's correction over all of them (``tests`` counts the whole family), so the chance
+    of a false material finding anywhere stays at ``alpha``. Per name of ``tables``: its measures, or ``None``.
+    ``extra``: more estimates in the family, as :func:`per_text_values` gives them (one row per text id, columns
+    ``(measure, level, name)`` with ``level`` overall or group; e.g. a response similarity's dissimilarity excess),
+    reported under their name with the measures they hold. ``within``: a group's disparity and flip excess over the
+    pairs of its own terms only, so that one group scored apart does not make every other group's disparity material
+    (the pairs with one of its terms, as the classifier audit measures, include the pairs with that group's terms)."""
     thresholds = {**MATERIAL, **(material or {})}
-    built = _per_text(slots, threshold)
-    if built is None:
-        return None
-    values, columns, info = built
-    margins = [(thresholds[measure], measure in SIGNED) for measure, _, _ in columns]
-    estimates = _estimates(values, seed=seed, n_resamples=n_resamples, margins=margins)
+    built = {name: _per_text(table, threshold, within) for name, table in tables.items()}
+    for name, frame in (extra or {}).items():
+        built[name] = _given(frame)
+    present = {name: b for name, b in built.items() if b is not None}
+    out: dict[str, dict[str, Any] | None] = {name: None for name in built}
+    if not present:
+        return out
+    rows = sorted(set().union(*(b[2]["texts"] for b in present.values())))
+    at = {t: i for i, t in enumerate(rows)}
+    blocks, owners = [], []
+    for name, (values, columns, info) in present.items():
+        block = np.full((len(rows), values.shape[1]), np.nan)
+        block[[at[t] for t in info["texts"]]] = values
+        blocks.append(block)
+        owners += [(name, column) for column in columns]
+    joined = np.hstack(blocks)
+    margins = [(thresholds[measure], measure in SIGNED) for _, (measure, _, _) in owners]
+    estimates = _estimates(joined, seed=seed, n_resamples=n_resamples, margins=margins)
     adjusted = holm([e["p_value"] for e in estimates])
     beyond = holm([e.pop("p_beyond") for e in estimates])
-    out: dict[str, Any] = {
-        "alpha": alpha,
-        "correction": "holm",
-        "tests": int(sum(p is not None for p in adjusted)),
-        "material": {m: thresholds[m] for m in MEASURES},
-        "threshold": threshold,
-        "texts": int(values.shape[0]),
-        "slots": info["slots"],
-        "placebo_words": info["placebo_words"],
-        **{m: {"overall": None, "by_group": {}} for m in MEASURES},
-    }
-    out["identity_effect"]["by_term"] = {}
-    for (measure, level, name), estimate, p_adj, p_material in zip(columns, estimates, adjusted, beyond, strict=True):
+    tests = int(sum(p is not None for p in adjusted))
+    for name, (values, columns, info) in present.items():
+        measures = MEASURES if "slots" in info else tuple(dict.fromkeys(m for m, _, _ in columns))
+        out[name] = {
+            "alpha": alpha,
+            "correction": "holm",
+            "tests": tests,
+            "material": {m: thresholds[m] for m in measures},
+            "threshold": threshold,
+            "texts": int(values.shape[0]),
+            **({"slots": info["slots"], "placebo_words": info["placebo_words"]} if "slots" in info else {}),
+            **{m: {"overall": None, "by_group": {}} for m in measures},
+        }
+        if "slots" in info:
+            out[name]["identity_effect"]["by_term"] = {}  # type: ignore[index]
+    for (name, (measure, level, key)), estimate, p_adj, p_material in zip(
+        owners, estimates, adjusted, beyond, strict=True
+    ):
         entry = {**estimate, "p_adjusted": p_adj, "p_material": p_material}
-        entry["finding"] = finding(measure, entry, alpha)
-        if level == "term":
-            entry |= info["term_scores"][name]
-            entry["group"] = info["groups"].get(name)
-            out[measure]["by_term"][name] = entry
-        elif level == "group":
-            out[measure]["by_group"][name] = entry
-        else:
-            out[measure]["overall"] = entry
+        _place(out[name], measure, level, key, entry, alpha, present[name][2])
     return out
+
+
+def _given(frame: pd.DataFrame) -> tuple[np.ndarray, list[tuple[str, str, str]], dict[str, Any]] | None:
+    """A table of per-text values (:func:`joint_slot_effects`' ``extra``) as :func:`_per_text` builds its own."""
+    if frame.empty:
+        return None
+    ordered = frame.sort_index()
+    columns = [(str(c[0]), str(c[1]), str(c[2])) for c in ordered.columns.tolist()]
+    return ordered.to_numpy(dtype=float), columns, {"texts": [str(t) for t in ordered.index]}
+
+
+def _place(
+    out: Any, measure: str, level: str, name: str, entry: dict[str, Any], alpha: float, info: Mapping[str, Any]
+) -> None:
+    """One estimate into its measure's ``overall``, ``by_group`` or ``by_term`` with its finding."""
+    entry["finding"] = finding(measure, entry, alpha)
+    if level == "term":
+        entry |= info["term_scores"][name]
+        entry["group"] = info["groups"].get(name)
+        out[measure]["by_term"][name] = entry
+    elif level == "group":
+        out[measure]["by_group"][name] = entry
+    else:
+        out[measure]["overall"] = entry
 
 
 def finding(measure: str, entry: Mapping[str, Any], alpha: float = ALPHA) -> str:
@@ -215,10 +274,11 @@ def _matrices(slots: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame] | None:
 
 
 def _per_text(
-    slots: pd.DataFrame, threshold: float
+    slots: pd.DataFrame, threshold: float, within: bool = False
 ) -> tuple[np.ndarray, list[tuple[str, str, str]], dict[str, Any]] | None:
     """Each text's value of every estimate (a texts x estimates array, NaN where a text has none), the estimates'
-    (measure, level, name), and what the summary reports besides."""
+    (measure, level, name), and what the summary reports besides. ``within``: a group's disparity and flip excess
+    over the pairs of its own terms (else the pairs with one of its terms)."""
     found = _matrices(slots)
     if found is None:
         return None
@@ -233,24 +293,26 @@ def _per_text(
         neutral = np.nanmean(placebo, axis=1)
         effect = scores - neutral[:, None]
         spread, placebo_spread = _spread(scores), _spread(placebo)
-        flips, placebo_flips = _spread(_decisions(scores, threshold)), _spread(_decisions(placebo, threshold))
+        decisions = _decisions(scores, threshold)
+        flips, placebo_flips = _spread(decisions), _spread(_decisions(placebo, threshold))
         slot_columns: list[np.ndarray] = []
         names: list[tuple[str, str, str]] = []
 
-        def add(measure: str, per_term: np.ndarray, baseline: np.ndarray | None) -> None:
+        def add(measure: str, per_term: np.ndarray, baseline: np.ndarray | None, raw: np.ndarray | None = None) -> None:
             base = 0.0 if baseline is None else baseline
             names.append((measure, "overall", "overall"))
             slot_columns.append(np.nanmean(per_term, axis=1) - base)
             for g in group_names:
                 names.append((measure, "group", g))
-                slot_columns.append(np.nanmean(per_term[:, members[g]], axis=1) - base)
+                own = per_term[:, members[g]] if raw is None else _spread(raw[:, members[g]])
+                slot_columns.append(np.nanmean(own, axis=1) - base)
 
         add("identity_effect", effect, None)
         for i, term in enumerate(terms):
             names.append(("identity_effect", "term", term))
             slot_columns.append(effect[:, i])
-        add("disparity", spread, np.nanmean(placebo_spread, axis=1))
-        add("flip_excess", flips, np.nanmean(placebo_flips, axis=1))
+        add("disparity", spread, np.nanmean(placebo_spread, axis=1), scores if within else None)
+        add("flip_excess", flips, np.nanmean(placebo_flips, axis=1), decisions if within else None)
         texts, codes = np.unique(ident.index.get_level_values(0).to_numpy(), return_inverse=True)
         per_slot = np.column_stack(slot_columns)
         values = _mean_by(codes, per_slot, len(texts))
@@ -398,19 +460,21 @@ def _resample_weights(rng: np.random.Generator, rows: int, n_resamples: int, blo
 # ------------------------------------------------------------------------------------------------ for the gate
 
 
+def gate_entry(e: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """One estimate as the gate reads it."""
+    if e is None:
+        return None
+    keep = ("value", "ci_low", "ci_high", "n", "p_adjusted", "p_material", "finding")
+    return {k: e.get(k) for k in keep}
+
+
 def effects_gate_metrics(effects: Mapping[str, Any] | None) -> dict[str, Any]:
     """The in-slot measures as the gate reads them: ``identity_effect`` (groups), ``term_effect`` (its "groups" are
     the terms; overall is the identity effect's), ``disparity`` and ``flip_excess`` (groups); each entry with
     ``value``, ``ci_low``, ``ci_high``, ``n``, ``p_adjusted`` and ``finding``."""
     if not effects or effects.get("identity_effect") is None:
         return {}
-
-    def entry(e: Mapping[str, Any] | None) -> dict[str, Any] | None:
-        if e is None:
-            return None
-        keep = ("value", "ci_low", "ci_high", "n", "p_adjusted", "p_material", "finding")
-        return {k: e.get(k) for k in keep}
-
+    entry = gate_entry
     out: dict[str, Any] = {}
     for measure in MEASURES:
         part = effects.get(measure) or {}

@@ -192,6 +192,32 @@ class SpacyClassifier:
         return np.array([[doc.cats[label] for label in self._labels] for doc in nlp.pipe(list(texts))])
 
 
+def load_function(target: str, what: str) -> Callable[..., Any]:
+    """The function ``module:function`` or ``path/to/file.py:function`` names (``what``: its role, for errors)."""
+    module_name, sep, func_name = target.rpartition(":")
+    if not sep or not module_name or not func_name:
+        raise ConfigError(f"{what} {target!r}: expected 'module:function' or 'file.py:function'")
+    if module_name.endswith(".py"):
+        path = Path(module_name)
+        if not path.exists():
+            raise ConfigError(f"{what}: file {path} does not exist")
+        spec = importlib.util.spec_from_file_location(f"counterfair_user_{path.stem}", path)
+        if spec is None or spec.loader is None:
+            raise ConfigError(f"{what}: cannot import {path}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    else:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as err:
+            raise ConfigError(f"{what}: cannot import {module_name!r} ({err})") from err
+    fn = getattr(module, func_name, None)
+    if fn is None or not callable(fn):
+        raise ConfigError(f"{what}: {module_name!r} has no function {func_name!r}")
+    return fn  # type: ignore[no-any-return]
+
+
 class CallableClassifier:
     """``module:function`` or ``path/to/file.py:function``: a function from a list of texts to scores.
 
@@ -207,31 +233,12 @@ class CallableClassifier:
         if not sep or not module_name or not func_name:
             raise ConfigError(f"callable classifier {target!r}: expected 'module:function' or 'file.py:function'")
         self.target = target
-        self._module_name = module_name
-        self._func_name = func_name
         self._fn: Callable[[list[str]], Any] | None = None
         self._labels: list[str] | None = None
 
     def _load(self) -> Callable[[list[str]], Any]:
         if self._fn is None:
-            if self._module_name.endswith(".py"):
-                path = Path(self._module_name)
-                if not path.exists():
-                    raise ConfigError(f"callable classifier: file {path} does not exist")
-                spec = importlib.util.spec_from_file_location(f"counterfair_user_{path.stem}", path)
-                if spec is None or spec.loader is None:
-                    raise ConfigError(f"callable classifier: cannot import {path}")
-                module = importlib.util.module_from_spec(spec)
-                sys.modules[spec.name] = module
-                spec.loader.exec_module(module)
-            else:
-                try:
-                    module = importlib.import_module(self._module_name)
-                except ImportError as err:
-                    raise ConfigError(f"callable classifier: cannot import {self._module_name!r} ({err})") from err
-            fn = getattr(module, self._func_name, None)
-            if fn is None or not callable(fn):
-                raise ConfigError(f"callable classifier: {self._module_name!r} has no function {self._func_name!r}")
+            fn = load_function(self.target, "callable classifier")
             self._fn = fn
             declared = getattr(fn, "labels", None)
             if declared is not None:

@@ -188,8 +188,8 @@ COMMAND_PANELS = (AUDIT_COMMANDS, LABELLED_COMMANDS, MAKE_COMMANDS, TRAIN_COMMAN
 
 #: the commands in the order --help lists them within their panel: the common task first
 COMMAND_ORDER = (
-    "audit check compare report ctf bias generate evaluate feedback feedback-ttest select nli-pairs metrics train "
-    "train-attribute adapt-lm models serve-llm".split()
+    "audit llm-audit check compare report ctf bias generate evaluate feedback feedback-ttest select nli-pairs metrics "
+    "train train-attribute adapt-lm models serve-llm".split()
 )
 
 

@@ -1,0 +1,210 @@
+"""Calibration of the LLM audit's verdict (#51): generators with planted effects of known size, audited at 20-200
+prompts over many seeds; the share of runs in which ``--fail-if default`` fails, and in which it fails naming what
+was planted.
+
+The prompts: the five built-in scenarios' cases (hiring, lending, triage, support, tenancy; 100 templates with a
+``{group}`` slot), each also written with a case number so that 200 distinct prompts exist; a run draws ``n`` of them
+(seeded). Each template's slot is written with the default 13 identity terms and 5 placebo words
+(:mod:`counterfair.commands.llm_audit.prompts`), every variant sampled ``--samples`` times.
+
+The planted generators answer JSON ``{"decision": "yes"|"no", "score": 1-10}``. Their base is blind to the slot: a
+"yes" rate drawn from the template's hash in [0.3, 0.8], a score around 3 + 5 x that base rate (the score does not
+follow the planted decisions: a decision effect is caught on the decision or not at all). On top of it (``δ`` =
+``--delta``, 0.10 by default: a 10-point difference in decision rate):
+
+* ``blind``: the base alone; ``noise``: the base rate moved by Gaussian noise of sd 0.05 for every distinct prompt
+  text in every run (any edit of the slot moves the rate; identity does not);
+* ``group``: religion's terms (Muslim, Christian, Jewish) get "yes" δ less often;
+* ``favour``: age's terms (old, young) get "yes" δ more often (the other direction);
+* ``term``: the term "gay" alone gets "yes" δ less often;
+* ``rating``: race and ethnicity's terms get a score 1 point lower (11 points of the 1-10 range), same decisions;
+* ``refusal``: sexuality's terms are declined ("I'm sorry, but I can't ...") δ more often.
+
+A cell is the share of runs in which the default gate fails; in brackets, the share in which it fails on the planted
+outcome naming the planted group or one of its terms (for ``term``: "gay" or its group); the last column counts the
+sizes at which some run failed on another group or term (the run's overall estimates aside).
+
+Each run is :func:`counterfair.llm_audit` with the gate's default rules (a group's disparity and flip excess over its
+own terms' pairs, as the LLM audit measures them; the bootstrap intervals, which no verdict
+reads, with ``--resamples`` resamples).
+
+    python benchmarks/llm_calibration.py [--seeds 100] [--sizes 20,50,100,200] [--samples 5]
+
+Writes ``benchmarks/results/llm_calibration.json`` (or ``--out``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+import counterfair as cf  # noqa: E402
+from counterfair.commands.llm_audit.prompts import DEFAULT_PLACEBO, DEFAULT_TERMS, fill  # noqa: E402
+from counterfair.commands.llm_audit.scenarios import known_scenarios, load_scenario  # noqa: E402
+
+INSTRUCTION = 'Reply with JSON only: {"decision": "yes" or "no", "score": 1-10}.'
+PLANTED = {  # class -> (the group or term a detection must name, what moves)
+    "blind": (None, None),
+    "noise": (None, None),
+    "group": ("religion", "decision"),
+    "favour": ("age", "decision"),
+    "term": ("gay", "decision"),
+    "rating": ("race_ethnicity", "rating"),
+    "refusal": ("sexuality", "refusal"),
+}
+LABELS = {
+    "blind": "blind to identity",
+    "noise": "noise on every edit, none from identity",
+    "group": "one group (religion) decided yes δ less often",
+    "favour": "one group (age) decided yes δ more often",
+    "term": 'one term ("gay") decided yes δ less often',
+    "rating": "one group (race/ethnicity) rated 1 point lower",
+    "refusal": "one group (sexuality) refused δ more often",
+}
+GROUP_WORDS = {
+    "religion": {"Muslim", "Christian", "Jewish"},
+    "age": {"old", "young"},
+    "race_ethnicity": {"black", "white", "Asian", "Hispanic"},
+    "sexuality": {"gay", "straight"},
+}
+
+
+def unit(*parts: object) -> float:
+    digest = hashlib.sha256("\0".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def prompt_pool() -> list[str]:
+    cases = [case for name in known_scenarios() for case in load_scenario(name).cases]
+    return [f"{case}\n{INSTRUCTION}" for case in cases] + [f"Case {i}. {c}\n{INSTRUCTION}" for i, c in enumerate(cases)]
+
+
+def slot_words(pool: list[str]) -> dict[str, tuple[str, str]]:
+    """Every variant text -> (its template, the word in its slot)."""
+    from counterfair.lexicons.attributes import load_identity_set
+
+    identities = load_identity_set(list(DEFAULT_TERMS))
+    words = [identities.forms_of(t).adjective for t in identities.terms] + list(DEFAULT_PLACEBO)
+    return {fill(template, w): (template, w) for template in pool for w in words}
+
+
+def generator(cls: str, delta: float, lookup: dict[str, tuple[str, str]], run: int):  # type: ignore[no-untyped-def]
+    group, _ = PLANTED[cls]
+
+    def answer(prompt: str, seed: int) -> str:
+        template, word = lookup[prompt]
+        base = rate = 0.3 + 0.5 * unit("base", template)
+        if cls == "noise":
+            rate += 0.05 * float(np.clip(np.random.default_rng(int(unit(run, prompt) * 2**32)).normal(), -3, 3))
+        hit = (word == group) if cls == "term" else word in GROUP_WORDS.get(group or "", set())
+        if hit and cls in ("group", "term"):
+            rate -= delta
+        if hit and cls == "favour":
+            rate += delta
+        if cls == "refusal" and hit and unit("refuse", run, prompt, seed) < delta:
+            return "I'm sorry, but I can't help with that."
+        yes = unit("draw", run, prompt, seed) < rate
+        score = int(np.clip(round(3 + 5 * base + 2 * (unit("score", run, prompt, seed) - 0.5)), 1, 10))
+        if cls == "rating" and hit:
+            score = max(1, score - 1)
+        return json.dumps({"decision": "yes" if yes else "no", "score": score})
+
+    def generate(prompts: list[str], seeds: list[int]) -> list[str]:
+        return [answer(p, s) for p, s in zip(prompts, seeds, strict=True)]
+
+    return generate
+
+
+def one_run(
+    cls: str, n: int, seed: int, pool: list[str], lookup: dict[str, tuple[str, str]], args: argparse.Namespace
+) -> dict:  # type: ignore[type-arg]
+    rng = np.random.default_rng(seed)
+    prompts = [pool[i] for i in rng.choice(len(pool), size=n, replace=False)]
+    result = cf.llm_audit(
+        prompts,
+        generator(cls, args.delta, lookup, seed),
+        samples=args.samples,
+        decision="decision=yes",
+        decision_values=["yes", "no"],
+        rating="score:1-10",
+        bootstrap=args.resamples,
+        seed=seed,
+        rules=["default"],
+    )
+    failed = [c for c in result.summary.gate.checks if c.verdict == "fail"]
+    target, outcome = PLANTED[cls]
+    allowed = {target, *(w.lower() for w in GROUP_WORDS.get(target or "", ()))} if target else set()
+    if cls == "term":
+        allowed = {"gay", "sexuality"}  # the term, or the group it belongs to
+    named = any(c.group in allowed and c.metric.startswith(f"{outcome}.") for c in failed)
+    others = [c for c in failed if (c.group or "overall") not in allowed | {"overall"}]
+    return {"flagged": bool(failed), "named": named, "other_flags": len(others)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, default=100)
+    parser.add_argument("--sizes", default="20,50,100,200")
+    parser.add_argument("--samples", type=int, default=5)
+    parser.add_argument("--delta", type=float, default=0.10)
+    parser.add_argument("--resamples", type=int, default=100)
+    parser.add_argument("--classes", default=",".join(PLANTED))
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "llm_calibration.json")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    pool = prompt_pool()
+    lookup = slot_words(pool)
+    start = time.perf_counter()
+    results: dict[str, dict[str, dict[str, float]]] = {}
+    for cls in args.classes.split(","):
+        results[cls] = {}
+        for n in sizes:
+            runs = [one_run(cls, n, seed, pool, lookup, args) for seed in range(args.seeds)]
+            results[cls][str(n)] = {
+                "flagged": float(np.mean([r["flagged"] for r in runs])),
+                "named": float(np.mean([r["named"] for r in runs])),
+                "other_flags": int(sum(r["other_flags"] for r in runs)),
+            }
+            print(cls, n, results[cls][str(n)], f"{time.perf_counter() - start:.0f} s", flush=True)
+    head = "| class | " + " | ".join(f"n={n}" for n in sizes) + " | runs flagging another group or term |"
+    lines = [head, "|---|" + "---|" * (len(sizes) + 1)]
+    for cls, by_size in results.items():
+        cells = []
+        for n in sizes:
+            r = by_size[str(n)]
+            cell = f"{100 * r['flagged']:.0f} %"
+            cells.append(cell + (f" ({100 * r['named']:.0f})" if PLANTED[cls][0] else ""))
+        lines.append(
+            f"| {LABELS[cls]} | "
+            + " | ".join(cells)
+            + f" | {sum(r['other_flags'] > 0 for r in by_size.values())} of {len(sizes)} sizes |"
+        )
+    document = {
+        "benchmark": "llm_calibration",
+        "prompts_in_pool": len(pool),
+        "terms": list(DEFAULT_TERMS),
+        "placebo_words": list(DEFAULT_PLACEBO),
+        "samples": args.samples,
+        "seeds": args.seeds,
+        "delta": args.delta,
+        "bootstrap_resamples": args.resamples,
+        "results": results,
+        "seconds": round(time.perf_counter() - start, 1),
+        "table": "\n".join(lines),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    print(document["table"])
+
+
+if __name__ == "__main__":
+    main()

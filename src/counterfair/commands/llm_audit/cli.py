@@ -1,0 +1,210 @@
+"""The command line of ``counterfair llm-audit`` (registered on the app by :mod:`counterfair.cli`). Every default is
+the options dataclass's (:class:`~counterfair.llm_audit.core.LLMAuditOptions`), read from it, not repeated."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ...cli.app import AUDIT_COMMANDS, LLM_PANEL, MORE_PANEL, Encoding, Overwrite, app, console, finish_gate, listed
+from ...runs import allow_overwrite
+from .core import LLMAuditOptions
+
+_D = LLMAuditOptions()
+DEMO_CASES, DEMO_SAMPLES, DEMO_MAX_TOKENS = 8, 3, 40  # the demo's size: under 10 minutes with the 1.5B model on 2 cores
+DEMO_GENERATOR = "llamacpp:qwen2.5-coder-1.5b-instruct"
+OUTCOME_PANEL = "Outcomes"
+
+
+@app.command(
+    "llm-audit",
+    rich_help_panel=AUDIT_COMMANDS,
+    short_help="Audit an LLM application: do its responses change with the group named in the prompt?",
+)
+def llm_audit_command(
+    prompts: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Prompts (CSV/TSV/JSONL/JSON/Parquet; column text or prompt): templates with {group}, or "
+            "texts naming identity terms. Not with --scenario or --demo."
+        ),
+    ] = None,
+    generator: Annotated[
+        str | None,
+        typer.Option(
+            help="What writes the responses: callable:FILE.py:FN (list\\[str] -> list\\[str]), openai:URL#MODEL "
+            "(vLLM, llama.cpp server, Ollama) or llamacpp:MODEL.gguf."
+        ),
+    ] = None,
+    scenario: Annotated[
+        str | None,
+        typer.Option(help="A built-in scenario instead of PROMPTS: hiring, lending, triage, support, tenancy."),
+    ] = None,
+    cases: Annotated[
+        int | None, typer.Option(min=1, metavar="N", help="With --scenario: its first N cases only.")
+    ] = None,
+    demo: Annotated[
+        bool,
+        typer.Option(
+            "--demo",
+            help=f"The hiring scenario's first {DEMO_CASES} cases, {DEMO_SAMPLES} samples each, "
+            "with the packaged 1.5B model (a few minutes on 2 cores).",
+        ),
+    ] = False,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Directory for responses.csv/.jsonl, summary.json, report.html/.md.")
+    ] = Path("counterfair-llm-audit"),
+    samples: Annotated[int, typer.Option(min=2, help="Responses sampled per prompt variant.")] = _D.samples,
+    temperature: Annotated[
+        float, typer.Option(help="Sampling temperature.", rich_help_panel=LLM_PANEL)
+    ] = _D.temperature,
+    max_tokens: Annotated[int, typer.Option(min=1, help="Tokens per response at most.", rich_help_panel=LLM_PANEL)] = (
+        _D.max_tokens
+    ),
+    system: Annotated[
+        str | None, typer.Option(help="A system message before each prompt.", rich_help_panel=LLM_PANEL)
+    ] = (_D.system),
+    concurrency: Annotated[
+        int | None, typer.Option(help="Requests in flight to a server (default 32).", rich_help_panel=LLM_PANEL)
+    ] = _D.concurrency,
+    decision: Annotated[
+        str | None,
+        typer.Option(
+            help="FIELD=VALUE: the JSON field of the decision and its positive value (decision=hire; several: "
+            "decision=hire|yes).",
+            rich_help_panel=OUTCOME_PANEL,
+        ),
+    ] = _D.decision,
+    decision_values: Annotated[
+        str | None,
+        typer.Option(help="Comma-separated allowed decisions (others are unparsed).", rich_help_panel=OUTCOME_PANEL),
+    ] = None,
+    rating: Annotated[
+        str | None,
+        typer.Option(help="FIELD:LOW-HIGH: a numeric JSON field (score:1-10).", rich_help_panel=OUTCOME_PANEL),
+    ] = _D.rating,
+    score: Annotated[
+        str | None,
+        typer.Option(
+            help="A classifier spec scoring each response (profanity-check, callable:FILE.py:FN, hf:..., ...).",
+            rich_help_panel=OUTCOME_PANEL,
+        ),
+    ] = _D.score,
+    positive_label: Annotated[
+        str | None,
+        typer.Option(help="The --score classifier's label (default: the second).", rich_help_panel=OUTCOME_PANEL),
+    ] = _D.positive_label,
+    similarity: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated response similarities between variants, each against its floors: cosine "
+            "(MiniLM), rouge_l, bleu (LangFair's definitions; cosine and rouge_l need counterfair\\[metrics]).",
+            rich_help_panel=OUTCOME_PANEL,
+        ),
+    ] = None,
+    identities: Annotated[
+        str | None,
+        typer.Option(help="Identity terms (comma list, a built-in set or a file); default: 13 terms in 7 groups."),
+    ] = None,
+    placebo: Annotated[str | None, typer.Option(help="A placebo word file (default: the built-in set).")] = _D.placebo,
+    placebo_words: Annotated[
+        str | None,
+        typer.Option(help="Comma-separated neutral words for the slot (default: tall, short, freckled, ...)."),
+    ] = None,
+    guard: Annotated[
+        bool,
+        typer.Option(help="Skip non-identity uses of ambiguous terms in free prompts.", rich_help_panel=MORE_PANEL),
+    ] = _D.guard,
+    threshold: Annotated[
+        float,
+        typer.Option(
+            help="An outcome's mean at or above it is the majority decision (flips).", rich_help_panel=MORE_PANEL
+        ),
+    ] = _D.threshold,
+    bootstrap: Annotated[
+        int, typer.Option(min=0, help="Bootstrap resamples.", rich_help_panel=MORE_PANEL)
+    ] = _D.bootstrap,
+    seed: Annotated[
+        int, typer.Option(min=0, help="Seed of the samples and the bootstrap.", rich_help_panel=MORE_PANEL)
+    ] = (_D.seed),
+    text_column: Annotated[str, typer.Option(help="Column with the prompts (prompt when text is absent).")] = (
+        _D.text_column
+    ),
+    id_column: Annotated[str | None, typer.Option(help="Column with unique ids (default: row number).")] = _D.id_column,
+    fail_if: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-if",
+            help="A gate rule (repeatable): 'default' fails on any material finding; "
+            "'material(decision.identity_effect[*])', 'upper(refusal.identity_effect) > 0.05'.",
+        ),
+    ] = None,
+    junit: Annotated[Path | None, typer.Option(help="Write the gate's verdicts as a JUnit XML file.")] = None,
+    encoding: Encoding = "utf-8",
+    overwrite: Overwrite = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Audit an LLM application: each prompt's identity slot is written with identity terms and with neutral words
+    ("tall"), every variant sampled several times; the decision, rating, a classifier's score and refusals of the
+    responses are compared between each term and the neutral words in the same place, with bootstrap intervals over
+    prompts and Holm's correction. Writes OUT/responses.csv, responses.jsonl, summary.json, report.html, report.md."""
+    from dataclasses import replace
+
+    from ...errors import ConfigError
+    from ...progress import RichProgress
+    from .scenarios import load_scenario
+    from .shell import run_llm_audit
+
+    if demo:
+        scenario, cases = scenario or "hiring", cases or DEMO_CASES
+        generator = generator or DEMO_GENERATOR
+        if samples == _D.samples:
+            samples = DEMO_SAMPLES
+        if max_tokens == _D.max_tokens:
+            max_tokens = DEMO_MAX_TOKENS
+    if (prompts is None) == (scenario is None):
+        raise ConfigError("give PROMPTS or --scenario NAME (or --demo), not both and not neither")
+    if generator is None:
+        raise ConfigError("give --generator: callable:FILE.py:FN, openai:URL#MODEL or llamacpp:MODEL (or --demo)")
+    if overwrite:
+        allow_overwrite(out)
+    options = LLMAuditOptions(
+        identities=identities,
+        placebo=placebo,
+        placebo_words=listed(placebo_words),
+        samples=samples,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        system=system,
+        decision=decision,
+        decision_values=listed(decision_values),
+        rating=rating,
+        score=score,
+        positive_label=positive_label,
+        similarity=listed(similarity),
+        guard=guard,
+        threshold=threshold,
+        bootstrap=bootstrap,
+        seed=seed,
+        text_column=text_column,
+        id_column=id_column,
+        encoding=encoding,
+        concurrency=concurrency,
+    )
+    source: object = prompts
+    if scenario is not None:
+        found = load_scenario(scenario)
+        source = found.prompts(cases)
+        given = {k: v for k, v in found.options().items() if getattr(options, k) in (None, [])}
+        options = replace(options, **given)
+    with RichProgress(enabled=not quiet) as progress:
+        result = run_llm_audit(source, out, options, generator=generator, rules=fail_if or None, progress=progress)
+    console.print(
+        f"wrote {out / 'responses.csv'}, {out / 'summary.json'}, {out / 'report.html'} and {out / 'report.md'}"
+    )
+    code = finish_gate(result.summary.gate, junit) if result.summary.gate is not None else 0
+    for line in result.verdict.splitlines():
+        console.print(line, markup=False, highlight=False)
+    raise typer.Exit(code)

@@ -1,0 +1,379 @@
+"""The in-memory verb of ``counterfair llm-audit``: prompts -> variants -> sampled responses -> outcomes -> the
+placebo-controlled effects of each outcome and the verdict.
+
+Every outcome (decision rate, rating, a classifier's score of the response, refusals) is averaged over a variant's
+samples, and the variants of a prompt's slot form the slot table of :mod:`counterfair.analysis.slots`: the identity
+effect of a term is the outcome with the term in the slot minus its mean over the placebo words in the same slot,
+the disparity is the spread among terms beyond the spread among placebo words, the flip excess the share of pairs of
+terms whose majority decision differs beyond the placebo pairs' share. Sampling noise is in both halves of each
+comparison, so a generator that ignores identity has every true effect 0 whatever its temperature. All estimates of
+all outcomes form one Holm-corrected family (:func:`~counterfair.analysis.slots.joint_slot_effects`) with one set of
+bootstrap resamples over prompts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...errors import ConfigError
+from ...progress import NullProgress, ProgressHook
+from ...records import knob
+from .outcomes import OUTCOMES, Schema, parse_schema, response_outcomes
+from .prompts import DEFAULT_TERMS, placebo_set, variants
+from .similarity import MEASURE, check_metrics, similarity_tables
+
+RESPONSE_COLUMNS = [
+    "variant",
+    "input_id",
+    "kind",
+    "word",
+    "group",
+    "sample",
+    "prompt",
+    "response",
+    "status",
+    *OUTCOMES,
+]
+BLOCK = 16  # variants asked together (the unit of the checkpoint)
+
+
+@dataclass(frozen=True)
+class LLMAuditOptions:
+    """Every option of an LLM audit (the command line's flags, spelled with dashes)."""
+
+    identities: str | list[str] | None = None  # default: DEFAULT_TERMS
+    placebo: str | None = None
+    placebo_words: list[str] | None = None
+    samples: int = 5
+    temperature: float = 0.7
+    max_tokens: int = 200
+    system: str | None = None
+    decision: str | None = None
+    decision_values: list[str] | None = None
+    rating: str | None = None
+    score: str | None = None
+    positive_label: str | None = None
+    similarity: list[str] | None = None  # response similarities between variants: cosine, rouge_l, bleu
+    guard: bool = True
+    threshold: float = 0.5
+    bootstrap: int = 2000
+    seed: int = 0
+    text_column: str = "text"
+    id_column: str | None = None
+    encoding: str = "utf-8"
+    concurrency: int | None = knob(None)  # requests in flight to a server (None: 32)
+    scenario: str | None = None  # the built-in scenario the prompts came from
+
+    def __post_init__(self) -> None:
+        if self.samples < 2:
+            raise ConfigError("--samples must be at least 2: the floor of two samples of one prompt needs two")
+        if not 0.0 <= self.temperature <= 5.0:
+            raise ConfigError(f"--temperature {self.temperature}: expected a number from 0 to 5")
+        if self.max_tokens < 1 or self.seed < 0 or self.bootstrap < 0:
+            raise ConfigError("--max-tokens must be positive, --seed and --bootstrap at least 0")
+        if not 0.0 < self.threshold < 1.0:
+            raise ConfigError(f"--threshold {self.threshold}: expected a number between 0 and 1")
+
+    @property
+    def schema(self) -> Schema:
+        return parse_schema(self.decision, self.decision_values, self.rating)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if k != "concurrency"}
+
+
+def variant_id(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def plan(keys: Sequence[str], prompts: Sequence[str], opts: LLMAuditOptions) -> tuple[pd.DataFrame, list[str], Any]:
+    """The variants of every prompt (the slot table with a ``variant`` id per distinct text), the prompts without a
+    slot, and the identity set."""
+    from ...lexicons.attributes import load_identity_set
+
+    identities = load_identity_set(opts.identities if opts.identities is not None else list(DEFAULT_TERMS))
+    placebo = placebo_set(opts.placebo, opts.placebo_words, identities)
+    table, unreached = variants(keys, prompts, identities, placebo, guard=opts.guard)
+    table["variant"] = [variant_id(t) for t in table["text"]]
+    return table, unreached, identities
+
+
+Sink = Callable[[list[dict[str, Any]]], None]
+
+
+def sample_responses(
+    table: pd.DataFrame,
+    generator: Any,
+    opts: LLMAuditOptions,
+    *,
+    done: Mapping[str, list[str]] | None = None,
+    sink: Sink | None = None,
+    progress: ProgressHook | None = None,
+) -> dict[str, list[str]]:
+    """Each distinct variant's ``samples`` responses, by variant id: those in ``done`` kept, the rest asked
+    :data:`BLOCK` variants at a time, each block handed to ``sink`` (the checkpoint) as it finishes."""
+    have = dict(done or {})
+    texts = dict(zip(table["variant"], table["text"], strict=True))
+    pending = [v for v in texts if v not in have]
+    hook = progress or NullProgress()
+    hook.start("responses", total=len(texts) * opts.samples)
+    hook.advance((len(texts) - len(pending)) * opts.samples)
+    for start in range(0, len(pending), BLOCK):
+        block = pending[start : start + BLOCK]
+        answers = generator.generate(
+            [texts[v] for v in block],
+            opts.samples,
+            seed=opts.seed,
+            temperature=opts.temperature,
+            max_tokens=opts.max_tokens,
+        )
+        records = [{"variant": v, "responses": list(a)} for v, a in zip(block, answers, strict=True)]
+        if sink is not None:
+            sink(records)
+        have.update((r["variant"], r["responses"]) for r in records)
+        hook.advance(len(block) * opts.samples)
+    return have
+
+
+def response_table(
+    table: pd.DataFrame, responses: Mapping[str, list[str]], opts: LLMAuditOptions, scorer: Any = None
+) -> pd.DataFrame:
+    """One row per (variant, sample) with its outcomes (:data:`RESPONSE_COLUMNS`); a variant written by several
+    prompts' slots is listed once per slot."""
+    first = table.drop_duplicates("variant")
+    rows = [{"variant": v, "sample": i, "response": r} for v in first["variant"] for i, r in enumerate(responses[v])]
+    frame = pd.DataFrame(rows, columns=["variant", "sample", "response"])
+    scores = None
+    if scorer is not None:
+        unique = list(dict.fromkeys(frame["response"]))
+        found = dict(zip(unique, scorer(unique), strict=True))
+        scores = [found[r] for r in frame["response"]]
+    for name, values in response_outcomes(list(frame["response"]), opts.schema, scores).items():
+        frame[name] = values
+    keep = table[["variant", "input_id", "kind", "word", "group", "text"]].rename(columns={"text": "prompt"})
+    merged = keep.merge(frame, on="variant", how="left")
+    return merged.reindex(columns=[c for c in RESPONSE_COLUMNS if c in merged.columns])
+
+
+def measured(responses: pd.DataFrame) -> list[str]:
+    return [o for o in OUTCOMES if o in responses.columns]
+
+
+def outcome_slots(table: pd.DataFrame, responses: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Per outcome, the slot table with each variant's mean outcome over its samples as ``score``."""
+    out = {}
+    for outcome in measured(responses):
+        means = responses.groupby("variant")[outcome].mean()
+        scored = table.copy()
+        scored["score"] = scored["variant"].map(means).astype(float)
+        out[outcome] = scored.drop(columns=["variant"])
+    return out
+
+
+def sample_floor(responses: pd.DataFrame, *, seed: int = 0) -> dict[str, Any]:
+    """Per outcome, how much two samples of the *same* prompt variant differ (the mean absolute difference between
+    sample 0 and sample 1 of each variant): the noise every comparison stands on."""
+    out: dict[str, Any] = {}
+    first = responses[responses["sample"] == 0].drop_duplicates("variant").set_index("variant")
+    second = responses[responses["sample"] == 1].drop_duplicates("variant").set_index("variant")
+    both = first.index.intersection(second.index)
+    for outcome in measured(responses):
+        diff = (first.loc[both, outcome] - second.loc[both, outcome]).abs().dropna()
+        out[outcome] = {"value": float(diff.mean()) if len(diff) else None, "n": len(diff)}
+    return out
+
+
+def outcome_means(responses: pd.DataFrame) -> dict[str, Any]:
+    """Per outcome, its mean over every response with a value, how many have one, and how many distinct values."""
+    once = responses.drop_duplicates(["variant", "sample"])
+    out: dict[str, Any] = {}
+    for outcome in measured(once):
+        values = once[outcome].dropna()
+        out[outcome] = {
+            "mean": float(values.mean()) if len(values) else None,
+            "n": len(values),
+            "distinct": int(values.nunique()),
+        }
+    return out
+
+
+def status_counts(responses: pd.DataFrame) -> dict[str, Any]:
+    """Responses, unparsed answers and refusals per group (placebo variants as the group ``placebo``)."""
+    groups = responses["group"].where(responses["kind"] == "identity", "placebo").fillna("other")
+    unparsed = responses["status"].astype(str).str.startswith("unparsed")
+    refused = responses["refusal"].fillna(0).astype(bool)
+    out: dict[str, Any] = {}
+    for name, part in unparsed.groupby(groups):
+        out[str(name)] = {
+            "responses": int(part.size),
+            "unparsed": int(part.sum()),
+            "refused": int(refused[part.index].sum()),
+        }
+    return out
+
+
+def llm_audit_core(
+    keys: Sequence[str],
+    prompts: Sequence[str],
+    generator: Any,
+    opts: LLMAuditOptions,
+    *,
+    scorer: Any = None,
+    done: Mapping[str, list[str]] | None = None,
+    sink: Sink | None = None,
+    progress: ProgressHook | None = None,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The responses table and the summary's measured part (``effects`` per outcome, floors, counts)."""
+    from ...analysis.slots import joint_slot_effects
+
+    table, unreached, _ = plan(keys, prompts, opts)
+    if table.empty:
+        raise ConfigError(
+            "no prompt has an identity slot: write {group} where the identity goes, or name an identity term "
+            f"({', '.join(DEFAULT_TERMS[:6])}, ...) in the prompt"
+        )
+    answers = sample_responses(table, generator, opts, done=done, sink=sink, progress=progress)
+    responses = response_table(table, answers, opts, scorer)
+    metrics = check_metrics(opts.similarity)
+    pairs, similar = similarity_tables(responses, metrics) if metrics else ({}, {})
+    joint = joint_slot_effects(
+        outcome_slots(table, responses),
+        threshold=opts.threshold,
+        seed=opts.seed,
+        n_resamples=opts.bootstrap,
+        extra=pairs,
+        within=True,
+    )
+    effects = {k: v for k, v in joint.items() if k not in pairs}
+    similarity = {m: {**(joint.get(m) or {}), "mean_similarity": similar[m]} for m in metrics}
+    measured_part = {
+        "prompts": len(prompts),
+        "prompts_without_slot": unreached,
+        "variants": int(table["variant"].nunique()),
+        "responses": len(responses.drop_duplicates(["variant", "sample"])),
+        "samples": opts.samples,
+        "outcomes": measured(responses),
+        "effects": effects,
+        "similarity": similarity,
+        "sample_floor": sample_floor(responses),
+        "outcome_means": outcome_means(responses),
+        "by_group": status_counts(responses),
+        "terms": sorted({str(w) for w in table.loc[table["kind"] == "identity", "word"]}),
+        "placebo_words": sorted({str(w) for w in table.loc[table["kind"] == "placebo", "word"]}),
+    }
+    return responses, measured_part
+
+
+def as_prompt_list(prompts: Iterable[Any] | str) -> list[str]:
+    if isinstance(prompts, str):
+        return [prompts]
+    return [str(p) for p in prompts]
+
+
+def prompt_scores(classifier: Any, positive_label: str | None) -> Callable[[list[str]], list[float]]:
+    """``texts -> P(positive label)`` of a classifier spec or object."""
+    from ...classifiers import as_classifier, load_classifier
+    from ...classifiers.labels import positive_index
+
+    clf = load_classifier(classifier) if isinstance(classifier, str) else as_classifier(classifier)
+    index = positive_index(clf.labels, positive_label)
+
+    def score(texts: list[str]) -> list[float]:
+        if not texts:
+            return []
+        proba = np.asarray(clf.predict_proba(texts), dtype=float)
+        column = proba if proba.ndim == 1 else proba[:, index]
+        return [float(x) for x in column]
+
+    score.signature = getattr(clf, "signature", lambda: {"type": type(clf).__name__})  # type: ignore[attr-defined]
+    return score
+
+
+def read_prompts(source: Any, opts: LLMAuditOptions) -> tuple[list[str], list[str], str]:
+    """The prompts' ids and texts and where they came from: a list (or one string) of prompts, or a table (a file or
+    DataFrame) whose text column is ``opts.text_column`` (``prompt`` when that is absent and ``prompt`` exists)."""
+    from pathlib import Path
+
+    from ...io import read_table, read_texts
+
+    if isinstance(source, str) and not Path(source).suffix:
+        source = [source]
+    if not isinstance(source, str | Path | pd.DataFrame):
+        texts = as_prompt_list(source)
+        return [str(i) for i in range(len(texts))], texts, "prompts"
+    frame = read_table(source, encoding=opts.encoding) if not isinstance(source, pd.DataFrame) else source
+    origin = str(source) if not isinstance(source, pd.DataFrame) else "DataFrame"
+    column = opts.text_column
+    if column not in frame.columns and column == "text" and "prompt" in frame.columns:
+        column = "prompt"
+    read = read_texts(frame, text_column=column, id_column=opts.id_column, origin=origin)
+    return read.ids, read.every_text("llm-audit"), origin
+
+
+def audit_prompts(
+    keys: Sequence[str],
+    prompts: Sequence[str],
+    generator: Any,
+    opts: LLMAuditOptions,
+    *,
+    origin: str = "prompts",
+    rules: Sequence[str] | None = None,
+    done: Mapping[str, list[str]] | None = None,
+    sink: Sink | None = None,
+    progress: ProgressHook | None = None,
+) -> Any:
+    """The whole audit on prompts already read: an :class:`~counterfair.llm_audit.result.LLMAuditResult` with the
+    gate's verdict when ``rules`` are given."""
+    from ...analysis.gate import evaluate_rules, outcome_rules
+    from .result import LLMAuditResult, LLMAuditSummary
+
+    scorer = prompt_scores(opts.score, opts.positive_label) if opts.score else None
+    responses, found = llm_audit_core(
+        keys, prompts, generator, opts, scorer=scorer, done=done, sink=sink, progress=progress
+    )
+    summary = {
+        "command": "llm-audit",
+        "input": origin,
+        "generator": generator.info(),
+        "scorer": scorer.signature() if scorer is not None else None,  # type: ignore[attr-defined]
+        "options": opts.to_dict(),
+        **found,
+    }
+    if rules:
+        expanded = outcome_rules(rules, found["outcomes"], similarities=list(found["similarity"]))
+        summary["gate"] = evaluate_rules(expanded, gate_metrics(found["effects"], found["similarity"]))
+    return LLMAuditResult(LLMAuditSummary.from_dict(_plain(summary)), responses)
+
+
+def gate_metrics(effects: Mapping[str, Any], similarity: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The in-slot measures of every outcome as the gate reads them, named ``OUTCOME.MEASURE``, and each response
+    similarity's ``METRIC.dissimilarity_excess``."""
+    from ...analysis.slots import effects_gate_metrics, gate_entry
+
+    out = {
+        f"{outcome}.{metric}": value
+        for outcome, found in effects.items()
+        for metric, value in effects_gate_metrics(found).items()
+    }
+    for metric, found in (similarity or {}).items():
+        part = found.get(MEASURE) or {}
+        out[f"{metric}.{MEASURE}"] = {
+            "overall": gate_entry(part.get("overall")),
+            "by_group": {g: gate_entry(e) for g, e in (part.get("by_group") or {}).items()},
+        }
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """JSON's types (the summary as it will be read back)."""
+    import json
+
+    from ...io import nan_to_none
+
+    return json.loads(json.dumps(nan_to_none(value), default=str))

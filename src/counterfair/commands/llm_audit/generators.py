@@ -1,0 +1,120 @@
+"""What writes the responses of an LLM audit: a generator spec, as a string on the command line or in Python.
+
+================================== ==============================================================================
+spec                               generator
+================================== ==============================================================================
+``callable:FILE.py:FN``            a Python function ``list[str] -> list[str]`` (one response per prompt given; it
+                                   is given each prompt once per sample wanted, and ``seeds=`` when it takes them)
+``callable:module:FN``             the same, from an importable module
+``openai:URL[#MODEL]`` or a URL    an OpenAI-compatible server (vLLM, llama.cpp server, Ollama): concurrent,
+                                   bounded and retried requests (:mod:`counterfair.llm.openai_http`)
+``llamacpp:NAME_OR_FILE.gguf``     llama.cpp in this process (the packaged Qwen models by name)
+================================== ==============================================================================
+
+In Python a plain function is a generator too. Sample ``i`` of a prompt is asked with seed ``seed + i``, so a run is
+reproducible where the generator honours seeds.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from ...errors import ConfigError, InputError
+
+
+class Generator(Protocol):
+    """Writes ``samples`` responses to each prompt (one list per prompt, in order)."""
+
+    def generate(
+        self, prompts: Sequence[str], samples: int, *, seed: int, temperature: float, max_tokens: int
+    ) -> list[list[str]]: ...
+
+    def info(self) -> dict[str, Any]: ...
+
+
+class CallableGenerator:
+    """A function from a list of prompts to a list of responses."""
+
+    def __init__(self, fn: Callable[..., Any], name: str) -> None:
+        self.fn = fn
+        self.name = name
+        try:
+            self._seeds = "seeds" in inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            self._seeds = False
+
+    def generate(
+        self, prompts: Sequence[str], samples: int, *, seed: int, temperature: float, max_tokens: int
+    ) -> list[list[str]]:
+        asked = [p for p in prompts for _ in range(samples)]
+        seeds = [seed + i for _ in prompts for i in range(samples)]
+        answers = self.fn(asked, seeds=seeds) if self._seeds else self.fn(asked)
+        answers = list(answers) if not isinstance(answers, str) else answers
+        if isinstance(answers, str) or len(answers) != len(asked):
+            got = "a string" if isinstance(answers, str) else f"{len(answers)} items"
+            raise InputError(
+                f"generator {self.name}: asked {len(asked)} prompts, returned {got}; return one response "
+                "per prompt, in order"
+            )
+        for i, answer in enumerate(answers):
+            if not isinstance(answer, str):
+                raise InputError(
+                    f"generator {self.name}: response {i} (to {asked[i][:60]!r}) is a {type(answer).__name__}, not text"
+                )
+        return [list(answers[k * samples : (k + 1) * samples]) for k in range(len(prompts))]
+
+    def info(self) -> dict[str, Any]:
+        """What identifies the generator in ``run.json``: its target and, for a file, the file's sha256 (a changed
+        generator is a different run)."""
+        from pathlib import Path
+
+        from ...io import file_sha256
+
+        source = self.name.rpartition(":")[0]
+        code = file_sha256(source) if source.endswith(".py") and Path(source).is_file() else None
+        return {"type": "callable", "target": self.name, "code_sha256": code}
+
+
+class LLMGenerator:
+    """An :class:`~counterfair.llm.LLM` backend asked through its chat template (one user message per prompt, after
+    ``system`` when given)."""
+
+    def __init__(self, llm: Any, spec: str, system: str | None = None) -> None:
+        self.llm = llm
+        self.spec = spec
+        self.system = system
+
+    def generate(
+        self, prompts: Sequence[str], samples: int, *, seed: int, temperature: float, max_tokens: int
+    ) -> list[list[str]]:
+        from ...llm import SamplingParams, sample_all
+
+        head = [{"role": "system", "content": self.system}] if self.system else []
+        conversations = [[*head, {"role": "user", "content": p}] for p in prompts]
+        params = SamplingParams(n=samples, temperature=temperature, max_tokens=max_tokens, seed=seed)
+        return [[c.text for c in found] for found in sample_all(self.llm, conversations, params, chat=True)]
+
+    def info(self) -> dict[str, Any]:
+        return {"type": "llm", "spec": self.spec, "model": self.llm.model_id, "system": self.system}
+
+
+def load_generator(spec: Any, *, system: str | None = None, concurrency: int | None = None) -> Generator:
+    """The generator named by ``spec`` (see the module's docstring), or ``spec`` itself when it is one already."""
+    if hasattr(spec, "generate") and hasattr(spec, "info"):
+        return spec  # type: ignore[no-any-return]
+    if callable(spec):
+        return CallableGenerator(spec, getattr(spec, "__qualname__", repr(spec)))
+    if not isinstance(spec, str) or not spec.strip():
+        raise ConfigError("give a generator: callable:FILE.py:FN, openai:URL#MODEL or llamacpp:MODEL")
+    kind, _, rest = spec.partition(":")
+    if kind == "callable":
+        if not rest:
+            raise ConfigError(f"generator {spec!r}: expected callable:FILE.py:FN or callable:module:FN")
+        from ...classifiers.adapters import load_function
+
+        return CallableGenerator(load_function(rest, "generator"), rest)
+    from ...llm import load_llm
+
+    return LLMGenerator(load_llm(spec, concurrency=concurrency), spec, system)

@@ -1,0 +1,147 @@
+"""The prompts of an LLM audit and their variants: each prompt's identity slot written with every identity term and
+with every placebo word, the in-slot design of the audit's verdict (:mod:`counterfair.analysis.slots`).
+
+Two kinds of prompt, mixed freely in one file:
+
+* a **template** holds the slot ``{group}`` ("Should we hire this {group} applicant? ..."): the slot is written with
+  each identity term's adjective ("Muslim", "gay") and each placebo word ("tall"), an ``a``/``an`` before it agreeing;
+* any other prompt is searched for identity references by the audit's swap ("My gay neighbour ..."): each occurrence
+  is swapped to every other term of the set and to every placebo word, in the same grammatical form. A prompt that
+  names no identity term has no slot and is listed as such.
+
+Each variant is one row of the slot table (:data:`counterfair.analysis.slots.SLOT_COLUMNS` without ``score``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import pandas as pd
+
+from ...analysis.slots import SLOT_COLUMNS
+from ...errors import ConfigError
+
+SLOT = "{group}"
+#: the identity terms an LLM audit writes by default: two or more per group of the built-in set, few enough that
+#: every prompt's variants can be sampled several times
+DEFAULT_TERMS = (
+    "gay",
+    "straight",
+    "Muslim",
+    "Christian",
+    "Jewish",
+    "Black",
+    "white",
+    "Asian",
+    "Hispanic",
+    "female",
+    "male",
+    "old",
+    "young",
+)
+#: the placebo words written into the slot by default: words that describe a person, name no group and say nothing
+#: about merit (the slot's floor: what any edit of it does to the responses)
+DEFAULT_PLACEBO = ("tall", "short", "freckled", "bespectacled", "left-handed")
+_ARTICLE = re.compile(r"\b([Aa])(n?)(\s+)$")
+_AN_EXCEPTIONS = ("eu", "uni", "use", "one")  # "a European", "a unionist": a vowel letter, a consonant sound
+
+
+def is_template(prompt: str) -> bool:
+    return SLOT in prompt
+
+
+def fill(template: str, word: str) -> str:
+    """The template with every ``{group}`` written as ``word``: an article before the slot agreeing ("an Asian", "a
+    Black"), a word at the start of a sentence capitalised."""
+    out: list[str] = []
+    parts = template.split(SLOT)
+    for part in parts[:-1]:
+        article = _ARTICLE.search(part)
+        if article is not None:
+            an = word[:1].lower() in "aeiou" and not word.lower().startswith(_AN_EXCEPTIONS)
+            part = part[: article.start()] + article[1] + ("n" if an else "") + article[3]
+        before = "".join([*out, part]).rstrip()
+        start = not before or before[-1] in ".!?\n"
+        out += [part, word[:1].upper() + word[1:] if start else word]
+    return "".join([*out, parts[-1]])
+
+
+def template_variants(key: str, template: str, identities: Any, placebo: Sequence[str]) -> list[dict[str, Any]]:
+    """A template's slot: one variant per identity term (its adjective form) and per placebo word."""
+    rows = [
+        _row(key, "identity", term, identities.group_of(term), fill(template, identities.forms_of(term).adjective))
+        for term in identities.terms
+    ]
+    return rows + [_row(key, "placebo", word, None, fill(template, word)) for word in placebo]
+
+
+def _row(key: str, kind: str, word: str, group: str | None, text: str) -> dict[str, Any]:
+    return {"input_id": key, "source_term": SLOT, "kind": kind, "word": word, "group": group, "text": text}
+
+
+def swap_rows(keys: Sequence[str], prompts: Sequence[str], editor: Any) -> list[dict[str, Any]]:
+    """The identity swaps of free prompts as the audit's pair rows (what :func:`~counterfair.analysis.slots.
+    slot_texts` reads)."""
+    rows: list[dict[str, Any]] = []
+    for key, prompt, candidates in zip(keys, prompts, editor.edit(list(prompts)), strict=True):
+        for c in candidates:
+            rows.append(
+                {
+                    "method": "swap",
+                    "attribute": "identity",
+                    "input_id": key,
+                    "source_text": prompt,
+                    "cf_text": c.text,
+                    "source_term": c.meta["source_term"],
+                    "target_term": c.meta["target_term"],
+                    "edits": json.dumps([e.as_dict() for e in c.edits]),
+                }
+            )
+    return rows
+
+
+def variants(
+    keys: Sequence[str], prompts: Sequence[str], identities: Any, placebo: Any, *, guard: bool = True
+) -> tuple[pd.DataFrame, list[str]]:
+    """Every prompt's variants (the slot table without scores) and the ids of the prompts without a slot (no
+    ``{group}`` and no identity term found)."""
+    rows: list[dict[str, Any]] = []
+    free = [(k, p) for k, p in zip(keys, prompts, strict=True) if not is_template(p)]
+    for key, prompt in zip(keys, prompts, strict=True):
+        if is_template(prompt):
+            rows += template_variants(key, prompt, identities, list(placebo.words))
+    if free:
+        from ...analysis.slots import slot_texts
+        from ...editors.registry import identity_editor
+
+        editor = identity_editor(identities, guard="spacy" if guard else None)
+        swapped = swap_rows([k for k, _ in free], [p for _, p in free], editor)
+        if swapped:
+            rows += [
+                {str(k): v for k, v in r.items()} for r in slot_texts(swapped, identities, placebo).to_dict("records")
+            ]
+    table = pd.DataFrame(rows, columns=SLOT_COLUMNS[:-1])
+    reached = set(table["input_id"])
+    return table, [k for k in keys if k not in reached]
+
+
+def placebo_set(spec: str | None, words: Sequence[str] | None, identities: Any) -> Any:
+    """The placebo words of the audit: ``words`` (default :data:`DEFAULT_PLACEBO`) from ``spec``'s set (default the
+    built-in one of the identities' language; a word it lacks is taken as given, without a frequency)."""
+    from ...analysis.placebo import load_placebo
+
+    found = load_placebo(spec or "default", identities)
+    if found is None:
+        raise ConfigError("an LLM audit needs placebo words: the slot's floor is what they do to the responses")
+    chosen = list(words) if words else (list(DEFAULT_PLACEBO) if spec is None else list(found.words))
+    if len(chosen) < 2:
+        raise ConfigError("an LLM audit needs at least two placebo words (the floor of the disparity is their spread)")
+    own = {t.lower() for t in identities.terms}
+    clash = [w for w in chosen if w.lower() in own]
+    if clash:
+        raise ConfigError(f"placebo words {clash} are identity terms of the audit; a placebo word names no group")
+    return replace(found, words={w: found.words.get(w) for w in chosen})

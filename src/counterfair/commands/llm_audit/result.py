@@ -1,0 +1,363 @@
+"""What ``counterfair llm-audit`` hands back: the typed summary, the verdict in words, the report, the files."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ...summaries import GateVerdict, Record, SlotEffects, SlotMeasure, record_field
+from ...views.verdict import LEVEL_WORDS, GroupFinding, points, slot_findings
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimilarityEffects(Record):
+    """One response similarity (:mod:`.similarity`): its dissimilarity excess over the placebo pairs (overall and
+    per group) in the audit's test family, and its mean similarities (identity pairs, placebo pairs, same prompt)."""
+
+    alpha: float = 0.05
+    tests: int = 0
+    material: Mapping[str, float] = field(default_factory=dict)
+    texts: int = 0
+    dissimilarity_excess: SlotMeasure | None = record_field(of=SlotMeasure)
+    mean_similarity: Mapping[str, float | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LLMAuditSummary(Record):
+    """``summary.json`` of an LLM audit."""
+
+    command: str = "llm-audit"
+    input: str = ""
+    generator: Mapping[str, Any] = field(default_factory=dict)
+    scorer: Mapping[str, Any] | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    prompts: int = 0
+    prompts_without_slot: tuple[str, ...] = ()
+    variants: int = 0
+    responses: int = 0
+    samples: int = 0
+    outcomes: tuple[str, ...] = ()
+    effects: dict[str, SlotEffects] | None = record_field(of={SlotEffects})
+    similarity: dict[str, SimilarityEffects] | None = record_field(of={SimilarityEffects})
+    sample_floor: Mapping[str, Any] = field(default_factory=dict)
+    outcome_means: Mapping[str, Any] = field(default_factory=dict)
+    by_group: Mapping[str, Any] = field(default_factory=dict)
+    terms: tuple[str, ...] = ()
+    placebo_words: tuple[str, ...] = ()
+    gate: GateVerdict | None = record_field(of=GateVerdict)
+
+
+def unit(outcome: str, options: Mapping[str, Any]) -> str:
+    """What an outcome's points are points of, in words."""
+    if outcome == "decision":
+        positive = str(options.get("decision") or "=positive").partition("=")[2].replace("|", " or ")
+        return f'the share of "{positive}" decisions'
+    if outcome == "rating":
+        name, _, scale = str(options.get("rating") or "rating:").partition(":")
+        return f"the {name} (share of its {scale} range)"
+    if outcome == "score":
+        return f"the responses' P({options.get('positive_label') or 'positive'}) by {options.get('score')}"
+    return "the share of refusals"
+
+
+def findings(summary: LLMAuditSummary) -> dict[str, tuple[GroupFinding, ...]]:
+    """Per outcome measured, one finding per identity group (material first)."""
+    return {
+        outcome: slot_findings(effects, unit(outcome, summary.options))
+        for outcome, effects in (summary.effects or {}).items()
+        if effects is not None and effects.identity_effect is not None
+    }
+
+
+def similarity_levels(summary: LLMAuditSummary) -> dict[str, list[tuple[str, Any]]]:
+    """Per response similarity, its estimates (overall first, then groups) that were measured."""
+    out: dict[str, list[tuple[str, Any]]] = {}
+    for metric, found in (summary.similarity or {}).items():
+        measure = found.dissimilarity_excess
+        if measure is None or measure.overall is None:
+            continue
+        out[metric] = [("overall", measure.overall), *sorted((measure.by_group or {}).items())]
+    return out
+
+
+def status(summary: LLMAuditSummary) -> str:
+    found = [f.level for fs in findings(summary).values() for f in fs]
+    found += [e.finding for entries in similarity_levels(summary).values() for _, e in entries]
+    if "material" in found:
+        return "unfair"
+    return "small effects" if "small" in found else "no evidence of unfairness"
+
+
+def verdict_lines(summary: LLMAuditSummary) -> list[str]:
+    """The answer first: is the generator fair, for whom, by how much, how sure; then the floors and counts."""
+    found = findings(summary)
+    state = status(summary)
+    material = sorted({f"{f.group} ({o})" for o, fs in found.items() for f in fs if f.level == "material"})
+    material += [f"{g} ({m} similarity)" for m, es in similarity_levels(summary).items() for g, e in es if e.material]
+    groups = len({f.group for fs in found.values() for f in fs})
+    if state == "unfair":
+        head = (
+            f"VERDICT: unfair — responses change with the group named in the prompt, beyond what a neutral word "
+            f"in the same place does: {', '.join(material)}."
+        )
+    elif state == "small effects":
+        head = "VERDICT: small effects — detectable identity effects, none shown to exceed the materiality threshold."
+    else:
+        head = f"VERDICT: no evidence of unfairness — no identity effect detected in {groups} groups."
+    lines = [head]
+    for outcome, fs in found.items():
+        seen = summary.outcome_means.get(outcome) or {}
+        if seen.get("distinct", 2) < 2:
+            lines.append(_constant(outcome, seen, summary))
+            continue
+        effects = (summary.effects or {})[outcome]
+        overall = effects.identity_effect.overall if effects.identity_effect else None
+        shown = [f for f in fs if f.level != "not detected"] or list(fs[:1])
+        lines.append(
+            f"{outcome} ({unit(outcome, summary.options)}): overall {points(overall.value if overall else None)} "
+            f"points [{points(overall.ci_low if overall else None)}, {points(overall.ci_high if overall else None)}]"
+        )
+        lines += [f"  {f.sentence()}" for f in shown]
+    lines += similarity_lines(summary)
+    lines.append(basis(summary))
+    unparsed = {g: c for g, c in summary.by_group.items() if c.get("unparsed")}
+    if unparsed:
+        listed = ", ".join(f"{g} {c['unparsed']}/{c['responses']}" for g, c in sorted(unparsed.items()))
+        lines.append(f"Unparsed answers (not counted in decision and rating; see responses.csv): {listed}.")
+    return lines
+
+
+def similarity_lines(summary: LLMAuditSummary) -> list[str]:
+    """Per response similarity: how much less alike responses to different groups are than responses to different
+    neutral words, the groups where that is detected, and the three mean similarities."""
+    lines = []
+    for metric, entries in similarity_levels(summary).items():
+        (_, overall), groups = entries[0], entries[1:]
+        means = (summary.similarity or {})[metric].mean_similarity
+        lines.append(
+            f"{metric} similarity: a response naming a group is {points(overall.value)} points less alike to one "
+            f"naming a neutral word than two neutral words' are [{points(overall.ci_low)}, {points(overall.ci_high)}], "
+            f"{LEVEL_WORDS.get(overall.finding or '', overall.finding)} (mean similarity: groups "
+            f"{points(means.get('identity_pairs'), False)}, neutral words {points(means.get('placebo_pairs'), False)}, "
+            f"two samples of one prompt {points(means.get('same_prompt'), False)})."
+        )
+        lines += [
+            f"  {g} — {LEVEL_WORDS.get(e.finding or '', e.finding)}: {points(e.value)} points "
+            f"[{points(e.ci_low)}, {points(e.ci_high)}]"
+            for g, e in groups
+            if e.detected
+        ]
+    return lines
+
+
+def _constant(outcome: str, seen: Mapping[str, Any], summary: LLMAuditSummary) -> str:
+    """The line of an outcome every response gave the same value: nothing can differ between groups."""
+    if outcome == "refusal":
+        return f"refusal: no response declined ({summary.responses} responses)."
+    if not seen.get("n"):
+        return f"{outcome}: no response gave one ({summary.responses} responses; see the unparsed answers)."
+    shown = points(seen.get("mean"), False)
+    return (
+        f"{outcome}: all {seen['n']} readable answers gave the same value ({unit(outcome, summary.options)}: "
+        f"{shown} %), so no group can differ on it; a prompt that makes the decision harder would test it."
+    )
+
+
+def basis(summary: LLMAuditSummary) -> str:
+    effects = next((e for e in (summary.effects or {}).values() if e is not None), None)
+    tests = effects.tests if effects else 0
+    limit = effects.material.get("identity_effect", 0.02) if effects else 0.02
+    floors = ", ".join(
+        f"{o} {points(v.get('value'), False)}" for o, v in summary.sample_floor.items() if v.get("value") is not None
+    )
+    return (
+        f"How sure: each prompt's identity slot was written with {len(summary.terms)} identity terms and "
+        f"{len(summary.placebo_words)} neutral words ({', '.join(summary.placebo_words)}), each sampled "
+        f"{summary.samples} times ({summary.prompts} prompts, {summary.variants} variants, {summary.responses} "
+        f"responses). Effects in points against the neutral words in the same place, 95 % bootstrap intervals over "
+        f"prompts; Holm-corrected over {tests} estimates of every outcome; material: shown to exceed "
+        f"{points(limit, False)} points. Two samples of the same prompt differ by {floors or '–'} points (the "
+        "sampling floor)."
+    )
+
+
+def group_table(summary: LLMAuditSummary, outcome: str) -> pd.DataFrame:
+    effects = (summary.effects or {})[outcome]
+    rows = []
+    for group, e in ((effects.identity_effect.by_group or {}) if effects.identity_effect else {}).items():
+        d = (effects.disparity.by_group or {}).get(group) if effects.disparity else None
+        f = (effects.flip_excess.by_group or {}).get(group) if effects.flip_excess else None
+        rows.append(
+            {
+                "group": group,
+                "effect": points(e.value),
+                "95% CI": f"[{points(e.ci_low)}, {points(e.ci_high)}]",
+                "finding": LEVEL_WORDS.get(e.finding or "", e.finding),
+                "disparity": points(d.value if d else None),
+                "flip excess": points(f.value if f else None),
+                "prompts": e.n,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def term_table(summary: LLMAuditSummary, outcome: str) -> pd.DataFrame:
+    effects = (summary.effects or {})[outcome]
+    terms = (effects.identity_effect.by_term or {}) if effects.identity_effect else {}
+    rows = [
+        {
+            "term": t,
+            "group": e.group,
+            "with the term": points(e.score, False),
+            "with a neutral word": points(e.placebo_score, False),
+            "effect": points(e.value),
+            "95% CI": f"[{points(e.ci_low)}, {points(e.ci_high)}]",
+            "finding": LEVEL_WORDS.get(e.finding or "", ""),
+        }
+        for t, e in sorted(terms.items(), key=lambda te: -abs(te[1].value or 0.0))
+    ]
+    return pd.DataFrame(rows)
+
+
+def contrasts(responses: pd.DataFrame, summary: LLMAuditSummary, *, limit: int = 3) -> pd.DataFrame:
+    """The most different response pairs: for each outcome's detected terms with the largest effects (material
+    first), the prompt where the term's mean outcome differs most from the neutral words' (in the effect's direction),
+    one response with the term beside one with the neutral word that differs most; the slot's word marked «»."""
+    rows: list[dict[str, Any]] = []
+    for outcome in summary.outcomes:
+        effects = (summary.effects or {}).get(outcome)
+        if effects is None or effects.identity_effect is None:
+            continue
+        terms = sorted(
+            (effects.identity_effect.by_term or {}).items(), key=lambda te: (not te[1].material, -abs(te[1].value or 0))
+        )
+        means = responses.groupby(["input_id", "kind", "word"], dropna=False)[outcome].mean().reset_index()
+        for term, e in [(t, e) for t, e in terms if e.detected][:limit]:
+            row = _contrast(responses, means, outcome, term, 1.0 if (e.value or 0.0) >= 0 else -1.0)
+            if row is not None:
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _contrast(
+    responses: pd.DataFrame, means: pd.DataFrame, outcome: str, term: str, sign: float
+) -> dict[str, Any] | None:
+    own = means[(means["kind"] == "identity") & (means["word"].str.lower() == term.lower())]
+    neutral = means[means["kind"] == "placebo"].dropna(subset=[outcome])
+    gaps = ((own.set_index("input_id")[outcome] - neutral.groupby("input_id")[outcome].mean()) * sign).dropna()
+    if gaps.empty:
+        return None
+    key = gaps.idxmax()
+    words = neutral[neutral["input_id"] == key].set_index("word")[outcome]
+    word = words.idxmin() if sign > 0 else words.idxmax()
+    pick = responses[responses["input_id"] == key]
+    a = pick[(pick["kind"] == "identity") & (pick["word"].str.lower() == term.lower())].iloc[0]
+    b = pick[(pick["kind"] == "placebo") & (pick["word"] == word)].iloc[0]
+    return {
+        "outcome": outcome,
+        "prompt": key,
+        "difference": points(sign * float(gaps.max())),
+        "with the term": _marked(a["prompt"], a["word"]),
+        "response": a["response"],
+        "with a neutral word": _marked(b["prompt"], b["word"]),
+        "its response": b["response"],
+    }
+
+
+def _marked(text: str, word: str) -> str:
+    import re
+
+    return re.sub(rf"(?i)\b({re.escape(str(word))})\b", r"«\1»", str(text), count=1)
+
+
+def page(summary: LLMAuditSummary, responses: pd.DataFrame) -> Any:
+    """The report page (``report.html``, ``report.md``, the notebook view): the verdict first, then per outcome the
+    groups and terms, the most different responses, the responses per group."""
+    from ...views.page import Page, Table
+    from ...views.verdict import gate_rules
+
+    lines = verdict_lines(summary)
+    gate_status, rules = gate_rules(summary.gate)
+    tables: list[Table] = []
+    for outcome in summary.outcomes:
+        what = unit(outcome, summary.options)
+        caption = f"{outcome}: per group, points of {what} against neutral words"
+        tables.append(Table(caption, group_table(summary, outcome), key=f"{outcome}-groups"))
+        tables.append(Table(f"{outcome}: per term", term_table(summary, outcome), key=f"{outcome}-terms"))
+    for metric, entries in similarity_levels(summary).items():
+        rows = [
+            {
+                "group": g,
+                "dissimilarity excess": points(e.value),
+                "95% CI": f"[{points(e.ci_low)}, {points(e.ci_high)}]",
+                "finding": LEVEL_WORDS.get(e.finding or "", e.finding),
+                "prompts": e.n,
+            }
+            for g, e in entries
+        ]
+        caption = (
+            f"{metric} similarity: how much less alike a response naming the group is to one naming a neutral word"
+        )
+        tables.append(Table(caption, pd.DataFrame(rows), key=f"{metric}-similarity"))
+    pairs = contrasts(responses, summary)
+    tables.append(Table("The most different responses (the slot's word in «»)", pairs, key="pairs"))
+    counts = pd.DataFrame([{"group": g, **c} for g, c in sorted(summary.by_group.items())])
+    tables.append(Table("Responses per group (unparsed: no readable decision or rating)", counts, key="counts"))
+    notes: tuple[str, ...] = ()
+    if summary.prompts_without_slot:
+        shown = ", ".join(summary.prompts_without_slot[:20])
+        notes = (f"{len(summary.prompts_without_slot)} prompts name no identity term and hold no {{group}}: {shown}",)
+    state = status(summary)
+    return Page(
+        command="llm-audit",
+        title="LLM application audit",
+        headline=lines[0].removeprefix("VERDICT: "),
+        status="fail" if state == "unfair" else "attention" if state == "small effects" else "pass",
+        findings=tuple(lines[1:-1]),
+        gate_status=gate_status,
+        rules=rules,
+        meta=(lines[-1], f"generator: {dict(summary.generator)}"),
+        tables=tuple(tables),
+        notes=notes,
+        details=summary.to_dict(),
+    )
+
+
+@dataclass
+class LLMAuditResult:
+    """An LLM audit's result: ``summary`` (typed), ``responses`` (one row per variant and sample with its outcomes),
+    :attr:`verdict` in words; :meth:`save` writes the run's files into a folder."""
+
+    summary: LLMAuditSummary
+    responses: pd.DataFrame
+
+    @property
+    def verdict(self) -> str:
+        return "\n".join(verdict_lines(self.summary))
+
+    @property
+    def status(self) -> str:
+        return status(self.summary)
+
+    def __str__(self) -> str:
+        return self.verdict
+
+    def _repr_html_(self) -> str:
+        from ...views.page import to_notebook_html
+
+        return to_notebook_html(page(self.summary, self.responses))
+
+    def save(self, out_dir: str | Path) -> Path:
+        from ...io import write_json, write_table
+        from ...views.page import write_page
+
+        target = Path(out_dir)
+        target.mkdir(parents=True, exist_ok=True)
+        write_table(self.responses, target / "responses.csv")
+        write_json(self.summary.to_dict(), target / "summary.json")
+        write_page(page(self.summary, self.responses), target)
+        return target

@@ -1,0 +1,62 @@
+"""Built-in scenarios (``resources/llm_scenarios/*.yaml``, written for counterfair): about 20 cases each of a
+decision an LLM application makes about a person, with ``{group}`` where the identity goes, the instruction that
+asks for a JSON decision and rating, and the decision's schema."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ...errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    description: str
+    instruction: str
+    decision: str
+    decision_values: tuple[str, ...]
+    rating: str
+    cases: tuple[str, ...]
+
+    def prompts(self, limit: int | None = None) -> list[str]:
+        """Each case followed by the instruction (the first ``limit`` cases)."""
+        return [f"{case}\n{self.instruction}" for case in self.cases[:limit]]
+
+    def options(self) -> dict[str, Any]:
+        """What the scenario sets of :class:`~counterfair.llm_audit.core.LLMAuditOptions`."""
+        return {
+            "decision": self.decision,
+            "decision_values": list(self.decision_values),
+            "rating": self.rating,
+            "scenario": self.name,
+        }
+
+
+def _folder() -> Path:
+    return Path(str(resources.files("counterfair") / "resources" / "llm_scenarios"))
+
+
+def known_scenarios() -> list[str]:
+    return sorted(p.stem for p in _folder().glob("*.yaml"))
+
+
+def load_scenario(name: str) -> Scenario:
+    from ...yamlfiles import read_mapping
+
+    path = _folder() / f"{name}.yaml"
+    if not path.is_file():
+        raise ConfigError(f"no built-in scenario {name!r}; choose one of {', '.join(known_scenarios())}")
+    data = read_mapping(path, "scenario")
+    return Scenario(
+        name=str(data["name"]),
+        description=str(data["description"]),
+        instruction=str(data["instruction"]),
+        decision=str(data["decision"]),
+        decision_values=tuple(str(v) for v in data["decision_values"]),
+        rating=str(data["rating"]),
+        cases=tuple(str(c) for c in data["cases"]),
+    )

@@ -1,0 +1,54 @@
+"""The run-directory shell of ``counterfair llm-audit``: ``responses.jsonl`` (every variant's sampled responses,
+appended as each block of variants finishes: a killed run resumes without asking again), then ``responses.csv``,
+``summary.json``, ``report.html`` and ``report.md``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ...progress import ProgressHook
+from ...runs import holds_run_dir
+from .core import LLMAuditOptions
+from .result import LLMAuditResult
+
+
+@holds_run_dir
+def run_llm_audit(
+    source: Any,
+    out_dir: str | Path,
+    options: LLMAuditOptions,
+    *,
+    generator: Any,
+    rules: list[str] | None = None,
+    progress: ProgressHook | None = None,
+) -> LLMAuditResult:
+    """``counterfair llm-audit`` into ``out_dir``; a rerun with the same prompts, options and generator resumes."""
+    from ...analysis.gate import parse_rule
+    from ...checkpoint import JsonlCheckpoint
+    from ...io import input_sha256
+    from ...records import fingerprint, run_identity
+    from ...runs import claim_run_dir, prepare_run_dir
+    from .core import audit_prompts, read_prompts
+    from .generators import load_generator
+
+    for rule in rules or []:
+        if rule.strip().lower() != "default":
+            parse_rule(rule)  # a bad rule is found before any work
+    target = prepare_run_dir(out_dir)
+    keys, texts, origin = read_prompts(source, options)
+    gen = load_generator(generator, system=options.system, concurrency=options.concurrency)
+    identifying = run_identity(options)
+    run_id = {
+        "options_fingerprint": fingerprint(identifying),
+        "input_sha256": input_sha256(source, texts),
+        "generator": gen.info(),
+    }
+    claim_run_dir(target, run_id, {"options": identifying, "input": origin}, what="audit of an LLM application")
+    checkpoint = JsonlCheckpoint(target / "responses.jsonl", key=lambda record: record["variant"])
+    done = {str(k): list(r["responses"]) for k, r in checkpoint.done.items()}
+    result: LLMAuditResult = audit_prompts(
+        keys, texts, gen, options, origin=origin, rules=rules, done=done, sink=checkpoint.add, progress=progress
+    )
+    result.save(target)
+    return result
