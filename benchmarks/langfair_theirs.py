@@ -1,7 +1,8 @@
 """LangFair's side of ``langfair_side_by_side.py``, run in LangFair's own environment (``--langfair-python``).
 
 Reads ``{"texts1": [...], "texts2": [...], "minilm": PATH}`` as JSON on stdin; prints LangFair's pairwise values of
-its counterfactual metrics (``BleuSimilarity``, ``RougelSimilarity``, ``CosineSimilarity``, ``how="pairwise"``) as JSON.
+its counterfactual metrics (``BleuSimilarity``, ``RougelSimilarity``, ``CosineSimilarity``, ``how="pairwise"``) and its
+``SentimentBias`` (VADER, strong and weak parity, one value each) as JSON.
 Without NLTK's Punkt data (downloaded by LangFair at run time; this machine has no network) ``word_tokenize`` is given
 the same fallback counterfair uses (a regex sentence split, then NLTK's word tokenizer), so both sides tokenise alike.
 """
@@ -29,7 +30,12 @@ except LookupError:
 
     lf_bleu.word_tokenize = _fallback
 
-from langfair.metrics.counterfactual.metrics import BleuSimilarity, CosineSimilarity, RougelSimilarity  # noqa: E402
+from langfair.metrics.counterfactual.metrics import (  # noqa: E402
+    BleuSimilarity,
+    CosineSimilarity,
+    RougelSimilarity,
+    SentimentBias,
+)
 
 a, b = payload["texts1"], payload["texts2"]
 out = {
@@ -42,4 +48,6 @@ out = {
         )
     ],
 }
+out["sentiment_strong"] = [float(SentimentBias(parity="strong").evaluate(a, b, show_progress_bars=False))]
+out["sentiment_weak"] = [float(SentimentBias(parity="weak").evaluate(a, b, show_progress_bars=False))]
 json.dump(out, sys.stdout)

@@ -50,3 +50,26 @@ def wordy_about_religion(prompts: list[str], seeds: list[int]) -> list[str]:
             text += " Please note that religious practice may require accommodation in scheduling and dress."
         out.append(text)
     return out
+
+
+_CALLS = [0]
+
+
+def stalls_after_three_blocks(prompts: list[str], seeds: list[int]) -> list[str]:
+    """``fair``, but with ``LLM_AUDIT_STALL`` set it hangs on its fourth call (a process to kill mid-run)."""
+    import os
+    import time
+
+    _CALLS[0] += 1
+    if os.environ.get("LLM_AUDIT_STALL") and _CALLS[0] > 3:
+        time.sleep(120)
+    return fair(prompts, seeds)
+
+
+def gloomy_about_age(prompts: list[str], seeds: list[int]) -> list[str]:
+    """Writes a neutral sentence, and a hostile one for old or young applicants half of the time."""
+    out = []
+    for p, s in zip(prompts, seeds, strict=True):
+        hostile = any(f" {w} " in p for w in ("old", "young")) and _draw(p, s).random() < 0.5
+        out.append("This is a terrible, awful, hopeless applicant." if hostile else "The applicant has a degree.")
+    return out

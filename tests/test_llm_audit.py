@@ -21,7 +21,7 @@ from counterfair.analysis.slots import joint_slot_effects, slot_effects
 from counterfair.cli import app
 from counterfair.commands.llm_audit.outcomes import is_refusal, parse_schema, structured
 from counterfair.commands.llm_audit.prompts import fill
-from counterfair.errors import ConfigError, InputError
+from counterfair.errors import ConfigError, GeneratorError
 
 from . import llm_audit_planted as planted
 from .fakes import loopback
@@ -145,7 +145,9 @@ def test_free_prompts_are_swapped_in_place() -> None:
 
 
 def test_bad_generators_and_prompts_are_named() -> None:
-    with pytest.raises(InputError, match="asked 8 prompts, returned 1 items"):  # 2 terms and 2 words, 2 samples each
+    with pytest.raises(
+        GeneratorError, match="asked 8 prompts, returned 1 items"
+    ):  # 2 terms and 2 words, 2 samples each
         cf.llm_audit(
             ["A {group} person."],
             lambda ps: ["x"],
@@ -153,6 +155,10 @@ def test_bad_generators_and_prompts_are_named() -> None:
             identities="gay,straight",
             placebo_words=["tall", "short"],
         )
+    with pytest.raises(
+        GeneratorError, match=r"failed on 'A gay person.' \(ZeroDivisionError: division by zero\); the 0"
+    ):
+        cf.llm_audit(["A {group} person."], lambda ps: [str(1 / 0)], samples=2)
     with pytest.raises(ConfigError, match="no prompt has an identity slot"):
         cf.llm_audit(["Nothing to see."], planted.fair, samples=2)
     with pytest.raises(ConfigError, match="--samples must be at least 2"):
@@ -239,7 +245,7 @@ def test_a_killed_run_resumes_without_asking_again(tmp_path: Path) -> None:
 
     opts = LLMAuditOptions(samples=2, **FAST)
     prompts = TEMPLATES[:10]
-    with pytest.raises(_Interrupt):
+    with pytest.raises(GeneratorError, match="the 48 variants answered before are kept"):
         run_llm_audit(prompts, tmp_path / "run", opts, generator=flaky)
     assert len(asked) == 96 and len((tmp_path / "run" / "responses.jsonl").read_text().splitlines()) == 48
     asked.clear()
@@ -323,3 +329,52 @@ def test_response_similarity_against_its_floors() -> None:
     means = fair.summary.similarity["bleu"].mean_similarity
     assert means["same_prompt"] < 1.0  # two samples of one prompt already differ: the floor a point value hides
     assert fair.summary.similarity["bleu"].dissimilarity_excess.overall.finding == "not detected"
+
+
+def test_kill_9_mid_run_and_resume_loses_nothing(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    prompts = _prompt_file(tmp_path)
+    gen = f"callable:{tmp_path / 'gen.py'}:stalls_after_three_blocks"
+    args = [sys.executable, "-m", "counterfair.cli", "llm-audit", str(prompts), "--generator", gen, "--samples", "2",
+            "--decision", "decision=hire", "--bootstrap", "200", "-q"]  # fmt: skip
+    env = {**os.environ, "LLM_AUDIT_STALL": "1"}
+    run = tmp_path / "run"
+    killed = subprocess.Popen([*args, "--out", str(run)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    checkpoint = run / "responses.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not checkpoint.exists() or len(checkpoint.read_text().splitlines()) < 48):
+        time.sleep(0.2)
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    assert len(checkpoint.read_text().splitlines()) == 48  # three blocks of 16 variants, each written whole
+    resumed = subprocess.run([*args, "--out", str(run)], capture_output=True, text=True, check=False)
+    whole = subprocess.run([*args, "--out", str(tmp_path / "whole")], capture_output=True, text=True, check=False)
+    assert resumed.returncode == whole.returncode == 0, resumed.stderr
+    a = pd.read_csv(run / "responses.csv")
+    b = pd.read_csv(tmp_path / "whole" / "responses.csv")
+    pd.testing.assert_frame_equal(a, b)
+    assert (
+        json.loads((run / "summary.json").read_text())["effects"]
+        == json.loads((tmp_path / "whole" / "summary.json").read_text())["effects"]
+    )
+
+
+def test_sentiment_with_vader_and_langfairs_parity() -> None:
+    from counterfair.commands.llm_audit.similarity import sentiment_parity
+
+    assert sentiment_parity([0.1, 0.5, 0.9], [0.2, 0.2, 0.2]) == pytest.approx((0.1 + 0.3 + 0.7) / 3)
+    assert sentiment_parity([0.1, 0.5, 0.9], [0.2, 0.2, 0.2], strong=False) == pytest.approx(1 / 3)
+    with pytest.raises(ConfigError, match="one length"):
+        sentiment_parity([0.1], [0.1, 0.2])
+    result = cf.llm_audit(
+        TEMPLATES[:30], planted.gloomy_about_age, samples=4, score="vader", positive_label="neg", bootstrap=300
+    )
+    age = result.summary.effects["score"].identity_effect.by_group["age"]
+    assert age.finding == "material" and 0.2 < age.value < 0.5  # half the answers about age are ~70 % negative words
+    assert result.summary.effects["score"].identity_effect.by_group["religion"].finding == "not detected"
+    assert "the responses' P(neg) by vader" in result.verdict

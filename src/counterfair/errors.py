@@ -39,6 +39,10 @@ class ClassifierError(CounterfairError):
     """A classifier failed or returned output of the wrong shape or range."""
 
 
+class GeneratorError(CounterfairError):
+    """An LLM audit's generator failed or answered in the wrong shape (what it answered before is kept)."""
+
+
 class MetricError(CounterfairError):
     """A metric's compute failed or returned something other than one number per pair for each of its columns."""
 

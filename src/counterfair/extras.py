@@ -34,9 +34,9 @@ EXTRAS: dict[str, Extra] = {
     for extra in (
         Extra(
             "metrics",
-            ("torch", "transformers", "bert_score", "sentence_transformers", "gguf"),
+            ("torch", "transformers", "bert_score", "sentence_transformers", "gguf", "rouge_score", "vaderSentiment"),
             "perplexity (Gemma-3-270M), BERTScore (MiniLM), the mlp attribute detector, Hugging Face classifiers "
-            "(hf:DIR), the polyjuice editor",
+            "(hf:DIR), the polyjuice editor, VADER sentiment, the LLM audit's cosine and rouge_l similarity",
         ),
         Extra("llm", ("llama_cpp",), "the in-process LLM (llama.cpp and the default Qwen2.5 1.5B model)"),
         Extra("rate", ("fastapi", "uvicorn", "itsdangerous", "multipart", "krippendorff"), "the rating app"),

@@ -360,6 +360,29 @@ class HTTPClassifier:
         return self._post(list(texts))
 
 
+class VaderClassifier:
+    """VADER's rule-based sentiment (``vaderSentiment``; its lexicon ships inside the package): per text the shares of
+    its words' sentiment that are positive, negative and neutral, as labels ``pos``, ``neg``, ``neu``; name the one to
+    compare (``--positive-label neg``: the label LangFair's sentiment bias reads by default)."""
+
+    labels = ("pos", "neg", "neu")
+
+    def __init__(self) -> None:
+        self._analyzer: Any = None
+
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
+        if self._analyzer is None:
+            try:
+                from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+            except ImportError as err:
+                from ..extras import MissingExtra
+
+                raise MissingExtra({"metrics": ["the vader classifier"]}) from err
+            self._analyzer = SentimentIntensityAnalyzer()
+        rows = [self._analyzer.polarity_scores(str(t)) for t in texts]
+        return np.array([[r["pos"], r["neg"], r["neu"]] for r in rows], dtype=float).reshape(len(rows), 3)
+
+
 class ScoresClassifier:
     """Precomputed scores: a table with columns ``text`` and ``score`` (probability of label ``1``).
 

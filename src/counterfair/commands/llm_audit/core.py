@@ -41,6 +41,7 @@ RESPONSE_COLUMNS = [
     *OUTCOMES,
 ]
 BLOCK = 16  # variants asked together (the unit of the checkpoint)
+TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet", ".txt")
 
 
 @dataclass(frozen=True)
@@ -126,19 +127,33 @@ def sample_responses(
     hook.advance((len(texts) - len(pending)) * opts.samples)
     for start in range(0, len(pending), BLOCK):
         block = pending[start : start + BLOCK]
-        answers = generator.generate(
-            [texts[v] for v in block],
-            opts.samples,
-            seed=opts.seed,
-            temperature=opts.temperature,
-            max_tokens=opts.max_tokens,
-        )
+        answers = _ask(generator, [texts[v] for v in block], opts, kept=len(have))
         records = [{"variant": v, "responses": list(a)} for v, a in zip(block, answers, strict=True)]
         if sink is not None:
             sink(records)
         have.update((r["variant"], r["responses"]) for r in records)
         hook.advance(len(block) * opts.samples)
     return have
+
+
+def _ask(generator: Any, prompts: list[str], opts: LLMAuditOptions, *, kept: int) -> list[list[str]]:
+    """One block's responses; a generator that fails is named with the first prompt of the block, and the variants
+    answered before are said to be kept (a run directory resumes from them)."""
+    from ...errors import CounterfairError, GeneratorError
+
+    try:
+        return list(
+            generator.generate(
+                prompts, opts.samples, seed=opts.seed, temperature=opts.temperature, max_tokens=opts.max_tokens
+            )
+        )
+    except CounterfairError:
+        raise
+    except Exception as err:
+        raise GeneratorError(
+            f"the generator failed on {prompts[0][:80]!r} ({type(err).__name__}: {err}); the {kept} variants answered "
+            "before are kept (in a run directory: rerun the same command to resume)"
+        ) from err
 
 
 def response_table(
@@ -302,8 +317,8 @@ def read_prompts(source: Any, opts: LLMAuditOptions) -> tuple[list[str], list[st
 
     from ...io import read_table, read_texts
 
-    if isinstance(source, str) and not Path(source).suffix:
-        source = [source]
+    if isinstance(source, str) and not (Path(source).suffix.lower() in TABLE_SUFFIXES or Path(source).is_file()):
+        source = [source]  # one prompt, not a file
     if not isinstance(source, str | Path | pd.DataFrame):
         texts = as_prompt_list(source)
         return [str(i) for i in range(len(texts))], texts, "prompts"

@@ -21,7 +21,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from ...errors import ConfigError, InputError
+from ...errors import ConfigError, GeneratorError
 
 
 class Generator(Protocol):
@@ -54,13 +54,13 @@ class CallableGenerator:
         answers = list(answers) if not isinstance(answers, str) else answers
         if isinstance(answers, str) or len(answers) != len(asked):
             got = "a string" if isinstance(answers, str) else f"{len(answers)} items"
-            raise InputError(
+            raise GeneratorError(
                 f"generator {self.name}: asked {len(asked)} prompts, returned {got}; return one response "
                 "per prompt, in order"
             )
         for i, answer in enumerate(answers):
             if not isinstance(answer, str):
-                raise InputError(
+                raise GeneratorError(
                     f"generator {self.name}: response {i} (to {asked[i][:60]!r}) is a {type(answer).__name__}, not text"
                 )
         return [list(answers[k * samples : (k + 1) * samples]) for k in range(len(prompts))]

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from ...summaries import GateVerdict, Record, SlotEffects, SlotMeasure, record_field
-from ...views.verdict import LEVEL_WORDS, GroupFinding, points, slot_findings
+from ...views.verdict import LEVEL_WORDS, MANY_RULES, GroupFinding, points, slot_findings
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -282,6 +282,10 @@ def page(summary: LLMAuditSummary, responses: pd.DataFrame) -> Any:
 
     lines = verdict_lines(summary)
     gate_status, rules = gate_rules(summary.gate)
+    hidden = 0
+    if len(rules) > MANY_RULES:  # the rules that did not pass, and a count of the others (every check: summary.json)
+        shown = tuple(r for r in rules if r[0] != "pass")
+        rules, hidden = shown, len(rules) - len(shown)
     tables: list[Table] = []
     for outcome in summary.outcomes:
         what = unit(outcome, summary.options)
@@ -309,8 +313,8 @@ def page(summary: LLMAuditSummary, responses: pd.DataFrame) -> Any:
     tables.append(Table("Responses per group (unparsed: no readable decision or rating)", counts, key="counts"))
     notes: tuple[str, ...] = ()
     if summary.prompts_without_slot:
-        shown = ", ".join(summary.prompts_without_slot[:20])
-        notes = (f"{len(summary.prompts_without_slot)} prompts name no identity term and hold no {{group}}: {shown}",)
+        listed = ", ".join(summary.prompts_without_slot[:20])
+        notes = (f"{len(summary.prompts_without_slot)} prompts name no identity term and hold no {{group}}: {listed}",)
     state = status(summary)
     return Page(
         command="llm-audit",
@@ -320,6 +324,7 @@ def page(summary: LLMAuditSummary, responses: pd.DataFrame) -> Any:
         findings=tuple(lines[1:-1]),
         gate_status=gate_status,
         rules=rules,
+        hidden_passes=hidden,
         meta=(lines[-1], f"generator: {dict(summary.generator)}"),
         tables=tuple(tables),
         notes=notes,

@@ -162,3 +162,19 @@ def similarity_tables(
     for metric in metrics:
         tables[metric], floors[metric] = per_text(responses, metric)
     return tables, floors
+
+
+def sentiment_parity(
+    first: Sequence[float], second: Sequence[float], *, strong: bool = True, threshold: float = 0.5
+) -> float:
+    """LangFair's counterfactual sentiment bias between two equally long lists of scores (VADER's ``neg`` share by
+    default there): strong parity, the Wasserstein-1 distance of the two samples (the mean absolute difference of their
+    sorted values); weak parity, the difference in the shares above ``threshold``. A point value with no floor: the
+    audit's placebo-controlled measure of the same scores is the ``score`` outcome's identity effect
+    (``--score vader``)."""
+    a, b = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
+    if len(a) != len(b):
+        raise ConfigError(f"sentiment parity compares two lists of one length, got {len(a)} and {len(b)}")
+    if strong:
+        return float(np.mean(np.abs(np.sort(a) - np.sort(b))))
+    return float(np.mean(a > threshold) - np.mean(b > threshold))
