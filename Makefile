@@ -70,6 +70,8 @@ bench: install
 	$(BIN)/python benchmarks/attribute_schedule.py
 	$(BIN)/python benchmarks/bias_dixon.py
 	$(BIN)/python benchmarks/swap_hash_cost.py
+	$(BIN)/python benchmarks/llm_calibration.py
+	$(BIN)/python benchmarks/llm_demo.py
 	$(BIN)/python benchmarks/feedback_imdb.py   # hours on 2 cores; resumes where it stopped
 
 clean:

@@ -115,6 +115,14 @@ class ListEditor(EditorBase):
         return [[self.candidate(t) for t in self.make(text)] for text in texts]
 
 
+def answer_json(handler: BaseHTTPRequestHandler, payload: bytes) -> None:
+    """A loopback handler's reply: HTTP 200 with a JSON body."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.end_headers()
+    handler.wfile.write(payload)
+
+
 @contextmanager
 def loopback(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     """Serve ``handler`` on 127.0.0.1 (a free port, one thread per request) for the ``with`` block; yields the base

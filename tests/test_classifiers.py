@@ -13,7 +13,7 @@ import pytest
 from counterfair.classifiers import CachedClassifier, as_proba, load_classifier
 from counterfair.errors import ClassifierError, ConfigError, InputError
 
-from .fakes import loopback
+from .fakes import answer_json, loopback
 
 # --------------------------------------------------------------------------- validation
 
@@ -210,10 +210,7 @@ class _Handler(BaseHTTPRequestHandler):
             ).encode()
         else:
             payload = json.dumps({"scores": [0.75 if "buy" in t else 0.05 for t in texts]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.end_headers()
-        self.wfile.write(payload)
+        answer_json(self, payload)
 
     def log_message(self, *args: Any) -> None:
         return None

@@ -24,7 +24,7 @@ from counterfair.commands.llm_audit.prompts import fill
 from counterfair.errors import ConfigError, GeneratorError
 
 from . import llm_audit_planted as planted
-from .fakes import loopback
+from .fakes import answer_json, loopback
 
 HERE = Path(__file__).parent
 PLANTED = HERE / "llm_audit_planted.py"
@@ -275,11 +275,7 @@ class _OpenAI(BaseHTTPRequestHandler):
             }
             for i in range(n)
         ]
-        payload = json.dumps({"choices": choices}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.end_headers()
-        self.wfile.write(payload)
+        answer_json(self, json.dumps({"choices": choices}).encode())
 
     def log_message(self, *args: Any) -> None:
         return None
