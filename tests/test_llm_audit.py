@@ -215,6 +215,14 @@ def test_cli_gate_fails_a_planted_generator_and_passes_a_fair_one(tmp_path: Path
     report = (tmp_path / "bad" / "report.md").read_text()
     assert report.index("Verdict: unfair") < report.index("## decision: per group")
     assert "«Muslim»" in report  # the most different responses, the slot's word marked
+    rebuilt = CliRunner().invoke(app, ["report", str(tmp_path / "bad")])
+    assert rebuilt.exit_code == 0 and (tmp_path / "bad" / "report.md").read_text() == report  # from the files alone
+    checked = CliRunner().invoke(app, ["check", str(tmp_path / "bad"), "--fail-if", "default"])
+    assert checked.exit_code == 1 and "muslim" in checked.output
+    one = CliRunner().invoke(
+        app, ["check", str(tmp_path / "bad"), "--fail-if", "material(decision.term_effect[jewish])"]
+    )
+    assert one.exit_code == 0, one.output
     summary = json.loads((tmp_path / "bad" / "summary.json").read_text())
     assert summary["outcomes"] == ["decision", "rating", "score", "refusal"]
     assert summary["effects"]["score"]["identity_effect"]["by_term"]["muslim"]["value"] > 0.05  # rejections score 0.9

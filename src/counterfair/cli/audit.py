@@ -230,7 +230,7 @@ def audit(
     short_help="Check a finished audit against gate rules, without recomputing (exit 1 when a rule fails).",
 )
 def check(
-    run_dir: Annotated[Path, typer.Argument(help="An audit run directory (or its pairs.csv).")],
+    run_dir: Annotated[Path, typer.Argument(help="An audit or llm-audit run directory (or an audit's pairs.csv).")],
     fail_if: Annotated[list[str], typer.Option("--fail-if", help="A rule (repeatable), as for audit --fail-if.")],
     junit: Annotated[Path | None, typer.Option(help="Write the verdicts as a JUnit XML file.")] = None,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap.")] = 0,
@@ -244,6 +244,10 @@ def check(
     from ..summaries import read_summary
 
     folder = run_dir if run_dir.is_dir() else run_dir.parent
+    if is_llm_audit(folder):
+        from ..commands.llm_audit.result import check_run
+
+        raise typer.Exit(finish_gate(check_run(folder, fail_if), junit))
     run = read_summary(folder / "summary.json", expect="audit") if (folder / "summary.json").exists() else None
     typed = run if isinstance(run, AuditSummary) else AuditSummary()
     gate = gate_pairs(
@@ -305,10 +309,20 @@ def compare(
         console.print(f"wrote {target / 'summary.json'}, {paths.get('html')} and {paths.get('markdown')}")
 
 
+def is_llm_audit(folder: Path) -> bool:
+    """Whether ``folder`` holds a run of ``counterfair llm-audit`` (its summary says so)."""
+    import json
+
+    try:
+        return json.loads((folder / "summary.json").read_text(encoding="utf-8")).get("command") == "llm-audit"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 @app.command(rich_help_panel=AUDIT_COMMANDS, short_help="Rebuild a run's report (HTML, Markdown) without recomputing.")
 def report(run_dir: Annotated[Path, typer.Argument(help="A run directory of any counterfair command.")]) -> None:
     """Rebuild the report (HTML and Markdown; plots for an audit, evaluation or feedback run) of a run directory,
-    without recomputing: audit, evaluate, bias, suite, ctf, generate, feedback, compare."""
+    without recomputing: audit, llm-audit, evaluate, bias, suite, ctf, generate, feedback, compare."""
     from ..views.page import write_page
     from ..views.pages import page_of
     from ..views.report import build_report
@@ -316,6 +330,14 @@ def report(run_dir: Annotated[Path, typer.Argument(help="A run directory of any 
 
     if is_evaluation_dir(run_dir):
         console.print(f"wrote {build_evaluation_report(run_dir)['html']}")
+        return
+    if is_llm_audit(run_dir):
+        from ..commands.llm_audit.result import page as llm_page
+        from ..commands.llm_audit.result import read_run
+
+        run = read_run(run_dir)
+        paths = write_page(llm_page(run.summary, run.responses), run_dir)
+        console.print(f"wrote {paths['html']} and {paths['markdown']}")
         return
     page = page_of(run_dir)
     paths = write_page(page, run_dir) if page is not None else build_report(run_dir)

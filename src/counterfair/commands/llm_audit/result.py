@@ -366,3 +366,34 @@ class LLMAuditResult:
         write_json(self.summary.to_dict(), target / "summary.json")
         write_page(page(self.summary, self.responses), target)
         return target
+
+
+def read_run(run_dir: str | Path) -> LLMAuditResult:
+    """A finished LLM audit's result from its run directory (``summary.json`` and ``responses.csv``)."""
+    from ...errors import InputError
+    from ...io import read_json
+    from .outcomes import OUTCOMES
+
+    target = Path(run_dir)
+    if not (target / "summary.json").is_file() or not (target / "responses.csv").is_file():
+        raise InputError(f"{target}: not a finished LLM audit (it needs summary.json and responses.csv)")
+    summary = LLMAuditSummary.from_dict(read_json(target / "summary.json"))
+    if summary.command != "llm-audit":
+        raise InputError(f"{target}: summary.json was written by {summary.command!r}, not by counterfair llm-audit")
+    responses = pd.read_csv(target / "responses.csv", dtype=str, keep_default_na=False)
+    for column in ("sample", *OUTCOMES):
+        if column in responses.columns:
+            responses[column] = pd.to_numeric(responses[column], errors="coerce")
+    return LLMAuditResult(summary, responses)
+
+
+def check_run(run_dir: str | Path, rules: list[str]) -> GateVerdict:
+    """The gate's rules on a finished LLM audit, without recomputing it."""
+    from ...analysis.gate import evaluate_rules, outcome_rules
+    from .core import gate_metrics
+
+    s = read_run(run_dir).summary
+    effects = {k: v.to_dict() for k, v in (s.effects or {}).items()}
+    similarity = {k: v.to_dict() for k, v in (s.similarity or {}).items()}
+    expanded = outcome_rules(rules, list(s.outcomes), similarities=list(similarity))
+    return GateVerdict.from_dict(evaluate_rules(expanded, gate_metrics(effects, similarity)))
