@@ -26,7 +26,7 @@ from ...progress import NullProgress, ProgressHook
 from ...records import knob
 from .outcomes import OUTCOMES, Schema, parse_schema, response_outcomes
 from .prompts import DEFAULT_TERMS, placebo_set, variants
-from .similarity import MEASURE, check_metrics, similarity_tables
+from .similarity import check_metrics, similarity_tables
 
 RESPONSE_COLUMNS = [
     "variant",
@@ -346,7 +346,7 @@ def audit_prompts(
     """The whole audit on prompts already read: an :class:`~counterfair.llm_audit.result.LLMAuditResult` with the
     gate's verdict when ``rules`` are given."""
     from ...analysis.gate import evaluate_rules, outcome_rules
-    from .result import LLMAuditResult, LLMAuditSummary
+    from .result import LLMAuditResult, LLMAuditSummary, gate_metrics
 
     scorer = prompt_scores(opts.score, opts.positive_label) if opts.score else None
     responses, found = llm_audit_core(
@@ -364,25 +364,6 @@ def audit_prompts(
         expanded = outcome_rules(rules, found["outcomes"], similarities=list(found["similarity"]))
         summary["gate"] = evaluate_rules(expanded, gate_metrics(found["effects"], found["similarity"]))
     return LLMAuditResult(LLMAuditSummary.from_dict(_plain(summary)), responses)
-
-
-def gate_metrics(effects: Mapping[str, Any], similarity: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The in-slot measures of every outcome as the gate reads them, named ``OUTCOME.MEASURE``, and each response
-    similarity's ``METRIC.dissimilarity_excess``."""
-    from ...analysis.slots import effects_gate_metrics, gate_entry
-
-    out = {
-        f"{outcome}.{metric}": value
-        for outcome, found in effects.items()
-        for metric, value in effects_gate_metrics(found).items()
-    }
-    for metric, found in (similarity or {}).items():
-        part = found.get(MEASURE) or {}
-        out[f"{metric}.{MEASURE}"] = {
-            "overall": gate_entry(part.get("overall")),
-            "by_group": {g: gate_entry(e) for g, e in (part.get("by_group") or {}).items()},
-        }
-    return out
 
 
 def _plain(value: Any) -> Any:

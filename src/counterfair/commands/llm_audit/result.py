@@ -387,10 +387,29 @@ def read_run(run_dir: str | Path) -> LLMAuditResult:
     return LLMAuditResult(summary, responses)
 
 
+def gate_metrics(effects: Mapping[str, Any], similarity: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The in-slot measures of every outcome as the gate reads them, named ``OUTCOME.MEASURE``, and each response
+    similarity's ``METRIC.dissimilarity_excess``."""
+    from ...analysis.slots import effects_gate_metrics, gate_entry
+    from .similarity import MEASURE
+
+    out = {
+        f"{outcome}.{metric}": value
+        for outcome, found in effects.items()
+        for metric, value in effects_gate_metrics(found).items()
+    }
+    for metric, found in (similarity or {}).items():
+        part = found.get(MEASURE) or {}
+        out[f"{metric}.{MEASURE}"] = {
+            "overall": gate_entry(part.get("overall")),
+            "by_group": {g: gate_entry(e) for g, e in (part.get("by_group") or {}).items()},
+        }
+    return out
+
+
 def check_run(run_dir: str | Path, rules: list[str]) -> GateVerdict:
     """The gate's rules on a finished LLM audit, without recomputing it."""
     from ...analysis.gate import evaluate_rules, outcome_rules
-    from .core import gate_metrics
 
     s = read_run(run_dir).summary
     effects = {k: v.to_dict() for k, v in (s.effects or {}).items()}
