@@ -153,3 +153,25 @@ def test_classifier_kinds_come_from_one_table() -> None:
     finally:
         unregister_classifier_kind("const")
     assert find_kind("const:0.25") is None
+
+
+def test_a_plugin_adds_a_command_in_one_file(tmp_path: Path) -> None:
+    env = {**os.environ, "COUNTERFAIR_PLUGINS": "command_plugin", "PYTHONPATH": str(PLUGINS)}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "counterfair.cli", *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+
+    listed = cli("--help")
+    assert "Plugin commands" in listed.stdout and "slot-variants" in listed.stdout
+    done = cli("slot-variants", "An {group} applicant.", "--identities", "gay,Asian")
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines[:2] == ["identity\tA gay applicant.", "identity\tAn Asian applicant."]
+    assert "placebo\tA tall applicant." in lines and len(lines) == 2 + 5

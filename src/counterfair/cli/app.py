@@ -183,7 +183,7 @@ TRAIN_COMMANDS = "Train and mitigate"
 RATE_COMMANDS = "Human rating"
 SETUP_COMMANDS = "Models, word lists and the cache"
 #: the panels' order (a command group, such as rate, comes after every command: typer lists groups last)
-COMMAND_PANELS = (AUDIT_COMMANDS, LABELLED_COMMANDS, MAKE_COMMANDS, TRAIN_COMMANDS, SETUP_COMMANDS, RATE_COMMANDS)
+COMMAND_PANELS = [AUDIT_COMMANDS, LABELLED_COMMANDS, MAKE_COMMANDS, TRAIN_COMMANDS, SETUP_COMMANDS, RATE_COMMANDS]
 
 
 #: the commands in the order --help lists them within their panel: the common task first
@@ -191,6 +191,21 @@ COMMAND_ORDER = (
     "audit llm-audit check compare report ctf bias generate evaluate feedback feedback-ttest select nli-pairs metrics "
     "train train-attribute adapt-lm models serve-llm".split()
 )
+
+
+def add_plugin_commands() -> None:
+    """The commands plugins registered (:func:`counterfair.plugins.register_command`), built like the others; a name
+    counterfair uses is an error naming it."""
+    from ..errors import ConfigError
+    from ..plugins import registered_commands
+
+    taken = {info.name or info.callback.__name__.replace("_", "-") for info in app.registered_commands if info.callback}
+    for spec in registered_commands():
+        if spec.name in taken:
+            raise ConfigError(f"plugin command {spec.name!r}: counterfair has a command of that name")
+        if spec.panel not in COMMAND_PANELS:
+            COMMAND_PANELS.append(spec.panel)
+        app.command(spec.name, rich_help_panel=spec.panel, short_help=spec.short_help)(spec.function)
 
 
 def order_commands() -> None:
