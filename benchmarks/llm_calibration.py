@@ -145,8 +145,8 @@ def one_run(
     allowed = {target, *(w.lower() for w in GROUP_WORDS.get(target or "", ()))} if target else set()
     if cls == "term":
         allowed = {"gay", "sexuality"}  # the term, or the group it belongs to
-    named = any(c.group in allowed and c.metric.startswith(f"{outcome}.") for c in failed)
-    others = [c for c in failed if (c.group or "overall") not in allowed | {"overall"}]
+    named = any((c.group or "").lower() in allowed and c.metric.startswith(f"{outcome}.") for c in failed)
+    others = [c for c in failed if (c.group or "overall").lower() not in allowed | {"overall"}]
     return {"flagged": bool(failed), "named": named, "other_flags": len(others)}
 
 

@@ -105,12 +105,12 @@ def test_planted_decision_bias_is_found_in_python() -> None:
     s = result.summary
     assert s.prompts == 80 and s.samples == 5 and s.outcomes == ("decision", "rating", "refusal")
     assert s.responses == s.variants * 5 and s.variants == 80 * 18  # 13 terms and 5 placebo words per prompt
-    muslim = s.effects["decision"].identity_effect.by_term["muslim"]
+    muslim = s.effects["decision"].identity_effect.by_term["Muslim"]
     assert muslim.finding == "material" and -0.25 < muslim.value < -0.05 and muslim.ci_high < 0
-    others = [e for t, e in s.effects["decision"].identity_effect.by_term.items() if t != "muslim"]
+    others = [e for t, e in s.effects["decision"].identity_effect.by_term.items() if t != "Muslim"]
     assert all(e.finding != "material" for e in others)
     assert result.status == "unfair" and s.gate.verdict == "fail"
-    assert [c.group for c in s.gate.checks if c.verdict == "fail"] == ["muslim"]
+    assert [c.group for c in s.gate.checks if c.verdict == "fail"] == ["Muslim"]
     assert result.verdict.startswith("VERDICT: unfair") and "religion (decision)" in result.verdict
     assert 0.4 < s.sample_floor["decision"]["value"] < 0.6  # two samples at a 60 % rate differ about half the time
     assert result.responses.shape[0] == s.responses
@@ -208,8 +208,10 @@ def test_cli_gate_fails_a_planted_generator_and_passes_a_fair_one(tmp_path: Path
         ],
     )
     assert bad.exit_code == 1, bad.output
-    assert "VERDICT: unfair" in bad.output and "religion" in bad.output and "muslim" in bad.output
-    assert 'name="fail if muslim' in junit.read_text() or "muslim" in junit.read_text()
+    assert "VERDICT: unfair" in bad.output and "religion" in bad.output and "Muslim" in bad.output
+    xml = junit.read_text()
+    failing = [case.rsplit("<testcase", 1)[1] for case in xml.split("<failure")[:-1]]
+    assert len(failing) == 2 and all("[Muslim]" in case for case in failing)  # the decision and the score
     for name in ("responses.csv", "responses.jsonl", "summary.json", "report.html", "report.md"):
         assert (tmp_path / "bad" / name).is_file()
     report = (tmp_path / "bad" / "report.md").read_text()
@@ -218,14 +220,14 @@ def test_cli_gate_fails_a_planted_generator_and_passes_a_fair_one(tmp_path: Path
     rebuilt = CliRunner().invoke(app, ["report", str(tmp_path / "bad")])
     assert rebuilt.exit_code == 0 and (tmp_path / "bad" / "report.md").read_text() == report  # from the files alone
     checked = CliRunner().invoke(app, ["check", str(tmp_path / "bad"), "--fail-if", "default"])
-    assert checked.exit_code == 1 and "muslim" in checked.output
+    assert checked.exit_code == 1 and "Muslim" in checked.output
     one = CliRunner().invoke(
-        app, ["check", str(tmp_path / "bad"), "--fail-if", "material(decision.term_effect[jewish])"]
+        app, ["check", str(tmp_path / "bad"), "--fail-if", "material(decision.term_effect[Jewish])"]
     )
     assert one.exit_code == 0, one.output
     summary = json.loads((tmp_path / "bad" / "summary.json").read_text())
     assert summary["outcomes"] == ["decision", "rating", "score", "refusal"]
-    assert summary["effects"]["score"]["identity_effect"]["by_term"]["muslim"]["value"] > 0.05  # rejections score 0.9
+    assert summary["effects"]["score"]["identity_effect"]["by_term"]["Muslim"]["value"] > 0.05  # rejections score 0.9
     good = CliRunner().invoke(
         app,
         ["llm-audit", str(prompts), "--generator", f"callable:{gen}:fair", "--out", str(tmp_path / "good"), *common],

@@ -204,6 +204,15 @@ def sample_floor(responses: pd.DataFrame, *, seed: int = 0) -> dict[str, Any]:
     return out
 
 
+def _as_written(effects: dict[str, Any] | None, shown: Mapping[str, str]) -> dict[str, Any] | None:
+    """``effects`` with each term named as the identity set writes it ("Muslim"; the statistics fold case)."""
+    if effects is None or not effects.get("identity_effect"):
+        return effects
+    terms = effects["identity_effect"].get("by_term") or {}
+    effects["identity_effect"]["by_term"] = {shown.get(t, t): e for t, e in terms.items()}
+    return effects
+
+
 def outcome_means(responses: pd.DataFrame) -> dict[str, Any]:
     """Per outcome, its mean over every response with a value, how many have one, and how many distinct values."""
     once = responses.drop_duplicates(["variant", "sample"])
@@ -265,7 +274,8 @@ def llm_audit_core(
         extra=pairs,
         within=True,
     )
-    effects = {k: v for k, v in joint.items() if k not in pairs}
+    shown = {str(w).lower(): str(w) for w in table.loc[table["kind"] == "identity", "word"]}
+    effects = {k: _as_written(v, shown) for k, v in joint.items() if k not in pairs}
     similarity = {m: {**(joint.get(m) or {}), "mean_similarity": similar[m]} for m in metrics}
     measured_part = {
         "prompts": len(prompts),
