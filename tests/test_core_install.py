@@ -57,8 +57,15 @@ def command_lines(tmp: Path) -> list[tuple[str, list[str], str, Path | None]]:
     ratings = tmp / "ratings.csv"
     row = {"pair_id": "ablation:islam:d33", "rater": "ann", "fluent": "yes", "reference": "none", "same_label": "yes"}
     pd.DataFrame([row | {"meaning": 4, "reject": 0}]).to_csv(ratings, index=False)
+    prompts, generator = tmp / "prompts.csv", tmp / "gen.py"
+    pd.DataFrame({"text": [f"Hire a {{group}} applicant for job {i}? JSON." for i in range(4)]}).to_csv(prompts)
+    generator.write_text('def answer(prompts):\n    return [\'{"decision": "yes"}\' for _ in prompts]\n')
+    llm_audit = ["llm-audit", str(prompts), "--generator", f"callable:{generator}:answer", "--samples", "2", "-q"]
     return [
         ("audit", ["audit", "--demo", "--out", str(audit), "-q"], "ok", None),
+        ("llm-audit", [*llm_audit, "--decision", "decision=yes", "--out", str(tmp / "llm")], "ok", None),
+        ("llm-audit", ["llm-audit", "--demo", "--out", str(tmp / "llm-demo")], "extra", tmp / "llm-demo"),
+        ("llm-audit", [*llm_audit, "--similarity", "cosine", "--out", str(tmp / "llm-cos")], "extra", tmp / "llm-cos"),
         ("check", ["check", str(audit), "--fail-if", "upper(identity_effect[*]) > 1"], "ok", None),
         ("compare", ["compare", str(audit), str(audit)], "ok", None),
         ("report", ["report", str(audit)], "ok", None),
@@ -165,7 +172,7 @@ def test_each_command_runs_or_names_its_extra_before_any_work(core_results) -> N
         if not right or "No module named" in output:
             wrong.append(f"{name} {result['args']}: exit {result['code']}\n{output[-1200:]}")
     assert not wrong, "\n\n".join(wrong)
-    assert sum(expect == "extra" for _, expect, _, _ in core_results) == 9
+    assert sum(expect == "extra" for _, expect, _, _ in core_results) == 11
     [default_evaluate] = [r for _, _, _, r in core_results if any("ev-default" in a for a in r["args"])]
     assert (
         "perplexity and bertscore need counterfair[metrics], which is not installed: left out (add them with pip "

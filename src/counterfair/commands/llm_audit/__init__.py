@@ -39,10 +39,11 @@ def llm_audit(
     Nothing is written to disk: :meth:`LLMAuditResult.save` writes the files."""
     from dataclasses import replace
 
-    from .core import audit_prompts, read_prompts
+    from .core import audit_prompts, read_prompts, require_extras
     from .generators import load_generator
 
     opts = replace(options, **kwargs) if options is not None else LLMAuditOptions(**kwargs)
+    require_extras(opts, generator)
     keys, texts, origin = read_prompts(prompts, opts)
     gen = load_generator(generator, system=opts.system, concurrency=opts.concurrency)
     result: LLMAuditResult = audit_prompts(keys, texts, gen, opts, origin=origin, rules=rules, progress=progress)

@@ -320,6 +320,21 @@ def prompt_scores(classifier: Any, positive_label: str | None) -> Callable[[list
     return score
 
 
+def require_extras(opts: LLMAuditOptions, generator: Any) -> None:
+    """Refuse, before any work, a generator, scorer or similarity whose extra is not installed."""
+    from ...core.needs import classifier_extras, llm_extras
+    from ...extras import check
+
+    wanted: list[tuple[str, tuple[str, ...]]] = []
+    if isinstance(generator, str) and not generator.startswith("callable:"):
+        wanted.append((f"the generator {generator}", llm_extras(generator)))
+    if opts.score:
+        wanted.append((f"--score {opts.score}", classifier_extras(opts.score)))
+    metrics = check_metrics(opts.similarity)
+    wanted += [(f"the {m} similarity", ("metrics",)) for m in metrics if m != "bleu"]
+    check(wanted)
+
+
 def read_prompts(source: Any, opts: LLMAuditOptions) -> tuple[list[str], list[str], str]:
     """The prompts' ids and texts and where they came from: a list (or one string) of prompts, or a table (a file or
     DataFrame) whose text column is ``opts.text_column`` (``prompt`` when that is absent and ``prompt`` exists)."""

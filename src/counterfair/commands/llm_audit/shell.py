@@ -29,12 +29,13 @@ def run_llm_audit(
     from ...io import input_sha256
     from ...records import fingerprint, run_identity
     from ...runs import claim_run_dir, prepare_run_dir
-    from .core import audit_prompts, read_prompts
+    from .core import audit_prompts, read_prompts, require_extras
     from .generators import load_generator
 
     for rule in rules or []:
         if rule.strip().lower() != "default":
             parse_rule(rule)  # a bad rule is found before any work
+    require_extras(options, generator)  # a missing extra is named before any work
     target = prepare_run_dir(out_dir)
     keys, texts, origin = read_prompts(source, options)
     gen = load_generator(generator, system=options.system, concurrency=options.concurrency)
