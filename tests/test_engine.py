@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -82,3 +83,38 @@ def test_generate_llm_on_ray_equals_local(ray_local: None, tiny_lm_long_dir: Pat
     )
     assert len(remote.candidates) == 6  # 3 texts x 2 samples, sampled with the same seeds in the Ray workers
     assert set(remote.counterfactuals["status"]) <= {"ok", "failed:no_candidate_passed_filters"}
+
+
+def _same_files(a: Path, b: Path, names: tuple[str, ...]) -> None:
+    for name in names:
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+
+
+def test_the_classifier_stage_on_ray_gives_the_local_outputs(ray_local: None, tmp_path: Path) -> None:
+    from counterfair.core.audit import AuditOptions
+    from counterfair.core.bias import BiasOptions
+    from counterfair.shell.audit import run_audit
+    from counterfair.shell.bias import run_bias
+
+    texts = [f"Some {w} people live on street {i}." for i in range(30) for w in ("gay", "Muslim", "tall")]
+    data = pd.DataFrame({"text": texts, "label": [i % 2 for i in range(len(texts))]})
+    for engine in ("local", "ray"):
+        run_bias(data, tmp_path / f"bias-{engine}", BiasOptions(engine=engine, bootstrap=50))
+        opts = AuditOptions(methods=["swap"], engine=engine, bootstrap=50)
+        run_audit(data[["text"]], tmp_path / f"audit-{engine}", opts)
+    _same_files(tmp_path / "bias-local", tmp_path / "bias-ray", ("rows.csv",))
+    _same_files(tmp_path / "audit-local", tmp_path / "audit-ray", ("pairs.csv", "slots.csv"))
+    local = json.loads((tmp_path / "audit-local" / "summary.json").read_text())
+    remote = json.loads((tmp_path / "audit-ray" / "summary.json").read_text())
+    assert [k for k in local if local[k] != remote.get(k)] == ["options", "reproduce", "timing_s"]  # the engine named
+    assert remote["options"]["engine"] == "ray" and "--engine ray" in remote["reproduce"]
+    bias_local = json.loads((tmp_path / "bias-local" / "summary.json").read_text())
+    bias_remote = json.loads((tmp_path / "bias-ray" / "summary.json").read_text())
+    assert bias_remote["groups"] == bias_local["groups"]
+
+
+def test_a_python_classifier_object_stays_local() -> None:
+    import counterfair as cf
+
+    with pytest.raises(ConfigError, match="rebuilds the classifier from its spec on every worker"):
+        cf.audit(["Some gay people."], lambda texts: [0.1] * len(texts), engine="ray")

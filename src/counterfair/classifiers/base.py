@@ -7,7 +7,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..errors import ClassifierError, CounterfairError
+from ..errors import ClassifierError, ConfigError, CounterfairError
 
 
 @runtime_checkable
@@ -112,6 +112,8 @@ class CachedClassifier:
         self.store = store  # a RunStore: predictions of this exact classifier are shared across runs
         self.calls = 0
         self.hits = 0
+        self.engine = "local"  # where batches are predicted: use_engine("ray", address) for a Ray cluster
+        self.address: str | None = None
 
     @property
     def labels(self) -> list[str]:
@@ -156,8 +158,10 @@ class CachedClassifier:
         known = len(dict.fromkeys(texts)) - len(todo)  # in memory or in the run store: done, and counted as done
         if on_batch is not None and known:
             on_batch(known)
-        for start in range(0, len(todo), self.batch_size):
-            batch = todo[start : start + self.batch_size]
+        batches = [todo[start : start + self.batch_size] for start in range(0, len(todo), self.batch_size)]
+        if self.engine != "local" and batches:
+            self._predict_on_engine(batches, keys, on_batch)
+        for batch in batches if self.engine == "local" else ():
             self.calls += 1
             try:
                 pairs = bool(batch) and not isinstance(batch[0], str)
@@ -169,23 +173,68 @@ class CachedClassifier:
                     f"classifier {self.spec!r} failed on a batch of {len(batch)} texts "
                     f"({type(err).__name__}: {err}); {len(self._cache)} texts finished before it"
                 ) from err
-            proba = as_proba(raw, len(batch), self.labels, self.spec)
-            for text, row in zip(batch, proba, strict=True):
-                self._cache[text] = row
-            if self.store is not None:  # NaN rows are not stored: they are tried again next time
-                self.store.put_many(
-                    [
-                        (keys[t], "classifier", row.tolist())
-                        for t, row in zip(batch, proba, strict=True)
-                        if np.isfinite(row).all()
-                    ]
-                )
-            if on_batch is not None:
-                on_batch(len(batch))
+            self._keep(batch, raw, keys, on_batch)
         k = len(self.labels)
         if not texts:
             return np.zeros((0, k))
         return np.stack([self._cache[t] for t in texts])
+
+    def _keep(self, batch: list[Any], raw: Any, keys: dict[Any, str], on_batch: Callable[[int], None] | None) -> None:
+        """One batch's predictions, validated, into the cache and the run store."""
+        proba = as_proba(raw, len(batch), self.labels, self.spec)
+        for text, row in zip(batch, proba, strict=True):
+            self._cache[text] = row
+        if self.store is not None:  # NaN rows are not stored: they are tried again next time
+            self.store.put_many(
+                [
+                    (keys[t], "classifier", row.tolist())
+                    for t, row in zip(batch, proba, strict=True)
+                    if np.isfinite(row).all()
+                ]
+            )
+        if on_batch is not None:
+            on_batch(len(batch))
+
+    def use_engine(self, engine: str, address: str | None = None) -> CachedClassifier:
+        """Predict on an engine's workers (``ray``: each Ray actor builds the classifier from its spec once); the
+        outputs are the local engine's. A classifier given as a Python object has no spec to rebuild: local only."""
+        from ..engine import ENGINES
+
+        if engine not in ENGINES:
+            raise ConfigError(f"unknown engine {engine!r}; use {' or '.join(ENGINES)}")
+        if engine != "local" and not self.cli_spec:
+            raise ConfigError(
+                f"--engine {engine} rebuilds the classifier from its spec on every worker; {self.spec} is a Python "
+                "object: pass a spec (sklearn:PATH, hf:DIR, callable:FILE.py:FN, ...) or use the local engine"
+            )
+        self.engine, self.address = engine, address
+        return self
+
+    def _predict_on_engine(
+        self, batches: list[list[Any]], keys: dict[Any, str], on_batch: Callable[[int], None] | None
+    ) -> None:
+        import functools
+
+        from ..engine import map_batches
+        from .remote import ClassifierWorker
+
+        self.calls += len(batches)
+        try:
+            map_batches(
+                functools.partial(ClassifierWorker, self.spec),
+                batches,
+                engine=self.engine,
+                address=self.address,
+                description="classifier batches",
+                on_result=lambda i, raw: self._keep(batches[i], raw, keys, on_batch),
+            )
+        except CounterfairError:
+            raise
+        except Exception as err:  # a worker's error, as the engine reports it
+            raise ClassifierError(
+                f"classifier {self.spec!r} failed on the {self.engine} engine ({type(err).__name__}: {err}); "
+                f"{len(self._cache)} texts finished before it"
+            ) from err
 
     def signature(self) -> dict[str, Any]:
         """What identifies this classifier in outputs: spec, labels and adapter details."""

@@ -267,6 +267,16 @@ LLMConcurrency = Annotated[
         rich_help_panel=LLM_PANEL,
     ),
 ]
+Engine = Annotated[
+    str,
+    typer.Option(
+        help="local, or ray: the classifier's batches on Ray workers, each building the model once (outputs as local).",
+        rich_help_panel=MORE_PANEL,
+    ),
+]
+Address = Annotated[
+    str | None, typer.Option(help="Ray cluster address (default: start a local Ray).", rich_help_panel=MORE_PANEL)
+]
 err_console = Console(stderr=True, soft_wrap=True)  # an error is one line: a CI log keeps its paths whole
 
 

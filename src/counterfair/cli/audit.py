@@ -22,7 +22,9 @@ from .app import (
     INPUT_PANEL,
     LLM_PANEL,
     MORE_PANEL,
+    Address,
     Encoding,
+    Engine,
     Language,
     LLMConcurrency,
     LLMParallel,
@@ -106,6 +108,8 @@ def audit(
     ] = "auto",
     llm_parallel: LLMParallel = None,
     llm_concurrency: LLMConcurrency = None,
+    engine: Engine = "local",
+    address: Address = None,
     seed: Annotated[int, typer.Option(min=0, help="Seed.", rich_help_panel=MORE_PANEL)] = 0,
     only_good: Annotated[
         Path | None,

@@ -13,7 +13,9 @@ from ..views.console import bias_view
 from .app import (
     CLASSIFIER_HELP,
     LABELLED_COMMANDS,
+    Address,
     Encoding,
+    Engine,
     Language,
     Overwrite,
     app,
@@ -63,6 +65,8 @@ def bias(
     encoding: Encoding = "utf-8",
     language: Language = "en",
     overwrite: Overwrite = False,
+    engine: Engine = "local",
+    address: Address = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Unintended bias on labelled data: per identity group the subgroup, BPSN and BNSP AUC (Borkan et al. 2019) and

@@ -10,7 +10,18 @@ import typer
 from ..runs import allow_overwrite
 from ..summaries import SuiteSummary
 from ..views.console import suite_view
-from .app import CLASSIFIER_HELP, LABELLED_COMMANDS, Encoding, Overwrite, app, console, end_with_verdict, options_from
+from .app import (
+    CLASSIFIER_HELP,
+    LABELLED_COMMANDS,
+    Address,
+    Encoding,
+    Engine,
+    Overwrite,
+    app,
+    console,
+    end_with_verdict,
+    options_from,
+)
 
 suite_app = typer.Typer(
     help="Functional test suites: cases with a gold label, a functionality and a target (HateCheck's layout).",
@@ -56,6 +67,8 @@ def run(
     seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap.")] = 0,
     encoding: Encoding = "utf-8",
     overwrite: Overwrite = False,
+    engine: Engine = "local",
+    address: Address = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Run a functional test suite: accuracy per functionality, per target and per cell with Wilson intervals (worst

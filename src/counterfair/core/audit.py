@@ -83,6 +83,8 @@ class AuditOptions:
     max_attempts: int = 5
     llm_parallel: int | None = knob(None)  # llama.cpp sequences decoded together (None: 16; 1: one after another)
     llm_concurrency: int | None = knob(None)  # requests in flight to an LLM server (None: 32)
+    engine: str = knob("local")  # local | ray: where the classifier's batches are predicted (one model per Ray actor)
+    address: str | None = knob(None)  # a Ray cluster (None: start a local Ray)
     detector: str = "auto"  # keyword+llm when the llm method runs, else keyword (see GenerateOptions)
     seed: int = 0
     bootstrap: int = knob(2000)  # resamples of the intervals (not part of the run's identity, as before)
@@ -236,6 +238,7 @@ def audit(
     require_in_memory(AuditOptions, options, classifier=classifier)  # a missing extra is named before any work
     clf = as_classifier(classifier)
     opts = make_options(AuditOptions, {"classifier": clf.spec, **options})
+    clf.use_engine(opts.engine, opts.address)
     hook = resolve_progress(progress)
     started = time.perf_counter()
     frame, origin = read_input(texts, opts)

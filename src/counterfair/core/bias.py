@@ -63,6 +63,8 @@ def check_bootstrap_cap(bootstrap: int) -> None:
 @dataclass
 class BiasOptions:
     classifier: str = knob("profanity-check")  # the classifier's own identity joins the run's (claim_run_dir)
+    engine: str = knob("local")  # local | ray: where the classifier's batches are predicted (one model per Ray actor)
+    address: str | None = knob(None)  # a Ray cluster (None: start a local Ray)
     label_column: str = "label"
     text_column: str = "text"
     id_column: str | None = None
@@ -312,6 +314,7 @@ def bias(
     require_in_memory(BiasOptions, options, classifier=classifier)  # a missing extra is named before any work
     clf = as_classifier(classifier)
     opts = make_options(BiasOptions, {"classifier": clf.spec, **options})
+    clf.use_engine(opts.engine, opts.address)
     read, gold = read_labelled(texts, opts, labels)
     texts_ = read.every_text("bias")
     from ..progress import resolve_progress

@@ -40,6 +40,8 @@ FEW = 10  # a cell with fewer cases is marked as resting on few cases
 @dataclass
 class SuiteOptions:
     classifier: str = knob("profanity-check")  # the classifier's own identity joins the run's (claim_run_dir)
+    engine: str = knob("local")  # local | ray: where the classifier's batches are predicted (one model per Ray actor)
+    address: str | None = knob(None)  # a Ray cluster (None: start a local Ray)
     text_column: str = "test_case"
     label_column: str = "label_gold"
     functionality_column: str = "functionality"

@@ -1,0 +1,99 @@
+"""The classifier stage on a local 2-worker Ray cluster against the local engine (#47, "past one machine").
+
+``audit``, ``ctf``-free ``bias`` and ``suite run`` take ``--engine ray``: the classifier's batches go to Ray actors,
+each building the classifier from its spec once, and come back in order into the same cache, validation and run store
+as a local call (outputs byte-identical: ``tests/test_engine.py``). This measures, in one run with the engines
+alternated: ``bias`` on ``--texts`` synthetic labelled sentences (the identity guard off, so the classifier is most of
+the work) with the built-in profanity-check, and a slower classifier (``callable:`` profanity-check plus a fixed
+``--delay`` per text, standing for a transformer), each as the wall time of the whole command; Ray started once before
+(``ray.init(num_cpus=2)``), the actors built per run. The ratio is Ray's time over local's: above 1 Ray costs more
+than it gives on one 2-core machine; a cluster adds workers, not cores to this machine.
+
+    python benchmarks/engine_classifier.py [--texts 20000] [--rounds 3]
+
+Writes ``benchmarks/results/engine_classifier.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+SLOW = """
+import time
+from profanity_check import predict_prob
+
+def slow(texts):
+    time.sleep(DELAY * len(texts))
+    return predict_prob(list(texts))
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--texts", type=int, default=20000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--delay", type=float, default=0.0005)
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "engine_classifier.json")
+    args = parser.parse_args()
+    import ray
+
+    from counterfair.core.bias import BiasOptions
+    from counterfair.shell.bias import run_bias
+
+    os.environ["COUNTERFAIR_STORE"] = "off"  # every run predicts every text
+    scratch = Path(tempfile.mkdtemp(prefix="counterfair-engine-"))
+    slow = scratch / "slow.py"
+    slow.write_text(SLOW.replace("DELAY", repr(args.delay)))
+    words = ("gay", "Muslim", "tall", "Jewish", "old", "quiet")
+    texts = [f"The {words[i % 6]} neighbour number {i} said hello." for i in range(args.texts)]
+    data = pd.DataFrame({"text": texts, "label": [i % 2 for i in range(args.texts)]})
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    times: dict[str, dict[str, list[float]]] = {}
+    for name, spec in (
+        ("profanity-check", "profanity-check"),
+        (f"+{args.delay * 1000:g} ms a text", f"callable:{slow}:slow"),
+    ):
+        times[name] = {"local": [], "ray": []}
+        for r in range(args.rounds):
+            for engine in ("local", "ray") if r % 2 == 0 else ("ray", "local"):
+                out = scratch / f"{name}-{engine}-{r}".replace(" ", "_")
+                start = time.perf_counter()
+                run_bias(data, out, BiasOptions(classifier=spec, engine=engine, guard=False, bootstrap=0))
+                times[name][engine].append(time.perf_counter() - start)
+            same = (scratch / f"{name}-local-{r}".replace(" ", "_") / "rows.csv").read_bytes() == (
+                scratch / f"{name}-ray-{r}".replace(" ", "_") / "rows.csv"
+            ).read_bytes()
+            assert same, "the Ray engine's rows.csv differs from the local one"
+    ray.shutdown()
+    lines = ["| classifier | texts | local (median) | Ray, 2 workers (median) | Ray / local |", "|---|---|---|---|---|"]
+    results = {}
+    for name, by in times.items():
+        local, remote = statistics.median(by["local"]), statistics.median(by["ray"])
+        results[name] = {"local_s": by["local"], "ray_s": by["ray"], "ratio": remote / local}
+        lines.append(f"| {name} | {args.texts:,} | {local:.1f} s | {remote:.1f} s | {remote / local:.2f}× |")
+    document = {
+        "benchmark": "engine_classifier",
+        "machine": {"cores": len(os.sched_getaffinity(0)), "load_before": [round(x, 2) for x in os.getloadavg()]},
+        "texts": args.texts,
+        "rounds": args.rounds,
+        "results": results,
+        "table": "\n".join(lines),
+    }
+    args.out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    print(document["table"])
+
+
+if __name__ == "__main__":
+    main()
