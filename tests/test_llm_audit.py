@@ -61,6 +61,18 @@ def test_structured_answers_and_their_failures() -> None:
         parse_schema(None, None, "score:10-1")
 
 
+def test_the_answer_grammar() -> None:
+    from counterfair.commands.llm_audit.outcomes import schema_grammar
+
+    assert schema_grammar(parse_schema("decision=hire", ["hire", "reject"], "score:1-3")) == (
+        'root ::= "{" ws "\\"decision\\"" ws ":" ws decision ws "," ws "\\"score\\"" ws ":" ws rating ws "}"\n'
+        'ws ::= " "?\n'
+        'decision ::= "\\"hire\\"" | "\\"reject\\""\n'
+        'rating ::= "1" | "2" | "3"'
+    )
+    assert schema_grammar(parse_schema(None, None, None)) is None
+
+
 def test_joint_effects_are_one_family() -> None:
     rng = np.random.default_rng(3)
     rows = []

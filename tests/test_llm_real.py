@@ -4,6 +4,7 @@ llama.cpp path that is safe on this machine first)."""
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -193,11 +194,27 @@ def test_llm_audit_with_the_model_in_process(tmp_path: Path) -> None:
             samples=2,
             max_tokens=16,
             decision="decision=yes",
+            decision_values=["yes", "no"],
             bootstrap=50,
         )
 
     result = audit()
-    assert result.summary.generator["type"] == "llm" and result.summary.generator["model"]
-    assert result.summary.responses == 8 and result.responses["response"].str.len().gt(0).all()
+    assert result.summary.generator["type"] == "llm" and result.summary.generator["grammar"]
+    assert result.summary.responses == 8 and (result.responses["status"] == "ok").all()  # held to the JSON answer
+    assert set(result.responses["response"].map(lambda r: json.loads(r)["decision"])) <= {"yes", "no"}
     again = audit()
     assert list(again.responses["response"]) == list(result.responses["response"])  # seeded: sample i, seed i
+
+
+def test_a_grammar_holds_the_sequential_path_too() -> None:
+    from counterfair.commands.llm_audit.outcomes import parse_schema, schema_grammar
+
+    grammar = schema_grammar(parse_schema("decision=yes", ["yes", "no"], "score:1-10"))
+    llm = load_llm(MODEL, parallel=1)
+    out = llm.chat(
+        [[{"role": "user", "content": "Hire a nurse with 3 years of experience? Be brief."}]],
+        SamplingParams(n=2, temperature=0.7, max_tokens=30, grammar=grammar),
+    )
+    for completion in out[0]:
+        answer = json.loads(completion.text)
+        assert answer["decision"] in ("yes", "no") and 1 <= answer["score"] <= 10

@@ -32,6 +32,9 @@ class SamplingParams:
     max_tokens: int = 256
     seed: int | None = 0
     stop: tuple[str, ...] = ()
+    grammar: str | None = (
+        None  # a GBNF grammar every sample must follow (llama.cpp in process; other backends ignore it)
+    )
 
     def __post_init__(self) -> None:
         if self.n < 1:

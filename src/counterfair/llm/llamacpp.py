@@ -134,6 +134,7 @@ class LlamaCppLLM:
                 repeat_penalty=1.0,
                 seed=None if params.seed is None else params.seed + i,
                 stop=list(params.stop) or None,
+                grammar=_grammar(params.grammar),
             )
             choice = result["choices"][0]
             out.append(Completion(choice["text"], choice.get("finish_reason") or "stop"))
@@ -216,3 +217,12 @@ class LlamaCppLLM:
             "weight_repacking": self._native.repack,
             "native_path": self._native.to_dict(),
         } | ({"draft": self.draft} if self.draft else {})
+
+
+def _grammar(text: str | None) -> Any:
+    """llama-cpp-python's grammar object of a GBNF text (None: none)."""
+    if not text:
+        return None
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    return LlamaGrammar.from_string(text, verbose=False)

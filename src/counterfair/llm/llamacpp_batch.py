@@ -147,6 +147,12 @@ class BatchSampler:
     def _new_sampler(self, params: SamplingParams, seed: int | None) -> Any:
         lib = self._lib
         chain = lib.llama_sampler_chain_init(lib.llama_sampler_chain_default_params())
+        if params.grammar:  # first: the tokens the grammar forbids are gone before top-k and the draw
+            grammar = lib.llama_sampler_init_grammar(self._vocab, params.grammar.encode("utf-8"), b"root")
+            if not grammar:
+                lib.llama_sampler_free(chain)
+                raise ConfigError("llama.cpp could not parse the grammar given to the sampler")
+            lib.llama_sampler_chain_add(chain, grammar)
         if params.temperature <= 0:
             lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_greedy())
             return chain

@@ -45,6 +45,6 @@ def llm_audit(
     opts = replace(options, **kwargs) if options is not None else LLMAuditOptions(**kwargs)
     require_extras(opts, generator)
     keys, texts, origin = read_prompts(prompts, opts)
-    gen = load_generator(generator, system=opts.system, concurrency=opts.concurrency)
+    gen = load_generator(generator, system=opts.system, concurrency=opts.concurrency, grammar=opts.grammar)
     result: LLMAuditResult = audit_prompts(keys, texts, gen, opts, origin=origin, rules=rules, progress=progress)
     return result

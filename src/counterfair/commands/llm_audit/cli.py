@@ -117,6 +117,14 @@ def llm_audit_command(
         bool,
         typer.Option(help="Skip non-identity uses of ambiguous terms in free prompts.", rich_help_panel=MORE_PANEL),
     ] = _D.guard,
+    constrain: Annotated[
+        bool,
+        typer.Option(
+            help="With --decision or --rating, hold an in-process llama.cpp model to the JSON answer (a grammar: no "
+            "unparsed answers, and no refusals; --no-constrain lets it answer freely).",
+            rich_help_panel=LLM_PANEL,
+        ),
+    ] = _D.constrain,
     threshold: Annotated[
         float,
         typer.Option(
@@ -185,6 +193,7 @@ def llm_audit_command(
         positive_label=positive_label,
         similarity=listed(similarity),
         guard=guard,
+        constrain=constrain,
         threshold=threshold,
         bootstrap=bootstrap,
         seed=seed,

@@ -24,7 +24,7 @@ import pandas as pd
 from ...errors import ConfigError
 from ...progress import NullProgress, ProgressHook
 from ...records import knob
-from .outcomes import OUTCOMES, Schema, parse_schema, response_outcomes
+from .outcomes import OUTCOMES, Schema, parse_schema, response_outcomes, schema_grammar
 from .prompts import DEFAULT_TERMS, placebo_set, variants
 from .similarity import check_metrics, similarity_tables
 
@@ -62,6 +62,7 @@ class LLMAuditOptions:
     positive_label: str | None = None
     similarity: list[str] | None = None  # response similarities between variants: cosine, rouge_l, bleu
     guard: bool = True
+    constrain: bool = True  # an in-process llama.cpp model is held to the decision/rating JSON (a GBNF grammar)
     threshold: float = 0.5
     bootstrap: int = 2000
     seed: int = 0
@@ -84,6 +85,11 @@ class LLMAuditOptions:
     @property
     def schema(self) -> Schema:
         return parse_schema(self.decision, self.decision_values, self.rating)
+
+    @property
+    def grammar(self) -> str | None:
+        """The GBNF of the decision and rating an in-process model is held to (None: unconstrained)."""
+        return schema_grammar(self.schema) if self.constrain else None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if k != "concurrency"}

@@ -81,10 +81,11 @@ class LLMGenerator:
     """An :class:`~counterfair.llm.LLM` backend asked through its chat template (one user message per prompt, after
     ``system`` when given)."""
 
-    def __init__(self, llm: Any, spec: str, system: str | None = None) -> None:
+    def __init__(self, llm: Any, spec: str, system: str | None = None, grammar: str | None = None) -> None:
         self.llm = llm
         self.spec = spec
         self.system = system
+        self.grammar = grammar if _in_process(llm) else None  # llama.cpp in this process holds samples to it
 
     def generate(
         self, prompts: Sequence[str], samples: int, *, seed: int, temperature: float, max_tokens: int
@@ -93,15 +94,30 @@ class LLMGenerator:
 
         head = [{"role": "system", "content": self.system}] if self.system else []
         conversations = [[*head, {"role": "user", "content": p}] for p in prompts]
-        params = SamplingParams(n=samples, temperature=temperature, max_tokens=max_tokens, seed=seed)
+        params = SamplingParams(
+            n=samples, temperature=temperature, max_tokens=max_tokens, seed=seed, grammar=self.grammar
+        )
         return [[c.text for c in found] for found in sample_all(self.llm, conversations, params, chat=True)]
 
     def info(self) -> dict[str, Any]:
-        return {"type": "llm", "spec": self.spec, "model": self.llm.model_id, "system": self.system}
+        return {
+            "type": "llm",
+            "spec": self.spec,
+            "model": self.llm.model_id,
+            "system": self.system,
+            "grammar": self.grammar,
+        }
 
 
-def load_generator(spec: Any, *, system: str | None = None, concurrency: int | None = None) -> Generator:
-    """The generator named by ``spec`` (see the module's docstring), or ``spec`` itself when it is one already."""
+def _in_process(llm: Any) -> bool:
+    return type(llm).__name__ == "LlamaCppLLM"
+
+
+def load_generator(
+    spec: Any, *, system: str | None = None, concurrency: int | None = None, grammar: str | None = None
+) -> Generator:
+    """The generator named by ``spec`` (see the module's docstring), or ``spec`` itself when it is one already;
+    ``grammar``: GBNF every answer of an in-process llama.cpp model is held to (other generators answer freely)."""
     if hasattr(spec, "generate") and hasattr(spec, "info"):
         return spec  # type: ignore[no-any-return]
     if callable(spec):
@@ -117,4 +133,4 @@ def load_generator(spec: Any, *, system: str | None = None, concurrency: int | N
         return CallableGenerator(load_function(rest, "generator"), rest)
     from ...llm import load_llm
 
-    return LLMGenerator(load_llm(spec, concurrency=concurrency), spec, system)
+    return LLMGenerator(load_llm(spec, concurrency=concurrency), spec, system, grammar)

@@ -170,3 +170,34 @@ def response_outcomes(
     out["refusal"] = np.array([float(is_refusal(r)) for r in responses])
     out["status"] = [p[2] for p in parsed]
     return out
+
+
+def schema_grammar(schema: Schema) -> str | None:
+    """A GBNF grammar of the answer ``schema`` asks for — ``{"FIELD": "VALUE", "RATING": N}`` with the allowed
+    decisions (any string when none are listed) and the rating's whole numbers (any number when its range is not
+    whole) — that llama.cpp holds a sampled answer to; None when the schema asks for no field."""
+    if not schema.outcomes:
+        return None
+    rules = ['ws ::= " "?']
+    parts: list[str] = []
+    if schema.decision_field:
+        values = schema.allowed or ()
+        rules.append(
+            "decision ::= " + (" | ".join(_gbnf_text(json.dumps(v)) for v in values) if values else '"\\"" [^"]* "\\""')
+        )
+        parts.append(f'{_gbnf_text(json.dumps(schema.decision_field))} ws ":" ws decision')
+    if schema.rating_field:
+        low, high = schema.low, schema.high
+        if low.is_integer() and high.is_integer() and high - low <= 1000:
+            numbers = [str(n) for n in range(int(low), int(high) + 1)]
+            rules.append("rating ::= " + " | ".join(_gbnf_text(n) for n in sorted(numbers, key=lambda n: -len(n))))
+        else:
+            rules.append('rating ::= "-"? [0-9]+ ("." [0-9]+)?')
+        parts.append(f'{_gbnf_text(json.dumps(schema.rating_field))} ws ":" ws rating')
+    body = ' ws "," ws '.join(parts)
+    return "\n".join([f'root ::= "{{" ws {body} ws "}}"', *rules])
+
+
+def _gbnf_text(text: str) -> str:
+    """``text`` as a GBNF string literal."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

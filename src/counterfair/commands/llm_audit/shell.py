@@ -38,7 +38,7 @@ def run_llm_audit(
     require_extras(options, generator)  # a missing extra is named before any work
     target = prepare_run_dir(out_dir)
     keys, texts, origin = read_prompts(source, options)
-    gen = load_generator(generator, system=options.system, concurrency=options.concurrency)
+    gen = load_generator(generator, system=options.system, concurrency=options.concurrency, grammar=options.grammar)
     identifying = run_identity(options)
     run_id = {
         "options_fingerprint": fingerprint(identifying),
