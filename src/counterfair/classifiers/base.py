@@ -7,7 +7,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..errors import ClassifierError, ConfigError, CounterfairError
+from ..errors import ClassifierError, CounterfairError
 
 
 @runtime_checkable
@@ -112,8 +112,9 @@ class CachedClassifier:
         self.store = store  # a RunStore: predictions of this exact classifier are shared across runs
         self.calls = 0
         self.hits = 0
-        self.engine = "local"  # where batches are predicted: use_engine("ray", address) for a Ray cluster
+        self.engine = "local"  # where batches are predicted (classifiers.remote.on_engine: a Ray cluster)
         self.address: str | None = None
+        self.worker_factory: Callable[[], Callable[[Any], Any]] | None = None  # builds the classifier on a worker
 
     @property
     def labels(self) -> list[str]:
@@ -195,33 +196,16 @@ class CachedClassifier:
         if on_batch is not None:
             on_batch(len(batch))
 
-    def use_engine(self, engine: str, address: str | None = None) -> CachedClassifier:
-        """Predict on an engine's workers (``ray``: each Ray actor builds the classifier from its spec once); the
-        outputs are the local engine's. A classifier given as a Python object has no spec to rebuild: local only."""
-        from ..engine import ENGINES
-
-        if engine not in ENGINES:
-            raise ConfigError(f"unknown engine {engine!r}; use {' or '.join(ENGINES)}")
-        if engine != "local" and not self.cli_spec:
-            raise ConfigError(
-                f"--engine {engine} rebuilds the classifier from its spec on every worker; {self.spec} is a Python "
-                "object: pass a spec (sklearn:PATH, hf:DIR, callable:FILE.py:FN, ...) or use the local engine"
-            )
-        self.engine, self.address = engine, address
-        return self
-
     def _predict_on_engine(
         self, batches: list[list[Any]], keys: dict[Any, str], on_batch: Callable[[int], None] | None
     ) -> None:
-        import functools
-
         from ..engine import map_batches
-        from .remote import ClassifierWorker
 
+        assert self.worker_factory is not None  # set with the engine (classifiers.remote.on_engine)
         self.calls += len(batches)
         try:
             map_batches(
-                functools.partial(ClassifierWorker, self.spec),
+                self.worker_factory,
                 batches,
                 engine=self.engine,
                 address=self.address,

@@ -4,10 +4,32 @@ validates, caches and stores what comes back exactly as for a local call, so the
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from ..errors import ConfigError
+from .base import CachedClassifier, pair_proba
+from .kinds import kind_for
+
+
+def on_engine(clf: CachedClassifier, engine: str, address: str | None = None) -> CachedClassifier:
+    """``clf`` predicting on an engine's workers (``ray``: each Ray actor builds the classifier from its spec once);
+    the outputs are the local engine's. A classifier given as a Python object has no spec to rebuild: local only."""
+    from ..engine import ENGINES
+
+    if engine not in ENGINES:
+        raise ConfigError(f"unknown engine {engine!r}; use {' or '.join(ENGINES)}")
+    if engine != "local" and not clf.cli_spec:
+        raise ConfigError(
+            f"--engine {engine} rebuilds the classifier from its spec on every worker; {clf.spec} is a Python "
+            "object: pass a spec (sklearn:PATH, hf:DIR, callable:FILE.py:FN, ...) or use the local engine"
+        )
+    clf.engine, clf.address = engine, address
+    clf.worker_factory = functools.partial(ClassifierWorker, clf.spec) if engine != "local" else None
+    return clf
 
 
 class ClassifierWorker:
@@ -18,9 +40,6 @@ class ClassifierWorker:
         self._inner: Any = None
 
     def __call__(self, batch: Sequence[Any]) -> np.ndarray:
-        from .base import pair_proba
-        from .kinds import kind_for
-
         if self._inner is None:
             kind, argument = kind_for(self.spec)
             self._inner, _ = kind.build(argument, self.spec)

@@ -238,7 +238,9 @@ def audit(
     require_in_memory(AuditOptions, options, classifier=classifier)  # a missing extra is named before any work
     clf = as_classifier(classifier)
     opts = make_options(AuditOptions, {"classifier": clf.spec, **options})
-    clf.use_engine(opts.engine, opts.address)
+    from ..classifiers.remote import on_engine
+
+    on_engine(clf, opts.engine, opts.address)
     hook = resolve_progress(progress)
     started = time.perf_counter()
     frame, origin = read_input(texts, opts)

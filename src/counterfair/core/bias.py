@@ -314,7 +314,9 @@ def bias(
     require_in_memory(BiasOptions, options, classifier=classifier)  # a missing extra is named before any work
     clf = as_classifier(classifier)
     opts = make_options(BiasOptions, {"classifier": clf.spec, **options})
-    clf.use_engine(opts.engine, opts.address)
+    from ..classifiers.remote import on_engine
+
+    on_engine(clf, opts.engine, opts.address)
     read, gold = read_labelled(texts, opts, labels)
     texts_ = read.every_text("bias")
     from ..progress import resolve_progress

@@ -77,7 +77,9 @@ def run_audit(
     texts = frame["text"].tolist()
     input_hash = input_sha256(source, texts)
     clf = classifier if classifier is not None else load_classifier(opts.classifier)  # checked before any work
-    clf.use_engine(opts.engine, opts.address)
+    from ..classifiers.remote import on_engine
+
+    on_engine(clf, opts.engine, opts.address)
     checked_positive_index(clf, texts[0], opts.positive_label)  # 3 labels need --positive-label: said before any work
     identifying = run_identity(opts)
     run_id = {"options_fingerprint": fingerprint(identifying), "input_sha256": input_hash}

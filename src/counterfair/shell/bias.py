@@ -45,7 +45,9 @@ def run_bias(
     read, gold = read_labelled(source, opts)
     texts = read.every_text("bias")
     clf = classifier if classifier is not None else load_classifier(opts.classifier)
-    clf.use_engine(opts.engine, opts.address)
+    from ..classifiers.remote import on_engine
+
+    on_engine(clf, opts.engine, opts.address)
     identifying = run_identity(opts)
     run_id = {"options_fingerprint": fingerprint(identifying), "input_sha256": input_sha256(source, texts)}
     claim_run_dir(

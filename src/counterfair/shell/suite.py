@@ -37,7 +37,9 @@ def run_suite(
     prepare_run_dir(out_dir)
     cases = read_suite(source, opts)
     clf = classifier if classifier is not None else load_classifier(opts.classifier)
-    clf.use_engine(opts.engine, opts.address)
+    from ..classifiers.remote import on_engine
+
+    on_engine(clf, opts.engine, opts.address)
     identifying = run_identity(opts)
     run_id = {"options_fingerprint": fingerprint(identifying), "input_sha256": input_sha256(source, cases.texts)}
     claim_run_dir(
