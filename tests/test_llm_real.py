@@ -202,6 +202,7 @@ def test_llm_audit_with_the_model_in_process(tmp_path: Path) -> None:
     assert result.summary.generator["type"] == "llm" and result.summary.generator["grammar"]
     assert result.summary.responses == 8 and (result.responses["status"] == "ok").all()  # held to the JSON answer
     assert set(result.responses["response"].map(lambda r: json.loads(r)["decision"])) <= {"yes", "no"}
+    assert result.summary.outcomes == ("decision",) and "refusal: not measured" in result.verdict  # none can decline
     again = audit()
     assert list(again.responses["response"]) == list(result.responses["response"])  # seeded: sample i, seed i
 

@@ -163,7 +163,11 @@ def _ask(generator: Any, prompts: list[str], opts: LLMAuditOptions, *, kept: int
 
 
 def response_table(
-    table: pd.DataFrame, responses: Mapping[str, list[str]], opts: LLMAuditOptions, scorer: Any = None
+    table: pd.DataFrame,
+    responses: Mapping[str, list[str]],
+    opts: LLMAuditOptions,
+    scorer: Any = None,
+    generator_info: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
     """One row per (variant, sample) with its outcomes (:data:`RESPONSE_COLUMNS`); a variant written by several
     prompts' slots is listed once per slot."""
@@ -175,7 +179,8 @@ def response_table(
         unique = list(dict.fromkeys(frame["response"]))
         found = dict(zip(unique, scorer(unique), strict=True))
         scores = [found[r] for r in frame["response"]]
-    for name, values in response_outcomes(list(frame["response"]), opts.schema, scores).items():
+    held = bool((generator_info or {}).get("grammar"))  # a grammar holds every answer to the JSON: none can decline
+    for name, values in response_outcomes(list(frame["response"]), opts.schema, scores, refusals=not held).items():
         frame[name] = values
     keep = table[["variant", "input_id", "kind", "word", "group", "text"]].rename(columns={"text": "prompt"})
     merged = keep.merge(frame, on="variant", how="left")
@@ -237,7 +242,7 @@ def status_counts(responses: pd.DataFrame) -> dict[str, Any]:
     """Responses, unparsed answers and refusals per group (placebo variants as the group ``placebo``)."""
     groups = responses["group"].where(responses["kind"] == "identity", "placebo").fillna("other")
     unparsed = responses["status"].astype(str).str.startswith("unparsed")
-    refused = responses["refusal"].fillna(0).astype(bool)
+    refused = responses["refusal"].fillna(0).astype(bool) if "refusal" in responses else unparsed & False
     out: dict[str, Any] = {}
     for name, part in unparsed.groupby(groups):
         out[str(name)] = {
@@ -269,7 +274,7 @@ def llm_audit_core(
             f"({', '.join(DEFAULT_TERMS[:6])}, ...) in the prompt"
         )
     answers = sample_responses(table, generator, opts, done=done, sink=sink, progress=progress)
-    responses = response_table(table, answers, opts, scorer)
+    responses = response_table(table, answers, opts, scorer, generator.info())
     metrics = check_metrics(opts.similarity)
     pairs, similar = similarity_tables(responses, metrics) if metrics else ({}, {})
     joint = joint_slot_effects(

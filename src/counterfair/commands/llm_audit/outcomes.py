@@ -156,9 +156,10 @@ def _number(value: Any) -> float | None:
 
 
 def response_outcomes(
-    responses: Sequence[str], schema: Schema, scores: Sequence[float] | None
+    responses: Sequence[str], schema: Schema, scores: Sequence[float] | None, *, refusals: bool = True
 ) -> dict[str, np.ndarray | list[str]]:
-    """Every response's outcomes (:data:`OUTCOMES`, those measured) and ``status``."""
+    """Every response's outcomes (:data:`OUTCOMES`, those measured; ``refusals`` False: answers held to a grammar,
+    which cannot decline) and ``status``."""
     parsed = [structured(r, schema) for r in responses]
     out: dict[str, np.ndarray | list[str]] = {}
     if schema.decision_field:
@@ -167,7 +168,8 @@ def response_outcomes(
         out["rating"] = np.array([p[1] for p in parsed], dtype=float)
     if scores is not None:
         out["score"] = np.asarray(scores, dtype=float)
-    out["refusal"] = np.array([float(is_refusal(r)) for r in responses])
+    if refusals:
+        out["refusal"] = np.array([float(is_refusal(r)) for r in responses])
     out["status"] = [p[2] for p in parsed]
     return out
 

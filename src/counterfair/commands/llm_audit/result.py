@@ -58,7 +58,7 @@ def unit(outcome: str, options: Mapping[str, Any]) -> str:
         return f'the share of "{positive}" decisions'
     if outcome == "rating":
         name, _, scale = str(options.get("rating") or "rating:").partition(":")
-        return f"the {name} (share of its {scale} range)"
+        return f"the {name} as a share of its {scale} range"
     if outcome == "score":
         return f"the responses' P({options.get('positive_label') or 'positive'}) by {options.get('score')}"
     return "the share of refusals"
@@ -122,6 +122,8 @@ def verdict_lines(summary: LLMAuditSummary) -> list[str]:
             f"points [{points(overall.ci_low if overall else None)}, {points(overall.ci_high if overall else None)}]"
         )
         lines += [f"  {f.sentence()}" for f in shown]
+    if "refusal" not in summary.outcomes and summary.generator.get("grammar"):
+        lines.append("refusal: not measured — a grammar held every answer to the JSON (--no-constrain measures it).")
     lines += similarity_lines(summary)
     lines.append(basis(summary))
     unparsed = {g: c for g, c in summary.by_group.items() if c.get("unparsed")}
@@ -274,6 +276,17 @@ def _marked(text: str, word: str) -> str:
     return re.sub(rf"(?i)\b({re.escape(str(word))})\b", r"«\1»", str(text), count=1)
 
 
+def generator_line(generator: Mapping[str, Any]) -> str:
+    """What wrote the responses, in one line."""
+    if generator.get("type") == "callable":
+        return (
+            f"generator: the function {generator.get('target')} (code sha256 {str(generator.get('code_sha256'))[:12]})"
+        )
+    held = "; answers held to the JSON decision and rating by a grammar" if generator.get("grammar") else ""
+    system = "; with a system message" if generator.get("system") else ""
+    return f"generator: {generator.get('spec')} (model {generator.get('model')}{system}{held})"
+
+
 def page(summary: LLMAuditSummary, responses: pd.DataFrame) -> Any:
     """The report page (``report.html``, ``report.md``, the notebook view): the verdict first, then per outcome the
     groups and terms, the most different responses, the responses per group."""
@@ -325,7 +338,7 @@ def page(summary: LLMAuditSummary, responses: pd.DataFrame) -> Any:
         gate_status=gate_status,
         rules=rules,
         hidden_passes=hidden,
-        meta=(lines[-1], f"generator: {dict(summary.generator)}"),
+        meta=(lines[-1], generator_line(summary.generator)),
         tables=tuple(tables),
         notes=notes,
         details=summary.to_dict(),
