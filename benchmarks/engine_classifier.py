@@ -1,6 +1,6 @@
 """The classifier stage on a local 2-worker Ray cluster against the local engine (#47, "past one machine").
 
-``audit``, ``ctf``-free ``bias`` and ``suite run`` take ``--engine ray``: the classifier's batches go to Ray actors,
+``audit``, ``ctf``, ``bias`` and ``suite run`` take ``--engine ray``: the classifier's batches go to Ray actors,
 each building the classifier from its spec once, and come back in order into the same cache, validation and run store
 as a local call (outputs byte-identical: ``tests/test_engine.py``). This measures, in one run with the engines
 alternated: ``bias`` on ``--texts`` synthetic labelled sentences (the identity guard off, so the classifier is most of

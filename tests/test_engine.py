@@ -98,11 +98,15 @@ def test_the_classifier_stage_on_ray_gives_the_local_outputs(ray_local: None, tm
 
     texts = [f"Some {w} people live on street {i}." for i in range(30) for w in ("gay", "Muslim", "tall")]
     data = pd.DataFrame({"text": texts, "label": [i % 2 for i in range(len(texts))]})
+    from counterfair.shell.ctf import run_ctf
+
     for engine in ("local", "ray"):
         run_bias(data, tmp_path / f"bias-{engine}", BiasOptions(engine=engine, bootstrap=50))
+        run_ctf(data[["text"]], tmp_path / f"ctf-{engine}", engine=engine, n_resamples=50)
         opts = AuditOptions(methods=["swap"], engine=engine, bootstrap=50)
         run_audit(data[["text"]], tmp_path / f"audit-{engine}", opts)
     _same_files(tmp_path / "bias-local", tmp_path / "bias-ray", ("rows.csv",))
+    _same_files(tmp_path / "ctf-local", tmp_path / "ctf-ray", ("pairs.csv", "summary.json"))
     _same_files(tmp_path / "audit-local", tmp_path / "audit-ray", ("pairs.csv", "slots.csv"))
     local = json.loads((tmp_path / "audit-local" / "summary.json").read_text())
     remote = json.loads((tmp_path / "audit-ray" / "summary.json").read_text())

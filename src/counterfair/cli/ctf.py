@@ -17,7 +17,9 @@ from .app import (
     AUDIT_COMMANDS,
     CLASSIFIER_HELP,
     TRAIN_COMMANDS,
+    Address,
     Encoding,
+    Engine,
     Language,
     MaxTextChars,
     Overwrite,
@@ -60,6 +62,8 @@ def ctf(
     max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
     encoding: Encoding = "utf-8",
     language: Language = "en",
+    engine: Engine = "local",
+    address: Address = None,
     overwrite: Overwrite = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
@@ -89,6 +93,8 @@ def ctf(
             language=language,
             seed=seed,
             progress=progress,
+            engine=engine,
+            address=address,
         )
     console.print(ctf_view(summary))
     console.print(f"wrote {out / 'summary.json'} and {out / 'pairs.csv'}")

@@ -17,10 +17,13 @@ def run_ctf(
     *,
     classifier: Any = "profanity-check",
     progress: Any = None,
+    engine: str = "local",
+    address: str | None = None,
     **options: Any,
 ) -> dict[str, Any]:
     """The shell: check ``out_dir`` first, run :func:`ctf_core` block by block with each block's pairs written to
-    ``pairs.csv`` as it is made (memory about flat), then ``summary.json`` and the report."""
+    ``pairs.csv`` as it is made (memory about flat), then ``summary.json`` and the report. ``engine="ray"``: the
+    classifier's batches on Ray workers (``address``: a cluster), outputs as the local engine's."""
     from ..classifiers import as_classifier
     from ..io import csv_writer, input_sha256, read_texts, row_strings, write_json
     from ..records import fingerprint, make_options, run_identity
@@ -30,7 +33,9 @@ def run_ctf(
     target = prepare_run_dir(out_dir)  # before any work
     opts = make_options(CTFOptions, options)  # every effective option, so a refusal can name the one that differs
     require(opts)
-    clf = as_classifier(classifier)
+    from ..classifiers.remote import on_engine
+
+    clf = on_engine(as_classifier(classifier), engine, address)
     read = read_texts(source, text_column=opts.text_column, encoding=opts.encoding)
     frame, origin = read.frame, read.origin
     identifying = run_identity(opts)
