@@ -61,6 +61,15 @@ def test_structured_answers_and_their_failures() -> None:
         parse_schema(None, None, "score:10-1")
 
 
+def test_response_differences_are_marked() -> None:
+    from counterfair.commands.llm_audit.result import differences
+
+    assert differences("We would hire them now.", "We would not hire them.") == (
+        "We would hire «them now.»",  # "them." and "them" are two words
+        "We would «not» hire «them.»",
+    )
+
+
 def test_the_answer_grammar() -> None:
     from counterfair.commands.llm_audit.outcomes import schema_grammar
 
@@ -228,7 +237,8 @@ def test_cli_gate_fails_a_planted_generator_and_passes_a_fair_one(tmp_path: Path
         assert (tmp_path / "bad" / name).is_file()
     report = (tmp_path / "bad" / "report.md").read_text()
     assert report.index("Verdict: unfair") < report.index("## decision: per group")
-    assert "«Muslim»" in report  # the most different responses, the slot's word marked
+    pairs = report[report.index("## The most different responses") :].split("\n")[4]  # the first pair's row
+    assert "«Muslim»" in pairs and pairs.count("«") >= 4  # the slot's word in both prompts, the responses' differences
     rebuilt = CliRunner().invoke(app, ["report", str(tmp_path / "bad")])
     assert rebuilt.exit_code == 0 and (tmp_path / "bad" / "report.md").read_text() == report  # from the files alone
     checked = CliRunner().invoke(app, ["check", str(tmp_path / "bad"), "--fail-if", "default"])

@@ -259,15 +259,35 @@ def _contrast(
     pick = responses[responses["input_id"] == key]
     a = pick[(pick["kind"] == "identity") & (pick["word"].str.lower() == term.lower())].iloc[0]
     b = pick[(pick["kind"] == "placebo") & (pick["word"] == word)].iloc[0]
+    first, second = differences(str(a["response"]), str(b["response"]))
     return {
         "outcome": outcome,
         "prompt": key,
         "difference": points(sign * float(gaps.max())),
         "with the term": _marked(a["prompt"], a["word"]),
-        "response": a["response"],
+        "response": first,
         "with a neutral word": _marked(b["prompt"], b["word"]),
-        "its response": b["response"],
+        "its response": second,
     }
+
+
+def differences(first: str, second: str) -> tuple[str, str]:
+    """The two responses with the words each has and the other lacks marked «»."""
+    import difflib
+
+    a, b = first.split(), second.split()
+    marked_a: list[str] = []
+    marked_b: list[str] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op == "equal":
+            marked_a += a[i1:i2]
+            marked_b += b[j1:j2]
+            continue
+        if i2 > i1:
+            marked_a.append("«" + " ".join(a[i1:i2]) + "»")
+        if j2 > j1:
+            marked_b.append("«" + " ".join(b[j1:j2]) + "»")
+    return " ".join(marked_a), " ".join(marked_b)
 
 
 def _marked(text: str, word: str) -> str:
@@ -321,7 +341,10 @@ def page(summary: LLMAuditSummary, responses: pd.DataFrame) -> Any:
         )
         tables.append(Table(caption, pd.DataFrame(rows), key=f"{metric}-similarity"))
     pairs = contrasts(responses, summary)
-    tables.append(Table("The most different responses (the slot's word in «»)", pairs, key="pairs"))
+    caption = (
+        "The most different responses (in «»: the slot's word in the prompts, the words the two responses differ in)"
+    )
+    tables.append(Table(caption, pairs, key="pairs"))
     counts = pd.DataFrame([{"group": g, **c} for g, c in sorted(summary.by_group.items())])
     tables.append(Table("Responses per group (unparsed: no readable decision or rating)", counts, key="counts"))
     notes: tuple[str, ...] = ()
