@@ -184,6 +184,10 @@ def test_bad_generators_and_prompts_are_named() -> None:
         cf.llm_audit(["Nothing to see."], planted.fair, samples=2)
     with pytest.raises(ConfigError, match="--samples must be at least 2"):
         cf.llm_audit(["A {group} person."], planted.fair, samples=1)
+    with pytest.raises(ConfigError, match="--bootstrap must be at least 1"):
+        cf.llm_audit(["A {group} person."], planted.fair, bootstrap=0)
+    with pytest.raises(ConfigError, match="more resamples than any interval needs"):
+        cf.llm_audit(["A {group} person."], planted.fair, bootstrap=10**9)
 
 
 def _prompt_file(tmp_path: Path) -> Path:

@@ -94,7 +94,10 @@ def llm_audit_command(
     ] = _D.score,
     positive_label: Annotated[
         str | None,
-        typer.Option(help="The --score classifier's label (default: the second).", rich_help_panel=OUTCOME_PANEL),
+        typer.Option(
+            help="The --score classifier's label to read (needed unless its two labels say which is positive).",
+            rich_help_panel=OUTCOME_PANEL,
+        ),
     ] = _D.positive_label,
     similarity: Annotated[
         str | None,
@@ -106,7 +109,7 @@ def llm_audit_command(
     ] = None,
     identities: Annotated[
         str | None,
-        typer.Option(help="Identity terms (comma list, a built-in set or a file); default: 13 terms in 7 groups."),
+        typer.Option(help="Identity terms (comma list, a built-in set or a file); default: 13 terms in 5 groups."),
     ] = None,
     placebo: Annotated[str | None, typer.Option(help="A placebo word file (default: the built-in set).")] = _D.placebo,
     placebo_words: Annotated[
@@ -132,7 +135,7 @@ def llm_audit_command(
         ),
     ] = _D.threshold,
     bootstrap: Annotated[
-        int, typer.Option(min=0, help="Bootstrap resamples.", rich_help_panel=MORE_PANEL)
+        int, typer.Option(min=1, help="Bootstrap resamples.", rich_help_panel=MORE_PANEL)
     ] = _D.bootstrap,
     seed: Annotated[
         int, typer.Option(min=0, help="Seed of the samples and the bootstrap.", rich_help_panel=MORE_PANEL)

@@ -77,8 +77,11 @@ class LLMAuditOptions:
             raise ConfigError("--samples must be at least 2: the floor of two samples of one prompt needs two")
         if not 0.0 <= self.temperature <= 5.0:
             raise ConfigError(f"--temperature {self.temperature}: expected a number from 0 to 5")
-        if self.max_tokens < 1 or self.seed < 0 or self.bootstrap < 0:
-            raise ConfigError("--max-tokens must be positive, --seed and --bootstrap at least 0")
+        if self.max_tokens < 1 or self.seed < 0 or self.bootstrap < 1:
+            raise ConfigError("--max-tokens and --bootstrap must be at least 1, --seed at least 0")
+        from ...core.bias import check_bootstrap_cap
+
+        check_bootstrap_cap(self.bootstrap)
         if not 0.0 < self.threshold < 1.0:
             raise ConfigError(f"--threshold {self.threshold}: expected a number between 0 and 1")
 
