@@ -391,7 +391,12 @@ def audit_prompts(
     responses, found = llm_audit_core(
         keys, prompts, generator, opts, scorer=scorer, done=done, sink=sink, progress=progress
     )
+    from ... import __version__
+    from ...records import SCHEMA_VERSION
+
     summary = {
+        "schema_version": SCHEMA_VERSION,
+        "counterfair_version": __version__,
         "command": "llm-audit",
         "input": origin,
         "generator": generator.info(),
