@@ -314,3 +314,42 @@ def test_adapt_lm_lowers_in_domain_perplexity(tiny_lm_dir: Path, tmp_path: Path)
     path = adapt_lm(domain, tmp_path / "adapted", base=str(tiny_lm_dir), train_layers=1, epochs=3, lr=5e-3)
     after = PerplexityScorer(str(path)).score(domain[:1]).perplexity[0]
     assert after < before
+
+
+class SpacedToggle(EditorBase):
+    """Flips "boring"/"gripping", and from its second call on writes a space before the full stop (paper 002's
+    Figure 1: an erroneous added space)."""
+
+    name = "spaced-toggle"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def params(self) -> dict[str, Any]:
+        return {}
+
+    def edit(self, texts: Sequence[str], *, progress: Any = None) -> list[list[Candidate]]:
+        self.calls += 1
+        out = []
+        for t in texts:
+            new = t.replace("boring", "gripping") if "boring" in t else t.replace("gripping", "boring")
+            out.append([self.candidate(new.replace(".", " .") if self.calls >= 2 else new)])
+        return out
+
+
+@pytest.mark.parametrize(("tokens", "distances"), [("words", [1, 1, 1]), ("whitespace", [1, 3, 1])])
+def test_inc_counts_an_added_space_with_whitespace_tokens(
+    tmp_path: Path, sentiment: CachedClassifier, tokens: str, distances: list[int]
+) -> None:
+    from counterfair.text import word_distance
+
+    assert word_distance("It was awful!", "It was awful !") == 0
+    assert word_distance("It was awful!", "It was awful !", tokens="whitespace") == 2
+    run = tmp_path / f"run-{tokens}"
+    options = FeedbackOptions(steps=2, ppl_model=None, tokens=tokens)
+    summary = run_feedback(
+        pd.DataFrame({"text": ["a boring film."]}), run, options, editor=SpacedToggle(), classifier=sentiment
+    )
+    # "film." -> "film ." is one token split in two: 2 more edits with whitespace tokens, none with words
+    assert pd.read_csv(run / "steps.csv")["distance"].tolist() == distances
+    assert summary["inconsistency"]["inc@1"] == distances[1] - distances[0]

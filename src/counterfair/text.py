@@ -90,10 +90,16 @@ def tokenize_batch(texts: Sequence[str], *, batch_size: int = 1000, language: st
     return [[tok.text for tok in doc if not tok.is_space] for doc in pipe]
 
 
-def word_distance(a: str | Sequence[str], b: str | Sequence[str], language: str = "en") -> int:
-    """Word-level Levenshtein distance between two texts (or two token lists)."""
-    tokens_a = tokenize(a, language) if isinstance(a, str) else list(a)
-    tokens_b = tokenize(b, language) if isinstance(b, str) else list(b)
+TOKENS = ("words", "whitespace")  # how a word-level distance cuts a text (see word_distance)
+
+
+def word_distance(a: str | Sequence[str], b: str | Sequence[str], language: str = "en", tokens: str = "words") -> int:
+    """Word-level Levenshtein distance between two texts (or two token lists). ``tokens``: ``words`` (the language's
+    tokenizer: punctuation apart, whitespace ignored, so "awful !" and "awful!" are 0 apart) or ``whitespace`` (the
+    text split at whitespace, as paper 002 counts an added space: those two are 2 apart)."""
+    split = (lambda t: t.split()) if tokens == "whitespace" else (lambda t: tokenize(t, language))
+    tokens_a = split(a) if isinstance(a, str) else list(a)
+    tokens_b = split(b) if isinstance(b, str) else list(b)
     return int(Levenshtein.distance(tokens_a, tokens_b))
 
 

@@ -52,6 +52,13 @@ def feedback(
     ] = "all",
     limit: Annotated[int | None, typer.Option(help="Only the first N texts.")] = None,
     seed: Annotated[int, typer.Option(min=0, help="Seed.")] = 0,
+    tokens: Annotated[
+        str,
+        typer.Option(
+            help="How minimality and inc@n count tokens: words (the tokenizer's; a whitespace-only edit is 0) or "
+            "whitespace (split at spaces, as paper 002 counts an added space: 'awful !' vs 'awful!' is 2).",
+        ),
+    ] = "words",
     max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
     encoding: Encoding = "utf-8",
     overwrite: Overwrite = False,

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,7 @@ from ..progress import NullProgress, ProgressHook
 from ..records import knob, options_signature
 from ..results import TableResult
 from ..summaries import FeedbackSummary
-from ..text import MAX_TEXT_CHARS, skip_reason, tokenize_batch, word_distance
+from ..text import MAX_TEXT_CHARS, TOKENS, skip_reason, tokenize_batch, word_distance
 
 
 @dataclass
@@ -67,8 +67,12 @@ class FeedbackOptions:
     id_column: str | None = None
     max_text_chars: int = MAX_TEXT_CHARS  # longer texts are not edited (status skipped:too_long; 0: no limit)
     encoding: str = "utf-8"  # of the input file (a byte-order mark overrides it)
+    # how minimality and inc@n count tokens: words (whitespace ignored) or whitespace (paper 002's added space counts)
+    tokens: str = field(default="words", metadata={"later": True})
 
     def __post_init__(self) -> None:
+        if self.tokens not in TOKENS:
+            raise ConfigError(f"tokens must be one of {', '.join(TOKENS)}, not {self.tokens!r}")
         if self.steps < 1:
             raise ConfigError("steps must be at least 1")
         if self.ppl_steps not in ("all", "ends"):
@@ -91,11 +95,11 @@ def build_editor(options: FeedbackOptions, classifier: CachedClassifier) -> Edit
     return build(options.editor, context)
 
 
-def select(current: str, candidates: Sequence[Any], flips: Sequence[bool]) -> int | None:
+def select(current: str, candidates: Sequence[Any], flips: Sequence[bool], tokens: str = "words") -> int | None:
     """Paper 002's rule: the minimal-distance candidate that flips, else the minimal-distance candidate."""
     if not candidates:
         return None
-    distances = [word_distance(current, c.text) for c in candidates]
+    distances = [word_distance(current, c.text, tokens=tokens) for c in candidates]
     flipping = [i for i, f in enumerate(flips) if f]
     pool = flipping or list(range(len(candidates)))
     return min(pool, key=lambda i: (distances[i], i))
@@ -168,7 +172,7 @@ def feedback_core(
     started = time.perf_counter()
     hook.start(f"{editor.name}: {applications} edits per text", len(todo))
     for i in todo:
-        rows = _edit_chain(i, texts[i], applications, editor, clf, opts.max_text_chars)
+        rows = _edit_chain(i, texts[i], applications, editor, clf, opts.max_text_chars, opts.tokens)
         sink.add([{"text_id": i, "rows": rows}])
         hook.advance(1)
     rows = [row for i in range(len(texts)) for row in sink.done[i]["rows"]]
@@ -219,7 +223,13 @@ class FeedbackResult(TableResult):
 
 
 def _edit_chain(
-    text_id: int, text: str, applications: int, editor: EditorBase, clf: CachedClassifier, max_chars: int
+    text_id: int,
+    text: str,
+    applications: int,
+    editor: EditorBase,
+    clf: CachedClassifier,
+    max_chars: int,
+    tokens: str = "words",
 ) -> list[dict[str, Any]]:
     """The editor applied ``applications`` times to one text, each time to its previous output."""
     reason = skip_reason(text, max_chars)
@@ -249,10 +259,10 @@ def _edit_chain(
         proba = clf.predict_proba([c.text for c in cands])
         scored = np.isfinite(proba).all(axis=1)  # a NaN row is never a flip
         flips = [bool(ok) and flipped_one(before[0], p) for p, ok in zip(proba, scored, strict=True)]
-        choice = select(current, cands, flips)
+        choice = select(current, cands, flips, tokens)
         assert choice is not None
         chosen = cands[choice]
-        d = word_distance(current, chosen.text)
+        d = word_distance(current, chosen.text, tokens=tokens)
         rows.append(
             {
                 "text_id": text_id,
@@ -262,7 +272,8 @@ def _edit_chain(
                 "words_before": len(current.split()),
                 "words": len(chosen.text.split()),
                 "distance": d,
-                "distance_norm": d / max(1, len(tokenize_batch([current])[0])),
+                "distance_norm": d
+                / max(1, len(current.split() if tokens == "whitespace" else tokenize_batch([current])[0])),
                 "flipped": bool(flips[choice]),
                 "label_before": clf.labels[label_before],
                 "label_after": clf.labels[int(proba[choice].argmax())] if scored[choice] else None,
