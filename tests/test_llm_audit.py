@@ -410,3 +410,49 @@ def test_sentiment_with_vader_and_langfairs_parity() -> None:
     assert age.finding == "material" and 0.2 < age.value < 0.5  # half the answers about age are ~70 % negative words
     assert result.summary.effects["score"].identity_effect.by_group["religion"].finding == "not detected"
     assert "the responses' P(neg) by vader" in result.verdict
+
+
+def test_a_built_in_scenario_from_the_command_line(tmp_path: Path) -> None:
+    gen = tmp_path / "lender.py"
+    gen.write_text(
+        "import json, random\n"
+        "def answer(prompts, seeds):\n"
+        "    out = []\n"
+        "    for p, s in zip(prompts, seeds):\n"
+        "        r = random.Random(f'{s}|{p}')\n"
+        "        decision = 'approve' if r.random() < 0.7 else 'deny'\n"
+        "        out.append(json.dumps({'decision': decision, 'score': r.randint(1, 10)}))\n"
+        "    return out\n"
+    )
+    done = CliRunner().invoke(
+        app,
+        [
+            "llm-audit",
+            "--scenario",
+            "lending",
+            "--cases",
+            "6",
+            "--generator",
+            f"callable:{gen}:answer",
+            "--samples",
+            "2",
+            "--bootstrap",
+            "100",
+            "--out",
+            str(tmp_path / "run"),
+            "-q",
+        ],
+    )
+    assert done.exit_code == 0, done.output
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["prompts"] == 6 and summary["options"]["scenario"] == "lending"
+    assert summary["options"]["decision"] == "decision=approve" and summary["outcomes"] == [
+        "decision",
+        "rating",
+        "refusal",
+    ]
+    assert 0.6 < summary["outcome_means"]["decision"]["mean"] < 0.8  # the scenario's schema read every answer
+    assert summary["by_group"]["placebo"]["unparsed"] == 0
+    unknown = CliRunner().invoke(app, ["llm-audit", "--scenario", "casino", "--generator", f"callable:{gen}:answer"])
+    assert isinstance(unknown.exception, ConfigError)  # exit 2 through counterfair's main
+    assert "choose one of hiring, lending, support, tenancy, triage" in str(unknown.exception)
