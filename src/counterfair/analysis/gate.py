@@ -94,7 +94,7 @@ class Rule:
 
 def _measure(metric: str) -> str:
     """The measure of a metric name: an LLM audit's metrics are named ``OUTCOME.MEASURE`` (``decision.identity_effect``:
-    the identity effect on the decision rate, :mod:`counterfair.llm_audit`)."""
+    the identity effect on the decision rate, :mod:`counterfair.commands.llm_audit`)."""
     return metric.rpartition(".")[2]
 
 
