@@ -316,17 +316,11 @@ def test_adapt_lm_lowers_in_domain_perplexity(tiny_lm_dir: Path, tmp_path: Path)
     assert after < before
 
 
-class SpacedToggle(EditorBase):
+class SpacedToggle(Toggle):
     """Flips "boring"/"gripping", and from its second call on writes a space before the full stop (paper 002's
     Figure 1: an erroneous added space)."""
 
-    name = "spaced-toggle"
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def params(self) -> dict[str, Any]:
-        return {}
+    name: ClassVar[str] = "spaced-toggle"
 
     def edit(self, texts: Sequence[str], *, progress: Any = None) -> list[list[Candidate]]:
         self.calls += 1

@@ -18,6 +18,6 @@ def slot_variants(
     """Print the variants an LLM audit would ask."""
     from counterfair.commands.llm_audit.core import LLMAuditOptions, plan
 
-    table, _, _ = plan(["0"], [template], LLMAuditOptions(identities=identities))
+    table, _ = plan(["0"], [template], LLMAuditOptions(identities=identities))
     for kind, text in zip(table["kind"], table["text"], strict=True):
         typer.echo(f"{kind}\t{text}")

@@ -102,16 +102,16 @@ def variant_id(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def plan(keys: Sequence[str], prompts: Sequence[str], opts: LLMAuditOptions) -> tuple[pd.DataFrame, list[str], Any]:
-    """The variants of every prompt (the slot table with a ``variant`` id per distinct text), the prompts without a
-    slot, and the identity set."""
+def plan(keys: Sequence[str], prompts: Sequence[str], opts: LLMAuditOptions) -> tuple[pd.DataFrame, list[str]]:
+    """The variants of every prompt (the slot table with a ``variant`` id per distinct text) and the prompts without a
+    slot."""
     from ...lexicons.attributes import load_identity_set
 
     identities = load_identity_set(opts.identities if opts.identities is not None else list(DEFAULT_TERMS))
     placebo = placebo_set(opts.placebo, opts.placebo_words, identities)
     table, unreached = variants(keys, prompts, identities, placebo, guard=opts.guard)
     table["variant"] = [variant_id(t) for t in table["text"]]
-    return table, unreached, identities
+    return table, unreached
 
 
 Sink = Callable[[list[dict[str, Any]]], None]
@@ -245,7 +245,7 @@ def status_counts(responses: pd.DataFrame) -> dict[str, Any]:
     """Responses, unparsed answers and refusals per group (placebo variants as the group ``placebo``)."""
     groups = responses["group"].where(responses["kind"] == "identity", "placebo").fillna("other")
     unparsed = responses["status"].astype(str).str.startswith("unparsed")
-    refused = responses["refusal"].fillna(0).astype(bool) if "refusal" in responses else unparsed & False
+    refused = responses.get("refusal", pd.Series(0.0, index=responses.index)).fillna(0).astype(bool)
     out: dict[str, Any] = {}
     for name, part in unparsed.groupby(groups):
         out[str(name)] = {
@@ -270,7 +270,7 @@ def llm_audit_core(
     """The responses table and the summary's measured part (``effects`` per outcome, floors, counts)."""
     from ...analysis.slots import joint_slot_effects
 
-    table, unreached, _ = plan(keys, prompts, opts)
+    table, unreached = plan(keys, prompts, opts)
     if table.empty:
         raise ConfigError(
             "no prompt has an identity slot: write {group} where the identity goes, or name an identity term "
