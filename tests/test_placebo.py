@@ -86,7 +86,7 @@ def test_placebo_swaps_are_written_like_the_identity_swaps(text: str, placebo: s
         "source_text": text,
         "source_term": candidate.meta["source_term"],
         "target_term": "christian",
-        "edits": json.dumps([e.__dict__ for e in candidate.edits]),
+        "edits": json.dumps([e.as_dict() for e in candidate.edits]),
     }
     only_tall = PlaceboSet("test", {"tall": None}, {})
     assert placebo_texts([row], identities, only_tall) == [("tall", placebo)]

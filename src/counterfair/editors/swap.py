@@ -41,13 +41,14 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from contextlib import suppress
 from dataclasses import asdict
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from ..errors import ConfigError, ModelNotAvailable
 from ..lexicons.attributes import IdentitySet, load_identity_set
 from ..lexicons.nouns import GUARD_LEXICON, NounFacts, noun_facts
 from ..progress import NullProgress, ProgressHook
-from ..records import Candidate, Edit
+from ..records import Candidate, Edit, paused_gc
 from ..text import TEXT_FOLDING, TermMatch, TermMatcher, indefinite_article, match_case
 from .agreement import DE_ADJECTIVE_ENDINGS
 from .base import EditorBase
@@ -371,19 +372,54 @@ def _shouting(text: str, start: int, end: int) -> bool:
     return not near or any(w.isupper() for w in near)
 
 
-def cased(word: str, occurrence: str, text: str, start: int) -> str:
-    """``word`` (a term's form as written in its list, proper capitals included) cased for where ``occurrence``
-    stands: all capitals for an all-capitals occurrence, a capital first letter at a sentence's start, capitals on
-    every word in a title; otherwise as listed ("Christian" keeps its capital, "gay" stays lower-case even where
-    it replaces a "Muslim")."""
+def casing(occurrence: str, text: str, start: int) -> str:
+    """How a swap cases the word it writes where ``occurrence`` stands (``upper``, ``title``, ``first`` or
+    ``listed``): all capitals for a shouted all-capitals occurrence, capitals on every word in a title, a capital
+    first letter at a sentence's start, otherwise the form as listed. It depends on the occurrence only, so a swap
+    decides it once per occurrence, not once per target."""
     letters = [c for c in occurrence if c.isalpha()]
     if len(letters) > 1 and all(c.isupper() for c in letters) and _shouting(text, start, start + len(occurrence)):
-        return word.upper()
+        return "upper"
     if occurrence[:1].isupper() and _in_title(text, start, start + len(occurrence)):
-        return " ".join(w[:1].upper() + w[1:] for w in word.split(" "))
+        return "title"
     if at_sentence_start(text, start):
+        return "first"
+    return "listed"
+
+
+def recase(word: str, how: str) -> str:
+    """``word`` cased as :func:`casing` decided."""
+    if how == "upper":
+        return word.upper()
+    if how == "title":
+        return " ".join(w[:1].upper() + w[1:] for w in word.split(" "))
+    if how == "first":
         return word[:1].upper() + word[1:]
     return word
+
+
+def cased(word: str, occurrence: str, text: str, start: int) -> str:
+    """``word`` (a term's form as written in its list, proper capitals included) cased for where ``occurrence``
+    stands (:func:`casing`): "Christian" keeps its capital, "gay" stays lower-case even where it replaces a
+    "Muslim"."""
+    return recase(word, casing(occurrence, text, start))
+
+
+def article_before(text: str, cursor: int, start: int) -> tuple[int, str, str] | None:
+    """The "a"/"an" that ends ``text[cursor:start]`` and is followed by space: (where it starts, as written, the
+    space after it), or None."""
+    head = text[cursor:start]
+    stripped = head.rstrip()
+    last = stripped.rsplit(None, 1)[-1] if stripped.split() else ""
+    if last.lower() in ("a", "an") and len(head) - len(stripped) >= 1:
+        return cursor + len(stripped) - len(last), last, head[len(stripped) :]
+    return None
+
+
+@lru_cache(maxsize=4096)
+def article_for(written: str, new: str) -> str:
+    """The article ``written`` ("a", "An") made to agree with ``new`` ("a Muslim" -> "an atheist"), its case kept."""
+    return match_case(written, indefinite_article(new))
 
 
 def splice(
@@ -397,21 +433,23 @@ def splice(
     for start, end, new in sorted(changes):
         if start < cursor:
             continue
-        if articles:
-            head = text[cursor:start]
-            stripped = head.rstrip()
-            last = stripped.rsplit(None, 1)[-1] if stripped.split() else ""
-            if last.lower() in ("a", "an") and len(head) - len(stripped) >= 1:
-                article = match_case(last, indefinite_article(new))
-                if article != last:
-                    new = article + head[len(stripped) :] + new
-                    start = cursor + len(stripped) - len(last)
+        found = article_before(text, cursor, start) if articles else None
+        if found is not None:
+            article = article_for(found[1], new)
+            if article != found[1]:
+                new = article + found[2] + new
+                start = found[0]
         pieces.append(text[cursor:start])
         pieces.append(new)
         edits.append(Edit(start, end, text[start:end], new))
         cursor = end
     pieces.append(text[cursor:])
     return "".join(pieces), tuple(edits)
+
+
+# one occurrence as a swap writes it, decided once per text: start, end, the original characters, its term (lower
+# case), its style (what decides the written word besides the target) and the "a"/"an" before it (or None)
+Occurrence = tuple[int, int, str, str, Any, "tuple[int, str, str] | None"]
 
 
 def written_forms(identities: IdentitySet, *, grammar: bool = True) -> dict[str, tuple[str, str]]:
@@ -482,6 +520,10 @@ class IdentitySwapEditor(EditorBase):
         self.last_counts: list[tuple[int, int]] = []  # (found, blocked) per text of the last call
         self._forms_of: str | None = None  # the text whose occurrences' forms are kept in _forms
         self._forms: dict[tuple[int, int, str], str] = {}
+        self._words: dict[tuple[Any, str], str] = {}
+        self._plan_of: str | None = None  # the text (and its matches) whose occurrences are kept in _plan
+        self._plan_matches: Sequence[TermMatch] | None = None
+        self._plan: list[Occurrence] = []
 
     def params(self) -> dict[str, Any]:
         return {
@@ -568,33 +610,99 @@ class IdentitySwapEditor(EditorBase):
     def written(self, text: str, match: TermMatch, target: str) -> str:
         """What replaces ``match`` when its term becomes ``target``."""
         if not self.grammar:
-            return match_case(match.text, target)
-        forms = self.identities.forms_of(target)
-        word = getattr(forms, self.form_used(text, match))  # adjective, noun, plural or place (a country)
+            return self._word(match.text, target)
+        return self._word((casing(match.text, text, match.start), self.form_used(text, match)), target)
+
+    def _word(self, style: Any, target: str) -> str:
+        """The word written for ``target`` in an occurrence's ``style`` (its surface without grammar; with it, its
+        casing and form), kept: ~50 targets meet the same few styles."""
+        key = (style, target)
+        word = self._words.get(key)
         if word is None:
-            raise ConfigError(
-                f"identity set {self.identities.name}: {target!r} has no country to replace {match.text!r}"
-            )
-        return cased(word, match.text, text, match.start)
+            if not self.grammar:
+                word = match_case(style, target)
+            else:
+                listed = getattr(self.identities.forms_of(target), style[1])  # adjective, noun, plural or place
+                if listed is None:
+                    raise ConfigError(f"identity set {self.identities.name}: {target!r} has no country to replace one")
+                word = recase(listed, style[0])
+            if len(self._words) >= 8192:
+                self._words.clear()
+            self._words[key] = word
+        return word
+
+    def occurrences(self, text: str, matches: Sequence[TermMatch]) -> list[Occurrence]:
+        """What a swap needs of each occurrence, decided once per text (kept while the editor works on it; every
+        variant asks): its span, its original characters, its term, its style (:meth:`_word`) and, with grammar, the
+        "a"/"an" before it."""
+        if self._plan_of is text and self._plan_matches is matches:
+            return self._plan
+        plan: list[Occurrence] = []
+        cursor = 0
+        for m in sorted(matches, key=lambda m: m.start):
+            if self.grammar:
+                style: Any = (casing(m.text, text, m.start), self.form_used(text, m))
+                article = article_before(text, cursor, m.start)
+            else:
+                style, article = m.text, None
+            plan.append((m.start, m.end, text[m.start : m.end], m.term.lower(), style, article))
+            cursor = m.end
+        self._plan_of, self._plan_matches, self._plan = text, matches, plan
+        return plan
 
     def swap(self, text: str, matches: Sequence[TermMatch], a: str, b: str) -> tuple[str, tuple[Edit, ...]]:
-        """Φ_{a,b}: every kept occurrence of ``a`` becomes ``b`` and every one of ``b`` becomes ``a``."""
+        """Φ_{a,b}: every kept occurrence of ``a`` becomes ``b`` and every one of ``b`` becomes ``a`` (what
+        :func:`splice` writes, from the occurrences decided once per text)."""
         a_low, b_low = a.lower(), b.lower()
-        changes = [
-            (m.start, m.end, self.written(text, m, b if m.term.lower() == a_low else a))
-            for m in matches
-            if m.term.lower() in (a_low, b_low)
-        ]
-        return splice(text, changes, articles=self.grammar)
+        plan = self.occurrences(text, matches)
+        words = self._words
+        if len(plan) == 1:  # most texts: one occurrence, one slice on each side
+            start, end, old, term, style, article = plan[0]
+            if term != a_low and term != b_low:
+                return text, ()
+            target = b if term == a_low else a
+            new = words.get((style, target)) or self._word(style, target)
+            if article is not None:
+                written = article_for(article[1], new)
+                if written != article[1]:
+                    new = written + article[2] + new
+                    start = article[0]
+                    old = text[start:end]
+            return text[:start] + new + text[end:], (Edit.of(start, end, old, new),)
+        pieces: list[str] = []
+        edits: list[Edit] = []
+        cursor = 0
+        for start, end, old, term, style, article in plan:
+            if term == a_low:
+                target = b
+            elif term == b_low:
+                target = a
+            else:
+                continue
+            new = words.get((style, target)) or self._word(style, target)
+            if article is not None:
+                written = article_for(article[1], new)
+                if written != article[1]:
+                    new = written + article[2] + new
+                    start = article[0]
+                    old = text[start:end]
+            pieces.append(text[cursor:start])
+            pieces.append(new)
+            edits.append(Edit.of(start, end, old, new))
+            cursor = end
+        pieces.append(text[cursor:])
+        return "".join(pieces), tuple(edits)
 
     def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:
         hook = progress or NullProgress()
         hook.start("swap", len(texts))
         out: list[list[Candidate]] = []
         split = {t.lower(): self.identities.split_of(t) for t in self.identities.terms}
-        for text, matches in zip(texts, self.identity_matches(texts), strict=True):
-            out.append(swap_variants(self, text, matches, split, []))
-            hook.advance(1)
+        found = self.identity_matches(texts)
+        with paused_gc():  # ~50 candidates per text, none in a reference cycle: collecting would only rescan them
+            for text, matches in zip(texts, found, strict=True):
+                out.append(swap_variants(self, text, matches, split, []))
+                hook.advance(1)
         return out
 
 
@@ -612,30 +720,31 @@ def swap_variants(
     """Φ_A(text) for an identity-swap editor (its ``identities``, ``targets``, ``swap`` and ``candidate``): one variant
     per present term and allowed target, duplicates dropped; a swap that raises :class:`SwapRefused` is left out and
     its status appended to ``refused``."""
-    target_keys = {t.lower() for t in editor.targets}
     seen: set[str] = set()
     variants: list[Candidate] = []
+    swap, name, params = editor.swap, editor.name, editor.params_hash()
     for a in dict.fromkeys(m.term for m in matches):
         a_low = a.lower()
         a_split = split.get(a_low, "custom")
         policy = editor.targets if editor.identities.targets == "all" else editor.identities.targets_for(a)
-        for b in policy:
-            b_low = b.lower()
-            if b_low == a_low or b_low not in target_keys:
+        for b, b_low in _allowed(tuple(policy), tuple(editor.targets)):
+            if b_low == a_low:
                 continue
             try:
-                new, edits = editor.swap(text, matches, a, b)
+                new, edits = swap(text, matches, a, b)
             except SwapRefused as refusal:
                 refused.append(refusal.status)
                 continue
             if new == text or new in seen:
                 continue
             seen.add(new)
-            meta = {
-                "source_term": a,
-                "target_term": b,
-                "source_split": a_split,
-                "target_split": split.get(b_low, "custom"),
-            }
-            variants.append(editor.candidate(new, edits=edits, meta=meta))
+            meta = {"source_term": a, "target_term": b, "source_split": a_split, "target_split": split.get(b_low, "custom")}
+            variants.append(Candidate.of(new, name, params, edits, meta))
     return variants
+
+
+@lru_cache(maxsize=256)
+def _allowed(policy: tuple[str, ...], targets: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """The terms of ``policy`` that are among the editor's ``targets`` (case-insensitive), each with its lower case."""
+    keys = {t.lower() for t in targets}
+    return tuple((b, b.lower()) for b in policy if b.lower() in keys)
