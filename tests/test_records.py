@@ -36,3 +36,22 @@ def test_counterfactual_validates_status_and_serialises() -> None:
     assert data["edits"][0] == {"start": 2, "end": 8, "old": "Muslim", "new": "Christian"}
     with pytest.raises(ValueError, match="malformed"):
         Counterfactual("1", "a", "b", "e", "x", status="bogus")
+
+
+def test_fast_builders_make_the_records_the_constructors_make() -> None:
+    """#50: ``Edit.of`` and ``Candidate.of`` skip the frozen dataclasses' per-field checks on the swap's hot path; what
+    they build equals, hashes, pickles and stays frozen like a constructed record."""
+    import dataclasses
+    import pickle
+
+    from counterfair.records import Candidate, Edit
+
+    edit = Edit.of(3, 9, "Muslim", "atheist")
+    assert edit == Edit(3, 9, "Muslim", "atheist") and hash(edit) == hash(Edit(3, 9, "Muslim", "atheist"))
+    built = Candidate.of("an atheist", "swap", "h", (edit,), {"source_term": "muslim"})
+    made = Candidate(text="an atheist", editor="swap", params_hash="h", edits=(edit,), meta={"source_term": "muslim"})
+    assert built == made and pickle.loads(pickle.dumps(built)) == made
+    assert dataclasses.asdict(built) == dataclasses.asdict(made)
+    assert Candidate.of("x", "swap", "h") == Candidate(text="x", editor="swap", params_hash="h")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.text = "changed"  # type: ignore[misc]

@@ -137,3 +137,38 @@ def test_damaged_or_mismatched_values_are_misses_never_crashes_or_wrong_numbers(
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert (load_classifier(spec).predict_proba(texts) == expected).all()
+
+
+def test_guard_verdicts_are_stored_and_a_text_met_again_is_not_parsed(
+    shared_store: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#50: the guard's verdicts per text go to the run store; a second editor (a rerun) reads them instead of
+    parsing, and writes the same variants. A damaged or partial stored value is a miss: the text is parsed again."""
+    from counterfair.editors import swap as swap_module
+    from counterfair.editors.swap import IdentitySwapEditor, forget_parses
+    from counterfair.lexicons.attributes import load_identity_set
+
+    texts = ["The black car is fast.", "A black woman spoke.", "Muslims pray here.", "The White House is old."]
+    first = IdentitySwapEditor(load_identity_set(), guard="spacy")
+    expected = first.edit(texts)
+    assert first.blocked == 3  # the car, the White House and the old house: the rule, not the store
+    assert shared_store.stats() == {"guard": 3}  # the three texts with an ambiguous term, each once
+
+    parsed: list[str] = []
+    real = swap_module.parse_all
+    monkeypatch.setattr(swap_module, "parse_all", lambda ts: parsed.extend(ts) or real(ts))
+    forget_parses()
+    again = IdentitySwapEditor(load_identity_set(), guard="spacy")
+    assert again.edit(texts) == expected and again.blocked == 3
+    assert parsed == ["A black woman spoke."]  # only the grammar's: is "black" after "A" a noun or a modifier?
+
+    db = shared_store._db()
+    key = db.execute("SELECT key FROM results WHERE value LIKE '%false%' ORDER BY key LIMIT 1").fetchone()[0]
+    db.execute("UPDATE results SET value = ? WHERE key = ?", ("[[0, 1, 2]]", key))
+    db.commit()
+    parsed.clear()
+    forget_parses()
+    third = IdentitySwapEditor(load_identity_set(), guard="spacy")
+    with pytest.warns(store_module.StoreWarning, match="1 damaged or mismatched"):
+        assert third.edit(texts) == expected
+    assert len([t for t in parsed if t != "A black woman spoke."]) == 1  # the damaged text, parsed again

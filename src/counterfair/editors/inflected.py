@@ -24,7 +24,7 @@ Ambiguous words (colours) are swapped only next to a person noun or written as a
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from ..errors import ConfigError, ModelNotAvailable
@@ -392,15 +392,20 @@ class InflectedSwapEditor(EditorBase):
                 changes += self._de_changes(text, match, target)
         return splice(text, changes, articles=False)
 
+    def swap_for(self, text: str, matches: Sequence[TermMatch]) -> Callable[[str, str, str, str], Any]:
+        """:meth:`swap` for one text: ``(a, a_low, b, b_low) -> (new text, edits)``."""
+        return lambda a, _a_low, b, _b_low: self.swap(text, matches, a, b)
+
     def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:
         hook = progress or NullProgress()
         hook.start("swap", len(texts))
         out: list[list[Candidate]] = []
         self.last_reasons = []
         split = {t.lower(): self.identities.split_of(t) for t in self.identities.terms}
+        metas: dict[tuple[str, str], dict[str, str]] = {}
         for text, matches in zip(texts, self.identity_matches(texts), strict=True):
             refused: list[str] = []
-            variants = swap_variants(self, text, matches, split, refused)
+            variants = swap_variants(self, text, matches, split, refused, metas)
             self.last_reasons.append(None if variants or not refused else refused[0])
             out.append(variants)
             hook.advance(1)

