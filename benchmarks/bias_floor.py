@@ -44,17 +44,25 @@ SIDES = ("floor", "counterfair", GUARDED, WARM)
 
 
 def floor_run() -> dict[str, Any]:
-    import numpy as np
     import pandas as pd
+    from profanity_check import predict_prob  # noqa: F401  (imported before the clock starts, as the others are)
+    from sklearn.metrics import roc_auc_score  # noqa: F401
+
+    started = time.process_time()
+    frame = pd.read_csv(DATA)
+    aucs, overall = floor_aucs(frame["Text"].astype(str), (frame["Label"] == "BAD").to_numpy(), overall=True)
+    return {"cpu": time.process_time() - started, "overall_auc": overall, "groups": aucs}
+
+
+def floor_aucs(texts: Any, y: Any, *, overall: bool = False) -> Any:
+    """The floor's work on ``texts`` (a Series) and gold ``y`` (booleans): alt-profanity-check's scores, one regex per
+    dixon50 group, each group's subgroup, BPSN and BNSP AUC by scikit-learn (and with ``overall``, the overall AUC)."""
+    import numpy as np
     from profanity_check import predict_prob
     from sklearn.metrics import roc_auc_score
 
     from counterfair.lexicons.attributes import load_identity_set
 
-    started = time.process_time()
-    frame = pd.read_csv(DATA)
-    texts = frame["Text"].astype(str)
-    y = (frame["Label"] == "BAD").to_numpy()
     scores = predict_prob(texts.tolist())
     identities = load_identity_set("dixon50")
     by_group: dict[str, list[str]] = {}
@@ -73,8 +81,7 @@ def floor_run() -> dict[str, Any]:
             name: float(roc_auc_score(y[rows], scores[rows])) if len(np.unique(y[rows])) == 2 else None
             for name, rows in subsets.items()
         }
-    overall = float(roc_auc_score(y, scores))
-    return {"cpu": time.process_time() - started, "overall_auc": overall, "groups": aucs}
+    return (aucs, float(roc_auc_score(y, scores))) if overall else aucs
 
 
 def counterfair_run(guard: bool) -> dict[str, Any]:

@@ -62,6 +62,27 @@ def generate_run() -> Callable[[list[str]], int]:
     return lambda batch: len(cf.generate(batch, ["swap"], identities="dixon50"))
 
 
+def bias_runs(batch: list[str]) -> tuple[Callable[[list[str]], int], Callable[[list[str]], int]]:
+    """``cf.bias`` (guard off, no bootstrap) and ``bias_floor.py``'s floor (the same classifier's scores, a regex per
+    group, scikit-learn's AUCs) on the texts with seeded labels (#50)."""
+    import numpy as np
+
+    import counterfair as cf
+    from bias_floor import floor_aucs
+
+    labels = np.random.default_rng(0).integers(0, 2, len(batch))
+    known = dict(zip(batch, labels, strict=True))
+
+    def ours(texts: list[str]) -> int:
+        gold = [int(known[t]) for t in texts]
+        return len(cf.bias(texts, gold, bootstrap=0, guard=False, progress=False).by_group)
+
+    def floor(texts: list[str]) -> int:
+        return len(floor_aucs(pd.Series(texts), np.array([bool(known[t]) for t in texts])))
+
+    return ours, floor
+
+
 def measure() -> dict[str, dict[str, Any]]:
     batch = smoke_texts()
     terms = list(load_identity_set("dixon50").terms)
@@ -72,12 +93,13 @@ def measure() -> dict[str, dict[str, Any]]:
         "ablation": (editor_run(AblationEditor(islam)), floor_ablation(list(islam.terms))),
         "substitution": (editor_run(SubstitutionEditor(islam)), floor_substitution(dict(islam.substitution))),
         "generate swap (in memory)": (generate_run(), floor_swap(terms)),
+        "bias, guard off (in memory)": bias_runs(batch),
     }
     measured = {}
     for name, (ours_run, floor) in pairs.items():
         # ablation and substitution touch only the texts with an islam term (a few ms): repeated 20 times so that
         # a timer's jitter or one garbage collection cannot triple a ratio
-        texts = batch * (20 if name in ("ablation", "substitution") else 1)
+        texts = batch * (20 if name in ("ablation", "substitution", "bias, guard off (in memory)") else 1)
         ours, made = median_seconds(ours_run, texts)
         base = median_seconds(floor, texts * 4)[0] / 4  # the floor's few ms, timed on four times the texts
         measured[name] = {"seconds": round(ours, 4), "floor_seconds": round(base, 4), "ratio": round(ours / base, 2),

@@ -398,6 +398,7 @@ def _fill_disk_after(monkeypatch: pytest.MonkeyPatch, module: Any, budget: int) 
     monkeypatch.setattr(module, "open", filling_open, raising=False)
 
 
+@pytest.mark.slow
 def test_disk_full_during_audit_keeps_finished_work_and_resumes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

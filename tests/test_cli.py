@@ -104,6 +104,7 @@ def test_demo_needs_exactly_one_source(tmp_path: Path) -> None:
     assert "--demo" in result.output
 
 
+@pytest.mark.slow
 @pytest.mark.model
 def test_demo_main_job(tmp_path: Path) -> None:
     """What `make demo` runs: every metric on the built-in sample, with the real packaged models."""
@@ -118,6 +119,7 @@ def test_demo_main_job(tmp_path: Path) -> None:
     assert summary["metrics"]["diversity"]["all"]["n"] == 15  # one row has no second counterfactual
 
 
+@pytest.mark.slow
 def test_audit_demo_main_job(tmp_path: Path) -> None:
     """What `make demo` runs: the audit of the built-in sentences, with a time estimate and a report."""
     proc = _run("audit", "--demo", "--out", str(tmp_path), "-q")
@@ -171,6 +173,7 @@ def test_config_values_are_checked_by_the_options_own_types(tmp_path: Path, conf
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.slow
 def test_a_config_string_false_turns_the_guard_off(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     path.write_text('guard: "false"\nmethods: [swap]\n')
@@ -180,6 +183,7 @@ def test_a_config_string_false_turns_the_guard_off(tmp_path: Path) -> None:
     assert options["guard"] is False and options["methods"] == ["swap"]
 
 
+@pytest.mark.slow
 def test_exit_codes_mean_one_thing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     audit = tmp_path / "audit"
     assert _run("audit", "--demo", "--methods", "swap", "--out", str(audit), "-q").returncode == 0

@@ -161,6 +161,7 @@ def test_every_command_is_tried_on_the_core_install(tmp_path: Path) -> None:
     assert {name for name, *_ in command_lines(tmp_path)} == all_commands()
 
 
+@pytest.mark.slow
 def test_each_command_runs_or_names_its_extra_before_any_work(core_results) -> None:
     wrong = []
     for name, expect, untouched, result in core_results:
@@ -180,6 +181,7 @@ def test_each_command_runs_or_names_its_extra_before_any_work(core_results) -> N
     )
 
 
+@pytest.mark.slow
 def test_the_core_audit_gives_the_full_installs_answer(core_results, tmp_path: Path) -> None:
     """The demo audit on the core install writes the same pairs as with every extra installed."""
     from typer.testing import CliRunner

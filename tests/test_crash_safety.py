@@ -70,6 +70,7 @@ def _timeless(value: Any) -> Any:
     return value
 
 
+@pytest.mark.slow
 def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -> None:
     data = _data(tmp_path)
     reference = _generate(data, tmp_path / "whole")
@@ -110,6 +111,7 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -> Non
     assert not cfs.duplicated(["input_id", "method"]).any()  # none duplicated
 
 
+@pytest.mark.slow
 def test_a_second_run_into_the_same_directory_is_refused_and_a_killed_run_leaves_no_lock(tmp_path: Path) -> None:
 
     from counterfair.core.generate import GenerateOptions
@@ -277,6 +279,7 @@ def test_every_command_killed_midway_then_rerun_writes_what_an_uninterrupted_run
         assert _without_timings(got[name]) == _without_timings(path), f"{command}: {name} differs"
 
 
+@pytest.mark.slow
 def test_sigterm_says_what_is_kept_and_a_resume_clears_what_killed_writers_left(tmp_path: Path) -> None:
     """#47 item 14: SIGTERM ended with status -15 and no word; 0-byte .tmp files of a kill -9 stayed for good."""
     data = _data(tmp_path)

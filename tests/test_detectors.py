@@ -252,6 +252,7 @@ def test_negative_sampling_and_steps(tmp_path: Path) -> None:
     assert everything.metrics["steps"] == 1  # ceil(97 / 256)
 
 
+@pytest.mark.slow
 def test_train_attribute_cli(tmp_path: Path) -> None:
     data = tmp_path / "identities.csv"
     _synthetic_identities().to_csv(data, index=False)

@@ -52,6 +52,7 @@ def test_ray_keeps_the_order(ray_local: None) -> None:
     assert map_batches(functools.partial(Square, 0), batches, engine="ray") == [[x * x for x in b] for b in batches]
 
 
+@pytest.mark.slow
 def test_evaluate_on_ray_equals_local(ray_local: None, tiny_lm_dir: Path) -> None:
     frame = pd.DataFrame(
         {
@@ -66,6 +67,7 @@ def test_evaluate_on_ray_equals_local(ray_local: None, tiny_lm_dir: Path) -> Non
         np.testing.assert_allclose(remote[column].astype(float), local[column].astype(float), rtol=1e-4)
 
 
+@pytest.mark.slow
 def test_generate_llm_on_ray_equals_local(ray_local: None, tiny_lm_long_dir: Path, tmp_path: Path) -> None:
     data = pd.DataFrame({"text": ["My Muslim neighbour is kind.", "The mosque is open.", "A Muslim prayer."]})
     common = {
@@ -90,6 +92,7 @@ def _same_files(a: Path, b: Path, names: tuple[str, ...]) -> None:
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
 
 
+@pytest.mark.slow
 def test_the_classifier_stage_on_ray_gives_the_local_outputs(ray_local: None, tmp_path: Path) -> None:
     from counterfair.core.audit import AuditOptions
     from counterfair.core.bias import BiasOptions

@@ -173,6 +173,7 @@ def test_missing_columns_name_the_option(tmp_path: Path) -> None:
     assert rows.loc[0, "distance"] == 1
 
 
+@pytest.mark.slow
 def test_explicit_diversity_needs_a_second_column() -> None:
     frame = pd.DataFrame({"orig_text": ["a"], "gen_text": ["b"]})
     with pytest.raises(ConfigError, match="diversity needs a second counterfactual column"):
@@ -310,6 +311,7 @@ def test_text_quality_judge_parses_retries_and_never_invents(tmp_path: Path) -> 
     assert EvaluateOptions().metrics is not None and "text_quality" not in EvaluateOptions().metrics
 
 
+@pytest.mark.slow
 @pytest.mark.model
 def test_ceval_crowd_file_with_every_metric(tmp_path: Path) -> None:
     """The foundation issue's done-criterion, on the first 12 rows of CEval's crowd file."""

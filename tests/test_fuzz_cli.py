@@ -80,6 +80,7 @@ def _run(args: list[str]) -> tuple[int, str]:
     threshold=st.sampled_from(["0.5"] * 6 + ["2", "x", "0"]),
     odds=st.integers(0, 3),  # a config file in one run of four: most runs reach the audit itself
 )
+@pytest.mark.slow
 def test_the_audit_ends_in_a_documented_exit_code(
     tmp_path_factory: pytest.TempPathFactory,
     texts: list[str | None],

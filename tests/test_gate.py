@@ -173,6 +173,7 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return run_cli(*args, cwd=cwd)
 
 
+@pytest.mark.slow
 def test_cli_gate_exit_codes_config_and_compare(tmp_path: Path) -> None:
     data = tmp_path / "texts.csv"
     pd.DataFrame({"text": TEXTS}).to_csv(data, index=False)
@@ -227,6 +228,7 @@ def test_cli_gate_exit_codes_config_and_compare(tmp_path: Path) -> None:
     assert compared.returncode == 0 and "no evidence" in compared.stdout
 
 
+@pytest.mark.slow
 def test_log_to_mlflow_file_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("mlflow")
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # for this process's client reading the store back

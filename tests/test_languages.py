@@ -104,6 +104,7 @@ def test_thirty_sentences_per_language() -> None:
     assert len(FRENCH) == 30 and len(GERMAN) == 30
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kind", "text", "a", "b", "expected"), FRENCH)
 def test_french(kind: str, text: str, a: str, b: str | None, expected: str) -> None:
     assert _run("fr", kind, text, a, b) == expected
@@ -191,6 +192,7 @@ def test_bertscore_encoder_falls_back_and_says_so(monkeypatch: pytest.MonkeyPatc
     assert bertscore_encoder("en").covers_language
 
 
+@pytest.mark.slow
 def test_generate_in_french_from_the_cli(tmp_path: Path) -> None:
     data = tmp_path / "in.csv"
     data.write_text(

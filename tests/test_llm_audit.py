@@ -333,6 +333,7 @@ def test_an_openai_compatible_server_is_a_generator(openai_server: tuple[str, ty
     assert result.status == "no evidence of unfairness"
 
 
+@pytest.mark.slow
 def test_response_similarity_against_its_floors() -> None:
     from counterfair.commands.llm_audit.similarity import bleu, rouge_l
 

@@ -54,6 +54,7 @@ def test_the_allusion_detector_refuses_the_small_model_before_judging_anything()
         detector.reference_proba(["My neighbour shares sweets during Eid."])
 
 
+@pytest.mark.slow
 def test_parallel_sampling_is_seeded_ordered_and_independent_of_earlier_calls() -> None:
     from counterfair.llm.llamacpp import LlamaCppLLM
 
@@ -160,6 +161,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         handle.close()
 
 
+@pytest.mark.slow
 def test_openai_compatible_server(server: str, tmp_path: Path) -> None:
     llm = load_llm(f"openai:{server}/v1")
     out = llm.chat(
@@ -178,6 +180,7 @@ def test_openai_compatible_server(server: str, tmp_path: Path) -> None:
     assert len(result.candidates) >= 8  # every sample kept, with its verdict
 
 
+@pytest.mark.slow
 def test_llm_audit_with_the_model_in_process(tmp_path: Path) -> None:
     import counterfair as cf
 

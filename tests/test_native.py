@@ -115,6 +115,7 @@ def test_the_real_probe_loads_the_model_in_a_child(tmp_path: Path) -> None:
     assert result.ok and result.cause == "ok" and "probe ok" in result.output
 
 
+@pytest.mark.slow
 def test_a_native_crash_in_a_run_is_reported_and_the_finished_rows_are_kept(tmp_path: Path) -> None:
     """The CLI with an LLM whose native code segfaults at the third input: the process dies with a Python-level
     fault report on stderr (not silently), and the two finished inputs are in the checkpoint; the rerun resumes.

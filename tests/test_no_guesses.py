@@ -46,6 +46,7 @@ def test_the_positive_label_is_read_from_the_names_or_asked_for() -> None:
     assert cf.audit(["I am a gay man."], unclear, methods=["swap"], positive_label="alpha").typed_summary
 
 
+@pytest.mark.slow
 def test_evaluate_computes_no_flip_rate_from_a_classifier_nobody_named(tmp_path: Path) -> None:
     pairs = [("The film was wonderful.", "The film was dreadful."), ("A fine cast.", "A poor cast.")]
     quiet = cf.evaluate(pairs, metrics=None)

@@ -32,6 +32,7 @@ def _text(cell: Any, kind: str = "text/plain") -> str:
     return "\n".join(parts)
 
 
+@pytest.mark.slow
 def test_the_notebook_runs_with_completion_progress_and_readable_views(executed: list[Any]) -> None:
     names, clf, audit, overall, difference, gate, cfs, suite = (_text(c) for c in executed)
     assert names.startswith("[stdout] 45 ['AuditOptions'") and "Warning" not in names

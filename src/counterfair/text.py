@@ -65,9 +65,6 @@ def printable(text: str) -> str:
 
 @lru_cache(maxsize=4)
 def _spacy_tokenizer(language: str = "en") -> Any:
-    from .models import import_spacy
-
-    import_spacy()
     import spacy
 
     return spacy.blank(language).tokenizer

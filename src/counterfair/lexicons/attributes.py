@@ -718,9 +718,6 @@ def validate_pack(path: str | Path) -> tuple[Pack, list[str]]:
     warnings: list[str] = []
     if isinstance(pack, IdentitySet):
         if not pack.case_sensitive:
-            from ..models import import_spacy
-
-            import_spacy()
             from spacy.lang.en.stop_words import STOP_WORDS
 
             common = sorted(t for t in pack.terms if t.lower() in STOP_WORDS)
