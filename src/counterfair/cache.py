@@ -16,7 +16,7 @@ from .errors import ConfigError
 PARTS: dict[str, str] = {
     "gguf": "GGUF models reassembled from their chunk packages (the rewriting LLM: about 0.7-1.1 GB)",
     "converted": "model copies converted for transformers (Gemma-3-270M for perplexity: about 570 MB in float16)",
-    "store.sqlite": "the run store: classifier scores, generated candidates and metric values by input",
+    "store.sqlite": "the run store: classifier scores, generated candidates, metric values and guard verdicts by input",
     "wordnet": "NLTK's view of Debian's WordNet (the synonym editor)",
     "sha256.json": "verified model digests by path, size and modification time",
     "llama_native.json": "which llama.cpp path is safe on this machine",
