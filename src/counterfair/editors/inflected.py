@@ -402,7 +402,7 @@ class InflectedSwapEditor(EditorBase):
         out: list[list[Candidate]] = []
         self.last_reasons = []
         split = {t.lower(): self.identities.split_of(t) for t in self.identities.terms}
-        metas: dict[tuple[str, str], dict[str, str]] = {}
+        metas: dict[str, dict[str, dict[str, str]]] = {}
         for text, matches in zip(texts, self.identity_matches(texts), strict=True):
             refused: list[str] = []
             variants = swap_variants(self, text, matches, split, refused, metas)

@@ -491,8 +491,9 @@ def splice(
 
 
 # one occurrence as a swap writes it, decided once per text: start, end, the original characters, its term (lower
-# case), its style (what decides the written word besides the target) and the "a"/"an" before it (or None)
-Occurrence = tuple[int, int, str, str, Any, "tuple[int, str, str] | None"]
+# case), its style (what decides the written word besides the target), the words written in that style so far (target
+# -> word) and the "a"/"an" before it (or None)
+Occurrence = tuple[int, int, str, str, Any, dict[str, str], "tuple[int, str, str] | None"]
 
 
 def written_forms(identities: IdentitySet, *, grammar: bool = True) -> dict[str, tuple[str, str]]:
@@ -563,7 +564,7 @@ class IdentitySwapEditor(EditorBase):
         self.last_counts: list[tuple[int, int]] = []  # (found, blocked) per text of the last call
         self._forms_of: str | None = None  # the text whose occurrences' forms are kept in _forms
         self._forms: dict[tuple[int, int, str], str] = {}
-        self._words: dict[tuple[Any, str], str] = {}
+        self._words: dict[Any, dict[str, str]] = {}  # style -> target -> the word written
         self._plan_of: str | None = None  # the text (and its matches) whose occurrences are kept in _plan
         self._plan_matches: Sequence[TermMatch] | None = None
         self._plan: list[Occurrence] = []
@@ -658,9 +659,13 @@ class IdentitySwapEditor(EditorBase):
 
     def _word(self, style: Any, target: str) -> str:
         """The word written for ``target`` in an occurrence's ``style`` (its surface without grammar; with it, its
-        casing and form), kept: ~50 targets meet the same few styles."""
-        key = (style, target)
-        word = self._words.get(key)
+        casing and form), kept per style: ~50 targets meet the same few styles."""
+        known = self._words.get(style)
+        if known is None:
+            if len(self._words) >= 4096:
+                self._words.clear()
+            known = self._words[style] = {}
+        word = known.get(target)
         if word is None:
             if not self.grammar:
                 word = match_case(style, target)
@@ -669,9 +674,7 @@ class IdentitySwapEditor(EditorBase):
                 if listed is None:
                     raise ConfigError(f"identity set {self.identities.name}: {target!r} has no country to replace one")
                 word = recase(listed, style[0])
-            if len(self._words) >= 8192:
-                self._words.clear()
-            self._words[key] = word
+            known[target] = word
         return word
 
     def occurrences(self, text: str, matches: Sequence[TermMatch]) -> list[Occurrence]:
@@ -688,7 +691,8 @@ class IdentitySwapEditor(EditorBase):
                 article = article_before(text, cursor, m.start)
             else:
                 style, article = m.text, None
-            plan.append((m.start, m.end, text[m.start : m.end], m.term.lower(), style, article))
+            known = self._words.setdefault(style, {})
+            plan.append((m.start, m.end, text[m.start : m.end], m.term.lower(), style, known, article))
             cursor = m.end
         self._plan_of, self._plan_matches, self._plan = text, matches, plan
         return plan
@@ -705,24 +709,30 @@ class IdentitySwapEditor(EditorBase):
     def _write(
         self, text: str, plan: list[Occurrence], a: str, a_low: str, b: str, b_low: str
     ) -> tuple[str, tuple[Edit, ...]]:
-        words = self._words
+        if len(plan) == 1:  # most texts: one occurrence, a slice on each side of it
+            start, end, old, term, style, known, article = plan[0]
+            if term != a_low and term != b_low:
+                return text, ()
+            target = b if term == a_low else a
+            new = known.get(target) or self._word(style, target)
+            if article is not None and (written := article_for(article[1], new)) != article[1]:
+                new, start = written + article[2] + new, article[0]
+                old = text[start:end]
+            return text[:start] + new + text[end:], (Edit.of(start, end, old, new),)
         pieces: list[str] = []
         edits: list[Edit] = []
         cursor = 0
-        for start, end, old, term, style, article in plan:
+        for start, end, old, term, style, known, article in plan:
             if term == a_low:
                 target = b
             elif term == b_low:
                 target = a
             else:
                 continue
-            new = words.get((style, target)) or self._word(style, target)
-            if article is not None:
-                written = article_for(article[1], new)
-                if written != article[1]:
-                    new = written + article[2] + new
-                    start = article[0]
-                    old = text[start:end]
+            new = known.get(target) or self._word(style, target)
+            if article is not None and (written := article_for(article[1], new)) != article[1]:
+                new, start = written + article[2] + new, article[0]
+                old = text[start:end]
             pieces.append(text[cursor:start])
             pieces.append(new)
             edits.append(Edit.of(start, end, old, new))
@@ -736,7 +746,7 @@ class IdentitySwapEditor(EditorBase):
         out: list[list[Candidate]] = []
         split = {t.lower(): self.identities.split_of(t) for t in self.identities.terms}
         found = self.identity_matches(texts)
-        metas: dict[tuple[str, str], dict[str, str]] = {}
+        metas: dict[str, dict[str, dict[str, str]]] = {}
         with paused_gc():  # ~50 candidates per text, none in a reference cycle: collecting would only rescan them
             for text, matches in zip(texts, found, strict=True):
                 out.append(swap_variants(self, text, matches, split, [], metas))
@@ -758,7 +768,7 @@ def swap_variants(
     matches: Sequence[TermMatch],
     split: dict[str, str],
     refused: list[str],
-    metas: dict[tuple[str, str], dict[str, str]] | None = None,
+    metas: dict[str, dict[str, dict[str, str]]] | None = None,
 ) -> list[Candidate]:
     """Φ_A(text) for an identity-swap editor (its ``identities``, ``targets``, ``name`` and ``swap_for``): one variant
     per present term and allowed target, duplicates dropped; a swap that raises :class:`SwapRefused` is left out and
@@ -771,6 +781,7 @@ def swap_variants(
     for a in dict.fromkeys(m.term for m in matches):
         a_low = a.lower()
         a_split = split.get(a_low, "custom")
+        a_metas = metas.setdefault(a, {})
         policy = editor.targets if editor.identities.targets == "all" else editor.identities.targets_for(a)
         for b, b_low in _allowed(tuple(policy), tuple(editor.targets)):
             if b_low == a_low:
@@ -783,9 +794,9 @@ def swap_variants(
             if new == text or new in seen:
                 continue
             seen.add(new)
-            meta = metas.get((a, b))
+            meta = a_metas.get(b)
             if meta is None:
-                meta = metas[a, b] = {
+                meta = a_metas[b] = {
                     "source_term": a,
                     "target_term": b,
                     "source_split": a_split,
