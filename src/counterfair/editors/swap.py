@@ -672,7 +672,9 @@ class IdentitySwapEditor(EditorBase):
             else:
                 listed = getattr(self.identities.forms_of(target), style[1])  # adjective, noun, plural or place
                 if listed is None:
-                    raise ConfigError(f"identity set {self.identities.name}: {target!r} has no country to replace one")
+                    raise ConfigError(
+                        f"identity set {self.identities.name}: {target!r} has no country to replace a country's name"
+                    )
                 word = recase(listed, style[0])
             known[target] = word
         return word
