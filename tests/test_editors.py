@@ -126,6 +126,13 @@ def test_guard_keeps_non_identity_uses(text: str, swapped: bool) -> None:
         ("Trans fats are bad for you.", set()),
         ("Black and white thinking helps nobody.", set()),
         ("Your plea will fall upon deaf ears.", set()),
+        # #49 item 12 (guard/3), from the labelled Civil Comments of benchmarks/guard_accuracy.py
+        ("You're a straight white male, aren't you?", {"straight", "white", "male"}),
+        ("Are there no older homosexuals?", {"older", "homosexual"}),
+        ("He is deaf to our pleas.", set()),
+        ("Othering your political opponents is as old as Ancient Greece.", set()),
+        ("blind", set()),
+        ("Whoever wrote this is old.", {"old"}),
     ],
 )
 def test_guard_on_comment_like_uses(text: str, kept: set[str]) -> None:
@@ -153,7 +160,7 @@ def test_guard_gives_one_answer_whatever_is_installed() -> None:
     left unswapped). It now reads the table counterfair ships: the same answers with NLTK and WordNet made unimportable.
     """
     editor = IdentitySwapEditor(load_identity_set(), guard="spacy")
-    assert editor.params()["guard_rule"] == "guard/2 wordnet-3.0-nouns/1"
+    assert editor.params()["guard_rule"] == "guard/3 wordnet-3.0-nouns/1"
     here = [len(k) for k in editor.identity_matches(GUARD_TEXTS)]
     assert here == GUARD_KEPT
     script = (

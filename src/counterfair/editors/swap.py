@@ -29,7 +29,7 @@ same on every install; until issue #34 a machine without Debian's WordNet fell b
 
 ``benchmarks/generate_fairness.py`` measures the rule on real Civil Comments (hand-checked samples in
 ``benchmarks/README.md``). The editor's ``params()`` record the rule's version and its table (``guard_rule``:
-``guard/2 wordnet-3.0-nouns/1``).
+``guard/3 wordnet-3.0-nouns/1``).
 
 Unambiguous terms (religions, orientations, nationalities) are always swapped.
 """
@@ -111,7 +111,9 @@ DEHUMANISING_NOUNS = frozenset(
     roach roaches maggot maggots leech leeches lice degenerate degenerates freak freaks plague rabble""".split()
 )
 _PEOPLE_WORDS = PERSON_NOUNS | IDENTITY_TOPIC_NOUNS | DEHUMANISING_NOUNS
-PERSON_PRONOUNS = frozenset("i you he she we they me him her us them who whom someone somebody everyone".split())
+PERSON_PRONOUNS = frozenset(
+    "i you he she we they me him her us them who whom whoever someone somebody everyone".split()
+)
 NON_PERSON_ENTITIES = frozenset({"ORG", "FAC", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE"})
 
 
@@ -177,8 +179,11 @@ class IdentityGuard:
 
     # the rule's version and the table it reads: /2 blocks adverbs ("Go straight ahead"), mentions ('"Black" is a
     # colour'), strict adjectives said of things ("The night is young"), and keeps a strict adjective before a person
-    # word the parse missed ("My deaf neighbour signs")
-    rule = f"guard/2 {GUARD_LEXICON}"
+    # word the parse missed ("My deaf neighbour signs"); /3 (#49 item 12, measured by benchmarks/guard_accuracy.py)
+    # follows a modifier of another term before the adverb rule ("a straight white male") and of a term's plural
+    # ("older homosexuals"), and blocks "blind to"/"deaf to", predicates of a clause ("… is as old as Ancient Greece")
+    # and the word alone
+    rule = f"guard/3 {GUARD_LEXICON}"
 
     def __init__(self, ambiguous: Iterable[str], terms: Iterable[str] = (), nouns: NounFacts | None = None) -> None:
         self.ambiguous = frozenset(t.lower() for t in ambiguous)
@@ -259,6 +264,11 @@ class IdentityGuard:
                 return True
         return False
 
+    def _is_term(self, word: str) -> bool:
+        """An identity term of the set, or its plural ("homosexuals")."""
+        low = word.lower()
+        return low in self.terms or (low.endswith("s") and low[:-1] in self.terms)
+
     def _concrete(self, token: Any) -> bool:
         if token.pos_ == "PRON":
             return token.text.lower() in NON_PERSON_PRONOUNS
@@ -279,6 +289,11 @@ class IdentityGuard:
         lower = token.text.lower()
         if _quoted_alone(token):
             return False  # a word mentioned, not used: '"Black" is a colour.'
+        if sum(t.is_alpha for t in token.doc) == 1:
+            return False  # the word alone ("blind" as a whole comment) says nothing about people
+        head_is_term = token.head is not token and self._is_term(token.head.text)
+        if head_is_term and token.dep_ in ("amod", "advmod", "compound", "npadvmod") and depth < 3:
+            return self._use(token.head, depth + 1)  # "a straight white man", "older homosexuals": as the term
         if token.pos_ == "ADV" and lower in STRICT_MODIFIERS:
             return False  # "Go straight ahead.": an adverb describes no one
         named = token.ent_type_ in NON_PERSON_ENTITIES or (token.ent_type_ == "PERSON" and token.pos_ == "PROPN")
@@ -288,16 +303,18 @@ class IdentityGuard:
             return False
         if token.dep_ == "conj" and depth < 3:
             return self._use(token.head, depth + 1)
-        head_is_term = token.head is not token and token.head.text.lower() in self.terms
-        if head_is_term and token.dep_ in ("amod", "advmod", "compound", "npadvmod") and depth < 3:
-            return self._use(token.head, depth + 1)  # "a straight white man": as "white"
         if token.pos_ in ("NOUN", "PROPN") and token.dep_ not in ("compound", "amod"):
             return True
         predicative = token.dep_ in ("acomp", "attr", "xcomp", "oprd") or (
             token.dep_ == "ROOT" and token.pos_ == "ADJ"  # a verbless clause parsed around the adjective
         )
         if predicative:
+            if lower in ("blind", "deaf") and any(c.dep_ == "prep" and c.text.lower() == "to" for c in token.children):
+                return False  # "blind to it", "deaf to our pleas": unwilling to see or hear, not a disability
             verb = token if token.dep_ == "ROOT" else token.head
+            clauses = [c for c in verb.children if c.dep_ == "csubj"]
+            if clauses and not any(_is_person_word(t) for c in clauses for t in c.subtree):
+                return False  # said of a clause, not of people: "Othering opponents is as old as Ancient Greece"
             subjects = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
             if lower in STRICT_MODIFIERS and subjects:  # "The night is young.": only people are young in this sense
                 return any(_is_subject_population(s) for s in subjects)
