@@ -181,8 +181,8 @@ class IdentityGuard:
     # colour'), strict adjectives said of things ("The night is young"), and keeps a strict adjective before a person
     # word the parse missed ("My deaf neighbour signs"); /3 (#49 item 12, measured by benchmarks/guard_accuracy.py)
     # follows a modifier of another term before the adverb rule ("a straight white male") and of a term's plural
-    # ("older homosexuals"), and blocks "blind to"/"deaf to", predicates of a clause ("… is as old as Ancient Greece")
-    # and the word alone
+    # ("older homosexuals"), and blocks "blind to"/"deaf to" and predicates of a clause ("… is as old as Ancient
+    # Greece")
     rule = f"guard/3 {GUARD_LEXICON}"
 
     def __init__(self, ambiguous: Iterable[str], terms: Iterable[str] = (), nouns: NounFacts | None = None) -> None:
@@ -289,8 +289,6 @@ class IdentityGuard:
         lower = token.text.lower()
         if _quoted_alone(token):
             return False  # a word mentioned, not used: '"Black" is a colour.'
-        if sum(t.is_alpha for t in token.doc) == 1:
-            return False  # the word alone ("blind" as a whole comment) says nothing about people
         head_is_term = token.head is not token and self._is_term(token.head.text)
         if head_is_term and token.dep_ in ("amod", "advmod", "compound", "npadvmod") and depth < 3:
             return self._use(token.head, depth + 1)  # "a straight white man", "older homosexuals": as the term
