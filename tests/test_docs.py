@@ -75,6 +75,27 @@ def test_the_demo_size_in_the_docs_is_the_demos() -> None:
 # figure fails here until the page says the new one.
 DOC_FIGURES = [
     (
+        "docs/how-to/llm-audit.md",
+        "is found in {}–",
+        "llm_calibration.json",
+        "results.favour.100.flagged",
+        "{:.0%}",
+    ),
+    (
+        "docs/how-to/llm-audit.md",
+        "–{} % of runs at 100 prompts × 5 samples",
+        "llm_calibration.json",
+        "results.group.100.flagged",
+        "{:.0%}",
+    ),
+    (
+        "docs/how-to/llm-audit.md",
+        "needs about 200 prompts ({} %)",
+        "llm_calibration.json",
+        "results.term.200.flagged",
+        "{:.0%}",
+    ),
+    (
         "docs/concepts/labelled-data.md",
         "| profanity-check (default) | 0.892 | {} |",
         "bias_dixon.json",
