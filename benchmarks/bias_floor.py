@@ -106,12 +106,13 @@ def counterfair_run(guard: bool) -> dict[str, Any]:
 
 def parse_alone(texts: list[str]) -> float:
     """CPU seconds of the guard's parse alone: the texts holding an ambiguous term through its spaCy pipeline."""
-    from counterfair.editors.swap import IdentitySwapEditor, _spacy_model
+    from counterfair.editors.swap import IdentitySwapEditor
+    from counterfair.models import spacy_small
 
     editor = IdentitySwapEditor("dixon50", guard="spacy")
     ambiguous = editor.identities.ambiguous
     todo = list(dict.fromkeys(t for t in texts if any(m.term.lower() in ambiguous for m in editor.find(t))))
-    nlp = _spacy_model()
+    nlp = spacy_small(("lemmatizer",))  # the guard's pipeline (one per process)
     started = time.process_time()
     for _ in nlp.pipe(todo, batch_size=64):
         pass

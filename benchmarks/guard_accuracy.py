@@ -115,15 +115,9 @@ def measure(editor: IdentitySwapEditor, texts: list[str], source: Path) -> dict[
     if len(unlabelled):
         raise SystemExit(f"{len(unlabelled)} rows of {source.name} have no label (0 or 1) yet")
     chosen = sorted(set(sample["comment"]))
-    matches = [[m for m in editor.find(texts[c])] for c in chosen]
-    verdicts = editor._guard.keep([texts[c] for c in chosen], matches) if editor._guard else None
-    assert verdicts is not None
-    verdict_of = {
-        (c, m.start): v
-        for c, ms, vs in zip(chosen, matches, verdicts, strict=True)
-        for m, v in zip(ms, vs, strict=True)
-    }
-    sample["kept"] = [verdict_of[(c, s)] for c, s in zip(sample["comment"], sample["start"], strict=True)]
+    kept = editor.identity_matches([texts[c] for c in chosen])  # the occurrences the guard keeps, per comment
+    taken = {(c, m.start) for c, found in zip(chosen, kept, strict=True) for m in found}
+    sample["kept"] = [key in taken for key in zip(sample["comment"], sample["start"], strict=True)]
     sample["identity"] = sample["identity"] == "1"
     report: dict[str, Any] = {
         "sample": len(sample),
@@ -171,7 +165,7 @@ def main() -> None:
     if args.sample:
         write_sample(editor, texts, SAMPLE if args.sample == "tuning" else HELDOUT)
         return
-    report: dict[str, Any] = {"comments": len(texts), "rule": editor._guard.rule if editor._guard else None}
+    report: dict[str, Any] = {"comments": len(texts), "rule": editor.params()["guard_rule"]}
     for name, source in (("tuning", SAMPLE), ("heldout", HELDOUT)):
         if not source.exists():
             continue

@@ -179,11 +179,11 @@ def main() -> None:
 
 def parse_seconds(editor: IdentitySwapEditor, batch: list[str]) -> float:
     """The median of three parses of the texts the guard parses (an ambiguous term in them), alone."""
-    from counterfair.editors.swap import _spacy_model
+    from counterfair.models import spacy_small
 
     guard = editor.identities.ambiguous
     todo = list(dict.fromkeys(t for t in batch if any(m.term.lower() in guard for m in editor.find(t))))
-    nlp = _spacy_model()
+    nlp = spacy_small(("lemmatizer",))  # the guard's pipeline (one per process)
     times = []
     for _ in range(3):
         started = time.perf_counter()

@@ -227,7 +227,7 @@ class IdentityGuard:
                 decided.append([match.start, match.end, verdicts[i][j]])
             if i in keys:
                 rows.append((keys[i], "guard", decided))
-        if rows and store is not None:
+        if rows:
             store.put_many(rows)
         return verdicts
 
@@ -433,8 +433,9 @@ def _shouting(text: str, start: int, end: int) -> bool:
 def casing(occurrence: str, text: str, start: int) -> str:
     """How a swap cases the word it writes where ``occurrence`` stands (``upper``, ``title``, ``first`` or
     ``listed``): all capitals for a shouted all-capitals occurrence, capitals on every word in a title, a capital
-    first letter at a sentence's start, otherwise the form as listed. It depends on the occurrence only, so a swap
-    decides it once per occurrence, not once per target."""
+    first letter at a sentence's start, otherwise the form as listed ("Christian" keeps its capital, "gay" stays
+    lower-case where it replaces a "Muslim"). It depends on the occurrence only, so a swap decides it once per
+    occurrence, not once per target."""
     letters = [c for c in occurrence if c.isalpha()]
     if len(letters) > 1 and all(c.isupper() for c in letters) and _shouting(text, start, start + len(occurrence)):
         return "upper"
@@ -454,13 +455,6 @@ def recase(word: str, how: str) -> str:
     if how == "first":
         return word[:1].upper() + word[1:]
     return word
-
-
-def cased(word: str, occurrence: str, text: str, start: int) -> str:
-    """``word`` (a term's form as written in its list, proper capitals included) cased for where ``occurrence``
-    stands (:func:`casing`): "Christian" keeps its capital, "gay" stays lower-case even where it replaces a
-    "Muslim"."""
-    return recase(word, casing(occurrence, text, start))
 
 
 def article_before(text: str, cursor: int, start: int) -> tuple[int, str, str] | None:
@@ -549,7 +543,7 @@ class IdentitySwapEditor(EditorBase):
     the swap as English: the set's nouns and plurals are matched too and replaced by the target's form of the same
     number ("Muslims" -> "Christians", "a Jew" -> "a Buddhist"), an adjective used as a noun gets the target's noun
     ("a Chinese." -> "a gay person."), proper adjectives keep their capital and a sentence's first word gets one
-    (:func:`cased`), and "a"/"an" agree with the new word. ``grammar=False`` is paper 001's Φ_A exactly: the listed
+    (:func:`casing`), and "a"/"an" agree with the new word. ``grammar=False`` is paper 001's Φ_A exactly: the listed
     terms only, token for token, case copied from the replaced word (what blindness and CLP training assume).
     """
 
@@ -577,8 +571,6 @@ class IdentitySwapEditor(EditorBase):
         self.blocked = 0  # occurrences the guard kept from being swapped (over every call)
         self.found = 0
         self.last_counts: list[tuple[int, int]] = []  # (found, blocked) per text of the last call
-        self._forms_of: str | None = None  # the text whose occurrences' forms are kept in _forms
-        self._forms: dict[tuple[int, int, str], str] = {}
         self._words: dict[Any, dict[str, str]] = {}  # style -> target -> the word written
         self._plan_of: str | None = None  # the text (and its matches) whose occurrences are kept in _plan
         self._plan_matches: Sequence[TermMatch] | None = None
@@ -624,17 +616,6 @@ class IdentitySwapEditor(EditorBase):
         """The match under its identity term ("Jews" -> jewish), so the guard and the swap see terms."""
         return TermMatch(match.start, match.end, match.text, self._surfaces[self._key(match.term)][0])
 
-    def form_used(self, text: str, match: TermMatch) -> str:
-        """``adjective``, ``noun`` or ``plural``: as written, or an adjective used as a noun ("a Chinese.",
-        "the Chinese are"). Kept per occurrence while the editor works on one text (every variant asks again)."""
-        if self._forms_of is not text:
-            self._forms_of, self._forms = text, {}
-        key = (match.start, match.end, match.text)
-        kind = self._forms.get(key)
-        if kind is None:
-            kind = self._forms[key] = self._form(text, match)
-        return kind
-
     def _written_kind(self, match: TermMatch) -> str:
         """``adjective``, ``noun``, ``plural`` or ``place``: which of its term's forms the occurrence is written in."""
         return self._surfaces.get(self._key(match.text), (match.term, "adjective"))[1]
@@ -653,7 +634,9 @@ class IdentitySwapEditor(EditorBase):
         before, following, followed = self._neighbours(text, match)
         return before in _SINGULAR_DETERMINERS and followed and following not in _AFTER_A_NOUN
 
-    def _form(self, text: str, match: TermMatch) -> str:
+    def form_used(self, text: str, match: TermMatch) -> str:
+        """``adjective``, ``noun``, ``plural`` or ``place``: as written, or an adjective used as a noun ("a Chinese.",
+        "the Chinese are"). A swap asks once per occurrence (:meth:`occurrences`), not once per target."""
         kind = self._written_kind(match)
         if kind != "adjective":
             return kind
@@ -665,12 +648,6 @@ class IdentitySwapEditor(EditorBase):
         if before == "the" and following in _PLURAL_VERBS:
             return "plural"
         return kind
-
-    def written(self, text: str, match: TermMatch, target: str) -> str:
-        """What replaces ``match`` when its term becomes ``target``."""
-        if not self.grammar:
-            return self._word(match.text, target)
-        return self._word((casing(match.text, text, match.start), self.form_used(text, match)), target)
 
     def _word(self, style: Any, target: str) -> str:
         """The word written for ``target`` in an occurrence's ``style`` (its surface without grammar; with it, its
