@@ -328,3 +328,14 @@ def test_each_generation_of_an_llm_audit_records_the_detector_it_uses() -> None:
         record,
     )
     assert seen == {"islam": "keyword", "identity": "keyword"}
+
+
+def test_the_docs_quote_the_demos_own_figures(demo_run: Path) -> None:
+    """#49 item 13: the quickstart and the audit how-to quote the demo's verdict; a change that moves it fails here."""
+    terms = json.loads((demo_run / "summary.json").read_text())["effects"]["identity_effect"]["by_term"]
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    quickstart = (docs / "quickstart.md").read_text(encoding="utf-8")
+    assert f"raises P(toxic) by {100 * terms['queer']['value']:.1f} points" in " ".join(quickstart.split())
+    gay = terms["gay"]
+    quoted = f"+{100 * gay['value']:.1f} points [+{100 * gay['ci_low']:.1f}, +{100 * gay['ci_high']:.1f}]"
+    assert quoted in (docs / "how-to" / "audit.md").read_text(encoding="utf-8")

@@ -1,0 +1,467 @@
+"""#49 item 13: every figure the docs state comes from a results JSON, checked here.
+
+A figure is a decimal number or a number with a unit of share, ratio, time, memory, rate or probability points, in
+a page's prose (code blocks and inline code are commands and options, not figures). Each one in `docs/` is accounted
+for by an entry below:
+
+* ``KEYED``: read from one key of a results JSON and written the way the page writes it (the strongest check: a rerun
+  that moves the figure fails here until the page says the new one);
+* ``SOURCED``: a phrase whose every figure is a value of the named part of a results JSON at the written precision
+  (as is, as a percentage, seconds as minutes, MiB as GiB; numbers in the JSON's table cells count): a rerun that
+  changes a value fails unless the page follows;
+* ``NOT_MEASURED``: a phrase whose figures are no measurement of ours, with the reason (``WHY``).
+
+A figure in none of them fails the inventory test: a new measurement in the docs needs its source named here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results"
+
+NUMBER = re.compile(r"(?<![\w.,/=#§\-])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w.]*\.\d)(?![A-Za-z])")
+UNIT = re.compile(
+    r"\s?(?:%|×)|\s(?:s|ms|min|h|hours?|minutes|seconds|MiB|GiB|KiB|kB|MB|GB|points?|worker-hours|[a-z]+/s)\b"
+)
+
+
+def figures(text: str) -> list[tuple[int, int, str]]:
+    """The figures of a page's prose: (start, end, as written) outside inline code."""
+    code = [m.span() for m in re.finditer(r"`[^`]*`", text)]
+    found = []
+    for m in NUMBER.finditer(text):
+        if any(a <= m.start() < b for a, b in code):
+            continue
+        if "." in m.group(0) or UNIT.match(text, m.end()):
+            found.append((m.start(), m.end(), m.group(0)))
+    return found
+
+
+@cache
+def prose(page: str) -> str:
+    """A page without its fenced code blocks, whitespace collapsed."""
+    kept, fenced = [], False
+    for line in (REPO / page).read_text(encoding="utf-8").splitlines():
+        if line.strip().startswith("```"):
+            fenced = not fenced
+        elif not fenced:
+            kept.append(line)
+    return " ".join(" ".join(kept).split())
+
+
+WHY = {
+    "example": "a worked example's made-up numbers",
+    "setting": "a default, threshold or limit that counterfair's code sets (the reference pages are generated from it)",
+    "paper": "a figure published by a paper or another project, cited as theirs",
+    "version": "a version, model size or section number",
+    "derived": "arithmetic on measured figures stated beside it",
+    "spec": "a limit the code enforces, tested where the limit lives",
+    "demo": "the demo audit's own output, checked against a demo run in tests/test_audit.py",
+}
+
+
+# Conventions every page uses, not measurements.
+EVERYWHERE = [
+    (r"95 % (?:bootstrap |paired percentile |percentile )?(?:intervals?|CI|confidence)|its 95 %|whole 95 %", "setting"),
+]
+
+# (page, the words around the figure with {} where it stands, results file, the keys into it, how it is written)
+KEYED: list[tuple[str, str, str, tuple[str, ...], str]] = [
+    (
+        "docs/how-to/llm-audit.md",
+        "is found in {}–",
+        "llm_calibration.json",
+        ("results", "favour", "100", "flagged"),
+        "{:.0%}",
+    ),
+    (
+        "docs/how-to/llm-audit.md",
+        "–{} % of runs at 100 prompts × 5 samples",
+        "llm_calibration.json",
+        ("results", "group", "100", "flagged"),
+        "{:.0%}",
+    ),
+    (
+        "docs/how-to/llm-audit.md",
+        "needs about 200 prompts ({} %)",
+        "llm_calibration.json",
+        ("results", "term", "200", "flagged"),
+        "{:.0%}",
+    ),
+    (
+        "docs/concepts/labelled-data.md",
+        "| profanity-check (default) | 0.892 | {} |",
+        "bias_dixon.json",
+        ("classifiers", "profanity-check", "overall", "final_metric"),
+        "{:.3f}",
+    ),
+    (
+        "docs/concepts/labelled-data.md",
+        "| sexuality {} |",
+        "bias_dixon.json",
+        ("classifiers", "profanity-check", "groups", "sexuality", "bpsn_auc"),
+        "{:.3f}",
+    ),
+    (
+        "docs/how-to/bias.md",
+        "lowest BPSN AUC ({})",
+        "bias_dixon.json",
+        ("classifiers", "profanity-check", "groups", "sexuality", "bpsn_auc"),
+        "{:.3f}",
+    ),
+    (
+        "docs/concepts/counterfactuals.md",
+        "of the occurrences it keeps, **{} %** are identity uses",
+        "guard_accuracy.json",
+        ("tuning", "overall", "precision", "value"),
+        "{:.0%}",
+    ),
+    (
+        "docs/concepts/counterfactuals.md",
+        "and it keeps **{} %** of the identity",
+        "guard_accuracy.json",
+        ("tuning", "overall", "recall", "value"),
+        "{:.0%}",
+    ),
+    (
+        "docs/concepts/counterfactuals.md",
+        "drawn after the rule was changed,\n{} %",
+        "guard_accuracy.json",
+        ("heldout", "overall", "precision", "value"),
+        "{:.0%}",
+    ),
+    (
+        "docs/concepts/counterfactuals.md",
+        "% and {} %. Per term",
+        "guard_accuracy.json",
+        ("heldout", "overall", "recall", "value"),
+        "{:.0%}",
+    ),
+    (
+        "docs/how-to/generate.md",
+        "its precision is {} % and its recall",
+        "guard_accuracy.json",
+        ("tuning", "overall", "precision", "value"),
+        "{:.0%}",
+    ),
+    (
+        "docs/reference/run-directories.md",
+        "`bias` took {} s of CPU with the guard on a first run",
+        "bias_floor.json",
+        ("sides", "counterfair (guard)", "cpu_seconds"),
+        "{:.1f}",
+    ),
+    (
+        "docs/reference/run-directories.md",
+        "and {} s on a rerun with another classifier",
+        "bias_floor.json",
+        ("sides", "counterfair (guard, verdicts stored)", "cpu_seconds"),
+        "{:.1f}",
+    ),
+]
+# page -> (phrase, results file, the keys of the part of it that holds the phrase's figures)
+SOURCED: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
+    "docs/benchmarks.md": [
+        ("92.2 % / 92.4 % written", "languages.json", ("reach",)),
+        ("1,034 / 117,834 swaps/s", "languages.json", ("reach",)),
+    ],
+    "docs/concepts/identity-effect.md": [("false alarms 0–1 % over 100 seeds", "llm_calibration.json", ("results",))],
+    "docs/concepts/labelled-data.md": [
+        ("| profanity-check (default) | … 0.612] |", "bias_dixon.json", ("classifiers", "profanity-check")),
+        ("| CNN from `counterfair train` … 0.580] |", "bias_dixon.json", ("classifiers", "cnn-baseline")),
+        ("dehumanisation (0.12) and threat (0.16)", "bias_dixon.json", ("classifiers", "profanity-check")),
+        ("derogation 0.01, counter speech 0.90", "bias_dixon.json", ("classifiers", "cnn-baseline")),
+        ("Civil Comments (AUC 0.57)", "bias_dixon.json", ("classifiers", "cnn-baseline", "model")),
+    ],
+    "docs/concepts/papers.md": [
+        ("(0.15 here against 0.20 in CEval's table", "ceval_imdb.json", ("methods", "mice")),
+        ("(0.110 vs the baseline's 0.088 on Dixon's templates)", "ctf_replication.json", ("table",)),
+        ("(Civil Comments 0.017 vs 0.126)", "ctf_replication.json", ("table",)),
+        ("gap (0.062 vs 0.112)", "ctf_replication.json", ("table",)),
+        ("templates (0.102 vs 0.088)", "ctf_replication.json", ("table",)),
+        ("and 0.014 here (mean of three splits)", "ctf_replication.json", ("models", "baseline")),
+        ("inc@n 0.07–0.45 here", "feedback_imdb.json", ("runs",)),
+        ("GBDA, CREST and MiCE: 0.26, 0.43, 0.25", "ceval_imdb.json", ("methods",)),
+        ("GPT-2 ρ = 0.43", "ceval_imdb.json", ("rank_agreement",)),
+        ("ρ = −0.83", "ceval_imdb.json", ("rank_agreement",)),
+    ],
+    "docs/how-to/bias.md": [
+        ("identity effect (+24.4 points", "bias_dixon.json", ("classifiers", "profanity-check")),
+        ("BPSN AUC is −0.96", "bias_dixon.json", ("classifiers", "profanity-check")),
+        ("scores 0.592 there and 0.12 on dehumanisation", "bias_dixon.json", ("classifiers", "profanity-check")),
+    ],
+    "docs/how-to/evaluate.md": [("mean distance per token is 0.42", "snli_pairs.json", ())],
+    "docs/how-to/generate.md": [
+        ("it blocks 7 % of the ambiguous terms' occurrences", "swap_coverage.json", ()),
+        ("| detector | … What it still", "detector_implicit.json", ("detectors",)),
+        ("takes 18 s and", "attribute_schedule.json", ("schedules",)),
+        ("its precision is 92 % and its recall 99 %", "guard_accuracy.json", ("tuning", "overall")),
+        ("a run took 1.32× the keyword run's time", "detector_cost.json", ("totals",)),
+        ("Qwen2.5-Coder-0.5B gives 0.41 to every text", "detector_implicit.json", ()),
+    ],
+    "docs/how-to/languages.md": [("(Spearman 0.54 French, 0.39 German", "languages.json", ("bertscore_fallback",))],
+    "docs/how-to/llm-audit.md": [("fails the gate in 0–1 % of runs", "llm_calibration.json", ("results",))],
+    "docs/reference/classifiers.md": [
+        ("about 1 s for the 0.5B model", "llama_native_paths.json", ("models", "qwen2.5-coder-0.5b-instruct", "probe"))
+    ],
+    "docs/how-to/scale-out.md": [
+        ("it sustains 9.8 requests/s … (92 % of the ideal 640)", "llm_parallel.json", ("stub",)),
+        ("5.24 s per input with one request … (2.7×)", "llm_parallel.json", ("http",)),
+        ("0.665 s per input with one request … **0.20 s per input**", "llm_gpu_server.json", ("server_load",)),
+        ("1,281 generated tokens/s", "llm_gpu_server.json", ("server_load",)),
+        ("decodes 3,528 tokens/s at 16 sequences and 9,047 at 64", "llm_gpu_server.json", ("batched_bench",)),
+        ("took 0.615 s per input on the GPU server", "llm_gpu_server.json", ("server_load",)),
+        ("29 min in process on 2 CPU cores with parallel sampling (49 min before it)", "audit_speed.json", ()),
+        ("(generate: 708 → 730 → 1,111 MiB peak)", "scale.json", ("generate",)),
+        ("| 212 texts/s", "scale.json", ("generate",)),
+        ("2,095 pairs/s", "scale.json", ("evaluate",)),
+        ("| 182 pairs/s", "scale.json", ("evaluate",)),
+        ("| 175 tokens/s", "evaluate_speed.json", ()),
+        ("8.8 s per text with parallel sampling (14.7 s before it", "audit_speed.json", ()),
+        ("took 109 s on a local Ray against 55 s without", "scale.json", ("ray_vs_local_bertscore_10k",)),
+        ("7.5× faster (92 s → 12 s)", "scale.json", ("run_store_10k",)),
+    ],
+    "docs/how-to/ci-gate.md": [
+        ('("gay" +6.7 points [+5.8, +7.5], "black" +6.6, "jewish" +6.2', "slurs_demo.json", ("terms",))
+    ],
+    "docs/install.md": [
+        ("3.5 minutes on 2 cores", "test_suite.json", ("fast_tier",)),
+        ("under 800 MB in a fresh", "slim_install.json", ()),
+    ],
+    "docs/reference/reliability.md": [
+        ("(3.6 GiB at 200k texts", "memory.json", ("commands", "ctf, in blocks")),
+        ("(2.2 GiB at 10k short texts)", "memory.json", ("commands", "audit")),
+        ("swaps in 12 s, four times", "long_text.json", ()),
+    ],
+}
+NOT_MEASURED: dict[str, list[tuple[str, str]]] = {
+    "docs/benchmarks.md": [("vs CEval's 0.41", "paper"), ("LangFair 0.8's", "version")],
+    "docs/concepts/counterfactuals.md": [
+        ("F1 below 0.5 against", "setting"),
+        ("(probability ≥ 0.5 by", "setting"),
+        ("WordNet 3.0", "version"),
+    ],
+    "docs/concepts/identity-effect.md": [
+        ("in at least 95 % of audits", "setting"),
+        ("**5 points** of flips", "setting"),
+        ("(adjusted p < 0.05)", "setting"),
+        ("threshold 0.5. The classifier scores the slot: … although *gay* costs 50 points", "example"),
+        ("by more than 2 points against a neutral word, shown at 95 %", "setting"),
+        ("not shown to exceed 2 points", "setting"),
+        ("flipped 14.9 % of MedQA answers where a plain paraphrase flipped 14.1 %", "paper"),
+    ],
+    "docs/concepts/labelled-data.md": [
+        ("final metric** = 0.25 × overall AUC + 0.75 ×", "setting"),
+        ("`--group-threshold`, 0.5,", "setting"),
+        ("BPSN AUC is below 0.8", "setting"),
+    ],
+    "docs/concepts/papers.md": [
+        ("attribute probability ≥ 0.8, toxicity ≤ 0.1", "setting"),
+        ("(a test recomputes (0.96 + 0.44 + 0.01) / 3 = 0.47)", "paper"),
+        ("at every λ, 0.05 included (TPR 0, AUC ≈ 0.5;", "setting"),
+        ("kept TPR at λ = 0.05", "paper"),
+        ("scores 0.987 in the replication", "paper"),
+        ('are X" at 0.06 under λ = 5', "paper"),
+        ("to 25 % of a batch did not stop the collapse at λ = 0.05", "setting"),
+        ("between 0.01 and 0.16)", "derived"),
+        ("the sample SD is 1.22 times larger", "derived"),
+        ("in the paper's 0.01–0.55 band", "paper"),
+        ("in the paper's 0.86–11.11 band", "paper"),
+        ("within 0.03 for all six methods", "derived"),
+    ],
+    "docs/gallery.md": [("Screenshots at 1400 × 900", "setting")],
+    "docs/how-to/audit.md": [("+20.6 points [+16.9, +24.5]", "demo")],
+    "docs/how-to/bias.md": [("final metric = 0.25 × overall AUC + 0.75 ×", "setting")],
+    "docs/how-to/ci-gate.md": [("is at most 5 points", "example"), ("and p < 0.05)", "setting")],
+    "docs/how-to/evaluate.md": [("(CEval's Table 2: 0.41", "paper")],
+    "docs/how-to/feedback.md": [("cosine ≥ 0.5", "setting")],
+    "docs/how-to/generate.md": [
+        ("file of 64 MB or more", "setting"),
+        ("WordNet 3.0", "version"),
+        ("BLEU < 0.5 or BERTScore F1 < 0.5", "setting"),
+        ("probability ≥ 0.5. Survivors", "setting"),
+        ("a label > 0.5, at most", "setting"),
+        ("(about 8 min on 2 cores", "derived"),
+        ("held-out F1 within 0.004", "derived"),
+        ('P(yes) < 0.2, "This text is about Muslims." ≥ 0.5)', "setting"),
+    ],
+    "docs/how-to/languages.md": [("16 MB;", "spec")],
+    "docs/how-to/llm-audit.md": [
+        ("at `--temperature` (0.7)", "setting"),
+        ("(a decision rate of 60 % vs 45 %: −15 points)", "example"),
+        ("exceeds 2 points", "setting"),
+        ("(a decision rate of 60 % differs", "example"),
+        ("shares above 0.5)", "setting"),
+    ],
+    "docs/how-to/rate.md": [("within 3 s even under", "spec")],
+    "docs/how-to/scale-out.md": [
+        ("answers after 100 ms", "setting"),
+        ("(3.3×;", "derived"),
+        ("≥ 4,000 texts/s", "derived"),
+        ("190 worker-hours", "derived"),
+        ("244 worker-hours", "derived"),
+        ("about 40 s of such a server", "derived"),
+        ("GPU server (3× slower)", "derived"),
+        ("| 2.6 worker-hours | 3 min |", "derived"),
+        ("4.8M swap variants", "derived"),
+        ("= 4,190 texts/s", "derived"),
+        ("6.4 worker-hours; … | 8 min |", "derived"),
+        ("| 0.3 worker-hours | < 1 min |", "derived"),
+        ("| 3.1 worker-hours | 4 min |", "derived"),
+        ("| 3.8 h |", "derived"),
+        ("| 4.9 h per 100k |", "derived"),
+        ("~18 GB for 96M variants", "derived"),
+        ("rewrote at 0.20 s per text (above; 0.5B-shaped random weights): 100k texts in about 5.6 h", "derived"),
+    ],
+    "docs/how-to/select-texts.md": [
+        ("probability ≥ 0.8", "setting"),
+        ("toxicity ≤ 0.1", "setting"),
+        ("(score > 0.5", "setting"),
+    ],
+    "docs/install.md": [
+        ("Python 3.11", "version"),
+        ("WordNet 3.0", "version"),
+        ("take about 4 s or more", "setting"),
+        ("(about 2 minutes the first", "derived"),
+        ("(about 5 minutes once)", "derived"),
+        ("about 1 s and 180 MiB per command", "derived"),
+    ],
+    "docs/quickstart.md": [
+        ("Python 3.11", "version"),
+        ("raises P(toxic) by 35.8 points", "demo"),
+        ("exceeds 2 points", "setting"),
+        ("`--threshold` (0.5)", "setting"),
+    ],
+    "docs/reference/classifiers.md": [("copy under 700 MB", "spec")],
+    "docs/reference/reliability.md": [
+        ("holds under 500 MiB at 200,000", "derived"),
+        ("one 1 MB row", "spec"),
+        ("a 100 kB text", "setting"),
+        ("more than 8 % of its start", "spec"),
+        ("expanded to 5 GB), files over 5 MB", "spec"),
+        ("at most 32 MB of an answer", "spec"),
+        ("a 25 kB one", "setting"),
+    ],
+    "docs/reference/run-directories.md": [("file of 64 MB or more", "setting")],
+}
+
+
+def spans(page: str) -> list[tuple[int, int]]:
+    """Where the page's entries stand in its prose."""
+    text = prose(page)
+    phrases = [words.format(written(results, path, form)) for p, words, results, path, form in KEYED if p == page]
+    phrases += [entry[0] for entry in SOURCED.get(page, [])] + [phrase for phrase, _ in NOT_MEASURED.get(page, [])]
+    found = [(m.start(), m.end()) for rule, _ in EVERYWHERE for m in re.finditer(rule, text)]
+    for phrase in phrases:
+        found += where(text, phrase)
+    return found
+
+
+def where(text: str, phrase: str) -> list[tuple[int, int]]:
+    """Where a phrase stands in a page's prose; "HEAD … TAIL" is everything from HEAD to the next TAIL."""
+    head, _, tail = (" ".join(part.split()) for part in phrase.partition(" … "))
+    found = []
+    for m in re.finditer(re.escape(head), text):
+        end = text.find(tail, m.end()) if tail else m.end()
+        if end >= 0:
+            found.append((m.start(), end + len(tail) if tail else end))
+    return found
+
+
+def written(results: str, path: tuple[str, ...], form: str) -> str:
+    value: Any = load(results)
+    for key in path:
+        value = value[key]
+    return form.format(value).rstrip("%")
+
+
+@cache
+def load(results: str) -> Any:
+    return json.loads((RESULTS / results).read_text(encoding="utf-8"))
+
+
+def pages() -> list[str]:
+    return [str(p.relative_to(REPO)) for p in sorted((REPO / "docs").rglob("*.md"))]
+
+
+def unaccounted(page: str) -> list[str]:
+    """The page's figures that no entry accounts for, each with its words around."""
+    text, covered = prose(page), spans(page)
+    return [
+        f"{value!r} in …{text[max(0, a - 50) : b + 20]}…"
+        for a, b, value in figures(text)
+        if not any(s <= a and b <= e for s, e in covered)
+    ]
+
+
+def leaves(value: Any) -> list[float]:
+    """Every number in a results JSON, those written in its tables' cells included."""
+    if isinstance(value, str):
+        return [float(x.replace(",", "")) for x in re.findall(r"\d[\d,]*(?:\.\d+)?", value)]
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in leaves(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in leaves(v)]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return [float(value)]
+    return []
+
+
+def is_value_of(figure: str, values: list[float]) -> bool:
+    """A figure as written ("1,111", "0.20", "93") is one of the values at its precision: as is, as a percentage,
+    seconds written as minutes, MiB as GiB."""
+    plain = figure.replace(",", "")
+    decimals = len(plain.partition(".")[2])
+    target, half = float(plain), 0.5 * 10.0**-decimals + 1e-9
+    return any(abs(abs(x) * scale - target) <= half for x in values for scale in (1.0, 100.0, 1 / 60, 1 / 1024))
+
+
+def sourced() -> list[tuple[str, str, str, tuple[str, ...]]]:
+    return [(page, *entry) for page, entries in SOURCED.items() for entry in entries]
+
+
+@pytest.mark.parametrize(("page", "words", "results", "path", "form"), KEYED)
+def test_a_keyed_figure_is_its_results_json(page: str, words: str, results: str, path: tuple[str, ...], form: str):
+    """The docs said 0.891 and 0.777 after a rerun gave 0.889 and 0.775: these figures are read from their key."""
+    assert where(prose(page), words.format(written(results, path, form))), (page, words, written(results, path, form))
+
+
+@pytest.mark.parametrize(("page", "phrase", "results", "under"), sourced())
+def test_a_sourced_figure_is_a_value_of_its_results_json(
+    page: str, phrase: str, results: str, under: tuple[str, ...]
+) -> None:
+    found = where(prose(page), phrase)
+    assert found, f"{page} no longer says {phrase!r}"
+    part: Any = load(results)
+    for key in under:
+        part = part[key]
+    values = leaves(part)
+    a, b = found[0]
+    stale = [value for _, _, value in figures(prose(page)[a:b]) if not is_value_of(value, values)]
+    assert not stale, f"{page}: {stale} in {phrase!r} are not values of {results}"
+
+
+def test_every_figure_in_the_docs_is_accounted_for() -> None:
+    for page, entries in NOT_MEASURED.items():
+        for phrase, why in entries:
+            assert why in WHY, (page, phrase, why)
+            assert where(prose(page), phrase), f"{page} no longer says {phrase!r}"
+    left = {page: found for page in pages() if (found := unaccounted(page))}
+    assert not left, "figures with no source named in tests/test_doc_figures.py:\n" + "\n".join(
+        f"{page}: {figure}" for page, found in left.items() for figure in found
+    )
+
+
+def test_the_checks_fail_on_a_moved_figure() -> None:
+    """The checks can fail: a figure off by one in its last digit is not a value, an unlisted one is unaccounted."""
+    assert is_value_of("0.889", [0.8889]) and is_value_of("93", [0.93]) and is_value_of("1,111", [1111.2])
+    assert not is_value_of("0.890", [0.8889]) and not is_value_of("94", [0.93])
+    assert figures("took 12.5 s, `--x 0.5`, 3 texts, 40 % of them") == [(5, 9, "12.5"), (33, 35, "40")]
