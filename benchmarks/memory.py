@@ -11,7 +11,11 @@ for a command once the previous sizes' rate puts its peak above ``--max-gib`` (t
 Reported per run: wall time, peak RSS, RSS at 25 / 50 / 90 % of the wall time (flat means the last two agree), KiB
 per text between the two largest sizes run, and the peak extrapolated linearly to 200,000 texts.
 
+``--as NAME`` keeps the other entries of the results file and stores this run (one command) under NAME, beside
+the entries of earlier code (e.g. ``--commands ctf --as "ctf, tallied"``).
+
 Usage: python benchmarks/memory.py [--sizes 1000,10000,100000,200000] [--commands audit,ctf,bias] [--max-gib 8]
+       [--as NAME]
 Results: benchmarks/results/memory.json
 """
 
@@ -22,6 +26,7 @@ import os
 os.environ.setdefault("COUNTERFAIR_STORE", "off")  # measure the work, not the run store's reuse
 
 import argparse
+import json
 import platform
 import sys
 import tempfile
@@ -73,12 +78,22 @@ def table(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _commit() -> str:
+    import subprocess
+
+    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=RESULTS.parent)
+    return done.stdout.strip()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,10000,100000,200000")
     parser.add_argument("--commands", default="audit,ctf,bias")
     parser.add_argument("--max-gib", type=float, default=8.0)
+    parser.add_argument("--as", dest="name", help="store the one command's runs under this name, keeping the others")
     args = parser.parse_args()
+    if args.name and "," in args.commands:
+        parser.error("--as names the runs of one command")
     sizes = sorted(int(s) for s in args.sizes.split(","))
     report: dict[str, Any] = {
         "benchmark": "memory",
@@ -87,6 +102,9 @@ def main() -> None:
         "target": {"texts": TARGET_TEXTS, "peak_gib": TARGET_GIB},
         "commands": {},
     }
+    if args.name and RESULTS.exists():  # the other entries stay, with the machine and arguments they were run with
+        kept = json.loads(RESULTS.read_text(encoding="utf-8"))
+        report["commands"] = {k: v for k, v in kept.get("commands", {}).items() if k != args.name}
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         for command in args.commands.split(","):
@@ -111,7 +129,12 @@ def main() -> None:
                     f"25/50/90 % {run['rss_at_25pct_mib']}/{run['rss_at_50pct_mib']}/{run['rss_at_90pct_mib']} MiB",
                     flush=True,
                 )
-            report["commands"][command] = {"runs": runs, **extrapolate(runs)}
+            report["commands"][args.name or command] = {
+                "runs": runs,
+                **extrapolate(runs),
+                "machine": report["machine"],
+                "commit": _commit(),
+            }
             write_json(report, RESULTS)  # what is measured so far survives a later size's failure
     report["table"] = table(report)
     write_json(report, RESULTS)

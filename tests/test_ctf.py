@@ -56,6 +56,47 @@ def test_report_breakdowns_by_hand() -> None:
     assert report["by_source_term"]["gay"]["ctf_gap"] == pytest.approx(0.2)
 
 
+def test_the_tally_of_blocks_is_the_report_of_the_whole_table() -> None:
+    """#47: ctf keeps per pair only its change and codes, and each text's gaps per breakdown as its block goes by; the
+    report is the whole table's, value for value (a row without a source term is in the overall gap only)."""
+    from counterfair.core.ctf import CTFTally
+
+    rng = np.random.default_rng(3)
+    frames = []
+    for text in range(40):
+        for k in range(int(rng.integers(1, 6))):
+            source = ["white", "gay", "black", None][int(rng.integers(0, 4))] if k else "gay"
+            target = ["asian", "straight", "white"][int(rng.integers(0, 3))]
+            split = ["train", "heldout"][int(rng.integers(0, 2))]
+            orig = float(rng.random())
+            row = (f"t{text}", [0.0, 1.0, np.nan][text % 3], source, target, split, "train", orig, float(rng.random()))
+            frames.append(row)
+    whole = pd.DataFrame(frames, columns=PAIR_COLUMNS[:8])
+    whole["diff"] = whole["score_cf"] - whole["score_orig"]
+    whole["abs_diff"] = whole["diff"].abs()
+    tally = CTFTally()
+    cut = int(np.flatnonzero(whole["input_id"] == "t17")[0])  # blocks end where a text ends
+    tally.add(whole.iloc[:cut])
+    tally.add(whole.iloc[cut:])
+    blocked = tally.report(seed=1, n_resamples=300, min_pairs=2)
+    assert blocked == ctf_report(whole, seed=1, n_resamples=300, min_pairs=2)
+    # against the breakdowns taken from the table with pandas, one gap_summary each
+    from counterfair.metrics.fairness import gap_summary
+
+    def gap(frame: pd.DataFrame) -> dict:
+        return gap_summary(frame, seed=1, n_resamples=300)
+
+    overall = {k: v for k, v in blocked.items() if not k.startswith("by_")}
+    assert overall == gap(whole)
+    assert blocked["by_label"]["toxic"] == gap(whole[whole["label"] == 1])
+    train = whole[(whole["source_split"] == "train") & (whole["target_split"] == "train")]
+    assert blocked["by_split"]["train"]["by_label"]["nontoxic"] == gap(train[train["label"] == 0])
+    assert blocked["by_source_term"] == {str(t): gap(g) for t, g in whole.groupby("source_term")}
+    directions = [(s, t, len(g)) for (s, t), g in whole.groupby(["source_term", "target_term"]) if len(g) >= 2]
+    assert [(d["source"], d["target"], d["pairs"]) for d in blocked["by_direction"]] == directions
+    assert blocked["pairs"] == len(whole) and sum(e["pairs"] for e in blocked["by_source_term"].values()) < len(whole)
+
+
 def test_run_ctf_end_to_end(tmp_path: Path, helper_module: str) -> None:
     # a classifier that calls "gay" awful: the straight -> gay swap raises the score
     (tmp_path / "clf.py").write_text(
@@ -193,4 +234,4 @@ def test_blocks_written_as_they_are_made_equal_the_whole_run_and_keep_no_texts()
     assert blocked == summary
     assert len(written) == 3 and clf.cached_texts == 0  # one frame per block with identity terms; cache emptied
     pd.testing.assert_frame_equal(pd.concat(written, ignore_index=True)[PAIR_FILE_COLUMNS], whole[PAIR_FILE_COLUMNS])
-    assert list(compact.columns) == PAIR_COLUMNS and "cf_text" not in compact  # the statistics' columns only
+    assert compact.empty  # no pair kept: each block's statistics are gathered as it is made (CTFTally)

@@ -234,3 +234,28 @@ def test_a_run_stopped_by_its_checks_gives_the_folder_back_and_a_one_term_set_se
     assert done.returncode == 0, done.stderr
     groups = json.loads((tmp_path / "three" / "summary.json").read_text())["groups"]
     assert set(groups) == {"sexuality", "religion", "race_ethnicity"}
+
+
+def test_save_refuses_a_folder_of_the_users_files_and_lists_what_it_wrote(tmp_path: Path) -> None:
+    """#47: ``result.save(dir)`` wrote among a user's files (and over a summary.json of theirs); now it goes where a
+    run may go, and run.json lists what it wrote, so a later --overwrite removes only that."""
+    import counterfair as cf
+    from counterfair.errors import OutputError
+
+    result = cf.audit(TEXTS, lambda texts: [0.1] * len(texts), methods=["swap"], bootstrap=20, progress=False)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "summary.json").write_text('{"mine": true}')
+    with pytest.raises(OutputError, match=r"folder given to save\(\) .* holds files that counterfair did not write"):
+        result.save(mine)
+    assert sorted(p.name for p in mine.iterdir()) == ["summary.json"] and "mine" in (mine / "summary.json").read_text()
+    saved = result.save(tmp_path / "saved")
+    run = json.loads((saved / "run.json").read_text())
+    assert run["kind"] == "saved audit result"
+    assert {"pairs.csv", "slots.csv", "summary.json", "report.html"} <= set(run["files"])
+    (saved / "my-notes.md").write_text("kept")  # a user's file put into the saved folder
+    result.save(saved)  # a second save into counterfair's own folder is fine, and does not claim the user's file
+    assert "my-notes.md" not in json.loads((saved / "run.json").read_text())["files"]
+    done = _audit(_data(tmp_path), saved, "--overwrite")  # a command's run replaces the save, not the user's file
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (saved / "my-notes.md").read_text() == "kept"

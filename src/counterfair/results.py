@@ -137,14 +137,17 @@ class TableResult:
         return getattr(self, "by_group", pd.DataFrame())
 
     def save(self, directory: str | Path) -> Path:
-        """Write the table, ``summary.json`` (and for an audit the report) into ``directory``; returns it."""
+        """Write the table, ``summary.json`` (and for an audit the report) into ``directory``; returns it. The folder
+        is new, empty, or counterfair's own (an earlier save, a run): a folder of other files is refused before any
+        write (:func:`~counterfair.runs.prepare_save_dir`)."""
         from .io import write_json, write_table
-        from .runs import prepare_out_dir
+        from .runs import prepare_save_dir, record_files
 
-        target = prepare_out_dir(directory)
+        target, foreign = prepare_save_dir(directory, what=str(self.summary.get("command") or type(self).__name__))
         write_table(self._table(), target / self._table_file)
         write_json(self.summary, target / "summary.json")
         self._saved(target)
+        record_files(target, foreign)
         return target
 
     def _saved(self, target: Path) -> None:

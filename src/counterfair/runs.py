@@ -76,6 +76,23 @@ def prepare_run_dir(path: str | Path, *, option: str = "--out") -> Path:
     return prepare_out_dir(path, option=option)
 
 
+def prepare_save_dir(path: str | Path, *, what: str) -> tuple[Path, set[str]]:
+    """The folder a result's ``save()`` writes into, checked as a run's ``--out`` is (new, empty, or counterfair's own:
+    never among a user's files) and created; a folder that is not yet a run gets a run.json naming what was saved.
+    Returns it and the entries there that are not counterfair's (a user's file put into a saved folder later), which
+    :func:`record_files` leaves out of the list a later ``--overwrite`` removes."""
+    from . import __version__
+
+    check_run_dir(path, option="the folder given to save()")
+    target = prepare_out_dir(path, option="the folder given to save()")
+    if not is_counterfair_run(target):
+        write_json(
+            {"kind": f"saved {what} result", "counterfair_version": __version__, "files": []}, target / "run.json"
+        )
+    ours = _run_files(target)
+    return target, {p.name for p in target.iterdir() if p.name not in _OWN and p.name not in ours}
+
+
 _FOREIGN: dict[str, set[str]] = {}  # per claimed run directory: the entries there at the claim that were not the run's
 
 
@@ -87,15 +104,16 @@ def _run_files(target: Path) -> set[str]:
     return set(map(str, listed)) if isinstance(listed, list) else set(KNOWN_OUTPUTS)
 
 
-def record_files(target: Path) -> None:
+def record_files(target: Path, foreign: set[str] | None = None) -> None:
     """Add the run directory's top-level entries to its run.json's ``files``: what this run wrote there (entries that
-    were there when it claimed the folder and were not the run's stay out), and what ``--overwrite`` may remove."""
+    were there when it claimed the folder and were not the run's stay out; ``foreign``: those a save found there), and
+    what ``--overwrite`` may remove."""
     if not is_counterfair_run(target):
         return
     run_file = target / "run.json"
     data = json.loads(run_file.read_text(encoding="utf-8"))
     listed = data.get("files") if isinstance(data.get("files"), list) else []
-    foreign = _FOREIGN.get(str(target.resolve()), set())
+    foreign = _FOREIGN.get(str(target.resolve()), set()) if foreign is None else foreign
     present = {p.name for p in target.iterdir() if p.name not in _OWN and p.name not in foreign}
     names = sorted({*map(str, listed), *present})
     if names != listed:

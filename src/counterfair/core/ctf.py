@@ -12,6 +12,7 @@ by direction. Every figure carries a bootstrap confidence interval over texts (o
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ import pandas as pd
 
 from ..classifiers.labels import binary_labels, positive_index
 from ..io import missing_as_nan
-from ..metrics.fairness import gap_summary, group_rows
+from ..metrics.fairness import group_rows
 from ..metrics.functional import bootstrap_ci
 from ..progress import ProgressHook
 from ..records import options_signature
@@ -56,51 +57,140 @@ def ctf_report(pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2000, m
     missing = [c for c in PAIR_COLUMNS if c not in pairs.columns]
     if missing:
         raise ValueError(f"pairs table lacks columns {missing}")
-    report: dict[str, Any] = gap_summary(pairs, seed=seed, n_resamples=n_resamples)
-    labels = pairs["label"]
-    report["by_label"] = {
-        "nontoxic": gap_summary(pairs[labels == 0], seed=seed, n_resamples=n_resamples),
-        "toxic": gap_summary(pairs[labels == 1], seed=seed, n_resamples=n_resamples),
-    }
-    report["by_split"] = {}
-    for split in ("train", "heldout"):
-        within = pairs[(pairs["source_split"] == split) & (pairs["target_split"] == split)]
-        entry = gap_summary(within, seed=seed, n_resamples=n_resamples)
-        entry["by_label"] = {
-            "nontoxic": gap_summary(within[within["label"] == 0], seed=seed, n_resamples=n_resamples),
-            "toxic": gap_summary(within[within["label"] == 1], seed=seed, n_resamples=n_resamples),
+    tally = CTFTally()
+    tally.add(pairs)
+    return tally.report(seed=seed, n_resamples=n_resamples, min_pairs=min_pairs)
+
+
+#: the breakdowns of the CTF gap other than per term: (split both terms are in, label of the text); None: any
+_PARTS = {
+    "all": (None, None),
+    "nontoxic": (None, 0),
+    "toxic": (None, 1),
+    "train": ("train", None),
+    "train:nontoxic": ("train", 0),
+    "train:toxic": ("train", 1),
+    "heldout": ("heldout", None),
+    "heldout:nontoxic": ("heldout", 0),
+    "heldout:toxic": ("heldout", 1),
+}
+
+
+class CTFTally:
+    """The CTF gap's statistics gathered block by block (#47: a ctf of 200,000 texts under 2 GiB): per breakdown each
+    text's gap as its block is added (texts in order of first appearance, a text's pairs all in one block), and per
+    pair only what the report still reads — its signed change, the text's label, which split both terms are in, the
+    two terms as numbers (14 bytes a pair, not the table). :meth:`report` gives what :func:`ctf_report` of the whole
+    table gives, value for value."""
+
+    def __init__(self) -> None:
+        self.gaps: dict[str, list[np.ndarray]] = {name: [] for name in _PARTS}
+        self.term_gaps: dict[str, list[np.ndarray]] = {}
+        self.terms: dict[str, int] = {}
+        self.columns: dict[str, list[np.ndarray]] = {
+            name: [] for name in ("diff", "label", "split", "source", "target")
         }
-        report["by_split"][split] = entry
-    per_term = {}
-    for term, group in pairs.groupby("source_term", sort=True):
-        per_term[str(term)] = gap_summary(group, seed=seed, n_resamples=n_resamples)
-    report["by_source_term"] = per_term
-    per_pair = []
-    order, bounds = group_rows(pairs, ["source_term", "target_term"], sort=True)
-    sources = np.split(pairs["source_term"].to_numpy(object)[order], bounds)
-    targets = np.split(pairs["target_term"].to_numpy(object)[order], bounds)
-    for source, target, values in zip(
-        sources, targets, np.split(pairs["diff"].to_numpy(dtype=float)[order], bounds), strict=True
-    ):
-        if len(values) == 0 or len(values) < min_pairs:
-            continue
-        low, high = bootstrap_ci(np.abs(values), n_resamples=n_resamples, seed=seed)
-        per_pair.append(
-            {
-                "source": str(source[0]),
-                "target": str(target[0]),
-                "pairs": len(values),
-                "mean_abs_diff": float(np.abs(values).mean()),
-                "mean_diff": float(values.mean()),
-                "ci_low": low,
-                "ci_high": high,
+
+    def add(self, pairs: pd.DataFrame) -> None:
+        """One block of pairs (:data:`PAIR_COLUMNS`; rows without both scores already left out)."""
+        from ..metrics.fairness import text_gap_values
+
+        if pairs.empty:
+            return
+        label = pairs["label"].to_numpy(dtype=float)
+        label_code = np.where(label == 0, 0, np.where(label == 1, 1, -1)).astype(np.int8)
+        sources, targets = pairs["source_split"].to_numpy(object), pairs["target_split"].to_numpy(object)
+        split = np.zeros(len(pairs), dtype=np.int8)
+        split[(sources == "train") & (targets == "train")] = 1
+        split[(sources == "heldout") & (targets == "heldout")] = 2
+        for name, (part, labelled) in _PARTS.items():
+            mask = np.ones(len(pairs), dtype=bool) if part is None else split == (1 if part == "train" else 2)
+            if labelled is not None:
+                mask &= label_code == labelled
+            if mask.all():
+                self.gaps[name].append(text_gap_values(pairs))
+            elif mask.any():
+                self.gaps[name].append(text_gap_values(pairs.take(np.flatnonzero(mask))))
+        order, bounds = group_rows(pairs, "source_term", sort=True)
+        for rows in np.split(order, bounds):
+            if len(rows):  # a sub-table of a term's rows at a time, its name read once
+                term = str(pairs["source_term"].iat[rows[0]])
+                self.term_gaps.setdefault(term, []).append(text_gap_values(pairs.take(rows)))
+        self.columns["diff"].append(pairs["diff"].to_numpy(dtype=float).copy())
+        self.columns["label"].append(label_code)
+        self.columns["split"].append(split)
+        for column, key in (("source", "source_term"), ("target", "target_term")):
+            codes, names = pd.factorize(pairs[key])
+            numbers = np.array([self.terms.setdefault(str(name), len(self.terms)) for name in names], dtype=np.int32)
+            known = np.full(len(codes), -1, dtype=np.int32)  # -1: no term (in no term's or direction's row)
+            known[codes >= 0] = numbers[codes[codes >= 0]]
+            self.columns[column].append(known)
+
+    def report(self, *, seed: int = 0, n_resamples: int = 2000, min_pairs: int = 1) -> dict[str, Any]:
+        """The CTF gap overall, by label, by split (and label), by source term and by direction."""
+        from ..metrics.fairness import gap_entry
+
+        whole = {k: np.concatenate(v) if v else np.empty(0, np.int8) for k, v in self.columns.items()}
+        diff = whole.pop("diff").astype(float, copy=False)
+
+        def entry(per_text: list[np.ndarray], mask: np.ndarray) -> dict[str, Any]:
+            pairs = int(mask.sum())
+            change = float(pd.Series(diff[mask]).mean()) if pairs else math.nan
+            values = np.concatenate(per_text) if per_text else np.empty(0)
+            return gap_entry(values, pairs, change, seed=seed, n_resamples=n_resamples)
+
+        def mask_of(name: str) -> np.ndarray:
+            part, labelled = _PARTS[name]
+            mask = np.ones(diff.size, dtype=bool) if part is None else whole["split"] == (1 if part == "train" else 2)
+            return mask if labelled is None else mask & (whole["label"] == labelled)
+
+        parts = {name: entry(self.gaps[name], mask_of(name)) for name in _PARTS}
+        report: dict[str, Any] = dict(parts["all"])
+        report["by_label"] = {"nontoxic": parts["nontoxic"], "toxic": parts["toxic"]}
+        report["by_split"] = {
+            split: {
+                **parts[split],
+                "by_label": {"nontoxic": parts[f"{split}:nontoxic"], "toxic": parts[f"{split}:toxic"]},
             }
-        )
-    report["by_direction"] = per_pair
-    return report
-
-
-# --------------------------------------------------------------------------------------------- the command
+            for split in ("train", "heldout")
+        }
+        names = sorted(self.terms)  # by the terms' names, as grouping by the strings orders them
+        rank = np.empty(len(names), dtype=np.int64)
+        rank[[self.terms[n] for n in names]] = np.arange(len(names))
+        report["by_source_term"] = {
+            term: entry(self.term_gaps[term], whole["source"] == self.terms[term])
+            for term in names
+            if term in self.term_gaps
+        }
+        per_pair = []
+        # each pair's direction as one small number, ranked as (source, target) names sort; -1: a pair without a term
+        kind = np.int16 if len(names) ** 2 < np.iinfo(np.int16).max else np.int32
+        direction = np.full(diff.size, -1, dtype=kind)
+        named = (whole["source"] >= 0) & (whole["target"] >= 0)
+        direction[named] = rank[whole["source"][named]] * len(names) + rank[whole["target"][named]]
+        if named.any():
+            order = np.argsort(direction, kind="stable")
+            order = order[int((direction < 0).sum()) :]  # the pairs without a term sort first: left out
+            bounds = np.flatnonzero(np.diff(direction[order])) + 1
+            for rows in np.split(order, bounds):
+                if len(rows) < max(1, min_pairs):
+                    continue
+                values = diff[rows]
+                low, high = bootstrap_ci(np.abs(values), n_resamples=n_resamples, seed=seed)
+                first = int(direction[rows[0]])
+                per_pair.append(
+                    {
+                        "source": names[first // len(names)],
+                        "target": names[first % len(names)],
+                        "pairs": len(values),
+                        "mean_abs_diff": float(np.abs(values).mean()),
+                        "mean_diff": float(values.mean()),
+                        "ci_low": low,
+                        "ci_high": high,
+                    }
+                )
+        report["by_direction"] = per_pair
+        return report
 
 
 @dataclass
@@ -198,8 +288,11 @@ def ctf_core(
     data = _ctf_input(source, origin, text_column, id_column, label_column, encoding, max_text_chars)
     identity_set, overlaps = _swap_set(identities, language)
     editor: Any = identity_editor(identity_set, guard=guard, grammar=grammar)
-    pairs, with_terms, index = _swap_and_score(data, editor, clf, positive_label, hook, write_pairs, block)
-    if pairs is None:
+    tally, unscored = CTFTally(), _Unscored()
+    pairs, with_terms, index = _swap_and_score(
+        data, editor, clf, positive_label, hook, write_pairs, block, tally, unscored
+    )
+    if with_terms == 0:
         from ..errors import InputError
 
         shown = ", ".join(identity_set.terms[:12]) + (" ..." if len(identity_set.terms) > 12 else "")
@@ -208,8 +301,7 @@ def ctf_core(
             f"{identity_set.name!r} used as an identity ({shown}); there is nothing to swap, so no CTF gap (not a gap "
             "of 0)"
         )
-    unscored = pairs[["score_orig", "score_cf"]].isna().any(axis=1)
-    report = ctf_report(pairs[~unscored] if unscored.any() else pairs, seed=seed, n_resamples=n_resamples)
+    report = tally.report(seed=seed, n_resamples=n_resamples)
     from .. import __version__
 
     summary = {
@@ -218,13 +310,10 @@ def ctf_core(
         "input": _input_summary(data, origin, with_terms, max_text_chars),
         "ctf_gap": report.pop("ctf_gap"),
         **report,
-        "pairs_without_score": int(unscored.sum()),
+        "pairs_without_score": unscored.pairs,
         # texts whose gap is a mean over only some of their counterfactuals: flagged, the gap is not complete
-        "incomplete_texts": {
-            "texts": int(pairs.loc[unscored, "input_id"].nunique()),
-            "ids": [str(i) for i in pairs.loc[unscored, "input_id"].drop_duplicates().head(50)],
-        },
-        "complete": not bool(unscored.any()),
+        "incomplete_texts": {"texts": len(unscored.texts), "ids": [str(i) for i in list(unscored.texts)[:50]]},
+        "complete": unscored.pairs == 0,
         "identities": {
             "name": identity_set.name,
             "train": list(identity_set.train),
@@ -240,7 +329,24 @@ def ctf_core(
         "classifier": clf.signature(),
         "positive_label": clf.labels[index],
     }
-    return (pairs if write_pairs is not None else missing_as_nan(pairs)), nan_to_none(summary)
+    return missing_as_nan(pairs), nan_to_none(summary)
+
+
+class _Unscored:
+    """The pairs without both scores (left out of the statistics): how many, and their texts' ids in order."""
+
+    def __init__(self) -> None:
+        self.pairs = 0
+        self.texts: dict[Any, None] = {}
+
+    def split(self, pairs: pd.DataFrame) -> pd.DataFrame:
+        """Count a block's unscored pairs; the scored ones."""
+        missing = pairs[["score_orig", "score_cf"]].isna().any(axis=1).to_numpy()
+        if not missing.any():
+            return pairs
+        self.pairs += int(missing.sum())
+        self.texts.update(dict.fromkeys(pairs["input_id"].to_numpy(object)[missing]))
+        return pairs[~missing]
 
 
 def _swap_and_score(
@@ -251,12 +357,14 @@ def _swap_and_score(
     hook: Any,
     write_pairs: Callable[[pd.DataFrame], None] | None,
     block: int,
-) -> tuple[pd.DataFrame | None, int, int]:
-    """Every text's swaps and scores, ``block`` texts at a time: the pairs (only the statistics' columns when each
-    block goes to ``write_pairs`` as it is made; None when no text has an identity term), how many texts had one, and
-    the scored label's index (known once the classifier has answered: a Python function's labels come with it)."""
+    tally: CTFTally,
+    unscored: _Unscored,
+) -> tuple[pd.DataFrame, int, int]:
+    """Every text's swaps and scores, ``block`` texts at a time, each block's statistics into ``tally`` (its pairs
+    without both scores counted in ``unscored`` instead): the pairs (when each block goes to ``write_pairs`` as it is
+    made, none are kept: an empty table), how many texts had a term, and the scored label's index (known once the
+    classifier has answered: a Python function's labels come with it)."""
     whole: list[pd.DataFrame] = []  # in memory: every block's pairs as they are
-    compact: list[dict[str, Any]] = []  # written as they are made: only what the statistics read
     with_terms = index = 0
     hook.start(f"swap and classifier ({clf.spec})", len(data.texts))
     for start in range(0, len(data.texts), block):
@@ -265,51 +373,15 @@ def _swap_and_score(
         with_terms += sum(1 for v in variants if v)
         if any(variants):
             pairs_block, index = _scored_pairs(part, variants, clf, positive_label)
+            tally.add(unscored.split(pairs_block))
             if write_pairs is not None:
                 write_pairs(missing_as_nan(pairs_block))
-                compact.append(_compact(pairs_block))
-                clf.forget()
+                clf.forget()  # the classifier's per-text cache: memory about flat whatever the input's size
             else:
                 whole.append(pairs_block)
         hook.advance(len(part.texts))
-    if not (whole or compact):
-        return None, with_terms, index
-    return (_combined(compact) if compact else pd.concat(whole, ignore_index=True)), with_terms, index
-
-
-_NAMES = ("source_term", "target_term", "source_split", "target_split")  # few distinct values: categorical
-
-
-def _compact(block: pd.DataFrame) -> dict[str, Any]:
-    """A block's pairs as the statistics need them (:data:`PAIR_COLUMNS`), the names as categoricals: a fraction of
-    the table with its texts."""
-    out: dict[str, Any] = {}
-    for column in PAIR_COLUMNS:
-        values = block[column]
-        if column in _NAMES:
-            out[column] = pd.Categorical(values)
-        else:
-            out[column] = values if column == "input_id" else values.to_numpy()
-    return out
-
-
-def _combined(parts: list[dict[str, Any]]) -> pd.DataFrame:
-    """The blocks' compact columns as one table, column by column (each block's column is let go once combined, so the
-    peak is the table and one column, not two tables); the names' categories sorted, so grouping by them orders the
-    groups as grouping by the strings does."""
-    from pandas.api.types import union_categoricals
-
-    columns: dict[str, Any] = {}
-    for column in PAIR_COLUMNS:
-        pieces = [part.pop(column) for part in parts]
-        if column in _NAMES:
-            columns[column] = union_categoricals(pieces, sort_categories=True)
-        elif column == "input_id":
-            columns[column] = pd.concat(pieces, ignore_index=True)
-        else:
-            columns[column] = np.concatenate(pieces)
-        del pieces
-    return pd.DataFrame(columns)
+    kept = pd.concat(whole, ignore_index=True) if whole else pd.DataFrame(columns=PAIR_FILE_COLUMNS)
+    return kept, with_terms, index
 
 
 @dataclass

@@ -55,33 +55,67 @@ def group_rows(frame: pd.DataFrame, keys: str | list[str], *, sort: bool) -> tup
     return kept[np.argsort(numbers, kind="stable")], np.cumsum(np.bincount(numbers))[:-1]
 
 
+def adjacent_runs(keys: pd.Series) -> np.ndarray | None:
+    """Where each key's run of rows starts (as bounds for ``np.split``) when every key's rows are next to each other
+    and no key is missing, else None: then grouping by the key in order of first appearance (``groupby(sort=False)``)
+    is the rows in their order, cut at those bounds, with no sort and no reordered copy."""
+    codes, _ = pd.factorize(keys)  # numbered in order of first appearance
+    if codes.size == 0 or (codes < 0).any():
+        return None
+    steps = np.diff(codes)
+    if ((steps != 0) & (steps != 1)).any():
+        return None
+    return np.flatnonzero(steps) + 1
+
+
 def _first_number(values: np.ndarray) -> float:
     """The first value that is not NaN (``groupby(...).first()``), NaN if none."""
     finite = values[~np.isnan(values)]
     return float(finite[0]) if finite.size else math.nan
 
 
+def text_gap_values(pairs: pd.DataFrame) -> np.ndarray:
+    """Each text's CTF gap in a pairs table (``input_id``, ``score_orig``, ``score_cf``), texts in order of first
+    appearance (NaN for a text none of whose counterfactuals has a score)."""
+    bounds = adjacent_runs(pairs["input_id"])
+    if bounds is None:
+        order, bounds = group_rows(pairs, "input_id", sort=False)
+        orig_values, cf_values = pairs["score_orig"].to_numpy(float)[order], pairs["score_cf"].to_numpy(float)[order]
+    else:  # each text's swaps next to each other, as they are made: the columns as they are, no reordered copies
+        orig_values, cf_values = pairs["score_orig"].to_numpy(float), pairs["score_cf"].to_numpy(float)
+    score_orig = np.array([_first_number(part) for part in np.split(orig_values, bounds)])
+    # views into one array, not lists of Python floats (32 bytes a swap, 300 MB at 9.6 M swaps: #47's ctf at 200k)
+    return text_gaps(score_orig, np.split(cf_values, bounds))  # the one definition of the CTF gap
+
+
+def gap_entry(
+    per_text: np.ndarray, pairs: int, mean_signed_change: float, *, seed: int, n_resamples: int
+) -> dict[str, Any]:
+    """A CTF gap's summary from its texts' gaps (:func:`text_gap_values`), its pair count and mean signed change:
+    the gap, its bootstrap CI over texts and the counts; ``ctf_gap`` None for no pair."""
+    if pairs == 0:
+        return {"ctf_gap": None, "texts": 0, "pairs": 0, "ci_low": None, "ci_high": None}
+    finite = per_text[np.isfinite(per_text)]
+    if finite.size == 0:
+        raise ValueError("no text has a counterfactual: the CTF gap is undefined")
+    low, high = bootstrap_ci(per_text, n_resamples=n_resamples, seed=seed)
+    return {
+        "ctf_gap": float(finite.mean()),
+        "texts": int(per_text.size),
+        "pairs": pairs,
+        "ci_low": low,
+        "ci_high": high,
+        "mean_signed_change": mean_signed_change,
+    }
+
+
 def gap_summary(pairs: pd.DataFrame, *, seed: int, n_resamples: int) -> dict[str, Any]:
     """The CTF gap of a pairs table (one row per swap: ``input_id``, ``score_orig``, ``score_cf``, ``diff``) with its
     bootstrap CI over texts, its counts and the mean signed change; ``ctf_gap`` None for no pair."""
     if pairs.empty:
-        return {"ctf_gap": None, "texts": 0, "pairs": 0, "ci_low": None, "ci_high": None}
-    order, bounds = group_rows(pairs, "input_id", sort=False)
-    score_orig = np.array(
-        [_first_number(part) for part in np.split(pairs["score_orig"].to_numpy(float)[order], bounds)]
-    )
-    # views into one array, not lists of Python floats (32 bytes a swap, 300 MB at 9.6 M swaps: #47's ctf at 200k)
-    scores_cf = np.split(pairs["score_cf"].to_numpy(float)[order], bounds)
-    per_text = text_gaps(score_orig, scores_cf)  # the one definition of the CTF gap
-    low, high = bootstrap_ci(per_text, n_resamples=n_resamples, seed=seed)
-    return {
-        "ctf_gap": ctf_gap(score_orig, scores_cf),
-        "texts": int(per_text.size),
-        "pairs": len(pairs),
-        "ci_low": low,
-        "ci_high": high,
-        "mean_signed_change": float(pairs["diff"].mean()),
-    }
+        return gap_entry(np.empty(0), 0, math.nan, seed=seed, n_resamples=n_resamples)
+    mean_change = float(pairs["diff"].mean())
+    return gap_entry(text_gap_values(pairs), len(pairs), mean_change, seed=seed, n_resamples=n_resamples)
 
 
 def with_scores(pairs: pd.DataFrame, score: dict[str, float], threshold: float) -> pd.DataFrame:

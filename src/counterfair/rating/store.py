@@ -401,7 +401,9 @@ def pairs_from_run(source: str | Path, *, attribute: str | None = None) -> pd.Da
             cfs = cfs[cfs["status"] == "ok"]
             run = path / "run.json"
             attr = attribute or (
-                json.loads(run.read_text(encoding="utf-8"))["options"]["attribute"] if run.exists() else None
+                json.loads(run.read_text(encoding="utf-8")).get("options", {}).get("attribute")
+                if run.exists()
+                else None
             )
             if attr is None:
                 raise InputError(f"{path}: the generate run does not say its attribute (no run.json); give --attribute")

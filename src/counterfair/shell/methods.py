@@ -14,7 +14,7 @@ from ..core.methods import MethodComparison, align_originals, comparison_table, 
 from ..errors import ConfigError
 from ..io import read_table
 from ..progress import ProgressHook
-from ..runs import prepare_out_dir
+from ..runs import prepare_save_dir, record_files
 from .evaluate import evaluate_pairs
 
 
@@ -31,7 +31,8 @@ def evaluate_methods(
     if len(sources) < 2:
         raise ConfigError("comparing methods needs at least two pair files")
     opts = options or EvaluateOptions()
-    target = prepare_out_dir(out_dir) if out_dir is not None else None
+    # the folder is checked (new, empty or counterfair's) and made counterfair's before any method's run goes in
+    target, foreign = prepare_save_dir(out_dir, what="evaluate-methods") if out_dir is not None else (None, set())
     frames = {name: read_table(src, fmt=opts.fmt, encoding=opts.encoding) for name, src in sources.items()}
     originals, misaligned = align_originals(frames, opts.text_column)
     if classifier is None and {"flip", "prob_change"} & set(opts.metrics or []):
@@ -79,4 +80,5 @@ def evaluate_methods(
         from ..views.report.evaluation import build_evaluation_report
 
         build_evaluation_report(target)
+        record_files(target, foreign)  # the methods' runs too, written before the comparison was saved
     return comparison

@@ -393,14 +393,16 @@ class LLMAuditResult:
         return to_notebook_html(page(self.summary, self.responses))
 
     def save(self, out_dir: str | Path) -> Path:
+        """``responses.csv``, ``summary.json`` and the report into ``out_dir`` (new, empty, or counterfair's own)."""
         from ...io import write_json, write_table
+        from ...runs import prepare_save_dir, record_files
         from ...views.page import write_page
 
-        target = Path(out_dir)
-        target.mkdir(parents=True, exist_ok=True)
+        target, foreign = prepare_save_dir(out_dir, what="llm-audit")
         write_table(self.responses, target / "responses.csv")
         write_json(self.summary.to_dict(), target / "summary.json")
         write_page(page(self.summary, self.responses), target)
+        record_files(target, foreign)
         return target
 
 
