@@ -7,9 +7,15 @@
   with the default parallel sampling (16 sequences in one llama.cpp batch, 4 texts per call) and, for the before/after
   comparison, ``--llm-parallel 1`` (one sample after another, the path before parallel sampling) on the same texts.
 
+``--end-to-end``: instead, the 200 texts with all four methods (ablation, substitution, swap, llm) in one audit, timed
+end to end (#50: not extrapolated), the machine's load before and after, and per attribute the LLM method's quality
+(inputs with a counterfactual, candidates passing the filters, the chosen rewrites' BLEU and BERTScore with their
+standard errors) for comparisons at the same seed; kept beside the other entries.
+
 Each audit runs in its own process; peak memory is that process's maximum resident set size.
 
 Usage: python benchmarks/audit_speed.py [--llm-texts 10] [--skip-llm] [--skip-sequential] [--only-llm]
+       python benchmarks/audit_speed.py --end-to-end
 Results: benchmarks/results/audit_speed.json
 """
 
@@ -58,12 +64,50 @@ def run(args: list[str]) -> dict[str, Any]:
     return run_cli(args)
 
 
+def end_to_end(data: pd.DataFrame, tmp: Path) -> dict[str, Any]:
+    """The 200 texts with the four methods in one audit: wall time, peak memory, load, and the LLM's quality."""
+    data.to_csv(tmp / "texts.csv", index=False)
+    load_before = os.getloadavg()[0]
+    methods = "ablation,substitution,swap,llm"
+    done = run_cli(
+        ["audit", str(tmp / "texts.csv"), "--methods", methods, "--out", str(tmp / "all"), "-q"], ok_codes=(0, 1)
+    )
+    quality = {}
+    for summary_file in sorted((tmp / "all" / "generate").glob("*/summary.json")):
+        llm = json.loads(summary_file.read_text()).get("methods", {}).get("llm")
+        if llm:
+            quality[summary_file.parent.name] = {
+                "inputs": llm["inputs"],
+                "share_with_counterfactual": llm["share_with_counterfactual"],
+                "candidates": llm["candidates"],
+                "candidates_passing_filters": llm["candidates_passing_filters"],
+                **{
+                    metric: {k: llm[metric][k] for k in ("n", "mean", "std")}
+                    | {"se": llm[metric]["std"] / llm[metric]["n"] ** 0.5 if llm[metric]["n"] else None}
+                    for metric in ("bleu", "bertscore_f1")
+                },
+            }
+    entry = {
+        **done,
+        "texts": len(data),
+        "methods": methods,
+        "wall_minutes": round(done["wall_s"] / 60, 1),
+        "meets_15_min": done["wall_s"] <= 15 * 60,
+        "load_before": load_before,
+        "load_after": os.getloadavg()[0],
+        "llm_quality": quality,
+    }
+    print(f"200 texts x 4 methods end to end: {entry['wall_minutes']} min, peak {done['peak_rss_mib']} MiB")
+    return entry
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--llm-texts", type=int, default=10)
     parser.add_argument("--skip-llm", action="store_true")
     parser.add_argument("--skip-sequential", action="store_true", help="no --llm-parallel 1 run (before/after)")
     parser.add_argument("--only-llm", action="store_true", help="keep the other entries of the results file")
+    parser.add_argument("--end-to-end", action="store_true", help="the 200 texts x 4 methods in one audit, timed")
     parser.add_argument(
         "--before-src",
         help="the src/ folder of a checkout from before parallel sampling (git worktree add /tmp/before 8cfeff9): its "
@@ -71,7 +115,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     path = RESULTS / "audit_speed.json"
-    result: dict[str, Any] = json.loads(path.read_text()) if args.only_llm and path.exists() else {}
+    keep = args.only_llm or args.end_to_end
+    result: dict[str, Any] = json.loads(path.read_text()) if keep and path.exists() else {}
     result |= {
         "benchmark": "audit_speed",
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
@@ -79,6 +124,10 @@ def main() -> None:
     }
     with tempfile.TemporaryDirectory() as tmp:
         data = texts_200()
+        if args.end_to_end:
+            result["texts_200_all_4_methods_end_to_end"] = end_to_end(data, Path(tmp))
+            write_json(result, RESULTS / "audit_speed.json")
+            return
         if not args.only_llm:
             demo = run(["audit", "--demo", "--out", f"{tmp}/demo", "-q"])
             result["demo"] = demo
