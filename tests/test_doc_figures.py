@@ -237,7 +237,7 @@ SOURCED: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
         ("under 800 MB in a fresh", "slim_install.json", ()),
     ],
     "docs/reference/reliability.md": [
-        ("(3.6 GiB at 200k texts", "memory.json", ("commands", "ctf, in blocks")),
+        ("(1.06 GiB peak at 200k texts", "memory.json", ("commands", "ctf, tallied")),
         ("(2.2 GiB at 10k short texts)", "memory.json", ("commands", "audit")),
         ("swaps in 12 s, four times", "long_text.json", ()),
     ],
