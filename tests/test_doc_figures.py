@@ -220,6 +220,7 @@ SOURCED: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
         ("decodes 3,528 tokens/s at 16 sequences and 9,047 at 64", "llm_gpu_server.json", ("batched_bench",)),
         ("took 0.615 s per input on the GPU server", "llm_gpu_server.json", ("server_load",)),
         ("29 min in process on 2 CPU cores with parallel sampling (49 min before it)", "audit_speed.json", ()),
+        ("took 19.3 min.", "audit_speed.json", ("texts_200_all_4_methods_end_to_end",)),
         ("(generate: 708 → 730 → 1,111 MiB peak)", "scale.json", ("generate",)),
         ("| 212 texts/s", "scale.json", ("generate",)),
         ("2,095 pairs/s", "scale.json", ("evaluate",)),
