@@ -143,7 +143,7 @@ class TableResult:
         from .io import write_json, write_table
         from .runs import prepare_save_dir, record_files
 
-        target, foreign = prepare_save_dir(directory, what=str(self.summary.get("command") or type(self).__name__))
+        target, foreign = prepare_save_dir(directory, what=type(self).__name__.removesuffix("Result").lower())
         write_table(self._table(), target / self._table_file)
         write_json(self.summary, target / "summary.json")
         self._saved(target)
