@@ -162,35 +162,54 @@ class CTFTally:
             for term in names
             if term in self.term_gaps
         }
-        per_pair = []
-        # each pair's direction as one small number, ranked as (source, target) names sort; -1: a pair without a term
-        kind = np.int16 if len(names) ** 2 < np.iinfo(np.int16).max else np.int32
-        direction = np.full(diff.size, -1, dtype=kind)
-        named = (whole["source"] >= 0) & (whole["target"] >= 0)
-        direction[named] = rank[whole["source"][named]] * len(names) + rank[whole["target"][named]]
-        if named.any():
-            order = np.argsort(direction, kind="stable")
-            order = order[int((direction < 0).sum()) :]  # the pairs without a term sort first: left out
-            bounds = np.flatnonzero(np.diff(direction[order])) + 1
-            for rows in np.split(order, bounds):
-                if len(rows) < max(1, min_pairs):
-                    continue
-                values = diff[rows]
-                low, high = bootstrap_ci(np.abs(values), n_resamples=n_resamples, seed=seed)
-                first = int(direction[rows[0]])
-                per_pair.append(
-                    {
-                        "source": names[first // len(names)],
-                        "target": names[first % len(names)],
-                        "pairs": len(values),
-                        "mean_abs_diff": float(np.abs(values).mean()),
-                        "mean_diff": float(values.mean()),
-                        "ci_low": low,
-                        "ci_high": high,
-                    }
-                )
-        report["by_direction"] = per_pair
+        report["by_direction"] = _by_direction(
+            diff, whole["source"], whole["target"], names, rank, min_pairs=min_pairs, seed=seed, n_resamples=n_resamples
+        )
         return report
+
+
+def _by_direction(
+    diff: np.ndarray,
+    source: np.ndarray,
+    target: np.ndarray,
+    names: list[str],
+    rank: np.ndarray,
+    *,
+    min_pairs: int,
+    seed: int,
+    n_resamples: int,
+) -> list[dict[str, Any]]:
+    """The CTF gap per (source -> target) direction with at least ``min_pairs`` pairs, in the names' order, from each
+    pair's change and term codes (-1: no term; ``rank``: a code's place among the sorted ``names``)."""
+    per_pair: list[dict[str, Any]] = []
+    # each pair's direction as one small number, ranked as (source, target) names sort; -1: a pair without a term
+    kind = np.int16 if len(names) ** 2 < np.iinfo(np.int16).max else np.int32
+    direction = np.full(diff.size, -1, dtype=kind)
+    named = (source >= 0) & (target >= 0)
+    direction[named] = rank[source[named]] * len(names) + rank[target[named]]
+    if not named.any():
+        return per_pair
+    order = np.argsort(direction, kind="stable")
+    order = order[int((~named).sum()) :]  # the pairs without a term (-1) sort first: left out
+    bounds = np.flatnonzero(np.diff(direction[order])) + 1
+    for rows in np.split(order, bounds):
+        if len(rows) < max(1, min_pairs):
+            continue
+        values = diff[rows]
+        low, high = bootstrap_ci(np.abs(values), n_resamples=n_resamples, seed=seed)
+        first = int(direction[rows[0]])
+        per_pair.append(
+            {
+                "source": names[first // len(names)],
+                "target": names[first % len(names)],
+                "pairs": len(values),
+                "mean_abs_diff": float(np.abs(values).mean()),
+                "mean_diff": float(values.mean()),
+                "ci_low": low,
+                "ci_high": high,
+            }
+        )
+    return per_pair
 
 
 @dataclass
