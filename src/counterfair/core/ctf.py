@@ -103,10 +103,8 @@ class CTFTally:
         split = np.zeros(len(pairs), dtype=np.int8)
         split[(sources == "train") & (targets == "train")] = 1
         split[(sources == "heldout") & (targets == "heldout")] = 2
-        for name, (part, labelled) in _PARTS.items():
-            mask = np.ones(len(pairs), dtype=bool) if part is None else split == (1 if part == "train" else 2)
-            if labelled is not None:
-                mask &= label_code == labelled
+        for name in _PARTS:
+            mask = _part_mask(name, split, label_code)
             if mask.all():
                 self.gaps[name].append(text_gap_values(pairs))
             elif mask.any():
@@ -139,12 +137,7 @@ class CTFTally:
             values = np.concatenate(per_text) if per_text else np.empty(0)
             return gap_entry(values, pairs, change, seed=seed, n_resamples=n_resamples)
 
-        def mask_of(name: str) -> np.ndarray:
-            part, labelled = _PARTS[name]
-            mask = np.ones(diff.size, dtype=bool) if part is None else whole["split"] == (1 if part == "train" else 2)
-            return mask if labelled is None else mask & (whole["label"] == labelled)
-
-        parts = {name: entry(self.gaps[name], mask_of(name)) for name in _PARTS}
+        parts = {name: entry(self.gaps[name], _part_mask(name, whole["split"], whole["label"])) for name in _PARTS}
         report: dict[str, Any] = dict(parts["all"])
         report["by_label"] = {"nontoxic": parts["nontoxic"], "toxic": parts["toxic"]}
         report["by_split"] = {
@@ -166,6 +159,13 @@ class CTFTally:
             diff, whole["source"], whole["target"], names, rank, min_pairs=min_pairs, seed=seed, n_resamples=n_resamples
         )
         return report
+
+
+def _part_mask(name: str, split: np.ndarray, label: np.ndarray) -> np.ndarray:
+    """Which pairs a breakdown of :data:`_PARTS` holds, from their split codes (1 train, 2 held out) and labels."""
+    part, labelled = _PARTS[name]
+    mask = np.ones(split.size, dtype=bool) if part is None else split == (1 if part == "train" else 2)
+    return mask if labelled is None else mask & (label == labelled)
 
 
 def _by_direction(
