@@ -51,6 +51,7 @@ import re
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -155,15 +156,20 @@ def _slots(pool: list[str]) -> pd.DataFrame:
     return result.slots
 
 
-def _classifiers(delta: float, noise: float) -> dict:
+def slurs_model() -> Any:
+    """The slurs model: TF-IDF + logistic regression trained on :data:`TRAIN` (also ``slurs_demo.py``'s)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
 
+    return make_pipeline(TfidfVectorizer(), LogisticRegression()).fit([t for t, _ in TRAIN], [y for _, y in TRAIN])
+
+
+def _classifiers(delta: float, noise: float) -> dict:
     planted = Planted(delta, noise)
     out = {k: (lambda texts, k=k: np.array([planted.score(k, t) for t in texts])) for k in
            ("none", "noise", "blanket", "group", "term", "lower")}  # fmt: skip
-    model = make_pipeline(TfidfVectorizer(), LogisticRegression()).fit([t for t, _ in TRAIN], [y for _, y in TRAIN])
+    model = slurs_model()
     out["tfidf"] = lambda texts: model.predict_proba(texts)[:, 1]
     from counterfair.classifiers import load_classifier
 

@@ -22,7 +22,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import counterfair as cf
-from calibration import TRAIN
+from calibration import slurs_model
 from counterfair.core.audit import demo_path
 from counterfair.io import write_json
 
@@ -30,11 +30,7 @@ RESULTS = Path(__file__).resolve().parent / "results" / "slurs_demo.json"
 
 
 def main() -> None:
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-
-    model = make_pipeline(TfidfVectorizer(), LogisticRegression()).fit([t for t, _ in TRAIN], [y for _, y in TRAIN])
+    model = slurs_model()
     clf = cf.as_classifier(lambda texts: model.predict_proba(list(texts))[:, 1], labels=["non-toxic", "toxic"])
     texts = pd.read_csv(demo_path())["text"].tolist()
     result = cf.audit(texts, clf, progress=False)

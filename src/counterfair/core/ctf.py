@@ -103,10 +103,14 @@ class CTFTally:
         split = np.zeros(len(pairs), dtype=np.int8)
         split[(sources == "train") & (targets == "train")] = 1
         split[(sources == "heldout") & (targets == "heldout")] = 2
+        every: np.ndarray | None = (
+            None  # the block's gaps over all its pairs: taken once, shared by every part that is all
+        )
         for name in _PARTS:
             mask = _part_mask(name, split, label_code)
             if mask.all():
-                self.gaps[name].append(text_gap_values(pairs))
+                every = text_gap_values(pairs) if every is None else every
+                self.gaps[name].append(every)
             elif mask.any():
                 self.gaps[name].append(text_gap_values(pairs.take(np.flatnonzero(mask))))
         order, bounds = group_rows(pairs, "source_term", sort=True)
