@@ -30,6 +30,13 @@ def test_the_package_has_no_cycle_private_import_summary_read_or_long_core_funct
     assert report.summary_reads == []
     assert report.long_functions == []
     assert report.core_run_imports == []
+    assert report.editor_comparisons == []  # #48: at most 3 allowed; the registry answers every one
+
+
+def test_the_checkers_editor_names_are_the_registrys() -> None:
+    from counterfair.editors.registry import editor_names
+
+    assert _checker().EDITOR_NAMES == set(editor_names())
 
 
 def test_the_checker_finds_each_defect(tmp_path: Path) -> None:
@@ -60,6 +67,13 @@ def test_the_checker_finds_each_defect(tmp_path: Path) -> None:
         "    return x\n"
     )
     (package / "g.py").write_text("from .f import f\n\nG = f\n")
+    (package / "h.py").write_text(
+        "def pick(pairs, opts, row, kind):\n    a = pairs[pairs['method'] == 'swap']\n"
+        "    b = 'llm' in opts.methods\n    c = pairs['method'].isin(['ablation'])\n"
+        "    d = row['method'] in ('x', 'polyjuice')\n    return kind == 'swap', row['source'] != 'llm', a, b, c, d\n"
+    )
+    (package / "editors").mkdir()
+    (package / "editors" / "__init__.py").write_text("def own(method):\n    return method == 'swap'\n")
     report = _checker().check(package)
     assert report.cycles == [
         ["counterfair.a", "counterfair.b"],
@@ -69,6 +83,8 @@ def test_the_checker_finds_each_defect(tmp_path: Path) -> None:
     assert report.summary_reads == ["counterfair.c:5: return summary['ctf_gap']"]  # d.py writes, it does not read
     assert report.long_functions == ["counterfair.core.long:1 long: 62 lines"]
     assert report.core_run_imports == ["counterfair.core.shelly:2 imports counterfair.runs"]
+    # a method compared with an editor's name; not another thing that happens to be called "swap" or "llm"
+    assert [c.split(":")[1] for c in report.editor_comparisons] == ["2", "3", "4", "5"]
     assert report.failed()
 
 

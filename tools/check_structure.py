@@ -9,7 +9,11 @@
   summary's JSON form (``READERS_ALLOWED``): views read the typed summaries;
 * functions longer than ``MAX_FUNCTION_LINES`` (their body, decorators and signature aside) in the core modules;
 * the core importing the run-directory layer (``RUN_LAYER``: run directories, checkpoints, the shells): the core works
-  in memory, its shell owns the directory.
+  in memory, its shell owns the directory;
+* an editor's name compared as a string outside ``counterfair.editors`` (``method == "swap"``,
+  ``"llm" in opts.methods``, ``.isin(["swap"])``): what an editor is (an identity swap, sampled, needing the LLM, its
+  colour) is asked of its registry entry (#48). A comparison counts when one side is a literal editor name (or a
+  literal collection holding one) and the other side's code names a method.
 """
 
 from __future__ import annotations
@@ -30,6 +34,13 @@ CORE: tuple[str, ...] = ("counterfair.core",)
 #: what the core must not import: run directories, their checkpoint files, the shells
 RUN_LAYER: tuple[str, ...] = ("counterfair.runs", "counterfair.shell")
 # a read: summary["key"] not assigned to, or summary.get("key"); the core still builds the summary dicts it writes
+#: the built-in editors' names (tests/test_structure.py checks this against the live registry)
+EDITOR_NAMES: frozenset[str] = frozenset(
+    {"ablation", "substitution", "swap", "llm", "polyjuice", "synonym", "mask_fill", "llm_flip", "llm_flip_loop",
+     "external"}
+)  # fmt: skip
+#: where editor names may be compared: the editors and their registry
+EDITOR_NAMES_ALLOWED: tuple[str, ...] = ("counterfair.editors",)
 _SUMMARY_READ = re.compile(r"\bsummary(?:\[\s*['\"][^'\"]*['\"]\s*\](?!\s*=[^=])|\.get\(\s*['\"])")
 
 
@@ -40,10 +51,11 @@ class Report:
     summary_reads: list[str] = field(default_factory=list)
     long_functions: list[str] = field(default_factory=list)
     core_run_imports: list[str] = field(default_factory=list)
+    editor_comparisons: list[str] = field(default_factory=list)
 
     def failed(self) -> bool:
         found = self.cycles or self.private_imports or self.summary_reads or self.long_functions
-        return bool(found or self.core_run_imports)
+        return bool(found or self.core_run_imports or self.editor_comparisons)
 
 
 def module_name(path: Path, root: Path = PACKAGE) -> str:
@@ -169,8 +181,33 @@ def check(root: Path = PACKAGE) -> Report:
                     report.summary_reads.append(f"{module}:{number}: {line_text.strip()[:100]}")
         if module.startswith(CORE):
             report.long_functions += _long_functions(module, text)
+        if not module.startswith(EDITOR_NAMES_ALLOWED):
+            report.editor_comparisons += _editor_comparisons(module, text)
     report.cycles = _cycles(graph)
     return report
+
+
+def _names_an_editor(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value in EDITOR_NAMES
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return any(_names_an_editor(e) for e in node.elts)
+    return False
+
+
+def _editor_comparisons(module: str, text: str) -> list[str]:
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "isin":
+            sides = [node.func.value, *node.args]
+        else:
+            continue
+        named = [s for s in sides if _names_an_editor(s)]
+        if named and any("method" in ast.unparse(s) for s in sides if s not in named):
+            out.append((node.lineno, f"{module}:{node.lineno}: {ast.unparse(node)[:100]}"))
+    return [text for _, text in sorted(out)]
 
 
 def _long_functions(module: str, text: str) -> list[str]:
@@ -194,6 +231,7 @@ def main() -> int:
         "summaries read by string key outside counterfair.summaries": report.summary_reads,
         f"core functions over {MAX_FUNCTION_LINES} lines": report.long_functions,
         "core imports of run directories or shells": report.core_run_imports,
+        "editor names compared outside counterfair.editors": report.editor_comparisons,
     }
     for title, items in sections.items():
         print(f"{title}: {len(items)}")

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..editors.registry import swap_methods, swaps_identities
 from ..errors import InputError
 from ..metrics.fairness import with_scores
 from ..metrics.functional import bootstrap_ci
@@ -137,7 +138,7 @@ def _paired(per_text: pd.DataFrame, *, seed: int, n_resamples: int) -> dict[str,
 
 def _units(merged: pd.DataFrame, group_column: str) -> list[tuple[str, pd.DataFrame]]:
     identity = merged["attribute"].fillna("identity") == "identity" if "attribute" in merged else True
-    swaps = merged[(merged["method"] == "swap") & identity]
+    swaps = merged[merged["method"].isin(swap_methods()) & identity]
     units: list[tuple[str, pd.DataFrame]] = []
     if not swaps.empty:
         units.append(("identity swaps", swaps))
@@ -145,7 +146,8 @@ def _units(merged: pd.DataFrame, group_column: str) -> list[tuple[str, pd.DataFr
             units += [(f"swap:{g}", part) for g, part in swaps.groupby(group_column)]
     others = merged.drop(swaps.index)
     units += [
-        (f"{a} swaps" if m == "swap" else f"{m}:{a}", part) for (m, a), part in others.groupby(["method", "attribute"])
+        (f"{a} swaps" if swaps_identities(m) else f"{m}:{a}", part)
+        for (m, a), part in others.groupby(["method", "attribute"])
     ]
     return units
 

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..editors.registry import swap_methods
 from ..errors import ConfigError
 from ..summaries import BiasSummary, Estimate, GapReport, GateVerdict, SuiteSummary, typed
 
@@ -168,7 +169,7 @@ def fairness_metrics(
     from ..metrics.fairness import gap_summary
     from .slots import effects_gate_metrics, slot_effects
 
-    swaps = pairs[(pairs["method"] == "swap") & (pairs["status"] == "ok")] if not pairs.empty else pairs
+    swaps = pairs[pairs["method"].isin(swap_methods()) & (pairs["status"] == "ok")] if not pairs.empty else pairs
     if "attribute" in swaps.columns:  # the identity swaps; a pack's swaps (gender, names) have groups of their own
         swaps = swaps[swaps["attribute"].fillna("identity") == "identity"]
     out: dict[str, Any] = {m: None for m in COUNTERFACTUAL_METRICS}
@@ -339,7 +340,7 @@ def _unscored(pairs: pd.DataFrame) -> str | None:
     """Why a run with identity swaps has no counterfactual metric: every swap is without a score."""
     if pairs.empty or "status" not in pairs.columns:
         return None
-    swaps = pairs[pairs["method"] == "swap"]
+    swaps = pairs[pairs["method"].isin(swap_methods())]
     if "attribute" in swaps.columns:
         swaps = swaps[swaps["attribute"].fillna("identity") == "identity"]
     if swaps.empty or (swaps["status"] == "ok").any():

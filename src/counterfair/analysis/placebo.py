@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..editors.registry import swap_methods, swaps_identities
 from ..errors import ConfigError
 from ..lexicons.attributes import IdentitySet, TermInflection
 from ..metrics.functional import bootstrap_ci
@@ -157,7 +158,11 @@ def placebo_texts(
     matches_of = swapped_matches(rows, editor, identities)
     out: list[tuple[str, str] | None] = []
     for row in rows:
-        if row["method"] != "swap" or not row.get("source_term") or row.get("attribute", "identity") != "identity":
+        if (
+            not swaps_identities(row["method"])
+            or not row.get("source_term")
+            or row.get("attribute", "identity") != "identity"
+        ):
             out.append(None)
             continue
         text, key = row["source_text"], row["input_id"]
@@ -177,7 +182,7 @@ def swapped_matches(rows: Sequence[Mapping[str, Any]], editor: Any, identities: 
     spans: dict[Any, list[tuple[int, int]]] = {}
     texts: dict[Any, str] = {}
     for row in rows:
-        if row["method"] == "swap" and row.get("edits") and row.get("attribute", "identity") == "identity":
+        if swaps_identities(row["method"]) and row.get("edits") and row.get("attribute", "identity") == "identity":
             spans.setdefault(row["input_id"], []).extend((e["start"], e["end"]) for e in json.loads(row["edits"]))
             texts[row["input_id"]] = row["source_text"]
     return {
@@ -237,7 +242,7 @@ def identity_effects(pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2
     lost their term to it."""
     if pairs.empty or "diff_placebo" not in pairs.columns:
         return None
-    swaps = pairs[(pairs["method"] == "swap") & (pairs["status"] == "ok")]
+    swaps = pairs[pairs["method"].isin(swap_methods()) & (pairs["status"] == "ok")]
     usable = swaps[swaps["diff_placebo"].notna()]
     if usable.empty:
         return None

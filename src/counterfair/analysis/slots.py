@@ -41,6 +41,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..editors.registry import swaps_identities
+
 ALPHA = 0.05  # the family-wise error rate of the Holm-corrected tests
 #: the size from which a detected estimate is material (probability points of the positive label; share of pairs)
 MATERIAL = {"identity_effect": 0.02, "disparity": 0.02, "flip_excess": 0.05, "dissimilarity_excess": 0.02}
@@ -92,7 +94,7 @@ def slot_texts(rows: Sequence[Mapping[str, Any]], identities: Any, placebo: Any)
 
 def _is_identity_swap(row: Mapping[str, Any]) -> bool:
     attribute = row.get("attribute", "identity")
-    return row["method"] == "swap" and bool(row.get("source_term")) and attribute in (None, "identity")
+    return swaps_identities(row["method"]) and bool(row.get("source_term")) and attribute in (None, "identity")
 
 
 def _slot_row(key: Any, source: str, kind: str, word: str, group: str | None, text: str) -> dict[str, Any]:

@@ -39,7 +39,14 @@ from ..analysis.placebo import identity_effects, load_placebo, placebo_texts
 from ..analysis.slots import SLOT_COLUMNS, scored_slots, slot_effects, slot_texts
 from ..classifiers import CachedClassifier
 from ..classifiers.labels import binary_labels, checked_positive_index, positive_index
-from ..editors.registry import default_editors, editor_spec, resolve_detector
+from ..editors.registry import (
+    IDENTITY_SWAP,
+    default_editors,
+    editor_spec,
+    resolve_detector,
+    swap_methods,
+    swaps_identities,
+)
 from ..errors import ConfigError, InputError
 from ..io import (
     missing_as_nan,
@@ -186,18 +193,18 @@ def plan_frame(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> dict[str
     texts = frame["text"].tolist()
     requested = opts.attributes or known_attributes(opts.language)
     counts = _attribute_counts(texts, requested, opts.language)
-    attr_methods = [m for m in opts.methods if m != "swap"]
-    if "swap" not in opts.methods:
+    attr_methods = [m for m in opts.methods if not swaps_identities(m)]
+    if not _swaps(opts):
         swaps = [a for a in requested if is_swap_attribute(a)]
         if swaps:
-            raise ConfigError(f"--attributes {', '.join(swaps)} are swapped: add swap to --methods")
+            raise ConfigError(f"--attributes {', '.join(swaps)} are swapped: add {IDENTITY_SWAP} to --methods")
     occurring = {a: n for a, n in counts.items() if n}
     missing = [a for a, n in counts.items() if n == 0]
     from ..editors.swap import written_forms
     from ..text import TermMatcher
 
     identity_matcher = TermMatcher(written_forms(identity_set_of(opts)))
-    identity_texts = sum(1 for t in texts if identity_matcher.contains(t)) if "swap" in opts.methods else 0
+    identity_texts = sum(1 for t in texts if identity_matcher.contains(t)) if _swaps(opts) else 0
     if opts.attributes and not occurring and not identity_texts:
         others = _attribute_counts(
             texts, [a for a in known_attributes(opts.language) if a not in requested], opts.language
@@ -355,7 +362,7 @@ def audit_core(
     checked_positive_index(clf, frame["text"].iloc[0], opts.positive_label)  # before any generation
     generated, timing = _generate_all(frame, opts, plan_, generate)
     rows = _pair_rows(generated)
-    rated = len([r for r in rows if r["method"] != "swap"])
+    rated = len([r for r in rows if not swaps_identities(r["method"])])
     if opts.only_good:
         rows = _only_good(rows, opts.only_good)
     if opts.ratings:
@@ -404,7 +411,7 @@ def _only_good(rows: list[dict[str, Any]], directory: Any) -> list[dict[str, Any
     from ..rating.store import pair_id
 
     good = good_pair_ids(directory)
-    rated = [r for r in rows if r["method"] != "swap"]
+    rated = [r for r in rows if not swaps_identities(r["method"])]
     ids = [pair_id(r["method"], r["attribute"], r["input_id"]) for r in rated]
     keep = good & set(ids)
     if rated and not keep:
@@ -412,7 +419,9 @@ def _only_good(rows: list[dict[str, Any]], directory: Any) -> list[dict[str, Any
             f"--only-good {directory}: none of its {len(good)} good pairs is a pair of this audit (e.g. "
             f"{sorted(good)[:2]} vs this audit's {ids[:2]}); was the rating project made from this audit's pairs?"
         )
-    return [r for r in rows if r["method"] == "swap" or pair_id(r["method"], r["attribute"], r["input_id"]) in keep]
+    return [
+        r for r in rows if swaps_identities(r["method"]) or pair_id(r["method"], r["attribute"], r["input_id"]) in keep
+    ]
 
 
 def _mark_ratings(rows: list[dict[str, Any]], directory: Any) -> None:
@@ -428,7 +437,7 @@ def _mark_ratings(rows: list[dict[str, Any]], directory: Any) -> None:
             f"{directory})"
         )
     for row in rows:
-        rated = row["method"] != "swap"
+        rated = not swaps_identities(row["method"])
         row["rating"] = (
             verdicts.get(pair_id(row["method"], row["attribute"], row["input_id"]), "unrated") if rated else None
         )
@@ -444,7 +453,7 @@ def _generate_all(
 ) -> tuple[dict[str, Any], dict[str, float]]:
     """One generation per referenced attribute (its texts only) and one of identity swaps over every text."""
     texts = frame["text"].tolist()
-    attr_methods = [m for m in opts.methods if m != "swap"]
+    attr_methods = [m for m in opts.methods if not swaps_identities(m)]
     common: dict[str, Any] = {
         "id_column": "id",
         "guard": "spacy" if opts.guard else None,
@@ -472,16 +481,16 @@ def _generate_all(
         t0 = time.perf_counter()
         folder = checkpoint_name(attribute)
         if swapped:  # a swap pack: its swap variants, like the identity swaps
-            pack = GenerateOptions(methods=["swap"], score_methods=[], **{**common, "identities": attribute})
+            pack = GenerateOptions(methods=_swaps(opts), score_methods=[], **{**common, "identities": attribute})
             generated[attribute] = generate(folder, subset, pack)
         else:
             options = GenerateOptions(attribute=attribute, methods=attr_methods, **common)
             generated[attribute] = generate(folder, subset, options)
         timing[f"generate:{attribute}"] = round(time.perf_counter() - t0, 2)
-    if "swap" in opts.methods and plan_["identity_texts"]:
+    if _swaps(opts) and plan_["identity_texts"]:
         t0 = time.perf_counter()
         generated["identity"] = generate(
-            "identity", frame, GenerateOptions(methods=["swap"], score_methods=[], **common)
+            "identity", frame, GenerateOptions(methods=_swaps(opts), score_methods=[], **common)
         )
         timing["generate:identity"] = round(time.perf_counter() - t0, 2)
     return generated, timing
@@ -531,9 +540,9 @@ def _swap_sets(attributes: set[str], identity_set: Any) -> dict[str, Any]:
 
 def _validity(generated: dict[str, Any], rated: int, rows: list[dict[str, Any]], opts: AuditOptions) -> dict[str, Any]:
     """How many of the candidate pairs count: identity occurrences the guard kept, rated pairs the raters kept."""
-    swap = (generated["identity"].typed_summary.signatures.get("swap") or {}) if "identity" in generated else {}
+    swap = (generated["identity"].typed_summary.signatures.get(IDENTITY_SWAP) or {}) if "identity" in generated else {}
     found, blocked = int(swap.get("identity_occurrences", 0)), int(swap.get("guard_blocked", 0))
-    kept_rated = len([r for r in rows if r["method"] != "swap"])
+    kept_rated = len([r for r in rows if not swaps_identities(r["method"])])
     return {
         "identity_occurrences": found,
         "guard_blocked": blocked,
@@ -567,17 +576,28 @@ PAIR_COLUMNS = [
 ]
 
 
+def _swaps(opts: AuditOptions) -> list[str]:
+    """The audit's identity swaps among its methods (the built-in ``swap``, or a plugin's)."""
+    return [m for m in opts.methods if swaps_identities(m)]
+
+
+def _uses_llm(opts: AuditOptions) -> bool:
+    """Whether a method calls the audit's ``--llm`` (which the reproduce command then names)."""
+    return any(editor_spec(m).needs_llm for m in opts.methods)
+
+
 def _pair_rows(generated: dict[str, Any]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for name, result in generated.items():
-        if set(result.counterfactuals["method"]) == {"swap"}:  # identity swaps or a swap pack: every variant
+        methods = set(result.counterfactuals["method"])
+        if methods and all(swaps_identities(m) for m in methods):  # identity swaps or a swap pack: every variant
             cands = result.candidates
-            cands = cands[cands["method"] == "swap"]
+            cands = cands[cands["method"].isin(swap_methods())]
             sources = dict(zip(result.counterfactuals["input_id"], result.counterfactuals["source_text"], strict=True))
             for c in cands.itertuples():
                 rows.append(
                     {
-                        "method": "swap",
+                        "method": c.method,
                         "attribute": name,
                         "input_id": c.input_id,
                         "source_text": sources[c.input_id],
@@ -631,7 +651,7 @@ def _summary(
         for method in result.counterfactuals["method"].unique()
     ]
     ok = pairs[pairs["status"] == "ok"] if not pairs.empty else pairs
-    swap = ok[ok["method"] == "swap"] if not ok.empty else ok
+    swap = ok[ok["method"].isin(swap_methods())] if not ok.empty else ok
     ctf_by_attribute = {
         str(name): _swap_ctf(part, opts) for name, part in (swap.groupby("attribute") if not swap.empty else [])
     }
@@ -795,7 +815,7 @@ def _reproduce_command(opts: AuditOptions, origin: str, clf: CachedClassifier) -
         parts.append(f"--id-column {opts.id_column}")
     if opts.text_column != "text":
         parts.append(f"--text-column {opts.text_column}")
-    if "llm" in opts.methods:
+    if _uses_llm(opts):
         parts.append(f"--llm {opts.llm}")
     return " ".join(parts + _other_options(opts)) + " --out DIR"
 
@@ -821,7 +841,7 @@ def _other_options(opts: AuditOptions) -> list[str]:
         value = getattr(opts, f.name)
         if f.name in _SHOWN | _NOT_ON_THE_CLI or value == _default_of(f) or value == implied.get(f.name, _UNSET):
             continue
-        if f.name in ("samples", "detector", "llm_parallel", "llm_concurrency") and "llm" not in opts.methods:
+        if f.name in ("samples", "detector", "llm_parallel", "llm_concurrency") and not _uses_llm(opts):
             continue
         flag = "--" + f.name.replace("_", "-")
         if isinstance(value, bool):

@@ -34,7 +34,14 @@ from ..checkpoint import MemorySink
 from ..detectors import DETECTORS_WITH_LLM
 from ..editors.base import EditorBase
 from ..editors.filters import CandidateFilter, FilterConfig, Verdict, best
-from ..editors.registry import default_editors, editor_names, editor_spec, resolve_detector
+from ..editors.registry import (
+    IDENTITY_SWAP,
+    default_editors,
+    editor_names,
+    editor_spec,
+    resolve_detector,
+    swaps_identities,
+)
 from ..errors import ConfigError, LLMInputsFailed
 from ..io import (
     read_texts,
@@ -80,6 +87,10 @@ def is_scored(method: str, score_methods: list[str] | None) -> bool:
     return "all" in score_methods or method in score_methods
 
 
+def _uses_polyjuice_lm(o: Any) -> bool:
+    return any(editor_spec(m).lm == "polyjuice_lm" for m in o.methods)
+
+
 @dataclass
 class GenerateOptions:
     attribute: str = "islam"
@@ -90,7 +101,7 @@ class GenerateOptions:
     guard: str | None = "spacy"
     llm: str = "llamacpp:qwen2.5-coder-1.5b-instruct"
     # a causal LM directory or hub id trained on Polyjuice's format (part of the identity of runs that use it)
-    polyjuice_model: str = field(default="uw-hai/polyjuice", metadata={"applies": lambda o: "polyjuice" in o.methods})
+    polyjuice_model: str = field(default="uw-hai/polyjuice", metadata={"applies": _uses_polyjuice_lm})
     prompt_style: str = "turns"
     instruction: str | None = None
     samples: int = 16
@@ -138,9 +149,9 @@ class GenerateOptions:
             raise ConfigError(f"max_text_chars must be 0 (no limit) or positive, got {self.max_text_chars}")
         # gender, names, nationality, an identity set: the pack's swap variants, as the audit runs it
         if self.swap_pack:
-            others = [m for m in self.methods if m != "swap"]
+            others = [m for m in self.methods if not swaps_identities(m)]
             if self.methods == normalize_methods(list(default_editors("generate"))):
-                self.methods = ["swap"]
+                self.methods = [IDENTITY_SWAP]
             elif others:
                 raise ConfigError(
                     f"{self.attribute} is a swap pack: it makes swap variants only (--methods swap); "
@@ -385,16 +396,17 @@ class Generator:
         for (k, cand), verdict in zip(flat, verdicts, strict=True):
             by_input.setdefault(k, []).append((cand, verdict))
         records = []
+        swapping = swaps_identities(method)
         for k, row in enumerate(rows):
             pairs = by_input.get(k, [])
             chosen = None
             if pairs:
                 # the swap example shown per input depends on the seed and the text, not on its row
                 seed = [self.opts.seed, _text_seed(texts[k])]
-                chosen = 0 if method != "swap" else int(np.random.default_rng(seed).integers(len(pairs)))
+                chosen = int(np.random.default_rng(seed).integers(len(pairs))) if swapping else 0
             cand_rows = [_candidate_row(method, row, ids[k], i, c, v, i == chosen) for i, (c, v) in enumerate(pairs)]
             if chosen is None:
-                reason = "no_identity_term" if method == "swap" else "no_attribute_term"
+                reason = "no_identity_term" if swapping else "no_attribute_term"
                 reason = (getattr(editor, "last_reasons", None) or [None] * len(texts))[k] or reason
                 cf = {"text": None, "status": make_status("unchanged", reason)}
             else:
@@ -406,7 +418,7 @@ class Generator:
                     "target_term": cand_rows[chosen]["target_term"],
                 }
             records.append(self._record(method, row, ids[k], texts[k], cf, cand_rows, attempts=1))
-        if method == "swap":  # per text, so a resumed or store-served run counts every text once
+        if swapping:  # per text, so a resumed or store-served run counts every text once
             for record, (found, blocked) in zip(records, getattr(editor, "last_counts", []), strict=True):
                 record["occurrences"] = {"found": found, "blocked": blocked}
         return records
@@ -554,7 +566,7 @@ class Generator:
         for method in opts.methods:
             editor = self.editor(method)
             out[method] = {"params": editor.params(), "params_hash": editor.params_hash()}
-            if method == "swap":
+            if swaps_identities(method):
                 out[method]["guard_blocked"] = (occurrences or {}).get("blocked", 0)
                 out[method]["identity_occurrences"] = (occurrences or {}).get("found", 0)
         models = (["llm"] if opts.detector in DETECTORS_WITH_LLM else []) + [editor_spec(m).lm for m in opts.methods]
@@ -794,7 +806,7 @@ def _records(cfs: pd.DataFrame, candidates: pd.DataFrame) -> list[Counterfactual
     out: list[Counterfactual] = []
     for row in cast(list[dict[str, Any]], cfs.to_dict("records")):
         key = (str(row["input_id"]), str(row["method"]))
-        if key[1] == "swap" and row["status"] == "ok":
+        if swaps_identities(key[1]) and row["status"] == "ok":
             out += [_record(row, c, provenance={"source_term": c["source_term"], "target_term": c["target_term"]})
                     for c in by_input[key]]  # fmt: skip
             continue
@@ -825,9 +837,9 @@ def _record(row: dict[str, Any], cand: dict[str, Any] | None, **fields: Any) -> 
 def bar_label(method: str, opts: GenerateOptions, *, samples: bool = False) -> str:
     """A progress bar's name: the method and what it edits ("ablation (islam)", "swap (gender)"), so the bars of an
     audit's several generations can be told apart (#49 item 7)."""
-    if method == "swap":
+    if swaps_identities(method):
         what = opts.identities if isinstance(opts.identities, str) else None
-        return f"swap ({what or 'identity terms'})"
+        return f"{method} ({what or 'identity terms'})"
     return f"{method} samples ({opts.attribute})" if samples else f"{method} ({opts.attribute})"
 
 
@@ -872,7 +884,7 @@ def generate_blocks(
 
 
 def _distributed(method: str, opts: GenerateOptions) -> bool:
-    return method == "llm" and opts.engine != "local"  # Polyjuice runs here even with --engine ray
+    return editor_spec(method).distributed and opts.engine != "local"  # Polyjuice runs here even with --engine ray
 
 
 def _generate_rows(

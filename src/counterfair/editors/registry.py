@@ -19,6 +19,9 @@ from .base import EditorBase
 #: the commands that build editors from this registry
 COMMANDS = ("generate", "audit", "feedback")
 
+#: the built-in identity swap: what the audit runs over every text, and each swap pack (gender, names, nationality)
+IDENTITY_SWAP = "swap"
+
 
 @dataclass
 class EditorContext:
@@ -161,8 +164,11 @@ class EditorSpec:
     a language model, which generate filters, ranks and retries (``lm``: the generator's model it needs, recorded in
     the signatures; ``lm_key``: that model's key in the run store's parameters; ``samples_option``: the generate
     option that sets its samples per text, else the editor's own ``n``). ``seconds_per_text``: the audit's up-front
-    estimate on 2 CPU cores (``benchmarks/results``); ``identity_texts``: it runs on the texts that mention an
-    identity term (the swaps), not on every attribute's texts. ``argument``: what follows ``name:`` (``PATH``).
+    estimate on 2 CPU cores (``benchmarks/results``); ``identity_texts``: it swaps identity terms, so it runs on the
+    texts that mention one (not on every attribute's texts), writes one pair per swap variant with its source and
+    target terms, and takes the in-slot placebo (:func:`swaps_identities`). ``distributed``: ``--engine ray`` runs it
+    on the cluster's workers (the others run in the driver). ``color``: its colour in the report's plots.
+    ``argument``: what follows ``name:`` (``PATH``).
     ``extras``, ``needs_llm`` and ``preflight`` tell :func:`counterfair.core.needs.require` what to check before any
     work."""
 
@@ -177,6 +183,8 @@ class EditorSpec:
     samples_option: str | None = None
     seconds_per_text: float = 1.0
     identity_texts: bool = False
+    distributed: bool = False
+    color: str | None = None
     argument: str | None = None
     extras: tuple[str, ...] = ()  # pip extras it needs (counterfair.extras), checked before any work
     needs_llm: bool = False  # it calls the command's --llm, whose backend may need an extra of its own
@@ -214,6 +222,24 @@ def editor_spec(name: str) -> EditorSpec:
     return _REGISTRY[base]
 
 
+def swaps_identities(method: Any) -> bool:
+    """Whether the method ``method`` (a pairs table's ``method`` cell) is an identity swap; a name no editor is
+    registered under (an old run's) is not."""
+    spec = _REGISTRY.get(str(method).partition(":")[0])
+    return spec is not None and spec.identity_texts
+
+
+def swap_methods() -> tuple[str, ...]:
+    """The registered identity swaps (for ``pairs["method"].isin(...)``)."""
+    return tuple(n for n, s in _REGISTRY.items() if s.identity_texts)
+
+
+def method_color(method: Any) -> str | None:
+    """The plot colour of ``method`` (None: matplotlib's next)."""
+    spec = _REGISTRY.get(str(method).partition(":")[0])
+    return spec.color if spec is not None else None
+
+
 def editor_names(command: str | None = None) -> tuple[str, ...]:
     """The editors ``command`` offers (every registered editor for None), in registration order."""
     return tuple(n for n, s in _REGISTRY.items() if command is None or command in s.commands)
@@ -247,9 +273,26 @@ def _builtin(name: str, build: Builder, help: str, **kwargs: Any) -> None:
 
 # Seconds per text: measured on 2 CPU cores (benchmarks/results; llm: audit_speed.json, 8.8 s with the 1.5B model
 # and parallel sampling). polyjuice's weights do not ship, so its figure is the llm method's, not a measurement.
-_builtin("ablation", _ablation, "word-list ablation", defaults=("generate", "audit"), seconds_per_text=0.02)
-_builtin("substitution", _substitution, "word-list substitution", defaults=("generate", "audit"), seconds_per_text=0.02)
-_builtin("swap", _swap, "identity swaps", defaults=("generate", "audit"), seconds_per_text=0.05, identity_texts=True)
+_builtin(
+    "ablation", _ablation, "word-list ablation", defaults=("generate", "audit"), seconds_per_text=0.02, color="#d95f02"
+)
+_builtin(
+    "substitution",
+    _substitution,
+    "word-list substitution",
+    defaults=("generate", "audit"),
+    seconds_per_text=0.02,
+    color="#1b9e77",
+)
+_builtin(
+    IDENTITY_SWAP,
+    _swap,
+    "identity swaps",
+    defaults=("generate", "audit"),
+    seconds_per_text=0.05,
+    identity_texts=True,
+    color="#7570b3",
+)
 _builtin(
     "llm",
     _llm,
@@ -260,6 +303,8 @@ _builtin(
     lm_key="llm",
     samples_option="samples",
     seconds_per_text=9.0,
+    distributed=True,
+    color="#e7298a",
 )
 _builtin(
     "polyjuice",
@@ -270,6 +315,7 @@ _builtin(
     lm_key="lm",
     extras=("metrics",),
     seconds_per_text=9.0,
+    color="#66a61e",
 )
 _builtin(
     "synonym",

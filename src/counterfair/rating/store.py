@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..editors.registry import swap_methods, swaps_identities
 from ..errors import ConfigError, InputError, SchemaError
 from ..records import SCHEMA_VERSION
 
@@ -374,7 +375,7 @@ def pair_id(method: Any, attribute: Any, input_id: Any) -> str:
 def _swap_attributes(cfs: pd.DataFrame, run: Path, attribute: str) -> list[str]:
     """Each generated pair's attribute: the run's for word-list and LLM edits; for an identity swap, its source and
     target groups ("sexuality → religion") in the run's identity set."""
-    if "source_term" not in cfs or not (cfs["method"] == "swap").any():
+    if "source_term" not in cfs or not cfs["method"].isin(swap_methods()).any():
         return [attribute] * len(cfs)
     from ..lexicons.attributes import load_identity_set
 
@@ -382,7 +383,7 @@ def _swap_attributes(cfs: pd.DataFrame, run: Path, attribute: str) -> list[str]:
     identities = load_identity_set(options.get("identities"))
     out = []
     for method, source, target in zip(cfs["method"], cfs["source_term"], cfs["target_term"], strict=True):
-        if method == "swap" and isinstance(source, str) and isinstance(target, str):
+        if swaps_identities(method) and isinstance(source, str) and isinstance(target, str):
             out.append(f"{identities.group_of(source)} → {identities.group_of(target)}")
         else:
             out.append(attribute)
@@ -420,7 +421,7 @@ def pairs_from_run(source: str | Path, *, attribute: str | None = None) -> pd.Da
             )
         if (path / "pairs.csv").exists():
             pairs = read_table(path / "pairs.csv")
-            pairs = pairs[pairs["method"] != "swap"]
+            pairs = pairs[~pairs["method"].isin(swap_methods())]
             return pd.DataFrame(
                 {
                     "pair_id": [

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from ...editors.registry import swap_methods
 from ...errors import InputError
 from ...io import atomic_open, read_json, read_table
 from ...lexicons.attributes import load_identity_set
@@ -217,7 +218,7 @@ def direction_texts(pairs: pd.DataFrame, directions: list[Any], per_cell: int = 
     needed = {"method", "source_term", "target_term", "source_text", "cf_text", "diff"}
     if not directions or not needed <= set(pairs.columns):
         return []
-    swaps = pairs[pairs["method"] == "swap"]
+    swaps = pairs[pairs["method"].isin(swap_methods())]
     if "attribute" in swaps:
         swaps = swaps[swaps["attribute"] == "identity"]
     listed = {(d.source, d.target) for d in directions}  # only the listed cells: grouping every cell cost 0.5 s
@@ -277,7 +278,7 @@ def _swap_pack_sections(s: AuditSummary, pairs: Any) -> list[dict[str, Any]]:
     source term and the mean change per (source group -> target group)."""
     out = []
     for name, ctf in s.swap_gaps().items():
-        mine = pairs[(pairs["method"] == "swap") & (pairs["attribute"] == name)] if not pairs.empty else pairs
+        mine = pairs[pairs["method"].isin(swap_methods()) & (pairs["attribute"] == name)] if not pairs.empty else pairs
         directions = []
         if not mine.empty:
             table = mine.groupby(["group", "target_group"], dropna=False)["diff"].agg(["mean", "size"]).reset_index()

@@ -8,14 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-METHOD_COLORS = {
-    "ablation": "#d95f02",
-    "substitution": "#1b9e77",
-    "swap": "#7570b3",
-    "llm": "#e7298a",
-    "polyjuice": "#66a61e",
-}
-
+from ...editors.registry import method_color, swap_methods
 
 DPI = 110
 
@@ -59,7 +52,7 @@ def score_change_histogram(pairs: pd.DataFrame, out: Path) -> dict[str, str] | N
             histtype="step",
             linewidth=1.6,
             label=f"{method} (n={len(part)})",
-            color=METHOD_COLORS.get(str(method)),
+            color=method_color(method),
             density=True,
         )
     ax.axvline(0, color="#888", linewidth=0.8)
@@ -90,7 +83,7 @@ def score_scatter(pairs: pd.DataFrame, out: Path, threshold: float) -> dict[str,
                               mincnt=1, cmap="viridis", linewidths=0)  # fmt: skip
             fig.colorbar(cells, ax=ax, label="pairs (log scale)", fraction=0.05, pad=0.02)
         else:
-            ax.scatter(part["score_orig"], part["score_cf"], s=8, alpha=0.45, color=METHOD_COLORS.get(method),
+            ax.scatter(part["score_orig"], part["score_cf"], s=8, alpha=0.45, color=method_color(method),
                        linewidths=0)  # fmt: skip
         _diagonal_panel(ax, threshold, f"{method} (n={len(part):,}{', pairs per cell' if dense else ''})")
     return _finish_panels(fig, axes, "Original vs counterfactual scores", out, "score_scatter")
@@ -134,7 +127,7 @@ def score_scatter_by_rating(pairs: pd.DataFrame, out: Path, threshold: float) ->
         good, poor = part[part["rating"] == "good"], part[part["rating"] == "poor"]
         ax.scatter(poor["score_orig"], poor["score_cf"], s=14, marker="x", color="#999", linewidths=0.9,
                    label=f"poor (n={len(poor)})")  # fmt: skip
-        ax.scatter(good["score_orig"], good["score_cf"], s=12, alpha=0.7, color=METHOD_COLORS.get(method),
+        ax.scatter(good["score_orig"], good["score_cf"], s=12, alpha=0.7, color=method_color(method),
                    linewidths=0, label=f"good (n={len(good)})")  # fmt: skip
         _diagonal_panel(ax, threshold, str(method))
         ax.legend(frameon=False, loc="upper left", fontsize=8)
@@ -145,7 +138,7 @@ def score_scatter_by_rating(pairs: pd.DataFrame, out: Path, threshold: float) ->
 def score_scatter_by_topic(pairs: pd.DataFrame, out: Path, threshold: float) -> dict[str, str] | None:
     """Original vs counterfactual score per attribute (topic), the methods' pairs in their colours (paper 000 Fig. 4:
     which topic swings towards a flip). Word-list and LLM edits only; only when two or more topics have pairs."""
-    edits = pairs[(pairs["method"] != "swap") & pairs["score_orig"].notna() & pairs["score_cf"].notna()]
+    edits = pairs[~pairs["method"].isin(swap_methods()) & pairs["score_orig"].notna() & pairs["score_cf"].notna()]
     topics = list(dict.fromkeys(edits["attribute"])) if "attribute" in edits else []
     if len(topics) < 2:
         return None
@@ -153,7 +146,7 @@ def score_scatter_by_topic(pairs: pd.DataFrame, out: Path, threshold: float) -> 
     for ax, topic in zip(axes, topics, strict=True):
         part = edits[edits["attribute"] == topic]
         for method, dots in part.groupby("method", sort=False):
-            ax.scatter(dots["score_orig"], dots["score_cf"], s=10, alpha=0.6, color=METHOD_COLORS.get(str(method)),
+            ax.scatter(dots["score_orig"], dots["score_cf"], s=10, alpha=0.6, color=method_color(method),
                        linewidths=0, label=f"{method} (n={len(dots)})")  # fmt: skip
         _diagonal_panel(ax, threshold, f"{topic} (n={len(part):,})")
         ax.legend(frameon=False, loc="upper left", fontsize=8)
@@ -162,8 +155,8 @@ def score_scatter_by_topic(pairs: pd.DataFrame, out: Path, threshold: float) -> 
 
 def swap_heatmap(pairs: pd.DataFrame, out: Path, order: list[str]) -> dict[str, str] | None:
     """Mean score change for each (source term -> target term) swap; rows are sources."""
-    swap = pairs[(pairs["method"] == "swap") & (pairs["attribute"] == "identity")] if "attribute" in pairs else pairs
-    swap = swap[swap["method"] == "swap"]
+    swap = pairs[pairs["method"].isin(swap_methods())]
+    swap = swap[swap["attribute"] == "identity"] if "attribute" in swap else swap
     if swap.empty:
         return None
     matrix = swap.pivot_table(index="source_term", columns="target_term", values="diff", aggfunc="mean")
