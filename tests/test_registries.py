@@ -176,3 +176,44 @@ def test_a_plugin_adds_a_command_in_one_file(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert lines[:2] == ["identity\tA gay applicant.", "identity\tAn Asian applicant."]
     assert "placebo\tA tall applicant." in lines and len(lines) == 2 + 5
+
+
+def test_an_editor_registered_as_an_identity_swap_is_audited_as_one() -> None:
+    """#48: what an editor is comes from its registry entry, not its name. A second identity swap under another name
+    (the built-in's builder) gives the audit the same pairs, placebo, in-slot effects and verdict as ``swap``."""
+    import counterfair as cf
+
+    def gay_is_toxic(texts: list[str]) -> list[float]:
+        return [0.2 + 0.3 * ("gay" in t.lower()) for t in texts]
+
+    texts = ["Some people are gay.", "My Muslim neighbour waved.", "The Jewish baker sold bread.", "Old people vote."]
+    register_editor(
+        EditorSpec("swap_again", editor_spec("swap").build, "identity swaps again", identity_texts=True, color="#000")
+    )
+    try:
+        mine = cf.audit(texts, gay_is_toxic, methods=["swap_again"], bootstrap=50)
+    finally:
+        unregister_editor("swap_again")
+    theirs = cf.audit(texts, gay_is_toxic, methods=["swap"], bootstrap=50)
+    assert set(mine.pairs["method"]) == {"swap_again"} and len(mine.pairs) == len(theirs.pairs) > 40
+    same = mine.pairs.drop(columns="method").reset_index(drop=True)
+    pd.testing.assert_frame_equal(same, theirs.pairs.drop(columns="method").reset_index(drop=True))
+    assert mine.pairs["diff_placebo"].notna().sum() == theirs.pairs["diff_placebo"].notna().sum() > 0
+    effect = mine.typed_summary.effects
+    assert effect is not None and theirs.typed_summary.effects is not None
+    assert effect.to_dict() == theirs.typed_summary.effects.to_dict()
+
+    def settled(summary: object) -> object:  # the summary without its timings, the second swap called swap
+        if isinstance(summary, dict):
+            return {k: settled(v) for k, v in summary.items() if "timing" not in k and "seconds" not in k}
+        if isinstance(summary, list):
+            return [settled(v) for v in summary]
+        return "swap" if summary == "swap_again" else summary
+
+    mine_summary = settled(json.loads(json.dumps(mine.summary, default=str)))
+    assert isinstance(mine_summary, dict)
+    mine_summary["signatures"]["identity"] = {
+        "swap" if k == "swap_again" else k: v for k, v in mine_summary["signatures"]["identity"].items()
+    }
+    assert mine_summary == settled(json.loads(json.dumps(theirs.summary, default=str)))
+    assert mine.summary["validity"]["identity_occurrences"] == 4  # the guard's counts read from the swap's own entry

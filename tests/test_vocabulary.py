@@ -97,3 +97,63 @@ def test_one_public_name_per_editor() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert cf.editors.IdentitySwapEditor().name == "swap"
+
+
+def test_every_command_option_takes_its_default_from_the_options_dataclass() -> None:
+    """#48: a default is declared once, in the options dataclass. Each option of a command that is also a field of
+    the command's options has the field's declared default (a list joined with commas; the guard flag on when the
+    options name a guard), and the command's source reads it from the dataclass rather than repeating a literal."""
+    import ast
+    import dataclasses
+    import inspect
+
+    from counterfair.cli.app import declared
+    from counterfair.commands.llm_audit.core import LLMAuditOptions
+    from counterfair.core.audit import AuditOptions
+    from counterfair.core.bias import BiasOptions
+    from counterfair.core.ctf import CTFOptions
+    from counterfair.core.evaluate import EvaluateOptions
+    from counterfair.core.feedback import FeedbackOptions
+    from counterfair.core.generate import GenerateOptions
+    from counterfair.core.suite import SuiteOptions
+
+    classes: dict[str, Any] = {
+        "audit": AuditOptions,
+        "ctf": CTFOptions,
+        "bias": BiasOptions,
+        "generate": GenerateOptions,
+        "evaluate": EvaluateOptions,
+        "feedback": FeedbackOptions,
+        "run": SuiteOptions,
+        "llm-audit": LLMAuditOptions,
+    }
+    checked, literals, differing = 0, [], []
+    for path, command in _commands():
+        cls = classes.get(path[-1])
+        if cls is None:
+            continue
+        defaults = declared(cls)
+        fields = {f.name for f in dataclasses.fields(cls)}
+        function = ast.parse(inspect.getsource(command.callback.__wrapped__).lstrip()).body[0]
+        assert isinstance(function, ast.FunctionDef)
+        args = function.args
+        written = dict(
+            zip([a.arg for a in args.args][len(args.args) - len(args.defaults) :], args.defaults, strict=True)
+        )
+        for param in command.params:
+            if param.param_type_name != "option" or param.name not in fields:
+                continue
+            checked += 1
+            want = getattr(defaults, param.name)
+            if isinstance(want, list):
+                want = ",".join(want)
+            if param.name == "guard" and isinstance(param.default, bool):
+                want = want not in (None, False)
+            if param.default != want:
+                differing.append((path[-1], param.name, param.default, want))
+            node = written.get(param.name)
+            if node is None or isinstance(node, ast.Constant):
+                literals.append((path[-1], param.name, None if node is None else node.value))
+    assert checked >= 150
+    assert differing == []
+    assert literals == []

@@ -9,7 +9,7 @@ import os
 import sys
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -312,6 +312,42 @@ def require_extras(what: str, *extras: str) -> None:
     from ..extras import check
 
     check([(what, extras)])
+
+
+_Options = TypeVar("_Options")
+
+
+def declared(cls: type[_Options]) -> _Options:
+    """An options object holding each field's default as the dataclass declares it (``__post_init__`` not run:
+    ``detector="auto"`` stays ``"auto"``, ``metrics=None`` stays None): what a command's typer options take as their
+    defaults, so each default is declared once, in the dataclass (#48)."""
+    import dataclasses
+
+    obj = cls.__new__(cls)
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if f.default is not dataclasses.MISSING:
+            value = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            value = f.default_factory()
+        else:
+            continue  # a required field has no default to take
+        object.__setattr__(obj, f.name, value)
+    return obj
+
+
+def joined(value: str | list[str] | None) -> str | None:
+    """A list default as the command line spells it: comma-separated (None stays None)."""
+    return ",".join(value) if isinstance(value, list) else value
+
+
+def as_path(value: str | Path | None) -> Path | None:
+    """A path default as the command line types it."""
+    return None if value is None else Path(value)
+
+
+def spelled_none(value: str | None) -> str:
+    """A default of None as the command line spells it ("none")."""
+    return "none" if value is None else value
 
 
 def options_from(cls: Any, given: dict[str, Any], **spelled: Any) -> Any:

@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
-from ..editors.registry import default_editors, editors_help
+from ..core.audit import AuditOptions
+from ..editors.registry import editors_help
 from ..runs import allow_overwrite
 from ..summaries import AuditSummary
-from ..text import MAX_TEXT_CHARS
 from ..views.console import (
     audit_view,
     comparison_view,
@@ -31,13 +31,20 @@ from .app import (
     MaxTextChars,
     Overwrite,
     app,
+    as_path,
     console,
+    declared,
     err_console,
     finish_gate,
+    joined,
     listed,
     options_from,
+    spelled_none,
     with_config,
 )
+
+#: every default of the command's options is AuditOptions's, read from it (#48: an option declared once)
+_AUDIT = declared(AuditOptions)
 
 
 @app.command(
@@ -51,7 +58,7 @@ def audit(
     out: Annotated[Path, typer.Option("--out", "-o", help="Run directory (a rerun with it resumes).")] = Path(
         "counterfair-audit"
     ),
-    classifier: Annotated[str, typer.Option(help=CLASSIFIER_HELP)] = "profanity-check",
+    classifier: Annotated[str, typer.Option(help=CLASSIFIER_HELP)] = _AUDIT.classifier,
     attributes: Annotated[
         str | None,
         typer.Option(
@@ -61,31 +68,37 @@ def audit(
             "gender, names and nationality add their swaps; `counterfair attributes list` shows them all.",
             rich_help_panel=INPUT_PANEL,
         ),
-    ] = None,
+    ] = joined(_AUDIT.attributes),
     methods: Annotated[
         str, typer.Option(help="Comma-separated: " + editors_help("audit"), rich_help_panel=INPUT_PANEL)
-    ] = ",".join(default_editors("audit")),
-    text_column: Annotated[str, typer.Option(help="Column with the texts.", rich_help_panel=INPUT_PANEL)] = "text",
-    id_column: Annotated[str | None, typer.Option(help="Column with unique ids.", rich_help_panel=INPUT_PANEL)] = None,
+    ] = ",".join(_AUDIT.methods),
+    text_column: Annotated[
+        str, typer.Option(help="Column with the texts.", rich_help_panel=INPUT_PANEL)
+    ] = _AUDIT.text_column,
+    id_column: Annotated[
+        str | None, typer.Option(help="Column with unique ids.", rich_help_panel=INPUT_PANEL)
+    ] = _AUDIT.id_column,
     label_column: Annotated[
         str | None,
         typer.Option(
             help="Column with gold labels (1/0, toxic/non-toxic): adds the bias AUCs per group (as counterfair bias).",
             rich_help_panel=INPUT_PANEL,
         ),
-    ] = None,
-    threshold: Annotated[float, typer.Option(help="Score threshold for flips.", rich_help_panel=INPUT_PANEL)] = 0.5,
+    ] = _AUDIT.label_column,
+    threshold: Annotated[
+        float, typer.Option(help="Score threshold for flips.", rich_help_panel=INPUT_PANEL)
+    ] = _AUDIT.threshold,
     positive_label: Annotated[
         str | None, typer.Option(help="Classifier label whose probability is the score.", rich_help_panel=INPUT_PANEL)
-    ] = None,
+    ] = _AUDIT.positive_label,
     identities: Annotated[
         str | None,
         typer.Option(help="Identity terms for swaps (default: Dixon et al.'s 50).", rich_help_panel=INPUT_PANEL),
-    ] = None,
+    ] = _AUDIT.identities,
     guard: Annotated[
         bool,
         typer.Option(help="Skip non-identity uses of ambiguous terms ('a black car').", rich_help_panel=INPUT_PANEL),
-    ] = True,
+    ] = _AUDIT.guard,
     placebo: Annotated[
         str,
         typer.Option(
@@ -93,11 +106,11 @@ def audit(
             "en, fr or de, a YAML file, or none.",
             rich_help_panel=INPUT_PANEL,
         ),
-    ] = "default",
-    llm: Annotated[
-        str, typer.Option(help="LLM for the llm method.", rich_help_panel=LLM_PANEL)
-    ] = "llamacpp:qwen2.5-coder-1.5b-instruct",
-    samples: Annotated[int, typer.Option(help="LLM samples per input and attempt.", rich_help_panel=LLM_PANEL)] = 16,
+    ] = spelled_none(_AUDIT.placebo),
+    llm: Annotated[str, typer.Option(help="LLM for the llm method.", rich_help_panel=LLM_PANEL)] = _AUDIT.llm,
+    samples: Annotated[
+        int, typer.Option(help="LLM samples per input and attempt.", rich_help_panel=LLM_PANEL)
+    ] = _AUDIT.samples,
     detector: Annotated[
         str,
         typer.Option(
@@ -105,19 +118,19 @@ def audit(
             "'during Eid'), keyword, keyword+llm, mlp:DIR[#LABEL] or llm.",
             rich_help_panel=LLM_PANEL,
         ),
-    ] = "auto",
-    llm_parallel: LLMParallel = None,
-    llm_concurrency: LLMConcurrency = None,
-    engine: Engine = "local",
-    address: Address = None,
-    seed: Annotated[int, typer.Option(min=0, help="Seed.", rich_help_panel=MORE_PANEL)] = 0,
+    ] = _AUDIT.detector,
+    llm_parallel: LLMParallel = _AUDIT.llm_parallel,
+    llm_concurrency: LLMConcurrency = _AUDIT.llm_concurrency,
+    engine: Engine = _AUDIT.engine,
+    address: Address = _AUDIT.address,
+    seed: Annotated[int, typer.Option(min=0, help="Seed.", rich_help_panel=MORE_PANEL)] = _AUDIT.seed,
     only_good: Annotated[
         Path | None,
         typer.Option(
             help="A consolidated rating project: audit only the pairs its raters judged good.",
             rich_help_panel=MORE_PANEL,
         ),
-    ] = None,
+    ] = as_path(_AUDIT.only_good),
     ratings: Annotated[
         Path | None,
         typer.Option(
@@ -126,7 +139,7 @@ def audit(
             "report plots the two kinds apart.",
             rich_help_panel=MORE_PANEL,
         ),
-    ] = None,
+    ] = as_path(_AUDIT.ratings),
     fail_if: Annotated[
         list[str] | None,
         typer.Option(
@@ -159,9 +172,9 @@ def audit(
             help="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else ./mlruns).", rich_help_panel=MORE_PANEL
         ),
     ] = None,
-    max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
-    encoding: Encoding = "utf-8",
-    language: Language = "en",
+    max_text_chars: MaxTextChars = _AUDIT.max_text_chars,
+    encoding: Encoding = _AUDIT.encoding,
+    language: Language = _AUDIT.language,
     overwrite: Overwrite = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ..core.bias import BiasOptions
 from ..runs import allow_overwrite
 from ..summaries import BiasSummary
 from ..views.console import bias_view
@@ -20,10 +21,15 @@ from .app import (
     Overwrite,
     app,
     console,
+    declared,
     end_with_verdict,
+    joined,
     listed,
     options_from,
 )
+
+#: every default of the command's options is BiasOptions's, read from it (#48: an option declared once)
+_BIAS = declared(BiasOptions)
 
 
 @app.command(
@@ -32,28 +38,40 @@ from .app import (
 )
 def bias(
     data: Annotated[Path, typer.Argument(help="Labelled texts (CSV/TSV/JSONL/JSON/Parquet).")],
-    label_column: Annotated[str, typer.Option(help="Column with the gold label: 1/0, true/false, toxic/non-toxic.")],
-    classifier: Annotated[str, typer.Option(help=CLASSIFIER_HELP)] = "profanity-check",
+    label_column: Annotated[
+        str, typer.Option(help="Column with the gold label: 1/0, true/false, toxic/non-toxic.")
+    ] = _BIAS.label_column,
+    classifier: Annotated[str, typer.Option(help=CLASSIFIER_HELP)] = _BIAS.classifier,
     out: Annotated[
         Path, typer.Option("--out", "-o", help="Directory for rows.csv, summary.json, report.html/.md.")
     ] = Path("counterfair-bias"),
     positive_label: Annotated[
         str | None, typer.Option(help="Classifier label whose probability is the score (default: the second).")
-    ] = None,
+    ] = _BIAS.positive_label,
     group_columns: Annotated[
         str | None,
         typer.Option(help="Comma-separated membership columns (booleans, or scores cut at --group-threshold)."),
-    ] = None,
+    ] = joined(_BIAS.group_columns),
     identities: Annotated[
         str | None,
         typer.Option(help="Without group columns: the identity set whose terms mark membership (default dixon50)."),
-    ] = None,
-    guard: Annotated[bool, typer.Option(help="Skip non-identity uses of ambiguous terms ('a black car').")] = True,
-    threshold: Annotated[float, typer.Option(help="Score threshold of the equality differences (FPR, FNR).")] = 0.5,
-    group_threshold: Annotated[float, typer.Option(help="A membership score at or above it is a member.")] = 0.5,
-    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
-    id_column: Annotated[str | None, typer.Option(help="Column with unique ids (default: row number).")] = None,
-    bootstrap: Annotated[int, typer.Option(min=0, help="Bootstrap resamples of every interval (0: none).")] = 1000,
+    ] = _BIAS.identities,
+    guard: Annotated[
+        bool, typer.Option(help="Skip non-identity uses of ambiguous terms ('a black car').")
+    ] = _BIAS.guard,
+    threshold: Annotated[
+        float, typer.Option(help="Score threshold of the equality differences (FPR, FNR).")
+    ] = _BIAS.threshold,
+    group_threshold: Annotated[
+        float, typer.Option(help="A membership score at or above it is a member.")
+    ] = _BIAS.group_threshold,
+    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = _BIAS.text_column,
+    id_column: Annotated[
+        str | None, typer.Option(help="Column with unique ids (default: row number).")
+    ] = _BIAS.id_column,
+    bootstrap: Annotated[
+        int, typer.Option(min=0, help="Bootstrap resamples of every interval (0: none).")
+    ] = _BIAS.bootstrap,
     fail_if: Annotated[
         list[str] | None,
         typer.Option(
@@ -61,12 +79,14 @@ def bias(
         ),
     ] = None,
     junit: Annotated[Path | None, typer.Option(help="Write the gate's verdicts as a JUnit XML file.")] = None,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap and of the pinned AUC's sample.")] = 0,
-    encoding: Encoding = "utf-8",
-    language: Language = "en",
+    seed: Annotated[
+        int, typer.Option(min=0, help="Seed of the bootstrap and of the pinned AUC's sample.")
+    ] = _BIAS.seed,
+    encoding: Encoding = _BIAS.encoding,
+    language: Language = _BIAS.language,
     overwrite: Overwrite = False,
-    engine: Engine = "local",
-    address: Address = None,
+    engine: Engine = _BIAS.engine,
+    address: Address = _BIAS.address,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Unintended bias on labelled data: per identity group the subgroup, BPSN and BNSP AUC (Borkan et al. 2019) and

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
+from ..core.ctf import CTFOptions
 from ..runs import allow_overwrite
-from ..text import MAX_TEXT_CHARS
 from ..views.console import (
     ctf_view,
     fmt,
@@ -25,8 +25,12 @@ from .app import (
     Overwrite,
     app,
     console,
+    declared,
     require_extras,
 )
+
+#: every default of the command's options is CTFOptions's, read from it (#48: an option declared once)
+_CTF = declared(CTFOptions)
 
 
 @app.command(
@@ -41,15 +45,20 @@ def ctf(
     classifier: Annotated[str, typer.Option(help=CLASSIFIER_HELP)] = "profanity-check",
     identities: Annotated[
         str | None, typer.Option(help="Identity terms: t1,t2,... (default: the 50 Dixon et al. terms).")
-    ] = None,
+    ] = _CTF.identities,
     identities_file: Annotated[Path | None, typer.Option(help="Identity terms from a YAML/JSON/TXT file.")] = None,
-    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
-    id_column: Annotated[str | None, typer.Option(help="Column with unique ids (default: row number).")] = None,
-    label_column: Annotated[str | None, typer.Option(help="Column with toxic (1) / non-toxic (0) labels.")] = None,
+    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = _CTF.text_column,
+    id_column: Annotated[
+        str | None, typer.Option(help="Column with unique ids (default: row number).")
+    ] = _CTF.id_column,
+    label_column: Annotated[
+        str | None, typer.Option(help="Column with toxic (1) / non-toxic (0) labels.")
+    ] = _CTF.label_column,
     positive_label: Annotated[
         str | None, typer.Option(help="Classifier label whose probability is compared (default: the second).")
-    ] = None,
-    guard: Annotated[bool, typer.Option(help="Skip non-identity uses of ambiguous terms ('a black car').")] = True,
+    ] = _CTF.positive_label,
+    guard: Annotated[bool, typer.Option(help="Skip non-identity uses of ambiguous terms ('a black car').")] = _CTF.guard
+    is not None,  # the options name the guard ("spacy"); the flag turns it on or off
     tokens_only: Annotated[
         bool,
         typer.Option(
@@ -58,10 +67,10 @@ def ctf(
             "or a/an agreement), as blindness assumes.",
         ),
     ] = False,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap.")] = 0,
-    max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
-    encoding: Encoding = "utf-8",
-    language: Language = "en",
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap.")] = _CTF.seed,
+    max_text_chars: MaxTextChars = _CTF.max_text_chars,
+    encoding: Encoding = _CTF.encoding,
+    language: Language = _CTF.language,
     engine: Engine = "local",
     address: Address = None,
     overwrite: Overwrite = False,

@@ -7,8 +7,22 @@ from typing import Annotated
 
 import typer
 
+from ..core.evaluate import EvaluateOptions
 from ..runs import allow_overwrite
-from .app import MAKE_COMMANDS, Overwrite, app, console, options_from, print_evaluation, sample_pairs_path
+from .app import (
+    MAKE_COMMANDS,
+    Overwrite,
+    app,
+    console,
+    declared,
+    joined,
+    options_from,
+    print_evaluation,
+    sample_pairs_path,
+)
+
+#: every default of the command's options is EvaluateOptions's, read from it (#48: an option declared once)
+_EVALUATE = declared(EvaluateOptions)
 
 
 @app.command(
@@ -39,62 +53,74 @@ def evaluate(
             help="Comma-separated: flip, prob_change, distance, diversity, perplexity, bleu, bertscore (the default "
             "set), text_quality (an LLM judge; only when named), or all."
         ),
-    ] = None,
+    ] = joined(_EVALUATE.metrics),
     classifier: Annotated[
         str | None,
         typer.Option(
             help="Classifier spec for flip and prob_change, e.g. imdb-sentiment, profanity-check, sklearn:PATH, "
             "hf:DIR, scores:PATH (without it those two metrics are not computed)."
         ),
-    ] = None,
-    text_column: Annotated[str, typer.Option(help="Column with the original text.")] = "orig_text",
-    cf_column: Annotated[str, typer.Option(help="Column with the counterfactual.")] = "gen_text",
+    ] = _EVALUATE.classifier,
+    text_column: Annotated[str, typer.Option(help="Column with the original text.")] = _EVALUATE.text_column,
+    cf_column: Annotated[str, typer.Option(help="Column with the counterfactual.")] = _EVALUATE.cf_column,
     cf2_column: Annotated[
         str | None, typer.Option(help="Column with a second counterfactual (diversity); default gen_text_2 if present.")
-    ] = None,
-    id_column: Annotated[str | None, typer.Option(help="Column with a unique row id.")] = None,
-    group_column: Annotated[str | None, typer.Option(help="Column to aggregate by (with bootstrap CIs).")] = None,
+    ] = _EVALUATE.cf2_column,
+    id_column: Annotated[str | None, typer.Option(help="Column with a unique row id.")] = _EVALUATE.id_column,
+    group_column: Annotated[
+        str | None, typer.Option(help="Column to aggregate by (with bootstrap CIs).")
+    ] = _EVALUATE.group_column,
     context_column: Annotated[
         str | None,
         typer.Option(
             help="Two-input classifiers (NLI): column with the input left unchanged; the classifier gets text pairs."
         ),
-    ] = None,
+    ] = _EVALUATE.context_column,
     revised_input: Annotated[
         str, typer.Option(help="With --context-column: the edited text is the classifier's 'first' or 'second' input.")
-    ] = "first",
+    ] = _EVALUATE.revised_input,
     target_column: Annotated[
         str | None, typer.Option(help="Column with the label each counterfactual aims at (prob_change measured on it).")
-    ] = None,
+    ] = _EVALUATE.target_column,
     missing_marker: Annotated[
         list[str] | None, typer.Option(help="Cell value meaning 'no counterfactual' (default: -1, as in CEval).")
     ] = None,
     threshold: Annotated[
         float | None, typer.Option(help="Binary classifiers: label 1 when p >= threshold (default: argmax).")
-    ] = None,
+    ] = _EVALUATE.threshold,
     ppl_model: Annotated[
         str, typer.Option(help="Perplexity LM: a known name, a GGUF file or a transformers directory.")
-    ] = "gemma-3-270m",
-    ppl_window: Annotated[int, typer.Option(help="Perplexity window in LM tokens.")] = 1024,
-    ppl_stride: Annotated[int, typer.Option(help="Sliding-window stride in LM tokens.")] = 512,
-    ppl_max_tokens: Annotated[int, typer.Option(help="Texts longer than this get no perplexity (a row note).")] = 8192,
-    ppl_token_budget: Annotated[int, typer.Option(help="LM tokens per forward batch (memory vs speed).")] = 1024,
+    ] = _EVALUATE.ppl_model,
+    ppl_window: Annotated[int, typer.Option(help="Perplexity window in LM tokens.")] = _EVALUATE.ppl_window,
+    ppl_stride: Annotated[int, typer.Option(help="Sliding-window stride in LM tokens.")] = _EVALUATE.ppl_stride,
+    ppl_max_tokens: Annotated[
+        int, typer.Option(help="Texts longer than this get no perplexity (a row note).")
+    ] = _EVALUATE.ppl_max_tokens,
+    ppl_token_budget: Annotated[
+        int, typer.Option(help="LM tokens per forward batch (memory vs speed).")
+    ] = _EVALUATE.ppl_token_budget,
     ppl_dtype: Annotated[
         str,
         typer.Option(help="Perplexity LM precision: float32 (exact) or bfloat16 (about 2x faster on CPUs with bf16)."),
-    ] = "float32",
+    ] = _EVALUATE.ppl_dtype,
     judge_llm: Annotated[
         str, typer.Option(help="LLM that judges text_quality (llamacpp:NAME|GGUF, openai:URL#MODEL, hf:DIR).")
-    ] = "llamacpp:qwen2.5-coder-1.5b-instruct",
-    batch_size: Annotated[int, typer.Option(help="Batch size for classifier and BERTScore.")] = 64,
-    bootstrap: Annotated[int, typer.Option(min=1, help="Bootstrap resamples for confidence intervals.")] = 2000,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap.")] = 0,
-    fmt: Annotated[str | None, typer.Option("--format", help="Input format if the suffix does not tell.")] = None,
-    encoding: Annotated[str, typer.Option(help="Text encoding of the input file.")] = "utf-8",
+    ] = _EVALUATE.judge_llm,
+    batch_size: Annotated[int, typer.Option(help="Batch size for classifier and BERTScore.")] = _EVALUATE.batch_size,
+    bootstrap: Annotated[
+        int, typer.Option(min=1, help="Bootstrap resamples for confidence intervals.")
+    ] = _EVALUATE.bootstrap,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap.")] = _EVALUATE.seed,
+    fmt: Annotated[
+        str | None, typer.Option("--format", help="Input format if the suffix does not tell.")
+    ] = _EVALUATE.fmt,
+    encoding: Annotated[str, typer.Option(help="Text encoding of the input file.")] = _EVALUATE.encoding,
     engine: Annotated[
         str, typer.Option(help="local, or ray: perplexity and BERTScore batches on Ray workers.")
-    ] = "local",
-    address: Annotated[str | None, typer.Option(help="Ray cluster address (default: start a local Ray).")] = None,
+    ] = _EVALUATE.engine,
+    address: Annotated[
+        str | None, typer.Option(help="Ray cluster address (default: start a local Ray).")
+    ] = _EVALUATE.address,
     overwrite: Overwrite = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:

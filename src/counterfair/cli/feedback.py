@@ -8,9 +8,9 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from ..core.feedback import FeedbackOptions
 from ..editors.registry import editors_help
 from ..runs import allow_overwrite
-from ..text import MAX_TEXT_CHARS
 from ..views.console import (
     feedback_view,
     fmt,
@@ -23,9 +23,14 @@ from .app import (
     Overwrite,
     app,
     console,
+    declared,
     options_from,
     require_extras,
+    spelled_none,
 )
+
+#: every default of the command's options is FeedbackOptions's, read from it (#48: an option declared once)
+_FEEDBACK = declared(FeedbackOptions)
 
 
 @app.command(
@@ -34,33 +39,39 @@ from .app import (
 )
 def feedback(
     data: Annotated[Path, typer.Argument(help="Texts to edit (CSV/TSV/JSONL/JSON/Parquet).")],
-    editor: Annotated[str, typer.Option(help=editors_help("feedback"))] = "synonym",
-    classifier: Annotated[str, typer.Option(help="Classifier the editor tries to flip.")] = "imdb-sentiment",
-    steps: Annotated[int, typer.Option(help="Feedback steps n (the editor runs n + 1 times; inc@1..inc@n).")] = 5,
+    editor: Annotated[str, typer.Option(help=editors_help("feedback"))] = _FEEDBACK.editor,
+    classifier: Annotated[str, typer.Option(help="Classifier the editor tries to flip.")] = _FEEDBACK.classifier,
+    steps: Annotated[
+        int, typer.Option(help="Feedback steps n (the editor runs n + 1 times; inc@1..inc@n).")
+    ] = _FEEDBACK.steps,
     out: Annotated[Path, typer.Option("--out", "-o", help="Directory for steps.csv and summary.json.")] = Path(
         "counterfair-feedback"
     ),
-    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
-    id_column: Annotated[str | None, typer.Option(help="Column with unique ids (default: row number).")] = None,
-    llm: Annotated[str, typer.Option(help="LLM for mask_fill and llm_flip.")] = "llamacpp:qwen2.5-coder-1.5b-instruct",
-    ppl_model: Annotated[str, typer.Option(help="General LM for ppl-base ('none' to skip).")] = "gemma-3-270m",
+    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = _FEEDBACK.text_column,
+    id_column: Annotated[
+        str | None, typer.Option(help="Column with unique ids (default: row number).")
+    ] = _FEEDBACK.id_column,
+    llm: Annotated[str, typer.Option(help="LLM for mask_fill and llm_flip.")] = _FEEDBACK.llm,
+    ppl_model: Annotated[str, typer.Option(help="General LM for ppl-base ('none' to skip).")] = spelled_none(
+        _FEEDBACK.ppl_model
+    ),
     ppl_fine_model: Annotated[
         str | None, typer.Option(help="Domain-adapted LM for ppl-fine (see counterfair adapt-lm).")
-    ] = None,
+    ] = _FEEDBACK.ppl_fine_model,
     ppl_steps: Annotated[
         str, typer.Option(help="Perplexity of every step's text ('all') or of the first and last only ('ends').")
-    ] = "all",
-    limit: Annotated[int | None, typer.Option(help="Only the first N texts.")] = None,
-    seed: Annotated[int, typer.Option(min=0, help="Seed.")] = 0,
+    ] = _FEEDBACK.ppl_steps,
+    limit: Annotated[int | None, typer.Option(help="Only the first N texts.")] = _FEEDBACK.limit,
+    seed: Annotated[int, typer.Option(min=0, help="Seed.")] = _FEEDBACK.seed,
     tokens: Annotated[
         str,
         typer.Option(
             help="How minimality and inc@n count tokens: words (the tokenizer's; a whitespace-only edit is 0) or "
             "whitespace (split at spaces, as paper 002 counts an added space: 'awful !' vs 'awful!' is 2).",
         ),
-    ] = "words",
-    max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
-    encoding: Encoding = "utf-8",
+    ] = _FEEDBACK.tokens,
+    max_text_chars: MaxTextChars = _FEEDBACK.max_text_chars,
+    encoding: Encoding = _FEEDBACK.encoding,
     overwrite: Overwrite = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:

@@ -9,9 +9,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ..editors.registry import default_editors, editors_help
+from ..core.generate import GenerateOptions
+from ..editors.registry import editors_help
 from ..runs import allow_overwrite
-from ..text import MAX_TEXT_CHARS
 from ..views.console import (
     generate_view,
 )
@@ -27,9 +27,14 @@ from .app import (
     Overwrite,
     app,
     console,
+    declared,
+    joined,
     one_attribute,
     options_from,
 )
+
+#: every default of the command's options is GenerateOptions's, read from it (#48: an option declared once)
+_GENERATE = declared(GenerateOptions)
 
 
 @app.command(
@@ -38,63 +43,77 @@ from .app import (
 )
 def generate(
     data: Annotated[Path, typer.Argument(help="Texts that reference the attribute (CSV/TSV/JSONL/JSON/Parquet).")],
-    attribute: OneAttribute = "islam",
+    attribute: OneAttribute = _GENERATE.attribute,
     methods: Annotated[str, typer.Option(help="Comma-separated: " + editors_help("generate"))] = ",".join(
-        default_editors("generate")
+        _GENERATE.methods
     ),
     out: Annotated[Path, typer.Option("--out", "-o", help="Run directory (a rerun with it resumes).")] = Path(
         "counterfair-generate"
     ),
-    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
-    id_column: Annotated[str | None, typer.Option(help="Column with unique ids (default: row number).")] = None,
+    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = _GENERATE.text_column,
+    id_column: Annotated[
+        str | None, typer.Option(help="Column with unique ids (default: row number).")
+    ] = _GENERATE.id_column,
     identities: Annotated[
         str | None, typer.Option(help="Identity terms for swap: dixon50 (default), a file, or t1,t2,...")
-    ] = None,
-    guard: Annotated[bool, typer.Option(help="Skip non-identity uses of ambiguous terms ('a black car').")] = True,
-    llm: Annotated[
-        str, typer.Option(help="LLM: llamacpp:NAME|FILE.gguf, openai:URL[#MODEL], hf:DIR.")
-    ] = "llamacpp:qwen2.5-coder-1.5b-instruct",
+    ] = _GENERATE.identities,
+    guard: Annotated[
+        bool, typer.Option(help="Skip non-identity uses of ambiguous terms ('a black car').")
+    ] = _GENERATE.guard is not None,  # the options name the guard ("spacy"); the flag turns it on or off
+    llm: Annotated[str, typer.Option(help="LLM: llamacpp:NAME|FILE.gguf, openai:URL[#MODEL], hf:DIR.")] = _GENERATE.llm,
     polyjuice_model: Annotated[
         str,
         typer.Option(
             help="The polyjuice method's causal LM: a transformers directory or hub id (from your Hugging Face cache) "
             "trained on Polyjuice's format."
         ),
-    ] = "uw-hai/polyjuice",
-    prompt_style: Annotated[str, typer.Option(help="turns (chat models) or plain (next-token LMs).")] = "turns",
+    ] = _GENERATE.polyjuice_model,
+    prompt_style: Annotated[
+        str, typer.Option(help="turns (chat models) or plain (next-token LMs).")
+    ] = _GENERATE.prompt_style,
     instruction: Annotated[
         str | None, typer.Option(help="Instruction template; default 'not about {subject}'.")
-    ] = None,
-    samples: Annotated[int, typer.Option(help="LLM samples per input and attempt.")] = 16,
-    max_attempts: Annotated[int, typer.Option(help="Attempts when no sample passes the filters.")] = 5,
-    llm_parallel: LLMParallel = None,
-    llm_concurrency: LLMConcurrency = None,
+    ] = _GENERATE.instruction,
+    samples: Annotated[int, typer.Option(help="LLM samples per input and attempt.")] = _GENERATE.samples,
+    max_attempts: Annotated[
+        int, typer.Option(help="Attempts when no sample passes the filters.")
+    ] = _GENERATE.max_attempts,
+    llm_parallel: LLMParallel = _GENERATE.llm_parallel,
+    llm_concurrency: LLMConcurrency = _GENERATE.llm_concurrency,
     llm_chunk: Annotated[
         int, typer.Option(help="Texts per LLM call: their samples are drawn together; a checkpoint after each.")
-    ] = 4,
-    min_bleu: Annotated[float, typer.Option(help="Filter: minimum BLEU against the original.")] = 0.5,
-    min_bertscore: Annotated[float, typer.Option(help="Filter: minimum BERTScore F1.")] = 0.5,
-    max_attribute_prob: Annotated[float, typer.Option(help="Filter: maximum attribute-reference probability.")] = 0.5,
+    ] = _GENERATE.llm_chunk,
+    min_bleu: Annotated[float, typer.Option(help="Filter: minimum BLEU against the original.")] = _GENERATE.min_bleu,
+    min_bertscore: Annotated[float, typer.Option(help="Filter: minimum BERTScore F1.")] = _GENERATE.min_bertscore,
+    max_attribute_prob: Annotated[
+        float, typer.Option(help="Filter: maximum attribute-reference probability.")
+    ] = _GENERATE.max_attribute_prob,
     detector: Annotated[
         str,
         typer.Option(
             help="Attribute detector: keyword, keyword+llm (also sees allusions: 'during Eid'), mlp:DIR[#LABEL], llm; "
             "auto: keyword+llm when the llm method runs, else keyword."
         ),
-    ] = "auto",
+    ] = _GENERATE.detector,
     score_methods: Annotated[
         str | None,
         typer.Option(
             help="Methods whose candidates get BLEU/BERTScore/attribute scores: default the sampled ones (llm, "
             "polyjuice), which the filters judge; 'all' for every method (needs counterfair\\[metrics])."
         ),
-    ] = None,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of sampling and of the swap example shown per input.")] = 0,
-    engine: Annotated[str, typer.Option(help="local, or ray: LLM rewriting on Ray workers (one LLM each).")] = "local",
-    address: Annotated[str | None, typer.Option(help="Ray cluster address (default: start a local Ray).")] = None,
-    max_text_chars: MaxTextChars = MAX_TEXT_CHARS,
-    encoding: Encoding = "utf-8",
-    language: Language = "en",
+    ] = joined(_GENERATE.score_methods),
+    seed: Annotated[
+        int, typer.Option(min=0, help="Seed of sampling and of the swap example shown per input.")
+    ] = _GENERATE.seed,
+    engine: Annotated[
+        str, typer.Option(help="local, or ray: LLM rewriting on Ray workers (one LLM each).")
+    ] = _GENERATE.engine,
+    address: Annotated[
+        str | None, typer.Option(help="Ray cluster address (default: start a local Ray).")
+    ] = _GENERATE.address,
+    max_text_chars: MaxTextChars = _GENERATE.max_text_chars,
+    encoding: Encoding = _GENERATE.encoding,
+    language: Language = _GENERATE.language,
     overwrite: Overwrite = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:

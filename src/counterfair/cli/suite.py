@@ -19,6 +19,7 @@ from .app import (
     Overwrite,
     app,
     console,
+    declared,
     end_with_verdict,
     options_from,
 )
@@ -30,45 +31,55 @@ suite_app = typer.Typer(
 app.add_typer(suite_app, name="suite", rich_help_panel=LABELLED_COMMANDS)
 
 
+from ..core.suite import SuiteOptions  # noqa: E402
+
+#: every default of the command's options is SuiteOptions's, read from it (#48: an option declared once)
+_SUITE = declared(SuiteOptions)
+
+
 @suite_app.command("run")
 def run(
     cases: Annotated[
         Path | None,
         typer.Argument(help="Cases (CSV/TSV/JSONL/JSON/Parquet); without it, counterfair's own template suite."),
     ] = None,
-    classifier: Annotated[str, typer.Option(help=CLASSIFIER_HELP)] = "profanity-check",
+    classifier: Annotated[str, typer.Option(help=CLASSIFIER_HELP)] = _SUITE.classifier,
     out: Annotated[Path, typer.Option("--out", "-o", help="Directory for rows.csv, summary.json, report.html/.md.")] = (
         Path("counterfair-suite")
     ),
-    text_column: Annotated[str, typer.Option(help="Column with the test case's text.")] = "test_case",
+    text_column: Annotated[str, typer.Option(help="Column with the test case's text.")] = _SUITE.text_column,
     label_column: Annotated[
         str, typer.Option(help="Column with the gold label: hateful/non-hateful, 1/0, toxic/non-toxic.")
-    ] = "label_gold",
-    functionality_column: Annotated[str, typer.Option(help="Column with the case's functionality.")] = "functionality",
+    ] = _SUITE.label_column,
+    functionality_column: Annotated[
+        str, typer.Option(help="Column with the case's functionality.")
+    ] = _SUITE.functionality_column,
     target_column: Annotated[
         str, typer.Option(help="Column with the targeted group ('' for none: no per-target rows, no bias AUCs).")
-    ] = "target_ident",
-    id_column: Annotated[str | None, typer.Option(help="Column with unique ids (default: row number).")] = None,
+    ] = _SUITE.target_column or "",  # "" for none
+    id_column: Annotated[
+        str | None, typer.Option(help="Column with unique ids (default: row number).")
+    ] = _SUITE.id_column,
     identities: Annotated[
         str | None, typer.Option(help="The built-in suite's identity set (default dixon50; ignored with CASES).")
-    ] = None,
+    ] = _SUITE.identities,
     positive_label: Annotated[
         str | None, typer.Option(help="Classifier label whose probability is the score (default: the second).")
-    ] = None,
-    threshold: Annotated[float, typer.Option(help="A score at or above it predicts hateful.")] = 0.5,
+    ] = _SUITE.positive_label,
+    threshold: Annotated[float, typer.Option(help="A score at or above it predicts hateful.")] = _SUITE.threshold,
     bootstrap: Annotated[
         int, typer.Option(min=0, help="Bootstrap resamples of the bias AUCs' intervals (0: none).")
-    ] = 1000,
+    ] = _SUITE.bootstrap,
     fail_if: Annotated[
         list[str] | None,
         typer.Option("--fail-if", help="A gate rule (repeatable), e.g. 'lower(accuracy[*]) < 0.8'."),
     ] = None,
     junit: Annotated[Path | None, typer.Option(help="Write the gate's verdicts as a JUnit XML file.")] = None,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap.")] = 0,
-    encoding: Encoding = "utf-8",
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap.")] = _SUITE.seed,
+    encoding: Encoding = _SUITE.encoding,
     overwrite: Overwrite = False,
-    engine: Engine = "local",
-    address: Address = None,
+    engine: Engine = _SUITE.engine,
+    address: Address = _SUITE.address,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Run a functional test suite: accuracy per functionality, per target and per cell with Wilson intervals (worst

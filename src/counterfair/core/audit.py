@@ -540,8 +540,10 @@ def _swap_sets(attributes: set[str], identity_set: Any) -> dict[str, Any]:
 
 def _validity(generated: dict[str, Any], rated: int, rows: list[dict[str, Any]], opts: AuditOptions) -> dict[str, Any]:
     """How many of the candidate pairs count: identity occurrences the guard kept, rated pairs the raters kept."""
-    swap = (generated["identity"].typed_summary.signatures.get(IDENTITY_SWAP) or {}) if "identity" in generated else {}
-    found, blocked = int(swap.get("identity_occurrences", 0)), int(swap.get("guard_blocked", 0))
+    signatures = generated["identity"].typed_summary.signatures if "identity" in generated else {}
+    swaps = [signatures.get(m) or {} for m in _swaps(opts)]
+    found = sum(int(swap.get("identity_occurrences", 0)) for swap in swaps)
+    blocked = sum(int(swap.get("guard_blocked", 0)) for swap in swaps)
     kept_rated = len([r for r in rows if not swaps_identities(r["method"])])
     return {
         "identity_occurrences": found,

@@ -418,8 +418,9 @@ class Generator:
                     "target_term": cand_rows[chosen]["target_term"],
                 }
             records.append(self._record(method, row, ids[k], texts[k], cf, cand_rows, attempts=1))
-        if swapping:  # per text, so a resumed or store-served run counts every text once
-            for record, (found, blocked) in zip(records, getattr(editor, "last_counts", []), strict=True):
+        counts = getattr(editor, "last_counts", None)  # a plugin's identity swap may not count its occurrences
+        if swapping and counts is not None:  # per text, so a resumed or store-served run counts every text once
+            for record, (found, blocked) in zip(records, counts, strict=True):
                 record["occurrences"] = {"found": found, "blocked": blocked}
         return records
 

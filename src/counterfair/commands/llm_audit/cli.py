@@ -8,11 +8,23 @@ from typing import Annotated
 
 import typer
 
-from ...cli.app import AUDIT_COMMANDS, LLM_PANEL, MORE_PANEL, Encoding, Overwrite, app, console, finish_gate, listed
+from ...cli.app import (
+    AUDIT_COMMANDS,
+    LLM_PANEL,
+    MORE_PANEL,
+    Encoding,
+    Overwrite,
+    app,
+    console,
+    declared,
+    finish_gate,
+    joined,
+    listed,
+)
 from ...runs import allow_overwrite
 from .core import LLMAuditOptions
 
-_D = LLMAuditOptions()
+_D = declared(LLMAuditOptions)
 DEMO_CASES, DEMO_SAMPLES, DEMO_MAX_TOKENS = 8, 3, 40  # the demo's size: under 10 minutes with the 1.5B model on 2 cores
 DEMO_GENERATOR = "llamacpp:qwen2.5-coder-1.5b-instruct"
 OUTCOME_PANEL = "Outcomes"
@@ -41,7 +53,7 @@ def llm_audit_command(
     scenario: Annotated[
         str | None,
         typer.Option(help="A built-in scenario instead of PROMPTS: hiring, lending, triage, support, tenancy."),
-    ] = None,
+    ] = _D.scenario,
     cases: Annotated[
         int | None, typer.Option(min=1, metavar="N", help="With --scenario: its first N cases only.")
     ] = None,
@@ -80,7 +92,7 @@ def llm_audit_command(
     decision_values: Annotated[
         str | None,
         typer.Option(help="Comma-separated allowed decisions (others are unparsed).", rich_help_panel=OUTCOME_PANEL),
-    ] = None,
+    ] = joined(_D.decision_values),
     rating: Annotated[
         str | None,
         typer.Option(help="FIELD:LOW-HIGH: a numeric JSON field (score:1-10).", rich_help_panel=OUTCOME_PANEL),
@@ -106,16 +118,16 @@ def llm_audit_command(
             "(MiniLM), rouge_l, bleu (LangFair's definitions; cosine and rouge_l need counterfair\\[metrics]).",
             rich_help_panel=OUTCOME_PANEL,
         ),
-    ] = None,
+    ] = joined(_D.similarity),
     identities: Annotated[
         str | None,
         typer.Option(help="Identity terms (comma list, a built-in set or a file); default: 13 terms in 5 groups."),
-    ] = None,
+    ] = joined(_D.identities),
     placebo: Annotated[str | None, typer.Option(help="A placebo word file (default: the built-in set).")] = _D.placebo,
     placebo_words: Annotated[
         str | None,
         typer.Option(help="Comma-separated neutral words for the slot (default: tall, short, freckled, ...)."),
-    ] = None,
+    ] = joined(_D.placebo_words),
     guard: Annotated[
         bool,
         typer.Option(help="Skip non-identity uses of ambiguous terms in free prompts.", rich_help_panel=MORE_PANEL),
@@ -153,7 +165,7 @@ def llm_audit_command(
         ),
     ] = None,
     junit: Annotated[Path | None, typer.Option(help="Write the gate's verdicts as a JUnit XML file.")] = None,
-    encoding: Encoding = "utf-8",
+    encoding: Encoding = _D.encoding,
     overwrite: Overwrite = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
