@@ -63,7 +63,7 @@ CASES: list[tuple[str, Case, type[Exception] | None, Any]] = [
         "missing column",
         lambda t: evaluate_pairs(_csv(t, "text,gen_text\na,b\n"), EvaluateOptions(metrics=["distance"])),
         InputError,
-        r"missing column 'orig_text' \(set with --text-column\)",
+        r"missing column 'orig_text' \(set with --text-column, or text_column= in Python\)",
     ),
     ("duplicate columns", lambda t: read_table(_csv(t, "orig_text,orig_text\na,b\n")), InputError, "twice"),
     (

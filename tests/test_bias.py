@@ -128,7 +128,10 @@ def test_the_command_end_to_end_with_identity_terms(tmp_path: Path) -> None:
     missing = run_cli(
         "bias", str(data), "--label-column", "nope", "--text-column", "comment", "--out", str(tmp_path / "x")
     )
-    assert missing.returncode == 2 and "missing column 'nope' (set with --label-column)" in missing.stderr
+    assert (
+        missing.returncode == 2
+        and "missing column 'nope' (set with --label-column, or label_column= in Python)" in missing.stderr
+    )
 
 
 def test_gate_rules_on_the_bias_metrics(tmp_path: Path) -> None:

@@ -82,7 +82,7 @@ def test_bad_input_is_one_clear_line_and_exit_code_2(tmp_path: Path) -> None:
     proc = _run("evaluate", str(pairs), "--out", str(tmp_path / "o"), "--metrics", "distance")
     assert proc.returncode == 2
     assert "error:" in proc.stderr
-    assert "missing column 'orig_text' (set with --text-column)" in proc.stderr
+    assert "missing column 'orig_text' (set with --text-column, or text_column= in Python)" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 

@@ -165,7 +165,9 @@ def test_unexpected_error_still_writes_what_finished(tmp_path: Path, monkeypatch
 
 def test_missing_columns_name_the_option(tmp_path: Path) -> None:
     frame = pd.DataFrame({"text": ["a"], "counterfactual": ["b"]})
-    with pytest.raises(InputError, match=r"missing column 'orig_text' \(set with --text-column\)"):
+    with pytest.raises(
+        InputError, match=r"missing column 'orig_text' \(set with --text-column, or text_column= in Python\)"
+    ):
         evaluate_pairs(frame, EvaluateOptions(metrics=["distance"]))
     rows = evaluate_pairs(
         frame, EvaluateOptions(metrics=["distance"], text_column="text", cf_column="counterfactual")

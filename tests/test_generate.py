@@ -78,7 +78,9 @@ def test_bad_input(tmp_path: Path) -> None:
         GenerateOptions(methods=["mice"])
     with pytest.raises(ConfigError, match="unknown attribute 'caste'"):
         run_generate(TEXTS, tmp_path / "x", GenerateOptions(attribute="caste", methods=["ablation"]))
-    with pytest.raises(InputError, match=r"missing column 'comment' \(set with --text-column\)"):
+    with pytest.raises(
+        InputError, match=r"missing column 'comment' \(set with --text-column, or text_column= in Python\)"
+    ):
         run_generate(TEXTS, tmp_path / "y", GenerateOptions(methods=["ablation"], text_column="comment"))
     dup = pd.DataFrame({"id": ["1", "1"], "text": ["a", "b"]})
     with pytest.raises(InputError, match="rows 0 and 1 share the id '1' in column 'id'"):

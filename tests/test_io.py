@@ -86,7 +86,9 @@ def test_bad_parquet(tmp_path: Path) -> None:
 def test_require_columns_names_option() -> None:
     frame = pd.DataFrame({"text": ["a"]})
     with pytest.raises(
-        InputError, match=r"missing column 'orig_text' \(set with --text-column\); the columns are: 'text'"
+        InputError,
+        match=r"missing column 'orig_text' \(set with --text-column, or text_column= in Python\); the columns are: "
+        r"'text'",
     ):
         require_columns(frame, {"orig_text": "--text-column"}, origin="f.csv")
 

@@ -117,7 +117,7 @@ def test_a_streamed_run_resumes_from_its_checkpoint(
             ".csv",
             "row 8 has no value in the id",
         ),
-        ("other\nx\n", ".csv", "missing column 'text' (set with --text-column)"),
+        ("other\nx\n", ".csv", "missing column 'text' (set with --text-column, or text_column= in Python)"),
         ("".join(json.dumps({"key": f"k{i}", "text": "t"}) + "\n" for i in range(9)) + "[1]\n", ".jsonl", "line 10 is"),
         ("key,text\n", ".csv", "no data rows"),
     ],

@@ -108,7 +108,9 @@ def test_a_suite_without_targets_and_bad_input() -> None:
     result = cf.suite(CASES.drop(columns="target_ident"), keyword_classifier, target_column=None, bootstrap=0)
     s = result.typed_summary
     assert s.targets is None and s.bias is None and s.accuracy.value == pytest.approx(4 / 7)
-    with pytest.raises(cf.InputError, match="missing column 'target_ident' \\(set with --target-column\\)"):
+    with pytest.raises(
+        cf.InputError, match="missing column 'target_ident' \\(set with --target-column, or target_column= in Python\\)"
+    ):
         cf.suite(CASES.drop(columns="target_ident"), keyword_classifier)
     bad = CASES.assign(label_gold=["hateful"] * 6 + ["maybe"])
     with pytest.raises(cf.InputError, match="row 6: label 'maybe'"):

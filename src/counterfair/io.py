@@ -364,14 +364,21 @@ def as_frame(data: Any, *, text_column: str = "text", what: str = "texts", encod
     )
 
 
+def _option_names(option: str) -> str:
+    """How a column option is set, in both spellings: the command line's flag and Python's keyword (#48: a Python
+    caller was told only of ``--text-column``)."""
+    return f"set with {option}, or {option.lstrip('-').replace('-', '_')}= in Python"
+
+
 def require_columns(frame: pd.DataFrame, columns: Mapping[str, str], *, origin: str) -> None:
     """Raise :class:`InputError` naming each missing column and the option that sets it.
 
-    ``columns`` maps a column name to the CLI option that chooses it, e.g. ``{"orig_text": "--text-column"}``.
+    ``columns`` maps a column name to the CLI option that chooses it, e.g. ``{"orig_text": "--text-column"}``; the
+    error names the option and its Python keyword (``text_column=``).
     """
     missing = [(name, option) for name, option in columns.items() if name not in frame.columns]
     if missing:
-        listed = ", ".join(f"{name!r} (set with {option})" for name, option in missing)
+        listed = ", ".join(f"{name!r} ({_option_names(option)})" for name, option in missing)
         available = ", ".join(repr(str(c)) for c in frame.columns)
         raise InputError(f"{origin}: missing column {listed}; the columns are: {available}")
 

@@ -105,7 +105,9 @@ def memberships(
         out = {}
         for column in opts.group_columns:
             if column not in frame.columns:
-                raise InputError(f"{origin}: no group column {column!r} (set with --group-columns)")
+                raise InputError(
+                    f"{origin}: no group column {column!r} (set with --group-columns, or group_columns= in Python)"
+                )
             values = pd.to_numeric(frame[column].replace({"True": 1, "False": 0, True: 1, False: 0}), errors="coerce")
             if values.isna().any():
                 row = int(np.flatnonzero(values.isna().to_numpy())[0])
