@@ -10,12 +10,14 @@
 ``--end-to-end``: instead, the 200 texts with all four methods (ablation, substitution, swap, llm) in one audit, timed
 end to end (#50: not extrapolated), the machine's load before and after, and per attribute the LLM method's quality
 (inputs with a counterfactual, candidates passing the filters, the chosen rewrites' BLEU and BERTScore with their
-standard errors) for comparisons at the same seed; kept beside the other entries.
+standard errors) for comparisons at the same seed; kept beside the other entries. ``--retry-all-too``: first the
+same audit with ``--retry-nearness 0`` (every text without a passing candidate sampled again, the rule before #50), then
+the default, side by side in one run: the speed-up and each attribute's quality change in standard errors.
 
 Each audit runs in its own process; peak memory is that process's maximum resident set size.
 
 Usage: python benchmarks/audit_speed.py [--llm-texts 10] [--skip-llm] [--skip-sequential] [--only-llm]
-       python benchmarks/audit_speed.py --end-to-end
+       python benchmarks/audit_speed.py --end-to-end [--retry-all-too]
 Results: benchmarks/results/audit_speed.json
 """
 
@@ -64,16 +66,17 @@ def run(args: list[str]) -> dict[str, Any]:
     return run_cli(args)
 
 
-def end_to_end(data: pd.DataFrame, tmp: Path) -> dict[str, Any]:
+def end_to_end(data: pd.DataFrame, tmp: Path, extra: tuple[str, ...] = (), name: str = "all") -> dict[str, Any]:
     """The 200 texts with the four methods in one audit: wall time, peak memory, load, and the LLM's quality."""
     data.to_csv(tmp / "texts.csv", index=False)
     load_before = os.getloadavg()[0]
     methods = "ablation,substitution,swap,llm"
     done = run_cli(
-        ["audit", str(tmp / "texts.csv"), "--methods", methods, "--out", str(tmp / "all"), "-q"], ok_codes=(0, 1)
+        ["audit", str(tmp / "texts.csv"), "--methods", methods, *extra, "--out", str(tmp / name), "-q"],
+        ok_codes=(0, 1),
     )
     quality = {}
-    for summary_file in sorted((tmp / "all" / "generate").glob("*/summary.json")):
+    for summary_file in sorted((tmp / name / "generate").glob("*/summary.json")):
         llm = json.loads(summary_file.read_text()).get("methods", {}).get("llm")
         if llm:
             quality[summary_file.parent.name] = {
@@ -91,14 +94,42 @@ def end_to_end(data: pd.DataFrame, tmp: Path) -> dict[str, Any]:
         **done,
         "texts": len(data),
         "methods": methods,
+        "options": list(extra),
         "wall_minutes": round(done["wall_s"] / 60, 1),
         "meets_15_min": done["wall_s"] <= 15 * 60,
         "load_before": load_before,
         "load_after": os.getloadavg()[0],
         "llm_quality": quality,
     }
-    print(f"200 texts x 4 methods end to end: {entry['wall_minutes']} min, peak {done['peak_rss_mib']} MiB")
+    how = " ".join(extra) or "(defaults)"
+    print(f"200 texts x 4 methods end to end {how}: {entry['wall_minutes']} min, peak {done['peak_rss_mib']} MiB")
     return entry
+
+
+def quality_change(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """Per attribute, the LLM's quality after minus before: in the chosen rewrites' BLEU and BERTScore, the change of
+    the mean in standard errors of before's mean (#50: within one); the inputs with a counterfactual and the
+    candidates drawn."""
+    out: dict[str, Any] = {}
+    for attribute, old in before["llm_quality"].items():
+        new = after["llm_quality"].get(attribute)
+        if new is None:
+            continue
+        row: dict[str, Any] = {
+            "with_counterfactual": round(new["share_with_counterfactual"] * new["inputs"])
+            - round(old["share_with_counterfactual"] * old["inputs"]),
+            "share_with_counterfactual_change": round(
+                new["share_with_counterfactual"] - old["share_with_counterfactual"], 4
+            ),
+            "candidates": [old["candidates"], new["candidates"]],
+        }
+        for metric in ("bleu", "bertscore_f1"):
+            se = old[metric]["se"]
+            delta = new[metric]["mean"] - old[metric]["mean"]
+            row[f"{metric}_change"] = round(delta, 4)
+            row[f"{metric}_change_in_se"] = round(delta / se, 2) if se else None
+        out[attribute] = row
+    return out
 
 
 def main() -> None:
@@ -108,6 +139,12 @@ def main() -> None:
     parser.add_argument("--skip-sequential", action="store_true", help="no --llm-parallel 1 run (before/after)")
     parser.add_argument("--only-llm", action="store_true", help="keep the other entries of the results file")
     parser.add_argument("--end-to-end", action="store_true", help="the 200 texts x 4 methods in one audit, timed")
+    parser.add_argument(
+        "--retry-all-too",
+        action="store_true",
+        help="with --end-to-end: first the same audit with --retry-nearness 0 (every text without a passing candidate "
+        "sampled again up to 5 attempts, the rule before #50), side by side in this run",
+    )
     parser.add_argument(
         "--before-src",
         help="the src/ folder of a checkout from before parallel sampling (git worktree add /tmp/before 8cfeff9): its "
@@ -125,7 +162,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         data = texts_200()
         if args.end_to_end:
-            result["texts_200_all_4_methods_end_to_end"] = end_to_end(data, Path(tmp))
+            if args.retry_all_too:
+                before = end_to_end(data, Path(tmp), ("--retry-nearness", "0"), "retry_all")
+                result["texts_200_all_4_methods_end_to_end_retry_all"] = before
+            after = end_to_end(data, Path(tmp))
+            result["texts_200_all_4_methods_end_to_end"] = after
+            if args.retry_all_too:
+                result["retry_rule_speedup"] = round(before["wall_s"] / after["wall_s"], 3)
+                result["retry_rule_quality_change"] = quality_change(before, after)
+                print(f"retry rule: {result['retry_rule_speedup']}x faster; quality change (in SE of before):")
+                print(json.dumps(result["retry_rule_quality_change"], indent=1))
             write_json(result, RESULTS / "audit_speed.json")
             return
         if not args.only_llm:

@@ -101,7 +101,8 @@ def test_reruns_until_a_candidate_passes(tmp_path: Path) -> None:
     def answer(text: str, attempt: int, i: int) -> str:
         return "{My neighbour prays every day.}" if attempt == 2 and i == 5 else "{" + text + "}"
 
-    result = _generate(tmp_path, ScriptedLLM(answer), ["My Muslim neighbour prays every day."])
+    # retry_nearness 0: every text without a passing candidate is sampled again (the verbatim repeats come nowhere near)
+    result = _generate(tmp_path, ScriptedLLM(answer), ["My Muslim neighbour prays every day."], retry_nearness=0.0)
     [cf] = result.counterfactuals.to_dict("records")
     assert cf["status"] == "ok" and cf["text"] == "My neighbour prays every day." and cf["attempts"] == 3
     cands = result.candidates
@@ -111,11 +112,33 @@ def test_reruns_until_a_candidate_passes(tmp_path: Path) -> None:
 
 
 def test_no_candidate_after_five_attempts(tmp_path: Path) -> None:
-    result = _generate(tmp_path, ScriptedLLM(lambda t, a, i: "I cannot help with that."), ["A Muslim prayer."])
+    refuses = ScriptedLLM(lambda t, a, i: "I cannot help with that.")
+    result = _generate(tmp_path / "all", refuses, ["A Muslim prayer."], retry_nearness=0.0)
     [cf] = result.counterfactuals.to_dict("records")
     assert cf["status"] == "failed:no_candidate_passed_filters" and cf["attempts"] == 5
     assert len(result.candidates) == 80
     assert set(result.candidates["status"]) == {"filtered:no_braced_text"}
+    # by default a text whose candidates come nowhere near passing (here: no rewrite at all) is not sampled again
+    result = _generate(tmp_path / "near", ScriptedLLM(lambda t, a, i: "I cannot help with that."), ["A Muslim prayer."])
+    [cf] = result.counterfactuals.to_dict("records")
+    assert cf["status"] == "failed:no_candidate_passed_filters" and cf["attempts"] == 1
+    assert len(result.candidates) == 16
+
+
+def test_a_text_is_sampled_again_only_while_a_candidate_came_near(tmp_path: Path) -> None:
+    """#50: the nearest candidate's nearness (its smallest score over the filters' thresholds) decides a retry."""
+    source, rewrite = "My Muslim neighbour prays every day at noon.", "{Someone prays at noon.}"
+    first = _generate(tmp_path / "probe", ScriptedLLM(lambda t, a, i: rewrite), [source], samples=2, max_attempts=1)
+    [row] = first.candidates.head(1).to_dict("records")
+    assert row["status"].startswith("filtered:bleu_below_0.5")  # a rewrite that drops too much of the text
+    nearness = min(1.0, row["bleu"] / 0.5, row["bertscore_f1"] / 0.5)
+    assert 0.0 < nearness < 1.0
+    runs = {}
+    for name, retry in (("below", nearness - 0.01), ("above", min(1.0, nearness + 0.01))):
+        llm = ScriptedLLM(lambda t, a, i: rewrite)
+        result = _generate(tmp_path / name, llm, [source], samples=2, max_attempts=3, retry_nearness=retry)
+        runs[name] = result.counterfactuals.loc[0, "attempts"], len(llm.calls)
+    assert runs == {"below": (3, 3), "above": (1, 1)}  # near enough: every attempt (one LLM call each); not: one
 
 
 def test_prompt_injection_and_garbage_are_filtered(tmp_path: Path) -> None:
@@ -166,7 +189,7 @@ def test_texts_of_a_chunk_are_sampled_in_one_call_and_only_failures_rerun(tmp_pa
 
     llm = ScriptedLLM(answer)
     texts = ["My Muslim neighbour prays every day.", "My Muslim aunt fasts in summer.", "A Muslim prayer."]
-    result = _generate(tmp_path, llm, texts, samples=2, max_attempts=3, llm_chunk=4)
+    result = _generate(tmp_path, llm, texts, samples=2, max_attempts=3, llm_chunk=4, retry_nearness=0.0)
     statuses = result.counterfactuals.set_index("source_text")["status"].to_dict()
     assert statuses == {texts[0]: "ok", texts[1]: "ok", texts[2]: "failed:no_candidate_passed_filters"}
     by_batch: dict[int, list[str]] = {}
@@ -252,7 +275,7 @@ def test_the_llm_progress_bar_counts_samples_and_grows_with_reruns(tmp_path: Pat
         return "{" + (text.replace("Muslim ", "") if good else text) + "}"
 
     bar = Bar()
-    options = GenerateOptions(methods=["llm"], samples=4)
+    options = GenerateOptions(methods=["llm"], samples=4, retry_nearness=0.0)  # verbatim repeats: retried anyway
     generator = Generator(options)
     generator._llm = ScriptedLLM(answer)
     texts = ["My Muslim neighbour prays every day.", "My Muslim aunt fasts in summer."]
@@ -325,3 +348,19 @@ def test_a_resumed_llm_run_records_the_detector_signature_of_an_uninterrupted_on
     assert len(resumed_llm.judged) == 3 and resumed_llm.judged[-1] == "This text is about Muslims."
     assert resumed.summary["signatures"]["detector"] == first.summary["signatures"]["detector"]
     assert resumed.summary["signatures"]["detector"]["controls"]["This text is about Muslims."] == 0.97
+
+
+def test_the_retry_rule_gives_up_on_texts_that_come_nowhere_near_or_stall() -> None:
+    from counterfair.core.generate import RetryRule
+
+    rule = RetryRule(0.8, patience=2)
+    for attempt, (far, stuck, climbing) in enumerate([(0.3, 0.95, 0.81), (0.4, 0.95, 0.85), (0.5, 0.95, 0.9)], 1):
+        rule.saw(0, attempt, far)
+        rule.saw(1, attempt, stuck)
+        rule.saw(2, attempt, climbing)
+        # far: never near enough; stuck: near, but no nearer after two more attempts; climbing: nearer each time
+        assert [rule.again(k, attempt) for k in range(3)] == [False, attempt < 3, True]
+    always = RetryRule(0.0)  # runs before #50: every text without a passing candidate again, up to max_attempts
+    always.saw(0, 1, 0.0)
+    always.saw(0, 2, 0.0)
+    assert always.again(0, 2)

@@ -75,6 +75,19 @@ def test_parallel_sampling_is_seeded_ordered_and_independent_of_earlier_calls() 
     assert first.info()["parallel"] == 4 and first._batcher.tokens_generated > 0
 
 
+@pytest.mark.slow
+def test_parallel_sampling_with_32_sequences_or_more_runs() -> None:
+    """--llm-parallel 32 aborted the process inside llama.cpp (GGML_ASSERT n_outputs_max: 65 sequence slots and a batch
+    of 64); every slot count now fits its batch."""
+    from counterfair.llm.llamacpp import LlamaCppLLM
+
+    llm = LlamaCppLLM(MODEL, parallel=40)
+    conversations = [[{"role": "user", "content": f"Name an animal, number {i}."}] for i in range(3)]
+    rows = llm.chat(conversations, SamplingParams(n=16, temperature=1.0, top_k=40, max_tokens=6, seed=0))
+    assert [len(row) for row in rows] == [16, 16, 16] and llm._batcher.parallel == 40
+    assert all(c.text.strip() for row in rows for c in row)
+
+
 def test_parallel_sampling_stops_at_stop_strings_and_max_tokens() -> None:
     from counterfair.llm.llamacpp import LlamaCppLLM
 

@@ -20,17 +20,26 @@ from counterfair.records import fingerprint, knob, run_identity
 def test_fingerprints_are_the_ones_runs_were_made_with() -> None:
     # #32: llm left generate's default methods; a run made with the old default resumes when it names them
     assert GenerateOptions().fingerprint() == "dc8aa9ef8f57"
-    old_llm_run = GenerateOptions(methods=["ablation", "substitution", "swap", "llm"], detector="keyword")
+    # #50: an LLM run retries only texts whose candidates came near (other outputs): a new identity; a run made before
+    # (every text retried) resumes with --retry-nearness 0
+    old_llm_run = GenerateOptions(
+        methods=["ablation", "substitution", "swap", "llm"], detector="keyword", retry_nearness=0.0
+    )
     assert old_llm_run.fingerprint() == "ffdd3755a02e"
+    assert GenerateOptions(methods=["ablation", "substitution", "swap", "llm"], detector="keyword").fingerprint() != (
+        "ffdd3755a02e"
+    )
     assert GenerateOptions(language="fr").fingerprint() == "9537cc6936d3"
-    french = GenerateOptions(language="fr", methods=[*GenerateOptions().methods, "llm"], detector="keyword")
+    french = GenerateOptions(
+        language="fr", methods=[*GenerateOptions().methods, "llm"], detector="keyword", retry_nearness=0.0
+    )
     assert french.fingerprint() == "a877642b0ed7"
     # #34: an llm run's detector is keyword+llm by default (other outputs): a new identity; a run without the llm
     # method resolves auto to keyword and keeps its own (above)
     new_llm_run = GenerateOptions(methods=["ablation", "substitution", "swap", "llm"])
     assert new_llm_run.detector == "keyword+llm" and new_llm_run.fingerprint() != old_llm_run.fingerprint()
     assert AuditOptions().detector == "keyword" and AuditOptions(methods=["swap", "llm"]).detector == "keyword+llm"
-    assert GenerateOptions(methods=["polyjuice"]).fingerprint() == "09eef22b31de"
+    assert GenerateOptions(methods=["polyjuice"], retry_nearness=0.0).fingerprint() == "09eef22b31de"
     assert GenerateOptions(chunk=7, engine="ray").fingerprint() == "dc8aa9ef8f57"  # knobs: the same run
     # evaluate names no classifier by default since #31; a run made with the old default resumes when it is named
     named = EvaluateOptions(target_column="label", batch_size=3, classifier="profanity-check")

@@ -157,3 +157,18 @@ def test_every_command_option_takes_its_default_from_the_options_dataclass() -> 
     assert checked >= 150
     assert differing == []
     assert literals == []
+
+
+def test_every_default_that_differs_between_commands_says_why() -> None:
+    """#48: the same option has the same default everywhere, or DEFAULTS_THAT_DIFFER says why it does not (and the
+    docs' options reference shows it); a reason for a difference that is gone fails too."""
+    from counterfair.cli.app import DEFAULTS_THAT_DIFFER
+
+    defaults: dict[str, dict[str, Any]] = defaultdict(dict)
+    for path, command in _commands():
+        for param in command.params:
+            if param.param_type_name == "option" and param.name not in ("out", "quiet", "help", "config"):
+                defaults[str(param.name)][" ".join(path)] = param.default
+    differ = {name for name, by in defaults.items() if len({repr(v) for v in by.values()}) > 1}
+    assert differ == set(DEFAULTS_THAT_DIFFER)
+    assert all(len(reason) > 40 for reason in DEFAULTS_THAT_DIFFER.values())

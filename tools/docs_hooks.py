@@ -142,7 +142,31 @@ def options_reference() -> str:
         shown = " or ".join(f"`{s}`" if s != "(flag)" else s for s in sorted(row["shown"]))
         spelled = ", ".join(f"`{o}`" for o in row["spelled"])
         lines.append(f"| {spelled} | {shown} | {', '.join(row['commands'])} | {row['help']} |")
+    lines += _differing_defaults()
     return "\n".join(lines) + "\n"
+
+
+def _differing_defaults() -> list[str]:
+    """The options whose default differs between commands, each command's default, and why (``DEFAULTS_THAT_DIFFER``,
+    which a test keeps complete)."""
+    from counterfair.cli.app import DEFAULTS_THAT_DIFFER
+
+    defaults: dict[str, dict[str, Any]] = defaultdict(dict)
+    for name, command in _commands():
+        for param in command.params:
+            if param.param_type_name == "option" and param.name in DEFAULTS_THAT_DIFFER:
+                defaults[str(param.name)][name] = param.default
+    lines = [
+        "",
+        "## Defaults that differ between commands, and why",
+        "",
+        "| option | defaults | why |",
+        "|---|---|---|",
+    ]
+    for option, reason in sorted(DEFAULTS_THAT_DIFFER.items()):
+        shown = "; ".join(f"`{c}`: {'none' if v is None else f'`{v}`'}" for c, v in defaults[option].items())
+        lines.append(f"| `--{option.replace('_', '-')}` | {shown} | {reason} |")
+    return lines
 
 
 def api_reference() -> str:

@@ -301,7 +301,8 @@ def knob(default: Any = _dc.MISSING, **kwargs: Any) -> Any:
 def run_identity(options: Any) -> dict[str, Any]:
     """The fields of an options dataclass that identify a run, in field order (``asdict`` values). Left out: a
     :func:`knob`; a field whose metadata ``applies(options)`` is false; a field with metadata ``later=True`` (added
-    after runs existed) while it has its default."""
+    after runs existed) while it has its default; a field with metadata ``before=VALUE`` (added with a new default,
+    where runs made before it behaved as ``VALUE``) while it has that value, so those runs resume when it is named."""
     values = _dc.asdict(options)
     out: dict[str, Any] = {}
     for f in _dc.fields(options):
@@ -309,6 +310,8 @@ def run_identity(options: Any) -> dict[str, Any]:
         if f.metadata.get("identity", True) is False or (applies is not None and not applies(options)):
             continue
         if f.metadata.get("later") and values[f.name] == _default(f):
+            continue
+        if "before" in f.metadata and values[f.name] == f.metadata["before"]:
             continue
         out[f.name] = values[f.name]
     return out

@@ -192,7 +192,8 @@ def train_attribute(
     out: Annotated[Path, typer.Option("--out", "-o", help="Directory for model.safetensors and config.json.")],
     text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "comment_text",
     steps: Annotated[
-        int | None, typer.Option(help="Mini-batches to train (default: the paper's 36000; ~8 min on 2 CPU cores).")
+        int | None,
+        typer.Option(help="Mini-batches to train (default: the paper's 36000; about 19 min on 2 CPU cores)."),
     ] = None,
     epochs: Annotated[int | None, typer.Option(help="Train this many passes over the data instead of --steps.")] = None,
     negatives: Annotated[

@@ -64,7 +64,7 @@ from ..summaries import DEMO_FILE
 from ..text import MAX_TEXT_CHARS
 from .bias import check_bootstrap_cap
 from .ctf import ctf_report
-from .generate import GenerateOptions, generate_frame, is_sampled, normalize_methods
+from .generate import RETRY_NEARNESS, GenerateOptions, generate_frame, is_sampled, normalize_methods
 
 SECONDS_FIXED = 25.0  # loading spaCy, MiniLM and the classifier
 
@@ -72,6 +72,10 @@ SECONDS_FIXED = 25.0  # loading spaCy, MiniLM and the classifier
 def demo_path() -> Path:
     """The built-in demo texts: non-toxic, identity-referencing sentences written for counterfair."""
     return Path(str(resources.files("counterfair") / "resources" / DEMO_FILE))
+
+
+def _samples(o: Any) -> bool:
+    return any(is_sampled(m) for m in o.methods)
 
 
 @dataclass
@@ -88,6 +92,8 @@ class AuditOptions:
     llm: str = "llamacpp:qwen2.5-coder-1.5b-instruct"
     samples: int = 16
     max_attempts: int = 5
+    # an LLM rewrite is sampled again only while a candidate came this near to passing the filters (GenerateOptions)
+    retry_nearness: float = field(default=RETRY_NEARNESS, metadata={"applies": _samples, "before": 0.0})
     llm_parallel: int | None = knob(None)  # llama.cpp sequences decoded together (None: 16; 1: one after another)
     llm_concurrency: int | None = knob(None)  # requests in flight to an LLM server (None: 32)
     engine: str = knob("local")  # local | ray: where the classifier's batches are predicted (one model per Ray actor)
@@ -460,6 +466,7 @@ def _generate_all(
         "llm": opts.llm,
         "samples": opts.samples,
         "max_attempts": opts.max_attempts,
+        "retry_nearness": opts.retry_nearness,
         "llm_parallel": opts.llm_parallel,
         "llm_concurrency": opts.llm_concurrency,
         # auto where the audit's detector is auto's: each generation resolves it by its own methods (the swap-only ones
@@ -823,6 +830,7 @@ def _reproduce_command(opts: AuditOptions, origin: str, clf: CachedClassifier) -
 
 
 _SHOWN = {"classifier", "methods", "threshold", "seed", "attributes", "id_column", "text_column", "llm"}
+_LLM_OPTIONS = ("samples", "retry_nearness", "detector", "llm_parallel", "llm_concurrency")  # named with the llm only
 _NOT_ON_THE_CLI = {"max_attempts", "bootstrap", "top_examples"}
 
 
@@ -843,7 +851,7 @@ def _other_options(opts: AuditOptions) -> list[str]:
         value = getattr(opts, f.name)
         if f.name in _SHOWN | _NOT_ON_THE_CLI or value == _default_of(f) or value == implied.get(f.name, _UNSET):
             continue
-        if f.name in ("samples", "detector", "llm_parallel", "llm_concurrency") and not _uses_llm(opts):
+        if f.name in _LLM_OPTIONS and not _uses_llm(opts):
             continue
         flag = "--" + f.name.replace("_", "-")
         if isinstance(value, bool):

@@ -87,6 +87,42 @@ def is_scored(method: str, score_methods: list[str] | None) -> bool:
     return "all" in score_methods or method in score_methods
 
 
+def _samples(o: Any) -> bool:
+    return any(is_sampled(m) for m in o.methods)
+
+
+#: a text without a passing candidate is sampled again only while its nearest candidate came this near to passing
+#: every filter (``Verdict.nearness``) and, with a RETRY_PATIENCE, its nearness grew in one of its last that many
+#: attempts; retry_nearness 0 retries every such text up to max_attempts, as runs did before (#50,
+#: benchmarks/llm_retries.py)
+RETRY_NEARNESS = 0.8
+RETRY_PATIENCE: int | None = None  # 2 saved more on two attributes and lost too many on the others (llm_retries.py)
+
+
+class RetryRule:
+    """Which texts without a passing candidate a sampled method samples again (#50). In the 200-text benchmark the
+    texts that never passed took 47 % of the samples: short texts every rewrite changes too much (no candidate comes
+    near) and texts stuck just under a threshold (their nearness stops growing)."""
+
+    def __init__(self, nearness: float, patience: int | None = RETRY_PATIENCE) -> None:
+        self.nearness, self.patience = nearness, patience
+        self._near: dict[int, float] = {}
+        self._grew: dict[int, int] = {}  # the last attempt at which each text's nearness grew
+
+    def saw(self, k: int, attempt: int, nearest: float) -> None:
+        """Text ``k``'s candidates of ``attempt`` came ``nearest`` near to passing."""
+        if attempt == 1 or nearest > self._near.get(k, 0.0):
+            self._grew[k] = attempt
+        self._near[k] = max(self._near.get(k, 0.0), nearest)
+
+    def again(self, k: int, attempt: int) -> bool:
+        """Whether text ``k``, without a passing candidate after ``attempt``, is sampled again."""
+        if self.nearness <= 0:
+            return True
+        stalled = self.patience is not None and attempt - self._grew.get(k, attempt) >= self.patience
+        return self._near.get(k, 0.0) >= self.nearness and not stalled
+
+
 def _uses_polyjuice_lm(o: Any) -> bool:
     return any(editor_spec(m).lm == "polyjuice_lm" for m in o.methods)
 
@@ -108,6 +144,10 @@ class GenerateOptions:
     temperature: float = 1.0
     top_k: int = 40
     max_attempts: int = 5
+    # a text is sampled again (up to max_attempts) only while a candidate of it came this near to passing every filter
+    # (Verdict.nearness: the smallest of its scores over their thresholds; 0: always retry); part of the identity of
+    # runs with a sampled method only
+    retry_nearness: float = field(default=RETRY_NEARNESS, metadata={"applies": _samples, "before": 0.0})
     min_bleu: float = 0.5
     min_bertscore: float = 0.5
     max_attribute_prob: float = 0.5
@@ -141,6 +181,8 @@ class GenerateOptions:
         self.detector = resolve_detector(self.detector, self.methods)
         if self.max_attempts < 1 or self.samples < 1:
             raise ConfigError("samples and max_attempts must be at least 1")
+        if not 0.0 <= self.retry_nearness <= 1.0:
+            raise ConfigError(f"retry_nearness must be between 0 and 1, got {self.retry_nearness}")
         for name in ("llm_chunk", "llm_parallel", "llm_concurrency"):
             value = getattr(self, name)
             if value is not None and value < 1:
@@ -455,6 +497,7 @@ class Generator:
         if hasattr(detector, "check"):  # keyword+llm's control questions before any rewrite: a refused LLM costs none
             detector.check()
         attempts = dict.fromkeys(pending, 0)
+        retries = RetryRule(self.opts.retry_nearness)
         failed: dict[int, str] = {}
         for attempt in range(1, self.opts.max_attempts + 1):
             if not pending:
@@ -471,10 +514,13 @@ class Generator:
                     if progress is not None and len(candidates) < per_text:
                         progress.advance(per_text - len(candidates))  # polyjuice: no directed half without a term
                     attempts[k] = attempt
-                    top = self._judge_samples(method, rows[k], input_ids[k], texts[k], candidates, cand_rows[k])
+                    top, nearest = self._judge_samples(
+                        method, rows[k], input_ids[k], texts[k], candidates, cand_rows[k]
+                    )
+                    retries.saw(k, attempt, nearest)
                     if top is not None:
                         chosen[k] = top
-            pending = [k for k in pending if k not in chosen and k not in failed]
+            pending = [k for k in pending if k not in chosen and k not in failed and retries.again(k, attempt)]
         for k in attempts:
             if k in failed:
                 continue
@@ -500,9 +546,9 @@ class Generator:
         text: str,
         candidates: list[Candidate],
         cand_rows: list[dict[str, Any]],
-    ) -> tuple[Candidate, Verdict] | None:
+    ) -> tuple[tuple[Candidate, Verdict] | None, float]:
         """One attempt's samples of ``text`` through the filters: their rows appended to ``cand_rows``; the best
-        passing candidate, if any."""
+        passing candidate, if any, and how near the nearest came to passing (:meth:`Verdict.nearness`)."""
         outputs = [c.text if c.meta.get("parsed") else None for c in candidates]
         verdicts = self.filter.judge([text] * len(candidates), outputs)
         top = best(verdicts)
@@ -511,7 +557,8 @@ class Generator:
             _candidate_row(method, row, input_id, offset + i, c, v, i == top)
             for i, (c, v) in enumerate(zip(candidates, verdicts, strict=True))
         )
-        return None if top is None else (candidates[top], verdicts[top])
+        nearest = max((v.nearness(self.filter.config) for v in verdicts), default=0.0)
+        return (None if top is None else (candidates[top], verdicts[top])), nearest
 
     @staticmethod
     def _scores(verdict: Verdict) -> dict[str, Any]:

@@ -50,6 +50,28 @@ class Verdict:
     def status(self) -> str:
         return "ok" if self.passed else "filtered:" + "+".join(self.reasons)
 
+    def nearness(self, config: FilterConfig) -> float:
+        """How near the candidate came to passing every filter, 0 to 1: the smallest of BLEU over its minimum,
+        BERTScore over its minimum and (1 - attribute probability) over (1 - its maximum), each capped at 1; 1 when it
+        passed, 0 when a rule rejected it (no braced text, a verbatim repeat, ...) or it still names the attribute
+        without a probability. Generation samples a text again only while one of its candidates came near
+        (``GenerateOptions.retry_nearness``)."""
+        if self.passed:
+            return 1.0
+        score_reasons = ("bleu_below", "bertscore_below", "references_attribute", "attribute_unknown")
+        if any(not r.startswith(score_reasons) for r in self.reasons):
+            return 0.0
+        parts = [1.0]
+        if not math.isnan(self.bleu) and config.min_bleu > 0:
+            parts.append(self.bleu / config.min_bleu)
+        if not math.isnan(self.bertscore_f1) and config.min_bertscore > 0:
+            parts.append(self.bertscore_f1 / config.min_bertscore)
+        if not math.isnan(self.attribute_prob) and config.max_attribute_prob < 1:
+            parts.append((1 - self.attribute_prob) / (1 - config.max_attribute_prob))
+        elif "references_attribute" in self.reasons:
+            parts.append(0.0)
+        return max(0.0, min(parts))
+
 
 _WORD = re.compile(r"[^\W\d_]{2,}|\d")
 

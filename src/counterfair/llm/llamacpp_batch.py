@@ -104,8 +104,10 @@ class BatchSampler:
         self._lib = llama_cpp
         params = llama_cpp.llama_context_default_params()
         params.n_ctx = n_ctx + self.parallel * (generation_room + 1)
-        params.n_batch = params.n_ubatch = max(PROMPT_BLOCK, self.parallel)
         params.n_seq_max = 2 * self.parallel + 1  # sample slots, then one prompt holder per running input + a cache
+        # llama.cpp reserves an output per sequence and asserts (aborting the process) that they fit a batch: from 32
+        # parallel sequences (65 slots) the prompt block of 64 was too small and --llm-parallel 32 crashed
+        params.n_batch = params.n_ubatch = max(PROMPT_BLOCK, self.parallel, params.n_seq_max)
         params.kv_unified = True  # copies of a prompt share their cells
         params.n_threads = params.n_threads_batch = n_threads
         self._context = _internals.LlamaContext(model=llama._model, params=params, verbose=False)
