@@ -94,7 +94,7 @@ def test_method_lists_defaults_and_estimates_come_from_the_specs() -> None:
     assert [m for m in editor_names() if is_sampled(m)] == ["llm", "polyjuice"]
     # polyjuice was accepted by AuditOptions and then had no estimate (KeyError); now it is the spec's figure
     assert AuditOptions(methods=["polyjuice"]).methods == ["polyjuice"]
-    assert estimate_seconds({"islam": 10}, 4, ["polyjuice", "swap"]) == pytest.approx(25 + 9.0 * 10 + 0.05 * 4)
+    assert estimate_seconds({"islam": 10}, 4, ["polyjuice", "swap"]) == pytest.approx(25 + 5.4 * 10 + 0.05 * 4)
     assert "external:PATH (counterfactuals from a file)" in editors_help("feedback")
     with pytest.raises(ConfigError, match=r"unknown editor 'shout:x'; the editors are: ablation, .*external:PATH"):
         editor_spec("shout:x")
