@@ -293,6 +293,17 @@ LLMParallel = Annotated[
         rich_help_panel=LLM_PANEL,
     ),
 ]
+RetryNearness = Annotated[
+    float,
+    typer.Option(
+        min=0.0,
+        max=1.0,
+        metavar="0..1",
+        help="Sample a text again only while one of its LLM candidates came this near to passing every filter (its "
+        "smallest score over the threshold; 0: retry every failing text up to the last attempt, as paper 000).",
+        rich_help_panel=LLM_PANEL,
+    ),
+]
 LLMConcurrency = Annotated[
     int | None,
     typer.Option(

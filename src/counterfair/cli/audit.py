@@ -30,6 +30,7 @@ from .app import (
     LLMParallel,
     MaxTextChars,
     Overwrite,
+    RetryNearness,
     app,
     as_path,
     console,
@@ -111,17 +112,7 @@ def audit(
     samples: Annotated[
         int, typer.Option(help="LLM samples per input and attempt.", rich_help_panel=LLM_PANEL)
     ] = _AUDIT.samples,
-    retry_nearness: Annotated[
-        float,
-        typer.Option(
-            min=0.0,
-            max=1.0,
-            metavar="0..1",
-            help="Sample a text again only while one of its LLM candidates came this near to passing every filter "
-            "(its smallest score over the threshold; 0: retry every text up to the last attempt).",
-            rich_help_panel=LLM_PANEL,
-        ),
-    ] = _AUDIT.retry_nearness,
+    retry_nearness: RetryNearness = _AUDIT.retry_nearness,
     detector: Annotated[
         str,
         typer.Option(

@@ -25,6 +25,7 @@ from .app import (
     MaxTextChars,
     OneAttribute,
     Overwrite,
+    RetryNearness,
     app,
     console,
     declared,
@@ -78,16 +79,7 @@ def generate(
     max_attempts: Annotated[
         int, typer.Option(help="Attempts when no sample passes the filters.")
     ] = _GENERATE.max_attempts,
-    retry_nearness: Annotated[
-        float,
-        typer.Option(
-            min=0.0,
-            max=1.0,
-            metavar="0..1",
-            help="Sample a text again only while one of its candidates came this near to passing every filter (its "
-            "smallest score over the threshold; 0: retry every text up to --max-attempts).",
-        ),
-    ] = _GENERATE.retry_nearness,
+    retry_nearness: RetryNearness = _GENERATE.retry_nearness,
     llm_parallel: LLMParallel = _GENERATE.llm_parallel,
     llm_concurrency: LLMConcurrency = _GENERATE.llm_concurrency,
     llm_chunk: Annotated[
