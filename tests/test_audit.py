@@ -339,3 +339,11 @@ def test_the_docs_quote_the_demos_own_figures(demo_run: Path) -> None:
     gay = terms["gay"]
     quoted = f"+{100 * gay['value']:.1f} points [+{100 * gay['ci_low']:.1f}, +{100 * gay['ci_high']:.1f}]"
     assert quoted in (docs / "how-to" / "audit.md").read_text(encoding="utf-8")
+
+
+def test_the_reproduce_command_names_the_retry_rule_only_for_a_sampled_method() -> None:
+    from counterfair.core.audit import AuditOptions, _other_options
+
+    assert _other_options(AuditOptions(methods=["swap", "llm"], retry_nearness=0.0)) == ["--retry-nearness 0.0"]
+    assert _other_options(AuditOptions(methods=["swap", "llm"])) == []  # the default is not repeated
+    assert _other_options(AuditOptions(methods=["swap"], retry_nearness=0.0)) == []  # nothing is sampled

@@ -830,7 +830,7 @@ def _reproduce_command(opts: AuditOptions, origin: str, clf: CachedClassifier) -
 
 
 _SHOWN = {"classifier", "methods", "threshold", "seed", "attributes", "id_column", "text_column", "llm"}
-_LLM_OPTIONS = ("samples", "retry_nearness", "detector", "llm_parallel", "llm_concurrency")  # named with the llm only
+_LLM_OPTIONS = ("samples", "detector", "llm_parallel", "llm_concurrency")  # named with the llm only
 _NOT_ON_THE_CLI = {"max_attempts", "bootstrap", "top_examples"}
 
 
@@ -851,7 +851,7 @@ def _other_options(opts: AuditOptions) -> list[str]:
         value = getattr(opts, f.name)
         if f.name in _SHOWN | _NOT_ON_THE_CLI or value == _default_of(f) or value == implied.get(f.name, _UNSET):
             continue
-        if f.name in _LLM_OPTIONS and not _uses_llm(opts):
+        if (f.name in _LLM_OPTIONS and not _uses_llm(opts)) or (f.name == "retry_nearness" and not _samples(opts)):
             continue
         flag = "--" + f.name.replace("_", "-")
         if isinstance(value, bool):
