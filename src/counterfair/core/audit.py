@@ -64,7 +64,14 @@ from ..summaries import DEMO_FILE
 from ..text import MAX_TEXT_CHARS
 from .bias import check_bootstrap_cap
 from .ctf import ctf_report
-from .generate import RETRY_NEARNESS, GenerateOptions, generate_frame, is_sampled, normalize_methods
+from .generate import (
+    RETRY_NEARNESS,
+    GenerateOptions,
+    generate_frame,
+    is_sampled,
+    normalize_methods,
+    uses_sampled_method,
+)
 
 SECONDS_FIXED = 25.0  # loading spaCy, MiniLM and the classifier
 
@@ -72,10 +79,6 @@ SECONDS_FIXED = 25.0  # loading spaCy, MiniLM and the classifier
 def demo_path() -> Path:
     """The built-in demo texts: non-toxic, identity-referencing sentences written for counterfair."""
     return Path(str(resources.files("counterfair") / "resources" / DEMO_FILE))
-
-
-def _samples(o: Any) -> bool:
-    return any(is_sampled(m) for m in o.methods)
 
 
 @dataclass
@@ -93,7 +96,7 @@ class AuditOptions:
     samples: int = 16
     max_attempts: int = 5
     # an LLM rewrite is sampled again only while a candidate came this near to passing the filters (GenerateOptions)
-    retry_nearness: float = field(default=RETRY_NEARNESS, metadata={"applies": _samples, "before": 0.0})
+    retry_nearness: float = field(default=RETRY_NEARNESS, metadata={"applies": uses_sampled_method, "before": 0.0})
     llm_parallel: int | None = knob(None)  # llama.cpp sequences decoded together (None: 16; 1: one after another)
     llm_concurrency: int | None = knob(None)  # requests in flight to an LLM server (None: 32)
     engine: str = knob("local")  # local | ray: where the classifier's batches are predicted (one model per Ray actor)
@@ -851,7 +854,9 @@ def _other_options(opts: AuditOptions) -> list[str]:
         value = getattr(opts, f.name)
         if f.name in _SHOWN | _NOT_ON_THE_CLI or value == _default_of(f) or value == implied.get(f.name, _UNSET):
             continue
-        if (f.name in _LLM_OPTIONS and not _uses_llm(opts)) or (f.name == "retry_nearness" and not _samples(opts)):
+        if (f.name in _LLM_OPTIONS and not _uses_llm(opts)) or (
+            f.name == "retry_nearness" and not uses_sampled_method(opts)
+        ):
             continue
         flag = "--" + f.name.replace("_", "-")
         if isinstance(value, bool):

@@ -87,8 +87,9 @@ def is_scored(method: str, score_methods: list[str] | None) -> bool:
     return "all" in score_methods or method in score_methods
 
 
-def _samples(o: Any) -> bool:
-    return any(is_sampled(m) for m in o.methods)
+def uses_sampled_method(options: Any) -> bool:
+    """Whether a generate or audit run has a sampled method (its retry rule then applies)."""
+    return any(is_sampled(m) for m in options.methods)
 
 
 #: a text without a passing candidate is sampled again only while its nearest candidate came this near to passing
@@ -147,7 +148,7 @@ class GenerateOptions:
     # a text is sampled again (up to max_attempts) only while a candidate of it came this near to passing every filter
     # (Verdict.nearness: the smallest of its scores over their thresholds; 0: always retry); part of the identity of
     # runs with a sampled method only
-    retry_nearness: float = field(default=RETRY_NEARNESS, metadata={"applies": _samples, "before": 0.0})
+    retry_nearness: float = field(default=RETRY_NEARNESS, metadata={"applies": uses_sampled_method, "before": 0.0})
     min_bleu: float = 0.5
     min_bertscore: float = 0.5
     max_attribute_prob: float = 0.5
