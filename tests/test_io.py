@@ -173,3 +173,29 @@ def test_encodings_are_named_and_the_hint_suggests_cp1252(tmp_path: Path) -> Non
     assert read_table(path, encoding="cp1252")["text"][0] == "café \u201cquoted\u201d Muslims"
     with pytest.raises(InputError, match="--encoding 'nonsense': not an encoding Python knows"):
         read_table(path, encoding="nonsense")
+
+
+def test_read_csv_columns_reads_what_read_table_reads_in_blocks(tmp_path: Path) -> None:
+    """#47: the report reads pairs.csv's columns block by block (a large run's table is gigabytes): the same cells
+    as the whole-file reader, index = row in the file, a row subset, a header alone, a missing file named."""
+    from counterfair.io import read_csv_columns, read_table, write_table
+
+    frame = pd.DataFrame(
+        {
+            "method": ["swap", "ablation", "swap", "swap", "swap"],
+            "source_text": ["a b", "c", "", "e, f", 'say "g"'],
+            "diff": [0.1, -0.25, None, 1e-17, 0.3],
+            "input_id": ["007", "1", "2", "3", "4"],
+        }
+    )
+    path = write_table(frame, tmp_path / "pairs.csv")
+    whole = read_table(path)
+    got = read_csv_columns(path, ["input_id", "diff", "method", "not_there"], block_rows=2)
+    pd.testing.assert_frame_equal(got, whole[["input_id", "diff", "method"]])  # the caller's order, ids as written
+    assert got["input_id"].iloc[0] == "007" and pd.isna(got["diff"].iloc[2])
+    rows = read_csv_columns(path, ["source_text"], block_rows=2, rows=[1, 3, 4])
+    assert rows.index.tolist() == [1, 3, 4] and rows["source_text"].tolist() == ["c", "e, f", 'say "g"']
+    header = write_table(frame.iloc[:0], tmp_path / "empty.csv")
+    assert read_csv_columns(header, ["method", "diff"]).columns.tolist() == ["method", "diff"]
+    with pytest.raises(InputError, match="no such file"):
+        read_csv_columns(tmp_path / "gone.csv", ["method"])

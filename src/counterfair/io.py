@@ -320,6 +320,44 @@ def read_table(
     return frame.reset_index(drop=True)
 
 
+TABLE_BLOCK_ROWS = 200_000  # rows of a run's own large table (pairs.csv) read at a time
+
+
+def read_csv_columns(
+    path: str | Path, columns: Sequence[str], *, block_rows: int = TABLE_BLOCK_ROWS, rows: Sequence[int] | None = None
+) -> pd.DataFrame:
+    """The ``columns`` of a CSV that :func:`write_table` wrote (those it has), read ``block_rows`` at a time, never
+    the whole file: cells as :func:`read_table` gives them (strings, an empty cell missing), the index the row's
+    position in the file. ``rows``: only these positions
+    (sorted). A run's pairs table grows to gigabytes; the report and the gate read only what they use of it."""
+    target = Path(path)
+    if not target.is_file():
+        raise InputError(f"{target}: no such file")
+    wanted = set(columns)
+    keep = None if rows is None else np.asarray(rows, dtype=np.int64)
+    parts = []
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)  # as read_table: a long row is an error
+            reader = pd.read_csv(target, usecols=lambda c: c in wanted, chunksize=block_rows, **_CSV_OPTIONS)
+            with reader:
+                for chunk in reader:
+                    if keep is not None:
+                        inside = keep[(keep >= chunk.index[0]) & (keep <= chunk.index[-1])] if len(chunk) else keep[:0]
+                        chunk = chunk.loc[inside]
+                    parts.append(chunk)
+    except UnicodeDecodeError as err:
+        raise _first_bad_byte(target, "utf-8") or InputError(f"{target}: not valid utf-8 ({err.reason})") from err
+    except (pd.errors.ParserError, pd.errors.ParserWarning) as err:
+        raise InputError(f"{target}: malformed CSV: {str(err).strip()}") from err
+    except pd.errors.EmptyDataError as err:
+        raise InputError(f"{target}: the file is empty") from err
+    if not parts:  # a header alone
+        parts = [pd.read_csv(target, usecols=lambda c: c in wanted, nrows=0, **_CSV_OPTIONS)]
+    frame = pd.concat(parts) if len(parts) > 1 else parts[0]
+    return frame[[c for c in columns if c in frame.columns]]
+
+
 def text_frame(data: Any) -> pd.DataFrame:
     """``pd.DataFrame(data)``; where pandas' arrow-backed strings refuse a lone surrogate ("x \ud800") with a raw
     UnicodeEncodeError, the columns stay Python objects, so the text reaches :func:`skip_reason` and its row gets

@@ -10,7 +10,7 @@ import base64
 import html
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ import pandas as pd
 
 from ...editors.registry import swap_methods
 from ...errors import InputError
-from ...io import atomic_open, read_json, read_table
+from ...io import atomic_open, read_csv_columns, read_json
 from ...lexicons.attributes import load_identity_set
 from ...summaries import AuditSummary, command_of, typed
 from ..verdict import LEVEL_WORDS, group_estimates, points, rule_sentence, verdict
@@ -106,8 +106,26 @@ def _sign(value: Any) -> str:
     return "pos" if value > 0 else "neg"
 
 
+#: what the report reads of pairs.csv: not the texts (most of its bytes), which are read only for the pairs it shows
+REPORT_COLUMNS = (
+    "method",
+    "attribute",
+    "input_id",
+    "source_term",
+    "target_term",
+    "score_orig",
+    "score_cf",
+    "diff",
+    "status",
+    "group",
+    "target_group",
+    "rating",
+)
+
+
 def load_run(run_dir: str | Path) -> tuple[dict[str, Any], pd.DataFrame]:
-    """``summary.json`` (schema-checked) and ``pairs.csv`` of an audit run directory."""
+    """``summary.json`` (schema-checked) and the :data:`REPORT_COLUMNS` of ``pairs.csv`` of an audit run directory
+    (read block by block; the index is each pair's row in the file)."""
     target = Path(run_dir)
     if not (target / "summary.json").exists():
         raise InputError(f"{target}: not an audit run directory (no summary.json); run counterfair audit first")
@@ -116,7 +134,7 @@ def load_run(run_dir: str | Path) -> tuple[dict[str, Any], pd.DataFrame]:
         raise InputError(f"{target}: summary.json was written by '{command_of(summary)}', not by counterfair audit")
     from ...analysis.compare import checked_pairs
 
-    pairs = checked_pairs(read_table(target / "pairs.csv", allow_empty=True), target / "pairs.csv")
+    pairs = checked_pairs(read_csv_columns(target / "pairs.csv", REPORT_COLUMNS), target / "pairs.csv")
     return summary, pairs
 
 
@@ -171,7 +189,7 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
     from ..verdict import FEW_PAIRS, largest_directions
 
     directions = largest_directions(by_direction, 15)  # one or two swaps are noise: after the others, marked
-    behind_cells = direction_texts(pairs, directions)
+    behind_cells = direction_texts(pairs, directions, texts_of=lambda rows: pair_texts(target, rows))
     swap_packs = _swap_pack_sections(s, pairs)
     terms = (s.effects.identity_effect.by_term if s.effects and s.effects.identity_effect else None) or {}
     effect_terms = sorted(
@@ -212,10 +230,25 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
 CELL_EXAMPLES = 3  # pairs shown behind each heat-map cell in the report (pairs.csv has them all)
 
 
-def direction_texts(pairs: pd.DataFrame, directions: list[Any], per_cell: int = CELL_EXAMPLES) -> list[dict[str, Any]]:
+def pair_texts(run_dir: Path, rows: list[int]) -> pd.DataFrame:
+    """The original and counterfactual texts of the pairs in these rows of a run's ``pairs.csv``."""
+    return read_csv_columns(run_dir / "pairs.csv", ("source_text", "cf_text"), rows=sorted(rows))
+
+
+def direction_texts(
+    pairs: pd.DataFrame,
+    directions: list[Any],
+    per_cell: int = CELL_EXAMPLES,
+    *,
+    texts_of: Callable[[list[int]], pd.DataFrame] | None = None,
+) -> list[dict[str, Any]]:
     """The texts behind heat-map cells: for each listed swap direction (source term → target term), its pairs with
-    the largest score changes (original → counterfactual, edits highlighted), largest first."""
-    needed = {"method", "source_term", "target_term", "source_text", "cf_text", "diff"}
+    the largest score changes (original → counterfactual, edits highlighted), largest first. ``texts_of(rows)``:
+    the ``source_text`` and ``cf_text`` of those index labels, where ``pairs`` lacks them (read from the file for
+    the few pairs shown)."""
+    needed = {"method", "source_term", "target_term", "diff"}
+    if texts_of is None:
+        needed |= {"source_text", "cf_text"}
     if not directions or not needed <= set(pairs.columns):
         return []
     swaps = pairs[pairs["method"].isin(swap_methods())]
@@ -224,12 +257,17 @@ def direction_texts(pairs: pd.DataFrame, directions: list[Any], per_cell: int = 
     listed = {(d.source, d.target) for d in directions}  # only the listed cells: grouping every cell cost 0.5 s
     swaps = swaps[[key in listed for key in zip(swaps["source_term"], swaps["target_term"], strict=True)]]
     cells = {key: part for key, part in swaps.groupby(["source_term", "target_term"], sort=False)}
-    found = []
+    tops = []
     for d in directions:
         part = cells.get((d.source, d.target))
-        if part is None:
-            continue
-        top = part.reindex(part["diff"].abs().sort_values(ascending=False, kind="stable").index).head(per_cell)
+        if part is not None:
+            order = part["diff"].abs().sort_values(ascending=False, kind="stable").index
+            tops.append((d, part.reindex(order).head(per_cell)))
+    if texts_of is not None and tops:
+        texts = texts_of([int(i) for _, top in tops for i in top.index])[["source_text", "cf_text"]]
+        tops = [(d, top.join(texts)) for d, top in tops]
+    found = []
+    for d, top in tops:
         examples = [
             {
                 "input_id": str(row.get("input_id", "")),
