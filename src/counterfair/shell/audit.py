@@ -32,19 +32,18 @@ class ScoreCache:
         self.batch = batch or classifier.batch_size  # every finished classifier batch is on disk at once
         self._file = JsonlCheckpoint(path, key=lambda record: record["text"])
 
-    @property
-    def scores(self) -> dict[str, list[float]]:
-        return {str(text): record["p"] for text, record in self._file.done.items()}
-
     def score(self, texts: list[str], progress: ProgressHook) -> dict[str, list[float]]:
-        todo = [t for t in dict.fromkeys(texts) if t not in self._file]
+        """The probabilities of ``texts`` (only these: a run's cache holds millions), scoring those not yet cached."""
+        unique = list(dict.fromkeys(texts))
+        todo = [t for t in unique if t not in self._file]
         progress.start(f"classifier ({self.classifier.spec})", len(todo))
         for start in range(0, len(todo), self.batch):
             chunk = todo[start : start + self.batch]
             proba = self.classifier.predict_proba(chunk)
             self._file.add([{"text": t, "p": [float(x) for x in p]} for t, p in zip(chunk, proba, strict=True)])
             progress.advance(len(chunk))
-        return self.scores
+        done = self._file.done
+        return {t: done[t]["p"] for t in unique}
 
 
 @holds_run_dir
