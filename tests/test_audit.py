@@ -130,7 +130,7 @@ def test_classifier_failing_mid_run_keeps_finished_work(tmp_path: Path) -> None:
         "calls = []\n"
         "def score(texts):\n"
         "    calls.append(len(texts))\n"
-        "    if os.path.exists(FLAG) and len(calls) > 2:\n"  # call 1: the label check (one text); 2: the first batch
+        "    if os.path.exists(FLAG) and len(calls) > 3:\n"  # 1: the label check; 2: the 6 originals; 3: the ablations
         "        raise RuntimeError('backend went away')\n"
         "    return np.array([0.9 if 'gay' in t.lower() else 0.1 for t in texts])\n"
     )
@@ -140,7 +140,7 @@ def test_classifier_failing_mid_run_keeps_finished_work(tmp_path: Path) -> None:
     with pytest.raises(ClassifierError, match="backend went away"):
         run_audit(data, tmp_path / "run", options)
     scored = (tmp_path / "run" / "scores.jsonl").read_text().count("\n")
-    assert scored == 64  # the first classifier batch finished and is kept
+    assert scored == 6 + 6  # the originals and the ablations' batch finished and are kept (the swaps' batch failed)
     flag.unlink()
     summary = run_audit(data, tmp_path / "run", options)
     assert summary["ctf"]["pairs"] > 0
@@ -347,3 +347,29 @@ def test_the_reproduce_command_names_the_retry_rule_only_for_a_sampled_method() 
     assert _other_options(AuditOptions(methods=["swap", "llm"], retry_nearness=0.0)) == ["--retry-nearness 0.0"]
     assert _other_options(AuditOptions(methods=["swap", "llm"])) == []  # the default is not repeated
     assert _other_options(AuditOptions(methods=["swap"], retry_nearness=0.0)) == []  # nothing is sampled
+
+
+def test_pairs_made_in_blocks_of_inputs_are_the_whole_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """#47: the identity swaps' pairs, placebo texts, slots and scores are made a block of inputs at a time (no
+    input split between two blocks); blocks of 40 candidates give the pairs, slots and summary of one block."""
+    import counterfair as cf
+    import counterfair.core.audit as core
+
+    texts = pd.read_csv(demo_path())["text"].tolist()[:30]
+    options = {"methods": ["ablation", "swap"], "attributes": ["islam", "lgbq"], "bootstrap": 200}
+    whole = cf.audit(texts, **options)
+    monkeypatch.setattr(core, "SWAP_BLOCK_ROWS", 40)
+    calls: list[int] = []
+    real = core._Made.add
+
+    def counted(self: Any, rows: list[dict[str, Any]], *args: Any) -> None:
+        calls.append(len(rows))
+        real(self, rows, *args)
+
+    monkeypatch.setattr(core._Made, "add", counted)
+    blocks = cf.audit(texts, **options)
+    assert len(calls) >= 5  # the ablations, then the swaps in blocks of about 40 candidates
+    pd.testing.assert_frame_equal(blocks.raw_pairs, whole.raw_pairs)
+    pd.testing.assert_frame_equal(blocks.slots, whole.slots)
+    strip = lambda s: {k: v for k, v in s.items() if k != "timing_s"}  # noqa: E731
+    assert strip(blocks.summary) == strip(whole.summary)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from importlib import resources
 from pathlib import Path
@@ -370,34 +370,25 @@ def audit_core(
     table (:mod:`counterfair.analysis.slots`: every identity slot with each term and placebo word)."""
     checked_positive_index(clf, frame["text"].iloc[0], opts.positive_label)  # before any generation
     generated, timing = _generate_all(frame, opts, plan_, generate)
-    rows = _pair_rows(generated)
-    rated = len([r for r in rows if not swaps_identities(r["method"])])
-    if opts.only_good:
-        rows = _only_good(rows, opts.only_good)
-    if opts.ratings:
-        _mark_ratings(rows, opts.ratings)
     identity_set = identity_set_of(opts)
-    placebo = load_placebo(opts.placebo, identity_set)
-    slots = pd.DataFrame(columns=SLOT_COLUMNS[:-1])
-    if placebo is not None:
-        t0 = time.perf_counter()
-        for row, made in zip(rows, placebo_texts(rows, identity_set, placebo, seed=opts.seed), strict=True):
-            row["placebo_term"], row["placebo_text"] = made if made is not None else (None, None)
-        slots = slot_texts(rows, identity_set, placebo)
-        timing["placebo"] = round(time.perf_counter() - t0, 2)
+    made = _Made(opts, identity_set, load_placebo(opts.placebo, identity_set), timing)
     texts = frame["text"].tolist()
     t0 = time.perf_counter()
-    placebo_only = [t for t in slots["text"] if isinstance(t, str)]
-    scores = score(
-        texts + [r["cf_text"] for r in rows] + [r["placebo_text"] for r in rows if r.get("placebo_text")] + placebo_only
-    )
+    scores = score(texts)
     timing["classifier"] = round(time.perf_counter() - t0, 2)
     index = positive_index(clf.labels, opts.positive_label)
-    pairs = _scored_pairs(rows, scores, index, opts, identity_set)
-    slots = scored_slots(slots, {t: p[index] for t, p in scores.items()})
     orig_scores = {t: scores[t][index] for t in texts}
+    rated, kept = _edit_rows(generated, opts)
+    for name, result in generated.items():
+        if name not in kept:  # identity swaps or a swap pack: every variant, a block of inputs at a time
+            for block in _swap_rows(name, result):
+                made.add(block, score, orig_scores, index)
+        elif kept[name]:
+            made.add(kept[name], score, orig_scores, index)
+    pairs, slots = made.tables()
+    placebo = made.placebo
     summary = _summary(opts, plan_, generated, pairs, orig_scores, identity_set, clf, index, origin)
-    summary["validity"] = _validity(generated, rated, rows, opts)
+    summary["validity"] = _validity(generated, rated, sum(len(rows) for rows in kept.values()), opts)
     if placebo is not None:
         effects = identity_effects(pairs, seed=opts.seed, n_resamples=opts.bootstrap)
         summary["placebo"] = {"set": placebo.to_dict(), **(effects or {"identity_effect": None})}
@@ -507,14 +498,14 @@ def _generate_all(
 
 
 def _scored_pairs(
-    rows: list[dict[str, Any]], scores: dict[str, list[float]], index: int, opts: AuditOptions, identity_set: Any
+    rows: list[dict[str, Any]], probs: dict[str, float], opts: AuditOptions, identity_set: Any
 ) -> pd.DataFrame:
     pairs = pd.DataFrame(rows, columns=PAIR_COLUMNS[:8])
     pairs["placebo_term"] = [r.get("placebo_term") for r in rows]
     pairs["placebo_text"] = [r.get("placebo_text") for r in rows]
-    if any("rating" in r for r in rows):
+    if opts.ratings:  # each edit's verdict; identity swaps are not rated
         pairs["rating"] = [r.get("rating") for r in rows]
-    pairs = with_scores(pairs, {t: p[index] for t, p in scores.items()}, opts.threshold)
+    pairs = with_scores(pairs, probs, opts.threshold)
     sets = _swap_sets(set(pairs["attribute"]), identity_set)
 
     def group(attribute: str, term: Any) -> str | None:
@@ -548,13 +539,12 @@ def _swap_sets(attributes: set[str], identity_set: Any) -> dict[str, Any]:
     return out
 
 
-def _validity(generated: dict[str, Any], rated: int, rows: list[dict[str, Any]], opts: AuditOptions) -> dict[str, Any]:
+def _validity(generated: dict[str, Any], rated: int, kept_rated: int, opts: AuditOptions) -> dict[str, Any]:
     """How many of the candidate pairs count: identity occurrences the guard kept, rated pairs the raters kept."""
     signatures = generated["identity"].typed_summary.signatures if "identity" in generated else {}
     swaps = [signatures.get(m) or {} for m in _swaps(opts)]
     found = sum(int(swap.get("identity_occurrences", 0)) for swap in swaps)
     blocked = sum(int(swap.get("guard_blocked", 0)) for swap in swaps)
-    kept_rated = len([r for r in rows if not swaps_identities(r["method"])])
     return {
         "identity_occurrences": found,
         "guard_blocked": blocked,
@@ -598,45 +588,119 @@ def _uses_llm(opts: AuditOptions) -> bool:
     return any(editor_spec(m).needs_llm for m in opts.methods)
 
 
-def _pair_rows(generated: dict[str, Any]) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
+def _swapped(result: Any) -> bool:
+    """Whether a generation holds identity swaps or a swap pack's (every variant is a pair), not edits (one each)."""
+    methods = set(result.counterfactuals["method"])
+    return bool(methods) and all(swaps_identities(m) for m in methods)
+
+
+#: a block of the identity swaps' pairs: about this many candidates (a few thousand inputs' every variant) are paired,
+#: given their placebo and slot texts and scored at a time
+SWAP_BLOCK_ROWS = 100_000
+
+
+def _swap_rows(name: str, result: Any) -> Iterator[list[dict[str, Any]]]:
+    """The pair rows of a generation of identity swaps (or a swap pack's), every variant, a block of inputs at a time
+    (the candidates are read block by block from the run's ``candidates.csv``)."""
+    cfs = result.counterfactuals
+    sources = dict(zip(cfs["input_id"], cfs["source_text"], strict=True))
+    columns = ("method", "input_id", "text", "source_term", "target_term", "edits")
+    for cands in result.candidate_blocks(columns, SWAP_BLOCK_ROWS):
+        cands = cands[cands["method"].isin(swap_methods())]
+        yield [
+            {
+                "method": c.method,
+                "attribute": name,
+                "input_id": c.input_id,
+                "source_text": sources[c.input_id],
+                "cf_text": c.text,
+                "source_term": c.source_term,
+                "target_term": c.target_term,
+                "edits": c.edits,
+            }
+            for c in cands.itertuples()
+        ]
+
+
+def _edit_rows(generated: dict[str, Any], opts: AuditOptions) -> tuple[int, dict[str, list[dict[str, Any]]]]:
+    """The pair rows of the word-list and LLM edits (one per input and method with a counterfactual), per generation,
+    after ``--only-good`` and with ``--ratings``' verdicts; and how many there were before ``--only-good``."""
+    kept: dict[str, list[dict[str, Any]]] = {}
     for name, result in generated.items():
-        methods = set(result.counterfactuals["method"])
-        if methods and all(swaps_identities(m) for m in methods):  # identity swaps or a swap pack: every variant
-            cands = result.candidates
-            cands = cands[cands["method"].isin(swap_methods())]
-            sources = dict(zip(result.counterfactuals["input_id"], result.counterfactuals["source_text"], strict=True))
-            for c in cands.itertuples():
-                rows.append(
-                    {
-                        "method": c.method,
-                        "attribute": name,
-                        "input_id": c.input_id,
-                        "source_text": sources[c.input_id],
-                        "cf_text": c.text,
-                        "source_term": c.source_term,
-                        "target_term": c.target_term,
-                        "edits": c.edits,
-                    }
-                )
+        if _swapped(result):
             continue
         cfs = result.counterfactuals
-        selected = result.candidates[result.candidates["selected"] == True] if not result.candidates.empty else None  # noqa: E712
+        cands = result.candidates
+        selected = cands[cands["selected"] == True] if not cands.empty else None  # noqa: E712
         edits = {} if selected is None else {(r.input_id, r.method): r.edits for r in selected.itertuples()}
-        for c in cfs[cfs["status"] == "ok"].itertuples():
-            rows.append(
-                {
-                    "method": c.method,
-                    "attribute": name,
-                    "input_id": c.input_id,
-                    "source_text": c.source_text,
-                    "cf_text": c.text,
-                    "source_term": None,
-                    "target_term": None,
-                    "edits": edits.get((c.input_id, c.method), ""),
-                }
-            )
-    return rows
+        kept[name] = [
+            {
+                "method": c.method,
+                "attribute": name,
+                "input_id": c.input_id,
+                "source_text": c.source_text,
+                "cf_text": c.text,
+                "source_term": None,
+                "target_term": None,
+                "edits": edits.get((c.input_id, c.method), ""),
+            }
+            for c in cfs[cfs["status"] == "ok"].itertuples()
+        ]
+    every = [r for rows in kept.values() for r in rows]
+    rated = len(every)
+    if opts.only_good:
+        good = {id(r) for r in _only_good(every, opts.only_good)}
+        kept = {name: [r for r in rows if id(r) in good] for name, rows in kept.items()}
+    if opts.ratings:
+        _mark_ratings([r for rows in kept.values() for r in rows], opts.ratings)
+    return rated, kept
+
+
+class _Made:
+    """The audit's pairs and slots as blocks of pair rows go by: each block's placebo texts, slot texts and
+    classifier scores, then its scored pairs and slots tables."""
+
+    def __init__(self, opts: AuditOptions, identity_set: Any, placebo: Any, timing: dict[str, float]) -> None:
+        self.opts, self.identity_set, self.placebo, self.timing = opts, identity_set, placebo, timing
+        self.pairs: list[pd.DataFrame] = []
+        self.slots: list[pd.DataFrame] = []
+        if placebo is not None:
+            timing["placebo"] = 0.0
+
+    def add(
+        self,
+        rows: list[dict[str, Any]],
+        score: Callable[[list[str]], dict[str, list[float]]],
+        orig_scores: dict[str, float],
+        index: int,
+    ) -> None:
+        opts, identity_set, placebo = self.opts, self.identity_set, self.placebo
+        slots = pd.DataFrame(columns=SLOT_COLUMNS[:-1])
+        if placebo is not None:
+            t0 = time.perf_counter()
+            for row, made in zip(rows, placebo_texts(rows, identity_set, placebo, seed=opts.seed), strict=True):
+                row["placebo_term"], row["placebo_text"] = made if made is not None else (None, None)
+            slots = slot_texts(rows, identity_set, placebo)
+            self.timing["placebo"] = round(self.timing["placebo"] + time.perf_counter() - t0, 2)
+        t0 = time.perf_counter()
+        placebo_only = [t for t in slots["text"] if isinstance(t, str)]
+        texts = [r["cf_text"] for r in rows] + [r["placebo_text"] for r in rows if r.get("placebo_text")] + placebo_only
+        probs = {t: p[index] for t, p in score(texts).items()} | orig_scores
+        self.timing["classifier"] = round(self.timing["classifier"] + time.perf_counter() - t0, 2)
+        self.pairs.append(_scored_pairs(rows, probs, opts, identity_set))
+        self.slots.append(scored_slots(slots, probs))
+
+    def tables(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The pairs and the scored slots, every block's in order."""
+        if not self.pairs:
+            self.pairs.append(_scored_pairs([], {}, self.opts, self.identity_set))
+            self.slots.append(scored_slots(pd.DataFrame(columns=SLOT_COLUMNS[:-1]), {}))
+        return _joined(self.pairs), _joined(self.slots)
+
+
+def _joined(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    frames = [f for f in frames if len(f)] or frames[:1]  # an empty block (no slots without a placebo) adds nothing
+    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 
 
 def _mean_ci(values: np.ndarray, opts: AuditOptions) -> dict[str, Any]:

@@ -290,6 +290,39 @@ class GenerateResult:
             self._candidates = frame.drop(columns="schema_version")
         return self._candidates
 
+    def candidate_blocks(self, columns: Sequence[str], rows: int = 100_000) -> Iterator[pd.DataFrame]:
+        """The candidates' ``columns`` (text columns: strings, as :attr:`candidates` gives them) about ``rows`` at a
+        time, each block holding every candidate of its inputs (the run writes them input by input): what an
+        audit over a large input reads of its identity swaps, never the whole table."""
+        wanted = [c for c in CANDIDATE_COLUMNS if c in columns]
+        if self._candidates is not None or self.candidates_path is None:
+            yield from _whole_inputs(
+                self.candidates[wanted].iloc[i : i + rows] for i in range(0, len(self.candidates), rows)
+            )
+            return
+        reader = pd.read_csv(self.candidates_path, usecols=wanted, dtype=str, keep_default_na=False, chunksize=rows)
+        with reader:
+            yield from _whole_inputs(chunk[wanted] for chunk in reader)
+
+
+def _whole_inputs(chunks: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    """``chunks`` of a table in input order, re-cut so that no input's rows are split between two (the last input
+    of a chunk waits for the next)."""
+    held: pd.DataFrame | None = None
+    for chunk in chunks:
+        frame = chunk if held is None else pd.concat([held, chunk], ignore_index=True)
+        if frame.empty:
+            continue
+        ids = frame["input_id"].to_numpy()
+        cut = len(ids)
+        while cut > 0 and ids[cut - 1] == ids[-1]:
+            cut -= 1
+        if cut:
+            yield frame.iloc[:cut].reset_index(drop=True)
+        held = frame.iloc[cut:]
+    if held is not None and not held.empty:
+        yield held.reset_index(drop=True)
+
 
 def _json_safe(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
