@@ -78,3 +78,27 @@ def test_candidates_are_packed_as_one_table_and_read_back_exactly(tmp_path) -> N
     assert JsonlCheckpoint(tmp_path / "done.jsonl", key=lambda r: r["row"]).full([3]) == [record]
     (tmp_path / "old.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")  # written before packing
     assert JsonlCheckpoint(tmp_path / "old.jsonl", key=lambda r: r["row"]).full([3]) == [record]
+
+
+def test_score_checkpoint_holds_digests_not_texts(tmp_path: Path) -> None:
+    """#47: the audit's score cache keeps a digest and the probabilities of each text, found again after merges, on
+    resume, past a torn last line; a digest ending in a zero byte (numpy drops it) is found too ('t380')."""
+    from counterfair.checkpoint import ScoreCheckpoint, text_digest
+
+    assert text_digest("t380").endswith(b"\x00")
+    path = tmp_path / "scores.jsonl"
+    first = ScoreCheckpoint(path)
+    first.MERGE = 3  # merged into the sorted arrays every 3 texts
+    texts = [f"t{i}" for i in range(370, 390)]
+    first.add([{"text": t, "p": [1 - i / 100, i / 100]} for i, t in enumerate(texts)])
+    assert len(first) == 20 and "t380" in first and "t1" not in first
+    assert first.probabilities(["t380", "t370"]) == {"t380": [0.9, 0.1], "t370": [1.0, 0.0]}
+    with pytest.raises(TypeError, match="no texts in memory"):
+        _ = first.done
+    with open(path, "ab") as handle:
+        handle.write(b'{"text": "torn", "p": [0.5')  # a kill mid-line
+    again = ScoreCheckpoint(path)
+    assert len(again) == 20 and "torn" not in again
+    assert again.probabilities(texts) == first.probabilities(texts)
+    with pytest.raises(KeyError):
+        again.probabilities(["never scored"])

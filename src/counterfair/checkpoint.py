@@ -8,15 +8,18 @@ directory is refused rather than mixed in. A record cut off mid-line by a kill i
 
 from __future__ import annotations
 
+import hashlib
 import json
 from array import array
 from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+import numpy as np
+
 from .runs import claim_run_dir, writing
 
-__all__ = ["JsonlCheckpoint", "MemorySink", "RowCheckpoint", "claim_run_dir", "pack", "unpack"]
+__all__ = ["JsonlCheckpoint", "MemorySink", "RowCheckpoint", "ScoreCheckpoint", "claim_run_dir", "pack", "unpack"]
 
 #: the key under which :func:`pack` stores a list of records as one table
 TABLE = "__table__"
@@ -181,6 +184,77 @@ class RowCheckpoint(JsonlCheckpoint):
     def slims(self, keys: Sequence[Hashable]) -> list[dict[str, Any]]:
         """``slim(record)`` of each key's record, read back from the file."""
         return [self.slim(record) for record in self.full(keys)]
+
+
+def text_digest(text: str) -> bytes:
+    """16 bytes that stand for ``text`` (BLAKE2b): a chance collision among a billion texts is about 1e-21."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+class ScoreCheckpoint(JsonlCheckpoint):
+    """A :class:`JsonlCheckpoint` of classifier probabilities, records ``{"text", "p"}``, that holds no text in
+    memory: each text's 16-byte digest (sorted, searched) and its probabilities, about 40 bytes a text, so an audit
+    that scores millions of distinct texts stays flat. What a caller reads: ``text in checkpoint`` and
+    :meth:`probabilities`."""
+
+    MERGE = 50_000  # texts added since the last merge are looked up in a dict; this many are merged into the arrays
+
+    def __init__(self, path: Path) -> None:
+        self._digests = np.empty(0, dtype="S16")
+        self._probs = np.empty((0, 0), dtype=float)
+        self._pending: dict[bytes, list[float]] = {}
+        super().__init__(path, key=lambda record: record["text"])
+        self._merge()
+
+    def _remember(self, record: dict[str, Any], offset: int) -> None:
+        self._pending[text_digest(str(record["text"]))] = [float(x) for x in record["p"]]
+        if len(self._pending) >= self.MERGE:
+            self._merge()
+
+    def _merge(self) -> None:
+        if not self._pending:
+            return
+        digests = np.array(list(self._pending), dtype="S16")
+        width = len(next(iter(self._pending.values())))
+        probs = np.array(list(self._pending.values()), dtype=float).reshape(len(digests), width)
+        if len(self._digests) and self._probs.shape[1] != width:
+            raise ValueError(f"{self.path}: probabilities of {self._probs.shape[1]} and of {width} labels")
+        order = np.argsort(digests, kind="stable")
+        at = np.searchsorted(self._digests, digests[order])
+        self._digests = np.insert(self._digests, at, digests[order])
+        self._probs = np.insert(self._probs.reshape(-1, width), at, probs[order], axis=0)
+        self._pending = {}
+
+    def _row(self, digest: bytes) -> int:
+        key = np.array([digest], dtype="S16")[0]  # as numpy holds it: a digest's trailing zero bytes are not kept
+        at = int(np.searchsorted(self._digests, key))
+        return at if at < len(self._digests) and self._digests[at] == key else -1
+
+    def __contains__(self, key: Hashable) -> bool:
+        digest = text_digest(str(key))
+        return digest in self._pending or self._row(digest) >= 0
+
+    @property
+    def done(self) -> dict[Hashable, dict[str, Any]]:
+        """Not kept: the texts are not in memory (:meth:`probabilities` reads them by digest)."""
+        raise TypeError("a ScoreCheckpoint keeps no texts in memory: test `text in checkpoint`, read probabilities()")
+
+    def __len__(self) -> int:
+        return len(self._digests) + len(self._pending)
+
+    def probabilities(self, texts: Sequence[str]) -> dict[str, list[float]]:
+        """Each finished text's probabilities (a ``KeyError`` for one not scored)."""
+        out = {}
+        for text in texts:
+            digest = text_digest(text)
+            found = self._pending.get(digest)
+            if found is None:
+                row = self._row(digest)
+                if row < 0:
+                    raise KeyError(text)
+                found = self._probs[row].tolist()
+            out[text] = found
+        return out
 
 
 class MemorySink:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.gate import bias_gate_metrics
-from ..checkpoint import JsonlCheckpoint
+from ..checkpoint import ScoreCheckpoint
 from ..classifiers import CachedClassifier, load_classifier
 from ..classifiers.labels import checked_positive_index
 from ..core.audit import AuditOptions, audit_core, judged, plan_frame, read_input
@@ -24,13 +24,14 @@ from .generate import run_generate
 
 class ScoreCache:
     """Classifier probabilities per distinct text, appended to ``scores.jsonl`` batch by batch (a
-    :class:`JsonlCheckpoint`: a torn last line is cut off and redone, a full disk is a clear error)."""
+    :class:`ScoreCheckpoint`: a torn last line is cut off and redone, a full disk is a clear error; in memory a
+    digest of each text, not the text)."""
 
     def __init__(self, path: Path, classifier: CachedClassifier, *, batch: int | None = None) -> None:
         self.path = path
         self.classifier = classifier
         self.batch = batch or classifier.batch_size  # every finished classifier batch is on disk at once
-        self._file = JsonlCheckpoint(path, key=lambda record: record["text"])
+        self._file = ScoreCheckpoint(path)
 
     def score(self, texts: list[str], progress: ProgressHook) -> dict[str, list[float]]:
         """The probabilities of ``texts`` (only these: a run's cache holds millions), scoring those not yet cached."""
@@ -42,8 +43,7 @@ class ScoreCache:
             proba = self.classifier.predict_proba(chunk)
             self._file.add([{"text": t, "p": [float(x) for x in p]} for t, p in zip(chunk, proba, strict=True)])
             progress.advance(len(chunk))
-        done = self._file.done
-        return {t: done[t]["p"] for t in unique}
+        return self._file.probabilities(unique)
 
 
 @holds_run_dir
