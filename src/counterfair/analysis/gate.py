@@ -171,7 +171,7 @@ def fairness_metrics(
 
     swaps = pairs[pairs["method"].isin(swap_methods()) & (pairs["status"] == "ok")] if not pairs.empty else pairs
     if "attribute" in swaps.columns:  # the identity swaps; a pack's swaps (gender, names) have groups of their own
-        swaps = swaps[swaps["attribute"].fillna("identity") == "identity"]
+        swaps = swaps[swaps["attribute"].isna() | (swaps["attribute"] == "identity")]
     out: dict[str, Any] = {m: None for m in COUNTERFACTUAL_METRICS}
     if effects is None and slots is not None and not slots.empty:
         effects = slot_effects(slots, threshold=threshold, seed=seed, n_resamples=n_resamples)
@@ -342,7 +342,7 @@ def _unscored(pairs: pd.DataFrame) -> str | None:
         return None
     swaps = pairs[pairs["method"].isin(swap_methods())]
     if "attribute" in swaps.columns:
-        swaps = swaps[swaps["attribute"].fillna("identity") == "identity"]
+        swaps = swaps[swaps["attribute"].isna() | (swaps["attribute"] == "identity")]
     if swaps.empty or (swaps["status"] == "ok").any():
         return None
     return (

@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -124,7 +125,7 @@ def rescore_slots(slots: pd.DataFrame, classifier: Any, *, positive_label: str |
 
 
 def slot_effects(
-    slots: pd.DataFrame,
+    slots: pd.DataFrame | SlotScores,
     *,
     threshold: float = 0.5,
     seed: int = 0,
@@ -145,7 +146,7 @@ def slot_effects(
 
 
 def joint_slot_effects(
-    tables: Mapping[str, pd.DataFrame],
+    tables: Mapping[str, pd.DataFrame | SlotScores],
     *,
     threshold: float = 0.5,
     seed: int = 0,
@@ -258,8 +259,20 @@ def holm(p_values: Sequence[float | None]) -> list[float | None]:
     return out
 
 
-def _matrices(slots: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame] | None:
-    """The slots' scores as two tables indexed by (input_id, source_term): identity terms and placebo words."""
+@dataclass
+class SlotScores:
+    """The slots' scores as the in-slot measures read them: the identity terms' and the placebo words' tables, rows
+    (input_id, source_term) sorted, a column per word (lower case); and each identity word's group. Built from a
+    scored slot table (:func:`slot_scores`), or from blocks of one (:func:`joined_slot_scores`: an audit over a
+    large input keeps these tables, not the slots' texts)."""
+
+    identity: pd.DataFrame
+    placebo: pd.DataFrame
+    word_groups: dict[str, str]
+
+
+def slot_scores(slots: pd.DataFrame) -> SlotScores | None:
+    """The :class:`SlotScores` of a scored slot table; ``None`` when no slot has an identity and a placebo score."""
     ok = slots[np.isfinite(slots["score"].to_numpy(dtype=float))]
     if ok.empty:
         return None
@@ -272,21 +285,45 @@ def _matrices(slots: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame] | None:
     common = tables[0].index.intersection(tables[1].index)
     if common.empty:
         return None
-    return tables[0].loc[common], tables[1].loc[common]
+    ident = slots[slots["kind"] == "identity"]
+    groups = {
+        str(w).lower(): (g if isinstance(g, str) and g else "other")
+        for w, g in zip(ident["word"], ident["group"], strict=True)
+    }
+    return SlotScores(tables[0].loc[common], tables[1].loc[common], groups)
+
+
+def joined_slot_scores(parts: Sequence[SlotScores | None]) -> SlotScores | None:
+    """One :class:`SlotScores` of blocks of a slot table whose texts are each in one block: what the whole table
+    gives (rows sorted again, every block's words as columns, a word's group from its last block)."""
+    given = [p for p in parts if p is not None]
+    if len(given) <= 1:
+        return given[0] if given else None
+
+    def stacked(tables: list[pd.DataFrame]) -> pd.DataFrame:
+        words = sorted(set().union(*(t.columns for t in tables)))
+        joined = pd.concat([t.reindex(columns=words) for t in tables]).sort_index()
+        joined.columns.name = tables[0].columns.name
+        return joined
+
+    groups: dict[str, str] = {}
+    for p in given:
+        groups |= p.word_groups
+    return SlotScores(stacked([p.identity for p in given]), stacked([p.placebo for p in given]), groups)
 
 
 def _per_text(
-    slots: pd.DataFrame, threshold: float, within: bool = False
+    slots: pd.DataFrame | SlotScores, threshold: float, within: bool = False
 ) -> tuple[np.ndarray, list[tuple[str, str, str]], dict[str, Any]] | None:
     """Each text's value of every estimate (a texts x estimates array, NaN where a text has none), the estimates'
     (measure, level, name), and what the summary reports besides. ``within``: a group's disparity and flip excess
     over the pairs of its own terms (else the pairs with one of its terms)."""
-    found = _matrices(slots)
+    found = slots if isinstance(slots, SlotScores) else slot_scores(slots)
     if found is None:
         return None
-    ident, plac = found
+    ident, plac = found.identity, found.placebo
     terms = [str(t) for t in ident.columns]
-    groups = _term_groups(slots, terms)
+    groups = {t: found.word_groups.get(t, "other") for t in terms}
     group_names = sorted(set(groups.values()))
     members = {g: [i for i, t in enumerate(terms) if groups[t] == g] for g in group_names}
     scores, placebo = ident.to_numpy(dtype=float), plac.to_numpy(dtype=float)
@@ -342,15 +379,6 @@ def per_text_values(slots: pd.DataFrame, threshold: float = 0.5) -> pd.DataFrame
         return None
     values, names, info = built
     return pd.DataFrame(values, index=info["texts"], columns=pd.MultiIndex.from_tuples(names))
-
-
-def _term_groups(slots: pd.DataFrame, terms: list[str]) -> dict[str, str]:
-    ident = slots[slots["kind"] == "identity"]
-    mapping = {
-        str(w).lower(): (g if isinstance(g, str) and g else "other")
-        for w, g in zip(ident["word"], ident["group"], strict=True)
-    }
-    return {t: mapping.get(t, "other") for t in terms}
 
 
 def _decisions(matrix: np.ndarray, threshold: float) -> np.ndarray:

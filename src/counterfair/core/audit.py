@@ -29,14 +29,22 @@ from collections.abc import Callable, Iterator
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from .. import __version__
 from ..analysis.placebo import identity_effects, load_placebo, placebo_texts
-from ..analysis.slots import SLOT_COLUMNS, scored_slots, slot_effects, slot_texts
+from ..analysis.slots import (
+    SLOT_COLUMNS,
+    SlotScores,
+    joined_slot_scores,
+    scored_slots,
+    slot_effects,
+    slot_scores,
+    slot_texts,
+)
 from ..classifiers import CachedClassifier
 from ..classifiers.labels import binary_labels, checked_positive_index, positive_index
 from ..editors.registry import (
@@ -63,7 +71,7 @@ from ..results import AuditResult
 from ..summaries import DEMO_FILE
 from ..text import MAX_TEXT_CHARS
 from .bias import check_bootstrap_cap
-from .ctf import ctf_report
+from .ctf import CTFTally
 from .generate import (
     RETRY_NEARNESS,
     GenerateOptions,
@@ -260,7 +268,8 @@ def audit(
     hook = resolve_progress(progress)
     started = time.perf_counter()
     frame, origin = read_input(texts, opts)
-    pairs, summary, slots = audit_core(
+    kept: list[tuple[pd.DataFrame, pd.DataFrame]] = []
+    summary = audit_core(
         frame,
         opts,
         clf,
@@ -269,8 +278,9 @@ def audit(
         generate=lambda name, subset, o: generate_frame(subset, o, progress=hook),
         score=lambda all_texts: _predict(clf, all_texts),
         started=started,
-    )
-    return AuditResult(pairs, summary, slots)
+        sink=lambda pairs, slots: kept.append((pairs, slots)),
+    ).summary
+    return AuditResult(_joined([p for p, _ in kept]), summary, _joined([s for _, s in kept]))
 
 
 def _predict(clf: CachedClassifier, texts: list[str]) -> dict[str, list[float]]:
@@ -354,6 +364,15 @@ def judged(
     return out
 
 
+class Audited(NamedTuple):
+    """What :func:`audit_core` gives the shell: the summary, and what its statistics were computed from — the pairs
+    without their texts (names as categories: about 50 bytes a pair) and the slots' score tables — for the gate."""
+
+    summary: dict[str, Any]
+    pairs: pd.DataFrame
+    slot_scores: SlotScores | None
+
+
 def audit_core(
     frame: pd.DataFrame,
     opts: AuditOptions,
@@ -364,14 +383,16 @@ def audit_core(
     generate: Callable[[str, pd.DataFrame, GenerateOptions], Any],
     score: Callable[[list[str]], dict[str, list[float]]],
     started: float,
-) -> tuple[pd.DataFrame, dict[str, Any], pd.DataFrame]:
-    """The audit in memory: counterfactuals by ``generate(name, texts, options)`` (in memory, or the shell's
-    resumable runs), probabilities by ``score(texts)``; returns the pairs table, the summary and the scored slot
-    table (:mod:`counterfair.analysis.slots`: every identity slot with each term and placebo word)."""
+    sink: Callable[[pd.DataFrame, pd.DataFrame], None],
+) -> Audited:
+    """The audit: counterfactuals by ``generate(name, texts, options)`` (in memory, or the shell's resumable runs),
+    probabilities by ``score(texts)``; the pairs table and the scored slot table (:mod:`counterfair.analysis.slots`:
+    every identity slot with each term and placebo word) go to ``sink(pairs, slots)`` a block of inputs at a time
+    (the shell writes them as they come: a large input's tables are never held whole), the statistics are kept."""
     checked_positive_index(clf, frame["text"].iloc[0], opts.positive_label)  # before any generation
     generated, timing = _generate_all(frame, opts, plan_, generate)
     identity_set = identity_set_of(opts)
-    made = _Made(opts, identity_set, load_placebo(opts.placebo, identity_set), timing)
+    made = _Made(opts, identity_set, load_placebo(opts.placebo, identity_set), timing, sink)
     texts = frame["text"].tolist()
     t0 = time.perf_counter()
     scores = score(texts)
@@ -385,15 +406,20 @@ def audit_core(
                 made.add(block, score, orig_scores, index)
         elif kept[name]:
             made.add(kept[name], score, orig_scores, index)
-    pairs, slots = made.tables()
+    pairs, slots = made.statistics()
     placebo = made.placebo
-    summary = _summary(opts, plan_, generated, pairs, orig_scores, identity_set, clf, index, origin)
+    summary = _summary(opts, plan_, generated, pairs, made, orig_scores, clf, index, origin)
     summary["validity"] = _validity(generated, rated, sum(len(rows) for rows in kept.values()), opts)
     if placebo is not None:
         effects = identity_effects(pairs, seed=opts.seed, n_resamples=opts.bootstrap)
         summary["placebo"] = {"set": placebo.to_dict(), **(effects or {"identity_effect": None})}
         t0 = time.perf_counter()
-        summary["effects"] = slot_effects(slots, threshold=opts.threshold, seed=opts.seed, n_resamples=opts.bootstrap)
+        found = (
+            slot_effects(slots, threshold=opts.threshold, seed=opts.seed, n_resamples=opts.bootstrap)
+            if slots is not None
+            else None
+        )
+        summary["effects"] = found
         timing["effects"] = round(time.perf_counter() - t0, 2)
     summary["coverage"] = _coverage(frame, pairs, plan_["attributes"])
     if opts.label_column:
@@ -401,7 +427,7 @@ def audit_core(
         summary["bias"] = labelled_bias(frame, orig_scores, opts)
         timing["bias"] = round(time.perf_counter() - t0, 2)
     summary["timing_s"] = {**timing, "total": round(time.perf_counter() - started, 2)}
-    return missing_as_nan(pairs), nan_to_none(summary), slots
+    return Audited(nan_to_none(summary), pairs, slots)
 
 
 def _only_good(rows: list[dict[str, Any]], directory: Any) -> list[dict[str, Any]]:
@@ -588,6 +614,11 @@ def _uses_llm(opts: AuditOptions) -> bool:
     return any(editor_spec(m).needs_llm for m in opts.methods)
 
 
+def pair_columns(opts: AuditOptions) -> list[str]:
+    """The columns of the audit's pairs table (``rating`` where ``--ratings`` gives the edits' verdicts)."""
+    return [c for c in PAIR_COLUMNS if c != "rating" or opts.ratings]
+
+
 def _swapped(result: Any) -> bool:
     """Whether a generation holds identity swaps or a swap pack's (every variant is a pair), not edits (one each)."""
     methods = set(result.counterfactuals["method"])
@@ -660,10 +691,21 @@ class _Made:
     """The audit's pairs and slots as blocks of pair rows go by: each block's placebo texts, slot texts and
     classifier scores, then its scored pairs and slots tables."""
 
-    def __init__(self, opts: AuditOptions, identity_set: Any, placebo: Any, timing: dict[str, float]) -> None:
-        self.opts, self.identity_set, self.placebo, self.timing = opts, identity_set, placebo, timing
-        self.pairs: list[pd.DataFrame] = []
-        self.slots: list[pd.DataFrame] = []
+    def __init__(
+        self,
+        opts: AuditOptions,
+        identity_set: Any,
+        placebo: Any,
+        timing: dict[str, float],
+        sink: Callable[[pd.DataFrame, pd.DataFrame], None],
+    ) -> None:
+        self.opts, self.identity_set, self.placebo, self.timing, self.sink = opts, identity_set, placebo, timing, sink
+        self.pairs: list[pd.DataFrame] = []  # each block's pairs without their texts
+        self.slots: list[SlotScores | None] = []
+        self.top: list[pd.DataFrame] = []  # each block's largest changes
+        self.ctf: dict[str, CTFTally] = {}  # per swap attribute; per (attribute, group of the source term)
+        self.ctf_groups: dict[tuple[str, str], CTFTally] = {}
+        self.blocks = 0
         if placebo is not None:
             timing["placebo"] = 0.0
 
@@ -687,15 +729,101 @@ class _Made:
         texts = [r["cf_text"] for r in rows] + [r["placebo_text"] for r in rows if r.get("placebo_text")] + placebo_only
         probs = {t: p[index] for t, p in score(texts).items()} | orig_scores
         self.timing["classifier"] = round(self.timing["classifier"] + time.perf_counter() - t0, 2)
-        self.pairs.append(_scored_pairs(rows, probs, opts, identity_set))
-        self.slots.append(scored_slots(slots, probs))
+        self.keep(missing_as_nan(_scored_pairs(rows, probs, opts, identity_set)), scored_slots(slots, probs))
 
-    def tables(self) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """The pairs and the scored slots, every block's in order."""
-        if not self.pairs:
-            self.pairs.append(_scored_pairs([], {}, self.opts, self.identity_set))
-            self.slots.append(scored_slots(pd.DataFrame(columns=SLOT_COLUMNS[:-1]), {}))
-        return _joined(self.pairs), _joined(self.slots)
+    def keep(self, pairs: pd.DataFrame, slots: pd.DataFrame) -> None:
+        """One block's tables to the sink, and what the statistics need of them."""
+        self.sink(pairs, slots)
+        self.blocks += 1
+        self.pairs.append(_without_texts(pairs))
+        if self.placebo is not None:
+            self.slots.append(slot_scores(slots))
+        ok = pairs[pairs["status"] == "ok"]
+        if len(ok):
+            top = ok.assign(abs_diff=ok["diff"].abs()).sort_values("abs_diff", ascending=False, kind="stable")
+            self.top.append(top.head(self.opts.top_examples)[[*_EXAMPLE_COLUMNS, "abs_diff"]])
+        swap = ok[ok["method"].isin(swap_methods())]
+        for attribute, part in swap.groupby("attribute", sort=False):
+            table = part.assign(label=np.nan, source_split="all", target_split="all", abs_diff=part["diff"].abs())
+            self.ctf.setdefault(str(attribute), CTFTally()).add(table)
+            for group, mine in table.groupby("group", sort=False):
+                self.ctf_groups.setdefault((str(attribute), str(group)), CTFTally()).add(mine)
+
+    def statistics(self) -> tuple[pd.DataFrame, SlotScores | None]:
+        """The pairs without their texts (every block's, in order) and the slots' score tables."""
+        if not self.blocks:  # no pair: the tables' headers
+            self.keep(
+                missing_as_nan(_scored_pairs([], {}, self.opts, self.identity_set)),
+                scored_slots(pd.DataFrame(columns=SLOT_COLUMNS[:-1]), {}),
+            )
+        return _stacked(self.pairs), joined_slot_scores(self.slots)
+
+    def top_examples(self) -> list[dict[Any, Any]]:
+        """The pairs with the largest score change, largest first (ties in the order of the pairs)."""
+        if not self.top:
+            return []
+        top = pd.concat(self.top, ignore_index=True) if len(self.top) > 1 else self.top[0]
+        top = top.sort_values("abs_diff", ascending=False, kind="stable").head(self.opts.top_examples)
+        return top[_EXAMPLE_COLUMNS].to_dict("records")
+
+    def swap_ctf(self, attribute: str) -> dict[str, Any]:
+        """The CTF gap of one attribute's swap pairs: overall, per group of the source term, per term and direction."""
+        opts, keys = self.opts, ("ctf_gap", "texts", "pairs", "ci_low", "ci_high")
+        report = self.ctf[attribute].report(seed=opts.seed, n_resamples=opts.bootstrap)
+        by_group = {
+            group: {k: r[k] for k in keys}
+            for (name, group), tally in sorted(self.ctf_groups.items())
+            if name == attribute
+            for r in [tally.report(seed=opts.seed, n_resamples=opts.bootstrap)]
+        }
+        return {
+            **{k: report[k] for k in keys},
+            "by_group": by_group,
+            "by_source_term": report["by_source_term"],
+            "by_direction": report["by_direction"],
+        }
+
+
+#: the pairs' columns of text; the statistics read the others
+PAIR_TEXTS = ("source_text", "cf_text", "placebo_text", "edits")
+#: the pairs' columns of names (methods, terms, groups, statuses), kept as categories for the statistics
+PAIR_NAMES = (
+    "method",
+    "attribute",
+    "input_id",
+    "source_term",
+    "target_term",
+    "status",
+    "group",
+    "target_group",
+    "placebo_term",
+    "rating",
+)
+
+
+def _without_texts(pairs: pd.DataFrame) -> pd.DataFrame:
+    """A block's pairs as the statistics keep them: no texts, names as categories."""
+    out = pairs.drop(columns=[c for c in PAIR_TEXTS if c in pairs.columns])
+    for column in PAIR_NAMES:
+        if column in out.columns:
+            out[column] = out[column].astype("str").astype("category")  # text categories, whatever the block held
+    return out
+
+
+def _stacked(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Blocks of :func:`_without_texts` pairs as one table (each name column's categories the union, sorted)."""
+    if len(frames) == 1:
+        return frames[0]
+    from pandas.api.types import union_categoricals
+
+    columns = {}
+    for column in frames[0].columns:
+        parts = [f[column] for f in frames]
+        if isinstance(parts[0].dtype, pd.CategoricalDtype):
+            columns[column] = pd.Series(union_categoricals(parts, sort_categories=True, ignore_order=True))
+        else:
+            columns[column] = pd.concat(parts, ignore_index=True)
+    return pd.DataFrame(columns)
 
 
 def _joined(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -715,8 +843,8 @@ def _summary(
     the_plan: dict[str, Any],
     generated: dict[str, Any],
     pairs: pd.DataFrame,
+    made: _Made,
     orig_scores: dict[str, float],
-    identity_set: Any,
     clf: CachedClassifier,
     index: int,
     origin: str,
@@ -726,11 +854,7 @@ def _summary(
         for name, result in generated.items()
         for method in result.counterfactuals["method"].unique()
     ]
-    ok = pairs[pairs["status"] == "ok"] if not pairs.empty else pairs
-    swap = ok[ok["method"].isin(swap_methods())] if not ok.empty else ok
-    ctf_by_attribute = {
-        str(name): _swap_ctf(part, opts) for name, part in (swap.groupby("attribute") if not swap.empty else [])
-    }
+    ctf_by_attribute = {name: made.swap_ctf(name) for name in sorted(made.ctf)}
     ctf = ctf_by_attribute.get("identity")
     signatures = {name: r.typed_summary.signatures for name, r in generated.items()}
     return {
@@ -745,7 +869,7 @@ def _summary(
         "groups": groups,
         "ctf": ctf,
         "ctf_by_attribute": ctf_by_attribute,
-        "top_examples": _top_examples(ok, opts.top_examples),
+        "top_examples": made.top_examples(),
         "signatures": signatures,
         "options": {**asdict(opts), "classifier": clf.spec},
         "reproduce": _reproduce_command(opts, origin, clf),
@@ -767,21 +891,16 @@ _EXAMPLE_COLUMNS = [
 ]
 
 
-def _top_examples(ok: pd.DataFrame, count: int) -> list[dict[Any, Any]]:
-    """The ``count`` scored pairs with the largest score change, largest first."""
-    if ok.empty:
-        return []
-    top = ok.assign(abs_diff=ok["diff"].abs()).sort_values("abs_diff", ascending=False).head(count)
-    return top[_EXAMPLE_COLUMNS].to_dict("records")
-
-
 def _group_entry(name: str, method: str, result: Any, pairs: pd.DataFrame, opts: AuditOptions) -> dict[str, Any]:
     """One method on one attribute: inputs and statuses, the filter pass rate, the score change with its CI, flips."""
     cfs = result.counterfactuals
     mine = cfs[cfs["method"] == method]
-    all_pairs = pairs[(pairs["method"] == method) & (pairs["attribute"] == name)] if not pairs.empty else pairs
-    mine_pairs = all_pairs[all_pairs["status"] == "ok"] if not all_pairs.empty else all_pairs
-    cands = result.candidates[result.candidates["method"] == method] if not result.candidates.empty else None
+    all_pairs = ((pairs["method"] == method) & (pairs["attribute"] == name)).to_numpy(dtype=bool)
+    scored = all_pairs & (pairs["status"] == "ok").to_numpy(dtype=bool)
+    mine_pairs = pairs.loc[scored, ["diff", "flipped", "score_orig"]]  # three columns: the identity swaps are millions
+    cands = None
+    if is_sampled(method) and not result.candidates.empty:  # an identity swap's candidates are not read again
+        cands = result.candidates[result.candidates["method"] == method]
     diff = mine_pairs["diff"].to_numpy(dtype=float) if not mine_pairs.empty else np.zeros(0)
     return {
         "method": method,
@@ -790,7 +909,7 @@ def _group_entry(name: str, method: str, result: Any, pairs: pd.DataFrame, opts:
         "with_counterfactual": int((mine["status"] == "ok").sum()),
         "status": {str(k): int(v) for k, v in mine["status"].value_counts().items()},
         "pairs": len(mine_pairs),
-        "pairs_without_score": len(all_pairs) - len(mine_pairs),
+        "pairs_without_score": int(all_pairs.sum()) - len(mine_pairs),
         "filter_pass_rate": (
             float(cands["passed"].mean()) if cands is not None and len(cands) and is_sampled(method) else None
         ),
@@ -799,24 +918,6 @@ def _group_entry(name: str, method: str, result: Any, pairs: pd.DataFrame, opts:
         "flips": int(mine_pairs["flipped"].sum()) if not mine_pairs.empty else 0,
         "flip_rate": float(mine_pairs["flipped"].mean()) if not mine_pairs.empty else None,
         "mean_score_orig": float(mine_pairs["score_orig"].mean()) if not mine_pairs.empty else None,
-    }
-
-
-def _swap_ctf(swap: pd.DataFrame, opts: AuditOptions) -> dict[str, Any]:
-    """The CTF gap of one attribute's swap pairs: overall, per group of the source term, per term and direction."""
-    table = swap.assign(label=np.nan, source_split="all", target_split="all", abs_diff=lambda d: d["diff"].abs())
-    report = ctf_report(table, seed=opts.seed, n_resamples=opts.bootstrap)
-    keys = ("ctf_gap", "texts", "pairs", "ci_low", "ci_high")
-    by_group = {
-        str(g): {k: r[k] for k in keys}
-        for g, part in table.groupby("group")
-        for r in [ctf_report(part, seed=opts.seed, n_resamples=opts.bootstrap)]
-    }
-    return {
-        **{k: report[k] for k in keys},
-        "by_group": by_group,
-        "by_source_term": report["by_source_term"],
-        "by_direction": report["by_direction"],
     }
 
 
@@ -829,7 +930,7 @@ def _coverage(
     from ..lexicons.attributes import UNCOVERED_GROUPS
     from ..text import TermMatcher
 
-    reached = set(pairs["input_id"].astype(str)) if not pairs.empty else set()
+    reached = {str(i) for i in pairs["input_id"].unique()} if not pairs.empty else set()
     unreached = [(str(i), t) for i, t in zip(frame["id"], frame["text"], strict=True) if str(i) not in reached]
     mentions: dict[str, int] = {}
     for group, words in UNCOVERED_GROUPS.items():

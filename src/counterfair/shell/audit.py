@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.gate import bias_gate_metrics
+from ..analysis.slots import SLOT_COLUMNS
 from ..checkpoint import ScoreCheckpoint
 from ..classifiers import CachedClassifier, load_classifier
 from ..classifiers.labels import checked_positive_index
-from ..core.audit import AuditOptions, audit_core, judged, plan_frame, read_input
+from ..core.audit import AuditOptions, audit_core, judged, pair_columns, plan_frame, read_input
 from ..core.needs import require
-from ..io import input_sha256, write_json, write_table
+from ..io import csv_writer, input_sha256, write_json
 from ..progress import NullProgress, ProgressHook
 from ..records import fingerprint, run_identity
 from ..runs import claim_run_dir, holds_run_dir, prepare_run_dir
@@ -44,6 +45,11 @@ class ScoreCache:
             self._file.add([{"text": t, "p": [float(x) for x in p]} for t, p in zip(chunk, proba, strict=True)])
             progress.advance(len(chunk))
         return self._file.probabilities(unique)
+
+
+def _write_both(write_pairs: Any, pairs: Any, write_slots: Any, slots: Any) -> None:
+    write_pairs(pairs)
+    write_slots(slots)
 
 
 @holds_run_dir
@@ -85,33 +91,34 @@ def run_audit(
     extra = {"options": {**identifying, "classifier": clf.spec}, "input": origin}
     claim_run_dir(target, run_id, extra, what="audit", classifier=clf)
     cache = ScoreCache(target / "scores.jsonl", clf)
-    pairs, summary, slots = audit_core(
-        frame,
-        opts,
-        clf,
-        plan_=the_plan,
-        origin=origin,
-        generate=lambda name, subset, o: run_generate(subset, target / "generate" / name, o, progress=hook),
-        score=lambda texts: cache.score(texts, hook),
-        started=started,
-    )
+    with (
+        csv_writer(target / "pairs.csv", pair_columns(opts)) as write_pairs,
+        csv_writer(target / "slots.csv", SLOT_COLUMNS) as write_slots,
+    ):  # each block of pairs and slots written as it is made; the files appear whole when the last is
+        audited = audit_core(
+            frame,
+            opts,
+            clf,
+            plan_=the_plan,
+            origin=origin,
+            generate=lambda name, subset, o: run_generate(subset, target / "generate" / name, o, progress=hook),
+            score=lambda texts: cache.score(texts, hook),
+            started=started,
+            sink=lambda pairs, slots: _write_both(write_pairs, pairs, write_slots, slots),
+        )
+    summary = audited.summary
     typed = AuditSummary.from_dict(summary)
     effects = typed.effects.to_dict() if typed.effects is not None else None
     labelled = bias_gate_metrics(typed.bias.to_dict()) if typed.bias is not None else None
     summary.update(
-        judged(
-            pairs,
-            opts,
-            rules=rules,
-            baseline=baseline,
-            spec=clf.spec,
-            effects=effects,
-            extra_metrics=labelled,
-            slots=slots,
-        )
+        judged(audited.pairs, opts, rules=rules, baseline=None, spec=clf.spec, effects=effects, extra_metrics=labelled)
     )
-    write_table(pairs, target / "pairs.csv")
-    write_table(slots, target / "slots.csv")
+    if baseline:  # the comparison matches pairs and slots by their texts: read back from the tables just written
+        from ..analysis.compare import read_pairs
+        from ..analysis.slots import read_slots
+
+        pairs, slots = read_pairs(target), read_slots(target)
+        summary.update(judged(pairs, opts, rules=None, baseline=baseline, spec=clf.spec, slots=slots))
     write_json(summary, target / "summary.json")
     from ..views.report import build_report
 
