@@ -199,3 +199,23 @@ def test_read_csv_columns_reads_what_read_table_reads_in_blocks(tmp_path: Path) 
     assert read_csv_columns(header, ["method", "diff"]).columns.tolist() == ["method", "diff"]
     with pytest.raises(InputError, match="no such file"):
         read_csv_columns(tmp_path / "gone.csv", ["method"])
+
+
+def test_read_csv_columns_keeps_names_as_categories_and_checks_each_block(tmp_path: Path) -> None:
+    """#47: the report reads pairs.csv's names as categories (the union over blocks) and checks each block as it is
+    read, a bad cell named by its row in the file, not in its block."""
+    from counterfair.analysis.compare import checked_pairs
+    from counterfair.io import read_csv_columns, write_table
+
+    frame = pd.DataFrame({"method": ["swap", "swap", "ablation", "swap", "llm"], "diff": [0.1, 0.2, 0.3, 0.4, 0.5]})
+    path = write_table(frame, tmp_path / "pairs.csv")
+    got = read_csv_columns(path, ["method", "diff"], block_rows=2, categories=["method"])
+    assert isinstance(got["method"].dtype, pd.CategoricalDtype)
+    assert list(got["method"].cat.categories) == ["ablation", "llm", "swap"]  # every block's, sorted
+    assert got["method"].tolist() == frame["method"].tolist()
+    assert got["diff"].tolist() == ["0.1", "0.2", "0.3", "0.4", "0.5"]  # cells as written, unless a check converts
+    damaged = frame.astype({"diff": object})
+    damaged.loc[3, "diff"] = "oops"
+    bad = write_table(damaged, tmp_path / "bad.csv")
+    with pytest.raises(InputError, match="row 4, column diff: 'oops' is not a number"):
+        read_csv_columns(bad, ["diff"], block_rows=2, check=lambda block, first: checked_pairs(block, bad, first))

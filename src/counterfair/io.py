@@ -324,12 +324,20 @@ TABLE_BLOCK_ROWS = 200_000  # rows of a run's own large table (pairs.csv) read a
 
 
 def read_csv_columns(
-    path: str | Path, columns: Sequence[str], *, block_rows: int = TABLE_BLOCK_ROWS, rows: Sequence[int] | None = None
+    path: str | Path,
+    columns: Sequence[str],
+    *,
+    block_rows: int = TABLE_BLOCK_ROWS,
+    rows: Sequence[int] | None = None,
+    categories: Sequence[str] = (),
+    check: Callable[[pd.DataFrame, int], pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
     """The ``columns`` of a CSV that :func:`write_table` wrote (those it has), read ``block_rows`` at a time, never
     the whole file: cells as :func:`read_table` gives them (strings, an empty cell missing), the index the row's
     position in the file. ``rows``: only these positions
-    (sorted). A run's pairs table grows to gigabytes; the report and the gate read only what they use of it."""
+    (sorted). ``categories``: columns of names kept as categories (a byte or two a cell, not the string);
+    ``check(block, first_row)``: each block checked and converted as it is read. A run's pairs table grows to
+    gigabytes; the report reads only what it uses of it."""
     target = Path(path)
     if not target.is_file():
         raise InputError(f"{target}: no such file")
@@ -345,6 +353,11 @@ def read_csv_columns(
                     if keep is not None:
                         inside = keep[(keep >= chunk.index[0]) & (keep <= chunk.index[-1])] if len(chunk) else keep[:0]
                         chunk = chunk.loc[inside]
+                    if check is not None:
+                        chunk = check(chunk, int(chunk.index[0]) if len(chunk) else 0)
+                    for column in categories:
+                        if column in chunk.columns:
+                            chunk[column] = chunk[column].astype("category")
                     parts.append(chunk)
     except UnicodeDecodeError as err:
         raise _first_bad_byte(target, "utf-8") or InputError(f"{target}: not valid utf-8 ({err.reason})") from err
@@ -354,8 +367,27 @@ def read_csv_columns(
         raise InputError(f"{target}: the file is empty") from err
     if not parts:  # a header alone
         parts = [pd.read_csv(target, usecols=lambda c: c in wanted, nrows=0, **_CSV_OPTIONS)]
-    frame = pd.concat(parts) if len(parts) > 1 else parts[0]
+    frame = stacked(parts)
     return frame[[c for c in columns if c in frame.columns]]
+
+
+def stacked(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """Blocks of one table as one, their index kept; a column of categories keeps them (the union of the blocks',
+    sorted), where ``pd.concat`` would turn blocks with different categories into strings."""
+    if len(frames) == 1:
+        return frames[0]
+    from pandas.api.types import union_categoricals
+
+    index = np.concatenate([f.index.to_numpy() for f in frames])
+    columns = {}
+    for column in frames[0].columns:
+        parts = [f[column] for f in frames]
+        if isinstance(parts[0].dtype, pd.CategoricalDtype):
+            joined = union_categoricals([p.array for p in parts], sort_categories=True, ignore_order=True)
+            columns[column] = pd.Series(joined, index=index)
+        else:
+            columns[column] = pd.concat(parts)
+    return pd.DataFrame(columns, index=index)
 
 
 def text_frame(data: Any) -> pd.DataFrame:

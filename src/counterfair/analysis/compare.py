@@ -57,10 +57,11 @@ SCORES = ("score_orig", "score_cf", "score_placebo")  # probabilities: in [0, 1]
 CHANGES = ("diff", "diff_placebo")  # differences of two probabilities: in [-1, 1]
 
 
-def checked_pairs(frame: pd.DataFrame, where: Any) -> pd.DataFrame:
+def checked_pairs(frame: pd.DataFrame, where: Any, first_row: int = 0) -> pd.DataFrame:
     """A pairs table read from a file with its score columns as numbers: a cell that is not a number, or a
     probability outside [0, 1] (a change outside [-1, 1]), is refused naming the file's line and column — a damaged
-    or hand-edited pairs.csv, which would otherwise crash the report or move the CTF gap in silence."""
+    or hand-edited pairs.csv, which would otherwise crash the report or move the CTF gap in silence. ``first_row``:
+    the table's first row in the file (a block of it)."""
     out = frame.copy()
     for column in (*SCORES, *CHANGES):
         if column not in out.columns:
@@ -76,7 +77,7 @@ def checked_pairs(frame: pd.DataFrame, where: Any) -> pd.DataFrame:
             shown = repr(raw.iloc[row]) if pd.isna(value) else f"{float(value):g}"
             why = "is not a number" if pd.isna(value) else f"is outside [{low:g}, {high:g}]"
             raise InputError(
-                f"{where}: row {row + 1}, column {column}: {shown} {why} ({int(bad.sum())} such cells); "
+                f"{where}: row {first_row + row + 1}, column {column}: {shown} {why} ({int(bad.sum())} such cells); "
                 "the pairs table is damaged or edited by hand: rerun the audit to rebuild it"
             )
         out[column] = numbers.astype(float)

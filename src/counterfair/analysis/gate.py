@@ -169,9 +169,13 @@ def fairness_metrics(
     from ..metrics.fairness import gap_summary
     from .slots import effects_gate_metrics, slot_effects
 
-    swaps = pairs[pairs["method"].isin(swap_methods()) & (pairs["status"] == "ok")] if not pairs.empty else pairs
-    if "attribute" in swaps.columns:  # the identity swaps; a pack's swaps (gender, names) have groups of their own
-        swaps = swaps[swaps["attribute"].isna() | (swaps["attribute"] == "identity")]
+    swaps = pairs
+    if not pairs.empty:
+        mask = pairs["method"].isin(swap_methods()) & (pairs["status"] == "ok")
+        if "attribute" in pairs.columns:  # the identity swaps; a pack's swaps (gender, names) have groups of their own
+            mask = mask & (pairs["attribute"].isna() | (pairs["attribute"] == "identity"))
+        wanted = ["input_id", "score_orig", "score_cf", "diff", "flipped", "group"]
+        swaps = pairs.loc[mask, [c for c in wanted if c in pairs.columns]]  # not every column: an audit's are millions
     out: dict[str, Any] = {m: None for m in COUNTERFACTUAL_METRICS}
     if effects is None and slots is not None and not slots.empty:
         effects = slot_effects(slots, threshold=threshold, seed=seed, n_resamples=n_resamples)

@@ -242,7 +242,8 @@ def identity_effects(pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2
     lost their term to it."""
     if pairs.empty or "diff_placebo" not in pairs.columns:
         return None
-    swaps = pairs[pairs["method"].isin(swap_methods()) & (pairs["status"] == "ok")]
+    mask = pairs["method"].isin(swap_methods()) & (pairs["status"] == "ok")
+    swaps = pairs.loc[mask, ["input_id", "group", "target_group", "diff", "diff_placebo"]]  # not every column: millions
     usable = swaps[swaps["diff_placebo"].notna()]
     if usable.empty:
         return None

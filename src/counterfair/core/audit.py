@@ -60,6 +60,7 @@ from ..io import (
     missing_as_nan,
     nan_to_none,
     read_texts,
+    stacked,
     text_frame,
 )
 from ..lexicons.attributes import is_swap_attribute, known_attributes, load_attribute
@@ -756,7 +757,7 @@ class _Made:
                 missing_as_nan(_scored_pairs([], {}, self.opts, self.identity_set)),
                 scored_slots(pd.DataFrame(columns=SLOT_COLUMNS[:-1]), {}),
             )
-        return _stacked(self.pairs), joined_slot_scores(self.slots)
+        return stacked(self.pairs).reset_index(drop=True), joined_slot_scores(self.slots)
 
     def top_examples(self) -> list[dict[Any, Any]]:
         """The pairs with the largest score change, largest first (ties in the order of the pairs)."""
@@ -808,22 +809,6 @@ def _without_texts(pairs: pd.DataFrame) -> pd.DataFrame:
         if column in out.columns:
             out[column] = out[column].astype("str").astype("category")  # text categories, whatever the block held
     return out
-
-
-def _stacked(frames: list[pd.DataFrame]) -> pd.DataFrame:
-    """Blocks of :func:`_without_texts` pairs as one table (each name column's categories the union, sorted)."""
-    if len(frames) == 1:
-        return frames[0]
-    from pandas.api.types import union_categoricals
-
-    columns = {}
-    for column in frames[0].columns:
-        parts = [f[column] for f in frames]
-        if isinstance(parts[0].dtype, pd.CategoricalDtype):
-            columns[column] = pd.Series(union_categoricals(parts, sort_categories=True, ignore_order=True))
-        else:
-            columns[column] = pd.concat(parts, ignore_index=True)
-    return pd.DataFrame(columns)
 
 
 def _joined(frames: list[pd.DataFrame]) -> pd.DataFrame:

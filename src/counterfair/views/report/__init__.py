@@ -121,6 +121,7 @@ REPORT_COLUMNS = (
     "target_group",
     "rating",
 )
+REPORT_NAMES = ("method", "attribute", "input_id", "source_term", "target_term", "status", "group", "target_group")
 
 
 def load_run(run_dir: str | Path) -> tuple[dict[str, Any], pd.DataFrame]:
@@ -134,7 +135,10 @@ def load_run(run_dir: str | Path) -> tuple[dict[str, Any], pd.DataFrame]:
         raise InputError(f"{target}: summary.json was written by '{command_of(summary)}', not by counterfair audit")
     from ...analysis.compare import checked_pairs
 
-    pairs = checked_pairs(read_csv_columns(target / "pairs.csv", REPORT_COLUMNS), target / "pairs.csv")
+    path = target / "pairs.csv"
+    pairs = read_csv_columns(
+        path, REPORT_COLUMNS, categories=REPORT_NAMES, check=lambda block, first: checked_pairs(block, path, first)
+    )
     return summary, pairs
 
 
@@ -143,7 +147,7 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
     target = Path(run_dir)
     summary, pairs = load_run(target)
     s = AuditSummary.from_dict(summary)
-    if "status" in pairs:  # pairs without a score are listed in pairs.csv, not plotted
+    if "status" in pairs and (pairs["status"] != "ok").any():  # pairs without a score are listed, not plotted
         pairs = pairs[pairs["status"] == "ok"]
     plot_dir = target / "plots"
     identities = load_identity_set(s.options.get("identities"))
