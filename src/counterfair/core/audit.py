@@ -405,6 +405,7 @@ def audit_core(
         if name not in kept:  # identity swaps or a swap pack: every variant, a block of inputs at a time
             for block in _swap_rows(name, result):
                 made.add(block, score, orig_scores, index)
+                clf.forget()  # the classifier's per-text cache: memory about flat whatever the input's size
         elif kept[name]:
             made.add(kept[name], score, orig_scores, index)
     pairs, slots = made.statistics()
@@ -740,9 +741,10 @@ class _Made:
         if self.placebo is not None:
             self.slots.append(slot_scores(slots))
         ok = pairs[pairs["status"] == "ok"]
-        if len(ok):
-            top = ok.assign(abs_diff=ok["diff"].abs()).sort_values("abs_diff", ascending=False, kind="stable")
-            self.top.append(top.head(self.opts.top_examples)[[*_EXAMPLE_COLUMNS, "abs_diff"]])
+        if len(ok):  # the block's largest changes, taken row by row: a slice of a sorted copy would hold all its texts
+            largest = np.argsort(-ok["diff"].abs().to_numpy(dtype=float), kind="stable")[: self.opts.top_examples]
+            top = ok[_EXAMPLE_COLUMNS].take(largest)
+            self.top.append(top.assign(abs_diff=top["diff"].abs()))
         swap = ok[ok["method"].isin(swap_methods())]
         for attribute, part in swap.groupby("attribute", sort=False):
             table = part.assign(label=np.nan, source_split="all", target_split="all", abs_diff=part["diff"].abs())
