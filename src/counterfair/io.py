@@ -373,15 +373,16 @@ def read_csv_columns(
 
 def stacked(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
     """Blocks of one table as one, their index kept; a column of categories keeps them (the union of the blocks',
-    sorted), where ``pd.concat`` would turn blocks with different categories into strings."""
+    sorted), where ``pd.concat`` would turn blocks with different categories into strings. The blocks are emptied
+    column by column as the table is built (at most one column is held twice)."""
     if len(frames) == 1:
         return frames[0]
     from pandas.api.types import union_categoricals
 
     index = np.concatenate([f.index.to_numpy() for f in frames])
     columns = {}
-    for column in frames[0].columns:
-        parts = [f[column] for f in frames]
+    for column in list(frames[0].columns):
+        parts = [f.pop(column) for f in frames]
         if isinstance(parts[0].dtype, pd.CategoricalDtype):
             joined = union_categoricals([p.array for p in parts], sort_categories=True, ignore_order=True)
             columns[column] = pd.Series(joined, index=index)

@@ -244,16 +244,14 @@ def identity_effects(pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2
         return None
     mask = pairs["method"].isin(swap_methods()) & (pairs["status"] == "ok")
     swaps = pairs.loc[mask, ["input_id", "group", "target_group", "diff", "diff_placebo"]]  # not every column: millions
-    usable = swaps[swaps["diff_placebo"].notna()]
-    if usable.empty:
+    frame = swaps[swaps["diff_placebo"].notna()]  # a copy: its columns are added in place, not copied again
+    if frame.empty:
         return None
-    frame = usable.assign(
-        abs_identity=usable["diff"].abs(),
-        abs_placebo=usable["diff_placebo"].abs(),
-    )
-    frame = frame.assign(effect=frame["abs_identity"] - frame["abs_placebo"])
+    frame["abs_identity"] = frame["diff"].abs()
+    frame["abs_placebo"] = frame["diff_placebo"].abs()
+    frame["effect"] = frame["abs_identity"] - frame["abs_placebo"]
     overall = _effect(frame, seed=seed, n_resamples=n_resamples)
-    overall["swaps_without_placebo"] = len(swaps) - len(usable)
+    overall["swaps_without_placebo"] = len(swaps) - len(frame)
     by_group = {str(g): _effect(part, seed=seed, n_resamples=n_resamples) for g, part in frame.groupby("target_group")}
     by_direction = [
         {"source": str(s), "target": str(t), **_effect(part, seed=seed, n_resamples=n_resamples)}

@@ -627,9 +627,9 @@ def _swapped(result: Any) -> bool:
     return bool(methods) and all(swaps_identities(m) for m in methods)
 
 
-#: a block of the identity swaps' pairs: about this many candidates (a few thousand inputs' every variant) are paired,
+#: a block of the identity swaps' pairs: about this many candidates (some 400 inputs' every variant) are paired,
 #: given their placebo and slot texts and scored at a time
-SWAP_BLOCK_ROWS = 100_000
+SWAP_BLOCK_ROWS = 20_000
 
 
 def _swap_rows(name: str, result: Any) -> Iterator[list[dict[str, Any]]]:

@@ -119,6 +119,8 @@ def run_audit(
 
         pairs, slots = read_pairs(target), read_slots(target)
         summary.update(judged(pairs, opts, rules=None, baseline=baseline, spec=clf.spec, slots=slots))
+        del pairs, slots
+    del audited  # the statistics' tables, before the report reads its own
     write_json(summary, target / "summary.json")
     from ..views.report import build_report
 
