@@ -373,3 +373,40 @@ def test_pairs_made_in_blocks_of_inputs_are_the_whole_runs(monkeypatch: pytest.M
     pd.testing.assert_frame_equal(blocks.slots, whole.slots)
     strip = lambda s: {k: v for k, v in s.items() if k != "timing_s"}  # noqa: E731
     assert strip(blocks.summary) == strip(whole.summary)
+
+
+def test_the_classifier_has_one_progress_bar_however_many_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#47: the audit scores a block of pairs at a time; the CLI shows one classifier bar whose total grows with each
+    block (not a bar per block: hundreds at 200,000 texts), and it ends full."""
+    import counterfair.core.audit as core
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.bars: dict[str, list[int]] = {}  # label -> [total, done, times started]
+            self.current = ""
+
+        def start(self, description: str, total: int) -> None:
+            self.current = description
+            bar = self.bars.setdefault(description, [0, 0, 0])
+            bar[0] += total
+            bar[2] += 1
+
+        def advance(self, amount: int) -> None:
+            self.bars[self.current][1] += amount
+
+        def grow(self, amount: int) -> None:
+            self.bars[self.current][0] += amount
+
+    monkeypatch.setattr(core, "SWAP_BLOCK_ROWS", 40)
+    texts = pd.read_csv(demo_path())["text"].tolist()[:20]
+    hook = Recorder()
+    run_audit(
+        pd.DataFrame({"text": texts}), tmp_path / "run", AuditOptions(methods=["swap"], bootstrap=100), progress=hook
+    )
+    classifier = [label for label in hook.bars if label.startswith("classifier")]
+    assert len(classifier) == 1
+    total, done, started = hook.bars[classifier[0]]
+    assert started == 1  # one bar, grown block by block
+    assert total == done > 100  # every text scored, the bar full

@@ -33,12 +33,19 @@ class ScoreCache:
         self.classifier = classifier
         self.batch = batch or classifier.batch_size  # every finished classifier batch is on disk at once
         self._file = ScoreCheckpoint(path)
+        self._bar = False
 
     def score(self, texts: list[str], progress: ProgressHook) -> dict[str, list[float]]:
-        """The probabilities of ``texts`` (only these: a run's cache holds millions), scoring those not yet cached."""
+        """The probabilities of ``texts`` (only these: a run's cache holds millions), scoring those not yet cached;
+        one progress bar for every call (the audit scores a block of pairs at a time), its total grown per call."""
         unique = list(dict.fromkeys(texts))
         todo = [t for t in unique if t not in self._file]
-        progress.start(f"classifier ({self.classifier.spec})", len(todo))
+        grow = getattr(progress, "grow", None)
+        if self._bar and grow is not None:
+            grow(len(todo))
+        else:
+            progress.start(f"classifier ({self.classifier.spec})", len(todo))
+            self._bar = True
         for start in range(0, len(todo), self.batch):
             chunk = todo[start : start + self.batch]
             proba = self.classifier.predict_proba(chunk)
