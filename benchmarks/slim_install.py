@@ -40,8 +40,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", type=Path, help="Build the environment here and keep it (default: a temporary one).")
     args = parser.parse_args()
-    work = args.keep or Path(tempfile.mkdtemp(prefix="counterfair-slim-"))
-    work.mkdir(parents=True, exist_ok=True)
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
+        return check(args.keep)
+    with tempfile.TemporaryDirectory(prefix="counterfair-slim-") as work:  # ~800 MB: removed when done
+        return check(Path(work))
+
+
+def check(work: Path) -> int:
+    """Build, install and audit the demo in ``work``; the result's JSON, 1 where a limit is broken."""
     dist, venv = work / "dist", work / "venv"
     build_s = run(
         [sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT)], stdout=subprocess.DEVNULL
