@@ -144,7 +144,11 @@ def parse_rule(text: str) -> Rule:
 
 
 def _flip_entry(part: pd.DataFrame) -> dict[str, Any]:
-    flips, n = int(part["flipped"].astype(bool).sum()), len(part)
+    return flip_estimate(int(part["flipped"].astype(bool).sum()), len(part))
+
+
+def flip_estimate(flips: int, n: int) -> dict[str, Any]:
+    """A flip rate as the gate reads it: the share of ``n`` pairs whose decision flipped, with its Wilson interval."""
     from ..metrics.fairness import wilson
 
     low, high = wilson(flips, n)
@@ -191,6 +195,31 @@ def fairness_metrics(
     out["flip_rate"] = {
         "overall": _flip_entry(swaps),
         "by_group": {str(g): _flip_entry(p) for g, p in swaps.groupby("group")},
+    }
+    return out
+
+
+def tallied_metrics(
+    ctf: GapReport | None,
+    flips: Mapping[str | None, Sequence[int]],
+    effects: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """What :func:`fairness_metrics` gives of an audit's pairs, from what the audit tallied as its blocks went by:
+    its identity CTF gap (``ctf``, with ``by_group``), the identity swaps' flips and scored pairs per group (``flips``,
+    None: overall) and its in-slot ``effects``."""
+    from .slots import effects_gate_metrics
+
+    out: dict[str, Any] = {m: None for m in COUNTERFACTUAL_METRICS}
+    out |= effects_gate_metrics(effects)
+    if ctf is None or not ctf.pairs:
+        return out
+    out["ctf_gap"] = {
+        "overall": ctf.estimate().to_dict(),
+        "by_group": {g: e.estimate().to_dict() for g, e in (ctf.by_group or {}).items()},
+    }
+    out["flip_rate"] = {
+        "overall": flip_estimate(*flips[None]),
+        "by_group": {g: flip_estimate(*flips[g]) for g in sorted(g for g in flips if g is not None)},
     }
     return out
 

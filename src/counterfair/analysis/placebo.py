@@ -213,22 +213,80 @@ def placebo_editor(identities: IdentitySet, placebo: PlaceboSet) -> Any:
     return identity_editor(identities, guard=None)
 
 
-def _effect(frame: pd.DataFrame, *, seed: int, n_resamples: int) -> dict[str, Any]:
-    if frame.empty:
-        return {"identity_effect": None, "ci_low": None, "ci_high": None, "texts": 0, "pairs": 0}
-    per_text = frame.groupby("input_id", sort=False)[["abs_identity", "abs_placebo", "effect"]].mean()
-    effect = per_text["effect"].to_numpy(dtype=float)
-    low, high = bootstrap_ci(effect, n_resamples=n_resamples, seed=seed)
-    return {
-        "identity_effect": float(effect.mean()),
-        "ci_low": None if np.isnan(low) else low,
-        "ci_high": None if np.isnan(high) else high,
-        "identity_gap": float(per_text["abs_identity"].mean()),
-        "placebo_gap": float(per_text["abs_placebo"].mean()),
-        "texts": int(effect.size),
-        "pairs": len(frame),
-        "exceeds_placebo": bool(not np.isnan(low) and low > 0),
-    }
+_PER_TEXT = ["abs_identity", "abs_placebo", "effect"]
+
+
+class PlaceboTally:
+    """The identity effects gathered block by block (#47: an audit of 200,000 texts keeps no table of its pairs): per
+    breakdown (overall, each group swapped in, each direction) each text's mean ``|identity change|``, ``|placebo
+    change|`` and their difference, and the pair counts. A text's pairs are all in one block, so :meth:`report` gives
+    what the whole table gives, value for value (texts in order of first appearance, groups sorted by name)."""
+
+    def __init__(self) -> None:
+        self.per_text: dict[tuple[str, ...], list[np.ndarray]] = {}
+        self.pairs: dict[tuple[str, ...], int] = {}
+        self.swaps = 0  # scored identity swaps, with a placebo or not
+
+    def add(self, pairs: pd.DataFrame) -> None:
+        """One block of the audit's pairs (columns ``method``, ``status``, ``input_id``, ``group``, ``target_group``,
+        ``diff``, ``diff_placebo``)."""
+        if pairs.empty or "diff_placebo" not in pairs.columns:
+            return
+        mask = pairs["method"].isin(swap_methods()) & (pairs["status"] == "ok")
+        swaps = pairs.loc[mask, ["input_id", "group", "target_group", "diff", "diff_placebo"]]
+        self.swaps += len(swaps)
+        frame = swaps[swaps["diff_placebo"].notna()]  # a copy: its columns are added in place, not copied again
+        if frame.empty:
+            return
+        frame["abs_identity"] = frame["diff"].abs()
+        frame["abs_placebo"] = frame["diff_placebo"].abs()
+        frame["effect"] = frame["abs_identity"] - frame["abs_placebo"]
+        self._keep(("overall",), frame)
+        for g, part in frame.groupby("target_group"):
+            self._keep(("group", str(g)), part)
+        for (source, target), part in frame.groupby(["group", "target_group"]):
+            self._keep(("direction", str(source), str(target)), part)
+
+    def _keep(self, key: tuple[str, ...], part: pd.DataFrame) -> None:
+        means = part.groupby("input_id", sort=False)[_PER_TEXT].mean().to_numpy(dtype=float)
+        self.per_text.setdefault(key, []).append(means)
+        self.pairs[key] = self.pairs.get(key, 0) + len(part)
+
+    def _effect(self, key: tuple[str, ...], *, seed: int, n_resamples: int) -> dict[str, Any]:
+        per_text = np.concatenate(self.per_text[key])
+        effect = per_text[:, 2].copy()  # each column contiguous, as the whole table's means were
+        low, high = bootstrap_ci(effect, n_resamples=n_resamples, seed=seed)
+        return {
+            "identity_effect": float(effect.mean()),
+            "ci_low": None if np.isnan(low) else low,
+            "ci_high": None if np.isnan(high) else high,
+            "identity_gap": float(pd.Series(per_text[:, 0].copy()).mean()),
+            "placebo_gap": float(pd.Series(per_text[:, 1].copy()).mean()),
+            "texts": int(effect.size),
+            "pairs": self.pairs[key],
+            "exceeds_placebo": bool(not np.isnan(low) and low > 0),
+        }
+
+    def report(self, *, seed: int = 0, n_resamples: int = 2000) -> dict[str, Any] | None:
+        """The identity effect overall, per group and per direction; ``None`` when no identity swap has a scored
+        placebo."""
+        if ("overall",) not in self.per_text:
+            return None
+        overall = self._effect(("overall",), seed=seed, n_resamples=n_resamples)
+        overall["swaps_without_placebo"] = self.swaps - self.pairs[("overall",)]
+        keys = sorted(k for k in self.per_text if k[0] != "overall")
+        by_group = {k[1]: self._effect(k, seed=seed, n_resamples=n_resamples) for k in keys if k[0] == "group"}
+        by_direction = [
+            {"source": k[1], "target": k[2], **self._effect(k, seed=seed, n_resamples=n_resamples)}
+            for k in keys
+            if k[0] == "direction"
+        ]
+        return {
+            **overall,
+            "by_group": by_group,
+            "by_direction": by_direction,
+            "groups_exceeding_placebo": sorted(g for g, e in by_group.items() if e["exceeds_placebo"]),
+        }
 
 
 def identity_effects(pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2000) -> dict[str, Any] | None:
@@ -239,27 +297,7 @@ def identity_effects(pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2
     A group's effect is over the pairs that swap one of its terms *in*: an identity swap and its placebo both
     remove the source term, so what differs between them is the word put in its place. A classifier that reacts
     to "gay" shows the effect under sexuality (the pairs that put "gay" in), not under every group whose texts
-    lost their term to it."""
-    if pairs.empty or "diff_placebo" not in pairs.columns:
-        return None
-    mask = pairs["method"].isin(swap_methods()) & (pairs["status"] == "ok")
-    swaps = pairs.loc[mask, ["input_id", "group", "target_group", "diff", "diff_placebo"]]  # not every column: millions
-    frame = swaps[swaps["diff_placebo"].notna()]  # a copy: its columns are added in place, not copied again
-    if frame.empty:
-        return None
-    frame["abs_identity"] = frame["diff"].abs()
-    frame["abs_placebo"] = frame["diff_placebo"].abs()
-    frame["effect"] = frame["abs_identity"] - frame["abs_placebo"]
-    overall = _effect(frame, seed=seed, n_resamples=n_resamples)
-    overall["swaps_without_placebo"] = len(swaps) - len(frame)
-    by_group = {str(g): _effect(part, seed=seed, n_resamples=n_resamples) for g, part in frame.groupby("target_group")}
-    by_direction = [
-        {"source": str(s), "target": str(t), **_effect(part, seed=seed, n_resamples=n_resamples)}
-        for (s, t), part in frame.groupby(["group", "target_group"])
-    ]
-    return {
-        **overall,
-        "by_group": by_group,
-        "by_direction": by_direction,
-        "groups_exceeding_placebo": sorted(g for g, e in by_group.items() if e["exceeds_placebo"]),
-    }
+    lost their term to it. (:class:`PlaceboTally` gathers the same a block of pairs at a time.)"""
+    tally = PlaceboTally()
+    tally.add(pairs)
+    return tally.report(seed=seed, n_resamples=n_resamples)

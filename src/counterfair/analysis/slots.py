@@ -125,7 +125,7 @@ def rescore_slots(slots: pd.DataFrame, classifier: Any, *, positive_label: str |
 
 
 def slot_effects(
-    slots: pd.DataFrame | SlotScores,
+    slots: SlotTables,
     *,
     threshold: float = 0.5,
     seed: int = 0,
@@ -146,7 +146,7 @@ def slot_effects(
 
 
 def joint_slot_effects(
-    tables: Mapping[str, pd.DataFrame | SlotScores],
+    tables: Mapping[str, SlotTables],
     *,
     threshold: float = 0.5,
     seed: int = 0,
@@ -263,8 +263,8 @@ def holm(p_values: Sequence[float | None]) -> list[float | None]:
 class SlotScores:
     """The slots' scores as the in-slot measures read them: the identity terms' and the placebo words' tables, rows
     (input_id, source_term) sorted, a column per word (lower case); and each identity word's group. Built from a
-    scored slot table (:func:`slot_scores`), or from blocks of one (:func:`joined_slot_scores`: an audit over a
-    large input keeps these tables, not the slots' texts)."""
+    scored slot table (:func:`slot_scores`), or from each block of one (an audit over a large input keeps these
+    tables, not the slots' texts; the measures take a list of them, :data:`SlotTables`)."""
 
     identity: pd.DataFrame
     placebo: pd.DataFrame
@@ -293,40 +293,90 @@ def slot_scores(slots: pd.DataFrame) -> SlotScores | None:
     return SlotScores(tables[0].loc[common], tables[1].loc[common], groups)
 
 
-def joined_slot_scores(parts: Sequence[SlotScores | None]) -> SlotScores | None:
-    """One :class:`SlotScores` of blocks of a slot table whose texts are each in one block: what the whole table
-    gives (rows sorted again, every block's words as columns, a word's group from its last block)."""
-    given = [p for p in parts if p is not None]
-    if len(given) <= 1:
-        return given[0] if given else None
+SlotTables = pd.DataFrame | SlotScores | Sequence[SlotScores]
 
-    def stacked(tables: list[pd.DataFrame]) -> pd.DataFrame:
-        words = sorted(set().union(*(t.columns for t in tables)))
-        joined = pd.concat([t.reindex(columns=words) for t in tables]).sort_index()
-        joined.columns.name = tables[0].columns.name
-        return joined
 
-    groups: dict[str, str] = {}
-    for p in given:
-        groups |= p.word_groups
-    return SlotScores(stacked([p.identity for p in given]), stacked([p.placebo for p in given]), groups)
+def _blocks(slots: SlotTables) -> list[SlotScores]:
+    """A scored slot table, one :class:`SlotScores` or blocks of them (an audit over a large input keeps each block's
+    tables, not the slots' texts; a text's slots are all in one block) as a list of blocks, none empty."""
+    if isinstance(slots, pd.DataFrame):
+        found = slot_scores(slots)
+        return [found] if found is not None else []
+    if isinstance(slots, SlotScores):
+        return [slots]
+    return [b for b in slots if b is not None]
 
 
 def _per_text(
-    slots: pd.DataFrame | SlotScores, threshold: float, within: bool = False
+    slots: SlotTables, threshold: float, within: bool = False
 ) -> tuple[np.ndarray, list[tuple[str, str, str]], dict[str, Any]] | None:
-    """Each text's value of every estimate (a texts x estimates array, NaN where a text has none), the estimates'
-    (measure, level, name), and what the summary reports besides. ``within``: a group's disparity and flip excess
-    over the pairs of its own terms (else the pairs with one of its terms)."""
-    found = slots if isinstance(slots, SlotScores) else slot_scores(slots)
-    if found is None:
+    """Each text's value of every estimate (a texts x estimates array, NaN where a text has none; texts sorted), the
+    estimates' (measure, level, name), and what the summary reports besides. ``within``: a group's disparity and flip
+    excess over the pairs of its own terms (else the pairs with one of its terms). Blocks are taken one at a time,
+    each with every block's words as its columns: a text's values are those of the whole table, value for value."""
+    blocks = _blocks(slots)
+    if not blocks:
         return None
-    ident, plac = found.identity, found.placebo
-    terms = [str(t) for t in ident.columns]
-    groups = {t: found.word_groups.get(t, "other") for t in terms}
+    terms = sorted({str(t) for b in blocks for t in b.identity.columns})
+    words = sorted({str(w) for b in blocks for w in b.placebo.columns})
+    word_groups: dict[str, str] = {}
+    for b in blocks:
+        word_groups |= b.word_groups
+    groups = {t: word_groups.get(t, "other") for t in terms}
     group_names = sorted(set(groups.values()))
     members = {g: [i for i, t in enumerate(terms) if groups[t] == g] for g in group_names}
-    scores, placebo = ident.to_numpy(dtype=float), plac.to_numpy(dtype=float)
+    names = _estimate_names(terms, group_names)
+    ids = [b.identity.index.get_level_values(0).to_numpy() for b in blocks]
+    texts, where = np.unique(np.concatenate(ids), return_inverse=True)  # a text is in one block only
+    values = np.full((len(texts), len(names)), np.nan)
+    per_term = np.full((len(texts), len(terms)), np.nan)
+    per_term_neutral = np.full((len(texts), len(terms)), np.nan)
+    offset = 0
+    for block, block_ids in zip(blocks, ids, strict=True):
+        scores = block.identity.reindex(columns=terms).to_numpy(dtype=float)
+        placebo = block.placebo.reindex(columns=words).to_numpy(dtype=float)
+        own, codes = np.unique(block_ids, return_inverse=True)
+        rows = np.empty(len(own), dtype=np.int64)
+        rows[codes] = where[offset : offset + len(block_ids)]  # each of the block's texts' row among all texts
+        offset += len(block_ids)
+        per_slot, neutral = _per_slot(scores, placebo, threshold, members, within)
+        values[rows] = _mean_by(codes, per_slot, len(own))
+        per_term[rows] = _mean_by(codes, scores, len(own))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            per_term_neutral[rows] = _mean_by(codes, np.where(np.isnan(scores), np.nan, neutral[:, None]), len(own))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        term_scores = {
+            t: {"score": _mean_or_none(per_term[:, i]), "placebo_score": _mean_or_none(per_term_neutral[:, i])}
+            for i, t in enumerate(terms)
+        }
+    info = {
+        "slots": sum(len(b.identity) for b in blocks),
+        "placebo_words": len(words),
+        "term_scores": term_scores,
+        "groups": groups,
+        "texts": [str(t) for t in texts],
+    }
+    return values, names, info
+
+
+def _estimate_names(terms: list[str], group_names: list[str]) -> list[tuple[str, str, str]]:
+    """The (measure, level, name) of each estimate, in the order :func:`_per_slot` gives their columns."""
+    names: list[tuple[str, str, str]] = []
+    for measure in MEASURES:
+        names.append((measure, "overall", "overall"))
+        names += [(measure, "group", g) for g in group_names]
+        if measure == "identity_effect":
+            names += [(measure, "term", t) for t in terms]
+    return names
+
+
+def _per_slot(
+    scores: np.ndarray, placebo: np.ndarray, threshold: float, members: Mapping[str, list[int]], within: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each slot's value of every estimate (slots x estimates, in :func:`_estimate_names`' order) and each slot's
+    mean placebo score, from its identity terms' and placebo words' scores."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a slot or a term without values gives NaN, as it should
         neutral = np.nanmean(placebo, axis=1)
@@ -334,41 +384,20 @@ def _per_text(
         spread, placebo_spread = _spread(scores), _spread(placebo)
         decisions = _decisions(scores, threshold)
         flips, placebo_flips = _spread(decisions), _spread(_decisions(placebo, threshold))
-        slot_columns: list[np.ndarray] = []
-        names: list[tuple[str, str, str]] = []
+        columns: list[np.ndarray] = []
 
-        def add(measure: str, per_term: np.ndarray, baseline: np.ndarray | None, raw: np.ndarray | None = None) -> None:
+        def add(per_term: np.ndarray, baseline: np.ndarray | None, raw: np.ndarray | None = None) -> None:
             base = 0.0 if baseline is None else baseline
-            names.append((measure, "overall", "overall"))
-            slot_columns.append(np.nanmean(per_term, axis=1) - base)
-            for g in group_names:
-                names.append((measure, "group", g))
-                own = per_term[:, members[g]] if raw is None else _spread(raw[:, members[g]])
-                slot_columns.append(np.nanmean(own, axis=1) - base)
+            columns.append(np.nanmean(per_term, axis=1) - base)
+            for own in members.values():
+                part = per_term[:, own] if raw is None else _spread(raw[:, own])
+                columns.append(np.nanmean(part, axis=1) - base)
 
-        add("identity_effect", effect, None)
-        for i, term in enumerate(terms):
-            names.append(("identity_effect", "term", term))
-            slot_columns.append(effect[:, i])
-        add("disparity", spread, np.nanmean(placebo_spread, axis=1), scores if within else None)
-        add("flip_excess", flips, np.nanmean(placebo_flips, axis=1), decisions if within else None)
-        texts, codes = np.unique(ident.index.get_level_values(0).to_numpy(), return_inverse=True)
-        per_slot = np.column_stack(slot_columns)
-        values = _mean_by(codes, per_slot, len(texts))
-        per_term = _mean_by(codes, scores, len(texts))
-        per_term_neutral = _mean_by(codes, np.where(np.isnan(scores), np.nan, neutral[:, None]), len(texts))
-        term_scores = {
-            t: {"score": _mean_or_none(per_term[:, i]), "placebo_score": _mean_or_none(per_term_neutral[:, i])}
-            for i, t in enumerate(terms)
-        }
-    info = {
-        "slots": len(ident),
-        "placebo_words": int(plac.shape[1]),
-        "term_scores": term_scores,
-        "groups": groups,
-        "texts": [str(t) for t in texts],
-    }
-    return values, names, info
+        add(effect, None)
+        columns += [effect[:, i] for i in range(effect.shape[1])]
+        add(spread, np.nanmean(placebo_spread, axis=1), scores if within else None)
+        add(flips, np.nanmean(placebo_flips, axis=1), decisions if within else None)
+    return np.column_stack(columns), neutral
 
 
 def per_text_values(slots: pd.DataFrame, threshold: float = 0.5) -> pd.DataFrame | None:
@@ -477,13 +506,22 @@ def _bootstrap(filled: np.ndarray, known: np.ndarray, *, seed: int, n_resamples:
         return np.nanpercentile(stacked, 2.5, axis=0), np.nanpercentile(stacked, 97.5, axis=0)
 
 
+#: the most resample weights held at once (128 MiB as floats): up to 67,108 texts a batch of 250 resamples, beyond that
+#: fewer (200,000 texts: 83), where 250 would hold 400 MB of weights and as much again of draws
+MAX_WEIGHTS = 2**24
+
+
 def _resample_weights(rng: np.random.Generator, rows: int, n_resamples: int, block: int = 250) -> Iterator[np.ndarray]:
-    """How often each row is drawn in each resample, ``block`` resamples at a time (a block x rows array)."""
+    """How often each row is drawn in each resample, ``block`` resamples at a time (a block x rows array; fewer for
+    many rows, :data:`MAX_WEIGHTS`). The draws are those of 64-bit integers, held as 32-bit ones."""
+    block = max(1, min(block, MAX_WEIGHTS // max(rows, 1)))
     for start in range(0, n_resamples, block):
         size = min(block, n_resamples - start)
-        draws = rng.integers(0, rows, size=(size, rows))
-        weights = np.zeros((size, rows))
-        np.add.at(weights, (np.repeat(np.arange(size), rows), draws.ravel()), 1.0)
+        draws = rng.integers(0, rows, size=(size, rows), dtype=np.int32 if rows < 2**31 else np.int64)
+        weights = np.empty((size, rows))
+        for i in range(size):
+            weights[i] = np.bincount(draws[i], minlength=rows)
+        del draws
         yield weights
 
 

@@ -35,11 +35,11 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from ..analysis.placebo import identity_effects, load_placebo, placebo_texts
+from ..analysis.gate import tallied_metrics
+from ..analysis.placebo import PlaceboTally, load_placebo, placebo_texts
 from ..analysis.slots import (
     SLOT_COLUMNS,
     SlotScores,
-    joined_slot_scores,
     scored_slots,
     slot_effects,
     slot_scores,
@@ -60,7 +60,6 @@ from ..io import (
     missing_as_nan,
     nan_to_none,
     read_texts,
-    stacked,
     text_frame,
 )
 from ..lexicons.attributes import is_swap_attribute, known_attributes, load_attribute
@@ -69,7 +68,7 @@ from ..metrics.functional import bootstrap_ci
 from ..progress import ProgressHook, resolve_progress
 from ..records import knob, make_options, options_signature
 from ..results import AuditResult
-from ..summaries import DEMO_FILE
+from ..summaries import DEMO_FILE, AuditSummary
 from ..text import MAX_TEXT_CHARS
 from .bias import check_bootstrap_cap
 from .ctf import CTFTally
@@ -81,6 +80,7 @@ from .generate import (
     normalize_methods,
     uses_sampled_method,
 )
+from .tallies import FlipTally, GapTally, MethodTally
 
 SECONDS_FIXED = 25.0  # loading spaCy, MiniLM and the classifier
 
@@ -316,30 +316,14 @@ def judged(
     pairs: pd.DataFrame,
     opts: AuditOptions,
     *,
-    rules: list[str] | None,
     baseline: str | None,
     spec: str,
-    effects: dict[str, Any] | None = None,
-    extra_metrics: dict[str, Any] | None = None,
     slots: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
-    """The gate's verdicts on ``rules`` and the comparison with ``baseline`` (both optional), for the summary;
-    ``slots``: this audit's scored slot table (the comparison's in-slot measures);
-    ``effects``: the summary's in-slot effects section, reused by the gate; ``extra_metrics``: more
-    metrics the rules may name (the labelled-data bias metrics of an audit with a label column)."""
+    """The comparison of the audit's ``pairs`` with ``baseline`` (another audit's run directory or pairs.csv, or a
+    classifier spec that scores these pairs), for the summary; ``slots``: this audit's scored slot table (the
+    comparison's in-slot measures)."""
     out: dict[str, Any] = {}
-    if rules:
-        from ..analysis.gate import gate_pairs
-
-        out["gate"] = gate_pairs(
-            pairs,
-            rules,
-            seed=opts.seed,
-            n_resamples=opts.bootstrap,
-            effects=effects,
-            threshold=opts.threshold,
-            extra=extra_metrics,
-        )
     if baseline:
         from ..analysis.compare import compare_pairs, rescore_pairs
         from ..analysis.slots import read_slots, rescore_slots
@@ -366,12 +350,12 @@ def judged(
 
 
 class Audited(NamedTuple):
-    """What :func:`audit_core` gives the shell: the summary, and what its statistics were computed from — the pairs
-    without their texts (names as categories: about 50 bytes a pair) and the slots' score tables — for the gate."""
+    """What :func:`audit_core` gives the shell: the summary, and the gate's metrics of the identity swaps (from the
+    tallies its statistics were computed from: no table of pairs is kept) with why a run has none."""
 
     summary: dict[str, Any]
-    pairs: pd.DataFrame
-    slot_scores: SlotScores | None
+    gate_metrics: dict[str, Any]
+    unscored: str | None
 
 
 def audit_core(
@@ -408,28 +392,31 @@ def audit_core(
                 clf.forget()  # the classifier's per-text cache: memory about flat whatever the input's size
         elif kept[name]:
             made.add(kept[name], score, orig_scores, index)
-    pairs, slots = made.statistics()
+    made.finish()
     placebo = made.placebo
-    summary = _summary(opts, plan_, generated, pairs, made, orig_scores, clf, index, origin)
+    summary = _summary(opts, plan_, generated, made, orig_scores, clf, index, origin)
     summary["validity"] = _validity(generated, rated, sum(len(rows) for rows in kept.values()), opts)
     if placebo is not None:
-        effects = identity_effects(pairs, seed=opts.seed, n_resamples=opts.bootstrap)
+        effects = made.effects.report(seed=opts.seed, n_resamples=opts.bootstrap)
         summary["placebo"] = {"set": placebo.to_dict(), **(effects or {"identity_effect": None})}
         t0 = time.perf_counter()
         found = (
-            slot_effects(slots, threshold=opts.threshold, seed=opts.seed, n_resamples=opts.bootstrap)
-            if slots is not None
+            slot_effects(made.slots, threshold=opts.threshold, seed=opts.seed, n_resamples=opts.bootstrap)
+            if made.slots
             else None
         )
         summary["effects"] = found
         timing["effects"] = round(time.perf_counter() - t0, 2)
-    summary["coverage"] = _coverage(frame, pairs, plan_["attributes"])
+    summary["coverage"] = _coverage(frame, made.reached, plan_["attributes"])
     if opts.label_column:
         t0 = time.perf_counter()
         summary["bias"] = labelled_bias(frame, orig_scores, opts)
         timing["bias"] = round(time.perf_counter() - t0, 2)
     summary["timing_s"] = {**timing, "total": round(time.perf_counter() - started, 2)}
-    return Audited(nan_to_none(summary), pairs, slots)
+    summary = nan_to_none(summary)
+    typed = AuditSummary.from_dict(summary)
+    effects = typed.effects.to_dict() if typed.effects is not None else None
+    return Audited(summary, tallied_metrics(typed.ctf, made.flips.flips, effects), made.flips.unscored())
 
 
 def _only_good(rows: list[dict[str, Any]], directory: Any) -> list[dict[str, Any]]:
@@ -702,11 +689,15 @@ class _Made:
         sink: Callable[[pd.DataFrame, pd.DataFrame], None],
     ) -> None:
         self.opts, self.identity_set, self.placebo, self.timing, self.sink = opts, identity_set, placebo, timing, sink
-        self.pairs: list[pd.DataFrame] = []  # each block's pairs without their texts
-        self.slots: list[SlotScores | None] = []
+        self.methods: dict[tuple[str, str], MethodTally] = {}  # per (method, attribute)
+        self.unscored = 0  # pairs without a score
+        self.reached: set[str] = set()  # the input ids with a pair
+        self.effects = PlaceboTally()
+        self.flips = FlipTally()  # the identity swaps' flips, for the gate
+        self.slots: list[SlotScores] = []
         self.top: list[pd.DataFrame] = []  # each block's largest changes
         self.ctf: dict[str, CTFTally] = {}  # per swap attribute; per (attribute, group of the source term)
-        self.ctf_groups: dict[tuple[str, str], CTFTally] = {}
+        self.ctf_groups: dict[tuple[str, str], GapTally] = {}
         self.blocks = 0
         if placebo is not None:
             timing["placebo"] = 0.0
@@ -734,12 +725,22 @@ class _Made:
         self.keep(missing_as_nan(_scored_pairs(rows, probs, opts, identity_set)), scored_slots(slots, probs))
 
     def keep(self, pairs: pd.DataFrame, slots: pd.DataFrame) -> None:
-        """One block's tables to the sink, and what the statistics need of them."""
+        """One block's tables to the sink, and what the statistics need of them (tallies: never the pairs)."""
         self.sink(pairs, slots)
         self.blocks += 1
-        self.pairs.append(_without_texts(pairs))
+        if pairs.empty:
+            return
+        for (method, attribute), part in pairs.groupby(["method", "attribute"], sort=False):
+            self.methods.setdefault((str(method), str(attribute)), MethodTally()).add(part)
+        self.unscored += int((pairs["status"] != "ok").sum())
+        self.reached.update(str(i) for i in pairs["input_id"].unique())
         if self.placebo is not None:
-            self.slots.append(slot_scores(slots))
+            self.effects.add(pairs)
+            found = slot_scores(slots)
+            if found is not None:
+                self.slots.append(found)
+        swaps = pairs[pairs["method"].isin(swap_methods()).to_numpy(dtype=bool)]
+        self.flips.add(swaps[(swaps["attribute"] == "identity").to_numpy(dtype=bool)])
         ok = pairs[pairs["status"] == "ok"]
         if len(ok):  # the block's largest changes, taken row by row: a slice of a sorted copy would hold all its texts
             largest = np.argsort(-ok["diff"].abs().to_numpy(dtype=float), kind="stable")[: self.opts.top_examples]
@@ -750,16 +751,15 @@ class _Made:
             table = part.assign(label=np.nan, source_split="all", target_split="all", abs_diff=part["diff"].abs())
             self.ctf.setdefault(str(attribute), CTFTally()).add(table)
             for group, mine in table.groupby("group", sort=False):
-                self.ctf_groups.setdefault((str(attribute), str(group)), CTFTally()).add(mine)
+                self.ctf_groups.setdefault((str(attribute), str(group)), GapTally()).add(mine)
 
-    def statistics(self) -> tuple[pd.DataFrame, SlotScores | None]:
-        """The pairs without their texts (every block's, in order) and the slots' score tables."""
-        if not self.blocks:  # no pair: the tables' headers
+    def finish(self) -> None:
+        """With no pair at all: the tables' headers to the sink."""
+        if not self.blocks:
             self.keep(
                 missing_as_nan(_scored_pairs([], {}, self.opts, self.identity_set)),
                 scored_slots(pd.DataFrame(columns=SLOT_COLUMNS[:-1]), {}),
             )
-        return stacked(self.pairs).reset_index(drop=True), joined_slot_scores(self.slots)
 
     def top_examples(self) -> list[dict[Any, Any]]:
         """The pairs with the largest score change, largest first (ties in the order of the pairs)."""
@@ -787,32 +787,6 @@ class _Made:
         }
 
 
-#: the pairs' columns of text; the statistics read the others
-PAIR_TEXTS = ("source_text", "cf_text", "placebo_text", "edits")
-#: the pairs' columns of names (methods, terms, groups, statuses), kept as categories for the statistics
-PAIR_NAMES = (
-    "method",
-    "attribute",
-    "input_id",
-    "source_term",
-    "target_term",
-    "status",
-    "group",
-    "target_group",
-    "placebo_term",
-    "rating",
-)
-
-
-def _without_texts(pairs: pd.DataFrame) -> pd.DataFrame:
-    """A block's pairs as the statistics keep them: no texts, names as categories."""
-    out = pairs.drop(columns=[c for c in PAIR_TEXTS if c in pairs.columns])
-    for column in PAIR_NAMES:
-        if column in out.columns:
-            out[column] = out[column].astype("str").astype("category")  # text categories, whatever the block held
-    return out
-
-
 def _joined(frames: list[pd.DataFrame]) -> pd.DataFrame:
     frames = [f for f in frames if len(f)] or frames[:1]  # an empty block (no slots without a placebo) adds nothing
     return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
@@ -829,7 +803,6 @@ def _summary(
     opts: AuditOptions,
     the_plan: dict[str, Any],
     generated: dict[str, Any],
-    pairs: pd.DataFrame,
     made: _Made,
     orig_scores: dict[str, float],
     clf: CachedClassifier,
@@ -837,7 +810,7 @@ def _summary(
     origin: str,
 ) -> dict[str, Any]:
     groups = [
-        _group_entry(name, str(method), result, pairs, opts)
+        _group_entry(name, str(method), result, made.methods.get((str(method), name), MethodTally()), opts)
         for name, result in generated.items()
         for method in result.counterfactuals["method"].unique()
     ]
@@ -852,7 +825,7 @@ def _summary(
         "positive_label": clf.labels[index],
         "threshold": opts.threshold,
         "originals": _originals(orig_scores, opts.threshold),
-        "pairs_without_score": int((pairs["status"] != "ok").sum()) if not pairs.empty else 0,
+        "pairs_without_score": made.unscored,
         "groups": groups,
         "ctf": ctf,
         "ctf_by_attribute": ctf_by_attribute,
@@ -878,38 +851,35 @@ _EXAMPLE_COLUMNS = [
 ]
 
 
-def _group_entry(name: str, method: str, result: Any, pairs: pd.DataFrame, opts: AuditOptions) -> dict[str, Any]:
+def _group_entry(name: str, method: str, result: Any, tally: MethodTally, opts: AuditOptions) -> dict[str, Any]:
     """One method on one attribute: inputs and statuses, the filter pass rate, the score change with its CI, flips."""
     cfs = result.counterfactuals
     mine = cfs[cfs["method"] == method]
-    all_pairs = ((pairs["method"] == method) & (pairs["attribute"] == name)).to_numpy(dtype=bool)
-    scored = all_pairs & (pairs["status"] == "ok").to_numpy(dtype=bool)
-    mine_pairs = pairs.loc[scored, ["diff", "flipped", "score_orig"]]  # three columns: the identity swaps are millions
     cands = None
     if is_sampled(method) and not result.candidates.empty:  # an identity swap's candidates are not read again
         cands = result.candidates[result.candidates["method"] == method]
-    diff = mine_pairs["diff"].to_numpy(dtype=float) if not mine_pairs.empty else np.zeros(0)
+    diff, scored = tally.changes(), tally.scored
     return {
         "method": method,
         "attribute": name,
         "inputs": len(mine),
         "with_counterfactual": int((mine["status"] == "ok").sum()),
         "status": {str(k): int(v) for k, v in mine["status"].value_counts().items()},
-        "pairs": len(mine_pairs),
-        "pairs_without_score": int(all_pairs.sum()) - len(mine_pairs),
+        "pairs": scored,
+        "pairs_without_score": tally.pairs - scored,
         "filter_pass_rate": (
             float(cands["passed"].mean()) if cands is not None and len(cands) and is_sampled(method) else None
         ),
         "score_change": _mean_ci(diff, opts),
         "mean_abs_change": float(np.abs(diff).mean()) if diff.size else None,
-        "flips": int(mine_pairs["flipped"].sum()) if not mine_pairs.empty else 0,
-        "flip_rate": float(mine_pairs["flipped"].mean()) if not mine_pairs.empty else None,
-        "mean_score_orig": float(mine_pairs["score_orig"].mean()) if not mine_pairs.empty else None,
+        "flips": tally.flips,
+        "flip_rate": tally.flips / scored if scored else None,
+        "mean_score_orig": float(pd.Series(tally.originals()).mean()) if scored else None,
     }
 
 
 def _coverage(
-    frame: pd.DataFrame, pairs: pd.DataFrame, attributes: dict[str, int] | None = None, shown: int = 50
+    frame: pd.DataFrame, reached: set[str], attributes: dict[str, int] | None = None, shown: int = 50
 ) -> dict[str, Any]:
     """How many texts got at least one counterfactual pair; of those that got none, how many mention a group no
     built-in set covers (:data:`~counterfair.lexicons.attributes.UNCOVERED_GROUPS`), and what would reach them; how
@@ -917,7 +887,6 @@ def _coverage(
     from ..lexicons.attributes import UNCOVERED_GROUPS
     from ..text import TermMatcher
 
-    reached = {str(i) for i in pairs["input_id"].unique()} if not pairs.empty else set()
     unreached = [(str(i), t) for i, t in zip(frame["id"], frame["text"], strict=True) if str(i) not in reached]
     mentions: dict[str, int] = {}
     for group, words in UNCOVERED_GROUPS.items():

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..analysis.gate import bias_gate_metrics
+from ..analysis.gate import bias_gate_metrics, evaluate_rules, expand_rules
 from ..analysis.slots import SLOT_COLUMNS
 from ..checkpoint import ScoreCheckpoint
 from ..classifiers import CachedClassifier, load_classifier
@@ -75,8 +75,6 @@ def run_audit(
     ``rules`` (:mod:`counterfair.analysis.gate`) add the summary's ``gate``; ``baseline`` (another audit's run
     directory or pairs.csv, or a classifier spec that scores this audit's pairs) adds its ``comparison``
     (:mod:`counterfair.analysis.compare`). Neither is part of the run's identity: a rerun with other rules resumes."""
-    from ..analysis.gate import expand_rules
-
     expand_rules(rules or [])  # a bad rule is found before any work
     opts = options or AuditOptions()
     require(opts, classifier=classifier)  # a missing extra is named before any work
@@ -114,18 +112,17 @@ def run_audit(
             sink=lambda pairs, slots: _write_both(write_pairs, pairs, write_slots, slots),
         )
     summary = audited.summary
-    typed = AuditSummary.from_dict(summary)
-    effects = typed.effects.to_dict() if typed.effects is not None else None
-    labelled = bias_gate_metrics(typed.bias.to_dict()) if typed.bias is not None else None
-    summary.update(
-        judged(audited.pairs, opts, rules=rules, baseline=None, spec=clf.spec, effects=effects, extra_metrics=labelled)
-    )
+    if rules:  # the gate reads the metrics the audit tallied as its blocks went by
+        typed = AuditSummary.from_dict(summary)
+        labelled = bias_gate_metrics(typed.bias.to_dict()) if typed.bias is not None else None
+        metrics = {**audited.gate_metrics, **(labelled or {})}
+        summary["gate"] = evaluate_rules(expand_rules(rules), metrics, missing=audited.unscored)
     if baseline:  # the comparison matches pairs and slots by their texts: read back from the tables just written
         from ..analysis.compare import read_pairs
         from ..analysis.slots import read_slots
 
         pairs, slots = read_pairs(target), read_slots(target)
-        summary.update(judged(pairs, opts, rules=None, baseline=baseline, spec=clf.spec, slots=slots))
+        summary.update(judged(pairs, opts, baseline=baseline, spec=clf.spec, slots=slots))
         del pairs, slots
     del audited  # the statistics' tables, before the report reads its own
     write_json(summary, target / "summary.json")
