@@ -121,7 +121,17 @@ REPORT_COLUMNS = (
     "target_group",
     "rating",
 )
-REPORT_NAMES = ("method", "attribute", "input_id", "source_term", "target_term", "status", "group", "target_group")
+REPORT_NAMES = (
+    "method",
+    "attribute",
+    "input_id",
+    "source_term",
+    "target_term",
+    "status",
+    "group",
+    "target_group",
+    "rating",
+)
 
 
 def load_run(run_dir: str | Path) -> tuple[dict[str, Any], pd.DataFrame]:
@@ -255,16 +265,16 @@ def direction_texts(
         needed |= {"source_text", "cf_text"}
     if not directions or not needed <= set(pairs.columns):
         return []
-    swaps = pairs[pairs["method"].isin(swap_methods())]
-    if "attribute" in swaps:
-        swaps = swaps[swaps["attribute"] == "identity"]
-    listed = {(d.source, d.target) for d in directions}  # only the listed cells: grouping every cell cost 0.5 s
-    swaps = swaps[[key in listed for key in zip(swaps["source_term"], swaps["target_term"], strict=True)]]
-    cells = {key: part for key, part in swaps.groupby(["source_term", "target_term"], sort=False)}
+    swaps = pairs["method"].isin(swap_methods()).to_numpy(dtype=bool)
+    if "attribute" in pairs:
+        swaps = swaps & (pairs["attribute"] == "identity").to_numpy(dtype=bool)
+    source, target = pairs["source_term"], pairs["target_term"]
+    shown = [c for c in pairs.columns if c not in ("method", "attribute", "source_term", "target_term")]
     tops = []
-    for d in directions:
-        part = cells.get((d.source, d.target))
-        if part is not None:
+    for d in directions:  # only the listed cells, each's rows picked by a mask of its two terms: not every cell grouped
+        cell = swaps & (source == d.source).to_numpy(dtype=bool) & (target == d.target).to_numpy(dtype=bool)
+        if cell.any():
+            part = pairs.loc[cell, shown]
             order = part["diff"].abs().sort_values(ascending=False, kind="stable").index
             tops.append((d, part.reindex(order).head(per_cell)))
     if texts_of is not None and tops:
@@ -320,7 +330,10 @@ def _swap_pack_sections(s: AuditSummary, pairs: Any) -> list[dict[str, Any]]:
     source term and the mean change per (source group -> target group)."""
     out = []
     for name, ctf in s.swap_gaps().items():
-        mine = pairs[pairs["method"].isin(swap_methods()) & (pairs["attribute"] == name)] if not pairs.empty else pairs
+        columns = ["group", "target_group", "diff"]
+        mine = pairs
+        if not pairs.empty:
+            mine = pairs.loc[pairs["method"].isin(swap_methods()) & (pairs["attribute"] == name), columns]
         directions = []
         if not mine.empty:
             table = mine.groupby(["group", "target_group"], dropna=False)["diff"].agg(["mean", "size"]).reset_index()

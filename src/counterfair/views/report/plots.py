@@ -45,9 +45,10 @@ def score_change_histogram(pairs: pd.DataFrame, out: Path) -> dict[str, str] | N
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6.4, 3.4))
     bins = np.linspace(-1, 1, 41)
-    for method, part in pairs.groupby("method", sort=False):
+    for method in pairs["method"].unique():  # in order of appearance; each method's changes, not its rows' columns
+        part = pairs.loc[(pairs["method"] == method).to_numpy(dtype=bool), "diff"]
         ax.hist(
-            part["diff"],
+            part,
             bins=bins,
             histtype="step",
             linewidth=1.6,
@@ -72,13 +73,13 @@ def score_scatter(pairs: pd.DataFrame, out: Path, threshold: float) -> dict[str,
     more than :data:`DENSE_POINTS` pairs shows their density in hexagonal cells (log scale), readable at 100k pairs."""
     if pairs.empty:
         return None
-    methods = list(dict.fromkeys(pairs["method"]))
+    methods = list(pairs["method"].unique())  # in order of appearance
     fig, axes = _panels(len(methods))
     for ax, method in zip(axes, methods, strict=True):
-        part = pairs[pairs["method"] == method]
+        part = pairs.loc[(pairs["method"] == method).to_numpy(dtype=bool), ["score_orig", "score_cf"]]
         dense = len(part) > DENSE_POINTS
         if dense:  # thousands of points are solid ink as dots: how many pairs fall in each cell, on a log scale
-            known = part[["score_orig", "score_cf"]].dropna()
+            known = part.dropna()
             cells = ax.hexbin(known["score_orig"], known["score_cf"], gridsize=36, extent=(0, 1, 0, 1), bins="log",
                               mincnt=1, cmap="viridis", linewidths=0)  # fmt: skip
             fig.colorbar(cells, ax=ax, label="pairs (log scale)", fraction=0.05, pad=0.02)
@@ -155,8 +156,10 @@ def score_scatter_by_topic(pairs: pd.DataFrame, out: Path, threshold: float) -> 
 
 def swap_heatmap(pairs: pd.DataFrame, out: Path, order: list[str]) -> dict[str, str] | None:
     """Mean score change for each (source term -> target term) swap; rows are sources."""
-    swap = pairs[pairs["method"].isin(swap_methods())]
-    swap = swap[swap["attribute"] == "identity"] if "attribute" in swap else swap
+    mask = pairs["method"].isin(swap_methods())
+    if "attribute" in pairs:
+        mask &= pairs["attribute"] == "identity"
+    swap = pairs.loc[mask, ["source_term", "target_term", "diff"]]  # three columns of the millions of swaps
     if swap.empty:
         return None
     matrix = swap.pivot_table(index="source_term", columns="target_term", values="diff", aggfunc="mean")
