@@ -749,7 +749,9 @@ class _Made:
         swap = ok[ok["method"].isin(swap_methods())]
         for attribute, part in swap.groupby("attribute", sort=False):
             table = part.assign(label=np.nan, source_split="all", target_split="all", abs_diff=part["diff"].abs())
-            self.ctf.setdefault(str(attribute), CTFTally()).add(table)
+            methods = part["method"].unique()  # one swap method: its tally holds these changes already
+            shared = self.methods[(str(methods[0]), str(attribute))].diff[-1] if len(methods) == 1 else None
+            self.ctf.setdefault(str(attribute), CTFTally()).add(table, diff=shared)
             for group, mine in table.groupby("group", sort=False):
                 self.ctf_groups.setdefault((str(attribute), str(group)), GapTally()).add(mine)
 

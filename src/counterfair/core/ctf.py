@@ -91,8 +91,9 @@ class CTFTally:
             name: [] for name in ("diff", "label", "split", "source", "target")
         }
 
-    def add(self, pairs: pd.DataFrame) -> None:
-        """One block of pairs (:data:`PAIR_COLUMNS`; rows without both scores already left out)."""
+    def add(self, pairs: pd.DataFrame, diff: np.ndarray | None = None) -> None:
+        """One block of pairs (:data:`PAIR_COLUMNS`; rows without both scores already left out); ``diff``: their
+        ``diff`` column as an array another tally holds already (kept once, not copied)."""
         from ..metrics.fairness import text_gap_values
 
         if pairs.empty:
@@ -118,13 +119,14 @@ class CTFTally:
             if len(rows):  # a sub-table of a term's rows at a time, its name read once
                 term = str(pairs["source_term"].iat[rows[0]])
                 self.term_gaps.setdefault(term, []).append(text_gap_values(pairs.take(rows)))
-        self.columns["diff"].append(pairs["diff"].to_numpy(dtype=float).copy())
+        self.columns["diff"].append(pairs["diff"].to_numpy(dtype=float).copy() if diff is None else diff)
         self.columns["label"].append(label_code)
         self.columns["split"].append(split)
         for column, key in (("source", "source_term"), ("target", "target_term")):
             codes, names = pd.factorize(pairs[key])
             numbers = np.array([self.terms.setdefault(str(name), len(self.terms)) for name in names], dtype=np.int32)
-            known = np.full(len(codes), -1, dtype=np.int32)  # -1: no term (in no term's or direction's row)
+            kind = np.int16 if len(self.terms) < np.iinfo(np.int16).max else np.int32  # 2 bytes a pair, not 4
+            known = np.full(len(codes), -1, dtype=kind)  # -1: no term (in no term's or direction's row)
             known[codes >= 0] = numbers[codes[codes >= 0]]
             self.columns[column].append(known)
 
