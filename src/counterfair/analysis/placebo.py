@@ -144,18 +144,26 @@ def _language_forms(
 
 
 def placebo_texts(
-    rows: Sequence[Mapping[str, Any]], identities: IdentitySet, placebo: PlaceboSet, *, seed: int = 0
+    rows: Sequence[Mapping[str, Any]],
+    identities: IdentitySet,
+    placebo: PlaceboSet,
+    *,
+    seed: int = 0,
+    editor: Any = None,
+    matches: Mapping[Any, list[Any]] | None = None,
 ) -> list[tuple[str, str] | None]:
     """For each pair row (``method``, ``input_id``, ``source_text``, ``source_term``, ``target_term``, ``edits``
     as generate writes them), ``(placebo_term, placebo_text)`` for an identity swap, ``None`` for any other row.
 
     The occurrences replaced are those the identity swaps of that text replaced (so the identity guard's verdicts
     carry over without running it again); every such occurrence of the source term becomes the placebo word's form.
+    ``editor`` and ``matches``: :func:`placebo_editor` and :func:`swapped_matches` of these rows, where the caller has
+    them already (the slots are written from the same).
     """
     from ..editors.swap import SwapRefused
 
-    editor = placebo_editor(identities, placebo)
-    matches_of = swapped_matches(rows, editor, identities)
+    editor = editor if editor is not None else placebo_editor(identities, placebo)
+    matches_of = matches if matches is not None else swapped_matches(rows, editor, identities)
     out: list[tuple[str, str] | None] = []
     for row in rows:
         if (

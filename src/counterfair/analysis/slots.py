@@ -56,18 +56,26 @@ _CHUNK = 256  # slots per block of the pairwise differences (a block holds CHUNK
 # ------------------------------------------------------------------------------------------------ the slot texts
 
 
-def slot_texts(rows: Sequence[Mapping[str, Any]], identities: Any, placebo: Any) -> pd.DataFrame:
+def slot_texts(
+    rows: Sequence[Mapping[str, Any]],
+    identities: Any,
+    placebo: Any,
+    *,
+    editor: Any = None,
+    matches: Mapping[Any, list[Any]] | None = None,
+) -> pd.DataFrame:
     """The texts of every slot (columns :data:`SLOT_COLUMNS` but ``score``): for each identity swap's (input, source
     term), the original (``kind`` identity, ``word`` the source term), each identity swap's text (its target term;
     not a term the text names elsewhere, whose swap exchanges the two occurrences and so keeps the source term in the
     text), and each placebo word written into the occurrences the swaps replaced (``kind`` placebo). ``rows``: the
     audit's pair rows (``method``, ``attribute``, ``input_id``, ``source_text``, ``cf_text``, ``source_term``,
-    ``target_term``, ``edits``)."""
+    ``target_term``, ``edits``). ``editor`` and ``matches``: as :func:`~counterfair.analysis.placebo.placebo_texts`
+    takes them."""
     from ..editors.swap import SwapRefused
     from .placebo import placebo_editor, swapped_matches
 
-    editor = placebo_editor(identities, placebo)
-    matches = swapped_matches(rows, editor, identities)
+    editor = editor if editor is not None else placebo_editor(identities, placebo)
+    matches = matches if matches is not None else swapped_matches(rows, editor, identities)
     out: list[dict[str, Any]] = []
     seen: set[tuple[Any, str]] = set()
     for row in rows:

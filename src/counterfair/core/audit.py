@@ -36,7 +36,7 @@ import pandas as pd
 
 from .. import __version__
 from ..analysis.gate import tallied_metrics
-from ..analysis.placebo import PlaceboTally, load_placebo, placebo_texts
+from ..analysis.placebo import PlaceboTally, load_placebo, placebo_editor, placebo_texts, swapped_matches
 from ..analysis.slots import (
     SLOT_COLUMNS,
     SlotScores,
@@ -698,6 +698,7 @@ class _Made:
         self.top: list[pd.DataFrame] = []  # each block's largest changes
         self.ctf: dict[str, CTFTally] = {}  # per swap attribute; per (attribute, group of the source term)
         self.ctf_groups: dict[tuple[str, str], GapTally] = {}
+        self.editor: Any = None  # the placebo words' swap
         self.blocks = 0
         if placebo is not None:
             timing["placebo"] = 0.0
@@ -713,9 +714,13 @@ class _Made:
         slots = pd.DataFrame(columns=SLOT_COLUMNS[:-1])
         if placebo is not None:
             t0 = time.perf_counter()
-            for row, made in zip(rows, placebo_texts(rows, identity_set, placebo, seed=opts.seed), strict=True):
+            if self.editor is None:  # the swap that writes placebo words: built once, used by every block
+                self.editor = placebo_editor(identity_set, placebo)
+            where = {"editor": self.editor, "matches": swapped_matches(rows, self.editor, identity_set)}
+            made_texts = placebo_texts(rows, identity_set, placebo, seed=opts.seed, **where)
+            for row, made in zip(rows, made_texts, strict=True):
                 row["placebo_term"], row["placebo_text"] = made if made is not None else (None, None)
-            slots = slot_texts(rows, identity_set, placebo)
+            slots = slot_texts(rows, identity_set, placebo, **where)
             self.timing["placebo"] = round(self.timing["placebo"] + time.perf_counter() - t0, 2)
         t0 = time.perf_counter()
         placebo_only = [t for t in slots["text"] if isinstance(t, str)]
