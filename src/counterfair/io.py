@@ -380,15 +380,14 @@ def stacked(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
     from pandas.api.types import union_categoricals
 
     index = np.concatenate([f.index.to_numpy() for f in frames])
-    columns = {}
+    columns: dict[str, Any] = {}  # arrays, not Series: the frame is built on the index, with nothing to align
     for column in list(frames[0].columns):
         parts = [f.pop(column) for f in frames]
         if isinstance(parts[0].dtype, pd.CategoricalDtype):
-            joined = union_categoricals([p.array for p in parts], sort_categories=True, ignore_order=True)
-            columns[column] = pd.Series(joined, index=index)
+            columns[column] = union_categoricals([p.array for p in parts], sort_categories=True, ignore_order=True)
         else:
-            columns[column] = pd.concat(parts)
-    return pd.DataFrame(columns, index=index)
+            columns[column] = pd.concat(parts, ignore_index=True).array
+    return pd.DataFrame(columns, index=index, copy=False)
 
 
 def text_frame(data: Any) -> pd.DataFrame:
