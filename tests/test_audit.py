@@ -449,3 +449,29 @@ def test_the_classifier_has_one_progress_bar_however_many_blocks(
     total, done, started = hook.bars[classifier[0]]
     assert started == 1  # one bar, grown block by block
     assert total == done > 100  # every text scored, the bar full
+
+
+def test_dense_score_panels_bin_in_chunks_to_the_one_call_cells(monkeypatch: pytest.MonkeyPatch) -> None:
+    """#47: the score scatter's dense panel (9.5 million swaps at 200,000 texts) is binned a chunk of points at a time
+    (matplotlib's hexbin holds ~100 bytes a point while binning): the cells and counts are those of one call over
+    every point with both scores."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    import counterfair.views.report.plots as plots
+
+    rng = np.random.default_rng(3)
+    x, y = rng.beta(2, 5, 20_000), rng.beta(5, 2, 20_000)
+    x[::97], y[::89] = np.nan, np.nan  # unscored pairs: left out
+    rows = rng.random(20_000) < 0.7  # this method's pairs
+    monkeypatch.setattr(plots, "HEX_CHUNK", 1_501)
+    fig, (ax, whole) = plt.subplots(1, 2)
+    chunked = plots._hexbin(ax, x, y, rows)
+    known = rows & ~np.isnan(x) & ~np.isnan(y)
+    one = whole.hexbin(x[known], y[known], gridsize=36, extent=(0, 1, 0, 1), bins="log", mincnt=1)
+    assert np.array_equal(chunked.get_array(), one.get_array()) and chunked.get_array().sum() == known.sum()
+    assert np.array_equal(chunked.get_offsets(), one.get_offsets())
+    plt.close(fig)
