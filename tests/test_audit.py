@@ -467,7 +467,7 @@ def test_dense_score_panels_bin_in_chunks_to_the_one_call_cells(monkeypatch: pyt
     x, y = rng.beta(2, 5, 20_000), rng.beta(5, 2, 20_000)
     x[::97], y[::89] = np.nan, np.nan  # unscored pairs: left out
     rows = rng.random(20_000) < 0.7  # this method's pairs
-    monkeypatch.setattr(plots, "HEX_CHUNK", 1_501)
+    monkeypatch.setattr(plots, "POINTS_CHUNK", 1_501)
     fig, (ax, whole) = plt.subplots(1, 2)
     chunked = plots._hexbin(ax, x, y, rows)
     known = rows & ~np.isnan(x) & ~np.isnan(y)
