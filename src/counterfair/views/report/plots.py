@@ -11,7 +11,7 @@ import pandas as pd
 from ...editors.registry import method_color, swap_methods
 
 DPI = 110
-#: points counted at a time (histogram, hexbin cells): one hexbin call holds about 100 bytes a point (a GB at 9.5 M swaps)
+#: points counted at a time (histogram, hexbin cells): one hexbin call holds ~100 bytes a point (a GB at 9.5 M swaps)
 POINTS_CHUNK = 500_000
 
 
