@@ -473,7 +473,7 @@ def _estimates(
     filled[~known] = 0.0
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = filled.sum(axis=0) / n
-        sd = np.sqrt(np.where(known, (filled - mean) ** 2, 0.0).sum(axis=0) / np.maximum(n - 1, 1))
+        sd = np.sqrt(_squares(filled, known, mean) / np.maximum(n - 1, 1))
     low, high = _bootstrap(filled, known.astype(float), seed=seed, n_resamples=n_resamples)
     out: list[dict[str, Any]] = []
     for c in range(values.shape[1]):
@@ -503,6 +503,23 @@ def _estimates(
             }
         )
     return out
+
+
+_ROWS = 65_536  # texts at a time in the squared deviations (two temporaries of a texts x estimates array otherwise)
+
+
+def _squares(filled: np.ndarray, known: np.ndarray, mean: np.ndarray) -> np.ndarray:
+    """Per column, the sum of the squared deviations from ``mean`` where ``known``, value for value what one
+    expression over the whole array gives: numpy adds a many-column array's rows one after another, so each chunk's
+    sum continues from the sum so far (the first row of the next reduction). One column: in one go (numpy sums a
+    single contiguous column pairwise)."""
+    if filled.shape[1] < 2 or filled.shape[0] <= _ROWS:
+        return np.asarray(np.where(known, (filled - mean) ** 2, 0.0).sum(axis=0))
+    total: np.ndarray | None = None
+    for start in range(0, filled.shape[0], _ROWS):
+        part = np.where(known[start : start + _ROWS], (filled[start : start + _ROWS] - mean) ** 2, 0.0)
+        total = part.sum(axis=0) if total is None else np.vstack([total[None, :], part]).sum(axis=0)
+    return np.asarray(total)
 
 
 def _bootstrap(filled: np.ndarray, known: np.ndarray, *, seed: int, n_resamples: int) -> tuple[np.ndarray, np.ndarray]:
