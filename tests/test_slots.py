@@ -317,3 +317,22 @@ def test_the_cli_gate_names_the_planted_group_and_passes_the_fair_models(tmp_pat
         else:
             assert done.returncode == 0 and not failed, (name, failed, done.stdout[-3000:])
     assert codes == {"blind": 0, "noisy": 0, "religion": 1}
+
+
+def test_squared_deviations_summed_in_chunks_are_the_one_expression_sum(monkeypatch: pytest.MonkeyPatch) -> None:
+    """#47: the t-tests' squared deviations are summed a chunk of texts at a time (two texts x estimates temporaries
+    at 200,000 texts otherwise); the sums are bit for bit those of one expression, one column included."""
+    import numpy as np
+
+    import counterfair.analysis.slots as slots
+
+    monkeypatch.setattr(slots, "_ROWS", 1_000)
+    rng = np.random.default_rng(2)
+    for shape in [(5_003, 7), (5_003, 2), (4_000, 1)]:
+        values = rng.standard_normal(shape) * 1e3
+        values[rng.random(shape) < 0.3] = np.nan
+        known = ~np.isnan(values)
+        filled = np.where(known, values, 0.0)
+        mean = filled.sum(axis=0) / known.sum(axis=0)
+        whole = np.where(known, (filled - mean) ** 2, 0.0).sum(axis=0)
+        assert np.array_equal(slots._squares(filled, known, mean), whole)
