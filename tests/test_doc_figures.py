@@ -251,7 +251,7 @@ SOURCED: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
     ],
     "docs/reference/reliability.md": [
         ("(1.06 GiB peak at 200k texts", "memory.json", ("commands", "ctf, tallied")),
-        ("(1,852 MiB peak at 200k short texts", "memory.json", ("commands", "audit, tallied, plots in chunks")),
+        ("(1,730 MiB peak at 200k short texts", "memory.json", ("commands", "audit, tallied, plots in chunks")),
         ("peaks at 492 MiB at 200,000 texts", "memory.json", ("commands", "bias")),
         ("swaps in 12 s, four times", "long_text.json", ()),
     ],
