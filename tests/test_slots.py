@@ -336,3 +336,21 @@ def test_squared_deviations_summed_in_chunks_are_the_one_expression_sum(monkeypa
         mean = filled.sum(axis=0) / known.sum(axis=0)
         whole = np.where(known, (filled - mean) ** 2, 0.0).sum(axis=0)
         assert np.array_equal(slots._squares(filled, known, mean), whole)
+
+
+def test_blocks_of_slot_scores_that_split_a_text_are_refused() -> None:
+    """#47: the audit's in-slot measures are taken block by block, a text's values from its slots in its block; blocks
+    that share a text (which the audit's blocks of whole inputs never make) are an error, not a silent overwrite."""
+    import pandas as pd
+
+    from counterfair.analysis.slots import SlotScores, slot_effects
+
+    index = pd.MultiIndex.from_tuples([("t1", "gay"), ("t2", "muslim")], names=["input_id", "source_term"])
+    block = SlotScores(
+        identity=pd.DataFrame({"gay": [0.9, 0.2], "muslim": [0.3, 0.8]}, index=index),
+        placebo=pd.DataFrame({"tall": [0.1, 0.2], "young": [0.2, 0.1]}, index=index),
+        word_groups={"gay": "sexuality", "muslim": "religion"},
+    )
+    assert slot_effects([block], n_resamples=50)["identity_effect"]["overall"]["n"] == 2
+    with pytest.raises(ValueError, match="2 texts have slots in more than one block"):
+        slot_effects([block, block], n_resamples=50)

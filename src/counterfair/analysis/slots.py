@@ -343,11 +343,12 @@ def _per_text(
     values = np.full((len(texts), len(names)), np.nan)
     per_term = np.full((len(texts), len(terms)), np.nan)
     per_term_neutral = np.full((len(texts), len(terms)), np.nan)
-    offset = 0
+    offset = seen = 0
     for block, block_ids in zip(blocks, ids, strict=True):
         scores = block.identity.reindex(columns=terms).to_numpy(dtype=float)
         placebo = block.placebo.reindex(columns=words).to_numpy(dtype=float)
         own, codes = np.unique(block_ids, return_inverse=True)
+        seen += len(own)
         rows = np.empty(len(own), dtype=np.int64)
         rows[codes] = where[offset : offset + len(block_ids)]  # each of the block's texts' row among all texts
         offset += len(block_ids)
@@ -357,6 +358,8 @@ def _per_text(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             per_term_neutral[rows] = _mean_by(codes, np.where(np.isnan(scores), np.nan, neutral[:, None]), len(own))
+    if seen != len(texts):  # a text's values are its slots' means: they must all be in one block
+        raise ValueError(f"{seen - len(texts)} texts have slots in more than one block of slot scores")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         term_scores = {
