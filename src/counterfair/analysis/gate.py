@@ -143,10 +143,6 @@ def parse_rule(text: str) -> Rule:
 # ------------------------------------------------------------------------------------------------ metrics
 
 
-def _flip_entry(part: pd.DataFrame) -> dict[str, Any]:
-    return flip_estimate(int(part["flipped"].astype(bool).sum()), len(part))
-
-
 def flip_estimate(flips: int, n: int) -> dict[str, Any]:
     """A flip rate as the gate reads it: the share of ``n`` pairs whose decision flipped, with its Wilson interval."""
     from ..metrics.fairness import wilson
@@ -171,7 +167,7 @@ def fairness_metrics(
     ``effects``, not computed again) or else from the scored slot table ``slots`` (:mod:`counterfair.analysis.slots`,
     with ``threshold``)."""
     from ..metrics.fairness import gap_summary
-    from .slots import effects_gate_metrics, slot_effects
+    from .slots import slot_effects
 
     swaps = pairs
     if not pairs.empty:
@@ -180,23 +176,22 @@ def fairness_metrics(
             mask = mask & (pairs["attribute"].isna() | (pairs["attribute"] == "identity"))
         wanted = ["input_id", "score_orig", "score_cf", "diff", "flipped", "group"]
         swaps = pairs.loc[mask, [c for c in wanted if c in pairs.columns]]  # not every column: an audit's are millions
-    out: dict[str, Any] = {m: None for m in COUNTERFACTUAL_METRICS}
     if effects is None and slots is not None and not slots.empty:
         effects = slot_effects(slots, threshold=threshold, seed=seed, n_resamples=n_resamples)
-    out |= effects_gate_metrics(effects)
     if swaps.empty:
-        return out
+        return tallied_metrics(None, {}, effects)
     table = swaps.assign(label=np.nan, source_split="all", target_split="all", abs_diff=lambda d: d["diff"].abs())
-
-    def gap(part: pd.DataFrame) -> dict[str, Any]:  # the gap and its CI only, not ctf_report's breakdowns
-        return GapReport.from_dict(gap_summary(part, seed=seed, n_resamples=n_resamples)).estimate().to_dict()
-
-    out["ctf_gap"] = {"overall": gap(table), "by_group": {str(g): gap(p) for g, p in table.groupby("group")}}
-    out["flip_rate"] = {
-        "overall": _flip_entry(swaps),
-        "by_group": {str(g): _flip_entry(p) for g, p in swaps.groupby("group")},
+    ctf = GapReport.from_dict(  # the gap and its CI only, not ctf_report's breakdowns
+        {
+            **gap_summary(table, seed=seed, n_resamples=n_resamples),
+            "by_group": {str(g): gap_summary(p, seed=seed, n_resamples=n_resamples) for g, p in table.groupby("group")},
+        }
+    )
+    flips: dict[str | None, list[int]] = {
+        g: [int(part["flipped"].astype(bool).sum()), len(part)]
+        for g, part in [(None, swaps), *((str(g), p) for g, p in swaps.groupby("group"))]
     }
-    return out
+    return tallied_metrics(ctf, flips, effects)
 
 
 def tallied_metrics(
@@ -204,9 +199,9 @@ def tallied_metrics(
     flips: Mapping[str | None, Sequence[int]],
     effects: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
-    """What :func:`fairness_metrics` gives of an audit's pairs, from what the audit tallied as its blocks went by:
-    its identity CTF gap (``ctf``, with ``by_group``), the identity swaps' flips and scored pairs per group (``flips``,
-    None: overall) and its in-slot ``effects``."""
+    """The gate's counterfactual metrics from the identity CTF gap (``ctf``, with ``by_group``), the identity swaps'
+    flips and scored pairs per group (``flips``, None: overall) and the in-slot ``effects``: what the audit tallied
+    as its blocks went by, or what :func:`fairness_metrics` takes from a pairs table."""
     from .slots import effects_gate_metrics
 
     out: dict[str, Any] = {m: None for m in COUNTERFACTUAL_METRICS}
