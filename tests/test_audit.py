@@ -451,27 +451,99 @@ def test_the_classifier_has_one_progress_bar_however_many_blocks(
     assert total == done > 100  # every text scored, the bar full
 
 
-def test_dense_score_panels_bin_in_chunks_to_the_one_call_cells(monkeypatch: pytest.MonkeyPatch) -> None:
-    """#47: the score scatter's dense panel (9.5 million swaps at 200,000 texts) is binned a chunk of points at a time
-    (matplotlib's hexbin holds ~100 bytes a point while binning): the cells and counts are those of one call over
-    every point with both scores."""
+def test_dense_score_panels_bin_in_blocks_to_the_one_call_cells() -> None:
+    """#47: the score scatter's dense panel (9.5 million swaps at 200,000 texts) is binned a block of pairs at a time
+    as the report reads pairs.csv (matplotlib's hexbin holds ~100 bytes a point while binning): the cells and counts
+    are those of one call over every point with both scores."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
 
-    import counterfair.views.report.plots as plots
+    from counterfair.views.report.tally import Panel
 
     rng = np.random.default_rng(3)
     x, y = rng.beta(2, 5, 20_000), rng.beta(5, 2, 20_000)
     x[::97], y[::89] = np.nan, np.nan  # unscored pairs: left out
-    rows = rng.random(20_000) < 0.7  # this method's pairs
-    monkeypatch.setattr(plots, "POINTS_CHUNK", 1_501)
-    fig, (ax, whole) = plt.subplots(1, 2)
-    chunked = plots._hexbin(ax, x, y, rows)
-    known = rows & ~np.isnan(x) & ~np.isnan(y)
-    one = whole.hexbin(x[known], y[known], gridsize=36, extent=(0, 1, 0, 1), bins="log", mincnt=1)
-    assert np.array_equal(chunked.get_array(), one.get_array()) and chunked.get_array().sum() == known.sum()
-    assert np.array_equal(chunked.get_offsets(), one.get_offsets())
+    panel = Panel()
+    for start in range(0, x.size, 1_501):
+        part = slice(start, start + 1_501)
+        panel.add(x[part], y[part], y[part] - x[part])
+    assert panel.cells is not None and panel.centres is not None and panel.n == 20_000 and not panel.xs
+    fig, whole = plt.subplots()
+    known = ~np.isnan(x) & ~np.isnan(y)
+    one = whole.hexbin(x[known], y[known], gridsize=36, extent=(0, 1, 0, 1), mincnt=0)
+    assert np.array_equal(panel.cells, one.get_array()) and panel.cells.sum() == known.sum()
+    assert np.array_equal(panel.centres, one.get_offsets())
+    assert np.array_equal(panel.changes, np.histogram(y - x, bins=np.linspace(-1, 1, 41))[0])
     plt.close(fig)
+
+
+def test_the_report_tally_of_many_blocks_is_the_tally_of_one() -> None:
+    """#47: the report reads pairs.csv once, block by block; what it draws and lists does not depend on the blocks:
+    each method's counts and points, the heat map's cells, the swap packs' directions, the texts behind each listed
+    cell (ties in the order of the pairs), the topic and rating panels' points; unscored pairs left out."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from counterfair.views.report.tally import ReportTally
+
+    rng = np.random.default_rng(11)
+    n = 3_000
+    terms = np.array(["gay", "straight", "muslim", "jewish"])
+    method = rng.choice(["swap", "ablation", "substitution"], n, p=[0.8, 0.1, 0.1])
+    swap = method == "swap"
+    x = rng.random(n)
+    diff = np.round(rng.normal(0, 0.2, n), 2)  # rounded: ties among the largest changes
+    attribute = np.where(swap, rng.choice(["identity", "gender"], n, p=[0.9, 0.1]), rng.choice(["a", "b"], n))
+    pairs = pd.DataFrame(
+        {
+            "method": method,
+            "attribute": attribute,
+            "input_id": [f"t{i}" for i in range(n)],
+            "source_term": np.where(swap, rng.choice(terms, n), None),
+            "target_term": np.where(swap, rng.choice(terms, n), None),
+            "score_orig": x,
+            "score_cf": x + diff,
+            "diff": diff,
+            "status": rng.choice(["ok", "partial:classifier_returned_nan"], n, p=[0.95, 0.05]),
+            "group": np.where(swap, rng.choice(np.array(["lgbt", "religion", None], dtype=object), n), None),
+            "target_group": np.where(swap, rng.choice(["lgbt", "religion"], n), None),
+            "rating": rng.choice(np.array(["good", "poor", None], dtype=object), n, p=[0.01, 0.01, 0.98]),
+        }
+    )
+    directions = [SimpleNamespace(source="gay", target="straight"), SimpleNamespace(source="muslim", target="gay")]
+    one = ReportTally.of([pairs], directions, 3)
+    many = ReportTally.of([pairs.iloc[i : i + 97] for i in range(0, n, 97)], directions, 3)
+    ok = pairs[pairs["status"] == "ok"]
+    assert list(one.panels) == list(many.panels) == list(dict.fromkeys(ok["method"]))
+    for name, panel in one.panels.items():
+        other = many.panels[name]
+        assert panel.n == other.n == int((ok["method"] == name).sum())
+        assert np.array_equal(panel.changes, other.changes) and panel.changes.sum() == panel.n
+        if panel.cells is None:
+            assert other.cells is None
+            assert all(np.array_equal(a, b) for a, b in zip(panel.points(), other.points(), strict=True))
+        else:
+            assert other.cells is not None and np.array_equal(panel.cells, other.cells)
+    cells, blocks = one.cells.table(), many.cells.table()
+    identity = ok[(ok["method"] == "swap") & (ok["attribute"] == "identity")]
+    expected = identity.groupby(["source_term", "target_term"])["diff"].agg(["mean", "size"]).reset_index()
+    assert cells[["source_term", "target_term", "size"]].equals(expected[["source_term", "target_term", "size"]])
+    assert np.array_equal(cells["mean"], expected["mean"]) and np.allclose(blocks["mean"], expected["mean"])
+    packs = one.packs.table()
+    assert packs["size"].sum() == int((ok["method"] == "swap").sum()) and packs["group"].isna().iloc[-1]
+    keys = ["attribute", "group", "target_group", "size"]
+    assert packs[keys].equals(many.packs.table()[keys])
+    tops = one.tops.tops()
+    assert len(tops) == 2
+    for (d, top), (_, other) in zip(tops, many.tops.tops(), strict=True):
+        cell = identity[(identity["source_term"] == d.source) & (identity["target_term"] == d.target)]
+        largest = cell.reindex(cell["diff"].abs().sort_values(ascending=False, kind="stable").index).head(3)
+        assert list(top.index) == list(other.index) == list(largest.index)
+    edits = one.topic_points()
+    assert edits.equals(many.topic_points()) and len(edits) == int((ok["method"] != "swap").sum())
+    assert one.rated_points()["rating"].tolist() == many.rated_points()["rating"].tolist()
+    assert set(one.rated_points()["rating"]) == {"good", "poor"}

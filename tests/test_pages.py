@@ -151,6 +151,7 @@ def test_the_score_plot_stays_readable_at_100k_pairs(tmp_path: Path, monkeypatch
     from matplotlib.collections import PathCollection, PolyCollection
 
     from counterfair.views.report import plots
+    from counterfair.views.report.tally import ReportTally
 
     drawn: list = []
     monkeypatch.setattr(plots, "_save", lambda fig, out, name: drawn.append(fig) or {})
@@ -163,7 +164,8 @@ def test_the_score_plot_stays_readable_at_100k_pairs(tmp_path: Path, monkeypatch
             "score_cf": rng.random(many + few),
         }
     )
-    plots.score_scatter(pairs, tmp_path, 0.5)
+    pairs["diff"] = pairs["score_cf"] - pairs["score_orig"]
+    plots.score_scatter(ReportTally.of([pairs]).panels, tmp_path, 0.5)
     swap, ablation = drawn[0].axes[:2]
     assert any(isinstance(c, PolyCollection) for c in swap.collections)  # hexagonal cells
     assert any(isinstance(c, PathCollection) for c in ablation.collections)  # dots

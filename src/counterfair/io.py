@@ -338,12 +338,30 @@ def read_csv_columns(
     (sorted). ``categories``: columns of names kept as categories (a byte or two a cell, not the string);
     ``check(block, first_row)``: each block checked and converted as it is read. A run's pairs table grows to
     gigabytes; the report reads only what it uses of it."""
+    parts = list(csv_column_blocks(path, columns, block_rows=block_rows, rows=rows, categories=categories, check=check))
+    if not parts:  # a header alone
+        wanted = set(columns)
+        parts = [pd.read_csv(Path(path), usecols=lambda c: c in wanted, nrows=0, **_CSV_OPTIONS)]
+    frame = stacked(parts)
+    return frame[[c for c in columns if c in frame.columns]]
+
+
+def csv_column_blocks(
+    path: str | Path,
+    columns: Sequence[str],
+    *,
+    block_rows: int = TABLE_BLOCK_ROWS,
+    rows: Sequence[int] | None = None,
+    categories: Sequence[str] = (),
+    check: Callable[[pd.DataFrame, int], pd.DataFrame] | None = None,
+) -> Iterator[pd.DataFrame]:
+    """:func:`read_csv_columns` one block at a time (each block's columns in the file's order): a reader that tallies
+    what it needs holds one block, not the table. Nothing for a header alone."""
     target = Path(path)
     if not target.is_file():
         raise InputError(f"{target}: no such file")
     wanted = set(columns)
     keep = None if rows is None else np.asarray(rows, dtype=np.int64)
-    parts = []
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", pd.errors.ParserWarning)  # as read_table: a long row is an error
@@ -358,17 +376,13 @@ def read_csv_columns(
                     for column in categories:
                         if column in chunk.columns:
                             chunk[column] = chunk[column].astype("category")
-                    parts.append(chunk)
+                    yield chunk
     except UnicodeDecodeError as err:
         raise _first_bad_byte(target, "utf-8") or InputError(f"{target}: not valid utf-8 ({err.reason})") from err
     except (pd.errors.ParserError, pd.errors.ParserWarning) as err:
         raise InputError(f"{target}: malformed CSV: {str(err).strip()}") from err
     except pd.errors.EmptyDataError as err:
         raise InputError(f"{target}: the file is empty") from err
-    if not parts:  # a header alone
-        parts = [pd.read_csv(target, usecols=lambda c: c in wanted, nrows=0, **_CSV_OPTIONS)]
-    frame = stacked(parts)
-    return frame[[c for c in columns if c in frame.columns]]
 
 
 def stacked(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:

@@ -10,19 +10,19 @@ import base64
 import html
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from ...editors.registry import swap_methods
 from ...errors import InputError
-from ...io import atomic_open, read_csv_columns, read_json
+from ...io import atomic_open, csv_column_blocks, read_csv_columns, read_json
 from ...lexicons.attributes import load_identity_set
 from ...summaries import AuditSummary, command_of, typed
 from ..verdict import LEVEL_WORDS, group_estimates, points, rule_sentence, verdict
 from . import plots
+from .tally import CellTops, ReportTally
 
 HIGHLIGHT_TOKENS = 20_000  # a changed stretch longer than this (words, both sides) is shown whole, not diffed
 CONTEXT_WORDS = 30  # unchanged words shown around each edit; longer unchanged runs are elided
@@ -134,9 +134,10 @@ REPORT_NAMES = (
 )
 
 
-def load_run(run_dir: str | Path) -> tuple[dict[str, Any], pd.DataFrame]:
-    """``summary.json`` (schema-checked) and the :data:`REPORT_COLUMNS` of ``pairs.csv`` of an audit run directory
-    (read block by block; the index is each pair's row in the file)."""
+def load_run(run_dir: str | Path) -> tuple[dict[str, Any], Iterator[pd.DataFrame]]:
+    """``summary.json`` (schema-checked) and the :data:`REPORT_COLUMNS` of ``pairs.csv`` of an audit run directory,
+    block by block as they are read (each block's index its pairs' rows in the file): the report tallies them, it
+    never holds the table."""
     target = Path(run_dir)
     if not (target / "summary.json").exists():
         raise InputError(f"{target}: not an audit run directory (no summary.json); run counterfair audit first")
@@ -146,19 +147,22 @@ def load_run(run_dir: str | Path) -> tuple[dict[str, Any], pd.DataFrame]:
     from ...analysis.compare import checked_pairs
 
     path = target / "pairs.csv"
-    pairs = read_csv_columns(
+    blocks = csv_column_blocks(
         path, REPORT_COLUMNS, categories=REPORT_NAMES, check=lambda block, first: checked_pairs(block, path, first)
     )
-    return summary, pairs
+    return summary, blocks
 
 
 def build_report(run_dir: str | Path) -> dict[str, Path]:
     """Write ``report.html``, ``report.md`` and the plots of an audit run; returns their paths."""
     target = Path(run_dir)
-    summary, pairs = load_run(target)
+    summary, blocks = load_run(target)
     s = AuditSummary.from_dict(summary)
-    if "status" in pairs and (pairs["status"] != "ok").any():  # pairs without a score are listed, not plotted
-        pairs = pairs[pairs["status"] == "ok"]
+    from ..verdict import FEW_PAIRS, largest_directions
+
+    by_direction = (s.ctf.by_direction if s.ctf else None) or ()
+    directions = largest_directions(by_direction, 15)  # one or two swaps are noise: after the others, marked
+    pairs = ReportTally.of(blocks, directions, CELL_EXAMPLES)  # one pass over pairs.csv; unscored pairs left out
     plot_dir = target / "plots"
     identities = load_identity_set(s.options.get("identities"))
     by_group = sorted(identities.terms, key=lambda t: (identities.group_of(t), t))
@@ -167,28 +171,28 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
         (
             "score_change_histogram",
             "Distribution of score changes, original → counterfactual, per method",
-            plots.score_change_histogram(pairs, plot_dir),
+            plots.score_change_histogram(pairs.panels, plot_dir),
         ),
         (
             "score_scatter",
             "Original vs counterfactual score; points below the diagonal lost score",
-            plots.score_scatter(pairs, plot_dir, threshold),
+            plots.score_scatter(pairs.panels, plot_dir, threshold),
         ),
         (
             "score_scatter_topic",
             "Original vs counterfactual score per topic (word-list and LLM edits); below the diagonal: lost score",
-            plots.score_scatter_by_topic(pairs, plot_dir, threshold),
+            plots.score_scatter_by_topic(pairs.topic_points(), plot_dir, threshold),
         ),
         (
             "score_scatter_rating",
             "Original vs counterfactual score, the pairs the raters judged good apart from the poor ones (crosses)",
-            plots.score_scatter_by_rating(pairs, plot_dir, threshold),
+            plots.score_scatter_by_rating(pairs.rated_points(), plot_dir, threshold),
         ),
         (
             "swap_heatmap",
             "Mean score change per identity swap, source term (row) → target term (column); the texts behind the"
             " largest cells are under the direction table",
-            plots.swap_heatmap(pairs, plot_dir, by_group),
+            plots.swap_heatmap(pairs.cells.table(), plot_dir, by_group),
         ),
         (
             "ctf_groups",
@@ -199,11 +203,7 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
     figures = embed_figures(made)
     examples = [{**e, "diff_html": edit_html(str(e["source_text"]), str(e["cf_text"]))} for e in s.top_examples]
     ctf_groups = _largest((s.ctf.by_group if s.ctf else None) or {})
-    by_direction = (s.ctf.by_direction if s.ctf else None) or ()
-    from ..verdict import FEW_PAIRS, largest_directions
-
-    directions = largest_directions(by_direction, 15)  # one or two swaps are noise: after the others, marked
-    behind_cells = direction_texts(pairs, directions, texts_of=lambda rows: pair_texts(target, rows))
+    behind_cells = _cell_examples(_with_texts(pairs.tops.tops(), lambda rows: pair_texts(target, rows)))
     swap_packs = _swap_pack_sections(s, pairs)
     terms = (s.effects.identity_effect.by_term if s.effects and s.effects.identity_effect else None) or {}
     effect_terms = sorted(
@@ -265,21 +265,21 @@ def direction_texts(
         needed |= {"source_text", "cf_text"}
     if not directions or not needed <= set(pairs.columns):
         return []
-    swaps = pairs["method"].isin(swap_methods()).to_numpy(dtype=bool)
-    if "attribute" in pairs:
-        swaps = swaps & (pairs["attribute"] == "identity").to_numpy(dtype=bool)
-    source, target = pairs["source_term"], pairs["target_term"]
-    shown = [c for c in pairs.columns if c not in ("method", "attribute", "source_term", "target_term")]
-    tops = []
-    for d in directions:  # only the listed cells, each's rows picked by a mask of its two terms: not every cell grouped
-        cell = swaps & (source == d.source).to_numpy(dtype=bool) & (target == d.target).to_numpy(dtype=bool)
-        if cell.any():
-            part = pairs.loc[cell, shown]
-            order = part["diff"].abs().sort_values(ascending=False, kind="stable").index
-            tops.append((d, part.reindex(order).head(per_cell)))
-    if texts_of is not None and tops:
-        texts = texts_of([int(i) for _, top in tops for i in top.index])[["source_text", "cf_text"]]
-        tops = [(d, top.join(texts)) for d, top in tops]
+    tops = CellTops(directions, per_cell)
+    tops.add(pairs)
+    return _cell_examples(_with_texts(tops.tops(), texts_of))
+
+
+def _with_texts(
+    tops: list[tuple[Any, pd.DataFrame]], texts_of: Callable[[list[int]], pd.DataFrame] | None
+) -> list[tuple[Any, pd.DataFrame]]:
+    if texts_of is None or not tops:
+        return tops
+    texts = texts_of([int(i) for _, top in tops for i in top.index])[["source_text", "cf_text"]]
+    return [(d, top.join(texts)) for d, top in tops]
+
+
+def _cell_examples(tops: list[tuple[Any, pd.DataFrame]]) -> list[dict[str, Any]]:
     found = []
     for d, top in tops:
         examples = [
@@ -325,22 +325,22 @@ def _largest(entries: Mapping[str, Any]) -> list[tuple[str, Any]]:
     return sorted(entries.items(), key=lambda kv: -(kv[1].value or 0))
 
 
-def _swap_pack_sections(s: AuditSummary, pairs: Any) -> list[dict[str, Any]]:
+def _swap_pack_sections(s: AuditSummary, pairs: ReportTally) -> list[dict[str, Any]]:
     """One section per swap pack of the audit (gender, names, nationality, a user's): its CTF gap per group of the
     source term and the mean change per (source group -> target group)."""
     out = []
+    packs = pairs.packs.table()
     for name, ctf in s.swap_gaps().items():
-        columns = ["group", "target_group", "diff"]
-        mine = pairs
-        if not pairs.empty:
-            mine = pairs.loc[pairs["method"].isin(swap_methods()) & (pairs["attribute"] == name), columns]
-        directions = []
-        if not mine.empty:
-            table = mine.groupby(["group", "target_group"], dropna=False)["diff"].agg(["mean", "size"]).reset_index()
-            directions = [
-                {"source": str(r.group), "target": str(r.target_group), "pairs": int(r.size), "mean_diff": r.mean}
-                for r in table.sort_values("mean", key=abs, ascending=False).itertuples()
-            ]
+        table = packs.loc[packs["attribute"] == name].reset_index(drop=True)
+        directions = [
+            {
+                "source": str(r["group"]),
+                "target": str(r["target_group"]),
+                "pairs": int(r["size"]),
+                "mean_diff": r["mean"],
+            }
+            for r in table.sort_values("mean", key=abs, ascending=False).to_dict("records")
+        ]
         out.append({"name": name, "ctf": ctf, "groups": _largest(ctf.by_group or {}), "directions": directions[:20]})
     return out
 

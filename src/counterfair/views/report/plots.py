@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from ...editors.registry import method_color, swap_methods
+from ...editors.registry import method_color
+
+if TYPE_CHECKING:
+    from .tally import Panel
 
 DPI = 110
-#: points counted at a time (histogram, hexbin cells): one hexbin call holds ~100 bytes a point (a GB at 9.5 M swaps)
-POINTS_CHUNK = 500_000
 
 
 def _plt() -> Any:
@@ -40,27 +42,22 @@ def _save(fig: Any, out: Path, name: str) -> dict[str, str]:
     return paths
 
 
-def score_change_histogram(pairs: pd.DataFrame, out: Path) -> dict[str, str] | None:
-    """Distribution of score changes, original -> counterfactual, per method (paper 000 Fig. 2)."""
-    if pairs.empty:
+def score_change_histogram(panels: Mapping[str, Panel], out: Path) -> dict[str, str] | None:
+    """Distribution of score changes, original -> counterfactual, per method (paper 000 Fig. 2), from each method's
+    counts of changes in :data:`CHANGE_BINS`."""
+    if not panels:
         return None
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6.4, 3.4))
-    bins = np.linspace(-1, 1, 41)
-    diff = pairs["diff"].to_numpy(dtype=float)
-    for method in pairs["method"].unique():  # in order of appearance
-        mine = (pairs["method"] == method).to_numpy(dtype=bool)
-        counts = np.zeros(len(bins) - 1)
-        for start in range(0, len(diff), POINTS_CHUNK):  # counted a chunk at a time: no copy of a method's changes
-            part = slice(start, start + POINTS_CHUNK)
-            counts += np.histogram(diff[part][mine[part]], bins=bins)[0]
+    bins = CHANGE_BINS
+    for method, panel in panels.items():  # in order of appearance
         ax.hist(
             (bins[:-1] + bins[1:]) / 2,  # each bin's centre weighted by its count: the histogram of the changes
             bins=bins,
-            weights=counts,
+            weights=panel.changes,
             histtype="step",
             linewidth=1.6,
-            label=f"{method} (n={int(mine.sum())})",
+            label=f"{method} (n={panel.n})",
             color=method_color(method),
             density=True,
         )
@@ -74,55 +71,47 @@ def score_change_histogram(pairs: pd.DataFrame, out: Path) -> dict[str, str] | N
 
 #: above this many pairs a method's panel is a hexagonal density (log counts) instead of dots
 DENSE_POINTS = 2000
+#: the score-change histogram's bins (changes lie in [-1, 1])
+CHANGE_BINS = np.linspace(-1, 1, 41)
 
 
-def score_scatter(pairs: pd.DataFrame, out: Path, threshold: float) -> dict[str, str] | None:
+def score_scatter(panels: Mapping[str, Panel], out: Path, threshold: float) -> dict[str, str] | None:
     """Original vs counterfactual score per method (paper 000 Figs. 3-4); points below y = x lost score. A panel of
     more than :data:`DENSE_POINTS` pairs shows their density in hexagonal cells (log scale), readable at 100k pairs."""
-    if pairs.empty:
+    if not panels:
         return None
-    methods = list(pairs["method"].unique())  # in order of appearance
-    fig, axes = _panels(len(methods))
-    x, y = pairs["score_orig"].to_numpy(dtype=float), pairs["score_cf"].to_numpy(dtype=float)
-    for ax, method in zip(axes, methods, strict=True):
-        mine = (pairs["method"] == method).to_numpy(dtype=bool)
-        n = int(mine.sum())
-        dense = n > DENSE_POINTS
-        if dense:  # thousands of points are solid ink as dots: how many pairs fall in each cell, on a log scale
-            cells = _hexbin(ax, x, y, mine)
+    fig, axes = _panels(len(panels))
+    for ax, (method, panel) in zip(axes, panels.items(), strict=True):
+        if panel.cells is not None and panel.centres is not None:  # thousands of dots are solid ink: log counts
+            seen = panel.cells > 0
+            cells = ax.hexbin(panel.centres[seen, 0], panel.centres[seen, 1], C=panel.cells[seen],
+                              reduce_C_function=np.sum, bins="log", mincnt=1, cmap="viridis", linewidths=0,
+                              **_HEX)  # fmt: skip
             fig.colorbar(cells, ax=ax, label="pairs (log scale)", fraction=0.05, pad=0.02)
         else:
-            ax.scatter(x[mine], y[mine], s=8, alpha=0.45, color=method_color(method), linewidths=0)
-        _diagonal_panel(ax, threshold, f"{method} (n={n:,}{', pairs per cell' if dense else ''})")
+            x, y = panel.points()
+            ax.scatter(x, y, s=8, alpha=0.45, color=method_color(method), linewidths=0)
+        dense = ", pairs per cell" if panel.cells is not None else ""
+        _diagonal_panel(ax, threshold, f"{method} (n={panel.n:,}{dense})")
     return _finish_panels(fig, axes, "Original vs counterfactual scores", out, "score_scatter")
 
 
 _HEX = {"gridsize": 36, "extent": (0, 1, 0, 1)}
 
 
-def _hexbin(ax: Any, x: np.ndarray, y: np.ndarray, rows: np.ndarray) -> Any:
-    """``ax.hexbin`` of the points ``(x, y)`` of ``rows`` with both scores, log-coloured counts: each chunk of points is
-    binned by matplotlib on a scratch axes (every cell, zeros too, in its fixed order) and the counts added; the
-    panel is drawn once from the occupied cells' centres weighted by their counts — the same cells and counts as one
-    call over every point, in memory that does not grow with the points."""
+def hex_counts(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every hexagonal cell's count of the points with both scores (zeros too, in matplotlib's fixed order) and the
+    cells' centres, binned by matplotlib's own ``hexbin`` on a scratch axes. Counts of blocks of points add up to
+    one call's over them all (a panel drawn from the occupied cells' centres weighted by their counts is that call's
+    panel, in memory that does not grow with the points: one hexbin holds ~100 bytes a point while binning)."""
     plt = _plt()
-    scratch_fig, scratch = plt.subplots()
-    counts, centres = None, None
-    for start in range(0, len(x), POINTS_CHUNK):
-        part = slice(start, start + POINTS_CHUNK)
-        xs, ys = x[part], y[part]
-        keep = rows[part] & ~np.isnan(xs) & ~np.isnan(ys)
-        cells = scratch.hexbin(xs[keep], ys[keep], mincnt=0, **_HEX)
-        found = np.asarray(cells.get_array(), dtype=float)
-        counts = found if counts is None else counts + found
-        centres = cells.get_offsets()
-        cells.remove()
-    plt.close(scratch_fig)
-    if counts is None or centres is None:
-        raise ValueError("a dense panel without points")
-    seen = counts > 0
-    return ax.hexbin(centres[seen, 0], centres[seen, 1], C=counts[seen], reduce_C_function=np.sum, bins="log",
-                     mincnt=1, cmap="viridis", linewidths=0, **_HEX)  # fmt: skip
+    fig, scratch = plt.subplots()
+    try:
+        known = ~np.isnan(x) & ~np.isnan(y)
+        cells = scratch.hexbin(x[known], y[known], mincnt=0, **_HEX)
+        return np.asarray(cells.get_array(), dtype=float), np.asarray(cells.get_offsets())
+    finally:
+        plt.close(fig)
 
 
 def _panels(count: int) -> tuple[Any, list[Any]]:
@@ -147,13 +136,10 @@ def _diagonal_panel(ax: Any, threshold: float, title: str) -> None:
     ax.set_xlabel("original score")
 
 
-def score_scatter_by_rating(pairs: pd.DataFrame, out: Path, threshold: float) -> dict[str, str] | None:
+def score_scatter_by_rating(rated: pd.DataFrame, out: Path, threshold: float) -> dict[str, str] | None:
     """Original vs counterfactual score per method, the pairs the raters judged good apart from the poor ones (paper
     000 Fig. 3: a method whose poor pairs stay on the diagonal failed to remove the reference; one whose poor pairs
-    still lose score failed on fluency). Only when the pairs carry ratings of both kinds."""
-    if "rating" not in pairs:
-        return None
-    rated = pairs[pairs["rating"].isin(["good", "poor"])]
+    still lose score failed on fluency). ``rated``: the pairs rated good or poor; only when both ratings occur."""
     if rated.empty or rated["rating"].nunique() < 2:
         return None
     methods = list(dict.fromkeys(rated["method"]))
@@ -171,10 +157,10 @@ def score_scatter_by_rating(pairs: pd.DataFrame, out: Path, threshold: float) ->
     return _finish_panels(fig, axes, title, out, "score_scatter_rating")
 
 
-def score_scatter_by_topic(pairs: pd.DataFrame, out: Path, threshold: float) -> dict[str, str] | None:
+def score_scatter_by_topic(edits: pd.DataFrame, out: Path, threshold: float) -> dict[str, str] | None:
     """Original vs counterfactual score per attribute (topic), the methods' pairs in their colours (paper 000 Fig. 4:
-    which topic swings towards a flip). Word-list and LLM edits only; only when two or more topics have pairs."""
-    edits = pairs[~pairs["method"].isin(swap_methods()) & pairs["score_orig"].notna() & pairs["score_cf"].notna()]
+    which topic swings towards a flip). ``edits``: the word-list and LLM edits with both scores (``method``,
+    ``attribute``, ``score_orig``, ``score_cf``); only when two or more topics have pairs."""
     topics = list(dict.fromkeys(edits["attribute"])) if "attribute" in edits else []
     if len(topics) < 2:
         return None
@@ -189,15 +175,12 @@ def score_scatter_by_topic(pairs: pd.DataFrame, out: Path, threshold: float) -> 
     return _finish_panels(fig, axes, "Original vs counterfactual scores, by topic", out, "score_scatter_topic")
 
 
-def swap_heatmap(pairs: pd.DataFrame, out: Path, order: list[str]) -> dict[str, str] | None:
-    """Mean score change for each (source term -> target term) swap; rows are sources."""
-    mask = pairs["method"].isin(swap_methods())
-    if "attribute" in pairs:
-        mask &= pairs["attribute"] == "identity"
-    swap = pairs.loc[mask, ["source_term", "target_term", "diff"]]  # three columns of the millions of swaps
-    if swap.empty:
+def swap_heatmap(cells: pd.DataFrame, out: Path, order: list[str]) -> dict[str, str] | None:
+    """Mean score change for each (source term -> target term) swap; rows are sources. ``cells``: one row per swap
+    direction with pairs (``source_term``, ``target_term``, ``mean``)."""
+    if cells.empty:
         return None
-    matrix = swap.pivot_table(index="source_term", columns="target_term", values="diff", aggfunc="mean")
+    matrix = cells.pivot(index="source_term", columns="target_term", values="mean")
     rows = [t for t in order if t in matrix.index]
     cols = [t for t in order if t in matrix.columns]
     matrix = matrix.reindex(index=rows, columns=cols)
