@@ -354,3 +354,18 @@ def test_blocks_of_slot_scores_that_split_a_text_are_refused() -> None:
     assert slot_effects([block], n_resamples=50)["identity_effect"]["overall"]["n"] == 2
     with pytest.raises(ValueError, match="2 texts have slots in more than one block"):
         slot_effects([block, block], n_resamples=50)
+
+
+def test_resample_weights_are_the_counts_of_one_block_of_64_bit_draws(monkeypatch: pytest.MonkeyPatch) -> None:
+    """#47: the in-slot bootstrap draws a resample at a time as 32-bit integers (not a block x texts array of draws):
+    each resample's counts are those of numpy's 64-bit draws of the whole block, block boundaries included."""
+    import numpy as np
+
+    import counterfair.analysis.slots as slots
+
+    monkeypatch.setattr(slots, "MAX_WEIGHTS", 3 * 1_001)  # blocks of 3 resamples of 1,001 texts: 7 = 3 + 3 + 1
+    got = np.vstack(list(slots._resample_weights(np.random.default_rng(9), 1_001, 7)))
+    rng = np.random.default_rng(9)
+    draws = np.vstack([rng.integers(0, 1_001, size=(size, 1_001)) for size in (3, 3, 1)])
+    assert np.array_equal(got, np.vstack([np.bincount(d, minlength=1_001) for d in draws]))
+    assert got.shape == (7, 1_001) and (got.sum(axis=1) == 1_001).all()

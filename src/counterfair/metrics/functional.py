@@ -176,8 +176,11 @@ def bootstrap_ci(
     """
     from scipy.stats import bootstrap
 
-    data = np.asarray(values, dtype=float)
-    data = data[np.isfinite(data)]
+    data = np.ascontiguousarray(values, dtype=float)  # no copy of a contiguous float array
+    finite = np.isfinite(data)
+    if not finite.all():  # a copy only when there is something to leave out (9.5 million changes are 76 MB)
+        data = data[finite]
+    del finite
     if data.size < 2:
         return (math.nan, math.nan)
     if np.all(data == data[0]):
