@@ -378,11 +378,12 @@ def test_pairs_made_in_blocks_of_inputs_are_the_whole_runs(monkeypatch: pytest.M
 def test_the_statistics_tallied_block_by_block_are_the_whole_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     """#47: the audit keeps no table of its pairs (9.5 million at 200,000 texts): the per-method entries, the placebo
     effects, the in-slot measures, the coverage and the gate's metrics are tallied block by block, and each equals
-    what the whole tables give."""
+    what the whole tables give — with every tally's pieces written to the scratch file and read back."""
     import numpy as np
 
     import counterfair as cf
     import counterfair.core.audit as core
+    import counterfair.spill as spill
     from counterfair.analysis.gate import fairness_metrics
     from counterfair.analysis.placebo import identity_effects
     from counterfair.analysis.slots import slot_effects
@@ -390,6 +391,9 @@ def test_the_statistics_tallied_block_by_block_are_the_whole_tables(monkeypatch:
     from counterfair.metrics.functional import bootstrap_ci
 
     monkeypatch.setattr(core, "SWAP_BLOCK_ROWS", 40)
+    monkeypatch.setattr(spill, "SPILL_BYTES", 1)  # every piece on disk, however small
+    scratches: list[spill.Scratch] = []
+    monkeypatch.setattr(core, "Scratch", lambda: scratches.append(spill.Scratch()) or scratches[-1])
     made: list[Any] = []
     real = core.audit_core
     monkeypatch.setattr(core, "audit_core", lambda *a, **k: made.append(real(*a, **k)) or made[-1])
@@ -412,6 +416,8 @@ def test_the_statistics_tallied_block_by_block_are_the_whole_tables(monkeypatch:
     assert s["coverage"]["unreached"] == 1 and s["coverage"]["reached"] == len(texts) - 1
     whole = fairness_metrics(pairs, n_resamples=200, effects=s["effects"])
     assert audited.gate_metrics == nan_to_none(whole) and audited.gate_metrics["flip_rate"]["by_group"]
+    (scratch,) = scratches
+    assert scratch.bytes_written > 8 * len(pairs) and scratch._file is None  # used, then closed
 
 
 def test_the_classifier_has_one_progress_bar_however_many_blocks(

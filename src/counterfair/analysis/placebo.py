@@ -39,6 +39,7 @@ from ..editors.registry import swap_methods, swaps_identities
 from ..errors import ConfigError
 from ..lexicons.attributes import IdentitySet, TermInflection
 from ..metrics.functional import bootstrap_ci
+from ..spill import ArrayLog, Scratch
 
 NEAREST = 3  # placebo words to choose from per target term: the nearest in frequency
 
@@ -230,8 +231,9 @@ class PlaceboTally:
     change|`` and their difference, and the pair counts. A text's pairs are all in one block, so :meth:`report` gives
     what the whole table gives, value for value (texts in order of first appearance, groups sorted by name)."""
 
-    def __init__(self) -> None:
-        self.per_text: dict[tuple[str, ...], list[np.ndarray]] = {}
+    def __init__(self, scratch: Scratch | None = None) -> None:
+        self.scratch = scratch  # where the per-text means are kept while the blocks go by (on disk); None: in memory
+        self.per_text: dict[tuple[str, ...], ArrayLog] = {}
         self.pairs: dict[tuple[str, ...], int] = {}
         self.swaps = 0  # scored identity swaps, with a placebo or not
 
@@ -257,11 +259,11 @@ class PlaceboTally:
 
     def _keep(self, key: tuple[str, ...], part: pd.DataFrame) -> None:
         means = part.groupby("input_id", sort=False)[_PER_TEXT].mean().to_numpy(dtype=float)
-        self.per_text.setdefault(key, []).append(means)
+        self.per_text.setdefault(key, ArrayLog(self.scratch)).append(means)
         self.pairs[key] = self.pairs.get(key, 0) + len(part)
 
     def _effect(self, key: tuple[str, ...], *, seed: int, n_resamples: int) -> dict[str, Any]:
-        per_text = np.concatenate(self.per_text[key])
+        per_text = self.per_text[key].concatenate().reshape(-1, len(_PER_TEXT))  # the blocks' rows, stacked
         effect = per_text[:, 2].copy()  # each column contiguous, as the whole table's means were
         low, high = bootstrap_ci(effect, n_resamples=n_resamples, seed=seed)
         return {

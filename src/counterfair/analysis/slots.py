@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from ..editors.registry import swaps_identities
+from ..spill import ObjectLog
 
 ALPHA = 0.05  # the family-wise error rate of the Holm-corrected tests
 #: the size from which a detected estimate is material (probability points of the positive label; share of pairs)
@@ -305,17 +306,20 @@ def slot_scores(slots: pd.DataFrame) -> SlotScores | None:
     return SlotScores(tables[0].loc[common], tables[1].loc[common], groups)
 
 
-SlotTables = pd.DataFrame | SlotScores | Sequence[SlotScores]
+SlotTables = pd.DataFrame | SlotScores | Sequence[SlotScores]  # an ObjectLog of SlotScores is one
 
 
-def _blocks(slots: SlotTables) -> list[SlotScores]:
+def _blocks(slots: SlotTables) -> Sequence[SlotScores]:
     """A scored slot table, one :class:`SlotScores` or blocks of them (an audit over a large input keeps each block's
-    tables, not the slots' texts; a text's slots are all in one block) as a list of blocks, none empty."""
+    tables, not the slots' texts; a text's slots are all in one block) as a sequence of blocks, none empty; an
+    :class:`~counterfair.spill.ObjectLog` of them as it is (each block read from disk when it is used)."""
     if isinstance(slots, pd.DataFrame):
         found = slot_scores(slots)
         return [found] if found is not None else []
     if isinstance(slots, SlotScores):
         return [slots]
+    if isinstance(slots, ObjectLog):
+        return slots
     return [b for b in slots if b is not None]
 
 
@@ -327,18 +331,23 @@ def _per_text(
     excess over the pairs of its own terms (else the pairs with one of its terms). Blocks are taken one at a time,
     each with every block's words as its columns: a text's values are those of the whole table, value for value."""
     blocks = _blocks(slots)
-    if not blocks:
+    if not len(blocks):
         return None
-    terms = sorted({str(t) for b in blocks for t in b.identity.columns})
-    words = sorted({str(w) for b in blocks for w in b.placebo.columns})
+    found_terms: set[str] = set()
+    found_words: set[str] = set()
     word_groups: dict[str, str] = {}
-    for b in blocks:
+    ids, slot_count = [], 0
+    for b in blocks:  # one pass for the columns and texts, one for the values: each block read twice
+        found_terms |= {str(t) for t in b.identity.columns}
+        found_words |= {str(w) for w in b.placebo.columns}
         word_groups |= b.word_groups
+        ids.append(b.identity.index.get_level_values(0).to_numpy())
+        slot_count += len(b.identity)
+    terms, words = sorted(found_terms), sorted(found_words)
     groups = {t: word_groups.get(t, "other") for t in terms}
     group_names = sorted(set(groups.values()))
     members = {g: [i for i, t in enumerate(terms) if groups[t] == g] for g in group_names}
     names = _estimate_names(terms, group_names)
-    ids = [b.identity.index.get_level_values(0).to_numpy() for b in blocks]
     texts, where = np.unique(np.concatenate(ids), return_inverse=True)  # a text is in one block only
     values = np.full((len(texts), len(names)), np.nan)
     per_term = np.full((len(texts), len(terms)), np.nan)
@@ -367,7 +376,7 @@ def _per_text(
             for i, t in enumerate(terms)
         }
     info = {
-        "slots": sum(len(b.identity) for b in blocks),
+        "slots": slot_count,
         "placebo_words": len(words),
         "term_scores": term_scores,
         "groups": groups,

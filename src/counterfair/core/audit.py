@@ -68,6 +68,7 @@ from ..metrics.functional import bootstrap_ci
 from ..progress import ProgressHook, resolve_progress
 from ..records import knob, make_options, options_signature
 from ..results import AuditResult
+from ..spill import ObjectLog, Scratch
 from ..summaries import DEMO_FILE, AuditSummary
 from ..text import MAX_TEXT_CHARS
 from .bias import check_bootstrap_cap
@@ -408,6 +409,7 @@ def audit_core(
         summary["effects"] = found
         timing["effects"] = round(time.perf_counter() - t0, 2)
     summary["coverage"] = _coverage(frame, made.reached, plan_["attributes"])
+    made.scratch.close()  # every tally has been read
     if opts.label_column:
         t0 = time.perf_counter()
         summary["bias"] = labelled_bias(frame, orig_scores, opts)
@@ -689,12 +691,13 @@ class _Made:
         sink: Callable[[pd.DataFrame, pd.DataFrame], None],
     ) -> None:
         self.opts, self.identity_set, self.placebo, self.timing, self.sink = opts, identity_set, placebo, timing, sink
+        self.scratch = Scratch()  # the tallies' pieces on disk as the blocks go by (#47: memory flat through them)
         self.methods: dict[tuple[str, str], MethodTally] = {}  # per (method, attribute)
         self.unscored = 0  # pairs without a score
         self.reached: set[str] = set()  # the input ids with a pair
-        self.effects = PlaceboTally()
+        self.effects = PlaceboTally(self.scratch)
         self.flips = FlipTally()  # the identity swaps' flips, for the gate
-        self.slots: list[SlotScores] = []
+        self.slots: ObjectLog[SlotScores] = ObjectLog(self.scratch)
         self.top: list[pd.DataFrame] = []  # each block's largest changes
         self.ctf: dict[str, CTFTally] = {}  # per swap attribute; per (attribute, group of the source term)
         self.ctf_groups: dict[tuple[str, str], GapTally] = {}
@@ -736,7 +739,7 @@ class _Made:
         if pairs.empty:
             return
         for (method, attribute), part in pairs.groupby(["method", "attribute"], sort=False):
-            self.methods.setdefault((str(method), str(attribute)), MethodTally()).add(part)
+            self.methods.setdefault((str(method), str(attribute)), MethodTally(self.scratch)).add(part)
         self.unscored += int((pairs["status"] != "ok").sum())
         self.reached.update(str(i) for i in pairs["input_id"].unique())
         if self.placebo is not None:
@@ -755,10 +758,10 @@ class _Made:
         for attribute, part in swap.groupby("attribute", sort=False):
             table = part.assign(label=np.nan, source_split="all", target_split="all", abs_diff=part["diff"].abs())
             methods = part["method"].unique()  # one swap method: its tally holds these changes already
-            shared = self.methods[(str(methods[0]), str(attribute))].diff[-1] if len(methods) == 1 else None
-            self.ctf.setdefault(str(attribute), CTFTally()).add(table, diff=shared)
+            shared = self.methods[(str(methods[0]), str(attribute))].diff.pieces[-1] if len(methods) == 1 else None
+            self.ctf.setdefault(str(attribute), CTFTally(self.scratch)).add(table, diff=shared)
             for group, mine in table.groupby("group", sort=False):
-                self.ctf_groups.setdefault((str(attribute), str(group)), GapTally()).add(mine)
+                self.ctf_groups.setdefault((str(attribute), str(group)), GapTally(self.scratch)).add(mine)
 
     def finish(self) -> None:
         """With no pair at all: the tables' headers to the sink."""

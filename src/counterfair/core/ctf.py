@@ -27,6 +27,7 @@ from ..metrics.fairness import group_rows
 from ..metrics.functional import bootstrap_ci
 from ..progress import ProgressHook
 from ..records import options_signature
+from ..spill import ArrayLog, Piece, Scratch
 from ..text import MAX_TEXT_CHARS
 
 if TYPE_CHECKING:
@@ -83,15 +84,16 @@ class CTFTally:
     two terms as numbers (14 bytes a pair, not the table). :meth:`report` gives what :func:`ctf_report` of the whole
     table gives, value for value."""
 
-    def __init__(self) -> None:
-        self.gaps: dict[str, list[np.ndarray]] = {name: [] for name in _PARTS}
-        self.term_gaps: dict[str, list[np.ndarray]] = {}
+    def __init__(self, scratch: Scratch | None = None) -> None:
+        self.scratch = scratch  # where the logs keep their pieces (on disk) while the blocks go by; None: in memory
+        self.gaps: dict[str, ArrayLog] = {name: ArrayLog(scratch) for name in _PARTS}
+        self.term_gaps: dict[str, ArrayLog] = {}
         self.terms: dict[str, int] = {}
-        self.columns: dict[str, list[np.ndarray]] = {
-            name: [] for name in ("diff", "label", "split", "source", "target")
+        self.columns: dict[str, ArrayLog] = {
+            name: ArrayLog(scratch) for name in ("diff", "label", "split", "source", "target")
         }
 
-    def add(self, pairs: pd.DataFrame, diff: np.ndarray | None = None) -> None:
+    def add(self, pairs: pd.DataFrame, diff: Piece | None = None) -> None:
         """One block of pairs (:data:`PAIR_COLUMNS`; rows without both scores already left out); ``diff``: their
         ``diff`` column as an array another tally holds already (kept once, not copied)."""
         from ..metrics.fairness import text_gap_values
@@ -118,7 +120,7 @@ class CTFTally:
         for rows in np.split(order, bounds):
             if len(rows):  # a sub-table of a term's rows at a time, its name read once
                 term = str(pairs["source_term"].iat[rows[0]])
-                self.term_gaps.setdefault(term, []).append(text_gap_values(pairs.take(rows)))
+                self.term_gaps.setdefault(term, ArrayLog(self.scratch)).append(text_gap_values(pairs.take(rows)))
         self.columns["diff"].append(pairs["diff"].to_numpy(dtype=float).copy() if diff is None else diff)
         self.columns["label"].append(label_code)
         self.columns["split"].append(split)
@@ -134,13 +136,13 @@ class CTFTally:
         """The CTF gap overall, by label, by split (and label), by source term and by direction."""
         from ..metrics.fairness import gap_entry
 
-        whole = {k: np.concatenate(v) if v else np.empty(0, np.int8) for k, v in self.columns.items()}
+        whole = {k: v.concatenate(np.empty(0, np.int8)) for k, v in self.columns.items()}
         diff = whole.pop("diff").astype(float, copy=False)
 
-        def entry(per_text: list[np.ndarray], mask: np.ndarray) -> dict[str, Any]:
+        def entry(per_text: ArrayLog, mask: np.ndarray) -> dict[str, Any]:
             pairs = int(mask.sum())
             change = float(pd.Series(diff[mask]).mean()) if pairs else math.nan
-            values = np.concatenate(per_text) if per_text else np.empty(0)
+            values = per_text.concatenate(np.empty(0))
             return gap_entry(values, pairs, change, seed=seed, n_resamples=n_resamples)
 
         parts = {name: entry(self.gaps[name], _part_mask(name, whole["split"], whole["label"])) for name in _PARTS}
@@ -313,7 +315,8 @@ def ctf_core(
     data = _ctf_input(source, origin, text_column, id_column, label_column, encoding, max_text_chars)
     identity_set, overlaps = _swap_set(identities, language)
     editor: Any = identity_editor(identity_set, guard=guard, grammar=grammar)
-    tally, unscored = CTFTally(), _Unscored()
+    scratch = Scratch()  # the tallies' per-pair numbers on disk while the blocks go by (#47: flat memory)
+    tally, unscored = CTFTally(scratch), _Unscored()
     pairs, with_terms, index = _swap_and_score(
         data, editor, clf, positive_label, hook, write_pairs, block, tally, unscored
     )
@@ -327,6 +330,7 @@ def ctf_core(
             "of 0)"
         )
     report = tally.report(seed=seed, n_resamples=n_resamples)
+    scratch.close()
     from .. import __version__
 
     summary = {

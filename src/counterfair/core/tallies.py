@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..metrics.fairness import gap_entry, text_gap_values
+from ..spill import ArrayLog, Scratch
 
 
 def _runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -28,9 +29,9 @@ class MethodTally:
     """One method on one attribute as its summary entry reads the pairs: the pairs and the scored ones, each scored
     pair's change (its interval resamples pairs), the originals' scores as runs, the flips."""
 
-    def __init__(self) -> None:
+    def __init__(self, scratch: Scratch | None = None) -> None:
         self.pairs = 0
-        self.diff: list[np.ndarray] = []
+        self.diff = ArrayLog(scratch)  # on disk with a scratch file: 8 bytes a pair
         self.orig: list[tuple[np.ndarray, np.ndarray]] = []
         self.flips = 0
 
@@ -46,11 +47,11 @@ class MethodTally:
 
     @property
     def scored(self) -> int:
-        return int(sum(d.size for d in self.diff))
+        return self.diff.size
 
     def changes(self) -> np.ndarray:
         """Every scored pair's change, in the pairs' order."""
-        return np.concatenate(self.diff) if self.diff else np.zeros(0)
+        return self.diff.concatenate(np.zeros(0))
 
     def originals(self) -> np.ndarray:
         """Every scored pair's original score, in the pairs' order."""
@@ -62,8 +63,8 @@ class MethodTally:
 class GapTally:
     """The CTF gap alone (no breakdown), block by block: each text's gap and the pair count."""
 
-    def __init__(self) -> None:
-        self.gaps: list[np.ndarray] = []
+    def __init__(self, scratch: Scratch | None = None) -> None:
+        self.gaps = ArrayLog(scratch)
         self.pairs = 0
 
     def add(self, pairs: pd.DataFrame) -> None:
@@ -73,7 +74,7 @@ class GapTally:
 
     def report(self, *, seed: int, n_resamples: int) -> dict[str, Any]:
         """The gap, its interval over texts and the counts (no mean signed change: NaN)."""
-        values = np.concatenate(self.gaps) if self.gaps else np.empty(0)
+        values = self.gaps.concatenate(np.empty(0))
         return gap_entry(values, self.pairs, math.nan, seed=seed, n_resamples=n_resamples)
 
 

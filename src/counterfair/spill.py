@@ -1,0 +1,168 @@
+"""What a long run tallies, kept on disk while it grows (#47: an audit of 200,000 texts adds 9.5 million pairs' numbers
+block by block, and reads each tally once at the end): pieces of arrays and whole objects appended to one anonymous
+scratch file, read back when the statistics need them. The file has no name (the system removes it when the process
+ends, killed or not) and is never part of a run directory."""
+
+from __future__ import annotations
+
+import io
+import pickle
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar, overload
+
+import numpy as np
+
+#: a piece smaller than this stays in memory (a handle costs about 100 bytes; writing a few bytes is not worth it)
+SPILL_BYTES = 4096
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Spilled:
+    """Where one array lies in the scratch file."""
+
+    offset: int
+    dtype: np.dtype[Any]
+    size: int
+
+
+class Scratch:
+    """One anonymous temporary file that arrays and objects are appended to; :meth:`close` (or the end of the
+    process) removes it. Opened on the first piece written."""
+
+    def __init__(self) -> None:
+        self._file: io.FileIO | None = None
+        self._end = 0
+
+    def _write(self, data: bytes | memoryview) -> int:
+        if self._file is None:  # unbuffered: each piece goes to the system's page cache, none kept here
+            self._file = tempfile.TemporaryFile(prefix="counterfair-tally-", buffering=0)  # noqa: SIM115 - lives as long as the scratch
+        view = memoryview(data).cast("B")
+        offset = self._end
+        self._file.seek(offset)
+        done = 0
+        while done < len(view):  # a raw write may take part of the bytes
+            done += self._file.write(view[done:]) or 0
+        self._end += len(view)
+        return offset
+
+    def _read(self, offset: int, into: memoryview) -> None:
+        if self._file is None:
+            raise ValueError("the scratch file is closed")
+        self._file.seek(offset)
+        done = 0
+        while done < len(into):
+            got = self._file.readinto(into[done:])
+            if not got:
+                raise OSError("the scratch file ended early")
+            done += got
+
+    def put(self, array: np.ndarray) -> Spilled:
+        data = np.ascontiguousarray(array).ravel()
+        return Spilled(self._write(data.data), data.dtype, data.size)
+
+    def get(self, piece: Spilled, out: np.ndarray | None = None) -> np.ndarray:
+        """The piece's values, read into ``out`` (contiguous, its dtype) where given."""
+        target = np.empty(piece.size, dtype=piece.dtype) if out is None else out
+        if piece.size:
+            self._read(piece.offset, target.data.cast("B"))
+        return target
+
+    def put_object(self, value: Any) -> tuple[int, int]:
+        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        return self._write(data), len(data)
+
+    def get_object(self, where: tuple[int, int]) -> Any:
+        data = bytearray(where[1])
+        self._read(where[0], memoryview(data))
+        return pickle.loads(data)  # the process's own scratch file, written just before
+
+    @property
+    def bytes_written(self) -> int:
+        return self._end
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+Piece = np.ndarray | Spilled
+
+
+class ArrayLog:
+    """Arrays appended one block at a time and read back as one: in memory without a :class:`Scratch`, else each
+    piece of :data:`SPILL_BYTES` or more written to it as it comes. A piece may be another log's (the same numbers
+    kept once)."""
+
+    def __init__(self, scratch: Scratch | None = None) -> None:
+        self.scratch = scratch
+        self.pieces: list[Piece] = []
+
+    def append(self, piece: Piece) -> None:
+        if self.scratch is not None and isinstance(piece, np.ndarray) and piece.nbytes >= SPILL_BYTES:
+            piece = self.scratch.put(piece)
+        self.pieces.append(piece)
+
+    def __len__(self) -> int:
+        return len(self.pieces)
+
+    @property
+    def size(self) -> int:
+        return int(sum(p.size for p in self.pieces))
+
+    def concatenate(self, empty: np.ndarray | None = None) -> np.ndarray:
+        """Every piece in order as one array (``np.concatenate``'s values and dtype); ``empty`` when there is none."""
+        if not self.pieces:
+            return np.zeros(0) if empty is None else empty
+        dtype = np.result_type(*(p.dtype for p in self.pieces))
+        out = np.empty(self.size, dtype=dtype)
+        at = 0
+        for piece in self.pieces:
+            end = at + piece.size
+            if isinstance(piece, np.ndarray):
+                out[at:end] = piece.ravel()
+            elif self.scratch is not None and piece.dtype == dtype:
+                self.scratch.get(piece, out[at:end])
+            elif self.scratch is not None:
+                out[at:end] = self.scratch.get(piece)
+            at = end
+        return out
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        """Each piece as an array, in order."""
+        for piece in self.pieces:
+            if isinstance(piece, np.ndarray):
+                yield piece
+            elif self.scratch is not None:
+                yield self.scratch.get(piece)
+
+
+class ObjectLog(Sequence[T], Generic[T]):
+    """Objects appended one block at a time (pickled to a :class:`Scratch` where given, else kept) and read back one
+    at a time, in order, as often as asked."""
+
+    def __init__(self, scratch: Scratch | None = None) -> None:
+        self.scratch = scratch
+        self._items: list[Any] = []
+
+    def append(self, value: T) -> None:
+        self._items.append(value if self.scratch is None else self.scratch.put_object(value))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[T]: ...
+
+    def __getitem__(self, index: int | slice) -> T | Sequence[T]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        item = self._items[index]
+        return item if self.scratch is None else self.scratch.get_object(item)  # type: ignore[no-any-return]

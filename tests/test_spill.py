@@ -1,0 +1,61 @@
+"""The scratch file that long runs keep their tallies in (#47): what goes in comes back, value for value."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from counterfair.spill import SPILL_BYTES, ArrayLog, ObjectLog, Scratch, Spilled
+
+
+def test_an_array_log_on_disk_gives_what_concatenating_its_pieces_gives() -> None:
+    rng = np.random.default_rng(4)
+    big = rng.normal(size=SPILL_BYTES)  # 8 bytes each: spilled
+    small = rng.normal(size=3)  # stays in memory
+    codes16, codes32 = np.arange(5000, dtype=np.int16), np.arange(-3, 2000, dtype=np.int32)
+    table = np.asfortranarray(rng.normal(size=(700, 3)))  # a frame's to_numpy(): column-major
+    scratch = Scratch()
+    floats, ints, rows = ArrayLog(scratch), ArrayLog(scratch), ArrayLog(scratch)
+    for piece in (big, small, big[::-1]):
+        floats.append(piece)
+    ints.append(codes16)
+    ints.append(codes32)
+    rows.append(table)
+    assert [type(p) for p in floats.pieces] == [Spilled, np.ndarray, Spilled] and len(floats) == 3
+    joined = floats.concatenate()
+    assert np.array_equal(joined, np.concatenate([big, small, big[::-1]])) and joined.dtype == np.float64
+    both = ints.concatenate()
+    assert both.dtype == np.int32 and np.array_equal(both, np.concatenate([codes16, codes32]))
+    assert np.array_equal(rows.concatenate().reshape(-1, 3), table)
+    shared = ArrayLog(scratch)
+    shared.append(floats.pieces[0])  # another log's piece: the same numbers, written once
+    assert np.array_equal(shared.concatenate(), big) and floats.size == 2 * big.size + 3
+    assert [p.size for p in floats] == [big.size, 3, big.size]
+    assert ArrayLog(scratch).concatenate(np.empty(0, np.int8)).dtype == np.int8
+    written = scratch.bytes_written
+    assert written == big.nbytes * 2 + codes16.nbytes + codes32.nbytes + table.nbytes
+    scratch.close()
+    with pytest.raises(ValueError, match="closed"):
+        floats.concatenate()
+
+
+def test_an_array_log_without_scratch_keeps_its_pieces() -> None:
+    log = ArrayLog()
+    log.append(np.arange(10_000.0))
+    assert isinstance(log.pieces[0], np.ndarray) and np.array_equal(log.concatenate(), np.arange(10_000.0))
+
+
+def test_an_object_log_reads_each_object_back_as_often_as_asked() -> None:
+    frames = [
+        pd.DataFrame({"a": [i, i + 1.5]}, index=pd.MultiIndex.from_tuples([("x", i), ("y", i)])) for i in range(4)
+    ]
+    log: ObjectLog[pd.DataFrame] = ObjectLog(Scratch())
+    for frame in frames:
+        log.append(frame)
+    assert len(log) == 4 and all(a.equals(b) for a, b in zip(log, frames, strict=True))
+    assert all(a.equals(b) for a, b in zip(log, frames, strict=True))  # a second pass reads them again
+    assert log[-1].equals(frames[-1]) and [f["a"].iloc[0] for f in log[1:3]] == [1, 2]
+    kept: ObjectLog[pd.DataFrame] = ObjectLog()
+    kept.append(frames[0])
+    assert kept[0] is frames[0]
