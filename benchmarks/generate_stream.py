@@ -79,6 +79,9 @@ def watched(args: list[str], mode: str) -> dict[str, Any]:
         "rss_at_25pct_mib": at(0.25),
         "rss_at_50pct_mib": at(0.5),
         "rss_at_90pct_mib": at(0.9),
+        # flat from 25 % to 100 % of the run: the highest RSS after the first quarter against the RSS at 25 %
+        "peak_after_25pct_mib": round(max(r for t, r in samples if t >= 0.25 * wall)),
+        "rss_by_tenth_mib": [at(k / 10) for k in range(1, 11)],
     }
 
 

@@ -393,7 +393,7 @@ def test_the_statistics_tallied_block_by_block_are_the_whole_tables(monkeypatch:
     monkeypatch.setattr(core, "SWAP_BLOCK_ROWS", 40)
     monkeypatch.setattr(spill, "SPILL_BYTES", 1)  # every piece on disk, however small
     scratches: list[spill.Scratch] = []
-    monkeypatch.setattr(core, "Scratch", lambda: scratches.append(spill.Scratch()) or scratches[-1])
+    monkeypatch.setattr(core, "Scratch", lambda where: scratches.append(spill.Scratch(where)) or scratches[-1])
     made: list[Any] = []
     real = core.audit_core
     monkeypatch.setattr(core, "audit_core", lambda *a, **k: made.append(real(*a, **k)) or made[-1])
@@ -553,3 +553,24 @@ def test_the_report_tally_of_many_blocks_is_the_tally_of_one() -> None:
     assert edits.equals(many.topic_points()) and len(edits) == int((ok["method"] != "swap").sum())
     assert one.rated_points()["rating"].tolist() == many.rated_points()["rating"].tolist()
     assert set(one.rated_points()["rating"]) == {"good", "poor"}
+
+
+def test_the_tallies_scratch_file_lies_nameless_in_the_run_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#47: the audit's tallies wait on the run directory's disk (beside pairs.csv, not in a /tmp that may be memory),
+    in a file without a name: nothing of it is left in the run directory when the audit ends."""
+    import counterfair.core.audit as core
+    import counterfair.spill as spill
+    from counterfair.shell.audit import run_audit
+
+    scratches: list[spill.Scratch] = []
+    monkeypatch.setattr(core, "Scratch", lambda where: scratches.append(spill.Scratch(where)) or scratches[-1])
+    monkeypatch.setattr(spill, "SPILL_BYTES", 1)
+    texts = tmp_path / "texts.csv"
+    pd.DataFrame({"text": pd.read_csv(demo_path())["text"].tolist()[:12]}).to_csv(texts, index=False)
+    run_audit(texts, tmp_path / "run", core.AuditOptions(methods=["swap"], bootstrap=50))
+    (scratch,) = scratches
+    assert Path(str(scratch.directory)) == tmp_path / "run" and scratch.bytes_written > 0 and scratch._file is None
+    left = {p.name for p in (tmp_path / "run").iterdir()}
+    assert not [name for name in left if "tally" in name] and "pairs.csv" in left

@@ -369,3 +369,14 @@ def test_resample_weights_are_the_counts_of_one_block_of_64_bit_draws(monkeypatc
     draws = np.vstack([rng.integers(0, 1_001, size=(size, 1_001)) for size in (3, 3, 1)])
     assert np.array_equal(got, np.vstack([np.bincount(d, minlength=1_001) for d in draws]))
     assert got.shape == (7, 1_001) and (got.sum(axis=1) == 1_001).all()
+
+
+def test_the_bootstrap_counts_a_few_columns_at_a_time_to_the_one_product() -> None:
+    """#47: how many drawn texts have each estimate is counted a few columns of the mask at a time (the whole mask as
+    numbers is 128 MB at 200,000 texts): whole-number sums, so the result is the one product's, bit for bit."""
+    import counterfair.analysis.slots as slots
+
+    rng = np.random.default_rng(2)
+    known = rng.random((5_000, 37)) < 0.6
+    weights = np.vstack(list(slots._resample_weights(np.random.default_rng(1), 5_000, 30)))
+    assert np.array_equal(slots._counts(weights, known), weights @ known.astype(float))

@@ -1,7 +1,8 @@
 """What a long run tallies, kept on disk while it grows (#47: an audit of 200,000 texts adds 9.5 million pairs' numbers
 block by block, and reads each tally once at the end): pieces of arrays and whole objects appended to one anonymous
-scratch file, read back when the statistics need them. The file has no name (the system removes it when the process
-ends, killed or not) and is never part of a run directory."""
+scratch file, read back when the statistics need them. The file has no name (the system removes it when it is closed
+or the process ends, killed or not): a command puts it beside its outputs (the run directory's disk, which holds the
+pairs table anyway: not ``/tmp``, which may be memory), where it never shows."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pickle
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Generic, TypeVar, overload
 
 import numpy as np
@@ -30,16 +32,17 @@ class Spilled:
 
 
 class Scratch:
-    """One anonymous temporary file that arrays and objects are appended to; :meth:`close` (or the end of the
-    process) removes it. Opened on the first piece written."""
+    """One anonymous temporary file in ``directory`` (default: the system's temporary folder) that arrays and objects
+    are appended to; :meth:`close` (or the end of the process) removes it. Opened on the first piece written."""
 
-    def __init__(self) -> None:
+    def __init__(self, directory: str | Path | None = None) -> None:
+        self.directory = directory
         self._file: io.FileIO | None = None
         self._end = 0
 
     def _write(self, data: bytes | memoryview) -> int:
         if self._file is None:  # unbuffered: each piece goes to the system's page cache, none kept here
-            self._file = tempfile.TemporaryFile(prefix="counterfair-tally-", buffering=0)  # noqa: SIM115 - lives as long as the scratch
+            self._file = tempfile.TemporaryFile(prefix=".counterfair-tally-", dir=self.directory, buffering=0)  # noqa: SIM115 - lives as long as the scratch
         view = memoryview(data).cast("B")
         offset = self._end
         self._file.seek(offset)

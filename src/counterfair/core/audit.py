@@ -370,15 +370,17 @@ def audit_core(
     score: Callable[[list[str]], dict[str, list[float]]],
     started: float,
     sink: Callable[[pd.DataFrame, pd.DataFrame], None],
+    scratch_dir: Path | None = None,
 ) -> Audited:
     """The audit: counterfactuals by ``generate(name, texts, options)`` (in memory, or the shell's resumable runs),
     probabilities by ``score(texts)``; the pairs table and the scored slot table (:mod:`counterfair.analysis.slots`:
     every identity slot with each term and placebo word) go to ``sink(pairs, slots)`` a block of inputs at a time
-    (the shell writes them as they come: a large input's tables are never held whole), the statistics are kept."""
+    (the shell writes them as they come: a large input's tables are never held whole), the statistics are tallied (their
+    pieces in an anonymous scratch file in ``scratch_dir``, the run directory, or the system's temporary folder)."""
     checked_positive_index(clf, frame["text"].iloc[0], opts.positive_label)  # before any generation
     generated, timing = _generate_all(frame, opts, plan_, generate)
     identity_set = identity_set_of(opts)
-    made = _Made(opts, identity_set, load_placebo(opts.placebo, identity_set), timing, sink)
+    made = _Made(opts, identity_set, load_placebo(opts.placebo, identity_set), timing, sink, Scratch(scratch_dir))
     texts = frame["text"].tolist()
     t0 = time.perf_counter()
     scores = score(texts)
@@ -689,9 +691,10 @@ class _Made:
         placebo: Any,
         timing: dict[str, float],
         sink: Callable[[pd.DataFrame, pd.DataFrame], None],
+        scratch: Scratch,
     ) -> None:
         self.opts, self.identity_set, self.placebo, self.timing, self.sink = opts, identity_set, placebo, timing, sink
-        self.scratch = Scratch()  # the tallies' pieces on disk as the blocks go by (#47: memory flat through them)
+        self.scratch = scratch  # the tallies' pieces on disk as the blocks go by (#47: memory flat through them)
         self.methods: dict[tuple[str, str], MethodTally] = {}  # per (method, attribute)
         self.unscored = 0  # pairs without a score
         self.reached: set[str] = set()  # the input ids with a pair
@@ -884,7 +887,7 @@ def _group_entry(name: str, method: str, result: Any, tally: MethodTally, opts: 
         "mean_abs_change": float(np.abs(diff).mean()) if diff.size else None,
         "flips": tally.flips,
         "flip_rate": tally.flips / scored if scored else None,
-        "mean_score_orig": float(pd.Series(tally.originals()).mean()) if scored else None,
+        "mean_score_orig": float(pd.Series(tally.originals(), copy=False).mean()) if scored else None,
     }
 
 

@@ -121,6 +121,7 @@ def run_audit(
             score=lambda texts: cache.score(texts, hook),
             started=started,
             sink=lambda pairs, slots: _write_both(write_pairs, pairs, write_slots, slots),
+            scratch_dir=target,
         )
     summary = audited.summary
     if rules:  # the gate reads the metrics the audit tallied as its blocks went by

@@ -46,7 +46,9 @@ def run_ctf(
     # bad input found while computing (a row without a label) gives the claim back (runs.holds_run_dir)
     claim_run_dir(target, run_id, extra, what="ctf run", classifier=clf)
     with csv_writer(target / "pairs.csv", PAIR_FILE_COLUMNS) as write:  # appears whole when every block is in
-        _, summary = ctf_core(frame, clf, progress=progress, origin=origin, write_pairs=write, **options)
+        _, summary = ctf_core(
+            frame, clf, progress=progress, origin=origin, write_pairs=write, scratch_dir=target, **options
+        )
     write_json(summary, target / "summary.json")
     write_report(target)  # report.html, report.md: the verdict first
     return summary
