@@ -195,7 +195,11 @@ def _by_direction(
     kind = np.int16 if len(names) ** 2 < np.iinfo(np.int16).max else np.int32
     direction = np.full(diff.size, -1, dtype=kind)
     named = (source >= 0) & (target >= 0)
-    direction[named] = rank[source[named]] * len(names) + rank[target[named]]
+    ranks = rank.astype(kind)  # the codes' arithmetic in the directions' own width: no 8-byte temporaries a pair
+    if named.all():
+        direction[:] = ranks[source] * kind(len(names)) + ranks[target]
+    else:
+        direction[named] = ranks[source[named]] * kind(len(names)) + ranks[target[named]]
     if not named.any():
         return per_pair
     order = np.argsort(direction, kind="stable")
