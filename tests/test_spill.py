@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -59,3 +61,29 @@ def test_an_object_log_reads_each_object_back_as_often_as_asked() -> None:
     kept: ObjectLog[pd.DataFrame] = ObjectLog()
     kept.append(frames[0])
     assert kept[0] is frames[0]
+
+
+def test_a_scratch_file_that_cannot_be_written_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk (or a folder gone) while a run keeps its tallies: an OutputError naming the folder and what to do,
+    not a bare traceback."""
+    import errno
+
+    from counterfair.errors import OutputError
+
+    with pytest.raises(OutputError, match=r"scratch file in .*gone.*make room there"):
+        Scratch(tmp_path / "gone").put(np.zeros(10))
+    scratch = Scratch(tmp_path)
+    scratch.put(np.zeros(10))
+
+    class Full:
+        def seek(self, at: int) -> int:
+            return at
+
+        def write(self, data: object) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(scratch, "_file", Full())
+    with pytest.raises(OutputError, match=r"No space left on device.*\(finished work is kept\)"):
+        scratch.put(np.zeros(10))

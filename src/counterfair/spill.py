@@ -16,6 +16,8 @@ from typing import Any, Generic, TypeVar, overload
 
 import numpy as np
 
+from .errors import OutputError
+
 #: a piece smaller than this stays in memory (a handle costs about 100 bytes; writing a few bytes is not worth it)
 SPILL_BYTES = 4096
 
@@ -41,14 +43,21 @@ class Scratch:
         self._end = 0
 
     def _write(self, data: bytes | memoryview) -> int:
-        if self._file is None:  # unbuffered: each piece goes to the system's page cache, none kept here
-            self._file = tempfile.TemporaryFile(prefix=".counterfair-tally-", dir=self.directory, buffering=0)  # noqa: SIM115 - lives as long as the scratch
         view = memoryview(data).cast("B")
         offset = self._end
-        self._file.seek(offset)
-        done = 0
-        while done < len(view):  # a raw write may take part of the bytes
-            done += self._file.write(view[done:]) or 0
+        try:
+            if self._file is None:  # unbuffered: each piece goes to the system's page cache, none kept here
+                self._file = tempfile.TemporaryFile(prefix=".counterfair-tally-", dir=self.directory, buffering=0)  # noqa: SIM115 - lives as long as the scratch
+            self._file.seek(offset)
+            done = 0
+            while done < len(view):  # a raw write may take part of the bytes
+                done += self._file.write(view[done:]) or 0
+        except OSError as err:  # a full disk: said, with where, not a bare traceback
+            where = self.directory or tempfile.gettempdir()
+            raise OutputError(
+                f"cannot write the statistics' scratch file in {where} ({self._end:,} bytes written): "
+                f"{err.strerror or err}; make room there and run the same command again (finished work is kept)"
+            ) from err
         self._end += len(view)
         return offset
 
