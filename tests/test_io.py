@@ -201,21 +201,25 @@ def test_read_csv_columns_reads_what_read_table_reads_in_blocks(tmp_path: Path) 
         read_csv_columns(tmp_path / "gone.csv", ["method"])
 
 
-def test_read_csv_columns_keeps_names_as_categories_and_checks_each_block(tmp_path: Path) -> None:
-    """#47: the report reads pairs.csv's names as categories (the union over blocks) and checks each block as it is
-    read, a bad cell named by its row in the file, not in its block."""
+def test_csv_column_blocks_keep_names_as_categories_and_check_each_block(tmp_path: Path) -> None:
+    """#47: the report reads pairs.csv block by block, its names as categories, each block checked as it is read (a
+    bad cell named by its row in the file, not in its block); stacked, the blocks' categories are their union."""
     from counterfair.analysis.compare import checked_pairs
-    from counterfair.io import read_csv_columns, write_table
+    from counterfair.io import csv_column_blocks, stacked, write_table
 
     frame = pd.DataFrame({"method": ["swap", "swap", "ablation", "swap", "llm"], "diff": [0.1, 0.2, 0.3, 0.4, 0.5]})
     path = write_table(frame, tmp_path / "pairs.csv")
-    got = read_csv_columns(path, ["method", "diff"], block_rows=2, categories=["method"])
-    assert isinstance(got["method"].dtype, pd.CategoricalDtype)
+    blocks = list(csv_column_blocks(path, ["method", "diff"], block_rows=2, categories=["method"]))
+    assert [len(b) for b in blocks] == [2, 2, 1] and [b.index[0] for b in blocks] == [0, 2, 4]
+    assert all(isinstance(b["method"].dtype, pd.CategoricalDtype) for b in blocks)
+    got = stacked(blocks)
     assert list(got["method"].cat.categories) == ["ablation", "llm", "swap"]  # every block's, sorted
     assert got["method"].tolist() == frame["method"].tolist()
     assert got["diff"].tolist() == ["0.1", "0.2", "0.3", "0.4", "0.5"]  # cells as written, unless a check converts
     damaged = frame.astype({"diff": object})
     damaged.loc[3, "diff"] = "oops"
     bad = write_table(damaged, tmp_path / "bad.csv")
+    read = csv_column_blocks(bad, ["diff"], block_rows=2, check=lambda block, first: checked_pairs(block, bad, first))
+    assert len(next(read)) == 2  # the first block is good
     with pytest.raises(InputError, match="row 4, column diff: 'oops' is not a number"):
-        read_csv_columns(bad, ["diff"], block_rows=2, check=lambda block, first: checked_pairs(block, bad, first))
+        next(read)

@@ -324,21 +324,11 @@ TABLE_BLOCK_ROWS = 200_000  # rows of a run's own large table (pairs.csv) read a
 
 
 def read_csv_columns(
-    path: str | Path,
-    columns: Sequence[str],
-    *,
-    block_rows: int = TABLE_BLOCK_ROWS,
-    rows: Sequence[int] | None = None,
-    categories: Sequence[str] = (),
-    check: Callable[[pd.DataFrame, int], pd.DataFrame] | None = None,
+    path: str | Path, columns: Sequence[str], *, block_rows: int = TABLE_BLOCK_ROWS, rows: Sequence[int] | None = None
 ) -> pd.DataFrame:
-    """The ``columns`` of a CSV that :func:`write_table` wrote (those it has), read ``block_rows`` at a time, never
-    the whole file: cells as :func:`read_table` gives them (strings, an empty cell missing), the index the row's
-    position in the file. ``rows``: only these positions
-    (sorted). ``categories``: columns of names kept as categories (a byte or two a cell, not the string);
-    ``check(block, first_row)``: each block checked and converted as it is read. A run's pairs table grows to
-    gigabytes; the report reads only what it uses of it."""
-    parts = list(csv_column_blocks(path, columns, block_rows=block_rows, rows=rows, categories=categories, check=check))
+    """The ``columns`` of a CSV that :func:`write_table` wrote (those it has) as one table, read ``block_rows`` at a
+    time by :func:`csv_column_blocks`; ``rows``: only these positions (sorted)."""
+    parts = list(csv_column_blocks(path, columns, block_rows=block_rows, rows=rows))
     if not parts:  # a header alone
         wanted = set(columns)
         parts = [pd.read_csv(Path(path), usecols=lambda c: c in wanted, nrows=0, **_CSV_OPTIONS)]
@@ -355,8 +345,12 @@ def csv_column_blocks(
     categories: Sequence[str] = (),
     check: Callable[[pd.DataFrame, int], pd.DataFrame] | None = None,
 ) -> Iterator[pd.DataFrame]:
-    """:func:`read_csv_columns` one block at a time (each block's columns in the file's order): a reader that tallies
-    what it needs holds one block, not the table. Nothing for a header alone."""
+    """The ``columns`` of a CSV that :func:`write_table` wrote (those it has), ``block_rows`` at a time (each block's
+    columns in the file's order), never the whole file: cells as :func:`read_table` gives them (strings, an empty cell
+    missing), the index the row's position in the file. ``rows``: only these positions (sorted). ``categories``:
+    columns of names kept as categories (a byte or two a cell, not the string); ``check(block, first_row)``: each
+    block checked and converted as it is read. A run's pairs table grows to gigabytes: the report tallies what it
+    draws block by block. Nothing for a header alone."""
     target = Path(path)
     if not target.is_file():
         raise InputError(f"{target}: no such file")
