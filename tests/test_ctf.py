@@ -56,10 +56,14 @@ def test_report_breakdowns_by_hand() -> None:
     assert report["by_source_term"]["gay"]["ctf_gap"] == pytest.approx(0.2)
 
 
-def test_the_tally_of_blocks_is_the_report_of_the_whole_table() -> None:
-    """#47: ctf keeps per pair only its change and codes, and each text's gaps per breakdown as its block goes by; the
-    report is the whole table's, value for value (a row without a source term is in the overall gap only)."""
+def test_the_tally_of_blocks_is_the_report_of_the_whole_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """#47: ctf keeps per breakdown its pairs' changes (per source term their targets too) and each text's gaps as its
+    block goes by, every piece in the scratch file; the report is the whole table's, value for value (a row without a
+    source term is in the overall gap only)."""
+    import counterfair.spill as spill
     from counterfair.core.ctf import CTFTally
+
+    monkeypatch.setattr(spill, "SPILL_BYTES", 1)  # every piece on disk
 
     rng = np.random.default_rng(3)
     frames = []
@@ -74,11 +78,13 @@ def test_the_tally_of_blocks_is_the_report_of_the_whole_table() -> None:
     whole = pd.DataFrame(frames, columns=PAIR_COLUMNS[:8])
     whole["diff"] = whole["score_cf"] - whole["score_orig"]
     whole["abs_diff"] = whole["diff"].abs()
-    tally = CTFTally()
+    scratch = spill.Scratch()
+    tally = CTFTally(scratch)
     cut = int(np.flatnonzero(whole["input_id"] == "t17")[0])  # blocks end where a text ends
     tally.add(whole.iloc[:cut])
     tally.add(whole.iloc[cut:])
     blocked = tally.report(seed=1, n_resamples=300, min_pairs=2)
+    assert scratch.bytes_written >= 8 * len(whole)
     assert blocked == ctf_report(whole, seed=1, n_resamples=300, min_pairs=2)
     # against the breakdowns taken from the table with pandas, one gap_summary each
     from counterfair.metrics.fairness import gap_summary

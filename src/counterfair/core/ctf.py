@@ -78,24 +78,24 @@ _PARTS = {
 
 
 class CTFTally:
-    """The CTF gap's statistics gathered block by block (#47: a ctf of 200,000 texts under 2 GiB): per breakdown each
-    text's gap as its block is added (texts in order of first appearance, a text's pairs all in one block), and per
-    pair only what the report still reads — its signed change, the text's label, which split both terms are in, the
-    two terms as numbers (14 bytes a pair, not the table). :meth:`report` gives what :func:`ctf_report` of the whole
-    table gives, value for value."""
+    """The CTF gap's statistics gathered block by block (#47: a ctf of 200,000 texts in flat memory): per breakdown
+    each text's gap as its block is added (texts in order of first appearance, a text's pairs all in one block) and
+    the signed changes of its pairs; per source term also each pair's target term as a number (the directions). With a
+    :class:`~counterfair.spill.Scratch` these wait on disk; :meth:`report` reads one breakdown at a time and gives what
+    :func:`ctf_report` of the whole table gives, value for value."""
 
     def __init__(self, scratch: Scratch | None = None) -> None:
         self.scratch = scratch  # where the logs keep their pieces (on disk) while the blocks go by; None: in memory
         self.gaps: dict[str, ArrayLog] = {name: ArrayLog(scratch) for name in _PARTS}
+        self.changes: dict[str, ArrayLog] = {name: ArrayLog(scratch) for name in _PARTS}
         self.term_gaps: dict[str, ArrayLog] = {}
+        self.term_changes: dict[str, ArrayLog] = {}
+        self.term_targets: dict[str, ArrayLog] = {}  # each pair's target term's number in ``terms``; -1: none
         self.terms: dict[str, int] = {}
-        self.columns: dict[str, ArrayLog] = {
-            name: ArrayLog(scratch) for name in ("diff", "label", "split", "source", "target")
-        }
 
     def add(self, pairs: pd.DataFrame, diff: Piece | None = None) -> None:
         """One block of pairs (:data:`PAIR_COLUMNS`; rows without both scores already left out); ``diff``: their
-        ``diff`` column as an array another tally holds already (kept once, not copied)."""
+        ``diff`` column as an array another tally holds already (kept once, not written again)."""
         from ..metrics.fairness import text_gap_values
 
         if pairs.empty:
@@ -106,47 +106,47 @@ class CTFTally:
         split = np.zeros(len(pairs), dtype=np.int8)
         split[(sources == "train") & (targets == "train")] = 1
         split[(sources == "heldout") & (targets == "heldout")] = 2
-        every: np.ndarray | None = (
-            None  # the block's gaps over all its pairs: taken once, shared by every part that is all
-        )
+        change = pairs["diff"].to_numpy(dtype=float)
+        every: np.ndarray | None = None  # the block's gaps over all its pairs: taken once for every part that is all
         for name in _PARTS:
             mask = _part_mask(name, split, label_code)
             if mask.all():
                 every = text_gap_values(pairs) if every is None else every
                 self.gaps[name].append(every)
+                self.changes[name].append(change.copy() if diff is None else diff)
             elif mask.any():
                 self.gaps[name].append(text_gap_values(pairs.take(np.flatnonzero(mask))))
+                self.changes[name].append(change[mask])
+        for name in pd.unique(pairs["source_term"].dropna()):
+            self.terms.setdefault(str(name), len(self.terms))
+        target = self._numbers(pairs["target_term"])
         order, bounds = group_rows(pairs, "source_term", sort=True)
         for rows in np.split(order, bounds):
-            if len(rows):  # a sub-table of a term's rows at a time, its name read once
+            if len(rows):  # a sub-table of a term's rows at a time (in their order), its name read once
                 term = str(pairs["source_term"].iat[rows[0]])
                 self.term_gaps.setdefault(term, ArrayLog(self.scratch)).append(text_gap_values(pairs.take(rows)))
-        self.columns["diff"].append(pairs["diff"].to_numpy(dtype=float).copy() if diff is None else diff)
-        self.columns["label"].append(label_code)
-        self.columns["split"].append(split)
-        for column, key in (("source", "source_term"), ("target", "target_term")):
-            codes, names = pd.factorize(pairs[key])
-            numbers = np.array([self.terms.setdefault(str(name), len(self.terms)) for name in names], dtype=np.int32)
-            kind = np.int16 if len(self.terms) < np.iinfo(np.int16).max else np.int32  # 2 bytes a pair, not 4
-            known = np.full(len(codes), -1, dtype=kind)  # -1: no term (in no term's or direction's row)
-            known[codes >= 0] = numbers[codes[codes >= 0]]
-            self.columns[column].append(known)
+                self.term_changes.setdefault(term, ArrayLog(self.scratch)).append(change[rows])
+                self.term_targets.setdefault(term, ArrayLog(self.scratch)).append(target[rows])
+
+    def _numbers(self, terms: pd.Series) -> np.ndarray:
+        """Each term's number in :attr:`terms` (numbered as first met; 2 bytes while there are few), -1 for none."""
+        codes, names = pd.factorize(terms)
+        numbers = np.array([self.terms.setdefault(str(name), len(self.terms)) for name in names], dtype=np.int32)
+        kind = np.int16 if len(self.terms) < np.iinfo(np.int16).max else np.int32
+        known = np.full(len(codes), -1, dtype=kind)
+        known[codes >= 0] = numbers[codes[codes >= 0]]
+        return known
 
     def report(self, *, seed: int = 0, n_resamples: int = 2000, min_pairs: int = 1) -> dict[str, Any]:
         """The CTF gap overall, by label, by split (and label), by source term and by direction."""
         from ..metrics.fairness import gap_entry
 
-        whole = {k: v.concatenate(np.empty(0, np.int8)) for k, v in self.columns.items()}
-        diff = whole.pop("diff").astype(float, copy=False)
+        def entry(per_text: ArrayLog, changes: ArrayLog) -> dict[str, Any]:
+            values = changes.concatenate()
+            mean = float(pd.Series(values, copy=False).mean()) if values.size else math.nan
+            return gap_entry(per_text.concatenate(np.empty(0)), values.size, mean, seed=seed, n_resamples=n_resamples)
 
-        def entry(per_text: ArrayLog, mask: np.ndarray) -> dict[str, Any]:
-            pairs = int(mask.sum())
-            mine = diff if pairs == diff.size else diff[mask]  # no copy of every pair's change (76 MB at 9.5 M)
-            change = float(pd.Series(mine, copy=False).mean()) if pairs else math.nan
-            values = per_text.concatenate(np.empty(0))
-            return gap_entry(values, pairs, change, seed=seed, n_resamples=n_resamples)
-
-        parts = {name: entry(self.gaps[name], _part_mask(name, whole["split"], whole["label"])) for name in _PARTS}
+        parts = {name: entry(self.gaps[name], self.changes[name]) for name in _PARTS}
         report: dict[str, Any] = dict(parts["all"])
         report["by_label"] = {"nontoxic": parts["nontoxic"], "toxic": parts["toxic"]}
         report["by_split"] = {
@@ -160,13 +160,23 @@ class CTFTally:
         rank = np.empty(len(names), dtype=np.int64)
         rank[[self.terms[n] for n in names]] = np.arange(len(names))
         report["by_source_term"] = {
-            term: entry(self.term_gaps[term], whole["source"] == self.terms[term])
-            for term in names
-            if term in self.term_gaps
+            term: entry(self.term_gaps[term], self.term_changes[term]) for term in names if term in self.term_gaps
         }
-        report["by_direction"] = _by_direction(
-            diff, whole["source"], whole["target"], names, rank, min_pairs=min_pairs, seed=seed, n_resamples=n_resamples
-        )
+        report["by_direction"] = [
+            direction
+            for term in names
+            if term in self.term_changes
+            for direction in _by_direction(
+                term,
+                self.term_changes[term].concatenate(),
+                self.term_targets[term].concatenate(np.empty(0, np.int16)),
+                names,
+                rank,
+                min_pairs=min_pairs,
+                seed=seed,
+                n_resamples=n_resamples,
+            )
+        ]
         return report
 
 
@@ -178,8 +188,8 @@ def _part_mask(name: str, split: np.ndarray, label: np.ndarray) -> np.ndarray:
 
 
 def _by_direction(
+    source: str,
     diff: np.ndarray,
-    source: np.ndarray,
     target: np.ndarray,
     names: list[str],
     rank: np.ndarray,
@@ -188,33 +198,24 @@ def _by_direction(
     seed: int,
     n_resamples: int,
 ) -> list[dict[str, Any]]:
-    """The CTF gap per (source -> target) direction with at least ``min_pairs`` pairs, in the names' order, from each
-    pair's change and term codes (-1: no term; ``rank``: a code's place among the sorted ``names``)."""
+    """The CTF gap per direction from ``source`` with at least ``min_pairs`` pairs, in the order of the target names,
+    from its pairs' changes and target numbers (-1: no term; ``rank``: a number's place among the sorted ``names``)."""
     per_pair: list[dict[str, Any]] = []
-    # each pair's direction as one small number, ranked as (source, target) names sort; -1: a pair without a term
-    kind = np.int16 if len(names) ** 2 < np.iinfo(np.int16).max else np.int32
-    direction = np.full(diff.size, -1, dtype=kind)
-    named = (source >= 0) & (target >= 0)
-    ranks = rank.astype(kind)  # the codes' arithmetic in the directions' own width: no 8-byte temporaries a pair
-    if named.all():
-        direction[:] = ranks[source] * kind(len(names)) + ranks[target]
-    else:
-        direction[named] = ranks[source[named]] * kind(len(names)) + ranks[target[named]]
+    named = target >= 0
     if not named.any():
         return per_pair
-    order = np.argsort(direction, kind="stable")
-    order = order[int((~named).sum()) :]  # the pairs without a term (-1) sort first: left out
-    bounds = np.flatnonzero(np.diff(direction[order])) + 1
+    change, place = (diff, rank[target]) if named.all() else (diff[named], rank[target[named]])
+    order = np.argsort(place, kind="stable")  # each direction's pairs in their order
+    bounds = np.flatnonzero(np.diff(place[order])) + 1
     for rows in np.split(order, bounds):
         if len(rows) < max(1, min_pairs):
             continue
-        values = diff[rows]
+        values = change[rows]
         low, high = bootstrap_ci(np.abs(values), n_resamples=n_resamples, seed=seed)
-        first = int(direction[rows[0]])
         per_pair.append(
             {
-                "source": names[first // len(names)],
-                "target": names[first % len(names)],
+                "source": source,
+                "target": names[int(place[rows[0]])],
                 "pairs": len(values),
                 "mean_abs_diff": float(np.abs(values).mean()),
                 "mean_diff": float(values.mean()),
