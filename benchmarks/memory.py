@@ -8,8 +8,9 @@ Labels for ``bias``: seeded coin flips (memory does not depend on them). ``audit
 (ablation, substitution, swap) with the default classifier; ``ctf`` and ``bias`` their defaults. A size is skipped
 for a command once the previous sizes' rate puts its peak above ``--max-gib`` (the machine's memory is shared).
 
-Reported per run: wall time, peak RSS, RSS at 25 / 50 / 90 % of the wall time (flat means the last two agree), KiB
-per text between the two largest sizes run, and the peak extrapolated linearly to 200,000 texts.
+Reported per run: wall time, peak RSS, RSS at 25 / 50 / 90 % of the wall time and at each tenth, the highest RSS after
+the first quarter against the RSS at 25 % (flat from 25 % to 100 % of the run: near 1×), KiB per text between the two
+largest sizes run, and the peak extrapolated linearly to 200,000 texts.
 
 ``--as NAME`` keeps the other entries of the results file and stores this run (one command) under NAME, beside
 the entries of earlier code (e.g. ``--commands ctf --as "ctf, tallied"``).
@@ -62,8 +63,9 @@ def extrapolate(runs: list[dict[str, Any]]) -> dict[str, Any]:
 def table(report: dict[str, Any]) -> str:
     """The README's table (Markdown), generated from the JSON."""
     lines = [
-        "| command | texts | wall | peak RSS | RSS at 25 / 50 / 90 % | KiB per text | peak at 200k (meets 2 GiB?) |",
-        "|---|---:|---:|---:|---|---:|---|",
+        "| command | texts | wall | peak RSS | RSS at 25 / 50 / 90 % | highest after 25 % (× RSS at 25 %) "
+        "| KiB per text | peak at 200k (meets 2 GiB?) |",
+        "|---|---:|---:|---:|---|---|---:|---|",
     ]
     for command, entry in report["commands"].items():
         for i, r in enumerate(entry["runs"]):
@@ -71,9 +73,11 @@ def table(report: dict[str, Any]) -> str:
             rate = entry["kib_per_text"] if last and entry["kib_per_text"] is not None else ""
             at = entry["peak_gib_at_200k"] if last else None
             where = "" if at is None else f"{at} GiB ({'yes' if at <= TARGET_GIB else 'no'})"
+            after = r.get("peak_after_25pct_mib")  # flat from 25 % to 100 %: near 1× (runs before it: not recorded)
+            flat = "" if after is None else f"{after} MiB ({after / r['rss_at_25pct_mib']:.2f}×)"
             lines.append(
                 f"| {command} | {r['texts']:,} | {r['wall_s']} s | {r['peak_rss_mib']} MiB | {r['rss_at_25pct_mib']} / "
-                f"{r['rss_at_50pct_mib']} / {r['rss_at_90pct_mib']} MiB | {rate} | {where} |"
+                f"{r['rss_at_50pct_mib']} / {r['rss_at_90pct_mib']} MiB | {flat} | {rate} | {where} |"
             )
     return "\n".join(lines)
 
