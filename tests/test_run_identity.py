@@ -63,7 +63,7 @@ def test_what_each_command_leaves_out_of_its_identity() -> None:
 
 def test_ctf_options_mirror_the_core() -> None:
     params = inspect.signature(ctf_core).parameters
-    how = ("progress", "origin", "write_pairs", "block")  # how it runs, not what: not options of the run
+    how = ("progress", "origin", "write_pairs", "block", "scratch_dir")  # how it runs, not what: not run options
     core = {n: p.default for n, p in params.items() if p.kind is p.KEYWORD_ONLY and n not in how}
     assert {f.name: f.default for f in fields(CTFOptions)} == core
     # run.json lists them alphabetically, as before; language, added later, only when it is not English

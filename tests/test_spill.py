@@ -33,7 +33,10 @@ def test_an_array_log_on_disk_gives_what_concatenating_its_pieces_gives() -> Non
     shared = ArrayLog(scratch)
     shared.append(floats.pieces[0])  # another log's piece: the same numbers, written once
     assert np.array_equal(shared.concatenate(), big) and floats.size == 2 * big.size + 3
-    assert [p.size for p in floats] == [big.size, 3, big.size]
+    assert [p.size for p in floats.pieces] == [big.size, 3, big.size]
+    other = ArrayLog()  # a log without a scratch file of its own reads a piece from the file it lies in
+    other.append(floats.pieces[2])
+    assert np.array_equal(other.concatenate(), big[::-1])
     assert ArrayLog(scratch).concatenate(np.empty(0, np.int8)).dtype == np.int8
     written = scratch.bytes_written
     assert written == big.nbytes * 2 + codes16.nbytes + codes32.nbytes + table.nbytes

@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import pickle
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar, overload
@@ -26,11 +26,15 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Spilled:
-    """Where one array lies in the scratch file."""
+    """Where one array lies in a scratch file (any log holding the piece reads it from there)."""
 
+    scratch: Scratch
     offset: int
     dtype: np.dtype[Any]
     size: int
+
+    def read(self, out: np.ndarray | None = None) -> np.ndarray:
+        return self.scratch.get(self, out)
 
 
 class Scratch:
@@ -74,7 +78,7 @@ class Scratch:
 
     def put(self, array: np.ndarray) -> Spilled:
         data = np.ascontiguousarray(array).ravel()
-        return Spilled(self._write(data.data), data.dtype, data.size)
+        return Spilled(self, self._write(data.data), data.dtype, data.size)
 
     def get(self, piece: Spilled, out: np.ndarray | None = None) -> np.ndarray:
         """The piece's values, read into ``out`` (contiguous, its dtype) where given."""
@@ -137,20 +141,12 @@ class ArrayLog:
             end = at + piece.size
             if isinstance(piece, np.ndarray):
                 out[at:end] = piece.ravel()
-            elif self.scratch is not None and piece.dtype == dtype:
-                self.scratch.get(piece, out[at:end])
-            elif self.scratch is not None:
-                out[at:end] = self.scratch.get(piece)
+            elif piece.dtype == dtype:
+                piece.read(out[at:end])
+            else:
+                out[at:end] = piece.read()
             at = end
         return out
-
-    def __iter__(self) -> Iterator[np.ndarray]:
-        """Each piece as an array, in order."""
-        for piece in self.pieces:
-            if isinstance(piece, np.ndarray):
-                yield piece
-            elif self.scratch is not None:
-                yield self.scratch.get(piece)
 
 
 class ObjectLog(Sequence[T], Generic[T]):

@@ -91,8 +91,9 @@ def _largest_changes(part: pd.DataFrame, count: int) -> pd.DataFrame:
 
 
 class CellSums:
-    """Sums, counts of values and rows of ``diff`` per key (a tuple of column values, missing as ``None``), in the
-    order the keys are first met; the mean of a key is its sum over its count (pandas' grouped mean within a block)."""
+    """Sums, counts of values and rows of ``diff`` per key (a tuple of column values, missing as ``None``), added block
+    by block; a key's mean is its sum over its count (within one block pandas' grouped mean, bit for bit; over several,
+    the blocks' sums added)."""
 
     def __init__(self, keys: Sequence[str]) -> None:
         self.keys = list(keys)
