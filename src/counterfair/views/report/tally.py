@@ -64,9 +64,7 @@ class CellTops:
         """One block's pairs (``method``, ``source_term``, ``target_term``, ``diff``; ``attribute`` where known)."""
         if not self.directions or pairs.empty:
             return
-        swaps = pairs["method"].isin(swap_methods()).to_numpy(dtype=bool)
-        if "attribute" in pairs:
-            swaps = swaps & (pairs["attribute"] == "identity").to_numpy(dtype=bool)
+        swaps = identity_swaps(pairs)
         if not swaps.any():
             return
         source, target = pairs["source_term"], pairs["target_term"]
@@ -83,6 +81,13 @@ class CellTops:
             for d, kept in zip(self.directions, self.found, strict=True)
             if kept
         ]
+
+
+def identity_swaps(pairs: pd.DataFrame, swaps: np.ndarray | None = None) -> np.ndarray:
+    """Which pairs are identity swaps (an identity-swapping method on the ``identity`` attribute, where the table
+    names attributes); ``swaps``: which pairs' methods swap identities, where already known."""
+    found = pairs["method"].isin(swap_methods()).to_numpy(dtype=bool) if swaps is None else swaps
+    return found & (pairs["attribute"] == "identity").to_numpy(dtype=bool) if "attribute" in pairs else found
 
 
 def _largest_changes(part: pd.DataFrame, count: int) -> pd.DataFrame:
@@ -158,13 +163,10 @@ class ReportTally:
             self.edits.append(pairs.loc[~swaps & known, ["method", "attribute", "score_orig", "score_cf"]])
         if "rating" in pairs:
             self.rated.append(pairs.loc[pairs["rating"].isin(["good", "poor"]).to_numpy(dtype=bool)])
-        if {"source_term", "target_term", "diff"} <= set(pairs.columns):
-            identity = (
-                swaps & (pairs["attribute"] == "identity").to_numpy(dtype=bool) if "attribute" in pairs else swaps
-            )
-            self.cells.add(pairs.loc[identity, ["source_term", "target_term", "diff"]])
+        if {"source_term", "target_term"} <= set(pairs.columns):
+            self.cells.add(pairs.loc[identity_swaps(pairs, swaps), ["source_term", "target_term", "diff"]])
             self.tops.add(pairs)
-        if {"attribute", "group", "target_group", "diff"} <= set(pairs.columns):
+        if {"attribute", "group", "target_group"} <= set(pairs.columns):
             self.packs.add(pairs.loc[swaps, ["attribute", "group", "target_group", "diff"]])
 
     def topic_points(self) -> pd.DataFrame:
