@@ -388,7 +388,7 @@ def test_the_statistics_tallied_block_by_block_are_the_whole_tables(monkeypatch:
     from counterfair.analysis.placebo import identity_effects
     from counterfair.analysis.slots import slot_effects
     from counterfair.io import nan_to_none
-    from counterfair.metrics.functional import bootstrap_ci
+    from counterfair.metrics.functional import cluster_bootstrap_ci
 
     monkeypatch.setattr(core, "SWAP_BLOCK_ROWS", 40)
     monkeypatch.setattr(spill, "SPILL_BYTES", 1)  # every piece on disk, however small
@@ -410,7 +410,9 @@ def test_the_statistics_tallied_block_by_block_are_the_whole_tables(monkeypatch:
         diff = ok["diff"].to_numpy(dtype=float)
         assert (entry["pairs"], entry["flips"]) == (len(ok), int(ok["flipped"].sum())) and len(ok) > 0
         assert entry["score_change"]["mean"] == float(diff.mean())
-        assert entry["score_change"]["ci_low"] == bootstrap_ci(diff, n_resamples=200, seed=0)[0]
+        per_text = ok.groupby("input_id", sort=False)["diff"].agg(["sum", "size"])  # the interval resamples texts
+        interval = cluster_bootstrap_ci(per_text["sum"], per_text["size"], n_resamples=200, seed=0)
+        assert (entry["score_change"]["ci_low"], entry["score_change"]["ci_high"]) == pytest.approx(interval, abs=1e-15)
         assert entry["mean_score_orig"] == float(ok["score_orig"].mean())
         assert entry["mean_abs_change"] == float(np.abs(diff).mean())
     assert s["coverage"]["unreached"] == 1 and s["coverage"]["reached"] == len(texts) - 1
@@ -574,3 +576,30 @@ def test_the_tallies_scratch_file_lies_nameless_in_the_run_directory(
     assert Path(str(scratch.directory)) == tmp_path / "run" and scratch.bytes_written > 0 and scratch._file is None
     left = {p.name for p in (tmp_path / "run").iterdir()}
     assert not [name for name in left if "tally" in name] and "pairs.csv" in left
+
+
+def test_an_audit_that_fails_midway_closes_its_scratch_file_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#47: an error while the statistics are computed (here the in-slot measures) closes the tallies' scratch file
+    as it propagates, so its disk space is back before the caller sees the error (a notebook keeping the traceback
+    kept the file open before)."""
+    import counterfair.core.audit as core
+    import counterfair.spill as spill
+    from counterfair.shell.audit import run_audit
+
+    scratches: list[spill.Scratch] = []
+    monkeypatch.setattr(core, "Scratch", lambda where: scratches.append(spill.Scratch(where)) or scratches[-1])
+    monkeypatch.setattr(spill, "SPILL_BYTES", 1)
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        assert scratches[0]._file is not None  # the tallies are on disk when the statistics start
+        raise RuntimeError("planted failure in the in-slot measures")
+
+    monkeypatch.setattr(core, "slot_effects", broken)
+    texts = tmp_path / "texts.csv"
+    pd.DataFrame({"text": pd.read_csv(demo_path())["text"].tolist()[:12]}).to_csv(texts, index=False)
+    with pytest.raises(RuntimeError, match="planted failure"):
+        run_audit(texts, tmp_path / "run", core.AuditOptions(methods=["swap"], bootstrap=50))
+    (scratch,) = scratches
+    assert scratch.bytes_written > 0 and scratch._file is None

@@ -363,7 +363,7 @@ def test_resample_weights_are_the_counts_of_one_block_of_64_bit_draws(monkeypatc
 
     import counterfair.analysis.slots as slots
 
-    monkeypatch.setattr(slots, "MAX_WEIGHTS", 3 * 1_001)  # blocks of 3 resamples of 1,001 texts: 7 = 3 + 3 + 1
+    monkeypatch.setattr(slots, "RESAMPLE_BLOCK", 3)  # blocks of 3 resamples of 1,001 texts: 7 = 3 + 3 + 1
     got = np.vstack(list(slots._resample_weights(np.random.default_rng(9), 1_001, 7)))
     rng = np.random.default_rng(9)
     draws = np.vstack([rng.integers(0, 1_001, size=(size, 1_001)) for size in (3, 3, 1)])

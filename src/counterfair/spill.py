@@ -105,6 +105,14 @@ class Scratch:
             self._file.close()
             self._file = None
 
+    def __enter__(self) -> Scratch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Closed however the block ends: a run that raises midway gives its disk space back at once (not when its
+        tallies are collected)."""
+        self.close()
+
 
 Piece = np.ndarray | Spilled
 

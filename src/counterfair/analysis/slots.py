@@ -584,19 +584,17 @@ def _counts(weights: np.ndarray, known: np.ndarray) -> np.ndarray:
     return out
 
 
-#: the most resample weights held at once (128 MiB as floats): up to 67,108 texts a batch of 250 resamples, beyond that
-#: fewer (200,000 texts: 83), where 250 would hold 400 MB of weights
-MAX_WEIGHTS = 2**24
+#: resamples weighed at once: their weights are a 16 x texts array (26 MB at 200,000 texts; #47), and every block has
+#: this shape whatever the number of texts, so a resample's means come out of the same product at any size
+RESAMPLE_BLOCK = 16
 
 
-def _resample_weights(rng: np.random.Generator, rows: int, n_resamples: int, block: int = 250) -> Iterator[np.ndarray]:
-    """How often each row is drawn in each resample, ``block`` resamples at a time (a block x rows array; fewer for
-    many rows, :data:`MAX_WEIGHTS`). The draws are those of 64-bit integers, held as 32-bit ones, and drawn one
-    resample at a time (the generator gives a block's draws in the same order either way; not a block of draws)."""
-    block = max(1, min(block, MAX_WEIGHTS // max(rows, 1)))
+def _resample_weights(rng: np.random.Generator, rows: int, n_resamples: int) -> Iterator[np.ndarray]:
+    """How often each row is drawn in each resample, :data:`RESAMPLE_BLOCK` resamples at a time (a block x rows
+    array). The draws are those of 64-bit integers, held as 32-bit ones, drawn one resample at a time."""
     kind = np.int32 if rows < 2**31 else np.int64
-    for start in range(0, n_resamples, block):
-        size = min(block, n_resamples - start)
+    for start in range(0, n_resamples, RESAMPLE_BLOCK):
+        size = min(RESAMPLE_BLOCK, n_resamples - start)
         weights = np.empty((size, rows))
         for i in range(size):
             weights[i] = np.bincount(rng.integers(0, rows, size=rows, dtype=kind), minlength=rows)

@@ -64,7 +64,6 @@ from ..io import (
 )
 from ..lexicons.attributes import is_swap_attribute, known_attributes, load_attribute
 from ..metrics.fairness import with_scores
-from ..metrics.functional import bootstrap_ci
 from ..progress import ProgressHook, resolve_progress
 from ..records import knob, make_options, options_signature
 from ..results import AuditResult
@@ -380,38 +379,38 @@ def audit_core(
     checked_positive_index(clf, frame["text"].iloc[0], opts.positive_label)  # before any generation
     generated, timing = _generate_all(frame, opts, plan_, generate)
     identity_set = identity_set_of(opts)
-    made = _Made(opts, identity_set, load_placebo(opts.placebo, identity_set), timing, sink, Scratch(scratch_dir))
-    texts = frame["text"].tolist()
-    t0 = time.perf_counter()
-    scores = score(texts)
-    timing["classifier"] = round(time.perf_counter() - t0, 2)
-    index = positive_index(clf.labels, opts.positive_label)
-    orig_scores = {t: scores[t][index] for t in texts}
-    rated, kept = _edit_rows(generated, opts)
-    for name, result in generated.items():
-        if name not in kept:  # identity swaps or a swap pack: every variant, a block of inputs at a time
-            for block in _swap_rows(name, result):
-                made.add(block, score, orig_scores, index)
-                clf.forget()  # the classifier's per-text cache: memory about flat whatever the input's size
-        elif kept[name]:
-            made.add(kept[name], score, orig_scores, index)
-    made.finish()
-    placebo = made.placebo
-    summary = _summary(opts, plan_, generated, made, orig_scores, clf, index, origin)
-    summary["validity"] = _validity(generated, rated, sum(len(rows) for rows in kept.values()), opts)
-    if placebo is not None:
-        effects = made.effects.report(seed=opts.seed, n_resamples=opts.bootstrap)
-        summary["placebo"] = {"set": placebo.to_dict(), **(effects or {"identity_effect": None})}
+    with Scratch(scratch_dir) as scratch:  # closed (its disk space given back) however the tallies end
+        made = _Made(opts, identity_set, load_placebo(opts.placebo, identity_set), timing, sink, scratch)
+        texts = frame["text"].tolist()
         t0 = time.perf_counter()
-        found = (
-            slot_effects(made.slots, threshold=opts.threshold, seed=opts.seed, n_resamples=opts.bootstrap)
-            if made.slots
-            else None
-        )
-        summary["effects"] = found
-        timing["effects"] = round(time.perf_counter() - t0, 2)
-    summary["coverage"] = _coverage(frame, made.reached, plan_["attributes"])
-    made.scratch.close()  # every tally has been read
+        scores = score(texts)
+        timing["classifier"] = round(time.perf_counter() - t0, 2)
+        index = positive_index(clf.labels, opts.positive_label)
+        orig_scores = {t: scores[t][index] for t in texts}
+        rated, kept = _edit_rows(generated, opts)
+        for name, result in generated.items():
+            if name not in kept:  # identity swaps or a swap pack: every variant, a block of inputs at a time
+                for block in _swap_rows(name, result):
+                    made.add(block, score, orig_scores, index)
+                    clf.forget()  # the classifier's per-text cache: memory about flat whatever the input's size
+            elif kept[name]:
+                made.add(kept[name], score, orig_scores, index)
+        made.finish()
+        placebo = made.placebo
+        summary = _summary(opts, plan_, generated, made, orig_scores, clf, index, origin)
+        summary["validity"] = _validity(generated, rated, sum(len(rows) for rows in kept.values()), opts)
+        if placebo is not None:
+            effects = made.effects.report(seed=opts.seed, n_resamples=opts.bootstrap)
+            summary["placebo"] = {"set": placebo.to_dict(), **(effects or {"identity_effect": None})}
+            t0 = time.perf_counter()
+            found = (
+                slot_effects(made.slots, threshold=opts.threshold, seed=opts.seed, n_resamples=opts.bootstrap)
+                if made.slots
+                else None
+            )
+            summary["effects"] = found
+            timing["effects"] = round(time.perf_counter() - t0, 2)
+        summary["coverage"] = _coverage(frame, made.reached, plan_["attributes"])
     if opts.label_column:
         t0 = time.perf_counter()
         summary["bias"] = labelled_bias(frame, orig_scores, opts)
@@ -805,10 +804,11 @@ def _joined(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 
 
-def _mean_ci(values: np.ndarray, opts: AuditOptions) -> dict[str, Any]:
+def _mean_ci(values: np.ndarray, tally: MethodTally, opts: AuditOptions) -> dict[str, Any]:
+    """The mean change over pairs with its interval over texts (a text's pairs are not independent draws)."""
     if values.size == 0:
         return {"n": 0, "mean": None, "ci_low": None, "ci_high": None}
-    low, high = bootstrap_ci(values, n_resamples=opts.bootstrap, seed=opts.seed)
+    low, high = tally.change_interval(n_resamples=opts.bootstrap, seed=opts.seed)
     return {"n": int(values.size), "mean": float(values.mean()), "ci_low": low, "ci_high": high}
 
 
@@ -883,7 +883,7 @@ def _group_entry(name: str, method: str, result: Any, tally: MethodTally, opts: 
         "filter_pass_rate": (
             float(cands["passed"].mean()) if cands is not None and len(cands) and is_sampled(method) else None
         ),
-        "score_change": _mean_ci(diff, opts),
+        "score_change": _mean_ci(diff, tally, opts),
         "mean_abs_change": float(np.abs(diff).mean()) if diff.size else None,
         "flips": tally.flips,
         "flip_rate": tally.flips / scored if scored else None,

@@ -324,22 +324,21 @@ def ctf_core(
     data = _ctf_input(source, origin, text_column, id_column, label_column, encoding, max_text_chars)
     identity_set, overlaps = _swap_set(identities, language)
     editor: Any = identity_editor(identity_set, guard=guard, grammar=grammar)
-    scratch = Scratch(scratch_dir)  # the tallies' per-pair numbers on disk while the blocks go by (#47: flat memory)
-    tally, unscored = CTFTally(scratch), _Unscored()
-    pairs, with_terms, index = _swap_and_score(
-        data, editor, clf, positive_label, hook, write_pairs, block, tally, unscored
-    )
-    if with_terms == 0:
-        from ..errors import InputError
-
-        shown = ", ".join(identity_set.terms[:12]) + (" ..." if len(identity_set.terms) > 12 else "")
-        raise InputError(
-            f"{origin}: none of the {len(data.texts)} texts contains an identity term of the set "
-            f"{identity_set.name!r} used as an identity ({shown}); there is nothing to swap, so no CTF gap (not a gap "
-            "of 0)"
+    with Scratch(scratch_dir) as scratch:  # the tallies' per-pair numbers on disk while the blocks go by (#47)
+        tally, unscored = CTFTally(scratch), _Unscored()
+        pairs, with_terms, index = _swap_and_score(
+            data, editor, clf, positive_label, hook, write_pairs, block, tally, unscored
         )
-    report = tally.report(seed=seed, n_resamples=n_resamples)
-    scratch.close()
+        if with_terms == 0:
+            from ..errors import InputError
+
+            shown = ", ".join(identity_set.terms[:12]) + (" ..." if len(identity_set.terms) > 12 else "")
+            raise InputError(
+                f"{origin}: none of the {len(data.texts)} texts contains an identity term of the set "
+                f"{identity_set.name!r} used as an identity ({shown}); there is nothing to swap, so no CTF gap "
+                "(not a gap of 0)"
+            )
+        report = tally.report(seed=seed, n_resamples=n_resamples)
     from .. import __version__
 
     summary = {

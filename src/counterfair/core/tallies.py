@@ -1,6 +1,6 @@
 """What the audit's statistics keep of each block of pairs as it goes by (#47: 200,000 texts, 9.5 million pairs, in
-flat memory): counts, each pair's change where an interval over pairs needs it, and per-text values where the interval
-is over texts — never the pairs table. Each tally's result is the whole table's, value for value: a text's pairs are
+flat memory): counts, each pair's change where a mean over pairs needs it, and per-text values for the intervals (they
+resample texts) — never the pairs table. Each tally's result is the whole table's, value for value: a text's pairs are
 all in one block and the blocks come in the order of the pairs."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..metrics.fairness import gap_entry, text_gap_values
+from ..metrics.functional import cluster_bootstrap_ci
 from ..spill import ArrayLog, Scratch
 
 
@@ -25,13 +26,25 @@ def _runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return values[starts].copy(), np.diff(np.append(starts, values.size))
 
 
+def _text_sums(ids: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each text's sum of ``values`` and its pair count, a text being a run of equal ``ids`` (its pairs lie next to
+    each other)."""
+    if values.size == 0:
+        return values, np.zeros(0)
+    starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
+    return np.add.reduceat(values, starts), np.diff(np.append(starts, values.size)).astype(float)
+
+
 class MethodTally:
     """One method on one attribute as its summary entry reads the pairs: the pairs and the scored ones, each scored
-    pair's change (its interval resamples pairs), the originals' scores as runs, the flips."""
+    pair's change, each text's sum of changes and pair count (the mean change's interval resamples texts), the
+    originals' scores as runs, the flips."""
 
     def __init__(self, scratch: Scratch | None = None) -> None:
         self.pairs = 0
         self.diff = ArrayLog(scratch)  # on disk with a scratch file: 8 bytes a pair
+        self.text_sums = ArrayLog(scratch)  # 16 bytes a text
+        self.text_pairs = ArrayLog(scratch)
         self.orig: list[tuple[np.ndarray, np.ndarray]] = []
         self.flips = 0
 
@@ -41,7 +54,11 @@ class MethodTally:
         ok = part[(part["status"] == "ok").to_numpy(dtype=bool)]
         if ok.empty:
             return
-        self.diff.append(ok["diff"].to_numpy(dtype=float).copy())
+        diff = ok["diff"].to_numpy(dtype=float).copy()
+        self.diff.append(diff)
+        sums, counts = _text_sums(ok["input_id"].to_numpy(), diff)
+        self.text_sums.append(sums)
+        self.text_pairs.append(counts)
         self.orig.append(_runs(ok["score_orig"].to_numpy(dtype=float)))
         self.flips += int(ok["flipped"].sum())
 
@@ -52,6 +69,12 @@ class MethodTally:
     def changes(self) -> np.ndarray:
         """Every scored pair's change, in the pairs' order."""
         return self.diff.concatenate(np.zeros(0))
+
+    def change_interval(self, *, seed: int, n_resamples: int) -> tuple[float, float]:
+        """The mean change's 95 % interval, texts resampled (a text's pairs share its original: not independent)."""
+        return cluster_bootstrap_ci(
+            self.text_sums.concatenate(), self.text_pairs.concatenate(), n_resamples=n_resamples, seed=seed
+        )
 
     def originals(self) -> np.ndarray:
         """Every scored pair's original score, in the pairs' order."""
