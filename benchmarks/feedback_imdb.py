@@ -140,7 +140,7 @@ def main() -> None:
             ppl_steps="ends",
             label_names={"POS": "positive", "NEG": "negative", "Positive": "positive", "Negative": "negative"},
         )
-        runs[key] = run_feedback(WORK / "texts.csv", run_dir(key), options)
+        runs[key] = run_feedback(WORK / "texts.csv", run_dir(key), options).summary
         report(key)
     print(json.dumps(result["t_tests_inc_at_n"], indent=1))
     print(f"wrote {RESULTS / 'feedback_imdb.json'}")

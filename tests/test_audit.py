@@ -69,8 +69,15 @@ def test_demo_audit_outputs(demo_run: Path) -> None:
 def test_rerun_resumes_and_report_rebuilds(demo_run: Path) -> None:
     before = json.loads((demo_run / "summary.json").read_text())
     lines = (demo_run / "scores.jsonl").read_text().count("\n")
-    summary = run_audit(demo_path(), demo_run, AuditOptions(id_column="id"))
+    result = run_audit(demo_path(), demo_run, AuditOptions(id_column="id"))
+    summary = result.summary
     assert (demo_run / "scores.jsonl").read_text().count("\n") == lines  # nothing scored twice
+    # #48: the shell returns the typed result; its tables are the run directory's, read when first asked for
+    assert result.typed_summary.ctf is not None and result.typed_summary.ctf.value == before["ctf"]["ctf_gap"]
+    assert result._raw_pairs is None and result.run_dir == demo_run
+    assert len(result.raw_pairs) == len(pd.read_csv(demo_run / "pairs.csv"))
+    assert result.slots is not None and len(result.slots) == len(pd.read_csv(demo_run / "slots.csv"))
+    assert result.by_group["pairs"].sum() == sum(g["pairs"] for g in before["groups"])
     assert summary["ctf"]["ctf_gap"] == before["ctf"]["ctf_gap"]
     (demo_run / "report.html").unlink()
     build_report(demo_run)
@@ -142,7 +149,7 @@ def test_classifier_failing_mid_run_keeps_finished_work(tmp_path: Path) -> None:
     scored = (tmp_path / "run" / "scores.jsonl").read_text().count("\n")
     assert scored == 6 + 6  # the originals and the ablations' batch finished and are kept (the swaps' batch failed)
     flag.unlink()
-    summary = run_audit(data, tmp_path / "run", options)
+    summary = run_audit(data, tmp_path / "run", options).summary
     assert summary["ctf"]["pairs"] > 0
     assert (tmp_path / "run" / "report.html").exists()
 
@@ -216,7 +223,7 @@ def test_the_audit_says_which_texts_it_could_not_reach_and_what_would(tmp_path: 
         }
     )
     opts = AuditOptions(methods=["swap"], id_column="id")
-    summary = run_audit(data, tmp_path / "a", opts)
+    summary = run_audit(data, tmp_path / "a", opts).summary
     coverage = summary["coverage"]
     assert (coverage["texts"], coverage["reached"], coverage["unreached"]) == (4, 1, 3)
     assert coverage["unreached_ids"] == ["w", "d", "x"]

@@ -201,16 +201,18 @@ CASES: list[tuple[str, Case, type[Exception] | None, Any]] = [
     ),
     (
         "identity terms absent",
-        lambda t: run_ctf(pd.DataFrame({"text": ["nothing here"]}), t, identities="gay,straight"),
+        lambda t: run_ctf(pd.DataFrame({"text": ["nothing here"]}), t, identities="gay,straight").summary,
         InputError,
         "not a gap of 0",
     ),
     (
         "no text references the attribute",
-        lambda t: run_audit(
-            pd.DataFrame({"text": ["A gay couple"]}),
-            t,
-            AuditOptions(attributes=["islam"], methods=["ablation"]),
+        lambda t: (
+            run_audit(
+                pd.DataFrame({"text": ["A gay couple"]}),
+                t,
+                AuditOptions(attributes=["islam"], methods=["ablation"]),
+            ).summary
         ),
         InputError,
         "attributes that do occur: lgbq",
@@ -407,14 +409,14 @@ def test_disk_full_during_audit_keeps_finished_work_and_resumes(
     options = AuditOptions(methods=["ablation", "substitution", "swap"])
     from counterfair.core.audit import demo_path
 
-    whole = run_audit(demo_path(), tmp_path / "whole", options)
+    whole = run_audit(demo_path(), tmp_path / "whole", options).summary
     with monkeypatch.context() as patch:
         _fill_disk_after(patch, counterfair.checkpoint, 6000)
         with pytest.raises(OutputError, match=r"No space left on device; the \d+ units finished before are kept"):
             run_audit(demo_path(), tmp_path / "cut", options)
     done = (tmp_path / "cut" / "generate" / "islam" / ".work" / "done.jsonl").read_bytes()
     assert done and len(done) <= 6000
-    resumed = run_audit(demo_path(), tmp_path / "cut", options)  # space freed: the same command resumes
+    resumed = run_audit(demo_path(), tmp_path / "cut", options).summary  # space freed: the same command resumes
     assert resumed["groups"] == whole["groups"] and resumed["ctf"] == whole["ctf"]
     pd.testing.assert_frame_equal(
         read_table(tmp_path / "cut" / "pairs.csv"), read_table(tmp_path / "whole" / "pairs.csv")
@@ -505,7 +507,7 @@ def test_audit_with_a_classifier_that_returns_nan(tmp_path: Path) -> None:
 
     body = "    return np.array([np.nan if 'gay' in t.lower() else 0.2 for t in texts])\n"
     options = AuditOptions(classifier=_clf(tmp_path, body), methods=["ablation", "swap"])
-    summary = run_audit(demo_path(), tmp_path / "run", options)
+    summary = run_audit(demo_path(), tmp_path / "run", options).summary
     pairs = read_table(tmp_path / "run" / "pairs.csv")
     nan_rows = pairs[
         pairs["cf_text"].str.lower().str.contains("gay") | pairs["source_text"].str.lower().str.contains("gay")
@@ -529,7 +531,7 @@ def test_feedback_with_a_classifier_that_returns_nan(tmp_path: Path) -> None:
     editor = ListEditor(lambda text: [text + " more"])
     summary = run_feedback(
         data, tmp_path / "fb", FeedbackOptions(steps=1, ppl_model=None), editor=editor, classifier=clf
-    )
+    ).summary
     steps = read_table(tmp_path / "fb" / "steps.csv")
     first = steps[steps["text_id"] == "0"]
     assert first["status"].tolist() == ["partial:classifier_returned_nan"]
@@ -550,7 +552,7 @@ def test_a_huge_text_gets_a_row_status_in_every_editing_command(tmp_path: Path) 
     cfs = result.counterfactuals
     assert cfs[cfs["row"] == 0]["status"].tolist() == ["skipped:too_long"] * 2  # ablation and swap
     assert cfs[cfs["row"] == 1]["status"].tolist() == ["ok", "ok"]
-    summary = run_ctf(data, tmp_path / "ctf", identities="muslim,christian,jewish")
+    summary = run_ctf(data, tmp_path / "ctf", identities="muslim,christian,jewish").summary
     assert summary["input"]["skipped_too_long"] == {"texts": 1, "max_text_chars": 20_000, "ids": ["0"]}
     assert summary["texts"] == 1
     editor = ListEditor(lambda text: [text.replace("kind", "nice")])
@@ -603,7 +605,7 @@ def test_a_three_label_classifier_needs_a_positive_label_before_any_work(tmp_pat
     assert not (tmp_path / "run" / "run.json").exists()  # nothing claimed: the corrected rerun is not refused
     summary = run_audit(
         demo_path(), tmp_path / "run", AuditOptions(classifier=clf, methods=["ablation"], positive_label="2")
-    )
+    ).summary
     assert summary["positive_label"] == "2"
 
 
@@ -651,7 +653,7 @@ def test_a_nul_byte_deep_in_a_row_gets_a_row_status_and_every_output_stays_reada
 
     assert build_report(out)["html"].exists()  # what `counterfair report` runs
 
-    summary = run_ctf(data, tmp_path / "ctf", identities="muslim,gay,christian", id_column="id")
+    summary = run_ctf(data, tmp_path / "ctf", identities="muslim,gay,christian", id_column="id").summary
     assert summary["input"]["skipped_control_characters"] == {"texts": 1, "ids": ["bad"]}
     assert summary["texts"] == 1
     frame = pd.DataFrame({"text": [corrupt, "plain words"]})

@@ -149,17 +149,17 @@ def test_rerun_with_another_classifier_object_is_refused_and_a_new_directory_sco
     """The bug of the issue: a constant-0.5 function after profanity-check into the same directory reported
     profanity-check's scores."""
     options = AuditOptions(methods=["ablation", "substitution"])
-    first = run_audit(demo_path(), tmp_path / "run", options, classifier=load_classifier("profanity-check"))
+    first = run_audit(demo_path(), tmp_path / "run", options, classifier=load_classifier("profanity-check")).summary
     assert any(g["score_change"]["mean"] not in (0.0, None) for g in first["groups"])
     half = as_classifier(lambda texts: np.full(len(texts), 0.5))
     with pytest.raises(ConfigError, match="holds an audit that differs in: classifier"):
         run_audit(demo_path(), tmp_path / "run", options, classifier=half)
-    second = run_audit(demo_path(), tmp_path / "other", options, classifier=half)
+    second = run_audit(demo_path(), tmp_path / "other", options, classifier=half).summary
     assert {g["score_change"]["mean"] for g in second["groups"]} == {0.0}
     assert second["classifier"]["spec"].endswith("<lambda>") and "Python object" in second["reproduce"]
     again = run_audit(
         demo_path(), tmp_path / "other", options, classifier=as_classifier(lambda t: np.full(len(t), 0.5))
-    )
+    ).summary
     assert again["groups"] == second["groups"]  # the same function again: the run resumes
 
 

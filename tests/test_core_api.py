@@ -119,7 +119,7 @@ def test_audit_in_memory_equals_the_shell(tmp_path: Path) -> None:
     options = {"methods": ["ablation", "substitution", "swap"], "identities": "muslim,christian,gay,straight"}
     result = cf.audit(pd.DataFrame({"text": TEXTS}), _gay_detector, **options)
     summary = cf.run_audit(pd.DataFrame({"text": TEXTS}), tmp_path / "run", cf.AuditOptions(**options),
-                           classifier=cf.as_classifier(_gay_detector))  # fmt: skip
+                           classifier=cf.as_classifier(_gay_detector)).summary  # fmt: skip
     shell_pairs = read_table(tmp_path / "run" / "pairs.csv")
     assert result.pairs["cf_text"].tolist() == shell_pairs["cf_text"].tolist()
     np.testing.assert_allclose(result.pairs["diff"], shell_pairs["diff"].astype(float))
@@ -151,7 +151,7 @@ def test_audit_and_ctf_take_a_hugging_face_dataset(tmp_path: Path) -> None:
     assert ctf.ctf_gap == pytest.approx(result.ctf_gap)
     assert set(ctf.by_group.index) == {"gay", "muslim"}
     shell = cf.run_ctf(data.to_pandas(), tmp_path / "ctf", classifier=_gay_detector,
-                       identities="muslim,christian,gay,straight")  # fmt: skip
+                       identities="muslim,christian,gay,straight").summary  # fmt: skip
     assert shell["ctf_gap"] == ctf.ctf_gap
 
 
@@ -211,7 +211,7 @@ def test_hf_dataset_spec_is_read_from_a_saved_directory(tmp_path: Path) -> None:
     frame = read_table(f"hf-dataset:{tmp_path / 'ds'}:test")
     assert frame["text"].tolist() == TEXTS
     summary = cf.run_ctf(f"hf-dataset:{tmp_path / 'ds'}:test", tmp_path / "out", classifier=_gay_detector,
-                         identities="muslim,christian,gay,straight")  # fmt: skip
+                         identities="muslim,christian,gay,straight").summary  # fmt: skip
     assert summary["input"]["texts"] == 3
     with pytest.raises(InputError, match="cannot load the dataset"):
         read_table(f"hf-dataset:{tmp_path / 'ds'}:validation")
@@ -239,8 +239,9 @@ def test_feedback_in_memory_equals_the_shell(tmp_path: Path) -> None:
     from counterfair.core.feedback import FeedbackOptions
     from counterfair.shell.feedback import run_feedback
 
-    summary = run_feedback(pd.DataFrame({"text": texts}), tmp_path, FeedbackOptions(steps=2, ppl_model=None),
-                           editor=editor, classifier=cf.as_classifier(sentiment, labels=["NEG", "POS"]))  # fmt: skip
+    result = run_feedback(pd.DataFrame({"text": texts}), tmp_path, FeedbackOptions(steps=2, ppl_model=None),
+                          editor=editor, classifier=cf.as_classifier(sentiment, labels=["NEG", "POS"]))  # fmt: skip
+    summary = result.summary
 
     def measured(steps: dict[str, dict[str, object]]) -> dict[str, dict[str, object]]:  # not timings
         return {k: {m: v for m, v in row.items() if m != "seconds_per_text"} for k, row in steps.items()}

@@ -112,13 +112,15 @@ def test_run_ctf_end_to_end(tmp_path: Path, helper_module: str) -> None:
     data = pd.DataFrame(
         {"text": ["Some people are straight.", "I like my black car.", "A Christian family"], "toxic": [0, 0, 0]}
     )
-    summary = run_ctf(
+    result = run_ctf(
         data,
         tmp_path / "out",
         classifier=f"callable:{tmp_path / 'clf.py'}:biased",
         identities="straight,gay,black,christian",
         label_column="toxic",
     )
+    summary = result.summary
+    assert result.ctf_gap == summary["ctf_gap"] and len(result.pairs) == summary["pairs"]  # pairs.csv, read now
     # text 0: 3 swaps, one to 'gay' (+0.8) -> 0.8/3 ; text 2: 3 swaps, one to 'gay' -> 0.8/3 ; text 1 guarded
     assert summary["ctf_gap"] == pytest.approx(0.8 / 3)
     assert summary["input"]["texts_with_identity_terms"] == 2
@@ -146,7 +148,7 @@ def test_bad_labels(tmp_path: Path) -> None:
 
 def test_overlapping_terms_are_reported(tmp_path: Path) -> None:
     data = pd.DataFrame({"text": ["An african american author", "An african author"]})
-    summary = run_ctf(data, tmp_path, identities="african,african american,asian")
+    summary = run_ctf(data, tmp_path, identities="african,african american,asian").summary
     assert summary["identities"]["overlapping_terms"] == [
         "'african' is part of 'african american' (the longer match wins)"
     ]

@@ -76,7 +76,9 @@ class Toggle(EditorBase):
 def test_loop_by_hand(tmp_path: Path, sentiment: CachedClassifier) -> None:
     run = tmp_path / "run"  # the sentiment fixture keeps its module in tmp_path: a run goes into a folder of its own
     data = pd.DataFrame({"text": ["a boring film", "   "]})
-    summary = run_feedback(data, run, FeedbackOptions(steps=3, ppl_model=None), editor=Toggle(), classifier=sentiment)
+    summary = run_feedback(
+        data, run, FeedbackOptions(steps=3, ppl_model=None), editor=Toggle(), classifier=sentiment
+    ).summary
     steps = pd.read_csv(run / "steps.csv")
     ok = steps[steps.status == "ok"]
     # d_k: 1 substitution + k added words -> 2, 3, 4, 5 ; every step flips the label
@@ -147,9 +149,9 @@ def test_feedback_resumes_after_a_crash(tmp_path: Path, sentiment: CachedClassif
     done = (tmp_path / "run" / ".work" / "done.jsonl").read_text().splitlines()
     assert [json.loads(line)["text_id"] for line in done] == [0, 1]  # the two texts before the crash are kept
     again = Appender()
-    resumed = run_feedback(data, tmp_path / "run", opts, editor=again, classifier=sentiment)
+    resumed = run_feedback(data, tmp_path / "run", opts, editor=again, classifier=sentiment).summary
     assert again.seen[0] == "a dull plot" and len(again.seen) == 2 * 3  # only texts 2 and 3, three edits each
-    whole = run_feedback(data, tmp_path / "whole", opts, editor=Appender(), classifier=sentiment)
+    whole = run_feedback(data, tmp_path / "whole", opts, editor=Appender(), classifier=sentiment).summary
     a = pd.read_csv(tmp_path / "run" / "steps.csv")
     b = pd.read_csv(tmp_path / "whole" / "steps.csv")
     pd.testing.assert_frame_equal(a.drop(columns="seconds_per_text"), b.drop(columns="seconds_per_text"))
@@ -202,7 +204,7 @@ def test_classifier_that_never_flips(tmp_path: Path) -> None:
         FeedbackOptions(steps=2, ppl_model=None),
         editor=SynonymSwapEditor(clf),
         classifier=clf,
-    )
+    ).summary
     # a classifier nothing moves: no synonym lowers its score, so there is no counterfactual at all (before, the
     # editor returned the unchanged text and every step counted as an edit of distance 0)
     assert summary["status"] == {"stopped:no_candidate": 1}
@@ -302,7 +304,7 @@ def test_external_editor(tmp_path: Path) -> None:
         FeedbackOptions(steps=1, ppl_model=None),
         editor=editor,
         classifier=load_classifier("profanity-check"),
-    )
+    ).summary
     assert summary["status"]["stopped:no_candidate"] >= 2  # 'c' at step 1, 'a2' at step 2
 
 
@@ -343,7 +345,7 @@ def test_inc_counts_an_added_space_with_whitespace_tokens(
     options = FeedbackOptions(steps=2, ppl_model=None, tokens=tokens)
     summary = run_feedback(
         pd.DataFrame({"text": ["a boring film."]}), run, options, editor=SpacedToggle(), classifier=sentiment
-    )
+    ).summary
     # "film." -> "film ." is one token split in two: 2 more edits with whitespace tokens, none with words
     assert pd.read_csv(run / "steps.csv")["distance"].tolist() == distances
     assert summary["inconsistency"]["inc@1"] == distances[1] - distances[0]

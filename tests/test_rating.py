@@ -429,7 +429,9 @@ def test_audit_restricted_to_good_pairs(tmp_path: Path) -> None:
         store.add(_r(ids[0], rater))
         store.add(_r(ids[1], rater, fluent="no"))
     consolidate(store)
-    summary = run_audit(data, tmp_path / "audit2", AuditOptions(methods=["ablation"], only_good=str(tmp_path / "rate")))
+    summary = run_audit(
+        data, tmp_path / "audit2", AuditOptions(methods=["ablation"], only_good=str(tmp_path / "rate"))
+    ).summary
     assert [g["pairs"] for g in summary["groups"]] == [1]
 
 
@@ -451,7 +453,7 @@ def test_only_good_from_a_project_made_of_a_generate_run(tmp_path: Path) -> None
         store.add(_r("ablation:islam:t2", rater, fluent="no"))
     consolidate(store)
     only = AuditOptions(methods=["ablation"], id_column="id", only_good=str(tmp_path / "rate"))
-    summary = run_audit(data, tmp_path / "audit2", only)
+    summary = run_audit(data, tmp_path / "audit2", only).summary
     assert [g["pairs"] for g in summary["groups"]] == [1]
     other = pd.DataFrame({"id": ["x1"], "text": ["Islam is a religion of peace."]})
     with pytest.raises(InputError, match="none of its 1 good pairs is a pair of this audit"):

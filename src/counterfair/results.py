@@ -177,10 +177,41 @@ class AuditResult(TableResult):
     _view = "audit_view"
     _summary_type = AuditSummary
 
-    def __init__(self, pairs: pd.DataFrame, summary: dict[str, Any], slots: pd.DataFrame | None = None) -> None:
-        self.raw_pairs = pairs
+    def __init__(
+        self,
+        pairs: pd.DataFrame | None,
+        summary: dict[str, Any],
+        slots: pd.DataFrame | None = None,
+        *,
+        run_dir: str | Path | None = None,
+    ) -> None:
+        """``pairs`` None: read from ``run_dir``'s ``pairs.csv`` (and the slots from its ``slots.csv``) when first
+        asked for, as :func:`~counterfair.run_audit` returns it: a run's tables may be millions of rows."""
+        self._raw_pairs = pairs
         self.summary = summary
-        self.slots = slots  # every identity slot with each term and placebo word (counterfair.analysis.slots)
+        self._slots = slots
+        self.run_dir = None if run_dir is None else Path(run_dir)
+        self._from_run_dir = pairs is None  # the tables are the run directory's, read when first asked for
+        if pairs is None and run_dir is None:
+            raise ValueError("AuditResult: give the pairs or the run directory that holds them")
+
+    @property
+    def raw_pairs(self) -> pd.DataFrame:
+        """The pairs as ``pairs.csv`` holds them (the edits as JSON)."""
+        if self._raw_pairs is None:
+            from .analysis.compare import read_pairs
+
+            self._raw_pairs = read_pairs(self.run_dir)
+        return self._raw_pairs
+
+    @property
+    def slots(self) -> pd.DataFrame | None:
+        """Every identity slot with each term and placebo word (:mod:`counterfair.analysis.slots`)."""
+        if self._slots is None and self._from_run_dir:
+            from .analysis.slots import read_slots
+
+            self._slots = read_slots(self.run_dir)
+        return self._slots
 
     @cached_property
     def pairs(self) -> pd.DataFrame:
@@ -518,9 +549,22 @@ class CTFResult(TableResult):
     _view = "ctf_view"
     _summary_type = CTFSummary
 
-    def __init__(self, pairs: pd.DataFrame, summary: dict[str, Any]) -> None:
-        self.pairs = pairs
+    def __init__(
+        self, pairs: pd.DataFrame | None, summary: dict[str, Any], *, run_dir: str | Path | None = None
+    ) -> None:
+        """``pairs`` None: read from ``run_dir``'s ``pairs.csv`` when first asked for (as :func:`~counterfair.run_ctf`
+        returns it: the columns the file keeps)."""
+        self._pairs = pairs
         self.summary = summary
+        self.run_dir = None if run_dir is None else Path(run_dir)
+        if pairs is None and run_dir is None:
+            raise ValueError("CTFResult: give the pairs or the run directory that holds them")
+
+    @property
+    def pairs(self) -> pd.DataFrame:
+        if self._pairs is None:
+            self._pairs = pd.read_csv(Path(str(self.run_dir)) / "pairs.csv", dtype={"input_id": str})
+        return self._pairs
 
     @property
     def typed_summary(self) -> CTFSummary:

@@ -217,7 +217,7 @@ def audit(
     from ..progress import RichProgress
 
     with RichProgress(enabled=not given["quiet"]) as progress:
-        summary = run_audit(
+        result = run_audit(
             source,
             target,
             options,
@@ -225,7 +225,7 @@ def audit(
             rules=listed(given["fail_if"]),
             baseline=str(given["baseline"]) if given["baseline"] else None,
         )
-    s = AuditSummary.from_dict(summary)
+    s = result.typed_summary
     console.print(verdict_view(s))  # the answer first
     console.print(audit_view(s, with_verdict=False))
     code = finish_gate(s.gate, given["junit"], status_line=False) if s.gate is not None else 0
@@ -234,7 +234,7 @@ def audit(
         from ..views.tracking import log_audit
 
         try:
-            run_id = log_audit(summary, target, to=str(given["log_to"]), uri=given["mlflow_uri"])
+            run_id = log_audit(s, target, to=str(given["log_to"]), uri=given["mlflow_uri"])
         except Exception as err:  # the tracker's own errors: the audit is done, the exit code must not say "failed"
             err_console.print(
                 f"[red]error:[/red] the audit is in {target}, but logging to {given['log_to']} failed: {err}"

@@ -9,7 +9,6 @@ import typer
 
 from ..core.bias import BiasOptions
 from ..runs import allow_overwrite
-from ..summaries import BiasSummary
 from ..views.console import bias_view
 from .app import (
     CLASSIFIER_HELP,
@@ -101,6 +100,6 @@ def bias(
 
     options = options_from(BiasOptions, locals(), group_columns=listed(group_columns))
     with RichProgress(enabled=not quiet) as progress:
-        summary = run_bias(data, out, options, progress=progress, rules=fail_if or None)
+        s = run_bias(data, out, options, progress=progress, rules=fail_if or None).typed_summary
     console.print(f"wrote {out / 'rows.csv'}, {out / 'summary.json'}, {out / 'report.html'} and {out / 'report.md'}")
-    end_with_verdict(BiasSummary.from_dict(summary).gate, junit, bias_view(summary))
+    end_with_verdict(s.gate, junit, bias_view(s))

@@ -86,7 +86,7 @@ def ctf(
     if identities and identities_file:
         raise typer.BadParameter("give --identities or --identities-file, not both")
     with RichProgress(enabled=not quiet) as progress:
-        summary = run_ctf(
+        result = run_ctf(
             data,
             out,
             classifier=classifier,
@@ -105,7 +105,7 @@ def ctf(
             engine=engine,
             address=address,
         )
-    console.print(ctf_view(summary))
+    console.print(ctf_view(result.typed_summary))
     console.print(f"wrote {out / 'summary.json'} and {out / 'pairs.csv'}")
 
 

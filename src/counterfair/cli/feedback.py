@@ -85,8 +85,8 @@ def feedback(
 
     options = options_from(FeedbackOptions, locals(), ppl_model=None if ppl_model == "none" else ppl_model)
     with RichProgress(enabled=not quiet) as progress:
-        summary = run_feedback(data, out, options, progress=progress)
-    console.print(feedback_view(summary))
+        result = run_feedback(data, out, options, progress=progress)
+    console.print(feedback_view(result.typed_summary))
     console.print(f"wrote {out / 'steps.csv'} and {out / 'summary.json'}")
 
 

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from ..runs import allow_overwrite
-from ..summaries import SuiteSummary
 from ..views.console import suite_view
 from .app import (
     CLASSIFIER_HELP,
@@ -93,9 +92,9 @@ def run(
 
     options = options_from(SuiteOptions, locals(), target_column=target_column or None)
     with RichProgress(enabled=not quiet) as progress:
-        summary = run_suite(cases, out, options, progress=progress, rules=fail_if or None)
+        s = run_suite(cases, out, options, progress=progress, rules=fail_if or None).typed_summary
     console.print(f"wrote {out / 'rows.csv'}, {out / 'summary.json'}, {out / 'report.html'} and {out / 'report.md'}")
-    end_with_verdict(SuiteSummary.from_dict(summary).gate, junit, suite_view(summary))
+    end_with_verdict(s.gate, junit, suite_view(s))
 
 
 @suite_app.command("export")

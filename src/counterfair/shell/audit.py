@@ -18,6 +18,7 @@ from ..core.needs import require
 from ..io import csv_writer, input_sha256, write_json
 from ..progress import NullProgress, ProgressHook
 from ..records import fingerprint, run_identity
+from ..results import AuditResult
 from ..runs import claim_run_dir, holds_run_dir, prepare_run_dir
 from ..summaries import AuditSummary
 from .generate import run_generate
@@ -80,8 +81,9 @@ def run_audit(
     classifier: CachedClassifier | None = None,
     rules: list[str] | None = None,
     baseline: str | None = None,
-) -> dict[str, Any]:
-    """The shell: run the audit into ``out_dir`` (resumable) and build its report; returns the summary.
+) -> AuditResult:
+    """The shell: run the audit into ``out_dir`` (resumable) and build its report; returns the result, its tables
+    read from ``out_dir`` when first asked for.
 
     ``rules`` (:mod:`counterfair.analysis.gate`) add the summary's ``gate``; ``baseline`` (another audit's run
     directory or pairs.csv, or a classifier spec that scores this audit's pairs) adds its ``comparison``
@@ -142,4 +144,4 @@ def run_audit(
     from ..views.report import build_report
 
     build_report(target)
-    return summary
+    return AuditResult(None, summary, run_dir=target)

@@ -32,7 +32,7 @@ def run_bias(
     classifier: CachedClassifier | None = None,
     progress: ProgressHook | None = None,
     rules: list[str] | None = None,
-) -> dict[str, Any]:
+) -> BiasResult:
     """The shell: ``counterfair bias`` into ``out_dir`` (``rows.csv`` with each text's label, score and groups,
     ``summary.json``, ``report.md``)."""
     from ..analysis.gate import bias_gate_metrics, evaluate_rules, parse_rule
@@ -61,4 +61,4 @@ def run_bias(
         summary["gate"] = evaluate_rules(parsed, bias_gate_metrics(summary))
     result = BiasResult(bias_rows(read.ids, gold, scores, members), summary)
     result.save(out_dir)
-    return summary
+    return result

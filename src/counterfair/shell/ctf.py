@@ -7,6 +7,7 @@ from typing import Any
 
 from ..core.ctf import PAIR_FILE_COLUMNS, CTFOptions, ctf_core
 from ..core.needs import require
+from ..results import CTFResult
 from ..runs import holds_run_dir
 
 
@@ -20,9 +21,10 @@ def run_ctf(
     engine: str = "local",
     address: str | None = None,
     **options: Any,
-) -> dict[str, Any]:
+) -> CTFResult:
     """The shell: check ``out_dir`` first, run :func:`ctf_core` block by block with each block's pairs written to
-    ``pairs.csv`` as it is made (memory about flat), then ``summary.json`` and the report. ``engine="ray"``: the
+    ``pairs.csv`` as it is made (memory about flat), then ``summary.json`` and the report; returns the result, its
+    pairs read from ``pairs.csv`` when first asked for. ``engine="ray"``: the
     classifier's batches on Ray workers (``address``: a cluster), outputs as the local engine's."""
     from ..classifiers import as_classifier
     from ..io import csv_writer, input_sha256, read_texts, row_strings, write_json
@@ -51,4 +53,4 @@ def run_ctf(
         )
     write_json(summary, target / "summary.json")
     write_report(target)  # report.html, report.md: the verdict first
-    return summary
+    return CTFResult(None, summary, run_dir=target)

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..checkpoint import JsonlCheckpoint
 from ..classifiers import CachedClassifier, load_classifier
-from ..core.feedback import FeedbackOptions, build_editor, feedback_core, read_input
+from ..core.feedback import FeedbackOptions, FeedbackResult, build_editor, feedback_core, read_input
 from ..core.needs import require
 from ..editors.base import EditorBase
 from ..io import input_sha256, write_json, write_table
@@ -27,7 +27,7 @@ def run_feedback(
     editor: EditorBase | None = None,
     classifier: CachedClassifier | None = None,
     progress: ProgressHook | None = None,
-) -> dict[str, Any]:
+) -> FeedbackResult:
     """The shell: the loop of :func:`feedback_core`, resumable in ``out_dir`` (each text's chain is checkpointed as
     soon as it is done); writes ``steps.csv`` (one row per text and step) and ``summary.json``."""
     opts = options or FeedbackOptions()
@@ -47,4 +47,4 @@ def run_feedback(
     write_table(table, target / "steps.csv")
     write_json(summary, target / "summary.json")
     write_report(target)  # report.html, report.md: the verdict first
-    return summary
+    return FeedbackResult(table, summary)

@@ -25,7 +25,7 @@ def run_suite(
     classifier: CachedClassifier | None = None,
     progress: ProgressHook | None = None,
     rules: list[str] | None = None,
-) -> dict[str, Any]:
+) -> SuiteResult:
     """``counterfair suite run`` into ``out_dir``: ``source`` a file of cases, or None for the built-in template
     suite."""
     from ..analysis.gate import evaluate_rules, parse_rule, suite_gate_metrics
@@ -49,5 +49,6 @@ def run_suite(
     summary = suite_summary(suite_core(cases.gold, scores, cases.functionality, cases.target, opts), opts, clf, cases)
     if parsed:
         summary["gate"] = evaluate_rules(parsed, suite_gate_metrics(summary))
-    SuiteResult(suite_rows(cases, scores, opts), summary).save(out_dir)
-    return summary
+    result = SuiteResult(suite_rows(cases, scores, opts), summary)
+    result.save(out_dir)
+    return result
