@@ -159,13 +159,16 @@ class TableResult:
     def __rich__(self) -> Any:
         """The command's console tables, from :mod:`counterfair.views.console` (``rich.print(result)``); the table
         itself for a result without a view of its own."""
-        from .views import console as console_view
+        view = self._console()
+        if view is None:
+            from .views.console import frame_table
 
-        if self._view is None:
-            return console_view.frame_table(self._table(), type(self).__name__)
-        return getattr(console_view, self._view)(self.summary)
+            return frame_table(self._table(), type(self).__name__)
+        return view
 
-    _view: str | None = None  # the name of the console_view function that renders the summary
+    def _console(self) -> Any:
+        """The command's own console view of the summary (:mod:`counterfair.views.console`); None: the table."""
+        return None
 
 
 class AuditResult(TableResult):
@@ -174,7 +177,11 @@ class AuditResult(TableResult):
     (CTF gap per identity group), ``summary`` (everything, as ``summary.json``). ``raw_pairs`` is the table as
     ``pairs.csv`` holds it (the edits as JSON)."""
 
-    _view = "audit_view"
+    def _console(self) -> Any:
+        from .views.console import audit_view
+
+        return audit_view(self.summary)
+
     _summary_type = AuditSummary
 
     def __init__(
@@ -416,7 +423,11 @@ class BiasResult(TableResult):
     groups), ``by_group`` (subgroup, BPSN, BNSP and pinned AUC with intervals and counts), ``overall`` (overall AUC,
     the generalized means, the final metric, FPED, FNED), ``summary``."""
 
-    _view = "bias_view"
+    def _console(self) -> Any:
+        from .views.console import bias_view
+
+        return bias_view(self.summary)
+
     _table_file = "rows.csv"
     _summary_type = BiasSummary
 
@@ -471,7 +482,11 @@ class SuiteResult(TableResult):
     and whether it is correct), ``by_functionality`` and ``by_target`` (accuracy with Wilson intervals, worst first),
     ``bias`` (the bias AUCs with the targets as groups, a :class:`BiasResult`), ``overall``, ``summary``."""
 
-    _view = "suite_view"
+    def _console(self) -> Any:
+        from .views.console import suite_view
+
+        return suite_view(self.summary)
+
     _table_file = "rows.csv"
     _summary_type = SuiteSummary
 
@@ -546,7 +561,11 @@ class CTFResult(TableResult):
     """Counterfactual token fairness: ``pairs`` (every swap with both scores), ``ctf_gap``, ``by_group`` (per source
     term), ``by_direction`` (per source → target), ``summary``."""
 
-    _view = "ctf_view"
+    def _console(self) -> Any:
+        from .views.console import ctf_view
+
+        return ctf_view(self.summary)
+
     _summary_type = CTFSummary
 
     def __init__(

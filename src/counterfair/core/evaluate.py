@@ -153,7 +153,11 @@ class EvaluationResult(TableResult):
         return pd.DataFrame(rows).set_index(["group", "metric"]) if rows else pd.DataFrame()
 
     _table_file = "rows.csv"
-    _view = "evaluate_view"
+
+    def _console(self) -> Any:
+        from ..views.console import evaluate_view
+
+        return evaluate_view(self.summary)
 
     def _table(self) -> pd.DataFrame:
         return self.rows

@@ -190,7 +190,11 @@ class FeedbackResult(TableResult):
 
     _table_file = "steps.csv"
 
-    _view = "feedback_view"
+    def _console(self) -> Any:
+        from ..views.console import feedback_view
+
+        return feedback_view(self.summary)
+
     _summary_type = FeedbackSummary
 
     def __init__(self, steps: pd.DataFrame, summary: dict[str, Any]) -> None:
