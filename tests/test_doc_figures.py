@@ -268,6 +268,9 @@ NOT_MEASURED: dict[str, list[tuple[str, str]]] = {
         ("(300 MB for 200,000 short texts)", "derived"),
         ("(`--retry-nearness`, default 0.8)", "setting"),
         ("(at most 2^24 weights at once, 128 MiB)", "derived"),
+        ("finds the old one under 60 %", "setting"),
+        ("(152 MB at 9.5 million pairs)", "derived"),
+        ("up to 128 MiB of weights; now 26 MB at 200,000 texts)", "derived"),
     ],
     "docs/concepts/identity-effect.md": [
         ("in at least 95 % of audits", "setting"),

@@ -18,7 +18,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 from .errors import InputError
 
@@ -312,6 +312,66 @@ class GateVerdict(Record):
     exit_code: int = 2
     failed: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
+
+
+class GateEntry(TypedDict, total=False):
+    """One estimate as the gate's rules read it (a metric overall or for one group); the in-slot measures add Holm's
+    adjusted p-values and the finding."""
+
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int | None
+    p_adjusted: float | None
+    p_material: float | None
+    finding: str | None
+
+
+class GateMetric(TypedDict):
+    """One metric as the gate reads it: overall (None where the metric has no overall value) and per group."""
+
+    overall: GateEntry | None
+    by_group: dict[str, GateEntry | None]
+
+
+#: every metric a run gives the gate, by name (None: the run cannot give it, e.g. no placebo)
+GateMetrics = dict[str, GateMetric | None]
+
+
+def gate_estimate(e: Estimate) -> GateEntry:
+    """An interval estimate of a summary as the gate reads it."""
+    return {"value": e.value, "ci_low": e.ci_low, "ci_high": e.ci_high, "n": e.n}
+
+
+class GateCheckRow(TypedDict, total=False):
+    """One rule (for one group) and its verdict as the gate makes it; :class:`GateCheck` reads it back."""
+
+    rule: str
+    metric: str
+    group: str | None
+    estimate: str
+    description: str
+    verdict: str
+    value: float | None
+    point: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int | None
+    message: str
+    p_adjusted: float | None
+    p_material: float | None
+    finding: str | None
+
+
+class GateOutcome(TypedDict):
+    """The gate as it is made and written into ``summary.json``; :class:`GateVerdict` reads it back."""
+
+    rules: list[dict[str, Any]]
+    checks: list[GateCheckRow]
+    verdict: str
+    exit_code: int
+    failed: list[str]
+    errors: list[str]
 
 
 #: the built-in demo's file (counterfair/resources): an audit whose ``input.source`` ends with it is the demo

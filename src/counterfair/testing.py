@@ -27,11 +27,13 @@ from typing import Any
 
 import pandas as pd
 
+from .summaries import GateMetrics, GateOutcome
+
 
 class FairnessGateFailed(AssertionError):
     """The classifier broke a rule (or a rule could not be evaluated); ``gate`` holds every check."""
 
-    def __init__(self, message: str, gate: dict[str, Any]) -> None:
+    def __init__(self, message: str, gate: GateOutcome) -> None:
         super().__init__(message)
         self.gate = gate
 
@@ -49,7 +51,7 @@ def assert_fair(
     seed: int = 0,
     bootstrap: int = 2000,
     **options: Any,
-) -> dict[str, Any]:
+) -> GateOutcome:
     """Pass silently (returning the gate's checks) or raise :class:`FairnessGateFailed` naming each rule that
     failed, with its value, and each that could not be evaluated. Each rule's metric is computed from what gives it:
     counterfactual metrics from ``pairs`` or an audit of ``texts``, bias metrics from ``texts`` with ``labels`` (or
@@ -95,7 +97,7 @@ def _check_options(options: dict[str, Any]) -> None:
 
 def _counterfactual_metrics(
     classifier: Any, texts: Any, pairs: Any, common: dict[str, Any], options: dict[str, Any]
-) -> dict[str, Any]:
+) -> GateMetrics:
     from .analysis.gate import fairness_metrics
 
     slots = None
@@ -120,7 +122,7 @@ def _counterfactual_metrics(
 
 def _bias_metrics(
     classifier: Any, texts: Any, labels: Any, common: dict[str, Any], options: dict[str, Any]
-) -> dict[str, Any]:
+) -> GateMetrics:
     from .analysis.gate import bias_gate_metrics
     from .core.bias import BiasOptions, bias
 
@@ -130,7 +132,7 @@ def _bias_metrics(
     )
 
 
-def _suite_metrics(classifier: Any, cases: Any, common: dict[str, Any]) -> dict[str, Any]:
+def _suite_metrics(classifier: Any, cases: Any, common: dict[str, Any]) -> GateMetrics:
     from .analysis.gate import suite_gate_metrics
     from .core.suite import BUILTIN, suite
 

@@ -37,7 +37,19 @@ import pandas as pd
 
 from ..editors.registry import swap_methods
 from ..errors import ConfigError
-from ..summaries import BiasSummary, Estimate, GapReport, GateVerdict, SuiteSummary, typed
+from ..summaries import (
+    BiasSummary,
+    GapReport,
+    GateCheckRow,
+    GateEntry,
+    GateMetric,
+    GateMetrics,
+    GateOutcome,
+    GateVerdict,
+    SuiteSummary,
+    gate_estimate,
+    typed,
+)
 
 #: the in-slot measures (:mod:`counterfair.analysis.slots`) and the swaps' paper-001 CTF gap and flip rate
 COUNTERFACTUAL_METRICS = ("identity_effect", "term_effect", "disparity", "flip_excess", "ctf_gap", "flip_rate")
@@ -143,12 +155,12 @@ def parse_rule(text: str) -> Rule:
 # ------------------------------------------------------------------------------------------------ metrics
 
 
-def flip_estimate(flips: int, n: int) -> dict[str, Any]:
+def flip_estimate(flips: int, n: int) -> GateEntry:
     """A flip rate as the gate reads it: the share of ``n`` pairs whose decision flipped, with its Wilson interval."""
     from ..metrics.fairness import wilson
 
     low, high = wilson(flips, n)
-    return Estimate(value=flips / n if n else None, ci_low=low, ci_high=high, n=n).to_dict()
+    return {"value": flips / n if n else None, "ci_low": low, "ci_high": high, "n": n}
 
 
 def fairness_metrics(
@@ -159,7 +171,7 @@ def fairness_metrics(
     effects: Mapping[str, Any] | None = None,
     slots: pd.DataFrame | None = None,
     threshold: float = 0.5,
-) -> dict[str, Any]:
+) -> GateMetrics:
     """Every gate metric from an audit's pairs table (``pairs.csv`` or ``AuditResult.pairs``): for each metric
     ``{"overall": entry, "by_group": {group: entry}}`` with entries ``value``, ``ci_low``, ``ci_high``, ``n``;
     ``None`` for a metric the pairs cannot give (no identity swap, no placebo). The in-slot measures
@@ -198,19 +210,19 @@ def tallied_metrics(
     ctf: GapReport | None,
     flips: Mapping[str | None, Sequence[int]],
     effects: Mapping[str, Any] | None,
-) -> dict[str, Any]:
+) -> GateMetrics:
     """The gate's counterfactual metrics from the identity CTF gap (``ctf``, with ``by_group``), the identity swaps'
     flips and scored pairs per group (``flips``, None: overall) and the in-slot ``effects``: what the audit tallied
     as its blocks went by, or what :func:`fairness_metrics` takes from a pairs table."""
     from .slots import effects_gate_metrics
 
-    out: dict[str, Any] = {m: None for m in COUNTERFACTUAL_METRICS}
+    out: GateMetrics = {m: None for m in COUNTERFACTUAL_METRICS}
     out |= effects_gate_metrics(effects)
     if ctf is None or not ctf.pairs:
         return out
     out["ctf_gap"] = {
-        "overall": ctf.estimate().to_dict(),
-        "by_group": {g: e.estimate().to_dict() for g, e in (ctf.by_group or {}).items()},
+        "overall": gate_estimate(ctf.estimate()),
+        "by_group": {g: gate_estimate(e.estimate()) for g, e in (ctf.by_group or {}).items()},
     }
     out["flip_rate"] = {
         "overall": flip_estimate(*flips[None]),
@@ -226,8 +238,8 @@ def _finite(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
 
 
-def _check(rule: Rule, group: str | None, entry: Mapping[str, Any] | None) -> dict[str, Any]:
-    result: dict[str, Any] = {
+def _check(rule: Rule, group: str | None, entry: GateEntry | None) -> GateCheckRow:
+    result: GateCheckRow = {
         "rule": rule.text,
         "metric": rule.metric,
         "group": group,
@@ -241,11 +253,13 @@ def _check(rule: Rule, group: str | None, entry: Mapping[str, Any] | None) -> di
     key = {"point": "value", "upper": "ci_high", "lower": "ci_low"}[rule.bound]
     value = _finite(entry.get(key))
     result.update(
-        value=value,
-        point=_finite(entry.get("value")),
-        ci_low=_finite(entry.get("ci_low")),
-        ci_high=_finite(entry.get("ci_high")),
-        n=entry.get("n"),
+        {
+            "value": value,
+            "point": _finite(entry.get("value")),
+            "ci_low": _finite(entry.get("ci_low")),
+            "ci_high": _finite(entry.get("ci_high")),
+            "n": entry.get("n"),
+        }
     )
     if value is None:
         why = "no interval (fewer than two texts)" if rule.bound != "point" else "no value"
@@ -269,18 +283,20 @@ def expand_rules(rules: Iterable[str | Rule]) -> list[Rule]:
     return out
 
 
-def _material(rule: Rule, group: str | None, entry: Mapping[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+def _material(rule: Rule, group: str | None, entry: GateEntry, result: GateCheckRow) -> GateCheckRow:
     """A ``material(...)`` check: fails where the estimate's finding is material."""
     value, found = _finite(entry.get("value")), entry.get("finding")
     result.update(
-        value=value,
-        point=value,
-        ci_low=_finite(entry.get("ci_low")),
-        ci_high=_finite(entry.get("ci_high")),
-        n=entry.get("n"),
-        p_adjusted=_finite(entry.get("p_adjusted")),
-        p_material=_finite(entry.get("p_material")),
-        finding=found,
+        {
+            "value": value,
+            "point": value,
+            "ci_low": _finite(entry.get("ci_low")),
+            "ci_high": _finite(entry.get("ci_high")),
+            "n": entry.get("n"),
+            "p_adjusted": _finite(entry.get("p_adjusted")),
+            "p_material": _finite(entry.get("p_material")),
+            "finding": found,
+        }
     )
     if value is None or found is None:
         return {**result, "verdict": "error", "message": f"{rule.describe(group)}: no value"}
@@ -295,11 +311,11 @@ def _fmt(value: float | None) -> str:
 
 
 def evaluate_rules(
-    rules: Iterable[str | Rule], metrics: Mapping[str, Any], *, missing: str | None = None
-) -> dict[str, Any]:
+    rules: Iterable[str | Rule], metrics: Mapping[str, GateMetric | None], *, missing: str | None = None
+) -> GateOutcome:
     """Each rule's verdict (per group for ``[*]``), the gate's verdict and its exit code; ``missing``: why the
     counterfactual metrics are absent, when the caller knows better than "no identity swap"."""
-    checks: list[dict[str, Any]] = []
+    checks: list[GateCheckRow] = []
     parsed = expand_rules(rules)
     for rule in parsed:
         metric = metrics.get(rule.metric)
@@ -353,8 +369,8 @@ def gate_pairs(
     effects: Mapping[str, Any] | None = None,
     slots: pd.DataFrame | None = None,
     threshold: float = 0.5,
-    extra: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+    extra: Mapping[str, GateMetric | None] | None = None,
+) -> GateOutcome:
     """:func:`evaluate_rules` on the metrics of a pairs table (and its in-slot ``effects`` or ``slots``, and ``extra``
     metrics, e.g. an audit's bias metrics)."""
     parsed = expand_rules(rules)  # a bad rule fails before any bootstrap
@@ -379,38 +395,38 @@ def _unscored(pairs: pd.DataFrame) -> str | None:
     )
 
 
-def bias_gate_metrics(summary: Mapping[str, Any] | BiasSummary) -> dict[str, Any]:
+def bias_gate_metrics(summary: Mapping[str, Any] | BiasSummary) -> GateMetrics:
     """The bias metrics as the fairness gate reads them (:func:`counterfair.analysis.gate.evaluate_rules`): per metric
     ``{"overall": entry, "by_group": {group: entry}}`` with entries ``value``, ``ci_low``, ``ci_high``, ``n``."""
     s = typed(summary, BiasSummary)
     groups = s.groups or {}
-    out: dict[str, Any] = {
-        m: {"overall": None, "by_group": {g: getattr(e, m).to_dict() for g, e in groups.items()}}
+    out: GateMetrics = {
+        m: {"overall": None, "by_group": {g: gate_estimate(getattr(e, m)) for g, e in groups.items()}}
         for m in ("subgroup_auc", "bpsn_auc", "bnsp_auc", "pinned_auc")
     }
     for name in ("overall_auc", "fped", "fned"):
-        out[name] = {"overall": getattr(s, name).to_dict(), "by_group": {}}
-    out["final_metric"] = {"overall": s.final_metric.to_dict(), "by_group": {}}
+        out[name] = {"overall": gate_estimate(getattr(s, name)), "by_group": {}}
+    out["final_metric"] = {"overall": gate_estimate(s.final_metric), "by_group": {}}
     if s.generalized_mean:  # generalized_mean[bpsn_auc] etc.
-        means = {metric: estimate.to_dict() for metric, estimate in s.generalized_mean.items()}
+        means: dict[str, GateEntry | None] = {m: gate_estimate(e) for m, e in s.generalized_mean.items()}
         out["generalized_mean"] = {"overall": None, "by_group": means}
     return out
 
 
-def suite_gate_metrics(summary: Mapping[str, Any] | SuiteSummary) -> dict[str, Any]:
+def suite_gate_metrics(summary: Mapping[str, Any] | SuiteSummary) -> GateMetrics:
     """A suite's metrics as the gate reads them: ``accuracy`` (overall; groups: the functionalities),
     ``target_accuracy`` (groups: the targets), and the bias metrics with the targets as groups."""
     s = typed(summary, SuiteSummary)
-    out: dict[str, Any] = {
+    out: GateMetrics = {
         "accuracy": {
-            "overall": s.accuracy.to_dict(),
-            "by_group": {f: c.accuracy.to_dict() for f, c in (s.functionalities or {}).items()},
+            "overall": gate_estimate(s.accuracy),
+            "by_group": {f: gate_estimate(c.accuracy) for f, c in (s.functionalities or {}).items()},
         }
     }
     if s.targets:
         out["target_accuracy"] = {
-            "overall": s.accuracy.to_dict(),
-            "by_group": {t: c.accuracy.to_dict() for t, c in s.targets.items()},
+            "overall": gate_estimate(s.accuracy),
+            "by_group": {t: gate_estimate(c.accuracy) for t, c in s.targets.items()},
         }
     if s.bias is not None:
         out |= bias_gate_metrics(s.bias)

@@ -44,6 +44,7 @@ import pandas as pd
 
 from ..editors.registry import swaps_identities
 from ..spill import ObjectLog
+from ..summaries import GateEntry, GateMetric, GateMetrics
 
 ALPHA = 0.05  # the family-wise error rate of the Holm-corrected tests
 #: the size from which a detected estimate is material (probability points of the positive label; share of pairs)
@@ -604,34 +605,45 @@ def _resample_weights(rng: np.random.Generator, rows: int, n_resamples: int) -> 
 # ------------------------------------------------------------------------------------------------ for the gate
 
 
-def gate_entry(e: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """One estimate as the gate reads it."""
+def gate_entry(e: Mapping[str, Any] | None) -> GateEntry | None:
+    """One in-slot estimate as the gate reads it."""
     if e is None:
         return None
-    keep = ("value", "ci_low", "ci_high", "n", "p_adjusted", "p_material", "finding")
-    return {k: e.get(k) for k in keep}
+    return {
+        "value": e.get("value"),
+        "ci_low": e.get("ci_low"),
+        "ci_high": e.get("ci_high"),
+        "n": e.get("n"),
+        "p_adjusted": e.get("p_adjusted"),
+        "p_material": e.get("p_material"),
+        "finding": e.get("finding"),
+    }
 
 
-def effects_gate_metrics(effects: Mapping[str, Any] | None) -> dict[str, Any]:
+def effects_gate_metrics(effects: Mapping[str, Any] | None) -> GateMetrics:
     """The in-slot measures as the gate reads them: ``identity_effect`` (groups), ``term_effect`` (its "groups" are
     the terms; overall is the identity effect's), ``disparity`` and ``flip_excess`` (groups); each entry with
     ``value``, ``ci_low``, ``ci_high``, ``n``, ``p_adjusted`` and ``finding``."""
     if not effects or effects.get("identity_effect") is None:
         return {}
-    entry = gate_entry
-    out: dict[str, Any] = {}
-    for measure in MEASURES:
-        part = effects.get(measure) or {}
-        out[measure] = {
-            "overall": entry(part.get("overall")),
-            "by_group": {g: entry(e) for g, e in (part.get("by_group") or {}).items()},
-        }
+    out: GateMetrics = {measure: gate_metric(effects.get(measure) or {}) for measure in MEASURES}
+    identity = out["identity_effect"]
     terms = effects["identity_effect"].get("by_term") or {}
     out["term_effect"] = {
-        "overall": out["identity_effect"]["overall"],
-        "by_group": {t: entry(e) for t, e in terms.items()},
+        "overall": identity["overall"] if identity is not None else None,
+        "by_group": _entries(terms),
     }
     return out
+
+
+def gate_metric(part: Mapping[str, Any]) -> GateMetric:
+    """One in-slot measure (``overall``, ``by_group``) as the gate reads it."""
+    return {"overall": gate_entry(part.get("overall")), "by_group": _entries(part.get("by_group") or {})}
+
+
+def _entries(found: Mapping[str, Any]) -> dict[str, GateEntry | None]:
+    """Each group's (or term's) in-slot estimate (None: the group has none)."""
+    return {g: gate_entry(e) for g, e in found.items()}
 
 
 def read_slots(source: Any) -> pd.DataFrame | None:

@@ -7,6 +7,7 @@ import importlib.abc
 import importlib.machinery
 import os
 import sys
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -461,7 +462,7 @@ def end_with_verdict(gate: GateVerdict | None, junit: Any, view: Any) -> None:
     raise typer.Exit(code)
 
 
-def finish_gate(gate: dict[str, Any] | GateVerdict, junit: Any, *, status_line: bool = True) -> int:
+def finish_gate(gate: Mapping[str, Any] | GateVerdict, junit: Any, *, status_line: bool = True) -> int:
     """Print the gate's checks as sentences (and its status line), write the JUnit file, return the exit code."""
     from rich.markup import escape
 

@@ -68,7 +68,7 @@ from ..progress import ProgressHook, resolve_progress
 from ..records import knob, make_options, options_signature
 from ..results import AuditResult
 from ..spill import ObjectLog, Scratch
-from ..summaries import DEMO_FILE, AuditSummary
+from ..summaries import DEMO_FILE, AuditSummary, GateMetrics
 from ..text import MAX_TEXT_CHARS
 from .bias import check_bootstrap_cap
 from .ctf import CTFTally
@@ -354,7 +354,7 @@ class Audited(NamedTuple):
     tallies its statistics were computed from: no table of pairs is kept) with why a run has none."""
 
     summary: dict[str, Any]
-    gate_metrics: dict[str, Any]
+    gate_metrics: GateMetrics
     unscored: str | None
 
 

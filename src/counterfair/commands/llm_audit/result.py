@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from ...summaries import GateVerdict, Record, SlotEffects, SlotMeasure, record_field
+from ...summaries import GateMetrics, GateVerdict, Record, SlotEffects, SlotMeasure, record_field
 from ...views.verdict import LEVEL_WORDS, MANY_RULES, GroupFinding, points, slot_findings
 
 
@@ -425,23 +425,19 @@ def read_run(run_dir: str | Path) -> LLMAuditResult:
     return LLMAuditResult(summary, responses)
 
 
-def gate_metrics(effects: Mapping[str, Any], similarity: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def gate_metrics(effects: Mapping[str, Any], similarity: Mapping[str, Any] | None = None) -> GateMetrics:
     """The in-slot measures of every outcome as the gate reads them, named ``OUTCOME.MEASURE``, and each response
     similarity's ``METRIC.dissimilarity_excess``."""
-    from ...analysis.slots import effects_gate_metrics, gate_entry
+    from ...analysis.slots import effects_gate_metrics, gate_metric
     from .similarity import MEASURE
 
-    out = {
+    out: GateMetrics = {
         f"{outcome}.{metric}": value
         for outcome, found in effects.items()
         for metric, value in effects_gate_metrics(found).items()
     }
     for metric, found in (similarity or {}).items():
-        part = found.get(MEASURE) or {}
-        out[f"{metric}.{MEASURE}"] = {
-            "overall": gate_entry(part.get("overall")),
-            "by_group": {g: gate_entry(e) for g, e in (part.get("by_group") or {}).items()},
-        }
+        out[f"{metric}.{MEASURE}"] = gate_metric(found.get(MEASURE) or {})
     return out
 
 
