@@ -884,7 +884,8 @@ def _group_entry(name: str, method: str, result: Any, tally: MethodTally, opts: 
             float(cands["passed"].mean()) if cands is not None and len(cands) and is_sampled(method) else None
         ),
         "score_change": _mean_ci(diff, tally, opts),
-        "mean_abs_change": float(np.abs(diff).mean()) if diff.size else None,
+        # in place: the changes are not read again (a copy would be 76 MB at 9.5 million pairs; the same sum)
+        "mean_abs_change": float(np.abs(diff, out=diff).mean()) if diff.size else None,
         "flips": tally.flips,
         "flip_rate": tally.flips / scored if scored else None,
         "mean_score_orig": float(pd.Series(tally.originals(), copy=False).mean()) if scored else None,
