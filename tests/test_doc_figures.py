@@ -251,7 +251,7 @@ SOURCED: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
     ],
     "docs/reference/reliability.md": [
         ("(762 MiB peak at 200k texts", "memory.json", ("commands", "ctf, breakdowns on disk")),
-        ("(1,354 MiB peak at 200k short texts", "memory.json", ("commands", "audit, CTF breakdowns on disk")),
+        ("(1,155 MiB peak at 200k short texts", "memory.json", ("commands", "audit, abs in place")),
         ("peaks at 492 MiB at 200,000 texts", "memory.json", ("commands", "bias")),
         ("swaps in 12 s, four times", "long_text.json", ()),
     ],
