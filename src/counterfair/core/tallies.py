@@ -21,9 +21,13 @@ def _runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     other, share its original's score: one run a text, not 8 bytes a pair)."""
     if values.size == 0:
         return values, np.zeros(0, dtype=np.int64)
-    bits = values.view(np.int64)
-    starts = np.flatnonzero(np.concatenate(([True], bits[1:] != bits[:-1])))
+    starts = _run_starts(values.view(np.int64))
     return values[starts].copy(), np.diff(np.append(starts, values.size))
+
+
+def _run_starts(keys: np.ndarray) -> np.ndarray:
+    """Where each run of equal ``keys`` starts (``keys`` not empty)."""
+    return np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
 
 
 def _text_sums(ids: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -31,7 +35,7 @@ def _text_sums(ids: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndar
     each other)."""
     if values.size == 0:
         return values, np.zeros(0)
-    starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
+    starts = _run_starts(ids)
     return np.add.reduceat(values, starts), np.diff(np.append(starts, values.size)).astype(float)
 
 

@@ -214,7 +214,8 @@ def cluster_bootstrap_ci(
 
     Items of one cluster are not independent (every pair of a text starts from the same original score), so drawing
     items one by one would give too narrow an interval. ``(nan, nan)`` for fewer than two clusters; ``(v, v)`` when
-    every cluster's mean is ``v``. Memory: about 24 bytes a cluster per resample in a batch (~16 MB batches)."""
+    every cluster's mean is ``v``. Memory: 24 bytes a cluster per resample, in batches of about 2 million cluster draws
+    (about 48 MB at once)."""
     total = np.ascontiguousarray(sums, dtype=float)
     size = np.ascontiguousarray(sizes, dtype=float)
     if total.shape != size.shape:
