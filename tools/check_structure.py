@@ -13,7 +13,11 @@
 * an editor's name compared as a string outside ``counterfair.editors`` (``method == "swap"``,
   ``"llm" in opts.methods``, ``.isin(["swap"])``): what an editor is (an identity swap, sampled, needing the LLM, its
   colour) is asked of its registry entry (#48). A comparison counts when one side is a literal editor name (or a
-  literal collection holding one) and the other side's code names a method.
+  literal collection holding one) and the other side's code names a method;
+* functions that return ``dict[str, Any]`` (counted, with a ceiling in tests/test_structure.py): what a layer hands
+  another is a record, a TypedDict or a result object; ``JSONObject`` (counterfair.jsontypes) marks JSON data that is
+  written or hashed (an editor's parameters, a model's identity), whose values mypy checks are JSON. Counted beside
+  it, not as it.
 """
 
 from __future__ import annotations
@@ -52,6 +56,8 @@ class Report:
     long_functions: list[str] = field(default_factory=list)
     core_run_imports: list[str] = field(default_factory=list)
     editor_comparisons: list[str] = field(default_factory=list)
+    untyped_dict_returns: list[str] = field(default_factory=list)  # counted: a ceiling, not a failure here
+    json_object_returns: list[str] = field(default_factory=list)
 
     def failed(self) -> bool:
         found = self.cycles or self.private_imports or self.summary_reads or self.long_functions
@@ -183,6 +189,11 @@ def check(root: Path = PACKAGE) -> Report:
             report.long_functions += _long_functions(module, text)
         if not module.startswith(EDITOR_NAMES_ALLOWED):
             report.editor_comparisons += _editor_comparisons(module, text)
+        for name, returns in _returns(module, text):
+            if returns in ("dict[str,Any]", "Dict[str,Any]"):
+                report.untyped_dict_returns.append(name)
+            elif returns == "JSONObject":
+                report.json_object_returns.append(name)
     report.cycles = _cycles(graph)
     return report
 
@@ -210,6 +221,13 @@ def _editor_comparisons(module: str, text: str) -> list[str]:
     return [text for _, text in sorted(out)]
 
 
+def _returns(module: str, text: str) -> Iterator[tuple[str, str]]:
+    """Each function's ``module:line name`` and its return annotation, spaces removed."""
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns is not None:
+            yield f"{module}:{node.lineno} {node.name}", ast.unparse(node.returns).replace(" ", "")
+
+
 def _long_functions(module: str, text: str) -> list[str]:
     out = []
     for node in ast.walk(ast.parse(text)):
@@ -232,11 +250,13 @@ def main() -> int:
         f"core functions over {MAX_FUNCTION_LINES} lines": report.long_functions,
         "core imports of run directories or shells": report.core_run_imports,
         "editor names compared outside counterfair.editors": report.editor_comparisons,
+        "functions returning dict[str, Any] (a ceiling in tests/test_structure.py)": report.untyped_dict_returns,
     }
     for title, items in sections.items():
         print(f"{title}: {len(items)}")
         for item in items:
             print(f"    {item}")
+    print(f"functions returning JSONObject (JSON data, checked by mypy): {len(report.json_object_returns)}")
     return 1 if report.failed() else 0
 
 

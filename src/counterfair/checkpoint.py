@@ -72,7 +72,7 @@ class JsonlCheckpoint:
         self,
         path: Path,
         key: Callable[[dict[str, Any]], Hashable],
-        slim: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        slim: Callable[[Any], Any] | None = None,
     ) -> None:
         self.path = path
         self.key = key
@@ -149,7 +149,7 @@ class RowCheckpoint(JsonlCheckpoint):
         self,
         path: Path,
         key: Callable[[dict[str, Any]], tuple[str, int]],
-        slim: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        slim: Callable[[Any], Any] | None = None,
     ) -> None:
         self._rows: dict[str, array[int]] = {}
         self._count = 0
@@ -261,9 +261,7 @@ class MemorySink:
     """What :class:`JsonlCheckpoint` is to a run directory, in memory (the core's runs): ``done`` holds
     ``slim(record)`` per key, :meth:`full` the whole records."""
 
-    def __init__(
-        self, key: Callable[[dict[str, Any]], Hashable], slim: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-    ) -> None:
+    def __init__(self, key: Callable[[dict[str, Any]], Hashable], slim: Callable[[Any], Any] | None = None) -> None:
         self.key = key
         self.slim = slim or (lambda record: record)
         self.done: dict[Hashable, dict[str, Any]] = {}

@@ -32,6 +32,7 @@ import pandas as pd
 
 from .errors import ConfigError, InputError
 from .io import atomic_open, cell_text, read_table, require_columns
+from .jsontypes import JSONObject
 from .lexicons.attributes import Attribute
 from .progress import NullProgress, ProgressHook
 from .records import SCHEMA_VERSION
@@ -43,7 +44,7 @@ class AttributeDetector(Protocol):
 
     def reference_proba(self, texts: Sequence[str]) -> np.ndarray: ...
 
-    def info(self) -> dict[str, Any]: ...
+    def info(self) -> JSONObject: ...
 
 
 class KeywordDetector:
@@ -58,7 +59,7 @@ class KeywordDetector:
     def reference_proba(self, texts: Sequence[str]) -> np.ndarray:
         return np.array([1.0 if self._matcher.contains(t) else 0.0 for t in texts])
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> JSONObject:
         return {"detector": "keyword", "attribute": self.attribute.name, "terms": list(self.attribute.terms)}
 
 
@@ -339,7 +340,7 @@ class MLPDetector:
     def reference_proba(self, texts: Sequence[str]) -> np.ndarray:
         return self.predict_all(texts)[:, self._index] if texts else np.zeros(0)
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> JSONObject:
         from .io import file_sha256
 
         return {
@@ -404,7 +405,7 @@ class LLMDetector:
     def reference_proba(self, texts: Sequence[str]) -> np.ndarray:
         return np.array([math.nan if a is None else (0.0 if a == "none" else 1.0) for a in self.classify(texts)])
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> JSONObject:
         return {"detector": "llm", "attribute": self.attribute.name, "llm": self.llm.info()}
 
 
@@ -499,7 +500,7 @@ class KeywordLLMDetector:
             out = np.array([found.get(t, p) for t, p in zip(texts, out, strict=True)])
         return out
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> JSONObject:
         """The detector's signature, with its control answers and scoring mode: asked here if no text was yet, so a
         resumed run whose LLM work was all done before records what an uninterrupted one does."""
         controls = self.check()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 
 class CounterfairError(Exception):
     """Root of every error raised deliberately by counterfair."""
@@ -55,6 +58,6 @@ class LLMInputsFailed(CounterfairError):
     """Some inputs got no answer from the LLM (their requests failed after retries); ``records`` holds what was
     finished for the other inputs of the same step, which the caller saves before stopping."""
 
-    def __init__(self, message: str, records: list[dict[str, object]]) -> None:
+    def __init__(self, message: str, records: Sequence[Any]) -> None:
         super().__init__(message)
-        self.records = records
+        self.records = list(records)

@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
+from .jsontypes import JSONObject
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: Version of every table and JSON document counterfair writes. Bump on incompatible changes.
@@ -168,7 +170,7 @@ class Edit:
         _EDIT_NEW(made, new)
         return made
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONObject:
         """``dataclasses.asdict`` of the edit, without its recursion (one per candidate on the swap's hot path)."""
         return {"start": self.start, "end": self.end, "old": self.old, "new": self.new}
 
@@ -247,7 +249,7 @@ class Counterfactual:
     def __post_init__(self) -> None:
         status_kind(self.status)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """A JSON-ready dict including ``schema_version``."""
         out = asdict(self)
         out["schema_version"] = SCHEMA_VERSION
@@ -298,7 +300,7 @@ def knob(default: Any = _dc.MISSING, **kwargs: Any) -> Any:
     return _dc.field(default=default, metadata={"identity": False}, **kwargs)
 
 
-def run_identity(options: Any) -> dict[str, Any]:
+def run_identity(options: Any) -> JSONObject:
     """The fields of an options dataclass that identify a run, in field order (``asdict`` values). Left out: a
     :func:`knob`; a field whose metadata ``applies(options)`` is false; a field with metadata ``later=True`` (added
     after runs existed) while it has its default; a field with metadata ``before=VALUE`` (added with a new default,

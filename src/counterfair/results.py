@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from .jsontypes import JSONObject
 from .summaries import AuditSummary, BiasSummary, CTFSummary, Record, SuiteSummary
 
 
@@ -108,7 +109,7 @@ class TableResult:
     def _table(self) -> pd.DataFrame:
         raise NotImplementedError
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return dict(self.summary)
 
     def to_dataset(self) -> Any:
@@ -187,7 +188,7 @@ class AuditResult(TableResult):
     def __init__(
         self,
         pairs: pd.DataFrame | None,
-        summary: dict[str, Any],
+        summary: Mapping[str, Any],
         slots: pd.DataFrame | None = None,
         *,
         run_dir: str | Path | None = None,
@@ -195,7 +196,7 @@ class AuditResult(TableResult):
         """``pairs`` None: read from ``run_dir``'s ``pairs.csv`` (and the slots from its ``slots.csv``) when first
         asked for, as :func:`~counterfair.run_audit` returns it: a run's tables may be millions of rows."""
         self._raw_pairs = pairs
-        self.summary = summary
+        self.summary = dict(summary)  # a summary the core built (a TypedDict) or read
         self._slots = slots
         self.run_dir = None if run_dir is None else Path(run_dir)
         self._from_run_dir = pairs is None  # the tables are the run directory's, read when first asked for
@@ -431,9 +432,9 @@ class BiasResult(TableResult):
     _table_file = "rows.csv"
     _summary_type = BiasSummary
 
-    def __init__(self, rows: pd.DataFrame, summary: dict[str, Any]) -> None:
+    def __init__(self, rows: pd.DataFrame, summary: Mapping[str, Any]) -> None:
         self.rows = rows
-        self.summary = summary
+        self.summary = dict(summary)  # a summary the core built (a TypedDict) or read
 
     @property
     def typed_summary(self) -> BiasSummary:
@@ -490,9 +491,9 @@ class SuiteResult(TableResult):
     _table_file = "rows.csv"
     _summary_type = SuiteSummary
 
-    def __init__(self, rows: pd.DataFrame, summary: dict[str, Any]) -> None:
+    def __init__(self, rows: pd.DataFrame, summary: Mapping[str, Any]) -> None:
         self.rows = rows
-        self.summary = summary
+        self.summary = dict(summary)  # a summary the core built (a TypedDict) or read
 
     @property
     def typed_summary(self) -> SuiteSummary:
@@ -569,12 +570,12 @@ class CTFResult(TableResult):
     _summary_type = CTFSummary
 
     def __init__(
-        self, pairs: pd.DataFrame | None, summary: dict[str, Any], *, run_dir: str | Path | None = None
+        self, pairs: pd.DataFrame | None, summary: Mapping[str, Any], *, run_dir: str | Path | None = None
     ) -> None:
         """``pairs`` None: read from ``run_dir``'s ``pairs.csv`` when first asked for (as :func:`~counterfair.run_ctf`
         returns it: the columns the file keeps)."""
         self._pairs = pairs
-        self.summary = summary
+        self.summary = dict(summary)  # a summary the core built (a TypedDict) or read
         self.run_dir = None if run_dir is None else Path(run_dir)
         if pairs is None and run_dir is None:
             raise ValueError("CTFResult: give the pairs or the run directory that holds them")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TypedDict, TypeVar
 
 from .errors import InputError
+from .jsontypes import JSONObject
 
 R = TypeVar("R", bound="Record")
 
@@ -90,7 +91,7 @@ class Record:
         extra = {k: v for k, v in data.items() if k not in known}
         return cls(**values, extra=extra, keys=tuple(data))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """The JSON object: the keys it was read with, in their order (a new record: every field, missing values as
         null, then ``extra``)."""
         known = _by_key(type(self))
@@ -336,6 +337,25 @@ class GateMetric(TypedDict):
 
 #: every metric a run gives the gate, by name (None: the run cannot give it, e.g. no placebo)
 GateMetrics = dict[str, GateMetric | None]
+
+
+class EstimateData(TypedDict):
+    """An :class:`Estimate` as the core writes it into a summary (``Estimate.to_dict()`` of a new record)."""
+
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int | None
+
+
+class MeanData(TypedDict):
+    """A mean with its interval as the core writes it (``{n, mean, ci_low, ci_high}``; :class:`MeanEstimate` reads
+    it)."""
+
+    n: int
+    mean: float | None
+    ci_low: float | None
+    ci_high: float | None
 
 
 def gate_estimate(e: Estimate) -> GateEntry:

@@ -16,9 +16,9 @@ disparity beyond placebo per group (metric ``disparity``), tested as above.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -101,7 +101,39 @@ def rescore_pairs(
     return with_scores(pairs, {t: float(p[index]) for t, p in zip(texts, proba, strict=True)}, threshold)
 
 
-def _paired(per_text: pd.DataFrame, *, seed: int, n_resamples: int) -> dict[str, Any]:
+class Paired(TypedDict):
+    """B against A on one unit: each one's mean, B − A with its interval over texts, the permutation test's p-value,
+    the texts and the verdict (better, worse, no evidence)."""
+
+    a: float | None
+    b: float | None
+    difference: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    texts: int
+    verdict: str
+
+
+class ComparedMetrics(TypedDict):
+    ctf_gap: dict[str, Paired]
+    disparity: NotRequired[dict[str, Any]]
+
+
+class Comparison(TypedDict):
+    """:func:`compare_pairs`: the two runs' names, the pairs matched and left out, the paired metrics, and each one's
+    in-slot findings (where both have slots)."""
+
+    a: str
+    b: str
+    matched_pairs: int
+    pairs_only_in_a: int
+    pairs_only_in_b: int
+    metrics: ComparedMetrics
+    effects: NotRequired[dict[str, Any]]
+
+
+def _paired(per_text: pd.DataFrame, *, seed: int, n_resamples: int) -> Paired:
     a, b = per_text["a"].to_numpy(dtype=float), per_text["b"].to_numpy(dtype=float)
     d = b - a
     low, high = bootstrap_ci(d, n_resamples=n_resamples, seed=seed)
@@ -163,7 +195,7 @@ def compare_pairs(
     slots: tuple[pd.DataFrame | None, pd.DataFrame | None] | None = None,
     threshold: float = 0.5,
     shared_only: bool = False,
-) -> dict[str, Any]:
+) -> Comparison:
     """B (``candidate``) against A (``baseline``) on their common pairs; see the module's docstring. ``slots``: A's
     and B's scored slot tables (:mod:`counterfair.analysis.slots`; read from run directories when not given): the
     in-slot measures of each (``effects``) and the paired test of B − A on the disparity beyond placebo. Pairs whose
@@ -185,26 +217,28 @@ def compare_pairs(
             "counterfactual text): compare audits of the same texts with the same counterfactuals"
         )
     value: Callable[[pd.DataFrame, str], pd.Series] = lambda f, s: f[f"diff_{s}"].abs()  # noqa: E731
-    entries: dict[str, Any] = {}
+    entries: dict[str, Paired] = {}
     for unit, part in _units(merged, "group"):  # the CTF gap by the source term's group
         per_text = pd.DataFrame({"id": part["input_id"], "a": value(part, "a"), "b": value(part, "b")})
         per_text = per_text.groupby("id", sort=False)[["a", "b"]].mean()
         entries[unit] = _paired(per_text, seed=seed, n_resamples=n_resamples)
-    out: dict[str, Any] = {"ctf_gap": entries}
+    out: ComparedMetrics = {"ctf_gap": entries}
     effects: dict[str, Any] = {}
     if slots[0] is not None and slots[1] is not None:
         out["disparity"], effects = _in_slot(
             slots[0], slots[1], seed=seed, n_resamples=n_resamples, threshold=threshold
         )
-    return {
+    comparison: Comparison = {
         "a": names[0],
         "b": names[1],
         "matched_pairs": len(merged),
         "pairs_only_in_a": len(a) - len(merged),
         "pairs_only_in_b": len(b) - len(merged),
         "metrics": out,
-        **({"effects": effects} if effects else {}),
     }
+    if effects:
+        comparison["effects"] = effects
+    return comparison
 
 
 def _same_originals(
@@ -264,7 +298,7 @@ def _in_slot(
     return paired, {k: v for k, v in effects.items() if v is not None}
 
 
-def comparison_table(comparison: dict[str, Any], metric: str = "ctf_gap") -> pd.DataFrame:
+def comparison_table(comparison: Mapping[str, Any], metric: str = "ctf_gap") -> pd.DataFrame:
     """One row per unit: A's and B's gap, B - A with its CI, the p-value and the verdict."""
     rows = [{"unit": unit, **entry} for unit, entry in comparison["metrics"].get(metric, {}).items()]
     return pd.DataFrame(rows).set_index("unit") if rows else pd.DataFrame()

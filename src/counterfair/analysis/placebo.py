@@ -30,13 +30,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
 
 from ..editors.registry import swap_methods, swaps_identities
 from ..errors import ConfigError
+from ..jsontypes import JSONObject
 from ..lexicons.attributes import IdentitySet, TermInflection
 from ..metrics.functional import bootstrap_ci
 from ..spill import ArrayLog, Scratch
@@ -69,8 +70,8 @@ class PlaceboSet:
         digest = hashlib.sha256(f"{seed}\0{key}\0{target}".encode()).digest()
         return options[int.from_bytes(digest[:8], "big") % len(options)]
 
-    def to_dict(self) -> dict[str, Any]:
-        out = {"name": self.name, "words": dict(self.words), "source": self.source}
+    def to_dict(self) -> JSONObject:
+        out: JSONObject = {"name": self.name, "words": dict(self.words), "source": self.source}
         return out if self.language == "en" else {**out, "language": self.language}
 
 
@@ -225,6 +226,34 @@ def placebo_editor(identities: IdentitySet, placebo: PlaceboSet) -> Any:
 _PER_TEXT = ["abs_identity", "abs_placebo", "effect"]
 
 
+class PlaceboEffect(TypedDict):
+    """The identity effect of some swaps (overall, a group's, a direction's): the identity swap's mean absolute change
+    beyond its placebo's, per text, with its interval over texts."""
+
+    identity_effect: float
+    ci_low: float | None
+    ci_high: float | None
+    identity_gap: float
+    placebo_gap: float
+    texts: int
+    pairs: int
+    exceeds_placebo: bool
+
+
+class DirectionEffect(PlaceboEffect):
+    source: str
+    target: str
+
+
+class IdentityEffects(PlaceboEffect):
+    """:meth:`PlaceboTally.report`: the effect overall (its keys first), per group and per direction."""
+
+    swaps_without_placebo: int
+    by_group: dict[str, PlaceboEffect]
+    by_direction: list[DirectionEffect]
+    groups_exceeding_placebo: list[str]
+
+
 class PlaceboTally:
     """The identity effects gathered block by block (#47: an audit of 200,000 texts keeps no table of its pairs): per
     breakdown (overall, each group swapped in, each direction) each text's mean ``|identity change|``, ``|placebo
@@ -262,7 +291,7 @@ class PlaceboTally:
         self.per_text.setdefault(key, ArrayLog(self.scratch)).append(means)
         self.pairs[key] = self.pairs.get(key, 0) + len(part)
 
-    def _effect(self, key: tuple[str, ...], *, seed: int, n_resamples: int) -> dict[str, Any]:
+    def _effect(self, key: tuple[str, ...], *, seed: int, n_resamples: int) -> PlaceboEffect:
         per_text = self.per_text[key].concatenate().reshape(-1, len(_PER_TEXT))  # the blocks' rows, stacked
         effect = per_text[:, 2].copy()  # each column contiguous, as the whole table's means were
         low, high = bootstrap_ci(effect, n_resamples=n_resamples, seed=seed)
@@ -277,29 +306,29 @@ class PlaceboTally:
             "exceeds_placebo": bool(not np.isnan(low) and low > 0),
         }
 
-    def report(self, *, seed: int = 0, n_resamples: int = 2000) -> dict[str, Any] | None:
+    def report(self, *, seed: int = 0, n_resamples: int = 2000) -> IdentityEffects | None:
         """The identity effect overall, per group and per direction; ``None`` when no identity swap has a scored
         placebo."""
         if ("overall",) not in self.per_text:
             return None
         overall = self._effect(("overall",), seed=seed, n_resamples=n_resamples)
-        overall["swaps_without_placebo"] = self.swaps - self.pairs[("overall",)]
         keys = sorted(k for k in self.per_text if k[0] != "overall")
         by_group = {k[1]: self._effect(k, seed=seed, n_resamples=n_resamples) for k in keys if k[0] == "group"}
-        by_direction = [
+        by_direction: list[DirectionEffect] = [
             {"source": k[1], "target": k[2], **self._effect(k, seed=seed, n_resamples=n_resamples)}
             for k in keys
             if k[0] == "direction"
         ]
         return {
             **overall,
+            "swaps_without_placebo": self.swaps - self.pairs[("overall",)],
             "by_group": by_group,
             "by_direction": by_direction,
             "groups_exceeding_placebo": sorted(g for g, e in by_group.items() if e["exceeds_placebo"]),
         }
 
 
-def identity_effects(pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2000) -> dict[str, Any] | None:
+def identity_effects(pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2000) -> IdentityEffects | None:
     """The identity effect overall, per group and per direction (source group -> target group), from the audit's
     pairs (columns ``method``, ``input_id``, ``group``, ``target_group``, ``diff``,
     ``diff_placebo``, ``status``). ``None`` when no identity swap has a scored placebo.

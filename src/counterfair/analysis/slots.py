@@ -37,7 +37,7 @@ import math
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -78,7 +78,7 @@ def slot_texts(
 
     editor = editor if editor is not None else placebo_editor(identities, placebo)
     matches = matches if matches is not None else swapped_matches(rows, editor, identities)
-    out: list[dict[str, Any]] = []
+    out: list[SlotRow] = []
     seen: set[tuple[Any, str]] = set()
     for row in rows:
         if not _is_identity_swap(row):
@@ -88,18 +88,18 @@ def slot_texts(
         if slot not in seen:
             seen.add(slot)
             text = row["source_text"]
-            out.append(_slot_row(key, source, "identity", source, identities.group_of(source), text))
+            out.append(slot_row(key, source, "identity", source, identities.group_of(source), text))
             for word in placebo.words:
                 try:
                     new, _ = editor.swap(text, matches.get(key, []), source, word)
                 except SwapRefused:  # French/German: an occurrence the word cannot be written into
                     continue
                 if new != text:
-                    out.append(_slot_row(key, source, "placebo", word, None, new))
+                    out.append(slot_row(key, source, "placebo", word, None, new))
         target = str(row["target_term"])
         if target.lower() in {m.term.lower() for m in matches.get(key, [])}:
             continue  # a term the text names elsewhere: the swap exchanges the two, so the slot would keep the source
-        out.append(_slot_row(key, source, "identity", target, identities.group_of(target), row["cf_text"]))
+        out.append(slot_row(key, source, "identity", target, identities.group_of(target), row["cf_text"]))
     return pd.DataFrame(out, columns=SLOT_COLUMNS[:-1])
 
 
@@ -108,7 +108,19 @@ def _is_identity_swap(row: Mapping[str, Any]) -> bool:
     return swaps_identities(row["method"]) and bool(row.get("source_term")) and attribute in (None, "identity")
 
 
-def _slot_row(key: Any, source: str, kind: str, word: str, group: str | None, text: str) -> dict[str, Any]:
+class SlotRow(TypedDict):
+    """One slot text (:data:`SLOT_COLUMNS` but ``score``): the input and the source term whose place it fills, an
+    identity term or a placebo word written there, the term's group (None for a placebo word), the text."""
+
+    input_id: Any
+    source_term: str
+    kind: str
+    word: str
+    group: str | None
+    text: str
+
+
+def slot_row(key: Any, source: str, kind: str, word: str, group: str | None, text: str) -> SlotRow:
     return {"input_id": key, "source_term": source, "kind": kind, "word": word, "group": group, "text": text}
 
 

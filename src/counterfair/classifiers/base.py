@@ -8,6 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..errors import ClassifierError, CounterfairError
+from ..jsontypes import JSONObject
 
 
 @runtime_checkable
@@ -218,7 +219,7 @@ class CachedClassifier:
                 f"{len(self._cache)} texts finished before it"
             ) from err
 
-    def signature(self) -> dict[str, Any]:
+    def signature(self) -> JSONObject:
         """What identifies this classifier in outputs: spec, labels and adapter details."""
         return {"spec": self.spec, "labels": self.labels, **self._signature}
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
+from ..jsontypes import JSONObject
 from .adapters import transformer_proba
 from .base import CachedClassifier
 from .kinds import find_kind, spec_forms
@@ -113,7 +114,7 @@ def _wrap_object(obj: Any, labels: Sequence[str] | None) -> tuple[Any, dict[str,
 # ---- identities ---------------------------------------------------------------------------------------------------
 
 
-def _digest(obj: Any) -> dict[str, Any]:
+def _digest(obj: Any) -> JSONObject:
     """A digest of an object's state (joblib.hash); for a class pickle cannot find (defined in a function), its
     methods' code and its attributes; else ``stable: False`` with the reason."""
     import joblib
@@ -137,7 +138,7 @@ def _code_parts(code: types.CodeType) -> list[Any]:
     return parts
 
 
-def _function_digest(fn: Callable[..., Any]) -> dict[str, Any]:
+def _function_digest(fn: Callable[..., Any]) -> JSONObject:
     """The function's code, the values it closes over and the globals it names (a model, a threshold)."""
     import joblib
 
@@ -179,7 +180,7 @@ def _all_names(code: types.CodeType) -> set[str]:
     return names
 
 
-def _model_identity(model: Any) -> dict[str, Any]:
+def _model_identity(model: Any) -> JSONObject:
     """A transformers model: where it came from and a digest of its weights."""
     config = model.config
     digest = hashlib.sha256()

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..jsontypes import JSONObject
 from ..models import package_version
 from .base import Classifier
 
@@ -123,7 +124,7 @@ def likely_spec(spec: str) -> str | None:
 # ------------------------------------------------------------------------------------------------ built-in kinds
 
 
-def _file_id(path: str) -> dict[str, Any]:
+def _file_id(path: str) -> JSONObject:
     from ..io import file_sha256
 
     target = Path(path)

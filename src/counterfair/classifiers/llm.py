@@ -13,11 +13,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from ..errors import ConfigError
+from ..jsontypes import JSONObject
 from ..llm import LLM, Message, SamplingParams, sample_all
 
 
@@ -99,12 +99,15 @@ class LLMClassifier:
         total = sum(counts)
         return [c / total for c in counts] if total else [math.nan, math.nan]
 
-    def signature(self) -> dict[str, Any]:
-        return {
+    def signature(self) -> JSONObject:
+        signature: JSONObject = {
             "type": "llm-classifier",
             "llm": self.llm.info(),
             "question": self.task.question,
             "labels": list(self.task.labels),
             "version": self.task.version,
             "samples": self.samples,
-        } | ({"examples": [list(e) for e in self.task.examples]} if self.task.examples else {})
+        }
+        if self.task.examples:
+            signature["examples"] = [list(e) for e in self.task.examples]
+        return signature

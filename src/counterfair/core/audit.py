@@ -29,12 +29,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from importlib import resources
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NotRequired, TypedDict
 
 import numpy as np
 import pandas as pd
 
 from .. import __version__
+from ..analysis.compare import Comparison
 from ..analysis.gate import tallied_metrics
 from ..analysis.placebo import PlaceboTally, load_placebo, placebo_editor, placebo_texts, swapped_matches
 from ..analysis.slots import (
@@ -62,16 +63,17 @@ from ..io import (
     read_texts,
     text_frame,
 )
-from ..lexicons.attributes import is_swap_attribute, known_attributes, load_attribute
-from ..metrics.fairness import with_scores
+from ..jsontypes import JSONObject
+from ..lexicons.attributes import GenderSet, IdentitySet, is_swap_attribute, known_attributes, load_attribute
+from ..metrics.fairness import GapEntry, with_scores
 from ..progress import ProgressHook, resolve_progress
 from ..records import knob, make_options, options_signature
 from ..results import AuditResult
 from ..spill import ObjectLog, Scratch
-from ..summaries import DEMO_FILE, AuditSummary, GateMetrics
+from ..summaries import DEMO_FILE, AuditSummary, GateMetrics, GateOutcome, MeanData
 from ..text import MAX_TEXT_CHARS
-from .bias import check_bootstrap_cap
-from .ctf import CTFTally
+from .bias import BiasMetrics, check_bootstrap_cap
+from .ctf import CTFTally, Direction
 from .generate import (
     RETRY_NEARNESS,
     GenerateOptions,
@@ -199,14 +201,25 @@ def identity_set_of(opts: AuditOptions) -> Any:
     return identity_set_in(opts.identities, opts.language)
 
 
-def plan(source: Any, options: AuditOptions | None = None) -> dict[str, Any]:
+class AuditPlan(TypedDict):
+    """What an audit will do: texts per attribute, those with an identity term, the methods, the estimated time."""
+
+    texts: int
+    attributes: dict[str, int]
+    attributes_without_texts: list[str]
+    identity_texts: int
+    methods: list[str]
+    estimated_seconds: float
+
+
+def plan(source: Any, options: AuditOptions | None = None) -> AuditPlan:
     """What an audit would do (texts per attribute, identity texts) and how long it should take; no models run."""
     opts = options or AuditOptions()
     frame, origin = read_input(source, opts)
     return plan_frame(frame, opts, origin)
 
 
-def plan_frame(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> dict[str, Any]:
+def plan_frame(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> AuditPlan:
     """:func:`plan` of texts already read (columns ``id``, ``text``, whatever the input called them)."""
     texts = frame["text"].tolist()
     requested = opts.attributes or known_attributes(opts.language)
@@ -293,7 +306,14 @@ def _predict(clf: CachedClassifier, texts: list[str]) -> dict[str, list[float]]:
 BIAS_BOOTSTRAP = 1000  # the labelled-data intervals resample far more rows than the swaps: at most this many
 
 
-def labelled_bias(frame: pd.DataFrame, orig_scores: dict[str, float], opts: AuditOptions) -> dict[str, Any]:
+class LabelledBias(BiasMetrics):
+    """The audit's ``bias`` section: :func:`~counterfair.core.bias.bias_core`'s metrics on the originals' labels."""
+
+    label_column: str | None
+    threshold: float
+
+
+def labelled_bias(frame: pd.DataFrame, orig_scores: dict[str, float], opts: AuditOptions) -> LabelledBias:
     """The bias metrics of :mod:`counterfair.core.bias` on the originals' gold labels and scores, groups from the
     audit's identity set (with its guard)."""
     from .bias import BiasOptions, bias_core, memberships
@@ -309,51 +329,46 @@ def labelled_bias(frame: pd.DataFrame, orig_scores: dict[str, float], opts: Audi
     members = memberships(frame, texts, bias_opts, "audit input")
     scores = np.array([orig_scores[t] for t in texts], dtype=float)
     metrics = bias_core(frame["label"].to_numpy(), scores, members, bias_opts)
-    return {"label_column": opts.label_column, "threshold": opts.threshold, **metrics}
+    return {"label_column": opts.label_column, "threshold": opts.threshold, **metrics}  # these two keys first
 
 
-def judged(
+def compared(
     pairs: pd.DataFrame,
     opts: AuditOptions,
     *,
-    baseline: str | None,
+    baseline: str,
     spec: str,
     slots: pd.DataFrame | None = None,
-) -> dict[str, Any]:
+) -> Comparison:
     """The comparison of the audit's ``pairs`` with ``baseline`` (another audit's run directory or pairs.csv, or a
     classifier spec that scores these pairs), for the summary; ``slots``: this audit's scored slot table (the
     comparison's in-slot measures)."""
-    out: dict[str, Any] = {}
-    if baseline:
-        from ..analysis.compare import compare_pairs, rescore_pairs
-        from ..analysis.slots import read_slots, rescore_slots
+    from ..analysis.compare import compare_pairs, rescore_pairs
+    from ..analysis.slots import read_slots, rescore_slots
 
-        path = Path(baseline)
-        if path.is_dir() or path.suffix.lower() == ".csv":
-            before: Any = path
-            their_slots = read_slots(path)
-        else:
-            before = rescore_pairs(pairs, baseline, threshold=opts.threshold, positive_label=opts.positive_label)
-            their_slots = (
-                rescore_slots(slots, baseline, positive_label=opts.positive_label) if slots is not None else None
-            )
-        out["comparison"] = compare_pairs(
-            before,
-            pairs,
-            names=(str(baseline), spec),
-            seed=opts.seed,
-            n_resamples=opts.bootstrap,
-            slots=(their_slots, slots),
-            threshold=opts.threshold,
-        )
-    return out
+    path = Path(baseline)
+    if path.is_dir() or path.suffix.lower() == ".csv":
+        before: Any = path
+        their_slots = read_slots(path)
+    else:
+        before = rescore_pairs(pairs, baseline, threshold=opts.threshold, positive_label=opts.positive_label)
+        their_slots = rescore_slots(slots, baseline, positive_label=opts.positive_label) if slots is not None else None
+    return compare_pairs(
+        before,
+        pairs,
+        names=(str(baseline), spec),
+        seed=opts.seed,
+        n_resamples=opts.bootstrap,
+        slots=(their_slots, slots),
+        threshold=opts.threshold,
+    )
 
 
 class Audited(NamedTuple):
     """What :func:`audit_core` gives the shell: the summary, and the gate's metrics of the identity swaps (from the
     tallies its statistics were computed from: no table of pairs is kept) with why a run has none."""
 
-    summary: dict[str, Any]
+    summary: AuditSummaryData
     gate_metrics: GateMetrics
     unscored: str | None
 
@@ -363,7 +378,7 @@ def audit_core(
     opts: AuditOptions,
     clf: CachedClassifier,
     *,
-    plan_: dict[str, Any],
+    plan_: AuditPlan,
     origin: str,
     generate: Callable[[str, pd.DataFrame, GenerateOptions], Any],
     score: Callable[[list[str]], dict[str, list[float]]],
@@ -416,10 +431,10 @@ def audit_core(
         summary["bias"] = labelled_bias(frame, orig_scores, opts)
         timing["bias"] = round(time.perf_counter() - t0, 2)
     summary["timing_s"] = {**timing, "total": round(time.perf_counter() - started, 2)}
-    summary = nan_to_none(summary)
+    summary = nan_to_none(summary)  # the same record, its NaNs None
     typed = AuditSummary.from_dict(summary)
-    effects = typed.effects.to_dict() if typed.effects is not None else None
-    return Audited(summary, tallied_metrics(typed.ctf, made.flips.flips, effects), made.flips.unscored())
+    in_slot = typed.effects.to_dict() if typed.effects is not None else None
+    return Audited(summary, tallied_metrics(typed.ctf, made.flips.flips, in_slot), made.flips.unscored())
 
 
 def _only_good(rows: list[dict[str, Any]], directory: Any) -> list[dict[str, Any]]:
@@ -467,7 +482,7 @@ def _mark_ratings(rows: list[dict[str, Any]], directory: Any) -> None:
 
 
 def _generate_all(
-    frame: pd.DataFrame, opts: AuditOptions, plan_: dict[str, Any], generate: Callable[..., Any]
+    frame: pd.DataFrame, opts: AuditOptions, plan_: AuditPlan, generate: Callable[..., Any]
 ) -> tuple[dict[str, Any], dict[str, float]]:
     """One generation per referenced attribute (its texts only) and one of identity swaps over every text."""
     texts = frame["text"].tolist()
@@ -548,16 +563,26 @@ def checkpoint_name(attribute: str) -> str:
     return f"{stem}-{digest}"
 
 
-def _swap_sets(attributes: set[str], identity_set: Any) -> dict[str, Any]:
+def _swap_sets(attributes: set[str], identity_set: IdentitySet) -> dict[str, IdentitySet | GenderSet]:
     """The swap set behind each swap attribute of the pairs (``identity``: the audit's identity set)."""
     from ..lexicons.attributes import load_swap_set
 
-    out: dict[str, Any] = {"identity": identity_set}
+    out: dict[str, IdentitySet | GenderSet] = {"identity": identity_set}
     out |= {a: load_swap_set(a) for a in attributes if a != "identity" and is_swap_attribute(a)}
     return out
 
 
-def _validity(generated: dict[str, Any], rated: int, kept_rated: int, opts: AuditOptions) -> dict[str, Any]:
+class Validity(TypedDict):
+    """How many candidate pairs count: identity occurrences the guard kept, rated pairs the raters kept."""
+
+    identity_occurrences: int
+    guard_blocked: int
+    guard_kept_share: float | None
+    rated_pairs: int | None
+    raters_kept_share: float | None
+
+
+def _validity(generated: dict[str, Any], rated: int, kept_rated: int, opts: AuditOptions) -> Validity:
     """How many of the candidate pairs count: identity occurrences the guard kept, rated pairs the raters kept."""
     signatures = generated["identity"].typed_summary.signatures if "identity" in generated else {}
     swaps = [signatures.get(m) or {} for m in _swaps(opts)]
@@ -781,22 +806,48 @@ class _Made:
         top = top.sort_values("abs_diff", ascending=False, kind="stable").head(self.opts.top_examples)
         return top[_EXAMPLE_COLUMNS].to_dict("records")
 
-    def swap_ctf(self, attribute: str) -> dict[str, Any]:
+    def swap_ctf(self, attribute: str) -> SwapCTF:
         """The CTF gap of one attribute's swap pairs: overall, per group of the source term, per term and direction."""
-        opts, keys = self.opts, ("ctf_gap", "texts", "pairs", "ci_low", "ci_high")
+        opts = self.opts
         report = self.ctf[attribute].report(seed=opts.seed, n_resamples=opts.bootstrap)
         by_group = {
-            group: {k: r[k] for k in keys}
+            group: _gap_only(tally.report(seed=opts.seed, n_resamples=opts.bootstrap))
             for (name, group), tally in sorted(self.ctf_groups.items())
             if name == attribute
-            for r in [tally.report(seed=opts.seed, n_resamples=opts.bootstrap)]
         }
         return {
-            **{k: report[k] for k in keys},
+            **_gap_only(report),
             "by_group": by_group,
             "by_source_term": report["by_source_term"],
             "by_direction": report["by_direction"],
         }
+
+
+class GapOnly(TypedDict):
+    ctf_gap: float | None
+    texts: int
+    pairs: int
+    ci_low: float | None
+    ci_high: float | None
+
+
+class SwapCTF(GapOnly):
+    """An attribute's CTF gap in the audit's summary (``ctf``, ``ctf_by_attribute``)."""
+
+    by_group: dict[str, GapOnly]
+    by_source_term: dict[str, GapEntry]
+    by_direction: list[Direction]
+
+
+def _gap_only(entry: GapEntry) -> GapOnly:
+    """The gap, its counts and interval (not its mean signed change)."""
+    return {
+        "ctf_gap": entry["ctf_gap"],
+        "texts": entry["texts"],
+        "pairs": entry["pairs"],
+        "ci_low": entry["ci_low"],
+        "ci_high": entry["ci_high"],
+    }
 
 
 def _joined(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -804,7 +855,7 @@ def _joined(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 
 
-def _mean_ci(values: np.ndarray, tally: MethodTally, opts: AuditOptions) -> dict[str, Any]:
+def _mean_ci(values: np.ndarray, tally: MethodTally, opts: AuditOptions) -> MeanData:
     """The mean change over pairs with its interval over texts (a text's pairs are not independent draws)."""
     if values.size == 0:
         return {"n": 0, "mean": None, "ci_low": None, "ci_high": None}
@@ -812,16 +863,49 @@ def _mean_ci(values: np.ndarray, tally: MethodTally, opts: AuditOptions) -> dict
     return {"n": int(values.size), "mean": float(values.mean()), "ci_low": low, "ci_high": high}
 
 
+class AuditInput(AuditPlan):
+    source: str
+
+
+class AuditSummaryData(TypedDict):
+    """The audit's summary.json as :func:`audit_core` builds it (:class:`~counterfair.summaries.AuditSummary` reads
+    it); the sections after ``reproduce`` are added as the run reaches them."""
+
+    counterfair_version: str
+    command: str
+    input: AuditInput
+    classifier: JSONObject
+    positive_label: str
+    threshold: float
+    originals: Originals
+    pairs_without_score: int
+    groups: list[GroupEntry]
+    ctf: SwapCTF | None
+    ctf_by_attribute: dict[str, SwapCTF]
+    top_examples: list[dict[Any, Any]]
+    signatures: dict[str, Any]
+    options: dict[str, Any]
+    reproduce: str
+    validity: NotRequired[Validity]
+    placebo: NotRequired[dict[str, Any]]  # its set, and IdentityEffects (or identity_effect None)
+    effects: NotRequired[dict[str, Any] | None]  # the in-slot measures (analysis.slots.slot_effects)
+    coverage: NotRequired[Coverage]
+    bias: NotRequired[LabelledBias]
+    timing_s: NotRequired[dict[str, float]]
+    gate: NotRequired[GateOutcome]
+    comparison: NotRequired[Comparison]  # with --baseline
+
+
 def _summary(
     opts: AuditOptions,
-    the_plan: dict[str, Any],
+    the_plan: AuditPlan,
     generated: dict[str, Any],
     made: _Made,
     orig_scores: dict[str, float],
     clf: CachedClassifier,
     index: int,
     origin: str,
-) -> dict[str, Any]:
+) -> AuditSummaryData:
     groups = [
         _group_entry(name, str(method), result, made.methods.get((str(method), name), MethodTally()), opts)
         for name, result in generated.items()
@@ -864,7 +948,25 @@ _EXAMPLE_COLUMNS = [
 ]
 
 
-def _group_entry(name: str, method: str, result: Any, tally: MethodTally, opts: AuditOptions) -> dict[str, Any]:
+class GroupEntry(TypedDict):
+    """One method on one attribute in the audit's ``groups``."""
+
+    method: str
+    attribute: str
+    inputs: int
+    with_counterfactual: int
+    status: dict[str, int]
+    pairs: int
+    pairs_without_score: int
+    filter_pass_rate: float | None
+    score_change: MeanData
+    mean_abs_change: float | None
+    flips: int
+    flip_rate: float | None
+    mean_score_orig: float | None
+
+
+def _group_entry(name: str, method: str, result: Any, tally: MethodTally, opts: AuditOptions) -> GroupEntry:
     """One method on one attribute: inputs and statuses, the filter pass rate, the score change with its CI, flips."""
     cfs = result.counterfactuals
     mine = cfs[cfs["method"] == method]
@@ -892,9 +994,21 @@ def _group_entry(name: str, method: str, result: Any, tally: MethodTally, opts: 
     }
 
 
+class Coverage(TypedDict):
+    """Which texts the audit reached, and what would reach the others."""
+
+    texts: int
+    reached: int
+    unreached: int
+    unreached_ids: list[str]
+    unreached_mentioning: dict[str, int]
+    gender_untested: int
+    hint: str | None
+
+
 def _coverage(
     frame: pd.DataFrame, reached: set[str], attributes: dict[str, int] | None = None, shown: int = 50
-) -> dict[str, Any]:
+) -> Coverage:
     """How many texts got at least one counterfactual pair; of those that got none, how many mention a group no
     built-in set covers (:data:`~counterfair.lexicons.attributes.UNCOVERED_GROUPS`), and what would reach them; how
     many texts name gender words ("women", "he") that the run did not swap (the gender pack was not audited)."""
@@ -931,7 +1045,14 @@ def _coverage(
     }
 
 
-def _originals(orig_scores: dict[str, float], threshold: float) -> dict[str, Any]:
+class Originals(TypedDict):
+    n: int
+    without_score: int
+    mean_score: float | None
+    share_above_threshold: float | None
+
+
+def _originals(orig_scores: dict[str, float], threshold: float) -> Originals:
     values = np.array(list(orig_scores.values()), dtype=float)
     finite = values[np.isfinite(values)]
     return {

@@ -20,7 +20,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -30,13 +30,15 @@ from ..classifiers import CachedClassifier
 from ..classifiers.labels import binary_labels, positive_index
 from ..errors import ConfigError, InputError
 from ..io import read_texts
+from ..jsontypes import JSONObject
 from ..metrics import fairness as FM
 from ..progress import NullProgress, ProgressHook
 from ..records import knob, options_signature
 from ..results import BiasResult
-from ..summaries import Estimate
+from ..summaries import EstimateData, GateOutcome
 
-METRICS = ("subgroup_auc", "bpsn_auc", "bnsp_auc")
+MetricName = Literal["subgroup_auc", "bpsn_auc", "bnsp_auc"]
+METRICS: tuple[MetricName, ...] = ("subgroup_auc", "bpsn_auc", "bnsp_auc")
 
 
 def check_threshold_and_bootstrap(threshold: float, bootstrap: int) -> None:
@@ -130,18 +132,18 @@ def memberships(
     return {g: np.array([g in text_groups for text_groups in mentioned], dtype=bool) for g in groups}
 
 
-def _interval(values: Sequence[float | None], value: float | None, n: int) -> dict[str, Any]:
+def _interval(values: Sequence[float | None], value: float | None, n: int) -> EstimateData:
     """An :class:`~counterfair.summaries.Estimate` as summary.json writes it: the percentile interval of the draws."""
     finite = np.array([v for v in values if v is not None], dtype=float)
     if value is None or finite.size < 2:
-        return Estimate(value=value, n=n).to_dict()
+        return {"value": value, "ci_low": None, "ci_high": None, "n": n}
     low, high = np.percentile(finite, [2.5, 97.5])
-    return Estimate(value=value, ci_low=float(low), ci_high=float(high), n=n).to_dict()
+    return {"value": value, "ci_low": float(low), "ci_high": float(high), "n": n}
 
 
 def _auc_estimate(
     y: np.ndarray, s: np.ndarray, rows: np.ndarray, opts: BiasOptions, rng: np.random.Generator
-) -> dict[str, Any]:
+) -> EstimateData:
     """The AUC on ``rows`` and its percentile bootstrap interval (rows resampled with replacement)."""
     ys, ss = y[rows], s[rows]
     value = FM.auc(ys, ss)
@@ -153,32 +155,49 @@ def _auc_estimate(
     return _interval([d for d in draws if d is not None], value, int(rows.size))
 
 
+class BiasGroup(TypedDict):
+    """One group's counts and AUCs with their intervals, and why a value is undefined."""
+
+    n: int
+    n_positive: int
+    n_negative: int
+    subgroup_auc: EstimateData
+    bpsn_auc: EstimateData
+    bnsp_auc: EstimateData
+    pinned_auc: EstimateData
+    notes: list[str]
+
+
 def _group_entry(
     y: np.ndarray, s: np.ndarray, member: np.ndarray, opts: BiasOptions, rng: np.random.Generator
-) -> dict[str, Any]:
+) -> BiasGroup:
     subsets = FM.bias_subsets(y, member)
-    entry: dict[str, Any] = {
-        "n": int(member.sum()),
-        "n_positive": int((member & y).sum()),
-        "n_negative": int((member & ~y).sum()),
-    }
-    for metric in METRICS:
-        entry[metric] = _auc_estimate(y, s, np.flatnonzero(subsets[metric]), opts, rng)
-    entry["pinned_auc"] = _auc_estimate(y, s, FM.pinned_rows(member, rng), opts, rng)
+    n, n_positive, n_negative = int(member.sum()), int((member & y).sum()), int((member & ~y).sum())
+    # drawn in this order from one stream: the three AUCs of METRICS, then the pinned AUC
+    subgroup, bpsn, bnsp = (_auc_estimate(y, s, np.flatnonzero(subsets[m]), opts, rng) for m in METRICS)
+    pinned = _auc_estimate(y, s, FM.pinned_rows(member, rng), opts, rng)
     notes = []
-    if entry["n"] == 0:
+    if n == 0:
         notes.append("no text mentions the group")
-    elif entry["n_positive"] == 0:
+    elif n_positive == 0:
         notes.append("no positive (toxic) text mentions the group: subgroup and BNSP AUC undefined")
-    if entry["n"] and entry["n_negative"] == 0:
+    if n and n_negative == 0:
         notes.append("no negative (non-toxic) text mentions the group: subgroup and BPSN AUC undefined")
-    entry["notes"] = notes
-    return entry
+    return {
+        "n": n,
+        "n_positive": n_positive,
+        "n_negative": n_negative,
+        "subgroup_auc": subgroup,
+        "bpsn_auc": bpsn,
+        "bnsp_auc": bnsp,
+        "pinned_auc": pinned,
+        "notes": notes,
+    }
 
 
 def _equality(
     y: np.ndarray, pred: np.ndarray, members: dict[str, np.ndarray], opts: BiasOptions, rng: np.random.Generator
-) -> tuple[dict[str, Any], dict[str, Any]]:
+) -> tuple[EstimateData, EstimateData]:
     fped, fned = FM.equality_differences(y, pred, members)
     draws: list[tuple[float | None, float | None]] = []
     for _ in range(opts.bootstrap if members else 0):
@@ -210,13 +229,40 @@ def _summary_draws(
     return out
 
 
+class BiasMetrics(TypedDict):
+    """:func:`bias_core`'s metrics, as summary.json holds them."""
+
+    overall_auc: EstimateData
+    final_metric: EstimateData
+    generalized_mean: dict[str, EstimateData]
+    generalized_mean_power: float
+    fped: EstimateData
+    fned: EstimateData
+    groups: dict[str, BiasGroup]
+    groups_without_values: list[str]
+
+
+class BiasSummaryData(BiasMetrics):
+    """``counterfair bias``'s summary.json (:class:`~counterfair.summaries.BiasSummary` reads it)."""
+
+    counterfair_version: str
+    command: str
+    input: dict[str, Any]
+    classifier: JSONObject
+    positive_label: str
+    threshold: float
+    membership: str
+    options: dict[str, Any]
+    gate: NotRequired[GateOutcome]
+
+
 def bias_core(
     labels: np.ndarray,
     scores: np.ndarray,
     members: dict[str, np.ndarray],
     opts: BiasOptions,
     hook: ProgressHook | None = None,
-) -> dict[str, Any]:
+) -> BiasMetrics:
     """The metrics (summary.json's ``overall_auc``, ``generalized_mean``, ``final_metric``, ``fped``, ``fned``,
     ``groups``) from gold labels, the classifier's scores and group memberships (``hook``: progress, one step for
     the overall AUC, each group, the joint bootstrap and the equality differences)."""
@@ -227,7 +273,7 @@ def bias_core(
     overall = _auc_estimate(y, s, np.arange(y.size), opts, rng)
     hook.advance(1)
     # each group draws from its own stream (seed, group name): adding a group leaves the others' intervals as they were
-    groups = {}
+    groups: dict[str, BiasGroup] = {}
     for g, m in members.items():
         groups[g] = _group_entry(y, s, m, opts, np.random.default_rng([opts.seed, zlib.crc32(g.encode())]))
         hook.advance(1)
@@ -258,8 +304,8 @@ def score_texts(clf: CachedClassifier, texts: list[str], opts: BiasOptions, hook
 
 
 def bias_summary(
-    metrics: dict[str, Any], opts: BiasOptions, clf: CachedClassifier, origin: str, n: int
-) -> dict[str, Any]:
+    metrics: BiasMetrics, opts: BiasOptions, clf: CachedClassifier, origin: str, n: int
+) -> BiasSummaryData:
     from dataclasses import asdict
 
     return {
@@ -270,7 +316,14 @@ def bias_summary(
         "positive_label": clf.labels[positive_index(clf.labels, opts.positive_label)],
         "threshold": opts.threshold,
         "membership": "columns" if opts.group_columns else f"identity terms ({opts.identities or 'dixon50'})",
-        **metrics,
+        "overall_auc": metrics["overall_auc"],  # the metrics in bias_core's order
+        "final_metric": metrics["final_metric"],
+        "generalized_mean": metrics["generalized_mean"],
+        "generalized_mean_power": metrics["generalized_mean_power"],
+        "fped": metrics["fped"],
+        "fned": metrics["fned"],
+        "groups": metrics["groups"],
+        "groups_without_values": metrics["groups_without_values"],
         "options": asdict(opts),
     }
 

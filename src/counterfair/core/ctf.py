@@ -16,14 +16,14 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 import pandas as pd
 
 from ..classifiers.labels import binary_labels, positive_index
 from ..io import missing_as_nan
-from ..metrics.fairness import group_rows
+from ..metrics.fairness import GapEntry, group_rows
 from ..metrics.functional import bootstrap_ci
 from ..progress import ProgressHook
 from ..records import options_signature
@@ -50,7 +50,39 @@ PAIR_FILE_COLUMNS = [*PAIR_COLUMNS[:8], "source_text", "cf_text", *PAIR_COLUMNS[
 CTF_BLOCK = 2000  # texts swapped and scored at a time (about 100,000 scored texts with 48 swaps each)
 
 
-def ctf_report(pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2000, min_pairs: int = 1) -> dict[str, Any]:
+class Direction(TypedDict):
+    """The change of one swap direction (source term to target term) over its pairs, with the interval of its mean
+    absolute change."""
+
+    source: str
+    target: str
+    pairs: int
+    mean_abs_diff: float
+    mean_diff: float
+    ci_low: float | None
+    ci_high: float | None
+
+
+class ByLabel(TypedDict):
+    nontoxic: GapEntry
+    toxic: GapEntry
+
+
+class SplitGap(GapEntry):
+    by_label: ByLabel
+
+
+class CTFReport(GapEntry):
+    """:func:`ctf_report`: the gap overall (its keys first), by the texts' label, by split, by source term, by
+    direction."""
+
+    by_label: ByLabel
+    by_split: dict[str, SplitGap]
+    by_source_term: dict[str, GapEntry]
+    by_direction: list[Direction]
+
+
+def ctf_report(pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2000, min_pairs: int = 1) -> CTFReport:
     """CTF gap overall and broken down, from a pairs table with :data:`PAIR_COLUMNS`.
 
     ``label`` is 1 for toxic texts, 0 for non-toxic, NaN if unknown.
@@ -137,47 +169,48 @@ class CTFTally:
         known[codes >= 0] = numbers[codes[codes >= 0]]
         return known
 
-    def report(self, *, seed: int = 0, n_resamples: int = 2000, min_pairs: int = 1) -> dict[str, Any]:
+    def report(self, *, seed: int = 0, n_resamples: int = 2000, min_pairs: int = 1) -> CTFReport:
         """The CTF gap overall, by label, by split (and label), by source term and by direction."""
         from ..metrics.fairness import gap_entry
 
-        def entry(per_text: ArrayLog, changes: ArrayLog) -> dict[str, Any]:
+        def entry(per_text: ArrayLog, changes: ArrayLog) -> GapEntry:
             values = changes.concatenate()
             mean = float(pd.Series(values, copy=False).mean()) if values.size else math.nan
             return gap_entry(per_text.concatenate(np.empty(0)), values.size, mean, seed=seed, n_resamples=n_resamples)
 
         parts = {name: entry(self.gaps[name], self.changes[name]) for name in _PARTS}
-        report: dict[str, Any] = dict(parts["all"])
-        report["by_label"] = {"nontoxic": parts["nontoxic"], "toxic": parts["toxic"]}
-        report["by_split"] = {
-            split: {
-                **parts[split],
-                "by_label": {"nontoxic": parts[f"{split}:nontoxic"], "toxic": parts[f"{split}:toxic"]},
-            }
-            for split in ("train", "heldout")
-        }
         names = sorted(self.terms)  # by the terms' names, as grouping by the strings orders them
         rank = np.empty(len(names), dtype=np.int64)
         rank[[self.terms[n] for n in names]] = np.arange(len(names))
-        report["by_source_term"] = {
-            term: entry(self.term_gaps[term], self.term_changes[term]) for term in names if term in self.term_gaps
+        return {
+            **parts["all"],
+            "by_label": {"nontoxic": parts["nontoxic"], "toxic": parts["toxic"]},
+            "by_split": {
+                split: {
+                    **parts[split],
+                    "by_label": {"nontoxic": parts[f"{split}:nontoxic"], "toxic": parts[f"{split}:toxic"]},
+                }
+                for split in ("train", "heldout")
+            },
+            "by_source_term": {
+                term: entry(self.term_gaps[term], self.term_changes[term]) for term in names if term in self.term_gaps
+            },
+            "by_direction": [
+                direction
+                for term in names
+                if term in self.term_changes
+                for direction in _by_direction(
+                    term,
+                    self.term_changes[term].concatenate(),
+                    self.term_targets[term].concatenate(np.empty(0, np.int16)),
+                    names,
+                    rank,
+                    min_pairs=min_pairs,
+                    seed=seed,
+                    n_resamples=n_resamples,
+                )
+            ],
         }
-        report["by_direction"] = [
-            direction
-            for term in names
-            if term in self.term_changes
-            for direction in _by_direction(
-                term,
-                self.term_changes[term].concatenate(),
-                self.term_targets[term].concatenate(np.empty(0, np.int16)),
-                names,
-                rank,
-                min_pairs=min_pairs,
-                seed=seed,
-                n_resamples=n_resamples,
-            )
-        ]
-        return report
 
 
 def _part_mask(name: str, split: np.ndarray, label: np.ndarray) -> np.ndarray:
@@ -197,10 +230,10 @@ def _by_direction(
     min_pairs: int,
     seed: int,
     n_resamples: int,
-) -> list[dict[str, Any]]:
+) -> list[Direction]:
     """The CTF gap per direction from ``source`` with at least ``min_pairs`` pairs, in the order of the target names,
     from its pairs' changes and target numbers (-1: no term; ``rank``: a number's place among the sorted ``names``)."""
-    per_pair: list[dict[str, Any]] = []
+    per_pair: list[Direction] = []
     named = target >= 0
     if not named.any():
         return per_pair
@@ -345,8 +378,8 @@ def ctf_core(
         "counterfair_version": __version__,
         "command": "ctf",
         "input": _input_summary(data, origin, with_terms, max_text_chars),
-        "ctf_gap": report.pop("ctf_gap"),
-        **report,
+        "ctf_gap": report["ctf_gap"],
+        **report,  # its ctf_gap keeps its place above
         "pairs_without_score": unscored.pairs,
         # texts whose gap is a mean over only some of their counterfactuals: flagged, the gap is not complete
         "incomplete_texts": {"texts": len(unscored.texts), "ids": [str(i) for i in list(unscored.texts)[:50]]},
@@ -500,7 +533,17 @@ def _scored_pairs(
     return pairs, index
 
 
-def _input_summary(data: _CTFInput, origin: str, with_terms: int, max_text_chars: int) -> dict[str, Any]:
+class CTFInputSummary(TypedDict):
+    """The ctf input: where from, its texts, those with an identity term, and the texts skipped (with their ids)."""
+
+    source: str
+    texts: int
+    texts_with_identity_terms: int
+    skipped_too_long: dict[str, Any]
+    skipped_control_characters: dict[str, Any]
+
+
+def _input_summary(data: _CTFInput, origin: str, with_terms: int, max_text_chars: int) -> CTFInputSummary:
     def skipped(reason: str) -> list[Any]:
         return [data.ids[i] for i, r in data.reasons.items() if r == reason]
 

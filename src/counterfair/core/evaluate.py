@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -35,6 +35,7 @@ from ..io import (
     nan_to_none,
     read_texts,
 )
+from ..jsontypes import JSONObject
 from ..metrics import functional as F
 from ..metrics.cards import CARDS, MetricCard, PairTexts, classifier_metrics, resolve_metrics
 from ..progress import NullProgress, ProgressHook
@@ -594,7 +595,7 @@ def _text_quality_stage(run: _Run, metrics: list[str], ctx: _Context) -> None:
 
 def _judge_quality(
     rows: _Rows, valid: list[int], texts: list[str], llm: Any, hook: ProgressHook, log: list[dict[str, Any]]
-) -> dict[str, Any]:
+) -> JSONObject:
     """CEval's LLM-judged text quality of each distinct counterfactual; raw answers appended to ``log``."""
     from ..rating.judges import JUDGE_CHUNK, QUALITY_FIELDS, QualityJudge
 
@@ -802,7 +803,7 @@ def _summary(
     source: Any,
     cf2_column: str | None,
     elapsed: float,
-) -> dict[str, Any]:
+) -> EvaluationSummaryData:
     opts = run.opts
     aggregates = _aggregates(table, opts)
     headline: dict[str, Any] = {}
@@ -840,19 +841,62 @@ def _summary(
     }
 
 
-def _agg(values: Any, opts: EvaluateOptions) -> dict[str, Any]:
+class EvaluationInput(TypedDict, total=False):
+    """The input of an evaluation: where it came from, its rows, its digest (a file), the columns read, and for
+    SNLI-style context whether the counterfactual revises the premise or the hypothesis."""
+
+    source: str
+    n_rows: int
+    sha256: str
+    columns: dict[str, str | None]
+    revised_input: str
+
+
+class MetricAggregate(TypedDict):
+    """A metric column's summary (:func:`~counterfair.metrics.functional.summarize`) over all rows, over the flipped
+    and not flipped rows (where there is a flip), and per group (with a group column)."""
+
+    all: Summarized
+    flipped: NotRequired[Summarized]
+    not_flipped: NotRequired[Summarized]
+    groups: NotRequired[dict[str, Summarized]]
+
+
+class EvaluationSummaryData(TypedDict):
+    """evaluate's summary.json (:class:`~counterfair.summaries.EvaluationSummary` reads it)."""
+
+    counterfair_version: str
+    command: str
+    input: EvaluationInput
+    counts: dict[str, Any]
+    headline: dict[str, dict[str, Any]]
+    metrics: dict[str, MetricAggregate]
+    skipped_rows: list[dict[str, Any]]
+    skipped_rows_total: int
+    errors: list[dict[str, str]]
+    notices: list[str]
+    signatures: dict[str, Any]
+    cards: dict[str, JSONObject]
+    options: dict[str, Any]
+    timing_s: dict[str, float]
+
+
+Summarized = dict[str, float | int]  # metrics.functional.summarize: n, mean, std, median, min, max, ci_low, ci_high
+
+
+def _agg(values: Any, opts: EvaluateOptions) -> Summarized:
     return F.summarize(values, confidence=opts.confidence, n_resamples=opts.bootstrap, seed=opts.seed)
 
 
-def _aggregates(table: pd.DataFrame, opts: EvaluateOptions) -> dict[str, Any]:
+def _aggregates(table: pd.DataFrame, opts: EvaluateOptions) -> dict[str, MetricAggregate]:
     """Each metric column: over all rows, over flipped and not flipped rows, and per group (bootstrap CIs)."""
-    aggregates: dict[str, Any] = {}
+    aggregates: dict[str, MetricAggregate] = {}
     flipped_mask = table["flipped"].fillna(0).astype(bool).to_numpy() if "flipped" in table else None
     for name in _metric_columns():
         if name not in table:
             continue
         values = table[name].astype(float).to_numpy()
-        entry: dict[str, Any] = {"all": _agg(values, opts)}
+        entry: MetricAggregate = {"all": _agg(values, opts)}
         if flipped_mask is not None and name != "flipped":
             entry["flipped"] = _agg(values[flipped_mask], opts)
             entry["not_flipped"] = _agg(values[~flipped_mask & table["flipped"].notna().to_numpy()], opts)
@@ -868,8 +912,10 @@ def _aggregates(table: pd.DataFrame, opts: EvaluateOptions) -> dict[str, Any]:
     return aggregates
 
 
-def _input_info(opts: EvaluateOptions, origin: str, source: Any, n_rows: int, cf2_column: str | None) -> dict[str, Any]:
-    info: dict[str, Any] = {"source": origin, "n_rows": n_rows}
+def _input_info(
+    opts: EvaluateOptions, origin: str, source: Any, n_rows: int, cf2_column: str | None
+) -> EvaluationInput:
+    info: EvaluationInput = {"source": origin, "n_rows": n_rows}
     if isinstance(source, str | Path) and Path(source).is_file():
         info["sha256"] = file_sha256(source)
     info["columns"] = {

@@ -29,7 +29,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -43,6 +43,7 @@ from ..io import (
     nan_to_none,
     read_texts,
 )
+from ..jsontypes import JSONObject
 from ..metrics.functional import contrast_labels, flipped_one
 from ..progress import NullProgress, ProgressHook
 from ..records import knob, options_signature
@@ -303,7 +304,41 @@ def _add_perplexities(table: pd.DataFrame, opts: FeedbackOptions, applications: 
             table.loc[ok, column] = result.perplexity
 
 
-def _step_entry(part: pd.DataFrame, n_texts: int) -> dict[str, Any]:
+class StepEntry(TypedDict):
+    """One feedback step (paper 002's @k): means over the texts edited at that step."""
+
+    texts: int
+    minimality: float | None
+    minimality_norm: float | None
+    flip_rate: float | None
+    flip_rate_all_texts: float | None
+    probability: float | None
+    ppl_base: float | None
+    ppl_fine: float | None
+    seconds_per_text: float | None
+    mean_words: float | None
+
+
+class FeedbackSummaryData(TypedDict):
+    """feedback's summary.json (:class:`~counterfair.summaries.FeedbackSummary` reads it)."""
+
+    counterfair_version: str
+    command: str
+    input: dict[str, Any]
+    editor: dict[str, Any]
+    classifier: JSONObject
+    applications: int
+    inconsistency: dict[str, float | None]
+    inconsistency_by_text: dict[str, dict[str, float]]
+    steps: dict[str, StepEntry]
+    mean_words_by_step: dict[str, float | None]
+    status: dict[str, int]
+    options: dict[str, Any]
+    seconds: float
+    resumed_texts: NotRequired[int]  # texts a resumed run found finished
+
+
+def _step_entry(part: pd.DataFrame, n_texts: int) -> StepEntry:
     """One feedback step's means over the texts edited at that step (paper 002's @k figures)."""
 
     def mean(column: str, *, any_value: bool = False) -> float | None:
@@ -334,7 +369,7 @@ def _summary(
     editor: EditorBase,
     origin: str,
     elapsed: float,
-) -> dict[str, Any]:
+) -> FeedbackSummaryData:
     step_columns = (
         "text",
         "distance",
@@ -361,7 +396,7 @@ def _summary(
         if not ok.empty
         else {}
     )
-    inc: dict[str, Any] = {}
+    inc: dict[str, float | None] = {}
     per_text_inc: dict[str, dict[str, float]] = {}  # k -> text id -> inc@k, for paired tests between editors
     for k in range(1, applications):
         values = {t: inconsistency(d, k) for t, d in distances.items()}

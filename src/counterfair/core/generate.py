@@ -24,7 +24,7 @@ from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NotRequired, TypedDict, cast
 
 import numpy as np
 import pandas as pd
@@ -46,6 +46,7 @@ from ..errors import ConfigError, LLMInputsFailed
 from ..io import (
     read_texts,
 )
+from ..jsontypes import JSONObject
 from ..lexicons.attributes import Attribute, load_attribute
 from ..metrics.bertscore import BERTScoreScorer
 from ..metrics.functional import summarize
@@ -244,12 +245,12 @@ class GenerateResult:
         self,
         candidates_path: Path | None,
         counterfactuals: pd.DataFrame | None,
-        summary: dict[str, Any],
+        summary: Mapping[str, Any],
         candidates: pd.DataFrame | None = None,
     ) -> None:
         self.candidates_path = candidates_path
         self._counterfactuals = counterfactuals
-        self.summary = summary
+        self.summary = dict(summary)
         self._candidates: pd.DataFrame | None = candidates
 
     @property
@@ -330,11 +331,67 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
+class CandidateRow(TypedDict):
+    """One candidate as ``candidates.csv`` holds it (and a generation record carries it)."""
+
+    input_id: str
+    row: int
+    method: str
+    candidate: int
+    attempt: int
+    text: str
+    status: str
+    passed: bool
+    bleu: float | None
+    bertscore_f1: float | None
+    attribute_prob: float | None
+    rank_score: float | None
+    selected: bool
+    source_term: str | None
+    target_term: str | None
+    source_split: str | None
+    target_split: str | None
+    edits: str
+    raw: str | None
+    finish_reason: str | None
+    seed: int | None
+    params_hash: str
+    model_id: str
+
+
+class GenerationRecord(TypedDict):
+    """One method's result for one input, as the checkpoint and the run store keep it: its counterfactual row (the
+    columns of ``counterfactuals.csv``), its candidates, and for an identity swap the occurrences found and blocked."""
+
+    method: str
+    row: int
+    counterfactual: dict[str, Any]
+    candidates: list[CandidateRow]
+    occurrences: NotRequired[dict[str, int]]
+
+
+class SlimRecord(TypedDict):
+    """:func:`slim`: a finished record as memory keeps it, its candidates only counted."""
+
+    method: str
+    row: int
+    counterfactual: dict[str, Any]
+    occurrences: NotRequired[dict[str, int]]
+    n_candidates: int
+    n_passed: int
+
+
+class FilterScores(TypedDict):
+    bleu: float | None
+    bertscore_f1: float | None
+    attribute_prob: float | None
+
+
 def _candidate_row(
     method: str, row: int, input_id: str, index: int, cand: Candidate, verdict: Verdict | None, selected: bool
-) -> dict[str, Any]:
+) -> CandidateRow:
     meta = dict(cand.meta)
-    out: dict[str, Any] = {
+    out: CandidateRow = {
         "input_id": input_id,
         "row": row,
         "method": method,
@@ -457,7 +514,7 @@ class Generator:
 
     def run_deterministic(
         self, method: str, rows: Sequence[int], ids: Sequence[str], texts: Sequence[str]
-    ) -> list[dict[str, Any]]:
+    ) -> list[GenerationRecord]:
         editor = self.editor(method)
         per_input = editor.edit(texts)
         flat = [(k, c) for k, cands in enumerate(per_input) for c in cands]
@@ -484,7 +541,7 @@ class Generator:
             if chosen is None:
                 reason = "no_identity_term" if swapping else "no_attribute_term"
                 reason = (getattr(editor, "last_reasons", None) or [None] * len(texts))[k] or reason
-                cf = {"text": None, "status": make_status("unchanged", reason)}
+                cf: dict[str, Any] = {"text": None, "status": make_status("unchanged", reason)}
             else:
                 cf = {
                     "text": pairs[chosen][0].text,
@@ -500,7 +557,7 @@ class Generator:
                 record["occurrences"] = {"found": found, "blocked": blocked}
         return records
 
-    def run_llm(self, row: int, input_id: str, text: str) -> dict[str, Any]:
+    def run_llm(self, row: int, input_id: str, text: str) -> GenerationRecord:
         return self.run_llm_many([row], [input_id], [text])[0]
 
     def run_llm_many(
@@ -511,20 +568,20 @@ class Generator:
         progress: ProgressHook | None = None,
         *,
         method: str = "llm",
-    ) -> list[dict[str, Any]]:
+    ) -> list[GenerationRecord]:
         """A sampled method (LLM rewrites, Polyjuice) on several texts: each attempt samples every text still without
         a passing candidate in one LM call, so the backend decodes (or requests) them all concurrently. ``progress``
         counts samples: the first attempt's are in the stage's total, a rerun's grow it."""
         editor: Any = self.editor(method)
         per_text = self.samples_per_text(method)
-        records: dict[int, dict[str, Any]] = {}
+        records: dict[int, GenerationRecord] = {}
         for k, text in enumerate(texts):
             if not editor.fits(text):
-                cf = {"text": None, "status": make_status("skipped", "too_long_for_llm_context")}
+                cf: dict[str, Any] = {"text": None, "status": make_status("skipped", "too_long_for_llm_context")}
                 records[k] = self._record(method, rows[k], input_ids[k], text, cf, [], attempts=0)
                 if progress is not None:
                     progress.advance(per_text)
-        cand_rows: dict[int, list[dict[str, Any]]] = {k: [] for k in range(len(texts))}
+        cand_rows: dict[int, list[CandidateRow]] = {k: [] for k in range(len(texts))}
         chosen: dict[int, tuple[Candidate, Verdict]] = {}
         pending = [k for k in range(len(texts)) if k not in records]
         detector: Any = self.filter.detector if pending and self.attribute is not None else None
@@ -579,7 +636,7 @@ class Generator:
         input_id: str,
         text: str,
         candidates: list[Candidate],
-        cand_rows: list[dict[str, Any]],
+        cand_rows: list[CandidateRow],
     ) -> tuple[tuple[Candidate, Verdict] | None, float]:
         """One attempt's samples of ``text`` through the filters: their rows appended to ``cand_rows``; the best
         passing candidate, if any, and how near the nearest came to passing (:meth:`Verdict.nearness`)."""
@@ -595,7 +652,7 @@ class Generator:
         return (None if top is None else (candidates[top], verdicts[top])), nearest
 
     @staticmethod
-    def _scores(verdict: Verdict) -> dict[str, Any]:
+    def _scores(verdict: Verdict) -> FilterScores:
         return {
             "bleu": _json_safe(verdict.bleu),
             "bertscore_f1": _json_safe(verdict.bertscore_f1),
@@ -609,10 +666,10 @@ class Generator:
         input_id: str,
         text: str,
         cf: dict[str, Any],
-        cand_rows: list[dict[str, Any]],
+        cand_rows: list[CandidateRow],
         *,
         attempts: int,
-    ) -> dict[str, Any]:
+    ) -> GenerationRecord:
         counterfactual = {
             "input_id": input_id,
             "row": row,
@@ -630,7 +687,7 @@ class Generator:
         }
         return {"method": method, "row": row, "counterfactual": counterfactual, "candidates": cand_rows}
 
-    def signatures(self, occurrences: dict[str, int] | None = None) -> dict[str, Any]:
+    def signatures(self, occurrences: dict[str, int] | None = None) -> JSONObject:
         """What made the outputs: every method's editor, and the filter, detector and LLM where a method uses them.
 
         Built from the options, not from what this process happened to load, so a resumed (or finished) run
@@ -672,7 +729,7 @@ class LLMWorker:
     def __init__(self, options: GenerateOptions) -> None:
         self.generator = Generator(options)
 
-    def __call__(self, item: tuple[int, str, str]) -> dict[str, Any]:
+    def __call__(self, item: tuple[int, str, str]) -> GenerationRecord:
         row, input_id, text = item
         return self.generator.run_llm(row, input_id, text)
 
@@ -695,7 +752,7 @@ def _run_llm_distributed(
     checkpoint.add([stored.record(v, "llm", rows[k], ids[rows[k]], texts[rows[k]] or "") for k, v in hits.items()])
     missing = [rows[k] for k in range(len(rows)) if k not in hits]
 
-    def finished(index: int, record: dict[str, Any]) -> None:
+    def finished(index: int, record: GenerationRecord) -> None:
         stored.save([texts[missing[index]] or ""], [record])
         checkpoint.add([record])
 
@@ -727,7 +784,7 @@ class _StoredResults:
         self.gen = gen
         self.params: dict[str, Any] | None = None
 
-    def _params(self) -> dict[str, Any]:
+    def _params(self) -> JSONObject:
         if self.params is None:
             opts, editor = self.gen.opts, self.gen.editor(self.method)
             scored = is_scored(self.method, opts.score_methods)
@@ -756,7 +813,7 @@ class _StoredResults:
         found = self.store.get_many(list(keys.values()), valid=is_generation_record)
         return {i: found[k] for i, k in keys.items() if k in found}
 
-    def save(self, texts: Sequence[str], records: Sequence[dict[str, Any]]) -> None:
+    def save(self, texts: Sequence[str], records: Sequence[GenerationRecord]) -> None:
         if self.store is None:
             return
         drop = ("input_id", "row", "source_text")
@@ -771,10 +828,18 @@ class _StoredResults:
         self.store.put_many(rows)
 
     @staticmethod
-    def record(value: dict[str, Any], method: str, row: int, input_id: str, text: str) -> dict[str, Any]:
+    def record(value: dict[str, Any], method: str, row: int, input_id: str, text: str) -> GenerationRecord:
+        """A stored generation (:meth:`save`: its rows without input id, row and source text) as this input's
+        record."""
         counterfactual = {"input_id": input_id, "row": row, "source_text": text, **value["counterfactual"]}
-        candidates = [{"input_id": input_id, "row": row, **c} for c in value["candidates"]]
-        out = {"method": method, "row": row, "counterfactual": counterfactual, "candidates": candidates}
+        # the candidates as save() stored them, their input id and row put back
+        candidates = [cast(CandidateRow, {"input_id": input_id, "row": row, **c}) for c in value["candidates"]]
+        out: GenerationRecord = {
+            "method": method,
+            "row": row,
+            "counterfactual": counterfactual,
+            "candidates": candidates,
+        }
         if "occurrences" in value:
             out["occurrences"] = value["occurrences"]
         return out
@@ -794,7 +859,7 @@ def is_generation_record(value: Any) -> bool:
     )
 
 
-def _skipped(method: str, row: int, input_id: str, text: str | None, reason: str) -> dict[str, Any]:
+def _skipped(method: str, row: int, input_id: str, text: str | None, reason: str) -> GenerationRecord:
     cf = {"text": None, "status": make_status("skipped", reason)}
     return Generator._record(method, row, input_id, printable(text or ""), cf, [], attempts=0)
 
@@ -1020,7 +1085,7 @@ def _chunk_records(
     ids: Mapping[int, str],
     chunk_texts: list[str],
     progress: ProgressHook | None = None,
-) -> list[dict[str, Any]]:
+) -> list[GenerationRecord]:
     """One chunk's records, from the run store where it has them, else generated (and stored). ``progress``: the
     LLM method's, counting samples."""
     hits = stored.lookup(chunk_texts)
@@ -1060,7 +1125,7 @@ def collect(
     timing: dict[str, float],
     started: float,
     origin: str,
-) -> tuple[list[tuple[str, int]], pd.DataFrame, dict[str, Any]]:
+) -> tuple[list[tuple[str, int]], pd.DataFrame, GenerateSummaryData]:
     """The counterfactuals table (one row per input and method, input order) and the summary."""
     order = [(m, i) for i in range(len(texts)) for m in opts.methods]
     tally = Tally(opts.methods)
@@ -1088,6 +1153,34 @@ def collect_blocks(
         yield [c for record in records for c in record["candidates"]], counterfactuals
 
 
+class MethodOutcome(TypedDict):
+    """One method in generate's summary: its inputs by status, the candidates and those passing the filters, the
+    quality of the chosen counterfactuals, and this run's speed."""
+
+    inputs: int
+    status: dict[str, int]
+    share_with_counterfactual: float
+    candidates: int
+    candidates_passing_filters: int
+    share_still_referencing: float
+    bleu: dict[str, float | int]
+    bertscore_f1: dict[str, float | int]
+    seconds_this_run: float | None
+    candidates_per_s_this_run: float | None
+
+
+class GenerateSummaryData(TypedDict):
+    """generate's summary.json (:class:`~counterfair.summaries.GenerateSummary` reads it)."""
+
+    counterfair_version: str
+    command: str
+    input: str
+    methods: dict[str, MethodOutcome]
+    signatures: JSONObject
+    options: dict[str, Any]
+    timing_s: dict[str, float]
+
+
 class Tally:
     """What generate's summary needs of each method's counterfactuals, gathered record by record: candidate counts,
     statuses, the identity guard's occurrences, and the BLEU, BERTScore and attribute probability of the rows with a
@@ -1102,7 +1195,7 @@ class Tally:
         self.scored = dict.fromkeys(methods, 0)
         self.ok: dict[str, dict[str, array[float]]] = {m: {k: array("d") for k in self.SCORES} for m in methods}
 
-    def add(self, record: dict[str, Any]) -> None:
+    def add(self, record: SlimRecord) -> None:
         """One (method, input) record as :func:`slim` keeps it."""
         method, cf = record["method"], record["counterfactual"]
         self.candidates[method][0] += record["n_candidates"]
@@ -1114,13 +1207,13 @@ class Tally:
         self.scored[method] += not status.startswith("skipped")
         if status == "ok":
             for key in self.SCORES:
-                value = cf.get(key)
-                self.ok[method][key].append(math.nan if value is None else float(value))
+                score = cf.get(key)
+                self.ok[method][key].append(math.nan if score is None else float(score))
 
     def summary(
         self, gen: Generator, opts: GenerateOptions, timing: dict[str, float], elapsed: float, origin: str
-    ) -> dict[str, Any]:
-        per_method: dict[str, Any] = {}
+    ) -> GenerateSummaryData:
+        per_method: dict[str, MethodOutcome] = {}
         for method in opts.methods:
             n_candidates, n_passed = self.candidates[method]
             # value_counts' order: by count, from the counts in order of first appearance
@@ -1153,11 +1246,23 @@ class Tally:
         }
 
 
-def slim(record: dict[str, Any]) -> dict[str, Any]:
+def slim(record: GenerationRecord) -> SlimRecord:
     """What of a finished record stays in memory: all but its candidates, which are only counted."""
     cands = record["candidates"]
+    n_passed = sum(1 for c in cands if c.get("passed"))
+    if "occurrences" in record:  # the record's keys in its order, the counts last
+        return {
+            "method": record["method"],
+            "row": record["row"],
+            "counterfactual": record["counterfactual"],
+            "occurrences": record["occurrences"],
+            "n_candidates": len(cands),
+            "n_passed": n_passed,
+        }
     return {
-        **{k: v for k, v in record.items() if k != "candidates"},
+        "method": record["method"],
+        "row": record["row"],
+        "counterfactual": record["counterfactual"],
         "n_candidates": len(cands),
-        "n_passed": sum(1 for c in cands if c.get("passed")),
+        "n_passed": n_passed,
     }

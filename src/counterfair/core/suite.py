@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, replace
 from functools import cache
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -24,13 +24,14 @@ from ..classifiers import CachedClassifier
 from ..classifiers.labels import binary_labels, positive_index
 from ..errors import InputError
 from ..io import read_texts, row_ids
+from ..jsontypes import JSONObject
 from ..metrics import fairness as FM
 from ..progress import ProgressHook
 from ..records import knob
 from ..results import SuiteResult
-from ..summaries import Estimate
+from ..summaries import EstimateData, GateOutcome
 from ..text import indefinite_article
-from .bias import BiasOptions, bias_core, check_threshold_and_bootstrap
+from .bias import BiasMetrics, BiasOptions, bias_core, check_threshold_and_bootstrap
 
 BUILTIN = "counterfair-templates"  # the name the built-in suite is recorded under
 CASE_ID = "case_id"  # HateCheck's id column: a suite's case ids when no --id-column is given
@@ -113,16 +114,53 @@ def template_suite(identities: str | None = None) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------------------ the metrics
 
 
-def _accuracy(correct: np.ndarray) -> dict[str, Any]:
+def _accuracy(correct: np.ndarray) -> EstimateData:
     n, k = int(correct.size), int(correct.sum())
     low, high = FM.wilson(k, n)
-    return Estimate(value=k / n if n else None, ci_low=low, ci_high=high, n=n).to_dict()
+    return {"value": k / n if n else None, "ci_low": low, "ci_high": high, "n": n}
 
 
-def _cells(correct: np.ndarray, gold: np.ndarray, keys: pd.Series) -> dict[str, Any]:
+class SuiteCell(TypedDict):
+    """A functionality's, a target's or a (functionality, target) cell's cases and accuracy."""
+
+    n: int
+    n_positive: int
+    accuracy: EstimateData
+    few: bool
+
+
+class SuiteCellRow(SuiteCell):
+    functionality: str
+    target: str
+
+
+class SuiteMetrics(TypedDict):
+    """:func:`suite_core`'s metrics (targets, cells and bias None when the cases name no target)."""
+
+    accuracy: EstimateData
+    functionalities: dict[str, SuiteCell]
+    targets: dict[str, SuiteCell] | None
+    cells: list[SuiteCellRow] | None
+    bias: BiasMetrics | None
+
+
+class SuiteSummaryData(SuiteMetrics):
+    """``counterfair suite run``'s summary.json (:class:`~counterfair.summaries.SuiteSummary` reads it)."""
+
+    counterfair_version: str
+    command: str
+    input: dict[str, Any]
+    classifier: JSONObject
+    positive_label: str
+    threshold: float
+    options: dict[str, Any]
+    gate: NotRequired[GateOutcome]
+
+
+def _cells(correct: np.ndarray, gold: np.ndarray, keys: pd.Series) -> dict[str, SuiteCell]:
     """Per key (a functionality, a target): its cases, how many are positive, the accuracy with Wilson's interval;
     the worst accuracy first (ties by name)."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, SuiteCell] = {}
     for key in sorted(keys.dropna().unique(), key=str):
         mask = (keys == key).to_numpy()
         out[str(key)] = {
@@ -136,12 +174,12 @@ def _cells(correct: np.ndarray, gold: np.ndarray, keys: pd.Series) -> dict[str, 
 
 def suite_core(
     gold: np.ndarray, scores: np.ndarray, functionality: pd.Series, target: pd.Series | None, opts: SuiteOptions
-) -> dict[str, Any]:
+) -> SuiteMetrics:
     """The suite's metrics from the gold labels (0/1), the classifier's scores, each case's functionality and target
     (``None``/NaN: no target)."""
     y = np.asarray(gold, dtype=bool)
     correct = (np.asarray(scores, dtype=float) >= opts.threshold) == y
-    out: dict[str, Any] = {
+    out: SuiteMetrics = {
         "accuracy": _accuracy(correct),
         "functionalities": _cells(correct, y, functionality.astype(object)),
         "targets": None,
@@ -151,11 +189,11 @@ def suite_core(
     if target is None or target.isna().all():
         return out
     target = target.astype(object).where(target.notna(), None)
-    out["targets"] = _cells(correct, y, target)
+    targets = out["targets"] = _cells(correct, y, target)
     pair = functionality.astype(str) + " × " + target.astype(str)
     cells = _cells(correct, y, pair.where(target.notna(), None))
     out["cells"] = [{"functionality": k.split(" × ")[0], "target": k.split(" × ")[1], **v} for k, v in cells.items()]
-    members = {str(t): (target == t).to_numpy() for t in sorted(out["targets"])}
+    members = {str(t): (target == t).to_numpy() for t in sorted(targets)}
     bias_opts = BiasOptions(threshold=opts.threshold, bootstrap=opts.bootstrap, seed=opts.seed)
     out["bias"] = bias_core(y.astype(float), np.asarray(scores, dtype=float), members, bias_opts)
     return out
@@ -214,8 +252,8 @@ def score_cases(clf: CachedClassifier, texts: list[str], opts: SuiteOptions, hoo
 
 
 def suite_summary(
-    metrics: dict[str, Any], opts: SuiteOptions, clf: CachedClassifier, cases: SuiteInput
-) -> dict[str, Any]:
+    metrics: SuiteMetrics, opts: SuiteOptions, clf: CachedClassifier, cases: SuiteInput
+) -> SuiteSummaryData:
     return {
         "counterfair_version": __version__,
         "command": "suite",
@@ -229,7 +267,11 @@ def suite_summary(
         "classifier": clf.signature(),
         "positive_label": clf.labels[positive_index(clf.labels, opts.positive_label)],
         "threshold": opts.threshold,
-        **metrics,
+        "accuracy": metrics["accuracy"],  # the metrics in suite_core's order
+        "functionalities": metrics["functionalities"],
+        "targets": metrics["targets"],
+        "cells": metrics["cells"],
+        "bias": metrics["bias"],
         "options": asdict(opts),
     }
 

@@ -6,12 +6,11 @@ all in one block and the blocks come in the order of the pairs."""
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..metrics.fairness import gap_entry, text_gap_values
+from ..metrics.fairness import GapEntry, gap_entry, text_gap_values
 from ..metrics.functional import cluster_bootstrap_ci
 from ..spill import ArrayLog, Scratch
 
@@ -99,7 +98,7 @@ class GapTally:
             self.gaps.append(text_gap_values(pairs))
             self.pairs += len(pairs)
 
-    def report(self, *, seed: int, n_resamples: int) -> dict[str, Any]:
+    def report(self, *, seed: int, n_resamples: int) -> GapEntry:
         """The gap, its interval over texts and the counts (no mean signed change: NaN)."""
         values = self.gaps.concatenate(np.empty(0))
         return gap_entry(values, self.pairs, math.nan, seed=seed, n_resamples=n_resamples)

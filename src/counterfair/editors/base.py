@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from ..jsontypes import JSONObject
 from ..progress import ProgressHook
 from ..records import Candidate, params_hash
 
@@ -15,7 +16,7 @@ class EditorBase:
 
     name: ClassVar[str] = "editor"
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> JSONObject:
         raise NotImplementedError
 
     def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:

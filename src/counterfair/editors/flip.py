@@ -28,6 +28,7 @@ import numpy as np
 
 from ..classifiers import CachedClassifier
 from ..errors import ConfigError, InputError
+from ..jsontypes import JSONObject
 from ..llm import SamplingParams
 from ..metrics.functional import contrast_labels, flipped_one
 from ..progress import NullProgress, ProgressHook
@@ -137,10 +138,10 @@ class _LLMClassifierEditor(_ClassifierEditor):
         self.label_names = label_names
         self.seed = seed
 
-    def own_params(self) -> dict[str, Any]:
+    def own_params(self) -> JSONObject:
         return {}
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> JSONObject:
         return {"classifier": self.classifier.spec, "llm": self.llm.model_id, **self.own_params(), "seed": self.seed}
 
     def prompt_tokens(self, messages: Sequence[dict[str, str]]) -> int:
@@ -242,7 +243,7 @@ class SynonymSwapEditor(_ClassifierEditor):
         self.max_swaps = max_swaps
         self.max_candidates = max_candidates
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> JSONObject:
         return {
             "classifier": self.classifier.spec,
             "min_similarity": self.min_similarity,
@@ -321,7 +322,7 @@ class MaskFillEditor(_LLMClassifierEditor):
         self.max_fraction = max_fraction
         self.searches = searches
 
-    def own_params(self) -> dict[str, Any]:
+    def own_params(self) -> JSONObject:
         return {"max_fraction": self.max_fraction, "searches": self.searches}
 
     @staticmethod
@@ -432,7 +433,7 @@ class LLMFlipEditor(_LLMClassifierEditor):
         self.in_loop = in_loop
         self.budget = budget
 
-    def own_params(self) -> dict[str, Any]:
+    def own_params(self) -> JSONObject:
         return {"in_loop": self.in_loop, "budget": self.budget}
 
     @staticmethod
@@ -529,7 +530,7 @@ class ExternalEditor(EditorBase):
                 o for o in outs if o is not None and o.strip() and o.strip() not in missing_markers
             )
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> JSONObject:
         return {"path": self.path, "entries": len(self._lookup)}
 
     def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from ..errors import ConfigError, ModelNotAvailable
+from ..jsontypes import JSONObject
 from ..lexicons.attributes import GenderSet, IdentitySet, load_swap_set
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate, Edit
@@ -183,7 +184,7 @@ class GenderSwapEditor(EditorBase):
         self.last_reasons: list[str | None] = []
         self.last_counts: list[tuple[int, int]] = []
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> JSONObject:
         return {
             "text_folding": TEXT_FOLDING,
             "pack": self.gender.name,

@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from ..errors import ConfigError, ModelNotAvailable
+from ..jsontypes import JSONObject
 from ..lexicons.attributes import IdentitySet, TermInflection
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate
@@ -100,7 +101,7 @@ class InflectedSwapEditor(EditorBase):
                 add(inflection.adjective + ending, f"adj:{ending}")
                 add((inflection.adjective + ending).capitalize(), f"adj:{ending}")
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> JSONObject:
         return {
             "text_folding": TEXT_FOLDING,
             "identities": self.identities.name,

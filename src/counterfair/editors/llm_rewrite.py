@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..errors import ConfigError
+from ..jsontypes import JSONObject
 from ..lexicons.attributes import Attribute
 from ..llm import LLM, Completion, Message, SamplingParams, sample_all
 from ..llm.openai_http import LLMRequestsFailed
@@ -124,7 +125,7 @@ class LLMRewriteEditor(EditorBase):
         self.top_k = top_k
         self.seed = seed
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> JSONObject:
         return {
             "attribute": self.attribute.name,
             "style": self.style,

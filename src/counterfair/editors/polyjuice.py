@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..jsontypes import JSONObject
 from ..lexicons.attributes import Attribute
 from ..llm import Completion, SamplingParams, sample_all
 from ..llm.openai_http import LLMRequestsFailed
@@ -89,7 +90,7 @@ class PolyjuiceEditor(EditorBase):
     def n(self) -> int:
         return self.n_free + self.n_blank
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> JSONObject:
         return {
             "attribute": self.attribute.name,
             "n_free": self.n_free,

@@ -45,6 +45,7 @@ from functools import lru_cache, partial
 from typing import Any, ClassVar
 
 from ..errors import ConfigError, ModelNotAvailable
+from ..jsontypes import JSONObject
 from ..lexicons.attributes import IdentitySet, load_identity_set
 from ..lexicons.nouns import GUARD_LEXICON, NounFacts, noun_facts
 from ..progress import NullProgress, ProgressHook
@@ -576,7 +577,7 @@ class IdentitySwapEditor(EditorBase):
         self._plan_matches: Sequence[TermMatch] | None = None
         self._plan: list[Occurrence] = []
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> JSONObject:
         return {
             "text_folding": TEXT_FOLDING,
             "identities": self.identities.name,

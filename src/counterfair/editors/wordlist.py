@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from ..jsontypes import JSONObject
 from ..lexicons.attributes import Attribute, load_attribute
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate, Edit
@@ -26,7 +27,7 @@ class AblationEditor(EditorBase):
         self.attribute = load_attribute(attribute) if isinstance(attribute, str) else attribute
         self._matcher = self.attribute.matcher()
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> JSONObject:
         return {"attribute": self.attribute.name, "terms": sorted(self.attribute.terms), "text_folding": TEXT_FOLDING}
 
     def ablate(self, text: str) -> tuple[str, tuple[Edit, ...]]:
@@ -80,7 +81,7 @@ class SubstitutionEditor(EditorBase):
         table = {k.lower(): v for k, v in self.attribute.substitution.items()}  # once, not once per text
         self._substitute = lambda match: table.get(match.term.lower())
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> JSONObject:
         return {
             "attribute": self.attribute.name,
             "substitution": dict(sorted(self.attribute.substitution.items())),

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..jsontypes import JSONObject
 from ..languages import get_language
 from ..text import TermMatcher
 
@@ -100,7 +101,7 @@ class Attribute:
     def matcher(self) -> TermMatcher:
         return TermMatcher(self.terms)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {
             "name": self.name,
             "subject": self.subject,
@@ -440,7 +441,7 @@ def _with_places(forms: dict[str, TermForms], raw: Any, known: set[str], *, wher
     return out
 
 
-def _pack_info(data: Mapping[str, Any], *, default_source: str) -> dict[str, Any]:
+def _pack_info(data: Mapping[str, Any], *, default_source: str) -> JSONObject:
     """A pack's provenance: its version, language, source and licence."""
     version = data.get("version", 1)
     if not isinstance(version, int) or version < 1:
@@ -678,7 +679,7 @@ def pack_kind(pack: Pack) -> str:
     return "wordlist" if isinstance(pack, Attribute) else "gender" if isinstance(pack, GenderSet) else "identity"
 
 
-def describe_pack(pack: Pack) -> dict[str, Any]:
+def describe_pack(pack: Pack) -> JSONObject:
     """A pack's kind, provenance, size and contents, for ``counterfair attributes show``."""
     out: dict[str, Any] = {"name": pack.name, "kind": pack_kind(pack)}
     if isinstance(pack, Attribute):

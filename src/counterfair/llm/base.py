@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ConfigError
+from ..jsontypes import JSONObject
 from ..progress import ProgressHook
 
 Message = dict[str, str]  # {"role": "user" | "assistant" | "system", "content": ...}
@@ -63,7 +64,7 @@ class LLM(Protocol):
 
     def context_size(self) -> int: ...
 
-    def info(self) -> dict[str, Any]: ...
+    def info(self) -> JSONObject: ...
 
 
 def sample_all(

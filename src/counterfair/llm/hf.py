@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ConfigError
+from ..jsontypes import JSONObject
 from ..models import LoadedLM, load_causal_lm
 from .base import Completion, Message, SamplingParams
 
@@ -120,7 +121,7 @@ class TransformersLLM:
     def context_size(self) -> int:
         return int(getattr(self._lm().model.config, "max_position_embeddings", 2048))
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> JSONObject:
         lm = self._lm()
         return {
             "backend": "transformers",

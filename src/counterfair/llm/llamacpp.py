@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..errors import ConfigError, ModelNotAvailable
+from ..jsontypes import JSONObject
 from ..progress import NullProgress, ProgressHook
 from .base import Completion, Message, SamplingParams, default_parallel, default_threads
 
@@ -200,7 +201,7 @@ class LlamaCppLLM:
     def context_size(self) -> int:
         return int(self._load().n_ctx())
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> JSONObject:
         from ..models import package_version, sha256_of
 
         self._load()

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, NativeLibraryError
+from ..jsontypes import JSONObject
 
 ENV = "COUNTERFAIR_LLAMA_REPACK"
 PROBE_TIMEOUT_S = 300.0
@@ -46,7 +47,7 @@ class NativePath:
     decided_by: str  # "env", "probe" or "cache"
     detail: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return asdict(self)
 
 
@@ -67,7 +68,7 @@ def setting() -> str:
     return value
 
 
-def cpu_fingerprint() -> dict[str, Any]:
+def cpu_fingerprint() -> JSONObject:
     """CPU model name, a digest of its flags, and whether it lists AMX (Linux; elsewhere the platform's name)."""
     import platform
 

@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..errors import ConfigError, CounterfairError
+from ..jsontypes import JSONObject
 from ..progress import NullProgress, ProgressHook
 from .base import Completion, Message, SamplingParams
 
@@ -306,7 +307,7 @@ class OpenAIHTTPLLM:
     def context_size(self) -> int:
         return self.context
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> JSONObject:
         return {
             "backend": "openai-http",
             "base_url": self.base_url,

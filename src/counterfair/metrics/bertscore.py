@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..jsontypes import JSONObject
 from ..models import get_model_info, package_version, quiet_loading
 from ..progress import NullProgress, ProgressHook
 
@@ -98,9 +99,9 @@ class BERTScoreScorer:
                     )
             return _SCORERS[key]
 
-    def signature(self) -> dict[str, Any]:
+    def signature(self) -> JSONObject:
         path, name = _model_path(self.model)
-        return {
+        signature: JSONObject = {
             "metric": "bertscore",
             "model": name or path,
             "num_layers": self.num_layers,
@@ -108,11 +109,10 @@ class BERTScoreScorer:
             "rescale_with_baseline": False,
             "max_wordpieces": int(self.scorer()._tokenizer.model_max_length),
             "bert_score": package_version("bert-score"),
-        } | (
-            {}
-            if self.language == "en"
-            else {"language": self.language, "encoder_covers_language": self.covers_language}
-        )
+        }
+        if self.language != "en":
+            signature |= {"language": self.language, "encoder_covers_language": self.covers_language}
+        return signature
 
     def score(
         self, candidates: Sequence[str], references: Sequence[str], *, progress: ProgressHook | None = None

@@ -9,6 +9,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..jsontypes import JSONObject
+
 
 @dataclass
 class PairTexts:
@@ -52,7 +54,7 @@ class MetricCard:
     stage: str | None = None
     extras: tuple[str, ...] = ()  # pip extras its model needs (counterfair.extras), checked before any work
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         out = {k: getattr(self, k) for k in ("name", "columns", "definition", "range", "direction", "reference")}
         out |= {"needs": self.needs, "default": self.default}
         return out | {"computed_by": "card" if self.compute is not None else "evaluate stage"}  # its stage: .stage
@@ -65,7 +67,7 @@ def _distance(texts: PairTexts) -> dict[str, Any]:
     return {"distance": raw, "distance_norm": norm}
 
 
-def _lexical_signature() -> dict[str, Any]:
+def _lexical_signature() -> JSONObject:
     from ..models import package_version
     from ..text import tokenizer_signature
 

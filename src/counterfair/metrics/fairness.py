@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -88,9 +88,19 @@ def text_gap_values(pairs: pd.DataFrame) -> np.ndarray:
     return text_gaps(score_orig, np.split(cf_values, bounds))  # the one definition of the CTF gap
 
 
-def gap_entry(
-    per_text: np.ndarray, pairs: int, mean_signed_change: float, *, seed: int, n_resamples: int
-) -> dict[str, Any]:
+class GapEntry(TypedDict):
+    """A CTF gap in a summary: the mean over texts of each text's mean absolute score change, its 95 % interval over
+    texts, the texts and pairs it rests on, and the mean signed change (absent where there is no pair)."""
+
+    ctf_gap: float | None
+    texts: int
+    pairs: int
+    ci_low: float | None
+    ci_high: float | None
+    mean_signed_change: NotRequired[float]
+
+
+def gap_entry(per_text: np.ndarray, pairs: int, mean_signed_change: float, *, seed: int, n_resamples: int) -> GapEntry:
     """A CTF gap's summary from its texts' gaps (:func:`text_gap_values`), its pair count and mean signed change:
     the gap, its bootstrap CI over texts and the counts; ``ctf_gap`` None for no pair."""
     if pairs == 0:
@@ -109,7 +119,7 @@ def gap_entry(
     }
 
 
-def gap_summary(pairs: pd.DataFrame, *, seed: int, n_resamples: int) -> dict[str, Any]:
+def gap_summary(pairs: pd.DataFrame, *, seed: int, n_resamples: int) -> GapEntry:
     """The CTF gap of a pairs table (one row per swap: ``input_id``, ``score_orig``, ``score_cf``, ``diff``) with its
     bootstrap CI over texts, its counts and the mean signed change; ``ctf_gap`` None for no pair."""
     if pairs.empty:

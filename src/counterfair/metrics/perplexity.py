@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..jsontypes import JSONObject
 from ..models import LoadedLM, load_causal_lm
 from ..progress import NullProgress, ProgressHook
 
@@ -111,7 +112,7 @@ class PerplexityScorer:
         limit = getattr(lm.model.config, "max_position_embeddings", None)
         return min(self.window, int(limit)) if limit else self.window
 
-    def signature(self) -> dict[str, Any]:
+    def signature(self) -> JSONObject:
         lm = self.lm()
         import torch
         import transformers

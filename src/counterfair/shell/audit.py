@@ -13,7 +13,7 @@ from ..analysis.slots import SLOT_COLUMNS
 from ..checkpoint import ScoreCheckpoint
 from ..classifiers import CachedClassifier, load_classifier
 from ..classifiers.labels import checked_positive_index
-from ..core.audit import AuditOptions, audit_core, judged, pair_columns, plan_frame, read_input
+from ..core.audit import AuditOptions, audit_core, compared, pair_columns, plan_frame, read_input
 from ..core.needs import require
 from ..io import csv_writer, input_sha256, write_json
 from ..progress import NullProgress, ProgressHook
@@ -136,7 +136,7 @@ def run_audit(
         from ..analysis.slots import read_slots
 
         pairs, slots = read_pairs(target), read_slots(target)
-        summary.update(judged(pairs, opts, baseline=baseline, spec=clf.spec, slots=slots))
+        summary["comparison"] = compared(pairs, opts, baseline=baseline, spec=clf.spec, slots=slots)
         del pairs, slots
     del audited  # the statistics' tallies, before the report reads its own
     _give_back_freed_memory()

@@ -173,7 +173,6 @@ def llm_audit_command(
     ("tall"), every variant sampled several times; the decision, rating, a classifier's score and refusals of the
     responses are compared between each term and the neutral words in the same place, with bootstrap intervals over
     prompts and Holm's correction. Writes OUT/responses.csv, responses.jsonl, summary.json, report.html, report.md."""
-    from dataclasses import replace
 
     from ...errors import ConfigError
     from ...progress import RichProgress
@@ -221,8 +220,7 @@ def llm_audit_command(
     if scenario is not None:
         found = load_scenario(scenario)
         source = found.prompts(cases)
-        given = {k: v for k, v in found.options().items() if getattr(options, k) in (None, [])}
-        options = replace(options, **given)
+        options = found.apply(options)
     with RichProgress(enabled=not quiet) as progress:
         result = run_llm_audit(source, out, options, generator=generator, rules=fail_if or None, progress=progress)
     console.print(

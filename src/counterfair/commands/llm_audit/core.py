@@ -16,12 +16,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
 
 from ...errors import ConfigError
+from ...jsontypes import JSONObject
 from ...progress import NullProgress, ProgressHook
 from ...records import knob
 from .outcomes import OUTCOMES, Schema, parse_schema, response_outcomes, schema_grammar
@@ -94,7 +95,8 @@ class LLMAuditOptions:
         """The GBNF of the decision and rating an in-process model is held to (None: unconstrained)."""
         return schema_grammar(self.schema) if self.constrain else None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
+        """The options as the summary records them (``concurrency`` is how the run went, not what it measured)."""
         return {k: v for k, v in asdict(self).items() if k != "concurrency"}
 
 
@@ -205,10 +207,27 @@ def outcome_slots(table: pd.DataFrame, responses: pd.DataFrame) -> dict[str, pd.
     return out
 
 
-def sample_floor(responses: pd.DataFrame, *, seed: int = 0) -> dict[str, Any]:
+class Floor(TypedDict):
+    value: float | None
+    n: int
+
+
+class OutcomeMean(TypedDict):
+    mean: float | None
+    n: int
+    distinct: int
+
+
+class StatusCount(TypedDict):
+    responses: int
+    unparsed: int
+    refused: int
+
+
+def sample_floor(responses: pd.DataFrame, *, seed: int = 0) -> dict[str, Floor]:
     """Per outcome, how much two samples of the *same* prompt variant differ (the mean absolute difference between
     sample 0 and sample 1 of each variant): the noise every comparison stands on."""
-    out: dict[str, Any] = {}
+    out: dict[str, Floor] = {}
     first = responses[responses["sample"] == 0].drop_duplicates("variant").set_index("variant")
     second = responses[responses["sample"] == 1].drop_duplicates("variant").set_index("variant")
     both = first.index.intersection(second.index)
@@ -227,10 +246,10 @@ def _as_written(effects: dict[str, Any] | None, shown: Mapping[str, str]) -> dic
     return effects
 
 
-def outcome_means(responses: pd.DataFrame) -> dict[str, Any]:
+def outcome_means(responses: pd.DataFrame) -> dict[str, OutcomeMean]:
     """Per outcome, its mean over every response with a value, how many have one, and how many distinct values."""
     once = responses.drop_duplicates(["variant", "sample"])
-    out: dict[str, Any] = {}
+    out: dict[str, OutcomeMean] = {}
     for outcome in measured(once):
         values = once[outcome].dropna()
         out[outcome] = {
@@ -241,12 +260,12 @@ def outcome_means(responses: pd.DataFrame) -> dict[str, Any]:
     return out
 
 
-def status_counts(responses: pd.DataFrame) -> dict[str, Any]:
+def status_counts(responses: pd.DataFrame) -> dict[str, StatusCount]:
     """Responses, unparsed answers and refusals per group (placebo variants as the group ``placebo``)."""
     groups = responses["group"].where(responses["kind"] == "identity", "placebo").fillna("other")
     unparsed = responses["status"].astype(str).str.startswith("unparsed")
     refused = responses.get("refusal", pd.Series(0.0, index=responses.index)).fillna(0).astype(bool)
-    out: dict[str, Any] = {}
+    out: dict[str, StatusCount] = {}
     for name, part in unparsed.groupby(groups):
         out[str(name)] = {
             "responses": int(part.size),

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from ...errors import ConfigError, GeneratorError
+from ...jsontypes import JSONObject
 
 
 class Generator(Protocol):
@@ -31,7 +32,7 @@ class Generator(Protocol):
         self, prompts: Sequence[str], samples: int, *, seed: int, temperature: float, max_tokens: int
     ) -> list[list[str]]: ...
 
-    def info(self) -> dict[str, Any]: ...
+    def info(self) -> JSONObject: ...
 
 
 class CallableGenerator:
@@ -65,7 +66,7 @@ class CallableGenerator:
                 )
         return [list(answers[k * samples : (k + 1) * samples]) for k in range(len(prompts))]
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> JSONObject:
         """What identifies the generator in ``run.json``: its target and, for a file, the file's sha256 (a changed
         generator is a different run)."""
         from pathlib import Path
@@ -99,7 +100,7 @@ class LLMGenerator:
         )
         return [[c.text for c in found] for found in sample_all(self.llm, conversations, params, chat=True)]
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> JSONObject:
         return {
             "type": "llm",
             "spec": self.spec,

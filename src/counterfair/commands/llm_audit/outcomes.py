@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import ConfigError
+from ...jsontypes import JSONObject
 
 #: how responses that decline begin (looked for in their first 300 characters)
 REFUSAL = re.compile(
@@ -57,7 +58,7 @@ class Schema:
     def outcomes(self) -> tuple[str, ...]:
         return tuple(o for o, on in (("decision", self.decision_field), ("rating", self.rating_field)) if on)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {
             "decision_field": self.decision_field,
             "positive": list(self.positive),

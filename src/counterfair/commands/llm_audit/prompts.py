@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import pandas as pd
 
-from ...analysis.slots import SLOT_COLUMNS
+from ...analysis.slots import SLOT_COLUMNS, SlotRow, slot_row
 from ...errors import ConfigError
 
 SLOT = "{group}"
@@ -70,17 +70,15 @@ def fill(template: str, word: str) -> str:
     return "".join([*out, parts[-1]])
 
 
-def template_variants(key: str, template: str, identities: Any, placebo: Sequence[str]) -> list[dict[str, Any]]:
+def template_variants(key: str, template: str, identities: Any, placebo: Sequence[str]) -> list[SlotRow]:
     """A template's slot: one variant per identity term (its adjective form) and per placebo word."""
     rows = [
-        _row(key, "identity", term, identities.group_of(term), fill(template, identities.forms_of(term).adjective))
+        slot_row(
+            key, SLOT, "identity", term, identities.group_of(term), fill(template, identities.forms_of(term).adjective)
+        )
         for term in identities.terms
     ]
-    return rows + [_row(key, "placebo", word, None, fill(template, word)) for word in placebo]
-
-
-def _row(key: str, kind: str, word: str, group: str | None, text: str) -> dict[str, Any]:
-    return {"input_id": key, "source_term": SLOT, "kind": kind, "word": word, "group": group, "text": text}
+    return rows + [slot_row(key, SLOT, "placebo", word, None, fill(template, word)) for word in placebo]
 
 
 def swap_rows(keys: Sequence[str], prompts: Sequence[str], editor: Any) -> list[dict[str, Any]]:
@@ -109,7 +107,7 @@ def variants(
 ) -> tuple[pd.DataFrame, list[str]]:
     """Every prompt's variants (the slot table without scores) and the ids of the prompts without a slot (no
     ``{group}`` and no identity term found)."""
-    rows: list[dict[str, Any]] = []
+    rows: list[Mapping[str, Any]] = []
     free = [(k, p) for k, p in zip(keys, prompts, strict=True) if not is_template(p)]
     for key, prompt in zip(keys, prompts, strict=True):
         if is_template(prompt):

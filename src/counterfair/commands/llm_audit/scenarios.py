@@ -4,12 +4,15 @@ asks for a JSON decision and rating, and the decision's schema."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...errors import ConfigError
+
+if TYPE_CHECKING:
+    from .core import LLMAuditOptions
 
 
 @dataclass(frozen=True)
@@ -26,14 +29,16 @@ class Scenario:
         """Each case followed by the instruction (the first ``limit`` cases)."""
         return [f"{case}\n{self.instruction}" for case in self.cases[:limit]]
 
-    def options(self) -> dict[str, Any]:
-        """What the scenario sets of :class:`~counterfair.llm_audit.core.LLMAuditOptions`."""
-        return {
-            "decision": self.decision,
-            "decision_values": list(self.decision_values),
-            "rating": self.rating,
-            "scenario": self.name,
-        }
+    def apply(self, options: LLMAuditOptions) -> LLMAuditOptions:
+        """``options`` with the scenario's decision, its values, the rating and the scenario's name, each where the
+        user left it unset."""
+        return replace(
+            options,
+            decision=options.decision or self.decision,
+            decision_values=options.decision_values or list(self.decision_values),
+            rating=options.rating or self.rating,
+            scenario=options.scenario or self.name,
+        )
 
 
 def _folder() -> Path:
