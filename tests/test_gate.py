@@ -105,6 +105,52 @@ def test_gate_on_an_audit_and_junit_a_ci_system_parses(audited: cf.AuditResult, 
     assert "no group 'none'" in errored[0].result[0].message
 
 
+def test_an_audit_runs_gate_metrics_are_its_pairs(tmp_path: Path) -> None:
+    """#48: the gate asks the result. A run's result answers from what the audit tallied as its blocks went by (no
+    pairs read); a result read back from the same run directory computes them from pairs.csv and slots.csv: the
+    same metrics, and the same verdicts."""
+    options = cf.AuditOptions(methods=["swap"], bootstrap=300)
+    ran = cf.run_audit(TEXTS, tmp_path / "run", options, classifier=cf.as_classifier(_gay_only))
+    tallied = ran.gate_metrics()
+    assert ran._raw_pairs is None  # the tallied metrics did not read pairs.csv
+    read_back = cf.AuditResult(None, ran.summary, run_dir=tmp_path / "run")
+    fresh = read_back.gate_metrics()
+    assert set(tallied) == set(fresh) and tallied["ctf_gap"] is not None and tallied["flip_rate"] is not None
+    for metric in ("ctf_gap", "flip_rate", "identity_effect"):
+        ours, theirs = tallied[metric], fresh[metric]
+        assert ours is not None and theirs is not None
+        assert ours["overall"] == pytest.approx(theirs["overall"]), metric
+        assert ours["by_group"].keys() == theirs["by_group"].keys()
+        for group, entry in ours["by_group"].items():
+            assert entry == pytest.approx(theirs["by_group"][group]), (metric, group)
+    rules = ["upper(identity_effect[*]) > 0.05", "flip_rate[sexuality] > 0.9"]
+    verdicts = [(c["rule"], c["group"], c["verdict"]) for c in ran.check(rules)["checks"]]
+    assert verdicts == [(c["rule"], c["group"], c["verdict"]) for c in read_back.check(rules)["checks"]]
+    assert ("upper(identity_effect[*]) > 0.05", "sexuality", "fail") in verdicts
+
+
+def test_bias_and_suite_results_take_the_gates_rules() -> None:
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, 200)
+    group = rng.random(200) < 0.4
+    scores = np.clip(labels * 0.6 + rng.random(200) * 0.5 + group * 0.3, 0, 1)  # the group's negatives score high
+    texts = [f"text {i}" for i in range(200)]
+    lookup = dict(zip(texts, scores, strict=True))
+    frame = pd.DataFrame({"text": texts, "label": labels, "flag": group})
+    result = cf.bias(
+        frame, classifier=lambda t: np.array([lookup[x] for x in t]), group_columns=["flag"], bootstrap=200
+    )
+    gate = result.check("lower(bpsn_auc[*]) < 0.9")
+    (check,) = gate["checks"]
+    bpsn = result.typed_summary.groups["flag"].bpsn_auc  # type: ignore[index]
+    assert check["group"] == "flag" and check["value"] == bpsn.ci_low < 0.9 and check["verdict"] == "fail"
+    assert result.summary["gate"]["verdict"] == "fail" and not gate
+    with pytest.raises(ConfigError, match="default"):
+        result.check("default")  # the audit's rule (material in-slot findings): a bias run has no in-slot measure
+    with pytest.raises(ConfigError, match="no fairness gate"):
+        cf.CTFResult(pd.DataFrame(), {}).gate_metrics()
+
+
 def test_compare_says_better_worse_or_no_evidence(audited: cf.AuditResult) -> None:
     fair = rescore_pairs(audited.pairs, _constant)
     assert set(fair["diff"]) == {0.0}

@@ -8,15 +8,18 @@ from __future__ import annotations
 import base64
 import html
 import io
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from .jsontypes import JSONObject
-from .summaries import AuditSummary, BiasSummary, CTFSummary, Record, SuiteSummary
+from .summaries import AuditSummary, BiasSummary, CTFSummary, GateMetrics, Record, SuiteSummary
+
+if TYPE_CHECKING:
+    from .analysis.gate import Rule
 
 
 def _figure_png(draw: Any) -> str | None:
@@ -100,6 +103,7 @@ class TableResult:
     summary: dict[str, Any]
     _table_file = "pairs.csv"
     _summary_type: type[Record] = Record
+    _default_rules = False  # whether the gate's "default" rule applies (the audit's in-slot findings)
 
     @property
     def typed_summary(self) -> Any:
@@ -111,6 +115,34 @@ class TableResult:
 
     def to_dict(self) -> JSONObject:
         return dict(self.summary)
+
+    def gate_metrics(self) -> GateMetrics:
+        """Every metric this result gives the fairness gate (:mod:`counterfair.analysis.gate`), by name: per metric
+        ``{"overall": entry, "by_group": {group: entry}}``, None where the run cannot give it. A result of a command
+        without a gate (generate, evaluate, feedback, ctf) has none: an error naming the commands that do."""
+        from .errors import ConfigError
+
+        raise ConfigError(
+            f"{type(self).__name__} has no fairness gate: the gate reads audit, bias, suite and llm-audit results"
+        )
+
+    def _gate_missing(self) -> str | None:
+        """Why the run has no counterfactual metric at all (a rule on one then says so), or None."""
+        return None
+
+    def check(self, rules: str | Sequence[str | Rule]) -> GateResult:
+        """The fairness gate's verdicts on ``rules`` (:mod:`counterfair.analysis.gate`; ``"default"``: every material
+        in-slot finding fails) over :meth:`gate_metrics`; also kept in the summary. True when every rule passed."""
+        from .analysis.gate import Rule, evaluate_rules, expand_rules, parse_rule
+
+        given = [rules] if isinstance(rules, str) else rules
+        # a bad rule fails before any work; "default" is the audit's (material in-slot findings)
+        parsed = (
+            expand_rules(given) if self._default_rules else [r if isinstance(r, Rule) else parse_rule(r) for r in given]
+        )
+        gate = evaluate_rules(parsed, self.gate_metrics(), missing=self._gate_missing())
+        self.summary["gate"] = gate
+        return GateResult(gate)
 
     def to_dataset(self) -> Any:
         """The result's table, as :attr:`pairs` or the notebook shows it, as a Hugging Face ``datasets.Dataset``
@@ -184,6 +216,7 @@ class AuditResult(TableResult):
         return audit_view(self.summary)
 
     _summary_type = AuditSummary
+    _default_rules = True
 
     def __init__(
         self,
@@ -192,9 +225,13 @@ class AuditResult(TableResult):
         slots: pd.DataFrame | None = None,
         *,
         run_dir: str | Path | None = None,
+        tallied: tuple[GateMetrics, str | None] | None = None,
     ) -> None:
         """``pairs`` None: read from ``run_dir``'s ``pairs.csv`` (and the slots from its ``slots.csv``) when first
-        asked for, as :func:`~counterfair.run_audit` returns it: a run's tables may be millions of rows."""
+        asked for, as :func:`~counterfair.run_audit` returns it: a run's tables may be millions of rows. ``tallied``:
+        the identity swaps' gate metrics as the run tallied them, and why it has none (the gate then needs no
+        pairs)."""
+        self._tallied = tallied
         self._raw_pairs = pairs
         self.summary = dict(summary)  # a summary the core built (a TypedDict) or read
         self._slots = slots
@@ -304,24 +341,29 @@ class AuditResult(TableResult):
         table = table.rename(columns={"value": "identity_effect"})
         return table.reindex(table["identity_effect"].abs().sort_values(ascending=False).index)
 
-    def check(self, rules: str | list[str]) -> GateResult:
-        """The fairness gate's verdicts on ``rules`` (:mod:`counterfair.analysis.gate`; ``"default"``: every material
-        in-slot finding fails); also kept in the summary. True when every rule passed."""
-        from .analysis.gate import bias_gate_metrics, gate_pairs
+    def gate_metrics(self) -> GateMetrics:
+        """The gate's metrics: the identity swaps' (the tallies the run kept, or else computed from the pairs, with
+        the summary's in-slot effects) and, with labelled data, the bias metrics."""
+        from .analysis.gate import bias_gate_metrics, fairness_metrics
 
         s = self.typed_summary
-        gate = gate_pairs(
-            self.raw_pairs,
-            [rules] if isinstance(rules, str) else rules,
-            seed=s.options.get("seed", 0),
-            n_resamples=s.options.get("bootstrap", 2000),
-            effects=s.effects.to_dict() if s.effects is not None else None,
-            slots=self.slots,
-            threshold=s.threshold if s.threshold is not None else 0.5,
-            extra=bias_gate_metrics(s.bias.to_dict()) if s.bias is not None else None,
-        )
-        self.summary["gate"] = gate
-        return GateResult(gate)
+        if self._tallied is not None:
+            metrics = dict(self._tallied[0])
+        else:
+            metrics = fairness_metrics(
+                self.raw_pairs,
+                seed=s.options.get("seed", 0),
+                n_resamples=s.options.get("bootstrap", 2000),
+                effects=s.effects.to_dict() if s.effects is not None else None,
+                slots=self.slots,
+                threshold=s.threshold if s.threshold is not None else 0.5,
+            )
+        return {**metrics, **(bias_gate_metrics(s.bias.to_dict()) if s.bias is not None else {})}
+
+    def _gate_missing(self) -> str | None:
+        from .analysis.gate import unscored_swaps
+
+        return self._tallied[1] if self._tallied is not None else unscored_swaps(self.raw_pairs)
 
     def compare(self, baseline: Any, *, name: str = "baseline") -> pd.DataFrame:
         """This audit's classifier (B) against ``baseline`` (A) on the same pairs, per group
@@ -440,6 +482,12 @@ class BiasResult(TableResult):
     def typed_summary(self) -> BiasSummary:
         return BiasSummary.from_dict(self.summary)
 
+    def gate_metrics(self) -> GateMetrics:
+        """The bias metrics as the gate reads them (overall and per group)."""
+        from .analysis.gate import bias_gate_metrics
+
+        return bias_gate_metrics(self.typed_summary)
+
     @property
     def by_group(self) -> pd.DataFrame:
         records = []
@@ -494,6 +542,12 @@ class SuiteResult(TableResult):
     def __init__(self, rows: pd.DataFrame, summary: Mapping[str, Any]) -> None:
         self.rows = rows
         self.summary = dict(summary)  # a summary the core built (a TypedDict) or read
+
+    def gate_metrics(self) -> GateMetrics:
+        """Accuracy per functionality and target, and the bias metrics with the targets as groups."""
+        from .analysis.gate import suite_gate_metrics
+
+        return suite_gate_metrics(self.typed_summary)
 
     @property
     def typed_summary(self) -> SuiteSummary:

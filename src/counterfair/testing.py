@@ -123,18 +123,14 @@ def _counterfactual_metrics(
 def _bias_metrics(
     classifier: Any, texts: Any, labels: Any, common: dict[str, Any], options: dict[str, Any]
 ) -> GateMetrics:
-    from .analysis.gate import bias_gate_metrics
     from .core.bias import BiasOptions, bias
 
     known = set(BiasOptions.__dataclass_fields__)
-    return bias_gate_metrics(
-        bias(texts, labels, classifier, **common, **{k: v for k, v in options.items() if k in known}).summary
-    )
+    return bias(texts, labels, classifier, **common, **{k: v for k, v in options.items() if k in known}).gate_metrics()
 
 
 def _suite_metrics(classifier: Any, cases: Any, common: dict[str, Any]) -> GateMetrics:
-    from .analysis.gate import suite_gate_metrics
     from .core.suite import BUILTIN, suite
 
     source = None if isinstance(cases, str) and cases == BUILTIN else cases
-    return suite_gate_metrics(suite(source, classifier, **common).summary)
+    return suite(source, classifier, **common).gate_metrics()

@@ -377,10 +377,10 @@ def gate_pairs(
     metrics = fairness_metrics(
         pairs, seed=seed, n_resamples=n_resamples, effects=effects, slots=slots, threshold=threshold
     )
-    return evaluate_rules(parsed, {**metrics, **(extra or {})}, missing=_unscored(pairs))
+    return evaluate_rules(parsed, {**metrics, **(extra or {})}, missing=unscored_swaps(pairs))
 
 
-def _unscored(pairs: pd.DataFrame) -> str | None:
+def unscored_swaps(pairs: pd.DataFrame) -> str | None:
     """Why a run with identity swaps has no counterfactual metric: every swap is without a score."""
     if pairs.empty or "status" not in pairs.columns:
         return None

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..analysis.gate import bias_gate_metrics, evaluate_rules, expand_rules
+from ..analysis.gate import expand_rules
 from ..analysis.slots import SLOT_COLUMNS
 from ..checkpoint import ScoreCheckpoint
 from ..classifiers import CachedClassifier, load_classifier
@@ -20,7 +20,6 @@ from ..progress import NullProgress, ProgressHook
 from ..records import fingerprint, run_identity
 from ..results import AuditResult
 from ..runs import claim_run_dir, holds_run_dir, prepare_run_dir
-from ..summaries import AuditSummary
 from .generate import run_generate
 
 
@@ -125,23 +124,21 @@ def run_audit(
             sink=lambda pairs, slots: _write_both(write_pairs, pairs, write_slots, slots),
             scratch_dir=target,
         )
-    summary = audited.summary
-    if rules:  # the gate reads the metrics the audit tallied as its blocks went by
-        typed = AuditSummary.from_dict(summary)
-        labelled = bias_gate_metrics(typed.bias.to_dict()) if typed.bias is not None else None
-        metrics = {**audited.gate_metrics, **(labelled or {})}
-        summary["gate"] = evaluate_rules(expand_rules(rules), metrics, missing=audited.unscored)
+    # the result's gate reads the metrics the audit tallied as its blocks went by (and the labelled data's)
+    result = AuditResult(None, audited.summary, run_dir=target, tallied=(audited.gate_metrics, audited.unscored))
+    if rules:
+        result.check(rules)
     if baseline:  # the comparison matches pairs and slots by their texts: read back from the tables just written
         from ..analysis.compare import read_pairs
         from ..analysis.slots import read_slots
 
         pairs, slots = read_pairs(target), read_slots(target)
-        summary["comparison"] = compared(pairs, opts, baseline=baseline, spec=clf.spec, slots=slots)
+        result.summary["comparison"] = compared(pairs, opts, baseline=baseline, spec=clf.spec, slots=slots)
         del pairs, slots
     del audited  # the statistics' tallies, before the report reads its own
     _give_back_freed_memory()
-    write_json(summary, target / "summary.json")
+    write_json(result.summary, target / "summary.json")
     from ..views.report import build_report
 
     build_report(target)
-    return AuditResult(None, summary, run_dir=target)
+    return result

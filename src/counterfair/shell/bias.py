@@ -35,7 +35,7 @@ def run_bias(
 ) -> BiasResult:
     """The shell: ``counterfair bias`` into ``out_dir`` (``rows.csv`` with each text's label, score and groups,
     ``summary.json``, ``report.md``)."""
-    from ..analysis.gate import bias_gate_metrics, evaluate_rules, parse_rule
+    from ..analysis.gate import parse_rule
     from ..classifiers import load_classifier
 
     parsed = [parse_rule(r) for r in rules or []]  # a bad rule is found before any work
@@ -57,8 +57,8 @@ def run_bias(
     members = memberships(read.frame, texts, opts, read.origin, hook)
     scores = score_texts(clf, texts, opts, hook)
     summary = bias_summary(bias_core(gold, scores, members, opts, hook), opts, clf, read.origin, len(texts))
-    if parsed:
-        summary["gate"] = evaluate_rules(parsed, bias_gate_metrics(summary))
     result = BiasResult(bias_rows(read.ids, gold, scores, members), summary)
+    if parsed:
+        result.check(parsed)  # the gate asks the result for its metrics; the verdicts go into its summary
     result.save(out_dir)
     return result

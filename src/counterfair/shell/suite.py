@@ -28,7 +28,7 @@ def run_suite(
 ) -> SuiteResult:
     """``counterfair suite run`` into ``out_dir``: ``source`` a file of cases, or None for the built-in template
     suite."""
-    from ..analysis.gate import evaluate_rules, parse_rule, suite_gate_metrics
+    from ..analysis.gate import parse_rule
     from ..classifiers import load_classifier
 
     parsed = [parse_rule(r) for r in rules or []]  # a bad rule is found before any work
@@ -47,8 +47,8 @@ def run_suite(
     )
     scores = score_cases(clf, cases.texts, opts, progress or NullProgress())
     summary = suite_summary(suite_core(cases.gold, scores, cases.functionality, cases.target, opts), opts, clf, cases)
-    if parsed:
-        summary["gate"] = evaluate_rules(parsed, suite_gate_metrics(summary))
     result = SuiteResult(suite_rows(cases, scores, opts), summary)
+    if parsed:
+        result.check(parsed)  # the gate asks the result for its metrics; the verdicts go into its summary
     result.save(out_dir)
     return result

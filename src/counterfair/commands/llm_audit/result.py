@@ -380,6 +380,14 @@ class LLMAuditResult:
     def verdict(self) -> str:
         return "\n".join(verdict_lines(self.summary))
 
+    def gate_metrics(self) -> GateMetrics:
+        """Every outcome's in-slot measures (``OUTCOME.MEASURE``) and each response similarity's
+        ``METRIC.dissimilarity_excess``, as the gate reads them."""
+        s = self.summary
+        effects = {k: v.to_dict() for k, v in (s.effects or {}).items()}
+        similarity = {k: v.to_dict() for k, v in (s.similarity or {}).items()}
+        return gate_metrics(effects, similarity)
+
     @property
     def status(self) -> str:
         return status(self.summary)
@@ -445,8 +453,7 @@ def check_run(run_dir: str | Path, rules: list[str]) -> GateVerdict:
     """The gate's rules on a finished LLM audit, without recomputing it."""
     from ...analysis.gate import evaluate_rules, outcome_rules
 
-    s = read_run(run_dir).summary
-    effects = {k: v.to_dict() for k, v in (s.effects or {}).items()}
-    similarity = {k: v.to_dict() for k, v in (s.similarity or {}).items()}
-    expanded = outcome_rules(rules, list(s.outcomes), similarities=list(similarity))
-    return GateVerdict.from_dict(evaluate_rules(expanded, gate_metrics(effects, similarity)))
+    run = read_run(run_dir)
+    s = run.summary
+    expanded = outcome_rules(rules, list(s.outcomes), similarities=list(s.similarity or {}))
+    return GateVerdict.from_dict(evaluate_rules(expanded, run.gate_metrics()))
