@@ -143,7 +143,42 @@ def options_reference() -> str:
         spelled = ", ".join(f"`{o}`" for o in row["spelled"])
         lines.append(f"| {spelled} | {shown} | {', '.join(row['commands'])} | {row['help']} |")
     lines += _differing_defaults()
+    lines += _python_options()
     return "\n".join(lines) + "\n"
+
+
+def _python_options() -> list[str]:
+    """Each options dataclass's fields with their help (declared once, on the field: what ``--help`` shows too)."""
+    import dataclasses
+
+    import counterfair as cf
+    from counterfair.records import option_help
+
+    lines = [
+        "",
+        "## In Python: the options dataclasses",
+        "",
+        "The same options as keyword arguments of the verbs (`cf.audit(texts, clf, threshold=0.4)`) or fields of their "
+        "options (`cf.AuditOptions(threshold=0.4)`), with the help `--help` shows (`counterfair.records.option_help` "
+        "gives it as a dict).",
+    ]
+    for name in ("AuditOptions", "CTFOptions", "BiasOptions", "SuiteOptions", "GenerateOptions", "EvaluateOptions",
+                 "FeedbackOptions", "LLMAuditOptions"):  # fmt: skip
+        cls = getattr(cf, name)
+        helps = option_help(cls)
+        lines += ["", f"### `{name}`", "", "| field | default | what it is |", "|---|---|---|"]
+        for field in dataclasses.fields(cls):
+            if not field.init:
+                continue  # the options' own bookkeeping, not an option
+            if field.default is not dataclasses.MISSING:
+                default = f"`{field.default!r}`"
+            elif field.default_factory is not dataclasses.MISSING:
+                default = f"`{field.default_factory()!r}`"
+            else:
+                default = "(required)"
+            text = helps.get(field.name, "(help built from the registries: see `--help`)")
+            lines.append(f"| `{field.name}` | {default} | {text.replace('|', chr(92) + '|')} |")
+    return lines
 
 
 def _differing_defaults() -> list[str]:

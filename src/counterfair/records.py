@@ -294,10 +294,21 @@ class Counterfactuals(list[Counterfactual]):
 # ------------------------------------------------------------------------------------------------ run identity
 
 
-def knob(default: Any = _dc.MISSING, **kwargs: Any) -> Any:
+def knob(default: Any = _dc.MISSING, *, help: str | None = None, **kwargs: Any) -> Any:
     """An options field that changes how fast a run goes, not what it makes: not part of the run's identity, so a
-    rerun with another value resumes."""
-    return _dc.field(default=default, metadata={"identity": False}, **kwargs)
+    rerun with another value resumes. ``help``: as :func:`option`."""
+    return _dc.field(default=default, metadata={"identity": False, **({"help": help} if help else {})}, **kwargs)
+
+
+def option(default: Any = _dc.MISSING, *, help: str, **kwargs: Any) -> Any:
+    """An options field with its help text, said once: the command line's ``--help`` shows it (``cli.app.flag``
+    builds the typer option from the field) and :func:`option_help` gives it to Python and the docs."""
+    return _dc.field(default=default, metadata={"help": help}, **kwargs)
+
+
+def option_help(options: Any) -> dict[str, str]:
+    """The help text of each field of an options dataclass (class or instance) that has one, in field order."""
+    return {f.name: f.metadata["help"] for f in _dc.fields(options) if "help" in f.metadata}
 
 
 def run_identity(options: Any) -> JSONObject:

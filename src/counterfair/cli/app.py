@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from .. import __version__
+from .. import __version__, vocabulary
 from ..errors import CounterfairError
 from ..plugins import load_plugins
 from ..summaries import EvaluationSummary, GateVerdict, typed
@@ -205,8 +205,7 @@ OneAttribute = Annotated[
         "--attributes",
         "--attribute",
         callback=one_attribute,
-        help="One attribute or pack (`counterfair attributes list`): a word list (islam, judaism, lgbq, transgender) "
-        "or a swap pack (gender, names, nationality, an identity set); or a YAML/JSON file.",
+        help=vocabulary.ATTRIBUTE,
     ),
 ]
 #: command panels of --help, what a user comes for first (#49 item 7)
@@ -259,7 +258,7 @@ INPUT_PANEL, LLM_PANEL, MORE_PANEL = "Input", "LLM", "More"
 MaxTextChars = Annotated[
     int,
     typer.Option(
-        help="Longer texts (in characters) are not edited: status skipped:too_long; 0 = no limit.",
+        help=vocabulary.MAX_TEXT_CHARS,
         rich_help_panel=INPUT_PANEL,
     ),
 ]
@@ -274,23 +273,21 @@ Overwrite = Annotated[
 Encoding = Annotated[
     str,
     typer.Option(
-        help="Text encoding of the input file (a byte-order mark overrides it), e.g. latin-1.",
+        help=vocabulary.ENCODING,
         rich_help_panel=INPUT_PANEL,
     ),
 ]
 Language = Annotated[
     str,
     typer.Option(
-        help="en, fr or de: the word lists, the identity set (identity-fr, identity-de, swapped with agreement of "
-        "articles and adjectives), the placebo words and the BERTScore encoder (docs: French and German).",
+        help=vocabulary.LANGUAGE,
         rich_help_panel=INPUT_PANEL,
     ),
 ]
 LLMParallel = Annotated[
     int | None,
     typer.Option(
-        help="In-process LLM: sequences decoded together (default 16, env COUNTERFAIR_LLM_PARALLEL; 1: one "
-        "after another).",
+        help=vocabulary.LLM_PARALLEL,
         rich_help_panel=LLM_PANEL,
     ),
 ]
@@ -300,28 +297,25 @@ RetryNearness = Annotated[
         min=0.0,
         max=1.0,
         metavar="0..1",
-        help="Sample a text again only while one of its LLM candidates came this near to passing every filter (its "
-        "smallest score over the threshold; 0: retry every failing text up to the last attempt, as paper 000).",
+        help=vocabulary.RETRY_NEARNESS,
         rich_help_panel=LLM_PANEL,
     ),
 ]
 LLMConcurrency = Annotated[
     int | None,
     typer.Option(
-        help="LLM server (openai:URL): requests in flight (default 32, env COUNTERFAIR_LLM_CONCURRENCY).",
+        help=vocabulary.LLM_CONCURRENCY,
         rich_help_panel=LLM_PANEL,
     ),
 ]
 Engine = Annotated[
     str,
     typer.Option(
-        help="local, or ray: the classifier's batches on Ray workers, each building the model once (outputs as local).",
+        help=vocabulary.ENGINE,
         rich_help_panel=MORE_PANEL,
     ),
 ]
-Address = Annotated[
-    str | None, typer.Option(help="Ray cluster address (default: start a local Ray).", rich_help_panel=MORE_PANEL)
-]
+Address = Annotated[str | None, typer.Option(help=vocabulary.ADDRESS, rich_help_panel=MORE_PANEL)]
 err_console = Console(stderr=True, soft_wrap=True)  # an error is one line: a CI log keeps its paths whole
 
 
@@ -378,6 +372,18 @@ def declared(cls: type[_Options]) -> _Options:
             continue  # a required field has no default to take
         object.__setattr__(obj, f.name, value)
     return obj
+
+
+def flag(cls: type[Any], name: str, *param_decls: str, **settings: Any) -> Any:
+    """The typer option of field ``name`` of the options dataclass ``cls``, its help text the field's (declared once,
+    with the field: :func:`counterfair.records.option`); ``param_decls`` and ``settings`` as ``typer.Option`` takes
+    them (``"--out", "-o"``, ``min=0``)."""
+    import dataclasses
+
+    found = {f.name: f for f in dataclasses.fields(cls)}
+    if name not in found or "help" not in found[name].metadata:
+        raise TypeError(f"{cls.__name__}.{name}: no such field with help text (declare it with option(..., help=...))")
+    return typer.Option(*param_decls, help=found[name].metadata["help"], **settings)
 
 
 def joined(value: str | list[str] | None) -> str | None:

@@ -37,6 +37,7 @@ from .app import (
     declared,
     err_console,
     finish_gate,
+    flag,
     joined,
     listed,
     options_from,
@@ -62,85 +63,52 @@ def audit(
     classifier: Annotated[str, typer.Option(help=CLASSIFIER_HELP)] = _AUDIT.classifier,
     attributes: Annotated[
         str | None,
-        typer.Option(
-            "--attributes",
-            "--attribute",
-            help="Comma-separated attributes or packs (default: every paper-000 attribute the texts reference); "
-            "gender, names and nationality add their swaps; `counterfair attributes list` shows them all.",
-            rich_help_panel=INPUT_PANEL,
-        ),
+        flag(AuditOptions, "attributes", "--attributes", "--attribute", rich_help_panel=INPUT_PANEL),
     ] = joined(_AUDIT.attributes),
     methods: Annotated[
         str, typer.Option(help="Comma-separated: " + editors_help("audit"), rich_help_panel=INPUT_PANEL)
     ] = ",".join(_AUDIT.methods),
-    text_column: Annotated[
-        str, typer.Option(help="Column with the texts.", rich_help_panel=INPUT_PANEL)
-    ] = _AUDIT.text_column,
-    id_column: Annotated[
-        str | None, typer.Option(help="Column with unique ids.", rich_help_panel=INPUT_PANEL)
-    ] = _AUDIT.id_column,
+    text_column: Annotated[str, flag(AuditOptions, "text_column", rich_help_panel=INPUT_PANEL)] = _AUDIT.text_column,
+    id_column: Annotated[str | None, flag(AuditOptions, "id_column", rich_help_panel=INPUT_PANEL)] = _AUDIT.id_column,
     label_column: Annotated[
         str | None,
-        typer.Option(
-            help="Column with gold labels (1/0, toxic/non-toxic): adds the bias AUCs per group (as counterfair bias).",
-            rich_help_panel=INPUT_PANEL,
-        ),
+        flag(AuditOptions, "label_column", rich_help_panel=INPUT_PANEL),
     ] = _AUDIT.label_column,
-    threshold: Annotated[
-        float, typer.Option(help="Score threshold for flips.", rich_help_panel=INPUT_PANEL)
-    ] = _AUDIT.threshold,
+    threshold: Annotated[float, flag(AuditOptions, "threshold", rich_help_panel=INPUT_PANEL)] = _AUDIT.threshold,
     positive_label: Annotated[
-        str | None, typer.Option(help="Classifier label whose probability is the score.", rich_help_panel=INPUT_PANEL)
+        str | None, flag(AuditOptions, "positive_label", rich_help_panel=INPUT_PANEL)
     ] = _AUDIT.positive_label,
     identities: Annotated[
         str | None,
-        typer.Option(help="Identity terms for swaps (default: Dixon et al.'s 50).", rich_help_panel=INPUT_PANEL),
+        flag(AuditOptions, "identities", rich_help_panel=INPUT_PANEL),
     ] = _AUDIT.identities,
     guard: Annotated[
         bool,
-        typer.Option(help="Skip non-identity uses of ambiguous terms ('a black car').", rich_help_panel=INPUT_PANEL),
+        flag(AuditOptions, "guard", rich_help_panel=INPUT_PANEL),
     ] = _AUDIT.guard,
     placebo: Annotated[
         str,
-        typer.Option(
-            help="Placebo words matched to each identity swap: default (the built-in ones of the audit's --language), "
-            "en, fr or de, a YAML file, or none.",
-            rich_help_panel=INPUT_PANEL,
-        ),
+        flag(AuditOptions, "placebo", rich_help_panel=INPUT_PANEL),
     ] = spelled_none(_AUDIT.placebo),
-    llm: Annotated[str, typer.Option(help="LLM for the llm method.", rich_help_panel=LLM_PANEL)] = _AUDIT.llm,
-    samples: Annotated[
-        int, typer.Option(help="LLM samples per input and attempt.", rich_help_panel=LLM_PANEL)
-    ] = _AUDIT.samples,
+    llm: Annotated[str, flag(AuditOptions, "llm", rich_help_panel=LLM_PANEL)] = _AUDIT.llm,
+    samples: Annotated[int, flag(AuditOptions, "samples", rich_help_panel=LLM_PANEL)] = _AUDIT.samples,
     retry_nearness: RetryNearness = _AUDIT.retry_nearness,
     detector: Annotated[
         str,
-        typer.Option(
-            help="Attribute detector of the llm method's filter: auto (keyword+llm, which also sees allusions such as "
-            "'during Eid'), keyword, keyword+llm, mlp:DIR[#LABEL] or llm.",
-            rich_help_panel=LLM_PANEL,
-        ),
+        flag(AuditOptions, "detector", rich_help_panel=LLM_PANEL),
     ] = _AUDIT.detector,
     llm_parallel: LLMParallel = _AUDIT.llm_parallel,
     llm_concurrency: LLMConcurrency = _AUDIT.llm_concurrency,
     engine: Engine = _AUDIT.engine,
     address: Address = _AUDIT.address,
-    seed: Annotated[int, typer.Option(min=0, help="Seed.", rich_help_panel=MORE_PANEL)] = _AUDIT.seed,
+    seed: Annotated[int, flag(AuditOptions, "seed", min=0, rich_help_panel=MORE_PANEL)] = _AUDIT.seed,
     only_good: Annotated[
         Path | None,
-        typer.Option(
-            help="A consolidated rating project: audit only the pairs its raters judged good.",
-            rich_help_panel=MORE_PANEL,
-        ),
+        flag(AuditOptions, "only_good", rich_help_panel=MORE_PANEL),
     ] = as_path(_AUDIT.only_good),
     ratings: Annotated[
         Path | None,
-        typer.Option(
-            metavar="DIR",
-            help="A consolidated rating project: mark each rated pair good or poor (pairs.csv's rating column); the "
-            "report plots the two kinds apart.",
-            rich_help_panel=MORE_PANEL,
-        ),
+        flag(AuditOptions, "ratings", metavar="DIR", rich_help_panel=MORE_PANEL),
     ] = as_path(_AUDIT.ratings),
     fail_if: Annotated[
         list[str] | None,

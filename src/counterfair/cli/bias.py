@@ -22,6 +22,7 @@ from .app import (
     console,
     declared,
     end_with_verdict,
+    flag,
     joined,
     listed,
     options_from,
@@ -37,40 +38,26 @@ _BIAS = declared(BiasOptions)
 )
 def bias(
     data: Annotated[Path, typer.Argument(help="Labelled texts (CSV/TSV/JSONL/JSON/Parquet).")],
-    label_column: Annotated[
-        str, typer.Option(help="Column with the gold label: 1/0, true/false, toxic/non-toxic.")
-    ] = _BIAS.label_column,
+    label_column: Annotated[str, flag(BiasOptions, "label_column")] = _BIAS.label_column,
     classifier: Annotated[str, typer.Option(help=CLASSIFIER_HELP)] = _BIAS.classifier,
     out: Annotated[
         Path, typer.Option("--out", "-o", help="Directory for rows.csv, summary.json, report.html/.md.")
     ] = Path("counterfair-bias"),
-    positive_label: Annotated[
-        str | None, typer.Option(help="Classifier label whose probability is the score (default: the second).")
-    ] = _BIAS.positive_label,
+    positive_label: Annotated[str | None, flag(BiasOptions, "positive_label")] = _BIAS.positive_label,
     group_columns: Annotated[
         str | None,
-        typer.Option(help="Comma-separated membership columns (booleans, or scores cut at --group-threshold)."),
+        flag(BiasOptions, "group_columns"),
     ] = joined(_BIAS.group_columns),
     identities: Annotated[
         str | None,
-        typer.Option(help="Without group columns: the identity set whose terms mark membership (default dixon50)."),
+        flag(BiasOptions, "identities"),
     ] = _BIAS.identities,
-    guard: Annotated[
-        bool, typer.Option(help="Skip non-identity uses of ambiguous terms ('a black car').")
-    ] = _BIAS.guard,
-    threshold: Annotated[
-        float, typer.Option(help="Score threshold of the equality differences (FPR, FNR).")
-    ] = _BIAS.threshold,
-    group_threshold: Annotated[
-        float, typer.Option(help="A membership score at or above it is a member.")
-    ] = _BIAS.group_threshold,
-    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = _BIAS.text_column,
-    id_column: Annotated[
-        str | None, typer.Option(help="Column with unique ids (default: row number).")
-    ] = _BIAS.id_column,
-    bootstrap: Annotated[
-        int, typer.Option(min=0, help="Bootstrap resamples of every interval (0: none).")
-    ] = _BIAS.bootstrap,
+    guard: Annotated[bool, flag(BiasOptions, "guard")] = _BIAS.guard,
+    threshold: Annotated[float, flag(BiasOptions, "threshold")] = _BIAS.threshold,
+    group_threshold: Annotated[float, flag(BiasOptions, "group_threshold")] = _BIAS.group_threshold,
+    text_column: Annotated[str, flag(BiasOptions, "text_column")] = _BIAS.text_column,
+    id_column: Annotated[str | None, flag(BiasOptions, "id_column")] = _BIAS.id_column,
+    bootstrap: Annotated[int, flag(BiasOptions, "bootstrap", min=0)] = _BIAS.bootstrap,
     fail_if: Annotated[
         list[str] | None,
         typer.Option(
@@ -78,9 +65,7 @@ def bias(
         ),
     ] = None,
     junit: Annotated[Path | None, typer.Option(help="Write the gate's verdicts as a JUnit XML file.")] = None,
-    seed: Annotated[
-        int, typer.Option(min=0, help="Seed of the bootstrap and of the pinned AUC's sample.")
-    ] = _BIAS.seed,
+    seed: Annotated[int, flag(BiasOptions, "seed", min=0)] = _BIAS.seed,
     encoding: Encoding = _BIAS.encoding,
     language: Language = _BIAS.language,
     overwrite: Overwrite = False,

@@ -26,6 +26,7 @@ from .app import (
     app,
     console,
     declared,
+    flag,
     require_extras,
 )
 
@@ -43,21 +44,13 @@ def ctf(
         "counterfair-ctf"
     ),
     classifier: Annotated[str, typer.Option(help=CLASSIFIER_HELP)] = "profanity-check",
-    identities: Annotated[
-        str | None, typer.Option(help="Identity terms: t1,t2,... (default: the 50 Dixon et al. terms).")
-    ] = _CTF.identities,
+    identities: Annotated[str | None, flag(CTFOptions, "identities")] = _CTF.identities,
     identities_file: Annotated[Path | None, typer.Option(help="Identity terms from a YAML/JSON/TXT file.")] = None,
-    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = _CTF.text_column,
-    id_column: Annotated[
-        str | None, typer.Option(help="Column with unique ids (default: row number).")
-    ] = _CTF.id_column,
-    label_column: Annotated[
-        str | None, typer.Option(help="Column with toxic (1) / non-toxic (0) labels.")
-    ] = _CTF.label_column,
-    positive_label: Annotated[
-        str | None, typer.Option(help="Classifier label whose probability is compared (default: the second).")
-    ] = _CTF.positive_label,
-    guard: Annotated[bool, typer.Option(help="Skip non-identity uses of ambiguous terms ('a black car').")] = _CTF.guard
+    text_column: Annotated[str, flag(CTFOptions, "text_column")] = _CTF.text_column,
+    id_column: Annotated[str | None, flag(CTFOptions, "id_column")] = _CTF.id_column,
+    label_column: Annotated[str | None, flag(CTFOptions, "label_column")] = _CTF.label_column,
+    positive_label: Annotated[str | None, flag(CTFOptions, "positive_label")] = _CTF.positive_label,
+    guard: Annotated[bool, flag(CTFOptions, "guard")] = _CTF.guard
     is not None,  # the options name the guard ("spacy"); the flag turns it on or off
     tokens_only: Annotated[
         bool,
@@ -67,7 +60,7 @@ def ctf(
             "or a/an agreement), as blindness assumes.",
         ),
     ] = False,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap.")] = _CTF.seed,
+    seed: Annotated[int, flag(CTFOptions, "seed", min=0)] = _CTF.seed,
     max_text_chars: MaxTextChars = _CTF.max_text_chars,
     encoding: Encoding = _CTF.encoding,
     language: Language = _CTF.language,

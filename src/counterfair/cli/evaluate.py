@@ -15,6 +15,7 @@ from .app import (
     app,
     console,
     declared,
+    flag,
     joined,
     options_from,
     print_evaluation,
@@ -49,78 +50,44 @@ def evaluate(
     ] = False,
     metrics: Annotated[
         str | None,
-        typer.Option(
-            help="Comma-separated: flip, prob_change, distance, diversity, perplexity, bleu, bertscore (the default "
-            "set), text_quality (an LLM judge; only when named), or all."
-        ),
+        flag(EvaluateOptions, "metrics"),
     ] = joined(_EVALUATE.metrics),
     classifier: Annotated[
         str | None,
-        typer.Option(
-            help="Classifier spec for flip and prob_change, e.g. imdb-sentiment, profanity-check, sklearn:PATH, "
-            "hf:DIR, scores:PATH (without it those two metrics are not computed)."
-        ),
+        flag(EvaluateOptions, "classifier"),
     ] = _EVALUATE.classifier,
-    text_column: Annotated[str, typer.Option(help="Column with the original text.")] = _EVALUATE.text_column,
-    cf_column: Annotated[str, typer.Option(help="Column with the counterfactual.")] = _EVALUATE.cf_column,
-    cf2_column: Annotated[
-        str | None, typer.Option(help="Column with a second counterfactual (diversity); default gen_text_2 if present.")
-    ] = _EVALUATE.cf2_column,
-    id_column: Annotated[str | None, typer.Option(help="Column with a unique row id.")] = _EVALUATE.id_column,
-    group_column: Annotated[
-        str | None, typer.Option(help="Column to aggregate by (with bootstrap CIs).")
-    ] = _EVALUATE.group_column,
+    text_column: Annotated[str, flag(EvaluateOptions, "text_column")] = _EVALUATE.text_column,
+    cf_column: Annotated[str, flag(EvaluateOptions, "cf_column")] = _EVALUATE.cf_column,
+    cf2_column: Annotated[str | None, flag(EvaluateOptions, "cf2_column")] = _EVALUATE.cf2_column,
+    id_column: Annotated[str | None, flag(EvaluateOptions, "id_column")] = _EVALUATE.id_column,
+    group_column: Annotated[str | None, flag(EvaluateOptions, "group_column")] = _EVALUATE.group_column,
     context_column: Annotated[
         str | None,
-        typer.Option(
-            help="Two-input classifiers (NLI): column with the input left unchanged; the classifier gets text pairs."
-        ),
+        flag(EvaluateOptions, "context_column"),
     ] = _EVALUATE.context_column,
-    revised_input: Annotated[
-        str, typer.Option(help="With --context-column: the edited text is the classifier's 'first' or 'second' input.")
-    ] = _EVALUATE.revised_input,
-    target_column: Annotated[
-        str | None, typer.Option(help="Column with the label each counterfactual aims at (prob_change measured on it).")
-    ] = _EVALUATE.target_column,
+    revised_input: Annotated[str, flag(EvaluateOptions, "revised_input")] = _EVALUATE.revised_input,
+    target_column: Annotated[str | None, flag(EvaluateOptions, "target_column")] = _EVALUATE.target_column,
     missing_marker: Annotated[
         list[str] | None, typer.Option(help="Cell value meaning 'no counterfactual' (default: -1, as in CEval).")
     ] = None,
-    threshold: Annotated[
-        float | None, typer.Option(help="Binary classifiers: label 1 when p >= threshold (default: argmax).")
-    ] = _EVALUATE.threshold,
-    ppl_model: Annotated[
-        str, typer.Option(help="Perplexity LM: a known name, a GGUF file or a transformers directory.")
-    ] = _EVALUATE.ppl_model,
-    ppl_window: Annotated[int, typer.Option(help="Perplexity window in LM tokens.")] = _EVALUATE.ppl_window,
-    ppl_stride: Annotated[int, typer.Option(help="Sliding-window stride in LM tokens.")] = _EVALUATE.ppl_stride,
-    ppl_max_tokens: Annotated[
-        int, typer.Option(help="Texts longer than this get no perplexity (a row note).")
-    ] = _EVALUATE.ppl_max_tokens,
-    ppl_token_budget: Annotated[
-        int, typer.Option(help="LM tokens per forward batch (memory vs speed).")
-    ] = _EVALUATE.ppl_token_budget,
+    threshold: Annotated[float | None, flag(EvaluateOptions, "threshold")] = _EVALUATE.threshold,
+    ppl_model: Annotated[str, flag(EvaluateOptions, "ppl_model")] = _EVALUATE.ppl_model,
+    ppl_window: Annotated[int, flag(EvaluateOptions, "ppl_window")] = _EVALUATE.ppl_window,
+    ppl_stride: Annotated[int, flag(EvaluateOptions, "ppl_stride")] = _EVALUATE.ppl_stride,
+    ppl_max_tokens: Annotated[int, flag(EvaluateOptions, "ppl_max_tokens")] = _EVALUATE.ppl_max_tokens,
+    ppl_token_budget: Annotated[int, flag(EvaluateOptions, "ppl_token_budget")] = _EVALUATE.ppl_token_budget,
     ppl_dtype: Annotated[
         str,
-        typer.Option(help="Perplexity LM precision: float32 (exact) or bfloat16 (about 2x faster on CPUs with bf16)."),
+        flag(EvaluateOptions, "ppl_dtype"),
     ] = _EVALUATE.ppl_dtype,
-    judge_llm: Annotated[
-        str, typer.Option(help="LLM that judges text_quality (llamacpp:NAME|GGUF, openai:URL#MODEL, hf:DIR).")
-    ] = _EVALUATE.judge_llm,
-    batch_size: Annotated[int, typer.Option(help="Batch size for classifier and BERTScore.")] = _EVALUATE.batch_size,
-    bootstrap: Annotated[
-        int, typer.Option(min=1, help="Bootstrap resamples for confidence intervals.")
-    ] = _EVALUATE.bootstrap,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap.")] = _EVALUATE.seed,
-    fmt: Annotated[
-        str | None, typer.Option("--format", help="Input format if the suffix does not tell.")
-    ] = _EVALUATE.fmt,
-    encoding: Annotated[str, typer.Option(help="Text encoding of the input file.")] = _EVALUATE.encoding,
-    engine: Annotated[
-        str, typer.Option(help="local, or ray: perplexity and BERTScore batches on Ray workers.")
-    ] = _EVALUATE.engine,
-    address: Annotated[
-        str | None, typer.Option(help="Ray cluster address (default: start a local Ray).")
-    ] = _EVALUATE.address,
+    judge_llm: Annotated[str, flag(EvaluateOptions, "judge_llm")] = _EVALUATE.judge_llm,
+    batch_size: Annotated[int, flag(EvaluateOptions, "batch_size")] = _EVALUATE.batch_size,
+    bootstrap: Annotated[int, flag(EvaluateOptions, "bootstrap", min=1)] = _EVALUATE.bootstrap,
+    seed: Annotated[int, flag(EvaluateOptions, "seed", min=0)] = _EVALUATE.seed,
+    fmt: Annotated[str | None, flag(EvaluateOptions, "fmt", "--format")] = _EVALUATE.fmt,
+    encoding: Annotated[str, flag(EvaluateOptions, "encoding")] = _EVALUATE.encoding,
+    engine: Annotated[str, flag(EvaluateOptions, "engine")] = _EVALUATE.engine,
+    address: Annotated[str | None, flag(EvaluateOptions, "address")] = _EVALUATE.address,
     overwrite: Overwrite = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:

@@ -24,6 +24,7 @@ from .app import (
     app,
     console,
     declared,
+    flag,
     options_from,
     require_extras,
     spelled_none,
@@ -40,35 +41,22 @@ _FEEDBACK = declared(FeedbackOptions)
 def feedback(
     data: Annotated[Path, typer.Argument(help="Texts to edit (CSV/TSV/JSONL/JSON/Parquet).")],
     editor: Annotated[str, typer.Option(help=editors_help("feedback"))] = _FEEDBACK.editor,
-    classifier: Annotated[str, typer.Option(help="Classifier the editor tries to flip.")] = _FEEDBACK.classifier,
-    steps: Annotated[
-        int, typer.Option(help="Feedback steps n (the editor runs n + 1 times; inc@1..inc@n).")
-    ] = _FEEDBACK.steps,
+    classifier: Annotated[str, flag(FeedbackOptions, "classifier")] = _FEEDBACK.classifier,
+    steps: Annotated[int, flag(FeedbackOptions, "steps")] = _FEEDBACK.steps,
     out: Annotated[Path, typer.Option("--out", "-o", help="Directory for steps.csv and summary.json.")] = Path(
         "counterfair-feedback"
     ),
-    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = _FEEDBACK.text_column,
-    id_column: Annotated[
-        str | None, typer.Option(help="Column with unique ids (default: row number).")
-    ] = _FEEDBACK.id_column,
-    llm: Annotated[str, typer.Option(help="LLM for mask_fill and llm_flip.")] = _FEEDBACK.llm,
-    ppl_model: Annotated[str, typer.Option(help="General LM for ppl-base ('none' to skip).")] = spelled_none(
-        _FEEDBACK.ppl_model
-    ),
-    ppl_fine_model: Annotated[
-        str | None, typer.Option(help="Domain-adapted LM for ppl-fine (see counterfair adapt-lm).")
-    ] = _FEEDBACK.ppl_fine_model,
-    ppl_steps: Annotated[
-        str, typer.Option(help="Perplexity of every step's text ('all') or of the first and last only ('ends').")
-    ] = _FEEDBACK.ppl_steps,
-    limit: Annotated[int | None, typer.Option(help="Only the first N texts.")] = _FEEDBACK.limit,
-    seed: Annotated[int, typer.Option(min=0, help="Seed.")] = _FEEDBACK.seed,
+    text_column: Annotated[str, flag(FeedbackOptions, "text_column")] = _FEEDBACK.text_column,
+    id_column: Annotated[str | None, flag(FeedbackOptions, "id_column")] = _FEEDBACK.id_column,
+    llm: Annotated[str, flag(FeedbackOptions, "llm")] = _FEEDBACK.llm,
+    ppl_model: Annotated[str, flag(FeedbackOptions, "ppl_model")] = spelled_none(_FEEDBACK.ppl_model),
+    ppl_fine_model: Annotated[str | None, flag(FeedbackOptions, "ppl_fine_model")] = _FEEDBACK.ppl_fine_model,
+    ppl_steps: Annotated[str, flag(FeedbackOptions, "ppl_steps")] = _FEEDBACK.ppl_steps,
+    limit: Annotated[int | None, flag(FeedbackOptions, "limit")] = _FEEDBACK.limit,
+    seed: Annotated[int, flag(FeedbackOptions, "seed", min=0)] = _FEEDBACK.seed,
     tokens: Annotated[
         str,
-        typer.Option(
-            help="How minimality and inc@n count tokens: words (the tokenizer's; a whitespace-only edit is 0) or "
-            "whitespace (split at spaces, as paper 002 counts an added space: 'awful !' vs 'awful!' is 2).",
-        ),
+        flag(FeedbackOptions, "tokens"),
     ] = _FEEDBACK.tokens,
     max_text_chars: MaxTextChars = _FEEDBACK.max_text_chars,
     encoding: Encoding = _FEEDBACK.encoding,

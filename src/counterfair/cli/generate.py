@@ -29,6 +29,7 @@ from .app import (
     app,
     console,
     declared,
+    flag,
     joined,
     one_attribute,
     options_from,
@@ -51,68 +52,38 @@ def generate(
     out: Annotated[Path, typer.Option("--out", "-o", help="Run directory (a rerun with it resumes).")] = Path(
         "counterfair-generate"
     ),
-    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = _GENERATE.text_column,
-    id_column: Annotated[
-        str | None, typer.Option(help="Column with unique ids (default: row number).")
-    ] = _GENERATE.id_column,
-    identities: Annotated[
-        str | None, typer.Option(help="Identity terms for swap: dixon50 (default), a file, or t1,t2,...")
-    ] = _GENERATE.identities,
-    guard: Annotated[
-        bool, typer.Option(help="Skip non-identity uses of ambiguous terms ('a black car').")
-    ] = _GENERATE.guard is not None,  # the options name the guard ("spacy"); the flag turns it on or off
-    llm: Annotated[str, typer.Option(help="LLM: llamacpp:NAME|FILE.gguf, openai:URL[#MODEL], hf:DIR.")] = _GENERATE.llm,
+    text_column: Annotated[str, flag(GenerateOptions, "text_column")] = _GENERATE.text_column,
+    id_column: Annotated[str | None, flag(GenerateOptions, "id_column")] = _GENERATE.id_column,
+    identities: Annotated[str | None, flag(GenerateOptions, "identities")] = _GENERATE.identities,
+    guard: Annotated[bool, flag(GenerateOptions, "guard")] = _GENERATE.guard
+    is not None,  # the options name the guard ("spacy"); the flag turns it on or off
+    llm: Annotated[str, flag(GenerateOptions, "llm")] = _GENERATE.llm,
     polyjuice_model: Annotated[
         str,
-        typer.Option(
-            help="The polyjuice method's causal LM: a transformers directory or hub id (from your Hugging Face cache) "
-            "trained on Polyjuice's format."
-        ),
+        flag(GenerateOptions, "polyjuice_model"),
     ] = _GENERATE.polyjuice_model,
-    prompt_style: Annotated[
-        str, typer.Option(help="turns (chat models) or plain (next-token LMs).")
-    ] = _GENERATE.prompt_style,
-    instruction: Annotated[
-        str | None, typer.Option(help="Instruction template; default 'not about {subject}'.")
-    ] = _GENERATE.instruction,
-    samples: Annotated[int, typer.Option(help="LLM samples per input and attempt.")] = _GENERATE.samples,
-    max_attempts: Annotated[
-        int, typer.Option(help="Attempts when no sample passes the filters.")
-    ] = _GENERATE.max_attempts,
+    prompt_style: Annotated[str, flag(GenerateOptions, "prompt_style")] = _GENERATE.prompt_style,
+    instruction: Annotated[str | None, flag(GenerateOptions, "instruction")] = _GENERATE.instruction,
+    samples: Annotated[int, flag(GenerateOptions, "samples")] = _GENERATE.samples,
+    max_attempts: Annotated[int, flag(GenerateOptions, "max_attempts")] = _GENERATE.max_attempts,
     retry_nearness: RetryNearness = _GENERATE.retry_nearness,
     llm_parallel: LLMParallel = _GENERATE.llm_parallel,
     llm_concurrency: LLMConcurrency = _GENERATE.llm_concurrency,
-    llm_chunk: Annotated[
-        int, typer.Option(help="Texts per LLM call: their samples are drawn together; a checkpoint after each.")
-    ] = _GENERATE.llm_chunk,
-    min_bleu: Annotated[float, typer.Option(help="Filter: minimum BLEU against the original.")] = _GENERATE.min_bleu,
-    min_bertscore: Annotated[float, typer.Option(help="Filter: minimum BERTScore F1.")] = _GENERATE.min_bertscore,
-    max_attribute_prob: Annotated[
-        float, typer.Option(help="Filter: maximum attribute-reference probability.")
-    ] = _GENERATE.max_attribute_prob,
+    llm_chunk: Annotated[int, flag(GenerateOptions, "llm_chunk")] = _GENERATE.llm_chunk,
+    min_bleu: Annotated[float, flag(GenerateOptions, "min_bleu")] = _GENERATE.min_bleu,
+    min_bertscore: Annotated[float, flag(GenerateOptions, "min_bertscore")] = _GENERATE.min_bertscore,
+    max_attribute_prob: Annotated[float, flag(GenerateOptions, "max_attribute_prob")] = _GENERATE.max_attribute_prob,
     detector: Annotated[
         str,
-        typer.Option(
-            help="Attribute detector: keyword, keyword+llm (also sees allusions: 'during Eid'), mlp:DIR[#LABEL], llm; "
-            "auto: keyword+llm when the llm method runs, else keyword."
-        ),
+        flag(GenerateOptions, "detector"),
     ] = _GENERATE.detector,
     score_methods: Annotated[
         str | None,
-        typer.Option(
-            help="Methods whose candidates get BLEU/BERTScore/attribute scores: default the sampled ones (llm, "
-            "polyjuice), which the filters judge; 'all' for every method (needs counterfair\\[metrics])."
-        ),
+        flag(GenerateOptions, "score_methods"),
     ] = joined(_GENERATE.score_methods),
-    seed: Annotated[
-        int, typer.Option(min=0, help="Seed of sampling and of the swap example shown per input.")
-    ] = _GENERATE.seed,
-    engine: Annotated[
-        str, typer.Option(help="local, or ray: LLM rewriting on Ray workers (one LLM each).")
-    ] = _GENERATE.engine,
-    address: Annotated[
-        str | None, typer.Option(help="Ray cluster address (default: start a local Ray).")
-    ] = _GENERATE.address,
+    seed: Annotated[int, flag(GenerateOptions, "seed", min=0)] = _GENERATE.seed,
+    engine: Annotated[str, flag(GenerateOptions, "engine")] = _GENERATE.engine,
+    address: Annotated[str | None, flag(GenerateOptions, "address")] = _GENERATE.address,
     max_text_chars: MaxTextChars = _GENERATE.max_text_chars,
     encoding: Encoding = _GENERATE.encoding,
     language: Language = _GENERATE.language,

@@ -20,6 +20,7 @@ from .app import (
     console,
     declared,
     end_with_verdict,
+    flag,
     options_from,
 )
 
@@ -46,35 +47,21 @@ def run(
     out: Annotated[Path, typer.Option("--out", "-o", help="Directory for rows.csv, summary.json, report.html/.md.")] = (
         Path("counterfair-suite")
     ),
-    text_column: Annotated[str, typer.Option(help="Column with the test case's text.")] = _SUITE.text_column,
-    label_column: Annotated[
-        str, typer.Option(help="Column with the gold label: hateful/non-hateful, 1/0, toxic/non-toxic.")
-    ] = _SUITE.label_column,
-    functionality_column: Annotated[
-        str, typer.Option(help="Column with the case's functionality.")
-    ] = _SUITE.functionality_column,
-    target_column: Annotated[
-        str, typer.Option(help="Column with the targeted group ('' for none: no per-target rows, no bias AUCs).")
-    ] = _SUITE.target_column or "",  # "" for none
-    id_column: Annotated[
-        str | None, typer.Option(help="Column with unique ids (default: row number).")
-    ] = _SUITE.id_column,
-    identities: Annotated[
-        str | None, typer.Option(help="The built-in suite's identity set (default dixon50; ignored with CASES).")
-    ] = _SUITE.identities,
-    positive_label: Annotated[
-        str | None, typer.Option(help="Classifier label whose probability is the score (default: the second).")
-    ] = _SUITE.positive_label,
-    threshold: Annotated[float, typer.Option(help="A score at or above it predicts hateful.")] = _SUITE.threshold,
-    bootstrap: Annotated[
-        int, typer.Option(min=0, help="Bootstrap resamples of the bias AUCs' intervals (0: none).")
-    ] = _SUITE.bootstrap,
+    text_column: Annotated[str, flag(SuiteOptions, "text_column")] = _SUITE.text_column,
+    label_column: Annotated[str, flag(SuiteOptions, "label_column")] = _SUITE.label_column,
+    functionality_column: Annotated[str, flag(SuiteOptions, "functionality_column")] = _SUITE.functionality_column,
+    target_column: Annotated[str, flag(SuiteOptions, "target_column")] = _SUITE.target_column or "",  # "" for none
+    id_column: Annotated[str | None, flag(SuiteOptions, "id_column")] = _SUITE.id_column,
+    identities: Annotated[str | None, flag(SuiteOptions, "identities")] = _SUITE.identities,
+    positive_label: Annotated[str | None, flag(SuiteOptions, "positive_label")] = _SUITE.positive_label,
+    threshold: Annotated[float, flag(SuiteOptions, "threshold")] = _SUITE.threshold,
+    bootstrap: Annotated[int, flag(SuiteOptions, "bootstrap", min=0)] = _SUITE.bootstrap,
     fail_if: Annotated[
         list[str] | None,
         typer.Option("--fail-if", help="A gate rule (repeatable), e.g. 'lower(accuracy[*]) < 0.8'."),
     ] = None,
     junit: Annotated[Path | None, typer.Option(help="Write the gate's verdicts as a JUnit XML file.")] = None,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap.")] = _SUITE.seed,
+    seed: Annotated[int, flag(SuiteOptions, "seed", min=0)] = _SUITE.seed,
     encoding: Encoding = _SUITE.encoding,
     overwrite: Overwrite = False,
     engine: Engine = _SUITE.engine,

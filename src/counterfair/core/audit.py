@@ -34,7 +34,7 @@ from typing import Any, NamedTuple, NotRequired, TypedDict
 import numpy as np
 import pandas as pd
 
-from .. import __version__
+from .. import __version__, vocabulary
 from ..analysis.compare import Comparison
 from ..analysis.gate import tallied_metrics
 from ..analysis.placebo import PlaceboTally, load_placebo, placebo_editor, placebo_texts, swapped_matches
@@ -67,7 +67,7 @@ from ..jsontypes import JSONObject
 from ..lexicons.attributes import GenderSet, IdentitySet, is_swap_attribute, known_attributes, load_attribute
 from ..metrics.fairness import GapEntry, with_scores
 from ..progress import ProgressHook, resolve_progress
-from ..records import knob, make_options, options_signature
+from ..records import knob, make_options, option, options_signature
 from ..results import AuditResult
 from ..spill import ObjectLog, Scratch
 from ..summaries import DEMO_FILE, AuditSummary, GateMetrics, GateOutcome, MeanData
@@ -95,42 +95,92 @@ def demo_path() -> Path:
 @dataclass
 class AuditOptions:
     classifier: str = knob("profanity-check")  # the classifier's own identity joins the run's (claim_run_dir)
-    attributes: list[str] | None = None  # None: every built-in attribute the texts reference
+    attributes: list[str] | None = option(
+        None,
+        help=(
+            "Comma-separated attributes or packs (default: every paper-000 attribute the texts "
+            "reference); gender, names and nationality add their swaps; `counterfair attributes list` "
+            "shows them all."
+        ),
+    )  # None: every built-in attribute the texts reference
     methods: list[str] = field(default_factory=lambda: list(default_editors("audit")))
-    text_column: str = "text"
-    id_column: str | None = None
-    threshold: float = 0.5
-    positive_label: str | None = None
-    identities: str | None = None
-    guard: bool = True
-    llm: str = "llamacpp:qwen2.5-coder-1.5b-instruct"
-    samples: int = 16
-    max_attempts: int = 5
+    text_column: str = option("text", help="Column with the texts.")
+    id_column: str | None = option(None, help="Column with unique ids.")
+    threshold: float = option(0.5, help="Score threshold for flips.")
+    positive_label: str | None = option(None, help="Classifier label whose probability is the score.")
+    identities: str | None = option(None, help="Identity terms for swaps (default: Dixon et al.'s 50).")
+    guard: bool = option(True, help="Skip non-identity uses of ambiguous terms ('a black car').")
+    llm: str = option("llamacpp:qwen2.5-coder-1.5b-instruct", help="LLM for the llm method.")
+    samples: int = option(16, help="LLM samples per input and attempt.")
+    max_attempts: int = option(5, help="LLM attempts per text when no sample passes the filters.")
     # an LLM rewrite is sampled again only while a candidate came this near to passing the filters (GenerateOptions)
-    retry_nearness: float = field(default=RETRY_NEARNESS, metadata={"applies": uses_sampled_method, "before": 0.0})
-    llm_parallel: int | None = knob(None)  # llama.cpp sequences decoded together (None: 16; 1: one after another)
-    llm_concurrency: int | None = knob(None)  # requests in flight to an LLM server (None: 32)
-    engine: str = knob("local")  # local | ray: where the classifier's batches are predicted (one model per Ray actor)
-    address: str | None = knob(None)  # a Ray cluster (None: start a local Ray)
-    detector: str = "auto"  # keyword+llm when the llm method runs, else keyword (see GenerateOptions)
-    seed: int = 0
-    bootstrap: int = knob(2000)  # resamples of the intervals (not part of the run's identity, as before)
-    top_examples: int = knob(12)
-    only_good: str | None = None  # a consolidated rating project: keep only the pairs its raters judged good
+    retry_nearness: float = field(
+        default=RETRY_NEARNESS,
+        metadata={"applies": uses_sampled_method, "before": 0.0, "help": vocabulary.RETRY_NEARNESS},
+    )
+    llm_parallel: int | None = knob(
+        None, help=vocabulary.LLM_PARALLEL
+    )  # llama.cpp sequences decoded together (None: 16; 1: one after another)
+    llm_concurrency: int | None = knob(
+        None, help=vocabulary.LLM_CONCURRENCY
+    )  # requests in flight to an LLM server (None: 32)
+    engine: str = knob(
+        "local", help=vocabulary.ENGINE
+    )  # local | ray: where the classifier's batches are predicted (one model per Ray actor)
+    address: str | None = knob(None, help=vocabulary.ADDRESS)  # a Ray cluster (None: start a local Ray)
+    detector: str = option(
+        "auto",
+        help=(
+            "Attribute detector of the llm method's filter: auto (keyword+llm, which also sees allusions "
+            "such as 'during Eid'), keyword, keyword+llm, mlp:DIR[#LABEL] or llm."
+        ),
+    )  # keyword+llm when the llm method runs, else keyword (see GenerateOptions)
+    seed: int = option(0, help="Seed.")
+    # not part of the run's identity, as before
+    bootstrap: int = knob(2000, help="Bootstrap resamples of every interval.")
+    top_examples: int = knob(12, help="Pairs with the largest score change that the summary and report list.")
+    only_good: str | None = option(
+        None, help="A consolidated rating project: audit only the pairs its raters judged good."
+    )  # a consolidated rating project: keep only the pairs its raters judged good
     # matched non-identity swaps (counterfair.analysis.placebo): "default" (the built-in words of ``language``, and
     # what the run records), "en", "fr", "de", a file, or None
-    placebo: str | None = "default"
-    max_text_chars: int = MAX_TEXT_CHARS  # longer texts are not edited (status skipped:too_long; 0: no limit)
-    encoding: str = "utf-8"  # of the input file (a byte-order mark overrides it)
+    placebo: str | None = option(
+        "default",
+        help=(
+            "Placebo words matched to each identity swap: default (the built-in ones of the audit's "
+            "--language), en, fr or de, a YAML file, or none."
+        ),
+    )
+    max_text_chars: int = option(
+        MAX_TEXT_CHARS, help=vocabulary.MAX_TEXT_CHARS
+    )  # longer texts are not edited (status skipped:too_long; 0: no limit)
+    encoding: str = option("utf-8", help=vocabulary.ENCODING)  # of the input file (a byte-order mark overrides it)
     # gold labels (1/0, true/false, toxic/non-toxic): adds the labelled-data bias metrics (counterfair.core.bias) of the
     # originals' scores, per identity group, beside the counterfactual results (later: old runs keep their identity)
-    label_column: str | None = field(default=None, metadata={"later": True})
+    label_column: str | None = field(
+        default=None,
+        metadata={
+            "later": True,
+            "help": (
+                "Column with gold labels (1/0, toxic/non-toxic): adds the bias AUCs per group (as counterfair bias)."
+            ),
+        },
+    )
     # a consolidated rating project: each rated pair marked good or poor in pairs.csv's ``rating`` column (every pair
     # stays; the report plots the two kinds apart, paper 000 Fig. 3)
-    ratings: str | None = field(default=None, metadata={"later": True})
+    ratings: str | None = field(
+        default=None,
+        metadata={
+            "later": True,
+            "help": (
+                "A consolidated rating project: mark each rated pair good or poor (pairs.csv's rating "
+                "column); the report plots the two kinds apart."
+            ),
+        },
+    )
     # en | fr | de: the word lists, the default identity set (identity-fr, identity-de, swapped with agreement), the
     # placebo words and the tokenizer (counterfair.languages); an English audit keeps the identity it had before
-    language: str = field(default="en", metadata={"later": True})
+    language: str = field(default="en", metadata={"later": True, "help": vocabulary.LANGUAGE})
 
     def __post_init__(self) -> None:
         from ..languages import get_language

@@ -25,7 +25,7 @@ from typing import Any, Literal, NotRequired, TypedDict
 import numpy as np
 import pandas as pd
 
-from .. import __version__
+from .. import __version__, vocabulary
 from ..classifiers import CachedClassifier
 from ..classifiers.labels import binary_labels, positive_index
 from ..errors import ConfigError, InputError
@@ -33,7 +33,7 @@ from ..io import read_texts
 from ..jsontypes import JSONObject
 from ..metrics import fairness as FM
 from ..progress import NullProgress, ProgressHook
-from ..records import knob, options_signature
+from ..records import knob, option, options_signature
 from ..results import BiasResult
 from ..summaries import EstimateData, GateOutcome
 
@@ -65,22 +65,36 @@ def check_bootstrap_cap(bootstrap: int) -> None:
 @dataclass
 class BiasOptions:
     classifier: str = knob("profanity-check")  # the classifier's own identity joins the run's (claim_run_dir)
-    engine: str = knob("local")  # local | ray: where the classifier's batches are predicted (one model per Ray actor)
-    address: str | None = knob(None)  # a Ray cluster (None: start a local Ray)
-    label_column: str = "label"
-    text_column: str = "text"
-    id_column: str | None = None
-    group_columns: list[str] | None = None  # membership columns; None: the identity terms of ``identities``
-    identities: str | None = None  # an identity set (default dixon50) when no group columns are given
-    guard: bool = True  # the identity guard on ambiguous terms ("a black car" is no identity reference)
-    positive_label: str | None = None  # the classifier's label whose probability is the score
-    threshold: float = 0.5  # for the equality differences (FPR, FNR)
-    group_threshold: float = 0.5  # a membership score at or above it means the text mentions the group
-    bootstrap: int = 1000
-    seed: int = 0
-    encoding: str = "utf-8"
+    engine: str = knob(
+        "local", help=vocabulary.ENGINE
+    )  # local | ray: where the classifier's batches are predicted (one model per Ray actor)
+    address: str | None = knob(None, help=vocabulary.ADDRESS)  # a Ray cluster (None: start a local Ray)
+    label_column: str = option("label", help="Column with the gold label: 1/0, true/false, toxic/non-toxic.")
+    text_column: str = option("text", help="Column with the texts.")
+    id_column: str | None = option(None, help="Column with unique ids (default: row number).")
+    group_columns: list[str] | None = option(
+        None, help="Comma-separated membership columns (booleans, or scores cut at --group-threshold)."
+    )  # membership columns; None: the identity terms of ``identities``
+    identities: str | None = option(
+        None, help="Without group columns: the identity set whose terms mark membership (default dixon50)."
+    )  # an identity set (default dixon50) when no group columns are given
+    guard: bool = option(
+        True, help="Skip non-identity uses of ambiguous terms ('a black car')."
+    )  # the identity guard on ambiguous terms ("a black car" is no identity reference)
+    positive_label: str | None = option(
+        None, help="Classifier label whose probability is the score (default: the second)."
+    )  # the classifier's label whose probability is the score
+    threshold: float = option(
+        0.5, help="Score threshold of the equality differences (FPR, FNR)."
+    )  # for the equality differences (FPR, FNR)
+    group_threshold: float = option(
+        0.5, help="A membership score at or above it is a member."
+    )  # a membership score at or above it means the text mentions the group
+    bootstrap: int = option(1000, help="Bootstrap resamples of every interval (0: none).")
+    seed: int = option(0, help="Seed of the bootstrap and of the pinned AUC's sample.")
+    encoding: str = option("utf-8", help=vocabulary.ENCODING)
     # en | fr | de: the default identity set (identity-fr, identity-de: every inflected form is a mention)
-    language: str = field(default="en", metadata={"later": True})
+    language: str = field(default="en", metadata={"later": True, "help": vocabulary.LANGUAGE})
 
     def __post_init__(self) -> None:
         from ..languages import get_language

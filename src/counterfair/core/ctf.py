@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import numpy as np
 import pandas as pd
 
+from .. import vocabulary
 from ..classifiers.labels import binary_labels, positive_index
 from ..io import missing_as_nan
 from ..metrics.fairness import GapEntry, group_rows
 from ..metrics.functional import bootstrap_ci
 from ..progress import ProgressHook
-from ..records import options_signature
+from ..records import option, options_signature
 from ..spill import ArrayLog, Piece, Scratch
 from ..text import MAX_TEXT_CHARS
 
@@ -264,20 +265,22 @@ class CTFOptions:
     """The options of :func:`ctf_core` (the keyword arguments of :func:`ctf` and :func:`run_ctf`) as the run's
     identity; in alphabetical order, as ``run.json`` has always listed them."""
 
-    encoding: str = "utf-8"
-    grammar: bool = True
-    guard: str | None = "spacy"
-    id_column: str | None = None
-    identities: Any = None
-    label_column: str | None = None
+    encoding: str = option("utf-8", help=vocabulary.ENCODING)
+    grammar: bool = option(True, help="Fix the article and agreement around a swapped term; False: tokens only.")
+    guard: str | None = option("spacy", help="Skip non-identity uses of ambiguous terms ('a black car').")
+    id_column: str | None = option(None, help="Column with unique ids (default: row number).")
+    identities: Any = option(None, help="Identity terms: t1,t2,... (default: the 50 Dixon et al. terms).")
+    label_column: str | None = option(None, help="Column with toxic (1) / non-toxic (0) labels.")
     # en | fr | de: the default identity set (identity-fr, identity-de: swapped with agreement); later: English runs
     # keep their identity
-    language: str = field(default="en", metadata={"later": True})
-    max_text_chars: int = MAX_TEXT_CHARS
-    n_resamples: int = 2000
-    positive_label: str | None = None
-    seed: int = 0
-    text_column: str = "text"
+    language: str = field(default="en", metadata={"later": True, "help": vocabulary.LANGUAGE})
+    max_text_chars: int = option(MAX_TEXT_CHARS, help=vocabulary.MAX_TEXT_CHARS)
+    n_resamples: int = option(2000, help="Bootstrap resamples of the gap's intervals.")
+    positive_label: str | None = option(
+        None, help="Classifier label whose probability is compared (default: the second)."
+    )
+    seed: int = option(0, help="Seed of the bootstrap.")
+    text_column: str = option("text", help="Column with the texts.")
 
 
 @options_signature(CTFOptions)

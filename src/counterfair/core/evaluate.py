@@ -39,7 +39,7 @@ from ..jsontypes import JSONObject
 from ..metrics import functional as F
 from ..metrics.cards import CARDS, MetricCard, PairTexts, classifier_metrics, resolve_metrics
 from ..progress import NullProgress, ProgressHook
-from ..records import knob, options_signature
+from ..records import knob, option, options_signature
 from ..results import TableResult
 from ..summaries import EvaluationSummary
 from ..text import tokenize_batch, tokenizer_signature
@@ -51,40 +51,87 @@ CEVAL_COLUMNS = ("orig_text", "gen_text", "gen_text_2")
 class EvaluateOptions:
     """Options of an evaluation run; every field is recorded in ``summary.json``."""
 
-    metrics: list[str] | None = None  # None: every metric that applies to the input
-    classifier: str | None = None  # none: flip and prob_change are not computed (asked for, they are an error)
-    text_column: str = "orig_text"
-    cf_column: str = "gen_text"
-    cf2_column: str | None = None  # None: use "gen_text_2" when the file has it
-    id_column: str | None = None
-    group_column: str | None = None
+    metrics: list[str] | None = option(
+        None,
+        help=(
+            "Comma-separated: flip, prob_change, distance, diversity, perplexity, bleu, bertscore (the "
+            "default set), text_quality (an LLM judge; only when named), or all."
+        ),
+    )  # None: every metric that applies to the input
+    classifier: str | None = option(
+        None,
+        help=(
+            "Classifier spec for flip and prob_change, e.g. imdb-sentiment, profanity-check, "
+            "sklearn:PATH, hf:DIR, scores:PATH (without it those two metrics are not computed)."
+        ),
+    )  # none: flip and prob_change are not computed (asked for, they are an error)
+    text_column: str = option("orig_text", help="Column with the original text.")
+    cf_column: str = option("gen_text", help="Column with the counterfactual.")
+    cf2_column: str | None = option(
+        None, help="Column with a second counterfactual (diversity); default gen_text_2 if present."
+    )  # None: use "gen_text_2" when the file has it
+    id_column: str | None = option(None, help="Column with a unique row id.")
+    group_column: str | None = option(None, help="Column to aggregate by (with bootstrap CIs).")
     # options added after runs existed (later=True): at their default they stay out of the identity, so those runs
     # still resume. context_column: two-input classifiers' input left unchanged (NLI: the other sentence);
     # revised_input: first | second, which classifier input the text/counterfactual columns are; target_column: the
     # label each counterfactual aims at (prob_change is measured on it)
-    context_column: str | None = field(default=None, metadata={"later": True})
-    revised_input: str = field(default="first", metadata={"later": True})
-    target_column: str | None = field(default=None, metadata={"later": True})
-    missing_markers: tuple[str, ...] = ("-1",)  # CEval writes -1 where a method produced nothing
-    threshold: float | None = None
-    contrast_rule: str = "second"
-    ppl_model: str = "gemma-3-270m"
-    ppl_window: int = 1024
-    ppl_stride: int = 512
-    ppl_max_tokens: int = 8192
-    ppl_token_budget: int = knob(1024)
-    ppl_dtype: str = "float32"
-    bertscore_model: str = "all-minilm-l6-v2"
-    judge_llm: str = "llamacpp:qwen2.5-coder-1.5b-instruct"  # text_quality's judge
-    batch_size: int = knob(64)
-    bootstrap: int = 2000
-    confidence: float = 0.95
-    seed: int = 0
-    fmt: str | None = None
-    encoding: str = "utf-8"
-    engine: str = knob("local")  # local | ray: where perplexity and BERTScore batches run
-    address: str | None = knob(None)  # a Ray cluster (default: start a local one)
-    engine_batch: int = 128  # texts per batch sent to a Ray worker
+    context_column: str | None = field(
+        default=None,
+        metadata={
+            "later": True,
+            "help": (
+                "Two-input classifiers (NLI): column with the input left unchanged; the classifier gets text pairs."
+            ),
+        },
+    )
+    revised_input: str = field(
+        default="first",
+        metadata={
+            "later": True,
+            "help": "With --context-column: the edited text is the classifier's 'first' or 'second' input.",
+        },
+    )
+    target_column: str | None = field(
+        default=None,
+        metadata={
+            "later": True,
+            "help": "Column with the label each counterfactual aims at (prob_change measured on it).",
+        },
+    )
+    missing_markers: tuple[str, ...] = option(("-1",), help="Cells that mean no counterfactual (CEval writes -1).")
+    threshold: float | None = option(None, help="Binary classifiers: label 1 when p >= threshold (default: argmax).")
+    contrast_rule: str = option(
+        "second", help="More than two labels: the target is the second most probable (paper 002) or least (CEval)."
+    )
+    ppl_model: str = option(
+        "gemma-3-270m", help="Perplexity LM: a known name, a GGUF file or a transformers directory."
+    )
+    ppl_window: int = option(1024, help="Perplexity window in LM tokens.")
+    ppl_stride: int = option(512, help="Sliding-window stride in LM tokens.")
+    ppl_max_tokens: int = option(8192, help="Texts longer than this get no perplexity (a row note).")
+    ppl_token_budget: int = knob(1024, help="LM tokens per forward batch (memory vs speed).")
+    ppl_dtype: str = option(
+        "float32", help="Perplexity LM precision: float32 (exact) or bfloat16 (about 2x faster on CPUs with bf16)."
+    )
+    bertscore_model: str = option("all-minilm-l6-v2", help="The BERTScore encoder.")
+    judge_llm: str = option(
+        "llamacpp:qwen2.5-coder-1.5b-instruct",
+        help="LLM that judges text_quality (llamacpp:NAME|GGUF, openai:URL#MODEL, hf:DIR).",
+    )  # text_quality's judge
+    batch_size: int = knob(64, help="Batch size for classifier and BERTScore.")
+    bootstrap: int = option(2000, help="Bootstrap resamples for confidence intervals.")
+    confidence: float = option(0.95, help="Confidence level of the intervals.")
+    seed: int = option(0, help="Seed of the bootstrap.")
+    fmt: str | None = option(None, help="Input format if the suffix does not tell.")
+    encoding: str = option("utf-8", help="Text encoding of the input file.")
+    engine: str = knob(
+        "local", help="local, or ray: perplexity and BERTScore batches on Ray workers."
+    )  # local | ray: where perplexity and BERTScore batches run
+    address: str | None = knob(
+        None, help="Ray cluster address (default: start a local Ray)."
+    )  # a Ray cluster (default: start a local one)
+    engine_batch: int = option(128, help="Texts per batch sent to a Ray worker.")
 
     metrics_explicit: bool = field(init=False, default=False, metadata={"identity": False})
     #: default metrics left out because their extra is not installed (the core install), for the command to say
@@ -264,14 +311,14 @@ def read_pairs(source: Any, opts: EvaluateOptions) -> tuple[TextInput, str | Non
     """The pairs (:func:`~counterfair.io.read_texts`, every column an option names checked) and the second
     counterfactual's column (``--cf2-column``, else ``gen_text_2`` when the table has it)."""
     columns = {opts.cf_column: "--cf-column"}
-    for extra, option in (
+    for extra, flag in (
         (opts.group_column, "--group-column"),
         (opts.context_column, "--context-column"),
         (opts.target_column, "--target-column"),
         (opts.cf2_column, "--cf2-column"),
     ):
         if extra is not None:
-            columns[extra] = option
+            columns[extra] = flag
     read = read_texts(
         source, text_column=opts.text_column, id_column=opts.id_column, columns=columns, encoding=opts.encoding,
         fmt=opts.fmt,

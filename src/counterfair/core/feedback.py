@@ -34,7 +34,7 @@ from typing import Any, NotRequired, TypedDict
 import numpy as np
 import pandas as pd
 
-from .. import __version__
+from .. import __version__, vocabulary
 from ..classifiers import CachedClassifier
 from ..editors.base import EditorBase
 from ..errors import ConfigError
@@ -46,7 +46,7 @@ from ..io import (
 from ..jsontypes import JSONObject
 from ..metrics.functional import contrast_labels, flipped_one
 from ..progress import NullProgress, ProgressHook
-from ..records import knob, options_signature
+from ..records import knob, option, options_signature
 from ..results import TableResult
 from ..summaries import FeedbackSummary
 from ..text import MAX_TEXT_CHARS, TOKENS, skip_reason, tokenize_batch, word_distance
@@ -55,21 +55,37 @@ from ..text import MAX_TEXT_CHARS, TOKENS, skip_reason, tokenize_batch, word_dis
 @dataclass
 class FeedbackOptions:
     editor: str = "synonym"
-    classifier: str = knob("imdb-sentiment")  # the classifier's own identity joins the run's (claim_run_dir)
-    steps: int = 5
-    text_column: str = "text"
-    llm: str = "llamacpp:qwen2.5-coder-1.5b-instruct"
-    ppl_model: str | None = "gemma-3-270m"
-    ppl_fine_model: str | None = None
-    ppl_steps: str = "all"  # "all", or "ends" (the first and the last edit: ppl@1 and ppl@n+1, a fraction of the cost)
-    label_names: dict[str, str] | None = None
-    seed: int = 0
-    limit: int | None = None
-    id_column: str | None = None
-    max_text_chars: int = MAX_TEXT_CHARS  # longer texts are not edited (status skipped:too_long; 0: no limit)
-    encoding: str = "utf-8"  # of the input file (a byte-order mark overrides it)
+    classifier: str = knob(
+        "imdb-sentiment", help="Classifier the editor tries to flip."
+    )  # the classifier's own identity joins the run's (claim_run_dir)
+    steps: int = option(5, help="Feedback steps n (the editor runs n + 1 times; inc@1..inc@n).")
+    text_column: str = option("text", help="Column with the texts.")
+    llm: str = option("llamacpp:qwen2.5-coder-1.5b-instruct", help="LLM for mask_fill and llm_flip.")
+    ppl_model: str | None = option("gemma-3-270m", help="General LM for ppl-base ('none' to skip).")
+    ppl_fine_model: str | None = option(None, help="Domain-adapted LM for ppl-fine (see counterfair adapt-lm).")
+    ppl_steps: str = option(
+        "all", help="Perplexity of every step's text ('all') or of the first and last only ('ends')."
+    )  # "all", or "ends" (the first and the last edit: ppl@1 and ppl@n+1, a fraction of the cost)
+    label_names: dict[str, str] | None = option(None, help="Names the LLM editors call the labels by (label -> name).")
+    seed: int = option(0, help="Seed.")
+    limit: int | None = option(None, help="Only the first N texts.")
+    id_column: str | None = option(None, help="Column with unique ids (default: row number).")
+    max_text_chars: int = option(
+        MAX_TEXT_CHARS, help=vocabulary.MAX_TEXT_CHARS
+    )  # longer texts are not edited (status skipped:too_long; 0: no limit)
+    encoding: str = option("utf-8", help=vocabulary.ENCODING)  # of the input file (a byte-order mark overrides it)
     # how minimality and inc@n count tokens: words (whitespace ignored) or whitespace (paper 002's added space counts)
-    tokens: str = field(default="words", metadata={"later": True})
+    tokens: str = field(
+        default="words",
+        metadata={
+            "later": True,
+            "help": (
+                "How minimality and inc@n count tokens: words (the tokenizer's; a whitespace-only edit is 0) "
+                "or whitespace (split at spaces, as paper 002 counts an added space: 'awful !' vs 'awful!' is "
+                "2)."
+            ),
+        },
+    )
 
     def __post_init__(self) -> None:
         if self.tokens not in TOKENS:

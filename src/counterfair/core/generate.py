@@ -29,7 +29,7 @@ from typing import Any, NotRequired, TypedDict, cast
 import numpy as np
 import pandas as pd
 
-from .. import __version__
+from .. import __version__, vocabulary
 from ..checkpoint import MemorySink
 from ..detectors import DETECTORS_WITH_LLM
 from ..editors.base import EditorBase
@@ -58,6 +58,7 @@ from ..records import (
     fingerprint,
     knob,
     make_status,
+    option,
     options_signature,
     run_identity,
 )
@@ -131,49 +132,85 @@ def _uses_polyjuice_lm(o: Any) -> bool:
 
 @dataclass
 class GenerateOptions:
-    attribute: str = "islam"
+    attribute: str = option("islam", help=vocabulary.ATTRIBUTE)
     methods: list[str] = field(default_factory=lambda: list(default_editors("generate")))
-    text_column: str = "text"
-    id_column: str | None = None
-    identities: str | None = None
-    guard: str | None = "spacy"
-    llm: str = "llamacpp:qwen2.5-coder-1.5b-instruct"
+    text_column: str = option("text", help="Column with the texts.")
+    id_column: str | None = option(None, help="Column with unique ids (default: row number).")
+    identities: str | None = option(None, help="Identity terms for swap: dixon50 (default), a file, or t1,t2,...")
+    guard: str | None = option("spacy", help="Skip non-identity uses of ambiguous terms ('a black car').")
+    llm: str = option(
+        "llamacpp:qwen2.5-coder-1.5b-instruct", help="LLM: llamacpp:NAME|FILE.gguf, openai:URL[#MODEL], hf:DIR."
+    )
     # a causal LM directory or hub id trained on Polyjuice's format (part of the identity of runs that use it)
-    polyjuice_model: str = field(default="uw-hai/polyjuice", metadata={"applies": _uses_polyjuice_lm})
-    prompt_style: str = "turns"
-    instruction: str | None = None
-    samples: int = 16
-    temperature: float = 1.0
-    top_k: int = 40
-    max_attempts: int = 5
+    polyjuice_model: str = field(
+        default="uw-hai/polyjuice",
+        metadata={
+            "applies": _uses_polyjuice_lm,
+            "help": (
+                "The polyjuice method's causal LM: a transformers directory or hub id (from your Hugging Face "
+                "cache) trained on Polyjuice's format."
+            ),
+        },
+    )
+    prompt_style: str = option("turns", help="turns (chat models) or plain (next-token LMs).")
+    instruction: str | None = option(None, help="Instruction template; default 'not about {subject}'.")
+    samples: int = option(16, help="LLM samples per input and attempt.")
+    temperature: float = option(1.0, help="LLM sampling temperature.")
+    top_k: int = option(40, help="LLM sampling: the k most probable tokens.")
+    max_attempts: int = option(5, help="Attempts when no sample passes the filters.")
     # a text is sampled again (up to max_attempts) only while a candidate of it came this near to passing every filter
     # (Verdict.nearness: the smallest of its scores over their thresholds; 0: always retry); part of the identity of
     # runs with a sampled method only
-    retry_nearness: float = field(default=RETRY_NEARNESS, metadata={"applies": uses_sampled_method, "before": 0.0})
-    min_bleu: float = 0.5
-    min_bertscore: float = 0.5
-    max_attribute_prob: float = 0.5
+    retry_nearness: float = field(
+        default=RETRY_NEARNESS,
+        metadata={"applies": uses_sampled_method, "before": 0.0, "help": vocabulary.RETRY_NEARNESS},
+    )
+    min_bleu: float = option(0.5, help="Filter: minimum BLEU against the original.")
+    min_bertscore: float = option(0.5, help="Filter: minimum BERTScore F1.")
+    max_attribute_prob: float = option(0.5, help="Filter: maximum attribute-reference probability.")
     # keyword | keyword+llm | llm | mlp:DIR[#LABEL] | auto: keyword+llm when a method loads the LLM anyway, else keyword
-    detector: str = "auto"
-    seed: int = 0
-    reuse_prefix: bool = knob(True)
-    n_ctx: int = knob(4096)
-    chunk: int = knob(64)
-    llm_chunk: int = knob(4)  # texts per LLM call (their samples decode together); checkpointed per chunk
-    llm_parallel: int | None = knob(None)  # llama.cpp sequences decoded together (None: 16; 1: one after another)
-    llm_concurrency: int | None = knob(None)  # requests in flight to an LLM server (None: 32)
-    engine: str = knob("local")  # local | ray: where LLM rewriting runs (one Generator, so one LLM, per Ray actor)
-    address: str | None = knob(None)
+    detector: str = option(
+        "auto",
+        help=(
+            "Attribute detector: keyword, keyword+llm (also sees allusions: 'during Eid'), "
+            "mlp:DIR[#LABEL], llm; auto: keyword+llm when the llm method runs, else keyword."
+        ),
+    )
+    seed: int = option(0, help="Seed of sampling and of the swap example shown per input.")
+    reuse_prefix: bool = knob(True, help="In-process LLM: reuse the shared prompt prefix's cache across samples.")
+    n_ctx: int = knob(4096, help="In-process LLM: context length in tokens.")
+    chunk: int = knob(64, help="Texts per call of a method that is not sampled; a checkpoint after each.")
+    llm_chunk: int = knob(
+        4, help="Texts per LLM call: their samples are drawn together; a checkpoint after each."
+    )  # texts per LLM call (their samples decode together); checkpointed per chunk
+    llm_parallel: int | None = knob(
+        None, help=vocabulary.LLM_PARALLEL
+    )  # llama.cpp sequences decoded together (None: 16; 1: one after another)
+    llm_concurrency: int | None = knob(
+        None, help=vocabulary.LLM_CONCURRENCY
+    )  # requests in flight to an LLM server (None: 32)
+    engine: str = knob(
+        "local", help="local, or ray: LLM rewriting on Ray workers (one LLM each)."
+    )  # local | ray: where LLM rewriting runs (one Generator, so one LLM, per Ray actor)
+    address: str | None = knob(None, help="Ray cluster address (default: start a local Ray).")
     # methods whose candidates get BLEU/BERTScore/attribute verdicts: None, the sampled ones (which the filters judge;
     # paper 000 filters only the LLM's samples), the others only the detector's attribute probability; ["all"]: every
     # method (BERTScore needs counterfair[metrics]); []: none
-    score_methods: list[str] | None = None
-    fmt: str | None = None
-    encoding: str = "utf-8"
-    max_text_chars: int = MAX_TEXT_CHARS  # longer inputs get skipped:too_long (0: no limit)
+    score_methods: list[str] | None = option(
+        None,
+        help=(
+            "Methods whose candidates get BLEU/BERTScore/attribute scores: default the sampled ones (llm, "
+            "polyjuice), which the filters judge; 'all' for every method (needs counterfair\\[metrics])."
+        ),
+    )
+    fmt: str | None = option(None, help="Input format if the suffix does not tell.")
+    encoding: str = option("utf-8", help=vocabulary.ENCODING)
+    max_text_chars: int = option(
+        MAX_TEXT_CHARS, help=vocabulary.MAX_TEXT_CHARS
+    )  # longer inputs get skipped:too_long (0: no limit)
     # en | fr | de: built-in packs, default identity set, BERTScore encoder (English runs keep the identity they had
     # before languages existed)
-    language: str = field(default="en", metadata={"later": True})
+    language: str = field(default="en", metadata={"later": True, "help": vocabulary.LANGUAGE})
 
     def __post_init__(self) -> None:
         from ..languages import get_language

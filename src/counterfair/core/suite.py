@@ -19,7 +19,7 @@ from typing import Any, NotRequired, TypedDict
 import numpy as np
 import pandas as pd
 
-from .. import __version__
+from .. import __version__, vocabulary
 from ..classifiers import CachedClassifier
 from ..classifiers.labels import binary_labels, positive_index
 from ..errors import InputError
@@ -27,7 +27,7 @@ from ..io import read_texts, row_ids
 from ..jsontypes import JSONObject
 from ..metrics import fairness as FM
 from ..progress import ProgressHook
-from ..records import knob
+from ..records import knob, option
 from ..results import SuiteResult
 from ..summaries import EstimateData, GateOutcome
 from ..text import indefinite_article
@@ -41,19 +41,33 @@ FEW = 10  # a cell with fewer cases is marked as resting on few cases
 @dataclass
 class SuiteOptions:
     classifier: str = knob("profanity-check")  # the classifier's own identity joins the run's (claim_run_dir)
-    engine: str = knob("local")  # local | ray: where the classifier's batches are predicted (one model per Ray actor)
-    address: str | None = knob(None)  # a Ray cluster (None: start a local Ray)
-    text_column: str = "test_case"
-    label_column: str = "label_gold"
-    functionality_column: str = "functionality"
-    target_column: str | None = "target_ident"  # None: no targets (accuracy per functionality only, no bias AUCs)
-    id_column: str | None = None
-    identities: str | None = None  # the built-in suite's identity set (default dixon50); ignored for a file
-    positive_label: str | None = None  # the classifier's label whose probability is the score
-    threshold: float = 0.5  # a score at or above it predicts the positive (hateful, toxic) label
-    bootstrap: int = 1000  # resamples of the bias AUCs' intervals (accuracies use Wilson's interval)
-    seed: int = 0
-    encoding: str = "utf-8"
+    engine: str = knob(
+        "local", help=vocabulary.ENGINE
+    )  # local | ray: where the classifier's batches are predicted (one model per Ray actor)
+    address: str | None = knob(None, help=vocabulary.ADDRESS)  # a Ray cluster (None: start a local Ray)
+    text_column: str = option("test_case", help="Column with the test case's text.")
+    label_column: str = option(
+        "label_gold", help="Column with the gold label: hateful/non-hateful, 1/0, toxic/non-toxic."
+    )
+    functionality_column: str = option("functionality", help="Column with the case's functionality.")
+    target_column: str | None = option(
+        "target_ident", help="Column with the targeted group ('' for none: no per-target rows, no bias AUCs)."
+    )  # None: no targets (accuracy per functionality only, no bias AUCs)
+    id_column: str | None = option(None, help="Column with unique ids (default: row number).")
+    identities: str | None = option(
+        None, help="The built-in suite's identity set (default dixon50; ignored with CASES)."
+    )  # the built-in suite's identity set (default dixon50); ignored for a file
+    positive_label: str | None = option(
+        None, help="Classifier label whose probability is the score (default: the second)."
+    )  # the classifier's label whose probability is the score
+    threshold: float = option(
+        0.5, help="A score at or above it predicts hateful."
+    )  # a score at or above it predicts the positive (hateful, toxic) label
+    bootstrap: int = option(
+        1000, help="Bootstrap resamples of the bias AUCs' intervals (0: none)."
+    )  # resamples of the bias AUCs' intervals (accuracies use Wilson's interval)
+    seed: int = option(0, help="Seed of the bootstrap.")
+    encoding: str = option("utf-8", help=vocabulary.ENCODING)
 
     def __post_init__(self) -> None:
         check_threshold_and_bootstrap(self.threshold, self.bootstrap)

@@ -18,6 +18,7 @@ from ...cli.app import (
     console,
     declared,
     finish_gate,
+    flag,
     joined,
     listed,
 )
@@ -52,7 +53,7 @@ def llm_audit_command(
     ] = None,
     scenario: Annotated[
         str | None,
-        typer.Option(help="A built-in scenario instead of PROMPTS: hiring, lending, triage, support, tenancy."),
+        flag(LLMAuditOptions, "scenario"),
     ] = _D.scenario,
     cases: Annotated[
         int | None, typer.Option(min=1, metavar="N", help="With --scenario: its first N cases only.")
@@ -68,94 +69,62 @@ def llm_audit_command(
     out: Annotated[
         Path, typer.Option("--out", "-o", help="Directory for responses.csv/.jsonl, summary.json, report.html/.md.")
     ] = Path("counterfair-llm-audit"),
-    samples: Annotated[int, typer.Option(min=2, help="Responses sampled per prompt variant.")] = _D.samples,
-    temperature: Annotated[
-        float, typer.Option(help="Sampling temperature.", rich_help_panel=LLM_PANEL)
-    ] = _D.temperature,
-    max_tokens: Annotated[int, typer.Option(min=1, help="Tokens per response at most.", rich_help_panel=LLM_PANEL)] = (
-        _D.max_tokens
-    ),
-    system: Annotated[
-        str | None, typer.Option(help="A system message before each prompt.", rich_help_panel=LLM_PANEL)
-    ] = (_D.system),
+    samples: Annotated[int, flag(LLMAuditOptions, "samples", min=2)] = _D.samples,
+    temperature: Annotated[float, flag(LLMAuditOptions, "temperature", rich_help_panel=LLM_PANEL)] = _D.temperature,
+    max_tokens: Annotated[int, flag(LLMAuditOptions, "max_tokens", min=1, rich_help_panel=LLM_PANEL)] = (_D.max_tokens),
+    system: Annotated[str | None, flag(LLMAuditOptions, "system", rich_help_panel=LLM_PANEL)] = (_D.system),
     concurrency: Annotated[
-        int | None, typer.Option(help="Requests in flight to a server (default 32).", rich_help_panel=LLM_PANEL)
+        int | None, flag(LLMAuditOptions, "concurrency", rich_help_panel=LLM_PANEL)
     ] = _D.concurrency,
     decision: Annotated[
         str | None,
-        typer.Option(
-            help="FIELD=VALUE: the JSON field of the decision and its positive value (decision=hire; several: "
-            "decision=hire|yes).",
-            rich_help_panel=OUTCOME_PANEL,
-        ),
+        flag(LLMAuditOptions, "decision", rich_help_panel=OUTCOME_PANEL),
     ] = _D.decision,
     decision_values: Annotated[
         str | None,
-        typer.Option(help="Comma-separated allowed decisions (others are unparsed).", rich_help_panel=OUTCOME_PANEL),
+        flag(LLMAuditOptions, "decision_values", rich_help_panel=OUTCOME_PANEL),
     ] = joined(_D.decision_values),
     rating: Annotated[
         str | None,
-        typer.Option(help="FIELD:LOW-HIGH: a numeric JSON field (score:1-10).", rich_help_panel=OUTCOME_PANEL),
+        flag(LLMAuditOptions, "rating", rich_help_panel=OUTCOME_PANEL),
     ] = _D.rating,
     score: Annotated[
         str | None,
-        typer.Option(
-            help="A classifier spec scoring each response (profanity-check, callable:FILE.py:FN, hf:..., ...).",
-            rich_help_panel=OUTCOME_PANEL,
-        ),
+        flag(LLMAuditOptions, "score", rich_help_panel=OUTCOME_PANEL),
     ] = _D.score,
     positive_label: Annotated[
         str | None,
-        typer.Option(
-            help="The --score classifier's label to read (needed unless its two labels say which is positive).",
-            rich_help_panel=OUTCOME_PANEL,
-        ),
+        flag(LLMAuditOptions, "positive_label", rich_help_panel=OUTCOME_PANEL),
     ] = _D.positive_label,
     similarity: Annotated[
         str | None,
-        typer.Option(
-            help="Comma-separated response similarities between variants, each against its floors: cosine "
-            "(MiniLM), rouge_l, bleu (LangFair's definitions; cosine and rouge_l need counterfair\\[metrics]).",
-            rich_help_panel=OUTCOME_PANEL,
-        ),
+        flag(LLMAuditOptions, "similarity", rich_help_panel=OUTCOME_PANEL),
     ] = joined(_D.similarity),
     identities: Annotated[
         str | None,
-        typer.Option(help="Identity terms (comma list, a built-in set or a file); default: 13 terms in 5 groups."),
+        flag(LLMAuditOptions, "identities"),
     ] = joined(_D.identities),
-    placebo: Annotated[str | None, typer.Option(help="A placebo word file (default: the built-in set).")] = _D.placebo,
+    placebo: Annotated[str | None, flag(LLMAuditOptions, "placebo")] = _D.placebo,
     placebo_words: Annotated[
         str | None,
-        typer.Option(help="Comma-separated neutral words for the slot (default: tall, short, freckled, ...)."),
+        flag(LLMAuditOptions, "placebo_words"),
     ] = joined(_D.placebo_words),
     guard: Annotated[
         bool,
-        typer.Option(help="Skip non-identity uses of ambiguous terms in free prompts.", rich_help_panel=MORE_PANEL),
+        flag(LLMAuditOptions, "guard", rich_help_panel=MORE_PANEL),
     ] = _D.guard,
     constrain: Annotated[
         bool,
-        typer.Option(
-            help="With --decision or --rating, hold an in-process llama.cpp model to the JSON answer (a grammar: no "
-            "unparsed answers, and no refusals; --no-constrain lets it answer freely).",
-            rich_help_panel=LLM_PANEL,
-        ),
+        flag(LLMAuditOptions, "constrain", rich_help_panel=LLM_PANEL),
     ] = _D.constrain,
     threshold: Annotated[
         float,
-        typer.Option(
-            help="An outcome's mean at or above it is the majority decision (flips).", rich_help_panel=MORE_PANEL
-        ),
+        flag(LLMAuditOptions, "threshold", rich_help_panel=MORE_PANEL),
     ] = _D.threshold,
-    bootstrap: Annotated[
-        int, typer.Option(min=1, help="Bootstrap resamples.", rich_help_panel=MORE_PANEL)
-    ] = _D.bootstrap,
-    seed: Annotated[
-        int, typer.Option(min=0, help="Seed of the samples and the bootstrap.", rich_help_panel=MORE_PANEL)
-    ] = (_D.seed),
-    text_column: Annotated[str, typer.Option(help="Column with the prompts (prompt when text is absent).")] = (
-        _D.text_column
-    ),
-    id_column: Annotated[str | None, typer.Option(help="Column with unique ids (default: row number).")] = _D.id_column,
+    bootstrap: Annotated[int, flag(LLMAuditOptions, "bootstrap", min=1, rich_help_panel=MORE_PANEL)] = _D.bootstrap,
+    seed: Annotated[int, flag(LLMAuditOptions, "seed", min=0, rich_help_panel=MORE_PANEL)] = (_D.seed),
+    text_column: Annotated[str, flag(LLMAuditOptions, "text_column")] = (_D.text_column),
+    id_column: Annotated[str | None, flag(LLMAuditOptions, "id_column")] = _D.id_column,
     fail_if: Annotated[
         list[str] | None,
         typer.Option(

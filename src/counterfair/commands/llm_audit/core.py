@@ -21,10 +21,11 @@ from typing import Any, TypedDict
 import numpy as np
 import pandas as pd
 
+from ... import vocabulary
 from ...errors import ConfigError
 from ...jsontypes import JSONObject
 from ...progress import NullProgress, ProgressHook
-from ...records import knob
+from ...records import knob, option
 from .outcomes import OUTCOMES, Schema, parse_schema, response_outcomes, schema_grammar
 from .prompts import DEFAULT_TERMS, placebo_set, variants
 from .similarity import check_metrics, similarity_tables
@@ -49,29 +50,60 @@ TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet", ".txt")
 class LLMAuditOptions:
     """Every option of an LLM audit (the command line's flags, spelled with dashes)."""
 
-    identities: str | list[str] | None = None  # default: DEFAULT_TERMS
-    placebo: str | None = None
-    placebo_words: list[str] | None = None
-    samples: int = 5
-    temperature: float = 0.7
-    max_tokens: int = 200
-    system: str | None = None
-    decision: str | None = None
-    decision_values: list[str] | None = None
-    rating: str | None = None
-    score: str | None = None
-    positive_label: str | None = None
-    similarity: list[str] | None = None  # response similarities between variants: cosine, rouge_l, bleu
-    guard: bool = True
-    constrain: bool = True  # an in-process llama.cpp model is held to the decision/rating JSON (a GBNF grammar)
-    threshold: float = 0.5
-    bootstrap: int = 2000
-    seed: int = 0
-    text_column: str = "text"
-    id_column: str | None = None
-    encoding: str = "utf-8"
-    concurrency: int | None = knob(None)  # requests in flight to a server (None: 32)
-    scenario: str | None = None  # the built-in scenario the prompts came from
+    identities: str | list[str] | None = option(
+        None, help="Identity terms (comma list, a built-in set or a file); default: 13 terms in 5 groups."
+    )  # default: DEFAULT_TERMS
+    placebo: str | None = option(None, help="A placebo word file (default: the built-in set).")
+    placebo_words: list[str] | None = option(
+        None, help="Comma-separated neutral words for the slot (default: tall, short, freckled, ...)."
+    )
+    samples: int = option(5, help="Responses sampled per prompt variant.")
+    temperature: float = option(0.7, help="Sampling temperature.")
+    max_tokens: int = option(200, help="Tokens per response at most.")
+    system: str | None = option(None, help="A system message before each prompt.")
+    decision: str | None = option(
+        None,
+        help=(
+            "FIELD=VALUE: the JSON field of the decision and its positive value (decision=hire; several: "
+            "decision=hire|yes)."
+        ),
+    )
+    decision_values: list[str] | None = option(None, help="Comma-separated allowed decisions (others are unparsed).")
+    rating: str | None = option(None, help="FIELD:LOW-HIGH: a numeric JSON field (score:1-10).")
+    score: str | None = option(
+        None, help="A classifier spec scoring each response (profanity-check, callable:FILE.py:FN, hf:..., ...)."
+    )
+    positive_label: str | None = option(
+        None, help="The --score classifier's label to read (needed unless its two labels say which is positive)."
+    )
+    similarity: list[str] | None = option(
+        None,
+        help=(
+            "Comma-separated response similarities between variants, each against its floors: cosine "
+            "(MiniLM), rouge_l, bleu (LangFair's definitions; cosine and rouge_l need "
+            "counterfair\\[metrics])."
+        ),
+    )  # response similarities between variants: cosine, rouge_l, bleu
+    guard: bool = option(True, help="Skip non-identity uses of ambiguous terms in free prompts.")
+    constrain: bool = option(
+        True,
+        help=(
+            "With --decision or --rating, hold an in-process llama.cpp model to the JSON answer (a "
+            "grammar: no unparsed answers, and no refusals; --no-constrain lets it answer freely)."
+        ),
+    )  # an in-process llama.cpp model is held to the decision/rating JSON (a GBNF grammar)
+    threshold: float = option(0.5, help="An outcome's mean at or above it is the majority decision (flips).")
+    bootstrap: int = option(2000, help="Bootstrap resamples.")
+    seed: int = option(0, help="Seed of the samples and the bootstrap.")
+    text_column: str = option("text", help="Column with the prompts (prompt when text is absent).")
+    id_column: str | None = option(None, help="Column with unique ids (default: row number).")
+    encoding: str = option("utf-8", help=vocabulary.ENCODING)
+    concurrency: int | None = knob(
+        None, help="Requests in flight to a server (default 32)."
+    )  # requests in flight to a server (None: 32)
+    scenario: str | None = option(
+        None, help="A built-in scenario instead of PROMPTS: hiring, lending, triage, support, tenancy."
+    )  # the built-in scenario the prompts came from
 
     def __post_init__(self) -> None:
         if self.samples < 2:
