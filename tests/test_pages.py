@@ -120,6 +120,53 @@ def test_report_rebuilds_the_same_page(runs: dict[str, Path]) -> None:
     assert page_of(runs["ctf"]) is not None
 
 
+def test_a_finished_run_opens_as_its_result_and_check_reads_its_metrics(runs: dict[str, Path], tmp_path: Path) -> None:
+    """#48: the command registry (counterfair.commands.registry) opens a run directory as its command's result object,
+    rebuilds its report and lets ``counterfair check`` ask a bias or suite run's result for its gate metrics."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from counterfair.cli import app
+    from counterfair.commands.registry import COMMANDS
+    from counterfair.errors import ConfigError, InputError
+    from counterfair.summaries import SUMMARIES
+
+    assert set(SUMMARIES) | {"llm-audit"} == set(COMMANDS)  # every command that writes a summary is registered
+    bias = cf.open_run(runs["bias"])
+    written = json.loads((runs["bias"] / "summary.json").read_text())["gate"]
+    again = bias.check("overall_auc < 0.99")  # the run's own rule, on the metrics read back from its folder
+    assert isinstance(bias, cf.BiasResult) and written["verdict"] == again["verdict"] == "fail"
+    assert [c["value"] for c in again["checks"]] == [c["value"] for c in written["checks"]]
+    groups = json.loads((runs["bias"] / "summary.json").read_text())["groups"]
+    assert len(bias.rows) == 8 and set(bias.by_group.index) == set(groups) and "schema_version" not in bias.rows
+    ctf = cf.open_run(runs["ctf"])
+    assert isinstance(ctf, cf.CTFResult) and len(ctf.pairs) == len(pd.read_csv(runs["ctf"] / "pairs.csv"))
+    feedback = cf.open_run(runs["feedback"])
+    assert isinstance(feedback, cf.FeedbackResult) and len(feedback.steps) == len(
+        pd.read_csv(runs["feedback"] / "steps.csv")
+    )
+    assert list(feedback.inconsistency) == list(
+        json.loads((runs["feedback"] / "summary.json").read_text())["inconsistency"]
+    )
+    generate = cf.open_run(runs["generate"])
+    assert len(generate.counterfactuals) == 2 * len(TEXTS)  # one row per input and method
+    audit = cf.open_run(runs["compare"].parent / "a")
+    assert isinstance(audit, cf.AuditResult) and audit.gate_metrics()["ctf_gap"] is not None
+    with pytest.raises(InputError, match="no result object"):
+        cf.open_run(runs["compare"])
+    with pytest.raises(InputError, match="not a finished counterfair run"):
+        cf.open_run(tmp_path)
+    (tmp_path / "summary.json").write_text('{"schema_version": "1", "command": "elsewhere"}')
+    with pytest.raises(InputError, match="written by 'elsewhere'"):
+        cf.open_run(tmp_path)
+    runner = CliRunner()
+    failed = runner.invoke(app, ["check", str(runs["bias"]), "--fail-if", "overall_auc < 0.99"])
+    assert failed.exit_code == 1 and "overall AUC" in failed.output
+    refused = runner.invoke(app, ["check", str(runs["ctf"]), "--fail-if", "ctf_gap > 0.5"])
+    assert isinstance(refused.exception, ConfigError) and "no fairness gate" in str(refused.exception)  # exit 2
+
+
 def test_one_missing_value_rendering_and_escaping() -> None:
     frame = pd.DataFrame({"name": ["<b>x</b>", "y"], "value": [None, float("nan")], "n": ["1", "2"]})
     page = Page(command="t", title="T", headline="h <i>", tables=(Table("t", frame, None, "t"),))

@@ -39,6 +39,7 @@ API_GROUPS = {
         "run_generate",
         "run_ctf",
         "run_llm_audit",
+        "open_run",
         "evaluate_pairs",
         "nli_revision_pairs",
     ],

@@ -45,6 +45,7 @@ _LAZY = {
     "suite": "counterfair.core.suite",
     "llm_audit": "counterfair.commands.llm_audit",
     "run_llm_audit": "counterfair.commands.llm_audit.shell",
+    "open_run": "counterfair.commands.registry",
     # the options
     "AuditOptions": "counterfair.core.audit",
     "GenerateOptions": "counterfair.core.generate",
@@ -106,6 +107,7 @@ __all__ = [
     "generate",
     "llm_audit",
     "nli_revision_pairs",
+    "open_run",
     "run_audit",
     "run_ctf",
     "run_generate",

@@ -217,7 +217,9 @@ def audit(
     short_help="Check a finished audit against gate rules, without recomputing (exit 1 when a rule fails).",
 )
 def check(
-    run_dir: Annotated[Path, typer.Argument(help="An audit or llm-audit run directory (or an audit's pairs.csv).")],
+    run_dir: Annotated[
+        Path, typer.Argument(help="An audit, llm-audit, bias or suite run directory (or an audit's pairs.csv).")
+    ],
     fail_if: Annotated[list[str], typer.Option("--fail-if", help="A rule (repeatable), as for audit --fail-if.")],
     junit: Annotated[Path | None, typer.Option(help="Write the verdicts as a JUnit XML file.")] = None,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap.")] = 0,
@@ -235,6 +237,11 @@ def check(
         from ..commands.llm_audit.result import check_run
 
         raise typer.Exit(finish_gate(check_run(folder, fail_if), junit))
+    if run_dir.is_dir() and (folder / "summary.json").exists():
+        from ..commands.registry import open_run, run_command
+
+        if run_command(folder)[0].name != "audit":  # bias, suite: the result's own metrics (another: no gate, said)
+            raise typer.Exit(finish_gate(open_run(folder).check(fail_if), junit))
     run = read_summary(folder / "summary.json", expect="audit") if (folder / "summary.json").exists() else None
     typed = run if isinstance(run, AuditSummary) else AuditSummary()
     gate = gate_pairs(
@@ -310,22 +317,7 @@ def is_llm_audit(folder: Path) -> bool:
 def report(run_dir: Annotated[Path, typer.Argument(help="A run directory of any counterfair command.")]) -> None:
     """Rebuild the report (HTML and Markdown; plots for an audit, evaluation or feedback run) of a run directory,
     without recomputing: audit, llm-audit, evaluate, bias, suite, ctf, generate, feedback, compare."""
-    from ..views.page import write_page
-    from ..views.pages import page_of
-    from ..views.report import build_report
-    from ..views.report.evaluation import build_evaluation_report, is_evaluation_dir
+    from ..commands.registry import rebuild_report
 
-    if is_evaluation_dir(run_dir):
-        console.print(f"wrote {build_evaluation_report(run_dir)['html']}")
-        return
-    if is_llm_audit(run_dir):
-        from ..commands.llm_audit.result import page as llm_page
-        from ..commands.llm_audit.result import read_run
-
-        run = read_run(run_dir)
-        paths = write_page(llm_page(run.summary, run.responses), run_dir)
-        console.print(f"wrote {paths['html']} and {paths['markdown']}")
-        return
-    page = page_of(run_dir)
-    paths = write_page(page, run_dir) if page is not None else build_report(run_dir)
-    console.print(f"wrote {paths['html']} and {paths['markdown']}")
+    paths = rebuild_report(run_dir)  # the command that wrote the run (its summary says which) rebuilds it
+    console.print("wrote " + " and ".join(str(paths[k]) for k in ("html", "markdown") if k in paths))

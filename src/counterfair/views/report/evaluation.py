@@ -39,7 +39,8 @@ def is_evaluation_dir(run_dir: str | Path) -> bool:
     return summary.exists() and read_json(summary).get("command") in ("evaluate", "evaluate-methods")
 
 
-def _rows(run_dir: Path) -> pd.DataFrame:
+def evaluation_rows(run_dir: Path) -> pd.DataFrame:
+    """An evaluation's ``rows.csv`` with its probability columns as numbers."""
     rows = read_table(run_dir / "rows.csv", allow_empty=True)
     for column in ("p_contrast_orig", "p_contrast_cf"):
         if column in rows:
@@ -67,12 +68,12 @@ def build_evaluation_report(run_dir: str | Path) -> dict[str, Path]:
     summary = read_json(target / "summary.json")
     command = command_of(summary)
     if command == "evaluate":
-        method_rows = {"counterfactual": _rows(target)}
+        method_rows = {"counterfactual": evaluation_rows(target)}
         table = _single_table(EvaluationSummary.from_dict(summary))
         matrix = None
     elif command == "evaluate-methods":
         methods = MethodComparisonSummary.from_dict(summary).methods
-        method_rows = {name: _rows(target / "methods" / name) for name in methods}
+        method_rows = {name: evaluation_rows(target / "methods" / name) for name in methods}
         table = _numeric(read_table(target / "comparison.csv"))
         matrix = _numeric(read_table(target / "distance_matrix.csv")).set_index("method")
     else:

@@ -1,0 +1,177 @@
+"""The commands that write run directories, by the name their ``summary.json`` records: for each, its options
+dataclass, what opens a finished run as the command's result object, and what rebuilds its report. ``counterfair
+report``, ``counterfair check`` and :func:`open_run` loop over this table instead of asking each command by name; a
+command added as a slice (``commands/``) adds its line here.
+
+Every entry is imported only when a run of that command is opened: the table itself loads nothing."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+
+
+def _load(path: str) -> Any:
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _csv(run_dir: Path, name: str) -> Any:
+    """A run's table as its result holds it (without the file's ``schema_version`` column)."""
+    import pandas as pd
+
+    table = pd.read_csv(run_dir / name)
+    return table.drop(columns="schema_version", errors="ignore")
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """One command: ``name`` as its summary records it, ``options`` its options dataclass (``module:Class``; None for
+    a command without one), ``opens`` its result from a run directory and the summary read there (None: no result
+    object to open), ``reports`` its report rebuilt in the run directory (the files it wrote, by kind)."""
+
+    name: str
+    options: str | None
+    opens: Callable[[Path, dict[str, Any]], Any] | None
+    reports: Callable[[Path], dict[str, Path]]
+
+    def options_class(self) -> type[Any] | None:
+        return _load(self.options) if self.options else None
+
+
+def _audit(run_dir: Path, summary: dict[str, Any]) -> Any:
+    from ..results import AuditResult
+
+    return AuditResult(None, summary, run_dir=run_dir)
+
+
+def _ctf(run_dir: Path, summary: dict[str, Any]) -> Any:
+    from ..results import CTFResult
+
+    return CTFResult(None, summary, run_dir=run_dir)
+
+
+def _bias(run_dir: Path, summary: dict[str, Any]) -> Any:
+    from ..results import BiasResult
+
+    return BiasResult(_csv(run_dir, "rows.csv"), summary)
+
+
+def _suite(run_dir: Path, summary: dict[str, Any]) -> Any:
+    from ..results import SuiteResult
+
+    return SuiteResult(_csv(run_dir, "rows.csv"), summary)
+
+
+def _feedback(run_dir: Path, summary: dict[str, Any]) -> Any:
+    from ..core.feedback import FeedbackResult
+
+    return FeedbackResult(_csv(run_dir, "steps.csv"), summary)
+
+
+def _generate(run_dir: Path, summary: dict[str, Any]) -> Any:
+    from ..core.generate import GenerateResult
+
+    return GenerateResult(run_dir / "candidates.csv", None, summary)  # its tables read when first asked for
+
+
+def _evaluate(run_dir: Path, summary: dict[str, Any]) -> Any:
+    from ..core.evaluate import EvaluationResult
+    from ..views.report.evaluation import evaluation_rows
+
+    return EvaluationResult(evaluation_rows(run_dir), summary, run_dir)
+
+
+def _llm_audit(run_dir: Path, summary: dict[str, Any]) -> Any:
+    from .llm_audit.result import read_run
+
+    return read_run(run_dir)
+
+
+def _audit_report(run_dir: Path) -> dict[str, Path]:
+    from ..views.report import build_report
+
+    return build_report(run_dir)
+
+
+def _page_report(run_dir: Path) -> dict[str, Path]:
+    from ..views.page import write_page
+    from ..views.pages import page_of
+
+    page = page_of(run_dir)
+    if page is None:  # every command given this builder has a page: a new one must add it to views.pages.PAGES
+        raise InputError(f"{run_dir}: no report page for this run's command")
+    return write_page(page, run_dir)
+
+
+def _evaluation_report(run_dir: Path) -> dict[str, Path]:
+    from ..views.report.evaluation import build_evaluation_report
+
+    return build_evaluation_report(run_dir)
+
+
+def _llm_audit_report(run_dir: Path) -> dict[str, Path]:
+    from ..views.page import write_page
+    from .llm_audit.result import page, read_run
+
+    run = read_run(run_dir)
+    return write_page(page(run.summary, run.responses), run_dir)
+
+
+COMMANDS: dict[str, CommandSpec] = {
+    spec.name: spec
+    for spec in (
+        CommandSpec("audit", "counterfair.core.audit:AuditOptions", _audit, _audit_report),
+        CommandSpec("ctf", "counterfair.core.ctf:CTFOptions", _ctf, _page_report),
+        CommandSpec("bias", "counterfair.core.bias:BiasOptions", _bias, _page_report),
+        CommandSpec("suite", "counterfair.core.suite:SuiteOptions", _suite, _page_report),
+        CommandSpec("generate", "counterfair.core.generate:GenerateOptions", _generate, _page_report),
+        CommandSpec("evaluate", "counterfair.core.evaluate:EvaluateOptions", _evaluate, _evaluation_report),
+        CommandSpec("evaluate-methods", "counterfair.core.evaluate:EvaluateOptions", None, _evaluation_report),
+        CommandSpec("feedback", "counterfair.core.feedback:FeedbackOptions", _feedback, _page_report),
+        CommandSpec("llm-audit", "counterfair.commands.llm_audit.core:LLMAuditOptions", _llm_audit, _llm_audit_report),
+        CommandSpec("compare", None, None, _page_report),
+    )
+}
+
+
+def run_command(run_dir: str | Path) -> tuple[CommandSpec, dict[str, Any]]:
+    """The command that wrote ``run_dir`` and the summary it wrote there; a clear error for a folder that is not a
+    finished counterfair run."""
+    from ..io import read_json
+    from ..summaries import command_of
+
+    target = Path(run_dir)
+    if not (target / "summary.json").is_file():
+        raise InputError(f"{target}: not a finished counterfair run (no summary.json); finish or resume the run first")
+    summary = read_json(target / "summary.json")
+    name = command_of(summary)
+    if name not in COMMANDS:
+        raise InputError(
+            f"{target}/summary.json: written by {name!r}, not by one of counterfair's commands ({', '.join(COMMANDS)})"
+        )
+    return COMMANDS[str(name)], summary
+
+
+def open_run(run_dir: str | Path) -> Any:
+    """A finished run directory as its command's result object (``AuditResult``, ``BiasResult``, ``CTFResult``, ...):
+    ``.summary``, its tables (read from the folder when first asked for), ``.check(rules)`` where the command has a
+    gate, and the notebook view, as the run returned them."""
+    spec, summary = run_command(run_dir)
+    if spec.opens is None:
+        raise InputError(
+            f"{run_dir}: a {spec.name} run has no result object to open; its summary.json and report.html are the "
+            "outputs (a method comparison: open each method's evaluation folder)"
+        )
+    return spec.opens(Path(run_dir), summary)
+
+
+def rebuild_report(run_dir: str | Path) -> dict[str, Path]:
+    """The report of a finished run rebuilt in its folder, without recomputing (the files written, by kind)."""
+    spec, _ = run_command(run_dir)
+    return spec.reports(Path(run_dir))
