@@ -18,7 +18,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, TypedDict, TypeVar
+from typing import Any, NotRequired, TypedDict, TypeVar
 
 from .errors import InputError
 from .jsontypes import JSONObject
@@ -337,6 +337,20 @@ class GateMetric(TypedDict):
 
 #: every metric a run gives the gate, by name (None: the run cannot give it, e.g. no placebo)
 GateMetrics = dict[str, GateMetric | None]
+
+
+class ScoredRun(TypedDict):
+    """What the summary of every command that scores texts with a classifier under test starts with, as the core
+    builds it: the version and command, the classifier's signature and the label scored, the decision threshold, the
+    options, and the gate once it ran."""
+
+    counterfair_version: str
+    command: str
+    classifier: JSONObject
+    positive_label: str
+    threshold: float
+    options: dict[str, Any]
+    gate: NotRequired[GateOutcome]
 
 
 class EstimateData(TypedDict):

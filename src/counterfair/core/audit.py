@@ -63,14 +63,13 @@ from ..io import (
     read_texts,
     text_frame,
 )
-from ..jsontypes import JSONObject
 from ..lexicons.attributes import GenderSet, IdentitySet, is_swap_attribute, known_attributes, load_attribute
 from ..metrics.fairness import GapEntry, with_scores
 from ..progress import ProgressHook, resolve_progress
 from ..records import knob, make_options, option, options_signature
 from ..results import AuditResult
 from ..spill import ObjectLog, Scratch
-from ..summaries import DEMO_FILE, AuditSummary, GateMetrics, GateOutcome, MeanData
+from ..summaries import DEMO_FILE, AuditSummary, GateMetrics, MeanData, ScoredRun
 from ..text import MAX_TEXT_CHARS
 from .bias import BiasMetrics, check_bootstrap_cap
 from .ctf import CTFTally, Direction
@@ -102,7 +101,7 @@ class AuditOptions:
             "reference); gender, names and nationality add their swaps; `counterfair attributes list` "
             "shows them all."
         ),
-    )  # None: every built-in attribute the texts reference
+    )
     methods: list[str] = field(default_factory=lambda: list(default_editors("audit")))
     text_column: str = option("text", help="Column with the texts.")
     id_column: str | None = option(None, help="Column with unique ids.")
@@ -118,15 +117,9 @@ class AuditOptions:
         default=RETRY_NEARNESS,
         metadata={"applies": uses_sampled_method, "before": 0.0, "help": vocabulary.RETRY_NEARNESS},
     )
-    llm_parallel: int | None = knob(
-        None, help=vocabulary.LLM_PARALLEL
-    )  # llama.cpp sequences decoded together (None: 16; 1: one after another)
-    llm_concurrency: int | None = knob(
-        None, help=vocabulary.LLM_CONCURRENCY
-    )  # requests in flight to an LLM server (None: 32)
-    engine: str = knob(
-        "local", help=vocabulary.ENGINE
-    )  # local | ray: where the classifier's batches are predicted (one model per Ray actor)
+    llm_parallel: int | None = knob(None, help=vocabulary.LLM_PARALLEL)
+    llm_concurrency: int | None = knob(None, help=vocabulary.LLM_CONCURRENCY)
+    engine: str = knob("local", help=vocabulary.ENGINE)
     address: str | None = knob(None, help=vocabulary.ADDRESS)  # a Ray cluster (None: start a local Ray)
     detector: str = option(
         "auto",
@@ -134,14 +127,14 @@ class AuditOptions:
             "Attribute detector of the llm method's filter: auto (keyword+llm, which also sees allusions "
             "such as 'during Eid'), keyword, keyword+llm, mlp:DIR[#LABEL] or llm."
         ),
-    )  # keyword+llm when the llm method runs, else keyword (see GenerateOptions)
+    )
     seed: int = option(0, help="Seed.")
     # not part of the run's identity, as before
     bootstrap: int = knob(2000, help="Bootstrap resamples of every interval.")
     top_examples: int = knob(12, help="Pairs with the largest score change that the summary and report list.")
     only_good: str | None = option(
         None, help="A consolidated rating project: audit only the pairs its raters judged good."
-    )  # a consolidated rating project: keep only the pairs its raters judged good
+    )
     # matched non-identity swaps (counterfair.analysis.placebo): "default" (the built-in words of ``language``, and
     # what the run records), "en", "fr", "de", a file, or None
     placebo: str | None = option(
@@ -151,9 +144,7 @@ class AuditOptions:
             "--language), en, fr or de, a YAML file, or none."
         ),
     )
-    max_text_chars: int = option(
-        MAX_TEXT_CHARS, help=vocabulary.MAX_TEXT_CHARS
-    )  # longer texts are not edited (status skipped:too_long; 0: no limit)
+    max_text_chars: int = option(MAX_TEXT_CHARS, help=vocabulary.MAX_TEXT_CHARS)
     encoding: str = option("utf-8", help=vocabulary.ENCODING)  # of the input file (a byte-order mark overrides it)
     # gold labels (1/0, true/false, toxic/non-toxic): adds the labelled-data bias metrics (counterfair.core.bias) of the
     # originals' scores, per identity group, beside the counterfactual results (later: old runs keep their identity)
@@ -917,16 +908,11 @@ class AuditInput(AuditPlan):
     source: str
 
 
-class AuditSummaryData(TypedDict):
+class AuditSummaryData(ScoredRun):
     """The audit's summary.json as :func:`audit_core` builds it (:class:`~counterfair.summaries.AuditSummary` reads
     it); the sections after ``reproduce`` are added as the run reaches them."""
 
-    counterfair_version: str
-    command: str
     input: AuditInput
-    classifier: JSONObject
-    positive_label: str
-    threshold: float
     originals: Originals
     pairs_without_score: int
     groups: list[GroupEntry]
@@ -934,7 +920,6 @@ class AuditSummaryData(TypedDict):
     ctf_by_attribute: dict[str, SwapCTF]
     top_examples: list[dict[Any, Any]]
     signatures: dict[str, Any]
-    options: dict[str, Any]
     reproduce: str
     validity: NotRequired[Validity]
     placebo: NotRequired[dict[str, Any]]  # its set, and IdentityEffects (or identity_effect None)
@@ -942,7 +927,6 @@ class AuditSummaryData(TypedDict):
     coverage: NotRequired[Coverage]
     bias: NotRequired[LabelledBias]
     timing_s: NotRequired[dict[str, float]]
-    gate: NotRequired[GateOutcome]
     comparison: NotRequired[Comparison]  # with --baseline
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -30,12 +30,11 @@ from ..classifiers import CachedClassifier
 from ..classifiers.labels import binary_labels, positive_index
 from ..errors import ConfigError, InputError
 from ..io import read_texts
-from ..jsontypes import JSONObject
 from ..metrics import fairness as FM
 from ..progress import NullProgress, ProgressHook
 from ..records import knob, option, options_signature
 from ..results import BiasResult
-from ..summaries import EstimateData, GateOutcome
+from ..summaries import EstimateData, ScoredRun
 
 MetricName = Literal["subgroup_auc", "bpsn_auc", "bnsp_auc"]
 METRICS: tuple[MetricName, ...] = ("subgroup_auc", "bpsn_auc", "bnsp_auc")
@@ -65,31 +64,23 @@ def check_bootstrap_cap(bootstrap: int) -> None:
 @dataclass
 class BiasOptions:
     classifier: str = knob("profanity-check")  # the classifier's own identity joins the run's (claim_run_dir)
-    engine: str = knob(
-        "local", help=vocabulary.ENGINE
-    )  # local | ray: where the classifier's batches are predicted (one model per Ray actor)
+    engine: str = knob("local", help=vocabulary.ENGINE)
     address: str | None = knob(None, help=vocabulary.ADDRESS)  # a Ray cluster (None: start a local Ray)
     label_column: str = option("label", help="Column with the gold label: 1/0, true/false, toxic/non-toxic.")
     text_column: str = option("text", help="Column with the texts.")
     id_column: str | None = option(None, help="Column with unique ids (default: row number).")
     group_columns: list[str] | None = option(
         None, help="Comma-separated membership columns (booleans, or scores cut at --group-threshold)."
-    )  # membership columns; None: the identity terms of ``identities``
+    )
     identities: str | None = option(
         None, help="Without group columns: the identity set whose terms mark membership (default dixon50)."
-    )  # an identity set (default dixon50) when no group columns are given
-    guard: bool = option(
-        True, help="Skip non-identity uses of ambiguous terms ('a black car')."
-    )  # the identity guard on ambiguous terms ("a black car" is no identity reference)
+    )
+    guard: bool = option(True, help="Skip non-identity uses of ambiguous terms ('a black car').")
     positive_label: str | None = option(
         None, help="Classifier label whose probability is the score (default: the second)."
-    )  # the classifier's label whose probability is the score
-    threshold: float = option(
-        0.5, help="Score threshold of the equality differences (FPR, FNR)."
-    )  # for the equality differences (FPR, FNR)
-    group_threshold: float = option(
-        0.5, help="A membership score at or above it is a member."
-    )  # a membership score at or above it means the text mentions the group
+    )
+    threshold: float = option(0.5, help="Score threshold of the equality differences (FPR, FNR).")
+    group_threshold: float = option(0.5, help="A membership score at or above it is a member.")
     bootstrap: int = option(1000, help="Bootstrap resamples of every interval (0: none).")
     seed: int = option(0, help="Seed of the bootstrap and of the pinned AUC's sample.")
     encoding: str = option("utf-8", help=vocabulary.ENCODING)
@@ -256,18 +247,11 @@ class BiasMetrics(TypedDict):
     groups_without_values: list[str]
 
 
-class BiasSummaryData(BiasMetrics):
+class BiasSummaryData(ScoredRun, BiasMetrics):
     """``counterfair bias``'s summary.json (:class:`~counterfair.summaries.BiasSummary` reads it)."""
 
-    counterfair_version: str
-    command: str
     input: dict[str, Any]
-    classifier: JSONObject
-    positive_label: str
-    threshold: float
     membership: str
-    options: dict[str, Any]
-    gate: NotRequired[GateOutcome]
 
 
 def bias_core(

@@ -57,19 +57,19 @@ class EvaluateOptions:
             "Comma-separated: flip, prob_change, distance, diversity, perplexity, bleu, bertscore (the "
             "default set), text_quality (an LLM judge; only when named), or all."
         ),
-    )  # None: every metric that applies to the input
+    )
     classifier: str | None = option(
         None,
         help=(
             "Classifier spec for flip and prob_change, e.g. imdb-sentiment, profanity-check, "
             "sklearn:PATH, hf:DIR, scores:PATH (without it those two metrics are not computed)."
         ),
-    )  # none: flip and prob_change are not computed (asked for, they are an error)
+    )
     text_column: str = option("orig_text", help="Column with the original text.")
     cf_column: str = option("gen_text", help="Column with the counterfactual.")
     cf2_column: str | None = option(
         None, help="Column with a second counterfactual (diversity); default gen_text_2 if present."
-    )  # None: use "gen_text_2" when the file has it
+    )
     id_column: str | None = option(None, help="Column with a unique row id.")
     group_column: str | None = option(None, help="Column to aggregate by (with bootstrap CIs).")
     # options added after runs existed (later=True): at their default they stay out of the identity, so those runs
@@ -118,19 +118,15 @@ class EvaluateOptions:
     judge_llm: str = option(
         "llamacpp:qwen2.5-coder-1.5b-instruct",
         help="LLM that judges text_quality (llamacpp:NAME|GGUF, openai:URL#MODEL, hf:DIR).",
-    )  # text_quality's judge
+    )
     batch_size: int = knob(64, help="Batch size for classifier and BERTScore.")
     bootstrap: int = option(2000, help="Bootstrap resamples for confidence intervals.")
     confidence: float = option(0.95, help="Confidence level of the intervals.")
     seed: int = option(0, help="Seed of the bootstrap.")
     fmt: str | None = option(None, help="Input format if the suffix does not tell.")
     encoding: str = option("utf-8", help="Text encoding of the input file.")
-    engine: str = knob(
-        "local", help="local, or ray: perplexity and BERTScore batches on Ray workers."
-    )  # local | ray: where perplexity and BERTScore batches run
-    address: str | None = knob(
-        None, help="Ray cluster address (default: start a local Ray)."
-    )  # a Ray cluster (default: start a local one)
+    engine: str = knob("local", help="local, or ray: perplexity and BERTScore batches on Ray workers.")
+    address: str | None = knob(None, help="Ray cluster address (default: start a local Ray).")
     engine_batch: int = option(128, help="Texts per batch sent to a Ray worker.")
 
     metrics_explicit: bool = field(init=False, default=False, metadata={"identity": False})

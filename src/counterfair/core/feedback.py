@@ -55,9 +55,8 @@ from ..text import MAX_TEXT_CHARS, TOKENS, skip_reason, tokenize_batch, word_dis
 @dataclass
 class FeedbackOptions:
     editor: str = "synonym"
-    classifier: str = knob(
-        "imdb-sentiment", help="Classifier the editor tries to flip."
-    )  # the classifier's own identity joins the run's (claim_run_dir)
+    # the classifier's own identity joins the run's (claim_run_dir)
+    classifier: str = knob("imdb-sentiment", help="Classifier the editor tries to flip.")
     steps: int = option(5, help="Feedback steps n (the editor runs n + 1 times; inc@1..inc@n).")
     text_column: str = option("text", help="Column with the texts.")
     llm: str = option("llamacpp:qwen2.5-coder-1.5b-instruct", help="LLM for mask_fill and llm_flip.")
@@ -65,14 +64,12 @@ class FeedbackOptions:
     ppl_fine_model: str | None = option(None, help="Domain-adapted LM for ppl-fine (see counterfair adapt-lm).")
     ppl_steps: str = option(
         "all", help="Perplexity of every step's text ('all') or of the first and last only ('ends')."
-    )  # "all", or "ends" (the first and the last edit: ppl@1 and ppl@n+1, a fraction of the cost)
+    )
     label_names: dict[str, str] | None = option(None, help="Names the LLM editors call the labels by (label -> name).")
     seed: int = option(0, help="Seed.")
     limit: int | None = option(None, help="Only the first N texts.")
     id_column: str | None = option(None, help="Column with unique ids (default: row number).")
-    max_text_chars: int = option(
-        MAX_TEXT_CHARS, help=vocabulary.MAX_TEXT_CHARS
-    )  # longer texts are not edited (status skipped:too_long; 0: no limit)
+    max_text_chars: int = option(MAX_TEXT_CHARS, help=vocabulary.MAX_TEXT_CHARS)
     encoding: str = option("utf-8", help=vocabulary.ENCODING)  # of the input file (a byte-order mark overrides it)
     # how minimality and inc@n count tokens: words (whitespace ignored) or whitespace (paper 002's added space counts)
     tokens: str = field(

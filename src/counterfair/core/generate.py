@@ -180,18 +180,10 @@ class GenerateOptions:
     reuse_prefix: bool = knob(True, help="In-process LLM: reuse the shared prompt prefix's cache across samples.")
     n_ctx: int = knob(4096, help="In-process LLM: context length in tokens.")
     chunk: int = knob(64, help="Texts per call of a method that is not sampled; a checkpoint after each.")
-    llm_chunk: int = knob(
-        4, help="Texts per LLM call: their samples are drawn together; a checkpoint after each."
-    )  # texts per LLM call (their samples decode together); checkpointed per chunk
-    llm_parallel: int | None = knob(
-        None, help=vocabulary.LLM_PARALLEL
-    )  # llama.cpp sequences decoded together (None: 16; 1: one after another)
-    llm_concurrency: int | None = knob(
-        None, help=vocabulary.LLM_CONCURRENCY
-    )  # requests in flight to an LLM server (None: 32)
-    engine: str = knob(
-        "local", help="local, or ray: LLM rewriting on Ray workers (one LLM each)."
-    )  # local | ray: where LLM rewriting runs (one Generator, so one LLM, per Ray actor)
+    llm_chunk: int = knob(4, help="Texts per LLM call: their samples are drawn together; a checkpoint after each.")
+    llm_parallel: int | None = knob(None, help=vocabulary.LLM_PARALLEL)
+    llm_concurrency: int | None = knob(None, help=vocabulary.LLM_CONCURRENCY)
+    engine: str = knob("local", help="local, or ray: LLM rewriting on Ray workers (one LLM each).")
     address: str | None = knob(None, help="Ray cluster address (default: start a local Ray).")
     # methods whose candidates get BLEU/BERTScore/attribute verdicts: None, the sampled ones (which the filters judge;
     # paper 000 filters only the LLM's samples), the others only the detector's attribute probability; ["all"]: every
@@ -205,9 +197,7 @@ class GenerateOptions:
     )
     fmt: str | None = option(None, help="Input format if the suffix does not tell.")
     encoding: str = option("utf-8", help=vocabulary.ENCODING)
-    max_text_chars: int = option(
-        MAX_TEXT_CHARS, help=vocabulary.MAX_TEXT_CHARS
-    )  # longer inputs get skipped:too_long (0: no limit)
+    max_text_chars: int = option(MAX_TEXT_CHARS, help=vocabulary.MAX_TEXT_CHARS)
     # en | fr | de: built-in packs, default identity set, BERTScore encoder (English runs keep the identity they had
     # before languages existed)
     language: str = field(default="en", metadata={"later": True, "help": vocabulary.LANGUAGE})

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, replace
 from functools import cache
-from typing import Any, NotRequired, TypedDict
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -24,12 +24,11 @@ from ..classifiers import CachedClassifier
 from ..classifiers.labels import binary_labels, positive_index
 from ..errors import InputError
 from ..io import read_texts, row_ids
-from ..jsontypes import JSONObject
 from ..metrics import fairness as FM
 from ..progress import ProgressHook
 from ..records import knob, option
 from ..results import SuiteResult
-from ..summaries import EstimateData, GateOutcome
+from ..summaries import EstimateData, ScoredRun
 from ..text import indefinite_article
 from .bias import BiasMetrics, BiasOptions, bias_core, check_threshold_and_bootstrap
 
@@ -41,9 +40,7 @@ FEW = 10  # a cell with fewer cases is marked as resting on few cases
 @dataclass
 class SuiteOptions:
     classifier: str = knob("profanity-check")  # the classifier's own identity joins the run's (claim_run_dir)
-    engine: str = knob(
-        "local", help=vocabulary.ENGINE
-    )  # local | ray: where the classifier's batches are predicted (one model per Ray actor)
+    engine: str = knob("local", help=vocabulary.ENGINE)
     address: str | None = knob(None, help=vocabulary.ADDRESS)  # a Ray cluster (None: start a local Ray)
     text_column: str = option("test_case", help="Column with the test case's text.")
     label_column: str = option(
@@ -52,20 +49,16 @@ class SuiteOptions:
     functionality_column: str = option("functionality", help="Column with the case's functionality.")
     target_column: str | None = option(
         "target_ident", help="Column with the targeted group ('' for none: no per-target rows, no bias AUCs)."
-    )  # None: no targets (accuracy per functionality only, no bias AUCs)
+    )
     id_column: str | None = option(None, help="Column with unique ids (default: row number).")
     identities: str | None = option(
         None, help="The built-in suite's identity set (default dixon50; ignored with CASES)."
-    )  # the built-in suite's identity set (default dixon50); ignored for a file
+    )
     positive_label: str | None = option(
         None, help="Classifier label whose probability is the score (default: the second)."
-    )  # the classifier's label whose probability is the score
-    threshold: float = option(
-        0.5, help="A score at or above it predicts hateful."
-    )  # a score at or above it predicts the positive (hateful, toxic) label
-    bootstrap: int = option(
-        1000, help="Bootstrap resamples of the bias AUCs' intervals (0: none)."
-    )  # resamples of the bias AUCs' intervals (accuracies use Wilson's interval)
+    )
+    threshold: float = option(0.5, help="A score at or above it predicts hateful.")
+    bootstrap: int = option(1000, help="Bootstrap resamples of the bias AUCs' intervals (0: none).")
     seed: int = option(0, help="Seed of the bootstrap.")
     encoding: str = option("utf-8", help=vocabulary.ENCODING)
 
@@ -158,17 +151,10 @@ class SuiteMetrics(TypedDict):
     bias: BiasMetrics | None
 
 
-class SuiteSummaryData(SuiteMetrics):
+class SuiteSummaryData(ScoredRun, SuiteMetrics):
     """``counterfair suite run``'s summary.json (:class:`~counterfair.summaries.SuiteSummary` reads it)."""
 
-    counterfair_version: str
-    command: str
     input: dict[str, Any]
-    classifier: JSONObject
-    positive_label: str
-    threshold: float
-    options: dict[str, Any]
-    gate: NotRequired[GateOutcome]
 
 
 def _cells(correct: np.ndarray, gold: np.ndarray, keys: pd.Series) -> dict[str, SuiteCell]:

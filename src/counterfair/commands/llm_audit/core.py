@@ -52,7 +52,7 @@ class LLMAuditOptions:
 
     identities: str | list[str] | None = option(
         None, help="Identity terms (comma list, a built-in set or a file); default: 13 terms in 5 groups."
-    )  # default: DEFAULT_TERMS
+    )
     placebo: str | None = option(None, help="A placebo word file (default: the built-in set).")
     placebo_words: list[str] | None = option(
         None, help="Comma-separated neutral words for the slot (default: tall, short, freckled, ...)."
@@ -83,7 +83,7 @@ class LLMAuditOptions:
             "(MiniLM), rouge_l, bleu (LangFair's definitions; cosine and rouge_l need "
             "counterfair\\[metrics])."
         ),
-    )  # response similarities between variants: cosine, rouge_l, bleu
+    )
     guard: bool = option(True, help="Skip non-identity uses of ambiguous terms in free prompts.")
     constrain: bool = option(
         True,
@@ -91,19 +91,17 @@ class LLMAuditOptions:
             "With --decision or --rating, hold an in-process llama.cpp model to the JSON answer (a "
             "grammar: no unparsed answers, and no refusals; --no-constrain lets it answer freely)."
         ),
-    )  # an in-process llama.cpp model is held to the decision/rating JSON (a GBNF grammar)
+    )
     threshold: float = option(0.5, help="An outcome's mean at or above it is the majority decision (flips).")
     bootstrap: int = option(2000, help="Bootstrap resamples.")
     seed: int = option(0, help="Seed of the samples and the bootstrap.")
     text_column: str = option("text", help="Column with the prompts (prompt when text is absent).")
     id_column: str | None = option(None, help="Column with unique ids (default: row number).")
     encoding: str = option("utf-8", help=vocabulary.ENCODING)
-    concurrency: int | None = knob(
-        None, help="Requests in flight to a server (default 32)."
-    )  # requests in flight to a server (None: 32)
+    concurrency: int | None = knob(None, help="Requests in flight to a server (default 32).")
     scenario: str | None = option(
         None, help="A built-in scenario instead of PROMPTS: hiring, lending, triage, support, tenancy."
-    )  # the built-in scenario the prompts came from
+    )
 
     def __post_init__(self) -> None:
         if self.samples < 2:
