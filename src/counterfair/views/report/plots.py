@@ -4,15 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 
 from ...editors.registry import method_color
 
-if TYPE_CHECKING:
-    from .tally import Panel
+
+class Panel(Protocol):
+    """What a method's panel gives the plots (:class:`~counterfair.views.report.tally.Panel` tallies it): its pair
+    count, its changes' histogram over :data:`CHANGE_BINS`, and its points or, past :data:`DENSE_POINTS`, its
+    hexagonal cells' counts and centres. Declared here, so the plots need nothing of the tally."""
+
+    n: int
+    changes: np.ndarray
+    cells: np.ndarray | None
+    centres: np.ndarray | None
+
+    def points(self) -> tuple[np.ndarray, np.ndarray]: ...
+
 
 DPI = 110
 
