@@ -35,6 +35,28 @@ def test_generated_reference_pages_cover_the_commands_options_and_api() -> None:
     assert {"audit", "generate", "evaluate", "ctf", "feedback", "bias", "suite", "assert_fair"} <= listed
 
 
+def test_the_summary_reference_lists_every_key_a_run_writes() -> None:
+    """The generated summary.json page comes from the TypedDicts the cores build with: every top-level key of a real
+    audit's and bias run's summary is in its command's table, and each part it links to has a section."""
+    import numpy as np
+    import pandas as pd
+
+    page = hooks.summary_reference()
+
+    def keys_of(section: str) -> set[str]:
+        table = page.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
+        return set(re.findall(r"^\| `(\w+)` \|", table, re.M))
+
+    texts = ["I am a gay man.", "My Muslim neighbour waved.", "A deaf friend called.", "The weather is fine."]
+    audit = cf.audit(texts, lambda t: np.full(len(t), 0.2), methods=["swap"], bootstrap=20, label_column=None)
+    assert set(audit.summary) <= keys_of("audit") and {"groups", "effects", "coverage"} <= set(audit.summary)
+    labelled = pd.DataFrame({"text": texts * 3, "label": [0, 1] * 6})
+    bias = cf.bias(labelled, classifier=lambda t: np.linspace(0.1, 0.9, len(t)), bootstrap=10)
+    assert set(bias.summary) <= keys_of("bias")
+    for part in set(re.findall(r"\]\(#(\w+)\)", page)):
+        assert re.search(rf"^### {part}$", page, re.M | re.I), part
+
+
 def test_paper_numbers_link_to_their_citation_outside_code() -> None:
     page = SimpleNamespace(file=SimpleNamespace(src_uri="how-to/generate.md"))
     text = "As paper 000 says (`paper 001`),\n```bash\n# paper 002\n```\nand papers 004."

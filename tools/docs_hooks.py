@@ -9,9 +9,13 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import re
+import types
+import typing
 from collections import defaultdict
-from typing import Any
+from typing import Any, NotRequired, Union, get_args, get_origin
 
 CLI_INTRO = """# Command-line reference
 
@@ -228,6 +232,119 @@ def api_reference() -> str:
     return "\n".join(out)
 
 
+# ------------------------------------------------------------------------------------ summary.json, key by key
+
+SUMMARY_TYPES = (
+    ("audit", "counterfair.core.audit:AuditSummaryData"),
+    ("bias", "counterfair.core.bias:BiasSummaryData"),
+    ("suite run", "counterfair.core.suite:SuiteSummaryData"),
+    ("generate", "counterfair.core.generate:GenerateSummaryData"),
+    ("evaluate", "counterfair.core.evaluate:EvaluationSummaryData"),
+    ("feedback", "counterfair.core.feedback:FeedbackSummaryData"),
+    ("ctf (its gap and breakdowns)", "counterfair.core.ctf:CTFReport"),
+)
+
+
+def _load(path: str) -> Any:
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _is_typed_dict(t: Any) -> bool:
+    return isinstance(t, type) and issubclass(t, dict) and hasattr(t, "__required_keys__")
+
+
+_NAMESPACES = (
+    "counterfair.jsontypes",
+    "counterfair.summaries",
+    "counterfair.metrics.fairness",
+    "counterfair.analysis.placebo",
+    "counterfair.analysis.compare",
+    "counterfair.analysis.slots",
+    "counterfair.core.bias",
+    "counterfair.core.suite",
+    "counterfair.core.ctf",
+    "counterfair.core.audit",
+    "counterfair.core.generate",
+    "counterfair.core.evaluate",
+    "counterfair.core.feedback",
+)
+
+
+def _hints(cls: Any) -> dict[str, Any]:
+    """A TypedDict's keys and types, inherited ones too (a TypedDict's bases are not in its MRO, so every name its
+    annotations use is looked up in the modules that declare summary types)."""
+    names: dict[str, Any] = {}
+    for module in _NAMESPACES:
+        names |= vars(importlib.import_module(module))
+    return typing.get_type_hints(cls, localns=names, include_extras=True)
+
+
+def _shown(t: Any, seen: list[Any]) -> str:
+    origin, args = get_origin(t), get_args(t)
+    if origin is NotRequired:
+        return _shown(args[0], seen)
+    if _is_typed_dict(t):
+        if t not in seen:
+            seen.append(t)
+        return f"[{t.__name__}](#{t.__name__.lower()})"
+    if origin in (Union, types.UnionType):
+        parts = [a for a in args if a is not type(None)]
+        text = " or ".join(_shown(a, seen) for a in parts)
+        return text + (" or null" if len(parts) < len(args) else "")
+    if origin is dict and "Sequence" in str(args[1]):  # counterfair.jsontypes.JSONObject: JSON data as written
+        return "JSON object"
+    if origin is dict:
+        return f"object: {_shown(args[0], seen)} → {_shown(args[1], seen)}"
+    if origin in (list, tuple):
+        return f"list of {_shown(args[0], seen)}"
+    if t is Any:
+        return "any value"
+    names = {str: "string", int: "integer", float: "number", bool: "true/false"}
+    if t in names:
+        return names[t]
+    name = getattr(t, "__name__", None) or str(t).replace("typing.", "")
+    return "JSON object" if "JSONValue" in str(t) else name
+
+
+_ROLE = re.compile(r":(?:class|func|meth|mod|attr|data):`~?(?:[\w.]+\.)?([\w]+)`")
+
+
+def _doc(cls: Any) -> str:
+    """A summary type's docstring as Markdown: one paragraph, Sphinx roles and double backquotes made plain code."""
+    text = " ".join((inspect.getdoc(cls) or "").split())
+    return _ROLE.sub(r"`\1`", text).replace("``", "`")
+
+
+def _table(cls: Any, seen: list[Any]) -> list[str]:
+    rows = ["| key | value |", "|---|---|"]
+    for key, t in _hints(cls).items():
+        optional = " (when the run has it)" if get_origin(t) is NotRequired else ""
+        rows.append(f"| `{key}` | {_shown(t, seen)}{optional} |")
+    return rows
+
+
+def summary_reference() -> str:
+    lines = [
+        "# summary.json, key by key",
+        "",
+        "Generated from the types the code builds each summary with (`TypedDict`s beside each command's core; mypy "
+        "checks every key and value where they are built), so this page is what `summary.json` holds. Keys the "
+        "shells add as a run ends (`timing_s`, the gate's verdicts) are listed where the type declares them.",
+    ]
+    seen: list[Any] = []
+    for command, path in SUMMARY_TYPES:
+        cls = _load(path)
+        lines += ["", f"## {command}", "", _doc(cls), "", *_table(cls, seen)]
+    lines += ["", "## The parts", ""]
+    done: set[Any] = set()
+    while any(t not in done for t in seen):
+        t = next(t for t in seen if t not in done)
+        done.add(t)
+        lines += [f"### {t.__name__}", "", _doc(t) or "", "", *_table(t, seen), ""]
+    return "\n".join(lines) + "\n"
+
+
 def on_files(files: Any, config: Any) -> Any:
     from mkdocs.structure.files import File
 
@@ -235,6 +352,7 @@ def on_files(files: Any, config: Any) -> Any:
         ("reference/cli.md", cli_reference),
         ("reference/options.md", options_reference),
         ("reference/api.md", api_reference),
+        ("reference/summary.md", summary_reference),
     ):
         files.append(File.generated(config, uri, content=make()))
     return files
