@@ -99,6 +99,18 @@ def test_one_public_name_per_editor() -> None:
         assert cf.editors.IdentitySwapEditor().name == "swap"
 
 
+def _option_commands() -> list[tuple[str, Any, Any, set[str]]]:
+    """Each command that has an options dataclass: its last word, the click command, the class and its field names."""
+    import dataclasses
+
+    classes = _options_by_command()
+    return [
+        (path[-1], command, classes[path[-1]], {f.name for f in dataclasses.fields(classes[path[-1]])})
+        for path, command in _commands()
+        if path[-1] in classes
+    ]
+
+
 def _options_by_command() -> dict[str, Any]:
     """Each command's options dataclass, from the command registry, by the command line's last word (``suite run``:
     ``run``; ``evaluate-methods`` shares evaluate's options and command line)."""
@@ -116,19 +128,13 @@ def test_every_command_option_takes_its_default_from_the_options_dataclass() -> 
     the command's options has the field's declared default (a list joined with commas; the guard flag on when the
     options name a guard), and the command's source reads it from the dataclass rather than repeating a literal."""
     import ast
-    import dataclasses
     import inspect
 
     from counterfair.cli.app import declared
 
-    classes = _options_by_command()
     checked, literals, differing = 0, [], []
-    for path, command in _commands():
-        cls = classes.get(path[-1])
-        if cls is None:
-            continue
+    for name, command, cls, fields in _option_commands():
         defaults = declared(cls)
-        fields = {f.name for f in dataclasses.fields(cls)}
         function = ast.parse(inspect.getsource(command.callback.__wrapped__).lstrip()).body[0]
         assert isinstance(function, ast.FunctionDef)
         args = function.args
@@ -145,10 +151,10 @@ def test_every_command_option_takes_its_default_from_the_options_dataclass() -> 
             if param.name == "guard" and isinstance(param.default, bool):
                 want = want not in (None, False)
             if param.default != want:
-                differing.append((path[-1], param.name, param.default, want))
+                differing.append((name, param.name, param.default, want))
             node = written.get(param.name)
             if node is None or isinstance(node, ast.Constant):
-                literals.append((path[-1], param.name, None if node is None else node.value))
+                literals.append((name, param.name, None if node is None else node.value))
     assert checked >= 150
     assert differing == []
     assert literals == []
@@ -161,26 +167,20 @@ COMPUTED_HELP = {"classifier", "methods", "editor"}
 def test_every_command_option_takes_its_help_from_the_options_dataclass() -> None:
     """#48: an option's help is declared once, on its options field (``records.option``/``knob``, shared texts from
     ``counterfair.vocabulary``); the command's ``--help`` shows that text, and Python reads it with ``option_help``."""
-    import dataclasses
 
     from counterfair.cli.app import flag
     from counterfair.records import option_help
 
-    classes = _options_by_command()
     same, computed, differing = 0, set(), []
-    for path, command in _commands():
-        cls = classes.get(path[-1])
-        if cls is None:
-            continue
+    for name, command, cls, fields in _option_commands():
         helps = option_help(cls)
-        fields = {f.name for f in dataclasses.fields(cls)}
         for param in command.params:
             if param.param_type_name != "option" or param.name not in fields:
                 continue
             if param.name in helps:
                 same += param.help == helps[param.name]
                 if param.help != helps[param.name]:
-                    differing.append((path[-1], param.name))
+                    differing.append((name, param.name))
             else:
                 computed.add(param.name)
     assert differing == [] and same >= 140  # 147 when this was written
