@@ -56,7 +56,7 @@ def texts_200() -> pd.DataFrame:
     matchers = [load_attribute(a).matcher() for a in known_attributes()]
     chosen = [t for t in texts if any(m.contains(t) for m in matchers) and len(t.split()) <= 120]
     chosen += pd.read_csv(SENTENCES)["text"].tolist()
-    from counterfair.core.audit import demo_path
+    from counterfair.commands.audit.core import demo_path
 
     chosen += pd.read_csv(demo_path())["text"].tolist()
     return pd.DataFrame({"text": list(dict.fromkeys(chosen))[:200]})

@@ -37,10 +37,10 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from counterfair.core.evaluate import EvaluateOptions
+from counterfair.commands.evaluate.core import EvaluateOptions
+from counterfair.commands.evaluate.shell import evaluate_pairs
 from counterfair.io import read_table, write_json
 from counterfair.progress import RichProgress
-from counterfair.shell.evaluate import evaluate_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "ceval" / "outputs" / "imdb"

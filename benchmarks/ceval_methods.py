@@ -30,8 +30,8 @@ from pathlib import Path
 import pandas as pd
 
 from counterfair.classifiers import load_classifier
-from counterfair.core.evaluate import EvaluateOptions
-from counterfair.shell.methods import evaluate_methods
+from counterfair.commands.evaluate.core import EvaluateOptions
+from counterfair.commands.methods.shell import evaluate_methods
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "ceval" / "outputs" / "imdb"

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from counterfair.core.ctf import ctf_report
+from counterfair.commands.ctf.core import ctf_report
 from counterfair.editors.swap import IdentitySwapEditor
 from counterfair.io import write_json
 from counterfair.lexicons.attributes import load_identity_set

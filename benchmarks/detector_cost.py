@@ -26,11 +26,11 @@ from typing import Any
 
 import pandas as pd
 
-from counterfair.core.audit import demo_path
-from counterfair.core.generate import GenerateOptions, Generator
+from counterfair.commands.audit.core import demo_path
+from counterfair.commands.generate.core import GenerateOptions, Generator
+from counterfair.commands.generate.shell import run_generate
 from counterfair.io import write_json
 from counterfair.lexicons.attributes import load_attribute
-from counterfair.shell.generate import run_generate
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"

@@ -49,8 +49,8 @@ def main() -> None:
     args = parser.parse_args()
     import ray
 
-    from counterfair.core.bias import BiasOptions
-    from counterfair.shell.bias import run_bias
+    from counterfair.commands.bias.core import BiasOptions
+    from counterfair.commands.bias.shell import run_bias
 
     os.environ["COUNTERFAIR_STORE"] = "off"  # every run predicts every text
     scratch = Path(tempfile.mkdtemp(prefix="counterfair-engine-"))

@@ -49,8 +49,8 @@ def peak_rss_mib() -> float:
 
 
 def role_ours(pairs: Path) -> dict[str, Any]:
-    from counterfair.core.evaluate import EvaluateOptions
-    from counterfair.shell.evaluate import evaluate_pairs
+    from counterfair.commands.evaluate.core import EvaluateOptions
+    from counterfair.commands.evaluate.shell import evaluate_pairs
 
     started = time.perf_counter()
     result = evaluate_pairs(pairs, EvaluateOptions(metrics=METRICS))

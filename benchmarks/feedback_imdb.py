@@ -31,9 +31,9 @@ from typing import Any
 
 import pandas as pd
 
-from counterfair.core.feedback import FeedbackOptions, adapt_lm
+from counterfair.commands.feedback.core import FeedbackOptions, adapt_lm
+from counterfair.commands.feedback.shell import run_feedback
 from counterfair.io import write_json
-from counterfair.shell.feedback import run_feedback
 
 ROOT = Path(__file__).resolve().parents[1]
 CAD = ROOT.parent / "shared" / "data" / "cad_imdb"
@@ -157,7 +157,7 @@ def _brief(summary: dict[str, Any]) -> dict[str, Any]:
 
 def t_tests(runs: dict[str, Any], classifiers: list[str], editors: list[str], n: str) -> dict[str, Any]:
     """Paired t-tests of per-text inc@n between editors, over the texts both runs have."""
-    from counterfair.core.feedback import paired_inc_test
+    from counterfair.commands.feedback.core import paired_inc_test
 
     tests: dict[str, Any] = {}
     for clf_name in classifiers:

@@ -32,14 +32,14 @@ from typing import Any
 
 import pandas as pd
 
-from counterfair.core.generate import GenerateOptions, Generator
+from counterfair.commands.generate.core import GenerateOptions, Generator
+from counterfair.commands.generate.shell import run_generate
 from counterfair.detectors import KeywordDetector, LLMDetector
 from counterfair.editors.swap import IdentitySwapEditor
 from counterfair.editors.wordlist import AblationEditor, SubstitutionEditor
 from counterfair.io import write_json
 from counterfair.lexicons.attributes import load_attribute, load_identity_set
 from counterfair.llm import load_llm
-from counterfair.shell.generate import run_generate
 
 ROOT = Path(__file__).resolve().parents[1]
 CIVIL = ROOT.parent / "shared" / "data" / "nlp_ctf" / "civil_comments" / "civil_train_data.csv"

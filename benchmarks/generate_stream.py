@@ -1,9 +1,9 @@
 """Memory of ``counterfair generate`` over a large input (#35 item 8, #36): read whole vs read in blocks.
 
 A file of 64 MB or more is read in blocks of 10,000 rows, its checkpoint keeps only file offsets in memory and both
-tables are written block by block (``counterfair.shell.generate``). This benchmark runs the same command on the same
-file twice in one invocation, once with ``COUNTERFAIR_STREAM_BYTES`` above the file's size (read whole, as every run
-did before) and once with 0 (blocks), and samples the child's resident memory every 0.5 s from ``/proc``:
+tables are written block by block (``counterfair.commands.generate.shell``). This benchmark runs the same command on the
+same file twice in one invocation, once with ``COUNTERFAIR_STREAM_BYTES`` above the file's size (read whole, as every
+run did before) and once with 0 (blocks), and samples the child's resident memory every 0.5 s from ``/proc``:
 
 * **large file**: 1,000,000 rows of ~160 characters (151 MB: five of ``scale.py``'s texts per row, numbered),
   ``--attribute islam --methods ablation,substitution`` (the word lists; most rows do not name Islam, so this is

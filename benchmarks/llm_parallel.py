@@ -48,7 +48,7 @@ from typing import Any
 
 import pandas as pd
 
-from counterfair.core.generate import GenerateOptions, Generator
+from counterfair.commands.generate.core import GenerateOptions, Generator
 from counterfair.editors.filters import best
 from counterfair.editors.llm_rewrite import LLMRewriteEditor
 from counterfair.io import write_json

@@ -31,7 +31,7 @@ import pandas as pd
 
 import counterfair as cf
 from counterfair.classifiers import as_classifier
-from counterfair.core.audit import demo_path
+from counterfair.commands.audit.core import demo_path
 from counterfair.io import write_json
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -39,7 +39,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 
 
 def make_texts(n: int) -> pd.DataFrame:
-    from counterfair.core.audit import demo_path
+    from counterfair.commands.audit.core import demo_path
 
     pool = pd.read_csv(DATA / "dixon" / "bias_madlibs_77k.csv")["Text"].astype(str).tolist()
     pool += (

@@ -23,7 +23,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import counterfair as cf
 from calibration import slurs_model
-from counterfair.core.audit import demo_path
+from counterfair.commands.audit.core import demo_path
 from counterfair.io import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results" / "slurs_demo.json"

@@ -29,7 +29,7 @@ from typing import Any
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from counterfair.core.audit import demo_path
+from counterfair.commands.audit.core import demo_path
 from counterfair.editors.swap import IdentitySwapEditor
 from counterfair.editors.wordlist import AblationEditor, SubstitutionEditor
 from counterfair.io import write_json

@@ -13,9 +13,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from counterfair.core.audit import AuditOptions, demo_path, plan
+from counterfair.commands.audit.core import AuditOptions, demo_path, plan
+from counterfair.commands.audit.shell import run_audit
 from counterfair.errors import ClassifierError, InputError, SchemaError
-from counterfair.shell.audit import run_audit
 from counterfair.views.report import build_report, edit_html
 
 
@@ -308,7 +308,7 @@ def test_the_reproduce_command_names_every_option_that_differs() -> None:
 
 
 def test_the_reproduce_command_names_the_detector_only_where_it_differs_from_auto() -> None:
-    from counterfair.core.audit import AuditOptions, _other_options
+    from counterfair.commands.audit.core import AuditOptions, _other_options
 
     assert AuditOptions(methods=["swap", "llm"]).detector == "keyword+llm"
     assert "--detector" not in " ".join(_other_options(AuditOptions(methods=["swap", "llm"])))
@@ -317,7 +317,7 @@ def test_the_reproduce_command_names_the_detector_only_where_it_differs_from_aut
 
 
 def test_each_generation_of_an_llm_audit_records_the_detector_it_uses() -> None:
-    from counterfair.core.audit import AuditOptions, _generate_all
+    from counterfair.commands.audit.core import AuditOptions, _generate_all
 
     texts = ["My Muslim neighbour waved.", "Some people are gay."]
     frame = pd.DataFrame({"id": ["a", "b"], "text": texts})
@@ -349,7 +349,7 @@ def test_the_docs_quote_the_demos_own_figures(demo_run: Path) -> None:
 
 
 def test_the_reproduce_command_names_the_retry_rule_only_for_a_sampled_method() -> None:
-    from counterfair.core.audit import AuditOptions, _other_options
+    from counterfair.commands.audit.core import AuditOptions, _other_options
 
     assert _other_options(AuditOptions(methods=["swap", "llm"], retry_nearness=0.0)) == ["--retry-nearness 0.0"]
     assert _other_options(AuditOptions(methods=["swap", "llm"])) == []  # the default is not repeated
@@ -360,7 +360,7 @@ def test_pairs_made_in_blocks_of_inputs_are_the_whole_runs(monkeypatch: pytest.M
     """#47: the identity swaps' pairs, placebo texts, slots and scores are made a block of inputs at a time (no
     input split between two blocks); blocks of 40 candidates give the pairs, slots and summary of one block."""
     import counterfair as cf
-    import counterfair.core.audit as core
+    import counterfair.commands.audit.core as core
 
     texts = pd.read_csv(demo_path())["text"].tolist()[:30]
     options = {"methods": ["ablation", "swap"], "attributes": ["islam", "lgbq"], "bootstrap": 200}
@@ -389,7 +389,7 @@ def test_the_statistics_tallied_block_by_block_are_the_whole_tables(monkeypatch:
     import numpy as np
 
     import counterfair as cf
-    import counterfair.core.audit as core
+    import counterfair.commands.audit.core as core
     import counterfair.spill as spill
     from counterfair.analysis.gate import fairness_metrics
     from counterfair.analysis.placebo import identity_effects
@@ -434,7 +434,7 @@ def test_the_classifier_has_one_progress_bar_however_many_blocks(
 ) -> None:
     """#47: the audit scores a block of pairs at a time; the CLI shows one classifier bar whose total grows with each
     block (not a bar per block: hundreds at 200,000 texts), and it ends full."""
-    import counterfair.core.audit as core
+    import counterfair.commands.audit.core as core
 
     class Recorder:
         def __init__(self) -> None:
@@ -569,9 +569,9 @@ def test_the_tallies_scratch_file_lies_nameless_in_the_run_directory(
 ) -> None:
     """#47: the audit's tallies wait on the run directory's disk (beside pairs.csv, not in a /tmp that may be memory),
     in a file without a name: nothing of it is left in the run directory when the audit ends."""
-    import counterfair.core.audit as core
+    import counterfair.commands.audit.core as core
     import counterfair.spill as spill
-    from counterfair.shell.audit import run_audit
+    from counterfair.commands.audit.shell import run_audit
 
     scratches: list[spill.Scratch] = []
     monkeypatch.setattr(core, "Scratch", lambda where: scratches.append(spill.Scratch(where)) or scratches[-1])
@@ -591,9 +591,9 @@ def test_an_audit_that_fails_midway_closes_its_scratch_file_at_once(
     """#47: an error while the statistics are computed (here the in-slot measures) closes the tallies' scratch file
     as it propagates, so its disk space is back before the caller sees the error (a notebook keeping the traceback
     kept the file open before)."""
-    import counterfair.core.audit as core
+    import counterfair.commands.audit.core as core
     import counterfair.spill as spill
-    from counterfair.shell.audit import run_audit
+    from counterfair.commands.audit.shell import run_audit
 
     scratches: list[spill.Scratch] = []
     monkeypatch.setattr(core, "Scratch", lambda where: scratches.append(spill.Scratch(where)) or scratches[-1])

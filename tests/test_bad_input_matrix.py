@@ -14,9 +14,12 @@ import pandas as pd
 import pytest
 
 from counterfair.classifiers import load_classifier
-from counterfair.core.audit import AuditOptions
-from counterfair.core.evaluate import EvaluateOptions
-from counterfair.core.feedback import FeedbackOptions
+from counterfair.commands.audit.core import AuditOptions
+from counterfair.commands.audit.shell import run_audit
+from counterfair.commands.ctf.shell import run_ctf
+from counterfair.commands.evaluate.core import EvaluateOptions
+from counterfair.commands.evaluate.shell import evaluate_pairs
+from counterfair.commands.feedback.core import FeedbackOptions
 from counterfair.errors import (
     ChecksumError,
     ClassifierError,
@@ -29,9 +32,6 @@ from counterfair.errors import (
 from counterfair.io import read_table, write_table
 from counterfair.lexicons.attributes import load_attribute, load_identity_set
 from counterfair.models import get_model_info, load_causal_lm
-from counterfair.shell.audit import run_audit
-from counterfair.shell.ctf import run_ctf
-from counterfair.shell.evaluate import evaluate_pairs
 from counterfair.training import train
 
 Case = Callable[[Path], Any]
@@ -285,9 +285,9 @@ def test_older_run_directory_schema(tmp_path: Path) -> None:
 
 
 def test_llm_server_down_keeps_finished_methods(tmp_path: Path) -> None:
-    from counterfair.core.generate import GenerateOptions
+    from counterfair.commands.generate.core import GenerateOptions
+    from counterfair.commands.generate.shell import run_generate
     from counterfair.llm.openai_http import LLMServerError
-    from counterfair.shell.generate import run_generate
 
     data = pd.DataFrame({"text": ["My Muslim neighbour is kind.", "The mosque is open."]})
     options = GenerateOptions(methods=["ablation", "llm"], llm="openai:http://127.0.0.1:9/v1")
@@ -407,7 +407,7 @@ def test_disk_full_during_audit_keeps_finished_work_and_resumes(
     import counterfair.checkpoint
 
     options = AuditOptions(methods=["ablation", "substitution", "swap"])
-    from counterfair.core.audit import demo_path
+    from counterfair.commands.audit.core import demo_path
 
     whole = run_audit(demo_path(), tmp_path / "whole", options).summary
     with monkeypatch.context() as patch:
@@ -424,7 +424,7 @@ def test_disk_full_during_audit_keeps_finished_work_and_resumes(
 
 
 def test_torn_scores_file_is_cut_back_to_whole_records(tmp_path: Path) -> None:
-    from counterfair.core.audit import demo_path
+    from counterfair.commands.audit.core import demo_path
 
     options = AuditOptions(methods=["ablation"])
     run_audit(demo_path(), tmp_path, options)
@@ -502,7 +502,7 @@ def test_a_command_runs_on_a_corrupt_store(
 
 
 def test_audit_with_a_classifier_that_returns_nan(tmp_path: Path) -> None:
-    from counterfair.core.audit import demo_path
+    from counterfair.commands.audit.core import demo_path
     from counterfair.views.report import build_report
 
     body = "    return np.array([np.nan if 'gay' in t.lower() else 0.2 for t in texts])\n"
@@ -521,7 +521,7 @@ def test_audit_with_a_classifier_that_returns_nan(tmp_path: Path) -> None:
 
 
 def test_feedback_with_a_classifier_that_returns_nan(tmp_path: Path) -> None:
-    from counterfair.shell.feedback import run_feedback
+    from counterfair.commands.feedback.shell import run_feedback
 
     from .fakes import ListEditor
 
@@ -540,9 +540,9 @@ def test_feedback_with_a_classifier_that_returns_nan(tmp_path: Path) -> None:
 
 
 def test_a_huge_text_gets_a_row_status_in_every_editing_command(tmp_path: Path) -> None:
-    from counterfair.core.generate import GenerateOptions
-    from counterfair.shell.feedback import run_feedback
-    from counterfair.shell.generate import run_generate
+    from counterfair.commands.feedback.shell import run_feedback
+    from counterfair.commands.generate.core import GenerateOptions
+    from counterfair.commands.generate.shell import run_generate
 
     from .fakes import ListEditor
 
@@ -595,7 +595,7 @@ def test_every_command_refuses_a_rerun_with_other_options_and_names_them(tmp_pat
 
 
 def test_a_three_label_classifier_needs_a_positive_label_before_any_work(tmp_path: Path) -> None:
-    from counterfair.core.audit import demo_path
+    from counterfair.commands.audit.core import demo_path
 
     clf = _clf(tmp_path, "    return np.tile([0.2, 0.3, 0.5], (len(texts), 1))\n")
     with pytest.raises(ConfigError, match=r"has 3 labels .*name the one to compare with --positive-label"):
@@ -630,7 +630,7 @@ def test_a_nul_byte_deep_in_a_row_gets_a_row_status_and_every_output_stays_reada
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """#20 item 8: a NUL after the first 8 KB (past the binary-file sniff) used to reach pairs.csv and the report."""
-    from counterfair.shell.feedback import run_feedback
+    from counterfair.commands.feedback.shell import run_feedback
 
     from .fakes import ListEditor
 

@@ -1,6 +1,6 @@
-"""Unintended bias on labelled data (counterfair.core.bias, counterfair bias): the AUCs equal scikit-learn's on the
-same subsets, a perfect, an inverted and a one-class group give what hand computation says, the generalized mean, the
-final metric and the equality differences are the published formulas, and the command writes them end to end."""
+"""Unintended bias on labelled data (counterfair.commands.bias.core, counterfair bias): the AUCs equal scikit-learn's on
+the same subsets, a perfect, an inverted and a one-class group give what hand computation says, the generalized mean,
+the final metric and the equality differences are the published formulas, and the command writes them end to end."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 import counterfair as cf
-from counterfair.core.bias import BiasOptions, bias_core
+from counterfair.commands.bias.core import BiasOptions, bias_core
 from counterfair.metrics import fairness as FM
 from counterfair.summaries import BiasSummary, read_summary
 

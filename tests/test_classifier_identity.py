@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 from counterfair.classifiers import as_classifier, load_classifier
-from counterfair.core.audit import AuditOptions, demo_path
+from counterfair.commands.audit.core import AuditOptions, demo_path
+from counterfair.commands.audit.shell import run_audit
 from counterfair.errors import ConfigError
-from counterfair.shell.audit import run_audit
 
 TEXTS = ["a gay man", "a nice day"]
 

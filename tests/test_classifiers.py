@@ -383,7 +383,7 @@ def test_progress_counts_texts_already_scored() -> None:
 
 def test_a_bare_path_gets_the_spec_it_most_likely_means(tmp_path: Path) -> None:
     """#49 item 2: `--classifier model.joblib` answered that it needs counterfair[metrics] (2.2 GB to follow)."""
-    from counterfair.core.needs import classifier_extras
+    from counterfair.needs import classifier_extras
 
     hf_dir = tmp_path / "bert"
     hf_dir.mkdir()

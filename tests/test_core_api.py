@@ -236,8 +236,8 @@ def test_feedback_in_memory_equals_the_shell(tmp_path: Path) -> None:
     assert result.steps[result.steps["text_id"] == 2]["status"].tolist() == ["skipped:empty_text"]
     assert result.inconsistency["inc@1"] == pytest.approx(0.0)  # distances 1, 1, 1 for text 0 and 1
     assert list(result.by_step.index) == ["1", "2", "3"]
-    from counterfair.core.feedback import FeedbackOptions
-    from counterfair.shell.feedback import run_feedback
+    from counterfair.commands.feedback.core import FeedbackOptions
+    from counterfair.commands.feedback.shell import run_feedback
 
     result = run_feedback(pd.DataFrame({"text": texts}), tmp_path, FeedbackOptions(steps=2, ppl_model=None),
                           editor=editor, classifier=cf.as_classifier(sentiment, labels=["NEG", "POS"]))  # fmt: skip

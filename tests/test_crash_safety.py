@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from counterfair.core.audit import demo_path
+from counterfair.commands.audit.core import demo_path
 
 
 def _data(tmp_path: Path) -> Path:
@@ -114,9 +114,9 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -> Non
 @pytest.mark.slow
 def test_a_second_run_into_the_same_directory_is_refused_and_a_killed_run_leaves_no_lock(tmp_path: Path) -> None:
 
-    from counterfair.core.generate import GenerateOptions
+    from counterfair.commands.generate.core import GenerateOptions
+    from counterfair.commands.generate.shell import run_generate
     from counterfair.errors import ConfigError
-    from counterfair.shell.generate import run_generate
 
     data = _data(tmp_path)
     holder = _generate(data, tmp_path / "run")

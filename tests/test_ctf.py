@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from counterfair.core.ctf import PAIR_COLUMNS, ctf_report
+from counterfair.commands.ctf.core import PAIR_COLUMNS, ctf_report
+from counterfair.commands.ctf.shell import run_ctf
 from counterfair.errors import InputError
 from counterfair.metrics.fairness import ctf_gap, text_gaps
-from counterfair.shell.ctf import run_ctf
 
 
 def test_paper_001_worked_example() -> None:
@@ -61,7 +61,7 @@ def test_the_tally_of_blocks_is_the_report_of_the_whole_table(monkeypatch: pytes
     block goes by, every piece in the scratch file; the report is the whole table's, value for value (a row without a
     source term is in the overall gap only)."""
     import counterfair.spill as spill
-    from counterfair.core.ctf import CTFTally
+    from counterfair.commands.ctf.core import CTFTally
 
     monkeypatch.setattr(spill, "SPILL_BYTES", 1)  # every piece on disk
 
@@ -195,8 +195,8 @@ def test_ctf_claims_its_run_directory_before_any_work(tmp_path, monkeypatch) -> 
     from typer.testing import CliRunner
 
     from counterfair.cli import app
+    from counterfair.commands.ctf import shell as ctf_shell
     from counterfair.errors import ConfigError
-    from counterfair.shell import ctf as ctf_shell
 
     data = tmp_path / "texts.csv"
     data.write_text("text\nI am a gay man.\nMy Muslim neighbour is kind.\n")
@@ -224,7 +224,7 @@ def test_blocks_written_as_they_are_made_equal_the_whole_run_and_keep_no_texts()
     block's pairs are handed on as they are made, the classifier forgets its per-text cache, and the pairs, the
     summary and the written table are those of one block holding every text."""
     import counterfair as cf
-    from counterfair.core.ctf import PAIR_FILE_COLUMNS, ctf_core
+    from counterfair.commands.ctf.core import PAIR_FILE_COLUMNS, ctf_core
 
     texts = [
         "I am a gay man.",

@@ -11,12 +11,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from counterfair.core.evaluate import EvaluateOptions
-from counterfair.core.generate import GenerateOptions
+from counterfair.commands.evaluate.core import EvaluateOptions
+from counterfair.commands.evaluate.shell import evaluate_pairs
+from counterfair.commands.generate.core import GenerateOptions
+from counterfair.commands.generate.shell import run_generate
 from counterfair.engine import map_batches, shutdown
 from counterfair.errors import ConfigError
-from counterfair.shell.evaluate import evaluate_pairs
-from counterfair.shell.generate import run_generate
 
 
 class Square:
@@ -94,14 +94,14 @@ def _same_files(a: Path, b: Path, names: tuple[str, ...]) -> None:
 
 @pytest.mark.slow
 def test_the_classifier_stage_on_ray_gives_the_local_outputs(ray_local: None, tmp_path: Path) -> None:
-    from counterfair.core.audit import AuditOptions
-    from counterfair.core.bias import BiasOptions
-    from counterfair.shell.audit import run_audit
-    from counterfair.shell.bias import run_bias
+    from counterfair.commands.audit.core import AuditOptions
+    from counterfair.commands.audit.shell import run_audit
+    from counterfair.commands.bias.core import BiasOptions
+    from counterfair.commands.bias.shell import run_bias
 
     texts = [f"Some {w} people live on street {i}." for i in range(30) for w in ("gay", "Muslim", "tall")]
     data = pd.DataFrame({"text": texts, "label": [i % 2 for i in range(len(texts))]})
-    from counterfair.shell.ctf import run_ctf
+    from counterfair.commands.ctf.shell import run_ctf
 
     for engine in ("local", "ray"):
         run_bias(data, tmp_path / f"bias-{engine}", BiasOptions(engine=engine, bootstrap=50))

@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from counterfair.core.evaluate import EvaluateOptions
+from counterfair.commands.evaluate.core import EvaluateOptions
+from counterfair.commands.evaluate.shell import evaluate_pairs
 from counterfair.errors import ConfigError, InputError
 from counterfair.io import read_table
 from counterfair.metrics.cards import CARDS
-from counterfair.shell.evaluate import evaluate_pairs
 
 FAST = ["flip", "prob_change", "distance", "diversity", "bleu"]
 
@@ -342,7 +342,7 @@ def test_ceval_crowd_file_with_every_metric(tmp_path: Path) -> None:
 
 
 def test_an_estimate_before_the_work_from_the_stages_and_the_words() -> None:
-    from counterfair.core.evaluate import STAGE_COST, estimate
+    from counterfair.commands.evaluate.core import STAGE_COST, estimate
 
     frame = pd.DataFrame({"orig_text": ["one two three", "four five"], "gen_text": ["a b", "c d e f"]})
     cost = estimate(frame, EvaluateOptions(metrics=["perplexity", "bertscore", "distance"]))

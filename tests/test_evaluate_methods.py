@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from counterfair.classifiers import as_classifier
-from counterfair.core.methods import parse_method_files
+from counterfair.commands.methods.core import parse_method_files
+from counterfair.commands.methods.shell import evaluate_methods
 from counterfair.errors import ConfigError, InputError
-from counterfair.shell.methods import evaluate_methods
 from counterfair.views.report.evaluation import build_evaluation_report
 
 from .conftest import SHARED_DATA, run_cli
@@ -75,7 +75,7 @@ def test_table2_and_distance_matrix_by_hand(tmp_path: Path) -> None:
 
 
 def _options() -> object:
-    from counterfair.core.evaluate import EvaluateOptions
+    from counterfair.commands.evaluate.core import EvaluateOptions
 
     return EvaluateOptions(metrics=["flip", "prob_change", "distance"], bootstrap=200, classifier="profanity-check")
 
@@ -158,7 +158,7 @@ def test_ceval_outputs_distance_matrix_on_real_methods(tmp_path: Path) -> None:
         frame = pd.read_csv(SHARED_DATA / "ceval" / "outputs" / "imdb" / f"{name}.csv").head(12)
         files[name] = tmp_path / f"{name}.csv"
         frame.to_csv(files[name], index=False)
-    from counterfair.core.evaluate import EvaluateOptions
+    from counterfair.commands.evaluate.core import EvaluateOptions
 
     result = evaluate_methods(files, EvaluateOptions(metrics=["distance"], bootstrap=200))
     matrix = result.distance_matrix

@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 
 from counterfair.classifiers import CachedClassifier, load_classifier
-from counterfair.core.feedback import FeedbackOptions, adapt_lm, inconsistency, select
+from counterfair.commands.feedback.core import FeedbackOptions, adapt_lm, inconsistency, select
+from counterfair.commands.feedback.shell import run_feedback
 from counterfair.editors.base import EditorBase
 from counterfair.editors.flip import ExternalEditor, LLMFlipEditor, MaskFillEditor, SynonymSwapEditor
 from counterfair.errors import ConfigError
 from counterfair.records import Candidate
-from counterfair.shell.feedback import run_feedback
 
 from .conftest import run_cli
 from .fakes import ScriptedLLM
@@ -103,7 +103,7 @@ def test_loop_by_hand(tmp_path: Path, sentiment: CachedClassifier) -> None:
 
 
 def test_paired_t_test_of_two_runs_by_hand(tmp_path: Path) -> None:
-    from counterfair.core.feedback import paired_inc_test
+    from counterfair.commands.feedback.core import paired_inc_test
 
     a = {"command": "feedback", "inconsistency_by_text": {"1": {"1": 1.0, "2": 2.0, "3": 4.0}}}
     b = {"command": "feedback", "inconsistency_by_text": {"1": {"1": 0.5, "2": 1.0, "3": 3.0, "4": 9.0}}}

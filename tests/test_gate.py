@@ -183,7 +183,7 @@ def test_result_compare_with_a_classifier(audited: cf.AuditResult) -> None:
     disparity = comparison_table(comparison, "disparity")
     assert disparity.loc["identity swaps", "verdict"] == "worse" and disparity.loc["identity swaps", "b"] > 0
     from counterfair.summaries import ComparisonSummary
-    from counterfair.views.pages import comparison_headline
+    from counterfair.views.verdict import comparison_headline
 
     headline, status = comparison_headline(ComparisonSummary.from_dict(comparison))
     assert status == "fail" and headline.startswith("B is less fair than A: in the slot, A: nothing material")

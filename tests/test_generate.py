@@ -6,10 +6,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from counterfair.core.generate import GenerateOptions
+from counterfair.commands.generate.core import GenerateOptions
+from counterfair.commands.generate.shell import run_generate
 from counterfair.errors import ConfigError, InputError
 from counterfair.io import read_table
-from counterfair.shell.generate import run_generate
 
 TEXTS = pd.DataFrame(
     {

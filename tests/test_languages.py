@@ -268,7 +268,7 @@ def test_ctf_and_bias_in_french() -> None:
     with pytest.raises(ConfigError, match="token-for-token swap is for English sets"):
         cf.ctf(texts, _hashed, language="fr", grammar=False)
     # bias: every inflected form is a mention of its group ("juifs", "noire")
-    from counterfair.core.bias import BiasOptions, memberships
+    from counterfair.commands.bias.core import BiasOptions, memberships
 
     frame = pd.DataFrame({"text": texts})
     groups = memberships(frame, texts, BiasOptions(language="fr"), "test")

@@ -8,13 +8,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from counterfair.core.generate import GenerateOptions, Generator
+from counterfair.commands.generate.core import GenerateOptions, Generator
+from counterfair.commands.generate.shell import run_generate
 from counterfair.detectors import KeywordDetector
 from counterfair.editors.filters import CandidateFilter, FilterConfig, best, rule_reasons
 from counterfair.editors.llm_rewrite import FewShotPrompt, LLMRewriteEditor, extract_braced
 from counterfair.errors import ConfigError
 from counterfair.lexicons.attributes import load_attribute
-from counterfair.shell.generate import run_generate
 
 from .fakes import ScriptedLLM, loopback
 
@@ -351,7 +351,7 @@ def test_a_resumed_llm_run_records_the_detector_signature_of_an_uninterrupted_on
 
 
 def test_the_retry_rule_gives_up_on_texts_that_come_nowhere_near_or_stall() -> None:
-    from counterfair.core.generate import RetryRule
+    from counterfair.commands.generate.core import RetryRule
 
     rule = RetryRule(0.8, patience=2)
     for attempt, (far, stuck, climbing) in enumerate([(0.3, 0.95, 0.81), (0.4, 0.95, 0.85), (0.5, 0.95, 0.9)], 1):

@@ -16,12 +16,12 @@ import httpx
 import pandas as pd
 import pytest
 
-from counterfair.core.generate import GenerateOptions
+from counterfair.commands.generate.core import GenerateOptions
+from counterfair.commands.generate.shell import run_generate
 from counterfair.editors.llm_rewrite import LLMRewriteEditor
 from counterfair.lexicons.attributes import load_attribute
 from counterfair.llm import SamplingParams, load_llm
 from counterfair.models import get_model_info
-from counterfair.shell.generate import run_generate
 
 pytestmark = pytest.mark.model
 MODEL = "qwen2.5-coder-0.5b-instruct"

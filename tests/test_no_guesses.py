@@ -15,7 +15,7 @@ from sklearn.pipeline import make_pipeline
 
 import counterfair as cf
 from counterfair.classifiers.labels import positive_index
-from counterfair.core.evaluate import EvaluateOptions
+from counterfair.commands.evaluate.core import EvaluateOptions
 
 from .conftest import run_cli
 
@@ -63,9 +63,9 @@ def test_evaluate_computes_no_flip_rate_from_a_classifier_nobody_named(tmp_path:
 
 
 def test_rate_init_records_a_swaps_groups(tmp_path: Path) -> None:
-    from counterfair.core.generate import GenerateOptions
+    from counterfair.commands.generate.core import GenerateOptions
+    from counterfair.commands.generate.shell import run_generate
     from counterfair.rating import pairs_from_run
-    from counterfair.shell.generate import run_generate
 
     texts = pd.DataFrame({"text": ["My gay neighbour grows tomatoes.", "I pray at the mosque on Friday."]})
     run_generate(texts, tmp_path / "gen", GenerateOptions(attribute="islam", methods=["ablation", "swap"]))

@@ -1,4 +1,4 @@
-"""A report for every command (views/page.py, views/pages.py): ctf, generate, feedback, bias and suite runs write
+"""A report for every command (views/page.py, each slice's page.py): ctf, generate, feedback, bias and suite runs write
 report.html and report.md with the verdict before the first table, a failed gate is stated in the verdict block,
 `counterfair report DIR` rebuilds the same page, missing values render one way, and rows resting on few cases are
 marked or left out."""
@@ -12,12 +12,12 @@ import pandas as pd
 import pytest
 
 import counterfair as cf
-from counterfair.core.feedback import FeedbackOptions
-from counterfair.core.generate import GenerateOptions
-from counterfair.shell.feedback import run_feedback
-from counterfair.shell.generate import run_generate
+from counterfair.commands.feedback.core import FeedbackOptions
+from counterfair.commands.feedback.shell import run_feedback
+from counterfair.commands.generate.core import GenerateOptions
+from counterfair.commands.generate.shell import run_generate
+from counterfair.commands.registry import page_of
 from counterfair.views.page import MISSING, Page, Table, to_html, to_markdown, to_notebook_html
-from counterfair.views.pages import page_of
 
 TEXTS = [
     "I am a Muslim and I pray every day.",
@@ -53,7 +53,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     run_feedback(pd.DataFrame({"text": TEXTS}), out["feedback"],
                  FeedbackOptions(editor=f"external:{edits}", classifier="profanity-check", steps=1, ppl_model=None),
                  classifier=cf.as_classifier(_scores))  # fmt: skip
-    from counterfair.shell.bias import run_bias
+    from counterfair.commands.bias.shell import run_bias
 
     labelled = pd.DataFrame({"text": TEXTS * 2, "label": [0, 1, 0, 1, 1, 0, 1, 0]})
     run_bias(labelled, out["bias"], cf.BiasOptions(bootstrap=20), classifier=cf.as_classifier(_scores),
@@ -177,8 +177,8 @@ def test_one_missing_value_rendering_and_escaping() -> None:
 
 
 def test_the_evaluation_report_states_its_verdict_before_the_table(tmp_path: Path) -> None:
-    from counterfair.core.evaluate import EvaluateOptions
-    from counterfair.shell.evaluate import evaluate_pairs
+    from counterfair.commands.evaluate.core import EvaluateOptions
+    from counterfair.commands.evaluate.shell import evaluate_pairs
     from counterfair.views.report.evaluation import build_evaluation_report
 
     pairs = pd.DataFrame({"orig_text": ["You are an idiot.", "Shut up, fool."], "gen_text": ["You are kind.", "Hi."]})

@@ -415,8 +415,8 @@ def test_browser_rates_two_pairs(live_app: tuple[str, RatingStore]) -> None:
 
 
 def test_audit_restricted_to_good_pairs(tmp_path: Path) -> None:
-    from counterfair.core.audit import AuditOptions
-    from counterfair.shell.audit import run_audit
+    from counterfair.commands.audit.core import AuditOptions
+    from counterfair.commands.audit.shell import run_audit
 
     data = pd.DataFrame({"text": ["My Muslim neighbour is kind.", "The mosque hosts a soup kitchen every Friday."]})
     run_audit(data, tmp_path / "audit", AuditOptions(methods=["ablation"]))
@@ -437,9 +437,9 @@ def test_audit_restricted_to_good_pairs(tmp_path: Path) -> None:
 
 def test_only_good_from_a_project_made_of_a_generate_run(tmp_path: Path) -> None:
     """#16 item 1: `rate init --from <generate dir>` gave ids "ablation:t1", the audit looked up "ablation:islam:t1"."""
-    from counterfair.core.audit import AuditOptions
+    from counterfair.commands.audit.core import AuditOptions
+    from counterfair.commands.audit.shell import run_audit
     from counterfair.rating import pairs_from_run
-    from counterfair.shell.audit import run_audit
 
     data = pd.DataFrame(
         {"id": ["t1", "t2"], "text": ["My Muslim neighbour is kind.", "The mosque hosts a soup kitchen every Friday."]}
@@ -463,9 +463,9 @@ def test_only_good_from_a_project_made_of_a_generate_run(tmp_path: Path) -> None
 def test_ratings_mark_pairs_good_or_poor_and_the_report_plots_them_apart(tmp_path: Path) -> None:
     """#34 item 8: paper 000 Fig. 3 (good vs poor pairs) when the audit has ratings, Fig. 4 (per topic) when two
     topics have pairs."""
-    from counterfair.core.audit import AuditOptions
+    from counterfair.commands.audit.core import AuditOptions
+    from counterfair.commands.audit.shell import run_audit
     from counterfair.rating import pairs_from_run
-    from counterfair.shell.audit import run_audit
 
     data = pd.DataFrame(
         {

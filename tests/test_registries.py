@@ -22,9 +22,9 @@ from counterfair.classifiers import (
     unregister_classifier_kind,
 )
 from counterfair.classifiers.kinds import find_kind, spec_forms
-from counterfair.core.audit import AuditOptions, estimate_seconds
-from counterfair.core.feedback import FeedbackOptions
-from counterfair.core.generate import GenerateOptions, is_sampled
+from counterfair.commands.audit.core import AuditOptions, estimate_seconds
+from counterfair.commands.feedback.core import FeedbackOptions
+from counterfair.commands.generate.core import GenerateOptions, is_sampled
 from counterfair.editors.registry import (
     EditorSpec,
     default_editors,

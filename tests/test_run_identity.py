@@ -8,12 +8,12 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field, fields
 
-from counterfair.core.audit import AuditOptions
-from counterfair.core.bias import BiasOptions
-from counterfair.core.ctf import CTFOptions, ctf_core
-from counterfair.core.evaluate import EvaluateOptions
-from counterfair.core.feedback import FeedbackOptions
-from counterfair.core.generate import GenerateOptions
+from counterfair.commands.audit.core import AuditOptions
+from counterfair.commands.bias.core import BiasOptions
+from counterfair.commands.ctf.core import CTFOptions, ctf_core
+from counterfair.commands.evaluate.core import EvaluateOptions
+from counterfair.commands.feedback.core import FeedbackOptions
+from counterfair.commands.generate.core import GenerateOptions
 from counterfair.records import fingerprint, knob, run_identity
 
 

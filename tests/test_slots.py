@@ -289,7 +289,7 @@ def religion(texts):  # naming a religion costs 10 points
 def test_the_cli_gate_names_the_planted_group_and_passes_the_fair_models(tmp_path: Any) -> None:
     from junitparser import Failure, JUnitXml
 
-    from counterfair.core.audit import demo_path
+    from counterfair.commands.audit.core import demo_path
 
     from .conftest import run_cli
 

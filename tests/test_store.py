@@ -62,9 +62,9 @@ def test_unpinned_classifiers_are_not_stored(shared_store: RunStore, helper_modu
 def test_generation_is_reused_across_runs(
     shared_store: RunStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from counterfair.core.generate import GenerateOptions
+    from counterfair.commands.generate.core import GenerateOptions
+    from counterfair.commands.generate.shell import run_generate
     from counterfair.editors.wordlist import AblationEditor
-    from counterfair.shell.generate import run_generate
 
     data = pd.DataFrame({"text": ["My Muslim neighbour is kind.", "The mosque is open late."]})
     options = GenerateOptions(methods=["ablation"], score_methods=[])
@@ -106,8 +106,8 @@ def test_damaged_or_mismatched_values_are_misses_never_crashes_or_wrong_numbers(
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
 
-    from counterfair.core.generate import GenerateOptions
-    from counterfair.shell.generate import run_generate
+    from counterfair.commands.generate.core import GenerateOptions
+    from counterfair.commands.generate.shell import run_generate
 
     model = make_pipeline(CountVectorizer(), LogisticRegression()).fit(["good", "bad", "fine", "awful"], [1, 0, 1, 0])
     joblib.dump(model, tmp_path / "m.joblib")

@@ -14,9 +14,9 @@ import pytest
 
 import counterfair.io as cio
 from counterfair.checkpoint import RowCheckpoint
-from counterfair.core.generate import GenerateOptions
+from counterfair.commands.generate.core import GenerateOptions
+from counterfair.commands.generate.shell import run_generate
 from counterfair.errors import InputError
-from counterfair.shell.generate import run_generate
 
 TEXTS = [
     "Some people are gay.",

@@ -52,9 +52,11 @@ def test_the_checkers_editor_names_are_the_registrys() -> None:
 
 def test_the_checker_finds_each_defect(tmp_path: Path) -> None:
     package = tmp_path / "counterfair"
-    (package / "core").mkdir(parents=True)
+    for command in ("x", "y"):
+        (package / "commands" / command).mkdir(parents=True)
+        (package / "commands" / command / "__init__.py").write_text("")
     (package / "__init__.py").write_text("")
-    (package / "core" / "__init__.py").write_text("")
+    (package / "commands" / "__init__.py").write_text("")
     (package / "a.py").write_text("from .b import helper\n\n\ndef f():\n    return helper()\n")
     (package / "b.py").write_text(
         "def helper():\n    from .a import f  # lazy: still a cycle\n\n    return f\n\n\ndef _hidden():\n    return 1\n"
@@ -62,10 +64,12 @@ def test_the_checker_finds_each_defect(tmp_path: Path) -> None:
     (package / "c.py").write_text("from .b import _hidden\n\n\ndef view(summary):\n    return summary['ctf_gap']\n")
     (package / "d.py").write_text("def build(summary):\n    summary['ctf_gap'] = 1\n    return summary\n")
     body = "".join(f"    x{i} = {i}\n" for i in range(61))
-    (package / "core" / "long.py").write_text(f'def long():\n    """Doc."""\n{body}    return x0\n')
+    (package / "commands" / "x" / "core.py").write_text(f'def long():\n    """Doc."""\n{body}    return x0\n')
+    (package / "commands" / "x" / "shell.py").write_text(f'def long():\n    """Doc."""\n{body}    return x0\n')
     (package / "runs.py").write_text("def claim_run_dir():\n    return 1\n")
-    (package / "core" / "shelly.py").write_text(
-        "def run():\n    from ..runs import claim_run_dir\n\n    return claim_run_dir()\n"
+    (package / "commands" / "y" / "core.py").write_text(
+        "def run():\n    from ...runs import claim_run_dir\n    from ..x import shell\n\n"
+        "    return claim_run_dir(), shell\n"
     )
     # a cycle through a package's __init__, which imports its submodule whenever the package is imported (#48: the
     # checker dropped that edge and missed a cycle of 7 modules); an import for annotations only runs never
@@ -96,8 +100,11 @@ def test_the_checker_finds_each_defect(tmp_path: Path) -> None:
     ]
     assert report.private_imports == ["counterfair.c:1 imports counterfair.b._hidden"]
     assert report.summary_reads == ["counterfair.c:5: return summary['ctf_gap']"]  # d.py writes, it does not read
-    assert report.long_functions == ["counterfair.core.long:1 long: 62 lines"]
-    assert report.core_run_imports == ["counterfair.core.shelly:2 imports counterfair.runs"]
+    assert report.long_functions == ["counterfair.commands.x.core:1 long: 62 lines"]  # a shell may be long
+    assert sorted(report.core_run_imports) == [
+        "counterfair.commands.y.core:2 imports counterfair.runs",
+        "counterfair.commands.y.core:3 imports counterfair.commands.x.shell",  # another slice's shell
+    ]
     # a method compared with an editor's name; not another thing that happens to be called "swap" or "llm"
     assert [c.split(":")[1] for c in report.editor_comparisons] == ["2", "3", "4", "5"]
     assert report.untyped_dict_returns == ["counterfair.typed:1 loose", "counterfair.typed:5 spaced"]
@@ -112,6 +119,33 @@ def test_the_old_module_paths_are_gone() -> None:
     for name in ("counterfair._audit", "counterfair.gate", "counterfair.placebo", "counterfair.report"):
         with pytest.raises(ModuleNotFoundError):
             importlib.import_module(name)
+
+
+def test_every_command_is_one_folder() -> None:
+    """#48: a command is a slice, ``counterfair/commands/<name>/`` holding its options and in-memory verb (``core``),
+    its run-directory shell and its command line; the folders the layers were split across are gone."""
+    import importlib
+
+    from counterfair.commands.registry import COMMANDS
+
+    package = Path(__file__).resolve().parents[1] / "src" / "counterfair"
+    folders = {"evaluate-methods": "methods", "llm-audit": "llm_audit"}
+    for name, spec in COMMANDS.items():
+        folder = package / "commands" / folders.get(name, name)
+        assert (folder / "__init__.py").is_file(), name
+        if spec.options is not None:  # its options are declared in its own core (methods: evaluate's, one per editor)
+            home = "evaluate" if name == "evaluate-methods" else folder.name
+            assert spec.options.startswith(f"counterfair.commands.{home}.core:"), spec.options
+            assert (folder / "shell.py").is_file() and spec.options_class() is not None
+        assert (folder / "cli.py").is_file() or name == "evaluate-methods"  # evaluate's, given several files
+    assert {p.name for p in (package / "commands").iterdir() if p.is_dir() and p.name != "__pycache__"} == {
+        folders.get(name, name) for name in COMMANDS
+    }
+    for gone in ("counterfair.core", "counterfair.shell", "counterfair.cli.audit", "counterfair.core.audit"):
+        assert not (package / gone.removeprefix("counterfair.").replace(".", "/")).with_suffix(".py").exists()
+        assert not (package / gone.removeprefix("counterfair.").replace(".", "/") / "__init__.py").exists()
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("counterfair.core.audit")
 
 
 def test_the_top_level_holds_the_verbs_options_results_and_errors() -> None:

@@ -1,6 +1,7 @@
-"""Functional test suites (counterfair.core.suite, counterfair suite): the template suite expands with correct grammar
-and labels, accuracies and Wilson intervals equal hand computation and scipy, cells are ordered worst first, the bias
-AUCs use the targets as groups, the gate reads the suite's metrics, and the command and assert_fair work end to end."""
+"""Functional test suites (counterfair.commands.suite.core, counterfair suite): the template suite expands with correct
+grammar and labels, accuracies and Wilson intervals equal hand computation and scipy, cells are ordered worst first, the
+bias AUCs use the targets as groups, the gate reads the suite's metrics, and the command and assert_fair work end to
+end."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import pytest
 from scipy.stats import binomtest
 
 import counterfair as cf
-from counterfair.core.bias import BiasOptions, bias_core
-from counterfair.core.suite import indefinite, template_suite
+from counterfair.commands.bias.core import BiasOptions, bias_core
+from counterfair.commands.suite.core import indefinite, template_suite
 from counterfair.lexicons.attributes import load_identity_set, resource_mapping
 from counterfair.summaries import SuiteSummary, read_summary
 from counterfair.testing import FairnessGateFailed, assert_fair
@@ -185,8 +186,9 @@ def test_hatechecks_ids_are_kept_the_background_is_said_and_a_functionality_belo
     """#49 item 10: rows.csv's case_id held the row number beside HateCheck's own ids; the report did not say that
     cases without a target are background in the AUCs; a functionality whose whole interval lay below the overall
     accuracy was not listed unless it also lay below the overall interval."""
+    from counterfair.commands.bias.page import below
+    from counterfair.commands.suite.page import suite_page
     from counterfair.summaries import Estimate
-    from counterfair.views.pages import _below, suite_page
 
     cases = CASES.assign(case_id=[f"hc-{i * 7}" for i in range(len(CASES))])
     result = cf.suite(cases, keyword_classifier, bootstrap=0)
@@ -198,4 +200,4 @@ def test_hatechecks_ids_are_kept_the_background_is_said_and_a_functionality_belo
     assert cf.suite(CASES, keyword_classifier, bootstrap=0).rows["case_id"].tolist()[:2] == ["0", "1"]  # no column
     overall = Estimate(value=0.436, ci_low=0.42, ci_high=0.45, n=3728)
     spell = Estimate(value=0.345, ci_low=0.269, ci_high=0.425, n=140)
-    assert _below({"spell_char_del_h": spell}, overall) == ["spell_char_del_h"]
+    assert below({"spell_char_del_h": spell}, overall) == ["spell_char_del_h"]

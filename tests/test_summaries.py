@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import counterfair as cf
-from counterfair.core.audit import demo_path
+from counterfair.commands.audit.core import demo_path
 from counterfair.errors import InputError
 from counterfair.summaries import (
     AuditSummary,

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import counterfair as cf
-from counterfair.core.audit import demo_path
+from counterfair.commands.audit.core import demo_path
 from counterfair.summaries import GateCheck
 from counterfair.views.report import markdown
 from counterfair.views.verdict import rule_sentence, verdict

@@ -7,9 +7,10 @@
 * ``_private`` names imported from another module (``from .swap import _parsed``): shared helpers are public;
 * summaries read by string key (``summary["..."]``, ``summary.get("...")``) outside the modules that own the
   summary's JSON form (``READERS_ALLOWED``): views read the typed summaries;
-* functions longer than ``MAX_FUNCTION_LINES`` (their body, decorators and signature aside) in the core modules;
-* the core importing the run-directory layer (``RUN_LAYER``: run directories, checkpoints, the shells): the core works
-  in memory, its shell owns the directory;
+* functions longer than ``MAX_FUNCTION_LINES`` (their body, decorators and signature aside) in the core modules (each
+  command slice's ``commands/<name>/core.py``);
+* the core importing the run-directory layer (``RUN_LAYER``: run directories, any slice's ``shell``): the
+  core works in memory, its shell owns the directory;
 * an editor's name compared as a string outside ``counterfair.editors`` (``method == "swap"``,
   ``"llm" in opts.methods``, ``.isin(["swap"])``): what an editor is (an identity swap, sampled, needing the LLM, its
   colour) is asked of its registry entry (#48). A comparison counts when one side is a literal editor name (or a
@@ -33,10 +34,30 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "counterfair"
 MAX_FUNCTION_LINES = 60
 #: the modules allowed to read a summary by key: the typed summaries' JSON readers
 READERS_ALLOWED: frozenset[str] = frozenset({"counterfair.summaries"})
-#: the in-memory core: no function over MAX_FUNCTION_LINES
-CORE: tuple[str, ...] = ("counterfair.core",)
-#: what the core must not import: run directories, their checkpoint files, the shells
-RUN_LAYER: tuple[str, ...] = ("counterfair.runs", "counterfair.shell")
+#: the command slices: counterfair.commands.<name>.<layer>
+SLICES = "counterfair.commands."
+#: what the core must not import: run directories (and any slice's shell, see in_run_layer); the in-memory sink of
+#: counterfair.checkpoint is allowed
+RUN_LAYER: tuple[str, ...] = ("counterfair.runs",)
+
+
+def _slice_layer(module: str) -> str | None:
+    """``core`` for counterfair.commands.audit.core, ``shell`` for ...audit.shell (None outside a slice's layers)."""
+    if not module.startswith(SLICES):
+        return None
+    parts = module[len(SLICES) :].split(".")
+    return parts[1] if len(parts) == 2 else None
+
+
+def is_core(module: str) -> bool:
+    """A slice's in-memory core: no function over MAX_FUNCTION_LINES, no import of the run layer."""
+    return _slice_layer(module) == "core"
+
+
+def in_run_layer(module: str) -> bool:
+    return module.startswith(RUN_LAYER) or _slice_layer(module) == "shell"
+
+
 # a read: summary["key"] not assigned to, or summary.get("key"); the core still builds the summary dicts it writes
 #: the built-in editors' names (tests/test_structure.py checks this against the live registry)
 EDITOR_NAMES: frozenset[str] = frozenset(
@@ -122,7 +143,7 @@ def _imports(module: str, path: Path, known: dict[str, Path]) -> Iterator[tuple[
 
 def _names_run_layer(target: str, names: list[str]) -> bool:
     """``from counterfair import runs``: a run-layer module named as an imported name."""
-    return any(f"{target}.{name}".startswith(RUN_LAYER) for name in names)
+    return any(in_run_layer(f"{target}.{name}") for name in names)
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -175,7 +196,7 @@ def check(root: Path = PACKAGE) -> Report:
         for target, names, line in _imports(module, path, known):
             if target != module and not _is_ancestor(module, target):
                 graph[module].add(target)
-            if module.startswith(CORE) and (target.startswith(RUN_LAYER) or _names_run_layer(target, names)):
+            if is_core(module) and (in_run_layer(target) or _names_run_layer(target, names)):
                 report.core_run_imports.append(f"{module}:{line} imports {target}")
             for name in names:
                 if name.startswith("_") and not name.startswith("__") and target != module:
@@ -185,7 +206,7 @@ def check(root: Path = PACKAGE) -> Report:
             for number, line_text in enumerate(text.splitlines(), 1):
                 if _SUMMARY_READ.search(line_text):
                     report.summary_reads.append(f"{module}:{number}: {line_text.strip()[:100]}")
-        if module.startswith(CORE):
+        if is_core(module):
             report.long_functions += _long_functions(module, text)
         if not module.startswith(EDITOR_NAMES_ALLOWED):
             report.editor_comparisons += _editor_comparisons(module, text)

@@ -235,13 +235,13 @@ def api_reference() -> str:
 # ------------------------------------------------------------------------------------ summary.json, key by key
 
 SUMMARY_TYPES = (
-    ("audit", "counterfair.core.audit:AuditSummaryData"),
-    ("bias", "counterfair.core.bias:BiasSummaryData"),
-    ("suite run", "counterfair.core.suite:SuiteSummaryData"),
-    ("generate", "counterfair.core.generate:GenerateSummaryData"),
-    ("evaluate", "counterfair.core.evaluate:EvaluationSummaryData"),
-    ("feedback", "counterfair.core.feedback:FeedbackSummaryData"),
-    ("ctf (its gap and breakdowns)", "counterfair.core.ctf:CTFReport"),
+    ("audit", "counterfair.commands.audit.core:AuditSummaryData"),
+    ("bias", "counterfair.commands.bias.core:BiasSummaryData"),
+    ("suite run", "counterfair.commands.suite.core:SuiteSummaryData"),
+    ("generate", "counterfair.commands.generate.core:GenerateSummaryData"),
+    ("evaluate", "counterfair.commands.evaluate.core:EvaluationSummaryData"),
+    ("feedback", "counterfair.commands.feedback.core:FeedbackSummaryData"),
+    ("ctf (its gap and breakdowns)", "counterfair.commands.ctf.core:CTFReport"),
 )
 
 
@@ -261,13 +261,13 @@ _NAMESPACES = (
     "counterfair.analysis.placebo",
     "counterfair.analysis.compare",
     "counterfair.analysis.slots",
-    "counterfair.core.bias",
-    "counterfair.core.suite",
-    "counterfair.core.ctf",
-    "counterfair.core.audit",
-    "counterfair.core.generate",
-    "counterfair.core.evaluate",
-    "counterfair.core.feedback",
+    "counterfair.commands.bias.core",
+    "counterfair.commands.suite.core",
+    "counterfair.commands.ctf.core",
+    "counterfair.commands.audit.core",
+    "counterfair.commands.generate.core",
+    "counterfair.commands.evaluate.core",
+    "counterfair.commands.feedback.core",
 )
 
 

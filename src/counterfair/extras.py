@@ -5,7 +5,7 @@ the placebo, the gate and the reports. Everything that needs torch, transformers
 an extra (:data:`EXTRAS`); the registries say which extra each editor, classifier kind, metric and LLM backend needs
 (``extras`` on :class:`~counterfair.editors.registry.EditorSpec`,
 :class:`~counterfair.classifiers.kinds.ClassifierKind` and :class:`~counterfair.metrics.cards.MetricCard`), and
-:func:`counterfair.core.needs.require` collects what a command's options choose and raises one
+:func:`counterfair.needs.require` collects what a command's options choose and raises one
 :class:`MissingExtra` with the exact ``pip install`` line before the command reads or writes anything.
 
 Whether an extra is installed is decided by :func:`importlib.util.find_spec` on its modules, which imports nothing.

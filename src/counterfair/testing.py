@@ -88,8 +88,8 @@ def _check_options(options: dict[str, Any]) -> None:
     """``options`` go to the audit or to the bias metrics: one neither knows is named (with a "did you mean")."""
     from dataclasses import fields
 
-    from .core.audit import AuditOptions
-    from .core.bias import BiasOptions
+    from .commands.audit.core import AuditOptions
+    from .commands.bias.core import BiasOptions
     from .records import check_option_names
 
     check_option_names(options, {f.name for f in fields(AuditOptions)} | {f.name for f in fields(BiasOptions)})
@@ -111,7 +111,7 @@ def _counterfactual_metrics(
         if frozen is not None:  # the in-slot measures need the run's slots.csv (a run directory or an AuditResult)
             slots = rescore_slots(frozen, classifier, positive_label=common["positive_label"])
     else:
-        from .core.audit import audit
+        from .commands.audit.core import audit
 
         result = audit(texts, classifier, **common, **options)
         scored, slots = result.raw_pairs, result.slots
@@ -123,14 +123,14 @@ def _counterfactual_metrics(
 def _bias_metrics(
     classifier: Any, texts: Any, labels: Any, common: dict[str, Any], options: dict[str, Any]
 ) -> GateMetrics:
-    from .core.bias import BiasOptions, bias
+    from .commands.bias.core import BiasOptions, bias
 
     known = set(BiasOptions.__dataclass_fields__)
     return bias(texts, labels, classifier, **common, **{k: v for k, v in options.items() if k in known}).gate_metrics()
 
 
 def _suite_metrics(classifier: Any, cases: Any, common: dict[str, Any]) -> GateMetrics:
-    from .core.suite import BUILTIN, suite
+    from .commands.suite.core import BUILTIN, suite
 
     source = None if isinstance(cases, str) and cases == BUILTIN else cases
     return suite(source, classifier, **common).gate_metrics()

@@ -64,12 +64,12 @@ DEFAULT_RULES = (
     "material(flip_excess)",
     "material(flip_excess[*])",
 )
-#: the labelled-data metrics of ``counterfair bias`` (:mod:`counterfair.core.bias`): per group and overall
+#: the labelled-data metrics of ``counterfair bias`` (:mod:`counterfair.commands.bias.core`): per group and overall
 BIAS_METRICS = (
     "subgroup_auc", "bpsn_auc", "bnsp_auc", "pinned_auc", "overall_auc", "final_metric", "generalized_mean", "fped",
     "fned",
 )  # fmt: skip
-#: a functional suite's (:mod:`counterfair.core.suite`): accuracy overall and per functionality, per target
+#: a functional suite's (:mod:`counterfair.commands.suite.core`): accuracy overall and per functionality, per target
 SUITE_METRICS = ("accuracy", "target_accuracy")
 #: an LLM audit's response similarities (:mod:`counterfair.commands.llm_audit.similarity`), as ``METRIC.NAME``
 LLM_METRICS = ("dissimilarity_excess",)

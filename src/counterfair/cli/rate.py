@@ -115,7 +115,7 @@ def rate_judge(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Let an LLM answer the four rating questions for every pair (stored as rater llm:<model>)."""
-    from ..core.needs import llm_extras
+    from ..needs import llm_extras
 
     require_extras(f"the LLM {llm!r}", *llm_extras(llm))
     from ..errors import ConfigError as _ConfigError

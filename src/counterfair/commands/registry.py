@@ -33,56 +33,59 @@ def _csv(run_dir: Path, name: str) -> Any:
 class CommandSpec:
     """One command: ``name`` as its summary records it, ``options`` its options dataclass (``module:Class``; None for
     a command without one), ``opens`` its result from a run directory and the summary read there (None: no result
-    object to open), ``reports`` its report rebuilt in the run directory (the files it wrote, by kind)."""
+    object to open), ``reports`` its report rebuilt in the run directory (the files it wrote, by kind), ``page`` and
+    ``figures`` the slice's report page (``module:function``) for a command whose report is a page."""
 
     name: str
     options: str | None
     opens: Callable[[Path, dict[str, Any]], Any] | None
     reports: Callable[[Path], dict[str, Path]]
+    page: str | None = None  # module:function building its report page from the summary (views.page.Page)
+    figures: str | None = None  # module:function drawing the page's plots from the run directory
 
     def options_class(self) -> type[Any] | None:
         return _load(self.options) if self.options else None
 
 
 def _audit(run_dir: Path, summary: dict[str, Any]) -> Any:
-    from ..results import AuditResult
+    from .audit.result import AuditResult
 
     return AuditResult(None, summary, run_dir=run_dir)
 
 
 def _ctf(run_dir: Path, summary: dict[str, Any]) -> Any:
-    from ..results import CTFResult
+    from .ctf.result import CTFResult
 
     return CTFResult(None, summary, run_dir=run_dir)
 
 
 def _bias(run_dir: Path, summary: dict[str, Any]) -> Any:
-    from ..results import BiasResult
+    from .bias.result import BiasResult
 
     return BiasResult(_csv(run_dir, "rows.csv"), summary)
 
 
 def _suite(run_dir: Path, summary: dict[str, Any]) -> Any:
-    from ..results import SuiteResult
+    from .suite.result import SuiteResult
 
     return SuiteResult(_csv(run_dir, "rows.csv"), summary)
 
 
 def _feedback(run_dir: Path, summary: dict[str, Any]) -> Any:
-    from ..core.feedback import FeedbackResult
+    from .feedback.core import FeedbackResult
 
     return FeedbackResult(_csv(run_dir, "steps.csv"), summary)
 
 
 def _generate(run_dir: Path, summary: dict[str, Any]) -> Any:
-    from ..core.generate import GenerateResult
+    from .generate.core import GenerateResult
 
     return GenerateResult(run_dir / "candidates.csv", None, summary)  # its tables read when first asked for
 
 
 def _evaluate(run_dir: Path, summary: dict[str, Any]) -> Any:
-    from ..core.evaluate import EvaluationResult
     from ..views.report.evaluation import evaluation_rows
+    from .evaluate.core import EvaluationResult
 
     return EvaluationResult(evaluation_rows(run_dir), summary, run_dir)
 
@@ -101,10 +104,9 @@ def _audit_report(run_dir: Path) -> dict[str, Path]:
 
 def _page_report(run_dir: Path) -> dict[str, Path]:
     from ..views.page import write_page
-    from ..views.pages import page_of
 
     page = page_of(run_dir)
-    if page is None:  # every command given this builder has a page: a new one must add it to views.pages.PAGES
+    if page is None:  # every command given this builder names its page in the table below
         raise InputError(f"{run_dir}: no report page for this run's command")
     return write_page(page, run_dir)
 
@@ -126,16 +128,47 @@ def _llm_audit_report(run_dir: Path) -> dict[str, Path]:
 COMMANDS: dict[str, CommandSpec] = {
     spec.name: spec
     for spec in (
-        CommandSpec("audit", "counterfair.core.audit:AuditOptions", _audit, _audit_report),
-        CommandSpec("ctf", "counterfair.core.ctf:CTFOptions", _ctf, _page_report),
-        CommandSpec("bias", "counterfair.core.bias:BiasOptions", _bias, _page_report),
-        CommandSpec("suite", "counterfair.core.suite:SuiteOptions", _suite, _page_report),
-        CommandSpec("generate", "counterfair.core.generate:GenerateOptions", _generate, _page_report),
-        CommandSpec("evaluate", "counterfair.core.evaluate:EvaluateOptions", _evaluate, _evaluation_report),
-        CommandSpec("evaluate-methods", "counterfair.core.evaluate:EvaluateOptions", None, _evaluation_report),
-        CommandSpec("feedback", "counterfair.core.feedback:FeedbackOptions", _feedback, _page_report),
+        CommandSpec("audit", "counterfair.commands.audit.core:AuditOptions", _audit, _audit_report),
+        CommandSpec(
+            "ctf",
+            "counterfair.commands.ctf.core:CTFOptions",
+            _ctf,
+            _page_report,
+            page="counterfair.commands.ctf.page:ctf_page",
+        ),
+        CommandSpec(
+            "bias",
+            "counterfair.commands.bias.core:BiasOptions",
+            _bias,
+            _page_report,
+            page="counterfair.commands.bias.page:bias_page",
+        ),
+        CommandSpec(
+            "suite",
+            "counterfair.commands.suite.core:SuiteOptions",
+            _suite,
+            _page_report,
+            page="counterfair.commands.suite.page:suite_page",
+        ),
+        CommandSpec(
+            "generate",
+            "counterfair.commands.generate.core:GenerateOptions",
+            _generate,
+            _page_report,
+            page="counterfair.commands.generate.page:generate_page",
+        ),
+        CommandSpec("evaluate", "counterfair.commands.evaluate.core:EvaluateOptions", _evaluate, _evaluation_report),
+        CommandSpec("evaluate-methods", "counterfair.commands.evaluate.core:EvaluateOptions", None, _evaluation_report),
+        CommandSpec(
+            "feedback",
+            "counterfair.commands.feedback.core:FeedbackOptions",
+            _feedback,
+            _page_report,
+            page="counterfair.commands.feedback.page:feedback_page",
+            figures="counterfair.commands.feedback.page:feedback_figures",
+        ),
         CommandSpec("llm-audit", "counterfair.commands.llm_audit.core:LLMAuditOptions", _llm_audit, _llm_audit_report),
-        CommandSpec("compare", None, None, _page_report),
+        CommandSpec("compare", None, None, _page_report, page="counterfair.commands.compare.page:compare_page"),
     )
 }
 
@@ -175,3 +208,14 @@ def rebuild_report(run_dir: str | Path) -> dict[str, Path]:
     """The report of a finished run rebuilt in its folder, without recomputing (the files written, by kind)."""
     spec, _ = run_command(run_dir)
     return spec.reports(Path(run_dir))
+
+
+def page_of(run_dir: str | Path) -> Any:
+    """The report page (:class:`counterfair.views.page.Page`) of a finished run whose command's report is a page, from
+    the summary written there (None for a command with a report of its own: audit, evaluate, llm-audit)."""
+    from ..views.page import summary_page
+
+    spec, _ = run_command(run_dir)
+    if spec.page is None:
+        return None
+    return summary_page(run_dir, _load(spec.page), _load(spec.figures) if spec.figures else None)

@@ -169,7 +169,7 @@ class EditorSpec:
     target terms, and takes the in-slot placebo (:func:`swaps_identities`). ``distributed``: ``--engine ray`` runs it
     on the cluster's workers (the others run in the driver). ``color``: its colour in the report's plots.
     ``argument``: what follows ``name:`` (``PATH``).
-    ``extras``, ``needs_llm`` and ``preflight`` tell :func:`counterfair.core.needs.require` what to check before any
+    ``extras``, ``needs_llm`` and ``preflight`` tell :func:`counterfair.needs.require` what to check before any
     work."""
 
     name: str

@@ -49,8 +49,8 @@ class MetricCard:
     # a language model, an LLM, a second counterfactual)
     compute: Compute | None = field(default=None, compare=False, repr=False)
     signature: Callable[[], Any] | None = field(default=None, compare=False, repr=False)  # versions, settings
-    # the evaluate stage that computes a metric without a compute (counterfair.core.evaluate.STAGES): its models load
-    # once and serve every metric that names the stage (the classifier: flip and prob_change)
+    # the evaluate stage that computes a metric without a compute (counterfair.commands.evaluate.core.STAGES): its
+    # models load once and serve every metric that names the stage (the classifier: flip and prob_change)
     stage: str | None = None
     extras: tuple[str, ...] = ()  # pip extras its model needs (counterfair.extras), checked before any work
 

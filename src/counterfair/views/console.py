@@ -36,7 +36,7 @@ def fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-def _table(title: str, columns: tuple[str, ...], left: tuple[str, ...]) -> Table:
+def console_table(title: str, columns: tuple[str, ...], left: tuple[str, ...]) -> Table:
     table = Table(title=title)
     for column in columns:
         table.add_column(column, justify="left" if column in left else "right")
@@ -59,7 +59,7 @@ def evaluate_view(summary: dict[str, Any] | Record, *, errors: bool = True) -> G
     s = typed(summary, EvaluationSummary)
     status = ", ".join(f"{k} {v}" for k, v in sorted(s.counts.status.items()))
     parts: list[Any] = [f"[bold]{s.counts.rows}[/bold] rows, {s.counts.scored} scored ({status})"]
-    table = _table(
+    table = console_table(
         "counterfactual metrics", ("metric", "n", "mean", "95% CI", "median", "mean on flipped"), ("metric",)
     )
     for name, entry in (s.metrics or {}).items():
@@ -95,7 +95,7 @@ def audit_view(summary: dict[str, Any] | Record, *, with_verdict: bool = True) -
     """Score change per method and attribute, CTF gaps, the identity effect per group, coverage, unscored pairs,
     with a baseline the comparison, and last the verdict (``with_verdict=False``: the CLI prints it at the very end)."""
     s = typed(summary, AuditSummary)
-    table = _table(
+    table = console_table(
         f"score change original -> counterfactual ({s.classifier.spec})",
         ("method", "attribute", "pairs", "mean change", "95% CI", "flips"),
         ("method", "attribute"),
@@ -206,7 +206,7 @@ def comparison_view(comparison: Mapping[str, Any]) -> Group:
 
     from ..analysis.compare import comparison_table
     from ..summaries import ComparisonSummary
-    from .pages import comparison_headline
+    from .verdict import comparison_headline
 
     headline, status = comparison_headline(ComparisonSummary.from_dict(comparison))
     colour = {"fail": "red", "pass": "green"}.get(status, "yellow")
@@ -217,7 +217,7 @@ def comparison_view(comparison: Mapping[str, Any]) -> Group:
     ]
     for metric in comparison["metrics"]:
         frame = comparison_table(dict(comparison), metric)
-        table = _table(
+        table = console_table(
             f"{metric}: B − A per group (negative: B is fairer)",
             ("unit", "A", "B", "B − A", "95% CI", "p", "verdict"),
             ("unit", "verdict"),
@@ -239,7 +239,9 @@ def comparison_view(comparison: Mapping[str, Any]) -> Group:
 def ctf_view(summary: dict[str, Any] | Record) -> Group:
     """The CTF gap overall, by label and by term split, the unscored pairs and the overlapping terms."""
     s = typed(summary, CTFSummary)
-    table = _table(f"CTF gap ({s.classifier.spec})", ("subset", "texts", "pairs", "CTF gap", "95% CI"), ("subset",))
+    table = console_table(
+        f"CTF gap ({s.classifier.spec})", ("subset", "texts", "pairs", "CTF gap", "95% CI"), ("subset",)
+    )
 
     def add(name: str, entry: GapReport) -> None:
         interval = f"[{fmt(entry.ci_low)}, {fmt(entry.ci_high)}]" if entry.value is not None else ""
@@ -269,7 +271,7 @@ def feedback_view(summary: dict[str, Any] | Record) -> Group:
     """Per step: texts, minimality, flip rate, probability, perplexities, inc@k and length; the inputs' length."""
     s = typed(summary, FeedbackSummary)
     columns = ("step", "texts", "minimality", "flip rate", "probability", "ppl-base", "ppl-fine", "inc@k", "words")
-    table = _table(f"feedback: {s.editor.name} on {s.classifier.spec}", columns, ())
+    table = console_table(f"feedback: {s.editor.name} on {s.classifier.spec}", columns, ())
     for step, entry in (s.steps or {}).items():
         table.add_row(
             step,
@@ -294,7 +296,7 @@ def bias_view(summary: dict[str, Any] | Record) -> Group:
 
     s = typed(summary, BiasSummary)
     columns = ("group", "texts", "toxic", "subgroup AUC", "BPSN AUC", "BNSP AUC", "pinned AUC")
-    table = _table(f"unintended bias on labelled data ({s.classifier.spec})", columns, ("group",))
+    table = console_table(f"unintended bias on labelled data ({s.classifier.spec})", columns, ("group",))
     for group, g in (s.groups or {}).items():
         cells = [
             f"{fmt(e.value)} [{fmt(e.ci_low)}, {fmt(e.ci_high)}]"
@@ -308,7 +310,7 @@ def generate_view(summary: dict[str, Any] | Record, attribute: str) -> Table:
     """Per method: inputs, the share with a counterfactual and still referencing the attribute, BLEU, BERTScore."""
     s = typed(summary, GenerateSummary)
     columns = ("method", "inputs", "with counterfactual", "still referencing", "BLEU", "BERTScore F1")
-    table = _table(f"counterfactuals ({attribute})", columns, ("method",))
+    table = console_table(f"counterfactuals ({attribute})", columns, ("method",))
     for method, entry in (s.methods or {}).items():
         table.add_row(
             method,
@@ -325,24 +327,8 @@ def rating_view(report: dict[str, Any]) -> Table:
     """Paper 000's Table 3 from a consolidated rating project: per method, the shares of fluent, no attribute
     reference, same label, and all three with meaning 2+."""
     columns = ("method", "examples", "fluent", "no reference", "same label", "FAL & meaning 2+")
-    table = _table("by method", columns, ("method",))
+    table = console_table("by method", columns, ("method",))
     keys = ("fluent", "no_attribute_reference", "same_label", "fal_meaning_2plus")
     for method, row in report["tables"]["by_method"].items():
         table.add_row(method, str(row["examples"]), *(fmt(row[k], 2) for k in keys))
     return table
-
-
-def suite_view(summary: dict[str, Any] | Record) -> Group:
-    """Per functionality its cases and accuracy (worst first), then the verdict lines of the report page."""
-    from rich.markup import escape
-
-    from ..summaries import SuiteSummary
-    from .page import interval
-    from .pages import suite_page
-
-    s = typed(summary, SuiteSummary)
-    table = _table(f"functional suite ({s.classifier.spec})", ("functionality", "cases", "hateful", "accuracy"),
-                   ("functionality",))  # fmt: skip
-    for name, c in (s.functionalities or {}).items():
-        table.add_row(name + (" (few)" if c.few else ""), str(c.n), str(c.n_positive), interval(c.accuracy))
-    return Group(table, *(escape(line) for line in suite_page(s).lines()))

@@ -184,3 +184,24 @@ def write_page(page: Page, directory: str | Path) -> dict[str, Path]:
     write_text(to_html(page), paths["html"])
     write_text(to_markdown(page), paths["markdown"])
     return paths
+
+
+def summary_page(run_dir: str | Path, build: Any, figures: Any = None) -> Page:
+    """``build(summary)``'s page for the summary written in ``run_dir``, with the plots ``figures(run_dir)`` draws
+    from the run's tables (a command whose page shows some)."""
+    import dataclasses
+
+    from ..errors import InputError
+    from ..summaries import read_summary
+
+    target = Path(run_dir)
+    if not (target / "summary.json").exists():
+        raise InputError(f"{target}: not a counterfair run directory (no summary.json)")
+    page: Page = build(read_summary(target))
+    return dataclasses.replace(page, figures=figures(target)) if figures is not None else page
+
+
+def write_summary_page(run_dir: str | Path, build: Any, figures: Any = None) -> dict[str, Path]:
+    """``report.html`` and ``report.md`` of a run directory from the summary as written (:func:`summary_page`): the run
+    writes the same report ``counterfair report`` rebuilds."""
+    return write_page(summary_page(run_dir, build, figures), run_dir)

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..summaries import DEMO_FILE, AuditSummary, GateCheck, GateVerdict, Record, typed
+from ..summaries import DEMO_FILE, AuditSummary, ComparisonSummary, GateCheck, GateVerdict, Record, typed
 
 MANY_RULES = 12  # a gate with more checks lists only those that did not pass, and counts the rest
 FEW_PAIRS = 5  # a swap direction resting on fewer swaps comes after the others in "largest" lists, marked
@@ -420,3 +420,53 @@ def _next_steps(s: AuditSummary, findings: tuple[GroupFinding, ...]) -> tuple[st
     if s.gate is None and findings:
         steps.append("make it a CI check: --fail-if default")
     return tuple(steps)
+
+
+def in_slot_words(effects: Any) -> str:
+    """One side's in-slot findings in a phrase: the material groups with the largest material term, or the largest
+    effect when nothing is material."""
+    findings = slot_findings(effects, "P")
+    material = [f.group for f in findings if f.level == "material"]
+    terms = effects.identity_effect.by_term or {}
+    top = max(terms.items(), key=lambda te: abs(te[1].value or 0.0), default=None)
+    largest = f'largest term "{top[0]}" {100 * (top[1].value or 0.0):+.1f} points ({top[1].finding})' if top else ""
+    disparity = effects.disparity.overall if effects.disparity else None
+    flips = effects.flip_excess.overall if effects.flip_excess else None
+    rest = ", ".join(
+        f"{name} {100 * e.value:+.1f}"
+        for name, e in (("disparity", disparity), ("flip excess", flips))
+        if e and e.value is not None
+    )
+    head = f"material for {', '.join(material)}" if material else "nothing material"
+    return f"{head}; {largest}; {rest}".strip("; ")
+
+
+def comparison_headline(s: ComparisonSummary) -> tuple[str, str]:
+    """Every measure of a comparison in one headline: each side's in-slot findings, and per paired metric the units
+    where B is fairer or less fair than A; ``fail`` when B is worse anywhere or has more material groups than A."""
+    parts, worse_any, better_any = [], False, False
+    if s.effects and "a" in s.effects and "b" in s.effects:
+        a, b = s.effects["a"], s.effects["b"]
+        parts.append(f"in the slot, A: {in_slot_words(a)}; B: {in_slot_words(b)}")
+        count = [sum(f.level == "material" for f in slot_findings(e, "P")) for e in (a, b)]
+        worse_any |= count[1] > count[0]
+        better_any |= count[1] < count[0]
+    for metric in s.metrics:
+        verdicts = s.verdicts(metric)
+        better = sorted(u for u, v in verdicts.items() if v == "better")
+        worse = sorted(u for u, v in verdicts.items() if v == "worse")
+        name = {"ctf_gap": "CTF gap", "disparity": "disparity"}.get(metric, metric)
+        if worse or better:
+            said = ([f"lower under B for {', '.join(better)}"] if better else []) + (
+                [f"higher under B for {', '.join(worse)}"] if worse else []
+            )
+            parts.append(f"{name} " + " and ".join(said))
+        else:
+            parts.append(f"{name}: no evidence of a difference")
+        worse_any |= bool(worse)
+        better_any |= bool(better)
+    status = "fail" if worse_any else "pass" if better_any else "neutral"
+    lead = (
+        "B is less fair than A" if worse_any else "B is fairer than A" if better_any else "No evidence that B differs"
+    )
+    return f"{lead}: " + "; ".join(parts) + ".", status

@@ -110,7 +110,7 @@ class LLMAuditOptions:
             raise ConfigError(f"--temperature {self.temperature}: expected a number from 0 to 5")
         if self.max_tokens < 1 or self.seed < 0 or self.bootstrap < 1:
             raise ConfigError("--max-tokens and --bootstrap must be at least 1, --seed at least 0")
-        from ...core.bias import check_bootstrap_cap
+        from ..bias.core import check_bootstrap_cap
 
         check_bootstrap_cap(self.bootstrap)
         if not 0.0 < self.threshold < 1.0:
@@ -385,8 +385,8 @@ def prompt_scores(classifier: Any, positive_label: str | None) -> Callable[[list
 
 def require_extras(opts: LLMAuditOptions, generator: Any) -> None:
     """Refuse, before any work, a generator, scorer or similarity whose extra is not installed."""
-    from ...core.needs import classifier_extras, llm_extras
     from ...extras import check
+    from ...needs import classifier_extras, llm_extras
 
     wanted: list[tuple[str, tuple[str, ...]]] = []
     if isinstance(generator, str) and not generator.startswith("callable:"):

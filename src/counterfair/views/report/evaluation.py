@@ -14,6 +14,7 @@ import pandas as pd
 from ...errors import InputError
 from ...io import read_json, read_table
 from ...summaries import TABLE2_COLUMNS, EvaluationSummary, MethodComparisonSummary, command_of
+from ..page import num
 from . import embed_figures, plots, render, write_page
 
 # Table 2's columns as the report labels them (CEval's names)
@@ -97,7 +98,6 @@ def build_evaluation_report(run_dir: str | Path) -> dict[str, Path]:
             )
         )
     columns = [c for c in COLUMN_TITLES if c in table.columns]
-    from ..pages import evaluation_verdict
 
     classifier = EvaluationSummary.from_dict(summary).options.get("classifier")
     headline, lines = evaluation_verdict(table, classifier)
@@ -140,3 +140,33 @@ def _single_table(s: EvaluationSummary) -> pd.DataFrame:
         if entry is not None:
             record[column] = entry.value
     return pd.DataFrame([record])
+
+
+def evaluation_verdict(table: pd.DataFrame, classifier: str | None) -> tuple[str, tuple[str, ...]]:
+    """The headline and lines above an evaluation report's table (one method, or several compared, one row each):
+    the flip rate first (what a counterfactual is for), then closeness (distance, BLEU) and fluency (perplexity)."""
+    rows = table.to_dict(orient="records")
+    flips = [r for r in rows if r.get("flip_rate") is not None and r.get("flip_rate") == r.get("flip_rate")]
+    if flips:
+        best = max(flips, key=lambda r: r["flip_rate"])
+        headline = (
+            f"{best['method']} flips {100 * best['flip_rate']:.1f}% of {classifier}'s predictions"
+            + (f", the most of {len(rows)} methods" if len(rows) > 1 else "")
+            + "."
+        )
+    else:
+        headline = "no flip rate: no classifier was named (--classifier); closeness and fluency only."
+    lines = []
+    for r in rows:
+        parts = [f"{title} {num(r.get(key))}" for key, title in _EVALUATION_WORDS if key in r]
+        lines.append(f"{r['method']}: " + ", ".join(parts))
+    return headline, tuple(lines)
+
+
+_EVALUATION_WORDS = (
+    ("flip_rate", "flip rate"),
+    ("distance", "distance"),
+    ("bleu", "BLEU"),
+    ("bertscore_f1", "BERTScore F1"),
+    ("perplexity", "perplexity"),
+)

@@ -1,0 +1,76 @@
+"""Commands over a finished run directory of any command: ``check`` (the gate, without recomputing) and ``report``
+(the report rebuilt). Both ask the command registry (:mod:`counterfair.commands.registry`) what wrote the run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..summaries import AuditSummary
+from .app import AUDIT_COMMANDS, app, console, finish_gate
+
+
+@app.command(
+    rich_help_panel=AUDIT_COMMANDS,
+    short_help="Check a finished audit against gate rules, without recomputing (exit 1 when a rule fails).",
+)
+def check(
+    run_dir: Annotated[
+        Path, typer.Argument(help="An audit, llm-audit, bias or suite run directory (or an audit's pairs.csv).")
+    ],
+    fail_if: Annotated[list[str], typer.Option("--fail-if", help="A rule (repeatable), as for audit --fail-if.")],
+    junit: Annotated[Path | None, typer.Option(help="Write the verdicts as a JUnit XML file.")] = None,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap.")] = 0,
+    bootstrap: Annotated[int, typer.Option(min=1, help="Bootstrap resamples.")] = 2000,
+) -> None:
+    """The fairness gate on a finished audit, without recomputing it: exit 0 pass, 1 a rule failed, 2 a rule could
+    not be evaluated."""
+    from ..analysis.compare import read_pairs
+    from ..analysis.gate import gate_pairs
+    from ..analysis.slots import read_slots
+    from ..summaries import read_summary
+
+    folder = run_dir if run_dir.is_dir() else run_dir.parent
+    if is_llm_audit(folder):
+        from ..commands.llm_audit.result import check_run
+
+        raise typer.Exit(finish_gate(check_run(folder, fail_if), junit))
+    if run_dir.is_dir() and (folder / "summary.json").exists():
+        from ..commands.registry import open_run, run_command
+
+        if run_command(folder)[0].name != "audit":  # bias, suite: the result's own metrics (another: no gate, said)
+            raise typer.Exit(finish_gate(open_run(folder).check(fail_if), junit))
+    run = read_summary(folder / "summary.json", expect="audit") if (folder / "summary.json").exists() else None
+    typed = run if isinstance(run, AuditSummary) else AuditSummary()
+    gate = gate_pairs(
+        read_pairs(run_dir),
+        fail_if,
+        seed=seed,
+        n_resamples=bootstrap,
+        effects=typed.effects.to_dict() if typed.effects is not None else None,  # the run's own; else its slots.csv
+        slots=read_slots(folder),
+        threshold=typed.threshold if typed.threshold is not None else 0.5,
+    )
+    raise typer.Exit(finish_gate(gate, junit))
+
+
+def is_llm_audit(folder: Path) -> bool:
+    """Whether ``folder`` holds a run of ``counterfair llm-audit`` (its summary says so)."""
+    import json
+
+    try:
+        return json.loads((folder / "summary.json").read_text(encoding="utf-8")).get("command") == "llm-audit"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+@app.command(rich_help_panel=AUDIT_COMMANDS, short_help="Rebuild a run's report (HTML, Markdown) without recomputing.")
+def report(run_dir: Annotated[Path, typer.Argument(help="A run directory of any counterfair command.")]) -> None:
+    """Rebuild the report (HTML and Markdown; plots for an audit, evaluation or feedback run) of a run directory,
+    without recomputing: audit, llm-audit, evaluate, bias, suite, ctf, generate, feedback, compare."""
+    from ..commands.registry import rebuild_report
+
+    paths = rebuild_report(run_dir)  # the command that wrote the run (its summary says which) rebuilds it
+    console.print("wrote " + " and ".join(str(paths[k]) for k in ("html", "markdown") if k in paths))

@@ -1,0 +1,211 @@
+"""``counterfair audit``'s command line (``check`` and ``report`` read finished runs: :mod:`counterfair.cli.runs`;
+``compare``: :mod:`counterfair.commands.compare.cli`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ...cli.app import (
+    AUDIT_COMMANDS,
+    CLASSIFIER_HELP,
+    INPUT_PANEL,
+    LLM_PANEL,
+    MORE_PANEL,
+    Address,
+    Encoding,
+    Engine,
+    Language,
+    LLMConcurrency,
+    LLMParallel,
+    MaxTextChars,
+    Overwrite,
+    RetryNearness,
+    app,
+    as_path,
+    console,
+    declared,
+    err_console,
+    finish_gate,
+    flag,
+    joined,
+    listed,
+    options_from,
+    spelled_none,
+    with_config,
+)
+from ...editors.registry import editors_help
+from ...runs import allow_overwrite
+from ...views.console import (
+    audit_view,
+    verdict_view,
+)
+from .core import AuditOptions
+
+#: every default of the command's options is AuditOptions's, read from it (#48: an option declared once)
+_AUDIT = declared(AuditOptions)
+
+
+@app.command(
+    rich_help_panel=AUDIT_COMMANDS,
+    short_help="Does naming an identity change the classifier's score? Verdict, report and a CI gate.",
+)
+def audit(
+    ctx: typer.Context,
+    data: Annotated[Path | None, typer.Argument(help="Texts to audit (CSV/TSV/JSONL/JSON/Parquet).")] = None,
+    demo: Annotated[bool, typer.Option("--demo", help="Audit the built-in identity-referencing sentences.")] = False,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Run directory (a rerun with it resumes).")] = Path(
+        "counterfair-audit"
+    ),
+    classifier: Annotated[str, typer.Option(help=CLASSIFIER_HELP)] = _AUDIT.classifier,
+    attributes: Annotated[
+        str | None,
+        flag(AuditOptions, "attributes", "--attributes", "--attribute", rich_help_panel=INPUT_PANEL),
+    ] = joined(_AUDIT.attributes),
+    methods: Annotated[
+        str, typer.Option(help="Comma-separated: " + editors_help("audit"), rich_help_panel=INPUT_PANEL)
+    ] = ",".join(_AUDIT.methods),
+    text_column: Annotated[str, flag(AuditOptions, "text_column", rich_help_panel=INPUT_PANEL)] = _AUDIT.text_column,
+    id_column: Annotated[str | None, flag(AuditOptions, "id_column", rich_help_panel=INPUT_PANEL)] = _AUDIT.id_column,
+    label_column: Annotated[
+        str | None,
+        flag(AuditOptions, "label_column", rich_help_panel=INPUT_PANEL),
+    ] = _AUDIT.label_column,
+    threshold: Annotated[float, flag(AuditOptions, "threshold", rich_help_panel=INPUT_PANEL)] = _AUDIT.threshold,
+    positive_label: Annotated[
+        str | None, flag(AuditOptions, "positive_label", rich_help_panel=INPUT_PANEL)
+    ] = _AUDIT.positive_label,
+    identities: Annotated[
+        str | None,
+        flag(AuditOptions, "identities", rich_help_panel=INPUT_PANEL),
+    ] = _AUDIT.identities,
+    guard: Annotated[
+        bool,
+        flag(AuditOptions, "guard", rich_help_panel=INPUT_PANEL),
+    ] = _AUDIT.guard,
+    placebo: Annotated[
+        str,
+        flag(AuditOptions, "placebo", rich_help_panel=INPUT_PANEL),
+    ] = spelled_none(_AUDIT.placebo),
+    llm: Annotated[str, flag(AuditOptions, "llm", rich_help_panel=LLM_PANEL)] = _AUDIT.llm,
+    samples: Annotated[int, flag(AuditOptions, "samples", rich_help_panel=LLM_PANEL)] = _AUDIT.samples,
+    retry_nearness: RetryNearness = _AUDIT.retry_nearness,
+    detector: Annotated[
+        str,
+        flag(AuditOptions, "detector", rich_help_panel=LLM_PANEL),
+    ] = _AUDIT.detector,
+    llm_parallel: LLMParallel = _AUDIT.llm_parallel,
+    llm_concurrency: LLMConcurrency = _AUDIT.llm_concurrency,
+    engine: Engine = _AUDIT.engine,
+    address: Address = _AUDIT.address,
+    seed: Annotated[int, flag(AuditOptions, "seed", min=0, rich_help_panel=MORE_PANEL)] = _AUDIT.seed,
+    only_good: Annotated[
+        Path | None,
+        flag(AuditOptions, "only_good", rich_help_panel=MORE_PANEL),
+    ] = as_path(_AUDIT.only_good),
+    ratings: Annotated[
+        Path | None,
+        flag(AuditOptions, "ratings", metavar="DIR", rich_help_panel=MORE_PANEL),
+    ] = as_path(_AUDIT.ratings),
+    fail_if: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-if",
+            help="A rule that fails the run (exit 1): 'default' (every material in-slot finding: a group's or a "
+            "term's effect, a disparity or a flip excess shown, after Holm's correction, to exceed 2 points (5 "
+            "for flips), or e.g. 'material(term_effect\\[gay])', 'upper(ctf_gap[*]) > 0.1'; repeatable. Exit 0: "
+            "every rule passed; 2: a rule could not be evaluated.",
+        ),
+    ] = None,
+    junit: Annotated[Path | None, typer.Option(help="Write the rules' verdicts as a JUnit XML file.")] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            help="Compare with another audit's run directory, or a classifier spec scoring the same pairs.",
+            rich_help_panel=MORE_PANEL,
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(help="A YAML file with any of these options (fail_if: a list of rules); the command line wins."),
+    ] = None,
+    log_to: Annotated[
+        str | None,
+        typer.Option(help="Log metrics, verdicts and the report to a tracker: mlflow.", rich_help_panel=MORE_PANEL),
+    ] = None,
+    mlflow_uri: Annotated[
+        str | None,
+        typer.Option(
+            help="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else ./mlruns).", rich_help_panel=MORE_PANEL
+        ),
+    ] = None,
+    max_text_chars: MaxTextChars = _AUDIT.max_text_chars,
+    encoding: Encoding = _AUDIT.encoding,
+    language: Language = _AUDIT.language,
+    overwrite: Overwrite = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """The fairness audit: counterfactuals of identity-referencing texts, the classifier's score changes, CTF gaps,
+    the identity effect over a placebo, and a report (OUT/report.html, report.md, plots/, summary.json, pairs.csv).
+    With --fail-if rules it is a gate: exit 0 pass, 1 a rule failed, 2 could not be evaluated."""
+    from .core import AuditOptions, demo_path, plan
+    from .shell import run_audit
+
+    given = with_config(ctx, {k: v for k, v in locals().items() if k != "ctx"}, config)
+    if given["overwrite"]:
+        allow_overwrite(Path(given["out"]))  # --overwrite: the run's claim replaces the one there
+    if given["demo"] == (given["data"] is not None):
+        raise typer.BadParameter("give a DATA file or --demo (not both)")
+    source = demo_path() if given["demo"] else Path(given["data"])
+    options = options_from(
+        AuditOptions,
+        given,
+        attributes=listed(given["attributes"]),
+        methods=listed(given["methods"]) or [],
+        id_column="id" if given["demo"] else given["id_column"],
+        placebo=None if str(given["placebo"]).lower() in ("none", "off", "no") else str(given["placebo"]),
+        only_good=str(given["only_good"]) if given["only_good"] else None,
+        ratings=str(given["ratings"]) if given["ratings"] else None,
+    )
+    target = Path(given["out"])
+    if given["log_to"]:
+        from ...views.tracking import check_tracker
+
+        check_tracker(str(given["log_to"]))  # before any work
+    the_plan = plan(source, options)
+    attrs = ", ".join(f"{a} ({n})" for a, n in the_plan["attributes"].items()) or "none"
+    console.print(
+        f"auditing {options.classifier} on {the_plan['texts']} texts; attributes referenced: {attrs}; "
+        f"texts with identity terms: {the_plan['identity_texts']}; methods: {', '.join(options.methods)}"
+    )
+    console.print(f"estimated time on 2 CPU cores: about {the_plan['estimated_seconds'] / 60:.1f} min")
+    from ...progress import RichProgress
+
+    with RichProgress(enabled=not given["quiet"]) as progress:
+        result = run_audit(
+            source,
+            target,
+            options,
+            progress=progress,
+            rules=listed(given["fail_if"]),
+            baseline=str(given["baseline"]) if given["baseline"] else None,
+        )
+    s = result.typed_summary
+    console.print(verdict_view(s))  # the answer first
+    console.print(audit_view(s, with_verdict=False))
+    code = finish_gate(s.gate, given["junit"], status_line=False) if s.gate is not None else 0
+    console.print(f"done in {s.timing_s['total'] / 60:.1f} min; report: {target / 'report.html'}")
+    if given["log_to"]:
+        from ...views.tracking import log_audit
+
+        try:
+            run_id = log_audit(s, target, to=str(given["log_to"]), uri=given["mlflow_uri"])
+        except Exception as err:  # the tracker's own errors: the audit is done, the exit code must not say "failed"
+            err_console.print(
+                f"[red]error:[/red] the audit is in {target}, but logging to {given['log_to']} failed: {err}"
+            )
+            raise typer.Exit(2) from err
+        console.print(f"logged to {given['log_to']}: run {run_id}")
+    raise typer.Exit(code)

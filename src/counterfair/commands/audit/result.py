@@ -1,0 +1,289 @@
+"""The audit's result: its pairs, per-group changes, CTF gaps, in-slot identity effects, verdict and gate."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from ...results import TableResult, figure_png, frame_of, html_view
+from ...summaries import AuditSummary, GateMetrics
+
+if TYPE_CHECKING:
+    pass
+
+
+class AuditResult(TableResult):
+    """An audit: ``pairs`` (one row per original/counterfactual pair with both scores and a status; the edits as plain
+    columns), ``by_group`` (per method and attribute: mean score change with its 95 % CI, flips), ``ctf_by_group``
+    (CTF gap per identity group), ``summary`` (everything, as ``summary.json``). ``raw_pairs`` is the table as
+    ``pairs.csv`` holds it (the edits as JSON)."""
+
+    def _console(self) -> Any:
+        from ...views.console import audit_view
+
+        return audit_view(self.summary)
+
+    _summary_type = AuditSummary
+    _default_rules = True
+
+    def __init__(
+        self,
+        pairs: pd.DataFrame | None,
+        summary: Mapping[str, Any],
+        slots: pd.DataFrame | None = None,
+        *,
+        run_dir: str | Path | None = None,
+        tallied: tuple[GateMetrics, str | None] | None = None,
+    ) -> None:
+        """``pairs`` None: read from ``run_dir``'s ``pairs.csv`` (and the slots from its ``slots.csv``) when first
+        asked for, as :func:`~counterfair.run_audit` returns it: a run's tables may be millions of rows. ``tallied``:
+        the identity swaps' gate metrics as the run tallied them, and why it has none (the gate then needs no
+        pairs)."""
+        self._tallied = tallied
+        self._raw_pairs = pairs
+        self.summary = dict(summary)  # a summary the core built (a TypedDict) or read
+        self._slots = slots
+        self.run_dir = None if run_dir is None else Path(run_dir)
+        self._from_run_dir = pairs is None  # the tables are the run directory's, read when first asked for
+        if pairs is None and run_dir is None:
+            raise ValueError("AuditResult: give the pairs or the run directory that holds them")
+
+    @property
+    def raw_pairs(self) -> pd.DataFrame:
+        """The pairs as ``pairs.csv`` holds them (the edits as JSON)."""
+        if self._raw_pairs is None:
+            from ...analysis.compare import read_pairs
+
+            self._raw_pairs = read_pairs(self.run_dir)
+        return self._raw_pairs
+
+    @property
+    def slots(self) -> pd.DataFrame | None:
+        """Every identity slot with each term and placebo word (:mod:`counterfair.analysis.slots`)."""
+        if self._slots is None and self._from_run_dir:
+            from ...analysis.slots import read_slots
+
+            self._slots = read_slots(self.run_dir)
+        return self._slots
+
+    @cached_property
+    def pairs(self) -> pd.DataFrame:
+        """The pairs with plain columns: ``edits`` (JSON in ``pairs.csv``) becomes ``removed`` and ``inserted`` (the
+        edited spans' old and new text, " | " between several) and ``n_edits``."""
+        return plain_edits(self.raw_pairs)
+
+    @property
+    def typed_summary(self) -> AuditSummary:
+        return AuditSummary.from_dict(self.summary)
+
+    @property
+    def by_group(self) -> pd.DataFrame:
+        rows = [
+            {
+                "method": g.method,
+                "attribute": g.attribute,
+                "pairs": g.pairs,
+                "mean_change": g.score_change.value,
+                "ci_low": g.score_change.ci_low,
+                "ci_high": g.score_change.ci_high,
+                "flips": g.flips,
+                "flip_rate": g.flip_rate,
+                "pairs_without_score": g.pairs_without_score,
+            }
+            for g in self.typed_summary.groups
+        ]
+        return pd.DataFrame(rows).set_index(["method", "attribute"]) if rows else pd.DataFrame()
+
+    @property
+    def ctf_gap(self) -> float | None:
+        ctf = self.typed_summary.ctf
+        return ctf.value if ctf else None
+
+    @property
+    def overall(self) -> pd.Series:
+        """The overall figures: CTF gap and identity effect with their 95 % intervals, pairs, flips."""
+        s = self.typed_summary
+        values: dict[str, Any] = {"pairs": len(self.raw_pairs), "flips": sum(g.flips or 0 for g in s.groups)}
+        if s.ctf is not None:
+            values |= {"ctf_gap": s.ctf.value, "ctf_gap_low": s.ctf.ci_low, "ctf_gap_high": s.ctf.ci_high}
+        for measure in ("identity_effect", "disparity", "flip_excess"):  # in the slot (counterfair.analysis.slots)
+            part = getattr(s.effects, measure) if s.effects is not None else None
+            if part is not None and part.overall is not None:
+                e = part.overall
+                values |= {measure: e.value, f"{measure}_low": e.ci_low, f"{measure}_high": e.ci_high}
+        return pd.Series(values, dtype=float)
+
+    def _groups_for_difference(self) -> pd.DataFrame:
+        """The identity groups: CTF gap and identity effect per group."""
+        effects, gaps = self.identity_effects, self.ctf_by_group
+        table = pd.DataFrame(index=sorted(set(effects.index) | set(gaps.index)))
+        if "identity_effect" in effects:
+            table["identity_effect"] = effects["identity_effect"]
+        if "ctf_gap" in gaps:
+            table["ctf_gap"] = gaps["ctf_gap"]
+        return table
+
+    @property
+    def ctf_by_group(self) -> pd.DataFrame:
+        ctf = self.typed_summary.ctf
+        return frame_of((ctf.by_group if ctf else None) or {}, "group")
+
+    @property
+    def identity_effects(self) -> pd.DataFrame:
+        """Per group, measured in the slot against neutral words (:mod:`counterfair.analysis.slots`): the identity
+        effect (``value``, probability units, signed) with its 95 % CI, p-values and ``finding``."""
+        effects = self.typed_summary.effects
+        part = effects.identity_effect if effects is not None else None
+        table = frame_of((part.by_group if part else None) or {}, "group")
+        return table.rename(columns={"value": "identity_effect"}) if not table.empty else table
+
+    @property
+    def term_effects(self) -> pd.DataFrame:
+        """Per identity term, in the slot: its group, the mean score with the term and with a neutral word, the
+        effect (``identity_effect``) with its 95 % CI, p-values and ``finding``; largest effect first."""
+        effects = self.typed_summary.effects
+        part = effects.identity_effect if effects is not None else None
+        table = frame_of((part.by_term if part else None) or {}, "term")
+        if table.empty:
+            return table
+        table = table.rename(columns={"value": "identity_effect"})
+        return table.reindex(table["identity_effect"].abs().sort_values(ascending=False).index)
+
+    def gate_metrics(self) -> GateMetrics:
+        """The gate's metrics: the identity swaps' (the tallies the run kept, or else computed from the pairs, with
+        the summary's in-slot effects) and, with labelled data, the bias metrics."""
+        from ...analysis.gate import bias_gate_metrics, fairness_metrics
+
+        s = self.typed_summary
+        if self._tallied is not None:
+            metrics = dict(self._tallied[0])
+        else:
+            metrics = fairness_metrics(
+                self.raw_pairs,
+                seed=s.options.get("seed", 0),
+                n_resamples=s.options.get("bootstrap", 2000),
+                effects=s.effects.to_dict() if s.effects is not None else None,
+                slots=self.slots,
+                threshold=s.threshold if s.threshold is not None else 0.5,
+            )
+        return {**metrics, **(bias_gate_metrics(s.bias.to_dict()) if s.bias is not None else {})}
+
+    def _gate_missing(self) -> str | None:
+        from ...analysis.gate import unscored_swaps
+
+        return self._tallied[1] if self._tallied is not None else unscored_swaps(self.raw_pairs)
+
+    def compare(self, baseline: Any, *, name: str = "baseline") -> pd.DataFrame:
+        """This audit's classifier (B) against ``baseline`` (A) on the same pairs, per group
+        (:mod:`counterfair.analysis.compare`): another ``AuditResult``, a run directory, or a classifier (anything
+        :func:`~counterfair.as_classifier` takes) that scores these pairs."""
+        from ...analysis.compare import compare_pairs, comparison_table, rescore_pairs
+        from ...analysis.slots import read_slots, rescore_slots
+
+        s = self.typed_summary
+        opts = s.options
+        theirs: pd.DataFrame | None = None
+        if isinstance(baseline, AuditResult):
+            theirs = baseline.slots
+        elif isinstance(baseline, str | Path):
+            theirs = read_slots(baseline)
+        else:
+            if self.slots is not None:
+                theirs = rescore_slots(self.slots, baseline, positive_label=opts.get("positive_label"))
+            baseline = rescore_pairs(
+                self.raw_pairs,
+                baseline,
+                threshold=opts.get("threshold", 0.5),
+                positive_label=opts.get("positive_label"),
+            )
+        comparison = compare_pairs(
+            baseline,
+            self.raw_pairs,
+            names=(name, s.classifier.spec),
+            seed=opts.get("seed", 0),
+            n_resamples=opts.get("bootstrap", 2000),
+            slots=(theirs, self.slots),
+            threshold=s.threshold if s.threshold is not None else 0.5,
+        )
+        self.summary["comparison"] = comparison
+        return comparison_table(comparison)
+
+    def _table(self) -> pd.DataFrame:
+        return self.raw_pairs
+
+    def _plain_table(self) -> pd.DataFrame:
+        return self.pairs
+
+    def _saved(self, target: Path) -> None:
+        from ...io import write_table
+        from ...views.report import build_report
+
+        if self.slots is not None:
+            write_table(self.slots, target / "slots.csv")
+
+        build_report(target)  # report.html, report.md, plots/
+
+    def _repr_html_(self) -> str:
+        raw = self.raw_pairs
+        ok = raw[raw["status"] == "ok"] if not raw.empty else raw
+
+        def histogram(ax: Any) -> bool:
+            if ok.empty:
+                return False
+            for method, part in ok.groupby("method"):
+                ax.hist(part["diff"], bins=30, alpha=0.6, label=str(method))
+            ax.set_xlabel("score change, original → counterfactual")
+            ax.legend()
+            return True
+
+        from ...views.verdict import verdict
+
+        s = self.typed_summary
+        v = verdict(s)
+        head = [f"Verdict: {v.headline}", *(f.sentence() for f in v.findings)]
+        head += [f"Fairness gate: {v.gate_status.upper()}"] if v.gate_status else []
+        gap, unscored = self.ctf_gap, s.pairs_without_score
+        line = f"classifier {s.classifier.spec}; {len(self.raw_pairs)} pairs"
+        line += f"; CTF gap {gap:.3f}" if gap is not None else ""
+        line += f"; {unscored} pairs without a score" if unscored else ""
+        lines = [*head, line]
+        terms = self.term_effects
+        shown = terms[terms["finding"] != "not detected"] if not terms.empty else terms
+        keep = [c for c in ("group", "score", "placebo_score", "identity_effect", "ci_low", "ci_high", "finding")
+                if c in shown.columns]  # fmt: skip
+        tables = [
+            ("identity effect in the slot, by group (probability units)", self.identity_effects),
+            ("terms with a detected effect", shown[keep] if not shown.empty else shown),
+            ("by method and attribute", self.by_group),
+            ("CTF gap by identity group", self.ctf_by_group),
+        ]
+        return html_view("counterfair audit", lines, tables, [figure_png(histogram)])
+
+    def __repr__(self) -> str:
+        return f"AuditResult({len(self.raw_pairs)} pairs, classifier {self.typed_summary.classifier.spec!r})"
+
+    def __str__(self) -> str:
+        """The verdict first (``print(result)`` in a script), then what the result holds."""
+        from ...views.verdict import verdict
+
+        return "\n".join([*verdict(self.typed_summary).lines(), repr(self)])
+
+
+def plain_edits(pairs: pd.DataFrame) -> pd.DataFrame:
+    """``pairs`` with its ``edits`` column (a JSON list of {start, end, old, new}) as plain columns: ``removed``,
+    ``inserted`` (the spans' old and new text, " | " between several) and ``n_edits``."""
+    import json
+
+    if "edits" not in pairs.columns:
+        return pairs
+    parsed = [json.loads(e) if isinstance(e, str) and e else [] for e in pairs["edits"]]
+    out = pairs.drop(columns=["edits"])
+    at = list(pairs.columns).index("edits")
+    out.insert(at, "n_edits", [len(e) for e in parsed])
+    out.insert(at, "inserted", [" | ".join(str(x.get("new", "")) for x in e) for e in parsed])
+    out.insert(at, "removed", [" | ".join(str(x.get("old", "")) for x in e) for e in parsed])
+    return out
