@@ -35,7 +35,7 @@ def test_the_package_has_no_cycle_private_import_summary_read_or_long_core_funct
 
 #: #48 asked for at most 40 (from 141); the count when it was met. A new function returning dict[str, Any] should
 #: return a TypedDict, a record or a result (or JSONObject for JSON it writes) instead of raising this.
-DICT_RETURNS_CEILING = 28
+DICT_RETURNS_CEILING = 27
 
 
 def test_few_functions_return_an_untyped_dict() -> None:

@@ -418,25 +418,25 @@ def listed(value: Any) -> list[str] | None:
     return [i.strip() for i in items if i.strip()] or None
 
 
-def with_config(ctx: typer.Context, given: dict[str, Any], config: Path | None) -> dict[str, Any]:
-    """Options from a YAML config file, for every option the command line left at its default."""
+def config_defaults(ctx: typer.Context, param: Any, config: Path | None) -> Path | None:
+    """``--config FILE``'s callback (an eager option, read before the others): the YAML file's values become the
+    command's defaults (click's ``default_map``), so a value given on the command line wins and every value reaches
+    the command as its parameter, converted and checked by the option's own type; an unknown key is refused."""
     if config is None:
-        return given
+        return None
     from ..errors import ConfigError
     from ..yamlfiles import read_mapping
 
     data = read_mapping(config, "--config")  # size, binary content, YAML aliases and item count checked
-    out = dict(given)
-    params = {p.name: p for p in ctx.command.params}
+    params = {p.name: p for p in ctx.command.params if p.name and p.name != param.name}
+    defaults: dict[str, Any] = {}
     for key, value in data.items():
         name = str(key).replace("-", "_")
-        if name in ("config", "ctx") or name not in given:
-            known = ", ".join(sorted(k for k in given if k != "config"))
-            raise ConfigError(f"--config {config}: unknown option {key!r} (options: {known})")
-        source = ctx.get_parameter_source(name)  # an enum of click's (or of the click typer bundles)
-        if source is None or getattr(source, "name", "") == "DEFAULT":
-            out[name] = _config_value(config, key, value, params.get(name), ctx)
-    return out
+        if name not in params:
+            raise ConfigError(f"--config {config}: unknown option {key!r} (options: {', '.join(sorted(params))})")
+        defaults[name] = _config_value(config, key, value, params[name], ctx)
+    ctx.default_map = {**(ctx.default_map or {}), **defaults}
+    return config
 
 
 def _config_value(config: Path, key: Any, value: Any, param: Any, ctx: typer.Context) -> Any:

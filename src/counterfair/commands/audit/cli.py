@@ -25,6 +25,7 @@ from ...cli.app import (
     RetryNearness,
     app,
     as_path,
+    config_defaults,
     console,
     declared,
     err_console,
@@ -34,7 +35,6 @@ from ...cli.app import (
     listed,
     options_from,
     spelled_none,
-    with_config,
 )
 from ...editors.registry import editors_help
 from ...runs import allow_overwrite
@@ -53,7 +53,6 @@ _AUDIT = declared(AuditOptions)
     short_help="Does naming an identity change the classifier's score? Verdict, report and a CI gate.",
 )
 def audit(
-    ctx: typer.Context,
     data: Annotated[Path | None, typer.Argument(help="Texts to audit (CSV/TSV/JSONL/JSON/Parquet).")] = None,
     demo: Annotated[bool, typer.Option("--demo", help="Audit the built-in identity-referencing sentences.")] = False,
     out: Annotated[Path, typer.Option("--out", "-o", help="Run directory (a rerun with it resumes).")] = Path(
@@ -129,7 +128,11 @@ def audit(
     ] = None,
     config: Annotated[
         Path | None,
-        typer.Option(help="A YAML file with any of these options (fail_if: a list of rules); the command line wins."),
+        typer.Option(
+            help="A YAML file with any of these options (fail_if: a list of rules); the command line wins.",
+            is_eager=True,
+            callback=config_defaults,
+        ),
     ] = None,
     log_to: Annotated[
         str | None,
@@ -153,27 +156,26 @@ def audit(
     from .core import AuditOptions, demo_path, plan
     from .shell import run_audit
 
-    given = with_config(ctx, {k: v for k, v in locals().items() if k != "ctx"}, config)
-    if given["overwrite"]:
-        allow_overwrite(Path(given["out"]))  # --overwrite: the run's claim replaces the one there
-    if given["demo"] == (given["data"] is not None):
+    if overwrite:
+        allow_overwrite(Path(out))  # --overwrite: the run's claim replaces the one there
+    if demo == (data is not None):
         raise typer.BadParameter("give a DATA file or --demo (not both)")
-    source = demo_path() if given["demo"] else Path(given["data"])
+    source = demo_path() if data is None else data  # one of the two, checked above
     options = options_from(
         AuditOptions,
-        given,
-        attributes=listed(given["attributes"]),
-        methods=listed(given["methods"]) or [],
-        id_column="id" if given["demo"] else given["id_column"],
-        placebo=None if str(given["placebo"]).lower() in ("none", "off", "no") else str(given["placebo"]),
-        only_good=str(given["only_good"]) if given["only_good"] else None,
-        ratings=str(given["ratings"]) if given["ratings"] else None,
+        locals(),
+        attributes=listed(attributes),
+        methods=listed(methods) or [],
+        id_column="id" if demo else id_column,
+        placebo=None if str(placebo).lower() in ("none", "off", "no") else str(placebo),
+        only_good=str(only_good) if only_good else None,
+        ratings=str(ratings) if ratings else None,
     )
-    target = Path(given["out"])
-    if given["log_to"]:
+    target = Path(out)
+    if log_to:
         from ...views.tracking import check_tracker
 
-        check_tracker(str(given["log_to"]))  # before any work
+        check_tracker(str(log_to))  # before any work
     the_plan = plan(source, options)
     attrs = ", ".join(f"{a} ({n})" for a, n in the_plan["attributes"].items()) or "none"
     console.print(
@@ -183,29 +185,27 @@ def audit(
     console.print(f"estimated time on 2 CPU cores: about {the_plan['estimated_seconds'] / 60:.1f} min")
     from ...progress import RichProgress
 
-    with RichProgress(enabled=not given["quiet"]) as progress:
+    with RichProgress(enabled=not quiet) as progress:
         result = run_audit(
             source,
             target,
             options,
             progress=progress,
-            rules=listed(given["fail_if"]),
-            baseline=str(given["baseline"]) if given["baseline"] else None,
+            rules=listed(fail_if),
+            baseline=str(baseline) if baseline else None,
         )
     s = result.typed_summary
     console.print(verdict_view(s))  # the answer first
     console.print(audit_view(s, with_verdict=False))
-    code = finish_gate(s.gate, given["junit"], status_line=False) if s.gate is not None else 0
+    code = finish_gate(s.gate, junit, status_line=False) if s.gate is not None else 0
     console.print(f"done in {s.timing_s['total'] / 60:.1f} min; report: {target / 'report.html'}")
-    if given["log_to"]:
+    if log_to:
         from ...views.tracking import log_audit
 
         try:
-            run_id = log_audit(s, target, to=str(given["log_to"]), uri=given["mlflow_uri"])
+            run_id = log_audit(s, target, to=str(log_to), uri=mlflow_uri)
         except Exception as err:  # the tracker's own errors: the audit is done, the exit code must not say "failed"
-            err_console.print(
-                f"[red]error:[/red] the audit is in {target}, but logging to {given['log_to']} failed: {err}"
-            )
+            err_console.print(f"[red]error:[/red] the audit is in {target}, but logging to {log_to} failed: {err}")
             raise typer.Exit(2) from err
-        console.print(f"logged to {given['log_to']}: run {run_id}")
+        console.print(f"logged to {log_to}: run {run_id}")
     raise typer.Exit(code)
