@@ -250,8 +250,8 @@ def test_feedback_in_memory_equals_the_shell(tmp_path: Path) -> None:
     assert measured(summary["steps"]) == measured(result.summary["steps"])
     shown = _printed(result)
     # step 1: both texts edited once (1 word each), one of two flips; the inputs average 3 words (the empty one skipped)
-    assert "feedback: list on python:" in shown and "│ 1 │ 2 │ 1.00 │ 0.50 │ 0.50 │" in shown
-    assert "mean words of the inputs: 3.0" in shown
+    assert "step 1: 2 texts, flip rate 0.500, minimality 1.000" in shown  # the page's lines, in the console
+    assert "The inputs: 3.0 words on average" in shown and shown.rstrip().endswith("paper 002.")  # the verdict last
 
 
 def _printed(result: object) -> str:
@@ -270,7 +270,9 @@ def test_results_print_the_commands_console_tables() -> None:
     assert "│ swap │ identity │ 6 │ -0.267 │" in audit.replace("  ", " ")
     assert "CTF gap over identity swaps: 0.533" in audit
     ctf = _printed(cf.ctf(TEXTS, _gay_detector, identities=identities))
-    assert "CTF gap (python:_gay_detector)" in ctf and "│ all │ 2 │ 6 │ 0.533 │" in ctf
+    # the ctf page in the console: its tables, then its verdict (text 1's three swaps of 0.8, text 0's one in three)
+    assert "Verdict: CTF gap 0.533 [0.267, 0.800] over 2 texts and 6 identity swaps" in ctf
+    assert "Classifier python:_gay_detector (score = probability of 1)" in ctf
     ev = _printed(cf.evaluate([("a b c", "a b x"), ("d e f", "d e f g")], metrics=["distance"]))
     assert "2 rows, 2 scored (ok 2)" in ev and "│ distance │ 2 │ 1.000 │" in ev
 

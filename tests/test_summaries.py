@@ -14,6 +14,7 @@ import pytest
 
 import counterfair as cf
 from counterfair.commands.audit.core import demo_path
+from counterfair.commands.ctf.page import ctf_page
 from counterfair.errors import InputError
 from counterfair.summaries import (
     AuditSummary,
@@ -25,7 +26,8 @@ from counterfair.summaries import (
     MeanEstimate,
     read_summary,
 )
-from counterfair.views.console import audit_view, ctf_view
+from counterfair.views.console import audit_view
+from counterfair.views.page import to_console
 
 
 def _toxic_if_gay(texts: list[str]) -> np.ndarray:
@@ -128,8 +130,10 @@ def test_an_older_summary_reads_with_its_sections_missing(tmp_path: Path) -> Non
     console.print(audit_view(s))  # a view of an older run: no placebo table, no CTF line, no crash
     assert "score change original -> counterfactual (x)" in console.export_text()
     ctf_like = {"command": "ctf", "ctf_gap": None, "by_label": {}, "by_split": {}, "identities": {}}
-    console.print(ctf_view({**ctf_like, "identities": {"overlapping_terms": []}, "classifier": {"spec": "y"}}))
-    assert "CTF gap (y)" in console.export_text()
+    older = {**ctf_like, "identities": {"overlapping_terms": []}, "classifier": {"spec": "y"}}
+    console.print(to_console(ctf_page(older)))  # its page in the console: no tables, the verdict says what is missing
+    shown = console.export_text()
+    assert "Verdict: CTF gap – over 0 texts" in shown and "Classifier y " in shown
 
 
 def test_a_newer_or_broken_summary_is_refused(tmp_path: Path) -> None:

@@ -16,11 +16,7 @@ from rich.table import Table
 
 from ..summaries import (
     AuditSummary,
-    CTFSummary,
     EvaluationSummary,
-    FeedbackSummary,
-    GapReport,
-    GenerateSummary,
     Record,
     StageError,
     typed,
@@ -234,93 +230,6 @@ def comparison_view(comparison: Mapping[str, Any]) -> Group:
             )
         parts.append(table)
     return Group(*parts)
-
-
-def ctf_view(summary: dict[str, Any] | Record) -> Group:
-    """The CTF gap overall, by label and by term split, the unscored pairs and the overlapping terms."""
-    s = typed(summary, CTFSummary)
-    table = console_table(
-        f"CTF gap ({s.classifier.spec})", ("subset", "texts", "pairs", "CTF gap", "95% CI"), ("subset",)
-    )
-
-    def add(name: str, entry: GapReport) -> None:
-        interval = f"[{fmt(entry.ci_low)}, {fmt(entry.ci_high)}]" if entry.value is not None else ""
-        table.add_row(name, str(entry.texts), str(entry.pairs), fmt(entry.value), interval)
-
-    add("all", s)
-    for label, entry in (s.by_label or {}).items():
-        if entry.texts:  # no label column: no toxic / non-toxic rows of 0 texts
-            add(label, entry)
-    for split, entry in (s.by_split or {}).items():
-        add(f"{split} terms", entry)
-    parts: list[Any] = [table]
-    if s.swap:
-        parts.append(f"swap: {s.swap.get('described')}")
-    if s.pairs_without_score:
-        parts.append(
-            f"[yellow]warning:[/yellow] {s.pairs_without_score} pairs have no score (not in a scores: file, "
-            f"or the classifier returned NaN); the gap above is over the scored pairs only, and "
-            f"{s.incomplete_texts['texts']} texts are incomplete (summary.json: incomplete_texts; pairs.csv has every "
-            "pair)"
-        )
-    parts += [f"[yellow]note:[/yellow] {note}" for note in s.identities["overlapping_terms"]]
-    return Group(*parts)
-
-
-def feedback_view(summary: dict[str, Any] | Record) -> Group:
-    """Per step: texts, minimality, flip rate, probability, perplexities, inc@k and length; the inputs' length."""
-    s = typed(summary, FeedbackSummary)
-    columns = ("step", "texts", "minimality", "flip rate", "probability", "ppl-base", "ppl-fine", "inc@k", "words")
-    table = console_table(f"feedback: {s.editor.name} on {s.classifier.spec}", columns, ())
-    for step, entry in (s.steps or {}).items():
-        table.add_row(
-            step,
-            str(entry.texts),
-            fmt(entry.minimality, 2),
-            fmt(entry.flip_rate, 2),
-            fmt(entry.probability, 2),
-            fmt(entry.ppl_base, 1),
-            fmt(entry.ppl_fine, 1),
-            fmt(s.inconsistency.get(f"inc@{step}"), 2),
-            fmt(entry.mean_words, 1),
-        )
-    return Group(table, f"mean words of the inputs: {fmt(s.mean_words_by_step.get('0'), 1)}")
-
-
-def bias_view(summary: dict[str, Any] | Record) -> Group:
-    """Per group the subgroup, BPSN, BNSP and pinned AUC with intervals and counts, then the verdict lines."""
-    from rich.markup import escape
-
-    from ..summaries import BiasSummary
-    from .verdict import bias_lines
-
-    s = typed(summary, BiasSummary)
-    columns = ("group", "texts", "toxic", "subgroup AUC", "BPSN AUC", "BNSP AUC", "pinned AUC")
-    table = console_table(f"unintended bias on labelled data ({s.classifier.spec})", columns, ("group",))
-    for group, g in (s.groups or {}).items():
-        cells = [
-            f"{fmt(e.value)} [{fmt(e.ci_low)}, {fmt(e.ci_high)}]"
-            for e in (g.subgroup_auc, g.bpsn_auc, g.bnsp_auc, g.pinned_auc)
-        ]
-        table.add_row(group, str(g.n), str(g.n_positive), *cells)
-    return Group(table, *(escape(line) for line in bias_lines(s)))
-
-
-def generate_view(summary: dict[str, Any] | Record, attribute: str) -> Table:
-    """Per method: inputs, the share with a counterfactual and still referencing the attribute, BLEU, BERTScore."""
-    s = typed(summary, GenerateSummary)
-    columns = ("method", "inputs", "with counterfactual", "still referencing", "BLEU", "BERTScore F1")
-    table = console_table(f"counterfactuals ({attribute})", columns, ("method",))
-    for method, entry in (s.methods or {}).items():
-        table.add_row(
-            method,
-            str(entry.inputs),
-            fmt(entry.share_with_counterfactual, 2),
-            fmt(entry.share_still_referencing, 2),
-            fmt(entry.bleu.value),
-            fmt(entry.bertscore_f1.value),
-        )
-    return table
 
 
 def rating_view(report: dict[str, Any]) -> Table:

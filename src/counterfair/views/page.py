@@ -151,6 +151,39 @@ def to_notebook_html(page: Page, *, rows: int = 15) -> str:
     return "".join(parts) + "</div>"
 
 
+_CONSOLE_STYLE = {"fail": "bold red", "pass": "bold green", "attention": "bold yellow"}
+
+
+def to_console(page: Page, *, rows: int = 10) -> Any:
+    """The console view (rich): the first rows of each table, the notes, then the verdict block (:meth:`Page.lines`),
+    so that the verdict is what a terminal or a CI log shows last; report.html has every row."""
+    from rich.console import Group
+    from rich.markup import escape
+    from rich.table import Table as RichTable
+
+    parts: list[Any] = []
+    for table in page.tables:
+        if table.frame.empty:
+            continue
+        cells = table.cells()
+        more = f" (first {rows} of {len(cells)}; report.html has all)" if len(cells) > rows else ""
+        shown = RichTable(title=escape(table.caption + more))
+        first = cells.columns[0]
+        for column in cells.columns:
+            numeric = column != first and all(_numeric(v) for v in cells[column].head(rows))
+            shown.add_column(  # a long name folds onto the next line, never cut ("…") in a narrow pipe
+                escape(str(column)), justify="right" if numeric else "left", overflow="fold"
+            )
+        for row in cells.head(rows).itertuples(index=False):
+            shown.add_row(*(escape(str(v)) for v in row))
+        parts.append(shown)
+    parts += [f"[yellow]note:[/yellow] {escape(note)}" for note in page.notes]
+    lines = page.lines()
+    parts.append(f"[{_CONSOLE_STYLE.get(page.status, 'bold')}]{escape(lines[0])}[/]")
+    parts += [escape(line) for line in lines[1:]]
+    return Group(*parts)
+
+
 def _md_cell(value: Any) -> str:
     return md_text(str(value)).replace("|", "\\|").replace("\n", " ")
 

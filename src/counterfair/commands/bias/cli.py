@@ -25,8 +25,9 @@ from ...cli.app import (
     options_from,
 )
 from ...runs import allow_overwrite
-from ...views.console import bias_view
+from ...views.page import to_console
 from .core import BiasOptions
+from .page import bias_page
 
 #: every default of the command's options is BiasOptions's, read from it (#48: an option declared once)
 _BIAS = declared(BiasOptions)
@@ -87,4 +88,4 @@ def bias(
     with RichProgress(enabled=not quiet) as progress:
         s = run_bias(data, out, options, progress=progress, rules=fail_if or None).typed_summary
     console.print(f"wrote {out / 'rows.csv'}, {out / 'summary.json'}, {out / 'report.html'} and {out / 'report.md'}")
-    end_with_verdict(s.gate, junit, bias_view(s))
+    end_with_verdict(s.gate, junit, to_console(bias_page(s)))

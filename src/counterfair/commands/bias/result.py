@@ -27,9 +27,10 @@ class BiasResult(TableResult):
         write_summary_page(target, bias_page)
 
     def _console(self) -> Any:
-        from ...views.console import bias_view
+        from ...views.page import to_console
+        from .page import bias_page
 
-        return bias_view(self.summary)
+        return to_console(bias_page(self.summary))
 
     _table_file = "rows.csv"
     _summary_type = BiasSummary

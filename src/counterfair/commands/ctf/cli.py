@@ -24,11 +24,10 @@ from ...cli.app import (
     require_extras,
 )
 from ...runs import allow_overwrite
-from ...views.console import (
-    ctf_view,
-    fmt,
-)
+from ...views.console import fmt
+from ...views.page import to_console
 from .core import CTFOptions
+from .page import ctf_page
 
 #: every default of the command's options is CTFOptions's, read from it (#48: an option declared once)
 _CTF = declared(CTFOptions)
@@ -98,7 +97,7 @@ def ctf(
             engine=engine,
             address=address,
         )
-    console.print(ctf_view(result.typed_summary))
+    console.print(to_console(ctf_page(result.typed_summary)))
     console.print(f"wrote {out / 'summary.json'} and {out / 'pairs.csv'}")
 
 

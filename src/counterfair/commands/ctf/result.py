@@ -26,9 +26,10 @@ class CTFResult(TableResult):
         write_summary_page(target, ctf_page)
 
     def _console(self) -> Any:
-        from ...views.console import ctf_view
+        from ...views.page import to_console
+        from .page import ctf_page
 
-        return ctf_view(self.summary)
+        return to_console(ctf_page(self.summary))
 
     _summary_type = CTFSummary
 

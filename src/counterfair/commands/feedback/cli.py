@@ -24,11 +24,10 @@ from ...cli.app import (
 )
 from ...editors.registry import editors_help
 from ...runs import allow_overwrite
-from ...views.console import (
-    feedback_view,
-    fmt,
-)
+from ...views.console import fmt
+from ...views.page import to_console
 from .core import FeedbackOptions
+from .page import feedback_page
 
 #: every default of the command's options is FeedbackOptions's, read from it (#48: an option declared once)
 _FEEDBACK = declared(FeedbackOptions)
@@ -74,7 +73,7 @@ def feedback(
     options = options_from(FeedbackOptions, locals(), ppl_model=None if ppl_model == "none" else ppl_model)
     with RichProgress(enabled=not quiet) as progress:
         result = run_feedback(data, out, options, progress=progress)
-    console.print(feedback_view(result.typed_summary))
+    console.print(to_console(feedback_page(result.typed_summary)))
     console.print(f"wrote {out / 'steps.csv'} and {out / 'summary.json'}")
 
 

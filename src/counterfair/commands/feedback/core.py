@@ -211,9 +211,10 @@ class FeedbackResult(TableResult):
     _table_file = "steps.csv"
 
     def _console(self) -> Any:
-        from ...views.console import feedback_view
+        from ...views.page import to_console
+        from .page import feedback_page
 
-        return feedback_view(self.summary)
+        return to_console(feedback_page(self.summary))
 
     _summary_type = FeedbackSummary
 

@@ -25,6 +25,7 @@ def feedback_page(summary: Mapping[str, Any] | Record) -> Page:
     shown = ", ".join(f"{k} {num(v)}" for k, v in inc.items()) or "no inc@n (fewer than two steps)"
     findings = [f"step {k}: {num(e.texts)} texts, flip rate {num(e.flip_rate)}, minimality {num(e.minimality)}"
                 for k, e in steps.items()]  # fmt: skip
+    findings.append(f"The inputs: {num(s.mean_words_by_step.get('0'), 1)} words on average (per step: mean words).")
     return Page(
         command="feedback",
         title="Counterfactuals of counterfactuals",

@@ -30,10 +30,9 @@ from ...cli.app import (
 )
 from ...editors.registry import editors_help
 from ...runs import allow_overwrite
-from ...views.console import (
-    generate_view,
-)
+from ...views.page import to_console
 from .core import GenerateOptions
+from .page import generate_page
 
 #: every default of the command's options is GenerateOptions's, read from it (#48: an option declared once)
 _GENERATE = declared(GenerateOptions)
@@ -112,7 +111,7 @@ def generate(
         console.print(f"{data}: {size:,.0f} MB, read in blocks of {io.BLOCK_ROWS:,} rows; checking every row first")
     with RichProgress(enabled=not quiet) as progress:
         result = run_generate(data, out, options, progress=progress)
-    console.print(generate_view(result.summary, options.attribute))
+    console.print(to_console(generate_page(result.summary)))
     console.print(f"wrote {out / 'counterfactuals.csv'}, {out / 'candidates.csv'} and {out / 'summary.json'}")
 
 

@@ -22,7 +22,8 @@ from ...cli.app import (
     options_from,
 )
 from ...runs import allow_overwrite
-from .page import suite_view
+from ...views.page import to_console
+from .page import suite_page
 
 suite_app = typer.Typer(
     help="Functional test suites: cases with a gold label, a functionality and a target (HateCheck's layout).",
@@ -81,7 +82,7 @@ def run(
     with RichProgress(enabled=not quiet) as progress:
         s = run_suite(cases, out, options, progress=progress, rules=fail_if or None).typed_summary
     console.print(f"wrote {out / 'rows.csv'}, {out / 'summary.json'}, {out / 'report.html'} and {out / 'report.md'}")
-    end_with_verdict(s.gate, junit, suite_view(s))
+    end_with_verdict(s.gate, junit, to_console(suite_page(s)))
 
 
 @suite_app.command("export")

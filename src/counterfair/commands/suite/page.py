@@ -7,10 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
-from rich.console import Group
 
 from ...summaries import Record, SuiteCell, SuiteSummary, typed
-from ...views.console import console_table
 from ...views.page import MISSING, Page, Table, interval, num
 from ...views.verdict import gate_rules
 from ..bias.page import AUC_NOTE, below, bias_table, page_status
@@ -111,15 +109,3 @@ def suite_page(summary: Mapping[str, Any] | Record, *, worst: int = 5) -> Page:
         tables=tuple(tables),
         details=s.to_dict(),
     )
-
-
-def suite_view(summary: dict[str, Any] | Record) -> Group:
-    """Per functionality its cases and accuracy (worst first), then the verdict lines of the report page."""
-    from rich.markup import escape
-
-    s = typed(summary, SuiteSummary)
-    table = console_table(f"functional suite ({s.classifier.spec})", ("functionality", "cases", "hateful", "accuracy"),
-                   ("functionality",))  # fmt: skip
-    for name, c in (s.functionalities or {}).items():
-        table.add_row(name + (" (few)" if c.few else ""), str(c.n), str(c.n_positive), interval(c.accuracy))
-    return Group(table, *(escape(line) for line in suite_page(s).lines()))

@@ -28,9 +28,10 @@ class SuiteResult(TableResult):
         write_summary_page(target, suite_page)
 
     def _console(self) -> Any:
-        from .page import suite_view
+        from ...views.page import to_console
+        from .page import suite_page
 
-        return suite_view(self.summary)
+        return to_console(suite_page(self.summary))
 
     _table_file = "rows.csv"
     _summary_type = SuiteSummary
