@@ -81,14 +81,15 @@ def test_candidates_are_packed_as_one_table_and_read_back_exactly(tmp_path) -> N
 
 
 def test_score_checkpoint_holds_digests_not_texts(tmp_path: Path) -> None:
-    """#47: the audit's score cache keeps a digest and the probabilities of each text, found again after merges, on
-    resume, past a torn last line; a digest ending in a zero byte (numpy drops it) is found too ('t380')."""
+    """#47: the audit's score cache keeps a digest and the probabilities of each text in an index on disk, found again
+    after merges, on resume, past a torn last line; a digest ending in a zero byte is found too ('t380'); the index
+    leaves no file behind, and a text scored again (a resumed block) is one text."""
     from counterfair.checkpoint import ScoreCheckpoint, text_digest
 
     assert text_digest("t380").endswith(b"\x00")
     path = tmp_path / "scores.jsonl"
     first = ScoreCheckpoint(path)
-    first.MERGE = 3  # merged into the sorted arrays every 3 texts
+    first.MERGE = 3  # merged into the index every 3 texts
     texts = [f"t{i}" for i in range(370, 390)]
     first.add([{"text": t, "p": [1 - i / 100, i / 100]} for i, t in enumerate(texts)])
     assert len(first) == 20 and "t380" in first and "t1" not in first
@@ -102,3 +103,11 @@ def test_score_checkpoint_holds_digests_not_texts(tmp_path: Path) -> None:
     assert again.probabilities(texts) == first.probabilities(texts)
     with pytest.raises(KeyError):
         again.probabilities(["never scored"])
+    assert again.missing(["t381", "never scored", "t389", "new"]) == ["never scored", "new"]
+    again.add([{"text": "t381", "p": [0.25, 0.75]}])  # the same text again: the later probabilities, one entry
+    assert len(again) == 20 and again.probabilities(["t381"]) == {"t381": [0.25, 0.75]}
+    with pytest.raises(ValueError, match="probabilities of 2 and of 3 labels"):
+        again.add([{"text": "wide", "p": [0.2, 0.3, 0.5]}])
+    first.close()
+    again.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scores.jsonl"]  # no index file left in the run directory

@@ -4,6 +4,7 @@ generate run, then ``pairs.csv``, ``summary.json`` and the report."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from .result import AuditResult
 class ScoreCache:
     """Classifier probabilities per distinct text, appended to ``scores.jsonl`` batch by batch (a
     :class:`ScoreCheckpoint`: a torn last line is cut off and redone, a full disk is a clear error; in memory a
-    digest of each text, not the text)."""
+    digest of each text, not the text, in an index on disk)."""
 
     def __init__(self, path: Path, classifier: CachedClassifier, *, batch: int | None = None) -> None:
         self.path = path
@@ -39,7 +40,7 @@ class ScoreCache:
         """The probabilities of ``texts`` (only these: a run's cache holds millions), scoring those not yet cached;
         one progress bar for every call (the audit scores a block of pairs at a time), its total grown per call."""
         unique = list(dict.fromkeys(texts))
-        todo = [t for t in unique if t not in self._file]
+        todo = self._file.missing(unique)
         grow = getattr(progress, "grow", None)
         if self._bar and grow is not None:
             grow(len(todo))
@@ -53,11 +54,13 @@ class ScoreCache:
             progress.advance(len(chunk))
         return self._file.probabilities(unique)
 
+    def close(self) -> None:
+        self._file.close()
+
 
 def _give_back_freed_memory() -> None:
     """Return the heap the statistics freed to the system (glibc's ``malloc_trim``), so that the report's peak starts
     from what the run still holds, not from the high-water mark of its statistics; nothing where there is no glibc."""
-    import contextlib
     import ctypes
     import ctypes.util
 
@@ -109,6 +112,7 @@ def run_audit(
     claim_run_dir(target, run_id, extra, what="audit", classifier=clf)
     cache = ScoreCache(target / "scores.jsonl", clf)
     with (
+        contextlib.closing(cache),
         csv_writer(target / "pairs.csv", pair_columns(opts)) as write_pairs,
         csv_writer(target / "slots.csv", SLOT_COLUMNS) as write_slots,
     ):  # each block of pairs and slots written as it is made; the files appear whole when the last is
