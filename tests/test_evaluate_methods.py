@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 from counterfair.classifiers import as_classifier
+from counterfair.commands.evaluate.page import build_evaluation_report
 from counterfair.commands.methods.core import parse_method_files
 from counterfair.commands.methods.shell import evaluate_methods
 from counterfair.errors import ConfigError, InputError
-from counterfair.views.report.evaluation import build_evaluation_report
 
 from .conftest import SHARED_DATA, run_cli
 

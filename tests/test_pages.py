@@ -178,8 +178,8 @@ def test_one_missing_value_rendering_and_escaping() -> None:
 
 def test_the_evaluation_report_states_its_verdict_before_the_table(tmp_path: Path) -> None:
     from counterfair.commands.evaluate.core import EvaluateOptions
+    from counterfair.commands.evaluate.page import build_evaluation_report
     from counterfair.commands.evaluate.shell import evaluate_pairs
-    from counterfair.views.report.evaluation import build_evaluation_report
 
     pairs = pd.DataFrame({"orig_text": ["You are an idiot.", "Shut up, fool."], "gen_text": ["You are kind.", "Hi."]})
     evaluate_pairs(pairs, EvaluateOptions(metrics=["flip", "distance"], classifier="profanity-check"),

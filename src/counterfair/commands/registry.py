@@ -84,8 +84,8 @@ def _generate(run_dir: Path, summary: dict[str, Any]) -> Any:
 
 
 def _evaluate(run_dir: Path, summary: dict[str, Any]) -> Any:
-    from ..views.report.evaluation import evaluation_rows
     from .evaluate.core import EvaluationResult
+    from .evaluate.page import evaluation_rows
 
     return EvaluationResult(evaluation_rows(run_dir), summary, run_dir)
 
@@ -112,7 +112,7 @@ def _page_report(run_dir: Path) -> dict[str, Path]:
 
 
 def _evaluation_report(run_dir: Path) -> dict[str, Path]:
-    from ..views.report.evaluation import build_evaluation_report
+    from .evaluate.page import build_evaluation_report
 
     return build_evaluation_report(run_dir)
 

@@ -122,7 +122,7 @@ def _frame_html(table: Table) -> str:
 
 
 def _numeric(value: Any) -> bool:
-    text = str(value).split(" ")[0].replace(",", "")
+    text = str(value).split(" ")[0].replace(",", "").removesuffix("%")
     try:
         float(text)
     except ValueError:

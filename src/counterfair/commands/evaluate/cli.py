@@ -145,7 +145,7 @@ def evaluate(
     with RichProgress(enabled=not quiet) as progress:
         result = evaluate_pairs(source, options, out_dir=out, progress=progress)
     print_evaluation(result.summary)
-    from ...views.report.evaluation import build_evaluation_report
+    from .page import build_evaluation_report
 
     build_evaluation_report(out)
     console.print(f"wrote {out / 'rows.csv'}, {out / 'summary.json'} and {out / 'report.html'}")

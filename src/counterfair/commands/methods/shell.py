@@ -77,7 +77,7 @@ def evaluate_methods(
     comparison = MethodComparison(table, matrix, results, summary)
     if target is not None:
         comparison.save(target)
-        from ...views.report.evaluation import build_evaluation_report
+        from ..evaluate.page import build_evaluation_report
 
         build_evaluation_report(target)
         record_files(target, foreign)  # the methods' runs too, written before the comparison was saved

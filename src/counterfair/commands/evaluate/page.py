@@ -1,10 +1,9 @@
-"""The report of an ``evaluate`` run (one method) or of a comparison of methods (``evaluate`` with several pair
-files): ``report.html`` (self-contained) and ``plots/``, built only from the files in the directory, so
-``counterfair report DIR`` rebuilds it without recomputing."""
+"""The report page of an ``evaluate`` run (one method) or of a comparison of methods (``evaluate`` with several pair
+files): a :class:`~counterfair.views.page.Page` (``report.html``, ``report.md``, the notebook) and ``plots/``, built
+only from the files in the directory, so ``counterfair report DIR`` rebuilds it without recomputing."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +13,8 @@ import pandas as pd
 from ...errors import InputError
 from ...io import read_json, read_table
 from ...summaries import TABLE2_COLUMNS, EvaluationSummary, MethodComparisonSummary, command_of
-from ..page import num
-from . import embed_figures, plots, render, write_page
+from ...views.page import MISSING, Figure, Page, Table, num, write_page
+from ...views.report import embed_figures, plots
 
 # Table 2's columns as the report labels them (CEval's names)
 COLUMN_TITLES = {
@@ -62,7 +61,25 @@ def _probabilities(method_rows: dict[str, pd.DataFrame]) -> dict[str, np.ndarray
 
 
 def build_evaluation_report(run_dir: str | Path) -> dict[str, Path]:
-    """Write ``report.html`` and ``plots/`` of an evaluate directory (one method, or several compared)."""
+    """Write ``report.html``, ``report.md`` and ``plots/`` of an evaluate directory (one method, or several
+    compared)."""
+    target = Path(run_dir)
+    paths = write_page(evaluation_page(target), target)
+    return {**paths, "plots": target / "plots"}
+
+
+#: what the metrics table's columns mean (its note)
+_METRICS_NOTE = (
+    "Flip rate: flips over every instance, a pair without a counterfactual counting as no flip (CEval's definition). "
+    "Probability change: of the contrast label, counterfactual minus original. Distance: word-level Levenshtein "
+    'distance to the original; "distance (flipped)" over the pairs whose label flipped only, as CEval\'s table reports '
+    "it. Means over the pairs each metric could be computed for."
+)
+
+
+def evaluation_page(run_dir: str | Path) -> Page:
+    """The report page of an evaluate directory: the verdict (the flip rate first), Table 2 per method, the contrast
+    histograms and, for several methods, the distances between them (CEval Figs. 1-2)."""
     target = Path(run_dir)
     if not (target / "summary.json").exists():
         raise InputError(f"{target}: no summary.json; run counterfair evaluate first")
@@ -97,25 +114,53 @@ def build_evaluation_report(run_dir: str | Path) -> dict[str, Path]:
                 plots.distance_heatmap(matrix, plot_dir),
             )
         )
-    columns = [c for c in COLUMN_TITLES if c in table.columns]
-
-    classifier = EvaluationSummary.from_dict(summary).options.get("classifier")
-    headline, lines = evaluation_verdict(table, classifier)
-    page = render(
-        "evaluation.html.j2",
-        s=summary,
-        command=command,
-        table=table.to_dict(orient="records"),
-        columns=[(c, COLUMN_TITLES[c]) for c in columns],
-        figures=embed_figures(made),
-        matrix=matrix,
-        verdict={"headline": headline, "lines": lines},
-        details=json.dumps({k: summary.get(k) for k in ("options", "signatures", "errors")}, indent=1, default=str)[
-            :20000
-        ],
+    evaluation = EvaluationSummary.from_dict(summary)
+    headline, lines = evaluation_verdict(table, evaluation.options.get("classifier"))
+    version = evaluation.extra.get("counterfair_version", MISSING)
+    tables = [Table("Metrics by method (CEval Table 2)" if matrix is not None else "Metrics", _shown(table),
+                    _METRICS_NOTE, "metrics-table")]  # fmt: skip
+    if matrix is not None:
+        compared = MethodComparisonSummary.from_dict(summary)
+        distances = matrix.map(lambda v: f"{v:.1f}").reset_index().rename(columns={"method": ""})
+        tables.append(Table("Distances between methods", distances, None, "distance-table"))
+        meta = f"{len(compared.methods)} methods on the same {compared.originals} originals; counterfair {version}."
+        notes = [f"{e.extra.get('method', MISSING)}: stage {e.stage} failed ({e.extra.get('error', 'error')}: "
+                 f"{e.message})" for e in compared.errors]  # fmt: skip
+    else:
+        counts, source = evaluation.counts, evaluation.extra.get("input", {}).get("source", MISSING)
+        meta = (
+            f"{counts.rows} pairs from {source}, {counts.scored} scored; classifier "
+            f"{evaluation.options.get('classifier')}; counterfair {version}."
+        )
+        notes = [f"stage {e.stage} failed ({e.extra.get('error', 'error')}: {e.message})" for e in evaluation.errors]
+        notes += list(evaluation.notices)
+    return Page(
+        command=str(command),
+        title="Counterfactual methods compared" if matrix is not None else "Counterfactual evaluation",
+        headline=headline,
+        findings=lines,
+        meta=(meta,),
+        tables=tuple(tables),
+        figures=tuple(Figure(f["caption"], f["png"], f["svg"], f["name"]) for f in embed_figures(made)),
+        notes=tuple(notes),
+        details=evaluation.to_dict(),
     )
-    write_page(page, target / "report.html")
-    return {"html": target / "report.html", "plots": plot_dir}
+
+
+def _shown(table: pd.DataFrame) -> pd.DataFrame:
+    """Table 2 as the report shows it: the flip rate as a percentage, every other metric with three decimals."""
+    rows = []
+    for r in table.to_dict(orient="records"):
+        row = {"method": r["method"], "pairs": r.get("pairs"), "with counterfactual": r.get("with_counterfactual")}
+        for column, title in COLUMN_TITLES.items():
+            if column in table.columns:
+                value = r.get(column)
+                if value is None or value != value:  # not computed, or NaN read back from comparison.csv
+                    row[title] = MISSING
+                else:
+                    row[title] = f"{100 * value:.1f}%" if column == "flip_rate" else num(value)
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def _numeric(frame: pd.DataFrame) -> pd.DataFrame:
