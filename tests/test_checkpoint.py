@@ -111,3 +111,34 @@ def test_score_checkpoint_holds_digests_not_texts(tmp_path: Path) -> None:
     first.close()
     again.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["scores.jsonl"]  # no index file left in the run directory
+
+
+def test_an_index_write_that_fails_is_a_clear_error_and_keeps_the_scores(tmp_path: Path) -> None:
+    """#47: the score index on disk failing (a full disk) is an OutputError naming the folder and the fix, not a raw
+    sqlite error; the scores already written stay in scores.jsonl and a rerun finds them."""
+    import sqlite3
+
+    from counterfair.checkpoint import ScoreCheckpoint
+    from counterfair.errors import OutputError
+
+    path = tmp_path / "scores.jsonl"
+    scores = ScoreCheckpoint(path)
+    scores.MERGE = 2
+    scores.add([{"text": "a", "p": [0.5, 0.5]}])
+
+    class FullDisk:
+        def execute(self, sql: str, *args: object) -> object:
+            if sql == "BEGIN":
+                return None
+            raise sqlite3.OperationalError("database or disk is full")
+
+        executemany = execute
+
+    real, scores._db = scores._db, FullDisk()  # type: ignore[assignment]
+    with pytest.raises(OutputError, match=r"index of scored texts could not be written.*rerun the same command"):
+        scores.add([{"text": "b", "p": [0.25, 0.75]}])
+    scores._db = real
+    scores.close()
+    again = ScoreCheckpoint(path)
+    assert again.probabilities(["a", "b"]) == {"a": [0.5, 0.5], "b": [0.25, 0.75]}  # both reached the file
+    again.close()

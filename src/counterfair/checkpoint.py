@@ -8,6 +8,7 @@ directory is refused rather than mixed in. A record cut off mid-line by a kill i
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from array import array
@@ -17,6 +18,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from .errors import OutputError
 from .runs import claim_run_dir, writing
 
 __all__ = ["JsonlCheckpoint", "MemorySink", "RowCheckpoint", "ScoreCheckpoint", "claim_run_dir", "pack", "unpack"]
@@ -116,7 +118,9 @@ class JsonlCheckpoint:
         return self._offsets[key]
 
     def add(self, records: Sequence[dict[str, Any]]) -> None:
-        kept = f"the {len(self)} units finished before are kept; free space and rerun the same command to resume"
+        def kept() -> str:  # counted only when a write fails: counting a score index is a query
+            return f"the {len(self)} units finished before are kept; free space and rerun the same command to resume"
+
         with writing(self.path, kept=kept), open(self.path, "ab") as handle:
             staged = []
             for record in records:
@@ -239,10 +243,20 @@ class ScoreCheckpoint(JsonlCheckpoint):
     def _merge(self) -> None:
         if not self._pending:
             return
+        import sqlite3
+
         rows = [(d, np.asarray(p, dtype=np.float64).tobytes()) for d, p in self._pending.items()]
-        self._db.execute("BEGIN")
-        self._db.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?)", rows)
-        self._db.execute("COMMIT")
+        try:
+            self._db.execute("BEGIN")
+            self._db.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?)", rows)
+            self._db.execute("COMMIT")
+        except sqlite3.Error as err:  # a full disk, the folder gone: what scores.jsonl holds is kept
+            with contextlib.suppress(sqlite3.Error):
+                self._db.execute("ROLLBACK")
+            raise OutputError(
+                f"{self.path.parent}: the index of scored texts could not be written ({err}); the scores already in "
+                f"{self.path.name} are kept: free space and rerun the same command to resume"
+            ) from err
         self._pending = {}
 
     def _stored(self, digests: Sequence[bytes]) -> dict[bytes, list[float]]:

@@ -365,9 +365,11 @@ def _remove_stale_temps(target: Path, ours: set[str], foreign: set[str]) -> None
 
 
 @contextlib.contextmanager
-def writing(path: Path, *, kept: str) -> Iterator[None]:
-    """Within the block, an ``OSError`` while writing ``path`` becomes an :class:`OutputError` saying ``kept``."""
+def writing(path: Path, *, kept: str | Callable[[], str]) -> Iterator[None]:
+    """Within the block, an ``OSError`` while writing ``path`` becomes an :class:`OutputError` saying ``kept`` (a
+    function: asked only then)."""
     try:
         yield
     except OSError as err:
-        raise OutputError(f"cannot write {path}: {err.strerror or err}; {kept}") from err
+        said = kept() if callable(kept) else kept
+        raise OutputError(f"cannot write {path}: {err.strerror or err}; {said}") from err
