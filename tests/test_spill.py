@@ -14,7 +14,7 @@ from counterfair.spill import SPILL_BYTES, ArrayLog, ObjectLog, Scratch, Spilled
 def test_an_array_log_on_disk_gives_what_concatenating_its_pieces_gives() -> None:
     rng = np.random.default_rng(4)
     big = rng.normal(size=SPILL_BYTES)  # 8 bytes each: spilled
-    small = rng.normal(size=3)  # stays in memory
+    small = rng.normal(size=3)  # gathered in memory until written with the next piece
     codes16, codes32 = np.arange(5000, dtype=np.int16), np.arange(-3, 2000, dtype=np.int32)
     table = np.asfortranarray(rng.normal(size=(700, 3)))  # a frame's to_numpy(): column-major
     scratch = Scratch()
@@ -24,7 +24,7 @@ def test_an_array_log_on_disk_gives_what_concatenating_its_pieces_gives() -> Non
     ints.append(codes16)
     ints.append(codes32)
     rows.append(table)
-    assert [type(p) for p in floats.pieces] == [Spilled, np.ndarray, Spilled] and len(floats) == 3
+    assert [type(p) for p in floats.pieces] == [Spilled, Spilled, Spilled] and len(floats) == 3
     joined = floats.concatenate()
     assert np.array_equal(joined, np.concatenate([big, small, big[::-1]])) and joined.dtype == np.float64
     both = ints.concatenate()
@@ -32,6 +32,7 @@ def test_an_array_log_on_disk_gives_what_concatenating_its_pieces_gives() -> Non
     assert np.array_equal(rows.concatenate().reshape(-1, 3), table)
     shared = ArrayLog(scratch)
     shared.append(floats.pieces[0])  # another log's piece: the same numbers, written once
+    assert floats.last is floats.pieces[2]
     assert np.array_equal(shared.concatenate(), big) and floats.size == 2 * big.size + 3
     assert [p.size for p in floats.pieces] == [big.size, 3, big.size]
     other = ArrayLog()  # a log without a scratch file of its own reads a piece from the file it lies in
@@ -39,10 +40,29 @@ def test_an_array_log_on_disk_gives_what_concatenating_its_pieces_gives() -> Non
     assert np.array_equal(other.concatenate(), big[::-1])
     assert ArrayLog(scratch).concatenate(np.empty(0, np.int8)).dtype == np.int8
     written = scratch.bytes_written
-    assert written == big.nbytes * 2 + codes16.nbytes + codes32.nbytes + table.nbytes
+    assert written == big.nbytes * 2 + small.nbytes + codes16.nbytes + codes32.nbytes + table.nbytes
     scratch.close()
     with pytest.raises(ValueError, match="closed"):
         floats.concatenate()
+
+
+def test_an_array_log_gathers_small_pieces_and_writes_them_together() -> None:
+    """A tally appends a few hundred bytes per block to each of hundreds of logs: kept one by one, they grew with the
+    run (#47: an audit's memory rose ~0.4 MB a block). Gathered, a log holds under SPILL_BYTES in memory."""
+    rng = np.random.default_rng(7)
+    pieces = [rng.normal(size=int(n)) for n in rng.integers(1, 120, size=400)]  # under 1 KiB each
+    scratch = Scratch()
+    log = ArrayLog(scratch)
+    for piece in pieces:
+        log.append(piece)
+        assert sum(p.nbytes for p in log._pending) < SPILL_BYTES  # what waits in memory stays small
+    assert all(isinstance(p, Spilled) for p in log.pieces) and len(log.pieces) < len(pieces) // 5
+    assert np.array_equal(log.concatenate(), np.concatenate(pieces)) and log.size == sum(p.size for p in pieces)
+    assert np.array_equal(log.last, pieces[-1])
+    view = np.arange(100_000.0)[:10]  # a small view of a large array: its own bytes kept, not the base
+    log.append(view)
+    assert log._pending[-1].base is None
+    scratch.close()
 
 
 def test_an_array_log_without_scratch_keeps_its_pieces() -> None:

@@ -18,7 +18,7 @@ import numpy as np
 
 from .errors import OutputError
 
-#: a piece smaller than this stays in memory (a handle costs about 100 bytes; writing a few bytes is not worth it)
+#: pieces smaller than this are gathered in memory and written together (a handle costs about 100 bytes)
 SPILL_BYTES = 4096
 
 T = TypeVar("T")
@@ -118,34 +118,57 @@ Piece = np.ndarray | Spilled
 
 
 class ArrayLog:
-    """Arrays appended one block at a time and read back as one: in memory without a :class:`Scratch`, else each
-    piece of :data:`SPILL_BYTES` or more written to it as it comes. A piece may be another log's (the same numbers
-    kept once)."""
+    """Arrays appended one block at a time and read back as one: in memory without a :class:`Scratch`, else written
+    to it as they come — a piece of :data:`SPILL_BYTES` or more at once, smaller ones gathered in memory and written
+    together once they reach that size (a tally keeps a few bytes per block in hundreds of logs: kept, they grow
+    with the run). A piece may be another log's (the same numbers kept once)."""
 
     def __init__(self, scratch: Scratch | None = None) -> None:
         self.scratch = scratch
         self.pieces: list[Piece] = []
+        self._pending: list[np.ndarray] = []  # small pieces not yet written, in order after ``pieces``
+        self._pending_bytes = 0
+        self.last: Piece | None = None  # the piece just appended, as kept (another log may share it)
 
     def append(self, piece: Piece) -> None:
-        if self.scratch is not None and isinstance(piece, np.ndarray) and piece.nbytes >= SPILL_BYTES:
+        if self.scratch is not None and isinstance(piece, np.ndarray):
+            if piece.nbytes < SPILL_BYTES:
+                kept = np.ravel(piece).copy()  # its own bytes: a view would hold its whole base
+                self._pending.append(kept)
+                self._pending_bytes += kept.nbytes
+                self.last = kept
+                if self._pending_bytes >= SPILL_BYTES:
+                    self._flush()
+                return
             piece = self.scratch.put(piece)
+        self._flush()  # the pieces stay in order
         self.pieces.append(piece)
+        self.last = piece
+
+    def _flush(self) -> None:
+        """The small pieces gathered so far, written as one."""
+        if self._pending and self.scratch is not None:
+            joined = self._pending[0] if len(self._pending) == 1 else np.concatenate(self._pending)
+            self.pieces.append(self.scratch.put(joined))
+            self._pending, self._pending_bytes = [], 0
 
     def __len__(self) -> int:
-        return len(self.pieces)
+        """The pieces kept (gathered small ones count as one once written)."""
+        return len(self.pieces) + len(self._pending)
 
     @property
     def size(self) -> int:
-        return int(sum(p.size for p in self.pieces))
+        return int(sum(p.size for p in self.pieces) + sum(p.size for p in self._pending))
 
     def concatenate(self, empty: np.ndarray | None = None) -> np.ndarray:
         """Every piece in order as one array (``np.concatenate``'s values and dtype); ``empty`` when there is none."""
-        if not self.pieces:
+        pieces = [*self.pieces, *self._pending]
+        if not pieces:
             return np.zeros(0) if empty is None else empty
-        dtype = np.result_type(*(p.dtype for p in self.pieces))
+        dtype = np.result_type(*(p.dtype for p in pieces))
         out = np.empty(self.size, dtype=dtype)
         at = 0
-        for piece in self.pieces:
+        for piece in pieces:
             end = at + piece.size
             if isinstance(piece, np.ndarray):
                 out[at:end] = piece.ravel()

@@ -767,7 +767,7 @@ class _Made:
         self.effects = PlaceboTally(self.scratch)
         self.flips = FlipTally()  # the identity swaps' flips, for the gate
         self.slots: ObjectLog[SlotScores] = ObjectLog(self.scratch)
-        self.top: list[pd.DataFrame] = []  # each block's largest changes
+        self.top: list[pd.DataFrame] = []  # the largest changes so far: one frame (top_examples rows)
         self.ctf: dict[str, CTFTally] = {}  # per swap attribute; per (attribute, group of the source term)
         self.ctf_groups: dict[tuple[str, str], GapTally] = {}
         self.editor: Any = None  # the placebo words' swap
@@ -822,12 +822,12 @@ class _Made:
         if len(ok):  # the block's largest changes, taken row by row: a slice of a sorted copy would hold all its texts
             largest = np.argsort(-ok["diff"].abs().to_numpy(dtype=float), kind="stable")[: self.opts.top_examples]
             top = ok[_EXAMPLE_COLUMNS].take(largest)
-            self.top.append(top.assign(abs_diff=top["diff"].abs()))
+            self.top = [self._largest([*self.top, top.assign(abs_diff=top["diff"].abs())])]  # never more than that
         swap = ok[ok["method"].isin(swap_methods())]
         for attribute, part in swap.groupby("attribute", sort=False):
             table = part.assign(label=np.nan, source_split="all", target_split="all", abs_diff=part["diff"].abs())
             methods = part["method"].unique()  # one swap method: its tally holds these changes already
-            shared = self.methods[(str(methods[0]), str(attribute))].diff.pieces[-1] if len(methods) == 1 else None
+            shared = self.methods[(str(methods[0]), str(attribute))].diff.last if len(methods) == 1 else None
             self.ctf.setdefault(str(attribute), CTFTally(self.scratch)).add(table, diff=shared)
             for group, mine in table.groupby("group", sort=False):
                 self.ctf_groups.setdefault((str(attribute), str(group)), GapTally(self.scratch)).add(mine)
@@ -844,9 +844,13 @@ class _Made:
         """The pairs with the largest score change, largest first (ties in the order of the pairs)."""
         if not self.top:
             return []
-        top = pd.concat(self.top, ignore_index=True) if len(self.top) > 1 else self.top[0]
-        top = top.sort_values("abs_diff", ascending=False, kind="stable").head(self.opts.top_examples)
-        return top[_EXAMPLE_COLUMNS].to_dict("records")
+        return self._largest(self.top)[_EXAMPLE_COLUMNS].to_dict("records")
+
+    def _largest(self, tops: list[pd.DataFrame]) -> pd.DataFrame:
+        """The largest changes of these blocks' (in order; ties in the order of the pairs): the largest of the blocks
+        so far and of a new block are the largest of all of them, so one frame of them is all a run keeps."""
+        top = pd.concat(tops, ignore_index=True) if len(tops) > 1 else tops[0]
+        return top.sort_values("abs_diff", ascending=False, kind="stable").head(self.opts.top_examples)
 
     def swap_ctf(self, attribute: str) -> SwapCTF:
         """The CTF gap of one attribute's swap pairs: overall, per group of the source term, per term and direction."""

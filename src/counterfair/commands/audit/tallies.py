@@ -48,7 +48,8 @@ class MethodTally:
         self.diff = ArrayLog(scratch)  # on disk with a scratch file: 8 bytes a pair
         self.text_sums = ArrayLog(scratch)  # 16 bytes a text
         self.text_pairs = ArrayLog(scratch)
-        self.orig: list[tuple[np.ndarray, np.ndarray]] = []
+        self.orig = ArrayLog(scratch)  # the originals' scores, a run of equal values a text: its value and length
+        self.orig_lengths = ArrayLog(scratch)
         self.flips = 0
 
     def add(self, part: pd.DataFrame) -> None:
@@ -62,7 +63,9 @@ class MethodTally:
         sums, counts = _text_sums(ok["input_id"].to_numpy(), diff)
         self.text_sums.append(sums)
         self.text_pairs.append(counts)
-        self.orig.append(_runs(ok["score_orig"].to_numpy(dtype=float)))
+        values, lengths = _runs(ok["score_orig"].to_numpy(dtype=float))
+        self.orig.append(values)
+        self.orig_lengths.append(lengths)
         self.flips += int(ok["flipped"].sum())
 
     @property
@@ -81,9 +84,7 @@ class MethodTally:
 
     def originals(self) -> np.ndarray:
         """Every scored pair's original score, in the pairs' order."""
-        if not self.orig:
-            return np.zeros(0)
-        return np.concatenate([np.repeat(values, lengths) for values, lengths in self.orig])
+        return np.repeat(self.orig.concatenate(), self.orig_lengths.concatenate(np.zeros(0, dtype=np.int64)))
 
 
 class GapTally:
