@@ -14,9 +14,10 @@ import pandas as pd
 import pytest
 
 from counterfair.commands.audit.core import AuditOptions, demo_path, plan
+from counterfair.commands.audit.page import build_report
 from counterfair.commands.audit.shell import run_audit
 from counterfair.errors import ClassifierError, InputError, SchemaError
-from counterfair.views.report import build_report, edit_html
+from counterfair.views.report import edit_html
 
 
 @pytest.fixture(scope="module")
@@ -230,7 +231,8 @@ def test_the_audit_says_which_texts_it_could_not_reach_and_what_would(tmp_path: 
     assert coverage["unreached_mentioning"] == {"women": 1, "disability": 1, "immigration": 0}
     assert coverage["hint"].startswith("2 unreached texts mention women, disability")
     html = (tmp_path / "a" / "report.html").read_text()
-    assert 'id="coverage"' in html and "1 of 4 texts got at least one counterfactual" in html
+    assert "Coverage: 1 of 4 texts got at least one counterfactual; 3 got none" in html
+    assert "2 unreached texts mention women, disability" in html  # the hint, in a note of its own
 
 
 def test_a_pack_given_by_path_keeps_every_write_under_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -264,7 +266,7 @@ def test_the_report_shows_the_texts_behind_a_heat_map_cell(demo_run: Path) -> No
     """#31: the pairs behind each listed swap direction, largest change first, edits highlighted."""
     from types import SimpleNamespace
 
-    from counterfair.views.report import direction_texts
+    from counterfair.commands.audit.page import direction_texts
 
     pairs = pd.DataFrame(
         {

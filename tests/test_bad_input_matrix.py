@@ -277,7 +277,7 @@ def test_interrupted_write_keeps_the_previous_output(tmp_path: Path, monkeypatch
 
 
 def test_older_run_directory_schema(tmp_path: Path) -> None:
-    from counterfair.views.report import build_report
+    from counterfair.commands.audit.page import build_report
 
     (tmp_path / "summary.json").write_text(json.dumps({"schema_version": "0", "command": "audit"}))
     with pytest.raises(SchemaError, match="written with schema_version '0'"):
@@ -503,7 +503,7 @@ def test_a_command_runs_on_a_corrupt_store(
 
 def test_audit_with_a_classifier_that_returns_nan(tmp_path: Path) -> None:
     from counterfair.commands.audit.core import demo_path
-    from counterfair.views.report import build_report
+    from counterfair.commands.audit.page import build_report
 
     body = "    return np.array([np.nan if 'gay' in t.lower() else 0.2 for t in texts])\n"
     options = AuditOptions(classifier=_clf(tmp_path, body), methods=["ablation", "swap"])
@@ -649,7 +649,7 @@ def test_a_nul_byte_deep_in_a_row_gets_a_row_status_and_every_output_stays_reada
     assert b"\x00" not in b"".join(p.read_bytes() for p in out.rglob("*.csv"))
     assert set(read_table(out / "pairs.csv")["input_id"]) == {"ok"}
     (out / "report.html").unlink()
-    from counterfair.views.report import build_report
+    from counterfair.commands.audit.page import build_report
 
     assert build_report(out)["html"].exists()  # what `counterfair report` runs
 

@@ -172,11 +172,12 @@ def test_an_audit_with_a_label_column_carries_the_same_bias_metrics(tmp_path: Pa
     assert in_audit.groups["sexuality"].bpsn_auc.value == pytest.approx(0.25)
     gate = audited.check(["bpsn_auc[sexuality] < 0.9"])
     assert gate["verdict"] == "fail"
-    assert "Labelled data — overall AUC" in "\n".join(markdown_lines(audited))
+    shown = "\n".join(markdown_lines(audited))
+    assert "Labelled data (toxic):" in shown and "- overall AUC" in shown  # the labelled verdict, under its heading
 
 
 def markdown_lines(result: object) -> list[str]:
-    from counterfair.views.report import markdown
+    from counterfair.commands.audit.page import markdown
 
     return markdown(result.summary).splitlines()  # type: ignore[attr-defined]
 

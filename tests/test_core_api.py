@@ -131,8 +131,8 @@ def test_audit_in_memory_equals_the_shell(tmp_path: Path) -> None:
     # a bare list of terms: each term in the built-in set's group (#49 item 11; was one group "other")
     assert result.ctf_by_group.loc["religion", "ctf_gap"] == pytest.approx(0.8 / 3)  # text 0's word is "Muslim"
     assert result.ctf_by_group.loc["sexuality", "ctf_gap"] == pytest.approx(0.8)  # text 1's is "gay"
-    html = result._repr_html_()
-    assert "<table" in html and "data:image/png;base64" in html
+    html = result._repr_html_()  # the report page's verdict and tables (its plots are in report.html)
+    assert html.index("Verdict: ") < html.index('<table id="summary-table">') and 'id="ctf-table"' in html
     saved = result.save(tmp_path / "saved")
     written = json.loads((saved / "summary.json").read_text())["groups"]
     assert [(g["pairs"], g["score_change"]["mean"]) for g in written] == [
@@ -251,7 +251,7 @@ def test_feedback_in_memory_equals_the_shell(tmp_path: Path) -> None:
     shown = _printed(result)
     # step 1: both texts edited once (1 word each), one of two flips; the inputs average 3 words (the empty one skipped)
     assert "step 1: 2 texts, flip rate 0.500, minimality 1.000" in shown  # the page's lines, in the console
-    assert "The inputs: 3.0 words on average" in shown and shown.rstrip().endswith("paper 002.")  # the verdict last
+    assert "The inputs: 3.0 words on average" in shown and shown.startswith("Verdict: ")  # the verdict first
 
 
 def _printed(result: object) -> str:
@@ -267,14 +267,15 @@ def test_results_print_the_commands_console_tables() -> None:
     identities = "muslim,christian,gay,straight"
     audit = _printed(cf.audit(TEXTS, _gay_detector, methods=["swap"], identities=identities, placebo=None))
     # swap/identity: 6 pairs; text 1 (gay) -> three 0.1 swaps (-0.8 each), text 0 -> one to gay (+0.8), two 0
-    assert "│ swap │ identity │ 6 │ -0.267 │" in audit.replace("  ", " ")
-    assert "CTF gap over identity swaps: 0.533" in audit
+    assert "│ swap │ identity │ 3 │ 2 │ -0.267 [-0.800, 0.267] │ 0.533 │ 4 of 6 (66.7%) │" in audit
+    assert audit.startswith("Verdict: CTF gap 0.533 [0.267, 0.800] over identity swaps")  # the audit's page
+    assert "│ sexuality │ 1 │ 3 │ 0.800 [–, –] │" in audit  # the CTF gap by group
     ctf = _printed(cf.ctf(TEXTS, _gay_detector, identities=identities))
     # the ctf page in the console: its tables, then its verdict (text 1's three swaps of 0.8, text 0's one in three)
     assert "Verdict: CTF gap 0.533 [0.267, 0.800] over 2 texts and 6 identity swaps" in ctf
     assert "Classifier python:_gay_detector (score = probability of 1)" in ctf
     ev = _printed(cf.evaluate([("a b c", "a b x"), ("d e f", "d e f g")], metrics=["distance"]))
-    assert "2 rows, 2 scored (ok 2)" in ev and "│ distance │ 2 │ 1.000 │" in ev
+    assert "2 pairs from DataFrame, 2 scored (ok 2)" in ev and "│ distance │ 2 │ 1.000 [1.000, 1.000] │" in ev
 
 
 def test_every_public_argument_is_checked_with_a_sentence(tmp_path: Path) -> None:

@@ -186,7 +186,7 @@ def test_a_gap_over_only_the_scored_pairs_says_so(tmp_path: Path, capsys: pytest
     from counterfair import ctf
 
     result = ctf(data, f"scores:{scores}", identities="straight,gay,black")
-    assert "1 pairs have no score: the gap is over the scored pairs only" in result._repr_html_()
+    assert "1 pairs have no score; the gap is over the scored pairs only." in result._repr_html_()  # its page's note
 
 
 def test_ctf_claims_its_run_directory_before_any_work(tmp_path, monkeypatch) -> None:

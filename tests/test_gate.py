@@ -236,7 +236,9 @@ def test_cli_gate_exit_codes_config_and_compare(tmp_path: Path) -> None:
     config.write_text(config.read_text().replace("bootstrap: 300\n", ""), encoding="utf-8")
     passed = _cli("audit", "--config", str(config), "--out", str(tmp_path / "a"), cwd=tmp_path)
     assert passed.returncode == 0, passed.stdout + passed.stderr
-    assert "Fairness gate: PASS (exit 0)" in passed.stdout  # in the verdict, the console's last lines
+    assert "Fairness gate: PASS" in passed.stdout  # in the verdict, the console's first lines
+    assert passed.stdout.index("Fairness gate: PASS") < passed.stdout.index("┏")
+    assert "fairness gate: pass (exit 0)" in passed.stdout  # and the exit code at the end
     summary = json.loads((tmp_path / "a" / "summary.json").read_text())
     assert summary["gate"]["verdict"] == "pass" and summary["placebo"]["identity_effect"] is not None
     assert JUnitXml.fromfile(str(tmp_path / "junit.xml")).failures == 0
@@ -244,7 +246,7 @@ def test_cli_gate_exit_codes_config_and_compare(tmp_path: Path) -> None:
     failed = _cli(
         "audit", "--config", str(config), "--out", str(tmp_path / "a"), "--fail-if", "ctf_gap > 0.001", cwd=tmp_path
     )
-    assert failed.returncode == 1 and "FAIL fail if the overall CTF gap is above 0.001: " in failed.stdout
+    assert failed.returncode == 1 and "- FAIL: fail if the overall CTF gap is above 0.001: " in failed.stdout
     report = (tmp_path / "a" / "report.html").read_text(encoding="utf-8")
     assert 'id="gate-table"' in report and 'id="effects-groups"' in report and 'id="effects-terms"' in report
     unknown = _cli("check", str(tmp_path / "a"), "--fail-if", "ctf_gap[nope] > 0.1", cwd=tmp_path)

@@ -7,9 +7,7 @@ Like fairlearn's ``MetricFrame``: read ``.by_group`` and the other tables instea
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,35 +19,6 @@ from .summaries import GateMetrics, Record
 
 if TYPE_CHECKING:
     from .analysis.gate import Rule
-
-
-def figure_png(draw: Any) -> str | None:
-    """A small matplotlib figure drawn by ``draw(ax)``, as an inline PNG tag (None if there is nothing to draw)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 3))
-    try:
-        if draw(ax) is False:
-            return None
-        fig.tight_layout()
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=90)
-    finally:
-        plt.close(fig)
-    return f'<img alt="figure" src="data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()}">'
-
-
-def html_view(title: str, lines: list[str], tables: list[tuple[str, pd.DataFrame]], figures: list[str | None]) -> str:
-    parts = [f"<div><h4>{html.escape(title)}</h4>"]
-    parts += [f"<p>{html.escape(line)}</p>" for line in lines]
-    for caption, table in tables:
-        if not table.empty:
-            parts.append(f"<p><b>{html.escape(caption)}</b></p>{table.to_html(float_format=lambda v: f'{v:.3f}')}")
-    parts += [f for f in figures if f]
-    return "".join(parts) + "</div>"
 
 
 def frame_of(entries: Mapping[str, Record], index: str) -> pd.DataFrame:

@@ -20,10 +20,7 @@ from .. import __version__, vocabulary
 from ..errors import CounterfairError
 from ..plugins import load_plugins
 from ..summaries import EvaluationSummary, GateVerdict, typed
-from ..views.console import (
-    evaluate_view,
-    stage_error,
-)
+from ..views.console import stage_error
 
 try:
     load_plugins()  # before the commands are built: their help lists what plugins register
@@ -340,8 +337,11 @@ def sample_pairs_path() -> Path:
 
 
 def print_evaluation(summary: dict[str, Any]) -> None:
+    from ..commands.evaluate.page import evaluation_summary_page
+    from ..views.page import to_console
+
     s = EvaluationSummary.from_dict(summary)
-    console.print(evaluate_view(s, errors=False))
+    console.print(to_console(evaluation_summary_page(summary)))
     for error in s.errors:
         err_console.print(stage_error(error))
 
@@ -468,8 +468,11 @@ def end_with_verdict(gate: GateVerdict | None, junit: Any, view: Any) -> None:
     raise typer.Exit(code)
 
 
-def finish_gate(gate: Mapping[str, Any] | GateVerdict, junit: Any, *, status_line: bool = True) -> int:
-    """Print the gate's checks as sentences (and its status line), write the JUnit file, return the exit code."""
+def finish_gate(
+    gate: Mapping[str, Any] | GateVerdict, junit: Any, *, status_line: bool = True, checks_shown: bool = False
+) -> int:
+    """Print the gate's checks as sentences (not where the page printed them: ``checks_shown``) and its status line,
+    write the JUnit file, return the exit code."""
     from rich.markup import escape
 
     from ..analysis.gate import write_junit
@@ -480,10 +483,10 @@ def finish_gate(gate: Mapping[str, Any] | GateVerdict, junit: Any, *, status_lin
     order = {"fail": 0, "error": 1}
     checks = sorted(verdict.checks, key=lambda c: order.get(c.verdict, 2))  # failed first, then not evaluated
     shown = checks if len(checks) <= MANY_RULES else [c for c in checks if c.verdict != "pass"]
-    for check in shown:
+    for check in () if checks_shown else shown:
         sentence = rule_sentence(check, verdict.rules)
         console.print(f"[{colour[check.verdict]}]{check.verdict.upper()}[/] {escape(sentence)}")
-    if len(shown) < len(checks):
+    if len(shown) < len(checks) and not checks_shown:
         where = f" (every check: {junit})" if junit else " (every check: --junit FILE)"
         console.print(f"[green]PASS[/] {len(checks) - len(shown)} more checks{where}")
     if status_line:

@@ -97,7 +97,7 @@ def _llm_audit(run_dir: Path, summary: dict[str, Any]) -> Any:
 
 
 def _audit_report(run_dir: Path) -> dict[str, Path]:
-    from ..views.report import build_report
+    from .audit.page import build_report
 
     return build_report(run_dir)
 

@@ -38,11 +38,9 @@ from ...cli.app import (
 )
 from ...editors.registry import editors_help
 from ...runs import allow_overwrite
-from ...views.console import (
-    audit_view,
-    verdict_view,
-)
+from ...views.page import to_console
 from .core import AuditOptions
+from .page import audit_page
 
 #: every default of the command's options is AuditOptions's, read from it (#48: an option declared once)
 _AUDIT = declared(AuditOptions)
@@ -195,9 +193,8 @@ def audit(
             baseline=str(baseline) if baseline else None,
         )
     s = result.typed_summary
-    console.print(verdict_view(s))  # the answer first
-    console.print(audit_view(s, with_verdict=False))
-    code = finish_gate(s.gate, junit, status_line=False) if s.gate is not None else 0
+    console.print(to_console(audit_page(s)))  # the verdict and the gate's rules first, then its tables' first rows
+    code = finish_gate(s.gate, junit, checks_shown=True) if s.gate is not None else 0
     console.print(f"done in {s.timing_s['total'] / 60:.1f} min; report: {target / 'report.html'}")
     if log_to:
         from ...views.tracking import log_audit

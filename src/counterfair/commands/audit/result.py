@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ...results import TableResult, figure_png, frame_of, html_view
+from ...results import TableResult, frame_of
 from ...summaries import AuditSummary, GateMetrics
 
 if TYPE_CHECKING:
@@ -23,9 +23,10 @@ class AuditResult(TableResult):
     ``pairs.csv`` holds it (the edits as JSON)."""
 
     def _console(self) -> Any:
-        from ...views.console import audit_view
+        from ...views.page import to_console
+        from .page import audit_page
 
-        return audit_view(self.summary)
+        return to_console(audit_page(self.summary))
 
     _summary_type = AuditSummary
     _default_rules = True
@@ -220,7 +221,7 @@ class AuditResult(TableResult):
 
     def _saved(self, target: Path) -> None:
         from ...io import write_table
-        from ...views.report import build_report
+        from .page import build_report
 
         if self.slots is not None:
             write_table(self.slots, target / "slots.csv")
@@ -228,40 +229,11 @@ class AuditResult(TableResult):
         build_report(target)  # report.html, report.md, plots/
 
     def _repr_html_(self) -> str:
-        raw = self.raw_pairs
-        ok = raw[raw["status"] == "ok"] if not raw.empty else raw
+        """The notebook view: the report page's verdict and the first rows of its tables."""
+        from ...views.page import to_notebook_html
+        from .page import audit_page
 
-        def histogram(ax: Any) -> bool:
-            if ok.empty:
-                return False
-            for method, part in ok.groupby("method"):
-                ax.hist(part["diff"], bins=30, alpha=0.6, label=str(method))
-            ax.set_xlabel("score change, original → counterfactual")
-            ax.legend()
-            return True
-
-        from ...views.verdict import verdict
-
-        s = self.typed_summary
-        v = verdict(s)
-        head = [f"Verdict: {v.headline}", *(f.sentence() for f in v.findings)]
-        head += [f"Fairness gate: {v.gate_status.upper()}"] if v.gate_status else []
-        gap, unscored = self.ctf_gap, s.pairs_without_score
-        line = f"classifier {s.classifier.spec}; {len(self.raw_pairs)} pairs"
-        line += f"; CTF gap {gap:.3f}" if gap is not None else ""
-        line += f"; {unscored} pairs without a score" if unscored else ""
-        lines = [*head, line]
-        terms = self.term_effects
-        shown = terms[terms["finding"] != "not detected"] if not terms.empty else terms
-        keep = [c for c in ("group", "score", "placebo_score", "identity_effect", "ci_low", "ci_high", "finding")
-                if c in shown.columns]  # fmt: skip
-        tables = [
-            ("identity effect in the slot, by group (probability units)", self.identity_effects),
-            ("terms with a detected effect", shown[keep] if not shown.empty else shown),
-            ("by method and attribute", self.by_group),
-            ("CTF gap by identity group", self.ctf_by_group),
-        ]
-        return html_view("counterfair audit", lines, tables, [figure_png(histogram)])
+        return to_notebook_html(audit_page(self.summary))
 
     def __repr__(self) -> str:
         return f"AuditResult({len(self.raw_pairs)} pairs, classifier {self.typed_summary.classifier.spec!r})"

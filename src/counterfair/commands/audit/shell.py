@@ -142,7 +142,7 @@ def run_audit(
     del audited  # the statistics' tallies, before the report reads its own
     _give_back_freed_memory()
     write_json(result.summary, target / "summary.json")
-    from ...views.report import build_report
+    from .page import build_report
 
     build_report(target)
     return result

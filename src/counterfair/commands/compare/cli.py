@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from ...cli.app import AUDIT_COMMANDS, app, console
-from ...views.console import comparison_view
 
 
 @app.command(
@@ -44,7 +43,10 @@ def compare(
     comparison = compare_pairs(
         run_a, run_b, names=(str(run_a), str(run_b)), seed=seed, n_resamples=bootstrap, shared_only=shared_only
     )
-    console.print(comparison_view(comparison))
+    from ...views.page import to_console
+    from .page import compare_page
+
+    console.print(to_console(compare_page(comparison)))
     if out is not None and out.suffix.lower() == ".json":
         write_json(comparison, out)
         console.print(f"wrote {out}")

@@ -14,24 +14,8 @@ from ...views.verdict import comparison_headline
 
 def compare_page(summary: Mapping[str, Any] | Record) -> Page:
     """``counterfair compare``'s report page: which groups B is fairer or less fair for than A, with intervals."""
-    from ...analysis.compare import comparison_table
-
     s = typed(summary, ComparisonSummary)
     headline, status = comparison_headline(s)
-    tables = []
-    for m in s.metrics:
-        frame = comparison_table(s.to_dict(), m)
-        rows = [
-            {"unit": unit, "A": num(r["a"]), "B": num(r["b"]), "B − A [95% CI]": interval(
-                Estimate(value=r["difference"], ci_low=r["ci_low"], ci_high=r["ci_high"])),
-             "p": num(r["p_value"]), "verdict": r["verdict"]}
-            for unit, r in frame.iterrows()
-        ]  # fmt: skip
-        title = {"ctf_gap": "CTF gap", "disparity": "Disparity beyond placebo (in the slot)"}.get(
-            m, m.replace("_", " ")
-        )
-        tables.append(Table(f"{title}: B − A per group (negative: B is fairer)", pd.DataFrame(rows),
-                            None, m))  # fmt: skip
     return Page(
         command="compare",
         title="Two classifiers on the same pairs",
@@ -48,6 +32,27 @@ def compare_page(summary: Mapping[str, Any] | Record) -> Page:
             "exceed 2 points after Holm's correction).",
         ),
         next_steps=("gate the new model on it: counterfair audit DATA --classifier NEW --baseline OLD --fail-if RULE",),
-        tables=tuple(tables),
+        tables=comparison_tables(s),
         details=s.to_dict(),
     )
+
+
+def comparison_tables(s: ComparisonSummary) -> tuple[Table, ...]:
+    """B − A per unit for each metric compared (this command's page, and an audit's with a baseline)."""
+    from ...analysis.compare import comparison_table
+
+    tables = []
+    for m in s.metrics:
+        frame = comparison_table(s.to_dict(), m)
+        rows = [
+            {"unit": unit, "A": num(r["a"]), "B": num(r["b"]), "B − A [95% CI]": interval(
+                Estimate(value=r["difference"], ci_low=r["ci_low"], ci_high=r["ci_high"])),
+             "p": num(r["p_value"]), "verdict": r["verdict"]}
+            for unit, r in frame.iterrows()
+        ]  # fmt: skip
+        title = {"ctf_gap": "CTF gap", "disparity": "Disparity beyond placebo (in the slot)"}.get(
+            m, m.replace("_", " ")
+        )
+        tables.append(Table(f"{title}: B − A per group (negative: B is fairer)", pd.DataFrame(rows),
+                            None, f"comparison-{m}", signed=("B − A [95% CI]",)))  # fmt: skip
+    return tuple(tables)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ...results import TableResult, frame_of, html_view
+from ...results import TableResult, frame_of
 from ...summaries import CTFSummary
 
 if TYPE_CHECKING:
@@ -71,15 +71,11 @@ class CTFResult(TableResult):
         return self.pairs
 
     def _repr_html_(self) -> str:
-        gap = self.ctf_gap
-        lines = [f"CTF gap {gap:.3f}" if gap is not None else "no CTF gap", f"{len(self.pairs)} pairs"]
-        s = self.typed_summary
-        if s.pairs_without_score:
-            lines.append(
-                f"{s.pairs_without_score} pairs have no score: the gap is over the scored pairs only, "
-                f"{s.incomplete_texts['texts']} texts incomplete"
-            )
-        return html_view("counterfair CTF", lines, [("by source term", self.by_group.head(20))], [])
+        """The notebook view: the report page's verdict and the first rows of its tables."""
+        from ...views.page import to_notebook_html
+        from .page import ctf_page
+
+        return to_notebook_html(ctf_page(self.summary))
 
     def __repr__(self) -> str:
         return f"CTFResult(ctf_gap={self.ctf_gap}, {len(self.pairs)} pairs)"

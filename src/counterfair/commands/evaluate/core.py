@@ -199,21 +199,20 @@ class EvaluationResult(TableResult):
     _table_file = "rows.csv"
 
     def _console(self) -> Any:
-        from ...views.console import evaluate_view
+        from ...views.page import to_console
+        from .page import evaluation_summary_page
 
-        return evaluate_view(self.summary)
+        return to_console(evaluation_summary_page(self.summary))
 
     def _table(self) -> pd.DataFrame:
         return self.rows
 
     def _repr_html_(self) -> str:
-        from ...results import html_view
+        """The notebook view: the report page's verdict and Table 2's row."""
+        from ...views.page import to_notebook_html
+        from .page import evaluation_summary_page
 
-        counts = self.typed_summary.counts
-        line = f"{counts.rows} pairs, {counts.scored} scored; status: " + ", ".join(
-            f"{k} {v}" for k, v in sorted(counts.status.items())
-        )
-        return html_view("counterfair evaluation", [line], [("metrics", self.metrics), ("by group", self.by_group)], [])
+        return to_notebook_html(evaluation_summary_page(self.summary))
 
 
 @options_signature(EvaluateOptions, skip=("metrics", "classifier"))

@@ -4,6 +4,7 @@ only from the files in the directory, so ``counterfair report DIR`` rebuilds it 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +115,26 @@ def evaluation_page(run_dir: str | Path) -> Page:
                 plots.distance_heatmap(matrix, plot_dir),
             )
         )
+    figures = tuple(Figure(f["caption"], f["png"], f["svg"], f["name"]) for f in embed_figures(made))
+    return _page(summary, table, matrix, figures)
+
+
+def evaluation_summary_page(summary: Mapping[str, Any]) -> Page:
+    """One method's evaluation page from its summary alone (the console, the notebook): the verdict, Table 2's row
+    and the notes, without the plots."""
+    return _page(summary, _single_table(EvaluationSummary.from_dict(summary)), None, ())
+
+
+def methods_page(summary: Mapping[str, Any], table: pd.DataFrame, matrix: pd.DataFrame) -> Page:
+    """Several methods compared, from the comparison in memory (the notebook): the verdict, Table 2 and the
+    distances between methods, without the plots."""
+    return _page(summary, table, matrix.rename_axis("method"), ())
+
+
+def _page(
+    summary: Mapping[str, Any], table: pd.DataFrame, matrix: pd.DataFrame | None, figures: tuple[Figure, ...]
+) -> Page:
+    command = command_of(summary)
     evaluation = EvaluationSummary.from_dict(summary)
     headline, lines = evaluation_verdict(table, evaluation.options.get("classifier"))
     version = evaluation.extra.get("counterfair_version", MISSING)
@@ -128,12 +149,19 @@ def evaluation_page(run_dir: str | Path) -> Page:
                  f"{e.message})" for e in compared.errors]  # fmt: skip
     else:
         counts, source = evaluation.counts, evaluation.extra.get("input", {}).get("source", MISSING)
+        status = ", ".join(f"{k} {v}" for k, v in sorted(counts.status.items()))
         meta = (
-            f"{counts.rows} pairs from {source}, {counts.scored} scored; classifier "
+            f"{counts.rows} pairs from {source}, {counts.scored} scored ({status}); classifier "
             f"{evaluation.options.get('classifier')}; counterfair {version}."
         )
         notes = [f"stage {e.stage} failed ({e.extra.get('error', 'error')}: {e.message})" for e in evaluation.errors]
         notes += list(evaluation.notices)
+        tables.append(Table("Each metric over the pairs", _metric_rows(evaluation), None, "metric-table"))
+        skipped = evaluation.skipped_rows
+        if skipped:
+            shown = ", ".join(f"row {r['row']} ({r['status']})" for r in skipped[:10])
+            more = f" and {len(skipped) - 10} more" if len(skipped) > 10 else ""
+            notes.append(f"skipped {len(skipped)} rows: {shown}{more}")
     return Page(
         command=str(command),
         title="Counterfactual methods compared" if matrix is not None else "Counterfactual evaluation",
@@ -141,10 +169,24 @@ def evaluation_page(run_dir: str | Path) -> Page:
         findings=lines,
         meta=(meta,),
         tables=tuple(tables),
-        figures=tuple(Figure(f["caption"], f["png"], f["svg"], f["name"]) for f in embed_figures(made)),
+        figures=figures,
         notes=tuple(notes),
         details=evaluation.to_dict(),
     )
+
+
+def _metric_rows(s: EvaluationSummary) -> pd.DataFrame:
+    """Each metric of one method: the pairs it covers, its mean with a 95 % interval, its median and its mean over the
+    pairs whose label flipped."""
+    rows = []
+    for name, entry in (s.metrics or {}).items():
+        agg, flipped = entry.all, entry.flipped
+        rows.append({
+            "metric": "flip rate" if name == "flipped" else name, "pairs": num(agg.n),
+            "mean [95% CI]": f"{num(agg.value)} [{num(agg.ci_low)}, {num(agg.ci_high)}]", "median": num(agg.median),
+            "mean on flipped pairs": num(flipped.value) if flipped else MISSING,
+        })  # fmt: skip
+    return pd.DataFrame(rows)
 
 
 def _shown(table: pd.DataFrame) -> pd.DataFrame:

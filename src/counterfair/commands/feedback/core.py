@@ -239,12 +239,11 @@ class FeedbackResult(TableResult):
         return dict(self.typed_summary.inconsistency)
 
     def _repr_html_(self) -> str:
-        from ...results import html_view
+        """The notebook view: the report page's verdict and the first rows of its tables."""
+        from ...views.page import to_notebook_html
+        from .page import feedback_page
 
-        inc = ", ".join(f"{k} {v:.2f}" for k, v in self.inconsistency.items() if isinstance(v, float))
-        s = self.typed_summary
-        lines = [f"editor {s.editor.name} on {s.classifier.spec}; {inc}"]
-        return html_view("counterfair feedback", lines, [("by step", self.by_step)], [])
+        return to_notebook_html(feedback_page(self.summary))
 
 
 def _edit_chain(

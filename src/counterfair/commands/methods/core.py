@@ -63,12 +63,11 @@ class MethodComparison(TableResult):
         write_table(self.distance_matrix.reset_index(names="method"), target / "distance_matrix.csv")
 
     def _repr_html_(self) -> str:
-        from ...results import html_view
+        """The notebook view: the report page's verdict, Table 2 and the distances between methods."""
+        from ...views.page import to_notebook_html
+        from ..evaluate.page import methods_page
 
-        line = f"{len(self.results)} methods on {self.typed_summary.originals} originals"
-        return html_view(
-            "counterfair method comparison", [line], [("Table 2", self.table), ("distances", self.distance_matrix)], []
-        )
+        return to_notebook_html(methods_page(self.summary, self.table.reset_index(), self.distance_matrix))
 
 
 def parse_method_files(specs: list[str]) -> dict[str, Path]:
