@@ -105,7 +105,7 @@ def audit_page(summary: Mapping[str, Any] | Record, extras: RunExtras | None = N
     ]
     return Page(
         command="audit",
-        title="Counterfactual fairness audit",
+        title=f"Counterfactual fairness audit: {s.classifier.spec}",
         headline=v.headline,
         status=_STATUS.get(v.status, "attention"),
         findings=tuple(findings),
