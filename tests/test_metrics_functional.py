@@ -190,3 +190,22 @@ def test_group_rows_splits_as_pandas_groupby_iterates() -> None:
         assert parts == [group["v"].tolist() for _, group in frame.groupby(keys, sort=sort)], (keys, sort)
     order, bounds = group_rows(frame.iloc[:0], "a", sort=True)
     assert order.size == 0 and bounds.size == 0
+
+
+def test_bootstrap_intervals_do_not_depend_on_the_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """#47: the resamples are drawn in batches to bound memory; a smaller batch gives the same interval to the bit
+    (one generator, drawn in order; each resample's statistic is its own row's), so past runs' summaries stand."""
+    rng = np.random.default_rng(3)
+    values = rng.normal(size=4_001)
+    sums, sizes = rng.normal(size=2_999) * 3, rng.integers(1, 9, size=2_999).astype(float)
+    monkeypatch.setattr(F, "BOOTSTRAP_BATCH_VALUES", 10**9)  # every resample at once
+    whole = (
+        F.bootstrap_ci(values, n_resamples=300, seed=5),
+        F.cluster_bootstrap_ci(sums, sizes, n_resamples=300, seed=5),
+    )
+    monkeypatch.setattr(F, "BOOTSTRAP_BATCH_VALUES", 3 * 4_001 + 17)  # three resamples a batch, odd sizes
+    batched = (
+        F.bootstrap_ci(values, n_resamples=300, seed=5),
+        F.cluster_bootstrap_ci(sums, sizes, n_resamples=300, seed=5),
+    )
+    assert batched == whole and whole[0][0] < values.mean() < whole[0][1]
