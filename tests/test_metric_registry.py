@@ -73,7 +73,8 @@ def test_a_metric_that_returns_the_wrong_shape_fails_its_stage_not_the_run() -> 
 
     console = Console(record=True, width=200)
     console.print(result)  # what a user printing the result sees: the failed stage too
-    assert "stage short failed: metric short: column 'short' has 1 values for 2 pairs" in console.export_text()
+    shown = console.export_text()  # the page's note
+    assert "stage short failed (MetricError: metric short: column 'short' has 1 values for 2 pairs)" in shown
 
 
 def test_register_metric_refuses_what_it_cannot_compute(length_metric: MetricCard) -> None:

@@ -87,7 +87,7 @@ def test_compare_refuses_audits_of_different_texts_unless_shared_only(tmp_path: 
     assert done.returncode == 2, done.stdout + done.stderr
     assert "audits of different texts: input '1' is 'The Muslim family next door is kind.' in A" in done.stderr
     shared = run_cli("compare", str(tmp_path / "a"), str(tmp_path / "b"), "--shared-only", cwd=tmp_path)
-    assert shared.returncode == 0 and "Comparison:" in shared.stdout
+    assert shared.returncode == 0 and shared.stdout.startswith("Verdict: ")  # the comparison's page
 
 
 def test_bad_option_values_are_named_with_exit_2(tmp_path: Path) -> None:

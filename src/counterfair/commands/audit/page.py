@@ -83,12 +83,11 @@ def audit_page(summary: Mapping[str, Any] | Record, extras: RunExtras | None = N
         findings += [f"Labelled data ({column}):", *labelled]
         classes += [""] * (len(labelled) + 1)
     language = f" in {s.language_name}" if s.language_name else ""
-    total = s.timing_s.get("total")
-    meta = (
+    meta = (  # the run's time is in the details (summary.json): a rebuilt or resumed report is the same file
         v.basis,
         f"Classifier {s.classifier.spec} (score = probability of {s.positive_label}), threshold {s.threshold}; "
-        f"{num(s.input.texts)} texts{language} from {s.input.source}; methods {', '.join(s.input.methods)}; "
-        f"counterfair {s.counterfair_version}" + (f"; {total:.0f} s." if total is not None else "."),
+        f"{num(s.input.texts)} texts{language}, methods {', '.join(s.input.methods)}, from {s.input.source}; "
+        f"counterfair {s.counterfair_version}.",
     )
     notes = [f"No text referenced: {', '.join(s.input.attributes_without_texts)} (no counterfactuals for them)."]
     notes = notes if s.input.attributes_without_texts else []
