@@ -206,7 +206,7 @@ class ScoreCheckpoint(JsonlCheckpoint):
     dict and go to the table together. What a caller reads: :meth:`missing`, ``text in checkpoint`` and
     :meth:`probabilities`."""
 
-    MERGE = 50_000  # texts added since the last merge are looked up in a dict; this many go to the table at once
+    MERGE = 10_000  # texts added since the last merge wait in a dict (~270 bytes each); then go to the table at once
     _CHUNK = 500  # digests asked of the table in one query
 
     def __init__(self, path: Path) -> None:
