@@ -14,11 +14,10 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
-from ..summaries import Estimate
 from ..text import md_text
 
 MISSING = "–"  # the one mark of a missing value, as the audit and evaluation reports write it
@@ -35,13 +34,29 @@ def num(value: Any, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
-def interval(e: Estimate | None, digits: int = 3) -> str:
+class Interval(Protocol):
+    """What :func:`interval` reads: an :class:`~counterfair.summaries.Estimate`, a ``GapReport``, a slot estimate."""
+
+    @property
+    def value(self) -> float | None: ...
+    @property
+    def ci_low(self) -> float | None: ...
+    @property
+    def ci_high(self) -> float | None: ...
+
+
+def interval(e: Interval | None, digits: int = 3) -> str:
     """``0.812 [0.790, 0.831]``; ``MISSING`` without a value, the value alone without an interval."""
     if e is None or e.value is None:
         return MISSING
     if e.ci_low is None or e.ci_high is None:
         return num(e.value, digits)
     return f"{num(e.value, digits)} [{num(e.ci_low, digits)}, {num(e.ci_high, digits)}]"
+
+
+def percent(value: float | None) -> str:
+    """A share as a percentage with one decimal (``12.5%``); ``MISSING`` for None or NaN."""
+    return MISSING if value is None or value != value else f"{100 * value:.1f}%"
 
 
 @dataclass(frozen=True)

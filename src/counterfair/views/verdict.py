@@ -208,12 +208,12 @@ def _interval(e: Any) -> str:
 
 
 LEVEL_WORDS = {"material": "MATERIAL", "small": "detectable but small", "not detected": "not detected"}
-_RANK = {"material": 0, "small": 1, "not detected": 2}
+FINDING_RANK = {"material": 0, "small": 1, "not detected": 2}  # the strongest first
 
 
 def group_level(estimates: list[Any]) -> str:
     found = [e.finding for e in estimates if e is not None and e.finding]
-    return min(found, key=lambda f: _RANK.get(f, 3)) if found else "not detected"
+    return min(found, key=lambda f: FINDING_RANK.get(f, 3)) if found else "not detected"
 
 
 @dataclass(frozen=True)
@@ -240,7 +240,7 @@ def group_estimates(effects: Any) -> list[GroupEstimates]:
         flips = (effects.flip_excess.by_group or {}).get(group) if effects.flip_excess else None
         level = group_level([effect, disparity, flips, *(e for _, e in own)])
         out.append(GroupEstimates(group, level, effect, tuple(own), disparity, flips))
-    return sorted(out, key=lambda g: (_RANK.get(g.level, 3), -abs(g.effect.value or 0.0), g.group))
+    return sorted(out, key=lambda g: (FINDING_RANK.get(g.level, 3), -abs(g.effect.value or 0.0), g.group))
 
 
 def slot_findings(effects: Any, unit: str) -> tuple[GroupFinding, ...]:

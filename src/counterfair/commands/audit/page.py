@@ -20,11 +20,12 @@ from ...errors import InputError
 from ...io import csv_column_blocks, read_csv_columns, read_json
 from ...lexicons.attributes import load_identity_set
 from ...summaries import AuditSummary, ComparisonSummary, Record, command_of, typed
-from ...views.page import MISSING, Figure, Page, Section, Table, num, to_markdown, write_page
+from ...views.page import MISSING, Figure, Page, Section, Table, interval, num, percent, to_markdown, write_page
 from ...views.report import edit_html, embed_figures, plots
 from ...views.report.tally import CellTops, ReportTally
 from ...views.verdict import (
     FEW_PAIRS,
+    FINDING_RANK,
     LEVEL_WORDS,
     comparison_headline,
     group_estimates,
@@ -41,7 +42,6 @@ CTF_BY_GROUP_DEFINED = (
 )
 CELL_EXAMPLES = 3  # pairs shown behind each heat-map cell in the report (pairs.csv has them all)
 _STATUS = {"unfair": "fail", "gate failed": "fail", "no evidence of unfairness": "pass"}
-_FINDING_ORDER = {"material": 0, "small": 1, "not detected": 2}
 
 
 @dataclass(frozen=True)
@@ -52,15 +52,6 @@ class RunExtras:
     figures: tuple[Figure, ...] = ()
     behind_cells: tuple[Mapping[str, Any], ...] = ()
     pack_directions: Mapping[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
-
-
-def _pct(value: float | None) -> str:
-    return MISSING if value is None or value != value else f"{100 * value:.1f}%"
-
-
-def _gap(e: Any) -> str:
-    """A gap or change with its interval: ``0.120 [0.080, 0.160]``."""
-    return f"{num(e.value)} [{num(e.ci_low)}, {num(e.ci_high)}]"
 
 
 def _pts(e: Any) -> str:
@@ -89,8 +80,8 @@ def audit_page(summary: Mapping[str, Any] | Record, extras: RunExtras | None = N
         f"{num(s.input.texts)} texts{language}, methods {', '.join(s.input.methods)}, from {s.input.source}; "
         f"counterfair {s.counterfair_version}.",
     )
-    notes = [f"No text referenced: {', '.join(s.input.attributes_without_texts)} (no counterfactuals for them)."]
-    notes = notes if s.input.attributes_without_texts else []
+    missing = s.input.attributes_without_texts
+    notes = [f"No text referenced: {', '.join(missing)} (no counterfactuals for them)."] if missing else []
     if s.coverage and s.coverage.hint:
         notes.append(f"{s.coverage.hint}.")
     sections = [
@@ -135,15 +126,15 @@ def _groups_table(s: AuditSummary) -> Table:
         row = {"method": g.method, "attribute": g.attribute, "inputs": num(g.inputs),
                "with counterfactual": num(g.with_counterfactual)}  # fmt: skip
         if filtered:
-            row["filter pass rate"] = _pct(g.filter_pass_rate)
-        row["mean change [95% CI]"] = _gap(g.score_change)
+            row["filter pass rate"] = percent(g.filter_pass_rate)
+        row["mean change [95% CI]"] = interval(g.score_change)
         row["mean |change|"] = num(g.mean_abs_change)
-        row[f"flips at {s.threshold}"] = f"{num(g.flips)} of {num(g.pairs)} ({_pct(g.flip_rate)})"
+        row[f"flips at {s.threshold}"] = f"{num(g.flips)} of {num(g.pairs)} ({percent(g.flip_rate)})"
         rows.append(row)
     notes = [
         "Negative change: the counterfactual scores lower than the original (the attribute reference raised the "
         f"score). Originals: mean score {num(s.originals.mean_score if s.originals else None)}, "
-        f"{_pct(s.originals.share_above_threshold if s.originals else None)} above the threshold."
+        f"{percent(s.originals.share_above_threshold if s.originals else None)} above the threshold."
     ]
     c = s.coverage
     if c:
@@ -174,7 +165,8 @@ def _group_gaps(entries: Mapping[str, Any], first: str) -> pd.DataFrame:
     """Groups by their CTF gap, the largest first (a missing gap last)."""
     ranked = sorted(entries.items(), key=lambda kv: -(kv[1].value or 0))
     rows = [
-        {first: name, "texts": num(g.texts), "swaps": num(g.pairs), "CTF gap [95% CI]": _gap(g)} for name, g in ranked
+        {first: name, "texts": num(g.texts), "swaps": num(g.pairs), "CTF gap [95% CI]": interval(g)}
+        for name, g in ranked
     ]
     return pd.DataFrame(rows)
 
@@ -212,7 +204,7 @@ def _ctf_section(s: AuditSummary, extras: RunExtras) -> list[Section]:
             "Counterfactual token fairness (identity swaps)",
             "ctf",
             text=(
-                f"CTF gap over {num(ctf.texts)} texts and {num(ctf.pairs)} swaps: {_gap(ctf)}.",
+                f"CTF gap over {num(ctf.texts)} texts and {num(ctf.pairs)} swaps: {interval(ctf)}.",
                 CTF_BY_GROUP_DEFINED,
             ),
             tables=tuple(tables),
@@ -254,7 +246,7 @@ def _pack_section(name: str, gap: Any, directions: tuple[Mapping[str, Any], ...]
     return Section(
         f"Swaps: {name}",
         f"swaps-{name}",
-        text=(f"CTF gap over {num(gap.texts)} texts and {num(gap.pairs)} swaps: {_gap(gap)}.",),
+        text=(f"CTF gap over {num(gap.texts)} texts and {num(gap.pairs)} swaps: {interval(gap)}.",),
         tables=(
             Table(f"CTF gap by the {name} group of the original word", groups, None, f"swaps-{name}-groups"),
             Table(
@@ -285,7 +277,7 @@ def _effects_section(s: AuditSummary) -> list[Section]:
     ]  # fmt: skip
     terms = sorted(
         (effects.identity_effect.by_term or {}).items(),
-        key=lambda te: (_FINDING_ORDER.get(str(te[1].finding), 3), -abs(te[1].value or 0)),
+        key=lambda te: (FINDING_RANK.get(str(te[1].finding), 3), -abs(te[1].value or 0)),
     )
     beyond = points(material.get("identity_effect"), False)
     term_rows = [
@@ -302,10 +294,10 @@ def _effects_section(s: AuditSummary) -> list[Section]:
         kept = va.identity_occurrences - va.guard_blocked
         line = (
             f"Valid pairs: the identity guard kept {num(kept)} of {num(va.identity_occurrences)} identity-term "
-            f"occurrences ({_pct(va.guard_kept_share)})"
+            f"occurrences ({percent(va.guard_kept_share)})"
         )
         if va.rated_pairs:
-            line += f"; the raters kept {_pct(va.raters_kept_share)} of {num(va.rated_pairs)} rated pairs"
+            line += f"; the raters kept {percent(va.raters_kept_share)} of {num(va.rated_pairs)} rated pairs"
         notes.append(line + ".")
     level = lambda finding: f"find-{str(finding).replace(' ', '-')}"  # noqa: E731
     return [

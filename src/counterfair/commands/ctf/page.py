@@ -7,13 +7,9 @@ from typing import Any
 
 import pandas as pd
 
-from ...summaries import CTFSummary, Estimate, Record, typed
+from ...summaries import CTFSummary, Record, typed
 from ...views.page import MISSING, Page, Table, interval, num
 from ...views.verdict import FEW_PAIRS, largest_directions
-
-
-def _gap(e: Any) -> str:
-    return interval(Estimate(value=e.value, ci_low=e.ci_low, ci_high=e.ci_high))
 
 
 def ctf_page(summary: Mapping[str, Any] | Record) -> Page:
@@ -23,14 +19,14 @@ def ctf_page(summary: Mapping[str, Any] | Record) -> Page:
     ranked = sorted(terms.items(), key=lambda kv: (-(kv[1].value or 0.0), kv[0]))
     solid = [(t, e) for t, e in ranked if e.texts >= 2]
     findings = []
-    splits = [f"{name} terms {_gap(e)} ({e.texts} texts)" for name, e in (s.by_split or {}).items() if e.texts]
+    splits = [f"{name} terms {interval(e)} ({e.texts} texts)" for name, e in (s.by_split or {}).items() if e.texts]
     if splits:
         findings.append("By term split: " + "; ".join(splits) + ".")
-    labels = [f"{name} {_gap(e)} ({e.texts} texts)" for name, e in (s.by_label or {}).items() if e.texts]
+    labels = [f"{name} {interval(e)} ({e.texts} texts)" for name, e in (s.by_label or {}).items() if e.texts]
     if labels:
         findings.append("By gold label: " + "; ".join(labels) + ".")
     findings.append("Largest gaps by source term (terms in at least 2 texts):")
-    findings += [f"{t}: {_gap(e)} over {e.texts} texts, {e.pairs} swaps" for t, e in solid[:5]]
+    findings += [f"{t}: {interval(e)} over {e.texts} texts, {e.pairs} swaps" for t, e in solid[:5]]
     input_ = s.extra.get("input", {})
     meta = [
         f"Classifier {s.classifier.spec} (score = probability of {s.extra.get('positive_label', MISSING)}); "
@@ -47,7 +43,7 @@ def ctf_page(summary: Mapping[str, Any] | Record) -> Page:
     notes += [str(n) for n in s.identities.get("overlapping_terms", [])]
     term_rows = [
         {"source term": t + ("" if e.texts >= 2 else " (one text)"), "texts": num(e.texts), "swaps": num(e.pairs),
-         "CTF gap [95% CI]": _gap(e)}
+         "CTF gap [95% CI]": interval(e)}
         for t, e in ranked
     ]  # fmt: skip
     direction_rows = [
@@ -59,8 +55,8 @@ def ctf_page(summary: Mapping[str, Any] | Record) -> Page:
         command="ctf",
         title="Counterfactual token fairness",
         headline=(
-            f"CTF gap {_gap(s)} over {num(s.texts)} texts and {num(s.pairs)} identity swaps; not placebo-controlled "
-            "(counterfair audit separates the identity's part from the edit's)."
+            f"CTF gap {interval(s)} over {num(s.texts)} texts and {num(s.pairs)} identity swaps; not "
+            "placebo-controlled (counterfair audit separates the identity's part from the edit's)."
         ),
         findings=tuple(findings),
         meta=tuple(meta),

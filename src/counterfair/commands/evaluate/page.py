@@ -14,7 +14,7 @@ import pandas as pd
 from ...errors import InputError
 from ...io import read_json, read_table
 from ...summaries import TABLE2_COLUMNS, EvaluationSummary, MethodComparisonSummary, command_of
-from ...views.page import MISSING, Figure, Page, Table, num, write_page
+from ...views.page import MISSING, Figure, Page, Table, num, percent, write_page
 from ...views.report import embed_figures, plots
 
 # Table 2's columns as the report labels them (CEval's names)
@@ -200,7 +200,7 @@ def _shown(table: pd.DataFrame) -> pd.DataFrame:
                 if value is None or value != value:  # not computed, or NaN read back from comparison.csv
                     row[title] = MISSING
                 else:
-                    row[title] = f"{100 * value:.1f}%" if column == "flip_rate" else num(value)
+                    row[title] = percent(value) if column == "flip_rate" else num(value)
         rows.append(row)
     return pd.DataFrame(rows)
 
