@@ -4,10 +4,12 @@ resident memory (from ``wait4``, so one run's peak is not confused with an earli
 from __future__ import annotations
 
 import os
+import platform
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 
@@ -34,3 +36,14 @@ def run_cli(args: list[str], env: dict[str, str] | None = None, ok_codes: tuple[
         "peak_rss_mib": round(usage.ru_maxrss / 1024),
         "stdout_tail": stdout[-600:],
     }
+
+
+def cpu_model() -> str:
+    """The processor's name from /proc/cpuinfo ("AMD EPYC ...", "Intel(R) Xeon(R) ..."): the machines differ."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()

@@ -29,6 +29,7 @@ from typing import Any
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cli_run import cpu_model
 from counterfair.commands.audit.core import demo_path
 from counterfair.editors.swap import IdentitySwapEditor
 from counterfair.editors.wordlist import AblationEditor, SubstitutionEditor
@@ -144,7 +145,7 @@ def main() -> None:
     now["table"] = table(now, None if args.record else recorded)
     print(now["table"])
     if args.record:
-        now["machine"] = {"platform": platform.platform(), "processor": _cpu(), "cpus": os.cpu_count()}
+        now["machine"] = {"platform": platform.platform(), "processor": cpu_model(), "cpus": os.cpu_count()}
         write_json(now, RESULTS)
         print(f"recorded {RESULTS}")
         return
@@ -156,16 +157,6 @@ def main() -> None:
         print("speed regression:\n  " + "\n  ".join(failed), file=sys.stderr)
         raise SystemExit(1)
     print(f"speed smoke passed: every ratio within {args.factor:g}x the recorded one")
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 if __name__ == "__main__":

@@ -18,9 +18,12 @@ import argparse
 import os
 import platform
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cli_run import cpu_model
 from counterfair.io import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results" / "test_suite.json"
@@ -58,7 +61,9 @@ def table(now: dict[str, Any]) -> str:
         "|---|---|---|---|",
         "| #36's issue (a loaded machine) | 76 min | 37 min | 645 |",
         "| #50's issue (a loaded machine) | 45.6 min | 20 min | 807 passed |",
-        f"| now (fresh clone, {now['machine']['cpus']} cores) | {now['make_test_s'] / 60:.1f} min | "
+        "| #50, 2026-11-26 (fresh clone, AMD EPYC, 2 cores, one test process) | 13.4 min | 10.2 min | 877 passed |",
+        f"| now (fresh clone, {now['machine'].get('processor', '?')}, {now['machine']['cpus']} cores, "
+        f"{now.get('workers', 1)} test processes) | {now['make_test_s'] / 60:.1f} min | "
         f"{now['pytest_s'] / 60:.1f} min | {now['passed']} passed, {now['skipped']} skipped |",
     ]
     fast = now.get("fast_tier")
@@ -82,7 +87,9 @@ def main() -> None:
         if wall is None:
             raise SystemExit(f"{args.fast_log}: no 'WALL seconds' line")
         now["fast_tier"] = {**read_log(f"{fast}\nEXIT 0 WALL {wall[1]}"), "wall_s": int(wall[1])}
-    now["machine"] = {"platform": platform.platform(), "cpus": os.cpu_count()}
+    now["machine"] = {"platform": platform.platform(), "processor": cpu_model(), "cpus": os.cpu_count()}
+    workers = re.search(r"^created: (\d+)/\d+ workers", args.log.read_text(encoding="utf-8", errors="replace"), re.M)
+    now["workers"] = int(workers[1]) if workers else 1
     now["table"] = table(now)
     print(now["table"])
     write_json(now, RESULTS)

@@ -8,11 +8,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ["COUNTERFAIR_STORE"] = "off"  # tests are independent; test_store.py turns a store on explicitly
+
+# no test asserts a timing (benchmarks/ measure speed): Hypothesis's 200 ms deadline per example would fail a property
+# test on a loaded machine, or beside another test worker (make test runs two)
+settings.register_profile("counterfair", deadline=None)
+settings.load_profile("counterfair")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"

@@ -161,15 +161,27 @@ def test_minilm_and_profanity_check_resolve() -> None:
 
 @pytest.mark.slow
 @pytest.mark.model
-def test_the_run_that_converts_gemma_scores_as_every_later_run(cache: Path) -> None:
+def test_the_run_that_converts_gemma_scores_as_every_later_run(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The first load dequantises the GGUF and keeps a float16 copy; that run must compute with exactly what later runs
     load from the copy (casting in memory had also rounded the rotary embedding's buffers: 1339.9088 vs 1339.9156,
-    under one run-store key). An empty cache, so the conversion happens here (about a minute on 2 cores)."""
+    under one run-store key). An empty cache, so the conversion happens here (about half a minute on 2 cores). The
+    GGUF's header is parsed once, though transformers asks for it three times (tokenizer, config, weights)."""
+    import gguf
+
     from counterfair.metrics.perplexity import PerplexityScorer
 
+    parsed: list[str] = []
+    reader = gguf.GGUFReader
+
+    def counted(path: object, *args: object) -> object:
+        parsed.append(str(path))
+        return reader(path, *args)
+
+    monkeypatch.setattr(gguf, "GGUFReader", counted)
     text = ["My Muslim neighbour is kind."]
     models.clear_loaded_models()
     first = PerplexityScorer("gemma-3-270m", use_store=False).score(text).perplexity[0]
+    assert [Path(p).name for p in parsed] == ["gemma-3-270m-q4_k_m.gguf"] and gguf.GGUFReader is counted
     assert [p.name for p in (cache / "converted").iterdir()] == [f"gemma-3-270m-{lm_digest()}-float16"]
     models.clear_loaded_models()
     again = PerplexityScorer("gemma-3-270m", use_store=False).score(text).perplexity[0]
@@ -181,3 +193,21 @@ def lm_digest() -> str:
     info = get_model_info("gemma-3-270m")
     assert info.sha256 is not None
     return info.sha256[:16]
+
+
+def test_one_process_at_a_time_converts_a_gguf(tmp_path: Path) -> None:
+    """While one load converts a GGUF into the cache, another waits on the same lock (both would write the same
+    files); a cache where no lock can be made (here its folder is a file) converts unlocked rather than failing."""
+    from filelock import FileLock, Timeout
+
+    copy = tmp_path / "converted" / "gemma-3-270m-0123456789abcdef-float16"
+    with models._converting(copy):
+        with pytest.raises(Timeout):
+            FileLock(f"{copy}.lock").acquire(timeout=0.05)
+    FileLock(f"{copy}.lock").acquire(timeout=0.05)  # released once the conversion ends
+
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder", encoding="utf-8")
+    with models._converting(blocked / "converted" / "copy"):
+        ran = True
+    assert ran

@@ -472,11 +472,50 @@ def _load_causal_lm(name_or_path: str, *, dtype: str, progress: bool) -> LoadedL
     converted = cache_root() / "converted" / f"{model_id}-{digest[:16]}-{stored}"
     marker = converted / ".complete"
     if marker.exists():
-        with quiet_loading():
-            tokenizer = AutoTokenizer.from_pretrained(converted)
-            model = AutoModelForCausalLM.from_pretrained(converted, dtype=torch_dtype)
-        return LoadedLM(model.eval(), tokenizer, model_id, digest, str(path), weights)
+        return _load_copy(converted, torch_dtype, model_id, digest, str(path), weights)
+    with _converting(converted):  # another process converting the same GGUF: wait for its copy, then load it
+        if marker.exists():
+            return _load_copy(converted, torch_dtype, model_id, digest, str(path), weights)
+        return _convert(path, converted, torch_dtype, model_id, digest, weights, progress=progress)
 
+
+@contextmanager
+def _converting(converted: Path) -> Iterator[None]:
+    """One process at a time converts a GGUF into ``converted`` (two audits started together on a fresh machine, or
+    parallel test workers, would write the same files); a cache where the lock cannot be made converts unlocked, as
+    it cannot keep the copy either."""
+    from filelock import FileLock
+
+    try:
+        converted.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(f"{converted}.lock")
+        lock.acquire()
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _load_copy(converted: Path, torch_dtype: Any, model_id: str, digest: str, source: str, weights: str) -> LoadedLM:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    with quiet_loading():
+        tokenizer = AutoTokenizer.from_pretrained(converted)
+        model = AutoModelForCausalLM.from_pretrained(converted, dtype=torch_dtype)
+    return LoadedLM(model.eval(), tokenizer, model_id, digest, source, weights)
+
+
+def _convert(
+    path: Path, converted: Path, torch_dtype: Any, model_id: str, digest: str, weights: str, *, progress: bool
+) -> LoadedLM:
+    """Dequantise the GGUF at ``path``, save its copy in ``converted`` and load the copy back."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    stored = converted.name.rsplit("-", 1)[1]
+    marker = converted / ".complete"
     if progress:
         from rich.console import Console
 
@@ -485,8 +524,9 @@ def _load_causal_lm(name_or_path: str, *, dtype: str, progress: bool) -> LoadedL
             f"a {stored} copy is saved to {converted} so later loads take seconds[/dim]"
         )
     try:
-        tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
-        model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch_dtype)
+        with _gguf_read_once():
+            tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+            model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch_dtype)
     except (ValueError, OSError, KeyError, RuntimeError) as err:
         raise ConfigError(f"{path}: transformers could not load this GGUF ({err})") from err
     setattr(model, "hf_quantizer", None)  # noqa: B010 - the saved copy must not claim to be quantised
@@ -509,6 +549,32 @@ def _load_causal_lm(name_or_path: str, *, dtype: str, progress: bool) -> LoadedL
     with quiet_loading():
         model = AutoModelForCausalLM.from_pretrained(converted, dtype=torch_dtype)
     return LoadedLM(model.eval(), tokenizer, model_id, digest, str(path), weights)
+
+
+@contextmanager
+def _gguf_read_once() -> Iterator[None]:
+    """transformers reads a GGUF's header anew for the tokenizer, the config and the weights: three parses of
+    Gemma-3-270M's 262,144-token vocabulary, 17 s each on 2 cores and most of the first load (#50). Within this
+    block ``gguf.GGUFReader`` gives the first reader of a file to every later read (read-only memory maps: the same
+    values)."""
+    import gguf
+
+    original = gguf.GGUFReader
+    readers: dict[str, Any] = {}
+
+    def shared(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if args or kwargs:  # another mode than reading: its own reader
+            return original(path, *args, **kwargs)
+        key = os.fspath(path)
+        if key not in readers:
+            readers[key] = original(path)
+        return readers[key]
+
+    gguf.GGUFReader = shared  # type: ignore[misc,assignment]
+    try:
+        yield
+    finally:
+        gguf.GGUFReader = original  # type: ignore[misc]
 
 
 def converted_dtype() -> str:
