@@ -24,6 +24,7 @@ os.environ["COUNTERFAIR_STORE"] = "off"  # a first run: no stored guard verdicts
 import platform
 import re
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -32,7 +33,9 @@ from typing import Any
 
 import pandas as pd
 
-from counterfair.editors.swap import IdentitySwapEditor, forget_parses
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cli_run import cpu_model
+from counterfair.editors.swap import PARSE_BATCH, IdentitySwapEditor, forget_parses
 from counterfair.editors.wordlist import AblationEditor, SubstitutionEditor
 from counterfair.io import write_json
 from counterfair.lexicons.attributes import load_attribute, load_identity_set
@@ -145,7 +148,12 @@ def main() -> None:
     report: dict[str, Any] = {
         "texts": len(batch),
         "rounds": rounds,
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load_1min": os.getloadavg()[0]},
+        "machine": {
+            "platform": platform.platform(),
+            "processor": cpu_model(),
+            "cpus": os.cpu_count(),
+            "load_1min": os.getloadavg()[0],
+        },
         "methods": {},
     }
     store = tempfile.TemporaryDirectory()
@@ -187,7 +195,7 @@ def parse_seconds(editor: IdentitySwapEditor, batch: list[str]) -> float:
     times = []
     for _ in range(3):
         started = time.perf_counter()
-        for _doc in nlp.pipe(todo, batch_size=64):
+        for _doc in nlp.pipe(todo, batch_size=PARSE_BATCH):
             pass
         times.append(time.perf_counter() - started)
     return statistics.median(times)
