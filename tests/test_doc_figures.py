@@ -220,7 +220,8 @@ SOURCED: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
     "docs/how-to/languages.md": [("(Spearman 0.54 French, 0.39 German", "languages.json", ("bertscore_fallback",))],
     "docs/how-to/llm-audit.md": [("fails the gate in 0–1 % of runs", "llm_calibration.json", ("results",))],
     "docs/reference/classifiers.md": [
-        ("about 1 s for the 0.5B model", "llama_native_paths.json", ("models", "qwen2.5-coder-0.5b-instruct", "probe"))
+        ("about 1 s for the 0.5B model", "llama_native_paths.json", ("models", "qwen2.5-coder-0.5b-instruct", "probe")),
+        ("(44 s on\n2 cores, where it took 73 s before", "gguf_first_load.json", ("median_s",)),
     ],
     "docs/how-to/scale-out.md": [
         ("it sustains 9.8 requests/s … (92 % of the ideal 640)", "llm_parallel.json", ("stub",)),

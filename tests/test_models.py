@@ -182,7 +182,8 @@ def test_the_run_that_converts_gemma_scores_as_every_later_run(cache: Path, monk
     models.clear_loaded_models()
     first = PerplexityScorer("gemma-3-270m", use_store=False).score(text).perplexity[0]
     assert [Path(p).name for p in parsed] == ["gemma-3-270m-q4_k_m.gguf"] and gguf.GGUFReader is counted
-    assert [p.name for p in (cache / "converted").iterdir()] == [f"gemma-3-270m-{lm_digest()}-float16"]
+    copies = [p.name for p in (cache / "converted").iterdir() if p.is_dir()]  # beside them, the conversion's lock
+    assert copies == [f"gemma-3-270m-{lm_digest()}-float16"]
     models.clear_loaded_models()
     again = PerplexityScorer("gemma-3-270m", use_store=False).score(text).perplexity[0]
     models.clear_loaded_models()
@@ -201,13 +202,13 @@ def test_one_process_at_a_time_converts_a_gguf(tmp_path: Path) -> None:
     from filelock import FileLock, Timeout
 
     copy = tmp_path / "converted" / "gemma-3-270m-0123456789abcdef-float16"
-    with models._converting(copy):
-        with pytest.raises(Timeout):
-            FileLock(f"{copy}.lock").acquire(timeout=0.05)
+    with models._converting(copy), pytest.raises(Timeout):
+        FileLock(f"{copy}.lock").acquire(timeout=0.05)
     FileLock(f"{copy}.lock").acquire(timeout=0.05)  # released once the conversion ends
 
     blocked = tmp_path / "file"
     blocked.write_text("not a folder", encoding="utf-8")
+    entered = []
     with models._converting(blocked / "converted" / "copy"):
-        ran = True
-    assert ran
+        entered.append(True)
+    assert entered == [True] and blocked.read_text(encoding="utf-8") == "not a folder"

@@ -150,6 +150,8 @@ def test_the_command_line_says_a_file_is_read_in_blocks(tmp_path: Path) -> None:
     source = tmp_path / "in.csv"
     pd.DataFrame({"text": TEXTS}).to_csv(source, index=False)
     env = {**os.environ, "COUNTERFAIR_STREAM_BYTES": "0", "COUNTERFAIR_STORE": "off"}
+    for size in ("COLUMNS", "LINES"):  # piped, as a user's log sees it (a test worker may set an 80-column terminal)
+        env.pop(size, None)
     command = [sys.executable, "-m", "counterfair.cli", "generate", str(source), "--attribute", "islam"]
     done = subprocess.run(
         [*command, "--methods", "ablation", "--out", str(tmp_path / "run")], capture_output=True, text=True, env=env
