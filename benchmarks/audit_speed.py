@@ -37,7 +37,7 @@ from typing import Any
 
 import pandas as pd
 
-from cli_run import run_cli
+from cli_run import cpu_model, run_cli
 from counterfair.io import write_json
 from counterfair.lexicons.attributes import known_attributes, load_attribute
 
@@ -146,6 +146,13 @@ def main() -> None:
         "sampled again up to 5 attempts, the rule before #50), side by side in this run",
     )
     parser.add_argument(
+        "--as",
+        dest="suffix",
+        default="",
+        help="with --end-to-end: keep the run under texts_200_all_4_methods_end_to_end_SUFFIX (another machine's run "
+        "beside the recorded one)",
+    )
+    parser.add_argument(
         "--before-src",
         help="the src/ folder of a checkout from before parallel sampling (git worktree add /tmp/before 8cfeff9): its "
         "LLM audit runs on the same texts in this run, as the 'before'",
@@ -154,19 +161,17 @@ def main() -> None:
     path = RESULTS / "audit_speed.json"
     keep = args.only_llm or args.end_to_end
     result: dict[str, Any] = json.loads(path.read_text()) if keep and path.exists() else {}
-    result |= {
-        "benchmark": "audit_speed",
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
-        "targets": {"wall_minutes": 15, "peak_gib": 4},
-    }
+    result |= {"benchmark": "audit_speed", "targets": {"wall_minutes": 15, "peak_gib": 4}}
+    if not args.suffix:  # another machine's run names its processor in its own entry
+        result["machine"] = {"platform": platform.platform(), "cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory() as tmp:
         data = texts_200()
         if args.end_to_end:
             if args.retry_all_too:
                 before = end_to_end(data, Path(tmp), ("--retry-nearness", "0"), "retry_all")
                 result["texts_200_all_4_methods_end_to_end_retry_all"] = before
-            after = end_to_end(data, Path(tmp))
-            result["texts_200_all_4_methods_end_to_end"] = after
+            after = end_to_end(data, Path(tmp)) | {"processor": cpu_model()}
+            result["texts_200_all_4_methods_end_to_end" + (f"_{args.suffix}" if args.suffix else "")] = after
             if args.retry_all_too:
                 result["retry_rule_speedup"] = round(before["wall_s"] / after["wall_s"], 3)
                 result["retry_rule_quality_change"] = quality_change(before, after)

@@ -223,6 +223,7 @@ SOURCED: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
         ("about 1 s for the 0.5B model", "llama_native_paths.json", ("models", "qwen2.5-coder-0.5b-instruct", "probe")),
         ("(44 s on\n2 cores, where it took 73 s before", "gguf_first_load.json", ("median_s",)),
     ],
+    "docs/changelog.md": [("(44 s instead of 73 s on 2 cores)", "gguf_first_load.json", ("median_s",))],
     "docs/how-to/scale-out.md": [
         ("it sustains 9.8 requests/s … (92 % of the ideal 640)", "llm_parallel.json", ("stub",)),
         ("5.24 s per input with one request … (2.7×)", "llm_parallel.json", ("http",)),

