@@ -175,6 +175,26 @@ def test_guard_gives_one_answer_whatever_is_installed() -> None:
     assert json.loads(out.stdout) == here
 
 
+def test_wordnet_files_are_copied_whole_into_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each WordNet file reaches the cache under a name of its own and is renamed into place whole, so a second process
+    (an audit beside another, a test worker) never reads a half-copied file; nothing temporary is left."""
+    from counterfair.lexicons.wordnet import DEBIAN_DIR, load_wordnet
+
+    if not (Path(DEBIAN_DIR) / "data.noun").exists():
+        pytest.skip("Debian's WordNet is not installed (make system-deps)")
+    monkeypatch.setenv("COUNTERFAIR_CACHE", str(tmp_path))
+    load_wordnet.cache_clear()
+    try:
+        reader = load_wordnet()
+    finally:
+        load_wordnet.cache_clear()  # the next test reads the usual cache again
+    copied = tmp_path / "wordnet" / "corpora" / "wordnet"
+    assert not [p.name for p in copied.iterdir() if p.name.startswith(".")]
+    for name in ("data.noun", "index.noun"):
+        assert (copied / name).read_bytes() == (Path(DEBIAN_DIR) / name).read_bytes()
+    assert reader.synsets("dog", "n")[0].lexname() == "noun.animal"
+
+
 def test_guard_table_answers_as_nltk_over_wordnet() -> None:
     """The shipped noun table against NLTK's synsets over Debian's WordNet, on every form a sample of lemmas yields."""
     from counterfair.lexicons.nouns import CONCRETE_LEXNAMES, noun_facts

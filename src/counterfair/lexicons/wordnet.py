@@ -48,12 +48,18 @@ def load_wordnet(source: str | None = None) -> Any:
     target.mkdir(parents=True, exist_ok=True)
     import shutil
 
+    # each file copied under a name of its own and renamed into place whole: another process (a second audit, a
+    # test worker) never reads a half-copied file, and a killed copy is not taken for a finished one next time
     for item in src.iterdir():
         copy = target / item.name
         if item.is_file() and not copy.exists():
-            shutil.copyfile(item, copy)  # NLTK refuses symlinks that leave its data root
+            partial = target / f".{item.name}.{os.getpid()}.tmp"
+            shutil.copyfile(item, partial)  # NLTK refuses symlinks that leave its data root
+            os.replace(partial, copy)
     if not (target / "lexnames").exists():
-        (target / "lexnames").write_text(lexnames_text(), encoding="utf-8")
+        partial = target / f".lexnames.{os.getpid()}.tmp"
+        partial.write_text(lexnames_text(), encoding="utf-8")
+        os.replace(partial, target / "lexnames")
     import nltk
 
     root = str(target.parent.parent)
