@@ -67,6 +67,7 @@ def test_demo_audit_outputs(demo_run: Path) -> None:
     assert "CTF gap" in (demo_run / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_rerun_resumes_and_report_rebuilds(demo_run: Path) -> None:
     before = json.loads((demo_run / "summary.json").read_text())
     lines = (demo_run / "scores.jsonl").read_text().count("\n")
@@ -358,6 +359,7 @@ def test_the_reproduce_command_names_the_retry_rule_only_for_a_sampled_method() 
     assert _other_options(AuditOptions(methods=["swap"], retry_nearness=0.0)) == []  # nothing is sampled
 
 
+@pytest.mark.slow
 def test_pairs_made_in_blocks_of_inputs_are_the_whole_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     """#47: the identity swaps' pairs, placebo texts, slots and scores are made a block of inputs at a time (no
     input split between two blocks); blocks of 40 candidates give the pairs, slots and summary of one block."""
@@ -384,6 +386,7 @@ def test_pairs_made_in_blocks_of_inputs_are_the_whole_runs(monkeypatch: pytest.M
     assert strip(blocks.summary) == strip(whole.summary)
 
 
+@pytest.mark.slow
 def test_the_statistics_tallied_block_by_block_are_the_whole_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     """#47: the audit keeps no table of its pairs (9.5 million at 200,000 texts): the per-method entries, the placebo
     effects, the in-slot measures, the coverage and the gate's metrics are tallied block by block, and each equals
@@ -431,6 +434,7 @@ def test_the_statistics_tallied_block_by_block_are_the_whole_tables(monkeypatch:
     assert scratch.bytes_written > 8 * len(pairs) and scratch._file is None  # used, then closed
 
 
+@pytest.mark.slow
 def test_the_classifier_has_one_progress_bar_however_many_blocks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

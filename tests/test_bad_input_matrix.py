@@ -501,6 +501,7 @@ def test_a_command_runs_on_a_corrupt_store(
     assert read_table(tmp_path / "out" / "rows.csv")["status"].tolist() == ["ok", "ok"]
 
 
+@pytest.mark.slow
 def test_audit_with_a_classifier_that_returns_nan(tmp_path: Path) -> None:
     from counterfair.commands.audit.core import demo_path
     from counterfair.commands.audit.page import build_report
@@ -626,6 +627,7 @@ def test_encodings_every_command(command: str, tmp_path: Path, capsys: pytest.Ca
     assert code == 0, err
 
 
+@pytest.mark.slow
 def test_a_nul_byte_deep_in_a_row_gets_a_row_status_and_every_output_stays_readable(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

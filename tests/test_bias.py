@@ -107,6 +107,7 @@ def test_the_api_with_group_columns_intervals_and_the_typed_summary() -> None:
     assert list(result.by_group.index) == ["women", "flag"]
 
 
+@pytest.mark.slow
 def test_the_command_end_to_end_with_identity_terms(tmp_path: Path) -> None:
     data = tmp_path / "labelled.csv"
     rows = [("I am a gay man.", 0), ("Gay people are awful and stupid.", 1), ("I am a Muslim woman.", 0)]

@@ -145,6 +145,7 @@ def test_bad_inputs_to_as_classifier(tmp_path: Path) -> None:
 # ---- run directories: one classifier per directory --------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_rerun_with_another_classifier_object_is_refused_and_a_new_directory_scores_it(tmp_path: Path) -> None:
     """The bug of the issue: a constant-0.5 function after profanity-check into the same directory reported
     profanity-check's scores."""

@@ -212,6 +212,7 @@ def test_exit_codes_mean_one_thing(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 @pytest.mark.parametrize("keep_torch", [False, True])
+@pytest.mark.slow
 def test_a_command_that_parses_with_spacy_does_not_import_torch(tmp_path: Path, keep_torch: bool) -> None:
     """spaCy's thinc imports torch only to offer layers counterfair's pipelines never use: the command line lets it
     find none (COUNTERFAIR_SPACY_TORCH=1 keeps the old way); torch itself stays importable."""

@@ -155,6 +155,7 @@ GUARD_TEXTS = [
 GUARD_KEPT = [1, 0, 1, 1, 1, 1, 0, 0]
 
 
+@pytest.mark.slow
 def test_guard_gives_one_answer_whatever_is_installed() -> None:
     """Issue #34: the guard once fell back to a stricter rule without Debian's WordNet ("I detest trans people." was
     left unswapped). It now reads the table counterfair ships: the same answers with NLTK and WordNet made unimportable.

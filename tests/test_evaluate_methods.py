@@ -115,6 +115,7 @@ def _write_clf(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_cli_compares_methods_and_report_rebuilds(tmp_path: Path) -> None:
     files = _files(tmp_path)
     _write_clf(tmp_path)
@@ -133,6 +134,7 @@ def test_cli_compares_methods_and_report_rebuilds(tmp_path: Path) -> None:
     assert "fig-distance_matrix" in (out / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_single_evaluate_dir_report_has_the_histogram(tmp_path: Path) -> None:
     files = _files(tmp_path)
     _write_clf(tmp_path)

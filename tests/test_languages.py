@@ -220,6 +220,7 @@ def test_generate_in_french_from_the_cli(tmp_path: Path) -> None:
     assert refused.returncode == 2 and "pass --language fr" in refused.stderr + refused.stdout
 
 
+@pytest.mark.slow
 def test_audit_in_german_from_the_cli(tmp_path: Path) -> None:
     data = tmp_path / "in.csv"
     data.write_text('text\n"Ich habe einen Muslim getroffen."\n"Der Islam ist eine Religion."\n', encoding="utf-8")

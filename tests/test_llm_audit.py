@@ -364,6 +364,7 @@ def test_response_similarity_against_its_floors() -> None:
     assert fair.summary.similarity["bleu"].dissimilarity_excess.overall.finding == "not detected"
 
 
+@pytest.mark.slow
 def test_kill_9_mid_run_and_resume_loses_nothing(tmp_path: Path) -> None:
     import os
     import signal

@@ -28,6 +28,7 @@ MODEL = "qwen2.5-coder-0.5b-instruct"
 TEXT = "My Muslim coworker brought homemade samosas to the office party."
 
 
+@pytest.mark.slow
 def test_in_process_rewrites_are_reproducible() -> None:
     llm = load_llm(MODEL)
     editor = LLMRewriteEditor(llm, load_attribute("islam"), n=4, seed=3)

@@ -195,6 +195,7 @@ def test_transformers_pair_model_encodes_two_segments(tiny_hf_classifier_dir: Pa
 
 
 @needs_snli
+@pytest.mark.slow
 def test_cli_builds_snli_pairs_and_evaluates_them(tmp_path: Path) -> None:
     original = pd.read_csv(SNLI / "original" / "test.tsv", sep="\t", quoting=3).head(5)
     revised = pd.read_csv(SNLI / "revised_hypothesis" / "test.tsv", sep="\t", quoting=3).head(10)

@@ -236,6 +236,7 @@ def test_a_run_stopped_by_its_checks_gives_the_folder_back_and_a_one_term_set_se
     assert set(groups) == {"sexuality", "religion", "race_ethnicity"}
 
 
+@pytest.mark.slow
 def test_save_refuses_a_folder_of_the_users_files_and_lists_what_it_wrote(tmp_path: Path) -> None:
     """#47: ``result.save(dir)`` wrote among a user's files (and over a summary.json of theirs); now it goes where a
     run may go, and run.json lists what it wrote, so a later --overwrite removes only that."""

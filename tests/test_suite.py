@@ -140,6 +140,7 @@ def test_the_gate_and_assert_fair_on_suite_and_bias_metrics() -> None:
         assert_fair(keyword_classifier, labels=labels, rules=["overall_auc < 0.5"])
 
 
+@pytest.mark.slow
 def test_the_command_end_to_end_with_the_built_in_suite(tmp_path: Path) -> None:
     out = tmp_path / "suite"
     done = run_cli(

@@ -36,6 +36,7 @@ def _commands() -> list[tuple[list[str], Any]]:
     return found
 
 
+@pytest.mark.slow
 def test_every_help_names_what_goes_in_each_option() -> None:
     commands = _commands()
     assert len(commands) >= 30
