@@ -69,7 +69,7 @@ def table(now: dict[str, Any]) -> str:
     fast = now.get("fast_tier")
     if fast:
         rows.append(
-            f'| the development tier, `pytest -m "not slow"` | – | {fast["wall_s"] / 60:.1f} min (wall) | '
+            f'| the development tier, `pytest -m "not slow" -n auto --dist loadfile` | – | {fast["wall_s"] / 60:.1f} min (wall) | '
             f"{fast['passed']} passed, {fast['deselected']} deselected (slow) |"
         )
     return "\n".join(rows)
@@ -87,6 +87,9 @@ def main() -> None:
         if wall is None:
             raise SystemExit(f"{args.fast_log}: no 'WALL seconds' line")
         now["fast_tier"] = {**read_log(f"{fast}\nEXIT 0 WALL {wall[1]}"), "wall_s": int(wall[1])}
+        if not now["fast_tier"]["deselected"]:  # pytest-xdist's summary leaves the deselected tests out
+            whole = now["passed"] + now["skipped"]
+            now["fast_tier"]["deselected"] = whole - now["fast_tier"]["passed"] - now["fast_tier"]["skipped"]
     now["machine"] = {"platform": platform.platform(), "processor": cpu_model(), "cpus": os.cpu_count()}
     workers = re.search(r"^created: (\d+)/\d+ workers", args.log.read_text(encoding="utf-8", errors="replace"), re.M)
     now["workers"] = int(workers[1]) if workers else 1
