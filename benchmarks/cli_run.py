@@ -47,3 +47,9 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor()
+
+
+def before_commit(src: str) -> str:
+    """The short commit of the ``git worktree`` whose ``src`` folder a benchmark compares with (``--before-src``)."""
+    git = ["git", "-C", src, "rev-parse", "--short", "HEAD"]
+    return subprocess.run(git, capture_output=True, text=True, check=True).stdout.strip()

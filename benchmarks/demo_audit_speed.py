@@ -19,14 +19,13 @@ os.environ.setdefault("COUNTERFAIR_STORE", "off")
 import argparse
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cli_run import run_cli
+from cli_run import before_commit, run_cli
 from counterfair.io import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results" / "demo_audit_speed.json"
@@ -37,9 +36,7 @@ def main() -> None:
     parser.add_argument("--before-src", required=True, help="the src folder of the code to compare with")
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    before_commit = subprocess.run(
-        ["git", "-C", args.before_src, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
+    before = before_commit(args.before_src)
     runs: dict[str, list[dict[str, Any]]] = {"now": [], "before": []}
     with tempfile.TemporaryDirectory() as tmp:
         for round_ in range(args.rounds):
@@ -55,7 +52,7 @@ def main() -> None:
     report = {
         "benchmark": "demo_audit_speed",
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load": os.getloadavg()[0]},
-        "before_commit": before_commit,
+        "before_commit": before,
         "rounds": args.rounds,
         "medians": medians,
         "wall_ratio_now_to_before": round(ratio, 3),
@@ -65,7 +62,7 @@ def main() -> None:
                 "| code | median wall | CPU | peak memory | walls of the rounds |",
                 "|---|---:|---:|---:|---|",
                 *(
-                    f"| {'now' if name == 'now' else f'before ({before_commit})'} | {m['wall_s']:.2f} s | "
+                    f"| {'now' if name == 'now' else f'before ({before})'} | {m['wall_s']:.2f} s | "
                     f"{m['cpu_s']:.1f} s | {m['peak_rss_mib']:.0f} MiB | "
                     f"{', '.join(format(r['wall_s'], '.2f') for r in runs[name])} |"
                     for name, m in medians.items()

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cli_run import cpu_model
+from cli_run import before_commit, cpu_model
 from counterfair.io import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results" / "gguf_first_load.json"
@@ -53,9 +53,7 @@ def main() -> None:
     parser.add_argument("--before-src", required=True, help="the src folder of the code to compare with")
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
-    before_commit = subprocess.run(
-        ["git", "-C", args.before_src, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
-    ).stdout.strip()
+    before = before_commit(args.before_src)
     runs: dict[str, list[dict[str, Any]]] = {"now": [], "before": []}
     load = os.getloadavg()[0]
     for round_ in range(args.rounds):
@@ -66,7 +64,7 @@ def main() -> None:
     medians = {name: statistics.median(r["seconds"] for r in rs) for name, rs in runs.items()}
     report = {
         "model": "gemma-3-270m",
-        "before_commit": before_commit,
+        "before_commit": before,
         "rounds": args.rounds,
         "machine": {"processor": cpu_model(), "cpus": os.cpu_count(), "load_1min": load},
         "seconds": {name: [round(r["seconds"], 1) for r in rs] for name, rs in runs.items()},

@@ -69,7 +69,8 @@ def table(now: dict[str, Any]) -> str:
     fast = now.get("fast_tier")
     if fast:
         rows.append(
-            f'| the development tier, `pytest -m "not slow" -n auto --dist loadfile` | – | {fast["wall_s"] / 60:.1f} min (wall) | '
+            '| the development tier, `pytest -m "not slow" -n auto --dist loadfile` | – | '
+            f"{fast['wall_s'] / 60:.1f} min (wall) | "
             f"{fast['passed']} passed, {fast['deselected']} deselected (slow) |"
         )
     return "\n".join(rows)

@@ -481,7 +481,7 @@ def _load_causal_lm(name_or_path: str, *, dtype: str, progress: bool) -> LoadedL
     with _converting(converted):  # another process converting the same GGUF: wait for its copy, then load it
         if marker.exists():
             return _load_copy(converted, torch_dtype, model_id, digest, str(path), weights)
-        return _convert(path, converted, torch_dtype, model_id, digest, weights, progress=progress)
+        return _convert(path, converted, stored, torch_dtype, model_id, digest, weights, progress=progress)
 
 
 @contextmanager
@@ -514,12 +514,19 @@ def _load_copy(converted: Path, torch_dtype: Any, model_id: str, digest: str, so
 
 
 def _convert(
-    path: Path, converted: Path, torch_dtype: Any, model_id: str, digest: str, weights: str, *, progress: bool
+    path: Path,
+    converted: Path,
+    stored: str,
+    torch_dtype: Any,
+    model_id: str,
+    digest: str,
+    weights: str,
+    *,
+    progress: bool,
 ) -> LoadedLM:
-    """Dequantise the GGUF at ``path``, save its copy in ``converted`` and load the copy back."""
+    """Dequantise the GGUF at ``path``, save its copy in ``stored`` dtype in ``converted`` and load the copy back."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    stored = converted.name.rsplit("-", 1)[1]
     marker = converted / ".complete"
     if progress:
         from rich.console import Console
