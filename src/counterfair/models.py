@@ -460,15 +460,11 @@ def _torch_dtype(dtype: str) -> Any:
 
 
 def _load_causal_lm(name_or_path: str, *, dtype: str, progress: bool) -> LoadedLM:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     torch_dtype = _torch_dtype(dtype)
     model_id, path, expected_sha = resolve_lm_source(name_or_path)
     if path.is_dir():
-        with quiet_loading():
-            tokenizer = AutoTokenizer.from_pretrained(path)
-            model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype)
-        return LoadedLM(model.eval(), tokenizer, model_id, None, str(path))
+        return _load_copy(path, torch_dtype, model_id, None, str(path), LoadedLM.weights)
 
     _gguf_is_valid(path)
     digest = expected_sha or sha256_of(path)
@@ -504,12 +500,15 @@ def _converting(converted: Path) -> Iterator[None]:
         lock.release()
 
 
-def _load_copy(converted: Path, torch_dtype: Any, model_id: str, digest: str, source: str, weights: str) -> LoadedLM:
+def _load_copy(
+    folder: Path, torch_dtype: Any, model_id: str, digest: str | None, source: str, weights: str
+) -> LoadedLM:
+    """A transformers folder (a user's, or a GGUF's converted copy) loaded with its tokenizer."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     with quiet_loading():
-        tokenizer = AutoTokenizer.from_pretrained(converted)
-        model = AutoModelForCausalLM.from_pretrained(converted, dtype=torch_dtype)
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch_dtype)
     return LoadedLM(model.eval(), tokenizer, model_id, digest, source, weights)
 
 
@@ -558,9 +557,7 @@ def _convert(
         return LoadedLM(model.to(torch_dtype).eval(), tokenizer, model_id, digest, str(path), weights)
     # this run computes with exactly what later runs load (casting in memory would also round the rotary
     # embedding's buffers, which a load recomputes): about a second
-    with quiet_loading():
-        model = AutoModelForCausalLM.from_pretrained(converted, dtype=torch_dtype)
-    return LoadedLM(model.eval(), tokenizer, model_id, digest, str(path), weights)
+    return _load_copy(converted, torch_dtype, model_id, digest, str(path), weights)
 
 
 @contextmanager

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ModelNotAvailable
+from ..io import atomic_open
 
 DEBIAN_DIR = Path("/usr/share/wordnet")
 APT = "apt-get install wordnet-base wordnet-sense-index && pip install nltk"
@@ -48,18 +49,16 @@ def load_wordnet(source: str | None = None) -> Any:
     target.mkdir(parents=True, exist_ok=True)
     import shutil
 
-    # each file copied under a name of its own and renamed into place whole: another process (a second audit, a
+    # each file written through atomic_open (a temporary file renamed whole): another process (a second audit, a
     # test worker) never reads a half-copied file, and a killed copy is not taken for a finished one next time
     for item in src.iterdir():
         copy = target / item.name
         if item.is_file() and not copy.exists():
-            partial = target / f".{item.name}.{os.getpid()}.tmp"
-            shutil.copyfile(item, partial)  # NLTK refuses symlinks that leave its data root
-            os.replace(partial, copy)
+            with open(item, "rb") as source_file, atomic_open(copy, "wb") as out:
+                shutil.copyfileobj(source_file, out)  # a copy: NLTK refuses symlinks that leave its data root
     if not (target / "lexnames").exists():
-        partial = target / f".lexnames.{os.getpid()}.tmp"
-        partial.write_text(lexnames_text(), encoding="utf-8")
-        os.replace(partial, target / "lexnames")
+        with atomic_open(target / "lexnames", "w", encoding="utf-8") as out:
+            out.write(lexnames_text())
     import nltk
 
     root = str(target.parent.parent)
