@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pandas as pd
@@ -336,6 +337,19 @@ def _wait_until_up(url: str, seconds: float = 20.0) -> None:
             time.sleep(0.1)
 
 
+def _late_shortcuts(app: Any, seconds: float = 0.5) -> Any:
+    """The app, with the keyboard-shortcut script served late, as on a loaded machine (CI once pressed the keys
+    before the script had run: the Enter was lost and no rating was sent)."""
+    import asyncio
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("path", "").endswith("/rate.js"):
+            await asyncio.sleep(seconds)
+        await app(scope, receive, send)
+
+    return wrapped
+
+
 @pytest.fixture
 def live_app(tmp_path: Path) -> Iterator[tuple[str, RatingStore]]:
     import uvicorn
@@ -345,7 +359,7 @@ def live_app(tmp_path: Path) -> Iterator[tuple[str, RatingStore]]:
     store = _store(tmp_path)
     port = _free_port()
     server = uvicorn.Server(
-        uvicorn.Config(create_app(store.directory), host="127.0.0.1", port=port, log_level="warning")
+        uvicorn.Config(_late_shortcuts(create_app(store.directory)), host="127.0.0.1", port=port, log_level="warning")
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -387,6 +401,7 @@ def test_browser_rates_two_pairs(live_app: tuple[str, RatingStore]) -> None:
         shown = []
         for answers in ("16 7 d", "2 5 8 g r"):  # keyboard shortcuts, then Enter
             page.wait_for_selector("#rating")
+            page.wait_for_load_state("load")  # the shortcuts script has run
             shown.append((page.inner_text("#original"), page.input_value("input[name=pair_id]")))
             for key in answers.replace(" ", ""):
                 page.keyboard.press(key)
