@@ -380,3 +380,73 @@ def test_the_bootstrap_counts_a_few_columns_at_a_time_to_the_one_product() -> No
     known = rng.random((5_000, 37)) < 0.6
     weights = np.vstack(list(slots._resample_weights(np.random.default_rng(1), 5_000, 30)))
     assert np.array_equal(slots._counts(weights, known), weights @ known.astype(float))
+
+
+def test_the_interval_is_the_expanded_percentile_one_of_the_same_resamples() -> None:
+    """The in-slot interval takes each column's resample means at the percentiles of a normal quantile widened to
+    Student's t (n − 1 degrees of freedom, times √(n/(n−1))): recomputed here from the resamples themselves."""
+    from scipy.stats import norm
+    from scipy.stats import t as student
+
+    import counterfair.analysis.slots as slots
+
+    assert slots.expanded_tail(40) == pytest.approx(2.0258, abs=1e-4)
+    assert slots.expanded_tail(10) == pytest.approx(0.8551, abs=1e-4)
+    assert slots.expanded_tail(1_000_000) == pytest.approx(2.5, abs=1e-4)  # many texts: the plain percentiles
+    rng = np.random.default_rng(4)
+    values = rng.normal(0.03, 0.05, size=(12, 3))
+    values[[0, 1, 2, 3, 4], 1] = np.nan  # the second column has 7 texts, the others 12
+    low, high = slots._bootstrap(np.nan_to_num(values), ~np.isnan(values), seed=5, n_resamples=400)
+    weights = np.vstack(list(slots._resample_weights(np.random.default_rng(5), 12, 400)))
+    for column, texts in ((0, 12), (1, 7), (2, 12)):
+        known = ~np.isnan(values[:, column])
+        means = (weights @ np.nan_to_num(values[:, column])) / (weights @ known)
+        tail = 100 * norm.sf(np.sqrt(texts / (texts - 1)) * student.ppf(0.975, texts - 1))
+        expected = np.nanpercentile(means, [tail, 100 - tail])
+        assert (low[column], high[column]) == pytest.approx(tuple(expected), abs=1e-12)
+        plain = np.nanpercentile(means, [2.5, 97.5])
+        assert low[column] < plain[0] and high[column] > plain[1]  # wider than the plain percentiles
+
+
+def test_intervals_from_few_texts_hold_a_planted_effect_95_percent_of_the_time() -> None:
+    """Over 8 texts the plain percentile interval held a planted +3 points 88.5 % of the time (2,000 samples, the same
+    resamples); the expanded one 93.9 % (the standard error of a 95 % share over 2,000 samples is 0.5 points)."""
+    import counterfair.analysis.slots as slots
+
+    rng = np.random.default_rng(8)
+    values = rng.normal(0.03, 0.05, size=(8, 2_000))
+    found = slots._estimates(values.copy(), seed=8, n_resamples=2_000, margins=[(0.02, True)] * 2_000)
+    held = np.mean([e["ci_low"] <= 0.03 <= e["ci_high"] for e in found])
+    weights = np.vstack(list(slots._resample_weights(np.random.default_rng(8), 8, 2_000)))
+    low, high = np.percentile(weights @ values / 8, [2.5, 97.5], axis=0)
+    plain = np.mean((low <= 0.03) & (high >= 0.03))
+    assert 0.93 <= held <= 0.97 and plain < 0.91
+
+
+def test_fewer_than_six_texts_give_no_interval_and_no_claim_to_rule_an_effect_out() -> None:
+    from counterfair.summaries import MIN_INTERVAL_TEXTS
+
+    assert MIN_INTERVAL_TEXTS == 6
+    texts = ["My gay neighbour brought dinner.", "The Muslim family next door is kind.", "He is a Christian man."]
+    result = cf.audit(
+        texts, lambda t: np.full(len(t), 0.2) + 0.001 * np.array([len(x) % 7 for x in t]), methods=["swap"]
+    )
+    overall = result.summary["effects"]["identity_effect"]["overall"]
+    assert overall["n"] == 3 and overall["ci_low"] is None and overall["ci_high"] is None
+    said = str(result)
+    assert "ruled out" not in said and "too few texts to rule an effect out (an interval needs 6 texts" in said
+    assert "(no interval from 3 texts)" in said
+    upper = result.check(["upper(identity_effect) > 0.05"])
+    assert upper["verdict"] == "error" and "no interval (from 3 texts)" in upper["checks"][0]["message"]
+    six = [*texts, "My gay friend cooks.", "A Muslim woman spoke.", "The Christian school opened."]
+    wide = cf.audit(six, lambda t: np.full(len(t), 0.2) + 0.001 * np.array([len(x) % 7 for x in t]), methods=["swap"])
+    assert wide.summary["effects"]["identity_effect"]["overall"]["ci_low"] is not None
+
+
+def test_an_estimate_without_an_interval_says_from_how_many_texts_or_prompts() -> None:
+    from counterfair.summaries import SlotEstimate
+    from counterfair.views.verdict import bracket
+
+    assert bracket(SlotEstimate(value=0.01, n=3)) == "(no interval from 3 texts)"
+    assert bracket(SlotEstimate(value=0.01, n=1), "prompts") == "(no interval from 1 prompt)"
+    assert bracket(SlotEstimate(value=0.01, ci_low=-0.004, ci_high=0.021, n=9)) == "[-0.4, +2.1]"

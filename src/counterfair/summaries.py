@@ -214,12 +214,19 @@ class IdentityEffects(IdentityEffect):
     swaps_without_placebo: int = 0
 
 
+#: the fewest texts an interval is given from: with fewer, every text lies on one side of the true mean more than 5 %
+#: of the time (2 / 2^n for a symmetric spread: 25 % over 3 texts, 6 % over 5), and a resample's mean never leaves
+#: the texts' range, so no interval from their resamples holds 95 %
+MIN_INTERVAL_TEXTS = 6
+
+
 @dataclass(frozen=True, kw_only=True)
 class SlotEstimate(Estimate):
     """One in-slot estimate (:mod:`counterfair.analysis.slots`): the mean over texts with its 95 % paired bootstrap
-    interval, the t-test's p-value, Holm's adjusted ones (against 0; beyond the materiality threshold) and the
-    ``finding`` (material, small, not detected); a term's also its ``group``, ``score`` (mean P with the term) and
-    ``placebo_score`` (with a neutral word)."""
+    interval (the expanded percentile interval; none from fewer than :data:`MIN_INTERVAL_TEXTS` texts), the t-test's
+    p-value, Holm's adjusted ones (against 0; beyond the materiality threshold) and the ``finding`` (material, small,
+    not detected); a term's also its ``group``, ``score`` (mean P with the term) and ``placebo_score`` (with a neutral
+    word)."""
 
     p_value: float | None = None
     p_adjusted: float | None = None  # Holm, two-sided, against 0

@@ -13,14 +13,15 @@ A rule says when to *fail* — ``identity_effect > 0.05``, ``upper(ctf_gap[*]) >
   ``subgroup_auc``, ``bpsn_auc``, ``bnsp_auc``), ``fped``, ``fned``; on a functional
   suite also ``accuracy`` (overall; groups: the functionalities) and ``target_accuracy`` (groups: the targets).
 * the estimate compared: the point estimate (the default, or ``point(...)``), or the upper or lower bound of its
-  95 % interval (``upper(...)``, ``lower(...)``: the percentile bootstrap for the gaps and effects, Wilson's
-  interval for a flip rate). ``upper(identity_effect) > 0.05`` fails unless the data show the effect is at most
-  0.05; ``lower(identity_effect) > 0.05`` fails only when they show it exceeds 0.05.
+  95 % interval (``upper(...)``, ``lower(...)``: the percentile bootstrap for the gaps, its expanded form for the
+  in-slot effects, Wilson's interval for a flip rate). ``upper(identity_effect) > 0.05`` fails unless the data show
+  the effect is at most 0.05; ``lower(identity_effect) > 0.05`` fails only when they show it exceeds 0.05.
 * no group: overall; ``[NAME]``: that group; ``[*]``: every group, one verdict each.
 
 Each (rule, group) is ``pass``, ``fail``, or ``error`` (it could not be evaluated: no identity swap, no placebo,
-an unknown group, an interval that needs two texts). The gate's verdict: ``fail`` when any rule fails, else
-``error`` when any could not be evaluated, else ``pass``; exit codes 1, 2 and 0 (:data:`EXIT_CODES`).
+an unknown group, an interval from too few texts: two for the gaps, six for the in-slot measures). The gate's
+verdict: ``fail`` when any rule fails, else ``error`` when any could not be evaluated, else ``pass``; exit codes 1, 2
+and 0 (:data:`EXIT_CODES`).
 """
 
 from __future__ import annotations
@@ -262,7 +263,8 @@ def _check(rule: Rule, group: str | None, entry: GateEntry | None) -> GateCheckR
         }
     )
     if value is None:
-        why = "no interval (fewer than two texts)" if rule.bound != "point" else "no value"
+        texts = entry.get("n")
+        why = "no value" if rule.bound == "point" else "no interval" + (f" (from {texts} texts)" if texts else "")
         return {**result, "verdict": "error", "message": f"{rule.describe(group)}: {why}"}
     failed = _OPS[rule.op](value, rule.value)
     shown = f"{value:.4f}" + (

@@ -17,7 +17,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..summaries import DEMO_FILE, AuditSummary, ComparisonSummary, GateCheck, GateVerdict, Record, typed
+from ..summaries import (
+    DEMO_FILE,
+    MIN_INTERVAL_TEXTS,
+    AuditSummary,
+    ComparisonSummary,
+    GateCheck,
+    GateVerdict,
+    Record,
+    typed,
+)
 
 MANY_RULES = 12  # a gate with more checks lists only those that did not pass, and counts the rest
 FEW_PAIRS = 5  # a swap direction resting on fewer swaps comes after the others in "largest" lists, marked
@@ -131,7 +140,7 @@ def rule_sentence(check: GateCheck, rules: tuple[Mapping[str, Any], ...]) -> str
         if check.verdict == "error":
             return f"{condition}: could not be evaluated ({check.message})"
         found = check.finding or "–"
-        shown = f"{points(check.value)} points [{points(check.ci_low)}, {points(check.ci_high)}], {found}"
+        shown = f"{points(check.value)} points {bracket(check)}, {found}"
         return f"{condition}: {shown} — " + {"fail": "fails", "pass": "passes"}.get(check.verdict, check.verdict)
     op = _OP_WORDS.get(str(rule.get("op")), str(rule.get("op", "")))
     threshold = rule.get("value")
@@ -203,7 +212,11 @@ def points(value: float | None, signed: bool = True) -> str:
     return f"{100 * value:+.1f}" if signed else f"{100 * value:.1f}"
 
 
-def _interval(e: Any) -> str:
+def bracket(e: Any, unit: str = "texts") -> str:
+    """``[+1.2, +3.4]`` in points; where the estimate has no interval, why: ``(no interval from 3 texts)``."""
+    if e is None or e.ci_low is None or e.ci_high is None:
+        count = getattr(e, "n", None)
+        return f"(no interval from {count} {unit.rstrip('s') if count == 1 else unit})" if count else "(no interval)"
     return f"[{points(e.ci_low)}, {points(e.ci_high)}]"
 
 
@@ -260,20 +273,20 @@ def _group_parts(effect: Any, own: list[tuple[str, Any]], disparity: Any, flips:
     terms detected but small, the disparity and the flips where detected."""
     material = [(t, e) for t, e in own if e.material]
     small = [(t, e) for t, e in own if e.finding == "small"]
-    average = f"{points(effect.value)} {_interval(effect)}"
+    average = f"{points(effect.value)} {bracket(effect)}"
     if material:
         (first, e), rest = material[0], material[1:DRIVERS]
         lead = (
             f'naming "{first}" {_moves(e.value)} {unit} by {points(abs(e.value or 0.0), False)} points '
-            f"{_interval(e)} compared with a neutral word in the same place"
+            f"{bracket(e)} compared with a neutral word in the same place"
         )
-        lead += "".join(f', "{t}" {points(x.value)} {_interval(x)}' for t, x in rest)
+        lead += "".join(f', "{t}" {points(x.value)} {bracket(x)}' for t, x in rest)
         lead += f" and {len(material) - DRIVERS} more terms" if len(material) > DRIVERS else ""
         parts = [lead, f"its {_terms(len(own))} on average {average}"]
     else:
         parts = [
             f"naming the group (its {_terms(len(own))} on average) {_moves(effect.value)} {unit} by "
-            f"{points(abs(effect.value or 0.0), False)} points {_interval(effect)} compared with a neutral word"
+            f"{points(abs(effect.value or 0.0), False)} points {bracket(effect)} compared with a neutral word"
         ]
     if small:
         parts.append("detectable but small: " + ", ".join(f'"{t}" {points(x.value)}' for t, x in small[:DRIVERS]))
@@ -321,13 +334,19 @@ def _slot_headline(effects: Any, findings: tuple[GroupFinding, ...], unit: str) 
     else:
         status = "no evidence of unfairness"
         widest = max((abs(b) for f in findings for b in (f.ci_low, f.ci_high) if b is not None), default=None)
-        bound = f"; group effects beyond ±{points(widest, False)} points are ruled out" if widest is not None else ""
+        bounded = all(f.ci_low is not None and f.ci_high is not None for f in findings)
+        bound = (
+            f"; group effects beyond ±{points(widest, False)} points are ruled out"
+            if widest is not None and bounded
+            else f"; too few texts to rule an effect out (an interval needs {MIN_INTERVAL_TEXTS} texts that name the "
+            "group)"
+        )
         groups = f"{len(findings)} group" + ("" if len(findings) == 1 else "s")
         headline = f"no identity effect detected in {groups} over {effects.texts} texts{bound}."
     basis = (
         f"Each identity occurrence was scored with every identity term and {effects.placebo_words} neutral words in "
         f"its place ({effects.slots} slots in {effects.texts} texts). Effects in probability points of {unit}, "
-        f"95% bootstrap intervals over texts; overall {points(overall.value)} {_interval(overall)}. Tests "
+        f"95% bootstrap intervals over texts; overall {points(overall.value)} {bracket(overall)}. Tests "
         f"Holm-corrected over {effects.tests} estimates; material: shown to exceed {points(limit, False)} points "
         f"({points(flips, False)} for flips); small: shown to differ from 0, not to exceed that."
     )

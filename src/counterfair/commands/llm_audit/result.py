@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from ...summaries import GateMetrics, GateVerdict, Record, SlotEffects, SlotMeasure, record_field
-from ...views.verdict import LEVEL_WORDS, MANY_RULES, GroupFinding, points, slot_findings
+from ...views.verdict import LEVEL_WORDS, MANY_RULES, GroupFinding, bracket, points, slot_findings
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -119,7 +119,7 @@ def verdict_lines(summary: LLMAuditSummary) -> list[str]:
         shown = [f for f in fs if f.level != "not detected"] or list(fs[:1])
         lines.append(
             f"{outcome} ({unit(outcome, summary.options)}): overall {points(overall.value if overall else None)} "
-            f"points [{points(overall.ci_low if overall else None)}, {points(overall.ci_high if overall else None)}]"
+            f"points {bracket(overall, 'prompts')}"
         )
         lines += [f"  {f.sentence()}" for f in shown]
     if "refusal" not in summary.outcomes and summary.generator.get("grammar"):
@@ -142,14 +142,13 @@ def similarity_lines(summary: LLMAuditSummary) -> list[str]:
         means = (summary.similarity or {})[metric].mean_similarity
         lines.append(
             f"{metric} similarity: a response naming a group is {points(overall.value)} points less alike to one "
-            f"naming a neutral word than two neutral words' are [{points(overall.ci_low)}, {points(overall.ci_high)}], "
+            f"naming a neutral word than two neutral words' are {bracket(overall, 'prompts')}, "
             f"{LEVEL_WORDS.get(overall.finding or '', overall.finding)} (mean similarity: groups "
             f"{points(means.get('identity_pairs'), False)}, neutral words {points(means.get('placebo_pairs'), False)}, "
             f"two samples of one prompt {points(means.get('same_prompt'), False)})."
         )
         lines += [
-            f"  {g} — {LEVEL_WORDS.get(e.finding or '', e.finding)}: {points(e.value)} points "
-            f"[{points(e.ci_low)}, {points(e.ci_high)}]"
+            f"  {g} — {LEVEL_WORDS.get(e.finding or '', e.finding)}: {points(e.value)} points {bracket(e, 'prompts')}"
             for g, e in groups
             if e.detected
         ]
@@ -197,7 +196,7 @@ def group_table(summary: LLMAuditSummary, outcome: str) -> pd.DataFrame:
             {
                 "group": group,
                 "effect": points(e.value),
-                "95% CI": f"[{points(e.ci_low)}, {points(e.ci_high)}]",
+                "95% CI": bracket(e, "prompts"),
                 "finding": LEVEL_WORDS.get(e.finding or "", e.finding),
                 "disparity": points(d.value if d else None),
                 "flip excess": points(f.value if f else None),
@@ -217,7 +216,7 @@ def term_table(summary: LLMAuditSummary, outcome: str) -> pd.DataFrame:
             "with the term": points(e.score, False),
             "with a neutral word": points(e.placebo_score, False),
             "effect": points(e.value),
-            "95% CI": f"[{points(e.ci_low)}, {points(e.ci_high)}]",
+            "95% CI": bracket(e, "prompts"),
             "finding": LEVEL_WORDS.get(e.finding or "", ""),
         }
         for t, e in sorted(terms.items(), key=lambda te: -abs(te[1].value or 0.0))
@@ -330,7 +329,7 @@ def page(summary: LLMAuditSummary, responses: pd.DataFrame) -> Any:
             {
                 "group": g,
                 "dissimilarity excess": points(e.value),
-                "95% CI": f"[{points(e.ci_low)}, {points(e.ci_high)}]",
+                "95% CI": bracket(e, "prompts"),
                 "finding": LEVEL_WORDS.get(e.finding or "", e.finding),
                 "prompts": e.n,
             }
