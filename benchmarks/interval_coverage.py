@@ -8,8 +8,17 @@ same resamples of texts for every column, as in an audit). The plain interval is
 Reported per ``n``: the share of intervals that hold the true mean (the target is 0.95) and the median width of the
 new interval over the old one.
 
+``--audit``: the same question end to end, on real texts through the audit's own slots and ``slot_effects``:
+calibration.py's pool of Civil Comments and its planted classifiers ``term`` (+5 points for "gay") and ``lower``
+(−5 points for every race or ethnicity term), with its per-text noise (sd 2 points, drawn afresh each run). Each run
+draws ``n`` texts; every term's interval is checked against the true effect: the term's effect over the whole pool
+without noise (the base score ignores the slot, so that is 0 for every term not planted and ±5 points for the
+planted ones, less where a text names another planted term outside the slot: there the plant is in every variant).
+"Before" is the same run with the plain percentiles (``expanded_tail`` set to 2.5 for the run).
+
 Usage: python benchmarks/interval_coverage.py [--samples 2000]
-Results: benchmarks/results/interval_coverage.json
+       python benchmarks/interval_coverage.py --audit [--seeds 200] [--sizes 6,10,20,40]
+Results: benchmarks/results/interval_coverage.json, benchmarks/results/interval_coverage_audit.json
 """
 
 from __future__ import annotations
@@ -67,10 +76,96 @@ def table(rows: list[dict[str, Any]], samples: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def audit_coverage(seeds: int, sizes: list[int]) -> None:
+    """Coverage of every term's interval in audits of real texts with planted classifiers (see the docstring)."""
+    import sys
+
+    import pandas as pd
+
+    import counterfair.analysis.slots as slots
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from calibration import DATA, Planted, _slots, _with_noise
+
+    started = time.perf_counter()
+    comments = pd.concat([pd.read_csv(path)["comment_text"] for path in DATA]).dropna().astype(str)
+    comments = comments[comments.str.len() <= 1000].drop_duplicates()
+    pool = comments.sample(n=min(1000, len(comments)), random_state=0).tolist()  # calibration.py's pool
+    written = _slots(pool)
+    ids = sorted(set(written["input_id"].astype(str)))
+    planted = Planted(0.05, 0.05)
+    texts = list(dict.fromkeys(written["text"]))
+    rows: list[dict[str, Any]] = []
+    plain_tail = slots.expanded_tail
+    for kind in ("term", "lower"):
+        scores = {t: planted.score(kind, t) for t in texts}
+        scored = written.assign(score=[scores[t] for t in written["text"]], input_id=written["input_id"].astype(str))
+        by_id = dict(tuple(scored.groupby("input_id", sort=False)))
+        whole = slots.slot_effects(scored.copy(), threshold=0.5, seed=0, n_resamples=10)
+        assert whole is not None
+        truth = {t: e["value"] for t, e in whole["identity_effect"]["by_term"].items()}  # the pool's, noiseless
+        for n in sizes:
+            held = {"before": [], "now": []}
+            for seed in range(seeds):
+                rng = np.random.default_rng(seed)
+                chosen = rng.choice(len(ids), size=n, replace=False)
+                part = _with_noise(pd.concat([by_id[ids[i]] for i in chosen], ignore_index=True), 0.02, rng)
+                for when in ("before", "now"):
+                    slots.expanded_tail = (lambda texts, confidence=0.95: 2.5) if when == "before" else plain_tail
+                    try:
+                        effects = slots.slot_effects(part.copy(), threshold=0.5, seed=seed, n_resamples=RESAMPLES)
+                    finally:
+                        slots.expanded_tail = plain_tail
+                    assert effects is not None
+                    for term, e in effects["identity_effect"]["by_term"].items():
+                        if e["ci_low"] is not None:
+                            held[when].append(e["ci_low"] - 1e-12 <= truth[term] <= e["ci_high"] + 1e-12)
+            rows.append(
+                {
+                    "classifier": kind,
+                    "texts": n,
+                    "runs": seeds,
+                    "intervals": len(held["now"]),
+                    "coverage_before": float(np.mean(held["before"])),
+                    "coverage_now": float(np.mean(held["now"])),
+                }
+            )
+            print(
+                f"{kind:5s} n={n:3d}: {len(held['now'])} term intervals, held before {rows[-1]['coverage_before']:.3f}"
+                f", now {rows[-1]['coverage_now']:.3f}",
+                flush=True,
+            )
+    lines = [
+        "| classifier | texts | runs | term intervals | held the planted effect before | now |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['classifier']} | {r['texts']} | {r['runs']} | {r['intervals']:,} | {r['coverage_before']:.3f} "
+            f"| {r['coverage_now']:.3f} |"
+        )
+    out = {
+        "table": "\n".join(lines) + "\n",
+        "rows": rows,
+        "pool": len(pool),
+        "pool_with_slots": len(ids),
+        "resamples": RESAMPLES,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    write_json(out, RESULTS / "interval_coverage_audit.json")
+    print(f"written: {RESULTS / 'interval_coverage_audit.json'} ({out['seconds']} s)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=2000, help="intervals per size and spread")
+    parser.add_argument("--audit", action="store_true", help="end to end on real texts with planted classifiers")
+    parser.add_argument("--seeds", type=int, default=200, help="--audit: runs per classifier and size")
+    parser.add_argument("--sizes", default="6,10,20,40", help="--audit: texts per run")
     args = parser.parse_args()
+    if args.audit:
+        audit_coverage(args.seeds, [int(s) for s in args.sizes.split(",")])
+        return
     rows: list[dict[str, Any]] = []
     started = time.perf_counter()
     for kind in ("normal", "skewed"):

@@ -182,6 +182,11 @@ SOURCED: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
             ("rows",),
         ),
         ("which held it 94–96 % over 8 to 100 texts", "interval_coverage.json", ("rows",)),
+        (
+            "interval held its true effect 94 % of the time over 10 texts where the plain one held it 90 %",
+            "interval_coverage_audit.json",
+            ("rows",),
+        ),
     ],
     "docs/concepts/labelled-data.md": [
         ("| profanity-check (default) | … 0.612] |", "bias_dixon.json", ("classifiers", "profanity-check")),
@@ -297,6 +302,7 @@ NOT_MEASURED: dict[str, list[tuple[str, str]]] = {
     ],
     "docs/concepts/identity-effect.md": [
         ("the plain 2.5 and 97.5 percentiles", "setting"),
+        ("with a planted +5 or −5 points", "setting"),
         ("(2.03 and 97.97 over 40 texts, nearly 2.5 and 97.5 over thousands)", "setting"),
         ("in at least 95 % of audits", "setting"),
         ("**5 points** of flips", "setting"),
