@@ -450,3 +450,27 @@ def test_an_estimate_without_an_interval_says_from_how_many_texts_or_prompts() -
     assert bracket(SlotEstimate(value=0.01, n=3)) == "(no interval from 3 texts)"
     assert bracket(SlotEstimate(value=0.01, n=1), "prompts") == "(no interval from 1 prompt)"
     assert bracket(SlotEstimate(value=0.01, ci_low=-0.004, ci_high=0.021, n=9)) == "[-0.4, +2.1]"
+
+
+def test_the_verdict_rules_out_only_what_has_an_interval_and_names_the_groups_that_lack_one() -> None:
+    from counterfair.summaries import SlotEffects, SlotEstimate, SlotMeasure
+    from counterfair.views.verdict import GroupFinding, _slot_headline
+
+    overall = SlotEstimate(value=0.001, ci_low=-0.004, ci_high=0.006, n=40)
+    effects = SlotEffects(texts=40, slots=40, placebo_words=25, tests=74, identity_effect=SlotMeasure(overall=overall))
+    wide = GroupFinding("religion", "not detected", 0.002, -0.011, 0.013, 40)
+    narrow = GroupFinding("age", "not detected", -0.001, -0.006, 0.004, 40)
+    few = GroupFinding("disability", "not detected", 0.01, None, None, 4)
+    _, both, _ = _slot_headline(effects, (wide, narrow), "P(toxic)")
+    assert (
+        both == "no identity effect detected in 2 groups over 40 texts; group effects beyond ±1.3 points are ruled out."
+    )
+    _, partly, _ = _slot_headline(effects, (wide, narrow, few), "P(toxic)")
+    assert partly == (
+        "no identity effect detected in 3 groups over 40 texts; group effects beyond ±1.3 points are ruled out for "
+        "religion, age; too few texts to rule an effect out for disability (an interval needs 6 texts that name the "
+        "group)."
+    )
+    _, none, _ = _slot_headline(effects, (few,), "P(toxic)")
+    assert none.endswith("1 group over 40 texts; too few texts to rule an effect out (an interval needs 6 texts that "
+                         "name the group).")  # fmt: skip

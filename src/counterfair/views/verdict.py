@@ -333,14 +333,16 @@ def _slot_headline(effects: Any, findings: tuple[GroupFinding, ...], unit: str) 
         )
     else:
         status = "no evidence of unfairness"
-        widest = max((abs(b) for f in findings for b in (f.ci_low, f.ci_high) if b is not None), default=None)
-        bounded = all(f.ci_low is not None and f.ci_high is not None for f in findings)
-        bound = (
-            f"; group effects beyond ±{points(widest, False)} points are ruled out"
-            if widest is not None and bounded
-            else f"; too few texts to rule an effect out (an interval needs {MIN_INTERVAL_TEXTS} texts that name the "
-            "group)"
-        )
+        bounded = [f for f in findings if f.ci_low is not None and f.ci_high is not None]
+        unbounded = [f.group for f in findings if f not in bounded]
+        widest = max((abs(b) for f in bounded for b in (f.ci_low, f.ci_high) if b is not None), default=None)
+        bound = f"; group effects beyond ±{points(widest, False)} points are ruled out" if widest is not None else ""
+        if unbounded:
+            bound += f" for {', '.join(f.group for f in bounded)}" if bounded else ""
+            bound += (
+                f"; too few texts to rule an effect out{'' if not bounded else ' for ' + ', '.join(unbounded)} (an "
+                f"interval needs {MIN_INTERVAL_TEXTS} texts that name the group)"
+            )
         groups = f"{len(findings)} group" + ("" if len(findings) == 1 else "s")
         headline = f"no identity effect detected in {groups} over {effects.texts} texts{bound}."
     basis = (
