@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.cli_runner import run_in_process
@@ -80,6 +80,7 @@ def _run(args: list[str]) -> tuple[int, str]:
     threshold=st.sampled_from(["0.5"] * 6 + ["2", "x", "0"]),
     odds=st.integers(0, 3),  # a config file in one run of four: most runs reach the audit itself
 )
+@example(texts=["gay"], row_ids=["0\r"], rule=None, config=None, threshold="0.5", odds=0)  # CI: a bare "\r" in a CSV
 @pytest.mark.slow
 def test_the_audit_ends_in_a_documented_exit_code(
     tmp_path_factory: pytest.TempPathFactory,

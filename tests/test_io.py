@@ -223,3 +223,30 @@ def test_csv_column_blocks_keep_names_as_categories_and_check_each_block(tmp_pat
     assert len(next(read)) == 2  # the first block is good
     with pytest.raises(InputError, match="row 4, column diff: 'oops' is not a number"):
         next(read)
+
+
+def test_a_lone_carriage_return_survives_every_csv_we_write(tmp_path: Path) -> None:
+    """Python's csv writer leaves a bare "\\r" unquoted (it quotes the line terminator's "\\n"), and readers take it
+    for a line end: the fuzz test's id "0\\r" came back as "0" and an empty row, and the audit crashed. A table with
+    one is written with its texts quoted; one without keeps the minimal quoting byte for byte."""
+    from counterfair.io import csv_writer
+
+    frame = pd.DataFrame({"input_id": ["0\r", "b"], "text": ["a\rb", "c\r\nd"], "score": [0.25, None]})
+    table = write_table(frame, tmp_path / "t.csv")
+    with csv_writer(tmp_path / "s.csv", ["input_id", "text", "score"]) as write:
+        write(frame.iloc[:1])
+        write(frame.iloc[1:])
+    for path in (table, tmp_path / "s.csv"):
+        back = pd.read_csv(path, dtype=str, keep_default_na=False)
+        assert back["input_id"].tolist() == ["0\r", "b"] and back["text"].tolist() == ["a\rb", "c\r\nd"]
+        assert back["score"].tolist() == ["0.25", ""]
+    import csv
+
+    from counterfair.io import csv_quoting
+
+    assert csv_quoting(frame) == csv.QUOTE_NONNUMERIC and csv_quoting(frame.iloc[1:]) == csv.QUOTE_NONNUMERIC
+    plain = pd.DataFrame({"input_id": ["a", "b"], "text": ["x, y", "z"], "score": [0.5, 1.0]})
+    assert csv_quoting(plain) == csv.QUOTE_MINIMAL
+    write_table(plain, tmp_path / "p.csv")
+    expected = plain.assign(schema_version=SCHEMA_VERSION).to_csv(index=False)
+    assert (tmp_path / "p.csv").read_text(encoding="utf-8") == expected

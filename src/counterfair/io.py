@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -800,6 +800,23 @@ def atomic_open(path: str | Path, mode: str = "w", **kwargs: Any) -> Iterator[IO
         raise
 
 
+def csv_quoting(frame: pd.DataFrame) -> Literal[0, 2]:
+    """How to quote ``frame``'s CSV: minimally, unless a text in it holds a carriage return outside a "\r\n". Python's
+    csv writer quotes a field for the characters of its line terminator ("\n") and leaves a lone "\r" bare, which
+    every reader (pandas, Excel, csv) then takes for a line end: an id "0\r" came back as "0" and a row of its own.
+    Such a frame is written with every text quoted (the values read back are the same)."""
+    for name in frame.columns:
+        column = frame[name]
+        if column.dtype != object and not pd.api.types.is_string_dtype(column.dtype):
+            continue
+        try:
+            if column.str.contains("\r", regex=False, na=False).any():
+                return 2  # csv.QUOTE_NONNUMERIC
+        except AttributeError:  # an object column without a string in it
+            continue
+    return 0  # csv.QUOTE_MINIMAL
+
+
 def write_table(frame: pd.DataFrame, path: str | Path, *, fmt: str | None = None) -> Path:
     """Write ``frame`` with a ``schema_version`` column, atomically. Format from the suffix."""
     target = Path(path)
@@ -808,7 +825,7 @@ def write_table(frame: pd.DataFrame, path: str | Path, *, fmt: str | None = None
     out["schema_version"] = SCHEMA_VERSION
     if kind in ("csv", "tsv"):
         with atomic_open(target, "w", encoding="utf-8", newline="") as handle:
-            out.to_csv(handle, index=False, sep="," if kind == "csv" else "\t")
+            out.to_csv(handle, index=False, sep="," if kind == "csv" else "\t", quoting=csv_quoting(out))
     elif kind == "jsonl":
         with atomic_open(target, "w", encoding="utf-8") as handle:
             out.to_json(handle, orient="records", lines=True, force_ascii=False)
@@ -844,7 +861,7 @@ def csv_writer(path: str | Path, columns: Sequence[str]) -> Iterator[Callable[[p
     def write(chunk: pd.DataFrame) -> None:
         out = chunk.reindex(columns=list(columns))
         out["schema_version"] = SCHEMA_VERSION
-        out.to_csv(handle, index=False, header=header[0])
+        out.to_csv(handle, index=False, header=header[0], quoting=csv_quoting(out))
         header[0] = False
 
     with atomic_open(target, "w", encoding="utf-8", newline="") as handle:
