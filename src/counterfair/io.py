@@ -801,10 +801,10 @@ def atomic_open(path: str | Path, mode: str = "w", **kwargs: Any) -> Iterator[IO
 
 
 def csv_quoting(frame: pd.DataFrame) -> Literal[0, 2]:
-    """How to quote ``frame``'s CSV: minimally, unless a text in it holds a carriage return outside a "\r\n". Python's
-    csv writer quotes a field for the characters of its line terminator ("\n") and leaves a lone "\r" bare, which
-    every reader (pandas, Excel, csv) then takes for a line end: an id "0\r" came back as "0" and a row of its own.
-    Such a frame is written with every text quoted (the values read back are the same)."""
+    """How to quote ``frame``'s CSV: minimally, unless a text in it holds a carriage return. Python's csv writer
+    quotes a field for the characters of its line terminator (a newline) and leaves a lone carriage return bare, which
+    every reader (pandas, Excel, csv) then takes for a line end: an id ``0<CR>`` came back as ``0`` and a row of its
+    own. Such a frame is written with every text quoted (the values read back are the same)."""
     for name in frame.columns:
         column = frame[name]
         if column.dtype != object and not pd.api.types.is_string_dtype(column.dtype):
