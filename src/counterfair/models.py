@@ -460,7 +460,6 @@ def _torch_dtype(dtype: str) -> Any:
 
 
 def _load_causal_lm(name_or_path: str, *, dtype: str, progress: bool) -> LoadedLM:
-
     torch_dtype = _torch_dtype(dtype)
     model_id, path, expected_sha = resolve_lm_source(name_or_path)
     if path.is_dir():

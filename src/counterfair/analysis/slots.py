@@ -539,12 +539,12 @@ def _estimates(
                 se = sd[c] / math.sqrt(n[c])
                 p_value = float(2 * student.sf(abs(mean[c]) / se, n[c] - 1))
                 p_beyond = float(student.sf((size - margin) / se, n[c] - 1))
-        enough = n[c] >= MIN_INTERVAL_TEXTS
+        bounded = bool(np.isfinite(low[c]) and np.isfinite(high[c]))  # none from too few texts (_bootstrap)
         out.append(
             {
                 "value": float(mean[c]),
-                "ci_low": float(low[c]) if enough else None,
-                "ci_high": float(high[c]) if enough else None,
+                "ci_low": float(low[c]) if bounded else None,
+                "ci_high": float(high[c]) if bounded else None,
                 "n": int(n[c]),
                 "p_value": p_value,
                 "p_beyond": p_beyond,
