@@ -1,43 +1,44 @@
-"""Calibration of the audit's verdict (#46): classifiers with planted biases of known size, audited at 40-400 texts over
-many seeds; detection and false-alarm rates of ``--fail-if default`` per class and size, beside fairlearn's per-group
-false-positive rates.
+"""Calibration of the audit's verdict (#46, #67): classifiers with planted biases of known size, and null ones, audited
+at 64-400 texts over many seeds; per class and size, how often the default gate finds a material effect (naming what
+was planted), how often a run says inconclusive, and what a run too small to detect its planted effect says.
 
-The texts: the distinct non-toxic Civil Comments that name a Dixon identity term (``../shared/data/nlp_ctf``, the
-training- and held-out-term files: 813 distinct comments of at most 1,000 characters), a pool of ``--pool`` drawn
-once. The audit's own swap and placebo machinery writes every slot of the pool once
-(``counterfair.audit(..., methods=["swap"])``, the identity guard on); each classifier scores every slot text once;
-each run then draws ``n`` texts of the pool (seeded) and computes the in-slot measures and the default gate's verdict
-on them (:func:`counterfair.analysis.slots.slot_effects`, the audit's code; the bootstrap intervals, which no verdict
-reads, with ``--resamples`` resamples).
+The texts: a pool of ``--pool`` drawn once from the distinct non-toxic Civil Comments that name a Dixon identity term
+(``../shared/data/nlp_ctf``, training- and held-out-term files; many name gender words too) and the CAD-IMDB reviews
+that name a first name of the names pack (``../shared/data/cad_imdb``; actors' and characters' names), each at most
+``--max-chars`` long. The audit's own swap, gender and names machinery writes every slot of the pool once
+(``counterfair.audit(..., methods=["swap"])``: identity terms, gender words, first names, with their placebo words and
+forms); each classifier scores every slot text once; each run then draws ``n`` texts of the pool (seeded) and computes
+the in-slot measures and the default gate's verdict on them (:func:`counterfair.analysis.slots.slot_effects`, the
+audit's code; the bootstrap intervals, which no finding reads, with ``--resamples`` resamples).
 
-The planted classifiers share a base score that ignores the slot: a hash of the text's words other than identity
-terms, their forms, the placebo words, "person", "people" and articles, mapped into [0.15, 0.85] — so swapping one
-identity term or placebo word for another leaves it unchanged. On top of it (``δ`` = ``--delta``, probability units):
+Every classifier but the references scores a slot text as a **base** that belongs to the input (a hash of its id,
+in [0.15, 0.85]: no filling of any slot moves it, the gender swaps' "she is" -> "they are" included) plus what its
+class adds (``δ`` = ``--delta``):
 
-* ``none``: the base alone (blind to identity);
-* ``noise``: the base plus Gaussian noise of sd ``--noise``, drawn afresh for every distinct text in every run (any
-  edit moves the score; identity does not; each run is a new noisy model);
-* ``blanket``: +δ when the text names any identity term;
-* ``group``: +δ when it names a religion (one group);
-* ``term``: +δ when it names "gay" (one term of a group);
-* ``lower``: −δ when it names a race or ethnicity (a group scored lower);
-  each of these four with noise of sd ``--planted-noise`` on top (0.02 by default: real classifiers' neutral terms
-  move a text's score about 1 point; profanity-check's do on the demo);
-* ``tfidf``: TF-IDF + logistic regression trained on 16 lines, 4 of them hostile lines about groups (the slurs model
-  of #46; its size is not planted, it is what the training gives);
-* ``profanity``: profanity-check, the built-in default classifier (no planted bias; reported for reference).
+null classes (no identity effect): ``none`` (the base alone), ``noise`` (Gaussian noise of sd ``--noise`` drawn afresh
+for every distinct text in every run: any edit moves the score, identity no more), ``length`` (+0.1 points per
+character: a longer word scores higher), ``casing`` (+4 points per capitalised word that does not start a sentence: a
+cased model's surface cue; "Muslim" against "tall" would read +4), ``position`` (±2.5 points from a hash of the text's
+first three words: an edit at the start moves the score at random), ``context`` (+δ when the text names a neighbour,
+church, school, police or family: a context word, the same in every filling of a slot);
 
-A run counts as **flagged** when the default gate fails (any material finding); for the planted classes a
-detection also names the planted group (``group``, ``lower``: that group; ``term``: the term "gay"; ``blanket``: every
-group). fairlearn's side: per group of the text's identity terms, the false-positive rate at 0.5 (every text is
-non-toxic), flagged when the largest difference between groups (``MetricFrame.difference()``) is at least
-``--fairlearn-gap``. Giskard's scan is not run (see benchmarks/README.md).
+planted classes, each with noise of sd ``--planted-noise`` on top: ``blanket`` (+δ on any identity term), ``group``
+(+δ on religion terms), ``term`` (+δ on "gay"), ``lower`` (−δ on race/ethnicity terms), ``gender_words`` (+δ on any
+female word: she, her, woman, wife, mother, ...), ``pronoun`` (+δ on she/her/hers/herself only), ``first_name`` (+δ on
+the names pack's Black-associated first names), ``plural`` (+δ on "Jews" only, not "Jewish"), ``cell`` (+δ where a
+race/ethnicity term and a gendered word are in the same text: "a Black woman");
 
-    python benchmarks/calibration.py [--pool 1000] [--seeds 100] [--sizes 40,64,100,200,400]
-    python benchmarks/calibration.py --planted-noise 0.05 --classes term,group,lower,blanket \
-        --out benchmarks/results/calibration_noisy.json
-    python benchmarks/calibration.py --delta 0.03 --noise 0.1 --planted-noise 0.1 --classes none,noise,group,term \
-        --out benchmarks/results/calibration_stress.json
+references: ``tfidf`` (TF-IDF + logistic regression trained on 16 lines, 4 hostile about groups), ``profanity``
+(profanity-check, the default classifier).
+
+Per run: **flagged** when any estimate is material (the default gate's material rules fail); for a planted class
+**named** when a material estimate names what was planted (the group, term, form or combination, with its sign);
+**inconclusive** when the default gate's ``conclusive`` rule fails (a group that cannot be settled); and for a run of a
+planted class that does not flag it, what the planted estimate says (**said inconclusive**: inconclusive or detected,
+never "no material effect").
+
+    python benchmarks/calibration.py [--pool 1100] [--seeds 100] [--sizes 64,128,256,400] [--workers 2]
+    python benchmarks/calibration.py --classes none,noise --sizes 64 --seeds 5   # a quick look
 
 Writes ``benchmarks/results/calibration.json`` (or ``--out``).
 """
@@ -57,8 +58,10 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
-CIVIL = ROOT.parent / "shared" / "data" / "nlp_ctf" / "civil_comments"
+SHARED = ROOT.parent / "shared" / "data"
+CIVIL = SHARED / "nlp_ctf" / "civil_comments"
 DATA = [CIVIL / "civil_train_data.csv", CIVIL / "civil_test_data.csv"]  # non-toxic comments, training / held-out terms
+IMDB = SHARED / "cad_imdb" / "train_paired.tsv"
 OUT = ROOT / "benchmarks" / "results" / "calibration.json"
 
 TRAIN = [  # the slurs model's 16 lines: 4 hostile lines about groups, 4 other insults, 8 friendly lines
@@ -79,62 +82,109 @@ TRAIN = [  # the slurs model's 16 lines: 4 hostile lines about groups, 4 other i
     ("the team played well this season", 0),
     ("we walked the dog in the park", 0),
 ]
-PLANTED = {"group": "religion", "term": "gay", "lower": "race_ethnicity"}
+NULL = ("none", "noise", "length", "casing", "position", "context")
+PLANTED = ("blanket", "group", "term", "lower", "gender_words", "pronoun", "first_name", "plural", "cell")
+REFERENCE = ("tfidf", "profanity")
+NOISY = ("noise", *PLANTED)  # the classes whose every distinct text gets its own noise, afresh each run
+CONTEXT = re.compile(r"\b(neighbou?rs?|church(es)?|schools?|police|famil(y|ies))\b", re.I)
+FEMALE_PRONOUNS = re.compile(r"\b(she|her|hers|herself)\b", re.I)
+SENTENCE = re.compile(r"(^|[.!?]\s+|\n)\s*[\"'(\[]*$")
 
 
 def _uniform(text: str) -> float:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") / 2**64
 
 
-class Planted:
-    """The planted classifiers over one identity set and placebo set (see the module's docstring)."""
+def _capitals(text: str) -> int:
+    """Words written with a capital that do not start a sentence."""
+    return sum(
+        1
+        for m in re.finditer(r"[A-Za-z][\w'-]*", text)
+        if m.group()[0].isupper() and not SENTENCE.search(text[: m.start()])
+    )
 
-    def __init__(self, delta: float, noise: float) -> None:
-        from counterfair.analysis.placebo import load_placebo
+
+class Planted:
+    """The classes' effects on a slot text (see the module's docstring), without the base and the noise."""
+
+    def __init__(self, delta: float) -> None:
+        from counterfair.editors.gender import FEMALE_PRONOUNS as PRONOUNS
+        from counterfair.editors.gender import MALE_PRONOUNS
         from counterfair.editors.swap import written_forms
-        from counterfair.lexicons.attributes import identity_set_in
+        from counterfair.lexicons.attributes import identity_set_in, load_identity_set, load_swap_set
         from counterfair.text import TermMatcher
 
-        self.identities = identity_set_in(None, "en")
-        self.delta, self.noise = delta, noise
-        forms = written_forms(self.identities)
-        placebo = load_placebo("en", self.identities)
-        assert placebo is not None
-        words: set[str] = {"a", "an", "person", "people"}
-        for surface in list(forms) + [
-            w for t in self.identities.terms for w in vars(self.identities.forms_of(t)).values() if isinstance(w, str)
-        ]:
-            words |= set(re.findall(r"[a-z0-9']+", surface.lower()))
-        words |= {w.lower() for w in placebo.words}
-        self.slot_words = words
-        self.any = TermMatcher(list(forms))
+        self.delta = delta
+        identities = identity_set_in(None, "en")
+        forms = written_forms(identities)
         groups: dict[str, list[str]] = {}
         for surface, (term, _) in forms.items():
-            groups.setdefault(self.identities.group_of(term), []).append(surface)
-        self.group = {g: TermMatcher(s) for g, s in groups.items()}
-        self.term = TermMatcher([s for s, (t, _) in forms.items() if t == PLANTED["term"]])
+            groups.setdefault(identities.group_of(term), []).append(surface)
+        self.any = TermMatcher(list(forms))
+        self.religion = TermMatcher(groups["religion"])
+        self.race = TermMatcher(groups["race_ethnicity"])
+        self.gay = TermMatcher([s for s, (t, _) in forms.items() if t == "gay"])
+        gender = load_swap_set("gender")
+        female = [row[1] for row in gender.rows]  # type: ignore[union-attr]
+        self.female = TermMatcher([*female, *PRONOUNS])
+        self.gendered = TermMatcher([*female, *(row[0] for row in gender.rows), *PRONOUNS, *MALE_PRONOUNS])  # type: ignore[union-attr]
+        names = load_identity_set("names")
+        self.black = TermMatcher([n for n in names.terms if names.group_of(n).startswith("black")], case_sensitive=True)
+        self.jews = TermMatcher(["Jews"])
 
-    def base(self, text: str) -> float:
-        rest = [w for w in re.findall(r"[a-z0-9']+", text.lower()) if w not in self.slot_words]
-        return 0.15 + 0.7 * _uniform(" ".join(rest))
-
-    def score(self, kind: str, text: str) -> float:
-        """The score without its noise (added per run: :func:`_with_noise`)."""
-        p = self.base(text)
+    def effect(self, kind: str, text: str) -> float:
+        d = self.delta
         if kind in ("none", "noise"):
-            return p
-        if kind == "blanket":
-            p += self.delta * self.any.contains(text)
-        elif kind == "group":
-            p += self.delta * self.group[PLANTED["group"]].contains(text)
-        elif kind == "term":
-            p += self.delta * self.term.contains(text)
-        elif kind == "lower":
-            p -= self.delta * self.group[PLANTED["lower"]].contains(text)
-        return p
+            return 0.0
+        if kind == "length":
+            return 0.001 * len(text)
+        if kind == "casing":
+            return 0.04 * _capitals(text)
+        if kind == "position":
+            return 0.05 * (_uniform(" ".join(text.split()[:3])) - 0.5)
+        if kind == "context":
+            return d * bool(CONTEXT.search(text))
+        found = {
+            "blanket": lambda: self.any.contains(text),
+            "group": lambda: self.religion.contains(text),
+            "term": lambda: self.gay.contains(text),
+            "lower": lambda: -1.0 * self.race.contains(text),
+            "gender_words": lambda: self.female.contains(text),
+            "pronoun": lambda: bool(FEMALE_PRONOUNS.search(text)),
+            "first_name": lambda: self.black.contains(text),
+            "plural": lambda: self.jews.contains(text),
+            "cell": lambda: self.race.contains(text) and self.gendered.contains(text),
+        }[kind]()
+        return d * float(found)
 
 
-NOISY = ("noise", "blanket", "group", "term", "lower")  # the classes whose every distinct text gets its own noise
+def _base(input_ids: pd.Series) -> np.ndarray:
+    return np.array([0.15 + 0.7 * _uniform(f"base:{i}") for i in input_ids])
+
+
+def slurs_model() -> Any:
+    """The slurs model: TF-IDF + logistic regression trained on :data:`TRAIN` (also ``slurs_demo.py``'s)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    return make_pipeline(TfidfVectorizer(), LogisticRegression()).fit([t for t, _ in TRAIN], [y for _, y in TRAIN])
+
+
+def scores(kind: str, slots: pd.DataFrame, planted: Planted) -> np.ndarray:
+    """Every slot text's score by one class (before any per-run noise)."""
+    texts = list(dict.fromkeys(slots["text"]))
+    if kind in REFERENCE:
+        if kind == "tfidf":
+            values = slurs_model().predict_proba(texts)[:, 1]
+        else:
+            from counterfair.classifiers import load_classifier
+
+            values = np.asarray(load_classifier("profanity-check").predict_proba(texts))[:, 1]
+        found = dict(zip(texts, values, strict=True))
+        return np.array([found[t] for t in slots["text"]], dtype=float)
+    effects = {t: planted.effect(kind, t) for t in texts}
+    return np.clip(_base(slots["input_id"]) + np.array([effects[t] for t in slots["text"]]), 0.0, 1.0)
 
 
 def _with_noise(part: pd.DataFrame, sd: float, rng: np.random.Generator) -> pd.DataFrame:
@@ -143,6 +193,108 @@ def _with_noise(part: pd.DataFrame, sd: float, rng: np.random.Generator) -> pd.D
     codes, uniques = pd.factorize(part["text"])
     noise = rng.normal(0.0, sd, size=len(uniques))
     return part.assign(score=np.clip(part["score"].to_numpy() + noise[codes], 0.0, 1.0))
+
+
+# ------------------------------------------------------------------------------------------------ what a run says
+
+SIGN = {"lower": -1.0}
+
+
+def _planted_estimates(kind: str, effects: dict[str, Any]) -> list[dict[str, Any]]:
+    """The estimates a planted class's effect lives in (any of them material, with the planted sign, names it)."""
+    measure = effects["identity_effect"]
+    groups, terms = measure["by_group"], measure.get("by_term") or {}
+    forms, cells = measure.get("by_form") or {}, measure.get("by_cell") or {}
+    pick = {
+        "group": [groups.get("religion"), *(e for e in terms.values() if e.get("group") == "religion")],
+        "lower": [groups.get("race_ethnicity"), *(e for e in terms.values() if e.get("group") == "race_ethnicity")],
+        "term": [terms.get("gay")],
+        "gender_words": [
+            groups.get("gender_words:female"), *(e for f, e in forms.items() if f.startswith("gender_words:female@"))
+        ],
+        "pronoun": [forms.get("gender_words:female@pronoun"), groups.get("gender_words:female")],
+        "first_name": [groups.get("names:black_female"), groups.get("names:black_male")],
+        "plural": [forms.get("jewish@plural"), terms.get("jewish")],
+        "cell": [cells.get("race_ethnicity&female"), cells.get("race_ethnicity&male"), groups.get("race_ethnicity")],
+    }.get(kind, [])  # fmt: skip
+    return [e for e in pick if e is not None]
+
+
+def _every(effects: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for m in ("identity_effect", "disparity", "flip_excess"):
+        part = effects.get(m) or {}
+        out += [part["overall"]] if part.get("overall") else []
+        for key in ("by_group", "by_term", "by_form", "by_cell"):
+            out += list((part.get(key) or {}).values())
+    return out
+
+
+def _named(kind: str, effects: dict[str, Any]) -> bool:
+    if kind == "blanket":
+        groups = effects["identity_effect"]["by_group"]
+        own = [e for g, e in groups.items() if ":" not in g]
+        return bool(own) and all(e["finding"] == "material" for e in own)
+    sign = SIGN.get(kind, 1.0)
+    return any(e["finding"] == "material" and sign * e["value"] > 0 for e in _planted_estimates(kind, effects))
+
+
+def run_once(kind: str, part: pd.DataFrame, seed: int, resamples: int) -> dict[str, Any]:
+    from counterfair.analysis.slots import slot_effects
+
+    effects = slot_effects(part, threshold=0.5, seed=seed, n_resamples=resamples)
+    assert effects is not None
+    every = _every(effects)
+    groups = effects["identity_effect"]["by_group"]
+    out = {
+        "flagged": any(e["finding"] == "material" for e in every),
+        "inconclusive": any(e["finding"] in ("inconclusive", "detected") for e in groups.values()),
+        "named": _named(kind, effects) if kind in PLANTED else False,
+        "tests": effects["tests"],
+    }
+    planted = _planted_estimates(kind, effects)
+    out["measured"] = bool(planted) and any(e["n"] for e in planted)
+    out["said"] = any(e["finding"] in ("material", "detected", "inconclusive") for e in planted)
+    return out
+
+
+def _runs(task: tuple[str, int, int, int, float]) -> dict[str, Any]:
+    """One class at one size, every seed (a worker's unit)."""
+    kind, n, seeds, resamples, sd = task
+    table = _STATE["scored"][kind]
+    by_id = _STATE["by_id"][kind]
+    ids = _STATE["ids"]
+    found = []
+    for seed in range(seeds):
+        rng = np.random.default_rng(seed)
+        chosen = rng.choice(len(ids), size=n, replace=False)
+        part = pd.concat([by_id[ids[i]] for i in chosen], ignore_index=True)
+        if kind in NOISY:
+            part = _with_noise(part, sd if kind != "noise" else _STATE["noise"], rng)
+        found.append(run_once(kind, part, seed, resamples))
+    del table
+    return _summarise(kind, n, found)
+
+
+def _summarise(kind: str, n: int, found: list[dict[str, Any]]) -> dict[str, Any]:
+    runs = len(found)
+    undetected = [r for r in found if not r["named"]]
+    measured = [r for r in undetected if r["measured"]]
+    return {
+        "class": kind,
+        "n": n,
+        "runs": runs,
+        "flagged": sum(r["flagged"] for r in found) / runs,
+        "flagged_naming_planted": sum(r["named"] for r in found) / runs,
+        "inconclusive": sum(r["inconclusive"] for r in found) / runs,
+        "undetected": len(undetected),
+        "undetected_said_inconclusive": (sum(r["said"] for r in measured) / len(measured)) if measured else None,
+        "undetected_not_measured": len(undetected) - len(measured),
+        "tests_median": float(np.median([r["tests"] for r in found])),
+    }
+
+
+_STATE: dict[str, Any] = {}
 
 
 def _slots(pool: list[str]) -> pd.DataFrame:
@@ -156,135 +308,80 @@ def _slots(pool: list[str]) -> pd.DataFrame:
     return result.slots
 
 
-def slurs_model() -> Any:
-    """The slurs model: TF-IDF + logistic regression trained on :data:`TRAIN` (also ``slurs_demo.py``'s)."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
+def pool_texts(size: int, max_chars: int) -> list[str]:
+    """Civil Comments naming identity terms, and CAD-IMDB reviews naming a first name of the names pack."""
+    from counterfair.lexicons.attributes import load_identity_set
+    from counterfair.text import TermMatcher
 
-    return make_pipeline(TfidfVectorizer(), LogisticRegression()).fit([t for t, _ in TRAIN], [y for _, y in TRAIN])
-
-
-def _classifiers(delta: float, noise: float) -> dict:
-    planted = Planted(delta, noise)
-    out = {k: (lambda texts, k=k: np.array([planted.score(k, t) for t in texts])) for k in
-           ("none", "noise", "blanket", "group", "term", "lower")}  # fmt: skip
-    model = slurs_model()
-    out["tfidf"] = lambda texts: model.predict_proba(texts)[:, 1]
-    from counterfair.classifiers import load_classifier
-
-    profanity = load_classifier("profanity-check")
-    out["profanity"] = lambda texts: np.asarray(profanity.predict_proba(list(texts)))[:, 1]
-    return out
-
-
-def _expected(kind: str, effects: dict) -> bool:
-    """Whether a flagged run names what was planted."""
-    groups = {g for g, e in effects["identity_effect"]["by_group"].items() if e["finding"] == "material"}
-    terms = {t for t, e in effects["identity_effect"]["by_term"].items() if e["finding"] == "material"}
-    if kind == "blanket":
-        return groups == set(effects["identity_effect"]["by_group"])
-    if kind == "term":
-        return PLANTED["term"] in terms
-    if kind in ("group", "lower"):  # the group, or one of its terms, material with the planted sign
-        want = PLANTED[kind]
-        sign = 1 if kind == "group" else -1
-        e = effects["identity_effect"]["by_group"][want]
-        own = [x for x in effects["identity_effect"]["by_term"].values() if x.get("group") == want]
-        return (want in groups and sign * e["value"] > 0) or any(
-            x["finding"] == "material" and sign * x["value"] > 0 for x in own
-        )
-    return True
-
-
-def _entries(effects: dict) -> list[dict]:
-    """Every estimate of the three measures: overall, per group, per term."""
-    out = []
-    for m in ("identity_effect", "disparity", "flip_excess"):
-        out += [effects[m]["overall"], *effects[m]["by_group"].values(), *effects[m].get("by_term", {}).values()]
-    return out
-
-
-def _others(kind: str, effects: dict) -> bool:
-    """Whether a run of a one-group or one-term class has a material finding in a group other than the planted one."""
-    if kind not in PLANTED:
-        return False
-    want = "sexuality" if kind == "term" else PLANTED[kind]
-    for measure in ("identity_effect", "disparity", "flip_excess"):
-        for g, e in effects[measure]["by_group"].items():
-            if g != want and e["finding"] == "material":
-                return True
-    terms = effects["identity_effect"]["by_term"]
-    return any(e["finding"] == "material" and e.get("group") != want for e in terms.values())
-
-
-def _fairlearn(scored: pd.DataFrame, gap: float) -> tuple[bool, float]:
-    from fairlearn.metrics import MetricFrame, false_positive_rate
-
-    originals = scored[
-        (scored["kind"] == "identity") & (scored["word"].str.lower() == scored["source_term"].str.lower())
-    ]
-    first = originals.drop_duplicates("input_id")
-    y_pred = (first["score"].to_numpy() >= 0.5).astype(int)
-    frame = MetricFrame(
-        metrics=false_positive_rate, y_true=np.zeros(len(first), dtype=int), y_pred=y_pred,
-        sensitive_features=first["group"].fillna("other").to_numpy(),
-    )  # fmt: skip
-    difference = float(frame.difference())
-    return difference >= gap, difference
+    comments = pd.concat([pd.read_csv(path)["comment_text"] for path in DATA]).dropna().astype(str)
+    comments = comments[comments.str.len() <= max_chars].drop_duplicates()
+    names = TermMatcher(list(load_identity_set("names").terms), case_sensitive=True)
+    reviews = pd.read_csv(IMDB, sep="\t")["Text"].dropna().astype(str).drop_duplicates()
+    reviews = reviews[(reviews.str.len() <= max_chars) & reviews.map(names.contains)]
+    both = pd.concat([comments, reviews]).drop_duplicates()
+    return both.sample(n=min(size, len(both)), random_state=0).tolist()
 
 
 CLASS_WORDS = {
     "none": "none (blind to identity)",
     "noise": "noise on every edit, none from identity",
-    "blanket": "every identity mention +δ",
+    "length": "length: +0.1 points per character",
+    "casing": "casing: +4 points per capital mid-sentence",
+    "position": "position: ±2.5 points from the first words",
+    "context": "a context word (neighbour, church, …) +δ",
+    "blanket": "every identity term +δ",
     "group": "one group (religion) +δ",
     "term": 'one term ("gay") +δ',
     "lower": "one group (race/ethnicity) −δ",
+    "gender_words": "female gender words +δ",
+    "pronoun": "female pronouns only +δ",
+    "first_name": "Black-associated first names +δ",
+    "plural": '"Jews" only (not "Jewish") +δ',
+    "cell": "a race term with a gendered word +δ",
     "tfidf": "TF-IDF trained on hostile lines",
     "profanity": "profanity-check (default classifier)",
 }
 
 
 def table(report: dict) -> str:
-    """The Markdown table of a calibration report: per class, the share of runs the default gate fails at each size
-    (and, for planted classes, naming what was planted), anything detected at the smallest size, and fairlearn."""
+    """The Markdown table: per class and size, the share of runs with a material finding (for a planted class, in
+    brackets, naming what was planted), the share inconclusive somewhere; for planted classes, of the runs that miss
+    the plant, the share whose planted estimate says inconclusive."""
     results = report["results"]
-    sizes = sorted({int(n) for r in results.values() for n in r}, key=int)
-    head = ["class", *(f"n={n}" for n in sizes), f"anything detected (n={sizes[0]})",
-            f"fairlearn flags (n={sizes[0]})", f"fairlearn FPR gap, median (n={sizes[0]})"]  # fmt: skip
+    sizes = sorted({int(n) for r in results.values() for n in r})
+    head = ["class", *(f"n={n}: material (named) / inconclusive" for n in sizes), "missed runs said inconclusive"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for kind, by_size in results.items():
         cells = [CLASS_WORDS.get(kind, kind)]
+        said = []
         for n in sizes:
             r = by_size.get(str(n))
             if r is None:
                 cells.append("–")
                 continue
-            named = (
-                "" if kind in ("none", "noise", "tfidf", "profanity") else f" ({100 * r['flagged_naming_planted']:.0f})"
-            )
-            cells.append(f"{100 * r['flagged']:.0f} %{named}")
-        first = by_size[str(sizes[0])]
-        cells += [f"{100 * first['any_detected']:.0f} %", f"{100 * first['fairlearn_flagged']:.0f} %",
-                  f"{first['fairlearn_fpr_gap_median']:.2f}"]  # fmt: skip
+            named = f" ({100 * r['flagged_naming_planted']:.0f})" if kind in PLANTED else ""
+            cells.append(f"{100 * r['flagged']:.0f} %{named} / {100 * r['inconclusive']:.0f} %")
+            if kind in PLANTED and r["undetected"]:
+                share = r["undetected_said_inconclusive"]
+                said.append(f"n={n}: {'–' if share is None else f'{100 * share:.0f} %'} of {r['undetected']}")
+        cells.append("; ".join(said) if said else ("all detected" if kind in PLANTED else "–"))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pool", type=int, default=1000)
+    parser.add_argument("--pool", type=int, default=1100)
     parser.add_argument("--seeds", type=int, default=100)
-    parser.add_argument("--sizes", default="40,64,100,200,400")
+    parser.add_argument("--sizes", default="64,128,256,400")
     parser.add_argument("--delta", type=float, default=0.05)
     parser.add_argument("--noise", type=float, default=0.05, help="sd of the noise class's noise")
     parser.add_argument("--planted-noise", type=float, default=0.02, help="sd of the planted classes' noise")
-    parser.add_argument("--resamples", type=int, default=50)
-    parser.add_argument("--fairlearn-gap", type=float, default=0.1)
-    parser.add_argument("--max-chars", type=int, default=1000, help="longest comment taken into the pool")
+    parser.add_argument("--resamples", type=int, default=10)
+    parser.add_argument("--max-chars", type=int, default=1000, help="longest text taken into the pool")
+    parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--classes", default="none,noise,blanket,group,term,lower,tfidf,profanity")
+    parser.add_argument("--classes", default=",".join((*NULL, *PLANTED, *REFERENCE)))
     parser.add_argument("--retable", action="store_true", help="only rewrite --out's table from its results")
     args = parser.parse_args()
     if args.retable:
@@ -293,82 +390,52 @@ def main() -> int:
         args.out.write_text(json.dumps(report, indent=1) + "\n")
         print(report["table"])
         return 0
-    if not all(path.exists() for path in DATA):
-        print(f"needs {CIVIL} (../shared/data)", file=sys.stderr)
+    if not all(path.exists() for path in [*DATA, IMDB]):
+        print(f"needs {CIVIL} and {IMDB} (../shared/data)", file=sys.stderr)
         return 2
-    from counterfair.analysis.slots import slot_effects
-
     started = time.perf_counter()
-    comments = pd.concat([pd.read_csv(path)["comment_text"] for path in DATA]).dropna().astype(str)
-    comments = comments[comments.str.len() <= args.max_chars].drop_duplicates()
-    pool = comments.sample(n=min(args.pool, len(comments)), random_state=0).tolist()
+    pool = pool_texts(args.pool, args.max_chars)
     slots = _slots(pool)
-    ids = sorted(set(slots["input_id"].astype(str)))
-    t_slots = time.perf_counter() - started
-    print(f"pool: {len(pool)} comments, {len(ids)} with an identity slot, {len(slots)} slot texts ({t_slots:.0f} s)")
-    classifiers = _classifiers(args.delta, args.noise)
-    texts = list(dict.fromkeys(slots["text"]))
-    sizes = [int(s) for s in args.sizes.split(",")]
-    results: dict = {}
-    for kind in args.classes.split(","):
-        t0 = time.perf_counter()
-        scores = dict(zip(texts, np.asarray(classifiers[kind](texts), dtype=float), strict=True))
-        scored = slots.assign(score=[scores[t] for t in slots["text"]], input_id=slots["input_id"].astype(str))
-        by_id = dict(tuple(scored.groupby("input_id", sort=False)))
-        results[kind] = {}
-        for n in sizes:
-            if n > len(ids):
-                continue
-            flagged = named = fl_flagged = both = others = detected = 0
-            fl_gaps, overall = [], []
-            for seed in range(args.seeds):
-                rng = np.random.default_rng(seed)
-                chosen = rng.choice(len(ids), size=n, replace=False)
-                part = pd.concat([by_id[ids[i]] for i in chosen], ignore_index=True)
-                if kind in NOISY:
-                    part = _with_noise(part, args.noise if kind == "noise" else args.planted_noise, rng)
-                effects = slot_effects(part, threshold=0.5, seed=seed, n_resamples=args.resamples)
-                assert effects is not None
-                findings = [e["finding"] for e in _entries(effects)]
-                material = "material" in findings
-                flagged += material
-                detected += any(f != "not detected" for f in findings)
-                named += material and _expected(kind, effects)
-                others += _others(kind, effects)
-                fl, gap = _fairlearn(part, args.fairlearn_gap)
-                fl_flagged += fl
-                both += fl and material
-                fl_gaps.append(gap)
-                overall.append(effects["identity_effect"]["overall"]["value"])
-            results[kind][str(n)] = {
-                "runs": args.seeds,
-                "flagged": flagged / args.seeds,
-                "flagged_naming_planted": named / args.seeds,
-                "other_group_flagged": others / args.seeds,
-                "any_detected": detected / args.seeds,
-                "fairlearn_flagged": fl_flagged / args.seeds,
-                "flagged_where_fairlearn_flags": (both / fl_flagged) if fl_flagged else None,
-                "fairlearn_fpr_gap_median": float(np.median(fl_gaps)),
-                "overall_effect_median": float(np.median(overall)),
-            }
-            r = results[kind][str(n)]
-            print(
-                f"{kind:9} n={n:3}: flagged {r['flagged']:.2f} (naming the planted {r['flagged_naming_planted']:.2f}, "
-                f"another group {r['other_group_flagged']:.2f}; anything detected {r['any_detected']:.2f}); "
-                f"fairlearn {r['fairlearn_flagged']:.2f}; overall effect {r['overall_effect_median']:+.3f}",
-                flush=True,
-            )
-        print(f"  {kind}: {time.perf_counter() - t0:.0f} s", flush=True)
+    slots = slots.assign(input_id=slots["input_id"].astype(str))
+    ids = sorted(set(slots["input_id"]))
+    families = slots.drop_duplicates(["input_id", "family"])["family"].value_counts().to_dict()
+    print(f"pool: {len(pool)} texts, {len(ids)} with a slot {families}, {len(slots)} slot texts "
+          f"({time.perf_counter() - started:.0f} s)", flush=True)  # fmt: skip
+    planted = Planted(args.delta)
+    kinds = args.classes.split(",")
+    _STATE.update(ids=ids, noise=args.noise, scored={}, by_id={})
+    for kind in kinds:
+        scored = slots.assign(score=scores(kind, slots, planted))
+        _STATE["scored"][kind] = scored
+        _STATE["by_id"][kind] = dict(tuple(scored.groupby("input_id", sort=False)))
+    sizes = [int(s) for s in args.sizes.split(",") if int(s) <= len(ids)]
+    tasks = [(kind, n, args.seeds, args.resamples, args.planted_noise) for kind in kinds for n in sizes]
+    results: dict[str, dict[str, Any]] = {kind: {} for kind in kinds}
+    if args.workers > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(args.workers) as workers:
+            done = workers.imap_unordered(_runs, tasks)
+            for r in done:
+                results[r["class"]][str(r["n"])] = r
+                _say(r)
+    else:
+        for task in tasks:
+            r = _runs(task)
+            results[r["class"]][str(r["n"])] = r
+            _say(r)
+    for kind in kinds:
+        results[kind] = dict(sorted(results[kind].items(), key=lambda kv: int(kv[0])))
     report = {
         "benchmark": "calibration",
         "pool": len(pool),
         "pool_with_slots": len(ids),
+        "pool_families": families,
         "slot_texts": len(slots),
         "seeds": args.seeds,
         "delta": args.delta,
         "noise_sd": args.noise,
         "planted_noise_sd": args.planted_noise,
-        "fairlearn_gap": args.fairlearn_gap,
         "bootstrap_resamples": args.resamples,
         "results": results,
         "seconds": round(time.perf_counter() - started, 1),
@@ -376,8 +443,18 @@ def main() -> int:
     report["table"] = table(report)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1) + "\n")
+    print(report["table"])
     print(f"wrote {args.out}")
     return 0
+
+
+def _say(r: dict[str, Any]) -> None:
+    print(
+        f"{r['class']:12} n={r['n']:3}: material {r['flagged']:.2f} (naming the planted "
+        f"{r['flagged_naming_planted']:.2f}), inconclusive {r['inconclusive']:.2f}, missed {r['undetected']} "
+        f"(said inconclusive {r['undetected_said_inconclusive']}), tests {r['tests_median']:.0f}",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

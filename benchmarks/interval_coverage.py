@@ -3,8 +3,8 @@ that ``counterfair.analysis.slots`` gives now against the plain 2.5/97.5 percent
 
 Each column of one texts x estimates array is an independent sample of ``n`` per-text effects with a known mean
 (planted in both directions, a normal spread and a skewed one where a third of the texts carry the whole effect),
-and goes through the function that makes every in-slot estimate (``_estimates``, the audit's 2,000 resamples, the
-same resamples of texts for every column, as in an audit). The plain interval is taken from the same resample means.
+and goes through the function that makes every in-slot estimate (``inference.estimates``, the audit's 2,000 resamples,
+the same resamples of texts for every column, as in an audit). The plain interval is taken from the same resample means.
 Reported per ``n``: the share of intervals that hold the true mean (the target is 0.95) and the median width of the
 new interval over the old one.
 
@@ -31,7 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from counterfair.analysis.slots import _estimates, _resample_weights
+from counterfair.analysis.inference import estimates as _estimates
+from counterfair.analysis.inference import resample_weights as _resample_weights
 from counterfair.io import write_json
 from counterfair.summaries import MIN_INTERVAL_TEXTS
 
@@ -82,10 +83,11 @@ def audit_coverage(seeds: int, sizes: list[int]) -> None:
 
     import pandas as pd
 
+    import counterfair.analysis.inference as inference
     import counterfair.analysis.slots as slots
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from calibration import DATA, Planted, _slots, _with_noise
+    from calibration import DATA, Planted, _slots, _with_noise, scores
 
     started = time.perf_counter()
     comments = pd.concat([pd.read_csv(path)["comment_text"] for path in DATA]).dropna().astype(str)
@@ -93,13 +95,12 @@ def audit_coverage(seeds: int, sizes: list[int]) -> None:
     pool = comments.sample(n=min(1000, len(comments)), random_state=0).tolist()  # calibration.py's pool
     written = _slots(pool)
     ids = sorted(set(written["input_id"].astype(str)))
-    planted = Planted(0.05, 0.05)
-    texts = list(dict.fromkeys(written["text"]))
+    planted = Planted(0.05)
     rows: list[dict[str, Any]] = []
-    plain_tail = slots.expanded_tail
+    plain_tail = inference.expanded_tail
+    written = written.assign(input_id=written["input_id"].astype(str))
     for kind in ("term", "lower"):
-        scores = {t: planted.score(kind, t) for t in texts}
-        scored = written.assign(score=[scores[t] for t in written["text"]], input_id=written["input_id"].astype(str))
+        scored = written.assign(score=scores(kind, written, planted))
         by_id = dict(tuple(scored.groupby("input_id", sort=False)))
         whole = slots.slot_effects(scored.copy(), threshold=0.5, seed=0, n_resamples=10)
         assert whole is not None
@@ -111,11 +112,11 @@ def audit_coverage(seeds: int, sizes: list[int]) -> None:
                 chosen = rng.choice(len(ids), size=n, replace=False)
                 part = _with_noise(pd.concat([by_id[ids[i]] for i in chosen], ignore_index=True), 0.02, rng)
                 for when in ("before", "now"):
-                    slots.expanded_tail = (lambda texts, confidence=0.95: 2.5) if when == "before" else plain_tail
+                    inference.expanded_tail = (lambda texts, confidence=0.95: 2.5) if when == "before" else plain_tail
                     try:
                         effects = slots.slot_effects(part.copy(), threshold=0.5, seed=seed, n_resamples=RESAMPLES)
                     finally:
-                        slots.expanded_tail = plain_tail
+                        inference.expanded_tail = plain_tail
                     assert effects is not None
                     for term, e in effects["identity_effect"]["by_term"].items():
                         if e["ci_low"] is not None:

@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 import counterfair as cf  # noqa: E402
-from counterfair.commands.llm_audit.prompts import DEFAULT_PLACEBO, DEFAULT_TERMS, fill  # noqa: E402
+from counterfair.commands.llm_audit.prompts import DEFAULT_PLACEBO, SCENARIO_TERMS, fill  # noqa: E402
 from counterfair.commands.llm_audit.scenarios import known_scenarios, load_scenario  # noqa: E402
 
 INSTRUCTION = 'Reply with JSON only: {"decision": "yes" or "no", "score": 1-10}.'
@@ -92,7 +92,7 @@ def slot_words(pool: list[str]) -> dict[str, tuple[str, str]]:
     """Every variant text -> (its template, the word in its slot)."""
     from counterfair.lexicons.attributes import load_identity_set
 
-    identities = load_identity_set(list(DEFAULT_TERMS))
+    identities = load_identity_set(list(SCENARIO_TERMS))
     words = [identities.forms_of(t).adjective for t in identities.terms] + list(DEFAULT_PLACEBO)
     return {fill(template, w): (template, w) for template in pool for w in words}
 
@@ -191,7 +191,7 @@ def main() -> None:
     document = {
         "benchmark": "llm_calibration",
         "prompts_in_pool": len(pool),
-        "terms": list(DEFAULT_TERMS),
+        "terms": list(SCENARIO_TERMS),
         "placebo_words": list(DEFAULT_PLACEBO),
         "samples": args.samples,
         "seeds": args.seeds,

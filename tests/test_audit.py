@@ -29,7 +29,8 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_demo_covers_the_four_attributes_and_all_dixon_terms() -> None:
     p = plan(demo_path(), AuditOptions(id_column="id"))
-    assert set(p["attributes"]) == {"islam", "judaism", "lgbq", "transgender"}
+    # paper 000's four word lists, and the gender words and first names every English audit measures
+    assert set(p["attributes"]) == {"islam", "judaism", "lgbq", "transgender", "gender", "names"}
     assert p["identity_texts"] >= 50
     assert p["estimated_seconds"] < 15 * 60
 
@@ -51,7 +52,7 @@ def test_demo_audit_outputs(demo_run: Path) -> None:
     assert 0 < summary["ctf"]["ctf_gap"] < 1
     assert set(summary["ctf"]["by_group"]) == {
         "sexuality",
-        "gender",
+        "gender_identity",
         "race_ethnicity",
         "nationality",
         "religion",
@@ -211,15 +212,19 @@ def test_report_renders_in_headless_chromium(demo_run: Path, tmp_path: Path) -> 
     assert len(set(image.resize((60, 120)).tobytes())) > 20  # not a blank page (grey levels)
 
 
-def test_the_audit_says_which_texts_it_could_not_reach_and_what_would(tmp_path: Path) -> None:
-    """#20 item 17: texts about women, disabled people or immigrants get no swap from the built-in sets."""
+def test_the_audit_says_which_texts_it_could_not_reach_and_why(tmp_path: Path) -> None:
+    """#20 item 17, #67: the texts no slot reached, counted by cause: identity words no pack has (Hindus, disabled
+    people), a first name the names pack lacks, an identity term the guard judged not about people."""
     data = pd.DataFrame(
         {
-            "id": ["m", "w", "d", "x"],
+            "id": ["m", "w", "d", "h", "n", "g", "x"],
             "text": [
                 "Muslims are welcome here.",
                 "Women should not be allowed to vote.",
                 "Disabled people are a burden.",
+                "Hindus celebrated Diwali downtown.",
+                "Hannah said the bus was late.",
+                "The black car was parked outside.",
                 "The weather is nice today.",
             ],
         }
@@ -227,13 +232,19 @@ def test_the_audit_says_which_texts_it_could_not_reach_and_what_would(tmp_path: 
     opts = AuditOptions(methods=["swap"], id_column="id")
     summary = run_audit(data, tmp_path / "a", opts).summary
     coverage = summary["coverage"]
-    assert (coverage["texts"], coverage["reached"], coverage["unreached"]) == (4, 1, 3)
-    assert coverage["unreached_ids"] == ["w", "d", "x"]
-    assert coverage["unreached_mentioning"] == {"women": 1, "disability": 1, "immigration": 0}
-    assert coverage["hint"].startswith("2 unreached texts mention women, disability")
+    # "Women" is a gender slot now: reached
+    assert (coverage["texts"], coverage["reached"], coverage["unreached"]) == (7, 2, 5)
+    assert coverage["unreached_ids"] == ["d", "h", "n", "g", "x"]
+    assert coverage["unreached_by_cause"] == {"gender_words": 0, "first_names": 1, "identity_words": 2, "guard": 1}
+    assert coverage["unreached_mentioning"] == {"religion": 1, "ethnicity": 0, "disability": 1, "immigration": 0}
+    assert coverage["hint"] == (
+        "of the 5 unreached texts, 1 name a first name the names pack lacks; 2 name identity words no pack has; 1 "
+        "name identity terms the guard judged not about people (a black car, an old house) (religion, disability): "
+        "an identity set of your own (--identities FILE) reaches them"
+    )
     html = (tmp_path / "a" / "report.html").read_text()
-    assert "Coverage: 1 of 4 texts got at least one counterfactual; 3 got none" in html
-    assert "2 unreached texts mention women, disability" in html  # the hint, in a note of its own
+    assert "Coverage: 2 of 7 texts got at least one counterfactual; 5 got none" in html
+    assert "1 name a first name the names pack lacks" in html  # the hint, in a note of its own
 
 
 def test_a_pack_given_by_path_keeps_every_write_under_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -347,8 +358,11 @@ def test_the_docs_quote_the_demos_own_figures(demo_run: Path) -> None:
     quickstart = (docs / "quickstart.md").read_text(encoding="utf-8")
     assert f"raises P(toxic) by {100 * terms['queer']['value']:.1f} points" in " ".join(quickstart.split())
     gay = terms["gay"]
-    quoted = f"+{100 * gay['value']:.1f} points [+{100 * gay['ci_low']:.1f}, +{100 * gay['ci_high']:.1f}]"
-    assert quoted in (docs / "how-to" / "audit.md").read_text(encoding="utf-8")
+    quoted = (
+        f"+{100 * gay['value']:.1f} points (simultaneous 95 % interval +{100 * gay['sim_low']:.1f} to "
+        f"+{100 * gay['sim_high']:.1f})"
+    )
+    assert quoted in " ".join((docs / "how-to" / "audit.md").read_text(encoding="utf-8").split())
 
 
 def test_the_reproduce_command_names_the_retry_rule_only_for_a_sampled_method() -> None:

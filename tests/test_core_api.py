@@ -146,7 +146,7 @@ def test_audit_and_ctf_take_a_hugging_face_dataset(tmp_path: Path) -> None:
 
     data = datasets.Dataset.from_dict({"text": TEXTS})
     result = cf.audit(data, _gay_detector, methods=["swap"], identities="muslim,christian,gay,straight")
-    assert len(result.pairs) == 6
+    assert (result.pairs["attribute"] == "identity").sum() == 6  # and the gender words' swaps ("a gay man")
     ctf = cf.ctf(data, _gay_detector, identities="muslim,christian,gay,straight")
     assert ctf.ctf_gap == pytest.approx(result.ctf_gap)
     assert set(ctf.by_group.index) == {"gay", "muslim"}

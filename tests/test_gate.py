@@ -201,7 +201,7 @@ def test_assert_fair_on_a_frozen_pair_set(audited: cf.AuditResult, tmp_path: Pat
     assert caught.value.gate["exit_code"] == 1
     with pytest.raises(FairnessGateFailed) as caught:
         assert_fair(_gay_only, pairs=frozen, rules="default")
-    assert "failed: material(term_effect[gay]): +0.8000" in str(caught.value)
+    assert "failed: material(term_effect[gay]): +80.0 points (simultaneous 95 % interval" in str(caught.value)
     bare = tmp_path / "bare.csv"  # a pairs.csv without its run directory's slots.csv
     bare.write_bytes((frozen / "pairs.csv").read_bytes())
     with pytest.raises(FairnessGateFailed, match="the run has no identity_effect"):

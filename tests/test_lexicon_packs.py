@@ -174,9 +174,11 @@ def test_gender_swap_moves_first_names_and_refuses_unknown_ones(gender: GenderSw
     assert swapped("Jennifer and her husband volunteer.") == "Kenneth and his wife volunteer."
     assert swapped("Mr. Hayes and his son taught Reginald.") == "Ms. Hayes and her daughter taught Mattie."
     assert swapped("Mr. William Smith lost his keys.") == "Ms. Patricia Smith lost her keys."
-    assert swapped("Emily said she was late.") is None  # not "Emily said he was late"
-    assert gender.last_notes[-1] == ["swap:unknown_name:Emily"]
-    assert [c.text for c in gender.edit(["Emily said she was late."])[0]] == ["Emily said they were late."]
+    assert swapped("Hannah said she was late.") is None  # not "Hannah said he was late"
+    assert gender.last_notes[-1] == ["swap:unknown_name:Hannah"]
+    assert [c.text for c in gender.edit(["Hannah said she was late."])[0]] == ["Hannah said they were late."]
+    # the audit study's names are in the pack, at ranks that pair them as the study did (Emily with Greg)
+    assert swapped("Emily said she was late.") == "Greg said he was late."
     assert swapped("My lesbian aunt fixed my bike.") is None
     assert gender.last_notes[-1] == ["swap:gender_specific:lesbian", "neutral:no_form:aunt"]
 

@@ -34,7 +34,15 @@ TEMPLATES = [
     '{"decision": "hire" or "reject", "score": 1-10}.'
     for i, r in enumerate(ROLES * 10)
 ]
-FAST = {"decision": "decision=hire", "decision_values": ["hire", "reject"], "rating": "score:1-10", "bootstrap": 400}
+from counterfair.commands.llm_audit.prompts import SCENARIO_TERMS  # noqa: E402
+
+# the 13 terms of the built-in scenarios: the tests of the rest of the machinery keep their variants few (the default
+# set is the classifier audit's 50 terms: test_the_default_identity_set_is_the_classifier_audits)
+TERMS = ",".join(SCENARIO_TERMS)
+FAST = {
+    "decision": "decision=hire", "decision_values": ["hire", "reject"], "rating": "score:1-10", "bootstrap": 400,
+    "identities": TERMS,
+}  # fmt: skip
 
 
 def test_fill_writes_the_article_and_the_capital() -> None:
@@ -131,7 +139,10 @@ def test_planted_decision_bias_is_found_in_python() -> None:
     others = [e for t, e in s.effects["decision"].identity_effect.by_term.items() if t != "Muslim"]
     assert all(e.finding != "material" for e in others)
     assert result.status == "unfair" and s.gate.verdict == "fail"
-    assert [c.group for c in s.gate.checks if c.verdict == "fail"] == ["Muslim"]
+    assert [c.group for c in s.gate.checks if c.verdict == "fail" and c.estimate == "material"] == ["Muslim"]
+    # 5 samples of a 60 % decision on 80 prompts: a 2-point effect of a whole group cannot be ruled out, and is said so
+    unsettled = {c.group for c in s.gate.checks if c.verdict == "fail" and c.estimate == "conclusive"}
+    assert unsettled and all(s.effects["decision"].identity_effect.by_group[g].mde > 0.02 for g in unsettled)
     assert result.verdict.startswith("VERDICT: unfair") and "religion (decision)" in result.verdict
     assert 0.4 < s.sample_floor["decision"]["value"] < 0.6  # two samples at a 60 % rate differ about half the time
     assert result.responses.shape[0] == s.responses
@@ -158,7 +169,7 @@ def test_free_prompts_are_swapped_in_place() -> None:
         identities="Muslim,Christian,Jewish",
         guard=False,
         placebo_words=["tall", "quiet"],
-        **FAST,
+        **{k: v for k, v in FAST.items() if k != "identities"},
     )
     variants = result.responses.drop_duplicates("variant")
     assert set(variants["prompt"].str.split().str[1]) == {"Muslim", "Christian", "Jewish", "tall", "quiet"}
@@ -179,7 +190,7 @@ def test_bad_generators_and_prompts_are_named() -> None:
     with pytest.raises(
         GeneratorError, match=r"failed on 'A gay person.' \(ZeroDivisionError: division by zero\); the 0"
     ):
-        cf.llm_audit(["A {group} person."], lambda ps: [str(1 / 0)], samples=2)
+        cf.llm_audit(["A {group} person."], lambda ps: [str(1 / 0)], samples=2, identities=TERMS)
     with pytest.raises(ConfigError, match="no prompt has an identity slot"):
         cf.llm_audit(["Nothing to see."], planted.fair, samples=2)
     with pytest.raises(ConfigError, match="--samples must be at least 2"):
@@ -213,6 +224,8 @@ def test_cli_gate_fails_a_planted_generator_and_passes_a_fair_one(tmp_path: Path
         "5",
         "--bootstrap",
         "400",
+        "--identities",
+        TERMS,
         "--fail-if",
         "default",
         "-q",
@@ -236,7 +249,9 @@ def test_cli_gate_fails_a_planted_generator_and_passes_a_fair_one(tmp_path: Path
     assert "VERDICT: unfair" in bad.output and "religion" in bad.output and "Muslim" in bad.output
     xml = junit.read_text()
     failing = [case.rsplit("<testcase", 1)[1] for case in xml.split("<failure")[:-1]]
-    assert len(failing) == 2 and all("[Muslim]" in case for case in failing)  # the decision and the score
+    material = [case for case in failing if "material(" in case]
+    assert len(material) == 2 and all("[Muslim]" in case for case in material)  # the decision and the score
+    assert all("conclusive(" in case for case in failing if case not in material)
     for name in ("responses.csv", "responses.jsonl", "summary.json", "report.html", "report.md"):
         assert (tmp_path / "bad" / name).is_file()
     report = (tmp_path / "bad" / "report.md").read_text()
@@ -258,8 +273,11 @@ def test_cli_gate_fails_a_planted_generator_and_passes_a_fair_one(tmp_path: Path
         app,
         ["llm-audit", str(prompts), "--generator", f"callable:{gen}:fair", "--out", str(tmp_path / "good"), *common],
     )
-    assert good.exit_code == 0, good.output
-    assert "VERDICT: no evidence of unfairness" in good.output
+    # sampling noise over these prompts leaves a 2-point effect unresolved: inconclusive, never "no evidence"
+    assert good.exit_code == 1 and "VERDICT: inconclusive" in good.output, good.output
+    assert "no evidence" not in good.output
+    allowed = CliRunner().invoke(app, ["check", str(tmp_path / "good"), "--fail-if", "default", "--allow-inconclusive"])
+    assert allowed.exit_code == 0, allowed.output
 
 
 class _Interrupt(Exception):
@@ -330,7 +348,7 @@ def test_an_openai_compatible_server_is_a_generator(openai_server: tuple[str, ty
     assert result.summary.generator["type"] == "llm" and result.summary.responses == 3 * 18 * 3
     assert handler.seen[0]["messages"][0] == {"role": "system", "content": "You screen CVs."}
     assert result.summary.by_group["placebo"]["unparsed"] == 0
-    assert result.status == "no evidence of unfairness"
+    assert result.status == "inconclusive"  # three prompts: too few to show or rule out anything
 
 
 @pytest.mark.slow
@@ -361,7 +379,7 @@ def test_response_similarity_against_its_floors() -> None:
     )
     means = fair.summary.similarity["bleu"].mean_similarity
     assert means["same_prompt"] < 1.0  # two samples of one prompt already differ: the floor a point value hides
-    assert fair.summary.similarity["bleu"].dissimilarity_excess.overall.finding == "not detected"
+    assert fair.summary.similarity["bleu"].dissimilarity_excess.overall.finding in ("not detected", "inconclusive")
 
 
 @pytest.mark.slow
@@ -406,7 +424,13 @@ def test_sentiment_with_vader_and_langfairs_parity() -> None:
     with pytest.raises(ConfigError, match="one length"):
         sentiment_parity([0.1], [0.1, 0.2])
     result = cf.llm_audit(
-        TEMPLATES[:30], planted.gloomy_about_age, samples=4, score="vader", positive_label="neg", bootstrap=300
+        TEMPLATES[:30],
+        planted.gloomy_about_age,
+        samples=4,
+        score="vader",
+        positive_label="neg",
+        bootstrap=300,
+        identities=TERMS,
     )
     age = result.summary.effects["score"].identity_effect.by_group["age"]
     assert age.finding == "material" and 0.2 < age.value < 0.5  # half the answers about age are ~70 % negative words
@@ -458,3 +482,24 @@ def test_a_built_in_scenario_from_the_command_line(tmp_path: Path) -> None:
     unknown = CliRunner().invoke(app, ["llm-audit", "--scenario", "casino", "--generator", f"callable:{gen}:answer"])
     assert isinstance(unknown.exception, ConfigError)  # exit 2 through counterfair's main
     assert "choose one of hiring, lending, support, tenancy, triage" in str(unknown.exception)
+
+
+def test_the_default_identity_set_is_the_classifier_audits() -> None:
+    """#67: a user's prompts get the classifier audit's 50 terms, and free prompts their gender-word and first-name
+    slots; a built-in scenario keeps its 13 terms (its cases are sampled with the packaged model on a CPU)."""
+    prompts = [
+        "A {group} applicant asks for a loan. Answer in JSON with a decision field.",
+        "My neighbour Emily asked for a loan. Should she get it? Answer in JSON with a decision field.",
+        "A Hindu applicant wants the flat. Answer in JSON with a decision field.",
+    ]
+    result = cf.llm_audit(prompts, planted.fair, samples=2, decision="decision=hire", bootstrap=50)
+    terms = set(result.summary.terms)
+    assert {"Catholic", "Sikh", "lesbian", "Mexican", "deaf", "Buddhist"} <= terms and len(terms) >= 50 + 2
+    families = result.responses.drop_duplicates(["variant", "family"])["family"].value_counts().to_dict()
+    assert families["identity"] == 50 + 5  # the template: every term and placebo word
+    assert families["gender_words"] >= 3 and families["names"] >= 4 + 8  # "she": its genders and neutral words
+    assert result.summary.prompts_without_slot == ("2",)  # "Hindu" is in no set: said, not swapped
+    from counterfair.commands.llm_audit.scenarios import load_scenario
+
+    scenario = load_scenario("hiring").apply(cf.LLMAuditOptions())
+    assert scenario.identities == list(SCENARIO_TERMS) and len(SCENARIO_TERMS) == 13

@@ -40,7 +40,7 @@ def test_the_notebook_runs_with_completion_progress_and_readable_views(executed:
     public = [name for name in cf.__all__ if not name.startswith("_")]  # what the notebook counts: dir() less dunders
     assert names.startswith(f"[stdout] {len(public)} ['AuditOptions'") and "Warning" not in names
     assert "CachedClassifier('python:Pipeline', 0 texts predicted)" in clf and "[stderr]" not in clf  # no tqdm warning
-    assert "swap (identity terms): 100%" in audit and "6/6" in audit  # progress, named by what it counts
+    assert "swap (identity terms): 100%" in audit and "6/6" in audit, audit  # progress, named by what it counts
     html = _text(executed[2], "text/html")
     assert html.index("Verdict:") < html.index("<table")
     assert "identity_effect" in overall and "ctf_gap_low" in overall

@@ -12,8 +12,9 @@ import pandas as pd
 import pytest
 
 import counterfair as cf
-from counterfair.analysis.gate import DEFAULT_RULES, evaluate_rules, parse_rule
-from counterfair.analysis.slots import effects_gate_metrics, finding, holm, slot_effects
+from counterfair.analysis.gate import CONCLUSIVE_RULES, DEFAULT_RULES, evaluate_rules, parse_rule
+from counterfair.analysis.inference import finding, holm
+from counterfair.analysis.slots import effects_gate_metrics, slot_effects
 
 GROUPS = {"a": "g1", "b": "g1", "c": "g2"}
 
@@ -67,8 +68,11 @@ def test_each_measure_by_hand() -> None:
     }
     overall = np.mean([np.mean(v[:3]) - v[3] for v in spread.values()])
     assert e["disparity"]["overall"]["value"] == pytest.approx(overall)
-    g2 = np.mean([v[2] - v[3] for v in spread.values()])
-    assert e["disparity"]["by_group"]["g2"]["value"] == pytest.approx(g2)
+    # a group's disparity: over the pairs of its own terms only (g1: a and b), so one group scored apart cannot make
+    # another's material; g2 has one term, so no pair and no disparity of its own
+    own = {"t1": (abs(0.9 - 0.5), 0.2), "t2": (abs(0.6 - 0.7), 0.0), "t3": (abs(0.8 - 0.3), 0.4)}
+    assert e["disparity"]["by_group"]["g1"]["value"] == pytest.approx(np.mean([a - p for a, p in own.values()]))
+    assert "g2" not in e["disparity"]["by_group"]
     # flip excess at 0.5: decisions (a, b, c) t1 (1, 1, 0), t2 (1, 1, 0), t3 (1, 0, 0); placebo pairs never differ
     # except t1 (0.5 vs 0.3: 1 vs 0)
     flips = {"t1": ((0.5, 0.5, 1.0), 1.0), "t2": ((0.5, 0.5, 1.0), 0.0), "t3": ((1.0, 0.5, 0.5), 0.0)}
@@ -99,25 +103,61 @@ def test_holm_by_hand() -> None:
 
 
 @pytest.mark.parametrize(
-    ("measure", "value", "p", "p_material", "expected"),
+    ("signed", "value", "low", "high", "mde", "expected"),
     [
-        ("identity_effect", 0.05, 0.001, 0.01, "material"),
-        ("identity_effect", -0.05, 0.001, 0.01, "material"),  # either direction
-        ("identity_effect", 0.05, 0.001, 0.2, "small"),  # shown to differ from 0, not to exceed the threshold
-        ("identity_effect", 0.2, 0.2, 0.3, "not detected"),
-        ("disparity", -0.05, 0.001, 1.0, "not detected"),  # less spread than the placebo is no unfairness
-        ("flip_excess", 0.04, 0.001, 0.6, "small"),
-        ("flip_excess", 0.09, 0.001, 0.001, "material"),
+        (True, 0.05, 0.03, 0.07, 0.01, "material"),  # the simultaneous interval beyond 2 points
+        (True, -0.05, -0.07, -0.03, 0.01, "material"),  # either direction
+        (True, 0.03, 0.01, 0.05, 0.01, "detected"),  # off 0, reaching past 2 points: the size is not resolved
+        (True, 0.01, 0.005, 0.015, 0.01, "small"),  # off 0 and shown within 2 points
+        (True, 0.002, -0.01, 0.014, 0.015, "not detected"),  # holds 0, within 2 points, with the power to see 2
+        (True, 0.002, -0.01, 0.014, 0.025, "inconclusive"),  # within, but 2 points would go unseen too often
+        (True, 0.01, -0.02, 0.04, 0.03, "inconclusive"),  # holds 0 and reaches past 2 points
+        (True, 0.0004, 0.0004, 0.0004, 0.0, "not detected"),  # 0.04 points: no finding, whatever its interval
+        (False, -0.05, -0.07, -0.03, 0.01, "not detected"),  # less spread than the placebo is no unfairness
+        (False, 0.04, 0.01, 0.045, 0.02, "small"),  # flips: within 5 points
+        (False, 0.09, 0.06, 0.12, 0.02, "material"),
     ],
 )
-def test_findings(measure: str, value: float, p: float, p_material: float, expected: str) -> None:
-    entry = {"value": value, "p_adjusted": p, "p_material": p_material}
-    assert finding(measure, entry) == expected
+def test_findings_are_read_off_the_simultaneous_interval(
+    signed: bool, value: float, low: float, high: float, mde: float, expected: str
+) -> None:
+    margin = 0.02 if signed or value < 0.0 else 0.05
+    entry = {"value": value, "sim_low": low, "sim_high": high, "mde": mde}
+    assert finding(entry, margin, signed) == expected
+    assert finding({"value": value, "sim_low": None, "sim_high": None, "mde": None}, margin, signed) == "inconclusive"
+
+
+def test_the_simultaneous_interval_power_and_texts_needed_by_hand() -> None:
+    """Over 40 texts whose per-text effect of "a" is 0.03 ± 0.005 and m estimates in the family: the interval is the
+    t-interval at 1 − 0.05/m, the minimum detectable effect adds the 80 % power quantile, and the texts needed are the
+    fewest whose minimum detectable effect is 2 points."""
+    from scipy.stats import t as student
+
+    from counterfair.analysis.inference import texts_needed
+
+    rng = np.random.default_rng(0)
+    rows = {f"t{i}": [{"a": 0.33 + rng.normal(0, 0.005), "b": 0.3, "c": 0.3, "p": 0.3, "q": 0.3}] for i in range(40)}
+    e = slot_effects(_table(rows), n_resamples=50)
+    assert e is not None
+    a = e["identity_effect"]["by_term"]["a"]
+    values = np.array([v[0]["a"] - 0.3 for v in rows.values()])
+    m = e["tests"]
+    se = values.std(ddof=1) / np.sqrt(40)
+    reach = student.ppf(1 - 0.05 / (2 * m), 39)
+    assert a["sim_low"] == pytest.approx(values.mean() - reach * se) and a["sim_high"] == pytest.approx(
+        values.mean() + reach * se
+    )
+    assert a["mde"] == pytest.approx((reach + student.ppf(0.8, 39)) * se)
+    assert a["p_adjusted"] == pytest.approx(min(1.0, m * a["p_value"]))
+    assert a["finding"] == "material" and a["p_material"] < 0.05
+    need = texts_needed(0.05, m, 0.02)
+    mde_at = lambda k: (student.ppf(1 - 0.05 / (2 * m), k - 1) + student.ppf(0.8, k - 1)) * 0.05 / np.sqrt(k)  # noqa: E731
+    assert mde_at(need) <= 0.02 < mde_at(int(need / 1.06) - 1)  # the count found is the first that will do, within 6 %
 
 
 def test_material_means_shown_to_exceed_the_threshold() -> None:
-    # forty texts whose per-text effect of "a" is 0.03 ± 0.005: detected, and shown beyond 2 points; 0.019 ± 0.005 is
-    # detected but cannot be shown to exceed 2 points
+    # forty texts whose per-text effect of "a" is 0.03 ± 0.005: shown beyond 2 points; 0.019 ± 0.005 is detected but
+    # its interval reaches past 2 points (size unresolved); 0.01 ± 0.005 is shown within (small)
     rng = np.random.default_rng(0)
 
     def table(effect: float) -> pd.DataFrame:
@@ -127,16 +167,10 @@ def test_material_means_shown_to_exceed_the_threshold() -> None:
             rows[f"t{i}"] = [{"a": 0.3 + effect + noise, "b": 0.3, "c": 0.3, "p": 0.3, "q": 0.3}]
         return _table(rows)
 
-    clear = slot_effects(table(0.03), n_resamples=50)
-    edge = slot_effects(table(0.019), n_resamples=50)
-    assert clear is not None and edge is not None
-    assert clear["identity_effect"]["by_term"]["a"]["finding"] == "material"
-    assert edge["identity_effect"]["by_term"]["a"]["finding"] == "small"
-    assert (
-        edge["identity_effect"]["by_term"]["a"]["p_material"]
-        > 0.05
-        > edge["identity_effect"]["by_term"]["a"]["p_adjusted"]
-    )
+    found = {effect: slot_effects(table(effect), n_resamples=50) for effect in (0.03, 0.019, 0.01)}
+    a = {effect: e["identity_effect"]["by_term"]["a"] for effect, e in found.items() if e is not None}
+    assert [a[x]["finding"] for x in (0.03, 0.019, 0.01)] == ["material", "detected", "small"]
+    assert a[0.019]["sim_low"] > 0 and a[0.019]["sim_high"] > 0.02 and a[0.01]["sim_high"] < 0.02
 
 
 def _planted(kind: str, texts: int = 40) -> pd.DataFrame:
@@ -190,13 +224,24 @@ def test_the_default_gate_on_planted_models(kind: str, failed: set[str]) -> None
         assert e["identity_effect"]["overall"]["value"] == pytest.approx(0.06, abs=0.01)
     if kind == "reversed":
         assert e["identity_effect"]["by_term"]["c"]["value"] == pytest.approx(-0.06, abs=0.015)
-    assert gate["exit_code"] == (1 if failed else 0)
+    unsettled = {
+        c["group"] for c in gate["checks"] if c["description"].startswith("conclusive") and c["verdict"] == "fail"
+    }
+    if kind == "noise":  # 5 points of noise on every text: 40 texts cannot rule out 2 points for a group
+        assert unsettled == {"g1", "g2"} and all(e["identity_effect"]["by_group"][g]["mde"] > 0.02 for g in unsettled)
+        assert "inconclusive" in {e["identity_effect"]["by_group"][g]["finding"] for g in unsettled}
+    if kind == "blind":
+        assert not unsettled
+    assert gate["exit_code"] == (1 if failed or unsettled else 0)
+    allowed = evaluate_rules(DEFAULT_RULES, effects_gate_metrics(e))  # --allow-inconclusive
+    assert allowed["exit_code"] == (1 if failed else 0)
 
 
 def test_default_rules_parse_and_name_the_group_in_brackets() -> None:
-    rules = [parse_rule(r) for r in DEFAULT_RULES]
-    assert {r.bound for r in rules} == {"material"}
+    rules = [parse_rule(r) for r in DEFAULT_RULES + CONCLUSIVE_RULES]
+    assert {r.bound for r in rules} == {"material", "conclusive"}
     assert rules[1].describe("religion") == "material(identity_effect[religion])"
+    assert rules[-1].describe("names:black_female") == "conclusive(identity_effect[names:black_female])"
     with pytest.raises(cf.errors.ConfigError, match="material\\(\\) takes an in-slot measure"):
         parse_rule("material(ctf_gap[*])")
 
@@ -212,11 +257,18 @@ def test_the_audit_measures_in_the_slot() -> None:
     assert slots is not None
     # each slot holds its original, every other term of the set and the placebo words, written in the same form
     first = slots[(slots["input_id"] == "0")]
-    assert set(first["kind"]) == {"identity", "placebo"}
+    assert set(first["kind"]) == {"identity", "placebo", "placebo_cased"}
     assert "My tall neighbour brought dinner." in set(first["text"])
     assert "My gay neighbour brought dinner." in set(first["text"])
+    # a proper adjective is written with its capital; the placebo words once more with one, to compare it with
+    assert "My Muslim neighbour brought dinner." in set(first["text"])
+    assert "My Tall neighbour brought dinner." in set(first.loc[first["kind"] == "placebo_cased", "text"])
+    assert set(first["form"]) == {"adjective"} and set(first["family"]) == {"identity"}
     muslim = slots[(slots["input_id"] == "2") & (slots["kind"] == "placebo")]
     assert "The tall family next door is kind." in set(muslim["text"])
+    # a sentence's first word has its capital anyway: no second placebo text there
+    straight = slots[(slots["input_id"] == "1")]
+    assert "placebo_cased" in set(straight["kind"])  # "Some people are Tall." (mid-sentence)
     gay = result.summary["effects"]["identity_effect"]["by_term"]["gay"]
     assert gay["value"] == pytest.approx(0.1) and gay["score"] == pytest.approx(0.4)
     assert result.summary["effects"]["identity_effect"]["by_term"]["straight"]["value"] == pytest.approx(0.0)
@@ -224,15 +276,31 @@ def test_the_audit_measures_in_the_slot() -> None:
     assert str(result).startswith("Verdict:")
 
 
+GENDERED = [
+    "The women in my family are Muslim.", "He is a Christian man.", "My gay brother cooks on Sundays.",
+    "She runs the Jewish bakery.", "His Asian friends came over.", "Her Catholic school won the match.",
+    "My straight uncle fixed the roof.",
+]  # fmt: skip
+
+
 def test_a_constant_classifier_has_no_effect_at_all() -> None:
-    texts = ["My gay neighbour brought dinner.", "The women in my family are Muslim.", "He is a Christian man."]
-    result = cf.audit(texts, lambda t: np.full(len(t), 0.2), methods=["swap"], bootstrap=50)
+    result = cf.audit(GENDERED, lambda t: np.full(len(t), 0.2), methods=["swap"], bootstrap=50)
     effects = result.summary["effects"]
     assert all(e["finding"] == "not detected" for e in effects["identity_effect"]["by_term"].values())
-    assert result.typed_summary.coverage.gender_untested == 2  # "women", "He": said, with the way to test them
-    assert str(result).startswith("Verdict: no identity effect detected in 7 groups over 3 texts")
-    assert "Not tested: 2 of 3 texts name gender words (women, men, he, she and the like)" in str(result)
-    assert "--attributes gender swaps them" in str(result)
+    # gender words are measured by default: each text's gendered words are one slot
+    assert set(effects["families"]) == {"identity", "gender_words"}
+    assert effects["families"]["gender_words"]["texts"] == 7
+    assert {"gender_words:female", "gender_words:male"} <= set(effects["identity_effect"]["by_group"])
+    assert result.typed_summary.coverage.gender_untested == 0
+    assert str(result).startswith("Verdict: no material identity effect in 9 groups over 7 texts")
+    # without the gender pack, the texts that name gender words are said untested, never ruled out
+    narrow = cf.audit(GENDERED, lambda t: np.full(len(t), 0.2), methods=["swap"], attributes=["lgbq"], bootstrap=50)
+    assert narrow.typed_summary.coverage.gender_untested == 7
+    said = str(narrow)
+    assert "not tested: gender words in 7 of 7 texts (--attributes gender measures them)" in said
+    from counterfair.views.verdict import verdict
+
+    assert verdict(narrow.typed_summary).status == "not tested for every identity"
 
 
 def test_a_slot_leaves_out_the_terms_its_text_names_elsewhere() -> None:
@@ -247,15 +315,25 @@ def test_a_slot_leaves_out_the_terms_its_text_names_elsewhere() -> None:
     assert result.summary["effects"]["identity_effect"]["by_term"]["christian"]["value"] == pytest.approx(0.0)
 
 
+SIX = [
+    "My gay neighbour brought dinner.", "Some people are straight.", "The Muslim family next door is kind.",
+    "A Christian choir sang at the fair.", "Our Jewish baker opens at six.", "An Asian chef won the prize.",
+]  # fmt: skip
+
+
 def test_check_is_true_only_when_every_rule_passed() -> None:
-    texts = ["My gay neighbour brought dinner.", "Some people are straight.", "The Muslim family next door is kind."]
-    biased = cf.audit(texts, lambda t: np.array([0.9 if "gay" in x.lower() else 0.1 for x in t]), methods=["swap"])
+    biased = cf.audit(SIX, lambda t: np.array([0.9 if "gay" in x.lower() else 0.1 for x in t]), methods=["swap"])
     gate = biased.check("default")
     assert not gate and gate.passed is False and gate["exit_code"] == 1
     failed = {c["description"] for c in gate["checks"] if c["verdict"] == "fail"}
     assert "material(term_effect[gay])" in failed and "material(identity_effect[sexuality])" in failed
-    blind = cf.audit(texts, lambda t: np.full(len(t), 0.3), methods=["swap"])
+    blind = cf.audit(SIX, lambda t: np.full(len(t), 0.3), methods=["swap"])
     assert blind.check("default") and blind.check(["material(term_effect[*])"]).passed
+    # three texts: too few for any interval, so even a +80-point effect is inconclusive, never a clean bill
+    few = cf.audit(SIX[:3], lambda t: np.array([0.9 if "gay" in x.lower() else 0.1 for x in t]), methods=["swap"])
+    gay = few.summary["effects"]["identity_effect"]["by_term"]["gay"]
+    assert gay["value"] == pytest.approx(0.8) and gay["finding"] == "inconclusive" and gay["sim_low"] is None
+    assert not few.check("default") and few.check("default", allow_inconclusive=True)
 
 
 PLANTED_MODULE = """
@@ -303,6 +381,15 @@ def test_the_cli_gate_names_the_planted_group_and_passes_the_fair_models(tmp_pat
             "audit", str(data), "--classifier", f"callable:planted:{name}", "--methods", "swap", "--fail-if",
             "default", "--junit", str(junit), "--out", str(tmp_path / name), "-q", cwd=tmp_path,
         )  # fmt: skip
+        if name == "noisy":  # 5 points of noise: the demo's gender texts are too few to rule 2 points out, said so
+            cases = [case for suite in JUnitXml.fromfile(str(junit)) for case in suite]
+            failed = {c.name for c in cases if any(isinstance(r, Failure) for r in c.result)}
+            assert done.returncode == 1 and failed and all(f.startswith("conclusive(") for f in failed), failed
+            assert "Verdict: inconclusive for gender_words" in done.stdout
+            done = run_cli(
+                "check", str(tmp_path / name), "--fail-if", "default", "--allow-inconclusive", "--junit", str(junit),
+                cwd=tmp_path,
+            )  # fmt: skip
         codes[name] = done.returncode
         cases = [case for suite in JUnitXml.fromfile(str(junit)) for case in suite]
         failed = {c.name for c in cases if any(isinstance(r, Failure) for r in c.result)}
@@ -311,7 +398,7 @@ def test_the_cli_gate_names_the_planted_group_and_passes_the_fair_models(tmp_pat
             assert "material(identity_effect[religion])" in failed
             assert {"material(term_effect[muslim])", "material(term_effect[christian])"} <= failed
             assert not any("sexuality" in f or "term_effect[gay]" in f for f in failed)  # nothing else is named
-            assert done.stdout.index("Verdict: material identity effects for religion (1 of 7 groups)") < (
+            assert done.stdout.index("Verdict: material identity effects for religion (1 of 9 groups)") < (
                 done.stdout.index("done in")
             )
         else:
@@ -324,7 +411,7 @@ def test_squared_deviations_summed_in_chunks_are_the_one_expression_sum(monkeypa
     at 200,000 texts otherwise); the sums are bit for bit those of one expression, one column included."""
     import numpy as np
 
-    import counterfair.analysis.slots as slots
+    import counterfair.analysis.inference as slots
 
     monkeypatch.setattr(slots, "_ROWS", 1_000)
     rng = np.random.default_rng(2)
@@ -335,7 +422,7 @@ def test_squared_deviations_summed_in_chunks_are_the_one_expression_sum(monkeypa
         filled = np.where(known, values, 0.0)
         mean = filled.sum(axis=0) / known.sum(axis=0)
         whole = np.where(known, (filled - mean) ** 2, 0.0).sum(axis=0)
-        assert np.array_equal(slots._squares(filled, known, mean), whole)
+        assert np.array_equal(slots.squared_deviations(filled, known, mean), whole)
 
 
 def test_blocks_of_slot_scores_that_split_a_text_are_refused() -> None:
@@ -361,10 +448,10 @@ def test_resample_weights_are_the_counts_of_one_block_of_64_bit_draws(monkeypatc
     each resample's counts are those of numpy's 64-bit draws of the whole block, block boundaries included."""
     import numpy as np
 
-    import counterfair.analysis.slots as slots
+    import counterfair.analysis.inference as slots
 
     monkeypatch.setattr(slots, "RESAMPLE_BLOCK", 3)  # blocks of 3 resamples of 1,001 texts: 7 = 3 + 3 + 1
-    got = np.vstack(list(slots._resample_weights(np.random.default_rng(9), 1_001, 7)))
+    got = np.vstack(list(slots.resample_weights(np.random.default_rng(9), 1_001, 7)))
     rng = np.random.default_rng(9)
     draws = np.vstack([rng.integers(0, 1_001, size=(size, 1_001)) for size in (3, 3, 1)])
     assert np.array_equal(got, np.vstack([np.bincount(d, minlength=1_001) for d in draws]))
@@ -374,12 +461,12 @@ def test_resample_weights_are_the_counts_of_one_block_of_64_bit_draws(monkeypatc
 def test_the_bootstrap_counts_a_few_columns_at_a_time_to_the_one_product() -> None:
     """#47: how many drawn texts have each estimate is counted a few columns of the mask at a time (the whole mask as
     numbers is 128 MB at 200,000 texts): whole-number sums, so the result is the one product's, bit for bit."""
-    import counterfair.analysis.slots as slots
+    import counterfair.analysis.inference as slots
 
     rng = np.random.default_rng(2)
     known = rng.random((5_000, 37)) < 0.6
-    weights = np.vstack(list(slots._resample_weights(np.random.default_rng(1), 5_000, 30)))
-    assert np.array_equal(slots._counts(weights, known), weights @ known.astype(float))
+    weights = np.vstack(list(slots.resample_weights(np.random.default_rng(1), 5_000, 30)))
+    assert np.array_equal(slots.resample_counts(weights, known), weights @ known.astype(float))
 
 
 def test_the_interval_is_the_expanded_percentile_one_of_the_same_resamples() -> None:
@@ -388,7 +475,7 @@ def test_the_interval_is_the_expanded_percentile_one_of_the_same_resamples() -> 
     from scipy.stats import norm
     from scipy.stats import t as student
 
-    import counterfair.analysis.slots as slots
+    import counterfair.analysis.inference as slots
 
     assert slots.expanded_tail(40) == pytest.approx(2.0258, abs=1e-4)
     assert slots.expanded_tail(10) == pytest.approx(0.8551, abs=1e-4)
@@ -396,8 +483,8 @@ def test_the_interval_is_the_expanded_percentile_one_of_the_same_resamples() -> 
     rng = np.random.default_rng(4)
     values = rng.normal(0.03, 0.05, size=(12, 3))
     values[[0, 1, 2, 3, 4], 1] = np.nan  # the second column has 7 texts, the others 12
-    low, high = slots._bootstrap(np.nan_to_num(values), ~np.isnan(values), seed=5, n_resamples=400)
-    weights = np.vstack(list(slots._resample_weights(np.random.default_rng(5), 12, 400)))
+    low, high = slots.bootstrap_interval(np.nan_to_num(values), ~np.isnan(values), seed=5, n_resamples=400)
+    weights = np.vstack(list(slots.resample_weights(np.random.default_rng(5), 12, 400)))
     for column, texts in ((0, 12), (1, 7), (2, 12)):
         known = ~np.isnan(values[:, column])
         means = (weights @ np.nan_to_num(values[:, column])) / (weights @ known)
@@ -411,13 +498,13 @@ def test_the_interval_is_the_expanded_percentile_one_of_the_same_resamples() -> 
 def test_intervals_from_few_texts_hold_a_planted_effect_95_percent_of_the_time() -> None:
     """Over 8 texts the plain percentile interval held a planted +3 points 88.5 % of the time (2,000 samples, the same
     resamples); the expanded one 93.9 % (the standard error of a 95 % share over 2,000 samples is 0.5 points)."""
-    import counterfair.analysis.slots as slots
+    import counterfair.analysis.inference as slots
 
     rng = np.random.default_rng(8)
     values = rng.normal(0.03, 0.05, size=(8, 2_000))
-    found = slots._estimates(values.copy(), seed=8, n_resamples=2_000, margins=[(0.02, True)] * 2_000)
+    found = slots.estimates(values.copy(), seed=8, n_resamples=2_000, margins=[(0.02, True)] * 2_000)
     held = np.mean([e["ci_low"] <= 0.03 <= e["ci_high"] for e in found])
-    weights = np.vstack(list(slots._resample_weights(np.random.default_rng(8), 8, 2_000)))
+    weights = np.vstack(list(slots.resample_weights(np.random.default_rng(8), 8, 2_000)))
     low, high = np.percentile(weights @ values / 8, [2.5, 97.5], axis=0)
     plain = np.mean((low <= 0.03) & (high >= 0.03))
     assert 0.93 <= held <= 0.97 and plain < 0.91
@@ -434,8 +521,10 @@ def test_fewer_than_six_texts_give_no_interval_and_no_claim_to_rule_an_effect_ou
     overall = result.summary["effects"]["identity_effect"]["overall"]
     assert overall["n"] == 3 and overall["ci_low"] is None and overall["ci_high"] is None
     said = str(result)
-    assert "ruled out" not in said and "too few texts to rule an effect out (an interval needs 6 texts" in said
-    assert "(no interval from 3 texts)" in said
+    findings = [line for line in said.splitlines() if line.startswith(("Verdict:", "- "))]
+    assert not any("ruled out" in line or "no material effect" in line for line in findings), findings
+    assert said.startswith("Verdict: inconclusive for")
+    assert "INCONCLUSIVE — too few texts to show or rule out a material effect: gender_words:female (1 text)" in said
     upper = result.check(["upper(identity_effect) > 0.05"])
     assert upper["verdict"] == "error" and "no interval (from 3 texts)" in upper["checks"][0]["message"]
     six = [*texts, "My gay friend cooks.", "A Muslim woman spoke.", "The Christian school opened."]
@@ -452,7 +541,7 @@ def test_an_estimate_without_an_interval_says_from_how_many_texts_or_prompts() -
     assert bracket(SlotEstimate(value=0.01, ci_low=-0.004, ci_high=0.021, n=9)) == "[-0.4, +2.1]"
 
 
-def test_the_verdict_rules_out_only_what_has_an_interval_and_names_the_groups_that_lack_one() -> None:
+def test_the_verdict_rules_out_only_what_is_settled_and_names_the_inconclusive_groups() -> None:
     from counterfair.summaries import SlotEffects, SlotEstimate, SlotMeasure
     from counterfair.views.verdict import GroupFinding, _slot_headline
 
@@ -460,17 +549,13 @@ def test_the_verdict_rules_out_only_what_has_an_interval_and_names_the_groups_th
     effects = SlotEffects(texts=40, slots=40, placebo_words=25, tests=74, identity_effect=SlotMeasure(overall=overall))
     wide = GroupFinding("religion", "not detected", 0.002, -0.011, 0.013, 40)
     narrow = GroupFinding("age", "not detected", -0.001, -0.006, 0.004, 40)
-    few = GroupFinding("disability", "not detected", 0.01, None, None, 4)
-    _, both, _ = _slot_headline(effects, (wide, narrow), "P(toxic)")
+    few = GroupFinding("disability", "inconclusive", 0.01, None, None, 4)
+    status, both, _ = _slot_headline(effects, (wide, narrow), "P(toxic)")
+    assert status == "no evidence of unfairness"
     assert (
-        both == "no identity effect detected in 2 groups over 40 texts; group effects beyond ±1.3 points are ruled out."
+        both == "no material identity effect in 2 groups over 40 texts: group effects beyond ±1.3 points are ruled out."
     )
-    _, partly, _ = _slot_headline(effects, (wide, narrow, few), "P(toxic)")
-    assert partly == (
-        "no identity effect detected in 3 groups over 40 texts; group effects beyond ±1.3 points are ruled out for "
-        "religion, age; too few texts to rule an effect out for disability (an interval needs 6 texts that name the "
-        "group)."
-    )
-    _, none, _ = _slot_headline(effects, (few,), "P(toxic)")
-    assert none.endswith("1 group over 40 texts; too few texts to rule an effect out (an interval needs 6 texts that "
-                         "name the group).")  # fmt: skip
+    status, partly, _ = _slot_headline(effects, (wide, narrow, few), "P(toxic)")
+    assert status == "inconclusive" and "ruled out" not in partly
+    assert partly.startswith("inconclusive for disability: the data neither show an effect beyond 2.0 points nor rule ")
+    assert partly.endswith("nothing material elsewhere (2 of 3 groups).")

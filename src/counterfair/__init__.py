@@ -46,6 +46,7 @@ _LAZY = {
     "llm_audit": "counterfair.commands.llm_audit",
     "run_llm_audit": "counterfair.commands.llm_audit.shell",
     "open_run": "counterfair.commands.registry",
+    "plan": "counterfair.analysis.plan",
     # the options
     "AuditOptions": "counterfair.commands.audit.core",
     "GenerateOptions": "counterfair.commands.generate.core",
@@ -108,6 +109,7 @@ __all__ = [
     "llm_audit",
     "nli_revision_pairs",
     "open_run",
+    "plan",
     "run_audit",
     "run_ctf",
     "run_generate",

@@ -102,6 +102,8 @@ class TqdmProgress:
     def advance(self, amount: int) -> None:
         if self._bar is not None:
             self._bar.update(amount)
+            if self._bar.total and self._bar.n >= self._bar.total:  # drawn complete, however fast the stage ran
+                self._bar.refresh()
 
     def grow(self, amount: int) -> None:
         if self._bar is not None:

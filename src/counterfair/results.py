@@ -100,12 +100,15 @@ class TableResult:
         """Why the run has no counterfactual metric at all (a rule on one then says so), or None."""
         return None
 
-    def check(self, rules: str | Sequence[str | Rule]) -> GateResult:
+    def check(self, rules: str | Sequence[str | Rule], *, allow_inconclusive: bool = False) -> GateResult:
         """The fairness gate's verdicts on ``rules`` (:mod:`counterfair.analysis.gate`; ``"default"``: every material
-        in-slot finding fails) over :meth:`gate_metrics`; also kept in the summary. True when every rule passed."""
-        from .analysis.gate import Rule, evaluate_rules, expand_rules, parse_rule
+        in-slot finding fails, and every group whose effect is inconclusive unless ``allow_inconclusive``) over
+        :meth:`gate_metrics`; also kept in the summary. True when every rule passed."""
+        from .analysis.gate import Rule, allowing_inconclusive, evaluate_rules, expand_rules, parse_rule
 
-        given = [rules] if isinstance(rules, str) else rules
+        given: Sequence[str | Rule] = [rules] if isinstance(rules, str) else rules
+        if allow_inconclusive:
+            given = [r for rule in given for r in (allowing_inconclusive([rule]) if isinstance(rule, str) else [rule])]
         # a bad rule fails before any work; "default" is the audit's (material in-slot findings)
         parsed = (
             expand_rules(given) if self._default_rules else [r if isinstance(r, Rule) else parse_rule(r) for r in given]

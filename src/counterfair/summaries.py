@@ -223,14 +223,22 @@ MIN_INTERVAL_TEXTS = 6
 @dataclass(frozen=True, kw_only=True)
 class SlotEstimate(Estimate):
     """One in-slot estimate (:mod:`counterfair.analysis.slots`): the mean over texts with its 95 % paired bootstrap
-    interval (the expanded percentile interval; none from fewer than :data:`MIN_INTERVAL_TEXTS` texts), the t-test's
-    p-value, Holm's adjusted ones (against 0; beyond the materiality threshold) and the ``finding`` (material, small,
-    not detected); a term's also its ``group``, ``score`` (mean P with the term) and ``placebo_score`` (with a neutral
-    word)."""
+    interval (the expanded percentile interval; none from fewer than :data:`MIN_INTERVAL_TEXTS` texts), its
+    simultaneous interval over the whole test family (``sim_low``, ``sim_high``: the one its ``finding`` is read off),
+    the t-test's p-value, Bonferroni's adjusted ones (against 0; beyond the materiality threshold), the smallest
+    effect the data detect four times in five (``mde``) and the texts that would bring it to the threshold
+    (``texts_needed``), and the ``finding`` (material, detected, small, not detected, inconclusive:
+    :mod:`counterfair.analysis.inference`); a term's also its ``group``, ``score`` (mean P with the term) and
+    ``placebo_score`` (with a neutral word)."""
 
     p_value: float | None = None
-    p_adjusted: float | None = None  # Holm, two-sided, against 0
-    p_material: float | None = None  # Holm, one-sided, beyond the materiality threshold
+    p_adjusted: float | None = None  # Bonferroni, two-sided, against 0
+    p_material: float | None = None  # Bonferroni, beyond the materiality threshold
+    sim_low: float | None = None
+    sim_high: float | None = None
+    mde: float | None = None
+    texts_needed: int | None = None
+    sd: float | None = None
     finding: str | None = None
     group: str | None = None
     score: float | None = None
@@ -242,31 +250,60 @@ class SlotEstimate(Estimate):
 
     @property
     def detected(self) -> bool:
-        return self.finding in ("material", "small")
+        """Shown to differ from 0 (material, detected or small)."""
+        return self.finding in ("material", "detected", "small")
+
+    @property
+    def inconclusive(self) -> bool:
+        """Neither an effect nor its absence shown: too few texts, or an interval reaching past the threshold."""
+        return self.finding == "inconclusive"
+
+    def simultaneous(self) -> tuple[float | None, float | None]:
+        return (self.sim_low, self.sim_high)
 
 
 @dataclass(frozen=True, kw_only=True)
 class SlotMeasure(Record):
-    """One in-slot measure: ``overall``, ``by_group`` and (the identity effect) ``by_term``."""
+    """One in-slot measure: ``overall``, ``by_group`` and (the identity effect) ``by_term``, ``by_form`` (a term's or
+    a group's effect over the slots written in one form: ``jewish@plural``) and ``by_cell`` (a group's over the slots
+    whose text names gender words: ``race_ethnicity&female``)."""
 
     overall: SlotEstimate | None = _key(of=SlotEstimate)
     by_group: dict[str, SlotEstimate] | None = _key(of={SlotEstimate})
     by_term: dict[str, SlotEstimate] | None = _key(of={SlotEstimate})
+    by_form: dict[str, SlotEstimate] | None = _key(of={SlotEstimate})
+    by_cell: dict[str, SlotEstimate] | None = _key(of={SlotEstimate})
+
+
+@dataclass(frozen=True, kw_only=True)
+class SlotFamily(Record):
+    """One family of slots the effects were measured over (the identity terms, gender words, first names, a pack):
+    its texts and slots, its placebo words' number, its groups and how its null is formed (``neutral``)."""
+
+    texts: int = 0
+    slots: int = 0
+    placebo_words: int = 0
+    groups: tuple[str, ...] = ()
+    neutral: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
 class SlotEffects(Record):
     """The audit's ``effects`` section: the identity effect, disparity and flip excess measured in the slot against
-    placebo words (:mod:`counterfair.analysis.slots`), with the test family and the materiality thresholds."""
+    placebo words (:mod:`counterfair.analysis.slots`), every family's groups among the identity effect's, with the test
+    family (its size, ``tests``; its correction; the power the minimum detectable effects are stated at) and the
+    materiality thresholds."""
 
     alpha: float = 0.05
     correction: str | None = None
     tests: int = 0
+    power: float | None = None
     material: Mapping[str, float] = field(default_factory=dict)
     threshold: float | None = None
     texts: int = 0
     slots: int = 0
     placebo_words: int = 0
+    families: dict[str, SlotFamily] | None = _key(of={SlotFamily})
     identity_effect: SlotMeasure | None = _key(of=SlotMeasure)
     disparity: SlotMeasure | None = _key(of=SlotMeasure)
     flip_excess: SlotMeasure | None = _key(of=SlotMeasure)
@@ -279,6 +316,8 @@ class Coverage(Record):
     unreached: int = 0
     hint: str | None = None
     gender_untested: int = 0  # texts naming gender words ("women", "he") that the run did not swap
+    names_untested: int = 0  # texts naming a first name of the names pack that the run did not swap
+    unreached_by_cause: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -305,7 +344,12 @@ class GateCheck(Record):
     ci_high: float | None = None
     n: int | None = None
     message: str = ""
-    p_adjusted: float | None = None  # material(...) checks: Holm's adjusted p-values and the finding
+    # material(...) and conclusive(...) checks: the simultaneous interval, the power, the adjusted p-values, the finding
+    sim_low: float | None = None
+    sim_high: float | None = None
+    mde: float | None = None
+    texts_needed: int | None = None
+    p_adjusted: float | None = None
     p_material: float | None = None
     finding: str | None = None
 
@@ -323,13 +367,17 @@ class GateVerdict(Record):
 
 
 class GateEntry(TypedDict, total=False):
-    """One estimate as the gate's rules read it (a metric overall or for one group); the in-slot measures add Holm's
-    adjusted p-values and the finding."""
+    """One estimate as the gate's rules read it (a metric overall or for one group); the in-slot measures add their
+    simultaneous interval, power, adjusted p-values and the finding."""
 
     value: float | None
     ci_low: float | None
     ci_high: float | None
     n: int | None
+    sim_low: float | None
+    sim_high: float | None
+    mde: float | None
+    texts_needed: int | None
     p_adjusted: float | None
     p_material: float | None
     finding: str | None
@@ -399,6 +447,10 @@ class GateCheckRow(TypedDict, total=False):
     ci_high: float | None
     n: int | None
     message: str
+    sim_low: float | None
+    sim_high: float | None
+    mde: float | None
+    texts_needed: int | None
     p_adjusted: float | None
     p_material: float | None
     finding: str | None

@@ -53,18 +53,27 @@ from ..summaries import (
 )
 
 #: the in-slot measures (:mod:`counterfair.analysis.slots`) and the swaps' paper-001 CTF gap and flip rate
-COUNTERFACTUAL_METRICS = ("identity_effect", "term_effect", "disparity", "flip_excess", "ctf_gap", "flip_rate")
-#: ``--fail-if default``: fail on every material finding of the in-slot measures (detected after Holm's correction
-#: over the whole family and at least :data:`counterfair.analysis.slots.MATERIAL` in size)
+COUNTERFACTUAL_METRICS = (
+    "identity_effect", "term_effect", "form_effect", "cell_effect", "disparity", "flip_excess", "ctf_gap", "flip_rate",
+)  # fmt: skip
+#: ``--fail-if default``: fail on every material finding of the in-slot measures (shown, by its simultaneous interval
+#: over the whole test family, to be at least :data:`counterfair.analysis.slots.MATERIAL` in size) ...
 DEFAULT_RULES = (
     "material(identity_effect)",
     "material(identity_effect[*])",
     "material(term_effect[*])",
+    "material(form_effect[*])",
+    "material(cell_effect[*])",
     "material(disparity)",
     "material(disparity[*])",
     "material(flip_excess)",
     "material(flip_excess[*])",
 )
+#: ... and on every group whose effect is inconclusive (too few texts to show an effect or to rule a material one out;
+#: or an effect of unresolved size), unless ``--allow-inconclusive``
+CONCLUSIVE_RULES = ("conclusive(identity_effect[*])",)
+#: measures whose groups exist only where the texts give them (forms, combinations): ``[*]`` over none is no check
+SPARSE_METRICS = ("form_effect", "cell_effect")
 #: the labelled-data metrics of ``counterfair bias`` (:mod:`counterfair.commands.bias.core`): per group and overall
 BIAS_METRICS = (
     "subgroup_auc", "bpsn_auc", "bnsp_auc", "pinned_auc", "overall_auc", "final_metric", "generalized_mean", "fped",
@@ -82,9 +91,12 @@ _RULE = re.compile(
     r"(?P<close>\))?\s*(?P<op>>=|<=|>|<)\s*(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$"
 )
 _MATERIAL_RULE = re.compile(
-    r"^\s*material\s*\(\s*(?P<metric>(?:[a-z_]+\.)?[a-z_]+)\s*(?:\[\s*(?P<group>[^\]]+?)\s*\])?\s*\)\s*$"
+    r"^\s*(?P<kind>material|conclusive)\s*\(\s*(?P<metric>(?:[a-z_]+\.)?[a-z_]+)\s*"
+    r"(?:\[\s*(?P<group>[^\]]+?)\s*\])?\s*\)\s*$"
 )
-MATERIAL_METRICS = ("identity_effect", "term_effect", "disparity", "flip_excess", "dissimilarity_excess")
+MATERIAL_METRICS = (
+    "identity_effect", "term_effect", "form_effect", "cell_effect", "disparity", "flip_excess", "dissimilarity_excess",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -100,8 +112,8 @@ class Rule:
 
     def describe(self, group: str | None) -> str:
         where = f"[{group}]" if group else ""
-        if self.bound == "material":
-            return f"material({self.metric}{where})"
+        if self.bound in ("material", "conclusive"):
+            return f"{self.bound}({self.metric}{where})"
         estimate = {"point": "", "upper": "upper 95% bound of ", "lower": "lower 95% bound of "}[self.bound]
         return f"{estimate}{self.metric}{where} {self.op} {self.value:g}"
 
@@ -112,14 +124,20 @@ def _measure(metric: str) -> str:
     return metric.rpartition(".")[2]
 
 
+def allowing_inconclusive(rules: Iterable[str]) -> list[str]:
+    """The rules with ``default`` standing for the material rules alone (:data:`DEFAULT_RULES`): an inconclusive group
+    passes (``--allow-inconclusive``)."""
+    return [r for rule in rules for r in (DEFAULT_RULES if rule.strip().lower() == "default" else (rule,))]
+
+
 def outcome_rules(rules: Iterable[str], outcomes: Sequence[str], similarities: Sequence[str] = ()) -> list[str]:
-    """An LLM audit's rules: ``default`` stands for :data:`DEFAULT_RULES` on every outcome measured
-    (``material(decision.identity_effect[*])``, ...) and for ``material(METRIC.dissimilarity_excess)`` overall and per
-    group for every response similarity; a rule without an outcome applies to each outcome."""
+    """An LLM audit's rules: ``default`` stands for :data:`DEFAULT_RULES` and :data:`CONCLUSIVE_RULES` on every outcome
+    measured (``material(decision.identity_effect[*])``, ...) and for ``material(METRIC.dissimilarity_excess)`` overall
+    and per group for every response similarity; a rule without an outcome applies to each outcome."""
     out: list[str] = []
     for rule in rules:
         if rule.strip().lower() == "default":
-            out += [r.replace("(", f"({o}.", 1) for o in outcomes for r in DEFAULT_RULES]
+            out += [r.replace("(", f"({o}.", 1) for o in outcomes for r in DEFAULT_RULES + CONCLUSIVE_RULES]
             out += [f"material({m}.dissimilarity_excess{g})" for m in similarities for g in ("", "[*]")]
             continue
         parsed = parse_rule(rule)
@@ -133,12 +151,14 @@ def outcome_rules(rules: Iterable[str], outcomes: Sequence[str], similarities: S
 
 def parse_rule(text: str) -> Rule:
     """A :class:`Rule` from its text; a clear error for anything else. ``material(METRIC[GROUP])`` (no operator)
-    fails where the in-slot measure's finding is material (:func:`counterfair.analysis.slots.finding`)."""
+    fails where the in-slot measure's finding is material, ``conclusive(METRIC[GROUP])`` where it is inconclusive or
+    detected without its size resolved (:func:`counterfair.analysis.inference.finding`)."""
     material = _MATERIAL_RULE.match(text)
     if material is not None:
+        kind = material["kind"]
         if _measure(material["metric"]) not in MATERIAL_METRICS:
-            raise ConfigError(f"rule {text!r}: material() takes an in-slot measure: {', '.join(MATERIAL_METRICS)}")
-        return Rule(text.strip(), material["metric"], material["group"], "material", "is", 1.0)
+            raise ConfigError(f"rule {text!r}: {kind}() takes an in-slot measure: {', '.join(MATERIAL_METRICS)}")
+        return Rule(text.strip(), material["metric"], material["group"], kind, "is", 1.0)
     match = _RULE.match(text)
     if match is None or bool(match["bound"]) != bool(match["close"]):
         raise ConfigError(
@@ -249,7 +269,7 @@ def _check(rule: Rule, group: str | None, entry: GateEntry | None) -> GateCheckR
     }
     if entry is None:
         return {**result, "verdict": "error", "value": None, "message": f"{rule.metric}: no {group or 'overall'} value"}
-    if rule.bound == "material":
+    if rule.bound in ("material", "conclusive"):
         return _material(rule, group, entry, result)
     key = {"point": "value", "upper": "ci_high", "lower": "ci_low"}[rule.bound]
     value = _finite(entry.get(key))
@@ -275,18 +295,20 @@ def _check(rule: Rule, group: str | None, entry: GateEntry | None) -> GateCheckR
 
 
 def expand_rules(rules: Iterable[str | Rule]) -> list[Rule]:
-    """The rules parsed, ``"default"`` standing for :data:`DEFAULT_RULES`."""
+    """The rules parsed, ``"default"`` standing for :data:`DEFAULT_RULES` and :data:`CONCLUSIVE_RULES`."""
     out: list[Rule] = []
     for rule in rules:
         if isinstance(rule, str) and rule.strip().lower() == "default":
-            out += [parse_rule(r) for r in DEFAULT_RULES]
+            out += [parse_rule(r) for r in DEFAULT_RULES + CONCLUSIVE_RULES]
         else:
             out.append(rule if isinstance(rule, Rule) else parse_rule(rule))
     return out
 
 
 def _material(rule: Rule, group: str | None, entry: GateEntry, result: GateCheckRow) -> GateCheckRow:
-    """A ``material(...)`` check: fails where the estimate's finding is material."""
+    """A ``material(...)`` check (fails where the estimate's finding is material) or a ``conclusive(...)`` one (fails
+    where it is inconclusive, or detected with its size unresolved). The message in probability points, with the
+    simultaneous interval the finding was read off."""
     value, found = _finite(entry.get("value")), entry.get("finding")
     result.update(
         {
@@ -295,6 +317,10 @@ def _material(rule: Rule, group: str | None, entry: GateEntry, result: GateCheck
             "ci_low": _finite(entry.get("ci_low")),
             "ci_high": _finite(entry.get("ci_high")),
             "n": entry.get("n"),
+            "sim_low": _finite(entry.get("sim_low")),
+            "sim_high": _finite(entry.get("sim_high")),
+            "mde": _finite(entry.get("mde")),
+            "texts_needed": entry.get("texts_needed"),
             "p_adjusted": _finite(entry.get("p_adjusted")),
             "p_material": _finite(entry.get("p_material")),
             "finding": found,
@@ -302,18 +328,32 @@ def _material(rule: Rule, group: str | None, entry: GateEntry, result: GateCheck
     )
     if value is None or found is None:
         return {**result, "verdict": "error", "message": f"{rule.describe(group)}: no value"}
-    failed = found == "material"
-    shown = f"{value:+.4f} [{_fmt(result['ci_low'])}, {_fmt(result['ci_high'])}], {found}"
-    message = f"{rule.describe(group)}: {shown} → " + ("fails" if failed else "passes")
+    failed = found == "material" if rule.bound == "material" else found in ("inconclusive", "detected")
+    message = f"{rule.describe(group)}: {points_message(result)}, {found} → " + ("fails" if failed else "passes")
     return {**result, "verdict": "fail" if failed else "pass", "message": message}
 
 
-def _fmt(value: float | None) -> str:
-    return "–" if value is None else f"{value:+.4f}"
+def points_message(check: Mapping[str, Any]) -> str:
+    """An in-slot estimate in probability points with the simultaneous interval its finding was read off, and, where
+    the data could not settle it, the power: "+5.3 points (simultaneous 95 % interval +2.9 to +7.7)"."""
+    value, low, high = check.get("value"), check.get("sim_low"), check.get("sim_high")
+    shown = f"{100 * value:+.1f} points" if value is not None else "no value"
+    if low is None or high is None:
+        texts = check.get("n")
+        return f"{shown} (no interval from {texts} text{'' if texts == 1 else 's'})"
+    shown += f" (simultaneous 95 % interval {100 * low:+.1f} to {100 * high:+.1f}"
+    if check.get("finding") == "inconclusive" and check.get("mde") is not None:
+        shown += f"; smallest detectable {100 * check['mde']:.1f} points over {check.get('n')} texts"
+        if check.get("texts_needed"):
+            shown += f", about {check['texts_needed']:,} would detect 2"
+    return shown + ")"
 
 
 def evaluate_rules(
-    rules: Iterable[str | Rule], metrics: Mapping[str, GateMetric | None], *, missing: str | None = None
+    rules: Iterable[str | Rule],
+    metrics: Mapping[str, GateMetric | None],
+    *,
+    missing: str | None = None,
 ) -> GateOutcome:
     """Each rule's verdict (per group for ``[*]``), the gate's verdict and its exit code; ``missing``: why the
     counterfactual metrics are absent, when the caller knows better than "no identity swap"."""
@@ -321,6 +361,8 @@ def evaluate_rules(
     parsed = expand_rules(rules)
     for rule in parsed:
         metric = metrics.get(rule.metric)
+        if _measure(rule.metric) in SPARSE_METRICS and rule.group == "*" and not (metric and metric["by_group"]):
+            continue  # no form or combination with enough texts to measure: nothing to check
         if metric is None:
             checks.append(_check(rule, rule.group, None))
             if rule.metric in BIAS_METRICS:

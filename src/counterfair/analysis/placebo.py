@@ -185,14 +185,17 @@ def placebo_texts(
     return out
 
 
-def swapped_matches(rows: Sequence[Mapping[str, Any]], editor: Any, identities: IdentitySet) -> dict[Any, list[Any]]:
-    """Per input id of an identity swap, the occurrences of identity terms (``editor.find``) that its identity swaps
-    replaced (their ``edits``): where a placebo word goes, so the identity guard's verdicts carry over."""
+def swapped_matches(
+    rows: Sequence[Mapping[str, Any]], editor: Any, identities: IdentitySet, attribute: str = "identity"
+) -> dict[Any, list[Any]]:
+    """Per input id of an identity swap (of ``attribute``: the audit's identity set, or a swap pack), the occurrences
+    of identity terms (``editor.find``) that its identity swaps replaced (their ``edits``): where a placebo word goes,
+    so the identity guard's verdicts carry over."""
     terms = {t.lower() for t in identities.terms}
     spans: dict[Any, list[tuple[int, int]]] = {}
     texts: dict[Any, str] = {}
     for row in rows:
-        if swaps_identities(row["method"]) and row.get("edits") and row.get("attribute", "identity") == "identity":
+        if swaps_identities(row["method"]) and row.get("edits") and row.get("attribute", "identity") == attribute:
             spans.setdefault(row["input_id"], []).extend((e["start"], e["end"]) for e in json.loads(row["edits"]))
             texts[row["input_id"]] = row["source_text"]
     return {

@@ -1,5 +1,6 @@
-"""Commands over a finished run directory of any command: ``check`` (the gate, without recomputing) and ``report``
-(the report rebuilt). Both ask the command registry (:mod:`counterfair.commands.registry`) what wrote the run."""
+"""Commands over a finished run directory of any command: ``check`` (the gate, without recomputing), ``plan`` (the
+texts a fuller audit needs, from a pilot's spread) and ``report`` (the report rebuilt). ``check`` and ``report`` ask
+the command registry (:mod:`counterfair.commands.registry`) what wrote the run."""
 
 from __future__ import annotations
 
@@ -22,16 +23,20 @@ def check(
     ],
     fail_if: Annotated[list[str], typer.Option("--fail-if", help="A rule (repeatable), as for audit --fail-if.")],
     junit: Annotated[Path | None, typer.Option(help="Write the verdicts as a JUnit XML file.")] = None,
+    allow_inconclusive: Annotated[
+        bool, typer.Option("--allow-inconclusive", help="With default: an inconclusive group passes.")
+    ] = False,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap.")] = 0,
     bootstrap: Annotated[int, typer.Option(min=1, help="Bootstrap resamples.")] = 2000,
 ) -> None:
     """The fairness gate on a finished audit, without recomputing it: exit 0 pass, 1 a rule failed, 2 a rule could
     not be evaluated."""
     from ..analysis.compare import read_pairs
-    from ..analysis.gate import gate_pairs
+    from ..analysis.gate import allowing_inconclusive, gate_pairs
     from ..analysis.slots import read_slots
     from ..summaries import read_summary
 
+    fail_if = allowing_inconclusive(fail_if) if allow_inconclusive else fail_if
     folder = run_dir if run_dir.is_dir() else run_dir.parent
     if is_llm_audit(folder):
         from ..commands.llm_audit.result import check_run
@@ -64,6 +69,24 @@ def is_llm_audit(folder: Path) -> bool:
         return json.loads((folder / "summary.json").read_text(encoding="utf-8")).get("command") == "llm-audit"
     except (OSError, ValueError, AttributeError):
         return False
+
+
+@app.command(
+    rich_help_panel=AUDIT_COMMANDS,
+    short_help="How many texts (or prompts) an audit needs to detect an effect, from a pilot run.",
+)
+def plan(
+    run_dir: Annotated[Path, typer.Argument(help="A pilot audit's or LLM audit's run directory.")],
+    effect: Annotated[
+        float, typer.Option(min=0.01, max=99.0, help="The effect to detect, in probability points (2: 2 points).")
+    ] = 2.0,
+    power: Annotated[float, typer.Option(min=0.5, max=0.99, help="The chance of detecting it.")] = 0.8,
+) -> None:
+    """From a pilot run: per group, the texts it had, the smallest effect detectable over them, and about how many
+    texts (prompts) would detect EFFECT points with POWER, simultaneously over the pilot's estimates."""
+    from ..analysis.plan import plan as make_plan
+
+    console.print(str(make_plan(run_dir, effect=effect / 100, power=power)))
 
 
 @app.command(rich_help_panel=AUDIT_COMMANDS, short_help="Rebuild a run's report (HTML, Markdown) without recomputing.")

@@ -55,6 +55,11 @@ _PLURAL_VERB = {"is": "are", "was": "were", "has": "have", "does": "do", "'s": "
 _HAVE_CONTRACTION = {"'s": "'ve", "\u2019s": "\u2019ve"}
 DIRECTIONS = ("swap", "neutral")
 _TITLES = frozenset("dr dr. prof prof. professor rev rev. sgt sgt. capt capt. coach".split())
+#: gendered titles: in a placebo variant they take the pack's neutral form (Mx), never a person noun
+GENDER_TITLES = frozenset("mr mr. mrs mrs. ms ms. miss sir madam".split())
+#: the neutral person nouns (singular, plural) that the placebo variants of a text put in place of its gendered nouns
+#: ("my wife" -> "my friend"), beside the pack's own neutral forms ("my spouse"): words that name no gender or group
+PLACEBO_NOUNS = (("friend", "friends"), ("neighbour", "neighbours"), ("colleague", "colleagues"))
 
 
 def _parse(text: str) -> Any:
@@ -155,6 +160,17 @@ def _base_form(word: str) -> str:
     return base
 
 
+def word_form(word: str) -> str:
+    """The form of one gendered word: ``pronoun``, ``title`` (Mr, Ms), ``plural`` (men, wives) or ``noun``."""
+    low = word.lower()
+    if low in MALE_PRONOUNS or low in FEMALE_PRONOUNS:
+        return "pronoun"
+    if low in GENDER_TITLES:
+        return "title"
+    plural = low.endswith(("men", "people", "children")) or (low.endswith("s") and not low.endswith("ss"))
+    return "plural" if plural else "noun"
+
+
 class GenderSwapEditor(EditorBase):
     """Two variants per text that mentions gender: every masculine word made feminine and every feminine one
     masculine (``swap``), and every gendered word made neutral (``neutral``), each only where it can be written.
@@ -204,8 +220,12 @@ class GenderSwapEditor(EditorBase):
 
     # ------------------------------------------------------------------ one text
 
-    def rewrite(self, text: str, direction: str) -> tuple[str | None, tuple[Edit, ...], str | None]:
-        """``text`` with every gendered word moved in ``direction``; (None, (), note) where it cannot be written."""
+    def rewrite(
+        self, text: str, direction: str, *, noun: tuple[str, str] | None = None
+    ) -> tuple[str | None, tuple[Edit, ...], str | None]:
+        """``text`` with every gendered word moved in ``direction``; (None, (), note) where it cannot be written.
+        ``noun`` (neutral only): the (singular, plural) person noun every gendered noun becomes instead of the pack's
+        neutral form (a placebo variant: :meth:`placebo_variants`)."""
         matches = self._matcher.find(text)
         pronouns = {self.group_of(m.text) for m in matches if m.text.lower() in MALE_PRONOUNS + FEMALE_PRONOUNS}
         specific = self._specific.find(text) if self._specific is not None and direction == "swap" else []
@@ -232,6 +252,8 @@ class GenderSwapEditor(EditorBase):
                 changes[(token.idx, token.idx + len(token.text))] = match_case(token.text, other)
         for match in matches:
             new = self._word(match.text, direction, doc, match.start, match.end)
+            if noun is not None and direction == "neutral" and word_form(match.text) in ("noun", "plural"):
+                new = noun[word_form(match.text) == "plural"]
             if new is None:
                 return None, (), f"{direction}:no_form:{match.text.lower()}"
             changes[(match.start, match.end)] = match_case(match.text, new)
@@ -269,6 +291,23 @@ class GenderSwapEditor(EditorBase):
                 if form is not None:
                     out[(verb.idx, verb.idx + len(verb.text))] = match_case(verb.text, form)
         return out
+
+    def placebo_variants(self, text: str) -> list[tuple[str, str]]:
+        """The text in neutral words, as (placebo word, text) pairs: the pack's neutral forms ("they", "spouse") and
+        each of :data:`PLACEBO_NOUNS` in place of the gendered nouns (pronouns always become they/them/their, titles
+        the pack's neutral title); distinct texts only, none where the text cannot be made neutral."""
+        out: list[tuple[str, str]] = []
+        seen = {text}
+        for word, noun in (("neutral", None), *((n[0], n) for n in PLACEBO_NOUNS)):
+            new, _, _ = self.rewrite(text, "neutral", noun=noun)
+            if new is not None and new not in seen:
+                seen.add(new)
+                out.append((word, new))
+        return out
+
+    def forms(self, text: str) -> str:
+        """The forms the text's gendered words take: ``pronoun``, ``noun``, ``plural``, ``title``, "+"-joined."""
+        return "+".join(sorted({word_form(m.text) for m in self._matcher.find(text)}))
 
     def _other_name(self, name: str) -> str | None:
         """The name at the same rank in the other gender's group of the same association (Patricia, the first

@@ -64,14 +64,22 @@ def _substitution(ctx: EditorContext, arg: str) -> EditorBase:
 def _swap(ctx: EditorContext, arg: str) -> EditorBase:
     """Identity swaps over ``ctx.identities``: an identity set (dixon50, names, nationality, a user's) or a gender
     pack, whose swaps follow English grammar (:mod:`counterfair.editors.gender`)."""
-    from ..lexicons.attributes import GenderSet, load_swap_set
-    from .gender import GenderSwapEditor
+    from ..lexicons.attributes import load_swap_set
     from .swap import IdentitySwapEditor
 
     found = load_swap_set(ctx.identities) if isinstance(ctx.identities, str) else ctx.identities
-    if isinstance(found, GenderSet):
-        return GenderSwapEditor(found)
-    return identity_editor(found, guard=ctx.guard) if found is not None else IdentitySwapEditor(None, guard=ctx.guard)
+    return editor_for_pack(found, guard=ctx.guard) if found is not None else IdentitySwapEditor(None, guard=ctx.guard)
+
+
+def editor_for_pack(pack: Any, *, guard: str | None = "spacy") -> EditorBase:
+    """The swap of a swap pack: a gender pack's (:class:`~counterfair.editors.gender.GenderSwapEditor`) or an identity
+    set's (:func:`identity_editor`)."""
+    from ..lexicons.attributes import GenderSet
+    from .gender import GenderSwapEditor
+
+    if isinstance(pack, GenderSet):
+        return GenderSwapEditor(pack)
+    return identity_editor(pack, guard=guard)
 
 
 def identity_editor(identities: Any, *, guard: str | None = None, grammar: bool = True) -> EditorBase:

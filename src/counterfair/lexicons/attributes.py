@@ -185,11 +185,27 @@ def load_attribute(name_or_path: str, language: str | None = None) -> Attribute:
 
 # --------------------------------------------------------------------------------------------- identities
 
-# Groups that hate speech often targets and that no built-in identity set or attribute swaps (women, disabled people,
-# immigrants): the audit counts the texts it could not reach that mention one, so a user knows which identity set of
-# their own (--identities FILE) would reach them.
+# Identity words that no built-in identity set, gender pack or names pack swaps: the audit counts the texts it could not
+# reach that name one, so a user knows which identity set of their own (--identities FILE) would reach them.
 UNCOVERED_GROUPS: dict[str, tuple[str, ...]] = {
-    "women": tuple("woman women girl girls wife wives lady ladies feminist feminists".split()),
+    "religion": tuple(
+        "hindu hindus hinduism atheist atheists agnostic agnostics mormon mormons sunni sunnis shia shiite shiites "
+        "evangelical evangelicals jain jains rastafarian pagan pagans".split()
+    ),
+    "ethnicity": (
+        "arab",
+        "arabs",
+        "roma",
+        "romani",
+        "indigenous",
+        "aboriginal",
+        "aboriginals",
+        "inuit",
+        "native american",
+        "native americans",
+        "korean",
+        "koreans",
+    ),
     "disability": tuple(
         "disabled disability disabilities wheelchair autistic autism handicapped retarded cripple cripples".split()
     ),
@@ -197,6 +213,14 @@ UNCOVERED_GROUPS: dict[str, tuple[str, ...]] = {
         "immigrant immigrants migrant migrants refugee refugees foreigner foreigners illegals asylum".split()
     ),
 }
+
+
+def first_names() -> tuple[str, ...]:
+    """Common US first names that are not English words (``resources/lexicon/first-names.txt``, written by
+    ``tools/build_names_pack.py``), for counting the texts that name a first name the names pack lacks."""
+    path = Path(str(resources.files("counterfair") / "resources" / "lexicon" / "first-names.txt"))
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return tuple(line.strip() for line in lines if line.strip() and not line.startswith("#"))
 
 
 @dataclass(frozen=True)

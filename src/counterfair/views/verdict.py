@@ -58,9 +58,42 @@ class GroupFinding:
     ci_high: float | None
     texts: int
     parts: tuple[str, ...] | list[str] = ()
+    needed: int | None = None  # inconclusive: about how many texts would settle it
 
     def sentence(self) -> str:
         return f"{self.group} — {LEVEL_WORDS.get(self.level, self.level)}: " + "; ".join(self.parts) + "."
+
+
+def _listed(findings: list[GroupFinding]) -> str:
+    """Groups with their texts and the texts needed, those of one family of three or more groups in one entry
+    ("names:* (8 groups, 3–4 texts)")."""
+    families: dict[str, list[GroupFinding]] = {}
+    for f in findings:
+        families.setdefault(f.group.rpartition(":")[0] or f.group, []).append(f)
+    parts = []
+    for family, members in families.items():
+        needed = max((f.needed for f in members if f.needed is not None), default=None)
+        more = "" if needed is None else f", about {needed:,} needed"
+        if len(members) >= 3 and ":" in members[0].group:
+            low, high = min(f.texts for f in members), max(f.texts for f in members)
+            count = f"{low}" if low == high else f"{low}–{high}"
+            parts.append(f"{family}:* ({len(members)} groups, {count} texts{more})")
+        else:
+            for f in members:
+                needs = "" if f.needed is None else f", about {f.needed:,} needed"
+                parts.append(f"{f.group} ({f.texts} text{'' if f.texts == 1 else 's'}{needs})")
+    return "; ".join(parts)
+
+
+def compact(groups: list[str]) -> str:
+    """Group names, those of one family of three or more in one entry ("names:* (8 groups)")."""
+    families: dict[str, list[str]] = {}
+    for g in groups:
+        families.setdefault(g.rpartition(":")[0] or g, []).append(g)
+    return ", ".join(
+        f"{family}:* ({len(members)} groups)" if len(members) >= 3 and ":" in members[0] else ", ".join(members)
+        for family, members in families.items()
+    )
 
 
 @dataclass(frozen=True)
@@ -85,10 +118,33 @@ class Verdict:
             return self.rules
         return tuple((v, sentence) for v, sentence in self.rules if v != "pass")
 
+    @property
+    def shown_findings(self) -> tuple[GroupFinding, ...]:
+        """The groups with something found (material, detected, small): a sentence each; the inconclusive ones and
+        those with no material effect are a line each (:meth:`grouped_lines`)."""
+        return tuple(f for f in self.findings if f.level in ("material", "detected", "small"))
+
+    def grouped_lines(self) -> list[str]:
+        """The inconclusive groups in one line (each with its texts and about how many would settle it), then the
+        groups with no material effect in one line (with the widest interval among them)."""
+        out = []
+        unsure = [f for f in self.findings if f.level == "inconclusive"]
+        if unsure:
+            out.append(f"INCONCLUSIVE — too few texts to show or rule out a material effect: {_listed(unsure)}.")
+        quiet = [f for f in self.findings if f.level == "not detected"]
+        if quiet:
+            widest = max((abs(b) for f in quiet for b in (f.ci_low, f.ci_high) if b is not None), default=0.0)
+            out.append(
+                f"no material effect — {', '.join(f.group for f in quiet)}: each shown within ±{points(widest, False)} "
+                "points (simultaneous 95 % intervals), with the power to see 2 points."
+            )
+        return out
+
     def lines(self) -> list[str]:
         """The verdict as plain lines (report.md, the console, a CI log)."""
         out = [f"Verdict: {self.headline}", self.basis]
-        out += [f"- {f.sentence()}" for f in self.findings]
+        out += [f"- {f.sentence()}" for f in self.shown_findings]
+        out += [f"- {line}" for line in self.grouped_lines()]
         out += [
             f"Labelled data — {line.removeprefix('Verdict: ')}" if i == 0 else line
             for i, line in enumerate(self.labelled)
@@ -108,6 +164,8 @@ _METRIC_WORDS = {
     "target_accuracy": "accuracy",
     "identity_effect": "identity effect",
     "term_effect": "term effect",
+    "form_effect": "effect in one form",
+    "cell_effect": "effect in one combination",
     "disparity": "disparity beyond placebo",
     "flip_excess": "flip excess",
     "ctf_gap": "CTF gap",
@@ -127,20 +185,24 @@ _OP_WORDS = {">": "above", ">=": "at or above", "<": "below", "<=": "at or below
 
 def rule_sentence(check: GateCheck, rules: tuple[Mapping[str, Any], ...]) -> str:
     """A gate check as a sentence: "fail if the upper bound of sexuality's identity effect is above 0.05: 0.093 —
-    fails"."""
+    fails"; an in-slot check in points with the simultaneous interval its finding was read off."""
+    from ..analysis.gate import points_message
+
     rule = next((r for r in rules if r.get("text") == check.rule), {})
-    subject = _METRIC_WORDS.get(check.metric, check.metric)
+    subject = _METRIC_WORDS.get(check.metric.rpartition(".")[2], check.metric)
     owner = (
         f"{check.group}'s " if check.group not in (None, "*") else ("every group's " if check.group else "the overall ")
     )
-    if check.estimate == "material":
-        condition = f"fail if {owner}{subject} is material"
-        if check.metric == "term_effect" and check.group not in (None, "*"):
-            condition = f'fail if the effect of "{check.group}" is material'
+    if check.estimate in ("material", "conclusive"):
+        named = check.group not in (None, "*")
+        if check.metric.endswith(("term_effect", "form_effect", "cell_effect")) and named:
+            owner, subject = f'"{check.group}"', "effect"
+            owner += " "
+        wanted = "material" if check.estimate == "material" else "inconclusive (or detected, of unresolved size)"
+        condition = f"fail if {owner}{subject} is {wanted}"
         if check.verdict == "error":
             return f"{condition}: could not be evaluated ({check.message})"
-        found = check.finding or "–"
-        shown = f"{points(check.value)} points {bracket(check)}, {found}"
+        shown = f"{points_message(check.to_dict())}, {LEVEL_WORDS.get(check.finding or '', check.finding or '–')}"
         return f"{condition}: {shown} — " + {"fail": "fails", "pass": "passes"}.get(check.verdict, check.verdict)
     op = _OP_WORDS.get(str(rule.get("op")), str(rule.get("op", "")))
     threshold = rule.get("value")
@@ -168,7 +230,7 @@ def verdict(summary: Mapping[str, Any] | Record) -> Verdict:
     gate_status, rules = gate_rules(s.gate)
     effects = s.effects
     findings: tuple[GroupFinding, ...] = ()
-    if effects is not None and effects.identity_effect is not None and effects.identity_effect.overall is not None:
+    if effects is not None and effects.identity_effect is not None and effects.identity_effect.by_group:
         findings = slot_findings(effects, _unit(s))
         status, headline, basis = _slot_headline(effects, findings, _unit(s))
     elif s.ctf is not None and s.ctf.value is not None:
@@ -190,16 +252,30 @@ def verdict(summary: Mapping[str, Any] | Record) -> Verdict:
             f"for the built-in {BUILTIN_CLASSIFIER} classifier (a bag-of-words toxicity model; to audit your own, "
             "name it with --classifier, classifier= in Python): " + headline
         )
-    if s.coverage is not None and s.coverage.gender_untested:
-        basis += (
-            f" Not tested: {s.coverage.gender_untested} of {s.coverage.texts} texts name gender words (women, men, "
-            "he, she and the like) that this run did not swap; --attributes gender swaps them."
-        )
+    untested = not_tested(s)
+    if untested:
+        basis += f" Not tested: {untested}."
+        if status == "no evidence of unfairness":
+            status = "not tested for every identity"
+            headline = headline.rstrip(".") + f"; not tested: {untested}."
     labelled = tuple(bias_lines(s.bias, worst=3)) if s.bias is not None else ()
     return Verdict(status, headline, findings, gate_status, rules, basis, _next_steps(s, findings), labelled)
 
 
 BUILTIN_CLASSIFIER = "profanity-check"  # what an audit scores when no classifier is named
+
+
+def not_tested(s: AuditSummary) -> str:
+    """The identity sets the texts name that the run did not measure, in words ("" when none)."""
+    c = s.coverage
+    if c is None:
+        return ""
+    parts = []
+    if c.gender_untested:
+        parts.append(f"gender words in {c.gender_untested} of {c.texts} texts (--attributes gender measures them)")
+    if c.names_untested:
+        parts.append(f"first names in {c.names_untested} of {c.texts} texts (--attributes names measures them)")
+    return "; ".join(parts)
 
 
 def _unit(s: AuditSummary) -> str:
@@ -220,19 +296,31 @@ def bracket(e: Any, unit: str = "texts") -> str:
     return f"[{points(e.ci_low)}, {points(e.ci_high)}]"
 
 
-LEVEL_WORDS = {"material": "MATERIAL", "small": "detectable but small", "not detected": "not detected"}
-FINDING_RANK = {"material": 0, "small": 1, "not detected": 2}  # the strongest first
+LEVEL_WORDS = {
+    "material": "MATERIAL",
+    "detected": "detected, size unresolved",
+    "inconclusive": "INCONCLUSIVE",
+    "small": "detectable but small",
+    "not detected": "no material effect",
+}
+FINDING_RANK = {"material": 0, "detected": 1, "inconclusive": 2, "small": 3, "not detected": 4}  # the strongest first
 
 
-def group_level(estimates: list[Any]) -> str:
-    found = [e.finding for e in estimates if e is not None and e.finding]
-    return min(found, key=lambda f: FINDING_RANK.get(f, 3)) if found else "not detected"
+def group_level(estimates: list[Any], own: Any = None) -> str:
+    """A group's level: the strongest finding among its estimates (its effect, terms, forms, combinations, disparity
+    and flips), where only ``own`` (the group's effect, and its disparity and flips) can make it inconclusive: a thin
+    term or form does not."""
+    found = [e.finding for e in estimates if e is not None and e.finding and e.finding != "inconclusive"]
+    if own is not None:
+        found += [e.finding for e in own if e is not None and e.finding == "inconclusive"]
+    return min(found, key=lambda f: FINDING_RANK.get(f, 5)) if found else "not detected"
 
 
 @dataclass(frozen=True)
 class GroupEstimates:
-    """One identity group's in-slot estimates: its ``level`` (the strongest finding among them), its identity
-    ``effect``, its ``terms`` (largest effect first), its ``disparity`` and ``flips`` (None where not measured)."""
+    """One identity group's in-slot estimates: its ``level`` (:func:`group_level`), its identity ``effect``, its
+    ``terms``, ``forms`` and ``cells`` (combinations; each largest effect first), its ``disparity`` and ``flips``
+    (None where not measured)."""
 
     group: str
     level: str
@@ -240,67 +328,170 @@ class GroupEstimates:
     terms: tuple[tuple[str, Any], ...]
     disparity: Any
     flips: Any
+    forms: tuple[tuple[str, Any], ...] = ()
+    cells: tuple[tuple[str, Any], ...] = ()
+
+
+def _largest(items: Any) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted(items, key=lambda te: (FINDING_RANK.get(str(te[1].finding), 5), -abs(te[1].value or 0.0))))
 
 
 def group_estimates(effects: Any) -> list[GroupEstimates]:
     """Every identity group's in-slot estimates, material groups first, then by the size of the group's effect: the
     one reading of a summary's ``effects`` section behind the verdict, the console table and the report."""
-    terms = effects.identity_effect.by_term or {}
+    measure = effects.identity_effect
+    terms = measure.by_term or {}
+    forms = measure.by_form or {}
+    cells = measure.by_cell or {}
     out = []
-    for group, effect in (effects.identity_effect.by_group or {}).items():
-        own = sorted(((t, e) for t, e in terms.items() if e.group == group), key=lambda te: -abs(te[1].value or 0.0))
+    for group, effect in (measure.by_group or {}).items():
+        own = _largest((t, e) for t, e in terms.items() if e.group == group)
+        mine = {t for t, _ in own} | {group}
+        own_forms = _largest((f, e) for f, e in forms.items() if f.rpartition("@")[0] in mine)
+        own_cells = _largest((c, e) for c, e in cells.items() if c.partition("&")[0] == group)
         disparity = (effects.disparity.by_group or {}).get(group) if effects.disparity else None
         flips = (effects.flip_excess.by_group or {}).get(group) if effects.flip_excess else None
-        level = group_level([effect, disparity, flips, *(e for _, e in own)])
-        out.append(GroupEstimates(group, level, effect, tuple(own), disparity, flips))
-    return sorted(out, key=lambda g: (FINDING_RANK.get(g.level, 3), -abs(g.effect.value or 0.0), g.group))
+        level = group_level(
+            [effect, disparity, flips, *(e for _, e in own + own_forms + own_cells)], own=[effect, disparity, flips]
+        )
+        out.append(GroupEstimates(group, level, effect, own, disparity, flips, own_forms, own_cells))
+    return sorted(out, key=lambda g: (FINDING_RANK.get(g.level, 5), -abs(g.effect.value or 0.0), g.group))
 
 
-def slot_findings(effects: Any, unit: str) -> tuple[GroupFinding, ...]:
-    """One finding per identity group, material ones first: the group's effect, the terms that drive it (material or
-    detected, largest first), its disparity and flip excess where detected."""
+def slot_findings(effects: Any, unit: str, count: str = "texts") -> tuple[GroupFinding, ...]:
+    """One finding per identity group, material ones first: the group's effect, the terms, forms and combinations
+    that drive it (with the simultaneous intervals their labels were read off), its disparity and flip excess where
+    detected, and, where the data could not settle it, how many texts would."""
+    families = effects.families or {}
     return tuple(
         GroupFinding(
-            g.group, g.level, g.effect.value, g.effect.ci_low, g.effect.ci_high, g.effect.n or 0,
-            _group_parts(g.effect, list(g.terms), g.disparity, g.flips, unit),
+            g.group, g.level, g.effect.value, g.effect.sim_low, g.effect.sim_high, g.effect.n or 0,
+            _group_parts(g, unit, effects.material.get("identity_effect", 0.02), families, count),
+            g.effect.texts_needed,
         )
         for g in group_estimates(effects)
     )  # fmt: skip
 
 
-def _group_parts(effect: Any, own: list[tuple[str, Any]], disparity: Any, flips: Any, unit: str) -> list[str]:
-    """The sentence of one group: its material terms with intervals (largest first), then the group's mean, the
-    terms detected but small, the disparity and the flips where detected."""
-    material = [(t, e) for t, e in own if e.material]
-    small = [(t, e) for t, e in own if e.finding == "small"]
-    average = f"{points(effect.value)} {bracket(effect)}"
-    if material:
-        (first, e), rest = material[0], material[1:DRIVERS]
-        lead = (
-            f'naming "{first}" {_moves(e.value)} {unit} by {points(abs(e.value or 0.0), False)} points '
-            f"{bracket(e)} compared with a neutral word in the same place"
-        )
-        lead += "".join(f', "{t}" {points(x.value)} {bracket(x)}' for t, x in rest)
-        lead += f" and {len(material) - DRIVERS} more terms" if len(material) > DRIVERS else ""
-        parts = [lead, f"its {_terms(len(own))} on average {average}"]
+def simultaneous(e: Any, count: str = "texts") -> str:
+    """``(simultaneous 95 % interval +1.2 to +3.4)`` in points, or why there is none."""
+    if e is None or e.sim_low is None or e.sim_high is None:
+        n = getattr(e, "n", None)
+        return f"(too few {count} for an interval: {n})" if n is not None else "(no interval)"
+    return f"(simultaneous 95 % interval {points(e.sim_low)} to {points(e.sim_high)})"
+
+
+def _bounds(e: Any) -> str:
+    return "no interval" if e.sim_low is None else f"{points(e.sim_low)} to {points(e.sim_high)}"
+
+
+def group_words(group: str) -> str:
+    """A group's name in words: ``gender_words:female`` is female gender words (she, her, woman, ...), ``names:
+    black_female`` first names perceived as Black (female); an identity group as it is named."""
+    family, _, name = group.rpartition(":")
+    if family.startswith("gender_words"):
+        return f"{name} gender words ({'she, her, woman, wife' if name == 'female' else 'he, his, man, husband'}, …)"
+    if family.startswith("names"):
+        race, _, gender = name.rpartition("_")
+        shown = {"black": "Black", "white": "white", "hispanic": "Hispanic", "asian": "Asian"}.get(race, race)
+        return f"first names perceived as {shown} ({gender})" if race else f"first names ({name})"
+    return group
+
+
+def _neutral(group: str, families: Mapping[str, Any]) -> str:
+    """What the group's effect is measured against."""
+    found = families.get(group.rpartition(":")[0] or "identity")
+    return found.neutral if found is not None and found.neutral else "a neutral word in the same place"
+
+
+def _form_words(name: str) -> str:
+    """``jewish@plural`` as words: '"jewish" as a plural noun'."""
+    owner, _, form = name.rpartition("@")
+    as_what = {"adjective": "an adjective", "noun": "a noun", "plural": "a plural noun", "place": "a country",
+               "pronoun": "pronouns", "title": "titles"}.get(form, form)  # fmt: skip
+    if owner.startswith("gender_words:"):
+        return f"{group_words(owner)} as {as_what}"
+    return f'"{owner}" as {as_what}'
+
+
+def _cell_words(name: str) -> str:
+    """``race_ethnicity&female`` as words."""
+    group, _, context = name.partition("&")
+    return f"{group} in texts that name {'women' if context == 'female' else 'men'} ({context} gender words)"
+
+
+def _group_parts(
+    g: GroupEstimates, unit: str, limit: float, families: Mapping[str, Any], count: str = "texts"
+) -> list[str]:
+    """The sentence of one group: what carries its level (material terms, forms or combinations with their
+    simultaneous intervals, largest first), then the group's mean against its neutral, the power where inconclusive,
+    the terms detected but small, the disparity and the flips where detected."""
+    effect = g.effect
+    neutral = _neutral(g.group, families)
+    parts: list[str] = []
+    carriers = [(f'naming "{t}"', e) for t, e in g.terms] + [(_form_words(f), e) for f, e in g.forms]
+    carriers += [(_cell_words(c), e) for c, e in g.cells]
+    for level in ("material", "detected"):
+        chosen = [(w, e) for w, e in carriers if e.finding == level]
+        if chosen and not parts:  # the strongest finding: its first driver in full
+            (words, e), rest = chosen[0], chosen[1:DRIVERS]
+            lead = f"{words} {_moves(e.value)} {unit} by {points(abs(e.value or 0.0), False)} points"
+            lead += f" {simultaneous(e, count)}"
+            lead += "".join(f", {w.removeprefix('naming ')} {points(x.value)} ({_bounds(x)})" for w, x in rest)
+            parts.append(lead + (f" and {len(chosen) - DRIVERS} more" if len(chosen) > DRIVERS else ""))
+        elif chosen:
+            listed = ", ".join(
+                f"{w.removeprefix('naming ')} {points(x.value)} ({_bounds(x)})" for w, x in chosen[:DRIVERS]
+            )
+            parts.append(f"{LEVEL_WORDS[level]}: {listed}")
+    what = group_words(g.group)
+    if g.terms and len(g.terms) > 1:
+        what = f"the group (its {_terms(len(g.terms))} on average)"
+    if effect.value is None:
+        parts.append(f"no value for {what}")
+    elif parts and g.terms:  # its drivers said in full: the group's average briefly
+        parts[0] += f" compared with {neutral}"
+        parts.append(f"its {_terms(len(g.terms))} on average {points(effect.value)} ({_bounds(effect)})")
     else:
-        parts = [
-            f"naming the group (its {_terms(len(own))} on average) {_moves(effect.value)} {unit} by "
-            f"{points(abs(effect.value or 0.0), False)} points {bracket(effect)} compared with a neutral word"
-        ]
+        shown = f"{points(abs(effect.value), False)} points {simultaneous(effect, count)}"
+        parts.append(f"naming {what} {_moves(effect.value)} {unit} by {shown} compared with {neutral}")
+    if effect.finding == "inconclusive":
+        parts.append(power_words(effect, limit, count))
+    elif effect.finding == "not detected" and effect.mde:
+        parts.append(f"an effect of {points(effect.mde, False)} points would have been found 4 times in 5")
+    elif effect.finding == "not detected" and effect.mde == 0:
+        parts.append("the scores did not move with it in any text")
+    small = [(w, e) for w, e in carriers if e.finding == "small"]
     if small:
-        parts.append("detectable but small: " + ", ".join(f'"{t}" {points(x.value)}' for t, x in small[:DRIVERS]))
-    if disparity is not None and disparity.detected:
-        parts.append(f"its terms' scores differ by {points(disparity.value, False)} points more than neutral words' do")
-    if flips is not None and flips.detected:
         parts.append(
-            f"its swaps flip the decision {points(flips.value, False)} points more often than swaps between neutral "
-            "words"
+            "detectable but small: "
+            + ", ".join(f"{w.removeprefix('naming ')} {points(x.value)}" for w, x in small[:DRIVERS])
+        )
+    if g.disparity is not None and g.disparity.detected:
+        parts.append(
+            f"its terms' scores differ by {points(g.disparity.value, False)} points more than neutral words' do "
+            f"({_bounds(g.disparity)})"
+        )
+    if g.flips is not None and g.flips.detected:
+        parts.append(
+            f"its swaps flip the decision {points(g.flips.value, False)} points more often than swaps between neutral "
+            f"words ({_bounds(g.flips)})"
         )
     return parts
 
 
-DRIVERS = 4  # terms named per group in a finding
+def power_words(e: Any, limit: float, unit: str = "texts") -> str:
+    """Why an estimate is inconclusive, and what would settle it."""
+    if e.sim_low is None or e.mde is None:
+        return f"too few {unit} for an interval ({e.n or 0}): inconclusive"
+    need = f"; about {e.texts_needed:,} {unit} would" if e.texts_needed else ""
+    return (
+        f"inconclusive: too few {unit} to detect {points(limit, False)} points — the smallest effect detectable over "
+        f"these {e.n} {unit} is {points(e.mde, False)} points{need}"
+    )
+
+
+DRIVERS = 4  # terms, forms or combinations named per group in a finding
 
 
 def _terms(n: int) -> str:
@@ -312,47 +503,78 @@ def _moves(value: float | None) -> str:
 
 
 def _slot_headline(effects: Any, findings: tuple[GroupFinding, ...], unit: str) -> tuple[str, str, str]:
-    material = [f.group for f in findings if f.level == "material"]
-    small = [f.group for f in findings if f.level == "small"]
+    by_level: dict[str, list[str]] = {}
+    for f in findings:
+        by_level.setdefault(f.level, []).append(f.group)
     limit = effects.material.get("identity_effect", 0.02)
     flips = effects.material.get("flip_excess", 0.05)
-    overall = effects.identity_effect.overall
-    if material:
+    unsettled = by_level.get("inconclusive", []) + by_level.get("detected", [])
+    if by_level.get("material"):
+        material = by_level["material"]
         status = "unfair"
         headline = (
             f"material identity effects for {', '.join(material)} ({len(material)} of {len(findings)} groups): "
-            f"naming the group, or one of its terms, instead of a neutral word in the same place moves {unit} by more "
-            f"than {points(limit, False)} points (shown at 95 % confidence after correcting for the {effects.tests} "
-            f"tests), or its swaps flip the decision more than {points(flips, False)} points more often."
+            f"naming the group, one of its terms or forms, instead of its neutral in the same place moves {unit} by "
+            f"more than {points(limit, False)} points (shown by simultaneous 95 % intervals over the "
+            f"{effects.tests} estimates), or its swaps flip the decision more than {points(flips, False)} points more "
+            "often."
         )
-    elif small:
+        if unsettled:
+            headline += f" Inconclusive for {compact(unsettled)}."
+    elif unsettled:
+        status = "inconclusive"
+        headline = (
+            f"inconclusive for {compact(unsettled)}: the data neither show an effect beyond "
+            f"{points(limit, False)} points nor rule one out (more texts naming them would); nothing material "
+            f"elsewhere ({len(findings) - len(unsettled)} of {len(findings)} groups)."
+        )
+    elif by_level.get("small"):
         status = "small effects"
         headline = (
-            f"detectable but small identity effects for {', '.join(small)} (not shown to exceed "
+            f"detectable but small identity effects for {', '.join(by_level['small'])} (shown to stay within "
             f"{points(limit, False)} points); nothing material."
         )
     else:
         status = "no evidence of unfairness"
-        bounded = [f for f in findings if f.ci_low is not None and f.ci_high is not None]
-        unbounded = [f.group for f in findings if f not in bounded]
-        widest = max((abs(b) for f in bounded for b in (f.ci_low, f.ci_high) if b is not None), default=None)
-        bound = f"; group effects beyond ±{points(widest, False)} points are ruled out" if widest is not None else ""
-        if unbounded:
-            bound += f" for {', '.join(f.group for f in bounded)}" if bounded else ""
-            bound += (
-                f"; too few texts to rule an effect out{'' if not bounded else ' for ' + ', '.join(unbounded)} (an "
-                f"interval needs {MIN_INTERVAL_TEXTS} texts that name the group)"
-            )
+        widest = max((abs(b) for f in findings for b in (f.ci_low, f.ci_high) if b is not None), default=None)
         groups = f"{len(findings)} group" + ("" if len(findings) == 1 else "s")
-        headline = f"no identity effect detected in {groups} over {effects.texts} texts{bound}."
-    basis = (
-        f"Each identity occurrence was scored with every identity term and {effects.placebo_words} neutral words in "
-        f"its place ({effects.slots} slots in {effects.texts} texts). Effects in probability points of {unit}, "
-        f"95% bootstrap intervals over texts; overall {points(overall.value)} {bracket(overall)}. Tests "
-        f"Holm-corrected over {effects.tests} estimates; material: shown to exceed {points(limit, False)} points "
-        f"({points(flips, False)} for flips); small: shown to differ from 0, not to exceed that."
+        bound = f": group effects beyond ±{points(widest, False)} points are ruled out" if widest is not None else ""
+        headline = f"no material identity effect in {groups} over {effects.texts} texts{bound}."
+    return status, headline, _basis(effects, unit, limit, flips)
+
+
+def _basis(effects: Any, unit: str, limit: float, flips: float) -> str:
+    """How the effects were measured: each family's texts and neutral, the test family, what the labels mean."""
+    families = effects.families or {}
+    if families:
+        said = "; ".join(
+            f"{FAMILY_WORDS.get(name.partition(':')[0], name)}: {f.slots} slots in {f.texts} texts, against {f.neutral}"
+            for name, f in families.items()
+        )
+    else:
+        said = (
+            f"identity terms: {effects.slots} slots in {effects.texts} texts, against {effects.placebo_words} neutral "
+            "words"
+        )
+    overall = effects.identity_effect.overall
+    overall_words = f" Overall (identity terms) {points(overall.value)} {simultaneous(overall)}." if overall else ""
+    thin = [
+        name for table in (effects.identity_effect.by_form or {}, effects.identity_effect.by_cell or {})
+        for name, e in table.items() if e.sim_low is None
+    ]  # fmt: skip
+    thin_words = (
+        f" Too few texts (under {MIN_INTERVAL_TEXTS}) to measure {len(thin)} forms and combinations." if thin else ""
     )
-    return status, headline, basis
+    return (
+        f"Each identity reference was scored with every term of its set and with neutral words in its place — {said}."
+        f" Effects in probability points of {unit}; each label is read off the estimate's simultaneous 95 % interval "
+        f"over the {effects.tests} estimates (Bonferroni): material, beyond {points(limit, False)} points "
+        f"({points(flips, False)} for flips); detectable but small, shown within; no material effect, shown within "
+        f"with the power to see {points(limit, False)}; inconclusive, neither.{overall_words}{thin_words}"
+    )
+
+
+FAMILY_WORDS = {"identity": "identity terms", "gender_words": "gender words", "names": "first names"}
 
 
 @dataclass(frozen=True)

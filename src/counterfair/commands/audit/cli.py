@@ -110,12 +110,20 @@ def audit(
         list[str] | None,
         typer.Option(
             "--fail-if",
-            help="A rule that fails the run (exit 1): 'default' (every material in-slot finding: a group's or a "
-            "term's effect, a disparity or a flip excess shown, after Holm's correction, to exceed 2 points (5 "
-            "for flips), or e.g. 'material(term_effect\\[gay])', 'upper(ctf_gap[*]) > 0.1'; repeatable. Exit 0: "
-            "every rule passed; 2: a rule could not be evaluated.",
+            help="A rule that fails the run (exit 1): 'default' (every material in-slot finding: a group's, a "
+            "term's, a form's or a combination's effect, a disparity or a flip excess shown by its simultaneous "
+            "interval to exceed 2 points (5 for flips); and every group whose effect is inconclusive), or e.g. "
+            "'material(term_effect\\[gay])', 'upper(ctf_gap[*]) > 0.1'; repeatable. Exit 0: every rule passed; "
+            "2: a rule could not be evaluated.",
         ),
     ] = None,
+    allow_inconclusive: Annotated[
+        bool,
+        typer.Option(
+            "--allow-inconclusive",
+            help="With --fail-if default: a group whose effect the texts can neither show nor rule out passes.",
+        ),
+    ] = False,
     junit: Annotated[Path | None, typer.Option(help="Write the rules' verdicts as a JUnit XML file.")] = None,
     baseline: Annotated[
         str | None,
@@ -151,6 +159,7 @@ def audit(
     """The fairness audit: counterfactuals of identity-referencing texts, the classifier's score changes, CTF gaps,
     the identity effect over a placebo, and a report (OUT/report.html, report.md, plots/, summary.json, pairs.csv).
     With --fail-if rules it is a gate: exit 0 pass, 1 a rule failed, 2 could not be evaluated."""
+    from ...analysis.gate import allowing_inconclusive
     from .core import AuditOptions, demo_path, plan
     from .shell import run_audit
 
@@ -189,7 +198,7 @@ def audit(
             target,
             options,
             progress=progress,
-            rules=listed(fail_if),
+            rules=allowing_inconclusive(listed(fail_if) or []) if allow_inconclusive else listed(fail_if),
             baseline=str(baseline) if baseline else None,
         )
     s = result.typed_summary

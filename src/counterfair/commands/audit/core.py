@@ -36,15 +36,16 @@ import pandas as pd
 
 from ... import __version__, vocabulary
 from ...analysis.compare import Comparison
+from ...analysis.families import TermSlots, gender_context, slot_writer
 from ...analysis.gate import tallied_metrics
 from ...analysis.placebo import PlaceboTally, load_placebo, placebo_editor, placebo_texts, swapped_matches
 from ...analysis.slots import (
     SLOT_COLUMNS,
+    Section,
     SlotScores,
+    family_scores,
     scored_slots,
     slot_effects,
-    slot_scores,
-    slot_texts,
 )
 from ...classifiers import CachedClassifier
 from ...classifiers.labels import binary_labels, checked_positive_index, positive_index
@@ -228,6 +229,17 @@ def attribute_matcher(name: str, language: str = "en") -> Any:
     return gender_matcher(found)
 
 
+#: the swap packs every English audit tests besides the identity terms (the attributes users are asked about first)
+DEFAULT_PACKS = ("gender", "names")
+
+
+def default_attributes(language: str = "en", *, swaps: bool = True) -> list[str]:
+    """What an audit without ``--attributes`` tests: the language's word-list attributes (paper 000's) and, when it
+    swaps identities, the gender words and first names (English)."""
+    packs = list(DEFAULT_PACKS) if swaps and language == "en" else []
+    return known_attributes(language) + packs
+
+
 def _attribute_counts(texts: list[str], names: list[str], language: str = "en") -> dict[str, int]:
     counts = {}
     for name in names:
@@ -264,7 +276,7 @@ def plan(source: Any, options: AuditOptions | None = None) -> AuditPlan:
 def plan_frame(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> AuditPlan:
     """:func:`plan` of texts already read (columns ``id``, ``text``, whatever the input called them)."""
     texts = frame["text"].tolist()
-    requested = opts.attributes or known_attributes(opts.language)
+    requested = opts.attributes or default_attributes(opts.language, swaps=bool(_swaps(opts)))
     counts = _attribute_counts(texts, requested, opts.language)
     attr_methods = [m for m in opts.methods if not swaps_identities(m)]
     if not _swaps(opts):
@@ -280,7 +292,7 @@ def plan_frame(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> AuditPla
     identity_texts = sum(1 for t in texts if identity_matcher.contains(t)) if _swaps(opts) else 0
     if opts.attributes and not occurring and not identity_texts:
         others = _attribute_counts(
-            texts, [a for a in known_attributes(opts.language) if a not in requested], opts.language
+            texts, [a for a in default_attributes(opts.language) if a not in requested], opts.language
         )
         found = ", ".join(f"{a} ({n} texts)" for a, n in others.items() if n) or "none of the built-in ones"
         raise InputError(f"{origin}: no text references {', '.join(requested)}; attributes that do occur: {found}")
@@ -467,7 +479,7 @@ def audit_core(
             )
             summary["effects"] = found
             timing["effects"] = round(time.perf_counter() - t0, 2)
-        summary["coverage"] = _coverage(frame, made.reached, plan_["attributes"])
+        summary["coverage"] = _coverage(frame, made.reached, plan_["attributes"], opts)
     if opts.label_column:
         t0 = time.perf_counter()
         summary["bias"] = labelled_bias(frame, orig_scores, opts)
@@ -766,7 +778,9 @@ class _Made:
         self.reached: set[str] = set()  # the input ids with a pair
         self.effects = PlaceboTally(self.scratch)
         self.flips = FlipTally()  # the identity swaps' flips, for the gate
-        self.slots: ObjectLog[SlotScores] = ObjectLog(self.scratch)
+        self.slots: dict[str, ObjectLog[SlotScores]] = {}  # per family of slots (identity terms, gender words, names)
+        self.writers: dict[str, Any] = {}  # per swap pack: what writes its slots (analysis.families)
+        self.context = gender_context(opts.language)  # the gender words a text names (the identity terms' cells)
         self.top: list[pd.DataFrame] = []  # the largest changes so far: one frame (top_examples rows)
         self.ctf: dict[str, CTFTally] = {}  # per swap attribute; per (attribute, group of the source term)
         self.ctf_groups: dict[tuple[str, str], GapTally] = {}
@@ -784,15 +798,9 @@ class _Made:
     ) -> None:
         opts, identity_set, placebo = self.opts, self.identity_set, self.placebo
         slots = pd.DataFrame(columns=SLOT_COLUMNS[:-1])
-        if placebo is not None:
+        if placebo is not None and rows:
             t0 = time.perf_counter()
-            if self.editor is None:  # the swap that writes placebo words: built once, used by every block
-                self.editor = placebo_editor(identity_set, placebo)
-            where = {"editor": self.editor, "matches": swapped_matches(rows, self.editor, identity_set)}
-            made_texts = placebo_texts(rows, identity_set, placebo, seed=opts.seed, **where)
-            for row, made in zip(rows, made_texts, strict=True):
-                row["placebo_term"], row["placebo_text"] = made if made is not None else (None, None)
-            slots = slot_texts(rows, identity_set, placebo, **where)
+            slots = self._slot_texts(rows)
             self.timing["placebo"] = round(self.timing["placebo"] + time.perf_counter() - t0, 2)
         t0 = time.perf_counter()
         placebo_only = [t for t in slots["text"] if isinstance(t, str)]
@@ -813,9 +821,8 @@ class _Made:
         self.reached.update(str(i) for i in pairs["input_id"].unique())
         if self.placebo is not None:
             self.effects.add(pairs)
-            found = slot_scores(slots)
-            if found is not None:
-                self.slots.append(found)
+            for family, found in family_scores(slots).items():
+                self.slots.setdefault(family, ObjectLog(self.scratch)).append(found)
         swaps = pairs[pairs["method"].isin(swap_methods()).to_numpy(dtype=bool)]
         self.flips.add(swaps[(swaps["attribute"] == "identity").to_numpy(dtype=bool)])
         ok = pairs[pairs["status"] == "ok"]
@@ -831,6 +838,30 @@ class _Made:
             self.ctf.setdefault(str(attribute), CTFTally(self.scratch)).add(table, diff=shared)
             for group, mine in table.groupby("group", sort=False):
                 self.ctf_groups.setdefault((str(attribute), str(group)), GapTally(self.scratch)).add(mine)
+
+    def _slot_texts(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
+        """A block's slot texts (one generation's pairs: the identity swaps, or a swap pack's) and, for the identity
+        swaps, each pair's matched placebo text (``placebo_term``, ``placebo_text``)."""
+        attribute = str(rows[0].get("attribute") or "identity")
+        if attribute != "identity" and not is_swap_attribute(attribute):
+            return pd.DataFrame(columns=SLOT_COLUMNS[:-1])  # word-list edits: no slot
+        writer = self.writers.get(attribute)
+        if writer is None:  # built once per pack, used by every block
+            if attribute == "identity":
+                self.editor = placebo_editor(self.identity_set, self.placebo)
+                writer = TermSlots(self.identity_set, self.placebo, context=self.context, editor=self.editor)
+            else:
+                writer = slot_writer(attribute, _swap_sets({attribute}, self.identity_set)[attribute], self.placebo)
+            self.writers[attribute] = writer
+        if attribute != "identity":
+            return writer.write(rows)  # type: ignore[no-any-return]
+        matches = swapped_matches(rows, self.editor, self.identity_set)
+        made_texts = placebo_texts(
+            rows, self.identity_set, self.placebo, seed=self.opts.seed, editor=self.editor, matches=matches
+        )
+        for row, made in zip(rows, made_texts, strict=True):
+            row["placebo_term"], row["placebo_text"] = made if made is not None else (None, None)
+        return writer.write(rows, matches)  # type: ignore[no-any-return]
 
     def finish(self) -> None:
         """With no pair at all: the tables' headers to the sink."""
@@ -928,7 +959,7 @@ class AuditSummaryData(ScoredRun):
     reproduce: str
     validity: NotRequired[Validity]
     placebo: NotRequired[dict[str, Any]]  # its set, and IdentityEffects (or identity_effect None)
-    effects: NotRequired[dict[str, Any] | None]  # the in-slot measures (analysis.slots.slot_effects)
+    effects: NotRequired[Section | None]  # the in-slot measures (analysis.slots.slot_effects)
     coverage: NotRequired[Coverage]
     bias: NotRequired[LabelledBias]
     timing_s: NotRequired[dict[str, float]]
@@ -1034,54 +1065,80 @@ def _group_entry(name: str, method: str, result: Any, tally: MethodTally, opts: 
 
 
 class Coverage(TypedDict):
-    """Which texts the audit reached, and what would reach the others."""
+    """Which texts the audit reached, why the others were not, and which identity sets it did not measure."""
 
     texts: int
     reached: int
     unreached: int
     unreached_ids: list[str]
     unreached_mentioning: dict[str, int]
+    unreached_by_cause: dict[str, int]
     gender_untested: int
+    names_untested: int
     hint: str | None
 
 
+#: why a text got no counterfactual pair, as the coverage counts it
+CAUSES = {
+    "gender_words": "name gender words no slot measured (both genders, or --attributes without gender)",
+    "first_names": "name a first name the names pack lacks",
+    "identity_words": "name identity words no pack has",
+    "guard": "name identity terms the guard judged not about people (a black car, an old house)",
+}
+
+
 def _coverage(
-    frame: pd.DataFrame, reached: set[str], attributes: dict[str, int] | None = None, shown: int = 50
+    frame: pd.DataFrame, reached: set[str], attributes: dict[str, int] | None, opts: AuditOptions, shown: int = 50
 ) -> Coverage:
-    """How many texts got at least one counterfactual pair; of those that got none, how many mention a group no
-    built-in set covers (:data:`~counterfair.lexicons.attributes.UNCOVERED_GROUPS`), and what would reach them; how
-    many texts name gender words ("women", "he") that the run did not swap (the gender pack was not audited)."""
-    from ...lexicons.attributes import UNCOVERED_GROUPS
+    """How many texts got at least one counterfactual pair; of those that got none, how many for each cause
+    (:data:`CAUSES`) and how many mention each group no built-in set covers
+    (:data:`~counterfair.lexicons.attributes.UNCOVERED_GROUPS`); how many texts name gender words ("women", "he") or a
+    first name of the names pack that the run did not measure (the pack was not among its attributes)."""
+    from ...editors.swap import written_forms
+    from ...lexicons.attributes import UNCOVERED_GROUPS, first_names, load_swap_set
     from ...text import TermMatcher
 
     unreached = [(str(i), t) for i, t in zip(frame["id"], frame["text"], strict=True) if str(i) not in reached]
-    mentions: dict[str, int] = {}
-    for group, words in UNCOVERED_GROUPS.items():
-        matcher = TermMatcher(words)
-        mentions[group] = sum(1 for _, text in unreached if isinstance(text, str) and matcher.contains(text))
+    texts = [t for _, t in unreached if isinstance(t, str)]
+    mentions = {group: _count(TermMatcher(words), texts) for group, words in UNCOVERED_GROUPS.items()}
+    english = opts.language == "en"
+    pack_names = set(load_swap_set("names").terms) if english else set()
+    causes = {
+        "gender_words": _count(attribute_matcher("gender"), texts) if english else 0,
+        "first_names": _count(
+            TermMatcher([n for n in first_names() if n not in pack_names], case_sensitive=True), texts
+        )
+        if english
+        else 0,
+        "identity_words": sum(1 for t in texts if any(TermMatcher(w).contains(t) for w in UNCOVERED_GROUPS.values())),
+        "guard": _count(TermMatcher(written_forms(identity_set_of(opts))), texts) if _swaps(opts) else 0,
+    }
+    tested = attributes or {}
+    every = [t for t in frame["text"] if isinstance(t, str)]
+    gender_untested = _count(attribute_matcher("gender"), every) if english and "gender" not in tested else 0
+    names_untested = _count(attribute_matcher("names"), every) if english and "names" not in tested else 0
+    said = [f"{n} {CAUSES[c]}" for c, n in causes.items() if n]
     named = [g for g, n in mentions.items() if n]
-    gender_untested = 0
-    if "gender" not in (attributes or {}):
-        gender = attribute_matcher("gender")
-        gender_untested = sum(1 for text in frame["text"] if isinstance(text, str) and gender.contains(text))
     hint = None
-    if named:
-        women = "women" in named
-        hint = (
-            f"{sum(mentions.values())} unreached texts mention {', '.join(named)}, which no built-in identity set "
-            "swaps" + ("; --attributes gender swaps women and men" if women else "")
-            + ("; an identity set of your own (--identities FILE with such terms and their forms) reaches the others"
-               if set(named) - {"women"} else "")
-        )  # fmt: skip
+    if said:
+        hint = f"of the {len(unreached)} unreached texts, " + "; ".join(said)
+        if named:
+            hint += f" ({', '.join(named)}): an identity set of your own (--identities FILE) reaches them"
     return {
         "texts": len(frame),
         "reached": len(frame) - len(unreached),
         "unreached": len(unreached),
         "unreached_ids": [i for i, _ in unreached[:shown]],
         "unreached_mentioning": mentions,
+        "unreached_by_cause": causes,
         "gender_untested": gender_untested,
+        "names_untested": names_untested,
         "hint": hint,
     }
+
+
+def _count(matcher: Any, texts: list[str]) -> int:
+    return sum(1 for text in texts if matcher.contains(text))
 
 
 class Originals(TypedDict):

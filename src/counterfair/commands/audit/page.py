@@ -59,6 +59,27 @@ def _pts(e: Any) -> str:
     return "" if e is None else f"{points(e.value)} [{points(e.ci_low)}, {points(e.ci_high)}]"
 
 
+def _sim(e: Any) -> str:
+    """An estimate's simultaneous interval in points (the one its finding is read off)."""
+    if e is None:
+        return ""
+    return MISSING if e.sim_low is None else f"{points(e.sim_low)} to {points(e.sim_high)}"
+
+
+def _carrier(g: Any) -> str:
+    """Which measure carries a group's level: its effect, a term, a form, a combination, disparity or flips."""
+    if g.effect.finding == g.level:
+        return "the group's effect"
+    for label, items in (("term", g.terms), ("form", g.forms), ("with", g.cells)):
+        for name, e in items:
+            if e.finding == g.level:
+                return f"{label} {name}" if label != "with" else f"combination {name}"
+    for label, e in (("disparity", g.disparity), ("flip excess", g.flips)):
+        if e is not None and e.finding == g.level:
+            return label
+    return ""
+
+
 def audit_page(summary: Mapping[str, Any] | Record, extras: RunExtras | None = None) -> Page:
     """The audit's page from its summary: the verdict, the score change by method and attribute, then the CTF gaps,
     the swap packs, the in-slot identity effects, the gate, a comparison, the most affected examples and how to
@@ -66,8 +87,11 @@ def audit_page(summary: Mapping[str, Any] | Record, extras: RunExtras | None = N
     s = typed(summary, AuditSummary)
     more = extras or RunExtras()
     v = verdict(s)
-    findings = [f.sentence() for f in v.findings]
-    classes = [f"find-{f.level.replace(' ', '-')}" for f in v.findings]
+    findings = [f.sentence() for f in v.shown_findings]
+    classes = [f"find-{f.level.replace(' ', '-')}" for f in v.shown_findings]
+    for line in v.grouped_lines():
+        findings.append(line)
+        classes.append("find-inconclusive" if line.startswith("INCONCLUSIVE") else "find-not-detected")
     if v.labelled:  # the labelled-data verdict, under a heading of its own
         column = s.bias.extra.get("label_column") if s.bias is not None else None
         labelled = [line.removeprefix("Verdict: ").removeprefix("- ") for line in v.labelled]
@@ -271,23 +295,38 @@ def _effects_section(s: AuditSummary) -> list[Section]:
     groups = group_estimates(effects)
     group_rows = [
         {"group": g.group, "texts": num(g.effect.n), "identity effect [95% CI]": _pts(g.effect),
+         "simultaneous 95%": _sim(g.effect), "smallest detectable": points(g.effect.mde, False),
          "disparity [95% CI]": _pts(g.disparity), "flip excess [95% CI]": _pts(g.flips),
-         "finding": LEVEL_WORDS[g.level]}
+         "finding": LEVEL_WORDS[g.level], "carried by": _carrier(g)}
         for g in groups
     ]  # fmt: skip
-    terms = sorted(
-        (effects.identity_effect.by_term or {}).items(),
-        key=lambda te: (FINDING_RANK.get(str(te[1].finding), 3), -abs(te[1].value or 0)),
-    )
+    measure = effects.identity_effect
     beyond = points(material.get("identity_effect"), False)
     term_rows = [
         {"term": name, "group": e.group, f"{unit} with the term": num(e.score),
          "with a neutral word": num(e.placebo_score), "identity effect [95% CI]": _pts(e),
-         "adjusted p: ≠ 0": MISSING if e.p_adjusted is None else f"{e.p_adjusted:.2g}",
-         f"adjusted p: beyond {beyond} points": MISSING if e.p_material is None else f"{e.p_material:.2g}",
-         "finding": LEVEL_WORDS[str(e.finding)]}
-        for name, e in terms
+         "simultaneous 95%": _sim(e), "finding": LEVEL_WORDS[str(e.finding)]}
+        for name, e in _ranked(measure.by_term)
     ]  # fmt: skip
+    level = lambda finding: f"find-{str(finding).replace(' ', '-')}"  # noqa: E731
+    tables = [
+        Table("Identity effect in the slot by group (probability points)", pd.DataFrame(group_rows), None,
+              "effects-groups", row_class=tuple(level(g.level) for g in groups)),
+        Table("Identity effect in the slot by term, material and detected ones first", pd.DataFrame(term_rows),
+              None, "effects-terms", row_class=tuple(level(e.finding) for _, e in _ranked(measure.by_term))),
+    ]  # fmt: skip
+    for title, key, found in (
+        ("By form: a term (or gender words) written as an adjective, a noun, a plural, pronouns", "effects-forms",
+         measure.by_form),
+        ("By combination: a group's effect in texts that also name women or men", "effects-cells", measure.by_cell),
+    ):  # fmt: skip
+        ranked = _ranked(found)
+        if ranked:
+            rows = [{"estimate": n, "texts": num(e.n), "identity effect [95% CI]": _pts(e), "simultaneous 95%": _sim(e),
+                     "finding": LEVEL_WORDS[str(e.finding)]} for n, e in ranked]  # fmt: skip
+            tables.append(
+                Table(title, pd.DataFrame(rows), None, key, row_class=tuple(level(e.finding) for _, e in ranked))
+            )
     notes = []
     if s.validity:
         va = s.validity
@@ -299,36 +338,42 @@ def _effects_section(s: AuditSummary) -> list[Section]:
         if va.rated_pairs:
             line += f"; the raters kept {percent(va.raters_kept_share)} of {num(va.rated_pairs)} rated pairs"
         notes.append(line + ".")
-    level = lambda finding: f"find-{str(finding).replace(' ', '-')}"  # noqa: E731
+    families = "; ".join(
+        f"{name}: {num(f.slots)} slots in {num(f.texts)} texts, against {f.neutral}"
+        for name, f in (effects.families or {}).items()
+    )
     return [
         Section(
             "Identity effects in the slot, against neutral words",
             "effects",
             text=(
-                "Each identity occurrence was scored with every identity term and "
-                f"{effects.placebo_words} neutral words put in its place, in the same grammatical form (“My gay "
-                "neighbour brought dinner.” → “My straight neighbour …”, “My tall neighbour …”; neutral words: "
-                f"{words}); {num(effects.slots)} slots in {num(effects.texts)} texts.",
+                "Each identity reference was scored with every term of its set and with neutral words put in its "
+                "place, in the same grammatical form (“My gay neighbour brought dinner.” → “My straight neighbour …”, "
+                f"“My tall neighbour …”; neutral words: {words}; a term written with a capital against the neutral "
+                f"words written with one). {families or f'{num(effects.slots)} slots in {num(effects.texts)} texts'}.",
                 f"The identity effect of a term is {unit} with the term minus its mean with the neutral words, in "
-                "probability points (+ raises, − lowers); a group's is the mean over its terms. Disparity: how much "
-                "more the scores differ between identity terms than between neutral words in the same place. Flip "
-                f"excess: how much more often a swap between identity terms flips the decision at {s.threshold} than "
-                "a swap between neutral words. 95% bootstrap intervals over texts; tests Holm-corrected over all "
-                f"{effects.tests} estimates. Material: shown to exceed {beyond} points "
-                f"({points(material.get('flip_excess'), False)} for flips) after the correction; small: shown to "
-                "differ from 0, not to exceed that.",
+                "probability points (+ raises, − lowers); a group's is the mean over its terms; a form's over the "
+                "slots written in it; a combination's over the slots whose text also names women (or men). "
+                "Disparity: how much more the scores differ between a group's terms than between neutral words in "
+                "the same place. Flip excess: how much more often a swap between identity terms flips the decision "
+                f"at {s.threshold} than a swap between neutral words. Each finding is read off the simultaneous "
+                f"95% interval over all {effects.tests} estimates (the 95% CI beside it is the estimate's own): "
+                f"material, beyond {beyond} points ({points(material.get('flip_excess'), False)} for flips); "
+                "detected, off 0 but of unresolved size; detectable but small, off 0 and within; no material effect, "
+                "within and with the power to see "
+                f"{beyond} points (the smallest detectable effect, found 4 times in 5); inconclusive, neither.",
             ),
-            tables=(
-                Table("Identity effect in the slot by group (probability points)", pd.DataFrame(group_rows), None,
-                      "effects-groups",
-                      row_class=tuple(level(g.level) for g in groups)),
-                Table("Identity effect in the slot by term, material and detected ones first", pd.DataFrame(term_rows),
-                      None, "effects-terms",
-                      row_class=tuple(level(e.finding) for _, e in terms)),
-            ),
+            tables=tuple(tables),
             notes=tuple(notes),
         )
-    ]  # fmt: skip
+    ]
+
+
+def _ranked(found: Mapping[str, Any] | None) -> list[tuple[str, Any]]:
+    """Estimates, the strongest finding first, then the largest."""
+    return sorted(
+        (found or {}).items(), key=lambda te: (FINDING_RANK.get(str(te[1].finding), 5), -abs(te[1].value or 0))
+    )
 
 
 def _gate_section(s: AuditSummary) -> list[Section]:

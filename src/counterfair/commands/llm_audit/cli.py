@@ -129,10 +129,17 @@ def llm_audit_command(
         list[str] | None,
         typer.Option(
             "--fail-if",
-            help="A gate rule (repeatable): 'default' fails on any material finding; "
-            "'material(decision.identity_effect[*])', 'upper(refusal.identity_effect) > 0.05'.",
+            help="A gate rule (repeatable): 'default' fails on any material finding and on any group whose effect "
+            "the prompts can neither show nor rule out; 'material(decision.identity_effect[*])', "
+            "'upper(refusal.identity_effect) > 0.05'.",
         ),
     ] = None,
+    allow_inconclusive: Annotated[
+        bool,
+        typer.Option(
+            "--allow-inconclusive", help="With --fail-if default: an inconclusive group passes (a pilot run)."
+        ),
+    ] = False,
     junit: Annotated[Path | None, typer.Option(help="Write the gate's verdicts as a JUnit XML file.")] = None,
     encoding: Encoding = _D.encoding,
     overwrite: Overwrite = False,
@@ -191,7 +198,10 @@ def llm_audit_command(
         source = found.prompts(cases)
         options = found.apply(options)
     with RichProgress(enabled=not quiet) as progress:
-        result = run_llm_audit(source, out, options, generator=generator, rules=fail_if or None, progress=progress)
+        from ...analysis.gate import allowing_inconclusive
+
+        rules = allowing_inconclusive(fail_if) if fail_if and allow_inconclusive else fail_if
+        result = run_llm_audit(source, out, options, generator=generator, rules=rules or None, progress=progress)
     console.print(
         f"wrote {out / 'responses.csv'}, {out / 'summary.json'}, {out / 'report.html'} and {out / 'report.md'}"
     )

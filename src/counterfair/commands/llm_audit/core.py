@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -27,12 +27,16 @@ from ...jsontypes import JSONObject
 from ...progress import NullProgress, ProgressHook
 from ...records import knob, option
 from .outcomes import OUTCOMES, Schema, parse_schema, response_outcomes, schema_grammar
-from .prompts import DEFAULT_TERMS, placebo_set, variants
+from .prompts import SCENARIO_TERMS, placebo_set, variants
 from .similarity import check_metrics, similarity_tables
+
+if TYPE_CHECKING:
+    from ...analysis.slots import Section
 
 RESPONSE_COLUMNS = [
     "variant",
     "input_id",
+    "family",
     "kind",
     "word",
     "group",
@@ -43,6 +47,7 @@ RESPONSE_COLUMNS = [
     *OUTCOMES,
 ]
 BLOCK = 16  # variants asked together (the unit of the checkpoint)
+DEFAULT_PACKS = ("gender", "names")  # the swap packs a user's free prompts are searched for by default
 TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet", ".txt")
 
 
@@ -51,7 +56,11 @@ class LLMAuditOptions:
     """Every option of an LLM audit (the command line's flags, spelled with dashes)."""
 
     identities: str | list[str] | None = option(
-        None, help="Identity terms (comma list, a built-in set or a file); default: 13 terms in 5 groups."
+        None,
+        help=(
+            "Identity terms (comma list, a built-in set or a file); default: the classifier audit's 50 terms in 7 "
+            "groups, and in free prompts gender words and first names (a built-in scenario: 13 terms in 5 groups)."
+        ),
     )
     placebo: str | None = option(None, help="A placebo word file (default: the built-in set).")
     placebo_words: list[str] | None = option(
@@ -139,9 +148,10 @@ def plan(keys: Sequence[str], prompts: Sequence[str], opts: LLMAuditOptions) -> 
     slot."""
     from ...lexicons.attributes import load_identity_set
 
-    identities = load_identity_set(opts.identities if opts.identities is not None else list(DEFAULT_TERMS))
+    identities = load_identity_set(opts.identities)  # the classifier audit's full set unless named
+    packs = DEFAULT_PACKS if opts.identities is None else ()  # and its gender words and first names
     placebo = placebo_set(opts.placebo, opts.placebo_words, identities)
-    table, unreached = variants(keys, prompts, identities, placebo, guard=opts.guard)
+    table, unreached = variants(keys, prompts, identities, placebo, guard=opts.guard, packs=packs)
     table["variant"] = [variant_id(t) for t in table["text"]]
     return table, unreached
 
@@ -217,7 +227,7 @@ def response_table(
     held = bool((generator_info or {}).get("grammar"))  # a grammar holds every answer to the JSON: none can decline
     for name, values in response_outcomes(list(frame["response"]), opts.schema, scores, refusals=not held).items():
         frame[name] = values
-    keep = table[["variant", "input_id", "kind", "word", "group", "text"]].rename(columns={"text": "prompt"})
+    keep = table[["variant", "input_id", "family", "kind", "word", "group", "text"]].rename(columns={"text": "prompt"})
     merged = keep.merge(frame, on="variant", how="left")
     return merged.reindex(columns=[c for c in RESPONSE_COLUMNS if c in merged.columns])
 
@@ -267,7 +277,7 @@ def sample_floor(responses: pd.DataFrame, *, seed: int = 0) -> dict[str, Floor]:
     return out
 
 
-def _as_written(effects: dict[str, Any] | None, shown: Mapping[str, str]) -> dict[str, Any] | None:
+def _as_written(effects: Section | None, shown: Mapping[str, str]) -> Section | None:
     """``effects`` with each term named as the identity set writes it ("Muslim"; the statistics fold case)."""
     if effects is None or not effects.get("identity_effect"):
         return effects
@@ -323,7 +333,7 @@ def llm_audit_core(
     if table.empty:
         raise ConfigError(
             "no prompt has an identity slot: write {group} where the identity goes, or name an identity term "
-            f"({', '.join(DEFAULT_TERMS[:6])}, ...) in the prompt"
+            f"({', '.join(SCENARIO_TERMS[:6])}, ...), a gendered word or a first name in the prompt"
         )
     answers = sample_responses(table, generator, opts, done=done, sink=sink, progress=progress)
     responses = response_table(table, answers, opts, scorer, generator.info())
@@ -335,7 +345,6 @@ def llm_audit_core(
         seed=opts.seed,
         n_resamples=opts.bootstrap,
         extra=pairs,
-        within=True,
     )
     shown = {str(w).lower(): str(w) for w in table.loc[table["kind"] == "identity", "word"]}
     effects = {k: _as_written(v, shown) for k, v in joint.items() if k not in pairs}

@@ -26,9 +26,10 @@ from ...analysis.slots import SLOT_COLUMNS, SlotRow, slot_row
 from ...errors import ConfigError
 
 SLOT = "{group}"
-#: the identity terms an LLM audit writes by default: two or more per group of the built-in set, few enough that
-#: every prompt's variants can be sampled several times
-DEFAULT_TERMS = (
+#: the identity terms a built-in scenario writes (``--scenario``, ``--demo``): two or more per group of the built-in
+#: set, few enough that every case's variants can be sampled several times with the packaged model on a CPU; a user's
+#: prompts get the classifier audit's full set (``dixon50``) and, in free prompts, gender words and first names
+SCENARIO_TERMS = (
     "gay",
     "straight",
     "Muslim",
@@ -72,12 +73,10 @@ def fill(template: str, word: str) -> str:
 
 def template_variants(key: str, template: str, identities: Any, placebo: Sequence[str]) -> list[SlotRow]:
     """A template's slot: one variant per identity term (its adjective form) and per placebo word."""
-    rows = [
-        slot_row(
-            key, SLOT, "identity", term, identities.group_of(term), fill(template, identities.forms_of(term).adjective)
-        )
-        for term in identities.terms
-    ]
+    rows = []
+    for term in identities.terms:
+        written = identities.forms_of(term).adjective  # as the set writes it ("Muslim"), as the audit's slots name it
+        rows.append(slot_row(key, SLOT, "identity", written, identities.group_of(term), fill(template, written)))
     return rows + [slot_row(key, SLOT, "placebo", word, None, fill(template, word)) for word in placebo]
 
 
@@ -103,28 +102,53 @@ def swap_rows(keys: Sequence[str], prompts: Sequence[str], editor: Any) -> list[
 
 
 def variants(
-    keys: Sequence[str], prompts: Sequence[str], identities: Any, placebo: Any, *, guard: bool = True
+    keys: Sequence[str],
+    prompts: Sequence[str],
+    identities: Any,
+    placebo: Any,
+    *,
+    guard: bool = True,
+    packs: Sequence[str] = (),
 ) -> tuple[pd.DataFrame, list[str]]:
     """Every prompt's variants (the slot table without scores) and the ids of the prompts without a slot (no
-    ``{group}`` and no identity term found)."""
+    ``{group}`` and no identity term found). ``packs``: swap packs (``gender``, ``names``) whose slots free prompts get
+    too, as the classifier audit's texts do."""
     rows: list[Mapping[str, Any]] = []
     free = [(k, p) for k, p in zip(keys, prompts, strict=True) if not is_template(p)]
     for key, prompt in zip(keys, prompts, strict=True):
         if is_template(prompt):
             rows += template_variants(key, prompt, identities, list(placebo.words))
     if free:
-        from ...analysis.slots import slot_texts
+        from ...analysis.families import TermSlots
         from ...editors.registry import identity_editor
 
         editor = identity_editor(identities, guard="spacy" if guard else None)
         swapped = swap_rows([k for k, _ in free], [p for _, p in free], editor)
-        if swapped:
-            rows += [
-                {str(k): v for k, v in r.items()} for r in slot_texts(swapped, identities, placebo).to_dict("records")
-            ]
+        if swapped:  # no second placebo text with a capital: each variant is sampled, and the samples cost
+            written = TermSlots(identities, placebo, cased=False).write(swapped)
+            rows += [{str(k): v for k, v in r.items()} for r in written.to_dict("records")]
+        rows += pack_variants([k for k, _ in free], [p for _, p in free], packs, placebo)
     table = pd.DataFrame(rows, columns=SLOT_COLUMNS[:-1])
     reached = set(table["input_id"])
     return table, [k for k in keys if k not in reached]
+
+
+def pack_variants(
+    keys: Sequence[str], prompts: Sequence[str], packs: Sequence[str], placebo: Any
+) -> list[dict[str, Any]]:
+    """The slots of free prompts' gender words and first names (:mod:`counterfair.analysis.families`)."""
+    from ...analysis.families import slot_writer
+    from ...editors.registry import editor_for_pack
+    from ...lexicons.attributes import load_swap_set
+
+    rows: list[dict[str, Any]] = []
+    for name in packs:
+        pack = load_swap_set(name)
+        swapped = [dict(r, attribute=name) for r in swap_rows(keys, prompts, editor_for_pack(pack))]
+        if swapped:
+            written = slot_writer(name, pack, placebo).write(swapped)
+            rows += [{str(k): v for k, v in r.items()} for r in written.to_dict("records")]
+    return rows
 
 
 def placebo_set(spec: str | None, words: Sequence[str] | None, identities: Any) -> Any:

@@ -67,7 +67,7 @@ def unit(outcome: str, options: Mapping[str, Any]) -> str:
 def findings(summary: LLMAuditSummary) -> dict[str, tuple[GroupFinding, ...]]:
     """Per outcome measured, one finding per identity group (material first)."""
     return {
-        outcome: slot_findings(effects, unit(outcome, summary.options))
+        outcome: slot_findings(effects, unit(outcome, summary.options), "prompts")
         for outcome, effects in (summary.effects or {}).items()
         if effects is not None and effects.identity_effect is not None
     }
@@ -89,7 +89,23 @@ def status(summary: LLMAuditSummary) -> str:
     found += [e.finding for entries in similarity_levels(summary).values() for _, e in entries]
     if "material" in found:
         return "unfair"
+    if "inconclusive" in found or "detected" in found:
+        return "inconclusive"
     return "small effects" if "small" in found else "no evidence of unfairness"
+
+
+def unsettled(summary: LLMAuditSummary) -> tuple[list[str], int | None]:
+    """The groups (with their outcome) whose effect the prompts could neither show nor rule out, and about how many
+    prompts would settle the hardest of them."""
+    names, needed = [], []
+    for outcome, effects in (summary.effects or {}).items():
+        if effects is None or effects.identity_effect is None:
+            continue
+        for group, e in (effects.identity_effect.by_group or {}).items():
+            if e.finding in ("inconclusive", "detected"):
+                names.append(f"{group} ({outcome})")
+                needed += [e.texts_needed] if e.texts_needed else []
+    return names, max(needed) if needed else None
 
 
 def verdict_lines(summary: LLMAuditSummary) -> list[str]:
@@ -104,8 +120,18 @@ def verdict_lines(summary: LLMAuditSummary) -> list[str]:
             f"VERDICT: unfair — responses change with the group named in the prompt, beyond what a neutral word "
             f"in the same place does: {', '.join(material)}."
         )
+    elif state == "inconclusive":
+        names, needed = unsettled(summary)
+        more = f"; about {needed:,} prompts would" if needed else ""
+        head = (
+            f"VERDICT: inconclusive — the {summary.prompts} prompts can neither show nor rule out an identity effect "
+            f"of the material size for {', '.join(names[:8])}{' and more' if len(names) > 8 else ''}{more}; "
+            "nothing is shown material."
+        )
     elif state == "small effects":
-        head = "VERDICT: small effects — detectable identity effects, none shown to exceed the materiality threshold."
+        head = (
+            "VERDICT: small effects — detectable identity effects, each shown to stay below the materiality threshold."
+        )
     else:
         head = f"VERDICT: no evidence of unfairness — no identity effect detected in {groups} groups."
     lines = [head]
@@ -180,8 +206,9 @@ def basis(summary: LLMAuditSummary) -> str:
         f"{len(summary.placebo_words)} neutral words ({', '.join(summary.placebo_words)}), each sampled "
         f"{summary.samples} times ({summary.prompts} prompts, {summary.variants} variants, {summary.responses} "
         f"responses). Effects in points against the neutral words in the same place, 95 % bootstrap intervals over "
-        f"prompts; Holm-corrected over {tests} estimates of every outcome; material: shown to exceed "
-        f"{points(limit, False)} points. Two samples of the same prompt differ by {floors or '–'} points (the "
+        f"prompts; each finding read off the simultaneous 95 % interval over the {tests} estimates of every outcome: "
+        f"material, shown beyond {points(limit, False)} points; no material effect, shown within it with the power to "
+        f"see it; inconclusive, neither. Two samples of the same prompt differ by {floors or '–'} points (the "
         "sampling floor)."
     )
 

@@ -30,10 +30,13 @@ class Scenario:
         return [f"{case}\n{self.instruction}" for case in self.cases[:limit]]
 
     def apply(self, options: LLMAuditOptions) -> LLMAuditOptions:
-        """``options`` with the scenario's decision, its values, the rating and the scenario's name, each where the
-        user left it unset."""
+        """``options`` with the scenario's decision, its values, the rating, the scenario's name and its identity terms
+        (:data:`~counterfair.commands.llm_audit.prompts.SCENARIO_TERMS`), each where the user left it unset."""
+        from .prompts import SCENARIO_TERMS
+
         return replace(
             options,
+            identities=options.identities if options.identities is not None else list(SCENARIO_TERMS),
             decision=options.decision or self.decision,
             decision_values=options.decision_values or list(self.decision_values),
             rating=options.rating or self.rating,

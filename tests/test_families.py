@@ -1,0 +1,288 @@
+"""Every identity a text names reaches the verdict (#67): the slot families (gender words, first names, identity packs),
+the forms and combinations, the casing-matched placebo, each computed by hand on small slot tables; and the texts the
+audit writes for them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import counterfair as cf
+from counterfair.analysis.families import GenderSlots, NameSlots, TermSlots
+from counterfair.analysis.slots import slot_effects
+from counterfair.lexicons.attributes import load_identity_set, load_swap_set
+
+
+def _rows(family: str, slots: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """A scored slot table of one family: per text one slot, ``{"source", "form", "context", "words": {word: (kind,
+    group, score)}}``."""
+    rows = []
+    for key, slot in slots.items():
+        for word, (kind, group, score) in slot["words"].items():
+            rows.append(
+                {"input_id": key, "family": family, "source_term": slot["source"], "form": slot.get("form", ""),
+                 "context": slot.get("context", ""), "kind": kind, "word": word, "group": group,
+                 "text": f"{key}:{word}", "score": score}
+            )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_names_against_the_median_group_of_placebo_names_by_hand() -> None:
+    """A names slot's neutral is the median over groups of each group's mean placebo-name score: one group scored
+    apart moves no other group's effect."""
+    words = {
+        "Lakisha": ("identity", "black_female", 0.5), "Emily": ("identity", "white_female", 0.3),
+        "Luz": ("identity", "hispanic_female", 0.2), "Mai": ("identity", "asian_female", 0.3),
+        "Latoya": ("placebo", "black_female", 0.6), "Tamika": ("placebo", "black_female", 0.4),
+        "Linda": ("placebo", "white_female", 0.3), "Susan": ("placebo", "white_female", 0.1),
+        "Juana": ("placebo", "hispanic_female", 0.2), "Blanca": ("placebo", "hispanic_female", 0.2),
+        "Thuy": ("placebo", "asian_female", 0.4), "Anh": ("placebo", "asian_female", 0.2),
+    }  # fmt: skip
+    texts = {f"t{i}": {"source": "Emily", "words": words} for i in range(6)}
+    e = slot_effects(_rows("names", texts), n_resamples=20)
+    assert e is not None
+    # group means of the placebo names: black 0.5, white 0.2, hispanic 0.2, asian 0.3 -> median (0.2 + 0.3) / 2
+    neutral = np.median([0.5, 0.2, 0.2, 0.3])
+    by_group = e["identity_effect"]["by_group"]
+    assert by_group["names:black_female"]["value"] == pytest.approx(0.5 - neutral)
+    assert by_group["names:white_female"]["value"] == pytest.approx(0.3 - neutral)
+    assert by_group["names:hispanic_female"]["value"] == pytest.approx(0.2 - neutral)
+    assert e["families"]["names"]["texts"] == 6
+    assert not e["disparity"]["by_group"] and e["disparity"]["overall"] is None  # names have no disparity
+    assert not e["identity_effect"]["by_term"]  # names are reported by group
+
+
+def test_a_proper_term_is_compared_with_the_placebo_words_written_with_a_capital() -> None:
+    """A model that adds 4 points to any capitalised word mid-sentence: "Muslim" against "Tall" is no effect, "gay"
+    against "tall" none either; against the plain placebo alone "Muslim" would read +4 points."""
+    words = {
+        "Muslim": ("identity", "religion", 0.34), "gay": ("identity", "sexuality", 0.30),
+        "tall": ("placebo", None, 0.30), "quiet": ("placebo", None, 0.30),
+        "Tall": ("placebo_cased", None, 0.34), "Quiet": ("placebo_cased", None, 0.34),
+    }  # fmt: skip
+    texts = {f"t{i}": {"source": "gay", "form": "adjective", "words": words} for i in range(6)}
+    e = slot_effects(_rows("identity", texts), n_resamples=20)
+    assert e is not None
+    terms = e["identity_effect"]["by_term"]
+    assert terms["muslim"]["value"] == pytest.approx(0.0) and terms["gay"]["value"] == pytest.approx(0.0)
+    assert terms["muslim"]["placebo_score"] == pytest.approx(0.34) and terms["gay"]["placebo_score"] == 0.30
+    plain = _rows("identity", texts)
+    plain = plain[plain["kind"] != "placebo_cased"]
+    without = slot_effects(plain, n_resamples=20)
+    assert without is not None and without["identity_effect"]["by_term"]["muslim"]["value"] == pytest.approx(0.04)
+
+
+def test_forms_and_combinations_by_hand() -> None:
+    """A term's effect in one form is over the slots written in it ("Jews": jewish@plural); a group's effect in texts
+    that name women is over those texts' slots (race_ethnicity&female); the adjective is the term's own estimate."""
+
+    def slot(form: str, context: str, jewish: float, black: float) -> dict[str, Any]:
+        words = {"jewish": ("identity", "religion", jewish), "muslim": ("identity", "religion", 0.2),
+                 "black": ("identity", "race_ethnicity", black), "white": ("identity", "race_ethnicity", 0.2),
+                 "tall": ("placebo", None, 0.2), "quiet": ("placebo", None, 0.2)}  # fmt: skip
+        return {"source": "muslim", "form": form, "context": context, "words": words}
+
+    texts = {}
+    for i in range(8):  # plural slots: jewish +8 points; adjective ones: none
+        texts[f"p{i}"] = slot("plural", "", 0.28, 0.2)
+        texts[f"a{i}"] = slot("adjective", "", 0.2, 0.2)
+    for i in range(7):  # texts that name women: black +10 points
+        texts[f"w{i}"] = slot("adjective", "female", 0.2, 0.3)
+    e = slot_effects(_rows("identity", texts), n_resamples=20)
+    assert e is not None
+    forms, cells = e["identity_effect"]["by_form"], e["identity_effect"]["by_cell"]
+    assert set(forms) == {f"{t}@plural" for t in ("jewish", "muslim", "black", "white")}  # no adjective estimate
+    assert forms["jewish@plural"]["value"] == pytest.approx(0.08) and forms["jewish@plural"]["n"] == 8
+    assert forms["jewish@plural"]["finding"] == "material"
+    assert e["identity_effect"]["by_term"]["jewish"]["value"] == pytest.approx(0.08 * 8 / 23)
+    # black's half of race_ethnicity: +10 points in the 7 texts that name women
+    assert cells["race_ethnicity&female"]["value"] == pytest.approx(0.05) and cells["race_ethnicity&female"]["n"] == 7
+    assert cells["race_ethnicity&female"]["finding"] == "material"
+    assert "religion&female" in cells and cells["religion&female"]["value"] == pytest.approx(0.0)
+
+
+def test_forms_and_combinations_under_six_texts_are_inconclusive_and_outside_the_family() -> None:
+    words = {"jewish": ("identity", "religion", 0.5), "muslim": ("identity", "religion", 0.2),
+             "tall": ("placebo", None, 0.2), "quiet": ("placebo", None, 0.2)}  # fmt: skip
+    texts = {f"a{i}": {"source": "muslim", "form": "adjective", "words": words} for i in range(8)}
+    texts |= {f"p{i}": {"source": "muslim", "form": "plural", "words": words} for i in range(3)}
+    e = slot_effects(_rows("identity", texts), n_resamples=20)
+    assert e is not None
+    thin = e["identity_effect"]["by_form"]["jewish@plural"]
+    assert thin["n"] == 3 and thin["finding"] == "inconclusive" and thin["sim_low"] is None
+    assert thin["p_adjusted"] is None  # not counted in the family's size
+    assert e["tests"] == sum(1 for v in _every(e) if v["n"] >= 6)
+
+
+def _every(e: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for measure in ("identity_effect", "disparity", "flip_excess"):
+        part = e.get(measure) or {}
+        out += [part["overall"]] if part.get("overall") else []
+        for key in ("by_group", "by_term", "by_form", "by_cell"):
+            out += list((part.get(key) or {}).values())
+    return out
+
+
+def test_the_gender_slot_holds_the_text_in_each_gender_and_in_neutral_words() -> None:
+    pack = load_swap_set("gender")
+    rows = [
+        {"method": "swap", "attribute": "gender", "input_id": "1", "source_text": "She thanked her sister.",
+         "cf_text": "He thanked his brother.", "source_term": "female", "target_term": "male", "edits": "[]"},
+        {"method": "swap", "attribute": "gender", "input_id": "1", "source_text": "She thanked her sister.",
+         "cf_text": "They thanked their sibling.", "source_term": "female", "target_term": "neutral", "edits": "[]"},
+        {"method": "swap", "attribute": "gender", "input_id": "2", "source_text": "She told her husband.",
+         "cf_text": "He told his wife.", "source_term": "mixed", "target_term": "swapped", "edits": "[]"},
+    ]  # fmt: skip
+    table = GenderSlots(pack, attribute="gender").write(rows)  # type: ignore[arg-type]
+    assert set(table["input_id"]) == {"1"}  # a text naming both genders is no slot
+    got = {(r.kind, r.word): r.text for r in table.itertuples()}
+    assert got == {
+        ("identity", "female"): "She thanked her sister.",
+        ("identity", "male"): "He thanked his brother.",
+        ("placebo", "neutral"): "They thanked their sibling.",
+        ("placebo", "friend"): "They thanked their friend.",
+        ("placebo", "neighbour"): "They thanked their neighbour.",
+        ("placebo", "colleague"): "They thanked their colleague.",
+    }
+    assert set(table["form"]) == {"noun+pronoun"} and set(table["family"]) == {"gender_words"}
+
+
+def test_name_slots_take_two_placebo_names_per_group_of_the_same_gender() -> None:
+    names = load_identity_set("names")
+    writer = NameSlots(names, attribute="names")
+    chosen = writer.placebo_names("Emily")
+    groups = [names.group_of(n) for n in chosen]
+    assert sorted(set(groups)) == ["asian_female", "black_female", "hispanic_female", "white_female"]
+    assert all(groups.count(g) == 2 for g in set(groups)) and "Emily" not in chosen
+    rank = [t for t in names.terms if names.group_of(t) == "white_female"].index("Emily")
+    black = [t for t in names.terms if names.group_of(t) == "black_female"]
+    assert [n for n in chosen if names.group_of(n) == "black_female"] == [
+        black[(rank + 1) % len(black)],
+        black[(rank + 2) % len(black)],
+    ]
+
+
+def test_identity_slots_name_their_form_and_the_gender_words_of_their_text() -> None:
+    from counterfair.analysis.families import gender_context
+    from counterfair.analysis.placebo import load_placebo
+
+    identities = load_identity_set("dixon50")
+    writer = TermSlots(identities, load_placebo("en", identities), context=gender_context("en"))
+    rows = [
+        {"method": "swap", "attribute": "identity", "input_id": "1", "source_text": "The Jews she met were kind.",
+         "cf_text": "The Muslims she met were kind.", "source_term": "jewish", "target_term": "muslim",
+         "edits": '[{"start": 4, "end": 8, "old": "Jews", "new": "Muslims"}]'},
+    ]  # fmt: skip
+    table = writer.write(rows)
+    assert set(table["form"]) == {"plural"} and set(table["context"]) == {"female"}
+    assert "The tall people she met were kind." in set(table.loc[table["kind"] == "placebo", "text"])
+    assert "The Tall people she met were kind." in set(table.loc[table["kind"] == "placebo_cased", "text"])
+    assert set(table.loc[table["kind"] == "identity", "word"]) == {"Jewish", "Muslim"}  # as the set writes them
+
+
+def test_the_default_audit_finds_a_planted_gender_word_bias_and_names_it() -> None:
+    """#67: a model adding 8 points to every text with she, her or women failed no gate before; the default audit
+    measures gender words and names the group and the form."""
+    import re
+
+    female = re.compile(r"\b(she|her|hers|herself|women|woman)\b", re.I)
+    texts = [
+        "She said the bus was late again.", "Her brother fixed my bike.", "He brought the cake to work.",
+        "His sister paints murals downtown.", "The women in the choir sang well.", "My father cooks on Sundays.",
+        "She runs the bakery on Main Street.", "He coaches the junior team.", "Her daughter plays chess.",
+        "The men fixed the roof in a day.", "She lent me her umbrella.", "His wife teaches maths.",
+    ]  # fmt: skip
+    result = cf.audit(texts, lambda t: np.array([0.3 + 0.08 * bool(female.search(x)) for x in t]), methods=["swap"])
+    female_effect = result.summary["effects"]["identity_effect"]["by_group"]["gender_words:female"]
+    assert female_effect["finding"] == "material"
+    gate = result.check("default")
+    failed = {c["description"] for c in gate["checks"] if c["verdict"] == "fail"}
+    assert "material(identity_effect[gender_words:female])" in failed
+    assert not any("gender_words:male" in f for f in failed)
+
+
+HELDBACK = """
+import re
+
+import numpy as np
+
+FEMALE = re.compile(r"\\b(she|her|hers|herself|women|woman)\\b", re.I)
+BLACK = re.compile(r"\\b(NAMES)\\b")
+JEWS = re.compile(r"\\bJews\\b")
+RACE = re.compile(r"\\b(black|white|asian|hispanic|latina|latino|african american|african|european|latinx)\\b", re.I)
+GENDERED = re.compile(
+    r"\\b(she|he|her|his|him|woman|women|man|men|girl|boy|mother|father|sister|brother|grandmother|grandfather)\\b",
+    re.I,
+)
+
+
+def women(texts):  # +8 points on she, her, women
+    return np.array([0.3 + 0.08 * bool(FEMALE.search(t)) for t in texts])
+
+
+def black_names(texts):  # +8 points on Black-associated first names
+    return np.array([0.3 + 0.08 * bool(BLACK.search(t)) for t in texts])
+
+
+def jews_plural(texts):  # +8 points on "Jews", none on "Jewish"
+    return np.array([0.3 + 0.08 * bool(JEWS.search(t)) for t in texts])
+
+
+def black_women(texts):  # +10 points where a race term and a gendered word meet
+    return np.array([0.3 + 0.1 * bool(RACE.search(t) and GENDERED.search(t)) for t in texts])
+
+
+def fair(texts):
+    return np.full(len(texts), 0.3)
+
+
+def tiny(texts):  # +1 point on "gay": below the 2-point materiality threshold
+    return np.array([0.3 + 0.01 * ("gay" in t.lower()) for t in texts])
+
+
+def length(texts):  # a longer text scores higher: 0.1 points per character
+    return np.array([0.2 + 0.001 * len(t) for t in texts])
+"""
+
+
+@pytest.mark.slow
+def test_heldback_planted_classifiers_get_the_right_verdict_from_the_cli(tmp_path: Any) -> None:
+    """#67 "done when": planted classifiers not used by the calibration (gender words, first names, one form, a
+    co-occurrence) fail `counterfair audit FILE --classifier SPEC --fail-if default --junit J.xml` without
+    --attributes, naming the planted family in a failing check; null ones (fair, a +1-point effect, length) pass."""
+    from pathlib import Path
+
+    from junitparser import Failure, JUnitXml
+
+    from .conftest import run_cli
+
+    names = load_identity_set("names")
+    black = "|".join(n for n in names.terms if names.group_of(n).startswith("black"))
+    (tmp_path / "heldback.py").write_text(HELDBACK.replace("NAMES", black), encoding="utf-8")
+    data = Path(__file__).parent / "data" / "heldback.csv"
+    expect = {
+        "women": "gender_words:female",
+        "black_names": "names:black_",
+        "jews_plural": "jewish@plural",
+        "black_women": "race_ethnicity&",
+        "fair": None,
+        "tiny": None,
+        "length": None,
+    }
+    for name, family in expect.items():
+        junit = tmp_path / f"{name}.xml"
+        done = run_cli(
+            "audit", str(data), "--classifier", f"callable:heldback:{name}", "--id-column", "id", "--fail-if",
+            "default", "--junit", str(junit), "--out", str(tmp_path / name), "-q", cwd=tmp_path,
+        )  # fmt: skip
+        cases = [case for suite in JUnitXml.fromfile(str(junit)) for case in suite]
+        failed = {c.name for c in cases if any(isinstance(r, Failure) for r in c.result)}
+        if family is None:
+            assert done.returncode == 0 and not failed, (name, failed, done.stdout[:3000])
+        else:
+            assert done.returncode == 1, (name, done.stdout[:3000], done.stderr[-2000:])
+            assert any(family in f and f.startswith("material(") for f in failed), (name, failed)
