@@ -220,16 +220,6 @@ def _planted_estimates(kind: str, effects: dict[str, Any]) -> list[dict[str, Any
     return [e for e in pick if e is not None]
 
 
-def _every(effects: dict[str, Any]) -> list[dict[str, Any]]:
-    out = []
-    for m in ("identity_effect", "disparity", "flip_excess"):
-        part = effects.get(m) or {}
-        out += [part["overall"]] if part.get("overall") else []
-        for key in ("by_group", "by_term", "by_form", "by_cell"):
-            out += list((part.get(key) or {}).values())
-    return out
-
-
 def _named(kind: str, effects: dict[str, Any]) -> bool:
     if kind == "blanket":
         groups = effects["identity_effect"]["by_group"]
@@ -240,11 +230,11 @@ def _named(kind: str, effects: dict[str, Any]) -> bool:
 
 
 def run_once(kind: str, part: pd.DataFrame, seed: int, resamples: int) -> dict[str, Any]:
-    from counterfair.analysis.slots import slot_effects
+    from counterfair.analysis.slots import every_estimate, slot_effects
 
     effects = slot_effects(part, threshold=0.5, seed=seed, n_resamples=resamples)
     assert effects is not None
-    every = _every(effects)
+    every = every_estimate(effects)
     groups = effects["identity_effect"]["by_group"]
     out = {
         "flagged": any(e["finding"] == "material" for e in every),
@@ -255,6 +245,7 @@ def run_once(kind: str, part: pd.DataFrame, seed: int, resamples: int) -> dict[s
     planted = _planted_estimates(kind, effects)
     out["measured"] = bool(planted) and any(e["n"] for e in planted)
     out["said"] = any(e["finding"] in ("material", "detected", "inconclusive") for e in planted)
+    out["planted_texts"] = int(planted[0]["n"]) if planted else 0  # the texts of the estimate the plant lives in
     return out
 
 
@@ -280,10 +271,17 @@ def _summarise(kind: str, n: int, found: list[dict[str, Any]]) -> dict[str, Any]
     runs = len(found)
     undetected = [r for r in found if not r["named"]]
     measured = [r for r in undetected if r["measured"]]
+    by_texts: dict[str, list[int]] = {}
+    for r in found:
+        band = next(b for b, (low, high) in BANDS.items() if low <= r["planted_texts"] <= high)
+        by_texts.setdefault(band, [0, 0])
+        by_texts[band][0] += 1
+        by_texts[band][1] += r["named"]
     return {
         "class": kind,
         "n": n,
         "runs": runs,
+        "named_by_planted_texts": {b: {"runs": c, "named": k / c} for b, (c, k) in by_texts.items()},
         "flagged": sum(r["flagged"] for r in found) / runs,
         "flagged_naming_planted": sum(r["named"] for r in found) / runs,
         "inconclusive": sum(r["inconclusive"] for r in found) / runs,
@@ -295,6 +293,8 @@ def _summarise(kind: str, n: int, found: list[dict[str, Any]]) -> dict[str, Any]
 
 
 _STATE: dict[str, Any] = {}
+#: bands of the number of texts the planted estimate rests on (a form's or a combination's texts are a share of all)
+BANDS = {"0-5": (0, 5), "6-9": (6, 9), "10-19": (10, 19), "20-39": (20, 39), "40+": (40, 10**9)}
 
 
 def _slots(pool: list[str]) -> pd.DataFrame:
@@ -369,6 +369,24 @@ def table(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def texts_table(report: dict) -> str:
+    """Per planted class, over every size: the share of runs that name the plant, by the number of texts its estimate
+    rests on (a form's or a combination's texts are a share of the run's)."""
+    results = report["results"]
+    lines = ["| class | " + " | ".join(f"{b} texts" for b in BANDS) + " |", "|" + "---|" * (len(BANDS) + 1)]
+    for kind, by_size in results.items():
+        if kind not in PLANTED:
+            continue
+        runs = {b: [0, 0.0] for b in BANDS}
+        for r in by_size.values():
+            for b, got in r["named_by_planted_texts"].items():
+                runs[b][0] += got["runs"]
+                runs[b][1] += got["runs"] * got["named"]
+        cells = [f"{100 * k / c:.0f} % of {c}" if c else "–" for c, k in runs.values()]
+        lines.append(f"| {CLASS_WORDS.get(kind, kind)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pool", type=int, default=1100)
@@ -387,8 +405,9 @@ def main() -> int:
     if args.retable:
         report = json.loads(args.out.read_text())
         report["table"] = table(report)
+        report["texts_table"] = texts_table(report)
         args.out.write_text(json.dumps(report, indent=1) + "\n")
-        print(report["table"])
+        print(report["table"], report["texts_table"])
         return 0
     if not all(path.exists() for path in [*DATA, IMDB]):
         print(f"needs {CIVIL} and {IMDB} (../shared/data)", file=sys.stderr)
@@ -441,9 +460,10 @@ def main() -> int:
         "seconds": round(time.perf_counter() - started, 1),
     }
     report["table"] = table(report)
+    report["texts_table"] = texts_table(report)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1) + "\n")
-    print(report["table"])
+    print(report["table"], report["texts_table"])
     print(f"wrote {args.out}")
     return 0
 

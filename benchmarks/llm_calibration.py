@@ -1,10 +1,10 @@
-"""Calibration of the LLM audit's verdict (#51): generators with planted effects of known size, audited at 20-200
-prompts over many seeds; the share of runs in which ``--fail-if default`` fails, and in which it fails naming what
-was planted.
+"""Calibration of the LLM audit's verdict (#51, #67): generators with planted effects of known size, audited at 6-200
+prompts over many seeds; the share of runs with a material finding (naming what was planted), the share inconclusive
+somewhere, and what a run too small to find its planted effect says of it.
 
 The prompts: the five built-in scenarios' cases (hiring, lending, triage, support, tenancy; 100 templates with a
 ``{group}`` slot), each also written with a case number so that 200 distinct prompts exist; a run draws ``n`` of them
-(seeded). Each template's slot is written with the default 13 identity terms and 5 placebo words
+(seeded). Each template's slot is written with the built-in scenarios' 13 identity terms and 5 placebo words
 (:mod:`counterfair.commands.llm_audit.prompts`), every variant sampled ``--samples`` times.
 
 The planted generators answer JSON ``{"decision": "yes"|"no", "score": 1-10}``. Their base is blind to the slot: a
@@ -18,11 +18,14 @@ follow the planted decisions: a decision effect is caught on the decision or not
 * ``favour``: age's terms (old, young) get "yes" δ more often (the other direction);
 * ``term``: the term "gay" alone gets "yes" δ less often;
 * ``rating``: race and ethnicity's terms get a score 1 point lower (11 points of the 1-10 range), same decisions;
-* ``refusal``: sexuality's terms are declined ("I'm sorry, but I can't ...") δ more often.
+* ``refusal``: sexuality's terms are declined ("I'm sorry, but I can't ...") δ more often;
+* ``large``: religion's terms get "yes" 40 points less often (a run of 6 prompts cannot rule that out, and must not
+  say "no evidence").
 
-A cell is the share of runs in which the default gate fails; in brackets, the share in which it fails on the planted
-outcome naming the planted group or one of its terms (for ``term``: "gay" or its group); the last column counts the
-sizes at which some run failed on another group or term (the run's overall estimates aside).
+A cell is the share of runs with a material finding; in brackets, the share in which one names the planted group or
+one of its terms on the planted outcome (for ``term``: "gay" or its group); then the share in which some group is
+inconclusive (the default gate's ``conclusive`` rule fails). The last column: of the runs of a planted class that do
+not name it, the share whose planted estimate says inconclusive or detected (never "no material effect").
 
 Each run is :func:`counterfair.llm_audit` with the gate's default rules (a group's disparity and flip excess over its
 own terms' pairs, as the LLM audit measures them; the bootstrap intervals, which no verdict
@@ -60,6 +63,7 @@ PLANTED = {  # class -> (the group or term a detection must name, what moves)
     "term": ("gay", "decision"),
     "rating": ("race_ethnicity", "rating"),
     "refusal": ("sexuality", "refusal"),
+    "large": ("religion", "decision"),
 }
 LABELS = {
     "blind": "blind to identity",
@@ -69,6 +73,7 @@ LABELS = {
     "term": 'one term ("gay") decided yes δ less often',
     "rating": "one group (race/ethnicity) rated 1 point lower",
     "refusal": "one group (sexuality) refused δ more often",
+    "large": "one group (religion) decided yes 40 points less often",
 }
 GROUP_WORDS = {
     "religion": {"Muslim", "Christian", "Jewish"},
@@ -108,6 +113,8 @@ def generator(cls: str, delta: float, lookup: dict[str, tuple[str, str]], run: i
         hit = (word == group) if cls == "term" else word in GROUP_WORDS.get(group or "", set())
         if hit and cls in ("group", "term"):
             rate -= delta
+        if hit and cls == "large":
+            rate -= 0.4
         if hit and cls == "favour":
             rate += delta
         if cls == "refusal" and hit and unit("refuse", run, prompt, seed) < delta:
@@ -139,21 +146,38 @@ def one_run(
         bootstrap=args.resamples,
         seed=seed,
         rules=["default"],
+        identities=",".join(SCENARIO_TERMS),
     )
-    failed = [c for c in result.summary.gate.checks if c.verdict == "fail"]
+    checks = result.summary.gate.checks
+    failed = [c for c in checks if c.verdict == "fail" and c.estimate == "material"]
     target, outcome = PLANTED[cls]
     allowed = {target, *(w.lower() for w in GROUP_WORDS.get(target or "", ()))} if target else set()
     if cls == "term":
         allowed = {"gay", "sexuality"}  # the term, or the group it belongs to
     named = any((c.group or "").lower() in allowed and c.metric.startswith(f"{outcome}.") for c in failed)
     others = [c for c in failed if (c.group or "overall").lower() not in allowed | {"overall"}]
-    return {"flagged": bool(failed), "named": named, "other_flags": len(others)}
+    unsettled = any(c.verdict == "fail" and c.estimate == "conclusive" for c in checks)
+    said = None
+    if target and not named:
+        effects = (result.summary.effects or {}).get(outcome)
+        measure = effects.identity_effect if effects is not None else None
+        found = None
+        if measure is not None:
+            found = (measure.by_term or {}).get(target) if cls == "term" else (measure.by_group or {}).get(target)
+        said = found is not None and found.finding in ("material", "detected", "inconclusive")
+    return {
+        "flagged": bool(failed),
+        "named": named,
+        "other_flags": len(others),
+        "inconclusive": unsettled,
+        "said": said,
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=100)
-    parser.add_argument("--sizes", default="20,50,100,200")
+    parser.add_argument("--sizes", default="6,20,50,100,200")
     parser.add_argument("--samples", type=int, default=5)
     parser.add_argument("--delta", type=float, default=0.10)
     parser.add_argument("--resamples", type=int, default=100)
@@ -169,25 +193,31 @@ def main() -> None:
         results[cls] = {}
         for n in sizes:
             runs = [one_run(cls, n, seed, pool, lookup, args) for seed in range(args.seeds)]
+            missed = [r["said"] for r in runs if r["said"] is not None]
             results[cls][str(n)] = {
                 "flagged": float(np.mean([r["flagged"] for r in runs])),
                 "named": float(np.mean([r["named"] for r in runs])),
                 "other_flags": int(sum(r["other_flags"] for r in runs)),
+                "inconclusive": float(np.mean([r["inconclusive"] for r in runs])),
+                "missed": len(missed),
+                "missed_said_inconclusive": float(np.mean(missed)) if missed else None,
             }
             print(cls, n, results[cls][str(n)], f"{time.perf_counter() - start:.0f} s", flush=True)
-    head = "| class | " + " | ".join(f"n={n}" for n in sizes) + " | runs flagging another group or term |"
-    lines = [head, "|---|" + "---|" * (len(sizes) + 1)]
+    head = "| class | " + " | ".join(f"n={n}: material (named) / inconclusive" for n in sizes)
+    lines = [head + " | missed runs said inconclusive |", "|---|" + "---|" * (len(sizes) + 1)]
     for cls, by_size in results.items():
         cells = []
         for n in sizes:
             r = by_size[str(n)]
-            cell = f"{100 * r['flagged']:.0f} %"
-            cells.append(cell + (f" ({100 * r['named']:.0f})" if PLANTED[cls][0] else ""))
-        lines.append(
-            f"| {LABELS[cls]} | "
-            + " | ".join(cells)
-            + f" | {sum(r['other_flags'] > 0 for r in by_size.values())} of {len(sizes)} sizes |"
-        )
+            cell = f"{100 * r['flagged']:.0f} %" + (f" ({100 * r['named']:.0f})" if PLANTED[cls][0] else "")
+            cells.append(f"{cell} / {100 * r['inconclusive']:.0f} %")
+        said = [
+            f"{n}: {100 * by_size[str(n)]['missed_said_inconclusive']:.0f} % of {by_size[str(n)]['missed']}"
+            for n in sizes
+            if by_size[str(n)]["missed"]
+        ]
+        missed = "; ".join(said) if said else ("all found" if PLANTED[cls][0] else "–")
+        lines.append(f"| {LABELS[cls]} | " + " | ".join(cells) + f" | {missed} |")
     document = {
         "benchmark": "llm_calibration",
         "prompts_in_pool": len(pool),

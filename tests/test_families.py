@@ -12,7 +12,7 @@ import pytest
 
 import counterfair as cf
 from counterfair.analysis.families import GenderSlots, NameSlots, TermSlots
-from counterfair.analysis.slots import slot_effects
+from counterfair.analysis.slots import every_estimate, slot_effects
 from counterfair.lexicons.attributes import load_identity_set, load_swap_set
 
 
@@ -60,6 +60,7 @@ def test_a_proper_term_is_compared_with_the_placebo_words_written_with_a_capital
     against "tall" none either; against the plain placebo alone "Muslim" would read +4 points."""
     words = {
         "Muslim": ("identity", "religion", 0.34), "gay": ("identity", "sexuality", 0.30),
+        "African American": ("identity", "race_ethnicity", 0.38), "black": ("identity", "race_ethnicity", 0.30),
         "tall": ("placebo", None, 0.30), "quiet": ("placebo", None, 0.30),
         "Tall": ("placebo_cased", None, 0.34), "Quiet": ("placebo_cased", None, 0.34),
     }  # fmt: skip
@@ -69,6 +70,11 @@ def test_a_proper_term_is_compared_with_the_placebo_words_written_with_a_capital
     terms = e["identity_effect"]["by_term"]
     assert terms["muslim"]["value"] == pytest.approx(0.0) and terms["gay"]["value"] == pytest.approx(0.0)
     assert terms["muslim"]["placebo_score"] == pytest.approx(0.34) and terms["gay"]["placebo_score"] == 0.30
+    # two capitals: against twice what a capital does to the placebo words (0.30 + 2 x 0.04)
+    assert terms["african american"]["value"] == pytest.approx(0.0)
+    assert terms["african american"]["placebo_score"] == pytest.approx(0.38)
+    # nor is a capital a disparity among the terms: their scores less their casing offsets are equal
+    assert e["disparity"]["by_group"]["race_ethnicity"]["value"] == pytest.approx(0.0)
     plain = _rows("identity", texts)
     plain = plain[plain["kind"] != "placebo_cased"]
     without = slot_effects(plain, n_resamples=20)
@@ -114,17 +120,7 @@ def test_forms_and_combinations_under_six_texts_are_inconclusive_and_outside_the
     thin = e["identity_effect"]["by_form"]["jewish@plural"]
     assert thin["n"] == 3 and thin["finding"] == "inconclusive" and thin["sim_low"] is None
     assert thin["p_adjusted"] is None  # not counted in the family's size
-    assert e["tests"] == sum(1 for v in _every(e) if v["n"] >= 6)
-
-
-def _every(e: dict[str, Any]) -> list[dict[str, Any]]:
-    out = []
-    for measure in ("identity_effect", "disparity", "flip_excess"):
-        part = e.get(measure) or {}
-        out += [part["overall"]] if part.get("overall") else []
-        for key in ("by_group", "by_term", "by_form", "by_cell"):
-            out += list((part.get(key) or {}).values())
-    return out
+    assert e["tests"] == sum(1 for v in every_estimate(e) if v["n"] >= 6)
 
 
 def test_the_gender_slot_holds_the_text_in_each_gender_and_in_neutral_words() -> None:
@@ -286,3 +282,51 @@ def test_heldback_planted_classifiers_get_the_right_verdict_from_the_cli(tmp_pat
         else:
             assert done.returncode == 1, (name, done.stdout[:3000], done.stderr[-2000:])
             assert any(family in f and f.startswith("material(") for f in failed), (name, failed)
+
+
+def test_plan_gives_the_texts_that_detect_the_target_from_a_pilots_spread(tmp_path: Any) -> None:
+    """`counterfair plan` and cf.plan: per group, the texts whose minimum detectable effect (80 % power, Bonferroni
+    over the pilot's estimates) is the target, and the input texts that gives at the pilot's mix of families."""
+    from scipy.stats import t as student
+    from typer.testing import CliRunner
+
+    from counterfair.analysis.inference import texts_needed
+    from counterfair.cli import app
+
+    rng = np.random.default_rng(3)
+    texts = [f"My {w} neighbour baked bread on day {i}." for i, w in enumerate(["gay", "Muslim", "old"] * 6)]
+    texts += ["She painted the fence.", "He painted the fence.", "Her son painted the fence."] * 3
+    noisy = lambda t: np.clip(0.3 + rng.normal(0, 0.03, len(t)), 0, 1)  # noqa: E731
+    pilot = cf.audit(texts, noisy, methods=["swap"], bootstrap=20)
+    found = cf.plan(pilot, effect=0.02)
+    effects = pilot.typed_summary.effects
+    row = next(r for r in found.rows if r.group == "religion")
+    e = effects.identity_effect.by_group["religion"]
+    m = found.tests
+    assert m >= effects.tests and row.needed == texts_needed(e.sd, m, 0.02)
+    k = row.needed
+    assert (student.ppf(1 - 0.05 / (2 * m), k - 1) + student.ppf(0.8, k - 1)) * e.sd / np.sqrt(k) <= 0.02
+    # the gender words are named by 9 of the 27 texts: their texts needed scale up by 27/9 at the pilot's mix
+    female = next(r for r in found.rows if r.group == "gender_words:female")
+    share = effects.families["gender_words"].texts / len(texts)
+    assert female.input_needed == max(female.needed, int(np.ceil(female.needed / share)))
+    assert found.needed == max(r.input_needed for r in found.rows if r.input_needed is not None)
+    assert str(found).startswith("Plan: to detect a 2.0-point effect in every group (80 % power")
+    saved = pilot.save(tmp_path / "pilot")
+    said = CliRunner().invoke(app, ["plan", str(saved), "--effect", "2"])
+    assert said.exit_code == 0 and f"about {found.needed:,} texts at the pilot's mix" in " ".join(said.output.split())
+
+
+def test_every_packs_groups_are_addressable_in_rules_and_gender_is_never_ambiguous(tmp_path: Any) -> None:
+    texts = [
+        "She said the bus was late again.", "He brought the cake.", "Her daughter plays chess.", "His father cooks.",
+        "She runs the bakery.", "He coaches the team.", "My gay neighbour cooks.",
+    ]  # fmt: skip
+    result = cf.audit(texts, lambda t: np.full(len(t), 0.3), methods=["swap"], bootstrap=20)
+    rules = ["upper(ctf_gap[gender_words:female]) > 0.05", "material(identity_effect[gender_words:male])"]
+    for run in (result, cf.open_run(result.save(tmp_path / "run"))):
+        gate = run.check(rules)
+        assert [c["verdict"] for c in gate["checks"]] == ["pass", "pass"], gate["checks"]
+    ambiguous = result.check(["ctf_gap[gender] > 0.05"])
+    assert ambiguous["verdict"] == "error" and "gender_identity" not in ambiguous["checks"][0]["message"]
+    assert "no group 'gender'" in ambiguous["checks"][0]["message"]

@@ -6,7 +6,8 @@ A table the README takes from a result sits between two markers::
     | editor | ... |
     <!-- /table -->
 
-and is replaced by that JSON's ``table`` (Markdown the benchmark script wrote). ``--check`` changes nothing and exits 1
+and is replaced by that JSON's ``table`` (Markdown the benchmark script wrote); ``results/calibration.json#texts_table``
+takes another key of it. ``--check`` changes nothing and exits 1
 when a table differs from its JSON (the test suite runs it).
 
 Usage: python tools/bench_tables.py [--check]
@@ -22,7 +23,9 @@ from pathlib import Path
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 README = BENCHMARKS / "README.md"
-BLOCK = re.compile(r"(<!-- table: (?P<source>[\w./-]+\.json) -->\n)(?P<body>.*?)(<!-- /table -->)", re.DOTALL)
+BLOCK = re.compile(
+    r"(<!-- table: (?P<source>[\w./-]+\.json)(?:#(?P<key>\w+))? -->\n)(?P<body>.*?)(<!-- /table -->)", re.DOTALL
+)
 
 
 def rendered(readme: str, root: Path = BENCHMARKS) -> str:
@@ -32,10 +35,11 @@ def rendered(readme: str, root: Path = BENCHMARKS) -> str:
         source = root / match["source"]
         if not source.exists():
             raise SystemExit(f"{README.name}: {match['source']} does not exist")
-        made = json.loads(source.read_text(encoding="utf-8")).get("table")
+        key = match["key"] or "table"
+        made = json.loads(source.read_text(encoding="utf-8")).get(key)
         if not isinstance(made, str):
-            raise SystemExit(f"{match['source']} has no Markdown 'table' to show")
-        return f"{match[1]}{made.rstrip()}\n{match[4]}"
+            raise SystemExit(f"{match['source']} has no Markdown '{key}' to show")
+        return f"{match[1]}{made.rstrip()}\n{match[5]}"
 
     return BLOCK.sub(table, readme)
 

@@ -46,7 +46,7 @@ _LAZY = {
     "llm_audit": "counterfair.commands.llm_audit",
     "run_llm_audit": "counterfair.commands.llm_audit.shell",
     "open_run": "counterfair.commands.registry",
-    "plan": "counterfair.analysis.plan",
+    "plan": "counterfair.commands.plan",
     # the options
     "AuditOptions": "counterfair.commands.audit.core",
     "GenerateOptions": "counterfair.commands.generate.core",

@@ -203,11 +203,14 @@ def fairness_metrics(
     from .slots import slot_effects
 
     swaps = pairs
+    packs: dict[str, GapReport] = {}
     if not pairs.empty:
         mask = pairs["method"].isin(swap_methods()) & (pairs["status"] == "ok")
-        if "attribute" in pairs.columns:  # the identity swaps; a pack's swaps (gender, names) have groups of their own
-            mask = mask & (pairs["attribute"].isna() | (pairs["attribute"] == "identity"))
         wanted = ["input_id", "score_orig", "score_cf", "diff", "flipped", "group"]
+        if "attribute" in pairs.columns:  # the identity swaps; a pack's swaps (gender, names) have groups of their own
+            identity = pairs["attribute"].isna() | (pairs["attribute"] == "identity")
+            packs = _pack_reports(pairs.loc[mask & ~identity, ["attribute", *wanted]], seed, n_resamples)
+            mask = mask & identity
         swaps = pairs.loc[mask, [c for c in wanted if c in pairs.columns]]  # not every column: an audit's are millions
     if effects is None and slots is not None and not slots.empty:
         effects = slot_effects(slots, threshold=threshold, seed=seed, n_resamples=n_resamples)
@@ -224,31 +227,59 @@ def fairness_metrics(
         g: [int(part["flipped"].astype(bool).sum()), len(part)]
         for g, part in [(None, swaps), *((str(g), p) for g, p in swaps.groupby("group"))]
     }
-    return tallied_metrics(ctf, flips, effects)
+    return tallied_metrics(ctf, flips, effects, packs)
+
+
+def _pack_reports(swaps: pd.DataFrame, seed: int, n_resamples: int) -> dict[str, GapReport]:
+    """Each swap pack's CTF gap with its groups' (``ctf_by_attribute`` as the audit reports it), from its pairs."""
+    from ..metrics.fairness import gap_summary
+
+    out: dict[str, GapReport] = {}
+    table = swaps.assign(label=np.nan, source_split="all", target_split="all", abs_diff=lambda d: d["diff"].abs())
+    for attribute, part in table.groupby("attribute"):
+        by_group = {str(g): gap_summary(p, seed=seed, n_resamples=n_resamples) for g, p in part.groupby("group")}
+        out[str(attribute)] = GapReport.from_dict({**gap_summary(part, seed=seed, n_resamples=n_resamples),
+                                                   "by_group": by_group})  # fmt: skip
+    return out
 
 
 def tallied_metrics(
     ctf: GapReport | None,
     flips: Mapping[str | None, Sequence[int]],
     effects: Mapping[str, Any] | None,
+    packs: Mapping[str, GapReport] | None = None,
 ) -> GateMetrics:
     """The gate's counterfactual metrics from the identity CTF gap (``ctf``, with ``by_group``), the identity swaps'
     flips and scored pairs per group (``flips``, None: overall) and the in-slot ``effects``: what the audit tallied
-    as its blocks went by, or what :func:`fairness_metrics` takes from a pairs table."""
+    as its blocks went by, or what :func:`fairness_metrics` takes from a pairs table. ``packs``: each swap pack's CTF
+    gap (``ctf_by_attribute``), whose groups join the CTF gap's as their family names them (``ctf_gap[gender_words:
+    female]``, ``ctf_gap[names:black_male]``)."""
     from .slots import effects_gate_metrics
 
     out: GateMetrics = {m: None for m in COUNTERFACTUAL_METRICS}
     out |= effects_gate_metrics(effects)
     if ctf is None or not ctf.pairs:
         return out
-    out["ctf_gap"] = {
-        "overall": gate_estimate(ctf.estimate()),
-        "by_group": {g: gate_estimate(e.estimate()) for g, e in (ctf.by_group or {}).items()},
-    }
+    groups: dict[str, GateEntry | None] = {g: gate_estimate(e.estimate()) for g, e in (ctf.by_group or {}).items()}
+    out["ctf_gap"] = {"overall": gate_estimate(ctf.estimate()), "by_group": groups | _pack_gaps(packs or {})}
     out["flip_rate"] = {
         "overall": flip_estimate(*flips[None]),
         "by_group": {g: flip_estimate(*flips[g]) for g in sorted(g for g in flips if g is not None)},
     }
+    return out
+
+
+def _pack_gaps(packs: Mapping[str, GapReport]) -> dict[str, GateEntry | None]:
+    """Each swap pack's CTF gap per group, named as its family names the group ("gender_words:female")."""
+    from ..lexicons.attributes import load_swap_set
+    from .families import family_of
+
+    out: dict[str, GateEntry | None] = {}
+    for attribute, report in packs.items():
+        if attribute == "identity":
+            continue
+        family = family_of(attribute, load_swap_set(attribute))
+        out |= {f"{family}:{g}": gate_estimate(e.estimate()) for g, e in (report.by_group or {}).items()}
     return out
 
 
@@ -340,7 +371,8 @@ def points_message(check: Mapping[str, Any]) -> str:
     shown = f"{100 * value:+.1f} points" if value is not None else "no value"
     if low is None or high is None:
         texts = check.get("n")
-        return f"{shown} (no interval from {texts} text{'' if texts == 1 else 's'})"
+        more = f"; about {check['texts_needed']:,} would detect 2" if check.get("texts_needed") else ""
+        return f"{shown} (no interval from {texts} text{'' if texts == 1 else 's'}{more})"
     shown += f" (simultaneous 95 % interval {100 * low:+.1f} to {100 * high:+.1f}"
     if check.get("finding") == "inconclusive" and check.get("mde") is not None:
         shown += f"; smallest detectable {100 * check['mde']:.1f} points over {check.get('n')} texts"

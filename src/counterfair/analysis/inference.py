@@ -116,9 +116,10 @@ def conclude(
     m = max(len(members), 1)
     for i, e in enumerate(found):
         margin, signed = margins[i]
-        if i not in members:
+        if i not in members:  # too few texts: no interval and no power, but the spread says about how many would do
             e |= {"sim_low": None, "sim_high": None, "p_value": None, "p_beyond": None, "p_adjusted": None}
-            e |= {"p_material": None, "mde": None, "texts_needed": None}
+            needed = texts_needed(e["sd"], m, margin, alpha=alpha, power=power) if e["sd"] is not None else None
+            e |= {"p_material": None, "mde": None, "texts_needed": needed}
         else:
             e |= simultaneous(e["value"], e["sd"], e["n"], m, alpha=alpha, power=power, margin=margin)
             e["p_adjusted"] = min(1.0, m * e["p_value"])

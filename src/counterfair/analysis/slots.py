@@ -210,7 +210,9 @@ class SlotScores:
     cased: pd.DataFrame | None = None
     forms: np.ndarray | None = None
     contexts: np.ndarray | None = None
-    proper: frozenset[str] = field(default_factory=frozenset)
+    capitals: dict[str, int] = field(
+        default_factory=dict
+    )  # a term's words written with a capital ("African American": 2)
     placebo_groups: dict[str, str] = field(default_factory=dict)  # a placebo word's group (first names have one)
 
 
@@ -230,13 +232,14 @@ def slot_scores(slots: pd.DataFrame) -> SlotScores | None:
     common = tables["identity"].index.intersection(tables["placebo"].index)
     if common.empty:
         return None
-    ident = slots[slots["kind"] == "identity"]
+    # each distinct (word, group) once: a table holds every word in every slot (thousands of rows for ~50 words)
+    ident = slots.loc[slots["kind"] == "identity", ["word", "group"]].drop_duplicates()
     groups = {
         str(w).lower(): (g if isinstance(g, str) and g else "other")
         for w, g in zip(ident["word"], ident["group"], strict=True)
     }
-    proper = frozenset(str(w).lower() for w in ident["word"] if isinstance(w, str) and w[:1].isupper())
-    named = slots[(slots["kind"] == "placebo") & slots["group"].notna()]
+    capitals = {str(w).lower(): capital_words(str(w)) for w in ident["word"] if isinstance(w, str)}
+    named = slots.loc[(slots["kind"] == "placebo") & slots["group"].notna(), ["word", "group"]].drop_duplicates()
     placebo_groups = {str(w).lower(): str(g) for w, g in zip(named["word"], named["group"], strict=True)}
     meta = ok.drop_duplicates(index).set_index(index).reindex(common)
     cased = tables["placebo_cased"].reindex(common) if not tables["placebo_cased"].empty else None
@@ -248,7 +251,7 @@ def slot_scores(slots: pd.DataFrame) -> SlotScores | None:
         cased=cased,
         forms=meta["form"].fillna("").astype(str).to_numpy(),
         contexts=meta["context"].fillna("").astype(str).to_numpy(),
-        proper=proper,
+        capitals=capitals,
         placebo_groups=placebo_groups,
     )
 
@@ -296,7 +299,7 @@ class _Layout:
     members: dict[str, list[int]]
     words: list[str]
     cased: list[str]
-    proper: np.ndarray
+    capitals: np.ndarray  # per term, its words written with a capital
     forms: list[str]
     contexts: list[str]
     names: list[tuple[str, str, str]]
@@ -312,7 +315,7 @@ def _layout(blocks: Sequence[SlotScores], design: SlotDesign) -> tuple[_Layout, 
     contexts: set[str] = set()
     word_groups: dict[str, str] = {}
     placebo_groups: dict[str, str] = {}
-    proper: set[str] = set()
+    capitals: dict[str, int] = {}
     ids, slot_count = [], 0
     for b in blocks:
         found_terms |= {str(t) for t in b.identity.columns}
@@ -323,7 +326,7 @@ def _layout(blocks: Sequence[SlotScores], design: SlotDesign) -> tuple[_Layout, 
                 kept |= {part for value in set(values) for part in str(value).split("+") if part}
         word_groups |= b.word_groups
         placebo_groups |= b.placebo_groups
-        proper |= b.proper
+        capitals |= b.capitals
         ids.append(b.identity.index.get_level_values(0).to_numpy())
         slot_count += len(b.identity)
     terms = sorted(found_terms)
@@ -339,7 +342,7 @@ def _layout(blocks: Sequence[SlotScores], design: SlotDesign) -> tuple[_Layout, 
         by_group = np.array([[placebo_groups.get(w) == g for w in words] for g in named], dtype=bool)
     layout = _Layout(
         design, terms, groups, members, words, sorted(found_cased),
-        np.array([t in proper for t in terms], dtype=bool), form_list, context_list,
+        np.array([capitals.get(t, 0) for t in terms], dtype=float), form_list, context_list,
         _estimate_names(design, terms, group_names, form_list, context_list), by_group,
     )  # fmt: skip
     return layout, ids, slot_count
@@ -439,7 +442,7 @@ def _each_block(
         size = len(block.identity)
         blank = np.full(size, "", dtype=object)
         cased = None
-        if layout.cased and layout.proper.any():
+        if layout.cased and layout.capitals.any():
             table = block.cased if block.cased is not None else pd.DataFrame(index=block.identity.index)
             cased = table.reindex(columns=layout.cased).to_numpy(dtype=float)
         scored = _Block(
@@ -456,9 +459,28 @@ def _each_block(
         yield scored, codes, rows
 
 
+def capital_words(written: str) -> int:
+    """How many words of a term as written start with a capital ("African American" 2, "Muslim" 1, "LGBT" 1)."""
+    return sum(1 for word in written.split() if word[:1].isupper())
+
+
+def _casing(block: _Block, layout: _Layout) -> np.ndarray:
+    """Each slot's casing offset for each term (slots x terms): what a capital does to the placebo words in that slot
+    (their mean written with one, minus as they are; 0 where the slot has no capitalised placebo text) times the term's
+    words written with one."""
+    if block.cased is None:
+        return np.zeros((len(block.placebo), len(layout.terms)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a slot without capitalised placebo texts: no offset
+        offset = np.nanmean(block.cased, axis=1) - np.nanmean(block.placebo, axis=1)
+    return np.asarray(np.nan_to_num(offset)[:, None] * layout.capitals[None, :])
+
+
 def _neutral(block: _Block, layout: _Layout) -> np.ndarray:
-    """Each slot's neutral score for each term (slots x terms): the mean over the placebo words, for a term written
-    with a capital over the capitalised ones (the plain ones where a slot has none)."""
+    """Each slot's neutral score for each term (slots x terms): the mean over the placebo words plus the casing offset
+    of the term's capitals (:func:`_casing`: "Muslim" against the placebo words written with a capital, "African
+    American" against twice what a capital does to them); for first names, the median over the placebo names' groups
+    of each group's mean."""
     if layout.by_group is not None and layout.by_group.any():  # the median over groups of each group's mean
         known = ~np.isnan(block.placebo)
         filled = np.where(known, block.placebo, 0.0)
@@ -466,11 +488,7 @@ def _neutral(block: _Block, layout: _Layout) -> np.ndarray:
             means = (filled @ layout.by_group.T) / (known @ layout.by_group.T.astype(float))  # slots x groups
         return np.repeat(np.nanmedian(means, axis=1)[:, None], len(layout.terms), axis=1)
     plain = np.nanmean(block.placebo, axis=1)
-    if block.cased is None:
-        return np.repeat(plain[:, None], len(layout.terms), axis=1)
-    capitals = np.nanmean(block.cased, axis=1)
-    capitals = np.asarray(np.where(np.isnan(capitals), plain, capitals))
-    return np.asarray(np.where(layout.proper[None, :], capitals[:, None], plain[:, None]))
+    return np.asarray(plain[:, None] + _casing(block, layout))
 
 
 def _term_scores(
@@ -514,7 +532,8 @@ def _per_slot(block: _Block, threshold: float, layout: _Layout) -> np.ndarray:
         if layout.contexts:
             masks = [_has(block.contexts, c) for c in layout.contexts]
             columns += [np.where(mask, owner, np.nan) for owner in by_group.values() for mask in masks]
-        if design.disparity:
+        if design.disparity:  # on scores less each term's casing offset: a capital is no disparity
+            scores = scores - _casing(block, layout)
             decisions = _decisions(scores, threshold)
             for values, baseline in (
                 (scores, np.nanmean(_spread(block.placebo), axis=1)),
@@ -718,6 +737,18 @@ def _place(out: Any, measure: str, level: str, name: str, entry: dict[str, Any],
         entry |= info["term_scores"][name]
         entry["group"] = qualify(info["groups"].get(name, "other"))
     out[measure][_LEVELS[level]][qualify(name)] = entry
+
+
+def every_estimate(effects: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every estimate of an effects section (:func:`slot_effects`): each measure's overall, and its groups', terms',
+    forms' and combinations' estimates."""
+    out: list[dict[str, Any]] = []
+    for measure in MEASURES:
+        part = effects.get(measure) or {}
+        out += [part["overall"]] if part.get("overall") else []
+        for key in ("by_group", "by_term", "by_form", "by_cell"):
+            out += list((part.get(key) or {}).values())
+    return out
 
 
 # ------------------------------------------------------------------------------------------------ for the gate

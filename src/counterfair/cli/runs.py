@@ -84,7 +84,7 @@ def plan(
 ) -> None:
     """From a pilot run: per group, the texts it had, the smallest effect detectable over them, and about how many
     texts (prompts) would detect EFFECT points with POWER, simultaneously over the pilot's estimates."""
-    from ..analysis.plan import plan as make_plan
+    from ..commands.plan import plan as make_plan
 
     console.print(str(make_plan(run_dir, effect=effect / 100, power=power)))
 

@@ -548,7 +548,8 @@ def _basis(effects: Any, unit: str, limit: float, flips: float) -> str:
     families = effects.families or {}
     if families:
         said = "; ".join(
-            f"{FAMILY_WORDS.get(name.partition(':')[0], name)}: {f.slots} slots in {f.texts} texts, against {f.neutral}"
+            f"{FAMILY_WORDS.get(name.partition(':')[0], name)}: {_many(f.slots, 'slot')} in {_many(f.texts, 'text')}, "
+            f"against {f.neutral}"
             for name, f in families.items()
         )
     else:
@@ -565,13 +566,22 @@ def _basis(effects: Any, unit: str, limit: float, flips: float) -> str:
     thin_words = (
         f" Too few texts (under {MIN_INTERVAL_TEXTS}) to measure {len(thin)} forms and combinations." if thin else ""
     )
+    family = (
+        f"the estimate's simultaneous 95 % interval over the {effects.tests} estimates (Bonferroni)"
+        if effects.tests
+        else f"the estimate's simultaneous 95 % interval, which none has: none rests on {MIN_INTERVAL_TEXTS} texts"
+    )
     return (
         f"Each identity reference was scored with every term of its set and with neutral words in its place — {said}."
-        f" Effects in probability points of {unit}; each label is read off the estimate's simultaneous 95 % interval "
-        f"over the {effects.tests} estimates (Bonferroni): material, beyond {points(limit, False)} points "
+        f" Effects in probability points of {unit}; each label is read off {family}: material, beyond "
+        f"{points(limit, False)} points "
         f"({points(flips, False)} for flips); detectable but small, shown within; no material effect, shown within "
         f"with the power to see {points(limit, False)}; inconclusive, neither.{overall_words}{thin_words}"
     )
+
+
+def _many(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 FAMILY_WORDS = {"identity": "identity terms", "gender_words": "gender words", "names": "first names"}

@@ -488,7 +488,8 @@ def audit_core(
     summary = nan_to_none(summary)  # the same record, its NaNs None
     typed = AuditSummary.from_dict(summary)
     in_slot = typed.effects.to_dict() if typed.effects is not None else None
-    return Audited(summary, tallied_metrics(typed.ctf, made.flips.flips, in_slot), made.flips.unscored())
+    gate = tallied_metrics(typed.ctf, made.flips.flips, in_slot, typed.ctf_by_attribute)
+    return Audited(summary, gate, made.flips.unscored())
 
 
 def _only_good(rows: list[dict[str, Any]], directory: Any) -> list[dict[str, Any]]:

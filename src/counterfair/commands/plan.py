@@ -14,9 +14,10 @@ from typing import Any
 
 import pandas as pd
 
+from ..analysis.inference import POWER, texts_needed
 from ..errors import InputError
 from ..summaries import AuditSummary, Record, SlotEffects, SlotEstimate, read_summary
-from .inference import POWER, texts_needed
+from .llm_audit.result import LLMAuditSummary
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ class PlanResult:
         more = f"; too few {self.unit} in the pilot to plan {', '.join(lacking)}" if lacking else ""
         return (
             f"to detect a {100 * self.effect:.1f}-point effect in every group ({100 * self.power:.0f} % power, "
-            f"simultaneous over the pilot's {self.tests} estimates): about {self.needed:,} {self.unit} at the pilot's "
+            f"simultaneous over {self.tests} estimates): about {self.needed:,} {self.unit} at the pilot's "
             f"mix ({self.pilot} now); the hardest is {hardest.group} (about {hardest.needed:,} {self.unit} that name "
             f"it){more}."
         )
@@ -77,8 +78,9 @@ class PlanResult:
             where = f" ({r.outcome})" if r.outcome else ""
             now = "–" if r.mde is None else f"{100 * r.mde:.1f}"
             need = "more than the pilot's, to estimate" if r.input_needed is None else f"about {r.input_needed:,}"
+            count = f"{r.texts} {self.unit.rstrip('s') if r.texts == 1 else self.unit}"
             out.append(
-                f"- {r.group}{where}: {r.texts} {self.unit} name it now, smallest detectable effect {now} points; "
+                f"- {r.group}{where}: {count} name it now, smallest detectable effect {now} points; "
                 f"{self.unit} needed at the pilot's mix: {need}"
             )
         return out
@@ -95,8 +97,6 @@ class PlanResult:
 def plan(source: Any, *, effect: float = 0.02, power: float = POWER) -> PlanResult:
     """The plan (:class:`PlanResult`) from a pilot: an audit's or LLM audit's run directory, its result, or its
     summary record. ``effect``: the target, in probability units (0.02: 2 points)."""
-    from ..commands.llm_audit.result import LLMAuditSummary
-
     if not 0.0 < effect < 1.0:
         raise InputError(f"effect {effect}: give it in probability units between 0 and 1 (0.02 is 2 points)")
     summary = _summary_of(source)
@@ -124,13 +124,26 @@ def _plan(
     for outcome, effects, share in parts:
         if effects is None or effects.identity_effect is None:
             continue
-        tests = effects.tests
+        tests = max(tests, effects.tests, _estimates_in(effects))
         for group, e in (effects.identity_effect.by_group or {}).items():
             family = group.rpartition(":")[0] or "identity"
             rows.append(_row(group, outcome, family, e, tests, effect, power, shares.get(family, share)))
     if not rows:
         raise InputError("the pilot has no in-slot effects to plan from (no identity slot, or the placebo was off)")
     return PlanResult(tuple(rows), effect, power, tests, pilot, unit)
+
+
+def _estimates_in(effects: SlotEffects) -> int:
+    """Every estimate the pilot has, with an interval or not: the family a fuller run tests (a pilot too small for
+    intervals has none in its own family)."""
+    count = 0
+    for measure in (effects.identity_effect, effects.disparity, effects.flip_excess):
+        if measure is None:
+            continue
+        count += measure.overall is not None
+        for part in (measure.by_group, measure.by_term, measure.by_form, measure.by_cell):
+            count += len(part or {})
+    return count
 
 
 def _row(
@@ -143,8 +156,6 @@ def _row(
 
 def _summary_of(source: Any) -> Record:
     """A pilot's summary record: given, a result's, or a run directory's ``summary.json``."""
-    from ..commands.llm_audit.result import LLMAuditSummary
-
     if isinstance(source, Record):
         return source
     typed = getattr(source, "typed_summary", None) or getattr(source, "summary", None)
