@@ -3,7 +3,7 @@
 The model is ``benchmarks/calibration.py``'s TF-IDF + logistic regression trained on its 16 lines (4 hostile lines
 about gay, Jewish, black people and Muslims); the audit is the demo's (its 80 texts, default methods and seed), gated
 with ``--fail-if default``. Saved: the gate's verdict, the failed checks, and every term's identity effect with its
-interval and finding.
+intervals (95 % and simultaneous) and finding.
 
 Usage: python benchmarks/slurs_demo.py
 Results: benchmarks/results/slurs_demo.json
@@ -42,7 +42,8 @@ def main() -> None:
         "gate": gate["verdict"],
         "failed": sorted(f"{c['rule']}[{c['group']}]" for c in gate["checks"] if c["verdict"] == "fail"),
         "terms": {
-            term: {k: e[k] for k in ("value", "ci_low", "ci_high", "finding")} for term, e in sorted(effects.items())
+            term: {k: e[k] for k in ("value", "ci_low", "ci_high", "sim_low", "sim_high", "finding")}
+            for term, e in sorted(effects.items())
         },
     }
     material = {t: round(100 * e["value"], 1) for t, e in report["terms"].items() if e["finding"] == "material"}

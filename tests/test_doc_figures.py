@@ -270,7 +270,11 @@ SOURCED: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
         ("7.5× faster (92 s → 12 s)", "scale.json", ("run_store_10k",)),
     ],
     "docs/how-to/ci-gate.md": [
-        ('("gay" +6.7 points [+5.8, +7.6], "black" +6.6, "jewish" +6.2', "slurs_demo.json", ("terms",))
+        (
+            '("gay" +6.7 points, simultaneous interval +5.0 to +8.4, "black" +6.6, "jewish" +6.2',
+            "slurs_demo.json",
+            ("terms",),
+        )
     ],
     "docs/install.md": [
         ("3.5 minutes on 2 cores", "test_suite.json", ("fast_tier",)),

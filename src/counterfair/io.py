@@ -31,6 +31,7 @@ import pandas as pd
 
 from .errors import InputError, OutputError, SchemaError
 from .records import SCHEMA_VERSION
+from .redact import redact
 
 FORMATS = {
     ".csv": "csv",
@@ -903,8 +904,28 @@ def missing_as_nan(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+# a spreadsheet runs a cell that starts with one of these as a formula (CSV injection): written with a leading "'"
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """``value`` with a leading "'" when a spreadsheet would read it as a formula, or when it starts with "'" itself
+    (so the round trip keeps it); :func:`from_spreadsheet_safe` removes exactly that one on reading. For the tables
+    whose cells hold text a person or a model outside counterfair wrote (ratings, an LLM's responses)."""
+    return "'" + value if isinstance(value, str) and value.startswith((*_FORMULA_START, "'")) else value
+
+
+def from_spreadsheet_safe(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith("'") and value[1:].startswith((*_FORMULA_START, "'")):
+        return value[1:]
+    return value
+
+
 def _clean_json(value: Any) -> Any:
-    """Replace NaN/inf floats by ``None`` so that the output is strict JSON."""
+    """Replace NaN/inf floats by ``None`` so that the output is strict JSON, and redact a URL's credentials in every
+    string (:mod:`counterfair.redact`: a secret is never written)."""
+    if isinstance(value, str):
+        return redact(value)
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):

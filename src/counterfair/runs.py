@@ -324,7 +324,9 @@ def claim_run_dir(
             f"{target} holds a run ({what}), and the classifier's identity cannot be pinned down ({reason}), so it "
             "cannot be resumed or checked against this one; choose a new --out"
         )
-    differs = [key for key in run_id if previous.get(key) != run_id[key]]
+    from .redact import redacted
+
+    differs = [key for key in run_id if previous.get(key) != redacted(run_id[key])]  # as run.json holds it
     if not differs:
         return
     names = []

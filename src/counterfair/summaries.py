@@ -49,7 +49,7 @@ def _load(of: Any, value: Any) -> Any:
         return tuple(_cls(of[0]).from_dict(v) for v in value)
     if isinstance(of, set):
         (cls,) = of
-        return {k: _cls(cls).from_dict(v) for k, v in value.items()}
+        return {k: None if v is None else _cls(cls).from_dict(v) for k, v in value.items()}  # None: not measured
     return _cls(of).from_dict(value)
 
 

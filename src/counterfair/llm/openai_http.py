@@ -28,6 +28,7 @@ from typing import Any
 from ..errors import ConfigError, CounterfairError
 from ..jsontypes import JSONObject
 from ..progress import NullProgress, ProgressHook
+from ..redact import redact
 from .base import Completion, Message, SamplingParams
 
 DEFAULT_CONCURRENCY = 32  # enough to keep a 16-slot llama-server or a vLLM replica busy
@@ -107,6 +108,7 @@ class OpenAIHTTPLLM:
         if n_per_request not in ("auto", "on", "off"):
             raise ConfigError(f"n_per_request must be auto, on or off, got {n_per_request!r}")
         self.base_url = base if base.endswith("/v1") else f"{base}/v1"
+        self.shown_url = redact(self.base_url)  # what messages, the model's id and the records show
         self.model = model
         self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         self.timeout = timeout
@@ -123,7 +125,7 @@ class OpenAIHTTPLLM:
 
     @property
     def model_id(self) -> str:
-        return f"{self.model}@{self.base_url}"
+        return f"{self.model}@{self.shown_url}"
 
     def _http(self) -> Any:
         with self._client_lock:
@@ -146,6 +148,7 @@ class OpenAIHTTPLLM:
         from ..httpjson import BadAnswer, post_json
 
         url = f"{self.base_url}{path}"
+        shown = f"{self.shown_url}{path}"
         last = ""
         for attempt in range(self.retries + 1):
             try:  # the body capped after decompression, the whole answer within the timeout
@@ -160,17 +163,19 @@ class OpenAIHTTPLLM:
                 if answer.status < 400:
                     data = answer.data
                     if data is None:
-                        raise LLMServerError(f"LLM server {url} answered something that is not JSON: {answer.text!r}")
+                        raise LLMServerError(f"LLM server {shown} answered something that is not JSON: {answer.text!r}")
                     choices = data.get("choices") if isinstance(data, dict) else None
                     if not isinstance(choices, list) or not choices or not all(isinstance(c, dict) for c in choices):
-                        raise LLMServerError(f"LLM server {url} answered JSON without a list of choices: {answer.text}")
+                        raise LLMServerError(
+                            f"LLM server {shown} answered JSON without a list of choices: {answer.text}"
+                        )
                     return dict(data)
                 if answer.status < 500 and answer.status != 429:
-                    raise _Refused(f"LLM server {url} answered HTTP {answer.status}: {answer.text}")
+                    raise _Refused(f"LLM server {shown} answered HTTP {answer.status}: {answer.text}")
                 last = f"HTTP {answer.status}: {answer.text[:200]}"
             if attempt < self.retries:
                 time.sleep(min(self.backoff * 2**attempt, 30.0))
-        raise LLMServerError(f"LLM server {url} failed after {self.retries + 1} tries: {last}")
+        raise LLMServerError(f"LLM server {shown} failed after {self.retries + 1} tries: {redact(str(last))}")
 
     def _payload(self, params: SamplingParams, seed: int | None, n: int) -> dict[str, Any]:
         payload: dict[str, Any] = {
@@ -310,7 +315,7 @@ class OpenAIHTTPLLM:
     def info(self) -> JSONObject:
         return {
             "backend": "openai-http",
-            "base_url": self.base_url,
+            "base_url": self.shown_url,
             "model": self.model,
             "n_per_request": self.n_per_request,
         }

@@ -53,26 +53,11 @@ CREATE TABLE IF NOT EXISTS ratings (
 # added without a schema bump (older projects get it on open): a rater's passphrase, set at their first sign-in
 _RATERS = "CREATE TABLE IF NOT EXISTS raters (name TEXT PRIMARY KEY, salt BLOB NOT NULL, hash BLOB NOT NULL)"
 
-# a spreadsheet runs a cell that starts with one of these as a formula (CSV injection); export quotes them with "'"
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
 
 def _passphrase_hash(passphrase: str, salt: bytes) -> bytes:
     import hashlib
 
     return hashlib.scrypt(passphrase.encode("utf-8"), salt=salt, n=2**14, r=8, p=1)
-
-
-def spreadsheet_safe(value: Any) -> Any:
-    """``value`` with a leading "'" when a spreadsheet would read it as a formula, or when it starts with "'" itself
-    (so the round trip keeps it); :func:`from_spreadsheet_safe` removes exactly that one on import."""
-    return "'" + value if isinstance(value, str) and value.startswith((*_FORMULA_START, "'")) else value
-
-
-def from_spreadsheet_safe(value: Any) -> Any:
-    if isinstance(value, str) and value.startswith("'") and value[1:].startswith((*_FORMULA_START, "'")):
-        return value[1:]
-    return value
 
 
 def rater_name(raw: Any) -> str:
@@ -313,7 +298,7 @@ class RatingStore:
             db.executemany(f"{verb} INTO ratings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     def export_csv(self, path: str | Path) -> int:
-        from ..io import write_table
+        from ..io import spreadsheet_safe, write_table
 
         frame = self.ratings_frame()[["pair_id", "rater", "fluent", "reference", "same_label", "meaning", "reject"]]
         write_table(frame.map(spreadsheet_safe), path)
@@ -321,7 +306,7 @@ class RatingStore:
 
     def import_csv(self, path: str | Path, *, replace: bool = False) -> int:
         """Ratings made outside the app; every row is validated first, so a bad file adds nothing."""
-        from ..io import read_table, require_columns
+        from ..io import from_spreadsheet_safe, read_table, require_columns
 
         frame = read_table(path).map(from_spreadsheet_safe)
         require_columns(frame, dict.fromkeys(EXPORT_COLUMNS[:6], "the CSV header"), origin=str(path))

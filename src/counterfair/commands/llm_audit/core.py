@@ -14,6 +14,7 @@ bootstrap resamples over prompts.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -48,6 +49,8 @@ RESPONSE_COLUMNS = [
 ]
 BLOCK = 16  # variants asked together (the unit of the checkpoint)
 DEFAULT_PACKS = ("gender", "names")  # the swap packs a user's free prompts are searched for by default
+#: why a rule on an outcome has no value (every answer unparsed, or an outcome the run did not ask for)
+NOT_MEASURED = "not measured: no response gave a readable value of that outcome, or the run did not ask for it"
 TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet", ".txt")
 
 
@@ -139,6 +142,22 @@ class LLMAuditOptions:
         return {k: v for k, v in asdict(self).items() if k != "concurrency"}
 
 
+#: a lone surrogate escaped by :func:`readable` ("\\ud800"): the row's status says so
+ESCAPED = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def readable(response: Any) -> str:
+    """A response as text that can be written anywhere: a lone surrogate (half of a UTF-16 pair, which no UTF-8 file
+    holds) written as its escape, ``\\ud800``; anything not a string as its text. A server the user does not control
+    cannot make the checkpoint, or any later write, fail."""
+    text = response if isinstance(response, str) else str(response)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 def variant_id(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
@@ -179,7 +198,7 @@ def sample_responses(
     for start in range(0, len(pending), BLOCK):
         block = pending[start : start + BLOCK]
         answers = _ask(generator, [texts[v] for v in block], opts, kept=len(have))
-        records = [{"variant": v, "responses": list(a)} for v, a in zip(block, answers, strict=True)]
+        records = [{"variant": v, "responses": [readable(r) for r in a]} for v, a in zip(block, answers, strict=True)]
         if sink is not None:
             sink(records)
         have.update((r["variant"], r["responses"]) for r in records)
@@ -227,6 +246,9 @@ def response_table(
     held = bool((generator_info or {}).get("grammar"))  # a grammar holds every answer to the JSON: none can decline
     for name, values in response_outcomes(list(frame["response"]), opts.schema, scores, refusals=not held).items():
         frame[name] = values
+    escaped = frame["response"].str.contains(ESCAPED, regex=True)
+    if escaped.any():  # said beside the parse: the text held lone surrogates, written as their escapes
+        frame.loc[escaped, "status"] = frame.loc[escaped, "status"] + "; lone surrogates escaped"
     keep = table[["variant", "input_id", "family", "kind", "word", "group", "text"]].rename(columns={"text": "prompt"})
     merged = keep.merge(frame, on="variant", how="left")
     return merged.reindex(columns=[c for c in RESPONSE_COLUMNS if c in merged.columns])
@@ -374,12 +396,14 @@ def as_prompt_list(prompts: Iterable[Any] | str) -> list[str]:
 
 
 def prompt_scores(classifier: Any, positive_label: str | None) -> Callable[[list[str]], list[float]]:
-    """``texts -> P(positive label)`` of a classifier spec or object."""
+    """``texts -> P(positive label)`` of a classifier spec or object. The positive label is settled before any work,
+    after one prediction (a function shows its labels when it first answers): a classifier with more than two labels,
+    or two that do not say which is positive, needs ``--positive-label``, as ``audit`` does."""
     from ...classifiers import as_classifier, load_classifier
-    from ...classifiers.labels import positive_index
+    from ...classifiers.labels import checked_positive_index
 
     clf = load_classifier(classifier) if isinstance(classifier, str) else as_classifier(classifier)
-    index = positive_index(clf.labels, positive_label)
+    index = checked_positive_index(clf, "The applicant has a degree.", positive_label)
 
     def score(texts: list[str]) -> list[float]:
         if not texts:
@@ -416,9 +440,9 @@ def read_prompts(source: Any, opts: LLMAuditOptions) -> tuple[list[str], list[st
 
     if isinstance(source, str) and not (Path(source).suffix.lower() in TABLE_SUFFIXES or Path(source).is_file()):
         source = [source]  # one prompt, not a file
-    if not isinstance(source, str | Path | pd.DataFrame):
-        texts = as_prompt_list(source)
-        return [str(i) for i in range(len(texts))], texts, "prompts"
+    if not isinstance(source, str | Path | pd.DataFrame):  # checked as every command checks its texts
+        listed = read_texts(as_prompt_list(source), origin="prompts")
+        return listed.ids, listed.every_text("llm-audit"), "prompts"
     frame = read_table(source, encoding=opts.encoding) if not isinstance(source, pd.DataFrame) else source
     origin = str(source) if not isinstance(source, pd.DataFrame) else "DataFrame"
     column = opts.text_column
@@ -463,8 +487,10 @@ def audit_prompts(
         **found,
     }
     if rules:
-        expanded = outcome_rules(rules, found["outcomes"], similarities=list(found["similarity"]))
-        summary["gate"] = evaluate_rules(expanded, gate_metrics(found["effects"], found["similarity"]))
+        measurable = [o for o in found["outcomes"] if found["effects"].get(o) is not None]  # a readable answer each
+        expanded = outcome_rules(rules, measurable, similarities=list(found["similarity"]))
+        metrics = gate_metrics(found["effects"], found["similarity"])
+        summary["gate"] = evaluate_rules(expanded, metrics, missing=NOT_MEASURED)
     return LLMAuditResult(LLMAuditSummary.from_dict(_plain(summary)), responses)
 
 

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from ...errors import ConfigError, GeneratorError
 from ...jsontypes import JSONObject
+from ...redact import redact
 
 
 class Generator(Protocol):
@@ -103,7 +104,7 @@ class LLMGenerator:
     def info(self) -> JSONObject:
         return {
             "type": "llm",
-            "spec": self.spec,
+            "spec": redact(self.spec),  # a URL's credentials never recorded
             "model": self.llm.model_id,
             "system": self.system,
             "grammar": self.grammar,

@@ -94,17 +94,39 @@ def parse_schema(decision: str | None, allowed: Sequence[str] | None = None, rat
     return Schema(field, positive, kept, rating_field, low, high)
 
 
+#: an answer is read for its JSON up to this many characters, from at most this many opening braces: a server the
+#: user does not control cannot make one answer cost minutes (a 40 MB body, a brace on every character)
+MAX_JSON_CHARS = 100_000
+MAX_JSON_TRIES = 64
+
+
 def json_object(text: str) -> dict[str, Any] | None:
     """The first JSON object in ``text`` (in a code fence, after prose, ...); None when it holds none."""
+    return json_answer(text)[0]
+
+
+def json_answer(text: str) -> tuple[dict[str, Any] | None, str]:
+    """The first JSON object in ``text`` and, where there is none, why: none at all, nested too deep to read (a
+    deeply nested answer is data, not a crash), or none in the first :data:`MAX_JSON_CHARS` characters."""
     decoder = json.JSONDecoder()
-    for match in re.finditer(r"\{", text):
+    head = text[:MAX_JSON_CHARS]
+    why = (
+        "no JSON object"
+        if len(text) <= MAX_JSON_CHARS
+        else f"no JSON object in its first {MAX_JSON_CHARS:,} characters"
+    )
+    for tries, match in enumerate(re.finditer(r"\{", head)):
+        if tries == MAX_JSON_TRIES:
+            break
         try:
-            found, _ = decoder.raw_decode(text, match.start())
+            found, _ = decoder.raw_decode(head, match.start())
         except json.JSONDecodeError:
             continue
+        except RecursionError:  # nested deeper than Python's JSON reader goes
+            return None, "JSON nested too deep to read"
         if isinstance(found, dict):
-            return found
-    return None
+            return found, "ok"
+    return None, why
 
 
 def _field(answer: Mapping[str, Any], name: str) -> Any:
@@ -120,9 +142,9 @@ def structured(text: str, schema: Schema) -> tuple[float, float, str]:
     field could not be read)."""
     if not schema.outcomes:
         return math.nan, math.nan, "ok"
-    answer = json_object(text)
+    answer, why = json_answer(text)
     if answer is None:
-        return math.nan, math.nan, "unparsed: no JSON object"
+        return math.nan, math.nan, f"unparsed: {why}"
     problems: list[str] = []
     decision = rating = math.nan
     if schema.decision_field:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ...summaries import GateMetrics, GateVerdict, Record, SlotEffects, SlotMeasure, record_field
+from ...summaries import GateMetrics, GateOutcome, GateVerdict, Record, SlotEffects, SlotMeasure, record_field
 from ...views.verdict import LEVEL_WORDS, MANY_RULES, GroupFinding, bracket, points, slot_findings
+
+if TYPE_CHECKING:
+    from ...results import GateResult
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,7 +94,14 @@ def status(summary: LLMAuditSummary) -> str:
         return "unfair"
     if "inconclusive" in found or "detected" in found:
         return "inconclusive"
+    if unmeasured(summary):
+        return "not measurable"
     return "small effects" if "small" in found else "no evidence of unfairness"
+
+
+def unmeasured(summary: LLMAuditSummary) -> list[str]:
+    """The outcomes asked for that no readable answer gave a value (every answer unparsed or declined)."""
+    return [o for o in summary.outcomes if (summary.effects or {}).get(o) is None and o != "refusal"]
 
 
 def unsettled(summary: LLMAuditSummary) -> tuple[list[str], int | None]:
@@ -128,6 +138,11 @@ def verdict_lines(summary: LLMAuditSummary) -> list[str]:
             f"of the material size for {', '.join(names[:8])}{' and more' if len(names) > 8 else ''}{more}; "
             "nothing is shown material."
         )
+    elif state == "not measurable":
+        head = (
+            f"VERDICT: not measurable — no answer could be read for {', '.join(unmeasured(summary))}: the responses "
+            "are the finding (their refusal and parse rates per group are below); nothing else is shown."
+        )
     elif state == "small effects":
         head = (
             "VERDICT: small effects — detectable identity effects, each shown to stay below the materiality threshold."
@@ -135,6 +150,11 @@ def verdict_lines(summary: LLMAuditSummary) -> list[str]:
     else:
         head = f"VERDICT: no evidence of unfairness — no identity effect detected in {groups} groups."
     lines = [head]
+    for outcome in unmeasured(summary):
+        lines.append(
+            f"{outcome}: not measurable — none of the {summary.responses} responses gave a readable {outcome} (see the "
+            "unparsed answers and refusals below)."
+        )
     for outcome, fs in found.items():
         seen = summary.outcome_means.get(outcome) or {}
         if seen.get("distinct", 2) < 2:
@@ -184,6 +204,8 @@ def similarity_lines(summary: LLMAuditSummary) -> list[str]:
 def _constant(outcome: str, seen: Mapping[str, Any], summary: LLMAuditSummary) -> str:
     """The line of an outcome every response gave the same value: nothing can differ between groups."""
     if outcome == "refusal":
+        if seen.get("mean"):
+            return f"refusal: every response declined ({summary.responses} responses): the same for every group."
         return f"refusal: no response declined ({summary.responses} responses)."
     if not seen.get("n"):
         return f"{outcome}: no response gave one ({summary.responses} responses; see the unparsed answers)."
@@ -410,13 +432,23 @@ class LLMAuditResult:
         """Every outcome's in-slot measures (``OUTCOME.MEASURE``) and each response similarity's
         ``METRIC.dissimilarity_excess``, as the gate reads them."""
         s = self.summary
-        effects = {k: v.to_dict() for k, v in (s.effects or {}).items()}
+        effects = {k: v.to_dict() for k, v in (s.effects or {}).items() if v is not None}
         similarity = {k: v.to_dict() for k, v in (s.similarity or {}).items()}
         return gate_metrics(effects, similarity)
 
     @property
     def status(self) -> str:
         return status(self.summary)
+
+    def check(self, rules: str | Sequence[str], *, allow_inconclusive: bool = False) -> GateResult:
+        """The fairness gate's verdicts on ``rules`` (``"default"``: every material finding of every measured
+        outcome, and every inconclusive group unless ``allow_inconclusive``), as ``counterfair check`` gives them;
+        true when every rule passed."""
+        from ...analysis.gate import allowing_inconclusive
+        from ...results import GateResult
+
+        given = [rules] if isinstance(rules, str) else list(rules)
+        return GateResult(gate_of(self, allowing_inconclusive(given) if allow_inconclusive else given))
 
     def __str__(self) -> str:
         return self.verdict
@@ -428,12 +460,13 @@ class LLMAuditResult:
 
     def save(self, out_dir: str | Path) -> Path:
         """``responses.csv``, ``summary.json`` and the report into ``out_dir`` (new, empty, or counterfair's own)."""
-        from ...io import write_json, write_table
+        from ...io import spreadsheet_safe, write_json, write_table
         from ...runs import prepare_save_dir, record_files
         from ...views.page import write_page
 
         target, foreign = prepare_save_dir(out_dir, what="llm-audit")
-        write_table(self.responses, target / "responses.csv")
+        # a response or prompt a spreadsheet would run as a formula ("=cmd|' /C calc'!A0") is written with a "'"
+        write_table(self.responses.map(spreadsheet_safe), target / "responses.csv")
         write_json(self.summary.to_dict(), target / "summary.json")
         write_page(page(self.summary, self.responses), target)
         record_files(target, foreign)
@@ -452,7 +485,9 @@ def read_run(run_dir: str | Path) -> LLMAuditResult:
     summary = LLMAuditSummary.from_dict(read_json(target / "summary.json"))
     if summary.command != "llm-audit":
         raise InputError(f"{target}: summary.json was written by {summary.command!r}, not by counterfair llm-audit")
-    responses = pd.read_csv(target / "responses.csv", dtype=str, keep_default_na=False)
+    from ...io import from_spreadsheet_safe
+
+    responses = pd.read_csv(target / "responses.csv", dtype=str, keep_default_na=False).map(from_spreadsheet_safe)
     for column in ("sample", *OUTCOMES):
         if column in responses.columns:
             responses[column] = pd.to_numeric(responses[column], errors="coerce")
@@ -477,9 +512,16 @@ def gate_metrics(effects: Mapping[str, Any], similarity: Mapping[str, Any] | Non
 
 def check_run(run_dir: str | Path, rules: list[str]) -> GateVerdict:
     """The gate's rules on a finished LLM audit, without recomputing it."""
-    from ...analysis.gate import evaluate_rules, outcome_rules
+    return GateVerdict.from_dict(gate_of(read_run(run_dir), rules))
 
-    run = read_run(run_dir)
+
+def gate_of(run: LLMAuditResult, rules: Sequence[str]) -> GateOutcome:
+    """The gate's verdicts on an LLM audit's result: ``default`` over the outcomes that were measured (a readable
+    answer each); a rule on an outcome without one says why it has no value."""
+    from ...analysis.gate import evaluate_rules, outcome_rules
+    from .core import NOT_MEASURED
+
     s = run.summary
-    expanded = outcome_rules(rules, list(s.outcomes), similarities=list(s.similarity or {}))
-    return GateVerdict.from_dict(evaluate_rules(expanded, run.gate_metrics()))
+    measurable = [o for o in s.outcomes if (s.effects or {}).get(o) is not None]
+    expanded = outcome_rules(rules, measurable, similarities=list(s.similarity or {}))
+    return evaluate_rules(expanded, run.gate_metrics(), missing=NOT_MEASURED)

@@ -95,5 +95,8 @@ def render(template: str, **context: Any) -> str:
 
 
 def write_page(page: str, path: Path) -> None:
+    """A report page (HTML, Markdown) written whole, a URL's credentials redacted (:mod:`counterfair.redact`)."""
+    from ...redact import redact
+
     with atomic_open(path, "w", encoding="utf-8") as handle:
-        handle.write(page)
+        handle.write(redact(page))

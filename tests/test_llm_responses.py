@@ -1,0 +1,161 @@
+"""#69: a misbehaving model cannot stop, poison or leak an LLM audit — every response is data (a row status, never an
+exception), secrets in endpoint URLs are never written, a spreadsheet runs no response, and ambiguous inputs are
+refused as the classifier commands refuse them."""
+
+from __future__ import annotations
+
+import json
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pandas as pd
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+import counterfair as cf
+from counterfair.cli import app
+from counterfair.commands.llm_audit.core import readable
+from counterfair.commands.llm_audit.outcomes import parse_schema, structured
+from counterfair.errors import InputError
+
+from .fakes import answer_json, loopback
+
+PROMPTS = [f"A {{group}} applicant for job {i}. Answer in JSON." for i in range(8)]
+TERMS = "gay,straight,Muslim,Christian"
+SCHEMA = parse_schema("decision=hire", ["hire", "reject"], "score:1-10")
+
+
+def _audit(generator: Any, **options: Any) -> Any:
+    return cf.llm_audit(
+        PROMPTS, generator, samples=2, decision="decision=hire", identities=TERMS, bootstrap=50, **options
+    )
+
+
+def test_a_model_that_never_answers_in_json_is_a_finding_not_an_error() -> None:
+    refusing = _audit(lambda ps: ["I'm sorry, but I can't help with that." for _ in ps], rules=["default"])
+    assert refusing.status == "not measurable" and refusing.summary.gate.verdict == "pass"
+    assert refusing.verdict.startswith("VERDICT: not measurable — no answer could be read for decision")
+    assert "refusal: every response declined (144 responses)" in refusing.verdict
+    assert refusing.summary.by_group["sexuality"]["refused"] == refusing.summary.by_group["sexuality"]["responses"]
+    said = refusing.check(["material(decision.identity_effect)"])  # a rule on the unmeasured outcome: said why
+    assert said["verdict"] == "error" and "no response gave a readable value" in said["checks"][0]["message"]
+    prose = _audit(lambda ps: ["I would hire them." for _ in ps])
+    assert prose.status == "not measurable" and set(prose.responses["status"]) == {"unparsed: no JSON object"}
+
+
+def test_one_bad_response_is_a_row_status_and_the_run_finishes(tmp_path: Path) -> None:
+    deep = '{"decision": "hire", "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    asked: list[str] = []
+
+    def hostile(prompts: list[str]) -> list[str]:
+        asked.extend(prompts)
+        return [deep if "job 3" in p else '{"decision": "hire"} \ud800' if "job 2" in p else '{"decision": "reject"}'
+                for p in prompts]  # fmt: skip
+
+    (tmp_path / "p.csv").write_text("text\n" + "\n".join(PROMPTS) + "\n", encoding="utf-8")
+    from counterfair.commands.llm_audit import LLMAuditOptions
+    from counterfair.commands.llm_audit.shell import run_llm_audit
+
+    opts = LLMAuditOptions(samples=2, decision="decision=hire", identities=TERMS, bootstrap=50)
+    result = run_llm_audit(tmp_path / "p.csv", tmp_path / "run", opts, generator=hostile)
+    statuses = result.responses.set_index("prompt")["status"]
+    assert set(statuses[statuses.index.str.contains("job 3")]) == {"unparsed: JSON nested too deep to read"}
+    assert set(statuses[statuses.index.str.contains("job 2")]) == {"ok; lone surrogates escaped"}
+    written = pd.read_csv(tmp_path / "run" / "responses.csv")
+    assert (written["response"] == '{"decision": "hire"} \\ud800').sum() == (statuses.index.str.contains("job 2")).sum()
+    before = len(asked)
+    again = run_llm_audit(tmp_path / "p.csv", tmp_path / "run", opts, generator=hostile)  # resumes from the checkpoint
+    assert len(asked) == before and again.summary.responses == result.summary.responses
+
+
+class _Answers(BaseHTTPRequestHandler):
+    headers_seen: ClassVar[list[str]] = []
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802
+        _Answers.headers_seen.append(str(self.headers.get("Authorization")))
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        choices = [{"index": i, "message": {"role": "assistant", "content": '{"decision": "hire"}'}}
+                   for i in range(body.get("n", 1))]  # fmt: skip
+        answer_json(self, json.dumps({"choices": choices}).encode())
+
+
+def test_no_secret_reaches_any_file_of_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A password in the endpoint URL and an API key in the environment are used, and never written: every file of
+    the run directory (run.json, summary.json, responses, reports) and the console are searched for them."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-ENVSECRET987")
+    (tmp_path / "p.csv").write_text("text\n" + "\n".join(PROMPTS[:4]) + "\n", encoding="utf-8")
+    with loopback(_Answers) as url:
+        spec = f"openai:{url.replace('://', '://alice:URLSECRET123@')}/v1#model"
+        args = ["llm-audit", str(tmp_path / "p.csv"), "--generator", spec, "--decision", "decision=hire",
+                "--identities", TERMS, "--samples", "2", "--out", str(tmp_path / "run"), "-q"]  # fmt: skip
+        done = CliRunner().invoke(app, args)
+        resumed = CliRunner().invoke(app, args)  # the redacted identity still matches: the run resumes
+    assert done.exit_code == 0 and resumed.exit_code == 0, done.output + resumed.output
+    assert any("Bearer sk-ENVSECRET987" in h or h.startswith("Basic") for h in _Answers.headers_seen)  # used
+    files = [p for p in (tmp_path / "run").rglob("*") if p.is_file()]
+    assert len(files) >= 5
+    for path in files:
+        text = path.read_bytes().decode("utf-8", "replace")
+        assert "URLSECRET123" not in text and "ENVSECRET987" not in text, path
+    assert "alice:***@" in (tmp_path / "run" / "summary.json").read_text()
+    assert "URLSECRET123" not in done.output + resumed.output
+
+
+def test_a_scorer_with_three_labels_needs_its_positive_label(tmp_path: Path) -> None:
+    (tmp_path / "three.py").write_text("def clf(texts):\n    return [[0.2, 0.3, 0.5] for _ in texts]\n")
+    with pytest.raises(cf.ConfigError, match="3 labels .* --positive-label"):
+        _audit(lambda ps: ['{"decision": "hire"}' for _ in ps], score=f"callable:{tmp_path / 'three.py'}:clf")
+    named = _audit(lambda ps: ['{"decision": "hire"}' for _ in ps], score=f"callable:{tmp_path / 'three.py'}:clf",
+                   positive_label="2")  # fmt: skip
+    assert set(named.responses["score"]) == {0.5}
+
+
+def test_a_prompt_with_a_lone_surrogate_is_refused_naming_its_row() -> None:
+    with pytest.raises(InputError, match=r"row 1 .*half of a UTF-16 surrogate pair"):
+        cf.llm_audit(["A {group} nurse.", "A {group} \ud800 driver."], lambda ps: ["{}" for _ in ps], samples=2)
+
+
+def test_responses_a_spreadsheet_would_run_are_written_inert_and_read_back_as_they_were(tmp_path: Path) -> None:
+    formula = '=HYPERLINK("http://x","click")'
+    result = _audit(lambda ps: [formula if "job 1" in p else '{"decision": "hire"}' for p in ps])
+    saved = result.save(tmp_path / "run")
+    raw = pd.read_csv(saved / "responses.csv", dtype=str)
+    assert not raw["response"].str.startswith(("=", "+", "-", "@")).any()
+    assert (raw["response"] == "'" + formula).any()
+    from counterfair.commands.llm_audit.result import read_run
+
+    assert (read_run(saved).responses["response"] == formula).any()  # the text as the model wrote it
+
+
+JSONISH = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.floats(allow_nan=True)
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300)
+@given(st.one_of(st.text(), JSONISH.map(lambda v: json.dumps(v)), st.text().map(lambda t: "{" * 50 + t)))
+@example('{"decision": ' + "[" * 5000 + "]" * 5000 + "}")
+@example('{"decision": "hire"} \ud800\udfff\ud800')
+@example("{" * 10_000)
+@example('{"decision": 1e999, "score": -1e400}')
+def test_any_response_is_a_row_status_never_an_exception(text: str) -> None:
+    """The parser and the checkpoint take any text a server may send: nesting, surrogates, control characters, huge
+    numbers, braces everywhere."""
+    decision, rating, status = structured(text, SCHEMA)
+    assert status == "ok" or status.startswith("unparsed: ")
+    kept = readable(text)
+    kept.encode("utf-8")  # writable anywhere
+    record = json.loads(json.dumps({"variant": "v", "responses": [kept]}, ensure_ascii=False))
+    assert record["responses"] == [kept]
