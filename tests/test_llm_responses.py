@@ -77,7 +77,7 @@ class _Answers(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:
         pass
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         _Answers.headers_seen.append(str(self.headers.get("Authorization")))
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         choices = [{"index": i, "message": {"role": "assistant", "content": '{"decision": "hire"}'}}
