@@ -109,7 +109,7 @@ def test_no_secret_reaches_any_file_of_the_run(tmp_path: Path, monkeypatch: pyte
 
 def test_a_scorer_with_three_labels_needs_its_positive_label(tmp_path: Path) -> None:
     (tmp_path / "three.py").write_text("def clf(texts):\n    return [[0.2, 0.3, 0.5] for _ in texts]\n")
-    with pytest.raises(cf.ConfigError, match="3 labels .* --positive-label"):
+    with pytest.raises(cf.ConfigError, match=r"3 labels .* --positive-label"):
         _audit(lambda ps: ['{"decision": "hire"}' for _ in ps], score=f"callable:{tmp_path / 'three.py'}:clf")
     named = _audit(lambda ps: ['{"decision": "hire"}' for _ in ps], score=f"callable:{tmp_path / 'three.py'}:clf",
                    positive_label="2")  # fmt: skip
@@ -155,6 +155,8 @@ def test_any_response_is_a_row_status_never_an_exception(text: str) -> None:
     numbers, braces everywhere."""
     decision, rating, status = structured(text, SCHEMA)
     assert status == "ok" or status.startswith("unparsed: ")
+    assert decision in (0.0, 1.0) or decision != decision  # a decision, or NaN
+    assert 0.0 <= rating <= 1.0 or rating != rating  # a share of the rating's range, or NaN
     kept = readable(text)
     kept.encode("utf-8")  # writable anywhere
     record = json.loads(json.dumps({"variant": "v", "responses": [kept]}, ensure_ascii=False))
