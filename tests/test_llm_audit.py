@@ -188,7 +188,9 @@ def test_bad_generators_and_prompts_are_named() -> None:
             placebo_words=["tall", "short"],
         )
     with pytest.raises(
-        GeneratorError, match=r"failed on 'A gay person.' \(ZeroDivisionError: division by zero\); the 0"
+        GeneratorError,
+        match=r"failed on 'A gay person.' \(ZeroDivisionError: division by zero\) and on every other prompt of its "
+        r"block of \d+, each asked alone too; the 0",
     ):
         cf.llm_audit(["A {group} person."], lambda ps: [str(1 / 0)], samples=2, identities=TERMS)
     with pytest.raises(ConfigError, match="no prompt has an identity slot"):

@@ -161,3 +161,42 @@ def test_any_response_is_a_row_status_never_an_exception(text: str) -> None:
     kept.encode("utf-8")  # writable anywhere
     record = json.loads(json.dumps({"variant": "v", "responses": [kept]}, ensure_ascii=False))
     assert record["responses"] == [kept]
+
+
+def test_a_variant_that_gets_no_answer_is_recorded_and_asked_again(tmp_path: Path) -> None:
+    """#69: a request that keeps failing (a timeout after its retries) costs its variant, not the run: the other
+    variants are measured and saved, the lost one is a ``failed`` row, the exit says when too many were lost, and a
+    rerun asks only the failed ones."""
+    from counterfair.commands.llm_audit import LLMAuditOptions
+    from counterfair.commands.llm_audit.shell import run_llm_audit
+    from counterfair.errors import GeneratorError
+
+    down = {"on": True}
+    asked: list[str] = []
+
+    def flaky(prompts: list[str]) -> list[str]:
+        if down["on"] and any("job 5" in p and "Muslim" in p for p in prompts):
+            raise TimeoutError("the server timed out three times")
+        asked.extend(prompts)
+        return ['{"decision": "hire"}' for _ in prompts]
+
+    (tmp_path / "p.csv").write_text("text\n" + "\n".join(PROMPTS) + "\n", encoding="utf-8")
+    opts = LLMAuditOptions(samples=2, decision="decision=hire", identities=TERMS, bootstrap=50)
+    result = run_llm_audit(tmp_path / "p.csv", tmp_path / "run", opts, generator=flaky)  # 1 of 72: under 5 %
+    assert result.summary.failed_variants == 1 and result.summary.variants == 72
+    failed = result.responses[result.responses["status"].str.startswith("failed")]
+    assert len(failed) == 1 and "job 5" in failed["prompt"].iloc[0] and "Muslim" in failed["prompt"].iloc[0]
+    assert "TimeoutError: the server timed out three times" in failed["status"].iloc[0]
+    assert "Failed: 1 of 72 variants got no answer" in result.verdict and "religion 1" in result.verdict
+    assert result.summary.by_group["religion"]["failed"] == 1
+    assert (pd.read_csv(tmp_path / "run" / "responses.csv")["status"].str.startswith("failed")).sum() == 1
+
+    strict = LLMAuditOptions(samples=2, decision="decision=hire", identities=TERMS, bootstrap=50, max_failed=0.0)
+    with pytest.raises(GeneratorError, match=r"1 of 72 prompt variants \(1%\) got no answer"):
+        run_llm_audit(tmp_path / "p.csv", tmp_path / "run", strict, generator=flaky)  # a knob: the run resumes
+    assert (tmp_path / "run" / "summary.json").is_file()
+
+    down["on"], before = False, len(asked)
+    healed = run_llm_audit(tmp_path / "p.csv", tmp_path / "run", strict, generator=flaky)
+    assert len(asked) - before == 2 and healed.summary.failed_variants == 0  # only the lost variant, its 2 samples
+    assert "Failed" not in healed.verdict

@@ -76,6 +76,9 @@ def llm_audit_command(
     concurrency: Annotated[
         int | None, flag(LLMAuditOptions, "concurrency", rich_help_panel=LLM_PANEL)
     ] = _D.concurrency,
+    max_failed: Annotated[
+        float, flag(LLMAuditOptions, "max_failed", rich_help_panel=LLM_PANEL, min=0.0, max=1.0)
+    ] = _D.max_failed,
     decision: Annotated[
         str | None,
         flag(LLMAuditOptions, "decision", rich_help_panel=OUTCOME_PANEL),
@@ -191,6 +194,7 @@ def llm_audit_command(
         id_column=id_column,
         encoding=encoding,
         concurrency=concurrency,
+        max_failed=max_failed,
     )
     source: object = prompts
     if scenario is not None:

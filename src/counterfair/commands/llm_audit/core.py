@@ -17,7 +17,7 @@ import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -111,11 +111,20 @@ class LLMAuditOptions:
     id_column: str | None = option(None, help="Column with unique ids (default: row number).")
     encoding: str = option("utf-8", help=vocabulary.ENCODING)
     concurrency: int | None = knob(None, help="Requests in flight to a server (default 32).")
+    max_failed: float = knob(
+        0.05,
+        help=(
+            "The share of prompt variants that may get no answer after their retries (a timeout, a server error) "
+            "and the run still passes; above it the run is saved, reported and exits 2 (rerun to ask them again)."
+        ),
+    )
     scenario: str | None = option(
         None, help="A built-in scenario instead of PROMPTS: hiring, lending, triage, support, tenancy."
     )
 
     def __post_init__(self) -> None:
+        if not 0 <= self.max_failed <= 1:
+            raise ConfigError(f"--max-failed must be a share between 0 and 1, got {self.max_failed}")
         if self.samples < 2:
             raise ConfigError("--samples must be at least 2: the floor of two samples of one prompt needs two")
         if not 0.0 <= self.temperature <= 5.0:
@@ -178,6 +187,13 @@ def plan(keys: Sequence[str], prompts: Sequence[str], opts: LLMAuditOptions) -> 
 Sink = Callable[[list[dict[str, Any]]], None]
 
 
+class Sampled(NamedTuple):
+    """Every variant's responses by id, and the variants that got none after their retries (by id: why)."""
+
+    answers: dict[str, list[str]]
+    failed: dict[str, str]
+
+
 def sample_responses(
     table: pd.DataFrame,
     generator: Any,
@@ -186,10 +202,17 @@ def sample_responses(
     done: Mapping[str, list[str]] | None = None,
     sink: Sink | None = None,
     progress: ProgressHook | None = None,
-) -> dict[str, list[str]]:
+) -> Sampled:
     """Each distinct variant's ``samples`` responses, by variant id: those in ``done`` kept, the rest asked
-    :data:`BLOCK` variants at a time, each block handed to ``sink`` (the checkpoint) as it finishes."""
+    :data:`BLOCK` variants at a time, every answered variant handed to ``sink`` (the checkpoint) as its block
+    returns. A variant that fails (after the generator's own retries) is recorded as failed and the run goes on: one
+    bad input costs itself, not its block; a rerun asks the failed ones again. A block none of whose variants gets an
+    answer, even asked one at a time, stops the run (a server down, a broken generator: not a finding), keeping what
+    was answered before."""
+    from ...errors import GeneratorError
+
     have = dict(done or {})
+    failed: dict[str, str] = {}
     texts = dict(zip(table["variant"], table["text"], strict=True))
     pending = [v for v in texts if v not in have]
     hook = progress or NullProgress()
@@ -197,33 +220,60 @@ def sample_responses(
     hook.advance((len(texts) - len(pending)) * opts.samples)
     for start in range(0, len(pending), BLOCK):
         block = pending[start : start + BLOCK]
-        answers = _ask(generator, [texts[v] for v in block], opts, kept=len(have))
-        records = [{"variant": v, "responses": [readable(r) for r in a]} for v, a in zip(block, answers, strict=True)]
-        if sink is not None:
+        asked = _ask(generator, [texts[v] for v in block], opts)
+        if len(block) > 1 and len(asked.failed) == len(block):  # a whole block lost, each prompt alone too: down
+            raise GeneratorError(
+                f"the generator failed on {texts[block[0]][:80]!r} ({asked.failed[0]}) and on every other prompt of "
+                f"its block of {len(block)}, each asked alone too; the {len(have)} variants answered before are kept "
+                "(in a run directory: rerun the same command to resume)"
+            )
+        records = [{"variant": block[k], "responses": [readable(r) for r in a]} for k, a in asked.answers.items()]
+        if sink is not None and records:
             sink(records)
         have.update((r["variant"], r["responses"]) for r in records)
+        failed.update((block[k], why) for k, why in asked.failed.items())
         hook.advance(len(block) * opts.samples)
-    return have
+    if pending and len(failed) == len(pending) and not done:  # nothing answered: the generator, not the prompts
+        first = next(iter(failed))
+        raise GeneratorError(
+            f"the generator failed on {texts[first][:80]!r} ({failed[first]}); the 0 variants answered before are "
+            "kept (in a run directory: rerun the same command to resume)"
+        )
+    return Sampled(have, failed)
 
 
-def _ask(generator: Any, prompts: list[str], opts: LLMAuditOptions, *, kept: int) -> list[list[str]]:
-    """One block's responses; a generator that fails is named with the first prompt of the block, and the variants
-    answered before are said to be kept (a run directory resumes from them)."""
-    from ...errors import CounterfairError, GeneratorError
+class Asked(NamedTuple):
+    answers: dict[int, list[str]]  # by index in the block
+    failed: dict[int, str]
+
+
+def _ask(generator: Any, prompts: list[str], opts: LLMAuditOptions) -> Asked:
+    """One block's responses by index, and the indices that got none with why: a server's per-input failures keep
+    every other input's samples; a block that fails as a whole is asked again one prompt at a time, so that one bad
+    prompt fails alone."""
+    from ...errors import CounterfairError
+    from ...llm.openai_http import LLMRequestsFailed
+    from ...redact import redact
 
     try:
-        return list(
-            generator.generate(
-                prompts, opts.samples, seed=opts.seed, temperature=opts.temperature, max_tokens=opts.max_tokens
-            )
+        found = generator.generate(
+            prompts, opts.samples, seed=opts.seed, temperature=opts.temperature, max_tokens=opts.max_tokens
         )
+        return Asked(dict(enumerate(list(found))), {})
+    except LLMRequestsFailed as err:  # some inputs failed after their retries: the others' samples are kept
+        kept = {k: [str(getattr(c, "text", c)) for c in got] for k, got in enumerate(err.completed) if got is not None}
+        return Asked(kept, {k: redact(why) for k, why in err.failures.items()})
     except CounterfairError:
-        raise
-    except Exception as err:
-        raise GeneratorError(
-            f"the generator failed on {prompts[0][:80]!r} ({type(err).__name__}: {err}); the {kept} variants answered "
-            "before are kept (in a run directory: rerun the same command to resume)"
-        ) from err
+        raise  # a configuration the user must fix (a missing model, a bad endpoint): said once, not per prompt
+    except Exception as err:  # noqa: BLE001 - a user's generator may raise anything: a failed variant, recorded as such
+        if len(prompts) == 1:
+            return Asked({}, {0: redact(f"{type(err).__name__}: {err}")})
+    out = Asked({}, {})
+    for k, prompt in enumerate(prompts):  # the block failed as a whole: each prompt alone
+        one = _ask(generator, [prompt], opts)
+        out.answers.update((k, a) for a in one.answers.values())
+        out.failed.update((k, why) for why in one.failed.values())
+    return out
 
 
 def response_table(
@@ -232,11 +282,14 @@ def response_table(
     opts: LLMAuditOptions,
     scorer: Any = None,
     generator_info: Mapping[str, Any] | None = None,
+    failed: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """One row per (variant, sample) with its outcomes (:data:`RESPONSE_COLUMNS`); a variant written by several
-    prompts' slots is listed once per slot."""
+    prompts' slots is listed once per slot; a variant that got no answer (``failed``) one row, status ``failed: why``,
+    no outcome."""
     first = table.drop_duplicates("variant")
-    rows = [{"variant": v, "sample": i, "response": r} for v in first["variant"] for i, r in enumerate(responses[v])]
+    answered = [v for v in first["variant"] if v in responses]
+    rows = [{"variant": v, "sample": i, "response": r} for v in answered for i, r in enumerate(responses[v])]
     frame = pd.DataFrame(rows, columns=["variant", "sample", "response"])
     scores = None
     if scorer is not None:
@@ -249,6 +302,10 @@ def response_table(
     escaped = frame["response"].str.contains(ESCAPED, regex=True)
     if escaped.any():  # said beside the parse: the text held lone surrogates, written as their escapes
         frame.loc[escaped, "status"] = frame.loc[escaped, "status"] + "; lone surrogates escaped"
+    if failed:
+        lost = pd.DataFrame([{"variant": v, "sample": 0, "response": "", "status": f"failed: {why}"}
+                             for v, why in failed.items()])  # fmt: skip
+        frame = pd.concat([frame, lost], ignore_index=True)
     keep = table[["variant", "input_id", "family", "kind", "word", "group", "text"]].rename(columns={"text": "prompt"})
     merged = keep.merge(frame, on="variant", how="left")
     return merged.reindex(columns=[c for c in RESPONSE_COLUMNS if c in merged.columns])
@@ -284,6 +341,7 @@ class StatusCount(TypedDict):
     responses: int
     unparsed: int
     refused: int
+    failed: int  # variants that got no answer after their retries
 
 
 def sample_floor(responses: pd.DataFrame, *, seed: int = 0) -> dict[str, Floor]:
@@ -326,6 +384,7 @@ def status_counts(responses: pd.DataFrame) -> dict[str, StatusCount]:
     """Responses, unparsed answers and refusals per group (placebo variants as the group ``placebo``)."""
     groups = responses["group"].where(responses["kind"] == "identity", "placebo").fillna("other")
     unparsed = responses["status"].astype(str).str.startswith("unparsed")
+    lost = responses["status"].astype(str).str.startswith("failed")
     refused = responses.get("refusal", pd.Series(0.0, index=responses.index)).fillna(0).astype(bool)
     out: dict[str, StatusCount] = {}
     for name, part in unparsed.groupby(groups):
@@ -333,6 +392,7 @@ def status_counts(responses: pd.DataFrame) -> dict[str, StatusCount]:
             "responses": int(part.size),
             "unparsed": int(part.sum()),
             "refused": int(refused[part.index].sum()),
+            "failed": int(lost[part.index].sum()),
         }
     return out
 
@@ -357,8 +417,8 @@ def llm_audit_core(
             "no prompt has an identity slot: write {group} where the identity goes, or name an identity term "
             f"({', '.join(SCENARIO_TERMS[:6])}, ...), a gendered word or a first name in the prompt"
         )
-    answers = sample_responses(table, generator, opts, done=done, sink=sink, progress=progress)
-    responses = response_table(table, answers, opts, scorer, generator.info())
+    sampled = sample_responses(table, generator, opts, done=done, sink=sink, progress=progress)
+    responses = response_table(table, sampled.answers, opts, scorer, generator.info(), failed=sampled.failed)
     metrics = check_metrics(opts.similarity)
     pairs, similar = similarity_tables(responses, metrics) if metrics else ({}, {})
     joint = joint_slot_effects(
@@ -375,7 +435,10 @@ def llm_audit_core(
         "prompts": len(prompts),
         "prompts_without_slot": unreached,
         "variants": int(table["variant"].nunique()),
-        "responses": len(responses.drop_duplicates(["variant", "sample"])),
+        "failed_variants": len(sampled.failed),
+        "responses": len(
+            responses[~responses["status"].astype(str).str.startswith("failed")].drop_duplicates(["variant", "sample"])
+        ),
         "samples": opts.samples,
         "outcomes": measured(responses),
         "effects": effects,

@@ -41,6 +41,7 @@ class LLMAuditSummary(Record):
     prompts: int = 0
     prompts_without_slot: tuple[str, ...] = ()
     variants: int = 0
+    failed_variants: int = 0  # variants that got no answer after their retries (responses.csv: status failed)
     responses: int = 0
     samples: int = 0
     outcomes: tuple[str, ...] = ()
@@ -172,6 +173,13 @@ def verdict_lines(summary: LLMAuditSummary) -> list[str]:
         lines.append("refusal: not measured — a grammar held every answer to the JSON (--no-constrain measures it).")
     lines += similarity_lines(summary)
     lines.append(basis(summary))
+    if summary.failed_variants:
+        lost = ", ".join(f"{g} {c['failed']}" for g, c in sorted(summary.by_group.items()) if c.get("failed"))
+        lines.insert(
+            1,
+            f"Failed: {summary.failed_variants} of {summary.variants} variants got no answer after their retries "
+            f"({lost}; responses.csv: status failed); the rest was measured; rerun the same command to ask them again.",
+        )
     unparsed = {g: c for g, c in summary.by_group.items() if c.get("unparsed")}
     if unparsed:
         listed = ", ".join(f"{g} {c['unparsed']}/{c['responses']}" for g, c in sorted(unparsed.items()))

@@ -52,4 +52,13 @@ def run_llm_audit(
         keys, texts, gen, options, origin=origin, rules=rules, done=done, sink=checkpoint.add, progress=progress
     )
     result.save(target)
+    failed, variants = result.summary.failed_variants, result.summary.variants
+    if failed > options.max_failed * variants:
+        from ...errors import GeneratorError
+
+        raise GeneratorError(
+            f"{failed} of {variants} prompt variants ({failed / variants:.0%}) got no answer after their retries, "
+            f"more than --max-failed {options.max_failed:.0%}: the run is saved in {target} (responses.csv: status "
+            "failed) and its findings cover the rest only; rerun the same command to ask the failed ones again"
+        )
     return result
