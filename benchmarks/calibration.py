@@ -220,6 +220,24 @@ def _planted_estimates(kind: str, effects: dict[str, Any]) -> list[dict[str, Any
     return [e for e in pick if e is not None]
 
 
+def _own_estimate(kind: str, effects: dict[str, Any]) -> dict[str, Any] | None:
+    """The one estimate a planted class's effect is confined to (the first of :func:`_planted_estimates`' list), or
+    None where the run has none (its texts hold no slot of that form or combination)."""
+    measure = effects["identity_effect"]
+    groups, terms = measure["by_group"], measure.get("by_term") or {}
+    forms, cells = measure.get("by_form") or {}, measure.get("by_cell") or {}
+    return {
+        "group": groups.get("religion"),
+        "lower": groups.get("race_ethnicity"),
+        "term": terms.get("gay"),
+        "gender_words": groups.get("gender_words:female"),
+        "pronoun": forms.get("gender_words:female@pronoun"),
+        "first_name": groups.get("names:black_female") or groups.get("names:black_male"),
+        "plural": forms.get("jewish@plural"),
+        "cell": cells.get("race_ethnicity&female") or cells.get("race_ethnicity&male"),
+    }.get(kind)
+
+
 def _named(kind: str, effects: dict[str, Any]) -> bool:
     if kind == "blanket":
         groups = effects["identity_effect"]["by_group"]
@@ -243,9 +261,12 @@ def run_once(kind: str, part: pd.DataFrame, seed: int, resamples: int) -> dict[s
         "tests": effects["tests"],
     }
     planted = _planted_estimates(kind, effects)
-    out["measured"] = bool(planted) and any(e["n"] for e in planted)
+    own = _own_estimate(kind, effects)  # the form's or combination's own estimate: None where no slot has it
+    # a run whose texts hold no slot the plant can fire in (no "Jews", no pronoun slot) has no effect to find: not
+    # measured, whatever a wider estimate says
+    out["measured"] = own is not None and bool(own["n"])
     out["said"] = any(e["finding"] in ("material", "detected", "inconclusive") for e in planted)
-    out["planted_texts"] = int(planted[0]["n"]) if planted else 0  # the texts of the estimate the plant lives in
+    out["planted_texts"] = int(own["n"]) if own is not None else 0  # the texts of the estimate the plant lives in
     return out
 
 
@@ -362,8 +383,10 @@ def table(report: dict) -> str:
             named = f" ({100 * r['flagged_naming_planted']:.0f})" if kind in PLANTED else ""
             cells.append(f"{100 * r['flagged']:.0f} %{named} / {100 * r['inconclusive']:.0f} %")
             if kind in PLANTED and r["undetected"]:
-                share = r["undetected_said_inconclusive"]
-                said.append(f"n={n}: {'–' if share is None else f'{100 * share:.0f} %'} of {r['undetected']}")
+                share, unmeasured = r["undetected_said_inconclusive"], r.get("undetected_not_measured", 0)
+                measured = r["undetected"] - unmeasured
+                bit = f"n={n}: {'–' if share is None else f'{100 * share:.0f} %'} of {measured}"
+                said.append(bit + (f" (+{unmeasured} with no slot to fire in)" if unmeasured else ""))
         cells.append("; ".join(said) if said else ("all detected" if kind in PLANTED else "–"))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -371,11 +394,12 @@ def table(report: dict) -> str:
 
 def texts_table(report: dict) -> str:
     """Per planted class, over every size: the share of runs that name the plant, by the number of texts its estimate
-    rests on (a form's or a combination's texts are a share of the run's)."""
+    rests on (a form's or a combination's texts are a share of the run's). ``blanket`` is left out: its plant lives in
+    every group's estimate, not one."""
     results = report["results"]
     lines = ["| class | " + " | ".join(f"{b} texts" for b in BANDS) + " |", "|" + "---|" * (len(BANDS) + 1)]
     for kind, by_size in results.items():
-        if kind not in PLANTED:
+        if kind not in PLANTED or kind == "blanket":
             continue
         runs = {b: [0, 0.0] for b in BANDS}
         for r in by_size.values():
@@ -401,6 +425,9 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--classes", default=",".join((*NULL, *PLANTED, *REFERENCE)))
     parser.add_argument("--retable", action="store_true", help="only rewrite --out's table from its results")
+    parser.add_argument(
+        "--update", action="store_true", help="rerun --classes only, keeping --out's results of the other classes"
+    )
     args = parser.parse_args()
     if args.retable:
         report = json.loads(args.out.read_text())
@@ -459,6 +486,13 @@ def main() -> int:
         "results": results,
         "seconds": round(time.perf_counter() - started, 1),
     }
+    if args.update and args.out.exists():  # the other classes' runs kept, in their order
+        kept = json.loads(args.out.read_text())
+        if kept["seeds"] != args.seeds or kept["delta"] != args.delta:
+            print(f"--update needs the same --seeds and --delta as {args.out}", file=sys.stderr)
+            return 2
+        report["results"] = {k: results.get(k, r) for k, r in kept["results"].items()} | results
+        report["seconds"] = round(kept["seconds"] + report["seconds"], 1)
     report["table"] = table(report)
     report["texts_table"] = texts_table(report)
     args.out.parent.mkdir(parents=True, exist_ok=True)

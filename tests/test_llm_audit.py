@@ -505,3 +505,21 @@ def test_the_default_identity_set_is_the_classifier_audits() -> None:
 
     scenario = load_scenario("hiring").apply(cf.LLMAuditOptions())
     assert scenario.identities == list(SCENARIO_TERMS) and len(SCENARIO_TERMS) == 13
+
+
+def test_a_built_in_scenario_from_python() -> None:
+    """``cf.llm_audit(None, fn, scenario="lending")`` runs the scenario's cases with its outcomes, as the command line
+    does; prompts and a scenario together, or neither, are refused."""
+    answers = iter(range(10**6))
+
+    def lender(prompts: list[str]) -> list[str]:
+        return [json.dumps({"decision": "approve" if next(answers) % 3 else "deny", "score": 5}) for _ in prompts]
+
+    result = cf.llm_audit(None, lender, scenario="lending", samples=2, bootstrap=50)
+    assert result.summary.prompts == 20 and result.summary.options["decision"] == "decision=approve"
+    assert result.summary.by_group["placebo"]["unparsed"] == 0
+    assert abs(result.summary.outcome_means["decision"]["mean"] - 2 / 3) < 0.02
+    with pytest.raises(ConfigError, match="not both"):
+        cf.llm_audit(["A {group} asks."], lender, scenario="lending")
+    with pytest.raises(ConfigError, match="give prompts, or a built-in scenario"):
+        cf.llm_audit(None, lender)

@@ -42,6 +42,11 @@ def test_a_model_that_never_answers_in_json_is_a_finding_not_an_error() -> None:
     assert refusing.summary.by_group["sexuality"]["refused"] == refusing.summary.by_group["sexuality"]["responses"]
     said = refusing.check(["material(decision.identity_effect)"])  # a rule on the unmeasured outcome: said why
     assert said["verdict"] == "error" and "no response gave a readable value" in said["checks"][0]["message"]
+    partly = _audit(lambda ps: ['{"score": 5}' for _ in ps], rating="score:1-10")  # the rating read, not the decision
+    assert partly.status == "not measurable" and partly.verdict.startswith(
+        "VERDICT: not measurable — no answer could be read for decision"
+    )
+    assert "; rating was read and shows no material effect." in partly.verdict.splitlines()[0]
     prose = _audit(lambda ps: ["I would hire them." for _ in ps])
     assert prose.status == "not measurable" and set(prose.responses["status"]) == {"unparsed: no JSON object"}
 

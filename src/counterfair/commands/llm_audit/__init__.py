@@ -41,8 +41,10 @@ def llm_audit(
 
     from .core import audit_prompts, read_prompts, require_extras
     from .generators import load_generator
+    from .scenarios import with_scenario
 
     opts = replace(options, **kwargs) if options is not None else LLMAuditOptions(**kwargs)
+    prompts, opts = with_scenario(prompts, opts)  # scenario="hiring": its prompts and outcomes
     require_extras(opts, generator)
     keys, texts, origin = read_prompts(prompts, opts)
     gen = load_generator(generator, system=opts.system, concurrency=opts.concurrency, grammar=opts.grammar)

@@ -155,7 +155,7 @@ def llm_audit_command(
 
     from ...errors import ConfigError
     from ...progress import RichProgress
-    from .scenarios import load_scenario
+    from .scenarios import with_scenario
     from .shell import run_llm_audit
 
     if demo:
@@ -167,6 +167,8 @@ def llm_audit_command(
             max_tokens = DEMO_MAX_TOKENS
     if (prompts is None) == (scenario is None):
         raise ConfigError("give PROMPTS or --scenario NAME (or --demo), not both and not neither")
+    if cases is not None and scenario is None:
+        raise ConfigError("--cases picks a --scenario's first cases: give --scenario NAME (or --demo)")
     if generator is None:
         raise ConfigError("give --generator: callable:FILE.py:FN, openai:URL#MODEL or llamacpp:MODEL (or --demo)")
     if overwrite:
@@ -195,12 +197,9 @@ def llm_audit_command(
         encoding=encoding,
         concurrency=concurrency,
         max_failed=max_failed,
+        scenario=scenario,
     )
-    source: object = prompts
-    if scenario is not None:
-        found = load_scenario(scenario)
-        source = found.prompts(cases)
-        options = found.apply(options)
+    source, options = with_scenario(prompts, options, cases)
     with RichProgress(enabled=not quiet) as progress:
         from ...analysis.gate import allowing_inconclusive
 

@@ -133,16 +133,27 @@ def verdict_lines(summary: LLMAuditSummary) -> list[str]:
         )
     elif state == "inconclusive":
         names, needed = unsettled(summary)
-        more = f"; about {needed:,} prompts would" if needed else ""
+        more = (
+            f"; about {needed:,} prompts of {summary.samples} samples would (more samples per prompt also narrow it)"
+            if needed
+            else ""
+        )
         head = (
             f"VERDICT: inconclusive — the {summary.prompts} prompts can neither show nor rule out an identity effect "
             f"of the material size for {', '.join(names[:8])}{' and more' if len(names) > 8 else ''}{more}; "
             "nothing is shown material."
         )
     elif state == "not measurable":
+        gone = unmeasured(summary)
+        read = [o for o in summary.outcomes if o not in gone and o != "refusal"]
+        rest = (
+            f"; {', '.join(read)} {'was read and shows' if len(read) == 1 else 'were read and show'} no material effect"
+            if read
+            else "; nothing else is shown"
+        )
         head = (
-            f"VERDICT: not measurable — no answer could be read for {', '.join(unmeasured(summary))}: the responses "
-            "are the finding (their refusal and parse rates per group are below); nothing else is shown."
+            f"VERDICT: not measurable — no answer could be read for {', '.join(gone)}: the responses are the finding "
+            f"(their refusal and parse rates per group are below){rest}."
         )
     elif state == "small effects":
         head = (

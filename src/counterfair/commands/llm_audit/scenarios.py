@@ -68,3 +68,18 @@ def load_scenario(name: str) -> Scenario:
         rating=str(data["rating"]),
         cases=tuple(str(c) for c in data["cases"]),
     )
+
+
+def with_scenario(
+    prompts: object, options: LLMAuditOptions, cases: int | None = None
+) -> tuple[object, LLMAuditOptions]:
+    """The prompts and options of a run: ``options.scenario``'s first ``cases`` prompts and its outcomes when a
+    scenario is named (then no ``prompts`` of one's own), else ``prompts`` and ``options`` as given."""
+    if options.scenario is None:
+        if prompts is None:
+            raise ConfigError("give prompts, or a built-in scenario (scenario=..., --scenario NAME)")
+        return prompts, options
+    if prompts is not None:
+        raise ConfigError(f"give prompts or the scenario {options.scenario!r}, not both")
+    found = load_scenario(options.scenario)
+    return found.prompts(cases), found.apply(options)
