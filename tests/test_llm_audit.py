@@ -523,3 +523,22 @@ def test_a_built_in_scenario_from_python() -> None:
         cf.llm_audit(["A {group} asks."], lender, scenario="lending")
     with pytest.raises(ConfigError, match="give prompts, or a built-in scenario"):
         cf.llm_audit(None, lender)
+
+
+def test_race_terms_are_capitalised_in_prompts_and_rules_find_them_in_any_case() -> None:
+    """#69 item 7: the prompts wrote "A black applicant" beside "A Muslim applicant"; a rule naming the term in
+    another case finds the one group of that spelling."""
+    result = cf.llm_audit(
+        ["A {group} applicant asks for a loan. Answer in JSON."] * 1 + ["Case 2: the {group} tenant. Answer in JSON."],
+        planted.fair,
+        samples=2,
+        decision="decision=hire",
+        bootstrap=20,
+        rules=["material(decision.term_effect[black])"],
+    )
+    prompts = set(result.responses["prompt"])
+    assert "A Black applicant asks for a loan. Answer in JSON." in prompts
+    assert "A White applicant asks for a loan. Answer in JSON." in prompts
+    assert not any(" black " in p or " white " in p for p in prompts)
+    check = result.summary.gate.checks[0]
+    assert check.verdict == "pass" and "no group" not in check.message and check.group == "black"

@@ -205,3 +205,53 @@ def test_a_variant_that_gets_no_answer_is_recorded_and_asked_again(tmp_path: Pat
     healed = run_llm_audit(tmp_path / "p.csv", tmp_path / "run", strict, generator=flaky)
     assert len(asked) - before == 2 and healed.summary.failed_variants == 0  # only the lost variant, its 2 samples
     assert "Failed" not in healed.verdict
+
+
+def test_markdown_from_the_data_has_no_live_script_link(tmp_path: Path) -> None:
+    """#69 item 7: report.md left ``[x](javascript:...)`` live; a link to a script scheme becomes text, any other
+    Markdown stays as written."""
+    from counterfair.text import md_text
+
+    assert md_text("[click](javascript:alert(1))") == "[click\\]\\(javascript:alert(1))"
+    assert md_text("[x]: JavaScript:alert(1)") == "[x\\]: JavaScript:alert(1)"
+    assert md_text("[x] ( data:text/html,hi)") == "[x\\]\\( data:text/html,hi)"
+    assert md_text("interval [+5.0, +8.4], [docs](https://example.org)") == (
+        "interval [+5.0, +8.4], [docs](https://example.org)"
+    )
+    link = "[win a prize](javascript:alert(1))"  # a prompt's id, listed in report.md as a prompt with no slot
+    table = pd.DataFrame(
+        {"id": ["a", link], "text": ["A {group} applicant. Answer in JSON.", "No slot. Answer in JSON."]}
+    )
+    result = cf.llm_audit(
+        table, lambda ps: ['{"decision": "hire"}' for _ in ps], samples=2, decision="decision=hire",
+        identities=TERMS, bootstrap=20, id_column="id",
+    )  # fmt: skip
+    result.save(tmp_path / "run")
+    written = (tmp_path / "run" / "report.md").read_text(encoding="utf-8")
+    assert "[win a prize\\]\\(javascript:alert(1))" in written and "](javascript:" not in written
+
+
+def test_report_and_check_refuse_a_damaged_responses_csv(tmp_path: Path) -> None:
+    """#69 item 7: ``counterfair report DIR`` rebuilt a report from a damaged responses.csv and exited 0; now a cell
+    that is not a number, an outcome outside [0, 1], a lost row or column is refused naming where (an InputError:
+    exit 2 through counterfair's main)."""
+    run = tmp_path / "run"
+    _audit(lambda ps: ['{"decision": "hire"}' for _ in ps]).save(run)
+    good = (run / "responses.csv").read_text(encoding="utf-8")
+    assert CliRunner().invoke(app, ["report", str(run)]).exit_code == 0
+    frame = pd.read_csv(run / "responses.csv", dtype=str, keep_default_na=False)
+    decision = frame["decision"]
+    damages = {
+        "line 4, column decision: 'yes' is not a number": frame.assign(decision=decision.mask(frame.index == 2, "yes")),
+        "line 2, column decision: '7' is outside [0, 1]": frame.assign(decision=decision.mask(frame.index == 0, "7")),
+        "143 answered responses where the run's summary.json counts 144": frame.iloc[1:],
+        "no column status": frame.drop(columns=["status"]),
+    }  # fmt: skip
+    for said, damaged in damages.items():
+        damaged.to_csv(run / "responses.csv", index=False)
+        for command in (["report", str(run)], ["check", str(run), "--fail-if", "default"]):
+            done = CliRunner().invoke(app, command)
+            assert isinstance(done.exception, InputError), (command, said, done.output)  # exit 2 through main
+            assert said in str(done.exception), (command, said, done.exception)
+    (run / "responses.csv").write_text(good, encoding="utf-8")
+    assert CliRunner().invoke(app, ["report", str(run)]).exit_code == 0

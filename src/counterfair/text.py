@@ -312,7 +312,14 @@ class TermMatcher:
 _TAG = re.compile(r"<(?=[A-Za-z/!?])")
 
 
+#: a link's target in a script scheme: ``[x](javascript:...)``, ``[x]: javascript:...`` (with spaces or an ``<``)
+_SCRIPT_LINK = re.compile(r"\]\s*(?P<open>\(|:)(?=\s*<?\s*(?:javascript|vbscript|data|file)\s*:)", re.IGNORECASE)
+
+
 def md_text(text: str) -> str:
-    """Text from the data (a functionality, a target, a term) made inert in Markdown: a ``<`` that would open an HTML
-    tag (``<script>``, ``</b>``, ``<!--``) becomes ``&lt;``; "p < 0.05" stays as written."""
+    """Text from the data (a functionality, a target, a term, a model's response) made inert in Markdown: a ``<`` that
+    would open an HTML tag (``<script>``, ``</b>``, ``<!--``) becomes ``&lt;``, and a link to a script scheme
+    (``[x](javascript:...)``, ``[x]: javascript:...``) loses its bracket, so it is text; "p < 0.05" and "[+5.0, +8.4]"
+    stay as written."""
+    text = _SCRIPT_LINK.sub(lambda m: "\\]" + ("\\(" if m["open"] == "(" else ":"), text)
     return _TAG.sub("&lt;", text)

@@ -420,6 +420,9 @@ def evaluate_rules(
             checks += [_check(rule, g, e) for g, e in sorted(metric["by_group"].items())]
         else:
             entry = metric["by_group"].get(rule.group)
+            if entry is None:  # "black" for "Black": the one group of that spelling in any case
+                same = [g for g in metric["by_group"] if g.casefold() == rule.group.casefold()]
+                entry = metric["by_group"][same[0]] if len(same) == 1 else None
             checks.append(_check(rule, rule.group, entry))
             if entry is None:
                 known = ", ".join(sorted(metric["by_group"])) or "none"

@@ -76,6 +76,8 @@ def template_variants(key: str, template: str, identities: Any, placebo: Sequenc
     rows = []
     for term in identities.terms:
         written = identities.forms_of(term).adjective  # as the set writes it ("Muslim"), as the audit's slots name it
+        if identities.group_of(term) == "race_ethnicity" and written.islower():  # "Black" as "Asian", "Hispanic"
+            written = written.title()
         rows.append(slot_row(key, SLOT, "identity", written, identities.group_of(term), fill(template, written)))
     return rows + [slot_row(key, SLOT, "placebo", word, None, fill(template, word)) for word in placebo]
 

@@ -496,7 +496,6 @@ def read_run(run_dir: str | Path) -> LLMAuditResult:
     """A finished LLM audit's result from its run directory (``summary.json`` and ``responses.csv``)."""
     from ...errors import InputError
     from ...io import read_json
-    from .outcomes import OUTCOMES
 
     target = Path(run_dir)
     if not (target / "summary.json").is_file() or not (target / "responses.csv").is_file():
@@ -507,10 +506,47 @@ def read_run(run_dir: str | Path) -> LLMAuditResult:
     from ...io import from_spreadsheet_safe
 
     responses = pd.read_csv(target / "responses.csv", dtype=str, keep_default_na=False).map(from_spreadsheet_safe)
+    return LLMAuditResult(summary, checked_responses(responses, target / "responses.csv", summary))
+
+
+#: the columns a run's responses.csv cannot do without (older runs lack ``family``; outcomes are the run's own)
+NEEDED_COLUMNS = ("variant", "input_id", "kind", "word", "group", "sample", "status")
+
+
+def checked_responses(frame: pd.DataFrame, where: Any, summary: LLMAuditSummary) -> pd.DataFrame:
+    """A run's responses.csv as read back, with its numbers as numbers: a missing column, a cell that is not a number,
+    an outcome outside [0, 1], or a count of answered rows that is not the run's, is refused naming the line and
+    column — a damaged or hand-edited file would otherwise give a report that is not the run's."""
+    from ...errors import InputError
+    from .outcomes import OUTCOMES
+
+    damaged = "responses.csv is damaged or edited by hand: rerun the same llm-audit command to rebuild it"
+    missing = [c for c in NEEDED_COLUMNS if c not in frame.columns]
+    if missing:
+        raise InputError(f"{where}: no column {', '.join(missing)}; {damaged}")
+    out = frame.copy()
     for column in ("sample", *OUTCOMES):
-        if column in responses.columns:
-            responses[column] = pd.to_numeric(responses[column], errors="coerce")
-    return LLMAuditResult(summary, responses)
+        if column not in out.columns:
+            continue
+        raw = out[column].astype(str).str.strip()
+        numbers = pd.to_numeric(raw, errors="coerce")
+        low, high = (0.0, float("inf")) if column == "sample" else (0.0, 1.0)
+        bad = ((raw != "") & numbers.isna()) | (numbers < low) | (numbers > high)
+        if bad.any():
+            row = int(bad.to_numpy().argmax())
+            why = "is not a number" if pd.isna(numbers.iloc[row]) else f"is outside [{low:g}, {high:g}]"
+            raise InputError(
+                f"{where}: line {row + 2}, column {column}: {raw.iloc[row]!r} {why} ({int(bad.sum())} such cells); "
+                f"{damaged}"
+            )
+        out[column] = numbers
+    kept = out[~out["status"].astype(str).str.startswith("failed")]
+    answered = len(kept.drop_duplicates(["variant", "sample"]))  # a variant two slots wrote is listed once per slot
+    if summary.responses and answered != summary.responses:
+        raise InputError(
+            f"{where}: {answered} answered responses where the run's summary.json counts {summary.responses}; {damaged}"
+        )
+    return out
 
 
 def gate_metrics(effects: Mapping[str, Any], similarity: Mapping[str, Any] | None = None) -> GateMetrics:
