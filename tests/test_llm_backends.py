@@ -287,3 +287,41 @@ def test_prompt_lookup_drafting_is_for_the_sequential_path_only() -> None:
     with pytest.raises(ConfigError, match="sequential path only: use parallel=1"):
         LlamaCppLLM("qwen2.5-coder-0.5b-instruct", draft=10, parallel=16)
     assert LlamaCppLLM("qwen2.5-coder-0.5b-instruct", draft=10, parallel=1).draft == 10
+
+
+def test_http_retries_are_said_and_concurrency_counts_sequences(recording: tuple[str, type[_Recording]]) -> None:
+    """#69 item 9: each retry is said (it was silent until the last failed), and ``concurrency`` counts sequences:
+    a request of n samples is n of the server's slots (32 requests of 5 samples overran a 4-slot server)."""
+    url, handler = recording
+    handler.delay = 0.0
+    llm = OpenAIHTTPLLM(url, concurrency=4, retries=2, backoff=0.01, n_per_request="off")
+    with pytest.warns(RuntimeWarning, match=r"HTTP 503.*trying again in 0.01 s \(retry 1 of 2\)"):
+        llm.complete(["flaky"], SamplingParams(n=1, seed=1))
+    handler.n_ok, handler.delay, handler.peak = True, 0.05, 0
+    grouped = OpenAIHTTPLLM(url, concurrency=6, n_per_request="on")
+    out = grouped.complete([f"p{i}" for i in range(6)], SamplingParams(n=3, seed=0))
+    assert all(len(row) == 3 for row in out) and all(b.get("n") == 3 for b in handler.seen[-6:])
+    assert handler.peak == 2  # 6 sequences: two requests of 3 samples in flight, never more
+
+
+class _Redirect(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        self.send_response(307)
+        self.send_header("Location", "https://bob:HIDDEN@elsewhere.example/v1/completions")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        return None
+
+
+def test_http_redirect_is_named_and_not_followed() -> None:
+    """#69 item 7: a redirect read as "not JSON: ''"; it is said as a redirect, where it points (credentials
+    redacted), and not followed (the API key would go with it)."""
+    from counterfair.llm.openai_http import LLMServerError
+
+    with loopback(_Redirect) as url:
+        llm = OpenAIHTTPLLM(url, retries=0, n_per_request="off")
+        with pytest.raises(LLMServerError, match=r"redirects \(HTTP 307\) to https://bob:\*\*\*@elsewhere") as caught:
+            llm._post("/completions", {"prompt": "x"})
+    assert "HIDDEN" not in str(caught.value) and "does not follow redirects" in str(caught.value)

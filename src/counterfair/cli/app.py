@@ -569,6 +569,7 @@ def main() -> None:
     except (OSError, ValueError, AttributeError):  # stderr without a file descriptor (captured output)
         faulthandler.enable(file=sys.__stderr__ or 2)
     _terminate_as_interrupt()
+    _warnings_as_lines()
     try:
         app()
     except Terminated:
@@ -591,6 +592,17 @@ def main() -> None:
             f"This is a bug in counterfair; the traceback is in {log}. Finished units are kept."
         )
         sys.exit(EXIT_INTERNAL)
+
+
+def _warnings_as_lines() -> None:
+    """A warning on the command line is one line, ``warning: ...`` (a server's retry, a cache rebuilt), not Python's
+    file, line and source."""
+    import warnings
+
+    def show(message: Warning | str, category: type[Warning], *args: object, **kwargs: object) -> None:
+        err_console.print(f"[yellow]warning:[/yellow] {escape(str(message))}", highlight=False)
+
+    warnings.showwarning = show
 
 
 #: exit codes, one meaning each: 0 done (every gate rule passed), 1 a gate rule failed, 2 bad input, options, a

@@ -27,10 +27,12 @@ def load_llm(
     n_ctx: int = 4096,
     parallel: int | None = None,
     concurrency: int | None = None,
+    timeout: float | None = None,
+    retries: int | None = None,
 ) -> LLM:
     """Build the backend named by ``spec`` (models load on first use). ``parallel``: sequences decoded together by
-    llama.cpp in process (default 16; 1 = one after another); ``concurrency``: requests in flight to a server
-    (default 32)."""
+    llama.cpp in process (default 16; 1 = one after another); ``concurrency``: sequences in flight to a server
+    (default 32); ``timeout`` (seconds per request, default 120) and ``retries`` (default 2): a server's."""
     kind, sep, rest = spec.partition(":")
     if kind in ("http", "https"):  # a bare URL
         kind, rest = "openai", spec
@@ -46,7 +48,10 @@ def load_llm(
         from .openai_http import OpenAIHTTPLLM
 
         url, _, model = rest.partition("#")
-        return OpenAIHTTPLLM(url, model=model or "default", context=n_ctx, concurrency=concurrency)
+        server = OpenAIHTTPLLM(url, model=model or "default", context=n_ctx, concurrency=concurrency)
+        server.timeout = server.timeout if timeout is None else timeout
+        server.retries = server.retries if retries is None else retries
+        return server
     if kind == "hf":
         from .hf import TransformersLLM
 

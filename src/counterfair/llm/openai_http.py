@@ -2,15 +2,16 @@
 
 Uses ``/v1/completions`` for raw prompts and ``/v1/chat/completions`` for message lists. Batching servers (vLLM,
 SGLang, ``llama-server --parallel N``) are fast only when they have many requests at once, so the client keeps up to
-``concurrency`` requests in flight (a thread pool over one connection pool; ``--llm-concurrency``,
-``COUNTERFAIR_LLM_CONCURRENCY``), over all the samples of all the inputs of a call, and puts the answers back in
-input order.
+up to ``concurrency`` sequences in flight (a request of ``n`` samples counts ``n``; a thread pool over one
+connection pool; ``--llm-concurrency``, ``COUNTERFAIR_LLM_CONCURRENCY``), over all the samples of all the inputs of a
+call, and puts the answers back in input order.
 
 Samples: with ``n_per_request="auto"`` (the default) the first call with ``n`` > 1 asks for all ``n`` samples of an
 input in one request (OpenAI, vLLM: the prompt is processed once); a server that refuses ``n`` or answers fewer
 choices is asked one request per sample from then on (``seed + i`` for sample ``i``, reproducible on servers that
 honour ``seed``). ``"on"``/``"off"`` force either. Each request is retried with exponential backoff on connection
-errors, timeouts, HTTP 429 and 5xx; a request that still fails is reported for its input
+errors, timeouts, HTTP 429 and 5xx (each retry said as a ``RuntimeWarning``); a redirect is refused, naming where
+it points (following it would send the API key on); a request that still fails is reported for its input
 (:class:`LLMRequestsFailed`) after every other request has finished, so the answers already received are kept.
 ``top_k`` is sent as an extra field, which vLLM and llama.cpp honour.
 """
@@ -154,12 +155,18 @@ class OpenAIHTTPLLM:
             try:  # the body capped after decompression, the whole answer within the timeout
                 answer = post_json(self._http(), url, payload, deadline=self.timeout)
             except httpx.TimeoutException:
-                last = f"no answer within {self.timeout:.0f} s"
+                last = f"no answer within {self.timeout:g} s"
             except httpx.HTTPError as err:
                 last = f"cannot connect ({type(err).__name__}: {err})"
             except BadAnswer as err:
                 raise LLMServerError(f"LLM server {err}") from None
             else:
+                if 300 <= answer.status < 400:  # not followed: a redirect would resend the API key elsewhere
+                    where = redact(answer.location) if answer.location else "no Location"
+                    raise LLMServerError(
+                        f"LLM server {shown} redirects (HTTP {answer.status}) to {where}; counterfair does not follow "
+                        "redirects: give the endpoint it names (openai:URL#MODEL, the URL ending in /v1)"
+                    )
                 if answer.status < 400:
                     data = answer.data
                     if data is None:
@@ -174,7 +181,16 @@ class OpenAIHTTPLLM:
                     raise _Refused(f"LLM server {shown} answered HTTP {answer.status}: {answer.text}")
                 last = f"HTTP {answer.status}: {answer.text[:200]}"
             if attempt < self.retries:
-                time.sleep(min(self.backoff * 2**attempt, 30.0))
+                import warnings
+
+                pause = min(self.backoff * 2**attempt, 30.0)
+                warnings.warn(  # each retry said (the console shows it), not hidden until the last one fails
+                    f"LLM server {shown}: {redact(str(last))}; trying again in {pause:g} s "
+                    f"(retry {attempt + 1} of {self.retries})",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                time.sleep(pause)
         raise LLMServerError(f"LLM server {shown} failed after {self.retries + 1} tries: {redact(str(last))}")
 
     def _payload(self, params: SamplingParams, seed: int | None, n: int) -> dict[str, Any]:
@@ -267,7 +283,10 @@ class OpenAIHTTPLLM:
                 results[k][first : first + n] = got[:n]
             hook.advance(n)
 
-        with ThreadPoolExecutor(max_workers=max(1, min(self.concurrency, len(requests)))) as pool:
+        # ``concurrency`` counts sequences a server decodes at once: a request of n samples is n of them
+        per_request = params.n if grouped else 1
+        workers = max(1, min(self.concurrency // per_request, len(requests)))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             list(pool.map(send, requests))  # map re-raises anything unexpected
         if failures:
             completed = [None if k in failures else [c for c in row if c is not None] for k, row in enumerate(results)]

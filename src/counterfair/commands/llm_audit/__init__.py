@@ -40,13 +40,13 @@ def llm_audit(
     from dataclasses import replace
 
     from .core import audit_prompts, read_prompts, require_extras
-    from .generators import load_generator
+    from .generators import generator_for
     from .scenarios import with_scenario
 
     opts = replace(options, **kwargs) if options is not None else LLMAuditOptions(**kwargs)
     prompts, opts = with_scenario(prompts, opts)  # scenario="hiring": its prompts and outcomes
     require_extras(opts, generator)
     keys, texts, origin = read_prompts(prompts, opts)
-    gen = load_generator(generator, system=opts.system, concurrency=opts.concurrency, grammar=opts.grammar)
+    gen = generator_for(generator, opts)
     result: LLMAuditResult = audit_prompts(keys, texts, gen, opts, origin=origin, rules=rules, progress=progress)
     return result

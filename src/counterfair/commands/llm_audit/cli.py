@@ -76,6 +76,10 @@ def llm_audit_command(
     concurrency: Annotated[
         int | None, flag(LLMAuditOptions, "concurrency", rich_help_panel=LLM_PANEL)
     ] = _D.concurrency,
+    timeout: Annotated[
+        float | None, flag(LLMAuditOptions, "timeout", rich_help_panel=LLM_PANEL, min=0.001)
+    ] = _D.timeout,
+    retries: Annotated[int | None, flag(LLMAuditOptions, "retries", rich_help_panel=LLM_PANEL, min=0)] = _D.retries,
     max_failed: Annotated[
         float, flag(LLMAuditOptions, "max_failed", rich_help_panel=LLM_PANEL, min=0.0, max=1.0)
     ] = _D.max_failed,
@@ -197,6 +201,8 @@ def llm_audit_command(
         encoding=encoding,
         concurrency=concurrency,
         max_failed=max_failed,
+        timeout=timeout,
+        retries=retries,
         scenario=scenario,
     )
     source, options = with_scenario(prompts, options, cases)

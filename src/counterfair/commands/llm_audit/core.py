@@ -110,7 +110,13 @@ class LLMAuditOptions:
     text_column: str = option("text", help="Column with the prompts (prompt when text is absent).")
     id_column: str | None = option(None, help="Column with unique ids (default: row number).")
     encoding: str = option("utf-8", help=vocabulary.ENCODING)
-    concurrency: int | None = knob(None, help="Requests in flight to a server (default 32).")
+    concurrency: int | None = knob(
+        None, help="Sequences in flight to a server (default 32; a request of --samples samples counts as that many)."
+    )
+    timeout: float | None = knob(None, help="Seconds an openai: server gets to answer one request (default 120).")
+    retries: int | None = knob(
+        None, help="Times a request to an openai: server is tried again after a timeout or server error (default 2)."
+    )
     max_failed: float = knob(
         0.05,
         help=(
@@ -123,6 +129,10 @@ class LLMAuditOptions:
     )
 
     def __post_init__(self) -> None:
+        if self.timeout is not None and not self.timeout > 0:
+            raise ConfigError(f"--timeout must be a positive number of seconds, got {self.timeout}")
+        if self.retries is not None and self.retries < 0:
+            raise ConfigError(f"--retries must be 0 or more, got {self.retries}")
         if not 0 <= self.max_failed <= 1:
             raise ConfigError(f"--max-failed must be a share between 0 and 1, got {self.max_failed}")
         if self.samples < 2:
@@ -218,9 +228,11 @@ def sample_responses(
     hook = progress or NullProgress()
     hook.start("responses", total=len(texts) * opts.samples)
     hook.advance((len(texts) - len(pending)) * opts.samples)
+    counted = _Counted(hook)
     for start in range(0, len(pending), BLOCK):
         block = pending[start : start + BLOCK]
-        asked = _ask(generator, [texts[v] for v in block], opts)
+        before = counted.done
+        asked = _ask(generator, [texts[v] for v in block], opts, counted)
         if len(block) > 1 and len(asked.failed) == len(block):  # a whole block lost, each prompt alone too: down
             raise GeneratorError(
                 f"the generator failed on {texts[block[0]][:80]!r} ({asked.failed[0]}) and on every other prompt of "
@@ -232,7 +244,7 @@ def sample_responses(
             sink(records)
         have.update((r["variant"], r["responses"]) for r in records)
         failed.update((block[k], why) for k, why in asked.failed.items())
-        hook.advance(len(block) * opts.samples)
+        counted.advance(max(0, len(block) * opts.samples - (counted.done - before)))  # what the generator did not say
     if pending and len(failed) == len(pending) and not done:  # nothing answered: the generator, not the prompts
         first = next(iter(failed))
         raise GeneratorError(
@@ -242,12 +254,28 @@ def sample_responses(
     return Sampled(have, failed)
 
 
+class _Counted:
+    """A progress hook that counts what it was advanced by (a generator's per-sample progress, then the rest of the
+    block)."""
+
+    def __init__(self, hook: ProgressHook) -> None:
+        self.hook = hook
+        self.done = 0
+
+    def start(self, description: str, total: int) -> None:
+        return None  # the audit's bar is started once, by the audit
+
+    def advance(self, amount: int) -> None:
+        self.done += amount
+        self.hook.advance(amount)
+
+
 class Asked(NamedTuple):
     answers: dict[int, list[str]]  # by index in the block
     failed: dict[int, str]
 
 
-def _ask(generator: Any, prompts: list[str], opts: LLMAuditOptions) -> Asked:
+def _ask(generator: Any, prompts: list[str], opts: LLMAuditOptions, progress: _Counted | None = None) -> Asked:
     """One block's responses by index, and the indices that got none with why: a server's per-input failures keep
     every other input's samples; a block that fails as a whole is asked again one prompt at a time, so that one bad
     prompt fails alone."""
@@ -255,9 +283,10 @@ def _ask(generator: Any, prompts: list[str], opts: LLMAuditOptions) -> Asked:
     from ...llm.openai_http import LLMRequestsFailed
     from ...redact import redact
 
+    told = {"progress": progress} if progress is not None and _takes_progress(generator) else {}
     try:
         found = generator.generate(
-            prompts, opts.samples, seed=opts.seed, temperature=opts.temperature, max_tokens=opts.max_tokens
+            prompts, opts.samples, seed=opts.seed, temperature=opts.temperature, max_tokens=opts.max_tokens, **told
         )
         return Asked(dict(enumerate(list(found))), {})
     except LLMRequestsFailed as err:  # some inputs failed after their retries: the others' samples are kept
@@ -270,10 +299,19 @@ def _ask(generator: Any, prompts: list[str], opts: LLMAuditOptions) -> Asked:
             return Asked({}, {0: redact(f"{type(err).__name__}: {err}")})
     out = Asked({}, {})
     for k, prompt in enumerate(prompts):  # the block failed as a whole: each prompt alone
-        one = _ask(generator, [prompt], opts)
+        one = _ask(generator, [prompt], opts, progress)
         out.answers.update((k, a) for a in one.answers.values())
         out.failed.update((k, why) for why in one.failed.values())
     return out
+
+
+def _takes_progress(generator: Any) -> bool:
+    import inspect
+
+    try:
+        return "progress" in inspect.signature(generator.generate).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def response_table(

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from ...errors import ConfigError, GeneratorError
 from ...jsontypes import JSONObject
+from ...progress import ProgressHook
 from ...redact import redact
 
 
@@ -90,8 +91,16 @@ class LLMGenerator:
         self.grammar = grammar if _in_process(llm) else None  # llama.cpp in this process holds samples to it
 
     def generate(
-        self, prompts: Sequence[str], samples: int, *, seed: int, temperature: float, max_tokens: int
+        self,
+        prompts: Sequence[str],
+        samples: int,
+        *,
+        seed: int,
+        temperature: float,
+        max_tokens: int,
+        progress: ProgressHook | None = None,
     ) -> list[list[str]]:
+        """Each prompt's ``samples`` responses; ``progress`` advanced per sample as the backend finishes it."""
         from ...llm import SamplingParams, sample_all
 
         head = [{"role": "system", "content": self.system}] if self.system else []
@@ -99,7 +108,8 @@ class LLMGenerator:
         params = SamplingParams(
             n=samples, temperature=temperature, max_tokens=max_tokens, seed=seed, grammar=self.grammar
         )
-        return [[c.text for c in found] for found in sample_all(self.llm, conversations, params, chat=True)]
+        found = sample_all(self.llm, conversations, params, chat=True, progress=progress)
+        return [[c.text for c in samples_of] for samples_of in found]
 
     def info(self) -> JSONObject:
         return {
@@ -116,10 +126,22 @@ def _in_process(llm: Any) -> bool:
 
 
 def load_generator(
-    spec: Any, *, system: str | None = None, concurrency: int | None = None, grammar: str | None = None
+    spec: Any,
+    *,
+    system: str | None = None,
+    concurrency: int | None = None,
+    grammar: str | None = None,
+    timeout: float | None = None,
+    retries: int | None = None,
 ) -> Generator:
     """The generator named by ``spec`` (see the module's docstring), or ``spec`` itself when it is one already;
-    ``grammar``: GBNF every answer of an in-process llama.cpp model is held to (other generators answer freely)."""
+    ``grammar``: GBNF every answer of an in-process llama.cpp model is held to (other generators answer freely);
+    ``timeout`` and ``retries``: an ``openai:`` server's (refused for any other generator, which has none)."""
+    if (timeout is not None or retries is not None) and not _is_server(spec):
+        raise ConfigError(
+            "--timeout and --retries are for an openai:URL#MODEL server; a callable: or llamacpp: generator runs in "
+            "this process (its own code sets any time limit)"
+        )
     if hasattr(spec, "generate") and hasattr(spec, "info"):
         return spec  # type: ignore[no-any-return]
     if callable(spec):
@@ -135,4 +157,21 @@ def load_generator(
         return CallableGenerator(load_function(rest, "generator"), rest)
     from ...llm import load_llm
 
-    return LLMGenerator(load_llm(spec, concurrency=concurrency), spec, system, grammar)
+    llm = load_llm(spec, concurrency=concurrency, timeout=timeout, retries=retries)
+    return LLMGenerator(llm, spec, system, grammar)
+
+
+def _is_server(spec: Any) -> bool:
+    return isinstance(spec, str) and spec.strip().startswith(("openai:", "http://", "https://"))
+
+
+def generator_for(spec: Any, options: Any) -> Generator:
+    """:func:`load_generator` with an audit's options (its system message, concurrency, grammar, timeout, retries)."""
+    return load_generator(
+        spec,
+        system=options.system,
+        concurrency=options.concurrency,
+        grammar=options.grammar,
+        timeout=options.timeout,
+        retries=options.retries,
+    )

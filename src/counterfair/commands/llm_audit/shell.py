@@ -30,7 +30,7 @@ def run_llm_audit(
     from ...records import fingerprint, run_identity
     from ...runs import claim_run_dir, prepare_run_dir
     from .core import audit_prompts, read_prompts, require_extras
-    from .generators import load_generator
+    from .generators import generator_for
 
     for rule in rules or []:
         if rule.strip().lower() != "default":
@@ -38,7 +38,7 @@ def run_llm_audit(
     require_extras(options, generator)  # a missing extra is named before any work
     target = prepare_run_dir(out_dir)
     keys, texts, origin = read_prompts(source, options)
-    gen = load_generator(generator, system=options.system, concurrency=options.concurrency, grammar=options.grammar)
+    gen = generator_for(generator, options)
     identifying = run_identity(options)
     run_id = {
         "options_fingerprint": fingerprint(identifying),
