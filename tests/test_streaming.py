@@ -161,16 +161,21 @@ def test_the_command_line_says_a_file_is_read_in_blocks(tmp_path: Path) -> None:
     assert len(pd.read_csv(tmp_path / "run" / "counterfactuals.csv")) == len(TEXTS)
 
 
+@pytest.mark.parametrize("mark", [b"", b"\xef\xbb\xbf"], ids=["plain", "byte-order mark"])
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
-def test_a_bad_byte_is_named_by_line_and_offset_as_the_whole_reader_names_it(tmp_path: Path, suffix: str) -> None:
-    """#47 item 14: the block reader said only "not valid utf-8"."""
+def test_a_bad_byte_is_named_by_line_and_offset_as_the_whole_reader_names_it(
+    tmp_path: Path, suffix: str, mark: bytes
+) -> None:
+    """#47 item 14: the block reader said only "not valid utf-8"; #69 item 7: after a byte-order mark both readers
+    named the byte 3 places before the bad one, and its offset 3 too small."""
     rows = [f"row {i} with café" for i in range(3000)]
     lines = ["text", *rows] if suffix == ".csv" else [json.dumps({"text": r}, ensure_ascii=False) for r in rows]
-    raw = ("\n".join(lines) + "\n").encode("utf-8")
+    raw = mark + ("\n".join(lines) + "\n").encode("utf-8")
     cut = raw.index(b"row 2500 ")  # far past the first buffer of either reader
     source = tmp_path / f"in{suffix}"
     source.write_bytes(raw[:cut] + b"caf\xe9 " + raw[cut:])
-    expected = f"line {2502 if suffix == '.csv' else 2501} is not valid utf-8 (byte 0xe9 at offset {cut + 3})"
+    line = 2502 if suffix == ".csv" else 2501
+    expected = f"line {line} is not valid utf-8{'-sig' if mark else ''} (byte 0xe9 at offset {cut + 3})"
     with pytest.raises(InputError, match=re.escape(expected)):
         cio.read_texts(source)
     with pytest.raises(InputError, match=re.escape(expected)):

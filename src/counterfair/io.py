@@ -130,22 +130,35 @@ def _not_decodable(path: Path, encoding: str, line: int, bad: str, offset: int) 
     )
 
 
+def _without_mark(encoding: str, head: bytes) -> tuple[int, str]:
+    """The bytes of a UTF-8 byte-order mark at the start (0 or 3) and the codec that reads what follows: ``utf-8-sig``
+    strips the mark and then counts its error positions from after it, which named the wrong byte and offset."""
+    sig = codecs.lookup(encoding).name == "utf-8-sig"
+    if sig:
+        return (len(codecs.BOM_UTF8) if head.startswith(codecs.BOM_UTF8) else 0), "utf-8"
+    return 0, encoding
+
+
 def _decode(path: Path, raw: bytes, encoding: str) -> str:
     encoding = _sniff_encoding(path, raw, encoding)
+    skip, codec = _without_mark(encoding, raw)
     try:
-        text = raw.decode(encoding)
+        text = raw[skip:].decode(codec)
     except UnicodeDecodeError as err:
-        line = raw[: err.start].count(b"\n") + 1
-        raise _not_decodable(path, encoding, line, raw[err.start : err.start + 1].hex(), err.start) from err
+        start = skip + err.start
+        line = raw[:start].count(b"\n") + 1
+        raise _not_decodable(path, encoding, line, raw[start : start + 1].hex(), start) from err
     return text.removeprefix("\ufeff")
 
 
 def _first_bad_byte(path: Path, encoding: str, chunk: int = 1 << 20) -> InputError | None:
     """The error :func:`_decode` would give for a file read block by block: its first undecodable byte, found by
     reading the bytes again (a streamed reader's ``UnicodeDecodeError`` knows only its position in one buffer)."""
-    decoder = codecs.getincrementaldecoder(encoding)()
-    consumed = lines = 0
     with open(path, "rb") as handle:
+        skip, codec = _without_mark(encoding, handle.read(len(codecs.BOM_UTF8)))
+        handle.seek(skip)
+        decoder = codecs.getincrementaldecoder(codec)()
+        consumed, lines = skip, 0
         while block := handle.read(chunk):
             pending = decoder.getstate()[0]
             try:
