@@ -364,6 +364,7 @@ NOT_MEASURED: dict[str, list[tuple[str, str]]] = {
     "docs/how-to/llm-audit.md": [
         ("at `--temperature` (0.7)", "setting"),
         ("(5 % by default)", "setting"),
+        ("(200,000 by\ndefault)", "setting"),
         ("(a decision rate of 60 % vs 45 %: −15 points)", "example"),
         ("each finding is read off the estimate's simultaneous 95 %", "setting"),
         ("when it lies beyond 2 points (5 for flips)", "setting"),

@@ -295,3 +295,25 @@ def test_timeout_and_retries_bound_a_hanging_server(tmp_path: Path) -> None:
     assert (rows["status"] == "ok").sum() == 63 * 2
     with pytest.raises(ConfigError, match="--timeout and --retries are for an openai:URL#MODEL server"):
         cf.llm_audit(PROMPTS, lambda ps: ps, samples=2, identities=TERMS, timeout=5.0)
+
+
+def test_a_run_too_large_stops_before_the_first_call_saying_how_large(tmp_path: Path) -> None:
+    """#69 item 7: a 100,000-row prompt file ran 4 minutes with no estimate; a run that would ask for more than
+    ``--max-calls`` responses stops before the first call, saying how many and how to run it anyway."""
+    asked: list[str] = []
+
+    def counting(prompts: list[str]) -> list[str]:
+        asked.extend(prompts)
+        return ['{"decision": "hire"}' for _ in prompts]
+
+    with pytest.raises(
+        ConfigError,
+        match=r"would ask the generator for 144 responses \(72 prompt variants × 2 samples; "
+        r"up to 28,800 tokens at --max-tokens 200\), more than --max-calls 100: raise --max-calls",
+    ):
+        _audit(counting, max_calls=100)
+    assert asked == []
+    assert _audit(counting, max_calls=144).summary.responses == 144 and len(asked) == 144
+    (tmp_path / "p.csv").write_text("text\n" + "\n".join(PROMPTS) + "\n", encoding="utf-8")
+    args = ["llm-audit", str(tmp_path / "p.csv"), "--generator", "callable:x.py:f", "--max-calls", "0"]
+    assert CliRunner().invoke(app, args).exit_code == 2  # refused by the option itself (typer: below its minimum)

@@ -80,6 +80,7 @@ def llm_audit_command(
         float | None, flag(LLMAuditOptions, "timeout", rich_help_panel=LLM_PANEL, min=0.001)
     ] = _D.timeout,
     retries: Annotated[int | None, flag(LLMAuditOptions, "retries", rich_help_panel=LLM_PANEL, min=0)] = _D.retries,
+    max_calls: Annotated[int, flag(LLMAuditOptions, "max_calls", rich_help_panel=LLM_PANEL, min=1)] = _D.max_calls,
     max_failed: Annotated[
         float, flag(LLMAuditOptions, "max_failed", rich_help_panel=LLM_PANEL, min=0.0, max=1.0)
     ] = _D.max_failed,
@@ -201,6 +202,7 @@ def llm_audit_command(
         encoding=encoding,
         concurrency=concurrency,
         max_failed=max_failed,
+        max_calls=max_calls,
         timeout=timeout,
         retries=retries,
         scenario=scenario,

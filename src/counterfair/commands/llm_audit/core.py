@@ -117,6 +117,13 @@ class LLMAuditOptions:
     retries: int | None = knob(
         None, help="Times a request to an openai: server is tried again after a timeout or server error (default 2)."
     )
+    max_calls: int = knob(
+        200_000,
+        help=(
+            "The most responses a run asks the generator for (prompt variants × samples); a run that would ask for "
+            "more stops before the first call, saying how many (raise it to run it)."
+        ),
+    )
     max_failed: float = knob(
         0.05,
         help=(
@@ -129,6 +136,8 @@ class LLMAuditOptions:
     )
 
     def __post_init__(self) -> None:
+        if self.max_calls < 1:
+            raise ConfigError(f"--max-calls must be at least 1, got {self.max_calls}")
         if self.timeout is not None and not self.timeout > 0:
             raise ConfigError(f"--timeout must be a positive number of seconds, got {self.timeout}")
         if self.retries is not None and self.retries < 0:
@@ -226,7 +235,18 @@ def sample_responses(
     texts = dict(zip(table["variant"], table["text"], strict=True))
     pending = [v for v in texts if v not in have]
     hook = progress or NullProgress()
-    hook.start("responses", total=len(texts) * opts.samples)
+    calls = len(pending) * opts.samples
+    if calls > opts.max_calls:
+        raise ConfigError(
+            f"this run would ask the generator for {calls:,} responses ({len(pending):,} prompt variants × "
+            f"{opts.samples} samples; up to {calls * opts.max_tokens:,} tokens at --max-tokens {opts.max_tokens}), "
+            f"more than --max-calls {opts.max_calls:,}: raise --max-calls to run it, or audit fewer prompts"
+        )
+    hook.start(
+        f"responses ({len(pending):,} variants × {opts.samples} samples to ask, up to {calls * opts.max_tokens:,} "
+        "tokens)",
+        total=len(texts) * opts.samples,
+    )
     hook.advance((len(texts) - len(pending)) * opts.samples)
     counted = _Counted(hook)
     for start in range(0, len(pending), BLOCK):
