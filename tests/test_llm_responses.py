@@ -317,3 +317,21 @@ def test_a_run_too_large_stops_before_the_first_call_saying_how_large(tmp_path: 
     (tmp_path / "p.csv").write_text("text\n" + "\n".join(PROMPTS) + "\n", encoding="utf-8")
     args = ["llm-audit", str(tmp_path / "p.csv"), "--generator", "callable:x.py:f", "--max-calls", "0"]
     assert CliRunner().invoke(app, args).exit_code == 2  # refused by the option itself (typer: below its minimum)
+
+
+def test_assert_fair_and_open_run_read_an_llm_audit_run(tmp_path: Path) -> None:
+    """#69 item 10: ``assert_fair`` failed with "no pairs.csv" on an llm-audit run; it reads the run's own gate (by
+    directory or result), as ``open_run(DIR).check`` and ``counterfair check`` do."""
+    from counterfair.testing import FairnessGateFailed, assert_fair
+
+    def lowers_muslim(prompts: list[str]) -> list[str]:
+        return ['{"decision": "reject"}' if "Muslim" in p else '{"decision": "hire"}' for p in prompts]
+
+    unfair = _audit(lowers_muslim)
+    unfair.save(tmp_path / "run")
+    for run in (tmp_path / "run", str(tmp_path / "run"), unfair):
+        with pytest.raises(FairnessGateFailed, match=r"material\(decision.identity_effect\[religion\]\)"):
+            assert_fair(run, rules="material(decision.identity_effect[*])")
+    assert not cf.open_run(tmp_path / "run").check("material(decision.identity_effect[religion])")
+    passed = assert_fair(tmp_path / "run", rules="material(decision.identity_effect[sexuality])")
+    assert passed["verdict"] == "pass"

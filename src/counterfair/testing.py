@@ -55,7 +55,8 @@ def assert_fair(
     """Pass silently (returning the gate's checks) or raise :class:`FairnessGateFailed` naming each rule that
     failed, with its value, and each that could not be evaluated. Each rule's metric is computed from what gives it:
     counterfactual metrics from ``pairs`` or an audit of ``texts``, bias metrics from ``texts`` with ``labels`` (or
-    from ``cases``), suite metrics from ``cases``."""
+    from ``cases``), suite metrics from ``cases``; with none of them, ``classifier`` may be a finished run (its
+    directory or its result, an ``llm-audit``'s too), whose gate is read as ``counterfair check`` reads it."""
     from .analysis.gate import COUNTERFACTUAL_METRICS, evaluate_rules, expand_rules
 
     if not rules:
@@ -65,7 +66,12 @@ def assert_fair(
     if labels is not None and texts is None:
         raise ValueError("labels go with texts: one gold label per text")
     if pairs is None and texts is None and cases is None:
-        raise ValueError("give texts, pairs (a frozen pair set) or cases (a functional suite)")
+        if _finished_run(classifier):  # a run directory or a result (an llm-audit's too): its own gate, no rescoring
+            return _run_gate(classifier, rules)
+        raise ValueError(
+            "give texts, pairs (a frozen pair set) or cases (a functional suite), or a finished run's directory or "
+            "result in place of the classifier"
+        )
     parsed = expand_rules([rules] if isinstance(rules, str) else rules)  # a bad rule fails before any work
     _check_options(options)
     common = {"threshold": threshold, "positive_label": positive_label, "seed": seed, "bootstrap": bootstrap}
@@ -76,12 +82,35 @@ def assert_fair(
         metrics |= _bias_metrics(classifier, texts, labels, common, options)
     if pairs is not None or (texts is not None and any(r.metric in COUNTERFACTUAL_METRICS for r in parsed)):
         metrics |= _counterfactual_metrics(classifier, texts, pairs, common, options)
-    gate = evaluate_rules(parsed, metrics)
+    return _passed(evaluate_rules(parsed, metrics))
+
+
+def _passed(gate: GateOutcome) -> GateOutcome:
+    """``gate``, or :class:`FairnessGateFailed` naming each rule that failed and each that could not be evaluated."""
     if gate["verdict"] != "pass":
         lines = [f"counterfair fairness gate: {gate['verdict']}"]
         lines += [f"  failed: {m}" for m in gate["failed"]] + [f"  not evaluated: {m}" for m in gate["errors"]]
         raise FairnessGateFailed("\n".join(lines), gate)
     return gate
+
+
+def _finished_run(thing: Any) -> bool:
+    from pathlib import Path
+
+    if isinstance(thing, str | Path):
+        return (Path(thing) / "summary.json").is_file()
+    return hasattr(thing, "check") and hasattr(thing, "summary")
+
+
+def _run_gate(run: Any, rules: str | list[str]) -> GateOutcome:
+    """A finished run's gate on ``rules`` (``counterfair check``'s), raising :class:`FairnessGateFailed` as
+    :func:`assert_fair` does."""
+    from pathlib import Path
+
+    from .commands.registry import open_run
+
+    result = open_run(run) if isinstance(run, str | Path) else run
+    return _passed(result.check(rules))
 
 
 def _check_options(options: dict[str, Any]) -> None:
