@@ -335,3 +335,35 @@ def test_assert_fair_and_open_run_read_an_llm_audit_run(tmp_path: Path) -> None:
     assert not cf.open_run(tmp_path / "run").check("material(decision.identity_effect[religion])")
     passed = assert_fair(tmp_path / "run", rules="material(decision.identity_effect[sexuality])")
     assert passed["verdict"] == "pass"
+
+
+def test_llm_audit_logs_to_mlflow_as_the_audit_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#69 item 10: ``--log-to mlflow`` was "No such option" on llm-audit; it logs each outcome's measures, the
+    gate and the report, to a store MLflow 3 reads back, and an unknown tracker is refused before any work."""
+    pytest.importorskip("mlflow")
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # for this process's client reading the store back
+    from mlflow.tracking import MlflowClient
+
+    (tmp_path / "p.csv").write_text("text\n" + "\n".join(PROMPTS) + "\n", encoding="utf-8")
+    gen = tmp_path / "gen.py"
+    gen.write_text("def answer(prompts):\n    return ['{\"decision\": \"reject\"}' if 'Muslim' in p else "
+                   "'{\"decision\": \"hire\"}' for p in prompts]\n")  # fmt: skip
+    store = (tmp_path / "mlruns").as_uri()
+    common = ["llm-audit", str(tmp_path / "p.csv"), "--generator", f"callable:{gen}:answer", "--decision",
+              "decision=hire", "--identities", TERMS, "--samples", "2", "--bootstrap", "50", "-q"]  # fmt: skip
+    bad = CliRunner().invoke(app, [*common, "--out", str(tmp_path / "x"), "--log-to", "wandb"])
+    assert isinstance(bad.exception, ConfigError) and "unknown tracker" in str(bad.exception)
+    assert not (tmp_path / "x" / "run.json").exists()
+    rule = "material(decision.identity_effect[*])"
+    logged = ["--out", str(tmp_path / "run"), "--fail-if", rule, "--log-to", "mlflow", "--mlflow-uri", store]
+    done = CliRunner().invoke(app, [*common, *logged])
+    assert done.exit_code == 1, done.output  # the Muslim rejections fail the gate, and are logged all the same
+    run_id = done.output.split("logged to mlflow: run ")[1].split()[0]
+    run = MlflowClient(tracking_uri=store).get_run(run_id)
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    religion = summary["effects"]["decision"]["identity_effect"]["by_group"]["religion"]["value"]
+    assert run.data.metrics["decision.identity_effect.religion"] == pytest.approx(religion) and religion < -0.2
+    assert run.data.metrics["decision.identity_effect.religion.material"] == 1.0
+    assert run.data.metrics["gate.exit_code"] == 1 and run.data.tags["gate.verdict"] == "fail"
+    assert run.data.params["samples"] == "2" and run.data.params["generator"].endswith("gen.py:answer")
+    assert {"report.html", "summary.json", "gate.json"} <= {a.path for a in MlflowClient(store).list_artifacts(run_id)}

@@ -7,7 +7,7 @@ import importlib.abc
 import importlib.machinery
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -267,6 +267,27 @@ Overwrite = Annotated[
         "only the files that run wrote are removed.",
     ),
 ]
+LogTo = Annotated[
+    str | None,
+    typer.Option(help="Log metrics, verdicts and the report to a tracker: mlflow.", rich_help_panel=MORE_PANEL),
+]
+MlflowUri = Annotated[
+    str | None,
+    typer.Option(help="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else ./mlruns).", rich_help_panel=MORE_PANEL),
+]
+
+
+def log_to_tracker(log_to: str, target: Path, log: Callable[[], str]) -> None:
+    """``log()`` (a finished run into the tracker), said on the console; a tracker's failure exits 2 saying the run
+    itself is done and where."""
+    try:
+        run_id = log()
+    except Exception as err:  # the tracker's own errors: the run is done, the exit code must not say "failed"
+        err_console.print(f"[red]error:[/red] the run is in {target}, but logging to {log_to} failed: {err}")
+        raise typer.Exit(2) from err
+    console.print(f"logged to {log_to}: run {run_id}")
+
+
 Encoding = Annotated[
     str,
     typer.Option(

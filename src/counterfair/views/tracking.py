@@ -40,8 +40,26 @@ def audit_metrics(summary: Mapping[str, Any] | AuditSummary) -> dict[str, float]
         put("ctf_gap.ci_high", s.ctf.ci_high)
         for group, entry in (s.ctf.by_group or {}).items():
             put(f"ctf_gap.{group}", entry.value)
-    effects = s.effects
-    for measure in ("identity_effect", "disparity", "flip_excess"):  # the in-slot measures, overall and per group
+    out |= effect_metrics(s.effects)
+    for g in s.groups:
+        put(f"mean_change.{g.method}.{g.attribute}", g.score_change.value)
+        put(f"flip_rate.{g.method}.{g.attribute}", g.flip_rate)
+    if s.gate:
+        put("gate.exit_code", s.gate.exit_code)
+        put("gate.failed_checks", len(s.gate.failed))
+    return out
+
+
+def effect_metrics(effects: Any, prefix: str = "") -> dict[str, float]:
+    """The in-slot measures (identity effect, disparity, flip excess), overall and per group, with their intervals and
+    whether each is material; ``prefix``: an LLM audit's outcome (``decision.``)."""
+    out: dict[str, float] = {}
+
+    def put(name: str, value: Any) -> None:
+        if isinstance(value, int | float) and value == value:  # not NaN
+            out[_key(prefix + name)] = float(value)
+
+    for measure in ("identity_effect", "disparity", "flip_excess"):
         part = getattr(effects, measure) if effects else None
         if part is None or part.overall is None:
             continue
@@ -52,12 +70,23 @@ def audit_metrics(summary: Mapping[str, Any] | AuditSummary) -> dict[str, float]
             put(f"{measure}{name}.material", e.finding == "material")
     if effects and effects.identity_effect:
         put("material_terms", sum(e.material for e in (effects.identity_effect.by_term or {}).values()))
-    for g in s.groups:
-        put(f"mean_change.{g.method}.{g.attribute}", g.score_change.value)
-        put(f"flip_rate.{g.method}.{g.attribute}", g.flip_rate)
-    if s.gate:
-        put("gate.exit_code", s.gate.exit_code)
-        put("gate.failed_checks", len(s.gate.failed))
+    return out
+
+
+def llm_audit_metrics(summary: Any) -> dict[str, float]:
+    """An LLM audit's numbers worth tracking, flat: each outcome's in-slot measures (``decision.identity_effect``,
+    ...), its mean, the failed variants and the gate."""
+    out: dict[str, float] = {}
+    for outcome, effects in (summary.effects or {}).items():
+        out |= effect_metrics(effects, f"{outcome}.")
+    for outcome, mean in (summary.outcome_means or {}).items():
+        value = mean.get("mean") if isinstance(mean, Mapping) else None
+        if isinstance(value, int | float) and value == value:
+            out[_key(f"{outcome}.mean")] = float(value)
+    out["failed_variants"] = float(summary.failed_variants)
+    if summary.gate:
+        out["gate.exit_code"] = float(summary.gate.exit_code)
+        out["gate.failed_checks"] = float(len(summary.gate.failed))
     return out
 
 
@@ -83,6 +112,55 @@ def log_audit(
     experiment: str = "counterfair",
 ) -> str:
     """Log one audit run; returns the tracker's run id."""
+    s = typed(summary, AuditSummary)
+    options = s.options
+    params = {
+        "classifier": s.classifier.spec,
+        "methods": ",".join(s.input.methods),
+        "texts": s.input.texts,
+        "threshold": s.threshold,
+        "placebo": options.get("placebo"),
+        "identities": options.get("identities") or "dixon50",
+        "seed": options.get("seed"),
+        "counterfair_version": s.counterfair_version,
+    }
+    return log_run(run_dir, f"audit {s.classifier.spec}", params, audit_metrics(s), s.gate, to, uri, experiment)
+
+
+def log_llm_audit(
+    summary: Any, run_dir: str | Path, *, to: str = "mlflow", uri: str | None = None, experiment: str = "counterfair"
+) -> str:
+    """Log one LLM audit run (``llm-audit --log-to mlflow``); returns the tracker's run id."""
+    from ..redact import redact
+
+    options = summary.options
+    generator = redact(str(summary.generator.get("spec") or summary.generator.get("target") or "callable"))
+    params = {
+        "generator": generator,
+        "prompts": summary.prompts,
+        "variants": summary.variants,
+        "samples": summary.samples,
+        "outcomes": ",".join(summary.outcomes),
+        "scenario": options.get("scenario"),
+        "identities": options.get("identities") or "default",
+        "seed": options.get("seed"),
+    }
+    metrics = llm_audit_metrics(summary)
+    return log_run(run_dir, f"llm-audit {generator}", params, metrics, summary.gate, to, uri, experiment)
+
+
+def log_run(
+    run_dir: str | Path,
+    name: str,
+    params: Mapping[str, Any],
+    metrics: Mapping[str, float],
+    gate: Any,
+    to: str,
+    uri: str | None,
+    experiment: str,
+) -> str:
+    """One run into the tracker: its parameters, metrics, the gate's verdict (tags and ``gate.json``) and the report
+    files as artifacts; returns the tracker's run id."""
     import os
 
     mlflow = check_tracker(to)
@@ -92,26 +170,13 @@ def log_audit(
     mlflow.set_tracking_uri(uri or Path("mlruns").resolve().as_uri())
     mlflow.set_experiment(experiment)
     target = Path(run_dir)
-    s = typed(summary, AuditSummary)
-    options = s.options
-    with mlflow.start_run(run_name=f"audit {s.classifier.spec}") as run:
-        mlflow.log_params(
-            {
-                "classifier": s.classifier.spec,
-                "methods": ",".join(s.input.methods),
-                "texts": s.input.texts,
-                "threshold": s.threshold,
-                "placebo": options.get("placebo"),
-                "identities": options.get("identities") or "dixon50",
-                "seed": options.get("seed"),
-                "counterfair_version": s.counterfair_version,
-            }
-        )
-        mlflow.log_metrics(audit_metrics(s))
-        if s.gate:
-            mlflow.set_tags({"gate.verdict": s.gate.verdict, "gate.rules": " | ".join(r["text"] for r in s.gate.rules)})
-            mlflow.log_dict(s.gate.to_dict(), "gate.json")
-        for name in ("report.html", "report.md", "summary.json"):
-            if (target / name).exists():
-                mlflow.log_artifact(str(target / name))
+    with mlflow.start_run(run_name=name) as run:
+        mlflow.log_params(dict(params))
+        mlflow.log_metrics(dict(metrics))
+        if gate:
+            mlflow.set_tags({"gate.verdict": gate.verdict, "gate.rules": " | ".join(r["text"] for r in gate.rules)})
+            mlflow.log_dict(gate.to_dict(), "gate.json")
+        for file in ("report.html", "report.md", "summary.json"):
+            if (target / file).exists():
+                mlflow.log_artifact(str(target / file))
         return str(run.info.run_id)

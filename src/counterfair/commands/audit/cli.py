@@ -20,7 +20,9 @@ from ...cli.app import (
     Language,
     LLMConcurrency,
     LLMParallel,
+    LogTo,
     MaxTextChars,
+    MlflowUri,
     Overwrite,
     RetryNearness,
     app,
@@ -28,11 +30,11 @@ from ...cli.app import (
     config_defaults,
     console,
     declared,
-    err_console,
     finish_gate,
     flag,
     joined,
     listed,
+    log_to_tracker,
     options_from,
     spelled_none,
 )
@@ -140,16 +142,8 @@ def audit(
             callback=config_defaults,
         ),
     ] = None,
-    log_to: Annotated[
-        str | None,
-        typer.Option(help="Log metrics, verdicts and the report to a tracker: mlflow.", rich_help_panel=MORE_PANEL),
-    ] = None,
-    mlflow_uri: Annotated[
-        str | None,
-        typer.Option(
-            help="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else ./mlruns).", rich_help_panel=MORE_PANEL
-        ),
-    ] = None,
+    log_to: LogTo = None,
+    mlflow_uri: MlflowUri = None,
     max_text_chars: MaxTextChars = _AUDIT.max_text_chars,
     encoding: Encoding = _AUDIT.encoding,
     language: Language = _AUDIT.language,
@@ -208,10 +202,5 @@ def audit(
     if log_to:
         from ...views.tracking import log_audit
 
-        try:
-            run_id = log_audit(s, target, to=str(log_to), uri=mlflow_uri)
-        except Exception as err:  # the tracker's own errors: the audit is done, the exit code must not say "failed"
-            err_console.print(f"[red]error:[/red] the audit is in {target}, but logging to {log_to} failed: {err}")
-            raise typer.Exit(2) from err
-        console.print(f"logged to {log_to}: run {run_id}")
+        log_to_tracker(log_to, target, lambda: log_audit(s, target, to=str(log_to), uri=mlflow_uri))
     raise typer.Exit(code)

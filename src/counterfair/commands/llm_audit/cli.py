@@ -13,6 +13,8 @@ from ...cli.app import (
     LLM_PANEL,
     MORE_PANEL,
     Encoding,
+    LogTo,
+    MlflowUri,
     Overwrite,
     app,
     console,
@@ -21,6 +23,7 @@ from ...cli.app import (
     flag,
     joined,
     listed,
+    log_to_tracker,
 )
 from ...runs import allow_overwrite
 from .core import LLMAuditOptions
@@ -149,14 +152,17 @@ def llm_audit_command(
         ),
     ] = False,
     junit: Annotated[Path | None, typer.Option(help="Write the gate's verdicts as a JUnit XML file.")] = None,
+    log_to: LogTo = None,
+    mlflow_uri: MlflowUri = None,
     encoding: Encoding = _D.encoding,
     overwrite: Overwrite = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Audit an LLM application: each prompt's identity slot is written with identity terms and with neutral words
     ("tall"), every variant sampled several times; the decision, rating, a classifier's score and refusals of the
-    responses are compared between each term and the neutral words in the same place, with bootstrap intervals over
-    prompts and Holm's correction. Writes OUT/responses.csv, responses.jsonl, summary.json, report.html, report.md."""
+    responses are compared between each term and the neutral words in the same place, each finding read off a
+    simultaneous interval over every estimate. Writes OUT/responses.csv, responses.jsonl, summary.json, report.html,
+    report.md."""
 
     from ...errors import ConfigError
     from ...progress import RichProgress
@@ -174,6 +180,10 @@ def llm_audit_command(
         raise ConfigError("give PROMPTS or --scenario NAME (or --demo), not both and not neither")
     if cases is not None and scenario is None:
         raise ConfigError("--cases picks a --scenario's first cases: give --scenario NAME (or --demo)")
+    if log_to:
+        from ...views.tracking import check_tracker
+
+        check_tracker(str(log_to))  # before any work
     if generator is None:
         raise ConfigError("give --generator: callable:FILE.py:FN, openai:URL#MODEL or llamacpp:MODEL (or --demo)")
     if overwrite:
@@ -219,4 +229,8 @@ def llm_audit_command(
     code = finish_gate(result.summary.gate, junit) if result.summary.gate is not None else 0
     for line in result.verdict.splitlines():
         console.print(line, markup=False, highlight=False)
+    if log_to:
+        from ...views.tracking import log_llm_audit
+
+        log_to_tracker(log_to, out, lambda: log_llm_audit(result.summary, out, to=str(log_to), uri=mlflow_uri))
     raise typer.Exit(code)
