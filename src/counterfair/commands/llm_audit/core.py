@@ -49,8 +49,6 @@ RESPONSE_COLUMNS = [
 ]
 BLOCK = 16  # variants asked together (the unit of the checkpoint)
 DEFAULT_PACKS = ("gender", "names")  # the swap packs a user's free prompts are searched for by default
-#: why a rule on an outcome has no value (every answer unparsed, or an outcome the run did not ask for)
-NOT_MEASURED = "not measured: no response gave a readable value of that outcome, or the run did not ask for it"
 TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet", ".txt")
 
 
@@ -587,8 +585,7 @@ def audit_prompts(
 ) -> Any:
     """The whole audit on prompts already read: an :class:`~counterfair.llm_audit.result.LLMAuditResult` with the
     gate's verdict when ``rules`` are given."""
-    from ...analysis.gate import evaluate_rules, outcome_rules
-    from .result import LLMAuditResult, LLMAuditSummary, gate_metrics
+    from .result import LLMAuditResult, LLMAuditSummary, gate_of
 
     scorer = prompt_scores(opts.score, opts.positive_label) if opts.score else None
     responses, found = llm_audit_core(
@@ -607,12 +604,11 @@ def audit_prompts(
         "options": opts.to_dict(),
         **found,
     }
-    if rules:
-        measurable = [o for o in found["outcomes"] if found["effects"].get(o) is not None]  # a readable answer each
-        expanded = outcome_rules(rules, measurable, similarities=list(found["similarity"]))
-        metrics = gate_metrics(found["effects"], found["similarity"])
-        summary["gate"] = evaluate_rules(expanded, metrics, missing=NOT_MEASURED)
-    return LLMAuditResult(LLMAuditSummary.from_dict(_plain(summary)), responses)
+    result = LLMAuditResult(LLMAuditSummary.from_dict(_plain(summary)), responses)
+    if rules:  # the gate as ``counterfair check`` reads it from the finished run
+        summary["gate"] = gate_of(result, rules)
+        result = LLMAuditResult(LLMAuditSummary.from_dict(_plain(summary)), responses)
+    return result
 
 
 def _plain(value: Any) -> Any:

@@ -570,11 +570,14 @@ def check_run(run_dir: str | Path, rules: list[str]) -> GateVerdict:
     return GateVerdict.from_dict(gate_of(read_run(run_dir), rules))
 
 
+#: why a rule on an outcome has no value (every answer unparsed, or an outcome the run did not ask for)
+NOT_MEASURED = "not measured: no response gave a readable value of that outcome, or the run did not ask for it"
+
+
 def gate_of(run: LLMAuditResult, rules: Sequence[str]) -> GateOutcome:
     """The gate's verdicts on an LLM audit's result: ``default`` over the outcomes that were measured (a readable
     answer each); a rule on an outcome without one says why it has no value."""
     from ...analysis.gate import evaluate_rules, outcome_rules
-    from .core import NOT_MEASURED
 
     s = run.summary
     measurable = [o for o in s.outcomes if (s.effects or {}).get(o) is not None]
