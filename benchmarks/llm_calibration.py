@@ -44,6 +44,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -189,9 +190,26 @@ def main() -> None:
     lookup = slot_words(pool)
     start = time.perf_counter()
     results: dict[str, dict[str, dict[str, float]]] = {}
+    # each (class, size) is appended to OUT.partial.jsonl as it finishes: a run cut short resumes from it
+    partial = args.out.with_suffix(".partial.jsonl")
+    setting = {"seeds": args.seeds, "samples": args.samples, "delta": args.delta, "resamples": args.resamples}
+    done: dict[tuple[str, str], dict[str, Any]] = {}
+    if partial.exists():
+        lines = [json.loads(line) for line in partial.read_text(encoding="utf-8").splitlines() if line.strip()]
+        if lines and lines[0] == {"setting": setting}:
+            done = {(r["class"], r["n"]): r for r in lines[1:]}
+        else:
+            partial.unlink()
+    if not partial.exists():
+        partial.write_text(json.dumps({"setting": setting}) + "\n", encoding="utf-8")
+    elapsed = sum(r.get("seconds", 0.0) for r in done.values())
     for cls in args.classes.split(","):
         results[cls] = {}
         for n in sizes:
+            if (cls, str(n)) in done:
+                results[cls][str(n)] = done[(cls, str(n))]["result"]
+                continue
+            began = time.perf_counter()
             runs = [one_run(cls, n, seed, pool, lookup, args) for seed in range(args.seeds)]
             missed = [r["said"] for r in runs if r["said"] is not None]
             results[cls][str(n)] = {
@@ -202,6 +220,9 @@ def main() -> None:
                 "missed": len(missed),
                 "missed_said_inconclusive": float(np.mean(missed)) if missed else None,
             }
+            line = {"class": cls, "n": str(n), "result": results[cls][str(n)], "seconds": time.perf_counter() - began}
+            with partial.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(line) + "\n")
             print(cls, n, results[cls][str(n)], f"{time.perf_counter() - start:.0f} s", flush=True)
     head = "| class | " + " | ".join(f"n={n}: material (named) / inconclusive" for n in sizes)
     lines = [head + " | missed runs said inconclusive |", "|---|" + "---|" * (len(sizes) + 1)]
@@ -228,11 +249,12 @@ def main() -> None:
         "delta": args.delta,
         "bootstrap_resamples": args.resamples,
         "results": results,
-        "seconds": round(time.perf_counter() - start, 1),
+        "seconds": round(elapsed + time.perf_counter() - start, 1),
         "table": "\n".join(lines),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    partial.unlink()
     print(document["table"])
 
 

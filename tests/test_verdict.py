@@ -123,6 +123,15 @@ def test_gate_rules_read_as_sentences() -> None:
     assert rule_sentence(overall, ({"text": "ctf_gap <= 0.1", "op": "<=", "value": 0.1},)) == (
         "fail if the overall CTF gap is at or below 0.1: could not be evaluated (no swap)"
     )
+    # an LLM audit's rule names its outcome (two outcomes' "religion's identity effect" read the same before)
+    for metric, group, said in (
+        ("decision.identity_effect", "religion", "fail if religion's identity effect on the decision is material"),
+        ("rating.term_effect", "Black", 'fail if "Black" effect on the rating is material'),
+        ("cosine.dissimilarity_excess", "age", "fail if age's dissimilarity excess in cosine similarity is material"),
+    ):
+        text = f"material({metric}[{group}])"
+        llm = GateCheck(rule=text, metric=metric, group=group, estimate="material", verdict="error", message="none")
+        assert rule_sentence(llm, ({"text": text},)) == f"{said}: could not be evaluated (none)"
 
 
 @pytest.fixture(scope="module")

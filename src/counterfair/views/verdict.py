@@ -168,6 +168,7 @@ _METRIC_WORDS = {
     "cell_effect": "effect in one combination",
     "disparity": "disparity beyond placebo",
     "flip_excess": "flip excess",
+    "dissimilarity_excess": "dissimilarity excess",
     "ctf_gap": "CTF gap",
     "flip_rate": "flip rate",
     "subgroup_auc": "subgroup AUC",
@@ -189,14 +190,16 @@ def rule_sentence(check: GateCheck, rules: tuple[Mapping[str, Any], ...]) -> str
     from ..analysis.gate import points_message
 
     rule = next((r for r in rules if r.get("text") == check.rule), {})
-    subject = _METRIC_WORDS.get(check.metric.rpartition(".")[2], check.metric)
+    outcome, _, measure = check.metric.rpartition(".")  # an LLM audit's outcome: "decision.identity_effect"
+    on = (f" in {outcome} similarity" if measure == "dissimilarity_excess" else f" on the {outcome}") if outcome else ""
+    subject = _METRIC_WORDS.get(measure, check.metric) + on
     owner = (
         f"{check.group}'s " if check.group not in (None, "*") else ("every group's " if check.group else "the overall ")
     )
     if check.estimate in ("material", "conclusive"):
         named = check.group not in (None, "*")
         if check.metric.endswith(("term_effect", "form_effect", "cell_effect")) and named:
-            owner, subject = f'"{check.group}"', "effect"
+            owner, subject = f'"{check.group}"', "effect" + on
             owner += " "
         wanted = "material" if check.estimate == "material" else "inconclusive (or detected, of unresolved size)"
         condition = f"fail if {owner}{subject} is {wanted}"
