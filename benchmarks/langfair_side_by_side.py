@@ -103,7 +103,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--langfair-python", required=True)
     parser.add_argument("--responses", type=Path, default=None)
-    parser.add_argument("--run", type=Path, default=ROOT / "benchmarks" / "results" / "llm_demo_run")
+    parser.add_argument("--run", type=Path, default=ROOT / "benchmarks" / "results" / "llm_demo_run" / "model")
     parser.add_argument("--pairs", type=int, default=2000)
     parser.add_argument("--reviews", type=Path, default=ROOT.parent / "shared" / "data" / "cad_imdb" / "dev_paired.tsv")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "langfair_side_by_side.json")
@@ -111,7 +111,19 @@ def main() -> None:
     source = args.responses or args.run / "responses.csv"
     if not source.exists():
         subprocess.run(
-            [sys.executable, "-m", "counterfair.cli", "llm-audit", "--demo", "--out", str(args.run), "-q"], check=False
+            [
+                sys.executable,
+                "-m",
+                "counterfair.cli",
+                "llm-audit",
+                "--demo",
+                "--generator",
+                "llamacpp:qwen2.5-coder-1.5b-instruct",
+                "--out",
+                str(args.run),
+                "-q",
+            ],
+            check=False,
         )
     responses = pd.read_csv(source, dtype={"input_id": str, "word": str, "response": str}, keep_default_na=False)
     a, b = pairs(responses, args.pairs)

@@ -263,3 +263,19 @@ def test_help_groups_the_commands_and_puts_the_audits_essentials_first() -> None
     assert usage.index("--classifier") < usage.index("─ Input ─") < usage.index("--methods")
     assert usage.index("─ Input ─") < usage.index("─ LLM ─") < usage.index("--samples")
     assert "'material(term_effect[gay])'" in usage  # rich markup no longer eats "[gay]"
+
+
+def test_a_warning_on_the_command_line_is_one_line_and_still_recorded_by_a_caller() -> None:
+    code = (
+        "import warnings\n"
+        "from counterfair.cli.app import _warnings_as_lines\n"
+        "with warnings.catch_warnings(record=True) as seen:  # a caller recording, then the CLI's main starts\n"
+        "    warnings.simplefilter('always')\n"
+        "    _warnings_as_lines()\n"
+        "    warnings.warn('kept for the caller', RuntimeWarning)\n"
+        "assert [str(w.message) for w in seen] == ['kept for the caller'], seen\n"
+        "warnings.warn('LLM server busy; trying again in 1 s', RuntimeWarning)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "warning: LLM server busy; trying again in 1 s\n"

@@ -64,7 +64,13 @@ def command_lines(tmp: Path) -> list[tuple[str, list[str], str, Path | None]]:
     return [
         ("audit", ["audit", "--demo", "--out", str(audit), "-q"], "ok", None),
         ("llm-audit", [*llm_audit, "--decision", "decision=yes", "--out", str(tmp / "llm")], "ok", None),
-        ("llm-audit", ["llm-audit", "--demo", "--out", str(tmp / "llm-demo")], "extra", tmp / "llm-demo"),
+        ("llm-audit", ["llm-audit", "--demo", "--out", str(tmp / "llm-demo"), "-q"], "ok", None),
+        (
+            "llm-audit",
+            ["llm-audit", "--demo", "--generator", "llamacpp:qwen2.5-coder-1.5b-instruct", "--out", str(tmp / "llm-r")],
+            "extra",
+            tmp / "llm-r",
+        ),
         ("llm-audit", [*llm_audit, "--similarity", "cosine", "--out", str(tmp / "llm-cos")], "extra", tmp / "llm-cos"),
         ("check", ["check", str(audit), "--fail-if", "upper(identity_effect[religion]) > 1"], "ok", None),
         ("plan", ["plan", str(audit), "--effect", "2"], "ok", None),

@@ -300,6 +300,9 @@ NOT_MEASURED: dict[str, list[tuple[str, str]]] = {
         ("reaching 0.8 (", "setting"),
     ],
     "docs/changelog.md": [
+        ("invited 30 points less often", "setting"),
+        ("scored 2 points lower", "setting"),
+        ("`--max-failed` (5 %)", "setting"),
         ("Effects under 0.05 points are no finding", "setting"),
         ("(`mde`, 80 % power)", "setting"),
         ("the plain 2.5/97.5 percentiles", "setting"),
@@ -371,6 +374,9 @@ NOT_MEASURED: dict[str, list[tuple[str, str]]] = {
         ("stays within 2 points and the prompts had the power to see 2 points", "setting"),
         ("(a decision rate of 60 % differs", "example"),
         ("shares above 0.5)", "setting"),
+        ("invited **30 points less often**", "setting"),
+        ("score is **2 points lower**", "setting"),
+        ("ruling out 2 points needs", "setting"),
     ],
     "docs/how-to/rate.md": [("within 3 s even under", "spec")],
     "docs/how-to/scale-out.md": [

@@ -617,13 +617,14 @@ def main() -> None:
 
 def _warnings_as_lines() -> None:
     """A warning on the command line is one line, ``warning: ...`` (a server's retry, a cache rebuilt), not Python's
-    file, line and source."""
+    file, line and source. Only the format changes: a caller recording warnings (``catch_warnings(record=True)``,
+    pytest) still receives them, which it would not if ``showwarning`` were replaced."""
     import warnings
 
-    def show(message: Warning | str, category: type[Warning], *args: object, **kwargs: object) -> None:
-        err_console.print(f"[yellow]warning:[/yellow] {escape(str(message))}", highlight=False)
+    def line(message: Warning | str, *args: object, **kwargs: object) -> str:
+        return f"warning: {message}\n"
 
-    warnings.showwarning = show
+    warnings.formatwarning = line  # type: ignore[assignment]
 
 
 #: exit codes, one meaning each: 0 done (every gate rule passed), 1 a gate rule failed, 2 bad input, options, a

@@ -541,7 +541,7 @@ def require_extras(opts: LLMAuditOptions, generator: Any) -> None:
     from ...needs import classifier_extras, llm_extras
 
     wanted: list[tuple[str, tuple[str, ...]]] = []
-    if isinstance(generator, str) and not generator.startswith("callable:"):
+    if isinstance(generator, str) and not generator.startswith(("callable:", "simulated:")):
         wanted.append((f"the generator {generator}", llm_extras(generator)))
     if opts.score:
         wanted.append((f"--score {opts.score}", classifier_extras(opts.score)))

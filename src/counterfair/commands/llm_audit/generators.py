@@ -9,6 +9,8 @@ spec                               generator
 ``openai:URL[#MODEL]`` or a URL    an OpenAI-compatible server (vLLM, llama.cpp server, Ollama): concurrent,
                                    bounded and retried requests (:mod:`counterfair.llm.openai_http`)
 ``llamacpp:NAME_OR_FILE.gguf``     llama.cpp in this process (the packaged Qwen models by name)
+``simulated:hiring``               a built-in simulated CV screener with planted, documented biases (the demo's;
+                                   :mod:`counterfair.commands.llm_audit.simulated`)
 ================================== ==============================================================================
 
 In Python a plain function is a generator too. Sample ``i`` of a prompt is asked with seed ``seed + i``, so a run is
@@ -147,7 +149,7 @@ def load_generator(
     if callable(spec):
         return CallableGenerator(spec, getattr(spec, "__qualname__", repr(spec)))
     if not isinstance(spec, str) or not spec.strip():
-        raise ConfigError("give a generator: callable:FILE.py:FN, openai:URL#MODEL or llamacpp:MODEL")
+        raise ConfigError("give a generator: callable:FILE.py:FN, openai:URL#MODEL, llamacpp:MODEL or simulated:hiring")
     kind, _, rest = spec.partition(":")
     if kind == "callable":
         if not rest:
@@ -155,6 +157,10 @@ def load_generator(
         from ...classifiers.adapters import load_function
 
         return CallableGenerator(load_function(rest, "generator"), rest)
+    if kind == "simulated":
+        from .simulated import SimulatedApplication
+
+        return SimulatedApplication(rest)
     from ...llm import load_llm
 
     llm = load_llm(spec, concurrency=concurrency, timeout=timeout, retries=retries)

@@ -1,6 +1,7 @@
 """The run-directory shell of ``counterfair llm-audit``: ``responses.jsonl`` (every variant's sampled responses,
-appended as each block of variants finishes: a killed run resumes without asking again), then ``responses.csv``,
-``summary.json``, ``report.html`` and ``report.md``."""
+appended as each block of 16 variants returns: a killed run resumes without asking again; a rerun that changes only
+how the responses are measured asks nothing), then ``responses.csv``, ``summary.json``, ``report.html`` and
+``report.md``."""
 
 from __future__ import annotations
 
@@ -11,6 +12,11 @@ from ...progress import ProgressHook
 from ...runs import holds_run_dir
 from .core import LLMAuditOptions
 from .result import LLMAuditResult
+
+#: the options that say how the responses are measured, not what is asked: a rerun into the same folder that changes
+#: only these measures the stored responses again and asks the generator nothing (with a constrained in-process model
+#: the decision and rating also shape the answers: its grammar is part of the generator's identity)
+MEASURING = ("decision", "decision_values", "rating", "score", "positive_label", "similarity", "threshold", "bootstrap")
 
 
 @holds_run_dir
@@ -40,12 +46,19 @@ def run_llm_audit(
     keys, texts, origin = read_prompts(source, options)
     gen = generator_for(generator, options)
     identifying = run_identity(options)
+    asked = {k: v for k, v in identifying.items() if k not in MEASURING}  # what the generator is asked, and how
     run_id = {
-        "options_fingerprint": fingerprint(identifying),
+        "options_fingerprint": fingerprint(asked),
         "input_sha256": input_sha256(source, texts),
         "generator": gen.info(),
     }
-    claim_run_dir(target, run_id, {"options": identifying, "input": origin}, what="audit of an LLM application")
+    claim_run_dir(
+        target,
+        run_id,
+        {"options": identifying, "input": origin},
+        what="audit of an LLM application",
+        remeasured={"options": identifying},
+    )
     checkpoint = JsonlCheckpoint(target / "responses.jsonl", key=lambda record: record["variant"])
     done = {str(k): list(r["responses"]) for k, r in checkpoint.done.items()}
     result: LLMAuditResult = audit_prompts(
