@@ -80,6 +80,38 @@ def test_cache_keeps_finished_batches_when_the_classifier_fails() -> None:
     assert inner.seen == ["ok"]  # not predicted again
 
 
+def test_a_padded_model_gets_texts_of_like_length_together_and_the_answers_in_input_order() -> None:
+    """#68: a model that pads each batch to its longest text (``sorts_by_length``) is handed the texts sorted by length,
+    a batch cut before a text more than about half again as long as its first: a short text is never padded to a long
+    one's length; results come back in the order asked."""
+
+    class Padded(_Counting):
+        sorts_by_length = True
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.batches: list[list[str]] = []
+
+        def predict_proba(self, texts: Any) -> np.ndarray:
+            self.batches.append(list(texts))
+            return super().predict_proba(texts)
+
+    short = [f"bad {i:02d}" for i in range(5)]  # 6 characters
+    long = ["x" * 300 + str(i) for i in range(3)]  # 301
+    inner = Padded()
+    clf = CachedClassifier(inner, spec="padded", batch_size=4)
+    texts = [long[0], short[0], short[1], long[1], short[2], short[3], long[2], short[4]]
+    got = clf.predict_proba(texts)
+    assert inner.batches == [short[:4], short[4:], long]  # 4 at most; no short text beside a long one
+    np.testing.assert_allclose(got[:, 1], [0.1, 0.9, 0.9, 0.1, 0.9, 0.9, 0.1, 0.9])  # each text's own answer
+    wide = CachedClassifier(Padded(), spec="padded", batch_size=64)
+    wide.predict_proba(["y" * 2000 + str(i) for i in range(20)])  # 64 x 256 characters: 8 texts of 2,001
+    assert [len(b) for b in wide.inner.batches] == [8, 8, 4]  # type: ignore[attr-defined]
+    plain = _Counting()  # a model that does not pad: arrival order, batch_size at a time
+    CachedClassifier(plain, spec="plain", batch_size=4).predict_proba(texts)
+    assert plain.seen == texts
+
+
 # --------------------------------------------------------------------------- adapters
 
 
@@ -132,6 +164,42 @@ def test_hf_directory(tiny_hf_classifier_dir: Path) -> None:
     np.testing.assert_allclose(got, expected, atol=1e-5)
     clf.predict_proba(["word " * 200])  # longer than 64 positions: truncated, counted
     assert clf.inner.truncated == 1  # type: ignore[attr-defined]
+    clf.predict_proba(["word " * 62, "word " * 63, "a short one", "word " * 90])  # 62 + 2 special tokens fit
+    assert clf.inner.truncated == 3  # type: ignore[attr-defined]
+
+
+def test_the_device_is_chosen_once_for_every_torch_model(
+    tiny_hf_classifier_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#68: ``counterfair --device`` (``COUNTERFAIR_DEVICE``): auto takes a GPU torch sees, else the CPU; a GPU asked
+    for and absent is exit 2 saying what torch sees, before the model's first prediction; a misspelt device is
+    refused before any work."""
+    import torch
+
+    from counterfair.models import torch_device
+
+    from .conftest import run_cli
+
+    monkeypatch.delenv("COUNTERFAIR_DEVICE", raising=False)
+    seen = "cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu"
+    assert torch_device() == torch_device("auto") == seen and torch_device("cpu") == "cpu"
+    monkeypatch.setenv("COUNTERFAIR_DEVICE", "cpu")
+    assert torch_device() == "cpu"
+    clf = load_classifier(f"hf:{tiny_hf_classifier_dir}")
+    clf.predict_proba(["on the device the run chose"])
+    assert clf.inner.device == "cpu"  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match="expected auto, cpu, cuda, cuda:N or mps"):
+        torch_device("gpu")
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("orig_text,gen_text\nI am a Muslim,I am a Christian\n")
+    args = ["evaluate", str(pairs), "--metrics", "flip", "--classifier", f"hf:{tiny_hf_classifier_dir}", "-q"]
+    bad = run_cli("--device", "gpu", *args, "--out", str(tmp_path / "a"))
+    assert bad.returncode == 2 and "expected auto, cpu, cuda, cuda:N or mps" in bad.stderr
+    far = run_cli("--device", "cuda:7", *args, "--out", str(tmp_path / "b"))
+    if torch.cuda.device_count() < 8:
+        assert far.returncode == 2 and "--device cuda:7: torch" in far.stderr and "CUDA" in far.stderr, far.stderr
+    ok = run_cli("--device", "cpu", *args, "--out", str(tmp_path / "c"))
+    assert ok.returncode == 0, ok.stderr
 
 
 def test_spacy_textcat(tmp_path: Path) -> None:

@@ -125,3 +125,39 @@ def test_a_python_classifier_object_stays_local() -> None:
 
     with pytest.raises(ConfigError, match="rebuilds the classifier from its spec on every worker"):
         cf.audit(["Some gay people."], lambda texts: [0.1] * len(texts), engine="ray")
+
+
+class Builds:
+    """A worker that answers with the id of the actor-side build that made it."""
+
+    def __init__(self) -> None:
+        import uuid
+
+        self.build = uuid.uuid4().hex
+
+    def __call__(self, batch: list[int]) -> list[str]:
+        return [self.build for _ in batch]
+
+
+def test_ray_keeps_one_pool_of_actors_for_every_call_of_a_run(ray_local: None) -> None:
+    """#68: a run calls its classifier ~90 times; the actors (and the models they load) are built once per process,
+    not once per call: the second call's batches are answered by the first call's builds."""
+    first = map_batches(Builds, [[1], [2], [3], [4]], engine="ray")
+    second = map_batches(Builds, [[5], [6], [7], [8], [9]], engine="ray")
+    builds = {b for batch in first for b in batch}
+    assert {b for batch in second for b in batch} <= builds and len(builds) <= 2  # 2 CPUs: 2 actors at most
+
+
+def test_an_address_nothing_answers_at_fails_in_seconds() -> None:
+    import socket
+
+    from counterfair.engine import check_address
+
+    with socket.socket() as s:  # a port that was free a moment ago: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(ConfigError, match=rf"--address ray://127.0.0.1:{port}: nothing answers at 127.0.0.1:{port}"):
+        check_address(f"ray://127.0.0.1:{port}", timeout=5)  # refused at once; Ray itself retried for minutes
+    with pytest.raises(ConfigError, match="expected ray://HOST:PORT"):
+        check_address("head-node")
+    check_address("auto")  # Ray's to resolve

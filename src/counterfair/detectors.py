@@ -72,11 +72,11 @@ def _encoder(name: str) -> Any:
     if name not in _ENCODERS:
         from sentence_transformers import SentenceTransformer
 
-        from .models import get_model_info, quiet_loading
+        from .models import get_model_info, quiet_loading, torch_device
 
         path = Path(name) if Path(name).exists() else get_model_info(name).path()
         with quiet_loading():
-            _ENCODERS[name] = SentenceTransformer(str(path), device="cpu")
+            _ENCODERS[name] = SentenceTransformer(str(path), device=torch_device())
     return _ENCODERS[name]
 
 

@@ -3,8 +3,10 @@
 :func:`map_batches` takes a *worker factory* — a picklable callable that builds the worker, which loads its models —
 and a list of batches. Locally the worker is built once and called on each batch. With Ray, each actor builds its own
 worker once (so every model loads once per actor, never per batch) and batches go to whichever actor is free; the
-results come back in input order. ``address`` names a running cluster (``ray://head:10001`` or ``auto``); without
-it a local Ray instance is started with this machine's CPUs.
+results come back in input order. The actors of the last worker factory are kept (a run calls its classifier ~90
+times: one pool serves them all) until another factory's work needs the cluster's CPUs, or :func:`shutdown`.
+``address`` names a running cluster (``ray://head:10001`` or ``auto``); without it a local Ray instance is started
+with this machine's CPUs.
 
 A cluster whose LLM runs behind OpenAI-compatible servers (vLLM) needs no model on the Ray workers: name the servers
 with ``--llm openai:http://vllm-host:8000/v1`` and the workers only send requests (see docs/how-to/scale-out.md).
@@ -12,6 +14,7 @@ with ``--llm openai:http://vllm-host:8000/v1`` and the workers only send request
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -82,6 +85,7 @@ def _map_ray(
 
         raise ModelNotAvailable("the ray engine needs Ray", pip="pip install 'ray>=2.9'") from err
     if not ray.is_initialized():
+        check_address(address)
         ray.init(
             address=address,
             num_cpus=None if address else os.cpu_count(),
@@ -89,20 +93,7 @@ def _map_ray(
             log_to_driver=False,
             ignore_reinit_error=True,
         )
-    cpus = int(ray.available_resources().get("CPU", 1))
-    count = max(1, min(workers or cpus, len(batches)))
-    per_actor = max(1, cpus // count)
-
-    @ray.remote(num_cpus=per_actor)
-    class _Actor:
-        def __init__(self, factory: Callable[[], Callable[[Any], Any]], threads: int) -> None:
-            _limit_threads(threads)
-            self.worker = factory()
-
-        def run(self, batch: Any) -> Any:
-            return self.worker(batch)
-
-    actors = [_Actor.remote(make_worker, per_actor) for _ in range(count)]  # type: ignore[attr-defined]
+    actors = _pool(ray, make_worker, workers)
     pool = ActorPool(actors)
     results = []
     try:
@@ -111,10 +102,68 @@ def _map_ray(
             if on_result is not None:
                 on_result(i, result)
             hook.advance(1)
-    finally:
-        for actor in actors:
-            ray.kill(actor)
+    except BaseException:
+        _drop_pools(ray)  # a failed or interrupted map leaves no actor busy or broken for the next call
+        raise
     return results
+
+
+#: the actor pool of this process: one, of the last worker factory used (another factory's pool could not get CPUs
+#: while it held them)
+_POOLS: dict[tuple[str, bytes, int], list[Any]] = {}
+
+
+def _pool(ray: Any, make_worker: Callable[[], Callable[[Any], Any]], workers: int | None) -> list[Any]:
+    import hashlib
+
+    cpus = int(ray.available_resources().get("CPU", 1) or 1)
+    count = max(1, workers or cpus)
+    session = str(ray.get_runtime_context().get_job_id())  # a Ray started again has none of the old actors
+    key = (session, hashlib.sha256(ray.cloudpickle.dumps(make_worker)).digest(), count)
+    if key not in _POOLS:
+        _drop_pools(ray)
+        per_actor = max(1, cpus // count)
+
+        @ray.remote(num_cpus=per_actor)
+        class _Actor:
+            def __init__(self, factory: Callable[[], Callable[[Any], Any]], threads: int) -> None:
+                _limit_threads(threads)
+                self.worker = factory()
+
+            def run(self, batch: Any) -> Any:
+                return self.worker(batch)
+
+        _POOLS[key] = [_Actor.remote(make_worker, per_actor) for _ in range(count)]  # type: ignore[attr-defined]
+    return _POOLS[key]
+
+
+def _drop_pools(ray: Any) -> None:
+    for actors in _POOLS.values():
+        for actor in actors:
+            with contextlib.suppress(Exception):  # an actor already gone
+                ray.kill(actor)
+    _POOLS.clear()
+
+
+def check_address(address: str | None, timeout: float = 5.0) -> None:
+    """A cluster address (``ray://host:port``, ``host:port``) that nothing answers at is a ConfigError within
+    ``timeout`` seconds, not minutes of Ray's retries; ``auto`` and None are Ray's to resolve."""
+    import re
+    import socket
+
+    if not address or address == "auto":
+        return
+    found = re.fullmatch(r"(?:ray://)?\[?([^\]/]+?)\]?:(\d+)/?", address.strip())
+    if found is None:
+        raise ConfigError(f"--address {address!r}: expected ray://HOST:PORT, HOST:PORT or auto")
+    host, port = found.group(1), int(found.group(2))
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as err:
+        raise ConfigError(
+            f"--address {address}: nothing answers at {host}:{port} ({err.strerror or err}) within {timeout:g} s; "
+            "is the Ray head running there (ray start --head)?"
+        ) from None
 
 
 def shutdown() -> None:
@@ -124,4 +173,5 @@ def shutdown() -> None:
     except ImportError:  # pragma: no cover
         return
     if ray.is_initialized():
+        _drop_pools(ray)
         ray.shutdown()

@@ -450,6 +450,45 @@ def quiet_loading() -> Iterator[None]:
             hf_logging.enable_progress_bar()
 
 
+DEVICE_FORMS = "auto, cpu, cuda, cuda:N or mps"
+
+
+def check_device_form(spec: str) -> str:
+    """``spec`` if it is written as a device (auto, cpu, cuda, cuda:N, mps), else a ConfigError; torch is not
+    imported (the command line checks ``--device`` before any work, and most commands load no torch model)."""
+    import re
+
+    text = spec.strip().lower()
+    if not re.fullmatch(r"auto|cpu|mps|cuda(?::\d+)?", text):
+        raise ConfigError(f"--device {spec!r}: expected {DEVICE_FORMS}")
+    return text
+
+
+def torch_device(spec: str | None = None) -> str:
+    """The torch device a model counterfair loads runs on: ``spec``, else ``$COUNTERFAIR_DEVICE`` (the command
+    line's ``--device``), else ``auto``: a CUDA GPU when torch sees one, else Apple's ``mps``, else the CPU. A GPU
+    asked for and not there is a ConfigError saying what torch sees."""
+    import torch
+
+    wanted = check_device_form(spec or os.environ.get("COUNTERFAIR_DEVICE") or "auto")
+    cuda = torch.cuda.is_available()
+    mps = bool(getattr(torch.backends, "mps", None)) and torch.backends.mps.is_available()
+    if wanted == "auto":
+        return "cuda" if cuda else "mps" if mps else "cpu"
+    if wanted.startswith("cuda"):
+        count = torch.cuda.device_count() if cuda else 0
+        index = int(wanted.partition(":")[2] or 0)
+        if index >= count:
+            seen = f"{count} CUDA device{'s' if count != 1 else ''}" if cuda else "no CUDA device"
+            raise ConfigError(
+                f"--device {wanted}: torch {torch.__version__} sees {seen} (built with CUDA {torch.version.cuda}); "
+                "use --device cpu, or auto to take a GPU where there is one"
+            )
+    if wanted == "mps" and not mps:
+        raise ConfigError(f"--device mps: torch {torch.__version__} sees no Apple GPU; use --device cpu or auto")
+    return wanted
+
+
 def _torch_dtype(dtype: str) -> Any:
     import torch
 

@@ -94,22 +94,24 @@ class HFClassifier:
     the number truncated is counted in ``truncated``.
     """
 
-    def __init__(self, directory: str | Path, *, device: str = "cpu", max_length: int | None = None) -> None:
+    def __init__(self, directory: str | Path, *, device: str | None = None, max_length: int | None = None) -> None:
         self.directory = Path(directory)
         if not (self.directory / "config.json").exists():
             raise ConfigError(f"hf classifier: {self.directory} is not a transformers directory (no config.json)")
-        self.device = device
+        self.device = device  # None: the run's --device (COUNTERFAIR_DEVICE), else a GPU torch sees, else the CPU
         self.max_length = max_length
         self.truncated = 0
         self._model: Any = None
         self._tokenizer: Any = None
+        self._encoded: dict[str, tuple[dict[str, list[int]], bool]] = {}  # tokenised by lengths(), for _predict
 
     def _load(self) -> None:
         if self._model is None:
             from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-            from ..models import quiet_loading
+            from ..models import quiet_loading, torch_device
 
+            self.device = torch_device(self.device)
             with quiet_loading():
                 self._tokenizer = AutoTokenizer.from_pretrained(self.directory)
                 model = AutoModelForSequenceClassification.from_pretrained(self.directory)
@@ -131,11 +133,53 @@ class HFClassifier:
         """A sequence-pair model (NLI, paraphrase): each pair encoded as the tokenizer's two segments."""
         return self._predict([a for a, _ in pairs], [b for _, b in pairs])
 
+    def lengths(self, texts: Sequence[str]) -> list[int]:
+        """Each text's length in tokens (after truncation), for :class:`~counterfair.classifiers.base.CachedClassifier`
+        to batch texts of like length together; the tokens are kept for :meth:`predict_proba` (each text is
+        tokenised once)."""
+        self._load()
+        enc = self._tokenizer(list(texts), truncation=True, max_length=self.max_length)
+        cut = [bool(e.overflowing) for e in enc.encodings] if enc.encodings is not None else None
+        for i, text in enumerate(texts):
+            features = {k: enc[k][i] for k in enc}
+            if cut is None:  # a slow tokenizer keeps nothing of what it cut: ask again
+                full = len(self._tokenizer(text)["input_ids"])
+                self._encoded[text] = (features, full > (self.max_length or full))
+            else:
+                self._encoded[text] = (features, cut[i])
+        return [len(enc["input_ids"][i]) for i in range(len(texts))]
+
     def _predict(self, texts: list[str], text_pairs: list[str] | None) -> np.ndarray:
         self._load()
-        full = self._tokenizer(texts, text_pairs, add_special_tokens=True)["input_ids"]
-        self.truncated += sum(len(ids) > (self.max_length or 0) for ids in full)
-        return transformer_proba(self._model, self._tokenizer, texts, text_pairs, self.max_length, self.device)
+        if text_pairs is None and texts and all(t in self._encoded for t in texts):
+            return self._predict_encoded(texts)
+        proba, truncated = transformer_proba_counted(
+            self._model, self._tokenizer, texts, text_pairs, self.max_length, str(self.device)
+        )
+        self.truncated += truncated
+        return proba
+
+    def _predict_encoded(self, texts: list[str]) -> np.ndarray:
+        import torch
+
+        encoded = [self._encoded.pop(t) for t in texts]
+        self.truncated += sum(cut for _, cut in encoded)
+        batch = self._tokenizer.pad([features for features, _ in encoded], return_tensors="pt")
+        with torch.inference_mode():
+            logits = self._model(**batch.to(self.device)).logits.float()
+        return _probabilities(self._model, logits)
+
+    #: :class:`~counterfair.classifiers.base.CachedClassifier` hands it texts of like length together (less padding)
+    sorts_by_length = True
+
+
+def _probabilities(model: Any, logits: Any) -> np.ndarray:
+    """Softmax over the logits, or a sigmoid per label for a multi-label model."""
+    import torch
+
+    if getattr(model.config, "problem_type", None) == "multi_label_classification":
+        return torch.sigmoid(logits).cpu().numpy()  # type: ignore[no-any-return]
+    return torch.softmax(logits, dim=-1).cpu().numpy()  # type: ignore[no-any-return]
 
 
 def transformer_proba(
@@ -143,15 +187,28 @@ def transformer_proba(
 ) -> np.ndarray:
     """Class probabilities of a transformers sequence-classification model: softmax over the logits, or a sigmoid
     per label for a multi-label model; ``text_pairs`` gives each text a second segment."""
+    return transformer_proba_counted(model, tokenizer, texts, text_pairs, max_length, device)[0]
+
+
+def transformer_proba_counted(
+    model: Any, tokenizer: Any, texts: list[str], text_pairs: list[str] | None, max_length: int | None, device: str
+) -> tuple[np.ndarray, int]:
+    """:func:`transformer_proba` and how many inputs were truncated to ``max_length``, tokenised once (a fast
+    tokenizer keeps what it cut off; a slow one is asked again without truncation to count)."""
     import torch
 
     kwargs: dict[str, Any] = {"max_length": max_length} if max_length else {}
-    enc = tokenizer(texts, text_pairs, padding=True, truncation=True, return_tensors="pt", **kwargs).to(device)
+    enc = tokenizer(texts, text_pairs, padding=True, truncation=True, return_tensors="pt", **kwargs)
+    if not max_length:
+        truncated = 0
+    elif enc.encodings is not None:
+        truncated = sum(bool(e.overflowing) for e in enc.encodings)
+    else:
+        full = tokenizer(texts, text_pairs, add_special_tokens=True)["input_ids"]
+        truncated = sum(len(ids) > max_length for ids in full)
     with torch.inference_mode():
-        logits = model(**enc).logits.float()
-    if getattr(model.config, "problem_type", None) == "multi_label_classification":
-        return torch.sigmoid(logits).cpu().numpy()
-    return torch.softmax(logits, dim=-1).cpu().numpy()
+        logits = model(**enc.to(device)).logits.float()
+    return _probabilities(model, logits), truncated
 
 
 class SpacyClassifier:

@@ -264,6 +264,8 @@ class _PipelineClassifier:
 class _ModelTokenizerClassifier:
     """A transformers sequence-classification model with its tokenizer (softmax over the logits)."""
 
+    sorts_by_length = True  # padded per batch: handed texts of like length together
+
     def __init__(self, model: Any, tokenizer: Any) -> None:
         self.model = model.eval()
         self.tokenizer = tokenizer

@@ -348,8 +348,21 @@ def _root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version.")
     ] = False,
+    device: Annotated[
+        str | None,
+        typer.Option(
+            "--device",
+            help="Where every torch model the command loads runs (hf: classifiers, BERTScore, the MiniLM "
+            "encoder): auto (a GPU torch sees, else the CPU), cpu, cuda, cuda:N or mps; before the command: "
+            "counterfair --device cuda audit ... (also COUNTERFAIR_DEVICE).",
+        ),
+    ] = None,
 ) -> None:
     """counterfair command line."""
+    if device is not None:
+        from ..models import check_device_form
+
+        os.environ["COUNTERFAIR_DEVICE"] = check_device_form(device)
 
 
 def sample_pairs_path() -> Path:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..jsontypes import JSONObject
-from ..models import get_model_info, package_version, quiet_loading
+from ..models import get_model_info, package_version, quiet_loading, torch_device
 from ..progress import NullProgress, ProgressHook
 
 DEFAULT_ENCODER = "all-minilm-l6-v2"
@@ -94,7 +94,7 @@ class BERTScoreScorer:
                         num_layers=self.num_layers,
                         idf=self.idf,
                         batch_size=self.batch_size,
-                        device="cpu",
+                        device=torch_device(),
                         lang="en",
                     )
             return _SCORERS[key]
