@@ -581,6 +581,8 @@ def test_the_demo_runs_on_the_simulated_screener_and_finds_what_was_planted(tmp_
     assert abs(rates["tall"] - rates["Christian"]) < 0.05 and 0.22 < rates["tall"] - rates["Muslim"] < 0.38
     with pytest.raises(ConfigError, match="choose one of simulated:hiring"):
         SimulatedApplication("casino")
+    other = CliRunner().invoke(app, ["llm-audit", "--demo", "--scenario", "lending", "--out", str(tmp_path / "x")])
+    assert isinstance(other.exception, ConfigError) and "answers the hiring scenario only" in str(other.exception)
 
 
 def test_a_rerun_that_changes_only_how_responses_are_measured_asks_the_generator_nothing(tmp_path: Path) -> None:

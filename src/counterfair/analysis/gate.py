@@ -366,18 +366,20 @@ def _material(rule: Rule, group: str | None, entry: GateEntry, result: GateCheck
 
 def points_message(check: Mapping[str, Any]) -> str:
     """An in-slot estimate in probability points with the simultaneous interval its finding was read off, and, where
-    the data could not settle it, the power: "+5.3 points (simultaneous 95 % interval +2.9 to +7.7)"."""
+    the data could not settle it, the power: "+5.3 points (simultaneous 95 % interval +2.9 to +7.7)". An LLM audit's
+    measures (``decision.identity_effect``) count prompts, a classifier audit's texts."""
     value, low, high = check.get("value"), check.get("sim_low"), check.get("sim_high")
+    unit = "prompt" if "." in str(check.get("metric") or "") else "text"
     shown = f"{100 * value:+.1f} points" if value is not None else "no value"
     if low is None or high is None:
-        texts = check.get("n")
-        more = f"; about {check['texts_needed']:,} would detect 2" if check.get("texts_needed") else ""
-        return f"{shown} (no interval from {texts} text{'' if texts == 1 else 's'}{more})"
+        n = check.get("n")
+        more = f"; about {check['texts_needed']:,} would settle it" if check.get("texts_needed") else ""
+        return f"{shown} (no interval from {n} {unit}{'' if n == 1 else 's'}{more})"
     shown += f" (simultaneous 95 % interval {100 * low:+.1f} to {100 * high:+.1f}"
     if check.get("finding") == "inconclusive" and check.get("mde") is not None:
-        shown += f"; smallest detectable {100 * check['mde']:.1f} points over {check.get('n')} texts"
+        shown += f"; smallest detectable {100 * check['mde']:.1f} points over {check.get('n')} {unit}s"
         if check.get("texts_needed"):
-            shown += f", about {check['texts_needed']:,} would detect 2"
+            shown += f", about {check['texts_needed']:,} would settle it"
     return shown + ")"
 
 

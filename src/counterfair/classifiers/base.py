@@ -202,8 +202,16 @@ class CachedClassifier:
         if not getattr(self.inner, "sorts_by_length", False):
             return [todo[start : start + self.batch_size] for start in range(0, len(todo), self.batch_size)]
         measure = getattr(self.inner, "lengths", None) if self.engine == "local" else None  # not a model per driver
+        told = None
         if measure is not None and all(isinstance(t, str) for t in todo):
-            sizes, per_token, slack = [int(n) for n in measure(todo)], 1, PAD_SLACK_TOKENS
+            try:
+                told = [int(n) for n in measure(todo)]
+            except CounterfairError:
+                raise
+            except Exception:  # noqa: BLE001 - the batches then say what fails, naming the classifier
+                told = None
+        if told is not None:
+            sizes, per_token, slack = told, 1, PAD_SLACK_TOKENS
         else:
             sizes, per_token, slack = [_length(t) for t in todo], CHARS_PER_TOKEN, PAD_SLACK_TOKENS * CHARS_PER_TOKEN
         budget = self.batch_size * PADDED_TOKENS * per_token

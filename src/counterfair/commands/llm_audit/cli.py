@@ -177,6 +177,11 @@ def llm_audit_command(
     if demo:
         scenario = scenario or "hiring"
         if generator is None:
+            if scenario != "hiring":
+                raise ConfigError(
+                    f"--demo --scenario {scenario}: the demo's simulated screener answers the hiring scenario only; "
+                    "give --generator to audit another scenario"
+                )
             generator = DEMO_GENERATOR
         else:  # a real model: a size that samples in minutes on a CPU
             cases = cases or DEMO_CASES
