@@ -166,6 +166,11 @@ def test_hf_directory(tiny_hf_classifier_dir: Path) -> None:
     assert clf.inner.truncated == 1  # type: ignore[attr-defined]
     clf.predict_proba(["word " * 62, "word " * 63, "a short one", "word " * 90])  # 62 + 2 special tokens fit
     assert clf.inner.truncated == 3  # type: ignore[attr-defined]
+    slow = load_classifier(f"hf:{tiny_hf_classifier_dir}")  # a slow tokenizer keeps nothing of what it cut
+    slow.inner._load()  # type: ignore[attr-defined]
+    slow.inner._tokenizer = AutoTokenizer.from_pretrained(tiny_hf_classifier_dir, use_fast=False)  # type: ignore[attr-defined]
+    np.testing.assert_allclose(slow.predict_proba(["word " * 63, *texts])[1:], expected, atol=1e-5)
+    assert slow.inner.truncated == 1  # type: ignore[attr-defined]
 
 
 def test_the_device_is_chosen_once_for_every_torch_model(

@@ -103,25 +103,26 @@ def _map_ray(
                 on_result(i, result)
             hook.advance(1)
     except BaseException:
-        _drop_pools(ray)  # a failed or interrupted map leaves no actor busy or broken for the next call
+        _drop_pool(ray)  # a failed or interrupted map leaves no actor busy or broken for the next call
         raise
     return results
 
 
 #: the actor pool of this process: one, of the last worker factory used (another factory's pool could not get CPUs
-#: while it held them)
-_POOLS: dict[tuple[str, bytes, int], list[Any]] = {}
+#: while it held them), with the key it was built for (the Ray session, the factory pickled, the actor count)
+_POOL: tuple[tuple[str, bytes, int], list[Any]] | None = None
 
 
 def _pool(ray: Any, make_worker: Callable[[], Callable[[Any], Any]], workers: int | None) -> list[Any]:
     import hashlib
 
+    global _POOL
     cpus = int(ray.available_resources().get("CPU", 1) or 1)
     count = max(1, workers or cpus)
     session = str(ray.get_runtime_context().get_job_id())  # a Ray started again has none of the old actors
     key = (session, hashlib.sha256(ray.cloudpickle.dumps(make_worker)).digest(), count)
-    if key not in _POOLS:
-        _drop_pools(ray)
+    if _POOL is None or _POOL[0] != key:
+        _drop_pool(ray)
         per_actor = max(1, cpus // count)
 
         @ray.remote(num_cpus=per_actor)
@@ -133,16 +134,16 @@ def _pool(ray: Any, make_worker: Callable[[], Callable[[Any], Any]], workers: in
             def run(self, batch: Any) -> Any:
                 return self.worker(batch)
 
-        _POOLS[key] = [_Actor.remote(make_worker, per_actor) for _ in range(count)]  # type: ignore[attr-defined]
-    return _POOLS[key]
+        _POOL = (key, [_Actor.remote(make_worker, per_actor) for _ in range(count)])  # type: ignore[attr-defined]
+    return _POOL[1]
 
 
-def _drop_pools(ray: Any) -> None:
-    for actors in _POOLS.values():
-        for actor in actors:
-            with contextlib.suppress(Exception):  # an actor already gone
-                ray.kill(actor)
-    _POOLS.clear()
+def _drop_pool(ray: Any) -> None:
+    global _POOL
+    for actor in _POOL[1] if _POOL is not None else []:
+        with contextlib.suppress(Exception):  # an actor already gone
+            ray.kill(actor)
+    _POOL = None
 
 
 def check_address(address: str | None, timeout: float = 5.0) -> None:
@@ -173,5 +174,5 @@ def shutdown() -> None:
     except ImportError:  # pragma: no cover
         return
     if ray.is_initialized():
-        _drop_pools(ray)
+        _drop_pool(ray)
         ray.shutdown()

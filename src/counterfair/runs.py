@@ -26,7 +26,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -279,16 +279,16 @@ def claim_run_dir(
     *,
     what: str = "run",
     classifier: Any = None,
-    remeasured: Mapping[str, Any] | None = None,
+    remeasured: Sequence[str] = (),
 ) -> None:
     """Create ``target/run.json`` for a new run, or check that the one there describes the same run.
 
-        ``run_id`` holds the fields that must match (options fingerprint, input hash, the classifier's identity);
-        ``extra`` is recorded beside them for people reading the directory (``options``: the full options, the input's
-        path) but not compared. A mismatch is refused with a message that names what differs, down to the options.
-        With ``classifier``, its identity joins ``run_id`` (and its signature ``extra``); a classifier whose identity
-        cannot be pinned runs once, but such a directory cannot be resumed. ``remeasured``: fields of ``extra`` a resume
-    may change (how an LLM audit's stored responses are measured), rewritten in run.json when a resume changes them."""
+    ``run_id`` holds the fields that must match (options fingerprint, input hash, the classifier's identity);
+    ``extra`` is recorded beside them for people reading the directory (``options``: the full options, the input's
+    path) but not compared. A mismatch is refused with a message that names what differs, down to the options.
+    With ``classifier``, its identity joins ``run_id`` (and its signature ``extra``); a classifier whose identity
+    cannot be pinned runs once, but such a directory cannot be resumed. ``remeasured``: the keys of ``extra`` a resume
+    may change (how an LLM audit's stored responses are measured), rewritten in run.json when it changes them."""
     if classifier is not None:
         signature = classifier.signature()
         run_id = {**run_id, "classifier": classifier.identity()}
@@ -330,7 +330,7 @@ def claim_run_dir(
 
     differs = [key for key in run_id if previous.get(key) != redacted(run_id[key])]  # as run.json holds it
     if not differs:
-        stored = json.loads(json.dumps(redacted(dict(remeasured or {})), default=str))
+        stored = json.loads(json.dumps(redacted({k: extra[k] for k in remeasured}), default=str))
         if any(previous.get(k) != v for k, v in stored.items()):
             write_json({**previous, **stored}, run_file)
         return

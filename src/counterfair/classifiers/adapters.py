@@ -139,14 +139,9 @@ class HFClassifier:
         tokenised once)."""
         self._load()
         enc = self._tokenizer(list(texts), truncation=True, max_length=self.max_length)
-        cut = [bool(e.overflowing) for e in enc.encodings] if enc.encodings is not None else None
+        cut = _truncated(self._tokenizer, enc, list(texts), None, self.max_length)
         for i, text in enumerate(texts):
-            features = {k: enc[k][i] for k in enc}
-            if cut is None:  # a slow tokenizer keeps nothing of what it cut: ask again
-                full = len(self._tokenizer(text)["input_ids"])
-                self._encoded[text] = (features, full > (self.max_length or full))
-            else:
-                self._encoded[text] = (features, cut[i])
+            self._encoded[text] = ({k: enc[k][i] for k in enc}, cut[i])
         return [len(enc["input_ids"][i]) for i in range(len(texts))]
 
     def _predict(self, texts: list[str], text_pairs: list[str] | None) -> np.ndarray:
@@ -182,6 +177,19 @@ def _probabilities(model: Any, logits: Any) -> np.ndarray:
     return torch.softmax(logits, dim=-1).cpu().numpy()  # type: ignore[no-any-return]
 
 
+def _truncated(
+    tokenizer: Any, enc: Any, texts: list[str], text_pairs: list[str] | None, max_length: int | None
+) -> list[bool]:
+    """Which inputs ``enc`` (their encoding with truncation) cut to ``max_length``: a fast tokenizer keeps what it
+    cut off; a slow one is asked again without truncation."""
+    if not max_length:
+        return [False] * len(texts)
+    if enc.encodings is not None:
+        return [bool(e.overflowing) for e in enc.encodings]
+    full = tokenizer(texts, text_pairs, add_special_tokens=True)["input_ids"]
+    return [len(ids) > max_length for ids in full]
+
+
 def transformer_proba(
     model: Any, tokenizer: Any, texts: list[str], text_pairs: list[str] | None, max_length: int | None, device: str
 ) -> np.ndarray:
@@ -199,13 +207,7 @@ def transformer_proba_counted(
 
     kwargs: dict[str, Any] = {"max_length": max_length} if max_length else {}
     enc = tokenizer(texts, text_pairs, padding=True, truncation=True, return_tensors="pt", **kwargs)
-    if not max_length:
-        truncated = 0
-    elif enc.encodings is not None:
-        truncated = sum(bool(e.overflowing) for e in enc.encodings)
-    else:
-        full = tokenizer(texts, text_pairs, add_special_tokens=True)["input_ids"]
-        truncated = sum(len(ids) > max_length for ids in full)
+    truncated = sum(_truncated(tokenizer, enc, texts, text_pairs, max_length))
     with torch.inference_mode():
         logits = model(**enc.to(device)).logits.float()
     return _probabilities(model, logits), truncated

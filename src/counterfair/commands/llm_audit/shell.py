@@ -57,7 +57,7 @@ def run_llm_audit(
         run_id,
         {"options": identifying, "input": origin},
         what="audit of an LLM application",
-        remeasured={"options": identifying},
+        remeasured=("options",),
     )
     checkpoint = JsonlCheckpoint(target / "responses.jsonl", key=lambda record: record["variant"])
     done = {str(k): list(r["responses"]) for k, r in checkpoint.done.items()}
