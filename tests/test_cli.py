@@ -122,12 +122,17 @@ def test_demo_main_job(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_audit_demo_main_job(tmp_path: Path) -> None:
     """What `make demo` runs: the audit of the built-in sentences, with a time estimate and a report."""
-    proc = _run("audit", "--demo", "--out", str(tmp_path), "-q")
+    proc = _run("audit", "--demo", "--out", str(tmp_path), "-q", "--parquet")
     assert proc.returncode == 0, proc.stderr
     assert "estimated time on 2 CPU cores" in proc.stdout
     assert (tmp_path / "report.html").exists() and (tmp_path / "report.md").exists()
     summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
     assert summary["command"] == "audit" and summary["ctf"]["ctf_gap"] > 0
+    for table in ("pairs", "slots"):  # --parquet: the same tables, typed, beside the CSVs
+        pd.testing.assert_frame_equal(
+            pd.read_parquet(tmp_path / f"{table}.parquet"), pd.read_csv(tmp_path / f"{table}.csv"), check_dtype=False
+        )
+    assert {"pairs.parquet", "slots.parquet"} <= set(json.loads((tmp_path / "run.json").read_text())["files"])
 
 
 def test_overwrite_replaces_a_run_only_once_the_new_one_is_checked(tmp_path: Path) -> None:

@@ -250,3 +250,22 @@ def test_a_lone_carriage_return_survives_every_csv_we_write(tmp_path: Path) -> N
     write_table(plain, tmp_path / "p.csv")
     expected = plain.assign(schema_version=SCHEMA_VERSION).to_csv(index=False)
     assert (tmp_path / "p.csv").read_text(encoding="utf-8") == expected
+
+
+def test_a_csv_table_becomes_parquet_block_by_block_with_types_settled_over_all_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--parquet converts a run's CSV tables in blocks (a pairs.csv larger than memory): a column's type is settled
+    over every block, not the first: integers then a missing cell is a float, an empty then text column is text, and
+    integers then text is text."""
+    import counterfair.io as cio
+
+    monkeypatch.setattr(cio, "TABLE_BLOCK_ROWS", 2)
+    source = tmp_path / "pairs.csv"
+    source.write_text('n,later_text,mixed,score\n1,,7,0.5\n2,,8,0.25\n3,hello,x,\n4,"a, b\n c",9,1.0\n')
+    table = pd.read_parquet(cio.csv_to_parquet(source, tmp_path / "pairs.parquet"))
+    assert table["n"].tolist() == [1, 2, 3, 4] and str(table["n"].dtype) == "int64"
+    assert table["later_text"].tolist()[2:] == ["hello", "a, b\n c"]
+    assert table["later_text"].isna().tolist()[:2] == [True, True]
+    assert table["mixed"].tolist() == ["7", "8", "x", "9"]
+    assert table["score"].tolist()[:2] == [0.5, 0.25] and pd.isna(table["score"].iloc[2])

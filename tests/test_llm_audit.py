@@ -418,6 +418,61 @@ def test_kill_9_mid_run_and_resume_loses_nothing(tmp_path: Path) -> None:
     )
 
 
+class _Stalling(_OpenAI):
+    """Answers every request but the second (the first after the probe of ``n``), which hangs until released."""
+
+    count: ClassVar[list[int]] = [0]
+    release = threading.Event()
+
+    def do_POST(self) -> None:
+        with self.lock:
+            type(self).count[0] += 1
+            mine = type(self).count[0]
+        if mine == 2:  # its client is killed meanwhile: nothing to answer
+            type(self).release.wait(60)
+            return
+        super().do_POST()
+
+
+@pytest.mark.slow
+def test_kill_9_inside_a_block_keeps_every_variant_a_server_answered(tmp_path: Path) -> None:
+    """#69: the checkpoint takes each variant as its samples arrive, not per block of 16: a server that hangs on one
+    prompt while answering the other 15 of its block loses only that one to a kill."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    handler = type("S", (_Stalling,), {"seen": [], "count": [0], "release": threading.Event()})
+    prompts = tmp_path / "prompts.csv"
+    pd.DataFrame({"prompt": TEMPLATES[:2]}).to_csv(prompts, index=False)
+    run = tmp_path / "run"
+    checkpoint = run / "responses.jsonl"
+    with loopback(handler) as url:
+        args = [sys.executable, "-m", "counterfair.cli", "llm-audit", str(prompts), "--generator", f"openai:{url}#m",
+                "--samples", "2", "--decision", "decision=hire", "--bootstrap", "200", "--timeout", "120", "-q",
+                "--out", str(run)]  # fmt: skip
+        killed = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ))
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (not checkpoint.exists() or checkpoint.read_text().count("\n") < 15):
+            time.sleep(0.1)
+        time.sleep(0.5)  # nothing more arrives while the one request hangs
+        killed.send_signal(signal.SIGKILL)
+        killed.wait()
+        kept = [json.loads(line)["variant"] for line in checkpoint.read_text().splitlines()]
+        assert len(kept) == 15 == len(set(kept))  # the block's 15 answered variants, on disk before the block ended
+        handler.release.set()
+        asked_before = len(handler.seen)
+        resumed = subprocess.run(args, capture_output=True, text=True, check=False, env=dict(os.environ))
+        assert resumed.returncode == 0, resumed.stderr
+        again = [body["messages"][-1]["content"] for body in handler.seen[asked_before:]]
+    variants = len(checkpoint.read_text().splitlines())
+    assert len(pd.read_csv(run / "responses.csv")) == variants * 2 and variants > 16
+    # the resume asks only the variants not on disk (the hanging one among them), each once: none of the 15 again
+    assert len(again) == len(set(again)) == variants - 15
+
+
 def test_sentiment_with_vader_and_langfairs_parity() -> None:
     from counterfair.commands.llm_audit.similarity import sentiment_parity
 

@@ -65,7 +65,16 @@ def test_parallel_sampling_is_seeded_ordered_and_independent_of_earlier_calls() 
     ]
     params = SamplingParams(n=3, temperature=1.0, top_k=40, max_tokens=20, seed=5)
     first = LlamaCppLLM(MODEL, parallel=4)
-    a = first.chat(conversations, params)
+    heard: list[tuple[int, list[str]]] = []
+
+    class Listening:  # an audit's checkpoint hears each input as its last sample ends
+        def start(self, description: str, total: int) -> None: ...
+        def advance(self, amount: int) -> None: ...
+        def answered(self, index: int, samples: list[object]) -> None:
+            heard.append((index, [getattr(c, "text", "") for c in samples]))
+
+    a = first.chat(conversations, params, progress=Listening())
+    assert sorted(heard) == [(k, [c.text for c in row]) for k, row in enumerate(a)]  # each input once, all 3 samples
     other = LlamaCppLLM(MODEL, parallel=4)
     other.chat([[{"role": "user", "content": "Name a colour."}]], params)  # a different history before the call
     b = other.chat(conversations, params)

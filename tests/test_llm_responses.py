@@ -137,6 +137,13 @@ def test_responses_a_spreadsheet_would_run_are_written_inert_and_read_back_as_th
     from counterfair.commands.llm_audit.result import read_run
 
     assert (read_run(saved).responses["response"] == formula).any()  # the text as the model wrote it
+    from counterfair.runs import parquet_copies
+
+    parquet_copies(saved, ("absent.csv",), {"responses": result.responses})  # --parquet: a table not there: skipped
+    table = pd.read_parquet(saved / "responses.parquet")
+    assert (table["response"] == formula).sum() == (raw["response"] == "'" + formula).sum() > 0  # Parquet runs nothing
+    pd.testing.assert_frame_equal(table.drop(columns="schema_version"), result.responses, check_dtype=False)
+    assert "responses.parquet" in json.loads((saved / "run.json").read_text())["files"]  # --overwrite may remove it
 
 
 JSONISH = st.recursive(

@@ -855,6 +855,47 @@ def write_table(frame: pd.DataFrame, path: str | Path, *, fmt: str | None = None
     return target
 
 
+def csv_to_parquet(source: str | Path, target: str | Path) -> Path:
+    """A run's CSV table written again as Parquet (``--parquet``), in blocks of :data:`TABLE_BLOCK_ROWS` rows (a
+    pairs.csv larger than memory converts): a first pass settles each column's type over every block (an integer
+    column with a missing cell is a float, a column of mixed kinds is text), the second writes."""
+    from .extras import check
+
+    check([(f"writing {target} (Parquet)", ("parquet",))])
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def blocks() -> Iterator[pd.DataFrame]:
+        yield from pd.read_csv(source, chunksize=TABLE_BLOCK_ROWS)
+
+    kinds: dict[str, pa.DataType] = {}
+    for block in blocks():
+        for column, kind in zip(block.columns, pa.Schema.from_pandas(block, preserve_index=False).types, strict=True):
+            kinds[column] = _wider(kinds.get(column), kind)
+    schema = pa.schema([(c, pa.string() if pa.types.is_null(k) else k) for c, k in kinds.items()])
+    with atomic_open(target, "wb") as handle, pq.ParquetWriter(handle, schema) as writer:
+        for block in blocks():
+            for field in schema:
+                if pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
+                    block[field.name] = block[field.name].map(lambda v: None if v is None or v != v else str(v))
+            writer.write_table(pa.Table.from_pandas(block, schema=schema, preserve_index=False))
+    return Path(target)
+
+
+def _wider(old: Any, new: Any) -> Any:
+    """The type holding both ``old`` and ``new`` (a block's): numbers widen, anything else mixed is text."""
+    import pyarrow as pa
+
+    if old is None or pa.types.is_null(old) or old == new:
+        return new
+    if pa.types.is_null(new):
+        return old
+    numbers = (pa.types.is_integer, pa.types.is_floating)
+    if any(is_a(old) for is_a in numbers) and any(is_a(new) for is_a in numbers):
+        return pa.float64()
+    return pa.string()
+
+
 def write_csv_chunks(chunks: Iterable[pd.DataFrame], path: str | Path, columns: Sequence[str]) -> Path:
     """Write a CSV from a stream of frames (same ``columns``, plus ``schema_version``) without holding them all in
     memory; atomic like :func:`write_table`."""

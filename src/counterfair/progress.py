@@ -14,6 +14,14 @@ class ProgressHook(Protocol):
     def advance(self, amount: int) -> None: ...
 
 
+def answered(hook: Any, index: int, samples: list[Any]) -> None:
+    """Tell ``hook`` that input ``index`` of the current call has all its samples, when the hook listens
+    (``hook.answered(index, samples)``: an audit's checkpoint takes each input as it is answered, not per call)."""
+    listener = getattr(hook, "answered", None)
+    if listener is not None:
+        listener(index, samples)
+
+
 class NullProgress:
     """Reports nothing."""
 

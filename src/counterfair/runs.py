@@ -28,17 +28,20 @@ import re
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from .errors import ConfigError, OutputError
 from .io import write_json
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: the top-level names counterfair's commands write into a run directory: what ``--overwrite`` may remove from a run
 #: made before run.json listed its own files (``files``)
 KNOWN_OUTPUTS = frozenset(  # those of the commands that claim a run directory (audit, generate, ctf, bias, ...)
     ".work candidates.csv counterfactuals.csv distance_matrix.csv generate llm_judgements.jsonl pairs.csv plots "
     "report.html report.md responses.csv responses.jsonl rows.csv scores.jsonl slots.csv steps.csv summary.json "
-    "text_quality.jsonl".split()
+    "text_quality.jsonl pairs.parquet slots.parquet responses.parquet".split()
 )
 _OWN = (".lock", "run.json")  # a run directory's own bookkeeping
 
@@ -118,6 +121,22 @@ def record_files(target: Path, foreign: set[str] | None = None) -> None:
     names = sorted({*map(str, listed), *present})
     if names != listed:
         write_json({**data, "files": names}, run_file)
+
+
+def parquet_copies(run_dir: str | Path, names: Sequence[str], frames: Mapping[str, pd.DataFrame] | None = None) -> None:
+    """``--parquet``: each CSV table of a run directory named in ``names`` also as Parquet beside it (``pairs.csv`` →
+    ``pairs.parquet``, streamed, types settled over the whole table), and each of ``frames`` (name → table held in
+    memory) as ``NAME.parquet``; the CSVs stay, as every reader of a run expects them. Tables that are not there are
+    skipped; the files join the run's list (``--overwrite`` may remove them)."""
+    from .io import csv_to_parquet, write_table
+
+    target = Path(run_dir)
+    for name in names:
+        if (target / name).is_file():
+            csv_to_parquet(target / name, (target / name).with_suffix(".parquet"))
+    for name, frame in (frames or {}).items():
+        write_table(frame, target / f"{name}.parquet")
+    record_files(target)
 
 
 def prepare_out_dir(path: str | Path, *, option: str = "--out") -> Path:

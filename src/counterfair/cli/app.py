@@ -271,6 +271,26 @@ LogTo = Annotated[
     str | None,
     typer.Option(help="Log metrics, verdicts and the report to a tracker: mlflow.", rich_help_panel=MORE_PANEL),
 ]
+
+
+def _parquet_ready(wanted: bool) -> bool:
+    """--parquet without pyarrow is refused before any work, not after the run."""
+    if wanted:
+        from ..extras import check
+
+        check([("--parquet", ("parquet",))])
+    return wanted
+
+
+Parquet = Annotated[
+    bool,
+    typer.Option(
+        "--parquet",
+        help="Also write the run's tables as Parquet beside the CSVs (pairs.parquet, ...); needs the [parquet] extra.",
+        rich_help_panel=MORE_PANEL,
+        callback=_parquet_ready,
+    ),
+]
 MlflowUri = Annotated[
     str | None,
     typer.Option(help="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else ./mlruns).", rich_help_panel=MORE_PANEL),

@@ -27,7 +27,7 @@ from typing import Any, cast
 
 from ..errors import ConfigError, ModelNotAvailable
 from ..jsontypes import JSONObject
-from ..progress import NullProgress, ProgressHook
+from ..progress import NullProgress, ProgressHook, answered
 from .base import Completion, Message, SamplingParams, default_parallel, default_threads
 
 LLAMA_PIP = "pip install llama-cpp-python==0.3.36"
@@ -112,11 +112,20 @@ class LlamaCppLLM:
         hook = progress or NullProgress()
         if self.parallel == 1:
             out = []
-            for tokens in prompts:
+            for k, tokens in enumerate(prompts):
                 out.append(self._sample(tokens, params))
                 hook.advance(params.n)
+                answered(hook, k, out[-1])
             return out
-        return list(self._batch_sampler().run(prompts, params, reuse_prefix=self.reuse_prefix, on_sample=hook.advance))
+        return list(
+            self._batch_sampler().run(
+                prompts,
+                params,
+                reuse_prefix=self.reuse_prefix,
+                on_sample=hook.advance,
+                on_input=lambda k, samples: answered(hook, k, samples),
+            )
+        )
 
     def _sample(self, prompt_tokens: list[int], params: SamplingParams) -> list[Completion]:
         """The sequential path: ``create_completion`` once per sample."""

@@ -216,8 +216,10 @@ class BatchSampler:
         *,
         reuse_prefix: bool = True,
         on_sample: Callable[[int], None] | None = None,
+        on_input: Callable[[int, list[Completion]], None] | None = None,
     ) -> list[list[Completion]]:
-        """``params.n`` completions of each tokenized prompt, in input order."""
+        """``params.n`` completions of each tokenized prompt, in input order; ``on_sample(1)`` as each sample ends,
+        ``on_input(k, completions)`` as prompt ``k``'s last sample ends."""
         jobs = []
         for k, tokens in enumerate(prompts):
             if not tokens:
@@ -252,6 +254,8 @@ class BatchSampler:
                     self._finish(sample, state)
                     if on_sample is not None:
                         on_sample(1)
+                    if on_input is not None and sample.job.waiting == 0:
+                        on_input(sample.job.index, [c for c in results[sample.job.index] if c is not None])
                 state.running = still
                 self.seconds["generate"] += time.perf_counter() - started
         finally:

@@ -28,7 +28,7 @@ from typing import Any
 
 from ..errors import ConfigError, CounterfairError
 from ..jsontypes import JSONObject
-from ..progress import NullProgress, ProgressHook
+from ..progress import NullProgress, ProgressHook, answered
 from ..redact import redact
 from .base import Completion, Message, SamplingParams
 
@@ -263,6 +263,7 @@ class OpenAIHTTPLLM:
         if probed:
             results[0] = list(probed)
             hook.advance(params.n)
+            answered(hook, 0, list(probed))
         failures: dict[int, str] = {}
         lock = threading.Lock()
 
@@ -281,7 +282,10 @@ class OpenAIHTTPLLM:
                 return
             with lock:
                 results[k][first : first + n] = got[:n]
+                whole = all(c is not None for c in results[k])
             hook.advance(n)
+            if whole:  # every sample of input k is in: a listening hook (a checkpoint) takes it now
+                answered(hook, k, list(results[k]))
 
         # ``concurrency`` counts sequences a server decodes at once: a request of n samples is n of them
         per_request = params.n if grouped else 1

@@ -24,6 +24,7 @@ from ...cli.app import (
     MaxTextChars,
     MlflowUri,
     Overwrite,
+    Parquet,
     RetryNearness,
     app,
     as_path,
@@ -144,6 +145,7 @@ def audit(
     ] = None,
     log_to: LogTo = None,
     mlflow_uri: MlflowUri = None,
+    parquet: Parquet = False,
     max_text_chars: MaxTextChars = _AUDIT.max_text_chars,
     encoding: Encoding = _AUDIT.encoding,
     language: Language = _AUDIT.language,
@@ -196,6 +198,10 @@ def audit(
             baseline=str(baseline) if baseline else None,
         )
     s = result.typed_summary
+    if parquet:
+        from ...runs import parquet_copies
+
+        parquet_copies(target, ("pairs.csv", "slots.csv"))
     console.print(to_console(audit_page(s)))  # the verdict and the gate's rules first, then its tables' first rows
     code = finish_gate(s.gate, junit, checks_shown=True) if s.gate is not None else 0
     console.print(f"done in {s.timing_s['total'] / 60:.1f} min; report: {target / 'report.html'}")

@@ -17,6 +17,7 @@ from ...cli.app import (
     Language,
     MaxTextChars,
     Overwrite,
+    Parquet,
     app,
     console,
     declared,
@@ -65,6 +66,7 @@ def ctf(
     language: Language = _CTF.language,
     engine: Engine = "local",
     address: Address = None,
+    parquet: Parquet = False,
     overwrite: Overwrite = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
@@ -97,8 +99,12 @@ def ctf(
             engine=engine,
             address=address,
         )
+    if parquet:
+        from ...runs import parquet_copies
+
+        parquet_copies(out, ("pairs.csv",))
     console.print(to_console(ctf_page(result.typed_summary)))
-    console.print(f"wrote {out / 'summary.json'} and {out / 'pairs.csv'}")
+    console.print(f"wrote {out / 'summary.json'} and {out / 'pairs.csv'}{' (and pairs.parquet)' if parquet else ''}")
 
 
 @app.command(

@@ -16,6 +16,7 @@ from ...cli.app import (
     LogTo,
     MlflowUri,
     Overwrite,
+    Parquet,
     app,
     console,
     declared,
@@ -158,6 +159,7 @@ def llm_audit_command(
     ] = False,
     junit: Annotated[Path | None, typer.Option(help="Write the gate's verdicts as a JUnit XML file.")] = None,
     log_to: LogTo = None,
+    parquet: Parquet = False,
     mlflow_uri: MlflowUri = None,
     encoding: Encoding = _D.encoding,
     overwrite: Overwrite = False,
@@ -238,8 +240,13 @@ def llm_audit_command(
 
         rules = allowing_inconclusive(fail_if) if fail_if and allow_inconclusive else fail_if
         result = run_llm_audit(source, out, options, generator=generator, rules=rules or None, progress=progress)
+    if parquet:  # the responses as the model wrote them (the CSV's cells are neutralised for spreadsheets)
+        from ...runs import parquet_copies
+
+        parquet_copies(out, (), {"responses": result.responses})
     console.print(
-        f"wrote {out / 'responses.csv'}, {out / 'summary.json'}, {out / 'report.html'} and {out / 'report.md'}"
+        f"wrote {out / 'responses.csv'}{' (and .parquet)' if parquet else ''}, {out / 'summary.json'}, "
+        f"{out / 'report.html'} and {out / 'report.md'}"
     )
     code = finish_gate(result.summary.gate, junit) if result.summary.gate is not None else 0
     for line in result.verdict.splitlines():

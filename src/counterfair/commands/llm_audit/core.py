@@ -47,7 +47,7 @@ RESPONSE_COLUMNS = [
     "status",
     *OUTCOMES,
 ]
-BLOCK = 16  # variants asked together (the unit of the checkpoint)
+BLOCK = 16  # variants asked in one generator call (each one checkpointed as its samples arrive)
 DEFAULT_PACKS = ("gender", "names")  # the swap packs a user's free prompts are searched for by default
 TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet", ".txt")
 
@@ -221,8 +221,9 @@ def sample_responses(
     progress: ProgressHook | None = None,
 ) -> Sampled:
     """Each distinct variant's ``samples`` responses, by variant id: those in ``done`` kept, the rest asked
-    :data:`BLOCK` variants at a time, every answered variant handed to ``sink`` (the checkpoint) as its block
-    returns. A variant that fails (after the generator's own retries) is recorded as failed and the run goes on: one
+    :data:`BLOCK` variants at a time, each answered variant handed to ``sink`` (the checkpoint) as its last sample
+    arrives (a server's or llama.cpp's; a plain function's block when it returns), so a kill loses only the variants
+    in flight. A variant that fails (after the generator's own retries) is recorded as failed and the run goes on: one
     bad input costs itself, not its block; a rerun asks the failed ones again. A block none of whose variants gets an
     answer, even asked one at a time, stops the run (a server down, a broken generator: not a finding), keeping what
     was answered before."""
@@ -246,22 +247,19 @@ def sample_responses(
         total=len(texts) * opts.samples,
     )
     hook.advance((len(texts) - len(pending)) * opts.samples)
-    counted = _Counted(hook)
+    counted = _Counted(hook, have, sink)
     for start in range(0, len(pending), BLOCK):
         block = pending[start : start + BLOCK]
         before = counted.done
-        asked = _ask(generator, [texts[v] for v in block], opts, counted)
+        asked = _ask(generator, block, [texts[v] for v in block], opts, counted)
         if len(block) > 1 and len(asked.failed) == len(block):  # a whole block lost, each prompt alone too: down
             raise GeneratorError(
-                f"the generator failed on {texts[block[0]][:80]!r} ({asked.failed[0]}) and on every other prompt of "
-                f"its block of {len(block)}, each asked alone too; the {len(have)} variants answered before are kept "
-                "(in a run directory: rerun the same command to resume)"
+                f"the generator failed on {texts[block[0]][:80]!r} ({asked.failed[block[0]]}) and on every other "
+                f"prompt of its block of {len(block)}, each asked alone too; the {len(have)} variants answered before "
+                "are kept (in a run directory: rerun the same command to resume)"
             )
-        records = [{"variant": block[k], "responses": [readable(r) for r in a]} for k, a in asked.answers.items()]
-        if sink is not None and records:
-            sink(records)
-        have.update((r["variant"], r["responses"]) for r in records)
-        failed.update((block[k], why) for k, why in asked.failed.items())
+        counted.keep(asked.answers)  # those no hook was told of (a plain function's block)
+        failed.update(asked.failed)
         counted.advance(max(0, len(block) * opts.samples - (counted.done - before)))  # what the generator did not say
     if pending and len(failed) == len(pending) and not done:  # nothing answered: the generator, not the prompts
         first = next(iter(failed))
@@ -273,53 +271,75 @@ def sample_responses(
 
 
 class _Counted:
-    """A progress hook that counts what it was advanced by (a generator's per-sample progress, then the rest of the
-    block)."""
+    """The hook a generator is given: counts what it was advanced by (a generator's per-sample progress, then the rest
+    of the block) and takes each variant the generator says is answered (``answered(k, samples)``, k in the current
+    call) into ``have`` and the checkpoint at once, from whichever thread the generator says it on."""
 
-    def __init__(self, hook: ProgressHook) -> None:
-        self.hook = hook
+    def __init__(self, hook: ProgressHook, have: dict[str, list[str]], sink: Sink | None) -> None:
+        import threading
+
+        self.hook, self.have, self.sink = hook, have, sink
         self.done = 0
+        self.asking: list[str] = []  # the variant ids of the generator call in flight, by index
+        self._lock = threading.Lock()
 
     def start(self, description: str, total: int) -> None:
         return None  # the audit's bar is started once, by the audit
 
     def advance(self, amount: int) -> None:
-        self.done += amount
+        with self._lock:
+            self.done += amount
         self.hook.advance(amount)
+
+    def answered(self, index: int, samples: Sequence[Any]) -> None:
+        if 0 <= index < len(self.asking):
+            self.keep({self.asking[index]: [str(getattr(c, "text", c)) for c in samples]})
+
+    def keep(self, answers: Mapping[str, list[str]]) -> None:
+        with self._lock:
+            new = {v: [readable(r) for r in a] for v, a in answers.items() if v not in self.have}
+            if self.sink is not None and new:
+                self.sink([{"variant": v, "responses": a} for v, a in new.items()])  # on disk before it counts
+            self.have.update(new)
 
 
 class Asked(NamedTuple):
-    answers: dict[int, list[str]]  # by index in the block
-    failed: dict[int, str]
+    answers: dict[str, list[str]]  # by variant id
+    failed: dict[str, str]
 
 
-def _ask(generator: Any, prompts: list[str], opts: LLMAuditOptions, progress: _Counted | None = None) -> Asked:
-    """One block's responses by index, and the indices that got none with why: a server's per-input failures keep
-    every other input's samples; a block that fails as a whole is asked again one prompt at a time, so that one bad
-    prompt fails alone."""
+def _ask(
+    generator: Any, variants: list[str], prompts: list[str], opts: LLMAuditOptions, progress: _Counted | None = None
+) -> Asked:
+    """One block's responses by variant id, and the variants that got none with why: a server's per-input failures
+    keep every other input's samples; a block that fails as a whole is asked again one prompt at a time, so that one
+    bad prompt fails alone."""
     from ...errors import CounterfairError
     from ...llm.openai_http import LLMRequestsFailed
     from ...redact import redact
 
     told = {"progress": progress} if progress is not None and _takes_progress(generator) else {}
+    if progress is not None:
+        progress.asking = variants
     try:
         found = generator.generate(
             prompts, opts.samples, seed=opts.seed, temperature=opts.temperature, max_tokens=opts.max_tokens, **told
         )
-        return Asked(dict(enumerate(list(found))), {})
+        return Asked(dict(zip(variants, list(found), strict=False)), {})
     except LLMRequestsFailed as err:  # some inputs failed after their retries: the others' samples are kept
-        kept = {k: [str(getattr(c, "text", c)) for c in got] for k, got in enumerate(err.completed) if got is not None}
-        return Asked(kept, {k: redact(why) for k, why in err.failures.items()})
+        got_by = enumerate(err.completed)
+        kept = {variants[k]: [str(getattr(c, "text", c)) for c in got] for k, got in got_by if got is not None}
+        return Asked(kept, {variants[k]: redact(why) for k, why in err.failures.items()})
     except CounterfairError:
         raise  # a configuration the user must fix (a missing model, a bad endpoint): said once, not per prompt
     except Exception as err:  # noqa: BLE001 - a user's generator may raise anything: a failed variant, recorded as such
         if len(prompts) == 1:
-            return Asked({}, {0: redact(f"{type(err).__name__}: {err}")})
+            return Asked({}, {variants[0]: redact(f"{type(err).__name__}: {err}")})
     out = Asked({}, {})
-    for k, prompt in enumerate(prompts):  # the block failed as a whole: each prompt alone
-        one = _ask(generator, [prompt], opts, progress)
-        out.answers.update((k, a) for a in one.answers.values())
-        out.failed.update((k, why) for why in one.failed.values())
+    for variant, prompt in zip(variants, prompts, strict=True):  # the block failed as a whole: each prompt alone
+        one = _ask(generator, [variant], [prompt], opts, progress)
+        out.answers.update(one.answers)
+        out.failed.update(one.failed)
     return out
 
 
