@@ -64,8 +64,7 @@ def run(name: str, texts: Any, **options: Any) -> dict[str, Any]:
             "classifier_texts": clf.texts,
             "pairs": int((result.pairs["method"] == "swap").sum()),
             "ctf_gap": result.ctf_gap,
-            "identity_effect": (result.summary.get("placebo") or {}).get("identity_effect"),
-            "groups_exceeding_placebo": (result.summary.get("placebo") or {}).get("groups_exceeding_placebo"),
+            "identity_effect": ((result.summary.get("effects") or {}).get("identity_effect") or {}).get("overall"),
             "timing_s": result.summary["timing_s"],
         }
         print(f"{name:6} {key:16} {seconds:7.1f} s  classifier texts {clf.texts:8d}", flush=True)

@@ -135,3 +135,25 @@ def loopback(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+#: sentences with one identity slot each, all different around it
+CONTEXTS = (
+    "Some people are {}.",
+    "My {} neighbour waved at me.",
+    "The {} students met after class.",
+    "A {} author wrote this book.",
+    "Our {} colleague joined the team today.",
+    "I talked to a {} farmer at the market.",
+    "The {} family next door has a dog.",
+    "They said the {} doctor was kind.",
+    "Two {} artists painted the mural.",
+    "The {} driver stopped at the light.",
+)
+
+
+def in_contexts(terms: list[str], per_context: int = 2) -> list[str]:
+    """Each context of :data:`CONTEXTS` written with ``per_context`` of ``terms`` (in turn, every term reached): an
+    audit measures a slot once however many texts share it, so a test set needs contexts, not only terms."""
+    step = max(1, len(terms) // per_context)
+    return [c.format(terms[(k + j * step) % len(terms)]) for k, c in enumerate(CONTEXTS) for j in range(per_context)]

@@ -402,16 +402,16 @@ def test_pairs_made_in_blocks_of_inputs_are_the_whole_runs(monkeypatch: pytest.M
 
 @pytest.mark.slow
 def test_the_statistics_tallied_block_by_block_are_the_whole_tables(monkeypatch: pytest.MonkeyPatch) -> None:
-    """#47: the audit keeps no table of its pairs (9.5 million at 200,000 texts): the per-method entries, the placebo
-    effects, the in-slot measures, the coverage and the gate's metrics are tallied block by block, and each equals
-    what the whole tables give — with every tally's pieces written to the scratch file and read back."""
+    """#47: the audit keeps no table of its pairs (9.5 million at 200,000 texts): the per-method entries, the in-slot
+    measures (a slot shared by inputs of several blocks measured once), the coverage and the gate's metrics are
+    tallied block by block, and each equals what the whole tables give — with every tally's pieces written to the
+    scratch file and read back."""
     import numpy as np
 
     import counterfair as cf
     import counterfair.commands.audit.core as core
     import counterfair.spill as spill
     from counterfair.analysis.gate import fairness_metrics
-    from counterfair.analysis.placebo import identity_effects
     from counterfair.analysis.slots import slot_effects
     from counterfair.io import nan_to_none
     from counterfair.metrics.functional import cluster_bootstrap_ci
@@ -426,9 +426,7 @@ def test_the_statistics_tallied_block_by_block_are_the_whole_tables(monkeypatch:
     texts = [*pd.read_csv(demo_path())["text"].tolist()[:30], "A text that names no group."]
     result = cf.audit(texts, methods=["ablation", "swap"], attributes=["islam", "lgbq"], bootstrap=200)
     s, pairs, (audited,) = result.summary, result.raw_pairs, made
-    assert s["placebo"]["by_group"] and s["effects"]["identity_effect"]["by_term"]
-    effects = nan_to_none(identity_effects(pairs, n_resamples=200))
-    assert {k: v for k, v in s["placebo"].items() if k != "set"} == effects
+    assert set(s["placebo"]) == {"set"} and s["effects"]["identity_effect"]["by_term"]  # one statistic: in the slot
     assert s["effects"] == nan_to_none(slot_effects(result.slots, n_resamples=200))
     for entry in s["groups"]:
         mine = pairs[(pairs["method"] == entry["method"]) & (pairs["attribute"] == entry["attribute"])]

@@ -295,7 +295,8 @@ def test_plan_gives_the_texts_that_detect_the_target_from_a_pilots_spread(tmp_pa
 
     rng = np.random.default_rng(3)
     texts = [f"My {w} neighbour baked bread on day {i}." for i, w in enumerate(["gay", "Muslim", "old"] * 6)]
-    texts += ["She painted the fence.", "He painted the fence.", "Her son painted the fence."] * 3
+    said = ["She painted the fence on day {}.", "He painted the fence on day {}.", "Her son painted it on day {}."]
+    texts += [said[i % 3].format(i) for i in range(9)]  # each its own slot: a slot is measured once
     noisy = lambda t: np.clip(0.3 + rng.normal(0, 0.03, len(t)), 0, 1)  # noqa: E731
     pilot = cf.audit(texts, noisy, methods=["swap"], bootstrap=20)
     found = cf.plan(pilot, effect=0.02)

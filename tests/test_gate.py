@@ -19,9 +19,10 @@ from counterfair.errors import ConfigError, InputError
 from counterfair.testing import FairnessGateFailed, assert_fair
 
 from .conftest import run_cli
+from .fakes import in_contexts
 
 TERMS = ["gay", "straight", "muslim", "christian", "jewish", "black", "white", "deaf", "mexican", "canadian"]
-TEXTS = [f"Some people are {t}." for t in TERMS] + [f"My {t} neighbour waved at me." for t in TERMS]
+TEXTS = in_contexts(TERMS)  # 10 contexts, every term
 
 
 def _gay_only(texts: list[str]) -> np.ndarray:
@@ -240,7 +241,7 @@ def test_cli_gate_exit_codes_config_and_compare(tmp_path: Path) -> None:
     assert passed.stdout.index("Fairness gate: PASS") < passed.stdout.index("┏")
     assert "fairness gate: pass (exit 0)" in passed.stdout  # and the exit code at the end
     summary = json.loads((tmp_path / "a" / "summary.json").read_text())
-    assert summary["gate"]["verdict"] == "pass" and summary["placebo"]["identity_effect"] is not None
+    assert summary["gate"]["verdict"] == "pass" and summary["effects"]["identity_effect"]["overall"] is not None
     assert JUnitXml.fromfile(str(tmp_path / "junit.xml")).failures == 0
     # the command line wins over the config: a strict rule fails the same run (resumed, not recomputed)
     failed = _cli(

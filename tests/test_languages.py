@@ -233,7 +233,9 @@ def test_audit_in_german_from_the_cli(tmp_path: Path) -> None:
     pairs = pd.read_csv(out / "pairs.csv")
     swaps = pairs[pairs["method"] == "swap"]
     assert "Ich habe einen Juden getroffen." in set(swaps["cf_text"])
-    assert swaps["placebo_text"].str.fullmatch(r"Ich habe einen \w+en Menschen getroffen\.").all()
+    slots = pd.read_csv(out / "slots.csv")
+    placebo = slots.loc[(slots["kind"] == "placebo") & (slots["family"] == "identity"), "text"]
+    assert len(placebo) > 5 and placebo.str.fullmatch(r"Ich habe einen \w+en Menschen getroffen\.").all()
     assert set(pairs.loc[pairs["method"] == "substitution", "cf_text"]) == {"Der Katholizismus ist eine Religion."}
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["options"]["language"] == "de" and summary["placebo"]["set"]["language"] == "de"

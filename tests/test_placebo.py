@@ -1,24 +1,25 @@
-"""The placebo control: matched non-identity swaps, and the identity effect = identity gap - placebo gap."""
+"""The placebo words: put in each identity slot beside the identity terms, in the same grammatical form, in the
+audit's language; what the in-slot identity effect compares with. (One statistic, #70: the older |change| placebo
+statistic and its pairs.csv columns are gone.)"""
 
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import counterfair as cf
-from counterfair.analysis.placebo import PlaceboSet, load_placebo, placebo_texts
-from counterfair.editors.swap import IdentitySwapEditor
+from counterfair.analysis.compare import RETIRED
+from counterfair.analysis.placebo import load_placebo
 from counterfair.errors import ConfigError
 from counterfair.lexicons.attributes import load_identity_set
 
+from .fakes import in_contexts
+
 GROUP_TERMS = ["gay", "straight", "muslim", "christian", "jewish", "black", "white", "deaf", "mexican", "canadian"]
-TEXTS = [f"Some people are {t}." for t in GROUP_TERMS] + [
-    f"My {t} neighbour waved at me." for t in GROUP_TERMS
-]  # every group's terms appear; the swaps reach every term of the built-in set
+TEXTS = in_contexts(GROUP_TERMS)  # every group's terms, each context with two of them
 
 
 def _any_change(texts: list[str]) -> np.ndarray:
@@ -30,15 +31,10 @@ def _gay_only(texts: list[str]) -> np.ndarray:
     return np.array([0.9 if "gay" in t.lower() else 0.1 for t in texts])
 
 
-def test_builtin_words_are_matched_by_frequency() -> None:
+def test_builtin_words_name_no_group() -> None:
     placebo = load_placebo("en", load_identity_set())
     assert placebo is not None and "tall" in placebo.words and "gay" not in placebo.words
-    # gay's Zipf frequency is 4.90; the three nearest placebo words are busy 4.75, tired 4.71, lucky..., by the file
-    nearest = placebo.candidates("gay")
-    distances = sorted(abs(f - placebo.term_frequencies["gay"]) for f in placebo.words.values() if f is not None)
-    assert [abs(placebo.words[w] - placebo.term_frequencies["gay"]) for w in nearest] == distances[:3]
-    assert placebo.pick("gay", "t1") == placebo.pick("gay", "t1")  # seeded: reruns agree
-    assert {placebo.pick("gay", f"t{i}") for i in range(40)} == set(nearest)
+    assert placebo.words["tall"] is not None  # each word with its Zipf frequency (tools/placebo_frequencies.py)
     assert load_placebo(None) is None and load_placebo("none") is None
 
 
@@ -59,11 +55,15 @@ def test_bad_placebo_files_are_named(tmp_path: Path, content: str | None, messag
         load_placebo(str(path), load_identity_set())
 
 
+def _only_tall(tmp_path: Path) -> str:
+    path = tmp_path / "tall.yaml"
+    path.write_text("words: [tall]\n")
+    return str(path)
+
+
 def test_a_placebo_file_of_ones_own(tmp_path: Path) -> None:
-    good = tmp_path / "mine.yaml"
-    good.write_text("words: [tall]\n")
-    mine = load_placebo(str(good), load_identity_set())
-    assert mine is not None and mine.candidates("gay") == ["tall"]  # no frequencies: every word is a candidate
+    mine = load_placebo(_only_tall(tmp_path), load_identity_set())
+    assert mine is not None and dict(mine.words) == {"tall": None}  # a plain list: no frequencies
 
 
 @pytest.mark.parametrize(
@@ -76,52 +76,37 @@ def test_a_placebo_file_of_ones_own(tmp_path: Path) -> None:
         ("MUSLIMS OUT", "TALL PEOPLE OUT"),
     ],
 )
-def test_placebo_swaps_are_written_like_the_identity_swaps(text: str, placebo: str) -> None:
-    identities = load_identity_set()
-    editor = IdentitySwapEditor(identities, guard=None, targets=["christian"])
-    (candidate,) = editor.edit([text])[0]
-    row = {
-        "method": "swap",
-        "input_id": "t",
-        "source_text": text,
-        "source_term": candidate.meta["source_term"],
-        "target_term": "christian",
-        "edits": json.dumps([e.as_dict() for e in candidate.edits]),
-    }
-    only_tall = PlaceboSet("test", {"tall": None}, {})
-    assert placebo_texts([row], identities, only_tall) == [("tall", placebo)]
-    assert placebo_texts([{**row, "method": "ablation"}], identities, only_tall) == [None]
+def test_placebo_words_are_written_into_the_slot_like_the_identity_terms(
+    tmp_path: Path, text: str, placebo: str
+) -> None:
+    result = cf.audit([text], _gay_only, methods=["swap"], placebo=_only_tall(tmp_path), bootstrap=50)
+    slots = result.slots
+    mine = (slots["kind"] == "placebo") & (slots["family"] == "identity")  # (gender words have their own slots)
+    assert slots.loc[mine, "text"].tolist() == [placebo]
+    assert not set(RETIRED) & set(result.raw_pairs.columns)  # one statistic: no per-pair placebo text or score
 
 
 def test_a_classifier_that_reacts_to_any_edit_has_no_identity_effect() -> None:
     result = cf.audit(TEXTS, _any_change, methods=["swap"], bootstrap=500)
-    effect = result.summary["placebo"]
     assert result.summary["ctf"]["ctf_gap"] > 0.25  # the raw gap is large: uniform scores differ by 1/3 on average
-    assert abs(effect["identity_effect"]) < 0.05
-    assert effect["ci_low"] < 0 and not effect["exceeds_placebo"]
-    assert effect["identity_gap"] == pytest.approx(result.summary["ctf"]["ctf_gap"])
-    assert effect["groups_exceeding_placebo"] == []
+    effect = result.typed_summary.effects.identity_effect  # type: ignore[union-attr]
+    assert not effect.overall.material and abs(effect.overall.value) < 0.05
+    assert not [g for g, e in effect.by_group.items() if e.material]
+    assert set(result.summary["placebo"]) == {"set"}  # the words used; no second statistic
 
 
 def test_a_classifier_that_reacts_to_gay_shows_an_effect_for_sexuality_alone() -> None:
     result = cf.audit(TEXTS, _gay_only, methods=["swap"], bootstrap=500)
-    effect = result.summary["placebo"]
-    assert effect["groups_exceeding_placebo"] == ["sexuality"]
-    sexuality = effect["by_group"]["sexuality"]
-    # only the pairs that put "gay" in differ from their placebo (by 0.8); the texts that lost "gay" lost it in both
-    assert sexuality["identity_effect"] > 0.05 and sexuality["identity_gap"] > sexuality["placebo_gap"]
-    for group, entry in effect["by_group"].items():
-        if group != "sexuality":
-            assert entry["identity_effect"] == pytest.approx(0.0), group
-    pairs = result.pairs
-    swaps = pairs[pairs["method"] == "swap"]
-    assert swaps["placebo_text"].notna().all()
-    assert not swaps["placebo_text"].str.contains("gay", case=False).any()
+    effect = result.typed_summary.effects.identity_effect  # type: ignore[union-attr]
+    assert effect.by_term["gay"].material and effect.by_term["gay"].value == pytest.approx(0.8)
+    assert [g for g, e in effect.by_group.items() if e.detected] == ["sexuality"]
+    slots = result.slots
+    assert not slots.loc[slots["kind"] == "placebo", "text"].str.contains("gay", case=False).any()
 
 
 def test_the_placebo_can_be_turned_off() -> None:
     result = cf.audit(TEXTS[:4], _gay_only, methods=["swap"], placebo=None, bootstrap=200)
-    assert "placebo" not in result.summary and result.pairs["placebo_text"].isna().all()
+    assert "placebo" not in result.summary and not result.summary.get("effects")
 
 
 FRENCH = [
@@ -181,15 +166,16 @@ def test_a_french_or_german_audit_uses_its_language_throughout(
     assert summary["options"]["identities"] == f"identity-{language}"
     assert summary["placebo"]["set"]["name"] == f"placebo-{language}"
     forms = load_placebo(language).inflections  # type: ignore[union-attr]
-    swaps = pairs[pairs["method"] == "swap"]
+    slots = result.slots
+    placebo = slots[(slots["kind"] == "placebo") & (slots["family"] == "identity")]
     for text, (pattern, slot) in expected.items():
-        rows = swaps[swaps["source_text"] == text]
+        rows = placebo[placebo["input_id"].astype(str) == str(texts.index(text))]
         assert len(rows) > 5, text
-        for placebo_term, placebo_text in zip(rows["placebo_term"], rows["placebo_text"], strict=True):
-            found = re.match(pattern, placebo_text)
-            assert found is not None, (text, placebo_text)
-            word = forms[placebo_term]
-            assert found.group(1) == (word.adjective if slot == "adjective" else word.forms[slot]), placebo_text
+        for word, written in zip(rows["word"], rows["text"], strict=True):
+            found = re.match(pattern, written)
+            assert found is not None, (text, written)
+            forms_of = forms[word.lower()]
+            assert found.group(1) == (forms_of.adjective if slot == "adjective" else forms_of.forms[slot]), written
     # the word lists are the language's: the substitution writes French or German, never an English word
     substitution = pairs[pairs["method"] == "substitution"]
     written = dict(zip(substitution["source_text"], substitution["cf_text"], strict=True))

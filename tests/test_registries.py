@@ -198,7 +198,7 @@ def test_an_editor_registered_as_an_identity_swap_is_audited_as_one() -> None:
     assert set(mine.pairs["method"]) == {"swap_again"} and len(mine.pairs) == len(theirs.pairs) > 40
     same = mine.pairs.drop(columns="method").reset_index(drop=True)
     pd.testing.assert_frame_equal(same, theirs.pairs.drop(columns="method").reset_index(drop=True))
-    assert mine.pairs["diff_placebo"].notna().sum() == theirs.pairs["diff_placebo"].notna().sum() > 0
+    assert len(mine.slots) == len(theirs.slots) > 0  # its swaps fill the identity slots as the built-in one's do
     effect = mine.typed_summary.effects
     assert effect is not None and theirs.typed_summary.effects is not None
     assert effect.to_dict() == theirs.typed_summary.effects.to_dict()

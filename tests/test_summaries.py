@@ -57,8 +57,9 @@ def test_an_audit_summary_round_trips_and_reads_by_attribute(audited: Any) -> No
     assert s.ctf.texts == summary["ctf"]["texts"] > 0
     gay = s.ctf.by_group["sexuality"] if s.ctf.by_group and "sexuality" in s.ctf.by_group else None
     assert gay is None or gay.value == summary["ctf"]["by_group"]["sexuality"]["ctf_gap"]
-    assert s.placebo is not None and s.placebo.value == summary["placebo"]["identity_effect"]
-    assert s.placebo.estimate().interval() == (summary["placebo"]["ci_low"], summary["placebo"]["ci_high"])
+    assert s.placebo is not None and dict(s.placebo.set["words"]) == summary["placebo"]["set"]["words"]
+    overall = s.effects.identity_effect.overall if s.effects is not None else None
+    assert overall is not None and overall.value == summary["effects"]["identity_effect"]["overall"]["value"]
     assert s.classifier.spec == summary["classifier"]["spec"]
     gate = audited.check(["ctf_gap > 0.9", "flip_rate[*] > 0.5"])
     verdict = audited.typed_summary.gate

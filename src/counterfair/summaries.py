@@ -185,33 +185,12 @@ class GapReport(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class IdentityEffect(Record):
-    """Identity gap minus placebo gap (:mod:`counterfair.analysis.placebo`) for one group or direction, with its CI."""
+class PlaceboWords(Record):
+    """The audit's ``placebo`` section: the placebo words its identity slots were filled with (``set``: name, words,
+    source; a language other than English). A run before 2026-11-28 also holds here an older statistic the in-slot
+    measures replaced (identity swap |change| minus a placebo swap's): kept in ``extra``, read by nothing."""
 
-    value: float | None = _key("identity_effect")
-    ci_low: float | None = None
-    ci_high: float | None = None
-    identity_gap: float | None = None
-    placebo_gap: float | None = None
-    texts: int = 0
-    pairs: int = 0
-    exceeds_placebo: bool | None = None
-    source: str | None = None
-    target: str | None = None
-
-    def estimate(self) -> Estimate:
-        return Estimate(value=self.value, ci_low=self.ci_low, ci_high=self.ci_high, n=self.texts)
-
-
-@dataclass(frozen=True, kw_only=True)
-class IdentityEffects(IdentityEffect):
-    """The audit's ``placebo`` section: the overall effect, by group swapped in and by direction."""
-
-    set: Mapping[str, Any] = field(default_factory=dict)  # the placebo words: name, words, source
-    by_group: dict[str, IdentityEffect] | None = _key(of={IdentityEffect})
-    by_direction: tuple[IdentityEffect, ...] | None = _key(of=[IdentityEffect])
-    groups_exceeding_placebo: tuple[str, ...] = ()
-    swaps_without_placebo: int = 0
+    set: Mapping[str, Any] = field(default_factory=dict)
 
 
 #: the fewest texts an interval is given from: with fewer, every text lies on one side of the true mean more than 5 %
@@ -524,7 +503,7 @@ class AuditSummary(Record):
     options: Mapping[str, Any] = field(default_factory=dict)
     reproduce: str | None = None
     validity: Validity | None = _key(of=Validity)
-    placebo: IdentityEffects | None = _key(of=IdentityEffects)
+    placebo: PlaceboWords | None = _key(of=PlaceboWords)
     effects: SlotEffects | None = _key(of=SlotEffects)  # the in-slot measures (None: no placebo, or an older run)
     coverage: Coverage | None = _key(of=Coverage)
     gate: GateVerdict | None = _key(of=GateVerdict)

@@ -46,15 +46,19 @@ def read_pairs(source: Any) -> pd.DataFrame:
         path = path / "pairs.csv"
     if not path.exists():
         raise InputError(f"{source}: no pairs.csv (give an audit run directory or its pairs.csv)")
-    frame = pd.read_csv(path, dtype={"input_id": str}, keep_default_na=True)
+    frame = pd.read_csv(path, dtype={"input_id": str}, keep_default_na=True).drop(
+        columns=list(RETIRED), errors="ignore"
+    )
     missing = [c for c in [*KEYS, "source_text", "score_orig", "score_cf", "status"] if c not in frame.columns]
     if missing:
         raise InputError(f"{path}: not an audit's pairs table (no column {', '.join(missing)})")
     return checked_pairs(frame, path)
 
 
-SCORES = ("score_orig", "score_cf", "score_placebo")  # probabilities: in [0, 1]
-CHANGES = ("diff", "diff_placebo")  # differences of two probabilities: in [-1, 1]
+SCORES = ("score_orig", "score_cf")  # probabilities: in [0, 1]
+CHANGES = ("diff",)  # differences of two probabilities: in [-1, 1]
+#: the pairs.csv columns of the statistic the in-slot measures replaced (runs before 2026-11-28): not read
+RETIRED = ("placebo_term", "placebo_text", "score_placebo", "diff_placebo")
 
 
 def checked_pairs(frame: pd.DataFrame, where: Any, first_row: int = 0) -> pd.DataFrame:
@@ -87,18 +91,16 @@ def checked_pairs(frame: pd.DataFrame, where: Any, first_row: int = 0) -> pd.Dat
 def rescore_pairs(
     pairs: pd.DataFrame, classifier: Any, *, threshold: float = 0.5, positive_label: str | None = None
 ) -> pd.DataFrame:
-    """The same pairs (counterfactual and placebo texts unchanged) with ``classifier``'s scores."""
+    """The same pairs (counterfactual texts unchanged) with ``classifier``'s scores."""
     from ..classifiers import as_classifier
     from ..classifiers.labels import positive_index
 
     clf = as_classifier(classifier)
     index = positive_index(clf.labels, positive_label)
-    placebo = pairs["placebo_text"] if "placebo_text" in pairs.columns else pd.Series([None] * len(pairs))
-    texts = list(
-        dict.fromkeys([*pairs["source_text"], *pairs["cf_text"], *(t for t in placebo if isinstance(t, str) and t)])
-    )
+    texts = list(dict.fromkeys([*pairs["source_text"], *pairs["cf_text"]]))
     proba = clf.predict_proba(texts)
-    return with_scores(pairs, {t: float(p[index]) for t, p in zip(texts, proba, strict=True)}, threshold)
+    kept = pairs.drop(columns=list(RETIRED), errors="ignore")
+    return with_scores(kept, {t: float(p[index]) for t, p in zip(texts, proba, strict=True)}, threshold)
 
 
 class Paired(TypedDict):

@@ -5,8 +5,12 @@ A rule says when to *fail* — ``identity_effect > 0.05``, ``upper(ctf_gap[*]) >
 
     [point|upper|lower(] METRIC [ [GROUP | *] ] [)] (> | >= | < | <=) NUMBER
 
-* ``METRIC``: ``identity_effect`` (identity gap minus placebo gap, :mod:`counterfair.analysis.placebo`; groups are the
-  groups whose terms are swapped in), ``ctf_gap`` (the CTF gap over identity swaps; groups are the source term's),
+* ``METRIC``: the in-slot measures (:mod:`counterfair.analysis.slots`: each identity slot filled with every identity
+  term and every placebo word): ``identity_effect`` (a group's mean score with its terms minus with the placebo words,
+  signed), ``term_effect`` (the same per term), ``form_effect`` and ``cell_effect`` (per word form, per combination
+  with gender words), ``disparity`` (the spread across groups beyond the placebo words'), ``flip_excess`` (decision
+  flips beyond the placebo words'); ``material(METRIC)`` reads each one's finding; ``ctf_gap`` (the CTF gap over
+  identity swaps; groups are the source term's),
   ``flip_rate`` (share of identity swaps whose prediction flips at the audit's threshold; source term's groups).
   On labelled data (``counterfair bias``, ``audit --label-column``, ``suite run``): ``subgroup_auc``, ``bpsn_auc``,
   ``bnsp_auc``, ``pinned_auc`` (per group), ``overall_auc``, ``final_metric``, ``generalized_mean`` (its "groups" are

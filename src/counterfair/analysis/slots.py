@@ -216,9 +216,15 @@ class SlotScores:
     placebo_groups: dict[str, str] = field(default_factory=dict)  # a placebo word's group (first names have one)
 
 
-def slot_scores(slots: pd.DataFrame) -> SlotScores | None:
+def slot_scores(slots: pd.DataFrame, seen: set[bytes] | None = None) -> SlotScores | None:
     """The :class:`SlotScores` of a scored slot table of one family; ``None`` when no slot has an identity and a
-    placebo score."""
+    placebo score.
+
+    A slot is measured once however many inputs share it: texts that differ only in their identity term ("Some
+    people are gay." and "Some people are straight.", a template set's rows) fill one slot with the same words and
+    give the same texts, so counting each as a text of its own would count one measurement many times (and, with a
+    classifier that gives a text one score, make any fixed quirk of it look certain). A slot is known by its
+    placebo texts; the first input holding it keeps it. ``seen``: the slots of earlier blocks (updated)."""
     slots = with_families(slots)
     ok = slots[np.isfinite(slots["score"].to_numpy(dtype=float))]
     if ok.empty:
@@ -230,6 +236,8 @@ def slot_scores(slots: pd.DataFrame) -> SlotScores | None:
         for kind in KINDS
     }
     common = tables["identity"].index.intersection(tables["placebo"].index)
+    if "text" in ok.columns and not common.empty:
+        common = common[~common.isin(_repeated_slots(ok, index, seen if seen is not None else set()))]
     if common.empty:
         return None
     # each distinct (word, group) once: a table holds every word in every slot (thousands of rows for ~50 words)
@@ -256,12 +264,31 @@ def slot_scores(slots: pd.DataFrame) -> SlotScores | None:
     )
 
 
-def family_scores(slots: pd.DataFrame) -> dict[str, SlotScores]:
-    """:func:`slot_scores` of each family of a scored slot table (the families without a scored slot left out)."""
+def _repeated_slots(ok: pd.DataFrame, index: list[str], seen: set[bytes]) -> pd.MultiIndex:
+    """The (input, term) slots whose placebo texts an earlier slot (of this table, or in ``seen``) had: one slot
+    given by several inputs. ``seen`` gains this table's new slots (a 16-byte digest each)."""
+    import hashlib
+
+    placebo = ok[ok["kind"] == "placebo"]
+    keys = placebo.groupby(index, sort=False)["text"].agg(
+        lambda texts: hashlib.blake2b("\0".join(sorted(map(str, texts))).encode("utf-8"), digest_size=16).digest()
+    )
+    again = keys.duplicated(keep="first").to_numpy() | keys.isin(seen).to_numpy()
+    seen.update(keys[~again])
+    return (
+        pd.MultiIndex.from_tuples(list(keys.index[again]), names=index)
+        if again.any()
+        else pd.MultiIndex.from_tuples([], names=index)
+    )
+
+
+def family_scores(slots: pd.DataFrame, seen: dict[str, set[bytes]] | None = None) -> dict[str, SlotScores]:
+    """:func:`slot_scores` of each family of a scored slot table (the families without a scored slot left out);
+    ``seen``: per family, the slots of earlier blocks (:func:`slot_scores`)."""
     slots = with_families(slots)
     out: dict[str, SlotScores] = {}
     for family, part in slots.groupby("family", sort=True):
-        found = slot_scores(part)
+        found = slot_scores(part, None if seen is None else seen.setdefault(str(family), set()))
         if found is not None:
             out[str(family)] = found
     return out

@@ -130,8 +130,8 @@ def gap_summary(pairs: pd.DataFrame, *, seed: int, n_resamples: int) -> GapEntry
 
 def with_scores(pairs: pd.DataFrame, score: dict[str, float], threshold: float) -> pd.DataFrame:
     """``pairs`` with the score columns from ``score`` (text -> the positive label's probability): both scores,
-    ``diff``, ``flipped`` and ``status`` (a NaN from the classifier keeps the pair, marked, out of aggregates), and
-    for rows with a placebo its score and change. One definition for the audit and for re-scored pair sets."""
+    ``diff``, ``flipped`` and ``status`` (a NaN from the classifier keeps the pair, marked, out of aggregates). One
+    definition for the audit and for re-scored pair sets."""
     out = pairs.copy()
     out["score_orig"] = pd.Series([score[t] for t in out["source_text"]], index=out.index, dtype=float)
     out["score_cf"] = pd.Series([score[t] for t in out["cf_text"]], index=out.index, dtype=float)
@@ -140,10 +140,6 @@ def with_scores(pairs: pd.DataFrame, score: dict[str, float], threshold: float) 
     flipped = pd.Series(score_flipped(out["score_orig"], out["score_cf"], threshold), index=out.index)
     out["flipped"] = flipped.astype(object).where(scored, np.nan)
     out["status"] = np.where(scored, "ok", "partial:classifier_returned_nan")
-    if "placebo_text" in out.columns:
-        placebo = [t if isinstance(t, str) and t else None for t in out["placebo_text"]]
-        out["score_placebo"] = pd.Series([score[t] if t else np.nan for t in placebo], index=out.index, dtype=float)
-        out["diff_placebo"] = out["score_placebo"] - out["score_orig"]
     return out
 
 

@@ -38,7 +38,7 @@ from ... import __version__, vocabulary
 from ...analysis.compare import Comparison
 from ...analysis.families import TermSlots, gender_context, slot_writer
 from ...analysis.gate import tallied_metrics
-from ...analysis.placebo import PlaceboTally, load_placebo, placebo_editor, placebo_texts, swapped_matches
+from ...analysis.placebo import load_placebo, placebo_editor, swapped_matches
 from ...analysis.slots import (
     SLOT_COLUMNS,
     Section,
@@ -469,8 +469,7 @@ def audit_core(
         summary = _summary(opts, plan_, generated, made, orig_scores, clf, index, origin)
         summary["validity"] = _validity(generated, rated, sum(len(rows) for rows in kept.values()), opts)
         if placebo is not None:
-            effects = made.effects.report(seed=opts.seed, n_resamples=opts.bootstrap)
-            summary["placebo"] = {"set": placebo.to_dict(), **(effects or {"identity_effect": None})}
+            summary["placebo"] = {"set": placebo.to_dict()}  # the words the slots were filled with
             t0 = time.perf_counter()
             found = (
                 slot_effects(made.slots, threshold=opts.threshold, seed=opts.seed, n_resamples=opts.bootstrap)
@@ -589,8 +588,6 @@ def _scored_pairs(
     rows: list[dict[str, Any]], probs: dict[str, float], opts: AuditOptions, identity_set: Any
 ) -> pd.DataFrame:
     pairs = pd.DataFrame(rows, columns=PAIR_COLUMNS[:8])
-    pairs["placebo_term"] = [r.get("placebo_term") for r in rows]
-    pairs["placebo_text"] = [r.get("placebo_text") for r in rows]
     if opts.ratings:  # each edit's verdict; identity swaps are not rated
         pairs["rating"] = [r.get("rating") for r in rows]
     pairs = with_scores(pairs, probs, opts.threshold)
@@ -668,10 +665,6 @@ PAIR_COLUMNS = [
     "status",
     "group",
     "target_group",
-    "placebo_term",
-    "placebo_text",
-    "score_placebo",
-    "diff_placebo",
     "rating",
 ]
 
@@ -777,9 +770,9 @@ class _Made:
         self.methods: dict[tuple[str, str], MethodTally] = {}  # per (method, attribute)
         self.unscored = 0  # pairs without a score
         self.reached: set[str] = set()  # the input ids with a pair
-        self.effects = PlaceboTally(self.scratch)
         self.flips = FlipTally()  # the identity swaps' flips, for the gate
         self.slots: dict[str, ObjectLog[SlotScores]] = {}  # per family of slots (identity terms, gender words, names)
+        self.seen_slots: dict[str, set[bytes]] = {}  # per family, the slots measured (one slot, one measurement)
         self.writers: dict[str, Any] = {}  # per swap pack: what writes its slots (analysis.families)
         self.context = gender_context(opts.language)  # the gender words a text names (the identity terms' cells)
         self.top: list[pd.DataFrame] = []  # the largest changes so far: one frame (top_examples rows)
@@ -805,7 +798,7 @@ class _Made:
             self.timing["placebo"] = round(self.timing["placebo"] + time.perf_counter() - t0, 2)
         t0 = time.perf_counter()
         placebo_only = [t for t in slots["text"] if isinstance(t, str)]
-        texts = [r["cf_text"] for r in rows] + [r["placebo_text"] for r in rows if r.get("placebo_text")] + placebo_only
+        texts = [r["cf_text"] for r in rows] + placebo_only
         probs = {t: p[index] for t, p in score(texts).items()} | orig_scores
         self.timing["classifier"] = round(self.timing["classifier"] + time.perf_counter() - t0, 2)
         self.keep(missing_as_nan(_scored_pairs(rows, probs, opts, identity_set)), scored_slots(slots, probs))
@@ -821,8 +814,7 @@ class _Made:
         self.unscored += int((pairs["status"] != "ok").sum())
         self.reached.update(str(i) for i in pairs["input_id"].unique())
         if self.placebo is not None:
-            self.effects.add(pairs)
-            for family, found in family_scores(slots).items():
+            for family, found in family_scores(slots, self.seen_slots).items():
                 self.slots.setdefault(family, ObjectLog(self.scratch)).append(found)
         swaps = pairs[pairs["method"].isin(swap_methods()).to_numpy(dtype=bool)]
         self.flips.add(swaps[(swaps["attribute"] == "identity").to_numpy(dtype=bool)])
@@ -841,8 +833,7 @@ class _Made:
                 self.ctf_groups.setdefault((str(attribute), str(group)), GapTally(self.scratch)).add(mine)
 
     def _slot_texts(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
-        """A block's slot texts (one generation's pairs: the identity swaps, or a swap pack's) and, for the identity
-        swaps, each pair's matched placebo text (``placebo_term``, ``placebo_text``)."""
+        """A block's slot texts (one generation's pairs: the identity swaps, or a swap pack's)."""
         attribute = str(rows[0].get("attribute") or "identity")
         if attribute != "identity" and not is_swap_attribute(attribute):
             return pd.DataFrame(columns=SLOT_COLUMNS[:-1])  # word-list edits: no slot
@@ -856,13 +847,7 @@ class _Made:
             self.writers[attribute] = writer
         if attribute != "identity":
             return writer.write(rows)  # type: ignore[no-any-return]
-        matches = swapped_matches(rows, self.editor, self.identity_set)
-        made_texts = placebo_texts(
-            rows, self.identity_set, self.placebo, seed=self.opts.seed, editor=self.editor, matches=matches
-        )
-        for row, made in zip(rows, made_texts, strict=True):
-            row["placebo_term"], row["placebo_text"] = made if made is not None else (None, None)
-        return writer.write(rows, matches)  # type: ignore[no-any-return]
+        return writer.write(rows, swapped_matches(rows, self.editor, self.identity_set))  # type: ignore[no-any-return]
 
     def finish(self) -> None:
         """With no pair at all: the tables' headers to the sink."""
@@ -959,7 +944,7 @@ class AuditSummaryData(ScoredRun):
     signatures: dict[str, Any]
     reproduce: str
     validity: NotRequired[Validity]
-    placebo: NotRequired[dict[str, Any]]  # its set, and IdentityEffects (or identity_effect None)
+    placebo: NotRequired[dict[str, Any]]  # the placebo words the slots were filled with ({"set": ...})
     effects: NotRequired[Section | None]  # the in-slot measures (analysis.slots.slot_effects)
     coverage: NotRequired[Coverage]
     bias: NotRequired[LabelledBias]
