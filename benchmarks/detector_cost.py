@@ -27,7 +27,8 @@ from typing import Any
 import pandas as pd
 
 from counterfair.commands.audit.core import demo_path
-from counterfair.commands.generate.core import GenerateOptions, Generator
+from counterfair.commands.generate.options import GenerateOptions
+from counterfair.commands.generate.recipe import Generator
 from counterfair.commands.generate.shell import run_generate
 from counterfair.io import write_json
 from counterfair.lexicons.attributes import load_attribute

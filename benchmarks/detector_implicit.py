@@ -163,7 +163,7 @@ def head_detector(frame: pd.DataFrame, rows: list[dict[str, Any]]) -> dict[str, 
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from clp_pair_density import filler_sentences
-    from counterfair.detectors import embed
+    from counterfair.encoders import embed
     from counterfair.text import TermMatcher
 
     civil = ROOT.parent / "shared" / "data" / "nlp_ctf" / "civil_comments"

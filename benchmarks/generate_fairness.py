@@ -32,7 +32,8 @@ from typing import Any
 
 import pandas as pd
 
-from counterfair.commands.generate.core import GenerateOptions, Generator
+from counterfair.commands.generate.options import GenerateOptions
+from counterfair.commands.generate.recipe import Generator
 from counterfair.commands.generate.shell import run_generate
 from counterfair.detectors import KeywordDetector, LLMDetector
 from counterfair.editors.swap import IdentitySwapEditor

@@ -1,7 +1,8 @@
 """A GGUF model of the same architecture, tokenizer and quantization as a real one, with random weights.
 
-For timing llama.cpp where the real weights cannot travel (the GPU machine of the device tool takes 64 MiB per call;
-the 0.5B model is 491 MB): decode speed depends on the shapes and quantization types, not on the weights' values.
+For timing llama.cpp on a machine that has no copy of the real weights and takes few files (the GPU machine measured
+took 64 MiB of files per run; the 0.5B model is 491 MB): decode speed depends on the shapes and quantization types,
+not on the weights' values.
 The texts such a model writes are noise, so a benchmark with it fixes the number of generated tokens.
 
     python benchmarks/gguf_random_weights.py skeleton REAL.gguf skeleton.json.gz   # metadata + tensor list (~4 MB)

@@ -1,9 +1,9 @@
 """What paper 000's rewrite costs behind a batching llama.cpp server on a GPU (issue: LLM sampling at the speed of
 the hardware, benchmark 3's "with a server on a GPU").
 
-Runs where the GPU is (the device tool's H100 here), with a random-weight copy of Qwen2.5-Coder-0.5B-Instruct Q4_K_M
-(``gguf_random_weights.py``: same shapes, quantization and tokenizer; the real file cannot travel there), so the
-samples are noise of a fixed length: every sample asks for ``--tokens`` new tokens (the mean of a real rewrite
+Runs where the GPU is (one NVIDIA H100 80GB when measured), with a random-weight copy of Qwen2.5-Coder-0.5B-Instruct
+Q4_K_M (``gguf_random_weights.py``: same shapes, quantization and tokenizer, for a machine without the real file), so
+the samples are noise of a fixed length: every sample asks for ``--tokens`` new tokens (the mean of a real rewrite
 sample on the CPU, ``llm_parallel.json``) with no stop string. Only this project's HTTP client
 (``counterfair.llm.openai_http``) is imported, so the GPU machine needs httpx and nothing else of counterfair's.
 

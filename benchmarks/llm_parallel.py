@@ -48,7 +48,8 @@ from typing import Any
 
 import pandas as pd
 
-from counterfair.commands.generate.core import GenerateOptions, Generator
+from counterfair.commands.generate.options import GenerateOptions
+from counterfair.commands.generate.recipe import Generator
 from counterfair.editors.filters import best
 from counterfair.editors.llm_rewrite import LLMRewriteEditor
 from counterfair.io import write_json

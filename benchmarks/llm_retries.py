@@ -28,7 +28,7 @@ from typing import Any
 
 import pandas as pd
 
-from counterfair.commands.generate.core import RETRY_NEARNESS, RETRY_PATIENCE, RetryRule
+from counterfair.commands.generate.options import RETRY_NEARNESS, RETRY_PATIENCE, RetryRule
 from counterfair.editors.filters import FilterConfig, Verdict
 
 RESULTS = Path(__file__).resolve().parent / "results" / "llm_retries.json"

@@ -285,7 +285,7 @@ def test_older_run_directory_schema(tmp_path: Path) -> None:
 
 
 def test_llm_server_down_keeps_finished_methods(tmp_path: Path) -> None:
-    from counterfair.commands.generate.core import GenerateOptions
+    from counterfair.commands.generate.options import GenerateOptions
     from counterfair.commands.generate.shell import run_generate
     from counterfair.llm.openai_http import LLMServerError
 
@@ -542,7 +542,7 @@ def test_feedback_with_a_classifier_that_returns_nan(tmp_path: Path) -> None:
 
 def test_a_huge_text_gets_a_row_status_in_every_editing_command(tmp_path: Path) -> None:
     from counterfair.commands.feedback.shell import run_feedback
-    from counterfair.commands.generate.core import GenerateOptions
+    from counterfair.commands.generate.options import GenerateOptions
     from counterfair.commands.generate.shell import run_generate
 
     from .fakes import ListEditor

@@ -202,7 +202,7 @@ def test_exit_codes_mean_one_thing(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     # a bug: one sentence, exit 3, the traceback in a log file
     import importlib
 
-    app_module = importlib.import_module("counterfair.cli.app")  # the module (counterfair.cli.app is the Typer app)
+    app_module = importlib.import_module("counterfair.command_line")
 
     def broken() -> None:
         raise RuntimeError("boom")
@@ -273,7 +273,7 @@ def test_help_groups_the_commands_and_puts_the_audits_essentials_first() -> None
 def test_a_warning_on_the_command_line_is_one_line_and_still_recorded_by_a_caller() -> None:
     code = (
         "import warnings\n"
-        "from counterfair.cli.app import _warnings_as_lines\n"
+        "from counterfair.command_line import _warnings_as_lines\n"
         "with warnings.catch_warnings(record=True) as seen:  # a caller recording, then the CLI's main starts\n"
         "    warnings.simplefilter('always')\n"
         "    _warnings_as_lines()\n"

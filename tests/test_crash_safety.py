@@ -114,7 +114,7 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -> Non
 @pytest.mark.slow
 def test_a_second_run_into_the_same_directory_is_refused_and_a_killed_run_leaves_no_lock(tmp_path: Path) -> None:
 
-    from counterfair.commands.generate.core import GenerateOptions
+    from counterfair.commands.generate.options import GenerateOptions
     from counterfair.commands.generate.shell import run_generate
     from counterfair.errors import ConfigError
 

@@ -13,7 +13,7 @@ import pytest
 
 from counterfair.commands.evaluate.core import EvaluateOptions
 from counterfair.commands.evaluate.shell import evaluate_pairs
-from counterfair.commands.generate.core import GenerateOptions
+from counterfair.commands.generate.options import GenerateOptions
 from counterfair.commands.generate.shell import run_generate
 from counterfair.engine import map_batches, shutdown
 from counterfair.errors import ConfigError

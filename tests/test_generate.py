@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from counterfair.commands.generate.core import GenerateOptions
+from counterfair.commands.generate.options import GenerateOptions
 from counterfair.commands.generate.shell import run_generate
 from counterfair.errors import ConfigError, InputError
 from counterfair.io import read_table

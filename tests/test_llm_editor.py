@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from counterfair.commands.generate.core import GenerateOptions, Generator
+from counterfair.commands.generate.options import GenerateOptions
+from counterfair.commands.generate.recipe import Generator
 from counterfair.commands.generate.shell import run_generate
 from counterfair.detectors import KeywordDetector
 from counterfair.editors.filters import CandidateFilter, FilterConfig, best, rule_reasons
@@ -351,7 +352,7 @@ def test_a_resumed_llm_run_records_the_detector_signature_of_an_uninterrupted_on
 
 
 def test_the_retry_rule_gives_up_on_texts_that_come_nowhere_near_or_stall() -> None:
-    from counterfair.commands.generate.core import RetryRule
+    from counterfair.commands.generate.options import RetryRule
 
     rule = RetryRule(0.8, patience=2)
     for attempt, (far, stuck, climbing) in enumerate([(0.3, 0.95, 0.81), (0.4, 0.95, 0.85), (0.5, 0.95, 0.9)], 1):

@@ -16,7 +16,7 @@ import httpx
 import pandas as pd
 import pytest
 
-from counterfair.commands.generate.core import GenerateOptions
+from counterfair.commands.generate.options import GenerateOptions
 from counterfair.commands.generate.shell import run_generate
 from counterfair.editors.llm_rewrite import LLMRewriteEditor
 from counterfair.lexicons.attributes import load_attribute

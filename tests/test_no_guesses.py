@@ -14,8 +14,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 
 import counterfair as cf
-from counterfair.classifiers.labels import positive_index
 from counterfair.commands.evaluate.core import EvaluateOptions
+from counterfair.labels import positive_index
 
 from .conftest import run_cli
 
@@ -63,7 +63,7 @@ def test_evaluate_computes_no_flip_rate_from_a_classifier_nobody_named(tmp_path:
 
 
 def test_rate_init_records_a_swaps_groups(tmp_path: Path) -> None:
-    from counterfair.commands.generate.core import GenerateOptions
+    from counterfair.commands.generate.options import GenerateOptions
     from counterfair.commands.generate.shell import run_generate
     from counterfair.rating import pairs_from_run
 

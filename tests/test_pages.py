@@ -14,7 +14,7 @@ import pytest
 import counterfair as cf
 from counterfair.commands.feedback.core import FeedbackOptions
 from counterfair.commands.feedback.shell import run_feedback
-from counterfair.commands.generate.core import GenerateOptions
+from counterfair.commands.generate.options import GenerateOptions
 from counterfair.commands.generate.shell import run_generate
 from counterfair.commands.registry import page_of
 from counterfair.views.page import MISSING, Page, Table, to_html, to_markdown, to_notebook_html

@@ -11,7 +11,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from counterfair.commands.generate.core import GenerateOptions, Generator, generate_frame
+from counterfair.commands.generate.core import generate_frame
+from counterfair.commands.generate.options import GenerateOptions
+from counterfair.commands.generate.recipe import Generator
 from counterfair.editors.polyjuice import PolyjuiceEditor, clean, fill_blanks, polyjuice_prompt
 from counterfair.editors.registry import EditorContext, build_editor
 from counterfair.errors import ConfigError

@@ -24,7 +24,7 @@ from counterfair.classifiers import (
 from counterfair.classifiers.kinds import find_kind, spec_forms
 from counterfair.commands.audit.core import AuditOptions, estimate_seconds
 from counterfair.commands.feedback.core import FeedbackOptions
-from counterfair.commands.generate.core import GenerateOptions, is_sampled
+from counterfair.commands.generate.options import GenerateOptions, is_sampled
 from counterfair.editors.registry import (
     EditorSpec,
     default_editors,

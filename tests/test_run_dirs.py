@@ -140,8 +140,8 @@ def test_a_gate_on_a_classifier_that_returned_only_nan_says_so() -> None:
 def test_labels_that_are_not_binary_are_refused_naming_the_row() -> None:
     import pytest
 
-    from counterfair.classifiers.labels import binary_labels
     from counterfair.errors import InputError
+    from counterfair.labels import binary_labels
 
     assert binary_labels(pd.DataFrame({"y": [0, 1, 0.7, "toxic"]}), "y", "t.csv").tolist() == [0.0, 1.0, 1.0, 1.0]
     for labels, bad in (([0, 1, 2], "2"), ([-1, 1], "-1"), ([0, 2], "2"), ([0, float("inf")], "inf")):

@@ -13,7 +13,7 @@ from counterfair.commands.bias.core import BiasOptions
 from counterfair.commands.ctf.core import CTFOptions, ctf_core
 from counterfair.commands.evaluate.core import EvaluateOptions
 from counterfair.commands.feedback.core import FeedbackOptions
-from counterfair.commands.generate.core import GenerateOptions
+from counterfair.commands.generate.options import GenerateOptions
 from counterfair.records import fingerprint, knob, run_identity
 
 

@@ -62,7 +62,7 @@ def test_unpinned_classifiers_are_not_stored(shared_store: RunStore, helper_modu
 def test_generation_is_reused_across_runs(
     shared_store: RunStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from counterfair.commands.generate.core import GenerateOptions
+    from counterfair.commands.generate.options import GenerateOptions
     from counterfair.commands.generate.shell import run_generate
     from counterfair.editors.wordlist import AblationEditor
 
@@ -106,7 +106,7 @@ def test_damaged_or_mismatched_values_are_misses_never_crashes_or_wrong_numbers(
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
 
-    from counterfair.commands.generate.core import GenerateOptions
+    from counterfair.commands.generate.options import GenerateOptions
     from counterfair.commands.generate.shell import run_generate
 
     model = make_pipeline(CountVectorizer(), LogisticRegression()).fit(["good", "bad", "fine", "awful"], [1, 0, 1, 0])

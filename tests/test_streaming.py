@@ -14,7 +14,7 @@ import pytest
 
 import counterfair.io as cio
 from counterfair.checkpoint import RowCheckpoint
-from counterfair.commands.generate.core import GenerateOptions
+from counterfair.commands.generate.options import GenerateOptions
 from counterfair.commands.generate.shell import run_generate
 from counterfair.errors import InputError
 

@@ -77,6 +77,12 @@ def test_the_checker_finds_each_defect(tmp_path: Path) -> None:
     (package / "pkg" / "__init__.py").write_text("from .kinds import kind\n")
     (package / "pkg" / "kinds.py").write_text("def kind():\n    from ..e import user\n\n    return user\n")
     (package / "e.py").write_text("from .pkg import kind\n\n\ndef user():\n    return kind\n")
+    # importing a submodule runs its package's __init__ first (#70): "from .web.app import x" is an edge to "web"
+    # too, whose __init__ gathers the views that import "web.app": a cycle as Python runs it
+    (package / "web").mkdir()
+    (package / "web" / "__init__.py").write_text("from ..views import page\n")
+    (package / "web" / "app.py").write_text("APP = 1\n")
+    (package / "views.py").write_text("from .web.app import APP\n\n\ndef page():\n    return APP\n")
     (package / "f.py").write_text(
         "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from .g import G\n\n\ndef f(x: 'G'):\n"
         "    return x\n"
@@ -97,6 +103,7 @@ def test_the_checker_finds_each_defect(tmp_path: Path) -> None:
     assert report.cycles == [
         ["counterfair.a", "counterfair.b"],
         ["counterfair.e", "counterfair.pkg", "counterfair.pkg.kinds"],
+        ["counterfair.views", "counterfair.web"],
     ]
     assert report.private_imports == ["counterfair.c:1 imports counterfair.b._hidden"]
     assert report.summary_reads == ["counterfair.c:5: return summary['ctf_gap']"]  # d.py writes, it does not read

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 import counterfair as cf
 from counterfair.cli import app
-from counterfair.cli.app import placeholder
+from counterfair.command_line import placeholder
 from counterfair.errors import ConfigError
 
 runner = CliRunner()
@@ -131,7 +131,7 @@ def test_every_command_option_takes_its_default_from_the_options_dataclass() -> 
     import ast
     import inspect
 
-    from counterfair.cli.app import declared
+    from counterfair.command_line import declared
 
     checked, literals, differing = 0, [], []
     for name, command, cls, fields in _option_commands():
@@ -169,7 +169,7 @@ def test_every_command_option_takes_its_help_from_the_options_dataclass() -> Non
     """#48: an option's help is declared once, on its options field (``records.option``/``knob``, shared texts from
     ``counterfair.vocabulary``); the command's ``--help`` shows that text, and Python reads it with ``option_help``."""
 
-    from counterfair.cli.app import flag
+    from counterfair.command_line import flag
     from counterfair.records import option_help
 
     same, computed, differing = 0, set(), []
@@ -194,7 +194,7 @@ def test_every_command_option_takes_its_help_from_the_options_dataclass() -> Non
 def test_every_default_that_differs_between_commands_says_why() -> None:
     """#48: the same option has the same default everywhere, or DEFAULTS_THAT_DIFFER says why it does not (and the
     docs' options reference shows it); a reason for a difference that is gone fails too."""
-    from counterfair.cli.app import DEFAULTS_THAT_DIFFER
+    from counterfair.command_line import DEFAULTS_THAT_DIFFER
 
     defaults: dict[str, dict[str, Any]] = defaultdict(dict)
     for path, command in _commands():

@@ -3,7 +3,8 @@
     python tools/check_structure.py            # prints each finding; exit 1 when any check fails
 
 * import cycles: every import of a package module by another (at module level or inside a function: a lazy
-  import hides a cycle, it does not remove it), as strongly connected components of that graph;
+  import hides a cycle, it does not remove it), and of each package whose ``__init__`` that import runs first
+  (importing ``a.b.c`` runs ``a`` and ``a.b``), as strongly connected components of that graph;
 * ``_private`` names imported from another module (``from .swap import _parsed``): shared helpers are public;
 * summaries read by string key (``summary["..."]``, ``summary.get("...")``) outside the modules that own the
   summary's JSON form (``READERS_ALLOWED``): views read the typed summaries;
@@ -188,6 +189,16 @@ def _is_ancestor(a: str, b: str) -> bool:
     return a.startswith(b + ".")
 
 
+def _packages_run(module: str, target: str, known: dict[str, Path]) -> Iterator[str]:
+    """The packages whose ``__init__`` Python runs first when ``module`` imports ``target`` (``a`` and ``a.b`` for
+    ``a.b.c``): edges too, as Python runs them (#70), but for ``module``'s own packages, which ran before it did."""
+    parts = target.split(".")
+    for end in range(1, len(parts)):
+        package = ".".join(parts[:end])
+        if package in known and package != module and not _is_ancestor(module, package):
+            yield package
+
+
 def check(root: Path = PACKAGE) -> Report:
     known = _modules(root)
     report = Report()
@@ -196,6 +207,7 @@ def check(root: Path = PACKAGE) -> Report:
         for target, names, line in _imports(module, path, known):
             if target != module and not _is_ancestor(module, target):
                 graph[module].add(target)
+            graph[module].update(_packages_run(module, target, known))
             if is_core(module) and (in_run_layer(target) or _names_run_layer(target, names)):
                 report.core_run_imports.append(f"{module}:{line} imports {target}")
             for name in names:

@@ -119,7 +119,7 @@ def _commands() -> list[tuple[str, Any]]:
 
 
 def options_reference() -> str:
-    from counterfair.cli.app import placeholder
+    from counterfair.command_line import placeholder
 
     rows: dict[str, dict[str, Any]] = defaultdict(lambda: {"spelled": {}, "shown": set(), "commands": [], "help": ""})
     for name, command in _commands():
@@ -189,7 +189,7 @@ def _python_options() -> list[str]:
 def _differing_defaults() -> list[str]:
     """The options whose default differs between commands, each command's default, and why (``DEFAULTS_THAT_DIFFER``,
     which a test keeps complete)."""
-    from counterfair.cli.app import DEFAULTS_THAT_DIFFER
+    from counterfair.command_line import DEFAULTS_THAT_DIFFER
 
     defaults: dict[str, dict[str, Any]] = defaultdict(dict)
     for name, command in _commands():
@@ -266,6 +266,7 @@ _NAMESPACES = (
     "counterfair.commands.ctf.core",
     "counterfair.commands.audit.core",
     "counterfair.commands.generate.core",
+    "counterfair.commands.generate.recipe",
     "counterfair.commands.evaluate.core",
     "counterfair.commands.feedback.core",
 )

@@ -49,7 +49,7 @@ _LAZY = {
     "plan": "counterfair.commands.plan",
     # the options
     "AuditOptions": "counterfair.commands.audit.core",
-    "GenerateOptions": "counterfair.commands.generate.core",
+    "GenerateOptions": "counterfair.commands.generate.options",
     "EvaluateOptions": "counterfair.commands.evaluate.core",
     "FeedbackOptions": "counterfair.commands.feedback.core",
     "CTFOptions": "counterfair.commands.ctf.core",

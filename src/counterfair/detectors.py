@@ -30,6 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
+from .encoders import embed
 from .errors import ConfigError, InputError
 from .io import atomic_open, cell_text, read_table, require_columns
 from .jsontypes import JSONObject
@@ -64,35 +65,6 @@ class KeywordDetector:
 
 
 # --------------------------------------------------------------------------------------------- MLP
-
-_ENCODERS: dict[str, Any] = {}
-
-
-def _encoder(name: str) -> Any:
-    if name not in _ENCODERS:
-        from sentence_transformers import SentenceTransformer
-
-        from .models import get_model_info, quiet_loading, torch_device
-
-        path = Path(name) if Path(name).exists() else get_model_info(name).path()
-        with quiet_loading():
-            _ENCODERS[name] = SentenceTransformer(str(path), device=torch_device())
-    return _ENCODERS[name]
-
-
-def embed(texts: Sequence[str], *, encoder: str = "all-minilm-l6-v2", batch_size: int = 64) -> np.ndarray:
-    """Normalised sentence embeddings, ``(n, d)`` float32."""
-    model = _encoder(encoder)
-    return np.asarray(
-        model.encode(
-            list(texts),
-            batch_size=batch_size,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-        ),
-        dtype=np.float32,
-    )
 
 
 def _mlp(in_dim: int, hidden: int, out_dim: int) -> Any:

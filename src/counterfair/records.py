@@ -301,7 +301,7 @@ def knob(default: Any = _dc.MISSING, *, help: str | None = None, **kwargs: Any) 
 
 
 def option(default: Any = _dc.MISSING, *, help: str, **kwargs: Any) -> Any:
-    """An options field with its help text, said once: the command line's ``--help`` shows it (``cli.app.flag``
+    """An options field with its help text, said once: the command line's ``--help`` shows it (``command_line.flag``
     builds the typer option from the field) and :func:`option_help` gives it to Python and the docs."""
     return _dc.field(default=default, metadata={"help": help}, **kwargs)
 

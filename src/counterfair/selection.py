@@ -123,7 +123,7 @@ def _toxicity(classifier: Any, positive_label: str | None) -> Any:
 
     def load() -> Any:
         from .classifiers import as_classifier
-        from .classifiers.labels import positive_index
+        from .labels import positive_index
 
         clf = as_classifier(classifier)
         index = positive_index(clf.labels, positive_label)

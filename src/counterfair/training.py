@@ -90,7 +90,7 @@ class TrainConfig:
 
 def read_labelled(source: Any, *, text_column: str, label_column: str) -> tuple[list[str], np.ndarray]:
     """Texts and 0/1 labels; a clear error for a missing text, a NaN or non-binary label, or a single class."""
-    from .classifiers.labels import binary_labels
+    from .labels import binary_labels
 
     origin = str(source) if not isinstance(source, pd.DataFrame) else "DataFrame"
     frame = read_table(source)
@@ -216,7 +216,7 @@ class _Featurizer:
         if self.blind is not None:
             texts = self.blind.transform(texts)
         if self.config.architecture == "minilm":
-            from .detectors import embed
+            from .encoders import embed
 
             todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
             if todo:

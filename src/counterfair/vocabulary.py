@@ -1,7 +1,7 @@
 """The help text of the options several commands share, said once: the options dataclasses' fields
 (:func:`counterfair.records.option`, :func:`~counterfair.records.knob`) and the command line's shared typer options
-(``cli.app``: ``Encoding``, ``Language``, ...) both read it, so ``--help`` and :func:`~counterfair.records.option_help`
-say the same."""
+(``command_line``: ``Encoding``, ``Language``, ...) both read it, so ``--help`` and
+:func:`~counterfair.records.option_help` say the same."""
 
 from __future__ import annotations
 

@@ -93,7 +93,7 @@ def rescore_pairs(
 ) -> pd.DataFrame:
     """The same pairs (counterfactual texts unchanged) with ``classifier``'s scores."""
     from ..classifiers import as_classifier
-    from ..classifiers.labels import positive_index
+    from ..labels import positive_index
 
     clf = as_classifier(classifier)
     index = positive_index(clf.labels, positive_label)

@@ -156,7 +156,7 @@ def scored_slots(slots: pd.DataFrame, score: Mapping[str, float]) -> pd.DataFram
 def rescore_slots(slots: pd.DataFrame, classifier: Any, *, positive_label: str | None = None) -> pd.DataFrame:
     """The same slot texts with ``classifier``'s scores (a frozen slot set scored by another model)."""
     from ..classifiers import as_classifier
-    from ..classifiers.labels import positive_index
+    from ..labels import positive_index
 
     clf = as_classifier(classifier)
     index = positive_index(clf.labels, positive_label)

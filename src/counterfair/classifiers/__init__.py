@@ -30,8 +30,8 @@ from .adapters import (
     SpacyClassifier,
 )
 from .base import CachedClassifier, Classifier, as_proba
-from .convert import as_classifier
-from .kinds import ClassifierKind, kind_for, register_classifier_kind, spec_forms, unregister_classifier_kind
+from .convert import as_classifier, load_classifier
+from .kinds import ClassifierKind, register_classifier_kind, spec_forms, unregister_classifier_kind
 
 __all__ = [
     "CachedClassifier",
@@ -58,23 +58,3 @@ def __getattr__(name: str) -> Any:
     if name == "SPEC_FORMS":  # the forms as they are registered now (plugins included)
         return spec_forms()
     raise AttributeError(name)
-
-
-def load_classifier(spec: str, *, batch_size: int | None = None) -> CachedClassifier:
-    """Build the classifier named by ``spec`` (see the module table and :mod:`counterfair.classifiers.kinds`),
-    wrapped in a per-text cache; kept in the run store when its signature pins it down. ``batch_size``: texts per
-    call; by default the kind's own (thousands for a scikit-learn model in this process, 64 for the others)."""
-    spec = spec.strip()
-    kind, argument = kind_for(spec)
-    inner, signature = kind.build(argument, spec)
-    size = batch_size if batch_size is not None else kind.batch_size
-    return CachedClassifier(inner, spec=spec, batch_size=size, signature=signature, store=_store_for(kind, signature))
-
-
-def _store_for(kind: ClassifierKind, signature: dict[str, Any]) -> Any:
-    """The run store, for classifiers whose identity is pinned by a version or a file hash; None otherwise."""
-    if not kind.pinned(signature):
-        return None
-    from ..store import default_store
-
-    return default_store()

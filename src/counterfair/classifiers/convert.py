@@ -21,7 +21,7 @@ from ..errors import ConfigError
 from ..jsontypes import JSONObject
 from .adapters import transformer_proba
 from .base import CachedClassifier
-from .kinds import find_kind, spec_forms
+from .kinds import ClassifierKind, find_kind, kind_for, spec_forms
 
 
 def as_classifier(
@@ -57,8 +57,6 @@ def as_classifier(
 
 
 def _from_string(text: str, *, labels: Sequence[str] | None, batch_size: int | None) -> CachedClassifier:
-    from . import load_classifier
-
     if labels is not None:
         raise ConfigError(f"labels= applies to Python functions, not to the classifier spec {text!r}")
     if find_kind(text) is not None:
@@ -83,7 +81,6 @@ def _from_string(text: str, *, labels: Sequence[str] | None, batch_size: int | N
 def _from_hub(repo_id: str, *, batch_size: int | None) -> CachedClassifier:
     """A hub id: the snapshot in the user's Hugging Face cache (downloaded first when the network is allowed)."""
     from ..models import hub_snapshot
-    from . import load_classifier
 
     local = hub_snapshot(repo_id, what="Hugging Face model")
     clf = load_classifier(f"hf:{local}", batch_size=batch_size)
@@ -278,3 +275,23 @@ class _ModelTokenizerClassifier:
     def predict_proba_pairs(self, pairs: Sequence[tuple[str, str]]) -> Any:
         firsts, seconds = [a for a, _ in pairs], [b for _, b in pairs]
         return transformer_proba(self.model, self.tokenizer, firsts, seconds, None, str(self.model.device))
+
+
+def load_classifier(spec: str, *, batch_size: int | None = None) -> CachedClassifier:
+    """Build the classifier named by ``spec`` (see the module table and :mod:`counterfair.classifiers.kinds`),
+    wrapped in a per-text cache; kept in the run store when its signature pins it down. ``batch_size``: texts per
+    call; by default the kind's own (thousands for a scikit-learn model in this process, 64 for the others)."""
+    spec = spec.strip()
+    kind, argument = kind_for(spec)
+    inner, signature = kind.build(argument, spec)
+    size = batch_size if batch_size is not None else kind.batch_size
+    return CachedClassifier(inner, spec=spec, batch_size=size, signature=signature, store=_store_for(kind, signature))
+
+
+def _store_for(kind: ClassifierKind, signature: dict[str, Any]) -> Any:
+    """The run store, for classifiers whose identity is pinned by a version or a file hash; None otherwise."""
+    if not kind.pinned(signature):
+        return None
+    from ..store import default_store
+
+    return default_store()

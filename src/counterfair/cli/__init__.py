@@ -5,6 +5,7 @@ command."""
 
 import sys
 
+from ..command_line import add_plugin_commands, app, main, order_commands
 from ..commands.audit import cli as _audit  # noqa: F401 - each import registers its commands, in this order
 from ..commands.bias import cli as _bias  # noqa: F401
 from ..commands.compare import cli as _compare  # noqa: F401
@@ -16,7 +17,6 @@ from ..commands.llm_audit import cli as _llm_audit  # noqa: F401
 from ..commands.suite import cli as _suite  # noqa: F401
 from ..errors import CounterfairError
 from . import models, rate, runs  # noqa: F401
-from .app import add_plugin_commands, app, main, order_commands
 
 try:
     add_plugin_commands()

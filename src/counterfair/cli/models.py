@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from .app import SETUP_COMMANDS, app, console, err_console, require_extras
+from ..command_line import SETUP_COMMANDS, app, console, err_console, require_extras
 
 
 @app.command(

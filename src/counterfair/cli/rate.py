@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
+from ..command_line import RATE_COMMANDS, app, console, one_attribute, require_extras
 from ..views.console import (
     fmt,
     rating_view,
 )
-from .app import RATE_COMMANDS, app, console, one_attribute, require_extras
 
 rate_app = typer.Typer(
     help="Human rating of counterfactuals: a web app, CSV exchange, consolidation, LLM judges.", no_args_is_help=True

@@ -9,8 +9,8 @@ from typing import Annotated
 
 import typer
 
+from ..command_line import AUDIT_COMMANDS, app, console, finish_gate
 from ..summaries import AuditSummary
-from .app import AUDIT_COMMANDS, app, console, finish_gate
 
 
 @app.command(

@@ -152,7 +152,7 @@ COMMANDS: dict[str, CommandSpec] = {
         ),
         CommandSpec(
             "generate",
-            "counterfair.commands.generate.core:GenerateOptions",
+            "counterfair.commands.generate.options:GenerateOptions",
             _generate,
             _page_report,
             page="counterfair.commands.generate.page:generate_page",

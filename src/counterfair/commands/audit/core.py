@@ -48,7 +48,6 @@ from ...analysis.slots import (
     slot_effects,
 )
 from ...classifiers import CachedClassifier
-from ...classifiers.labels import binary_labels, checked_positive_index, positive_index
 from ...editors.registry import (
     IDENTITY_SWAP,
     default_editors,
@@ -64,6 +63,7 @@ from ...io import (
     read_texts,
     text_frame,
 )
+from ...labels import binary_labels, checked_positive_index, positive_index
 from ...lexicons.attributes import GenderSet, IdentitySet, is_swap_attribute, known_attributes, load_attribute
 from ...metrics.fairness import GapEntry, with_scores
 from ...progress import ProgressHook, resolve_progress
@@ -73,14 +73,8 @@ from ...summaries import DEMO_FILE, AuditSummary, GateMetrics, MeanData, ScoredR
 from ...text import MAX_TEXT_CHARS
 from ..bias.core import BiasMetrics, check_bootstrap_cap
 from ..ctf.core import CTFTally, Direction
-from ..generate.core import (
-    RETRY_NEARNESS,
-    GenerateOptions,
-    generate_frame,
-    is_sampled,
-    normalize_methods,
-    uses_sampled_method,
-)
+from ..generate.core import generate_frame
+from ..generate.options import RETRY_NEARNESS, GenerateOptions, is_sampled, normalize_methods, uses_sampled_method
 from .result import AuditResult
 from .tallies import FlipTally, GapTally, MethodTally
 

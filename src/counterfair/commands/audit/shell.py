@@ -13,8 +13,8 @@ from ...analysis.gate import expand_rules
 from ...analysis.slots import SLOT_COLUMNS
 from ...checkpoint import ScoreCheckpoint
 from ...classifiers import CachedClassifier, load_classifier
-from ...classifiers.labels import checked_positive_index
 from ...io import csv_writer, input_sha256, write_json
+from ...labels import checked_positive_index
 from ...needs import require
 from ...progress import NullProgress, ProgressHook
 from ...records import fingerprint, run_identity

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ...cli.app import (
+from ...command_line import (
     CLASSIFIER_HELP,
     LABELLED_COMMANDS,
     Address,

@@ -27,9 +27,9 @@ import pandas as pd
 
 from ... import __version__, vocabulary
 from ...classifiers import CachedClassifier
-from ...classifiers.labels import binary_labels, positive_index
 from ...errors import ConfigError, InputError
 from ...io import read_texts
+from ...labels import binary_labels, positive_index
 from ...metrics import fairness as FM
 from ...progress import NullProgress, ProgressHook
 from ...records import knob, option, options_signature

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ...cli.app import AUDIT_COMMANDS, app, console
+from ...command_line import AUDIT_COMMANDS, app, console
 
 
 @app.command(

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ...cli.app import (
+from ...command_line import (
     AUDIT_COMMANDS,
     CLASSIFIER_HELP,
     TRAIN_COMMANDS,

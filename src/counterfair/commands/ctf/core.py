@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 from ... import vocabulary
-from ...classifiers.labels import binary_labels, positive_index
 from ...io import missing_as_nan
+from ...labels import binary_labels, positive_index
 from ...metrics.fairness import GapEntry, group_rows
 from ...metrics.functional import bootstrap_ci
 from ...progress import ProgressHook

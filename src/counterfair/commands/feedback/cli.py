@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from ...cli.app import (
+from ...command_line import (
     MAKE_COMMANDS,
     TRAIN_COMMANDS,
     Encoding,

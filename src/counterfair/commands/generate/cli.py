@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ...cli.app import (
+from ...command_line import (
     MAKE_COMMANDS,
     SETUP_COMMANDS,
     Encoding,
@@ -31,7 +31,7 @@ from ...cli.app import (
 from ...editors.registry import editors_help
 from ...runs import allow_overwrite
 from ...views.page import to_console
-from .core import GenerateOptions
+from .options import GenerateOptions
 from .page import generate_page
 
 #: every default of the command's options is GenerateOptions's, read from it (#48: an option declared once)
@@ -94,7 +94,7 @@ def generate(
     if overwrite:
         allow_overwrite(out)  # --overwrite: the run's claim replaces the one there
     from ...progress import RichProgress
-    from .core import GenerateOptions
+    from .options import GenerateOptions
     from .shell import run_generate
 
     options = options_from(

@@ -31,21 +31,10 @@ from ...needs import require
 from ...progress import NullProgress, ProgressHook
 from ...runs import claim_run_dir, holds_run_dir, prepare_run_dir
 from ...views.page import write_summary_page
-from .core import (
-    CANDIDATE_COLUMNS,
-    COUNTERFACTUAL_COLUMNS,
-    GenerateOptions,
-    GenerateResult,
-    Generator,
-    Tally,
-    collect,
-    collect_blocks,
-    generate_blocks,
-    generate_into,
-    read_input,
-    slim,
-)
+from .core import GenerateResult, Tally, collect, collect_blocks, generate_blocks, generate_into, read_input, slim
+from .options import CANDIDATE_COLUMNS, COUNTERFACTUAL_COLUMNS, GenerateOptions
 from .page import generate_page
+from .recipe import Generator
 
 
 @holds_run_dir

@@ -539,7 +539,7 @@ def prompt_scores(classifier: Any, positive_label: str | None) -> Callable[[list
     after one prediction (a function shows its labels when it first answers): a classifier with more than two labels,
     or two that do not say which is positive, needs ``--positive-label``, as ``audit`` does."""
     from ...classifiers import as_classifier, load_classifier
-    from ...classifiers.labels import checked_positive_index
+    from ...labels import checked_positive_index
 
     clf = load_classifier(classifier) if isinstance(classifier, str) else as_classifier(classifier)
     index = checked_positive_index(clf, "The applicant has a degree.", positive_label)

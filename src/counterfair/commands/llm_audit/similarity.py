@@ -88,7 +88,7 @@ def pair_scorer(metric: str, texts: Sequence[str]) -> Callable[[str, str], float
     if metric == "rouge_l":
         return rouge_l
     if metric == "cosine":
-        from ...detectors import embed
+        from ...encoders import embed
 
         unique = list(dict.fromkeys(texts))
         vectors = dict(zip(unique, embed(unique), strict=True))

@@ -21,9 +21,9 @@ import pandas as pd
 
 from ... import __version__, vocabulary
 from ...classifiers import CachedClassifier
-from ...classifiers.labels import binary_labels, positive_index
 from ...errors import InputError
 from ...io import read_texts, row_ids
+from ...labels import binary_labels, positive_index
 from ...metrics import fairness as FM
 from ...progress import ProgressHook
 from ...records import knob, option

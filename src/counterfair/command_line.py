@@ -16,11 +16,11 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from .. import __version__, vocabulary
-from ..errors import CounterfairError
-from ..plugins import load_plugins
-from ..summaries import EvaluationSummary, GateVerdict, typed
-from ..views.console import stage_error
+from . import __version__, vocabulary
+from .errors import CounterfairError
+from .plugins import load_plugins
+from .summaries import EvaluationSummary, GateVerdict, typed
+from .views.console import stage_error
 
 try:
     load_plugins()  # before the commands are built: their help lists what plugins register
@@ -226,8 +226,8 @@ COMMAND_ORDER = (
 def add_plugin_commands() -> None:
     """The commands plugins registered (:func:`counterfair.plugins.register_command`), built like the others; a name
     counterfair uses is an error naming it."""
-    from ..errors import ConfigError
-    from ..plugins import registered_commands
+    from .errors import ConfigError
+    from .plugins import registered_commands
 
     taken = {info.name or info.callback.__name__.replace("_", "-") for info in app.registered_commands if info.callback}
     for spec in registered_commands():
@@ -276,7 +276,7 @@ LogTo = Annotated[
 def _parquet_ready(wanted: bool) -> bool:
     """--parquet without pyarrow is refused before any work, not after the run."""
     if wanted:
-        from ..extras import check
+        from .extras import check
 
         check([("--parquet", ("parquet",))])
     return wanted
@@ -380,7 +380,7 @@ def _root(
 ) -> None:
     """counterfair command line."""
     if device is not None:
-        from ..models import check_device_form
+        from .models import check_device_form
 
         os.environ["COUNTERFAIR_DEVICE"] = check_device_form(device)
 
@@ -391,8 +391,8 @@ def sample_pairs_path() -> Path:
 
 
 def print_evaluation(summary: dict[str, Any]) -> None:
-    from ..commands.evaluate.page import evaluation_summary_page
-    from ..views.page import to_console
+    from .commands.evaluate.page import evaluation_summary_page
+    from .views.page import to_console
 
     s = EvaluationSummary.from_dict(summary)
     console.print(to_console(evaluation_summary_page(summary)))
@@ -402,7 +402,7 @@ def print_evaluation(summary: dict[str, Any]) -> None:
 
 def require_extras(what: str, *extras: str) -> None:
     """A command that always needs an extra names it before any work (``counterfair.extras``)."""
-    from ..extras import check
+    from .extras import check
 
     check([(what, extras)])
 
@@ -478,8 +478,8 @@ def config_defaults(ctx: typer.Context, param: Any, config: Path | None) -> Path
     the command as its parameter, converted and checked by the option's own type; an unknown key is refused."""
     if config is None:
         return None
-    from ..errors import ConfigError
-    from ..yamlfiles import read_mapping
+    from .errors import ConfigError
+    from .yamlfiles import read_mapping
 
     data = read_mapping(config, "--config")  # size, binary content, YAML aliases and item count checked
     params = {p.name: p for p in ctx.command.params if p.name and p.name != param.name}
@@ -497,7 +497,7 @@ def _config_value(config: Path, key: Any, value: Any, param: Any, ctx: typer.Con
     """A config file's value as the command line would have it: converted and checked by the option's own type
     (``threshold: "abc"`` is refused, ``guard: "false"`` is False, ``fail_if: 5`` a rule), a list for a
     comma-separated option joined."""
-    from ..errors import ConfigError
+    from .errors import ConfigError
 
     if param is None or value is None:
         return value
@@ -529,8 +529,8 @@ def finish_gate(
     write the JUnit file, return the exit code."""
     from rich.markup import escape
 
-    from ..analysis.gate import write_junit
-    from ..views.verdict import MANY_RULES, rule_sentence
+    from .analysis.gate import write_junit
+    from .views.verdict import MANY_RULES, rule_sentence
 
     verdict = typed(gate, GateVerdict)
     colour = {"pass": "green", "fail": "red", "error": "yellow"}
@@ -671,7 +671,7 @@ def _crash_log() -> str:
     import time
     import traceback
 
-    from ..models import cache_root
+    from .models import cache_root
 
     text = f"counterfair {__version__}\n{' '.join(sys.argv)}\n\n{traceback.format_exc()}"
     for folder in (cache_root() / "logs", Path(tempfile.gettempdir())):

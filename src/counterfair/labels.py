@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import ConfigError, InputError
+from .errors import ConfigError, InputError
 
 #: label names (lower case, letters and digits only) that say "this is the positive class": toxic, hateful, 1, ...
 POSITIVE_NAMES = frozenset(
