@@ -38,8 +38,8 @@ from typing import Any
 import pandas as pd
 
 from cli_run import cpu_model, run_cli
-from counterfair.io import write_json
 from counterfair.lexicons.attributes import known_attributes, load_attribute
+from counterfair.writing import write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 CIVIL = ROOT.parent / "shared" / "data" / "nlp_ctf" / "civil_comments"
@@ -56,7 +56,7 @@ def texts_200() -> pd.DataFrame:
     matchers = [load_attribute(a).matcher() for a in known_attributes()]
     chosen = [t for t in texts if any(m.contains(t) for m in matchers) and len(t.split()) <= 120]
     chosen += pd.read_csv(SENTENCES)["text"].tolist()
-    from counterfair.commands.audit.core import demo_path
+    from counterfair.commands.audit.options import demo_path
 
     chosen += pd.read_csv(demo_path())["text"].tolist()
     return pd.DataFrame({"text": list(dict.fromkeys(chosen))[:200]})

@@ -27,7 +27,7 @@ import pandas as pd
 from scipy.stats import spearmanr
 
 import counterfair as cf
-from counterfair.io import write_json
+from counterfair.writing import write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "dixon" / "bias_madlibs_77k.csv"

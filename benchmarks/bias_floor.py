@@ -203,7 +203,7 @@ def main() -> None:
         report["sides"][side] = entry
         print(f"{side}: {entry}")
     report["table"] = table(report)
-    from counterfair.io import write_json
+    from counterfair.writing import write_json
 
     write_json(report, RESULTS)
 

@@ -37,10 +37,11 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from counterfair.commands.evaluate.core import EvaluateOptions
+from counterfair.commands.evaluate.options import EvaluateOptions
 from counterfair.commands.evaluate.shell import evaluate_pairs
-from counterfair.io import read_table, write_json
+from counterfair.io import read_table
 from counterfair.progress import RichProgress
+from counterfair.writing import write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "ceval" / "outputs" / "imdb"

@@ -30,7 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from counterfair.classifiers import load_classifier
-from counterfair.commands.evaluate.core import EvaluateOptions
+from counterfair.commands.evaluate.options import EvaluateOptions
 from counterfair.commands.methods.shell import evaluate_methods
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -42,7 +42,6 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from counterfair.editors.swap import IdentitySwapEditor
-from counterfair.io import write_json
 from counterfair.lexicons.attributes import load_identity_set
 from counterfair.training import (
     TrainConfig,
@@ -51,6 +50,7 @@ from counterfair.training import (
     collapse_warning,
     train,
 )
+from counterfair.writing import write_json
 from ctf_replication import DATA, RESULTS, TABLE5_TERMS, Swaps, gap, load_civil, random_split
 
 MODELS = [

@@ -49,9 +49,9 @@ import pandas as pd
 
 from counterfair.commands.ctf.core import ctf_report
 from counterfair.editors.swap import IdentitySwapEditor
-from counterfair.io import write_json
 from counterfair.lexicons.attributes import load_identity_set
 from counterfair.training import TrainConfig, TrainedClassifier, classification_report, collapse_warning, train
+from counterfair.writing import write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"

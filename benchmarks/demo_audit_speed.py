@@ -26,7 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cli_run import before_commit, run_cli
-from counterfair.io import write_json
+from counterfair.writing import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results" / "demo_audit_speed.json"
 

@@ -26,12 +26,12 @@ from typing import Any
 
 import pandas as pd
 
-from counterfair.commands.audit.core import demo_path
+from counterfair.commands.audit.options import demo_path
 from counterfair.commands.generate.options import GenerateOptions
 from counterfair.commands.generate.recipe import Generator
 from counterfair.commands.generate.shell import run_generate
-from counterfair.io import write_json
 from counterfair.lexicons.attributes import load_attribute
+from counterfair.writing import write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"

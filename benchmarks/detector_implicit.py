@@ -37,8 +37,8 @@ import pandas as pd
 
 from counterfair.detectors import DETECTORS_WITH_LLM, load_detector
 from counterfair.errors import ConfigError
-from counterfair.io import write_json
 from counterfair.lexicons.attributes import load_attribute
+from counterfair.writing import write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 SETS = {

@@ -49,7 +49,7 @@ def peak_rss_mib() -> float:
 
 
 def role_ours(pairs: Path) -> dict[str, Any]:
-    from counterfair.commands.evaluate.core import EvaluateOptions
+    from counterfair.commands.evaluate.options import EvaluateOptions
     from counterfair.commands.evaluate.shell import evaluate_pairs
 
     started = time.perf_counter()
@@ -272,7 +272,7 @@ def main() -> None:
         print(f"{key:32} {value}")
     for part in (ours, naive_gguf, naive_fp32):
         part.pop("values")
-    from counterfair.io import write_json
+    from counterfair.writing import write_json
 
     write_json(
         {

@@ -33,7 +33,7 @@ import pandas as pd
 
 from counterfair.commands.feedback.core import FeedbackOptions, adapt_lm
 from counterfair.commands.feedback.shell import run_feedback
-from counterfair.io import write_json
+from counterfair.writing import write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 CAD = ROOT.parent / "shared" / "data" / "cad_imdb"

@@ -38,9 +38,9 @@ from counterfair.commands.generate.shell import run_generate
 from counterfair.detectors import KeywordDetector, LLMDetector
 from counterfair.editors.swap import IdentitySwapEditor
 from counterfair.editors.wordlist import AblationEditor, SubstitutionEditor
-from counterfair.io import write_json
 from counterfair.lexicons.attributes import load_attribute, load_identity_set
 from counterfair.llm import load_llm
+from counterfair.writing import write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 CIVIL = ROOT.parent / "shared" / "data" / "nlp_ctf" / "civil_comments" / "civil_train_data.csv"

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from counterfair.io import write_json
+from counterfair.writing import write_json
 from scale import make_texts
 
 RESULTS = Path(__file__).resolve().parent / "results" / "generate_stream.json"

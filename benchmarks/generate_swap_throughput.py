@@ -26,7 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cli_run import run_cli
-from counterfair.io import write_json
+from counterfair.writing import write_json
 from scale import make_texts
 
 RESULTS = Path(__file__).resolve().parent / "results" / "generate_swap_throughput.json"

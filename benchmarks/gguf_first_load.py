@@ -27,7 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cli_run import before_commit, cpu_model
-from counterfair.io import write_json
+from counterfair.writing import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results" / "gguf_first_load.json"
 CHILD = """

@@ -33,8 +33,8 @@ import numpy as np
 import pandas as pd
 
 from counterfair.editors.swap import IdentitySwapEditor
-from counterfair.io import write_json
 from counterfair.metrics.fairness import wilson
+from counterfair.writing import write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "nlp_ctf" / "civil_comments"

@@ -33,8 +33,8 @@ import numpy as np
 
 from counterfair.analysis.inference import estimates as _estimates
 from counterfair.analysis.inference import resample_weights as _resample_weights
-from counterfair.io import write_json
 from counterfair.summaries import MIN_INTERVAL_TEXTS
+from counterfair.writing import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SIZES = (3, 4, 5, 6, 8, 10, 15, 20, 30, 40, 64, 100)  # below MIN_INTERVAL_TEXTS: the plain interval only

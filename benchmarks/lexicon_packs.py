@@ -28,7 +28,8 @@ from typing import Any
 import pandas as pd
 
 from counterfair.editors.gender import GenderSwapEditor
-from counterfair.editors.swap import IdentitySwapEditor, _parsed
+from counterfair.editors.guard import forget_parses
+from counterfair.editors.swap import IdentitySwapEditor
 from counterfair.lexicons.attributes import load_swap_set
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "nlp_ctf" / "civil_comments"
@@ -47,7 +48,7 @@ def comments(limit: int | None) -> list[str]:
 
 
 def run_gender(texts: list[str]) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
-    _parsed.cache_clear()
+    forget_parses()
     editor = GenderSwapEditor()
     t0 = time.perf_counter()
     out = editor.edit(texts)
@@ -74,7 +75,7 @@ def run_gender(texts: list[str]) -> tuple[dict[str, Any], list[tuple[str, str, s
 
 
 def run_identity(name: str, texts: list[str]) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
-    _parsed.cache_clear()
+    forget_parses()
     editor = IdentitySwapEditor(load_swap_set(name))
     t0 = time.perf_counter()
     out = editor.edit(texts)

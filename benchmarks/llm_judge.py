@@ -32,10 +32,10 @@ from typing import Any
 import pandas as pd
 from scipy.stats import spearmanr
 
-from counterfair.commands.evaluate.core import EvaluateOptions
+from counterfair.commands.evaluate.options import EvaluateOptions
 from counterfair.commands.evaluate.shell import evaluate_pairs
-from counterfair.io import write_json
 from counterfair.llm import load_llm
+from counterfair.writing import write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "ceval" / "outputs" / "imdb"

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from counterfair.io import write_json
 from counterfair.llm.llamacpp import LlamaCppLLM
+from counterfair.writing import write_json
 from llm_parallel import rewrite_all, sample_statistics, sentences
 
 RESULTS = Path(__file__).resolve().parent / "results" / "llm_levers.json"

@@ -52,12 +52,12 @@ from counterfair.commands.generate.options import GenerateOptions
 from counterfair.commands.generate.recipe import Generator
 from counterfair.editors.filters import best
 from counterfair.editors.llm_rewrite import LLMRewriteEditor
-from counterfair.io import write_json
 from counterfair.lexicons.attributes import load_attribute
 from counterfair.llm.base import default_threads
 from counterfair.llm.llamacpp import LlamaCppLLM
 from counterfair.llm.openai_http import OpenAIHTTPLLM
 from counterfair.models import get_model_info
+from counterfair.writing import write_json
 from llm_gpu_server import free_port, wait_until_healthy
 
 ROOT = Path(__file__).resolve().parents[1]

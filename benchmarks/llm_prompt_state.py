@@ -29,9 +29,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from counterfair.editors.llm_rewrite import FewShotPrompt
-from counterfair.io import write_json
 from counterfair.lexicons.attributes import load_attribute
 from counterfair.llm.llamacpp import LlamaCppLLM
+from counterfair.writing import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results" / "llm_prompt_state.json"
 AUDIT_LLM_MINUTES = 29.6  # audit_speed.py: 200 texts x 4 methods with the 1.5B model, parallel sampling

@@ -19,7 +19,7 @@ from pathlib import Path
 os.environ["COUNTERFAIR_STORE"] = "off"  # every edit computed, none read from the run store
 
 import counterfair as cf
-from counterfair.io import write_json
+from counterfair.writing import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results" / "long_text.json"
 WORDS = (

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from counterfair.io import write_json
+from counterfair.writing import write_json
 from generate_stream import watched
 from scale import make_texts
 

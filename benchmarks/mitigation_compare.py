@@ -33,9 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import counterfair as cf
 from counterfair.analysis.compare import compare_pairs, comparison_table, rescore_pairs
-from counterfair.io import write_json
 from counterfair.lexicons.attributes import load_identity_set
 from counterfair.training import TrainConfig, TrainedClassifier, classification_report, train
+from counterfair.writing import write_json
 from ctf_replication import load_civil
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"

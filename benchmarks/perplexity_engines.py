@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from counterfair.io import write_json
+from counterfair.writing import write_json
 from speed_smoke import smoke_texts
 
 RESULTS = Path(__file__).resolve().parent / "results" / "perplexity_engines.json"

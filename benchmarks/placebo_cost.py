@@ -31,8 +31,8 @@ import pandas as pd
 
 import counterfair as cf
 from counterfair.classifiers import as_classifier
-from counterfair.commands.audit.core import demo_path
-from counterfair.io import write_json
+from counterfair.commands.audit.options import demo_path
+from counterfair.writing import write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 DIXON = ROOT.parent / "shared" / "data" / "dixon" / "bias_madlibs_77k.csv"

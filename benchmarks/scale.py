@@ -31,7 +31,7 @@ from typing import Any
 import pandas as pd
 
 from cli_run import run_cli
-from counterfair.io import write_json
+from counterfair.writing import write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -39,7 +39,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 
 
 def make_texts(n: int) -> pd.DataFrame:
-    from counterfair.commands.audit.core import demo_path
+    from counterfair.commands.audit.options import demo_path
 
     pool = pd.read_csv(DATA / "dixon" / "bias_madlibs_77k.csv")["Text"].astype(str).tolist()
     pool += (

@@ -23,8 +23,8 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import counterfair as cf
 from calibration import slurs_model
-from counterfair.commands.audit.core import demo_path
-from counterfair.io import write_json
+from counterfair.commands.audit.options import demo_path
+from counterfair.writing import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results" / "slurs_demo.json"
 

@@ -30,11 +30,11 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cli_run import cpu_model
-from counterfair.commands.audit.core import demo_path
+from counterfair.commands.audit.options import demo_path
 from counterfair.editors.swap import IdentitySwapEditor
 from counterfair.editors.wordlist import AblationEditor, SubstitutionEditor
-from counterfair.io import write_json
 from counterfair.lexicons.attributes import load_attribute, load_identity_set
+from counterfair.writing import write_json
 from swap_floor import editor_run, floor_ablation, floor_substitution, floor_swap, median_seconds
 
 HERE = Path(__file__).resolve().parent

@@ -35,10 +35,11 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cli_run import cpu_model
-from counterfair.editors.swap import PARSE_BATCH, IdentitySwapEditor, forget_parses
+from counterfair.editors.guard import PARSE_BATCH, forget_parses
+from counterfair.editors.swap import IdentitySwapEditor
 from counterfair.editors.wordlist import AblationEditor, SubstitutionEditor
-from counterfair.io import write_json
 from counterfair.lexicons.attributes import load_attribute, load_identity_set
+from counterfair.writing import write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"

@@ -19,8 +19,8 @@ from typing import Any
 import pandas as pd
 
 from counterfair.editors.swap import IdentitySwapEditor
-from counterfair.io import write_json
 from counterfair.records import params_hash
+from counterfair.writing import write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"

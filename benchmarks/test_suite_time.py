@@ -24,7 +24,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cli_run import cpu_model
-from counterfair.io import write_json
+from counterfair.writing import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results" / "test_suite.json"
 

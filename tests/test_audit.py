@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from counterfair.commands.audit.core import AuditOptions, demo_path, plan
+from counterfair.commands.audit.options import AuditOptions, demo_path, plan
 from counterfair.commands.audit.page import build_report
 from counterfair.commands.audit.shell import run_audit
 from counterfair.errors import ClassifierError, InputError, SchemaError
@@ -322,7 +322,8 @@ def test_the_reproduce_command_names_every_option_that_differs() -> None:
 
 
 def test_the_reproduce_command_names_the_detector_only_where_it_differs_from_auto() -> None:
-    from counterfair.commands.audit.core import AuditOptions, _other_options
+    from counterfair.commands.audit.options import AuditOptions
+    from counterfair.commands.audit.summary import _other_options
 
     assert AuditOptions(methods=["swap", "llm"]).detector == "keyword+llm"
     assert "--detector" not in " ".join(_other_options(AuditOptions(methods=["swap", "llm"])))
@@ -331,7 +332,8 @@ def test_the_reproduce_command_names_the_detector_only_where_it_differs_from_aut
 
 
 def test_each_generation_of_an_llm_audit_records_the_detector_it_uses() -> None:
-    from counterfair.commands.audit.core import AuditOptions, _generate_all
+    from counterfair.commands.audit.core import _generate_all
+    from counterfair.commands.audit.options import AuditOptions
 
     texts = ["My Muslim neighbour waved.", "Some people are gay."]
     frame = pd.DataFrame({"id": ["a", "b"], "text": texts})
@@ -366,7 +368,8 @@ def test_the_docs_quote_the_demos_own_figures(demo_run: Path) -> None:
 
 
 def test_the_reproduce_command_names_the_retry_rule_only_for_a_sampled_method() -> None:
-    from counterfair.commands.audit.core import AuditOptions, _other_options
+    from counterfair.commands.audit.options import AuditOptions
+    from counterfair.commands.audit.summary import _other_options
 
     assert _other_options(AuditOptions(methods=["swap", "llm"], retry_nearness=0.0)) == ["--retry-nearness 0.0"]
     assert _other_options(AuditOptions(methods=["swap", "llm"])) == []  # the default is not repeated
@@ -413,8 +416,8 @@ def test_the_statistics_tallied_block_by_block_are_the_whole_tables(monkeypatch:
     import counterfair.spill as spill
     from counterfair.analysis.gate import fairness_metrics
     from counterfair.analysis.slots import slot_effects
-    from counterfair.io import nan_to_none
     from counterfair.metrics.functional import cluster_bootstrap_ci
+    from counterfair.writing import nan_to_none
 
     monkeypatch.setattr(core, "SWAP_BLOCK_ROWS", 40)
     monkeypatch.setattr(spill, "SPILL_BYTES", 1)  # every piece on disk, however small

@@ -14,10 +14,10 @@ import pandas as pd
 import pytest
 
 from counterfair.classifiers import load_classifier
-from counterfair.commands.audit.core import AuditOptions
+from counterfair.commands.audit.options import AuditOptions
 from counterfair.commands.audit.shell import run_audit
 from counterfair.commands.ctf.shell import run_ctf
-from counterfair.commands.evaluate.core import EvaluateOptions
+from counterfair.commands.evaluate.options import EvaluateOptions
 from counterfair.commands.evaluate.shell import evaluate_pairs
 from counterfair.commands.feedback.core import FeedbackOptions
 from counterfair.errors import (
@@ -29,10 +29,11 @@ from counterfair.errors import (
     OutputError,
     SchemaError,
 )
-from counterfair.io import read_table, write_table
+from counterfair.io import read_table
 from counterfair.lexicons.attributes import load_attribute, load_identity_set
 from counterfair.models import get_model_info, load_causal_lm
 from counterfair.training import train
+from counterfair.writing import write_table
 
 Case = Callable[[Path], Any]
 
@@ -407,7 +408,7 @@ def test_disk_full_during_audit_keeps_finished_work_and_resumes(
     import counterfair.checkpoint
 
     options = AuditOptions(methods=["ablation", "substitution", "swap"])
-    from counterfair.commands.audit.core import demo_path
+    from counterfair.commands.audit.options import demo_path
 
     whole = run_audit(demo_path(), tmp_path / "whole", options).summary
     with monkeypatch.context() as patch:
@@ -424,7 +425,7 @@ def test_disk_full_during_audit_keeps_finished_work_and_resumes(
 
 
 def test_torn_scores_file_is_cut_back_to_whole_records(tmp_path: Path) -> None:
-    from counterfair.commands.audit.core import demo_path
+    from counterfair.commands.audit.options import demo_path
 
     options = AuditOptions(methods=["ablation"])
     run_audit(demo_path(), tmp_path, options)
@@ -503,7 +504,7 @@ def test_a_command_runs_on_a_corrupt_store(
 
 @pytest.mark.slow
 def test_audit_with_a_classifier_that_returns_nan(tmp_path: Path) -> None:
-    from counterfair.commands.audit.core import demo_path
+    from counterfair.commands.audit.options import demo_path
     from counterfair.commands.audit.page import build_report
 
     body = "    return np.array([np.nan if 'gay' in t.lower() else 0.2 for t in texts])\n"
@@ -596,7 +597,7 @@ def test_every_command_refuses_a_rerun_with_other_options_and_names_them(tmp_pat
 
 
 def test_a_three_label_classifier_needs_a_positive_label_before_any_work(tmp_path: Path) -> None:
-    from counterfair.commands.audit.core import demo_path
+    from counterfair.commands.audit.options import demo_path
 
     clf = _clf(tmp_path, "    return np.tile([0.2, 0.3, 0.5], (len(texts), 1))\n")
     with pytest.raises(ConfigError, match=r"has 3 labels .*name the one to compare with --positive-label"):

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from counterfair.classifiers import as_classifier, load_classifier
-from counterfair.commands.audit.core import AuditOptions, demo_path
+from counterfair.commands.audit.options import AuditOptions, demo_path
 from counterfair.commands.audit.shell import run_audit
 from counterfair.errors import ConfigError
 

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from counterfair.commands.audit.core import demo_path
+from counterfair.commands.audit.options import demo_path
 
 
 def _data(tmp_path: Path) -> Path:

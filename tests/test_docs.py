@@ -74,7 +74,7 @@ def test_the_demo_size_in_the_docs_is_the_demos() -> None:
     in the README and the docs is the demo file's row count."""
     import pandas as pd
 
-    from counterfair.commands.audit.core import demo_path
+    from counterfair.commands.audit.options import demo_path
 
     rows = len(pd.read_csv(demo_path()))
     # the user's pages (benchmark rows are measurements of their day and say so)

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from counterfair.commands.evaluate.core import EvaluateOptions
+from counterfair.commands.evaluate.options import EvaluateOptions
 from counterfair.commands.evaluate.shell import evaluate_pairs
 from counterfair.commands.generate.options import GenerateOptions
 from counterfair.commands.generate.shell import run_generate
@@ -94,7 +94,7 @@ def _same_files(a: Path, b: Path, names: tuple[str, ...]) -> None:
 
 @pytest.mark.slow
 def test_the_classifier_stage_on_ray_gives_the_local_outputs(ray_local: None, tmp_path: Path) -> None:
-    from counterfair.commands.audit.core import AuditOptions
+    from counterfair.commands.audit.options import AuditOptions
     from counterfair.commands.audit.shell import run_audit
     from counterfair.commands.bias.core import BiasOptions
     from counterfair.commands.bias.shell import run_bias

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from counterfair.commands.evaluate.core import EvaluateOptions
+from counterfair.commands.evaluate.options import EvaluateOptions
 from counterfair.commands.evaluate.shell import evaluate_pairs
 from counterfair.errors import ConfigError, InputError
 from counterfair.io import read_table
@@ -342,7 +342,8 @@ def test_ceval_crowd_file_with_every_metric(tmp_path: Path) -> None:
 
 
 def test_an_estimate_before_the_work_from_the_stages_and_the_words() -> None:
-    from counterfair.commands.evaluate.core import STAGE_COST, estimate
+    from counterfair.commands.evaluate.core import estimate
+    from counterfair.commands.evaluate.stages import STAGE_COST
 
     frame = pd.DataFrame({"orig_text": ["one two three", "four five"], "gen_text": ["a b", "c d e f"]})
     cost = estimate(frame, EvaluateOptions(metrics=["perplexity", "bertscore", "distance"]))

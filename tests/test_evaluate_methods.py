@@ -75,7 +75,7 @@ def test_table2_and_distance_matrix_by_hand(tmp_path: Path) -> None:
 
 
 def _options() -> object:
-    from counterfair.commands.evaluate.core import EvaluateOptions
+    from counterfair.commands.evaluate.options import EvaluateOptions
 
     return EvaluateOptions(metrics=["flip", "prob_change", "distance"], bootstrap=200, classifier="profanity-check")
 
@@ -160,7 +160,7 @@ def test_ceval_outputs_distance_matrix_on_real_methods(tmp_path: Path) -> None:
         frame = pd.read_csv(SHARED_DATA / "ceval" / "outputs" / "imdb" / f"{name}.csv").head(12)
         files[name] = tmp_path / f"{name}.csv"
         frame.to_csv(files[name], index=False)
-    from counterfair.commands.evaluate.core import EvaluateOptions
+    from counterfair.commands.evaluate.options import EvaluateOptions
 
     result = evaluate_methods(files, EvaluateOptions(metrics=["distance"], bootstrap=200))
     matrix = result.distance_matrix

@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 
 from counterfair.errors import InputError, SchemaError
-from counterfair.io import atomic_open, read_json, read_table, require_columns, write_json, write_table
+from counterfair.io import read_json, read_table, require_columns
 from counterfair.records import SCHEMA_VERSION
+from counterfair.writing import atomic_open, write_json, write_table
 
 
 def test_read_formats_agree(tmp_path: Path) -> None:
@@ -178,7 +179,8 @@ def test_encodings_are_named_and_the_hint_suggests_cp1252(tmp_path: Path) -> Non
 def test_read_csv_columns_reads_what_read_table_reads_in_blocks(tmp_path: Path) -> None:
     """#47: the report reads pairs.csv's columns block by block (a large run's table is gigabytes): the same cells
     as the whole-file reader, index = row in the file, a row subset, a header alone, a missing file named."""
-    from counterfair.io import read_csv_columns, read_table, write_table
+    from counterfair.io import read_csv_columns, read_table
+    from counterfair.writing import write_table
 
     frame = pd.DataFrame(
         {
@@ -205,7 +207,8 @@ def test_csv_column_blocks_keep_names_as_categories_and_check_each_block(tmp_pat
     """#47: the report reads pairs.csv block by block, its names as categories, each block checked as it is read (a
     bad cell named by its row in the file, not in its block); stacked, the blocks' categories are their union."""
     from counterfair.analysis.compare import checked_pairs
-    from counterfair.io import csv_column_blocks, stacked, write_table
+    from counterfair.io import csv_column_blocks, stacked
+    from counterfair.writing import write_table
 
     frame = pd.DataFrame({"method": ["swap", "swap", "ablation", "swap", "llm"], "diff": [0.1, 0.2, 0.3, 0.4, 0.5]})
     path = write_table(frame, tmp_path / "pairs.csv")
@@ -229,7 +232,7 @@ def test_a_lone_carriage_return_survives_every_csv_we_write(tmp_path: Path) -> N
     """Python's csv writer leaves a bare "\\r" unquoted (it quotes the line terminator's "\\n"), and readers take it
     for a line end: the fuzz test's id "0\\r" came back as "0" and an empty row, and the audit crashed. A table with
     one is written with its texts quoted; one without keeps the minimal quoting byte for byte."""
-    from counterfair.io import csv_writer
+    from counterfair.writing import csv_writer
 
     frame = pd.DataFrame({"input_id": ["0\r", "b"], "text": ["a\rb", "c\r\nd"], "score": [0.25, None]})
     table = write_table(frame, tmp_path / "t.csv")
@@ -242,7 +245,7 @@ def test_a_lone_carriage_return_survives_every_csv_we_write(tmp_path: Path) -> N
         assert back["score"].tolist() == ["0.25", ""]
     import csv
 
-    from counterfair.io import csv_quoting
+    from counterfair.writing import csv_quoting
 
     assert csv_quoting(frame) == csv.QUOTE_NONNUMERIC and csv_quoting(frame.iloc[1:]) == csv.QUOTE_NONNUMERIC
     plain = pd.DataFrame({"input_id": ["a", "b"], "text": ["x, y", "z"], "score": [0.5, 1.0]})
@@ -258,7 +261,7 @@ def test_a_csv_table_becomes_parquet_block_by_block_with_types_settled_over_all_
     """--parquet converts a run's CSV tables in blocks (a pairs.csv larger than memory): a column's type is settled
     over every block, not the first: integers then a missing cell is a float, an empty then text column is text, and
     integers then text is text."""
-    import counterfair.io as cio
+    import counterfair.writing as cio
 
     monkeypatch.setattr(cio, "TABLE_BLOCK_ROWS", 2)
     source = tmp_path / "pairs.csv"

@@ -109,7 +109,7 @@ def test_built_in_computes_by_hand() -> None:
 
 
 def test_every_built_in_metric_is_a_card_that_computes_or_names_its_stage() -> None:
-    from counterfair.commands.evaluate.core import STAGES
+    from counterfair.commands.evaluate.stages import STAGES
     from counterfair.metrics.cards import BUILT_IN, CARDS
 
     for name in BUILT_IN:

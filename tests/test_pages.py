@@ -177,7 +177,7 @@ def test_one_missing_value_rendering_and_escaping() -> None:
 
 
 def test_the_evaluation_report_states_its_verdict_before_the_table(tmp_path: Path) -> None:
-    from counterfair.commands.evaluate.core import EvaluateOptions
+    from counterfair.commands.evaluate.options import EvaluateOptions
     from counterfair.commands.evaluate.page import build_evaluation_report
     from counterfair.commands.evaluate.shell import evaluate_pairs
 

@@ -430,7 +430,7 @@ def test_browser_rates_two_pairs(live_app: tuple[str, RatingStore]) -> None:
 
 
 def test_audit_restricted_to_good_pairs(tmp_path: Path) -> None:
-    from counterfair.commands.audit.core import AuditOptions
+    from counterfair.commands.audit.options import AuditOptions
     from counterfair.commands.audit.shell import run_audit
 
     data = pd.DataFrame({"text": ["My Muslim neighbour is kind.", "The mosque hosts a soup kitchen every Friday."]})
@@ -452,7 +452,7 @@ def test_audit_restricted_to_good_pairs(tmp_path: Path) -> None:
 
 def test_only_good_from_a_project_made_of_a_generate_run(tmp_path: Path) -> None:
     """#16 item 1: `rate init --from <generate dir>` gave ids "ablation:t1", the audit looked up "ablation:islam:t1"."""
-    from counterfair.commands.audit.core import AuditOptions
+    from counterfair.commands.audit.options import AuditOptions
     from counterfair.commands.audit.shell import run_audit
     from counterfair.rating import pairs_from_run
 
@@ -478,7 +478,7 @@ def test_only_good_from_a_project_made_of_a_generate_run(tmp_path: Path) -> None
 def test_ratings_mark_pairs_good_or_poor_and_the_report_plots_them_apart(tmp_path: Path) -> None:
     """#34 item 8: paper 000 Fig. 3 (good vs poor pairs) when the audit has ratings, Fig. 4 (per topic) when two
     topics have pairs."""
-    from counterfair.commands.audit.core import AuditOptions
+    from counterfair.commands.audit.options import AuditOptions
     from counterfair.commands.audit.shell import run_audit
     from counterfair.rating import pairs_from_run
 

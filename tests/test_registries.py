@@ -22,7 +22,7 @@ from counterfair.classifiers import (
     unregister_classifier_kind,
 )
 from counterfair.classifiers.kinds import find_kind, spec_forms
-from counterfair.commands.audit.core import AuditOptions, estimate_seconds
+from counterfair.commands.audit.options import AuditOptions, estimate_seconds
 from counterfair.commands.feedback.core import FeedbackOptions
 from counterfair.commands.generate.options import GenerateOptions, is_sampled
 from counterfair.editors.registry import (

@@ -8,10 +8,10 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field, fields
 
-from counterfair.commands.audit.core import AuditOptions
+from counterfair.commands.audit.options import AuditOptions
 from counterfair.commands.bias.core import BiasOptions
 from counterfair.commands.ctf.core import CTFOptions, ctf_core
-from counterfair.commands.evaluate.core import EvaluateOptions
+from counterfair.commands.evaluate.options import EvaluateOptions
 from counterfair.commands.feedback.core import FeedbackOptions
 from counterfair.commands.generate.options import GenerateOptions
 from counterfair.records import fingerprint, knob, run_identity

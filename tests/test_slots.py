@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 import counterfair as cf
-from counterfair.analysis.gate import CONCLUSIVE_RULES, DEFAULT_RULES, evaluate_rules, parse_rule
+from counterfair.analysis.gate import CONCLUSIVE_RULES, DEFAULT_RULES, effects_gate_metrics, evaluate_rules, parse_rule
 from counterfair.analysis.inference import finding, holm
-from counterfair.analysis.slots import effects_gate_metrics, slot_effects
+from counterfair.analysis.slots import slot_effects
 
 GROUPS = {"a": "g1", "b": "g1", "c": "g2"}
 
@@ -367,7 +367,7 @@ def religion(texts):  # naming a religion costs 10 points
 def test_the_cli_gate_names_the_planted_group_and_passes_the_fair_models(tmp_path: Any) -> None:
     from junitparser import Failure, JUnitXml
 
-    from counterfair.commands.audit.core import demo_path
+    from counterfair.commands.audit.options import demo_path
 
     from .conftest import run_cli
 

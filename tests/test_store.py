@@ -144,8 +144,10 @@ def test_guard_verdicts_are_stored_and_a_text_met_again_is_not_parsed(
 ) -> None:
     """#50: the guard's verdicts per text go to the run store; a second editor (a rerun) reads them instead of
     parsing, and writes the same variants. A damaged or partial stored value is a miss: the text is parsed again."""
+    from counterfair.editors import guard as guard_module
     from counterfair.editors import swap as swap_module
-    from counterfair.editors.swap import IdentitySwapEditor, forget_parses
+    from counterfair.editors.guard import forget_parses
+    from counterfair.editors.swap import IdentitySwapEditor
     from counterfair.lexicons.attributes import load_identity_set
 
     texts = ["The black car is fast.", "A black woman spoke.", "Muslims pray here.", "The White House is old."]
@@ -155,8 +157,9 @@ def test_guard_verdicts_are_stored_and_a_text_met_again_is_not_parsed(
     assert shared_store.stats() == {"guard": 3}  # the three texts with an ambiguous term, each once
 
     parsed: list[str] = []
-    real = swap_module.parse_all
-    monkeypatch.setattr(swap_module, "parse_all", lambda ts: parsed.extend(ts) or real(ts))
+    real = guard_module.parse_all
+    for module in (guard_module, swap_module):  # the guard's parses and the swap's grammar's
+        monkeypatch.setattr(module, "parse_all", lambda ts: parsed.extend(ts) or real(ts))
     forget_parses()
     again = IdentitySwapEditor(load_identity_set(), guard="spacy")
     assert again.edit(texts) == expected and again.blocked == 3

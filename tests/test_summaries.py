@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import counterfair as cf
-from counterfair.commands.audit.core import demo_path
+from counterfair.commands.audit.options import demo_path
 from counterfair.commands.audit.page import audit_page
 from counterfair.commands.ctf.page import ctf_page
 from counterfair.errors import InputError

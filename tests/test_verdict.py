@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import counterfair as cf
-from counterfair.commands.audit.core import demo_path
+from counterfair.commands.audit.options import demo_path
 from counterfair.commands.audit.page import markdown
 from counterfair.summaries import GateCheck
 from counterfair.views.verdict import rule_sentence, verdict

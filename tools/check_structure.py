@@ -8,6 +8,7 @@
 * ``_private`` names imported from another module (``from .swap import _parsed``): shared helpers are public;
 * summaries read by string key (``summary["..."]``, ``summary.get("...")``) outside the modules that own the
   summary's JSON form (``READERS_ALLOWED``): views read the typed summaries;
+* modules longer than ``MAX_MODULE_LINES`` (#70: one concern a module);
 * functions longer than ``MAX_FUNCTION_LINES`` (their body, decorators and signature aside) in the core modules (each
   command slice's ``commands/<name>/core.py``);
 * the core importing the run-directory layer (``RUN_LAYER``: run directories, any slice's ``shell``): the
@@ -33,6 +34,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "counterfair"
 MAX_FUNCTION_LINES = 60
+MAX_MODULE_LINES = 800  # a module longer than this holds more than one concern (#70)
 #: the modules allowed to read a summary by key: the typed summaries' JSON readers
 READERS_ALLOWED: frozenset[str] = frozenset({"counterfair.summaries"})
 #: the command slices: counterfair.commands.<name>.<layer>
@@ -76,13 +78,14 @@ class Report:
     private_imports: list[str] = field(default_factory=list)
     summary_reads: list[str] = field(default_factory=list)
     long_functions: list[str] = field(default_factory=list)
+    long_modules: list[str] = field(default_factory=list)
     core_run_imports: list[str] = field(default_factory=list)
     editor_comparisons: list[str] = field(default_factory=list)
     untyped_dict_returns: list[str] = field(default_factory=list)  # counted: a ceiling, not a failure here
     json_object_returns: list[str] = field(default_factory=list)
 
     def failed(self) -> bool:
-        found = self.cycles or self.private_imports or self.summary_reads or self.long_functions
+        found = self.cycles or self.private_imports or self.summary_reads or self.long_functions or self.long_modules
         return bool(found or self.core_run_imports or self.editor_comparisons)
 
 
@@ -214,6 +217,8 @@ def check(root: Path = PACKAGE) -> Report:
                 if name.startswith("_") and not name.startswith("__") and target != module:
                     report.private_imports.append(f"{module}:{line} imports {target}.{name}")
         text = path.read_text(encoding="utf-8")
+        if text.count("\n") > MAX_MODULE_LINES:
+            report.long_modules.append(f"{module}: {text.count(chr(10))} lines")
         if module not in READERS_ALLOWED:
             for number, line_text in enumerate(text.splitlines(), 1):
                 if _SUMMARY_READ.search(line_text):
@@ -281,6 +286,7 @@ def main() -> int:
         "private names imported across modules": report.private_imports,
         "summaries read by string key outside counterfair.summaries": report.summary_reads,
         f"core functions over {MAX_FUNCTION_LINES} lines": report.long_functions,
+        f"modules over {MAX_MODULE_LINES} lines": report.long_modules,
         "core imports of run directories or shells": report.core_run_imports,
         "editor names compared outside counterfair.editors": report.editor_comparisons,
         "functions returning dict[str, Any] (a ceiling in tests/test_structure.py)": report.untyped_dict_returns,

@@ -235,7 +235,7 @@ def api_reference() -> str:
 # ------------------------------------------------------------------------------------ summary.json, key by key
 
 SUMMARY_TYPES = (
-    ("audit", "counterfair.commands.audit.core:AuditSummaryData"),
+    ("audit", "counterfair.commands.audit.summary:AuditSummaryData"),
     ("bias", "counterfair.commands.bias.core:BiasSummaryData"),
     ("suite run", "counterfair.commands.suite.core:SuiteSummaryData"),
     ("generate", "counterfair.commands.generate.core:GenerateSummaryData"),
@@ -265,9 +265,12 @@ _NAMESPACES = (
     "counterfair.commands.suite.core",
     "counterfair.commands.ctf.core",
     "counterfair.commands.audit.core",
+    "counterfair.commands.audit.summary",
+    "counterfair.commands.audit.options",
     "counterfair.commands.generate.core",
     "counterfair.commands.generate.recipe",
     "counterfair.commands.evaluate.core",
+    "counterfair.commands.evaluate.stages",
     "counterfair.commands.feedback.core",
 )
 

@@ -48,9 +48,9 @@ _LAZY = {
     "open_run": "counterfair.commands.registry",
     "plan": "counterfair.commands.plan",
     # the options
-    "AuditOptions": "counterfair.commands.audit.core",
+    "AuditOptions": "counterfair.commands.audit.options",
     "GenerateOptions": "counterfair.commands.generate.options",
-    "EvaluateOptions": "counterfair.commands.evaluate.core",
+    "EvaluateOptions": "counterfair.commands.evaluate.options",
     "FeedbackOptions": "counterfair.commands.feedback.core",
     "CTFOptions": "counterfair.commands.ctf.core",
     "BiasOptions": "counterfair.commands.bias.core",

@@ -32,11 +32,12 @@ import pandas as pd
 
 from .encoders import embed
 from .errors import ConfigError, InputError
-from .io import atomic_open, cell_text, read_table, require_columns
+from .io import cell_text, read_table, require_columns
 from .jsontypes import JSONObject
 from .lexicons.attributes import Attribute
 from .progress import NullProgress, ProgressHook
 from .records import SCHEMA_VERSION
+from .writing import atomic_open
 
 
 @runtime_checkable

@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ChecksumError, ConfigError, ModelNotAvailable
-from .io import atomic_open, file_sha256
+from .io import file_sha256
+from .writing import atomic_open
 
 
 def cache_root() -> Path:

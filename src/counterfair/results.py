@@ -146,8 +146,8 @@ class TableResult:
         """Write the table, ``summary.json`` (and for an audit the report) into ``directory``; returns it. The folder
         is new, empty, or counterfair's own (an earlier save, a run): a folder of other files is refused before any
         write (:func:`~counterfair.runs.prepare_save_dir`)."""
-        from .io import write_json, write_table
         from .runs import prepare_save_dir, record_files
+        from .writing import write_json, write_table
 
         target, foreign = prepare_save_dir(directory, what=type(self).__name__.removesuffix("Result").lower())
         write_table(self._table(), target / self._table_file)

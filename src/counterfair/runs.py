@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from .errors import ConfigError, OutputError
-from .io import write_json
+from .writing import write_json
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -128,7 +128,7 @@ def parquet_copies(run_dir: str | Path, names: Sequence[str], frames: Mapping[st
     ``pairs.parquet``, streamed, types settled over the whole table), and each of ``frames`` (name → table held in
     memory) as ``NAME.parquet``; the CSVs stay, as every reader of a run expects them. Tables that are not there are
     skipped; the files join the run's list (``--overwrite`` may remove them)."""
-    from .io import csv_to_parquet, write_table
+    from .writing import csv_to_parquet, write_table
 
     target = Path(run_dir)
     for name in names:
@@ -369,8 +369,8 @@ def claim_run_dir(
     )
 
 
-#: the temporary file of an atomic write (:func:`counterfair.io.atomic_open`: ``.NAME.XXXXXXXX.tmp``) or of the output
-#: folder's write probe, which a run killed with SIGKILL mid-write leaves behind
+#: the temporary file of an atomic write (:func:`counterfair.writing.atomic_open`: ``.NAME.XXXXXXXX.tmp``) or of the
+#: output folder's write probe, which a run killed with SIGKILL mid-write leaves behind
 _STALE_TEMP = re.compile(r"^\.(?:(?P<name>.+)\.[a-z0-9_]{8}\.tmp|write-test-[a-z0-9_]{8})$")
 
 

@@ -117,7 +117,7 @@ def _check_options(options: dict[str, Any]) -> None:
     """``options`` go to the audit or to the bias metrics: one neither knows is named (with a "did you mean")."""
     from dataclasses import fields
 
-    from .commands.audit.core import AuditOptions
+    from .commands.audit.options import AuditOptions
     from .commands.bias.core import BiasOptions
     from .records import check_option_names
 

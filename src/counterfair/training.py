@@ -38,10 +38,11 @@ import numpy as np
 import pandas as pd
 
 from .errors import ConfigError, InputError
-from .io import atomic_open, cell_text, read_table, require_columns
+from .io import cell_text, read_table, require_columns
 from .lexicons.attributes import IdentitySet, load_identity_set
 from .progress import NullProgress, ProgressHook
 from .records import SCHEMA_VERSION
+from .writing import atomic_open
 
 METHODS = ("baseline", "blind", "augment", "clp")
 ARCHITECTURES = ("cnn", "minilm")

@@ -55,6 +55,7 @@ from ..summaries import (
     gate_estimate,
     typed,
 )
+from .slots import MEASURES as SLOT_MEASURES
 
 #: the in-slot measures (:mod:`counterfair.analysis.slots`) and the swaps' paper-001 CTF gap and flip rate
 COUNTERFACTUAL_METRICS = (
@@ -258,8 +259,6 @@ def tallied_metrics(
     as its blocks went by, or what :func:`fairness_metrics` takes from a pairs table. ``packs``: each swap pack's CTF
     gap (``ctf_by_attribute``), whose groups join the CTF gap's as their family names them (``ctf_gap[gender_words:
     female]``, ``ctf_gap[names:black_male]``)."""
-    from .slots import effects_gate_metrics
-
     out: GateMetrics = {m: None for m in COUNTERFACTUAL_METRICS}
     out |= effects_gate_metrics(effects)
     if ctf is None or not ctf.pairs:
@@ -545,3 +544,43 @@ def write_junit(
     target.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(root).write(target, encoding="utf-8", xml_declaration=True)
     return target
+
+
+# ------------------------------------------------------------------------------------------------ the in-slot measures
+
+
+def gate_entry(e: Mapping[str, Any] | None) -> GateEntry | None:
+    """One in-slot estimate as the gate reads it."""
+    if e is None:
+        return None
+    return {
+        "value": e.get("value"), "ci_low": e.get("ci_low"), "ci_high": e.get("ci_high"), "n": e.get("n"),
+        "sim_low": e.get("sim_low"), "sim_high": e.get("sim_high"), "mde": e.get("mde"),
+        "texts_needed": e.get("texts_needed"), "p_adjusted": e.get("p_adjusted"), "p_material": e.get("p_material"),
+        "finding": e.get("finding"),
+    }  # fmt: skip
+
+
+def effects_gate_metrics(effects: Mapping[str, Any] | None) -> GateMetrics:
+    """The in-slot measures as the gate reads them: ``identity_effect`` (groups of every family), ``term_effect`` (its
+    "groups" are the terms; overall is the identity effect's), ``form_effect`` (term or group @ form),
+    ``cell_effect`` (group & the text's gender words), ``disparity`` and ``flip_excess`` (groups); each entry with
+    ``value``, its intervals, ``n``, the power and the ``finding``."""
+    if not effects or effects.get("identity_effect") is None:
+        return {}
+    out: GateMetrics = {measure: gate_metric(effects.get(measure) or {}) for measure in SLOT_MEASURES}
+    identity = out["identity_effect"]
+    overall = identity["overall"] if identity is not None else None
+    for metric, key in (("term_effect", "by_term"), ("form_effect", "by_form"), ("cell_effect", "by_cell")):
+        out[metric] = {"overall": overall, "by_group": _entries(effects["identity_effect"].get(key) or {})}
+    return out
+
+
+def gate_metric(part: Mapping[str, Any]) -> GateMetric:
+    """One in-slot measure (``overall``, ``by_group``) as the gate reads it."""
+    return {"overall": gate_entry(part.get("overall")), "by_group": _entries(part.get("by_group") or {})}
+
+
+def _entries(found: Mapping[str, Any]) -> dict[str, GateEntry | None]:
+    """Each group's (or term's) in-slot estimate (None: the group has none)."""
+    return {g: gate_entry(e) for g, e in found.items()}

@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 
 from ..spill import ObjectLog
-from ..summaries import MIN_INTERVAL_TEXTS, GateEntry, GateMetric, GateMetrics
+from ..summaries import MIN_INTERVAL_TEXTS
 from .inference import ALPHA, POWER, conclude, estimates
 
 #: the size from which a detected estimate is material (probability points of the positive label; share of pairs)
@@ -776,43 +776,3 @@ def every_estimate(effects: Mapping[str, Any]) -> list[dict[str, Any]]:
         for key in ("by_group", "by_term", "by_form", "by_cell"):
             out += list((part.get(key) or {}).values())
     return out
-
-
-# ------------------------------------------------------------------------------------------------ for the gate
-
-
-def gate_entry(e: Mapping[str, Any] | None) -> GateEntry | None:
-    """One in-slot estimate as the gate reads it."""
-    if e is None:
-        return None
-    return {
-        "value": e.get("value"), "ci_low": e.get("ci_low"), "ci_high": e.get("ci_high"), "n": e.get("n"),
-        "sim_low": e.get("sim_low"), "sim_high": e.get("sim_high"), "mde": e.get("mde"),
-        "texts_needed": e.get("texts_needed"), "p_adjusted": e.get("p_adjusted"), "p_material": e.get("p_material"),
-        "finding": e.get("finding"),
-    }  # fmt: skip
-
-
-def effects_gate_metrics(effects: Mapping[str, Any] | None) -> GateMetrics:
-    """The in-slot measures as the gate reads them: ``identity_effect`` (groups of every family), ``term_effect`` (its
-    "groups" are the terms; overall is the identity effect's), ``form_effect`` (term or group @ form),
-    ``cell_effect`` (group & the text's gender words), ``disparity`` and ``flip_excess`` (groups); each entry with
-    ``value``, its intervals, ``n``, the power and the ``finding``."""
-    if not effects or effects.get("identity_effect") is None:
-        return {}
-    out: GateMetrics = {measure: gate_metric(effects.get(measure) or {}) for measure in MEASURES}
-    identity = out["identity_effect"]
-    overall = identity["overall"] if identity is not None else None
-    for metric, key in (("term_effect", "by_term"), ("form_effect", "by_form"), ("cell_effect", "by_cell")):
-        out[metric] = {"overall": overall, "by_group": _entries(effects["identity_effect"].get(key) or {})}
-    return out
-
-
-def gate_metric(part: Mapping[str, Any]) -> GateMetric:
-    """One in-slot measure (``overall``, ``by_group``) as the gate reads it."""
-    return {"overall": gate_entry(part.get("overall")), "by_group": _entries(part.get("by_group") or {})}
-
-
-def _entries(found: Mapping[str, Any]) -> dict[str, GateEntry | None]:
-    """Each group's (or term's) in-slot estimate (None: the group has none)."""
-    return {g: gate_entry(e) for g, e in found.items()}

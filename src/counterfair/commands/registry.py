@@ -128,7 +128,7 @@ def _llm_audit_report(run_dir: Path) -> dict[str, Path]:
 COMMANDS: dict[str, CommandSpec] = {
     spec.name: spec
     for spec in (
-        CommandSpec("audit", "counterfair.commands.audit.core:AuditOptions", _audit, _audit_report),
+        CommandSpec("audit", "counterfair.commands.audit.options:AuditOptions", _audit, _audit_report),
         CommandSpec(
             "ctf",
             "counterfair.commands.ctf.core:CTFOptions",
@@ -157,8 +157,10 @@ COMMANDS: dict[str, CommandSpec] = {
             _page_report,
             page="counterfair.commands.generate.page:generate_page",
         ),
-        CommandSpec("evaluate", "counterfair.commands.evaluate.core:EvaluateOptions", _evaluate, _evaluation_report),
-        CommandSpec("evaluate-methods", "counterfair.commands.evaluate.core:EvaluateOptions", None, _evaluation_report),
+        CommandSpec("evaluate", "counterfair.commands.evaluate.options:EvaluateOptions", _evaluate, _evaluation_report),
+        CommandSpec(
+            "evaluate-methods", "counterfair.commands.evaluate.options:EvaluateOptions", None, _evaluation_report
+        ),
         CommandSpec(
             "feedback",
             "counterfair.commands.feedback.core:FeedbackOptions",

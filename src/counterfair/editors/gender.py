@@ -63,7 +63,7 @@ PLACEBO_NOUNS = (("friend", "friends"), ("neighbour", "neighbours"), ("colleague
 
 
 def _parse(text: str) -> Any:
-    from .swap import parsed
+    from .guard import parsed
 
     return parsed(text)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ModelNotAvailable
-from ..io import atomic_open
+from ..writing import atomic_open
 
 DEBIAN_DIR = Path("/usr/share/wordnet")
 APT = "apt-get install wordnet-base wordnet-sense-index && pip install nltk"

@@ -116,7 +116,7 @@ def _read_cache() -> dict[str, Any]:
 
 def _write_cache(key: str, record: dict[str, Any]) -> None:
     from ..errors import OutputError
-    from ..io import write_json
+    from ..writing import write_json
 
     data = _read_cache()
     data[key] = record

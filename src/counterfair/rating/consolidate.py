@@ -157,7 +157,7 @@ def llm_agreement(ratings: pd.DataFrame, consolidated: pd.DataFrame) -> dict[str
 
 def consolidate(store: RatingStore, *, min_meaning: float = 2.0) -> dict[str, Any]:
     """Consolidate a project; writes ``consolidated.csv`` and ``consolidation.json`` beside the database."""
-    from ..io import write_json, write_table
+    from ..writing import write_json, write_table
 
     ratings = store.ratings_frame()
     consolidated = consolidate_frame(ratings, store.pairs(), min_meaning=min_meaning)

@@ -298,7 +298,7 @@ class RatingStore:
             db.executemany(f"{verb} INTO ratings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     def export_csv(self, path: str | Path) -> int:
-        from ..io import spreadsheet_safe, write_table
+        from ..writing import spreadsheet_safe, write_table
 
         frame = self.ratings_frame()[["pair_id", "rater", "fluent", "reference", "same_label", "meaning", "reject"]]
         write_table(frame.map(spreadsheet_safe), path)
@@ -306,7 +306,8 @@ class RatingStore:
 
     def import_csv(self, path: str | Path, *, replace: bool = False) -> int:
         """Ratings made outside the app; every row is validated first, so a bad file adds nothing."""
-        from ..io import from_spreadsheet_safe, read_table, require_columns
+        from ..io import read_table, require_columns
+        from ..writing import from_spreadsheet_safe
 
         frame = read_table(path).map(from_spreadsheet_safe)
         require_columns(frame, dict.fromkeys(EXPORT_COLUMNS[:6], "the CSV header"), origin=str(path))

@@ -42,7 +42,7 @@ from ...command_line import (
 from ...editors.registry import editors_help
 from ...runs import allow_overwrite
 from ...views.page import to_console
-from .core import AuditOptions
+from .options import AuditOptions
 from .page import audit_page
 
 #: every default of the command's options is AuditOptions's, read from it (#48: an option declared once)
@@ -156,7 +156,7 @@ def audit(
     the identity effect over a placebo, and a report (OUT/report.html, report.md, plots/, summary.json, pairs.csv).
     With --fail-if rules it is a gate: exit 0 pass, 1 a rule failed, 2 could not be evaluated."""
     from ...analysis.gate import allowing_inconclusive
-    from .core import AuditOptions, demo_path, plan
+    from .options import AuditOptions, demo_path, plan
     from .shell import run_audit
 
     if overwrite:

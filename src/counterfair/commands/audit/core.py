@@ -26,22 +26,18 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import MISSING, asdict, dataclass, field, fields
-from importlib import resources
 from pathlib import Path
-from typing import Any, NamedTuple, NotRequired, TypedDict
+from typing import Any, NamedTuple, TypedDict
 
 import numpy as np
 import pandas as pd
 
-from ... import __version__, vocabulary
 from ...analysis.compare import Comparison
 from ...analysis.families import TermSlots, gender_context, slot_writer
 from ...analysis.gate import tallied_metrics
 from ...analysis.placebo import load_placebo, placebo_editor, swapped_matches
 from ...analysis.slots import (
     SLOT_COLUMNS,
-    Section,
     SlotScores,
     family_scores,
     scored_slots,
@@ -49,262 +45,35 @@ from ...analysis.slots import (
 )
 from ...classifiers import CachedClassifier
 from ...editors.registry import (
-    IDENTITY_SWAP,
-    default_editors,
-    editor_spec,
     resolve_detector,
     swap_methods,
     swaps_identities,
 )
-from ...errors import ConfigError, InputError
-from ...io import (
-    missing_as_nan,
-    nan_to_none,
-    read_texts,
-    text_frame,
-)
-from ...labels import binary_labels, checked_positive_index, positive_index
-from ...lexicons.attributes import GenderSet, IdentitySet, is_swap_attribute, known_attributes, load_attribute
-from ...metrics.fairness import GapEntry, with_scores
+from ...errors import InputError
+from ...labels import checked_positive_index, positive_index
+from ...lexicons.attributes import GenderSet, IdentitySet, is_swap_attribute
+from ...metrics.fairness import with_scores
 from ...progress import ProgressHook, resolve_progress
-from ...records import knob, make_options, option, options_signature
+from ...records import make_options, options_signature
 from ...spill import ObjectLog, Scratch
-from ...summaries import DEMO_FILE, AuditSummary, GateMetrics, MeanData, ScoredRun
-from ...text import MAX_TEXT_CHARS
-from ..bias.core import BiasMetrics, check_bootstrap_cap
-from ..ctf.core import CTFTally, Direction
+from ...summaries import AuditSummary, GateMetrics
+from ...writing import missing_as_nan, nan_to_none
+from ..bias.core import BiasMetrics
+from ..ctf.core import CTFTally
 from ..generate.core import generate_frame
-from ..generate.options import RETRY_NEARNESS, GenerateOptions, is_sampled, normalize_methods, uses_sampled_method
+from ..generate.options import GenerateOptions
+from .options import (
+    AuditOptions,
+    AuditPlan,
+    attribute_matcher,
+    identity_set_of,
+    plan_frame,
+    read_input,
+    swap_methods_of,
+)
 from .result import AuditResult
+from .summary import EXAMPLE_COLUMNS, AuditSummaryData, SwapCTF, audit_summary, coverage_of, gap_only, joined_frames
 from .tallies import FlipTally, GapTally, MethodTally
-
-SECONDS_FIXED = 25.0  # loading spaCy, MiniLM and the classifier
-
-
-def demo_path() -> Path:
-    """The built-in demo texts: non-toxic, identity-referencing sentences written for counterfair."""
-    return Path(str(resources.files("counterfair") / "resources" / DEMO_FILE))
-
-
-@dataclass
-class AuditOptions:
-    classifier: str = knob("profanity-check")  # the classifier's own identity joins the run's (claim_run_dir)
-    attributes: list[str] | None = option(
-        None,
-        help=(
-            "Comma-separated attributes or packs (default: every paper-000 attribute the texts "
-            "reference); gender, names and nationality add their swaps; `counterfair attributes list` "
-            "shows them all."
-        ),
-    )
-    methods: list[str] = field(default_factory=lambda: list(default_editors("audit")))
-    text_column: str = option("text", help="Column with the texts.")
-    id_column: str | None = option(None, help="Column with unique ids.")
-    threshold: float = option(0.5, help="Score threshold for flips.")
-    positive_label: str | None = option(None, help="Classifier label whose probability is the score.")
-    identities: str | None = option(None, help="Identity terms for swaps (default: Dixon et al.'s 50).")
-    guard: bool = option(True, help="Skip non-identity uses of ambiguous terms ('a black car').")
-    llm: str = option("llamacpp:qwen2.5-coder-1.5b-instruct", help="LLM for the llm method.")
-    samples: int = option(16, help="LLM samples per input and attempt.")
-    max_attempts: int = option(5, help="LLM attempts per text when no sample passes the filters.")
-    # an LLM rewrite is sampled again only while a candidate came this near to passing the filters (GenerateOptions)
-    retry_nearness: float = field(
-        default=RETRY_NEARNESS,
-        metadata={"applies": uses_sampled_method, "before": 0.0, "help": vocabulary.RETRY_NEARNESS},
-    )
-    llm_parallel: int | None = knob(None, help=vocabulary.LLM_PARALLEL)
-    llm_concurrency: int | None = knob(None, help=vocabulary.LLM_CONCURRENCY)
-    engine: str = knob("local", help=vocabulary.ENGINE)
-    address: str | None = knob(None, help=vocabulary.ADDRESS)  # a Ray cluster (None: start a local Ray)
-    detector: str = option(
-        "auto",
-        help=(
-            "Attribute detector of the llm method's filter: auto (keyword+llm, which also sees allusions "
-            "such as 'during Eid'), keyword, keyword+llm, mlp:DIR[#LABEL] or llm."
-        ),
-    )
-    seed: int = option(0, help="Seed.")
-    # not part of the run's identity, as before
-    bootstrap: int = knob(2000, help="Bootstrap resamples of every interval.")
-    top_examples: int = knob(12, help="Pairs with the largest score change that the summary and report list.")
-    only_good: str | None = option(
-        None, help="A consolidated rating project: audit only the pairs its raters judged good."
-    )
-    # matched non-identity swaps (counterfair.analysis.placebo): "default" (the built-in words of ``language``, and
-    # what the run records), "en", "fr", "de", a file, or None
-    placebo: str | None = option(
-        "default",
-        help=(
-            "Placebo words matched to each identity swap: default (the built-in ones of the audit's "
-            "--language), en, fr or de, a YAML file, or none."
-        ),
-    )
-    max_text_chars: int = option(MAX_TEXT_CHARS, help=vocabulary.MAX_TEXT_CHARS)
-    encoding: str = option("utf-8", help=vocabulary.ENCODING)  # of the input file (a byte-order mark overrides it)
-    # gold labels (1/0, true/false, toxic/non-toxic): adds the labelled-data bias metrics
-    # (counterfair.commands.bias.core) of the originals' scores, per identity group, beside the counterfactual results
-    # (later: old runs keep their identity)
-    label_column: str | None = field(
-        default=None,
-        metadata={
-            "later": True,
-            "help": (
-                "Column with gold labels (1/0, toxic/non-toxic): adds the bias AUCs per group (as counterfair bias)."
-            ),
-        },
-    )
-    # a consolidated rating project: each rated pair marked good or poor in pairs.csv's ``rating`` column (every pair
-    # stays; the report plots the two kinds apart, paper 000 Fig. 3)
-    ratings: str | None = field(
-        default=None,
-        metadata={
-            "later": True,
-            "help": (
-                "A consolidated rating project: mark each rated pair good or poor (pairs.csv's rating "
-                "column); the report plots the two kinds apart."
-            ),
-        },
-    )
-    # en | fr | de: the word lists, the default identity set (identity-fr, identity-de, swapped with agreement), the
-    # placebo words and the tokenizer (counterfair.languages); an English audit keeps the identity it had before
-    language: str = field(default="en", metadata={"later": True, "help": vocabulary.LANGUAGE})
-
-    def __post_init__(self) -> None:
-        from ...languages import get_language
-
-        self.language = get_language(self.language).code
-        if self.language != "en":
-            self.identities = self.identities or get_language(self.language).identity_set
-        if self.placebo in ("default", "builtin"):
-            self.placebo = self.language  # an English run records "en", as it always did
-        self.methods = normalize_methods(self.methods, "audit")
-        self.detector = resolve_detector(self.detector, self.methods)
-        if not 0.0 < self.threshold < 1.0:
-            raise ConfigError(f"threshold must be in (0, 1), got {self.threshold}")
-        check_bootstrap_cap(self.bootstrap)
-
-
-def estimate_seconds(counts: dict[str, int], identity_texts: int, methods: list[str]) -> float:
-    """A rough up-front estimate of the audit's wall time on 2 CPU cores, from each editor's seconds per text
-    (:class:`~counterfair.editors.registry.EditorSpec`)."""
-    total = SECONDS_FIXED
-    for method in methods:
-        spec = editor_spec(method)
-        total += spec.seconds_per_text * (identity_texts if spec.identity_texts else sum(counts.values()))
-    return total
-
-
-def read_input(source: Any, opts: AuditOptions) -> tuple[pd.DataFrame, str]:
-    """The audit's input (:func:`~counterfair.io.read_texts`) as a table of ids and texts, and its origin."""
-    labels = {opts.label_column: "--label-column"} if opts.label_column else {}
-    read = read_texts(
-        source, text_column=opts.text_column, id_column=opts.id_column, columns=labels, encoding=opts.encoding
-    )
-    frame = text_frame({"id": read.ids, "text": read.filled()})
-    if opts.label_column:
-        frame["label"] = binary_labels(read.frame, opts.label_column, read.origin)
-    return frame, read.origin
-
-
-def attribute_matcher(name: str, language: str = "en") -> Any:
-    """A matcher of every word that makes a text reference the attribute or swap pack ``name`` (a built-in word
-    list in ``language``)."""
-    if not is_swap_attribute(name):
-        return load_attribute(name, language).matcher()
-    from ...editors.swap import written_forms
-    from ...lexicons.attributes import IdentitySet, load_swap_set
-    from ...text import TermMatcher
-
-    found = load_swap_set(name)
-    if isinstance(found, IdentitySet):
-        return TermMatcher(written_forms(found), case_sensitive=found.case_sensitive)
-    from ...editors.gender import gender_matcher
-
-    return gender_matcher(found)
-
-
-#: the swap packs every English audit tests besides the identity terms (the attributes users are asked about first)
-DEFAULT_PACKS = ("gender", "names")
-
-
-def default_attributes(language: str = "en", *, swaps: bool = True) -> list[str]:
-    """What an audit without ``--attributes`` tests: the language's word-list attributes (paper 000's) and, when it
-    swaps identities, the gender words and first names (English)."""
-    packs = list(DEFAULT_PACKS) if swaps and language == "en" else []
-    return known_attributes(language) + packs
-
-
-def _attribute_counts(texts: list[str], names: list[str], language: str = "en") -> dict[str, int]:
-    counts = {}
-    for name in names:
-        matcher = attribute_matcher(name, language)  # built once per attribute, not per text
-        counts[name] = sum(1 for t in texts if matcher.contains(t))
-    return counts
-
-
-def identity_set_of(opts: AuditOptions) -> Any:
-    """The audit's identity set, which must be in the audit's language (its placebo words and word lists are)."""
-    from ...lexicons.attributes import identity_set_in
-
-    return identity_set_in(opts.identities, opts.language)
-
-
-class AuditPlan(TypedDict):
-    """What an audit will do: texts per attribute, those with an identity term, the methods, the estimated time."""
-
-    texts: int
-    attributes: dict[str, int]
-    attributes_without_texts: list[str]
-    identity_texts: int
-    methods: list[str]
-    estimated_seconds: float
-
-
-def plan(source: Any, options: AuditOptions | None = None) -> AuditPlan:
-    """What an audit would do (texts per attribute, identity texts) and how long it should take; no models run."""
-    opts = options or AuditOptions()
-    frame, origin = read_input(source, opts)
-    return plan_frame(frame, opts, origin)
-
-
-def plan_frame(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> AuditPlan:
-    """:func:`plan` of texts already read (columns ``id``, ``text``, whatever the input called them)."""
-    texts = frame["text"].tolist()
-    requested = opts.attributes or default_attributes(opts.language, swaps=bool(_swaps(opts)))
-    counts = _attribute_counts(texts, requested, opts.language)
-    attr_methods = [m for m in opts.methods if not swaps_identities(m)]
-    if not _swaps(opts):
-        swaps = [a for a in requested if is_swap_attribute(a)]
-        if swaps:
-            raise ConfigError(f"--attributes {', '.join(swaps)} are swapped: add {IDENTITY_SWAP} to --methods")
-    occurring = {a: n for a, n in counts.items() if n}
-    missing = [a for a, n in counts.items() if n == 0]
-    from ...editors.swap import written_forms
-    from ...text import TermMatcher
-
-    identity_matcher = TermMatcher(written_forms(identity_set_of(opts)))
-    identity_texts = sum(1 for t in texts if identity_matcher.contains(t)) if _swaps(opts) else 0
-    if opts.attributes and not occurring and not identity_texts:
-        others = _attribute_counts(
-            texts, [a for a in default_attributes(opts.language) if a not in requested], opts.language
-        )
-        found = ", ".join(f"{a} ({n} texts)" for a, n in others.items() if n) or "none of the built-in ones"
-        raise InputError(f"{origin}: no text references {', '.join(requested)}; attributes that do occur: {found}")
-    return {
-        "texts": len(texts),
-        "attributes": occurring,
-        "attributes_without_texts": missing,
-        "identity_texts": identity_texts,
-        "methods": opts.methods,
-        "estimated_seconds": round(
-            estimate_seconds(
-                {a: n for a, n in occurring.items() if not is_swap_attribute(a)} if attr_methods else {},
-                identity_texts + sum(n for a, n in occurring.items() if is_swap_attribute(a)),
-                opts.methods,
-            ),
-            0,
-        ),
-    }
 
 
 @options_signature(AuditOptions, skip=("classifier",))
@@ -342,7 +111,7 @@ def audit(
         started=started,
         sink=lambda pairs, slots: kept.append((pairs, slots)),
     ).summary
-    return AuditResult(_joined([p for p, _ in kept]), summary, _joined([s for _, s in kept]))
+    return AuditResult(joined_frames([p for p, _ in kept]), summary, joined_frames([s for _, s in kept]))
 
 
 def _predict(clf: CachedClassifier, texts: list[str]) -> dict[str, list[float]]:
@@ -443,7 +212,7 @@ def audit_core(
     generated, timing = _generate_all(frame, opts, plan_, generate)
     identity_set = identity_set_of(opts)
     with Scratch(scratch_dir) as scratch:  # closed (its disk space given back) however the tallies end
-        made = _Made(opts, identity_set, load_placebo(opts.placebo, identity_set), timing, sink, scratch)
+        made = AuditTallies(opts, identity_set, load_placebo(opts.placebo, identity_set), timing, sink, scratch)
         texts = frame["text"].tolist()
         t0 = time.perf_counter()
         scores = score(texts)
@@ -460,7 +229,7 @@ def audit_core(
                 made.add(kept[name], score, orig_scores, index)
         made.finish()
         placebo = made.placebo
-        summary = _summary(opts, plan_, generated, made, orig_scores, clf, index, origin)
+        summary = audit_summary(opts, plan_, generated, made, orig_scores, clf, index, origin)
         summary["validity"] = _validity(generated, rated, sum(len(rows) for rows in kept.values()), opts)
         if placebo is not None:
             summary["placebo"] = {"set": placebo.to_dict()}  # the words the slots were filled with
@@ -472,7 +241,7 @@ def audit_core(
             )
             summary["effects"] = found
             timing["effects"] = round(time.perf_counter() - t0, 2)
-        summary["coverage"] = _coverage(frame, made.reached, plan_["attributes"], opts)
+        summary["coverage"] = coverage_of(frame, made.reached, plan_["attributes"], opts)
     if opts.label_column:
         t0 = time.perf_counter()
         summary["bias"] = labelled_bias(frame, orig_scores, opts)
@@ -563,16 +332,18 @@ def _generate_all(
         t0 = time.perf_counter()
         folder = checkpoint_name(attribute)
         if swapped:  # a swap pack: its swap variants, like the identity swaps
-            pack = GenerateOptions(methods=_swaps(opts), score_methods=[], **{**common, "identities": attribute})
+            pack = GenerateOptions(
+                methods=swap_methods_of(opts), score_methods=[], **{**common, "identities": attribute}
+            )
             generated[attribute] = generate(folder, subset, pack)
         else:
             options = GenerateOptions(attribute=attribute, methods=attr_methods, **common)
             generated[attribute] = generate(folder, subset, options)
         timing[f"generate:{attribute}"] = round(time.perf_counter() - t0, 2)
-    if _swaps(opts) and plan_["identity_texts"]:
+    if swap_methods_of(opts) and plan_["identity_texts"]:
         t0 = time.perf_counter()
         generated["identity"] = generate(
-            "identity", frame, GenerateOptions(methods=_swaps(opts), score_methods=[], **common)
+            "identity", frame, GenerateOptions(methods=swap_methods_of(opts), score_methods=[], **common)
         )
         timing["generate:identity"] = round(time.perf_counter() - t0, 2)
     return generated, timing
@@ -631,7 +402,7 @@ class Validity(TypedDict):
 def _validity(generated: dict[str, Any], rated: int, kept_rated: int, opts: AuditOptions) -> Validity:
     """How many of the candidate pairs count: identity occurrences the guard kept, rated pairs the raters kept."""
     signatures = generated["identity"].typed_summary.signatures if "identity" in generated else {}
-    swaps = [signatures.get(m) or {} for m in _swaps(opts)]
+    swaps = [signatures.get(m) or {} for m in swap_methods_of(opts)]
     found = sum(int(swap.get("identity_occurrences", 0)) for swap in swaps)
     blocked = sum(int(swap.get("guard_blocked", 0)) for swap in swaps)
     return {
@@ -661,16 +432,6 @@ PAIR_COLUMNS = [
     "target_group",
     "rating",
 ]
-
-
-def _swaps(opts: AuditOptions) -> list[str]:
-    """The audit's identity swaps among its methods (the built-in ``swap``, or a plugin's)."""
-    return [m for m in opts.methods if swaps_identities(m)]
-
-
-def _uses_llm(opts: AuditOptions) -> bool:
-    """Whether a method calls the audit's ``--llm`` (which the reproduce command then names)."""
-    return any(editor_spec(m).needs_llm for m in opts.methods)
 
 
 def pair_columns(opts: AuditOptions) -> list[str]:
@@ -746,7 +507,7 @@ def _edit_rows(generated: dict[str, Any], opts: AuditOptions) -> tuple[int, dict
     return rated, kept
 
 
-class _Made:
+class AuditTallies:
     """The audit's pairs and slots as blocks of pair rows go by: each block's placebo texts, slot texts and
     classifier scores, then its scored pairs and slots tables."""
 
@@ -815,7 +576,7 @@ class _Made:
         ok = pairs[pairs["status"] == "ok"]
         if len(ok):  # the block's largest changes, taken row by row: a slice of a sorted copy would hold all its texts
             largest = np.argsort(-ok["diff"].abs().to_numpy(dtype=float), kind="stable")[: self.opts.top_examples]
-            top = ok[_EXAMPLE_COLUMNS].take(largest)
+            top = ok[EXAMPLE_COLUMNS].take(largest)
             self.top = [self._largest([*self.top, top.assign(abs_diff=top["diff"].abs())])]  # never more than that
         swap = ok[ok["method"].isin(swap_methods())]
         for attribute, part in swap.groupby("attribute", sort=False):
@@ -855,7 +616,7 @@ class _Made:
         """The pairs with the largest score change, largest first (ties in the order of the pairs)."""
         if not self.top:
             return []
-        return self._largest(self.top)[_EXAMPLE_COLUMNS].to_dict("records")
+        return self._largest(self.top)[EXAMPLE_COLUMNS].to_dict("records")
 
     def _largest(self, tops: list[pd.DataFrame]) -> pd.DataFrame:
         """The largest changes of these blocks' (in order; ties in the order of the pairs): the largest of the blocks
@@ -868,338 +629,13 @@ class _Made:
         opts = self.opts
         report = self.ctf[attribute].report(seed=opts.seed, n_resamples=opts.bootstrap)
         by_group = {
-            group: _gap_only(tally.report(seed=opts.seed, n_resamples=opts.bootstrap))
+            group: gap_only(tally.report(seed=opts.seed, n_resamples=opts.bootstrap))
             for (name, group), tally in sorted(self.ctf_groups.items())
             if name == attribute
         }
         return {
-            **_gap_only(report),
+            **gap_only(report),
             "by_group": by_group,
             "by_source_term": report["by_source_term"],
             "by_direction": report["by_direction"],
         }
-
-
-class GapOnly(TypedDict):
-    ctf_gap: float | None
-    texts: int
-    pairs: int
-    ci_low: float | None
-    ci_high: float | None
-
-
-class SwapCTF(GapOnly):
-    """An attribute's CTF gap in the audit's summary (``ctf``, ``ctf_by_attribute``)."""
-
-    by_group: dict[str, GapOnly]
-    by_source_term: dict[str, GapEntry]
-    by_direction: list[Direction]
-
-
-def _gap_only(entry: GapEntry) -> GapOnly:
-    """The gap, its counts and interval (not its mean signed change)."""
-    return {
-        "ctf_gap": entry["ctf_gap"],
-        "texts": entry["texts"],
-        "pairs": entry["pairs"],
-        "ci_low": entry["ci_low"],
-        "ci_high": entry["ci_high"],
-    }
-
-
-def _joined(frames: list[pd.DataFrame]) -> pd.DataFrame:
-    frames = [f for f in frames if len(f)] or frames[:1]  # an empty block (no slots without a placebo) adds nothing
-    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
-
-
-def _mean_ci(values: np.ndarray, tally: MethodTally, opts: AuditOptions) -> MeanData:
-    """The mean change over pairs with its interval over texts (a text's pairs are not independent draws)."""
-    if values.size == 0:
-        return {"n": 0, "mean": None, "ci_low": None, "ci_high": None}
-    low, high = tally.change_interval(n_resamples=opts.bootstrap, seed=opts.seed)
-    return {"n": int(values.size), "mean": float(values.mean()), "ci_low": low, "ci_high": high}
-
-
-class AuditInput(AuditPlan):
-    source: str
-
-
-class AuditSummaryData(ScoredRun):
-    """The audit's summary.json as :func:`audit_core` builds it (:class:`~counterfair.summaries.AuditSummary` reads
-    it); the sections after ``reproduce`` are added as the run reaches them."""
-
-    input: AuditInput
-    originals: Originals
-    pairs_without_score: int
-    groups: list[GroupEntry]
-    ctf: SwapCTF | None
-    ctf_by_attribute: dict[str, SwapCTF]
-    top_examples: list[dict[Any, Any]]
-    signatures: dict[str, Any]
-    reproduce: str
-    validity: NotRequired[Validity]
-    placebo: NotRequired[dict[str, Any]]  # the placebo words the slots were filled with ({"set": ...})
-    effects: NotRequired[Section | None]  # the in-slot measures (analysis.slots.slot_effects)
-    coverage: NotRequired[Coverage]
-    bias: NotRequired[LabelledBias]
-    timing_s: NotRequired[dict[str, float]]
-    comparison: NotRequired[Comparison]  # with --baseline
-
-
-def _summary(
-    opts: AuditOptions,
-    the_plan: AuditPlan,
-    generated: dict[str, Any],
-    made: _Made,
-    orig_scores: dict[str, float],
-    clf: CachedClassifier,
-    index: int,
-    origin: str,
-) -> AuditSummaryData:
-    groups = [
-        _group_entry(name, str(method), result, made.methods.get((str(method), name), MethodTally()), opts)
-        for name, result in generated.items()
-        for method in result.counterfactuals["method"].unique()
-    ]
-    ctf_by_attribute = {name: made.swap_ctf(name) for name in sorted(made.ctf)}
-    ctf = ctf_by_attribute.get("identity")
-    signatures = {name: r.typed_summary.signatures for name, r in generated.items()}
-    return {
-        "counterfair_version": __version__,
-        "command": "audit",
-        "input": {"source": origin, **the_plan},
-        "classifier": clf.signature(),
-        "positive_label": clf.labels[index],
-        "threshold": opts.threshold,
-        "originals": _originals(orig_scores, opts.threshold),
-        "pairs_without_score": made.unscored,
-        "groups": groups,
-        "ctf": ctf,
-        "ctf_by_attribute": ctf_by_attribute,
-        "top_examples": made.top_examples(),
-        "signatures": signatures,
-        "options": {**asdict(opts), "classifier": clf.spec},
-        "reproduce": _reproduce_command(opts, origin, clf),
-    }
-
-
-_EXAMPLE_COLUMNS = [
-    "method",
-    "attribute",
-    "input_id",
-    "source_text",
-    "cf_text",
-    "edits",
-    "score_orig",
-    "score_cf",
-    "diff",
-    "source_term",
-    "target_term",
-]
-
-
-class GroupEntry(TypedDict):
-    """One method on one attribute in the audit's ``groups``."""
-
-    method: str
-    attribute: str
-    inputs: int
-    with_counterfactual: int
-    status: dict[str, int]
-    pairs: int
-    pairs_without_score: int
-    filter_pass_rate: float | None
-    score_change: MeanData
-    mean_abs_change: float | None
-    flips: int
-    flip_rate: float | None
-    mean_score_orig: float | None
-
-
-def _group_entry(name: str, method: str, result: Any, tally: MethodTally, opts: AuditOptions) -> GroupEntry:
-    """One method on one attribute: inputs and statuses, the filter pass rate, the score change with its CI, flips."""
-    cfs = result.counterfactuals
-    mine = cfs[cfs["method"] == method]
-    cands = None
-    if is_sampled(method) and not result.candidates.empty:  # an identity swap's candidates are not read again
-        cands = result.candidates[result.candidates["method"] == method]
-    diff, scored = tally.changes(), tally.scored
-    return {
-        "method": method,
-        "attribute": name,
-        "inputs": len(mine),
-        "with_counterfactual": int((mine["status"] == "ok").sum()),
-        "status": {str(k): int(v) for k, v in mine["status"].value_counts().items()},
-        "pairs": scored,
-        "pairs_without_score": tally.pairs - scored,
-        "filter_pass_rate": (
-            float(cands["passed"].mean()) if cands is not None and len(cands) and is_sampled(method) else None
-        ),
-        "score_change": _mean_ci(diff, tally, opts),
-        # in place: the changes are not read again (a copy would be 76 MB at 9.5 million pairs; the same sum)
-        "mean_abs_change": float(np.abs(diff, out=diff).mean()) if diff.size else None,
-        "flips": tally.flips,
-        "flip_rate": tally.flips / scored if scored else None,
-        "mean_score_orig": float(pd.Series(tally.originals(), copy=False).mean()) if scored else None,
-    }
-
-
-class Coverage(TypedDict):
-    """Which texts the audit reached, why the others were not, and which identity sets it did not measure."""
-
-    texts: int
-    reached: int
-    unreached: int
-    unreached_ids: list[str]
-    unreached_mentioning: dict[str, int]
-    unreached_by_cause: dict[str, int]
-    gender_untested: int
-    names_untested: int
-    hint: str | None
-
-
-#: why a text got no counterfactual pair, as the coverage counts it
-CAUSES = {
-    "gender_words": "name gender words no slot measured (both genders, or --attributes without gender)",
-    "first_names": "name a first name the names pack lacks",
-    "identity_words": "name identity words no pack has",
-    "guard": "name identity terms the guard judged not about people (a black car, an old house)",
-}
-
-
-def _coverage(
-    frame: pd.DataFrame, reached: set[str], attributes: dict[str, int] | None, opts: AuditOptions, shown: int = 50
-) -> Coverage:
-    """How many texts got at least one counterfactual pair; of those that got none, how many for each cause
-    (:data:`CAUSES`) and how many mention each group no built-in set covers
-    (:data:`~counterfair.lexicons.attributes.UNCOVERED_GROUPS`); how many texts name gender words ("women", "he") or a
-    first name of the names pack that the run did not measure (the pack was not among its attributes)."""
-    from ...editors.swap import written_forms
-    from ...lexicons.attributes import UNCOVERED_GROUPS, first_names, load_swap_set
-    from ...text import TermMatcher
-
-    unreached = [(str(i), t) for i, t in zip(frame["id"], frame["text"], strict=True) if str(i) not in reached]
-    texts = [t for _, t in unreached if isinstance(t, str)]
-    mentions = {group: _count(TermMatcher(words), texts) for group, words in UNCOVERED_GROUPS.items()}
-    english = opts.language == "en"
-    pack_names = set(load_swap_set("names").terms) if english else set()
-    causes = {
-        "gender_words": _count(attribute_matcher("gender"), texts) if english else 0,
-        "first_names": _count(
-            TermMatcher([n for n in first_names() if n not in pack_names], case_sensitive=True), texts
-        )
-        if english
-        else 0,
-        "identity_words": sum(1 for t in texts if any(TermMatcher(w).contains(t) for w in UNCOVERED_GROUPS.values())),
-        "guard": _count(TermMatcher(written_forms(identity_set_of(opts))), texts) if _swaps(opts) else 0,
-    }
-    tested = attributes or {}
-    every = [t for t in frame["text"] if isinstance(t, str)]
-    gender_untested = _count(attribute_matcher("gender"), every) if english and "gender" not in tested else 0
-    names_untested = _count(attribute_matcher("names"), every) if english and "names" not in tested else 0
-    said = [f"{n} {CAUSES[c]}" for c, n in causes.items() if n]
-    named = [g for g, n in mentions.items() if n]
-    hint = None
-    if said:
-        hint = f"of the {len(unreached)} unreached texts, " + "; ".join(said)
-        if named:
-            hint += f" ({', '.join(named)}): an identity set of your own (--identities FILE) reaches them"
-    return {
-        "texts": len(frame),
-        "reached": len(frame) - len(unreached),
-        "unreached": len(unreached),
-        "unreached_ids": [i for i, _ in unreached[:shown]],
-        "unreached_mentioning": mentions,
-        "unreached_by_cause": causes,
-        "gender_untested": gender_untested,
-        "names_untested": names_untested,
-        "hint": hint,
-    }
-
-
-def _count(matcher: Any, texts: list[str]) -> int:
-    return sum(1 for text in texts if matcher.contains(text))
-
-
-class Originals(TypedDict):
-    n: int
-    without_score: int
-    mean_score: float | None
-    share_above_threshold: float | None
-
-
-def _originals(orig_scores: dict[str, float], threshold: float) -> Originals:
-    values = np.array(list(orig_scores.values()), dtype=float)
-    finite = values[np.isfinite(values)]
-    return {
-        "n": int(values.size),
-        "without_score": int(values.size - finite.size),
-        "mean_score": float(finite.mean()) if finite.size else None,
-        "share_above_threshold": float((finite >= threshold).mean()) if finite.size else None,
-    }
-
-
-def _reproduce_command(opts: AuditOptions, origin: str, clf: CachedClassifier) -> str:
-    if not clf.cli_spec:
-        return (
-            f"the classifier was a Python object ({clf.spec}); rerun counterfair.audit() with it and these options "
-            "(no command line can rebuild it)"
-        )
-    parts = [
-        "counterfair audit",
-        "--demo" if origin == str(demo_path()) else origin,
-        f"--classifier {clf.spec}",
-        f"--methods {','.join(opts.methods)}",
-        f"--threshold {opts.threshold}",
-        f"--seed {opts.seed}",
-    ]
-    if opts.attributes:
-        parts.append(f"--attributes {','.join(opts.attributes)}")
-    if opts.id_column:
-        parts.append(f"--id-column {opts.id_column}")
-    if opts.text_column != "text":
-        parts.append(f"--text-column {opts.text_column}")
-    if _uses_llm(opts):
-        parts.append(f"--llm {opts.llm}")
-    return " ".join(parts + _other_options(opts)) + " --out DIR"
-
-
-_SHOWN = {"classifier", "methods", "threshold", "seed", "attributes", "id_column", "text_column", "llm"}
-_LLM_OPTIONS = ("samples", "detector", "llm_parallel", "llm_concurrency")  # named with the llm only
-_NOT_ON_THE_CLI = {"max_attempts", "bootstrap", "top_examples"}
-
-
-def _other_options(opts: AuditOptions) -> list[str]:
-    """The command-line flags of every other option that differs from its default (the language's own identity set
-    and placebo words are what ``--language`` gives, so they are not repeated)."""
-    import shlex
-
-    from ...languages import get_language
-
-    implied = {
-        "identities": get_language(opts.language).identity_set,
-        "placebo": opts.language,
-        "detector": resolve_detector("auto", opts.methods),
-    }
-    out = []
-    for f in fields(AuditOptions):
-        value = getattr(opts, f.name)
-        if f.name in _SHOWN | _NOT_ON_THE_CLI or value == _default_of(f) or value == implied.get(f.name, _UNSET):
-            continue
-        if (f.name in _LLM_OPTIONS and not _uses_llm(opts)) or (
-            f.name == "retry_nearness" and not uses_sampled_method(opts)
-        ):
-            continue
-        flag = "--" + f.name.replace("_", "-")
-        if isinstance(value, bool):
-            out.append(flag if value else f"--no-{f.name.replace('_', '-')}")
-        else:
-            out.append(f"{flag} {shlex.quote('none' if value is None else str(value))}")
-    return out
-
-
-_UNSET = object()
-
-
-def _default_of(f: Any) -> Any:
-    return f.default_factory() if f.default_factory is not MISSING else f.default

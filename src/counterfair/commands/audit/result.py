@@ -220,7 +220,7 @@ class AuditResult(TableResult):
         return self.pairs
 
     def _saved(self, target: Path) -> None:
-        from ...io import write_table
+        from ...writing import write_table
         from .page import build_report
 
         if self.slots is not None:

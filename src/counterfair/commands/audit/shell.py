@@ -13,14 +13,16 @@ from ...analysis.gate import expand_rules
 from ...analysis.slots import SLOT_COLUMNS
 from ...checkpoint import ScoreCheckpoint
 from ...classifiers import CachedClassifier, load_classifier
-from ...io import csv_writer, input_sha256, write_json
+from ...io import input_sha256
 from ...labels import checked_positive_index
 from ...needs import require
 from ...progress import NullProgress, ProgressHook
 from ...records import fingerprint, run_identity
 from ...runs import claim_run_dir, holds_run_dir, prepare_run_dir
+from ...writing import csv_writer, write_json
 from ..generate.shell import run_generate
-from .core import AuditOptions, audit_core, compared, pair_columns, plan_frame, read_input
+from .core import audit_core, compared, pair_columns
+from .options import AuditOptions, plan_frame, read_input
 from .result import AuditResult
 
 

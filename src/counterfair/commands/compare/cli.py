@@ -38,7 +38,7 @@ def compare(
     """Two classifiers on the same counterfactual pairs: B − A per group with a CI, a paired permutation test and
     a verdict (better / worse / no evidence)."""
     from ...analysis.compare import compare_pairs
-    from ...io import write_json
+    from ...writing import write_json
 
     comparison = compare_pairs(
         run_a, run_b, names=(str(run_a), str(run_b)), seed=seed, n_resamples=bootstrap, shared_only=shared_only

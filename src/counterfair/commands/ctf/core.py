@@ -22,7 +22,6 @@ import numpy as np
 import pandas as pd
 
 from ... import vocabulary
-from ...io import missing_as_nan
 from ...labels import binary_labels, positive_index
 from ...metrics.fairness import GapEntry, group_rows
 from ...metrics.functional import bootstrap_ci
@@ -30,6 +29,7 @@ from ...progress import ProgressHook
 from ...records import option, options_signature
 from ...spill import ArrayLog, Piece, Scratch
 from ...text import MAX_TEXT_CHARS
+from ...writing import missing_as_nan
 
 if TYPE_CHECKING:
     from .result import CTFResult
@@ -352,8 +352,8 @@ def ctf_core(
     (or a French or German set): the swap with agreement of :class:`~counterfair.editors.inflected.InflectedSwapEditor`.
     """
     from ...editors.registry import identity_editor
-    from ...io import nan_to_none
     from ...progress import NullProgress
+    from ...writing import nan_to_none
 
     hook = progress or NullProgress()
     origin = origin or (str(source) if isinstance(source, str | Path) else "DataFrame")

@@ -27,10 +27,11 @@ def run_ctf(
     pairs read from ``pairs.csv`` when first asked for. ``engine="ray"``: the
     classifier's batches on Ray workers (``address``: a cluster), outputs as the local engine's."""
     from ...classifiers import as_classifier
-    from ...io import csv_writer, input_sha256, read_texts, row_strings, write_json
+    from ...io import input_sha256, read_texts, row_strings
     from ...records import fingerprint, make_options, run_identity
     from ...runs import claim_run_dir, prepare_run_dir
     from ...views.page import write_summary_page
+    from ...writing import csv_writer, write_json
     from .page import ctf_page
 
     target = prepare_run_dir(out_dir)  # before any work

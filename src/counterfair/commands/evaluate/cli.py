@@ -20,7 +20,7 @@ from ...command_line import (
     sample_pairs_path,
 )
 from ...runs import allow_overwrite
-from .core import EvaluateOptions
+from .options import EvaluateOptions
 
 #: every default of the command's options is EvaluateOptions's, read from it (#48: an option declared once)
 _EVALUATE = declared(EvaluateOptions)
@@ -98,7 +98,7 @@ def evaluate(
     if overwrite:
         allow_overwrite(out)  # --overwrite: the run's claim replaces the one there
     from ...progress import RichProgress
-    from .core import EvaluateOptions
+    from .options import EvaluateOptions
     from .shell import evaluate_pairs
 
     if demo == bool(pairs):
@@ -166,8 +166,8 @@ def nli_pairs(
 ) -> None:
     """Build an evaluate pair file from an NLI original file and its revisions (CEval's SNLI layout): orig_text and
     gen_text are the revised input before and after, context the other input, target_label the revision's label."""
-    from ...io import write_table
     from ...nli import nli_revision_pairs
+    from ...writing import write_table
 
     table = nli_revision_pairs(original, revised, part=part)
     write_table(table, out)

@@ -11,12 +11,14 @@ import pandas as pd
 
 from ...classifiers import CachedClassifier, load_classifier
 from ...errors import CounterfairError
-from ...io import input_sha256, row_strings, write_json, write_table
+from ...io import input_sha256, row_strings
 from ...needs import require
 from ...progress import ProgressHook
 from ...records import fingerprint, run_identity
 from ...runs import claim_run_dir, holds_run_dir, prepare_run_dir
-from .core import EvaluateOptions, EvaluationResult, evaluate_core
+from ...writing import write_json, write_table
+from .core import EvaluationResult, evaluate_core
+from .options import EvaluateOptions
 
 
 def claim_evaluation(

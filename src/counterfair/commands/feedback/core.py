@@ -38,11 +38,7 @@ from ... import __version__, vocabulary
 from ...classifiers import CachedClassifier
 from ...editors.base import EditorBase
 from ...errors import ConfigError
-from ...io import (
-    missing_as_nan,
-    nan_to_none,
-    read_texts,
-)
+from ...io import read_texts
 from ...jsontypes import JSONObject
 from ...metrics.functional import contrast_labels, flipped_one
 from ...progress import NullProgress, ProgressHook
@@ -50,6 +46,7 @@ from ...records import knob, option, options_signature
 from ...results import TableResult
 from ...summaries import FeedbackSummary
 from ...text import MAX_TEXT_CHARS, TOKENS, skip_reason, tokenize_batch, word_distance
+from ...writing import missing_as_nan, nan_to_none
 
 
 @dataclass

@@ -9,12 +9,13 @@ from typing import Any
 from ...checkpoint import JsonlCheckpoint
 from ...classifiers import CachedClassifier, load_classifier
 from ...editors.base import EditorBase
-from ...io import input_sha256, write_json, write_table
+from ...io import input_sha256
 from ...needs import require
 from ...progress import ProgressHook
 from ...records import fingerprint, run_identity
 from ...runs import claim_run_dir, holds_run_dir, prepare_run_dir
 from ...views.page import write_summary_page
+from ...writing import write_json, write_table
 from .core import FeedbackOptions, FeedbackResult, build_editor, feedback_core, read_input
 from .page import feedback_figures, feedback_page
 

@@ -158,9 +158,9 @@ def select_command(
     from types import SimpleNamespace
 
     from ...detectors import DETECTORS_WITH_LLM
-    from ...io import write_json, write_table
     from ...needs import require
     from ...selection import select_texts
+    from ...writing import write_json, write_table
 
     require(SimpleNamespace(detector=detector, llm=llm, classifier=None if toxicity_column else classifier))
 

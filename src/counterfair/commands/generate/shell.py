@@ -17,20 +17,12 @@ from pathlib import Path
 import pandas as pd
 
 from ...checkpoint import JsonlCheckpoint, RowCheckpoint
-from ...io import (
-    csv_writer,
-    file_sha256,
-    input_sha256,
-    read_text_blocks,
-    streamed,
-    write_csv_chunks,
-    write_json,
-    write_table,
-)
+from ...io import file_sha256, input_sha256, read_text_blocks, streamed
 from ...needs import require
 from ...progress import NullProgress, ProgressHook
 from ...runs import claim_run_dir, holds_run_dir, prepare_run_dir
 from ...views.page import write_summary_page
+from ...writing import csv_writer, write_csv_chunks, write_json, write_table
 from .core import GenerateResult, Tally, collect, collect_blocks, generate_blocks, generate_into, read_input, slim
 from .options import CANDIDATE_COLUMNS, COUNTERFACTUAL_COLUMNS, GenerateOptions
 from .page import generate_page

@@ -635,6 +635,6 @@ def _plain(value: Any) -> Any:
     """JSON's types (the summary as it will be read back)."""
     import json
 
-    from ...io import nan_to_none
+    from ...writing import nan_to_none
 
     return json.loads(json.dumps(nan_to_none(value), default=str))

@@ -479,9 +479,9 @@ class LLMAuditResult:
 
     def save(self, out_dir: str | Path) -> Path:
         """``responses.csv``, ``summary.json`` and the report into ``out_dir`` (new, empty, or counterfair's own)."""
-        from ...io import spreadsheet_safe, write_json, write_table
         from ...runs import prepare_save_dir, record_files
         from ...views.page import write_page
+        from ...writing import spreadsheet_safe, write_json, write_table
 
         target, foreign = prepare_save_dir(out_dir, what="llm-audit")
         # a response or prompt a spreadsheet would run as a formula ("=cmd|' /C calc'!A0") is written with a "'"
@@ -503,7 +503,7 @@ def read_run(run_dir: str | Path) -> LLMAuditResult:
     summary = LLMAuditSummary.from_dict(read_json(target / "summary.json"))
     if summary.command != "llm-audit":
         raise InputError(f"{target}: summary.json was written by {summary.command!r}, not by counterfair llm-audit")
-    from ...io import from_spreadsheet_safe
+    from ...writing import from_spreadsheet_safe
 
     responses = pd.read_csv(target / "responses.csv", dtype=str, keep_default_na=False).map(from_spreadsheet_safe)
     return LLMAuditResult(summary, checked_responses(responses, target / "responses.csv", summary))
@@ -552,7 +552,7 @@ def checked_responses(frame: pd.DataFrame, where: Any, summary: LLMAuditSummary)
 def gate_metrics(effects: Mapping[str, Any], similarity: Mapping[str, Any] | None = None) -> GateMetrics:
     """The in-slot measures of every outcome as the gate reads them, named ``OUTCOME.MEASURE``, and each response
     similarity's ``METRIC.dissimilarity_excess``."""
-    from ...analysis.slots import effects_gate_metrics, gate_metric
+    from ...analysis.gate import effects_gate_metrics, gate_metric
     from .similarity import MEASURE
 
     out: GateMetrics = {

@@ -27,12 +27,14 @@ import numpy as np
 import pandas as pd
 
 from ...errors import ConfigError, InputError
-from ...io import cell_text, write_table
+from ...io import cell_text
 from ...metrics import functional as F
 from ...results import TableResult
 from ...summaries import TABLE2_COLUMNS, MethodComparisonSummary
 from ...text import tokenize_batch
-from ..evaluate.core import EvaluateOptions, EvaluationResult
+from ...writing import write_table
+from ..evaluate.core import EvaluationResult
+from ..evaluate.options import EvaluateOptions
 
 ORIGINAL = "original"
 TABLE_COLUMNS = TABLE2_COLUMNS  # Table 2's columns (counterfair.summaries)

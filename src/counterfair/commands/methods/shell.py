@@ -13,7 +13,7 @@ from ...errors import ConfigError
 from ...io import read_table
 from ...progress import ProgressHook
 from ...runs import prepare_save_dir, record_files
-from ..evaluate.core import EvaluateOptions
+from ..evaluate.options import EvaluateOptions
 from ..evaluate.shell import evaluate_pairs
 from .core import MethodComparison, align_originals, comparison_table, distance_matrix
 

@@ -92,7 +92,7 @@ def export(
 ) -> None:
     """Write counterfair's own template suite (every case, its gold label, functionality, target, term and
     template) to a file, to read, edit or run elsewhere."""
-    from ...io import write_table
+    from ...writing import write_table
     from .core import template_suite
 
     frame = template_suite(identities)

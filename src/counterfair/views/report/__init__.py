@@ -9,7 +9,7 @@ import html
 from pathlib import Path
 from typing import Any
 
-from ...io import atomic_open
+from ...writing import atomic_open
 from . import plots
 
 __all__ = ["edit_html", "embed_figures", "plots", "render", "write_page"]

@@ -1,0 +1,267 @@
+"""The audit's options (:class:`AuditOptions`) and what they decide before any work: the attributes a text
+references, the identity set, the time estimate and the plan (:func:`plan`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, TypedDict
+
+import pandas as pd
+
+from ... import vocabulary
+from ...editors.registry import (
+    IDENTITY_SWAP,
+    default_editors,
+    editor_spec,
+    resolve_detector,
+    swaps_identities,
+)
+from ...errors import ConfigError, InputError
+from ...io import read_texts, text_frame
+from ...labels import binary_labels
+from ...lexicons.attributes import IdentitySet, is_swap_attribute, known_attributes, load_attribute
+from ...records import knob, option
+from ...summaries import DEMO_FILE
+from ...text import MAX_TEXT_CHARS
+from ..bias.core import check_bootstrap_cap
+from ..generate.options import RETRY_NEARNESS, normalize_methods, uses_sampled_method
+
+SECONDS_FIXED = 25.0  # loading spaCy, MiniLM and the classifier
+
+
+def demo_path() -> Path:
+    """The built-in demo texts: non-toxic, identity-referencing sentences written for counterfair."""
+    return Path(str(resources.files("counterfair") / "resources" / DEMO_FILE))
+
+
+@dataclass
+class AuditOptions:
+    classifier: str = knob("profanity-check")  # the classifier's own identity joins the run's (claim_run_dir)
+    attributes: list[str] | None = option(
+        None,
+        help=(
+            "Comma-separated attributes or packs (default: every paper-000 attribute the texts "
+            "reference); gender, names and nationality add their swaps; `counterfair attributes list` "
+            "shows them all."
+        ),
+    )
+    methods: list[str] = field(default_factory=lambda: list(default_editors("audit")))
+    text_column: str = option("text", help="Column with the texts.")
+    id_column: str | None = option(None, help="Column with unique ids.")
+    threshold: float = option(0.5, help="Score threshold for flips.")
+    positive_label: str | None = option(None, help="Classifier label whose probability is the score.")
+    identities: str | None = option(None, help="Identity terms for swaps (default: Dixon et al.'s 50).")
+    guard: bool = option(True, help="Skip non-identity uses of ambiguous terms ('a black car').")
+    llm: str = option("llamacpp:qwen2.5-coder-1.5b-instruct", help="LLM for the llm method.")
+    samples: int = option(16, help="LLM samples per input and attempt.")
+    max_attempts: int = option(5, help="LLM attempts per text when no sample passes the filters.")
+    # an LLM rewrite is sampled again only while a candidate came this near to passing the filters (GenerateOptions)
+    retry_nearness: float = field(
+        default=RETRY_NEARNESS,
+        metadata={"applies": uses_sampled_method, "before": 0.0, "help": vocabulary.RETRY_NEARNESS},
+    )
+    llm_parallel: int | None = knob(None, help=vocabulary.LLM_PARALLEL)
+    llm_concurrency: int | None = knob(None, help=vocabulary.LLM_CONCURRENCY)
+    engine: str = knob("local", help=vocabulary.ENGINE)
+    address: str | None = knob(None, help=vocabulary.ADDRESS)  # a Ray cluster (None: start a local Ray)
+    detector: str = option(
+        "auto",
+        help=(
+            "Attribute detector of the llm method's filter: auto (keyword+llm, which also sees allusions "
+            "such as 'during Eid'), keyword, keyword+llm, mlp:DIR[#LABEL] or llm."
+        ),
+    )
+    seed: int = option(0, help="Seed.")
+    # not part of the run's identity, as before
+    bootstrap: int = knob(2000, help="Bootstrap resamples of every interval.")
+    top_examples: int = knob(12, help="Pairs with the largest score change that the summary and report list.")
+    only_good: str | None = option(
+        None, help="A consolidated rating project: audit only the pairs its raters judged good."
+    )
+    # matched non-identity swaps (counterfair.analysis.placebo): "default" (the built-in words of ``language``, and
+    # what the run records), "en", "fr", "de", a file, or None
+    placebo: str | None = option(
+        "default",
+        help=(
+            "Placebo words matched to each identity swap: default (the built-in ones of the audit's "
+            "--language), en, fr or de, a YAML file, or none."
+        ),
+    )
+    max_text_chars: int = option(MAX_TEXT_CHARS, help=vocabulary.MAX_TEXT_CHARS)
+    encoding: str = option("utf-8", help=vocabulary.ENCODING)  # of the input file (a byte-order mark overrides it)
+    # gold labels (1/0, true/false, toxic/non-toxic): adds the labelled-data bias metrics
+    # (counterfair.commands.bias.core) of the originals' scores, per identity group, beside the counterfactual results
+    # (later: old runs keep their identity)
+    label_column: str | None = field(
+        default=None,
+        metadata={
+            "later": True,
+            "help": (
+                "Column with gold labels (1/0, toxic/non-toxic): adds the bias AUCs per group (as counterfair bias)."
+            ),
+        },
+    )
+    # a consolidated rating project: each rated pair marked good or poor in pairs.csv's ``rating`` column (every pair
+    # stays; the report plots the two kinds apart, paper 000 Fig. 3)
+    ratings: str | None = field(
+        default=None,
+        metadata={
+            "later": True,
+            "help": (
+                "A consolidated rating project: mark each rated pair good or poor (pairs.csv's rating "
+                "column); the report plots the two kinds apart."
+            ),
+        },
+    )
+    # en | fr | de: the word lists, the default identity set (identity-fr, identity-de, swapped with agreement), the
+    # placebo words and the tokenizer (counterfair.languages); an English audit keeps the identity it had before
+    language: str = field(default="en", metadata={"later": True, "help": vocabulary.LANGUAGE})
+
+    def __post_init__(self) -> None:
+        from ...languages import get_language
+
+        self.language = get_language(self.language).code
+        if self.language != "en":
+            self.identities = self.identities or get_language(self.language).identity_set
+        if self.placebo in ("default", "builtin"):
+            self.placebo = self.language  # an English run records "en", as it always did
+        self.methods = normalize_methods(self.methods, "audit")
+        self.detector = resolve_detector(self.detector, self.methods)
+        if not 0.0 < self.threshold < 1.0:
+            raise ConfigError(f"threshold must be in (0, 1), got {self.threshold}")
+        check_bootstrap_cap(self.bootstrap)
+
+
+def estimate_seconds(counts: dict[str, int], identity_texts: int, methods: list[str]) -> float:
+    """A rough up-front estimate of the audit's wall time on 2 CPU cores, from each editor's seconds per text
+    (:class:`~counterfair.editors.registry.EditorSpec`)."""
+    total = SECONDS_FIXED
+    for method in methods:
+        spec = editor_spec(method)
+        total += spec.seconds_per_text * (identity_texts if spec.identity_texts else sum(counts.values()))
+    return total
+
+
+def read_input(source: Any, opts: AuditOptions) -> tuple[pd.DataFrame, str]:
+    """The audit's input (:func:`~counterfair.io.read_texts`) as a table of ids and texts, and its origin."""
+    labels = {opts.label_column: "--label-column"} if opts.label_column else {}
+    read = read_texts(
+        source, text_column=opts.text_column, id_column=opts.id_column, columns=labels, encoding=opts.encoding
+    )
+    frame = text_frame({"id": read.ids, "text": read.filled()})
+    if opts.label_column:
+        frame["label"] = binary_labels(read.frame, opts.label_column, read.origin)
+    return frame, read.origin
+
+
+def attribute_matcher(name: str, language: str = "en") -> Any:
+    """A matcher of every word that makes a text reference the attribute or swap pack ``name`` (a built-in word
+    list in ``language``)."""
+    if not is_swap_attribute(name):
+        return load_attribute(name, language).matcher()
+    from ...editors.swap import written_forms
+    from ...lexicons.attributes import load_swap_set
+    from ...text import TermMatcher
+
+    found = load_swap_set(name)
+    if isinstance(found, IdentitySet):
+        return TermMatcher(written_forms(found), case_sensitive=found.case_sensitive)
+    from ...editors.gender import gender_matcher
+
+    return gender_matcher(found)
+
+
+#: the swap packs every English audit tests besides the identity terms (the attributes users are asked about first)
+DEFAULT_PACKS = ("gender", "names")
+
+
+def default_attributes(language: str = "en", *, swaps: bool = True) -> list[str]:
+    """What an audit without ``--attributes`` tests: the language's word-list attributes (paper 000's) and, when it
+    swaps identities, the gender words and first names (English)."""
+    packs = list(DEFAULT_PACKS) if swaps and language == "en" else []
+    return known_attributes(language) + packs
+
+
+def _attribute_counts(texts: list[str], names: list[str], language: str = "en") -> dict[str, int]:
+    counts = {}
+    for name in names:
+        matcher = attribute_matcher(name, language)  # built once per attribute, not per text
+        counts[name] = sum(1 for t in texts if matcher.contains(t))
+    return counts
+
+
+def identity_set_of(opts: AuditOptions) -> Any:
+    """The audit's identity set, which must be in the audit's language (its placebo words and word lists are)."""
+    from ...lexicons.attributes import identity_set_in
+
+    return identity_set_in(opts.identities, opts.language)
+
+
+class AuditPlan(TypedDict):
+    """What an audit will do: texts per attribute, those with an identity term, the methods, the estimated time."""
+
+    texts: int
+    attributes: dict[str, int]
+    attributes_without_texts: list[str]
+    identity_texts: int
+    methods: list[str]
+    estimated_seconds: float
+
+
+def plan(source: Any, options: AuditOptions | None = None) -> AuditPlan:
+    """What an audit would do (texts per attribute, identity texts) and how long it should take; no models run."""
+    opts = options or AuditOptions()
+    frame, origin = read_input(source, opts)
+    return plan_frame(frame, opts, origin)
+
+
+def plan_frame(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> AuditPlan:
+    """:func:`plan` of texts already read (columns ``id``, ``text``, whatever the input called them)."""
+    texts = frame["text"].tolist()
+    requested = opts.attributes or default_attributes(opts.language, swaps=bool(swap_methods_of(opts)))
+    counts = _attribute_counts(texts, requested, opts.language)
+    attr_methods = [m for m in opts.methods if not swaps_identities(m)]
+    if not swap_methods_of(opts):
+        swaps = [a for a in requested if is_swap_attribute(a)]
+        if swaps:
+            raise ConfigError(f"--attributes {', '.join(swaps)} are swapped: add {IDENTITY_SWAP} to --methods")
+    occurring = {a: n for a, n in counts.items() if n}
+    missing = [a for a, n in counts.items() if n == 0]
+    from ...editors.swap import written_forms
+    from ...text import TermMatcher
+
+    identity_matcher = TermMatcher(written_forms(identity_set_of(opts)))
+    identity_texts = sum(1 for t in texts if identity_matcher.contains(t)) if swap_methods_of(opts) else 0
+    if opts.attributes and not occurring and not identity_texts:
+        others = _attribute_counts(
+            texts, [a for a in default_attributes(opts.language) if a not in requested], opts.language
+        )
+        found = ", ".join(f"{a} ({n} texts)" for a, n in others.items() if n) or "none of the built-in ones"
+        raise InputError(f"{origin}: no text references {', '.join(requested)}; attributes that do occur: {found}")
+    return {
+        "texts": len(texts),
+        "attributes": occurring,
+        "attributes_without_texts": missing,
+        "identity_texts": identity_texts,
+        "methods": opts.methods,
+        "estimated_seconds": round(
+            estimate_seconds(
+                {a: n for a, n in occurring.items() if not is_swap_attribute(a)} if attr_methods else {},
+                identity_texts + sum(n for a, n in occurring.items() if is_swap_attribute(a)),
+                opts.methods,
+            ),
+            0,
+        ),
+    }
+
+
+def swap_methods_of(opts: AuditOptions) -> list[str]:
+    """The audit's identity swaps among its methods (the built-in ``swap``, or a plugin's)."""
+    return [m for m in opts.methods if swaps_identities(m)]
+
+
+def uses_llm(opts: AuditOptions) -> bool:
+    """Whether a method calls the audit's ``--llm`` (which the reproduce command then names)."""
+    return any(editor_spec(m).needs_llm for m in opts.methods)
