@@ -388,13 +388,13 @@ def test_pairs_made_in_blocks_of_inputs_are_the_whole_runs(monkeypatch: pytest.M
     whole = cf.audit(texts, **options)
     monkeypatch.setattr(core, "SWAP_BLOCK_ROWS", 40)
     calls: list[int] = []
-    real = core._Made.add
+    real = core.AuditTallies.add
 
     def counted(self: Any, rows: list[dict[str, Any]], *args: Any) -> None:
         calls.append(len(rows))
         real(self, rows, *args)
 
-    monkeypatch.setattr(core._Made, "add", counted)
+    monkeypatch.setattr(core.AuditTallies, "add", counted)
     blocks = cf.audit(texts, **options)
     assert len(calls) >= 5  # the ablations, then the swaps in blocks of about 40 candidates
     pd.testing.assert_frame_equal(blocks.raw_pairs, whole.raw_pairs)

@@ -284,3 +284,26 @@ def test_a_warning_on_the_command_line_is_one_line_and_still_recorded_by_a_calle
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stderr == "warning: LLM server busy; trying again in 1 s\n"
+
+
+def test_the_audit_command_reads_its_input_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#70: the command line printed its plan from a first read of the input, then the run read it again; now the run
+    reads it once and hands the command line its plan (texts, attributes, the estimate) before the classifier loads."""
+    import counterfair.commands.audit.options as audit_options
+    import counterfair.commands.audit.shell as audit_shell
+
+    reads: list[object] = []
+    real = audit_options.read_input
+
+    def counted(source: object, opts: object) -> object:
+        reads.append(source)
+        return real(source, opts)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(audit_options, "read_input", counted)
+    monkeypatch.setattr(audit_shell, "read_input", counted)
+    data = tmp_path / "texts.csv"
+    pd.DataFrame({"text": ["Some people are gay.", "My Muslim neighbour waved."]}).to_csv(data, index=False)
+    done = CliRunner().invoke(app, ["audit", str(data), "--methods", "swap", "--out", str(tmp_path / "run"), "-q"])
+    assert done.exit_code == 0, done.output
+    assert len(reads) == 1  # one read (the command line printed its plan from a read of its own before)
+    assert "auditing profanity-check on 2 texts" in done.output and "estimated time on 2 CPU cores" in done.output

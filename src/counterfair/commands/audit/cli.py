@@ -156,7 +156,7 @@ def audit(
     the identity effect over a placebo, and a report (OUT/report.html, report.md, plots/, summary.json, pairs.csv).
     With --fail-if rules it is a gate: exit 0 pass, 1 a rule failed, 2 could not be evaluated."""
     from ...analysis.gate import allowing_inconclusive
-    from .options import AuditOptions, demo_path, plan
+    from .options import AuditOptions, AuditPlan, demo_path
     from .shell import run_audit
 
     if overwrite:
@@ -179,13 +179,15 @@ def audit(
         from ...views.tracking import check_tracker
 
         check_tracker(str(log_to))  # before any work
-    the_plan = plan(source, options)
-    attrs = ", ".join(f"{a} ({n})" for a, n in the_plan["attributes"].items()) or "none"
-    console.print(
-        f"auditing {options.classifier} on {the_plan['texts']} texts; attributes referenced: {attrs}; "
-        f"texts with identity terms: {the_plan['identity_texts']}; methods: {', '.join(options.methods)}"
-    )
-    console.print(f"estimated time on 2 CPU cores: about {the_plan['estimated_seconds'] / 60:.1f} min")
+
+    def said(the_plan: AuditPlan) -> None:  # the input read once: by the run, which hands its plan here
+        attrs = ", ".join(f"{a} ({n})" for a, n in the_plan["attributes"].items()) or "none"
+        console.print(
+            f"auditing {options.classifier} on {the_plan['texts']} texts; attributes referenced: {attrs}; "
+            f"texts with identity terms: {the_plan['identity_texts']}; methods: {', '.join(options.methods)}"
+        )
+        console.print(f"estimated time on 2 CPU cores: about {the_plan['estimated_seconds'] / 60:.1f} min")
+
     from ...progress import RichProgress
 
     with RichProgress(enabled=not quiet) as progress:
@@ -196,6 +198,7 @@ def audit(
             progress=progress,
             rules=allowing_inconclusive(listed(fail_if) or []) if allow_inconclusive else listed(fail_if),
             baseline=str(baseline) if baseline else None,
+            on_plan=said,
         )
     s = result.typed_summary
     if parquet:

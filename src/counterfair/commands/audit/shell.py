@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from ...runs import claim_run_dir, holds_run_dir, prepare_run_dir
 from ...writing import csv_writer, write_json
 from ..generate.shell import run_generate
 from .core import audit_core, compared, pair_columns
-from .options import AuditOptions, plan_frame, read_input
+from .options import AuditOptions, AuditPlan, plan_frame, read_input
 from .result import AuditResult
 
 
@@ -85,13 +86,16 @@ def run_audit(
     classifier: CachedClassifier | None = None,
     rules: list[str] | None = None,
     baseline: str | None = None,
+    on_plan: Callable[[AuditPlan], None] | None = None,
 ) -> AuditResult:
     """The shell: run the audit into ``out_dir`` (resumable) and build its report; returns the result, its tables
     read from ``out_dir`` when first asked for.
 
     ``rules`` (:mod:`counterfair.analysis.gate`) add the summary's ``gate``; ``baseline`` (another audit's run
     directory or pairs.csv, or a classifier spec that scores this audit's pairs) adds its ``comparison``
-    (:mod:`counterfair.analysis.compare`). Neither is part of the run's identity: a rerun with other rules resumes."""
+    (:mod:`counterfair.analysis.compare`). Neither is part of the run's identity: a rerun with other rules resumes.
+    ``on_plan`` is given the plan (texts, attributes, the estimate) as soon as the input is read, once, before the
+    classifier loads: the command line prints it."""
     expand_rules(rules or [])  # a bad rule is found before any work
     opts = options or AuditOptions()
     require(opts, classifier=classifier)  # a missing extra is named before any work
@@ -100,6 +104,8 @@ def run_audit(
     prepare_run_dir(out_dir)  # before any work: a bad --out is found now
     frame, origin = read_input(source, opts)
     the_plan = plan_frame(frame, opts, origin)
+    if on_plan is not None:
+        on_plan(the_plan)
     target = Path(out_dir)
     texts = frame["text"].tolist()
     input_hash = input_sha256(source, texts)
