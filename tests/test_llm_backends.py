@@ -23,8 +23,52 @@ def test_load_llm_specs() -> None:
     assert type(load_llm("qwen2.5-coder-0.5b-instruct")).__name__ == "LlamaCppLLM"
     assert type(load_llm("http://127.0.0.1:1/v1")).__name__ == "OpenAIHTTPLLM"
     assert isinstance(load_llm("openai:http://h:8000#qwen"), OpenAIHTTPLLM)
-    with pytest.raises(ConfigError, match="unknown LLM backend 'gpt'"):
+    with pytest.raises(ConfigError, match="unknown LLM backend 'gpt' in 'gpt:4'; use llamacpp:, openai:, hf:"):
         load_llm("gpt:4")
+
+
+class _Echo:
+    """A backend of one's own: answers each conversation with its last message, reversed, n times."""
+
+    model_id = "echo"
+
+    def __init__(self, rest: str) -> None:
+        self.rest = rest
+
+    def chat(self, conversations: Any, params: SamplingParams) -> list[list[Any]]:
+        from counterfair.llm import Completion
+
+        return [[Completion(c[-1]["content"][::-1], "stop") for _ in range(params.n)] for c in conversations]
+
+    def info(self) -> dict[str, Any]:
+        return {"backend": "echo", "rest": self.rest}
+
+
+def test_an_llm_backend_is_one_registry_entry() -> None:
+    """#70: a backend is a registry entry (as a classifier kind is): registered, every command that takes an LLM
+    spec can name it (here load_llm and llm-audit's generator), and what the commands ask of a backend (in this
+    process? a server?) is its entry's, not its class name."""
+    import counterfair as cf
+    from counterfair.commands.llm_audit.generators import _is_server, load_generator
+    from counterfair.llm import LLMBackend, llm_backends, register_llm_backend, unregister_llm_backend
+
+    register_llm_backend(LLMBackend("echo", lambda rest, options: _Echo(rest), "echoes", in_process=True))  # type: ignore[arg-type,return-value]
+    try:
+        assert isinstance(load_llm("echo:anything"), _Echo) and load_llm("echo:x").rest == "x"  # type: ignore[attr-defined]
+        assert list(llm_backends()) == ["llamacpp", "openai", "hf", "echo"]
+        with pytest.raises(ConfigError, match="already registered"):
+            register_llm_backend(LLMBackend("echo", lambda rest, options: _Echo(rest), "again"))  # type: ignore[arg-type,return-value]
+        gen = load_generator("echo:m", grammar='root ::= "x"')
+        assert gen.grammar == 'root ::= "x"'  # type: ignore[attr-defined]  # in process: its samples held to it
+        assert _is_server("openai:http://h/v1#m") and not _is_server("echo:m") and not _is_server("callable:f.py:g")
+        with pytest.raises(ConfigError, match="--timeout and --retries are for an openai"):
+            load_generator("echo:m", timeout=5)
+        result = cf.llm_audit(["A {group} applicant applies."], "echo:m", samples=2, bootstrap=50)
+        assert result.summary.responses == 55 * 2 and result.summary.generator["model"] == "echo"  # 55 variants
+    finally:
+        unregister_llm_backend("echo")
+    with pytest.raises(ConfigError, match="unknown LLM backend 'echo'"):
+        load_llm("echo:x")
 
 
 def test_transformers_prefix_reuse_gives_the_same_samples(tiny_lm_dir: Path) -> None:

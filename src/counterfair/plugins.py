@@ -1,4 +1,4 @@
-"""Plugins: modules that register editors, classifier kinds or metrics before a command runs.
+"""Plugins: modules that register editors, classifier kinds, LLM backends or metrics before a command runs.
 
 The command line imports, before it builds its commands (so their help lists what plugins add):
 
@@ -9,7 +9,8 @@ The command line imports, before it builds its commands (so their help lists wha
 A plugin module registers at import, e.g. ``register_editor(EditorSpec(...))``, ``register_command(fn)`` (a command
 of its own: a typer-annotated function, listed in ``--help`` under "Plugin commands")
 (:mod:`counterfair.editors.registry`), ``register_classifier_kind(ClassifierKind(...))``
-(:mod:`counterfair.classifiers.kinds`), ``register_metric(card)`` (:mod:`counterfair.metrics.cards`). In Python, the
+(:mod:`counterfair.classifiers.kinds`), ``register_llm_backend(LLMBackend(...))`` (:mod:`counterfair.llm.registry`),
+``register_metric(card)`` (:mod:`counterfair.metrics.cards`). In Python, the
 same calls work without this module: import your plugin before calling counterfair. Importing counterfair itself
 loads nothing.
 """

@@ -7,15 +7,27 @@ spec                            backend
 ``openai:URL[#MODEL]``          an OpenAI-compatible server (vLLM, Ollama, llama.cpp server, ...)
 ``hf:DIR_OR_FILE``              transformers, any causal-LM directory (or GGUF, slowly)
 =============================== ===========================================================================
-A bare known model name (``qwen2.5-coder-0.5b-instruct``) or ``.gguf`` path means ``llamacpp:``.
+A bare known model name (``qwen2.5-coder-0.5b-instruct``) or ``.gguf`` path means ``llamacpp:``. Each backend is an
+entry of :mod:`.registry` (``register_llm_backend``: one file adds one).
 """
 
 from __future__ import annotations
 
-from ..errors import ConfigError
 from .base import LLM, Completion, Message, SamplingParams, sample_all
+from .registry import LLMBackend, LoadOptions, llm_backends, register_llm_backend, split_spec, unregister_llm_backend
 
-__all__ = ["LLM", "Completion", "Message", "SamplingParams", "load_llm", "sample_all"]
+__all__ = [
+    "LLM",
+    "Completion",
+    "LLMBackend",
+    "Message",
+    "SamplingParams",
+    "llm_backends",
+    "load_llm",
+    "register_llm_backend",
+    "sample_all",
+    "unregister_llm_backend",
+]
 
 DEFAULT_LLM = "llamacpp:qwen2.5-coder-1.5b-instruct"
 
@@ -30,30 +42,10 @@ def load_llm(
     timeout: float | None = None,
     retries: int | None = None,
 ) -> LLM:
-    """Build the backend named by ``spec`` (models load on first use). ``parallel``: sequences decoded together by
-    llama.cpp in process (default 16; 1 = one after another); ``concurrency``: sequences in flight to a server
-    (default 32); ``timeout`` (seconds per request, default 120) and ``retries`` (default 2): a server's."""
-    kind, sep, rest = spec.partition(":")
-    if kind in ("http", "https"):  # a bare URL
-        kind, rest = "openai", spec
-    elif not sep:
-        kind, rest = "llamacpp", spec
-    if not rest:
-        raise ConfigError(f"LLM spec {spec!r} names no model or endpoint")
-    if kind == "llamacpp":
-        from .llamacpp import LlamaCppLLM
-
-        return LlamaCppLLM(rest, n_ctx=n_ctx, reuse_prefix=reuse_prefix, parallel=parallel)
-    if kind == "openai":
-        from .openai_http import OpenAIHTTPLLM
-
-        url, _, model = rest.partition("#")
-        server = OpenAIHTTPLLM(url, model=model or "default", context=n_ctx, concurrency=concurrency)
-        server.timeout = server.timeout if timeout is None else timeout
-        server.retries = server.retries if retries is None else retries
-        return server
-    if kind == "hf":
-        from .hf import TransformersLLM
-
-        return TransformersLLM(rest, reuse_prefix=reuse_prefix)
-    raise ConfigError(f"unknown LLM backend {kind!r} in {spec!r}; use llamacpp:, openai: or hf:")
+    """Build the backend named by ``spec`` (models load on first use; the backends: :mod:`.registry`, a plugin's
+    included). ``parallel``: sequences decoded together by llama.cpp in process (default 16; 1 = one after another);
+    ``concurrency``: sequences in flight to a server (default 32); ``timeout`` (seconds per request, default 120) and
+    ``retries`` (default 2): a server's."""
+    backend, rest = split_spec(spec)
+    options = LoadOptions(reuse_prefix, n_ctx, parallel, concurrency, timeout, retries)
+    return backend.build(rest, options)

@@ -86,11 +86,14 @@ class LLMGenerator:
     """An :class:`~counterfair.llm.LLM` backend asked through its chat template (one user message per prompt, after
     ``system`` when given)."""
 
-    def __init__(self, llm: Any, spec: str, system: str | None = None, grammar: str | None = None) -> None:
+    def __init__(
+        self, llm: Any, spec: str, system: str | None = None, grammar: str | None = None, *, in_process: bool = False
+    ) -> None:
         self.llm = llm
         self.spec = spec
         self.system = system
-        self.grammar = grammar if _in_process(llm) else None  # llama.cpp in this process holds samples to it
+        # a backend decoding in this process (llama.cpp) holds its samples to the grammar; a server answers freely
+        self.grammar = grammar if in_process else None
 
     def generate(
         self,
@@ -121,10 +124,6 @@ class LLMGenerator:
             "system": self.system,
             "grammar": self.grammar,
         }
-
-
-def _in_process(llm: Any) -> bool:
-    return type(llm).__name__ == "LlamaCppLLM"
 
 
 def load_generator(
@@ -162,13 +161,22 @@ def load_generator(
 
         return SimulatedApplication(rest)
     from ...llm import load_llm
+    from ...llm.registry import split_spec
 
     llm = load_llm(spec, concurrency=concurrency, timeout=timeout, retries=retries)
-    return LLMGenerator(llm, spec, system, grammar)
+    return LLMGenerator(llm, spec, system, grammar, in_process=split_spec(spec)[0].in_process)
 
 
 def _is_server(spec: Any) -> bool:
-    return isinstance(spec, str) and spec.strip().startswith(("openai:", "http://", "https://"))
+    """Whether ``spec`` names an LLM backend that is a server (its registry entry says so)."""
+    from ...llm.registry import split_spec
+
+    if not isinstance(spec, str) or spec.split(":", 1)[0] in ("callable", "simulated"):
+        return False
+    try:
+        return split_spec(spec.strip())[0].server
+    except ConfigError:
+        return False
 
 
 def generator_for(spec: Any, options: Any) -> Generator:
