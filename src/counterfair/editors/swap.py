@@ -5,32 +5,10 @@
 text mentioning ``a``, that is one variant per other term ``a'`` of the set, each recording its direction
 (``a`` -> ``a'``). A text mentioning two terms ``a`` and ``b`` also yields Φ_{a,b}(x), which swaps both.
 
-**Guard.** Some identity words have common other senses: "a black car", "a black eye", "an old house", "a
-straight answer", "the White House". Swapping those makes nonsense ("a transgender car"). For the terms of
-the set's ``ambiguous`` list (colours, ages, ``straight``, ``blind``, ``deaf``, ...) the guard parses the text
-with spaCy's small English model and decides per occurrence. An occurrence is kept unless there is evidence that
-it is not about people:
-
-1. part of a named entity that is not a group of people (ORG, FAC, GPE, LOC, PRODUCT, EVENT, WORK_OF_ART, LAW),
-   or of a person's name -> not an identity ("the White House", "Neil Young");
-2. the start of a WordNet noun compound that is not a person ("black eye", "white lie", "blind spot", "black and
-   white") -> not an identity;
-3. a modifier of a noun, or a predicate of a subject, that WordNet files first under things, not people (artifact,
-   object, substance, food, body, plant, animal, phenomenon, location, shape) and never as a person, or a subject
-   ``it``/``this``/``that`` -> not an identity ("a black car", "trans fats", "the house is old"); nouns of
-   :data:`PERSON_NOUNS` and :data:`IDENTITY_TOPIC_NOUNS`, countries and nationalities never count as things;
-   the adjectives of :data:`STRICT_MODIFIERS` (``straight``, ``blind``, ``deaf``, ``old``, ``young``, ...) modify as
-   identities only person or group nouns ("a straight answer", "deaf ears", "the old days" are blocked);
-4. a conjunct follows its first conjunct; a modifier of another identity term follows that term ("a straight white
-   man"); everything else -> identity.
-
-The WordNet facts come from a table shipped with counterfair (:mod:`counterfair.lexicons.nouns`), so the rule is the
-same on every install; until issue #34 a machine without Debian's WordNet fell back to a stricter word-list rule
-(39 blocked occurrences on the public hate-speech cases against 10 with WordNet).
-
-``benchmarks/generate_fairness.py`` measures the rule on real Civil Comments (hand-checked samples in
-``benchmarks/README.md``). The editor's ``params()`` record the rule's version and its table (``guard_rule``:
-``guard/3 wordnet-3.0-nouns/1``).
+**Guard.** Some identity words have common other senses ("a black car", "the White House"): for the terms of the
+set's ``ambiguous`` list the guard (:class:`~counterfair.editors.guard.IdentityGuard`, its rule written there) keeps an
+occurrence unless a parse shows it is not about people. The editor's ``params()`` record the rule's version and its
+table (``guard_rule``: ``guard/3 wordnet-3.0-nouns/1``).
 
 Unambiguous terms (religions, orientations, nationalities) are always swapped.
 """

@@ -27,7 +27,7 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NamedTuple, TypedDict
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -58,7 +58,6 @@ from ...records import make_options, options_signature
 from ...spill import ObjectLog, Scratch
 from ...summaries import AuditSummary, GateMetrics
 from ...writing import missing_as_nan, nan_to_none
-from ..bias.core import BiasMetrics
 from ..ctf.core import CTFTally
 from ..generate.core import generate_frame
 from ..generate.options import GenerateOptions
@@ -72,7 +71,17 @@ from .options import (
     swap_methods_of,
 )
 from .result import AuditResult
-from .summary import EXAMPLE_COLUMNS, AuditSummaryData, SwapCTF, audit_summary, coverage_of, gap_only, joined_frames
+from .summary import (
+    EXAMPLE_COLUMNS,
+    AuditSummaryData,
+    LabelledBias,
+    SwapCTF,
+    Validity,
+    audit_summary,
+    coverage_of,
+    gap_only,
+    joined_frames,
+)
 from .tallies import FlipTally, GapTally, MethodTally
 
 
@@ -121,13 +130,6 @@ def _predict(clf: CachedClassifier, texts: list[str]) -> dict[str, list[float]]:
 
 
 BIAS_BOOTSTRAP = 1000  # the labelled-data intervals resample far more rows than the swaps: at most this many
-
-
-class LabelledBias(BiasMetrics):
-    """The audit's ``bias`` section: :func:`~counterfair.commands.bias.core.bias_core` on the originals' labels."""
-
-    label_column: str | None
-    threshold: float
 
 
 def labelled_bias(frame: pd.DataFrame, orig_scores: dict[str, float], opts: AuditOptions) -> LabelledBias:
@@ -387,16 +389,6 @@ def _swap_sets(attributes: set[str], identity_set: IdentitySet) -> dict[str, Ide
     out: dict[str, IdentitySet | GenderSet] = {"identity": identity_set}
     out |= {a: load_swap_set(a) for a in attributes if a != "identity" and is_swap_attribute(a)}
     return out
-
-
-class Validity(TypedDict):
-    """How many candidate pairs count: identity occurrences the guard kept, rated pairs the raters kept."""
-
-    identity_occurrences: int
-    guard_blocked: int
-    guard_kept_share: float | None
-    rated_pairs: int | None
-    raters_kept_share: float | None
 
 
 def _validity(generated: dict[str, Any], rated: int, kept_rated: int, opts: AuditOptions) -> Validity:

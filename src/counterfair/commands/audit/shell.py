@@ -101,9 +101,9 @@ def run_audit(
     require(opts, classifier=classifier)  # a missing extra is named before any work
     hook = progress or NullProgress()
     started = time.perf_counter()
-    prepare_run_dir(out_dir)  # before any work: a bad --out is found now
     frame, origin = read_input(source, opts)
-    the_plan = plan_frame(frame, opts, origin)
+    the_plan = plan_frame(frame, opts, origin)  # bad input or options are named before the run directory is made
+    prepare_run_dir(out_dir)  # before any work: a bad --out is found now
     if on_plan is not None:
         on_plan(the_plan)
     target = Path(out_dir)

@@ -5,7 +5,7 @@ and why not), the originals' scores, the command that reproduces the run, and th
 from __future__ import annotations
 
 from dataclasses import MISSING, asdict, fields
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+from typing import Any, NotRequired, Protocol, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -21,13 +21,40 @@ from ...editors.registry import (
 )
 from ...metrics.fairness import GapEntry
 from ...summaries import MeanData, ScoredRun
+from ..bias.core import BiasMetrics
 from ..ctf.core import Direction
 from ..generate.options import is_sampled, uses_sampled_method
 from .options import AuditOptions, AuditPlan, attribute_matcher, demo_path, identity_set_of, swap_methods_of, uses_llm
 from .tallies import MethodTally
 
-if TYPE_CHECKING:
-    from .core import AuditTallies, LabelledBias, Validity
+
+class Tallied(Protocol):
+    """What the summary reads of the audit's tallies (:class:`~counterfair.commands.audit.core.AuditTallies`)."""
+
+    methods: dict[tuple[str, str], MethodTally]
+    ctf: dict[str, Any]
+    unscored: int
+
+    def swap_ctf(self, attribute: str) -> SwapCTF: ...
+
+    def top_examples(self) -> list[dict[Any, Any]]: ...
+
+
+class LabelledBias(BiasMetrics):
+    """The audit's ``bias`` section: :func:`~counterfair.commands.bias.core.bias_core` on the originals' labels."""
+
+    label_column: str | None
+    threshold: float
+
+
+class Validity(TypedDict):
+    """How many candidate pairs count: identity occurrences the guard kept, rated pairs the raters kept."""
+
+    identity_occurrences: int
+    guard_blocked: int
+    guard_kept_share: float | None
+    rated_pairs: int | None
+    raters_kept_share: float | None
 
 
 class GapOnly(TypedDict):
@@ -100,7 +127,7 @@ def audit_summary(
     opts: AuditOptions,
     the_plan: AuditPlan,
     generated: dict[str, Any],
-    made: AuditTallies,
+    made: Tallied,
     orig_scores: dict[str, float],
     clf: CachedClassifier,
     index: int,
