@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 RESULTS = Path(__file__).resolve().parent / "results" / "before_after.json"
-DEMO = Path(__file__).resolve().parents[1] / "src" / "counterfair" / "resources" / "demo_audit.csv"
+DEMO = Path(__file__).resolve().parents[1] / "src" / "counterfair" / "languages" / "en" / "demo_audit.csv"
 VOLATILE = {
     "timing_s",
     "seconds",

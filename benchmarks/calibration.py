@@ -39,6 +39,14 @@ never "no material effect").
 
     python benchmarks/calibration.py [--pool 1100] [--seeds 100] [--sizes 64,128,256,400] [--workers 2]
     python benchmarks/calibration.py --classes none,noise --sizes 64 --seeds 5   # a quick look
+    python benchmarks/calibration.py --language es --out benchmarks/results/calibration_es.json
+
+``--language es`` (#70): the same classes on Spanish texts (no Spanish corpus is in ../shared/data, so the pool is
+built: :func:`spanish_pool` writes sentences from templates, each naming an identity term of ``identity-es`` as a noun
+or an adjective, in either gender and number, or a gender word of ``gender-es``, or both, some with a context word);
+the planted words are Spanish (religion and race terms in every form, "gay"/"gais", female gender words, "judíos" and
+"judías" for the plural class, a race term with a gender word for ``cell``); ``pronoun`` and ``first_name`` are left
+out (Spanish swaps no pronouns and has no names pack).
 
 Writes ``benchmarks/results/calibration.json`` (or ``--out``).
 """
@@ -87,6 +95,8 @@ PLANTED = ("blanket", "group", "term", "lower", "gender_words", "pronoun", "firs
 REFERENCE = ("tfidf", "profanity")
 NOISY = ("noise", *PLANTED)  # the classes whose every distinct text gets its own noise, afresh each run
 CONTEXT = re.compile(r"\b(neighbou?rs?|church(es)?|schools?|police|famil(y|ies))\b", re.I)
+CONTEXT_ES = re.compile(r"\b(vecin[oa]s?|iglesias?|escuelas?|policía|familias?)\b", re.I)
+SPANISH_PLANTED = tuple(k for k in PLANTED if k not in ("pronoun", "first_name"))
 FEMALE_PRONOUNS = re.compile(r"\b(she|her|hers|herself)\b", re.I)
 SENTENCE = re.compile(r"(^|[.!?]\s+|\n)\s*[\"'(\[]*$")
 
@@ -107,7 +117,10 @@ def _capitals(text: str) -> int:
 class Planted:
     """The classes' effects on a slot text (see the module's docstring), without the base and the noise."""
 
-    def __init__(self, delta: float) -> None:
+    def __init__(self, delta: float, language: str = "en") -> None:
+        if language == "es":
+            self._spanish(delta)
+            return
         from counterfair.editors.gender import FEMALE_PRONOUNS as PRONOUNS
         from counterfair.editors.gender import MALE_PRONOUNS
         from counterfair.editors.swap import written_forms
@@ -132,6 +145,29 @@ class Planted:
         self.black = TermMatcher([n for n in names.terms if names.group_of(n).startswith("black")], case_sensitive=True)
         self.jews = TermMatcher(["Jews"])
 
+    def _spanish(self, delta: float) -> None:
+        from counterfair.editors.swap import written_forms
+        from counterfair.lexicons.attributes import load_swap_set
+        from counterfair.text import TermMatcher
+
+        self.delta = delta
+        identities = load_swap_set("identity-es")
+        forms = written_forms(identities)  # type: ignore[arg-type]
+        groups: dict[str, list[str]] = {}
+        for surface, (term, _) in forms.items():
+            groups.setdefault(identities.group_of(term), []).append(surface)
+        self.any = TermMatcher(list(forms))
+        self.religion = TermMatcher(groups["religion"])
+        self.race = TermMatcher(groups["race_ethnicity"])
+        self.gay = TermMatcher(["gay", "gais"])
+        gender = load_swap_set("gender-es")
+        words = {g: [f for t in gender.terms if gender.group_of(t) == g for f in gender.inflections[t].forms.values()]
+                 for g in ("female", "male")}  # type: ignore[union-attr]  # fmt: skip
+        self.female = TermMatcher(words["female"])
+        self.gendered = TermMatcher([*words["female"], *words["male"], "él", "ella", "ellos", "ellas"])
+        self.jews = TermMatcher(["judíos", "judías"])
+        self.black = TermMatcher(["__none__"])
+
     def effect(self, kind: str, text: str) -> float:
         d = self.delta
         if kind in ("none", "noise"):
@@ -143,7 +179,7 @@ class Planted:
         if kind == "position":
             return 0.05 * (_uniform(" ".join(text.split()[:3])) - 0.5)
         if kind == "context":
-            return d * bool(CONTEXT.search(text))
+            return d * bool(CONTEXT.search(text) or CONTEXT_ES.search(text))
         found = {
             "blanket": lambda: self.any.contains(text),
             "group": lambda: self.religion.contains(text),
@@ -214,7 +250,7 @@ def _planted_estimates(kind: str, effects: dict[str, Any]) -> list[dict[str, Any
         ],
         "pronoun": [forms.get("gender_words:female@pronoun"), groups.get("gender_words:female")],
         "first_name": [groups.get("names:black_female"), groups.get("names:black_male")],
-        "plural": [forms.get("jewish@plural"), terms.get("jewish")],
+        "plural": [forms.get(f"{JEWISH[0]}@plural"), terms.get(JEWISH[0])],
         "cell": [cells.get("race_ethnicity&female"), cells.get("race_ethnicity&male"), groups.get("race_ethnicity")],
     }.get(kind, [])  # fmt: skip
     return [e for e in pick if e is not None]
@@ -233,7 +269,7 @@ def _own_estimate(kind: str, effects: dict[str, Any]) -> dict[str, Any] | None:
         "gender_words": groups.get("gender_words:female"),
         "pronoun": forms.get("gender_words:female@pronoun"),
         "first_name": groups.get("names:black_female") or groups.get("names:black_male"),
-        "plural": forms.get("jewish@plural"),
+        "plural": forms.get(f"{JEWISH[0]}@plural"),
         "cell": cells.get("race_ethnicity&female") or cells.get("race_ethnicity&male"),
     }.get(kind)
 
@@ -314,17 +350,18 @@ def _summarise(kind: str, n: int, found: list[dict[str, Any]]) -> dict[str, Any]
 
 
 _STATE: dict[str, Any] = {}
+JEWISH = ["jewish"]  # how the plural class's term is named in the estimates ("judío" in Spanish)
 #: bands of the number of texts the planted estimate rests on (a form's or a combination's texts are a share of all)
 BANDS = {"0-5": (0, 5), "6-9": (6, 9), "10-19": (10, 19), "20-39": (20, 39), "40+": (40, 10**9)}
 
 
-def _slots(pool: list[str]) -> pd.DataFrame:
+def _slots(pool: list[str], language: str = "en") -> pd.DataFrame:
     """Every slot of the pool's texts, written by the audit's own swap and placebo code (texts only, no classifier
     that matters: a constant one)."""
     import counterfair as cf
 
     clf = cf.as_classifier(lambda texts: np.full(len(texts), 0.5), labels=["non-toxic", "toxic"])
-    result = cf.audit(pool, clf, methods=["swap"], bootstrap=10, progress=False)
+    result = cf.audit(pool, clf, methods=["swap"], bootstrap=10, progress=False, language=language)
     assert result.slots is not None
     return result.slots
 
@@ -341,6 +378,65 @@ def pool_texts(size: int, max_chars: int) -> list[str]:
     reviews = reviews[(reviews.str.len() <= max_chars) & reviews.map(names.contains)]
     both = pd.concat([comments, reviews]).drop_duplicates()
     return both.sample(n=min(size, len(both)), random_state=0).tolist()
+
+
+_ES_NOUNS = {  # person nouns by gender, [singular, plural]
+    "m": [("vecino", "vecinos"), ("amigo", "amigos"), ("compañero", "compañeros"), ("hombre", "hombres"),
+          ("chico", "chicos"), ("estudiante", "estudiantes"), ("profesor", "profesores"), ("médico", "médicos")],
+    "f": [("vecina", "vecinas"), ("amiga", "amigas"), ("compañera", "compañeras"), ("mujer", "mujeres"),
+          ("chica", "chicas"), ("estudiante", "estudiantes"), ("profesora", "profesoras"), ("persona", "personas")],
+}  # fmt: skip
+_ES_DETS = {"m.sg": ["El", "Un", "Este", "Mi"], "f.sg": ["La", "Una", "Esta", "Mi"],
+            "m.pl": ["Los", "Unos", "Estos", "Mis"], "f.pl": ["Las", "Unas", "Estas", "Mis"]}  # fmt: skip
+_ES_PREDICATES = {
+    "sg": ["llegó temprano a la reunión", "nos ayudó con la mudanza", "trabaja en el hospital del centro",
+           "abrió una panadería en la plaza", "escribió una reseña del restaurante", "preguntó por la estación de tren",
+           "ganó el concurso de fotografía", "organizó una cena para todos", "arregló la bicicleta del barrio",
+           "dio una charla sobre bases de datos", "vive en el piso de arriba", "cocina muy bien los domingos"],
+    "pl": ["llegaron temprano a la reunión", "nos ayudaron con la mudanza", "trabajan en el hospital del centro",
+           "abrieron una panadería en la plaza", "escribieron una reseña del restaurante", "ganaron el concurso",
+           "organizaron una cena para todos", "viven en el piso de arriba", "cocinan muy bien los domingos"],
+}  # fmt: skip
+_ES_CONTEXTS = ["", "", "", " de la iglesia", " de la escuela", " del barrio", " de la familia"]
+_ES_GENDER = {"m": [("hombre", "hombres"), ("chico", "chicos"), ("padre", "padres"), ("hermano", "hermanos"),
+                    ("abuelo", "abuelos"), ("tío", "tíos")],
+              "f": [("mujer", "mujeres"), ("chica", "chicas"), ("madre", "madres"), ("hermana", "hermanas"),
+                    ("abuela", "abuelas"), ("tía", "tías")]}  # fmt: skip
+
+
+def spanish_pool(size: int) -> list[str]:
+    """``size`` distinct Spanish sentences from templates (seeded): an identity term as a noun ("Las musulmanas del
+    barrio ...") or an adjective ("Un vecino judío ..."), in every gender and number; a gender word alone ("Mi madre
+    ..."); or a gender word with an identity adjective ("Una mujer gitana ..."); a quarter without any (no slot)."""
+    from counterfair.lexicons.attributes import load_swap_set
+
+    identities = load_swap_set("identity-es")
+    rng = np.random.default_rng(0)
+    out: dict[str, None] = {}
+    while len(out) < size:
+        kind = rng.choice(["noun", "adjective", "gender", "gender+identity", "none"], p=[0.3, 0.3, 0.15, 0.15, 0.1])
+        gender, number = str(rng.choice(["m", "f"])), str(rng.choice(["sg", "pl"]))
+        det = str(rng.choice(_ES_DETS[f"{gender}.{number}"]))
+        term = str(rng.choice(identities.terms))
+        forms = identities.inflections[term].forms  # type: ignore[union-attr]
+        form = forms.get(f"{gender}.{number}")
+        i = 0 if number == "sg" else 1
+        if kind == "noun" and form:
+            phrase = f"{det} {form}"
+        elif kind == "adjective" and form:
+            phrase = f"{det} {_ES_NOUNS[gender][int(rng.integers(len(_ES_NOUNS[gender])))][i]} {form}"
+        elif kind == "gender":
+            phrase = f"{det} {_ES_GENDER[gender][int(rng.integers(len(_ES_GENDER[gender])))][i]}"
+        elif kind == "gender+identity" and form:
+            phrase = f"{det} {_ES_GENDER[gender][int(rng.integers(len(_ES_GENDER[gender])))][i]} {form}"
+        elif kind == "none":
+            phrase = f"{det} {_ES_NOUNS[gender][int(rng.integers(len(_ES_NOUNS[gender])))][i]}"
+        else:
+            continue
+        context = str(rng.choice(_ES_CONTEXTS))
+        predicate = str(rng.choice(_ES_PREDICATES[number]))
+        out[f"{phrase}{context} {predicate}."] = None
+    return list(out)
 
 
 CLASS_WORDS = {
@@ -364,6 +460,19 @@ CLASS_WORDS = {
 }
 
 
+SPANISH_WORDS = {
+    "context": "a context word (vecino, iglesia, …) +δ",
+    "term": 'one term ("gay", "gais") +δ',
+    "gender_words": "female gender words (mujer, madre, …) +δ",
+    "plural": '"judíos", "judías" only (not "judío") +δ',
+    "cell": "a race term with a gender word +δ",
+}
+
+
+def _words(report: dict) -> dict[str, str]:
+    return CLASS_WORDS | (SPANISH_WORDS if report.get("language") == "es" else {})
+
+
 def table(report: dict) -> str:
     """The Markdown table: per class and size, the share of runs with a material finding (for a planted class, in
     brackets, naming what was planted), the share inconclusive somewhere; for planted classes, of the runs that miss
@@ -373,7 +482,7 @@ def table(report: dict) -> str:
     head = ["class", *(f"n={n}: material (named) / inconclusive" for n in sizes), "missed runs said inconclusive"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for kind, by_size in results.items():
-        cells = [CLASS_WORDS.get(kind, kind)]
+        cells = [_words(report).get(kind, kind)]
         said = []
         for n in sizes:
             r = by_size.get(str(n))
@@ -407,7 +516,7 @@ def texts_table(report: dict) -> str:
                 runs[b][0] += got["runs"]
                 runs[b][1] += got["runs"] * got["named"]
         cells = [f"{100 * k / c:.0f} % of {c}" if c else "–" for c, k in runs.values()]
-        lines.append(f"| {CLASS_WORDS.get(kind, kind)} | " + " | ".join(cells) + " |")
+        lines.append(f"| {_words(report).get(kind, kind)} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -423,7 +532,8 @@ def main() -> int:
     parser.add_argument("--max-chars", type=int, default=1000, help="longest text taken into the pool")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--classes", default=",".join((*NULL, *PLANTED, *REFERENCE)))
+    parser.add_argument("--classes", default=None, help="default: every class of the language")
+    parser.add_argument("--language", default="en", choices=("en", "es"), help="es: a built Spanish pool")
     parser.add_argument("--retable", action="store_true", help="only rewrite --out's table from its results")
     parser.add_argument(
         "--update", action="store_true", help="rerun --classes only, keeping --out's results of the other classes"
@@ -436,18 +546,23 @@ def main() -> int:
         args.out.write_text(json.dumps(report, indent=1) + "\n")
         print(report["table"], report["texts_table"])
         return 0
-    if not all(path.exists() for path in [*DATA, IMDB]):
+    spanish = args.language == "es"
+    if spanish:
+        JEWISH[0] = "judío"
+    elif not all(path.exists() for path in [*DATA, IMDB]):
         print(f"needs {CIVIL} and {IMDB} (../shared/data)", file=sys.stderr)
         return 2
+    default = (*NULL, *(SPANISH_PLANTED if spanish else PLANTED), *(("tfidf",) if spanish else REFERENCE))
+    args.classes = args.classes or ",".join(default)
     started = time.perf_counter()
-    pool = pool_texts(args.pool, args.max_chars)
-    slots = _slots(pool)
+    pool = spanish_pool(args.pool) if spanish else pool_texts(args.pool, args.max_chars)
+    slots = _slots(pool, args.language)
     slots = slots.assign(input_id=slots["input_id"].astype(str))
     ids = sorted(set(slots["input_id"]))
     families = slots.drop_duplicates(["input_id", "family"])["family"].value_counts().to_dict()
     print(f"pool: {len(pool)} texts, {len(ids)} with a slot {families}, {len(slots)} slot texts "
           f"({time.perf_counter() - started:.0f} s)", flush=True)  # fmt: skip
-    planted = Planted(args.delta)
+    planted = Planted(args.delta, args.language)
     kinds = args.classes.split(",")
     _STATE.update(ids=ids, noise=args.noise, scored={}, by_id={})
     for kind in kinds:
@@ -474,6 +589,7 @@ def main() -> int:
         results[kind] = dict(sorted(results[kind].items(), key=lambda kv: int(kv[0])))
     report = {
         "benchmark": "calibration",
+        "language": args.language,
         "pool": len(pool),
         "pool_with_slots": len(ids),
         "pool_families": families,

@@ -24,7 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from counterfair.editors.inflected import InflectedSwapEditor, SwapRefused
+from counterfair.editors.inflected import InflectedSwapEditor
+from counterfair.editors.swap import SwapRefused
 from counterfair.lexicons.attributes import load_swap_set
 
 OUT = Path(__file__).resolve().parent / "results" / "languages.json"

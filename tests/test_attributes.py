@@ -80,7 +80,16 @@ def test_user_attribute_files(tmp_path: Path) -> None:
 
 def test_dixon_identities_and_split() -> None:
     ids = load_identity_set()
-    assert known_identity_sets() == ["dixon50", "gender", "identity-de", "identity-fr", "names", "nationality"]
+    assert known_identity_sets() == [
+        "dixon50",
+        "gender",
+        "gender-es",
+        "identity-de",
+        "identity-es",
+        "identity-fr",
+        "names",
+        "nationality",
+    ]
     assert len(ids.train) == 35 and len(ids.heldout) == 15
     assert {"african american", "middle aged", "middle eastern"} <= set(ids.heldout)
     assert ids.split_of("Gay") == "heldout" and ids.split_of("muslim") == "train"

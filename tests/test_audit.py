@@ -255,7 +255,9 @@ def test_a_pack_given_by_path_keeps_every_write_under_out(tmp_path: Path, monkey
 
     packs = tmp_path / "packs"
     (packs / "work").mkdir(parents=True)
-    source = Path(__file__).resolve().parents[1] / "src" / "counterfair" / "resources" / "attributes" / "islam.yaml"
+    source = (
+        Path(__file__).resolve().parents[1] / "src" / "counterfair" / "languages" / "en" / "attributes" / "islam.yaml"
+    )
     (packs / "mine.yaml").write_text(source.read_text().replace("name: islam", "name: mine"))
     monkeypatch.chdir(packs / "work")
     runner = CliRunner()

@@ -138,7 +138,7 @@ def test_audit_demo_main_job(tmp_path: Path) -> None:
 def test_overwrite_replaces_a_run_only_once_the_new_one_is_checked(tmp_path: Path) -> None:
     """#32: --overwrite replaces a run directory counterfair wrote, but only at the new run's claim: a new run that
     stops on bad input first leaves the old one whole; a directory counterfair did not write is never emptied."""
-    data = str(Path(__file__).resolve().parents[1] / "src/counterfair/resources/demo_audit.csv")
+    data = str(Path(__file__).resolve().parents[1] / "src/counterfair/languages/en/demo_audit.csv")
     out = tmp_path / "gen"
     runner = CliRunner()
     first = runner.invoke(app, ["generate", data, "--methods", "ablation", "--out", str(out), "-q"])

@@ -21,6 +21,7 @@ from counterfair.cli import app
 
 RESOURCES = Path(__file__).resolve().parents[1] / "src/counterfair/resources"
 PAIRS = RESOURCES / "sample_pairs.csv"
+ISLAM = RESOURCES.parent / "languages" / "en" / "attributes" / "islam.yaml"
 NAMES_EXTRA = "pip install 'counterfair["
 
 
@@ -40,7 +41,7 @@ def command_lines(tmp: Path) -> list[tuple[str, list[str], str, Path | None]]:
     0), "extra" (exit 2 naming the pip line of an extra, before any work) or "needs-data" (exit 2 naming something
     no extra installs, before any work)."""
     texts = tmp / "texts.csv"
-    demo = pd.read_csv(RESOURCES / "demo_audit.csv")
+    demo = pd.read_csv(RESOURCES.parent / "languages/en/demo_audit.csv")
     labelled = demo.assign(label=[i % 2 for i in range(len(demo))])
     labelled.to_csv(texts, index=False)
     originals = tmp / "originals.csv"
@@ -138,7 +139,7 @@ def command_lines(tmp: Path) -> list[tuple[str, list[str], str, Path | None]]:
         ("serve-llm", ["serve-llm", "--model", "qwen2.5-coder-1.5b-instruct"], "extra", None),
         ("attributes list", ["attributes", "list"], "ok", None),
         ("attributes show", ["attributes", "show", "islam"], "ok", None),
-        ("attributes validate", ["attributes", "validate", str(RESOURCES / "attributes/islam.yaml")], "ok", None),
+        ("attributes validate", ["attributes", "validate", str(ISLAM)], "ok", None),
         ("wordlist derive", ["wordlist", "derive", str(texts), "--label-column", "label"], "ok", None),
         ("rate init", ["rate", "init", str(tmp / "rating"), "--from", str(audit)], "ok", None),
         ("rate import", ["rate", "import", str(tmp / "rating"), str(ratings)], "ok", None),

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from counterfair.editors.inflected import InflectedSwapEditor, SwapRefused
+from counterfair.editors.inflected import InflectedSwapEditor
+from counterfair.editors.swap import SwapRefused
 from counterfair.editors.wordlist import AblationEditor, SubstitutionEditor
 from counterfair.errors import ConfigError, ModelNotAvailable
 from counterfair.lexicons.attributes import load_attribute, load_swap_set, pack_catalogue, validate_pack
@@ -144,12 +145,13 @@ def test_without_the_french_parser_a_gender_change_says_so(monkeypatch: pytest.M
 
 def test_packs_are_listed_per_language_and_validate() -> None:
     rows = {(r["name"], r["language"]) for r in pack_catalogue()}
-    for language in ("fr", "de"):
+    for language in ("fr", "de", "es"):
         assert {(n, language) for n in ("islam", "judaism", "lgbq", "transgender")} <= rows
         assert (f"identity-{language}", language) in rows
     assert load_attribute("islam", "fr").substitution["mosquée"] == "église"
-    with pytest.raises(ConfigError, match="unknown language 'es'"):
-        load_attribute("islam", "es")
+    assert load_attribute("islam", "es").substitution["mezquita"] == "iglesia"
+    with pytest.raises(ConfigError, match="unknown language 'pt'"):
+        load_attribute("islam", "pt")
 
 
 def test_a_users_french_pack_checks_its_inflections(tmp_path: Path) -> None:

@@ -172,3 +172,22 @@ def test_the_top_level_holds_the_verbs_options_results_and_errors() -> None:
     assert cf.CTFOptions().n_resamples == 2000 and cf.FeedbackOptions().steps == 5
     with pytest.raises(AttributeError, match="has no attribute 'read_table'"):
         cf.read_table  # noqa: B018 - at home in counterfair.io
+
+
+def test_no_module_outside_the_languages_branches_on_a_language_code() -> None:
+    """#70: what a language does is its entry (``languages/<code>/language.yaml`` and its grammar), so no module
+    outside ``counterfair/languages/`` compares a language's code with "en", "fr", "de" or "es" (at most 2 may)."""
+    import re
+
+    compare = re.compile(
+        r"""(==|!=)\s*["'](en|fr|de|es)["']|["'](en|fr|de|es)["']\s*(==|!=)|in\s*\(["'](en|fr|de|es)["']"""
+    )
+    found = []
+    for path in sorted((REPO / "src" / "counterfair").rglob("*.py")):
+        if "languages" in path.relative_to(REPO / "src" / "counterfair").parts:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if compare.search(line):
+                found.append(f"{path.relative_to(REPO)}:{number}: {line.strip()}")
+    assert len(found) <= 2, "\n".join(found)
+    assert compare.search('if language == "fr":') and compare.search("code in ('en', 'de')")  # the check bites

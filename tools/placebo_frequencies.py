@@ -1,4 +1,4 @@
-"""Write ``src/counterfair/resources/placebo/{en,fr,de}.yaml``: the placebo words (adjectives that describe a person
+"""Write ``src/counterfair/languages/{en,fr,de}/placebo.yaml``: the placebo words (adjectives that describe a person
 and name no social group, neutral in tone, one word each) with their Zipf frequencies, and the Zipf frequencies of the
 built-in identity terms of the language, so that an identity swap's placebo can be a word of similar frequency.
 
@@ -55,6 +55,12 @@ GERMAN = (
     "musikalisch ordentlich verträumt kurzsichtig freundlich"
 ).split()
 GERMAN_ENDINGS = ("", "e", "er", "es", "en", "em")
+# Spanish adjectives that also stand as nouns for a person ("un curioso", "las tímidas"), every form given
+SPANISH = {w: [w, w[:-1] + "a", w + "s", w[:-1] + "as"] for w in
+           "alto tímido curioso educado tranquilo distraído discreto cansado zurdo despistado".split()}  # fmt: skip
+SPANISH |= {w: [w, w, w + "s", w + "s"] for w in ("deportista", "prudente", "miope")}
+SPANISH |= {w: [w, w + "a", w + "es", w + "as"] for w in ("hablador", "soñador", "madrugador")}
+SPANISH["puntual"] = ["puntual", "puntual", "puntuales", "puntuales"]
 
 HEADER = (
     "# Placebo words for the audit's placebo control: each identity swap gets a matched swap to one of these\n"
@@ -66,6 +72,8 @@ FORMS_NOTE = {
     "# them with agreement: French [masculine singular, feminine singular, masculine plural, feminine plural].\n",
     "de": "# French and German words also give `inflections`, in the identity packs' format, so that the swap writes\n"
     "# them with agreement: German the adjective stem that takes the endings ('einen neugierigen Menschen').\n",
+    "es": "# Spanish words also give `inflections`, in the identity packs' format, so that the swap writes them with\n"
+    "# agreement: [masculine singular, feminine singular, masculine plural, feminine plural].\n",
 }
 
 
@@ -87,11 +95,11 @@ def build(language: str) -> dict[str, object]:
     from importlib.metadata import version
 
     identities = load_identity_set(None if language == "en" else f"identity-{language}")
-    words = {"en": WORDS, "fr": list(FRENCH), "de": GERMAN}[language]
+    words = {"en": WORDS, "fr": list(FRENCH), "de": GERMAN, "es": list(SPANISH)}[language]
     overlap = {w.lower() for w in words} & {t.lower() for t in identities.terms}
     if overlap:
         raise SystemExit(f"placebo words that are identity terms: {sorted(overlap)}")
-    name = {"en": "English", "fr": "French", "de": "German"}[language]
+    name = {"en": "English", "fr": "French", "de": "German", "es": "Spanish"}[language]
     data: dict[str, object] = {
         "name": f"placebo-{language}",
         "version": 1,
@@ -106,9 +114,10 @@ def build(language: str) -> dict[str, object]:
         data["words"] = {w: round(zipf_frequency(w, "en"), 2) for w in WORDS}
         data["term_frequencies"] = {t: round(zipf_frequency(t, "en"), 2) for t in identities.terms}
         return data
-    if language == "fr":
-        data["words"] = {w: _zipf(forms, "fr") for w, forms in FRENCH.items()}
-        data["inflections"] = dict(FRENCH)
+    if language in ("fr", "es"):
+        table = FRENCH if language == "fr" else SPANISH
+        data["words"] = {w: _zipf(forms, language) for w, forms in table.items()}
+        data["inflections"] = dict(table)
     else:
         data["words"] = {w: _zipf([w + e for e in GERMAN_ENDINGS], "de") for w in GERMAN}
         data["inflections"] = {w: {"adjective": w} for w in GERMAN}
@@ -117,9 +126,11 @@ def build(language: str) -> dict[str, object]:
 
 
 def main() -> None:
-    folder = Path(__file__).resolve().parents[1] / "src" / "counterfair" / "resources" / "placebo"
-    for language in ("en", "fr", "de"):
-        target = folder / f"{language}.yaml"
+    import sys
+
+    folder = Path(__file__).resolve().parents[1] / "src" / "counterfair" / "languages"
+    for language in sys.argv[1:] or ("en", "fr", "de", "es"):
+        target = folder / language / "placebo.yaml"
         # French and German: each word's forms on its line; English as it always was
         flow = {} if language == "en" else {"default_flow_style": None, "width": 120}
         body = yaml.safe_dump(build(language), sort_keys=False, allow_unicode=True, **flow)

@@ -679,7 +679,7 @@ def spacy_language_pipeline(language: str) -> Any:
     from .languages import get_language
 
     found = get_language(language)
-    if language == "en" or found.parser is None:
+    if not found.inflected or found.parser is None:  # the English parser is loaded by spacy_pipeline
         raise ModelNotAvailable(f"counterfair uses no parser of its own for language {language!r}")
     try:
         module = importlib.import_module(found.parser)

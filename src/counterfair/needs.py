@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from . import extras
+from .languages import get_language
 
 
 def llm_extras(spec: str | None) -> tuple[str, ...]:
@@ -86,8 +87,10 @@ def needs(options: Any, given: frozenset[str] = frozenset()) -> Iterator[tuple[s
         yield f"perplexity with {get('ppl_model')!r}", ("metrics",)
     if get("engine") == "ray":
         yield "--engine ray", ("ray",)
-    if get("language") == "fr":
-        yield "--language fr", ("fr",)
+    language = get("language")
+    extra = get_language(language).extra if isinstance(language, str) else None
+    if extra:
+        yield f"--language {language}", (extra,)
 
 
 def require(options: Any, **objects: Any) -> None:

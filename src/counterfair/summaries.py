@@ -517,8 +517,8 @@ class AuditSummary(Record):
         """The audit's language in words where it is not English (``--language``; older runs are English)."""
         from .languages import get_language
 
-        code = str(self.options.get("language") or "en")
-        return None if code == "en" else get_language(code).name
+        entry = get_language(str(self.options.get("language") or "") or None)
+        return None if entry.default else entry.name
 
     def swap_gaps(self) -> dict[str, GapReport]:
         """The CTF gap of each swap unit but the identity swaps (gender, names, nationality packs)."""

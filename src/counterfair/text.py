@@ -27,9 +27,6 @@ from rapidfuzz.distance import Levenshtein
 from .io import CONTROL_CHARACTERS, LONE_SURROGATES, NotText
 from .records import Edit
 
-TOKENIZER_NAME = "spacy-blank-en"
-
-
 MAX_TEXT_CHARS = 20_000  # longer texts get the row status skipped:too_long (--max-text-chars; 0 = no limit)
 
 
@@ -73,9 +70,10 @@ def _spacy_tokenizer(language: str = "en") -> Any:
 def tokenizer_signature(language: str = "en") -> str:
     """Name and version of the tokenizer, recorded in metric signatures (French and German: ``spacy-blank-fr``,
     ``spacy-blank-de``, whose rules split elisions such as "l'" and "qu'")."""
+    from .languages import get_language
     from .models import package_version
 
-    name = TOKENIZER_NAME if language == "en" else f"spacy-blank-{language}"
+    name = get_language(language).tokenizer
     return f"{name}:{package_version('spacy')}:nospace"
 
 

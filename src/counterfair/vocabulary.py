@@ -11,8 +11,8 @@ ATTRIBUTE = (
 )
 ENCODING = "Text encoding of the input file (a byte-order mark overrides it), e.g. latin-1."
 LANGUAGE = (
-    "en, fr or de: the word lists, the identity set (identity-fr, identity-de, swapped with agreement of articles and "
-    "adjectives), the placebo words and the BERTScore encoder (docs: French and German)."
+    "en, fr, de or es: the word lists, the identity set (identity-fr, identity-de, identity-es, swapped with agreement "
+    "of articles and adjectives), the gender words, the placebo words and the BERTScore encoder (docs: languages)."
 )
 MAX_TEXT_CHARS = "Longer texts (in characters) are not edited: status skipped:too_long; 0 = no limit."
 LLM_PARALLEL = (

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from ..editors.registry import swaps_identities
+from ..languages import get_language
 from ..lexicons.attributes import GenderSet, IdentitySet
 from .slots import GENDER_WORDS, IDENTITY, NAMES, SLOT_COLUMNS, SlotRow, slot_row
 
@@ -32,8 +33,9 @@ def family_of(attribute: str, swap_set: IdentitySet | GenderSet) -> str:
     name for any other identity pack."""
     if attribute == "identity":
         return IDENTITY
-    if isinstance(swap_set, GenderSet):
-        return GENDER_WORDS if swap_set.name == "gender" else f"{GENDER_WORDS}:{swap_set.name}"
+    if isinstance(swap_set, GenderSet) or swap_set.info.get("subject") == "gender":  # Spanish's gender words: terms
+        own = swap_set.name == get_language(swap_set.info.get("language")).gender_pack
+        return GENDER_WORDS if own else f"{GENDER_WORDS}:{swap_set.name}"
     if swap_set.within:  # first names: a partition by gender within which names swap
         return NAMES if swap_set.name == "names" else f"{NAMES}:{swap_set.name}"
     return swap_set.name
@@ -47,16 +49,23 @@ def _rows_of(rows: Sequence[Mapping[str, Any]], attribute: str) -> list[Mapping[
     ]
 
 
-def gender_context(language: str = "en") -> Callable[[str], str]:
-    """The gender words a text names: ``female``, ``male``, ``female+male`` or "" (a language without a gender pack:
-    always "")."""
-    if language != "en":
-        return lambda text: ""
-    from ..editors.gender import FEMALE_PRONOUNS, MALE_PRONOUNS, gender_matcher
+def gender_context(language: str | None = None) -> Callable[[str], str]:
+    """The gender words a text names: ``female``, ``male``, ``female+male`` or "", by the language's gender pack
+    (its entry's ``gender_pack``: English's gender words and pronouns; a pack of identity kind whose groups are
+    ``female`` and ``male``, as Spanish's); a language without one: always ""."""
     from ..lexicons.attributes import load_swap_set
 
-    pack = load_swap_set("gender")
-    assert isinstance(pack, GenderSet)
+    name = get_language(language).gender_pack
+    if name is None:
+        return lambda text: ""
+    pack = load_swap_set(name)
+    if isinstance(pack, IdentitySet):
+        from ..editors.registry import identity_editor
+
+        editor: Any = identity_editor(pack, guard=None)
+        return lambda text: "+".join(sorted({pack.group_of(m.term) for m in editor.find(text)}))
+    from ..editors.gender import FEMALE_PRONOUNS, MALE_PRONOUNS, gender_matcher
+
     matcher = gender_matcher(pack)
 
     def side(word: str) -> str:
@@ -94,7 +103,7 @@ class TermSlots:
         self.identities, self.placebo, self.attribute, self.family = identities, placebo, attribute, family
         self.editor = editor if editor is not None else placebo_editor(identities, placebo)
         proper = any(identities.forms_of(t).proper for t in identities.terms)
-        self.cased = cased and proper and identities.language == "en"
+        self.cased = cased and proper and get_language(identities.language).proper_adjectives
         self.context = context or (lambda text: "")
 
     def written(self, term: str) -> str:

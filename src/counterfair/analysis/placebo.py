@@ -4,9 +4,9 @@ each identity slot beside the identity terms, in the same grammatical form ("Mus
 text's score with each identity term against its score with these words: the part of a change due to the identity,
 not to an edit of that kind.
 
-The placebo words ship per language as ``resources/placebo/{en,fr,de}.yaml`` (written by
+The placebo words ship with each language's entry as ``languages/<code>/placebo.yaml`` (written by
 ``tools/placebo_frequencies.py``, with each word's Zipf frequency); a user's file (``--placebo FILE``) replaces them:
-``words:`` a mapping word -> Zipf frequency or a plain list, and for French and German (``language: fr|de``)
+``words:`` a mapping word -> Zipf frequency or a plain list, and for an inflected language (``language: fr|de|es``)
 ``inflections:`` in the identity packs' format, so that the swap of
 :class:`~counterfair.editors.inflected.InflectedSwapEditor` writes each placebo with the agreement it gives an
 identity term ("une musulmane pratiquante" -> "une curieuse pratiquante", "einen Muslim" -> "einen neugierigen
@@ -21,13 +21,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ..editors.registry import swaps_identities
 from ..errors import ConfigError
 from ..jsontypes import JSONObject
+from ..languages import DEFAULT_LANGUAGE, get_language, languages
 from ..lexicons.attributes import IdentitySet, TermInflection
 
 
@@ -38,33 +38,33 @@ class PlaceboSet:
     name: str
     words: Mapping[str, float | None]
     source: str = ""
-    language: str = "en"
+    language: str = DEFAULT_LANGUAGE
     inflections: Mapping[str, TermInflection] = field(default_factory=dict)  # French and German: each word's forms
 
     def to_dict(self) -> JSONObject:
         out: JSONObject = {"name": self.name, "words": dict(self.words), "source": self.source}
-        return out if self.language == "en" else {**out, "language": self.language}
+        return {**out, "language": self.language} if self.inflections else out
 
 
-BUILTIN_LANGUAGES = ("en", "fr", "de")
-
-
-def builtin_placebo_path(language: str = "en") -> Path:
-    return Path(str(resources.files("counterfair") / "resources" / "placebo" / f"{language}.yaml"))
+def builtin_placebo_path(language: str | None = None) -> Path:
+    """The placebo words a language ships (its entry's ``placebo`` file)."""
+    entry = get_language(language)
+    return entry.path(entry.placebo)
 
 
 def load_placebo(spec: str | None, identities: IdentitySet | None = None) -> PlaceboSet | None:
-    """``None``/``"none"``: no placebo; ``"en"``, ``"fr"``, ``"de"``: the built-in words of that language
+    """``None``/``"none"``: no placebo; a language's code (``"en"``, ``"fr"``, ``"de"``, ``"es"``): its built-in words
     (``"default"``: of ``identities``' language); else a YAML or JSON file. A placebo word that is one of
     ``identities``' terms is an error (it would not be a placebo), and so is a set in another language than theirs."""
     if spec is None or spec.lower() in ("none", "off", "no"):
         return None
     key = spec.lower()
     if key in ("default", "builtin"):
-        key = identities.language if identities is not None else "en"
-    path = builtin_placebo_path(key) if key in BUILTIN_LANGUAGES else Path(spec)
+        key = identities.language if identities is not None else DEFAULT_LANGUAGE
+    path = builtin_placebo_path(key) if key in languages() else Path(spec)
     if not path.exists():
-        raise ConfigError(f"--placebo {spec}: no such file (use a YAML file with words:, en, fr, de, or none)")
+        codes = ", ".join(languages())
+        raise ConfigError(f"--placebo {spec}: no such file (a YAML file with words:, a language ({codes}), or none)")
     from ..yamlfiles import read_mapping
 
     data = read_mapping(path, "--placebo")
@@ -92,11 +92,11 @@ def _language_forms(
     data: Mapping[str, Any], words: Mapping[str, Any], path: Path, identities: IdentitySet | None
 ) -> tuple[str, dict[str, TermInflection]]:
     """The placebo set's language (that of the identity set it serves) and, in French and German, its words' forms."""
-    from ..languages import get_language
     from ..lexicons.attributes import parse_inflections
 
     try:
-        language = get_language(str(data.get("language") or "en")).code
+        entry = get_language(str(data.get("language") or DEFAULT_LANGUAGE))
+        language = entry.code
     except ConfigError as err:
         raise ConfigError(f"--placebo {path}: 'language': {err}") from None
     if identities is not None and identities.language != language:
@@ -104,11 +104,11 @@ def _language_forms(
             f"--placebo {path}: its words are in {language!r} but the identity set {identities.name} is in "
             f"{identities.language!r}; use --placebo {identities.language} or a file in that language"
         )
-    if language == "en":
+    if not entry.inflected:
         return language, {}
     if "inflections" not in data:
         raise ConfigError(
-            f"--placebo {path}: French and German placebo words need 'inflections' (the identity packs' format) so "
+            f"--placebo {path}: {entry.name} placebo words need 'inflections' (the identity packs' format) so "
             "that the swap can write them with agreement"
         )
     known = {w.lower() for w in words}
@@ -146,7 +146,7 @@ def placebo_editor(identities: IdentitySet, placebo: PlaceboSet) -> Any:
 
     from ..editors.registry import identity_editor
 
-    if identities.language != "en":
+    if get_language(identities.language).inflected:
         own = {t.lower() for t in identities.terms}
         extra = tuple(w for w in placebo.words if w.lower() not in own)
         inflections = {w.lower(): placebo.inflections[w.lower()] for w in extra}

@@ -99,7 +99,8 @@ def design_of(family: str) -> SlotDesign:
     if family.startswith(GENDER_WORDS):
         return SlotDesign(
             family, terms=False, overall=False, forms="group", base_form=None, cells=False, disparity=False,
-            neutral="the same text in neutral words (they, person, friend)",
+            neutral="the same text in neutral words (they, person, friend; a language whose gender words are nouns of "
+            "a gender: a placebo word in their place)",
         )  # fmt: skip
     if family.startswith(NAMES):
         return SlotDesign(

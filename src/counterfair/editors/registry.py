@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError, ModelNotAvailable
+from ..languages import get_language
 from .base import EditorBase
 
 #: the commands that build editors from this registry
@@ -86,7 +87,7 @@ def identity_editor(identities: Any, *, guard: str | None = None, grammar: bool 
     """The swap of an identity set in its language: English grammar with the identity guard, or French and German
     agreement (:class:`~counterfair.editors.inflected.InflectedSwapEditor`, whose rule for ambiguous terms is its
     own). Every command that finds or swaps identity terms builds it here."""
-    if identities.language == "en":
+    if not get_language(identities.language).inflected:
         from .swap import IdentitySwapEditor
 
         return IdentitySwapEditor(identities, guard=guard, grammar=grammar)

@@ -24,11 +24,11 @@ from typing import Any, ClassVar
 
 from ..errors import ConfigError, ModelNotAvailable
 from ..jsontypes import JSONObject
+from ..languages import get_language
 from ..lexicons.attributes import IdentitySet, load_identity_set
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate, Edit, paused_gc
 from ..text import TEXT_FOLDING, TermMatch, TermMatcher, indefinite_article, match_case
-from .agreement import DE_ADJECTIVE_ENDINGS
 from .base import EditorBase
 from .guard import IdentityGuard, parse_all, parsed
 
@@ -185,11 +185,12 @@ def written_forms(identities: IdentitySet, *, grammar: bool = True) -> dict[str,
                     surfaces.setdefault(key(surface), (term, kind))
             if forms.place:
                 surfaces.setdefault(key(forms.place), (term, "place"))
-    for term, inflection in identities.inflections.items():  # French and German: every form the pack lists
+    endings = get_language(identities.language).grammar_class().adjective_endings if identities.inflections else ()
+    for term, inflection in identities.inflections.items():  # an inflected language: every form the pack lists
         for form in inflection.forms.values():
             surfaces.setdefault(key(form), (term, "noun"))
         if inflection.adjective:
-            for ending in ("",) if inflection.invariable else DE_ADJECTIVE_ENDINGS:
+            for ending in ("",) if inflection.invariable else endings:
                 surfaces.setdefault(key(inflection.adjective + ending), (term, "adjective"))
     if identities.case_sensitive:
         surfaces |= {k.upper(): v for k, v in surfaces.items() if k.upper() not in surfaces}

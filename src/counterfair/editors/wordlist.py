@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from ..jsontypes import JSONObject
+from ..languages import get_language
 from ..lexicons.attributes import Attribute, load_attribute
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate, Edit
@@ -26,6 +27,7 @@ class AblationEditor(EditorBase):
     def __init__(self, attribute: Attribute | str = "islam") -> None:
         self.attribute = load_attribute(attribute) if isinstance(attribute, str) else attribute
         self._matcher = self.attribute.matcher()
+        self._elision = get_language(self.attribute.language).elision  # "l'islam": the article goes with it
 
     def params(self) -> JSONObject:
         return {"attribute": self.attribute.name, "terms": sorted(self.attribute.terms), "text_folding": TEXT_FOLDING}
@@ -44,7 +46,7 @@ class AblationEditor(EditorBase):
             prefix = _HYPHEN_PREFIX.search(text, near, start)
             if prefix is not None and prefix.end() == start and prefix.start() >= cursor:
                 start = prefix.start()
-            elided = _ELIDED.search(text, near, start) if self.attribute.language == "fr" else None
+            elided = _ELIDED.search(text, near, start) if self._elision else None
             if elided is not None and elided.end() == start and elided.start() >= cursor:
                 start = elided.start()  # "l'islam" goes whole, not "l'"
             if text[end : end + 1] == "-" and text[end + 1 : end + 2].isalnum():
@@ -78,6 +80,7 @@ class SubstitutionEditor(EditorBase):
     def __init__(self, attribute: Attribute | str = "islam") -> None:
         self.attribute = load_attribute(attribute) if isinstance(attribute, str) else attribute
         self._matcher = self.attribute.matcher()
+        self._elision = get_language(self.attribute.language).elision  # "l'islam": the article goes with it
         table = {k.lower(): v for k, v in self.attribute.substitution.items()}  # once, not once per text
         self._substitute = lambda match: table.get(match.term.lower())
 
@@ -93,19 +96,21 @@ class SubstitutionEditor(EditorBase):
         hook.start("substitution", len(texts))
         out: list[list[Candidate]] = []
         for text in texts:
-            if self.attribute.language == "fr":
-                new, edits = self._substitute_fr(text)
+            if self._elision:
+                new, edits = self._substitute_elided(text)
             else:
                 new, edits = self._matcher.replace(text, self._substitute)
             out.append([self.candidate(new, edits=edits)] if edits else [])
             hook.advance(1)
         return out
 
-    def _substitute_fr(self, text: str) -> tuple[str, tuple[Edit, ...]]:
-        """French: the word before a substitute follows its elision ("la mosquée" -> "l'église", "l'islam" -> "le
-        christianisme"; the gender of a substitute after "l'" comes from the pack's ``genders``, else masculine)."""
-        from .agreement import fr_rewrite_before
+    def _substitute_elided(self, text: str) -> tuple[str, tuple[Edit, ...]]:
+        """A language with elision (French): the word before a substitute follows its elision ("la mosquée" ->
+        "l'église", "l'islam" -> "le christianisme"; the gender of a substitute after "l'" comes from the pack's
+        ``genders``, else masculine)."""
         from .swap import splice
+
+        rewrite_before = get_language(self.attribute.language).grammar_class().rewrite_before
 
         changes = []
         for match in self._matcher.find(text):
@@ -114,6 +119,6 @@ class SubstitutionEditor(EditorBase):
                 continue
             new = match_case(match.text, substitute)
             changes.append((match.start, match.end, new))
-            rewrite = fr_rewrite_before(text, match.start, new, self.attribute.genders.get(new.lower(), "m"))
+            rewrite = rewrite_before(text, match.start, new, self.attribute.genders.get(new.lower(), "m"))
             changes += [rewrite] if rewrite is not None else []
         return splice(text, changes, articles=False)

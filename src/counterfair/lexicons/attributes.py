@@ -25,12 +25,24 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..jsontypes import JSONObject
-from ..languages import get_language
+from ..languages import DEFAULT_LANGUAGE, get_language, languages
 from ..text import TermMatcher
 
 
 def _resource_dir(kind: str) -> Path:
     return Path(str(resources.files("counterfair") / "resources" / kind))
+
+
+def _pack_paths() -> dict[str, Path]:
+    """Every built-in swap pack by name: ``resources/identities`` and the packs each language keeps in its folder."""
+    from ..languages import pack_folders
+
+    found: dict[str, Path] = {}
+    for folder in [_resource_dir("identities"), *pack_folders()]:
+        for path in sorted(folder.glob("*.yaml")):
+            if path.stem not in ("language", "placebo"):
+                found.setdefault(path.stem, path)
+    return found
 
 
 def _read_mapping(path: Path) -> dict[str, Any]:
@@ -90,7 +102,7 @@ class Attribute:
 
     @property
     def language(self) -> str:
-        return str(self.info.get("language") or "en")
+        return str(self.info.get("language") or DEFAULT_LANGUAGE)
 
     @property
     def terms(self) -> tuple[str, ...]:
@@ -150,7 +162,8 @@ def _genders(raw: Any, *, where: str) -> dict[str, str]:
 
 @cache
 def _builtin_attributes(language: str = "en") -> dict[str, Attribute]:
-    folder = _resource_dir("attributes") / ("" if language == "en" else language)
+    entry = get_language(language)
+    folder = entry.path(entry.attributes)
     out: dict[str, Attribute] = {}
     for path in sorted(folder.glob("*.yaml")):
         data = _read_mapping(path)
@@ -268,8 +281,10 @@ class TermInflection:
 def parse_inflections(
     raw: Any, known: set[str], language: str, *, where: str, proper: Any = None
 ) -> dict[str, TermInflection]:
-    """``inflections: {term: ...}``: French ``[m.sg, f.sg, m.pl, f.pl]`` (``~`` where none); German
-    ``{adjective: stem, invariable: bool, m: noun or [nom, acc, dat, gen], f: ..., pl: ...}``."""
+    """``inflections: {term: ...}`` in the format of the language's entry: ``gender_number`` (French, Spanish)
+    ``[m.sg, f.sg, m.pl, f.pl]`` (``~`` where none); ``gender_case`` (German) ``{adjective: stem, invariable: bool,
+    m: noun or [nom, acc, dat, gen], f: ..., pl: ...}``."""
+    shape = get_language(language).inflections
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{where}: 'inflections' must map each term to its forms")
     out: dict[str, TermInflection] = {}
@@ -277,11 +292,11 @@ def parse_inflections(
         key = str(term).lower()
         if key not in known:
             raise ConfigError(f"{where}: inflections given for {term!r}, which is not one of the set's terms")
-        if language == "fr":
+        if shape == "gender_number":
             if not isinstance(entry, list) or len(entry) != 4 or not any(entry):
                 raise ConfigError(f"{where}: inflections.{term} must be [m.sg, f.sg, m.pl, f.pl] (~ where none)")
             out[key] = TermInflection({slot: str(f) for slot, f in zip(FR_SLOTS, entry, strict=True) if f})
-        elif language == "de":
+        elif shape == "gender_case":
             if not isinstance(entry, Mapping) or not ({"adjective", "m", "f", "pl"} & set(entry)):
                 raise ConfigError(f"{where}: inflections.{term} must give 'adjective' and/or nouns 'm', 'f', 'pl'")
             forms: dict[str, str] = {}
@@ -296,7 +311,8 @@ def parse_inflections(
             adjective = entry.get("adjective")
             out[key] = TermInflection(forms, str(adjective) if adjective else None, bool(entry.get("invariable")))
         else:
-            raise ConfigError(f"{where}: 'inflections' are for French and German packs (language: fr or de)")
+            inflected = ", ".join(c for c, lang in languages().items() if lang.inflected)
+            raise ConfigError(f"{where}: 'inflections' are for the packs of an inflected language ({inflected})")
     missing = sorted(known - set(out))[:5]
     if missing:
         raise ConfigError(f"{where}: 'inflections' must cover every term; none for {missing}")
@@ -327,7 +343,7 @@ class IdentitySet:
 
     @property
     def language(self) -> str:
-        return str(self.info.get("language") or "en")
+        return str(self.info.get("language") or DEFAULT_LANGUAGE)
 
     def targets_for(self, term: str) -> tuple[str, ...]:
         """The terms a text's ``term`` is swapped to."""
@@ -412,9 +428,9 @@ def _identity_from(data: Mapping[str, Any], *, where: str, name: str) -> Identit
     if not raw_groups and "name" not in data:  # a bare list of terms ("gay,muslim,black"): the built-in set's group
         builtin = _builtin_identity("dixon50").groups  # of each term it knows, else the term is its own group
         groups = {t: builtin.get(t, t) for t in sorted(known)}  # (was one group "other" for all: #49 item 11)
-    language = str(data.get("language") or "en")
+    language = str(data.get("language") or DEFAULT_LANGUAGE)
     inflections: dict[str, TermInflection] = {}
-    if language != "en" or "inflections" in data:
+    if get_language(language).inflected or "inflections" in data:
         raw_inflections = data.get("inflections") or {}
         inflections = parse_inflections(raw_inflections, known, language, where=where, proper=data.get("proper_nouns"))
     if "forms" in data or inflections:
@@ -442,7 +458,8 @@ def _identity_from(data: Mapping[str, Any], *, where: str, name: str) -> Identit
         case_sensitive=bool(data.get("case_sensitive", False)),
         targets=targets,
         within=within,
-        info=_pack_info(data, default_source="user file"),
+        info=_pack_info(data, default_source="user file")
+        | ({"subject": "gender"} if data.get("subject") == "gender" else {}),
         inflections=inflections,
     )
 
@@ -472,7 +489,7 @@ def _pack_info(data: Mapping[str, Any], *, default_source: str) -> JSONObject:
         raise ConfigError(f"pack {data.get('name')!r}: 'version' must be a positive integer, got {version!r}")
     return {
         "version": version,
-        "language": str(data.get("language") or "en"),
+        "language": str(data.get("language") or DEFAULT_LANGUAGE),
         "source": str(data.get("source") or default_source),
         "license": data.get("license"),
     }
@@ -574,7 +591,7 @@ def _builtin_identity(name: str) -> IdentitySet:
 
 @cache
 def _builtin_swap_set(name: str) -> IdentitySet | GenderSet:
-    path = _resource_dir("identities") / f"{name}.yaml"
+    path = _pack_paths()[name]
     return _swap_set_from(_read_mapping(path), where=str(path), name=name)
 
 
@@ -602,7 +619,7 @@ def load_swap_set(spec: str) -> IdentitySet | GenderSet:
 
 
 def known_identity_sets() -> list[str]:
-    return sorted(p.stem for p in _resource_dir("identities").glob("*.yaml"))
+    return sorted(_pack_paths())
 
 
 def identity_set_in(spec: str | Sequence[str] | None, language: str = "en") -> IdentitySet:
@@ -610,7 +627,7 @@ def identity_set_in(spec: str | Sequence[str] | None, language: str = "en") -> I
     ``identity-fr``, ``identity-de``), and a set in another language is refused before any work (its swaps, word lists
     and placebo words would not match the texts)."""
     code = get_language(language).code
-    found = load_identity_set(spec if spec is not None or code == "en" else get_language(code).identity_set)
+    found = load_identity_set(spec if spec is not None else get_language(code).identity_set)
     if found.language != code:
         raise ConfigError(
             f"the identity set {found.name} is in {get_language(found.language).name} but the run is in "
@@ -725,9 +742,9 @@ def describe_pack(pack: Pack) -> JSONObject:
 
 def pack_catalogue() -> list[dict[str, Any]]:
     """Every built-in pack: name, kind, version, language, number of terms and source."""
-    from ..languages import LANGUAGES
+    from ..languages import languages
 
-    packs: list[Pack] = [load_attribute(name, code) for code in LANGUAGES for name in known_attributes(code)]
+    packs: list[Pack] = [load_attribute(name, code) for code in languages() for name in known_attributes(code)]
     packs += [load_pack(name) for name in known_identity_sets()]
     rows = []
     for pack in packs:

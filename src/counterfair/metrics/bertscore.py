@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..jsontypes import JSONObject
+from ..languages import get_language
 from ..models import get_model_info, package_version, quiet_loading, torch_device
 from ..progress import NullProgress, ProgressHook
 
@@ -110,7 +111,7 @@ class BERTScoreScorer:
             "max_wordpieces": int(self.scorer()._tokenizer.model_max_length),
             "bert_score": package_version("bert-score"),
         }
-        if self.language != "en":
+        if not get_language(self.language).default:
             signature |= {"language": self.language, "encoder_covers_language": self.covers_language}
         return signature
 

@@ -163,7 +163,7 @@ def audit(
         allow_overwrite(Path(out))  # --overwrite: the run's claim replaces the one there
     if demo == (data is not None):
         raise typer.BadParameter("give a DATA file or --demo (not both)")
-    source = demo_path() if data is None else data  # one of the two, checked above
+    source = demo_path(language) if data is None else data  # one of the two, checked above
     options = options_from(
         AuditOptions,
         locals(),

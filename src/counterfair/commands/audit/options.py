@@ -4,7 +4,6 @@ references, the identity set, the time estimate and the plan (:func:`plan`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -23,7 +22,6 @@ from ...io import read_texts, text_frame
 from ...labels import binary_labels
 from ...lexicons.attributes import IdentitySet, is_swap_attribute, known_attributes, load_attribute
 from ...records import knob, option
-from ...summaries import DEMO_FILE
 from ...text import MAX_TEXT_CHARS
 from ..bias.core import check_bootstrap_cap
 from ..generate.options import RETRY_NEARNESS, normalize_methods, uses_sampled_method
@@ -31,9 +29,15 @@ from ..generate.options import RETRY_NEARNESS, normalize_methods, uses_sampled_m
 SECONDS_FIXED = 25.0  # loading spaCy, MiniLM and the classifier
 
 
-def demo_path() -> Path:
-    """The built-in demo texts: non-toxic, identity-referencing sentences written for counterfair."""
-    return Path(str(resources.files("counterfair") / "resources" / DEMO_FILE))
+def demo_path(language: str | None = None) -> Path:
+    """The built-in demo texts of a language (its entry's ``demo``): non-toxic, identity-referencing sentences written
+    for counterfair."""
+    from ...languages import get_language
+
+    entry = get_language(language)
+    if entry.demo is None:
+        raise ConfigError(f"--demo: {entry.name} has no demo texts; give a DATA file")
+    return entry.path(entry.demo)
 
 
 @dataclass
@@ -122,9 +126,10 @@ class AuditOptions:
     def __post_init__(self) -> None:
         from ...languages import get_language
 
-        self.language = get_language(self.language).code
-        if self.language != "en":
-            self.identities = self.identities or get_language(self.language).identity_set
+        entry = get_language(self.language)
+        self.language = entry.code
+        if not entry.default:
+            self.identities = self.identities or entry.identity_set
         if self.placebo in ("default", "builtin"):
             self.placebo = self.language  # an English run records "en", as it always did
         self.methods = normalize_methods(self.methods, "audit")
@@ -173,14 +178,12 @@ def attribute_matcher(name: str, language: str = "en") -> Any:
     return gender_matcher(found)
 
 
-#: the swap packs every English audit tests besides the identity terms (the attributes users are asked about first)
-DEFAULT_PACKS = ("gender", "names")
-
-
 def default_attributes(language: str = "en", *, swaps: bool = True) -> list[str]:
     """What an audit without ``--attributes`` tests: the language's word-list attributes (paper 000's) and, when it
-    swaps identities, the gender words and first names (English)."""
-    packs = list(DEFAULT_PACKS) if swaps and language == "en" else []
+    swaps identities, the swap packs of the language's entry (gender words; first names in English)."""
+    from ...languages import get_language
+
+    packs = list(get_language(language).packs) if swaps else []
     return known_attributes(language) + packs
 
 

@@ -19,12 +19,13 @@ from ...classifiers import CachedClassifier
 from ...editors.registry import (
     resolve_detector,
 )
+from ...languages import get_language
 from ...metrics.fairness import GapEntry
 from ...summaries import MeanData, ScoredRun
 from ..bias.core import BiasMetrics
 from ..ctf.core import Direction
 from ..generate.options import is_sampled, uses_sampled_method
-from .options import AuditOptions, AuditPlan, attribute_matcher, demo_path, identity_set_of, swap_methods_of, uses_llm
+from .options import AuditOptions, AuditPlan, attribute_matcher, identity_set_of, swap_methods_of, uses_llm
 from .tallies import MethodTally
 
 
@@ -258,22 +259,24 @@ def coverage_of(
     unreached = [(str(i), t) for i, t in zip(frame["id"], frame["text"], strict=True) if str(i) not in reached]
     texts = [t for _, t in unreached if isinstance(t, str)]
     mentions = {group: _count(TermMatcher(words), texts) for group, words in UNCOVERED_GROUPS.items()}
-    english = opts.language == "en"
-    pack_names = set(load_swap_set("names").terms) if english else set()
+    entry = get_language(opts.language)
+    names = "names" in entry.packs  # the language's audit measures first names (English)
+    pack_names = set(load_swap_set("names").terms) if names else set()
     causes = {
-        "gender_words": _count(attribute_matcher("gender"), texts) if english else 0,
+        "gender_words": _count(attribute_matcher(entry.gender_pack), texts) if entry.gender_pack else 0,
         "first_names": _count(
             TermMatcher([n for n in first_names() if n not in pack_names], case_sensitive=True), texts
         )
-        if english
+        if names
         else 0,
         "identity_words": sum(1 for t in texts if any(TermMatcher(w).contains(t) for w in UNCOVERED_GROUPS.values())),
         "guard": _count(TermMatcher(written_forms(identity_set_of(opts))), texts) if swap_methods_of(opts) else 0,
     }
     tested = attributes or {}
     every = [t for t in frame["text"] if isinstance(t, str)]
-    gender_untested = _count(attribute_matcher("gender"), every) if english and "gender" not in tested else 0
-    names_untested = _count(attribute_matcher("names"), every) if english and "names" not in tested else 0
+    gender = entry.gender_pack
+    gender_untested = _count(attribute_matcher(gender), every) if gender and gender not in tested else 0
+    names_untested = _count(attribute_matcher("names"), every) if names and "names" not in tested else 0
     said = [f"{n} {CAUSES[c]}" for c, n in causes.items() if n]
     named = [g for g, n in mentions.items() if n]
     hint = None
@@ -316,6 +319,11 @@ def _originals(orig_scores: dict[str, float], threshold: float) -> Originals:
     }
 
 
+def _demo_of(language: str) -> str | None:
+    entry = get_language(language)
+    return str(entry.path(entry.demo)) if entry.demo else None
+
+
 def _reproduce_command(opts: AuditOptions, origin: str, clf: CachedClassifier) -> str:
     if not clf.cli_spec:
         return (
@@ -324,7 +332,7 @@ def _reproduce_command(opts: AuditOptions, origin: str, clf: CachedClassifier) -
         )
     parts = [
         "counterfair audit",
-        "--demo" if origin == str(demo_path()) else origin,
+        "--demo" if origin == _demo_of(opts.language) else origin,
         f"--classifier {clf.spec}",
         f"--methods {','.join(opts.methods)}",
         f"--threshold {opts.threshold}",

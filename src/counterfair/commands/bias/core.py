@@ -95,9 +95,10 @@ class BiasOptions:
             raise ConfigError(f"--group-threshold must be a number in [0, 1], got {self.group_threshold}")
         if self.group_columns is not None and self.identities is not None:
             raise ConfigError("give group_columns or identities, not both")
-        self.language = get_language(self.language).code
-        if self.language != "en" and self.group_columns is None:
-            self.identities = self.identities or get_language(self.language).identity_set
+        entry = get_language(self.language)
+        self.language = entry.code
+        if not entry.default and self.group_columns is None:
+            self.identities = self.identities or entry.identity_set
 
 
 MEMBERSHIP_BLOCK = 2000  # texts per progress step while finding identity terms

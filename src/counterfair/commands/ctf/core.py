@@ -303,9 +303,9 @@ def ctf(
 
 def swap_described(grammar: bool, guard: str | None, language: str = "en") -> str:
     """Which swap ran, in words (the console, the summary and the report say it)."""
-    if language != "en":
-        from ...languages import get_language
+    from ...languages import get_language
 
+    if get_language(language).inflected:
         return (
             f"{get_language(language).name} swaps with agreement of articles and adjectives (ambiguous terms only "
             "next to a person noun)"

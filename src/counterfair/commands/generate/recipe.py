@@ -183,9 +183,8 @@ class Generator:
             rewrite |= {"temperature": opts.temperature, "top_k": opts.top_k}
             from ...languages import get_language
 
-            identities = opts.identities or (
-                None if opts.language == "en" else get_language(opts.language).identity_set
-            )
+            entry = get_language(opts.language)
+            identities = opts.identities or (None if entry.default else entry.identity_set)
             context = EditorContext(
                 self.attribute,
                 identities,
@@ -403,9 +402,9 @@ class Generator:
         opts = self.opts
         pack = {"name": opts.attribute, "kind": "swap pack (its terms: the swap's identity set)"}
         out: dict[str, Any] = {"attribute": self.attribute.to_dict() if self.attribute else pack}
-        if opts.language != "en":
-            from ...languages import bertscore_encoder
+        from ...languages import bertscore_encoder, get_language
 
+        if not get_language(opts.language).default:
             choice = bertscore_encoder(opts.language)
             out["language"] = {"code": opts.language, "bertscore_encoder": choice.model}
             out["language"] |= {"encoder_covers_language": choice.covers_language, "note": choice.note}

@@ -1,0 +1,1 @@
+"""German: the entry is ``language.yaml``; its packs, placebo words and rules sit beside it."""

@@ -1,0 +1,1 @@
+"""Spanish: the entry is ``language.yaml``; its packs, placebo words and rules sit beside it."""
