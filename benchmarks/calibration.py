@@ -123,19 +123,11 @@ class Planted:
             return
         from counterfair.editors.gender import FEMALE_PRONOUNS as PRONOUNS
         from counterfair.editors.gender import MALE_PRONOUNS
-        from counterfair.editors.swap import written_forms
         from counterfair.lexicons.attributes import identity_set_in, load_identity_set, load_swap_set
         from counterfair.text import TermMatcher
 
         self.delta = delta
-        identities = identity_set_in(None, "en")
-        forms = written_forms(identities)
-        groups: dict[str, list[str]] = {}
-        for surface, (term, _) in forms.items():
-            groups.setdefault(identities.group_of(term), []).append(surface)
-        self.any = TermMatcher(list(forms))
-        self.religion = TermMatcher(groups["religion"])
-        self.race = TermMatcher(groups["race_ethnicity"])
+        forms = self._identity_terms(identity_set_in(None, "en"))
         self.gay = TermMatcher([s for s, (t, _) in forms.items() if t == "gay"])
         gender = load_swap_set("gender")
         female = [row[1] for row in gender.rows]  # type: ignore[union-attr]
@@ -145,20 +137,26 @@ class Planted:
         self.black = TermMatcher([n for n in names.terms if names.group_of(n).startswith("black")], case_sensitive=True)
         self.jews = TermMatcher(["Jews"])
 
-    def _spanish(self, delta: float) -> None:
+    def _identity_terms(self, identities: Any) -> dict[str, Any]:
+        """Matchers of every written form of the identity terms, of the religion and the race/ethnicity terms."""
         from counterfair.editors.swap import written_forms
-        from counterfair.lexicons.attributes import load_swap_set
         from counterfair.text import TermMatcher
 
-        self.delta = delta
-        identities = load_swap_set("identity-es")
-        forms = written_forms(identities)  # type: ignore[arg-type]
+        forms = written_forms(identities)
         groups: dict[str, list[str]] = {}
         for surface, (term, _) in forms.items():
             groups.setdefault(identities.group_of(term), []).append(surface)
         self.any = TermMatcher(list(forms))
         self.religion = TermMatcher(groups["religion"])
         self.race = TermMatcher(groups["race_ethnicity"])
+        return forms
+
+    def _spanish(self, delta: float) -> None:
+        from counterfair.lexicons.attributes import load_swap_set
+        from counterfair.text import TermMatcher
+
+        self.delta = delta
+        self._identity_terms(load_swap_set("identity-es"))
         self.gay = TermMatcher(["gay", "gais"])
         gender = load_swap_set("gender-es")
         words = {g: [f for t in gender.terms if gender.group_of(t) == g for f in gender.inflections[t].forms.values()]

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from ..text import TermMatch
-    from .inflected import InflectedSwapEditor
 
 Change = tuple[int, int, str]
 _WORD_AFTER = re.compile(r"\s*([^\W\d_]+)")
@@ -29,7 +28,7 @@ class Grammar:
     #: endings a pack's adjective stem takes (German); a language whose packs list every form has only ""
     adjective_endings: ClassVar[tuple[str, ...]] = ("",)
 
-    def __init__(self, editor: InflectedSwapEditor) -> None:
+    def __init__(self, editor: Any) -> None:  # the InflectedSwapEditor (which imports this module)
         self.editor = editor
 
     def about_people(self, text: str, match: TermMatch) -> bool:
