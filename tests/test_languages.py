@@ -182,10 +182,10 @@ def test_tokenizer_per_language() -> None:
 
 
 def test_bertscore_encoder_falls_back_and_says_so(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from counterfair.languages import bertscore_encoder
+    from counterfair.language_registry import bertscore_encoder
 
     monkeypatch.delenv("COUNTERFAIR_ENCODER_FR", raising=False)
-    monkeypatch.setattr("counterfair.languages._hub_cache_dir", lambda repo: None)
+    monkeypatch.setattr("counterfair.language_registry._hub_cache_dir", lambda repo: None)
     choice = bertscore_encoder("fr")
     assert (choice.model, choice.covers_language) == ("all-minilm-l6-v2", False)
     assert "bert-base-multilingual-cased" in (choice.note or "")
@@ -285,7 +285,7 @@ def test_ctf_and_bias_in_french() -> None:
 @pytest.mark.parametrize("name", ["ablation", "substitution", "swap"])
 def test_language_editors_keep_the_editor_contract(language: str, name: str) -> None:
     from counterfair.editors.registry import EditorContext, build_editor
-    from counterfair.languages import get_language
+    from counterfair.language_registry import get_language
 
     context = EditorContext(attribute=load_attribute("islam", language), identities=get_language(language).identity_set)
     editor = build_editor(name, context)

@@ -7,7 +7,7 @@ import pytest
 
 from counterfair.editors.inflected import InflectedSwapEditor
 from counterfair.editors.swap import SwapRefused
-from counterfair.languages import get_language, languages
+from counterfair.language_registry import get_language, languages
 from counterfair.lexicons.attributes import load_swap_set
 
 

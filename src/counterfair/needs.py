@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from . import extras
-from .languages import get_language
+from .language_registry import get_language
 
 
 def llm_extras(spec: str | None) -> tuple[str, ...]:

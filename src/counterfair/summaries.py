@@ -515,7 +515,7 @@ class AuditSummary(Record):
     @property
     def language_name(self) -> str | None:
         """The audit's language in words where it is not English (``--language``; older runs are English)."""
-        from .languages import get_language
+        from .language_registry import get_language
 
         entry = get_language(str(self.options.get("language") or "") or None)
         return None if entry.default else entry.name

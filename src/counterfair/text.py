@@ -70,7 +70,7 @@ def _spacy_tokenizer(language: str = "en") -> Any:
 def tokenizer_signature(language: str = "en") -> str:
     """Name and version of the tokenizer, recorded in metric signatures (French and German: ``spacy-blank-fr``,
     ``spacy-blank-de``, whose rules split elisions such as "l'" and "qu'")."""
-    from .languages import get_language
+    from .language_registry import get_language
     from .models import package_version
 
     name = get_language(language).tokenizer

@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from ..editors.registry import swaps_identities
-from ..languages import get_language
+from ..language_registry import get_language
 from ..lexicons.attributes import GenderSet, IdentitySet
 from .slots import GENDER_WORDS, IDENTITY, NAMES, SLOT_COLUMNS, SlotRow, slot_row
 

@@ -27,7 +27,7 @@ from typing import Any
 from ..editors.registry import swaps_identities
 from ..errors import ConfigError
 from ..jsontypes import JSONObject
-from ..languages import DEFAULT_LANGUAGE, get_language, languages
+from ..language_registry import DEFAULT_LANGUAGE, get_language, languages
 from ..lexicons.attributes import IdentitySet, TermInflection
 
 

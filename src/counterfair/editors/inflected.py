@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 from ..errors import ConfigError
 from ..jsontypes import JSONObject
-from ..languages import get_language
+from ..language_registry import get_language
 from ..lexicons.attributes import IdentitySet, TermInflection
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError, ModelNotAvailable
-from ..languages import get_language
+from ..language_registry import get_language
 from .base import EditorBase
 
 #: the commands that build editors from this registry

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 from ..errors import ConfigError, ModelNotAvailable
 from ..jsontypes import JSONObject
-from ..languages import get_language
+from ..language_registry import get_language
 from ..lexicons.attributes import IdentitySet, load_identity_set
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate, Edit, paused_gc

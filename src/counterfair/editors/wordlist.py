@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from ..jsontypes import JSONObject
-from ..languages import get_language
+from ..language_registry import get_language
 from ..lexicons.attributes import Attribute, load_attribute
 from ..progress import NullProgress, ProgressHook
 from ..records import Candidate, Edit

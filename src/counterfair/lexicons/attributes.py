@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..jsontypes import JSONObject
-from ..languages import DEFAULT_LANGUAGE, get_language, languages
+from ..language_registry import DEFAULT_LANGUAGE, get_language, languages
 from ..text import TermMatcher
 
 
@@ -35,10 +35,15 @@ def _resource_dir(kind: str) -> Path:
 
 def _pack_paths() -> dict[str, Path]:
     """Every built-in swap pack by name: ``resources/identities`` and the packs each language keeps in its folder."""
-    from ..languages import pack_folders
+    from ..language_registry import pack_folders
 
+    return _packs_in((_resource_dir("identities"), *pack_folders()))
+
+
+@cache
+def _packs_in(folders: tuple[Path, ...]) -> dict[str, Path]:  # listed once per set of folders, not per pack loaded
     found: dict[str, Path] = {}
-    for folder in [_resource_dir("identities"), *pack_folders()]:
+    for folder in folders:
         for path in sorted(folder.glob("*.yaml")):
             if path.stem not in ("language", "placebo"):
                 found.setdefault(path.stem, path)
@@ -48,7 +53,7 @@ def _pack_paths() -> dict[str, Path]:
 def _read_mapping(path: Path) -> dict[str, Any]:
     """A pack file's mapping (size, binary content, YAML aliases and item count checked by
     :func:`counterfair.yamlfiles.read_mapping`), its ``language`` one counterfair edits."""
-    from ..languages import get_language
+    from ..language_registry import get_language
     from ..yamlfiles import read_mapping
 
     data = read_mapping(path, "pack")
@@ -742,7 +747,7 @@ def describe_pack(pack: Pack) -> JSONObject:
 
 def pack_catalogue() -> list[dict[str, Any]]:
     """Every built-in pack: name, kind, version, language, number of terms and source."""
-    from ..languages import languages
+    from ..language_registry import languages
 
     packs: list[Pack] = [load_attribute(name, code) for code in languages() for name in known_attributes(code)]
     packs += [load_pack(name) for name in known_identity_sets()]

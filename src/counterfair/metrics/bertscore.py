@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..jsontypes import JSONObject
-from ..languages import get_language
+from ..language_registry import get_language
 from ..models import get_model_info, package_version, quiet_loading, torch_device
 from ..progress import NullProgress, ProgressHook
 
@@ -68,10 +68,10 @@ class BERTScoreScorer:
 
     @classmethod
     def for_language(cls, language: str | None, **kwargs: Any) -> BERTScoreScorer:
-        """The scorer with the encoder for ``language`` (:func:`counterfair.languages.bertscore_encoder`): the
+        """The scorer with the encoder for ``language`` (:func:`counterfair.language_registry.bertscore_encoder`): the
         packaged MiniLM for English; for French and German a multilingual encoder found offline, else MiniLM with
         ``covers_language`` False and a ``note`` saying so."""
-        from ..languages import bertscore_encoder, get_language
+        from ..language_registry import bertscore_encoder, get_language
 
         choice = bertscore_encoder(language)
         scorer = cls(choice.model, num_layers=choice.num_layers, **kwargs)

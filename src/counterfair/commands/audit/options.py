@@ -32,7 +32,7 @@ SECONDS_FIXED = 25.0  # loading spaCy, MiniLM and the classifier
 def demo_path(language: str | None = None) -> Path:
     """The built-in demo texts of a language (its entry's ``demo``): non-toxic, identity-referencing sentences written
     for counterfair."""
-    from ...languages import get_language
+    from ...language_registry import get_language
 
     entry = get_language(language)
     if entry.demo is None:
@@ -120,11 +120,11 @@ class AuditOptions:
         },
     )
     # en | fr | de: the word lists, the default identity set (identity-fr, identity-de, swapped with agreement), the
-    # placebo words and the tokenizer (counterfair.languages); an English audit keeps the identity it had before
+    # placebo words and the tokenizer (counterfair.language_registry); an English audit keeps the identity it had before
     language: str = field(default="en", metadata={"later": True, "help": vocabulary.LANGUAGE})
 
     def __post_init__(self) -> None:
-        from ...languages import get_language
+        from ...language_registry import get_language
 
         entry = get_language(self.language)
         self.language = entry.code
@@ -181,7 +181,7 @@ def attribute_matcher(name: str, language: str = "en") -> Any:
 def default_attributes(language: str = "en", *, swaps: bool = True) -> list[str]:
     """What an audit without ``--attributes`` tests: the language's word-list attributes (paper 000's) and, when it
     swaps identities, the swap packs of the language's entry (gender words; first names in English)."""
-    from ...languages import get_language
+    from ...language_registry import get_language
 
     packs = list(get_language(language).packs) if swaps else []
     return known_attributes(language) + packs

@@ -19,7 +19,7 @@ from ...classifiers import CachedClassifier
 from ...editors.registry import (
     resolve_detector,
 )
-from ...languages import get_language
+from ...language_registry import get_language
 from ...metrics.fairness import GapEntry
 from ...summaries import MeanData, ScoredRun
 from ..bias.core import BiasMetrics
@@ -359,7 +359,7 @@ def _other_options(opts: AuditOptions) -> list[str]:
     and placebo words are what ``--language`` gives, so they are not repeated)."""
     import shlex
 
-    from ...languages import get_language
+    from ...language_registry import get_language
 
     implied = {
         "identities": get_language(opts.language).identity_set,

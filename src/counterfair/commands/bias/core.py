@@ -88,7 +88,7 @@ class BiasOptions:
     language: str = field(default="en", metadata={"later": True, "help": vocabulary.LANGUAGE})
 
     def __post_init__(self) -> None:
-        from ...languages import get_language
+        from ...language_registry import get_language
 
         check_threshold_and_bootstrap(self.threshold, self.bootstrap)
         if not 0.0 <= self.group_threshold <= 1.0:  # NaN fails too: nobody would be a member

@@ -303,7 +303,7 @@ def ctf(
 
 def swap_described(grammar: bool, guard: str | None, language: str = "en") -> str:
     """Which swap ran, in words (the console, the summary and the report say it)."""
-    from ...languages import get_language
+    from ...language_registry import get_language
 
     if get_language(language).inflected:
         return (

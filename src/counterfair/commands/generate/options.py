@@ -163,7 +163,7 @@ class GenerateOptions:
     language: str = field(default="en", metadata={"later": True, "help": vocabulary.LANGUAGE})
 
     def __post_init__(self) -> None:
-        from ...languages import get_language
+        from ...language_registry import get_language
 
         self.language = get_language(self.language).code
         self.methods = normalize_methods(self.methods)

@@ -181,7 +181,7 @@ class Generator:
             opts = self.opts
             rewrite: dict[str, Any] = {"style": opts.prompt_style, "instruction": opts.instruction, "n": opts.samples}
             rewrite |= {"temperature": opts.temperature, "top_k": opts.top_k}
-            from ...languages import get_language
+            from ...language_registry import get_language
 
             entry = get_language(opts.language)
             identities = opts.identities or (None if entry.default else entry.identity_set)
@@ -402,7 +402,7 @@ class Generator:
         opts = self.opts
         pack = {"name": opts.attribute, "kind": "swap pack (its terms: the swap's identity set)"}
         out: dict[str, Any] = {"attribute": self.attribute.to_dict() if self.attribute else pack}
-        from ...languages import bertscore_encoder, get_language
+        from ...language_registry import bertscore_encoder, get_language
 
         if not get_language(opts.language).default:
             choice = bertscore_encoder(opts.language)

@@ -21,7 +21,6 @@ counterfair uses): the words around a term decide its reading and what changes w
 from __future__ import annotations
 
 import re
-from typing import ClassVar
 
 from ...editors.agreement import Word, word_before
 from ...editors.grammar import Change, Grammar, word_after
@@ -133,19 +132,14 @@ def regender_adjective(word: str, gender: str) -> str | None:
 class SpanishGrammar(Grammar):
     """Spanish: determiners, person nouns and adjective endings read and rewritten by the rules above, no parser."""
 
-    adjective_endings: ClassVar[tuple[str, ...]] = ("",)
-
     def about_people(self, text: str, match: TermMatch) -> bool:
         before = word_before(text, match.start)
         return before is not None and before.key in PERSON_NOUNS
 
     def form(self, text: str, match: TermMatch) -> str:
         """``plural``, ``noun`` (after a determiner) or ``adjective`` (describing a noun, or a predicate)."""
-        readings = {slot for _, slot in self.editor._slots(match)}
         det, _, head = self._phrase(text, match)
-        if det is not None:
-            readings = (readings & DETERMINERS[det.key]) or readings
-        if all(r.endswith(".pl") for r in readings):
+        if all(r.endswith(".pl") for r in self._readings(match, det, head)):
             return "plural"
         return "noun" if det is not None and head is None else "adjective"
 
@@ -164,7 +158,8 @@ class SpanishGrammar(Grammar):
             return earlier, None, before
         return None, None, before if before.key in PERSON_NOUNS else None
 
-    def _reading(self, match: TermMatch, target: str, det: Word | None, head: Word | None) -> str:
+    def _readings(self, match: TermMatch, det: Word | None, head: Word | None) -> set[str]:
+        """The readings (``m.sg`` ...) of the occurrence's form that its determiner and person noun leave."""
         readings = {slot for _, slot in self.editor._slots(match)}
         if det is not None:
             readings = (readings & DETERMINERS[det.key]) or readings
@@ -173,6 +168,10 @@ class SpanishGrammar(Grammar):
         if head is not None and len(readings) > 1:
             number = "pl" if head.key.endswith("s") else "sg"
             readings = {r for r in readings if r.endswith(number)} or readings
+        return readings
+
+    def _reading(self, match: TermMatch, target: str, det: Word | None, head: Word | None) -> str:
+        readings = self._readings(match, det, head)
         if len(readings) > 1:
             forms = self.editor._inflections[target.lower()].forms
             if len({forms.get(r) for r in readings}) == 1 and None not in {forms.get(r) for r in readings}:

@@ -7,7 +7,7 @@ gender and cannot take a target without it (``swap:gender_fixed``)."""
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar
+from typing import Any
 
 from ...editors.agreement import Word, word_before
 from ...editors.grammar import Change, Grammar
@@ -28,8 +28,6 @@ PERSON_NOUNS = frozenset(
 
 class FrenchGrammar(Grammar):
     """French: articles and elision before the term, adjectives agreeing by spaCy's French parse."""
-
-    adjective_endings: ClassVar[tuple[str, ...]] = ("",)
 
     def about_people(self, text: str, match: TermMatch) -> bool:
         """An ambiguous term ("noir") counts after a person noun, or as a noun with a capital ("les Noirs")."""
