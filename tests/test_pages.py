@@ -121,18 +121,18 @@ def test_report_rebuilds_the_same_page(runs: dict[str, Path]) -> None:
 
 
 def test_a_finished_run_opens_as_its_result_and_check_reads_its_metrics(runs: dict[str, Path], tmp_path: Path) -> None:
-    """#48: the command registry (counterfair.commands.registry) opens a run directory as its command's result object,
+    """#48: the run kinds (counterfair.commands.registry) opens a run directory as its command's result object,
     rebuilds its report and lets ``counterfair check`` ask a bias or suite run's result for its gate metrics."""
     import json
 
     from typer.testing import CliRunner
 
     from counterfair.cli import app
-    from counterfair.commands.registry import COMMANDS
+    from counterfair.commands.registry import RUNS
     from counterfair.errors import ConfigError, InputError
     from counterfair.summaries import SUMMARIES
 
-    assert set(SUMMARIES) | {"llm-audit"} == set(COMMANDS)  # every command that writes a summary is registered
+    assert set(SUMMARIES) | {"llm-audit"} == set(RUNS)  # every command that writes a summary is registered
     bias = cf.open_run(runs["bias"])
     written = json.loads((runs["bias"] / "summary.json").read_text())["gate"]
     again = bias.check("overall_auc < 0.99")  # the run's own rule, on the metrics read back from its folder

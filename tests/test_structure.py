@@ -11,6 +11,8 @@ from types import ModuleType
 
 import pytest
 
+from counterfair.errors import ConfigError
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -132,32 +134,71 @@ def test_the_old_module_paths_are_gone() -> None:
 
 
 def test_every_command_is_one_folder() -> None:
-    """#48: a command is a slice, ``counterfair/commands/<name>/`` holding its options and in-memory verb (``core``),
-    its run-directory shell and its command line; the folders the layers were split across are gone."""
+    """#48, #70: a command is a slice. Every command ``counterfair --help`` lists is one registry line and one folder
+    ``counterfair/commands/<name>/`` whose ``cli`` module registers it; a command that writes runs keeps its options
+    and in-memory verb (``core``) and its run-directory shell there; the folders the layers were split across are
+    gone, and no command's function is registered by another command's module."""
     import importlib
 
-    from counterfair.commands.registry import COMMANDS
+    import typer
+
+    from counterfair.cli import app
+    from counterfair.command_registry import COMMANDS
+    from counterfair.commands.registry import RUNS
 
     package = Path(__file__).resolve().parents[1] / "src" / "counterfair"
+    listed = sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
+    assert len(listed) == 25 and listed == sorted(c.name for c in COMMANDS)
+    for command in COMMANDS:
+        folder = package / "commands" / command.folder
+        assert (folder / "__init__.py").is_file() and (folder / "cli.py").is_file(), command.name
+    functions = [
+        (info.name or info.callback.__name__.replace("_", "-"), info.callback) for info in app.registered_commands
+    ]
+    functions += [(g.name, c.callback) for g in app.registered_groups for c in g.typer_instance.registered_commands]
+    for name, callback in functions:  # each command's function (a group's subcommands) from its folder's cli module
+        assert callback.__module__ == f"counterfair.commands.{name.replace('-', '_')}.cli", (name, callback.__module__)
     folders = {"evaluate-methods": "methods", "llm-audit": "llm_audit"}
-    for name, spec in COMMANDS.items():
+    for name, spec in RUNS.items():
         folder = package / "commands" / folders.get(name, name)
-        assert (folder / "__init__.py").is_file(), name
         if spec.options is not None:  # its options are declared in its own slice (methods: evaluate's, one per editor),
             home = "evaluate" if name == "evaluate-methods" else folder.name  # in its core or its options module
             assert spec.options.startswith(
                 (f"counterfair.commands.{home}.core:", f"counterfair.commands.{home}.options:")
             ), spec.options
             assert (folder / "shell.py").is_file() and spec.options_class() is not None
-        assert (folder / "cli.py").is_file() or name == "evaluate-methods"  # evaluate's, given several files
     assert {p.name for p in (package / "commands").iterdir() if p.is_dir() and p.name != "__pycache__"} == {
-        folders.get(name, name) for name in COMMANDS
+        c.folder for c in COMMANDS
+    } | {"methods"}  # evaluate's method comparison: a run kind of evaluate, no command of its own
+    assert not (package / "cli").exists() or {p.name for p in (package / "cli").glob("*.py")} == {
+        "__init__.py",
+        "__main__.py",
     }
     for gone in ("counterfair.core", "counterfair.shell", "counterfair.cli.audit", "counterfair.core.audit"):
         assert not (package / gone.removeprefix("counterfair.").replace(".", "/")).with_suffix(".py").exists()
         assert not (package / gone.removeprefix("counterfair.").replace(".", "/") / "__init__.py").exists()
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("counterfair.core.audit")
+
+
+def test_the_registry_and_the_cli_modules_agree() -> None:
+    """A registry line whose folder registers nothing, or a command registered without a line, stops the build with
+    both named (a plugin's command joins the registry and is built from its function)."""
+    from counterfair import command_line
+    from counterfair import command_registry as registry
+
+    saved = list(registry.COMMANDS)
+    try:
+        registry.COMMANDS.append(registry.Command("ghost", registry.MAKE_COMMANDS))
+        with pytest.raises(ModuleNotFoundError, match=r"counterfair\.commands\.ghost"):
+            command_line.build_commands()
+        registry.COMMANDS[:] = [c for c in saved if c.name != "metrics"]
+        with pytest.raises(RuntimeError, match=r"unlisted \['metrics'\]"):
+            command_line.build_commands()
+        with pytest.raises(ConfigError, match="'audit': counterfair has a command of that name"):
+            registry.register_command(lambda: None, name="audit")
+    finally:
+        registry.COMMANDS[:] = saved
 
 
 def test_the_top_level_holds_the_verbs_options_results_and_errors() -> None:

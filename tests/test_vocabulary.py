@@ -115,9 +115,9 @@ def _option_commands() -> list[tuple[str, Any, Any, set[str]]]:
 def _options_by_command() -> dict[str, Any]:
     """Each command's options dataclass, from the command registry, by the command line's last word (``suite run``:
     ``run``; ``evaluate-methods`` shares evaluate's options and command line)."""
-    from counterfair.commands.registry import COMMANDS
+    from counterfair.commands.registry import RUNS
 
-    found = {spec.name: spec.options_class() for spec in COMMANDS.values() if spec.options}
+    found = {spec.name: spec.options_class() for spec in RUNS.values() if spec.options}
     found["run"] = found.pop("suite")
     del found["evaluate-methods"]
     assert len(found) == 8

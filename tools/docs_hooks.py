@@ -97,7 +97,23 @@ def cli_reference() -> str:
     command = typer.main.get_command(app)
     ctx = typer.Context(command)
     text = get_docs_for_click(obj=command, ctx=ctx, name="counterfair", title="counterfair")
-    return CLI_INTRO + text.replace("&#x27;", "'").replace("# `counterfair`", "## `counterfair`", 1)
+    return CLI_INTRO + command_table() + text.replace("&#x27;", "'").replace("# `counterfair`", "## `counterfair`", 1)
+
+
+def command_table() -> str:
+    """Every command, from the command registry: its --help panel, what it does and the folder that holds it."""
+    import typer
+
+    from counterfair.cli import app
+    from counterfair.command_registry import COMMANDS
+
+    built = typer.main.get_command(app).commands  # type: ignore[attr-defined]
+    lines = ["| command | what it does | panel | code |", "|---|---|---|---|"]
+    for command in COMMANDS:
+        what = (built[command.name].short_help or built[command.name].help or "").split("\n")[0].replace("|", "\\|")
+        where = f"`commands/{command.folder}/`" if command.module else "a plugin"
+        lines.append(f"| `{command.name}` | {what} | {command.panel} | {where} |")
+    return "\n".join(lines) + "\n\n"
 
 
 def _commands() -> list[tuple[str, Any]]:

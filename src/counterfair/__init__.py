@@ -46,7 +46,7 @@ _LAZY = {
     "llm_audit": "counterfair.commands.llm_audit",
     "run_llm_audit": "counterfair.commands.llm_audit.shell",
     "open_run": "counterfair.commands.registry",
-    "plan": "counterfair.commands.plan",
+    "plan": "counterfair.commands.plan.core",
     # the options
     "AuditOptions": "counterfair.commands.audit.options",
     "GenerateOptions": "counterfair.commands.generate.options",

@@ -205,49 +205,44 @@ OneAttribute = Annotated[
         help=vocabulary.ATTRIBUTE,
     ),
 ]
-#: command panels of --help, what a user comes for first (#49 item 7)
-AUDIT_COMMANDS = "Audit a classifier (no labels needed)"
-LABELLED_COMMANDS = "Labelled data: bias metrics and test suites"
-MAKE_COMMANDS = "Make and measure counterfactuals"
-TRAIN_COMMANDS = "Train and mitigate"
-RATE_COMMANDS = "Human rating"
-SETUP_COMMANDS = "Models, word lists and the cache"
-#: the panels' order (a command group, such as rate, comes after every command: typer lists groups last)
-COMMAND_PANELS = [AUDIT_COMMANDS, LABELLED_COMMANDS, MAKE_COMMANDS, TRAIN_COMMANDS, SETUP_COMMANDS, RATE_COMMANDS]
 
 
-#: the commands in the order --help lists them within their panel: the common task first
-COMMAND_ORDER = (
-    "audit llm-audit check compare report ctf bias generate evaluate feedback feedback-ttest select nli-pairs metrics "
-    "train train-attribute adapt-lm models serve-llm".split()
-)
+def build_commands() -> None:
+    """Give ``app`` every command of the registry (:data:`counterfair.command_registry.COMMANDS`): each built-in's
+    ``cli`` module (``commands/<name>/cli.py``) registers its function or group when imported, a plugin's function
+    is added here; each gets its registry panel, and ``--help`` lists them panel by panel in the registry's order. A
+    command registered without a registry line, or a line without its command, is an error naming it."""
+    import importlib
 
+    from .command_registry import COMMANDS, PANELS
 
-def add_plugin_commands() -> None:
-    """The commands plugins registered (:func:`counterfair.plugins.register_command`), built like the others; a name
-    counterfair uses is an error naming it."""
-    from .errors import ConfigError
-    from .plugins import registered_commands
-
-    taken = {info.name or info.callback.__name__.replace("_", "-") for info in app.registered_commands if info.callback}
-    for spec in registered_commands():
-        if spec.name in taken:
-            raise ConfigError(f"plugin command {spec.name!r}: counterfair has a command of that name")
-        if spec.panel not in COMMAND_PANELS:
-            COMMAND_PANELS.append(spec.panel)
-        app.command(spec.name, rich_help_panel=spec.panel, short_help=spec.short_help)(spec.function)
-
-
-def order_commands() -> None:
-    """List the commands in ``--help`` panel by panel, in :data:`COMMAND_PANELS`' order, and within a panel in
-    :data:`COMMAND_ORDER` (typer lists them in the order they were registered, which is the modules' import order)."""
+    for command in list(COMMANDS):
+        if command.module is not None:
+            importlib.import_module(command.module)  # registers it (once: a module is imported once)
+        elif command.function is not None and command.name not in {_name(i) for i in app.registered_commands}:
+            app.command(command.name, short_help=command.short_help)(command.function)
+    order = {c.name: (i, c.panel) for i, c in enumerate(COMMANDS)}
+    infos: list[Any] = [*app.registered_commands, *app.registered_groups]
+    names = [_name(info) for info in infos]
+    unlisted = [name for name in names if name not in order]
+    missing = [name for name in order if name not in names]
+    if unlisted or missing:
+        raise RuntimeError(f"the command registry and the cli modules disagree: unlisted {unlisted}, missing {missing}")
+    for info, name in zip(infos, names, strict=True):
+        info.rich_help_panel = order[name][1]
+    panels = PANELS + [c.panel for c in COMMANDS if c.panel not in PANELS]
 
     def place(info: Any) -> tuple[int, int]:
-        name = info.name or info.callback.__name__.replace("_", "-")
-        panel = COMMAND_PANELS.index(info.rich_help_panel or SETUP_COMMANDS)
-        return panel, COMMAND_ORDER.index(name) if name in COMMAND_ORDER else len(COMMAND_ORDER)
+        index, panel = order[_name(info)]
+        return panels.index(panel), index
 
     app.registered_commands.sort(key=place)
+    app.registered_groups.sort(key=place)
+
+
+def _name(info: Any) -> str:
+    """A registered command's or group's name as typed (typer spells an unnamed function's name with dashes)."""
+    return str(info.name or info.callback.__name__.replace("_", "-"))
 
 
 #: option panels of --help, essentials first (#49 item 7): a command's own options stay in "Options"

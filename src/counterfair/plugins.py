@@ -6,11 +6,12 @@ The command line imports, before it builds its commands (so their help lists wha
 * every entry point of the ``counterfair.plugins`` group of the installed packages (``[project.entry-points.
   "counterfair.plugins"] name = "package.module"`` in a plugin's pyproject), loaded by importing its module.
 
-A plugin module registers at import, e.g. ``register_editor(EditorSpec(...))``, ``register_command(fn)`` (a command
-of its own: a typer-annotated function, listed in ``--help`` under "Plugin commands")
-(:mod:`counterfair.editors.registry`), ``register_classifier_kind(ClassifierKind(...))``
-(:mod:`counterfair.classifiers.kinds`), ``register_llm_backend(LLMBackend(...))`` (:mod:`counterfair.llm.registry`),
-``register_metric(card)`` (:mod:`counterfair.metrics.cards`). In Python, the
+A plugin module registers at import, e.g. ``register_command(fn)`` (a command of its own: a typer-annotated
+function, listed in ``--help`` under "Plugin commands"; :mod:`counterfair.command_registry`),
+``register_editor(EditorSpec(...))`` (:mod:`counterfair.editors.registry`),
+``register_classifier_kind(ClassifierKind(...))`` (:mod:`counterfair.classifiers.kinds`),
+``register_llm_backend(LLMBackend(...))`` (:mod:`counterfair.llm.registry`), ``register_metric(card)``
+(:mod:`counterfair.metrics.cards`). In Python, the
 same calls work without this module: import your plugin before calling counterfair. Importing counterfair itself
 loads nothing.
 """
@@ -19,46 +20,21 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable
-from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import Any
 
+from .command_registry import COMMANDS, Command, register_command
 from .errors import ConfigError
 
 ENV = "COUNTERFAIR_PLUGINS"
 GROUP = "counterfair.plugins"
 _loaded: list[str] = []
-PLUGIN_COMMANDS = "Plugin commands"  # the --help panel of the commands plugins add
+
+__all__ = ["load_plugins", "register_command", "registered_commands"]
 
 
-@dataclass(frozen=True)
-class CommandSpec:
-    """A command a plugin adds: its function (typer reads its parameters' annotations), name and help panel."""
-
-    function: Callable[..., Any]
-    name: str
-    panel: str = PLUGIN_COMMANDS
-    short_help: str | None = None
-
-
-_COMMANDS: list[CommandSpec] = []
-
-
-def register_command(
-    function: Callable[..., Any], *, name: str | None = None, panel: str | None = None, short_help: str | None = None
-) -> Callable[..., Any]:
-    """Add a command to ``counterfair`` (usable as a decorator): the command line builds it like its own, from the
-    function's typer annotations, after loading the plugins. A name already taken is an error."""
-    spelled = name or function.__name__.replace("_", "-")
-    if any(c.name == spelled for c in _COMMANDS):
-        raise ConfigError(f"a plugin command named {spelled!r} is already registered")
-    _COMMANDS.append(CommandSpec(function, spelled, panel or PLUGIN_COMMANDS, short_help))
-    return function
-
-
-def registered_commands() -> list[CommandSpec]:
-    return list(_COMMANDS)
+def registered_commands() -> list[Command]:
+    """The commands plugins added to the command registry (:func:`register_command`)."""
+    return [c for c in COMMANDS if c.function is not None]
 
 
 def load_plugins() -> list[str]:

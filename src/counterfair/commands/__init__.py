@@ -1,4 +1,4 @@
-"""Commands built as vertical slices: one folder per command holding its options and verb (``core``), what it reads
-and writes (``prompts``, ``outcomes`` ...), its result and report page (``result``), its run-directory shell
-(``shell``) and its command line (``cli``, registered by :mod:`counterfair.cli`). ``llm_audit`` is the first; the
-older commands still live across ``core/``, ``shell/``, ``cli/`` and ``views/``."""
+"""Commands built as vertical slices: one folder per top-level command (``commands/<name>/``, the name with
+underscores), holding its command line (``cli``, registered on the app when the command registry
+:mod:`~counterfair.command_registry` has it imported) and, where it has them, its options and verb (``core``), its
+result and report page (``result``, ``page``) and its run-directory shell (``shell``)."""

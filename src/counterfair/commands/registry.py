@@ -1,7 +1,8 @@
-"""The commands that write run directories, by the name their ``summary.json`` records: for each, its options
+"""The run kinds: for each command that writes run directories (by the name its ``summary.json`` records), its options
 dataclass, what opens a finished run as the command's result object, and what rebuilds its report. ``counterfair
 report``, ``counterfair check`` and :func:`open_run` loop over this table instead of asking each command by name; a
-command added as a slice (``commands/``) adds its line here.
+command that writes runs adds its line here, beside its line in the command registry
+(:mod:`counterfair.command_registry`).
 
 Every entry is imported only when a run of that command is opened: the table itself loads nothing."""
 
@@ -30,7 +31,7 @@ def _csv(run_dir: Path, name: str) -> Any:
 
 
 @dataclass(frozen=True)
-class CommandSpec:
+class RunKind:
     """One command: ``name`` as its summary records it, ``options`` its options dataclass (``module:Class``; None for
     a command without one), ``opens`` its result from a run directory and the summary read there (None: no result
     object to open), ``reports`` its report rebuilt in the run directory (the files it wrote, by kind), ``page`` and
@@ -125,43 +126,41 @@ def _llm_audit_report(run_dir: Path) -> dict[str, Path]:
     return write_page(page(run.summary, run.responses), run_dir)
 
 
-COMMANDS: dict[str, CommandSpec] = {
+RUNS: dict[str, RunKind] = {
     spec.name: spec
     for spec in (
-        CommandSpec("audit", "counterfair.commands.audit.options:AuditOptions", _audit, _audit_report),
-        CommandSpec(
+        RunKind("audit", "counterfair.commands.audit.options:AuditOptions", _audit, _audit_report),
+        RunKind(
             "ctf",
             "counterfair.commands.ctf.core:CTFOptions",
             _ctf,
             _page_report,
             page="counterfair.commands.ctf.page:ctf_page",
         ),
-        CommandSpec(
+        RunKind(
             "bias",
             "counterfair.commands.bias.core:BiasOptions",
             _bias,
             _page_report,
             page="counterfair.commands.bias.page:bias_page",
         ),
-        CommandSpec(
+        RunKind(
             "suite",
             "counterfair.commands.suite.core:SuiteOptions",
             _suite,
             _page_report,
             page="counterfair.commands.suite.page:suite_page",
         ),
-        CommandSpec(
+        RunKind(
             "generate",
             "counterfair.commands.generate.options:GenerateOptions",
             _generate,
             _page_report,
             page="counterfair.commands.generate.page:generate_page",
         ),
-        CommandSpec("evaluate", "counterfair.commands.evaluate.options:EvaluateOptions", _evaluate, _evaluation_report),
-        CommandSpec(
-            "evaluate-methods", "counterfair.commands.evaluate.options:EvaluateOptions", None, _evaluation_report
-        ),
-        CommandSpec(
+        RunKind("evaluate", "counterfair.commands.evaluate.options:EvaluateOptions", _evaluate, _evaluation_report),
+        RunKind("evaluate-methods", "counterfair.commands.evaluate.options:EvaluateOptions", None, _evaluation_report),
+        RunKind(
             "feedback",
             "counterfair.commands.feedback.core:FeedbackOptions",
             _feedback,
@@ -169,13 +168,13 @@ COMMANDS: dict[str, CommandSpec] = {
             page="counterfair.commands.feedback.page:feedback_page",
             figures="counterfair.commands.feedback.page:feedback_figures",
         ),
-        CommandSpec("llm-audit", "counterfair.commands.llm_audit.core:LLMAuditOptions", _llm_audit, _llm_audit_report),
-        CommandSpec("compare", None, None, _page_report, page="counterfair.commands.compare.page:compare_page"),
+        RunKind("llm-audit", "counterfair.commands.llm_audit.core:LLMAuditOptions", _llm_audit, _llm_audit_report),
+        RunKind("compare", None, None, _page_report, page="counterfair.commands.compare.page:compare_page"),
     )
 }
 
 
-def run_command(run_dir: str | Path) -> tuple[CommandSpec, dict[str, Any]]:
+def run_command(run_dir: str | Path) -> tuple[RunKind, dict[str, Any]]:
     """The command that wrote ``run_dir`` and the summary it wrote there; a clear error for a folder that is not a
     finished counterfair run."""
     from ..io import read_json
@@ -186,11 +185,11 @@ def run_command(run_dir: str | Path) -> tuple[CommandSpec, dict[str, Any]]:
         raise InputError(f"{target}: not a finished counterfair run (no summary.json); finish or resume the run first")
     summary = read_json(target / "summary.json")
     name = command_of(summary)
-    if name not in COMMANDS:
+    if name not in RUNS:
         raise InputError(
-            f"{target}/summary.json: written by {name!r}, not by one of counterfair's commands ({', '.join(COMMANDS)})"
+            f"{target}/summary.json: written by {name!r}, not by one of counterfair's commands ({', '.join(RUNS)})"
         )
-    return COMMANDS[str(name)], summary
+    return RUNS[str(name)], summary
 
 
 def open_run(run_dir: str | Path) -> Any:

@@ -1,5 +1,5 @@
-"""``counterfair audit``'s command line (``check`` and ``report`` read finished runs: :mod:`counterfair.cli.runs`;
-``compare``: :mod:`counterfair.commands.compare.cli`)."""
+"""``counterfair audit``'s command line (``check``, ``report`` and ``plan``, which read finished runs, have their
+own folders)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from ...command_line import (
-    AUDIT_COMMANDS,
     CLASSIFIER_HELP,
     INPUT_PANEL,
     LLM_PANEL,
@@ -50,7 +49,6 @@ _AUDIT = declared(AuditOptions)
 
 
 @app.command(
-    rich_help_panel=AUDIT_COMMANDS,
     short_help="Does naming an identity change the classifier's score? Verdict, report and a CI gate.",
 )
 def audit(

@@ -1,4 +1,4 @@
-"""The command line: unintended bias on labelled data: bias."""
+"""``counterfair bias``'s command line: unintended bias on labelled data."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import typer
 
 from ...command_line import (
     CLASSIFIER_HELP,
-    LABELLED_COMMANDS,
     Address,
     Encoding,
     Engine,
@@ -34,7 +33,6 @@ _BIAS = declared(BiasOptions)
 
 
 @app.command(
-    rich_help_panel=LABELLED_COMMANDS,
     short_help="Bias AUCs per identity group on labelled data (subgroup, BPSN, BNSP, final metric).",
 )
 def bias(

@@ -7,11 +7,10 @@ from typing import Annotated
 
 import typer
 
-from ...command_line import AUDIT_COMMANDS, app, console
+from ...command_line import app, console
 
 
 @app.command(
-    rich_help_panel=AUDIT_COMMANDS,
     short_help="Two classifiers on the same counterfactual pairs: which is fairer, per group.",
 )
 def compare(

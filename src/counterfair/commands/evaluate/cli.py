@@ -1,4 +1,4 @@
-"""The command line: counterfactual quality: evaluate, nli-pairs, metrics."""
+"""``counterfair evaluate``'s command line: the quality of counterfactual texts."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from ...command_line import (
-    MAKE_COMMANDS,
     Overwrite,
     app,
     console,
@@ -27,7 +26,6 @@ _EVALUATE = declared(EvaluateOptions)
 
 
 @app.command(
-    rich_help_panel=MAKE_COMMANDS,
     short_help="Measure counterfactual texts: flips, probability change, distance, fluency, similarity.",
 )
 def evaluate(
@@ -151,44 +149,3 @@ def evaluate(
     console.print(f"wrote {out / 'rows.csv'}, {out / 'summary.json'} and {out / 'report.html'}")
     if result.typed_summary.errors:
         raise typer.Exit(code=1)
-
-
-@app.command(
-    "nli-pairs", rich_help_panel=MAKE_COMMANDS, short_help="Turn NLI revisions (SNLI layout) into pairs for evaluate."
-)
-def nli_pairs(
-    original: Annotated[Path, typer.Argument(help="Original pairs (sentence1, sentence2, gold_label), e.g. SNLI.")],
-    revised: Annotated[Path, typer.Argument(help="Revisions of those pairs, in the original file's order.")],
-    part: Annotated[str, typer.Option(help="Which input the revisions edited: premise or hypothesis.")] = "premise",
-    out: Annotated[Path, typer.Option("--out", "-o", help="Pair file to write (CSV, JSONL, ...).")] = Path(
-        "nli-pairs.csv"
-    ),
-) -> None:
-    """Build an evaluate pair file from an NLI original file and its revisions (CEval's SNLI layout): orig_text and
-    gen_text are the revised input before and after, context the other input, target_label the revision's label."""
-    from ...nli import nli_revision_pairs
-    from ...writing import write_table
-
-    table = nli_revision_pairs(original, revised, part=part)
-    write_table(table, out)
-    revised_input = "first" if part == "premise" else "second"
-    console.print(
-        f"wrote {out}: {len(table)} revisions of {table['original_row'].nunique()} originals. Evaluate with "
-        f"--context-column context --revised-input {revised_input} --target-column target_label"
-    )
-
-
-@app.command(
-    "metrics",
-    rich_help_panel=MAKE_COMMANDS,
-    short_help="Show the metric cards: definition, range, direction, reference.",
-)
-def metrics_cards() -> None:
-    """Show the metric cards: definition, range, direction, reference."""
-    from ...metrics.cards import CARDS
-
-    for card in CARDS.values():
-        console.print(f"[bold]{card.name}[/bold]  columns: {', '.join(card.columns)}")
-        console.print(f"  {card.definition}")
-        console.print(f"  range: {card.range}; direction: {card.direction}")
-        console.print(f"  reference: {card.reference}\n")

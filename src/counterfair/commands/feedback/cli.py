@@ -1,4 +1,4 @@
-"""The command line: counterfactuals of counterfactuals: feedback, feedback-ttest, adapt-lm."""
+"""``counterfair feedback``'s command line: counterfactuals of counterfactuals (paper 002)."""
 
 from __future__ import annotations
 
@@ -6,25 +6,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from ...command_line import (
-    MAKE_COMMANDS,
-    TRAIN_COMMANDS,
-    Encoding,
-    MaxTextChars,
-    Overwrite,
-    app,
-    console,
-    declared,
-    flag,
-    options_from,
-    require_extras,
-    spelled_none,
-)
+from ...command_line import Encoding, MaxTextChars, Overwrite, app, console, declared, flag, options_from, spelled_none
 from ...editors.registry import editors_help
 from ...runs import allow_overwrite
-from ...views.console import fmt
 from ...views.page import to_console
 from .core import FeedbackOptions
 from .page import feedback_page
@@ -34,7 +19,6 @@ _FEEDBACK = declared(FeedbackOptions)
 
 
 @app.command(
-    rich_help_panel=MAKE_COMMANDS,
     short_help="Feed an editor its own output n times and measure how it drifts (paper 002).",
 )
 def feedback(
@@ -75,67 +59,3 @@ def feedback(
         result = run_feedback(data, out, options, progress=progress)
     console.print(to_console(feedback_page(result.typed_summary)))
     console.print(f"wrote {out / 'steps.csv'} and {out / 'summary.json'}")
-
-
-@app.command(
-    "feedback-ttest", rich_help_panel=MAKE_COMMANDS, short_help="Compare two feedback runs per text (paired t-test)."
-)
-def feedback_ttest(
-    run_a: Annotated[Path, typer.Argument(help="A feedback run directory (or its summary.json).")],
-    run_b: Annotated[Path, typer.Argument(help="Another feedback run on the same texts.")],
-    k: Annotated[int | None, typer.Option(help="Compare inc@k (default: every k both runs have).")] = None,
-) -> None:
-    """Paired t-test of per-text inc@k between two feedback runs (paper 002's comparison of editors)."""
-    from ...summaries import FeedbackSummary, read_summary, typed
-    from .core import paired_inc_test
-
-    # a clear error for a missing file, another schema or another command's summary
-    typed_runs = [typed(read_summary(run, expect="feedback"), FeedbackSummary) for run in (run_a, run_b)]
-    summaries = [s.to_dict() for s in typed_runs]
-    ks = [k] if k else sorted({int(x) for s in typed_runs for x in s.inconsistency_by_text})
-    table = Table(title=f"inc@k: A = {run_a}, B = {run_b} (paired t-test over common texts)")
-    for column in ("k", "texts", "mean A", "mean B", "t", "p"):
-        table.add_column(column, justify="right")
-    for value in ks:
-        test = paired_inc_test(summaries[0], summaries[1], value)
-        if test is None:
-            table.add_row(str(value), "–", "–", "–", "–", "fewer than 2 common texts, or no difference")
-            continue
-        table.add_row(
-            str(value),
-            str(test["texts"]),
-            fmt(test["mean_a"]),
-            fmt(test["mean_b"]),
-            fmt(test["t"], 2),
-            fmt(test["p_value"], 4),
-        )
-    console.print(table)
-
-
-@app.command(
-    "adapt-lm",
-    rich_help_panel=TRAIN_COMMANDS,
-    short_help="Adapt a language model to your texts (the domain perplexity of paper 002).",
-)
-def adapt_lm_command(
-    data: Annotated[Path, typer.Argument(help="Domain texts (CSV/TSV/JSONL/JSON/Parquet).")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Directory for the adapted transformers model.")],
-    text_column: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
-    base: Annotated[str, typer.Option(help="Base causal LM.")] = "gemma-3-270m",
-    layers: Annotated[int, typer.Option(help="Number of final blocks to fine-tune.")] = 2,
-    epochs: Annotated[int, typer.Option(help="Passes over the texts.")] = 1,
-    limit: Annotated[int | None, typer.Option(help="Only the first N texts.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
-) -> None:
-    """Adapt an LM to domain texts (the ppl-fine model of paper 002) by fine-tuning its last blocks on the CPU."""
-    require_extras("counterfair adapt-lm", "metrics")
-    from ...io import cell_text, read_table
-    from ...progress import RichProgress
-    from .core import adapt_lm
-
-    texts = [cell_text(v) or "" for v in read_table(data)[text_column].tolist()][:limit]
-    with RichProgress(enabled=not quiet) as progress:
-        path = adapt_lm(
-            [t for t in texts if t.strip()], out, base=base, train_layers=layers, epochs=epochs, progress=progress
-        )
-    console.print(f"wrote {path}; use it with --ppl-fine-model {path}")

@@ -1,5 +1,6 @@
-"""The command line of ``counterfair llm-audit`` (registered on the app by :mod:`counterfair.cli`). Every default is
-the options dataclass's (:class:`~counterfair.llm_audit.core.LLMAuditOptions`), read from it, not repeated."""
+"""The command line of ``counterfair llm-audit`` (imported from the command registry by
+:func:`counterfair.command_line.build_commands`). Every default is the
+options dataclass's (:class:`~counterfair.llm_audit.core.LLMAuditOptions`), read from it, not repeated."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from typing import Annotated
 import typer
 
 from ...command_line import (
-    AUDIT_COMMANDS,
     LLM_PANEL,
     MORE_PANEL,
     Encoding,
@@ -40,7 +40,6 @@ OUTCOME_PANEL = "Outcomes"
 
 @app.command(
     "llm-audit",
-    rich_help_panel=AUDIT_COMMANDS,
     short_help="Audit an LLM application: do its responses change with the group named in the prompt?",
 )
 def llm_audit_command(

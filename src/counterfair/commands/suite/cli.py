@@ -1,4 +1,4 @@
-"""The command line: functional test suites: suite run, suite export."""
+"""``counterfair suite``'s command line: functional test suites (suite run, suite export)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import typer
 
 from ...command_line import (
     CLASSIFIER_HELP,
-    LABELLED_COMMANDS,
     Address,
     Encoding,
     Engine,
@@ -29,7 +28,10 @@ suite_app = typer.Typer(
     help="Functional test suites: cases with a gold label, a functionality and a target (HateCheck's layout).",
     no_args_is_help=True,
 )
-app.add_typer(suite_app, name="suite", rich_help_panel=LABELLED_COMMANDS)
+app.add_typer(
+    suite_app,
+    name="suite",
+)
 
 
 from .core import SuiteOptions  # noqa: E402

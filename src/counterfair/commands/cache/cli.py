@@ -1,4 +1,4 @@
-"""The command line: models: models, serve-llm."""
+"""``counterfair cache``: what counterfair keeps on disk between runs (info, clear)."""
 
 from __future__ import annotations
 
@@ -7,52 +7,15 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from ..command_line import SETUP_COMMANDS, app, console, err_console, require_extras
-
-
-@app.command(
-    rich_help_panel=SETUP_COMMANDS,
-    short_help="List the models counterfair knows: installed or not, where, and how to install them.",
-)
-def models(
-    verify: Annotated[bool, typer.Option("--verify", help="Compute sha256 of every installed model file.")] = False,
-) -> None:
-    """List the models counterfair knows: installed or not, file path, sha256 status, install line."""
-    from ..models import describe, known_models
-
-    statuses = describe(known_models(), verify=verify)
-    table = Table(title="models")
-    table.add_column("name", no_wrap=True)
-    for column in ("kind", "installed", "sha256"):
-        table.add_column(column)
-    for status in statuses:
-        installed = "yes" if status.installed else "[red]no[/red]"
-        table.add_row(status.name, status.kind, installed, status.sha256)
-    console.print(table)
-    for status in statuses:
-        where = status.path if status.installed else f"not installed; install with: {status.pip}"
-        console.print(f"[bold]{status.name}[/bold]: {where}", soft_wrap=True)
-
-
-@app.command(
-    "serve-llm",
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
-    rich_help_panel=SETUP_COMMANDS,
-    short_help="Serve a GGUF model over an OpenAI-compatible API.",
-)
-def serve_llm(ctx: typer.Context) -> None:
-    """Serve a GGUF model over an OpenAI-compatible API (llama-cpp-python's server) on the llama.cpp path that is
-    safe on this machine. Takes llama_cpp.server's options: --model NAME|FILE.gguf --host --port --n_ctx ..."""
-    require_extras("counterfair serve-llm", "llm")
-    from ..llm.server import main as serve
-
-    serve(ctx.args)
-
+from ...command_line import app, console, err_console
 
 cache_app = typer.Typer(
     help="What counterfair keeps on disk between runs: sizes, and clearing it.", no_args_is_help=True
 )
-app.add_typer(cache_app, name="cache", rich_help_panel=SETUP_COMMANDS)
+app.add_typer(
+    cache_app,
+    name="cache",
+)
 
 
 def _mb(size: int) -> str:
@@ -62,8 +25,8 @@ def _mb(size: int) -> str:
 @cache_app.command("info")
 def cache_info() -> None:
     """Each part of the cache ($COUNTERFAIR_CACHE, else ~/.cache/counterfair): size and what it holds."""
-    from ..cache import cache_entries
-    from ..models import cache_root
+    from ...cache import cache_entries
+    from ...models import cache_root
 
     entries = cache_entries()
     table = Table(title=f"cache: {cache_root()}")
@@ -89,8 +52,8 @@ def cache_clear(
     "other" by `cache info` are never touched. Asks first, unless --yes."""
     import sys
 
-    from ..cache import cache_entries, clear_cache, to_clear
-    from ..models import cache_root
+    from ...cache import cache_entries, clear_cache, to_clear
+    from ...models import cache_root
 
     doomed = to_clear(parts or None)
     others = [e.name for e in cache_entries() if e.holds == "other"]

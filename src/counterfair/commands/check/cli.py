@@ -1,6 +1,5 @@
-"""Commands over a finished run directory of any command: ``check`` (the gate, without recomputing), ``plan`` (the
-texts a fuller audit needs, from a pilot's spread) and ``report`` (the report rebuilt). ``check`` and ``report`` ask
-the command registry (:mod:`counterfair.commands.registry`) what wrote the run."""
+"""``counterfair check``: the fairness gate on a finished run, without recomputing (exit 0 pass, 1 a rule failed, 2 a
+rule could not be evaluated)."""
 
 from __future__ import annotations
 
@@ -9,12 +8,11 @@ from typing import Annotated
 
 import typer
 
-from ..command_line import AUDIT_COMMANDS, app, console, finish_gate
-from ..summaries import AuditSummary
+from ...command_line import app, finish_gate
+from ...summaries import AuditSummary
 
 
 @app.command(
-    rich_help_panel=AUDIT_COMMANDS,
     short_help="Check a finished audit against gate rules, without recomputing (exit 1 when a rule fails).",
 )
 def check(
@@ -31,19 +29,19 @@ def check(
 ) -> None:
     """The fairness gate on a finished audit, without recomputing it: exit 0 pass, 1 a rule failed, 2 a rule could
     not be evaluated."""
-    from ..analysis.compare import read_pairs
-    from ..analysis.gate import allowing_inconclusive, gate_pairs
-    from ..analysis.slots import read_slots
-    from ..summaries import read_summary
+    from ...analysis.compare import read_pairs
+    from ...analysis.gate import allowing_inconclusive, gate_pairs
+    from ...analysis.slots import read_slots
+    from ...summaries import read_summary
 
     fail_if = allowing_inconclusive(fail_if) if allow_inconclusive else fail_if
     folder = run_dir if run_dir.is_dir() else run_dir.parent
     if is_llm_audit(folder):
-        from ..commands.llm_audit.result import check_run
+        from ..llm_audit.result import check_run
 
         raise typer.Exit(finish_gate(check_run(folder, fail_if), junit))
     if run_dir.is_dir() and (folder / "summary.json").exists():
-        from ..commands.registry import open_run, run_command
+        from ..registry import open_run, run_command
 
         if run_command(folder)[0].name != "audit":  # bias, suite: the result's own metrics (another: no gate, said)
             raise typer.Exit(finish_gate(open_run(folder).check(fail_if), junit))
@@ -69,31 +67,3 @@ def is_llm_audit(folder: Path) -> bool:
         return json.loads((folder / "summary.json").read_text(encoding="utf-8")).get("command") == "llm-audit"
     except (OSError, ValueError, AttributeError):
         return False
-
-
-@app.command(
-    rich_help_panel=AUDIT_COMMANDS,
-    short_help="How many texts (or prompts) an audit needs to detect an effect, from a pilot run.",
-)
-def plan(
-    run_dir: Annotated[Path, typer.Argument(help="A pilot audit's or LLM audit's run directory.")],
-    effect: Annotated[
-        float, typer.Option(min=0.01, max=99.0, help="The effect to detect, in probability points (2: 2 points).")
-    ] = 2.0,
-    power: Annotated[float, typer.Option(min=0.5, max=0.99, help="The chance of detecting it.")] = 0.8,
-) -> None:
-    """From a pilot run: per group, the texts it had, the smallest effect detectable over them, and about how many
-    texts (prompts) would detect EFFECT points with POWER, simultaneously over the pilot's estimates."""
-    from ..commands.plan import plan as make_plan
-
-    console.print(str(make_plan(run_dir, effect=effect / 100, power=power)))
-
-
-@app.command(rich_help_panel=AUDIT_COMMANDS, short_help="Rebuild a run's report (HTML, Markdown) without recomputing.")
-def report(run_dir: Annotated[Path, typer.Argument(help="A run directory of any counterfair command.")]) -> None:
-    """Rebuild the report (HTML and Markdown; plots for an audit, evaluation or feedback run) of a run directory,
-    without recomputing: audit, llm-audit, evaluate, bias, suite, ctf, generate, feedback, compare."""
-    from ..commands.registry import rebuild_report
-
-    paths = rebuild_report(run_dir)  # the command that wrote the run (its summary says which) rebuilds it
-    console.print("wrote " + " and ".join(str(paths[k]) for k in ("html", "markdown") if k in paths))

@@ -14,10 +14,10 @@ from typing import Any
 
 import pandas as pd
 
-from ..analysis.inference import POWER, texts_needed
-from ..errors import InputError
-from ..summaries import AuditSummary, Record, SlotEffects, SlotEstimate, read_summary
-from .llm_audit.result import LLMAuditSummary
+from ...analysis.inference import POWER, texts_needed
+from ...errors import InputError
+from ...summaries import AuditSummary, Record, SlotEffects, SlotEstimate, read_summary
+from ..llm_audit.result import LLMAuditSummary
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The command line: human rating and LLM judges: rate init|serve|export|import|consolidate|judge."""
+"""``counterfair rate``: human rating of counterfactuals (a web app, CSV exchange, consolidation) and LLM judges."""
 
 from __future__ import annotations
 
@@ -7,16 +7,16 @@ from typing import Annotated
 
 import typer
 
-from ..command_line import RATE_COMMANDS, app, console, one_attribute, require_extras
-from ..views.console import (
-    fmt,
-    rating_view,
-)
+from ...command_line import app, console, one_attribute, require_extras
+from ...views.console import fmt, rating_view
 
 rate_app = typer.Typer(
     help="Human rating of counterfactuals: a web app, CSV exchange, consolidation, LLM judges.", no_args_is_help=True
 )
-app.add_typer(rate_app, name="rate", rich_help_panel=RATE_COMMANDS)
+app.add_typer(
+    rate_app,
+    name="rate",
+)
 
 
 @rate_app.command("init")
@@ -35,7 +35,7 @@ def rate_init(
     seed: Annotated[int, typer.Option(min=0, help="Seed of the shuffled order.")] = 0,
 ) -> None:
     """Create a rating project from counterfactual pairs (shuffled; the generating method is hidden from raters)."""
-    from ..rating import RatingStore, pairs_from_run
+    from ...rating import RatingStore, pairs_from_run
 
     store = RatingStore.create(directory, pairs_from_run(source, attribute=attribute), seed=seed)
     console.print(
@@ -59,7 +59,7 @@ def rate_serve(
 ) -> None:
     """Serve the rating web app."""
     require_extras("counterfair rate serve", "rate")
-    from ..rating.app import serve
+    from ...rating.app import serve
 
     serve(directory, host=host, port=port, token=token, allowed_hosts=allowed_host)
 
@@ -70,7 +70,7 @@ def rate_export(
     out: Annotated[Path, typer.Option("--out", "-o", help="CSV file to write.")],
 ) -> None:
     """Export ratings as CSV (pair_id, rater, fluent, reference, same_label, meaning, reject)."""
-    from ..rating import RatingStore
+    from ...rating import RatingStore
 
     count = RatingStore(directory).export_csv(out)
     console.print(f"wrote {count} ratings to {out}")
@@ -85,7 +85,7 @@ def rate_import(
     replace: Annotated[bool, typer.Option(help="Overwrite a rater's earlier rating of the same pair.")] = False,
 ) -> None:
     """Import ratings made outside the app (every row is checked first; a bad file adds nothing)."""
-    from ..rating import RatingStore
+    from ...rating import RatingStore
 
     count = RatingStore(directory).import_csv(ratings, replace=replace)
     console.print(f"imported {count} ratings")
@@ -98,8 +98,8 @@ def rate_consolidate(
 ) -> None:
     """Majority votes, Krippendorff's alpha, good pairs, and tables like paper 000 Tables 3-4."""
     require_extras("counterfair rate consolidate (Krippendorff's alpha)", "rate")
-    from ..rating import RatingStore
-    from ..rating.consolidate import consolidate
+    from ...rating import RatingStore
+    from ...rating.consolidate import consolidate
 
     report = consolidate(RatingStore(directory), min_meaning=min_meaning)
     console.print(f"{report['good_pairs']} good pairs of {report['rated_pairs']} rated ({report['pairs']} in all)")
@@ -115,15 +115,15 @@ def rate_judge(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Let an LLM answer the four rating questions for every pair (stored as rater llm:<model>)."""
-    from ..needs import llm_extras
+    from ...needs import llm_extras
 
     require_extras(f"the LLM {llm!r}", *llm_extras(llm))
-    from ..errors import ConfigError as _ConfigError
-    from ..lexicons.attributes import load_attribute
-    from ..llm import load_llm
-    from ..progress import RichProgress
-    from ..rating import RatingStore
-    from ..rating.judges import judge_store
+    from ...errors import ConfigError as _ConfigError
+    from ...lexicons.attributes import load_attribute
+    from ...llm import load_llm
+    from ...progress import RichProgress
+    from ...rating import RatingStore
+    from ...rating.judges import judge_store
 
     def subject(attribute: str) -> str:
         try:
