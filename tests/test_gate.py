@@ -315,3 +315,34 @@ def test_log_to_mlflow_file_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert run.data.metrics["gate.exit_code"] == 0 and run.data.tags["gate.verdict"] == "pass"
     artifacts = {a.path for a in MlflowClient(tracking_uri=store).list_artifacts(run_id)}
     assert {"report.html", "summary.json", "gate.json"} <= artifacts
+
+
+def test_the_measure_table_is_what_the_gate_the_verdict_and_the_docs_read() -> None:
+    """#70: one table of measures. The gate's metric names, material thresholds and default rules, the verdict's
+    words for a rule and the CI-gate page's list of default rules all come from it; the in-slot measures it lists
+    are those a summary's effects hold."""
+    import re
+
+    from counterfair.analysis import gate, slots
+    from counterfair.analysis.measures import MEASURES, SLOT_MEASURES, measure
+    from counterfair.summaries import GateCheck, SlotEffects
+    from counterfair.views.verdict import rule_sentence
+
+    assert tuple(m.name for m in MEASURES) == gate.METRICS and len(gate.METRICS) == 20
+    assert slots.MATERIAL == {
+        "identity_effect": 0.02,
+        "disparity": 0.02,
+        "flip_excess": 0.05,
+        "dissimilarity_excess": 0.02,
+    }
+    assert measure("term_effect").threshold == 0.02 and measure("decision.flip_excess").threshold == 0.05
+    assert set(SLOT_MEASURES) <= set(SlotEffects.__dataclass_fields__)
+    page = (Path(__file__).resolve().parents[1] / "docs" / "how-to" / "ci-gate.md").read_text(encoding="utf-8")
+    block = page.split("It stands for these rules:", 1)[1].split("```text", 1)[1].split("```", 1)[0]
+    assert block.split() == [*gate.DEFAULT_RULES, *gate.CONCLUSIVE_RULES]
+    check = GateCheck(rule="upper(flip_excess[religion]) > 0.1", metric="flip_excess", group="religion",
+                      estimate="upper", value=0.12, verdict="fail")  # fmt: skip
+    said = rule_sentence(check, ({"text": check.rule, "op": ">", "value": 0.1},))
+    assert said == "fail if the upper bound of religion's flip excess is above 0.1: 0.120 — fails", said
+    with pytest.raises(ConfigError, match=re.escape("use one of identity_effect, term_effect")):
+        gate.parse_rule("upper(ghost_effect) > 0.1")

@@ -365,6 +365,40 @@ def summary_reference() -> str:
     return "\n".join(lines) + "\n"
 
 
+def measures_reference() -> str:
+    """Every measure a gate rule can name, from the measure table (counterfair.analysis.measures)."""
+    from counterfair.analysis.measures import MEASURES
+
+    families = {
+        "slot": "in the slot (audit, llm-audit)",
+        "swap": "identity swaps (audit, ctf)",
+        "bias": "labelled data (bias)",
+        "suite": "suites (suite run)",
+        "llm": "LLM responses (llm-audit)",
+    }
+    signs = {"either": "either direction", "above": "above the placebo", "none": "–"}
+    lines = [
+        "# Measures",
+        "",
+        "Generated from the measure table (`counterfair/analysis/measures.py`) that the gate's rules, the verdict's "
+        "sentences, JUnit messages and the trackers read: every name a rule (`--fail-if`, `check`) can use. "
+        "*Material from* is the size from which a detected in-slot estimate is material (its simultaneous 95 % "
+        "interval lies beyond it); *default gate* the scopes `--fail-if default` checks. Points are probability "
+        "points of the positive label (0.02 = 2 points). How to write rules: [the CI gate](../how-to/ci-gate.md); "
+        "why these measures: [Identity effects in the slot](../concepts/identity-effect.md).",
+        "",
+        "| measure | said as | from | unit | material from | default gate | computed as |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for m in MEASURES:
+        threshold = "–" if m.threshold is None else f"{m.threshold:g}, {signs[m.sign]}"
+        named = f"SIMILARITY.{m.name}" if m.family == "llm" else m.name  # an LLM audit's: per response similarity
+        scopes = ", ".join(f"`material({named}{'' if s == 'overall' else '[*]'})`" for s in m.scopes) or "–"
+        what = m.computes.replace("|", "\\|")
+        lines.append(f"| `{m.name}` | {m.words} | {families[m.family]} | {m.unit} | {threshold} | {scopes} | {what} |")
+    return "\n".join(lines) + "\n"
+
+
 def on_files(files: Any, config: Any) -> Any:
     from mkdocs.structure.files import File
 
@@ -373,6 +407,7 @@ def on_files(files: Any, config: Any) -> Any:
         ("reference/options.md", options_reference),
         ("reference/api.md", api_reference),
         ("reference/summary.md", summary_reference),
+        ("reference/measures.md", measures_reference),
     ):
         files.append(File.generated(config, uri, content=make()))
     return files

@@ -55,40 +55,32 @@ from ..summaries import (
     gate_estimate,
     typed,
 )
+from .measures import MEASURES, names
 from .slots import MEASURES as SLOT_MEASURES
 
-#: the in-slot measures (:mod:`counterfair.analysis.slots`) and the swaps' paper-001 CTF gap and flip rate
-COUNTERFACTUAL_METRICS = (
-    "identity_effect", "term_effect", "form_effect", "cell_effect", "disparity", "flip_excess", "ctf_gap", "flip_rate",
-)  # fmt: skip
+#: the gate's metrics, from the measure table (:mod:`counterfair.analysis.measures`): the in-slot measures and the
+#: swaps' paper-001 CTF gap and flip rate
+COUNTERFACTUAL_METRICS = names("slot", "swap")
 #: ``--fail-if default``: fail on every material finding of the in-slot measures (shown, by its simultaneous interval
-#: over the whole test family, to be at least :data:`counterfair.analysis.slots.MATERIAL` in size) ...
-DEFAULT_RULES = (
-    "material(identity_effect)",
-    "material(identity_effect[*])",
-    "material(term_effect[*])",
-    "material(form_effect[*])",
-    "material(cell_effect[*])",
-    "material(disparity)",
-    "material(disparity[*])",
-    "material(flip_excess)",
-    "material(flip_excess[*])",
+#: over the whole test family, to be at least its measure's threshold in size), overall and per group as the table says
+DEFAULT_RULES = tuple(
+    f"material({m.name})" if scope == "overall" else f"material({m.name}[*])"
+    for m in MEASURES
+    if m.family == "slot"
+    for scope in m.scopes
 )
 #: ... and on every group whose effect is inconclusive (too few texts to show an effect or to rule a material one out;
 #: or an effect of unresolved size), unless ``--allow-inconclusive``
 CONCLUSIVE_RULES = ("conclusive(identity_effect[*])",)
 #: measures whose groups exist only where the texts give them (forms, combinations): ``[*]`` over none is no check
-SPARSE_METRICS = ("form_effect", "cell_effect")
+SPARSE_METRICS = tuple(m.name for m in MEASURES if m.sparse)
 #: the labelled-data metrics of ``counterfair bias`` (:mod:`counterfair.commands.bias.core`): per group and overall
-BIAS_METRICS = (
-    "subgroup_auc", "bpsn_auc", "bnsp_auc", "pinned_auc", "overall_auc", "final_metric", "generalized_mean", "fped",
-    "fned",
-)  # fmt: skip
+BIAS_METRICS = names("bias")
 #: a functional suite's (:mod:`counterfair.commands.suite.core`): accuracy overall and per functionality, per target
-SUITE_METRICS = ("accuracy", "target_accuracy")
+SUITE_METRICS = names("suite")
 #: an LLM audit's response similarities (:mod:`counterfair.commands.llm_audit.similarity`), as ``METRIC.NAME``
-LLM_METRICS = ("dissimilarity_excess",)
-METRICS = COUNTERFACTUAL_METRICS + BIAS_METRICS + SUITE_METRICS + LLM_METRICS
+LLM_METRICS = names("llm")
+METRICS = names()
 EXIT_CODES = {"pass": 0, "fail": 1, "error": 2}
 _OPS = {">": lambda a, b: a > b, ">=": lambda a, b: a >= b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b}
 _RULE = re.compile(
@@ -99,9 +91,7 @@ _MATERIAL_RULE = re.compile(
     r"^\s*(?P<kind>material|conclusive)\s*\(\s*(?P<metric>(?:[a-z_]+\.)?[a-z_]+)\s*"
     r"(?:\[\s*(?P<group>[^\]]+?)\s*\])?\s*\)\s*$"
 )
-MATERIAL_METRICS = (
-    "identity_effect", "term_effect", "form_effect", "cell_effect", "disparity", "flip_excess", "dissimilarity_excess",
-)  # fmt: skip
+MATERIAL_METRICS = names(material=True)  # the measures material() and conclusive() take
 
 
 @dataclass(frozen=True)
@@ -143,7 +133,13 @@ def outcome_rules(rules: Iterable[str], outcomes: Sequence[str], similarities: S
     for rule in rules:
         if rule.strip().lower() == "default":
             out += [r.replace("(", f"({o}.", 1) for o in outcomes for r in DEFAULT_RULES + CONCLUSIVE_RULES]
-            out += [f"material({m}.dissimilarity_excess{g})" for m in similarities for g in ("", "[*]")]
+            out += [
+                f"material({m}.{x.name}{'' if scope == 'overall' else '[*]'})"
+                for m in similarities
+                for x in MEASURES
+                if x.family == "llm"
+                for scope in x.scopes
+            ]
             continue
         parsed = parse_rule(rule)
         names = similarities if parsed.metric in LLM_METRICS else outcomes

@@ -53,11 +53,14 @@ import pandas as pd
 from ..spill import ObjectLog
 from ..summaries import MIN_INTERVAL_TEXTS
 from .inference import ALPHA, POWER, conclude, estimates
+from .measures import MEASURES as MEASURE_TABLE
+from .measures import SLOT_MEASURES
 
-#: the size from which a detected estimate is material (probability points of the positive label; share of pairs)
-MATERIAL = {"identity_effect": 0.02, "disparity": 0.02, "flip_excess": 0.05, "dissimilarity_excess": 0.02}
-MEASURES = ("identity_effect", "disparity", "flip_excess")
-SIGNED = {"identity_effect"}  # material in either direction; the others only above the placebo
+#: the size from which a detected estimate is material (probability points of the positive label; share of pairs), the
+#: in-slot measures and those material in either direction (the others only above the placebo): from the measure table
+MATERIAL = {m.name: m.material for m in MEASURE_TABLE if m.material is not None}
+MEASURES = SLOT_MEASURES
+SIGNED = {m.name for m in MEASURE_TABLE if m.sign == "either" and m.part_of is None}
 SLOT_COLUMNS = ["input_id", "family", "source_term", "form", "context", "kind", "word", "group", "text", "score"]
 #: the kinds of slot text: an identity term, a placebo word, a placebo word written with a capital (the neutral of a
 #: term written with one)

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..analysis.measures import SLOT_MEASURES
 from ..errors import ModelNotAvailable
 from ..summaries import AuditSummary, typed
 
@@ -59,7 +60,7 @@ def effect_metrics(effects: Any, prefix: str = "") -> dict[str, float]:
         if isinstance(value, int | float) and value == value:  # not NaN
             out[_key(prefix + name)] = float(value)
 
-    for measure in ("identity_effect", "disparity", "flip_excess"):
+    for measure in SLOT_MEASURES:
         part = getattr(effects, measure) if effects else None
         if part is None or part.overall is None:
             continue

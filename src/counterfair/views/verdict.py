@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..analysis.measures import MEASURES
 from ..summaries import (
     DEMO_FILE,
     MIN_INTERVAL_TEXTS,
@@ -159,27 +160,7 @@ class Verdict:
         return out
 
 
-_METRIC_WORDS = {
-    "accuracy": "accuracy",
-    "target_accuracy": "accuracy",
-    "identity_effect": "identity effect",
-    "term_effect": "term effect",
-    "form_effect": "effect in one form",
-    "cell_effect": "effect in one combination",
-    "disparity": "disparity beyond placebo",
-    "flip_excess": "flip excess",
-    "dissimilarity_excess": "dissimilarity excess",
-    "ctf_gap": "CTF gap",
-    "flip_rate": "flip rate",
-    "subgroup_auc": "subgroup AUC",
-    "bpsn_auc": "BPSN AUC",
-    "bnsp_auc": "BNSP AUC",
-    "pinned_auc": "pinned AUC",
-    "overall_auc": "AUC",
-    "final_metric": "final metric",
-    "fped": "false positive equality difference",
-    "fned": "false negative equality difference",
-}
+_METRIC_WORDS = {m.name: m.words for m in MEASURES}  # how a sentence names each measure (the measure table)
 _BOUND_WORDS = {"point": "", "upper": "the upper bound of ", "lower": "the lower bound of "}
 _OP_WORDS = {">": "above", ">=": "at or above", "<": "below", "<=": "at or below"}
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from ...analysis.measures import SLOT_MEASURES
 from ...results import TableResult, frame_of
 from ...summaries import AuditSummary, GateMetrics
 
@@ -111,7 +112,7 @@ class AuditResult(TableResult):
         values: dict[str, Any] = {"pairs": len(self.raw_pairs), "flips": sum(g.flips or 0 for g in s.groups)}
         if s.ctf is not None:
             values |= {"ctf_gap": s.ctf.value, "ctf_gap_low": s.ctf.ci_low, "ctf_gap_high": s.ctf.ci_high}
-        for measure in ("identity_effect", "disparity", "flip_excess"):  # in the slot (counterfair.analysis.slots)
+        for measure in SLOT_MEASURES:  # in the slot (counterfair.analysis.slots)
             part = getattr(s.effects, measure) if s.effects is not None else None
             if part is not None and part.overall is not None:
                 e = part.overall

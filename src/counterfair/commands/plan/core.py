@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from ...analysis.inference import POWER, texts_needed
+from ...analysis.measures import SLOT_MEASURES
 from ...errors import InputError
 from ...summaries import AuditSummary, Record, SlotEffects, SlotEstimate, read_summary
 from ..llm_audit.result import LLMAuditSummary
@@ -137,7 +138,8 @@ def _estimates_in(effects: SlotEffects) -> int:
     """Every estimate the pilot has, with an interval or not: the family a fuller run tests (a pilot too small for
     intervals has none in its own family)."""
     count = 0
-    for measure in (effects.identity_effect, effects.disparity, effects.flip_excess):
+    for name in SLOT_MEASURES:
+        measure = getattr(effects, name)
         if measure is None:
             continue
         count += measure.overall is not None
