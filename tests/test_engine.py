@@ -161,3 +161,42 @@ def test_an_address_nothing_answers_at_is_a_clear_error_not_minutes_of_retries()
     with pytest.raises(ConfigError, match="expected ray://HOST:PORT"):
         check_address("head-node")
     check_address("auto")  # Ray's to resolve
+
+
+def test_sigterm_during_a_ray_run_stops_it_as_the_local_engine_does(tmp_path: Path) -> None:
+    """#68: ``ray.init`` installs its own SIGTERM handler (a native stack dump, exit 1, or a SystemError wrapping the
+    interruption); the command line's is kept, so SIGTERM during a Ray run ends it as locally: the actors stopped,
+    status 143 and the line saying the same command resumes."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pytest.importorskip("ray")
+    mark = tmp_path / "scored"
+    (tmp_path / "slow.py").write_text(
+        "import os, pathlib, time\n"
+        "def score(texts):\n"
+        f"    pathlib.Path({str(mark)!r}).touch()\n"
+        "    time.sleep(0.5)\n"
+        "    return [0.1] * len(texts)\n",
+        encoding="utf-8",
+    )
+    texts = [f"Some {w} people live on street {i}." for i in range(40) for w in ("gay", "Muslim", "tall")]
+    pd.DataFrame({"text": texts}).to_csv(tmp_path / "texts.csv", index=False)
+    command = [sys.executable, "-m", "counterfair.cli", "audit", str(tmp_path / "texts.csv"), "--methods", "swap"]
+    command += ["--classifier", f"callable:{tmp_path / 'slow.py'}:score", "--engine", "ray", "-q"]
+    env = {**os.environ, "COUNTERFAIR_CACHE": str(tmp_path / "cache")}
+    run = subprocess.Popen(
+        [*command, "--out", str(tmp_path / "run")], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 240
+    while not mark.exists() and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.5)  # until a Ray actor scores its first batch
+    assert mark.exists(), run.communicate(timeout=60)
+    run.send_signal(signal.SIGTERM)
+    _, err = run.communicate(timeout=120)
+    assert run.returncode == 143, err[-2000:]
+    assert "terminated (SIGTERM): finished units are kept; the same command resumes" in err
+    assert "SIGTERM received" not in err and "SystemError" not in err  # Ray's handler did not take over

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from .errors import ConfigError
@@ -86,13 +86,14 @@ def _map_ray(
         raise ModelNotAvailable("the ray engine needs Ray", pip="pip install 'ray>=2.9'") from err
     if not ray.is_initialized():
         check_address(address)
-        ray.init(
-            address=address,
-            num_cpus=None if address else os.cpu_count(),
-            include_dashboard=False,
-            log_to_driver=False,
-            ignore_reinit_error=True,
-        )
+        with _own_sigterm():
+            ray.init(
+                address=address,
+                num_cpus=None if address else os.cpu_count(),
+                include_dashboard=False,
+                log_to_driver=False,
+                ignore_reinit_error=True,
+            )
     actors = _pool(ray, make_worker, workers)
     pool = ActorPool(actors)
     results = []
@@ -102,10 +103,43 @@ def _map_ray(
             if on_result is not None:
                 on_result(i, result)
             hook.advance(1)
-    except BaseException:
+    except BaseException as err:
         _drop_pool(ray)  # a failed or interrupted map leaves no actor busy or broken for the next call
+        stop = _interruption(err)
+        if stop is not None and stop is not err:  # Ctrl+C or SIGTERM inside Ray's native code comes back wrapped
+            raise stop from None
         raise
     return results
+
+
+def _interruption(err: BaseException) -> BaseException | None:
+    """The interruption (KeyboardInterrupt, the command line's SIGTERM) behind ``err``: a signal handled while Ray's
+    native code waits is raised there and reaches Python as a SystemError caused by it."""
+    seen: BaseException | None = err
+    while seen is not None:
+        if not isinstance(seen, Exception):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+@contextlib.contextmanager
+def _own_sigterm() -> Iterator[None]:
+    """Keep this process's SIGTERM handler through ``ray.init``, which installs its own (a native stack dump and exit
+    status 1): the command line's turns SIGTERM into an interrupt, so the actors are stopped, finished units kept and
+    the run ends with status 143 saying it resumes, as on the local engine."""
+    import signal
+
+    try:
+        kept = signal.getsignal(signal.SIGTERM)
+    except ValueError:  # pragma: no cover - no signals here
+        kept = None
+    try:
+        yield
+    finally:
+        if kept is not None:
+            with contextlib.suppress(ValueError, TypeError):  # not the main thread: Ray's stays
+                signal.signal(signal.SIGTERM, kept)
 
 
 #: the actor pool of this process: one, of the last worker factory used (another factory's pool could not get CPUs
