@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 from collections.abc import Iterator
@@ -200,3 +201,68 @@ def test_sigterm_during_a_ray_run_stops_it_as_the_local_engine_does(tmp_path: Pa
     assert run.returncode == 143, err[-2000:]
     assert "terminated (SIGTERM): finished units are kept; the same command resumes" in err
     assert "SIGTERM received" not in err and "SystemError" not in err  # Ray's handler did not take over
+
+
+def test_an_audit_on_a_cluster_started_with_ray_start(tmp_path: Path) -> None:
+    """#68: the scale-out page's cluster run, end to end: a head started with ``ray start`` (token authentication, as
+    Ray 2.60's ``ray start`` asks by default), an audit sent to it with ``--address``, the same pairs as the local
+    engine's; a driver without the token is refused in seconds with exit 2 and told what to set."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import tempfile
+    import time
+
+    pytest.importorskip("ray")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    temp = tempfile.mkdtemp(prefix="cfray", dir="/tmp")  # Ray's sockets need a short path
+    ray_bin = str(Path(sys.executable).with_name("ray"))
+    start = [ray_bin, "start", "--head", f"--port={port}", "--num-cpus=2", "--include-dashboard=false"]
+    head = subprocess.Popen(
+        [*start, f"--temp-dir={temp}", "--block"],
+        env={**os.environ, "RAY_AUTH_MODE": "token"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    texts = [f"Some {w} people live on street {i}." for i in range(20) for w in ("gay", "Muslim", "tall")]
+    pd.DataFrame({"text": texts}).to_csv(tmp_path / "texts.csv", index=False)
+    base = [sys.executable, "-m", "counterfair.cli", "audit", str(tmp_path / "texts.csv"), "--methods", "swap", "-q"]
+
+    def audit(out: str, *more: str, **env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*base, "--out", str(tmp_path / out), *more],
+            env={**os.environ, "COUNTERFAIR_CACHE": str(tmp_path / f"cache-{out}"), **env},
+            capture_output=True,
+            text=True,
+            timeout=400,
+        )
+
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # until the head answers
+            with socket.socket() as s, contextlib.suppress(OSError):
+                s.settimeout(1)
+                s.connect(("127.0.0.1", port))
+                break
+            time.sleep(1)
+        time.sleep(3)
+        address = f"127.0.0.1:{port}"
+        local = audit("local")
+        assert local.returncode == 0, local.stderr[-2000:]
+        remote = audit("cluster", "--engine", "ray", "--address", address, RAY_AUTH_MODE="token")
+        assert remote.returncode == 0, remote.stderr[-2000:]
+        refused = audit("no-token", "--engine", "ray", "--address", address, RAY_AUTH_MODE="")
+    finally:
+        os.killpg(head.pid, signal.SIGTERM)  # --block: the head's processes stop with it
+        head.wait(timeout=60)
+    _same_files(tmp_path / "local", tmp_path / "cluster", ("pairs.csv", "slots.csv"))
+    summary = json.loads((tmp_path / "cluster" / "summary.json").read_text())
+    assert summary["options"]["engine"] == "ray" and f"--address {address}" in summary["reproduce"]
+    assert refused.returncode == 2, refused.stderr[-2000:]
+    assert f"--address {address}: Ray could not join the cluster" in refused.stderr
+    assert "set RAY_AUTH_MODE=token" in refused.stderr

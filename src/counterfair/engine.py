@@ -86,14 +86,17 @@ def _map_ray(
         raise ModelNotAvailable("the ray engine needs Ray", pip="pip install 'ray>=2.9'") from err
     if not ray.is_initialized():
         check_address(address)
-        with _own_sigterm():
-            ray.init(
-                address=address,
-                num_cpus=None if address else os.cpu_count(),
-                include_dashboard=False,
-                log_to_driver=False,
-                ignore_reinit_error=True,
-            )
+        try:
+            with _own_sigterm():
+                ray.init(
+                    address=address,
+                    num_cpus=None if address else os.cpu_count(),
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    ignore_reinit_error=True,
+                )
+        except ConnectionError as err:  # a head that answers but refuses this driver
+            raise ConfigError(f"--address {address}: Ray could not join the cluster ({err}).{_auth_hint()}") from None
     actors = _pool(ray, make_worker, workers)
     pool = ActorPool(actors)
     results = []
@@ -140,6 +143,17 @@ def _own_sigterm() -> Iterator[None]:
         if kept is not None:
             with contextlib.suppress(ValueError, TypeError):  # not the main thread: Ray's stays
                 signal.signal(signal.SIGTERM, kept)
+
+
+def _auth_hint() -> str:
+    """What to try when a cluster refuses this driver: a head started by ``ray start`` (Ray 2.60) asks every driver for
+    its token unless ``RAY_AUTH_MODE=disabled`` was set there; a driver sends it only with ``RAY_AUTH_MODE=token``."""
+    if os.environ.get("RAY_AUTH_MODE"):
+        return ""
+    return (
+        " If the cluster uses Ray's token authentication, set RAY_AUTH_MODE=token for counterfair too (the token: "
+        "RAY_AUTH_TOKEN, or the file ~/.ray/auth_token that `ray get-auth-token` shows)."
+    )
 
 
 #: the actor pool of this process: one, of the last worker factory used (another factory's pool could not get CPUs
