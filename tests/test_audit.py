@@ -633,3 +633,34 @@ def test_an_audit_that_fails_midway_closes_its_scratch_file_at_once(
         run_audit(texts, tmp_path / "run", core.AuditOptions(methods=["swap"], bootstrap=50))
     (scratch,) = scratches
     assert scratch.bytes_written > 0 and scratch._file is None
+
+
+def test_batch_size_sets_the_classifier_calls_not_the_results(tmp_path: Path) -> None:
+    """#68: ``--batch-size`` (``batch_size=``) is how many texts go to the classifier per call: a knob, so the pairs,
+    slots and verdict are the default's and a rerun with another size resumes the run."""
+    sizes = tmp_path / "sizes.txt"
+    (tmp_path / "clf.py").write_text(
+        "def score(texts):\n"
+        f"    with open({str(sizes)!r}, 'a') as f:\n"
+        "        f.write(f'{len(texts)}\\n')\n"
+        "    return [0.8 if 'gay' in t.lower() else 0.2 for t in texts]\n",
+        encoding="utf-8",
+    )
+    spec = f"callable:{tmp_path / 'clf.py'}:score"
+    data = pd.DataFrame(
+        {"text": [f"My {w} friend number {i} likes tea." for i in range(12) for w in ("gay", "Muslim")]}
+    )
+    runs = {}
+    for size in (64, 5):
+        sizes.write_text("")
+        runs[size] = run_audit(
+            data, tmp_path / f"run-{size}", AuditOptions(classifier=spec, methods=["swap"], batch_size=size)
+        )
+        calls = [int(n) for n in sizes.read_text().split()]
+        assert max(calls) == size, calls  # 64: the swaps, 64 texts a call; 5: never more than 5
+    for name in ("pairs.csv", "slots.csv"):
+        assert (tmp_path / "run-64" / name).read_bytes() == (tmp_path / "run-5" / name).read_bytes()
+    assert runs[5].summary["effects"] == runs[64].summary["effects"]
+    sizes.write_text("")
+    run_audit(data, tmp_path / "run-64", AuditOptions(classifier=spec, methods=["swap"], batch_size=7))  # resumes
+    assert sizes.read_text().split() == ["1"]  # the label check only: every score came from the run's own store

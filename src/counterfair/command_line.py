@@ -349,6 +349,7 @@ Engine = Annotated[
     ),
 ]
 Address = Annotated[str | None, typer.Option(help=vocabulary.ADDRESS, rich_help_panel=MORE_PANEL)]
+BatchSize = Annotated[int, typer.Option(min=1, help=vocabulary.CLASSIFIER_BATCH, rich_help_panel=MORE_PANEL)]
 err_console = Console(stderr=True, soft_wrap=True)  # an error is one line: a CI log keeps its paths whole
 
 

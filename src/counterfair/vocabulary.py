@@ -25,6 +25,10 @@ RETRY_NEARNESS = (
 LLM_CONCURRENCY = "LLM server (openai:URL): requests in flight (default 32, env COUNTERFAIR_LLM_CONCURRENCY)."
 ENGINE = "local, or ray: the classifier's batches on Ray workers, each building the model once (outputs as local)."
 ADDRESS = "Ray cluster address (default: start a local Ray)."
+CLASSIFIER_BATCH = (
+    "Texts per classifier call; a padded model (hf:) gets batches formed by length, as many tokens as this many "
+    "short texts: a GPU takes 256-1024."
+)
 
 #: an options field's name -> its shared help (the fields that take it, in whichever command has them)
 SHARED = {
@@ -36,4 +40,5 @@ SHARED = {
     "llm_concurrency": LLM_CONCURRENCY,
     "engine": ENGINE,
     "address": ADDRESS,
+    "batch_size": CLASSIFIER_BATCH,
 }

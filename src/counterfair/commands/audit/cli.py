@@ -14,6 +14,7 @@ from ...command_line import (
     LLM_PANEL,
     MORE_PANEL,
     Address,
+    BatchSize,
     Encoding,
     Engine,
     Language,
@@ -98,6 +99,7 @@ def audit(
     llm_concurrency: LLMConcurrency = _AUDIT.llm_concurrency,
     engine: Engine = _AUDIT.engine,
     address: Address = _AUDIT.address,
+    batch_size: BatchSize = _AUDIT.batch_size,
     seed: Annotated[int, flag(AuditOptions, "seed", min=0, rich_help_panel=MORE_PANEL)] = _AUDIT.seed,
     only_good: Annotated[
         Path | None,

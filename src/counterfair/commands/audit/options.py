@@ -70,6 +70,7 @@ class AuditOptions:
     llm_concurrency: int | None = knob(None, help=vocabulary.LLM_CONCURRENCY)
     engine: str = knob("local", help=vocabulary.ENGINE)
     address: str | None = knob(None, help=vocabulary.ADDRESS)  # a Ray cluster (None: start a local Ray)
+    batch_size: int = knob(64, help=vocabulary.CLASSIFIER_BATCH)  # how fast, not what: a rerun with another resumes
     detector: str = option(
         "auto",
         help=(

@@ -109,7 +109,7 @@ def run_audit(
     target = Path(out_dir)
     texts = frame["text"].tolist()
     input_hash = input_sha256(source, texts)
-    clf = classifier if classifier is not None else load_classifier(opts.classifier)  # checked before any work
+    clf = classifier if classifier is not None else load_classifier(opts.classifier, batch_size=opts.batch_size)
     from ...classifiers.remote import on_engine
 
     on_engine(clf, opts.engine, opts.address)

@@ -10,6 +10,7 @@ import typer
 from ...command_line import (
     CLASSIFIER_HELP,
     Address,
+    BatchSize,
     Encoding,
     Engine,
     Language,
@@ -70,6 +71,7 @@ def bias(
     overwrite: Overwrite = False,
     engine: Engine = _BIAS.engine,
     address: Address = _BIAS.address,
+    batch_size: BatchSize = _BIAS.batch_size,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Unintended bias on labelled data: per identity group the subgroup, BPSN and BNSP AUC (Borkan et al. 2019) and

@@ -66,6 +66,7 @@ class BiasOptions:
     classifier: str = knob("profanity-check")  # the classifier's own identity joins the run's (claim_run_dir)
     engine: str = knob("local", help=vocabulary.ENGINE)
     address: str | None = knob(None, help=vocabulary.ADDRESS)  # a Ray cluster (None: start a local Ray)
+    batch_size: int = knob(64, help=vocabulary.CLASSIFIER_BATCH)  # how fast, not what: a rerun with another resumes
     label_column: str = option("label", help="Column with the gold label: 1/0, true/false, toxic/non-toxic.")
     text_column: str = option("text", help="Column with the texts.")
     id_column: str | None = option(None, help="Column with unique ids (default: row number).")

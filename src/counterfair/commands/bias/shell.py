@@ -44,7 +44,7 @@ def run_bias(
     prepare_run_dir(out_dir)  # before any work
     read, gold = read_labelled(source, opts)
     texts = read.every_text("bias")
-    clf = classifier if classifier is not None else load_classifier(opts.classifier)
+    clf = classifier if classifier is not None else load_classifier(opts.classifier, batch_size=opts.batch_size)
     from ...classifiers.remote import on_engine
 
     on_engine(clf, opts.engine, opts.address)

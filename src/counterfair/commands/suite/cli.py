@@ -10,6 +10,7 @@ import typer
 from ...command_line import (
     CLASSIFIER_HELP,
     Address,
+    BatchSize,
     Encoding,
     Engine,
     Overwrite,
@@ -69,6 +70,7 @@ def run(
     overwrite: Overwrite = False,
     engine: Engine = _SUITE.engine,
     address: Address = _SUITE.address,
+    batch_size: BatchSize = _SUITE.batch_size,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Run a functional test suite: accuracy per functionality, per target and per cell with Wilson intervals (worst

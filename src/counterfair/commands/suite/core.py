@@ -42,6 +42,7 @@ class SuiteOptions:
     classifier: str = knob("profanity-check")  # the classifier's own identity joins the run's (claim_run_dir)
     engine: str = knob("local", help=vocabulary.ENGINE)
     address: str | None = knob(None, help=vocabulary.ADDRESS)  # a Ray cluster (None: start a local Ray)
+    batch_size: int = knob(64, help=vocabulary.CLASSIFIER_BATCH)  # how fast, not what: a rerun with another resumes
     text_column: str = option("test_case", help="Column with the test case's text.")
     label_column: str = option(
         "label_gold", help="Column with the gold label: hateful/non-hateful, 1/0, toxic/non-toxic."

@@ -36,7 +36,7 @@ def run_suite(
     require(opts, classifier=classifier)  # a missing extra is named before any work
     prepare_run_dir(out_dir)
     cases = read_suite(source, opts)
-    clf = classifier if classifier is not None else load_classifier(opts.classifier)
+    clf = classifier if classifier is not None else load_classifier(opts.classifier, batch_size=opts.batch_size)
     from ...classifiers.remote import on_engine
 
     on_engine(clf, opts.engine, opts.address)
