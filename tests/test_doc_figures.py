@@ -257,6 +257,7 @@ SOURCED: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
     ],
     "docs/how-to/scale-out.md": [
         ("1.05× on short comments, 1.43× on film reviews, 1.33× on the", "gpu_classifier.json", ("results",)),
+        ("`benchmarks/gpu_llm.py`: 1.27× transformers'", "gpu_llm_cpu.json", ("ratio",)),
         ("agree within 2e-7", "gpu_classifier.json", ("results",)),
         ("it sustains 9.8 requests/s … (92 % of the ideal 640)", "llm_parallel.json", ("stub",)),
         ("5.24 s per input with one request … (2.7×)", "llm_parallel.json", ("http",)),
@@ -387,6 +388,8 @@ NOT_MEASURED: dict[str, list[tuple[str, str]]] = {
     "docs/how-to/rate.md": [("within 3 s even under", "spec")],
     "docs/how-to/scale-out.md": [
         ("up to 64 texts cut", "setting"),
+        ("7.2× the one-at-a-time path", "derived"),
+        ("Ray 2.60's `ray start`", "version"),
         ("pass 64 × 64 tokens", "setting"),
         ("calls its classifier ~90 times", "example"),
         ("~3 GB for 96M pairs", "derived"),

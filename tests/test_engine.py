@@ -266,3 +266,43 @@ def test_an_audit_on_a_cluster_started_with_ray_start(tmp_path: Path) -> None:
     assert refused.returncode == 2, refused.stderr[-2000:]
     assert f"--address {address}: Ray could not join the cluster" in refused.stderr
     assert "set RAY_AUTH_MODE=token" in refused.stderr
+
+
+class Assigned:
+    """A worker that answers with the resources Ray gave its actor."""
+
+    def __call__(self, batch: list[int]) -> list[dict[str, float]]:
+        import ray
+
+        return [dict(ray.get_runtime_context().get_assigned_resources()) for _ in batch]
+
+
+def test_ray_actors_share_the_clusters_gpus_unless_the_device_is_the_cpu() -> None:
+    """#68: on a cluster with GPUs each actor asks for its share (a fraction when actors outnumber cards), so the
+    models it builds land on its GPU; ``--device cpu`` asks for none. Ray is started here with one GPU declared (Ray
+    schedules declared GPUs without a card), in a process of its own."""
+    import os
+    import subprocess
+    import sys
+
+    from counterfair.engine import actor_gpus
+
+    assert actor_gpus(1, 2) == 0.5 and actor_gpus(4, 2) == 2 and actor_gpus(0, 2) == 0
+    script = (
+        "import json, os, ray, sys\n"
+        "sys.path.insert(0, os.getcwd())\n"
+        "from counterfair.engine import map_batches, shutdown\n"
+        "from tests.test_engine import Assigned\n"
+        "ray.init(num_cpus=2, num_gpus=1, include_dashboard=False, log_to_driver=False)\n"
+        "got = map_batches(Assigned, [[1], [2], [3], [4]], engine='ray', workers=2)\n"
+        "print(json.dumps(sorted({r.get('GPU', 0) for batch in got for r in batch})))\n"
+        "shutdown()\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    for device, expected in (("auto", [0.5]), ("cpu", [0])):
+        env = {**os.environ, "COUNTERFAIR_DEVICE": device}
+        done = subprocess.run(
+            [sys.executable, "-c", script], cwd=root, env=env, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert json.loads(done.stdout.strip().splitlines()[-1]) == expected, (device, done.stdout)

@@ -75,8 +75,8 @@ def test_transformers_prefix_reuse_gives_the_same_samples(tiny_lm_dir: Path) -> 
     prefix = "one two three four five six seven eight nine ten " * 3
     prompts = [prefix + "alpha beta", prefix + "gamma delta epsilon"]
     params = SamplingParams(n=3, temperature=1.0, top_k=40, max_tokens=6, seed=11)
-    reuse = TransformersLLM(str(tiny_lm_dir), reuse_prefix=True)
-    fresh = TransformersLLM(str(tiny_lm_dir), reuse_prefix=False)
+    reuse = TransformersLLM(str(tiny_lm_dir), reuse_prefix=True, parallel=1)  # one sequence at a time
+    fresh = TransformersLLM(str(tiny_lm_dir), reuse_prefix=False, parallel=1)
     a, b = reuse.complete(prompts, params), fresh.complete(prompts, params)
     assert [[c.text for c in x] for x in a] == [[c.text for c in x] for x in b]
     assert len(a) == 2 and all(len(x) == 3 for x in a)
@@ -84,6 +84,33 @@ def test_transformers_prefix_reuse_gives_the_same_samples(tiny_lm_dir: Path) -> 
     assert reuse.prompt_tokens_run < fresh.prompt_tokens_run  # the shared prefix ran once
     with pytest.raises(ConfigError, match="no chat template"):
         reuse.chat([[{"role": "user", "content": "hi"}]], params)
+
+
+def test_transformers_batched_sampling_gives_each_text_its_own_samples(tiny_lm_dir: Path) -> None:
+    """#68: the hf: backend samples every prompt's n samples together (prompts left-padded, each prompt run once,
+    finished sequences dropped); each sample draws from its own generator, so the candidates are those of sampling one
+    at a time, whichever texts share the batch, with stop strings and greedy decoding as before."""
+    prefix = "one two three four five six seven eight nine ten " * 3
+    prompts = [prefix + "alpha beta", "short", prefix + "gamma delta epsilon", "a b c d e f g"]
+    params = SamplingParams(n=4, temperature=1.0, top_k=40, max_tokens=8, seed=11)
+
+    def texts(llm: TransformersLLM, these: list[str], how: SamplingParams) -> list[list[tuple[str, str]]]:
+        return [[(c.text, c.finish_reason) for c in x] for x in llm.complete(these, how)]
+
+    one = TransformersLLM(str(tiny_lm_dir), parallel=1)
+    batched = TransformersLLM(str(tiny_lm_dir), parallel=16)
+    expected = texts(one, prompts, params)
+    assert texts(batched, prompts, params) == expected and len({t for x in expected for t, _ in x}) >= 12
+    assert texts(TransformersLLM(str(tiny_lm_dir), parallel=4), prompts, params) == expected  # one prompt a batch
+    assert texts(batched, prompts[2:], params) == expected[2:]  # other neighbours, the same samples
+    assert batched.prompt_tokens_run < 2 * one.prompt_tokens_run  # a prompt ran once for its 4 samples
+    greedy = SamplingParams(n=2, temperature=0, max_tokens=6)
+    assert texts(batched, prompts, greedy) == texts(one, prompts, greedy)
+    stop = expected[0][0][0].split()[1][:3]  # a piece of the first sample's second word: it stops there
+    stopped = SamplingParams(n=4, temperature=1.0, top_k=40, max_tokens=8, seed=11, stop=(stop,))
+    got = texts(batched, prompts, stopped)
+    assert got == texts(one, prompts, stopped) and got[0][0] == (expected[0][0][0].split(stop)[0], "stop")
+    assert batched.info()["parallel"] == 16
 
 
 class _Server(BaseHTTPRequestHandler):

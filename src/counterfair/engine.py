@@ -172,8 +172,9 @@ def _pool(ray: Any, make_worker: Callable[[], Callable[[Any], Any]], workers: in
     if _POOL is None or _POOL[0] != key:
         _drop_pool(ray)
         per_actor = max(1, cpus // count)
+        per_gpu = actor_gpus(float(ray.cluster_resources().get("GPU", 0) or 0), count)
 
-        @ray.remote(num_cpus=per_actor)
+        @ray.remote(num_cpus=per_actor, num_gpus=per_gpu)
         class _Actor:
             def __init__(self, factory: Callable[[], Callable[[Any], Any]], threads: int) -> None:
                 _limit_threads(threads)
@@ -184,6 +185,14 @@ def _pool(ray: Any, make_worker: Callable[[], Callable[[Any], Any]], workers: in
 
         _POOL = (key, [_Actor.remote(make_worker, per_actor) for _ in range(count)])  # type: ignore[attr-defined]
     return _POOL[1]
+
+
+def actor_gpus(gpus: float, actors: int) -> float:
+    """The GPUs each actor asks Ray for: the cluster's shared among the actors (a fraction when several share a card),
+    none where ``--device cpu`` (``COUNTERFAIR_DEVICE``) keeps the models on the CPU or the cluster has no GPU."""
+    if gpus <= 0 or os.environ.get("COUNTERFAIR_DEVICE", "auto").strip().lower() in ("cpu", "mps"):
+        return 0.0
+    return gpus / max(1, actors)
 
 
 def _drop_pool(ray: Any) -> None:

@@ -374,7 +374,7 @@ class LoadedLM:
     weights: str = "as stored"  # a GGUF's dequantised copy: "float16 copy of the GGUF" (COUNTERFAIR_CONVERTED_DTYPE)
 
 
-_LM_CACHE: dict[tuple[str, str], LoadedLM] = {}
+_LM_CACHE: dict[tuple[str, str, str], LoadedLM] = {}
 _LM_LOCK = threading.Lock()
 
 
@@ -426,13 +426,18 @@ def _gguf_is_valid(path: Path) -> None:
         raise ChecksumError(f"{path}: not a GGUF file (magic {magic!r}); the file is corrupt or mis-named")
 
 
-def load_causal_lm(name_or_path: str, *, dtype: str = "float32", progress: bool = True) -> LoadedLM:
-    """Load (once per process and config) a causal LM by name, GGUF file or transformers directory."""
-    key = (str(name_or_path), dtype)
+def load_causal_lm(
+    name_or_path: str, *, dtype: str = "float32", progress: bool = True, device: str = "cpu"
+) -> LoadedLM:
+    """Load (once per process, config and device) a causal LM by name, GGUF file or transformers directory, on
+    ``device`` (perplexity and the hf: LLM backend pass :func:`torch_device`; training stays on the CPU)."""
+    key = (str(name_or_path), dtype, device)
     with _LM_LOCK:
         if key in _LM_CACHE:
             return _LM_CACHE[key]
         loaded = _load_causal_lm(name_or_path, dtype=dtype, progress=progress)
+        if device != "cpu":
+            loaded.model.to(device)
         _LM_CACHE[key] = loaded
         return loaded
 

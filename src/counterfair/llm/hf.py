@@ -1,8 +1,15 @@
 """Local transformers backend: any causal-LM directory (or GGUF file, dequantised by transformers).
 
-Prefix reuse: the KV cache of the last prompt is kept; for the next prompt only the tokens after the longest
-common prefix are run through the model, and every sample starts from a copy of that cache. Sampling is
-seeded per sample, so results with and without reuse are the same.
+Batched sampling (``parallel`` > 1, the default 16 sequences, ``--llm-parallel`` / ``COUNTERFAIR_LLM_PARALLEL``): the
+prompts of a call run through the model together (left-padded), each prompt once, its cache repeated for its ``n``
+samples, then one token per live sequence per step, finished sequences dropped from the batch: on a GPU the model
+sees hundreds of sequences at once instead of one. Every sample draws from its own generator seeded ``seed + i``
+(sample ``i`` of its prompt), so a text's samples do not depend on which texts share its batch, and a rerun gives
+the same ones.
+
+Sequential sampling (``parallel=1``) with prefix reuse: the KV cache of the last prompt is kept; for the next prompt
+only the tokens after the longest common prefix are run through the model, and every sample starts from a copy of
+that cache, seeded per sample, so results with and without reuse are the same.
 """
 
 from __future__ import annotations
@@ -14,26 +21,30 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..jsontypes import JSONObject
-from ..models import LoadedLM, load_causal_lm
-from .base import Completion, Message, SamplingParams
+from ..models import LoadedLM, load_causal_lm, torch_device
+from .base import Completion, Message, SamplingParams, default_parallel
 
 
 class TransformersLLM:
-    def __init__(self, model: str, *, dtype: str = "float32", reuse_prefix: bool = True) -> None:
+    def __init__(
+        self, model: str, *, dtype: str = "float32", reuse_prefix: bool = True, parallel: int | None = None
+    ) -> None:
         self.model = model
         self.dtype = dtype
         self.reuse_prefix = reuse_prefix
+        self.parallel = max(1, parallel or default_parallel())  # sequences decoded together (1: one at a time)
         self._lock = threading.Lock()
         self._cached_ids: list[int] = []
         self._cache: Any = None
         self.prompt_tokens_run = 0  # prompt tokens that went through the model (not served from the cache)
+        self.new_tokens = 0  # tokens sampled by the batched path
 
     @property
     def model_id(self) -> str:
         return self._lm().model_id
 
     def _lm(self) -> LoadedLM:
-        return load_causal_lm(self.model, dtype=self.dtype)
+        return load_causal_lm(self.model, dtype=self.dtype, device=torch_device())
 
     def _prompt_cache(self, ids: list[int]) -> Any:
         """A KV cache holding ``ids[:-1]`` (generate needs at least one uncached token)."""
@@ -58,7 +69,7 @@ class TransformersLLM:
             self._cache = DynamicCache()
         if common < len(target):
             with torch.inference_mode():
-                model(input_ids=torch.tensor([target[common:]]), past_key_values=self._cache, use_cache=True)
+                model(input_ids=torch.tensor([target[common:]]), use_cache=True, **{_cache_name(model): self._cache})
             self.prompt_tokens_run += len(target) - common
         self._cached_ids = list(target)
         return self._cache
@@ -78,7 +89,7 @@ class TransformersLLM:
             kwargs: dict[str, Any] = {
                 "do_sample": params.temperature > 0,
                 "max_new_tokens": params.max_tokens,
-                "past_key_values": copy.deepcopy(cache),
+                _cache_name(lm.model): copy.deepcopy(cache),
                 "attention_mask": torch.ones_like(input_ids),
                 "pad_token_id": tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos,
             }
@@ -97,23 +108,101 @@ class TransformersLLM:
             out.append(Completion(text, finish))
         return out
 
+    def _sample_all(self, prompts: list[list[int]], params: SamplingParams) -> list[list[Completion]]:
+        """Every prompt's ``n`` samples: batched (:meth:`_sample_batch`, as many prompts at once as fill ``parallel``
+        sequences) or one prompt at a time with ``parallel=1``."""
+        if self.parallel == 1:
+            return [self._sample(ids, params) for ids in prompts]
+        per_batch = max(1, self.parallel // params.n)
+        out: list[list[Completion]] = []
+        for start in range(0, len(prompts), per_batch):
+            out += self._sample_batch(prompts[start : start + per_batch], params)
+        return out
+
+    def _sample_batch(self, prompts: list[list[int]], params: SamplingParams) -> list[list[Completion]]:
+        import torch
+
+        lm = self._lm()
+        model, tokenizer = lm.model, lm.tokenizer
+        device = next(model.parameters()).device
+        eos = tokenizer.eos_token_id
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (eos if eos is not None else 0)
+        width = max(len(ids) for ids in prompts)
+        ids = torch.full((len(prompts), width), pad, dtype=torch.long, device=device)
+        mask = torch.zeros((len(prompts), width), dtype=torch.long, device=device)
+        for row, prompt in enumerate(prompts):  # left-padded: every prompt ends where the samples start
+            ids[row, width - len(prompt) :] = torch.tensor(prompt, device=device)
+            mask[row, width - len(prompt) :] = 1
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        with torch.inference_mode():
+            first = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True)
+        self.prompt_tokens_run += int(mask.sum())
+        n = params.n
+        named = _cache_name(model)  # transformers 5.2x calls it ``cache``, earlier ones ``past_key_values``
+        cache = getattr(first, named)
+        cache.batch_repeat_interleave(n)  # each prompt's tokens ran once; its n samples share them
+        logits = first.logits[:, -1, :].float().repeat_interleave(n, 0)
+        mask, last = mask.repeat_interleave(n, 0), positions[:, -1].repeat_interleave(n, 0)
+        seeds = [None if params.seed is None else params.seed + i for _ in prompts for i in range(n)]
+        draws = [None if s is None else torch.Generator(device=device).manual_seed(s) for s in seeds]
+        penalty = float(getattr(model.generation_config, "repetition_penalty", None) or 1.0)
+        made: list[list[int]] = [[] for _ in seeds]
+        finish = ["length"] * len(seeds)
+        live = list(range(len(seeds)))  # the sequences still in the batch, by their index in ``made``
+        for _ in range(params.max_tokens):
+            if penalty != 1.0:  # the model's own repetition penalty, as transformers' generate applies it
+                seen = [prompts[r // n] + made[r] for r in live]
+                logits = _penalised(logits, seen, penalty)
+            chosen = _choose(logits, params, [draws[r] for r in live])
+            keep, picked = [], chosen.tolist()  # one transfer from the device per step
+            for k, r in enumerate(live):
+                made[r].append(int(picked[k]))
+                said = tokenizer.decode(made[r], skip_special_tokens=True) if params.stop else ""
+                if (eos is not None and made[r][-1] == eos) or any(s in said for s in params.stop):
+                    finish[r] = "stop"
+                else:
+                    keep.append(k)
+            if not keep or len(made[live[0]]) >= params.max_tokens:
+                break
+            if len(keep) < len(live):  # finished sequences leave the batch
+                index = torch.tensor(keep, device=device)
+                cache.batch_select_indices(index)
+                mask, last, chosen = mask[index], last[index], chosen[index]
+                live = [live[k] for k in keep]
+            mask = torch.cat([mask, torch.ones((len(live), 1), dtype=mask.dtype, device=device)], dim=1)
+            last = last + 1
+            with torch.inference_mode():
+                step = model(
+                    input_ids=chosen[:, None],
+                    attention_mask=mask,
+                    position_ids=last[:, None],
+                    use_cache=True,
+                    **{named: cache},
+                )
+            logits = step.logits[:, -1, :].float()
+        self.new_tokens += sum(len(tokens) for tokens in made)
+        out: list[list[Completion]] = [[] for _ in prompts]
+        for r, tokens in enumerate(made):
+            text = tokenizer.decode(tokens, skip_special_tokens=True)
+            stopped = next((s for s in params.stop if s in text), None)
+            out[r // n].append(Completion(text[: text.index(stopped)] if stopped is not None else text, finish[r]))
+        return out
+
     def complete(self, prompts: Sequence[str], params: SamplingParams) -> list[list[Completion]]:
         with self._lock:
             tokenizer = self._lm().tokenizer
-            return [self._sample(tokenizer(p, add_special_tokens=True)["input_ids"], params) for p in prompts]
+            return self._sample_all([tokenizer(p, add_special_tokens=True)["input_ids"] for p in prompts], params)
 
     def chat(self, conversations: Sequence[Sequence[Message]], params: SamplingParams) -> list[list[Completion]]:
         with self._lock:
             tokenizer = self._lm().tokenizer
             if not getattr(tokenizer, "chat_template", None):
                 raise ConfigError(f"{self.model}: the tokenizer has no chat template; use the plain prompt style")
-            out = []
+            prompts = []
             for messages in conversations:
                 ids = tokenizer.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=True)
-                if isinstance(ids, dict):
-                    ids = ids["input_ids"]
-                out.append(self._sample(list(ids), params))
-            return out
+                prompts.append(list(ids["input_ids"] if isinstance(ids, dict) else ids))
+            return self._sample_all(prompts, params)
 
     def count_tokens(self, text: str) -> int:
         return len(self._lm().tokenizer(text, add_special_tokens=False)["input_ids"])
@@ -129,4 +218,40 @@ class TransformersLLM:
             "sha256": lm.sha256,
             "source": lm.source,
             "reuse_prefix": self.reuse_prefix,
+            "parallel": self.parallel,
         }
+
+
+def _cache_name(model: Any) -> str:
+    import inspect
+
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
+
+def _choose(logits: Any, params: SamplingParams, draws: list[Any]) -> Any:
+    """One token per row: the most probable at temperature 0, else a draw from each row's own generator over the
+    distribution transformers' sampling gives (logits / temperature, the top ``top_k`` kept, softmax)."""
+    import torch
+
+    if params.temperature == 0:
+        return logits.argmax(-1)
+    scores = logits / params.temperature
+    if params.top_k > 0:
+        kth = torch.topk(scores, min(params.top_k, scores.shape[-1])).values[..., -1, None]
+        scores = scores.masked_fill(scores < kth, float("-inf"))
+    probs = torch.softmax(scores, dim=-1)
+    picks = [torch.multinomial(probs[k], 1, generator=draw) for k, draw in enumerate(draws)]
+    return torch.cat(picks)
+
+
+def _penalised(logits: Any, seen: list[list[int]], penalty: float) -> Any:
+    """transformers' repetition penalty: a token already in a row's prompt or output has its logit divided by
+    ``penalty`` where positive, multiplied where negative."""
+    import torch
+
+    out = logits.clone()
+    for row, tokens in enumerate(seen):
+        index = torch.tensor(sorted(set(tokens)), device=logits.device)
+        values = out[row, index]
+        out[row, index] = torch.where(values > 0, values / penalty, values * penalty)
+    return out

@@ -98,7 +98,7 @@ def _openai(rest: str, o: LoadOptions) -> LLM:
 def _hf(rest: str, o: LoadOptions) -> LLM:
     from .hf import TransformersLLM
 
-    return TransformersLLM(rest, reuse_prefix=o.reuse_prefix)
+    return TransformersLLM(rest, reuse_prefix=o.reuse_prefix, parallel=o.parallel)
 
 
 for _backend in (

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..jsontypes import JSONObject
-from ..models import LoadedLM, load_causal_lm
+from ..models import LoadedLM, load_causal_lm, torch_device
 from ..progress import NullProgress, ProgressHook
 
 DEFAULT_LM = "gemma-3-270m"
@@ -106,7 +106,7 @@ class PerplexityScorer:
         self.tokens_forwarded = 0
 
     def lm(self) -> LoadedLM:
-        return load_causal_lm(self.model_name, dtype=self.dtype)
+        return load_causal_lm(self.model_name, dtype=self.dtype, device=torch_device())
 
     def _effective_window(self, lm: LoadedLM) -> int:
         limit = getattr(lm.model.config, "max_position_embeddings", None)
@@ -190,12 +190,13 @@ class PerplexityScorer:
         import torch
 
         longest = len(batch[0].ids)
-        input_ids = torch.full((len(batch), longest), pad_id, dtype=torch.long)
-        attention = torch.zeros((len(batch), longest), dtype=torch.long)
-        labels = torch.full((len(batch), longest), -100, dtype=torch.long)
+        device = next(model.parameters()).device  # where counterfair --device put the LM
+        input_ids = torch.full((len(batch), longest), pad_id, dtype=torch.long, device=device)
+        attention = torch.zeros((len(batch), longest), dtype=torch.long, device=device)
+        labels = torch.full((len(batch), longest), -100, dtype=torch.long, device=device)
         for row, seg in enumerate(batch):
             length = len(seg.ids)
-            input_ids[row, :length] = torch.tensor(seg.ids)
+            input_ids[row, :length] = torch.tensor(seg.ids, device=device)
             attention[row, :length] = 1
             labels[row, seg.score_from : length] = input_ids[row, seg.score_from : length]
         # targets[t] is the token that position t predicts (no shifted copy of anything)
@@ -209,7 +210,7 @@ class PerplexityScorer:
             cap = getattr(model.config, "final_logit_softcapping", None)
             scored = targets != -100
             picked, wanted = hidden[scored], targets[scored]
-            losses = torch.empty(len(wanted), dtype=torch.float32)
+            losses = torch.empty(len(wanted), dtype=torch.float32, device=device)
             for start in range(0, len(wanted), LOGIT_CHUNK):
                 logits = head(picked[start : start + LOGIT_CHUNK]).float()
                 if cap is not None:
@@ -217,7 +218,7 @@ class PerplexityScorer:
                 losses[start : start + LOGIT_CHUNK] = torch.nn.functional.cross_entropy(
                     logits, wanted[start : start + LOGIT_CHUNK], reduction="none"
                 )
-            per_row = torch.zeros(len(batch), dtype=torch.float64).index_add_(
+            per_row = torch.zeros(len(batch), dtype=torch.float64, device=device).index_add_(
                 0, scored.nonzero()[:, 0], losses.double()
             )
             for row, seg in enumerate(batch):
