@@ -664,3 +664,27 @@ def test_batch_size_sets_the_classifier_calls_not_the_results(tmp_path: Path) ->
     sizes.write_text("")
     run_audit(data, tmp_path / "run-64", AuditOptions(classifier=spec, methods=["swap"], batch_size=7))  # resumes
     assert sizes.read_text().split() == ["1"]  # the label check only: every score came from the run's own store
+
+
+def test_the_report_page_is_built_once_and_is_what_the_console_prints(tmp_path: Path) -> None:
+    """#70: the run builds its page once, with what only the pairs hold, writes report.html from it and hands it to
+    the command line, whose console rendering is the summary's page's (the extras are the report's)."""
+    import io
+
+    from rich.console import Console
+
+    from counterfair.commands.audit.page import audit_page
+    from counterfair.views.page import to_console
+
+    data = pd.DataFrame(
+        {"text": [f"My {w} friend number {i} likes tea." for i in range(10) for w in ("gay", "Muslim")]}
+    )
+    result = run_audit(data, tmp_path / "run", AuditOptions(methods=["swap"], bootstrap=100))
+
+    def shown(page: Any) -> str:
+        console = Console(file=io.StringIO(), width=160)
+        console.print(to_console(page))
+        return console.file.getvalue()  # type: ignore[attr-defined]
+
+    assert result.report_page is not None and result.report_page.title in (tmp_path / "run" / "report.html").read_text()
+    assert shown(result.report_page) == shown(audit_page(result.summary))

@@ -205,7 +205,8 @@ def audit(
         from ...runs import parquet_copies
 
         parquet_copies(target, ("pairs.csv", "slots.csv"))
-    console.print(to_console(audit_page(s)))  # the verdict and the gate's rules first, then its tables' first rows
+    page = result.report_page if result.report_page is not None else audit_page(s)  # the report's, built once
+    console.print(to_console(page))  # the verdict and the gate's rules first, then its tables' first rows
     code = finish_gate(s.gate, junit, checks_shown=True) if s.gate is not None else 0
     console.print(f"done in {s.timing_s['total'] / 60:.1f} min; report: {target / 'report.html'}")
     if log_to:

@@ -493,6 +493,13 @@ def load_run(run_dir: str | Path) -> tuple[dict[str, Any], Iterator[pd.DataFrame
 
 def build_report(run_dir: str | Path) -> dict[str, Path]:
     """Write ``report.html``, ``report.md`` and the plots of an audit run; returns their paths."""
+    return report_page(run_dir)[1]
+
+
+def report_page(run_dir: str | Path) -> tuple[Page, dict[str, Path]]:
+    """The audit's page with what only its pairs hold (plots, the texts behind the largest cells, the swap packs'
+    directions), written as ``report.html``, ``report.md`` and ``plots/``: the page and the files' paths. The command
+    line prints the same page (its console rendering shows the verdict and the tables' first rows)."""
     target = Path(run_dir)
     summary, blocks = load_run(target)
     s = AuditSummary.from_dict(summary)
@@ -503,8 +510,9 @@ def build_report(run_dir: str | Path) -> dict[str, Path]:
         behind_cells=tuple(_cell_examples(_with_texts(pairs.tops.tops(), lambda rows: pair_texts(target, rows)))),
         pack_directions=_pack_directions(s, pairs),
     )
-    paths = write_page(audit_page(s, extras), target)
-    return {**paths, "plots": target / "plots"}
+    page = audit_page(s, extras)
+    paths = write_page(page, target)
+    return page, {**paths, "plots": target / "plots"}
 
 
 def _figures(s: AuditSummary, pairs: ReportTally, plot_dir: Path) -> tuple[Figure, ...]:

@@ -14,7 +14,7 @@ from ...results import TableResult, frame_of
 from ...summaries import AuditSummary, GateMetrics
 
 if TYPE_CHECKING:
-    pass
+    from ...views.page import Page
 
 
 class AuditResult(TableResult):
@@ -46,6 +46,7 @@ class AuditResult(TableResult):
         the identity swaps' gate metrics as the run tallied them, and why it has none (the gate then needs no
         pairs)."""
         self._tallied = tallied
+        self.report_page: Page | None = None  # the page report.html was written from, as the run ended
         self._raw_pairs = pairs
         self.summary = dict(summary)  # a summary the core built (a TypedDict) or read
         self._slots = slots

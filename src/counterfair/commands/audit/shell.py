@@ -150,7 +150,7 @@ def run_audit(
     del audited  # the statistics' tallies, before the report reads its own
     _give_back_freed_memory()
     write_json(result.summary, target / "summary.json")
-    from .page import build_report
+    from .page import report_page
 
-    build_report(target)
+    result.report_page = report_page(target)[0]  # built once: the report's files and what the command line prints
     return result
