@@ -36,9 +36,11 @@ def test_the_package_has_no_cycle_private_import_summary_read_or_long_core_funct
     assert report.editor_comparisons == []  # #48: at most 3 allowed; the registry answers every one
 
 
-#: #48 asked for at most 40 (from 141); the count when it was met. A new function returning dict[str, Any] should
-#: return a TypedDict, a record or a result (or JSONObject for JSON it writes) instead of raising this.
-DICT_RETURNS_CEILING = 27
+#: #48 asked for at most 40 (from 141) top-level; #70 counts nested ones too (``tuple[..., dict[str, Any]]``): 83
+#: when first counted so, 68 after the classifier kinds' and metric cards' returns were typed (#70 asks for at most
+#: 15). A new function returning dict[str, Any] should return a TypedDict, a record or a result (or JSONObject for JSON
+#: it writes) instead of raising this.
+DICT_RETURNS_CEILING = 68
 
 
 def test_few_functions_return_an_untyped_dict() -> None:
@@ -101,7 +103,8 @@ def test_the_checker_finds_each_defect(tmp_path: Path) -> None:
     (package / "editors" / "__init__.py").write_text("def own(method):\n    return method == 'swap'\n")
     (package / "typed.py").write_text(
         "def loose() -> dict[str, Any]:\n    return {}\n\n\ndef spaced() -> dict[str,  Any]:\n    return {}\n\n\n"
-        "def data() -> JSONObject:\n    return {}\n\n\ndef row() -> Row:\n    return {}\n"
+        "def data() -> JSONObject:\n    return {}\n\n\ndef row() -> Row:\n    return {}\n\n\n"
+        "def nested() -> tuple[Frame, dict[str, Any]]:\n    return f, {}\n"
     )
     report = _checker().check(package)
     assert report.cycles == [
@@ -119,7 +122,11 @@ def test_the_checker_finds_each_defect(tmp_path: Path) -> None:
     ]
     # a method compared with an editor's name; not another thing that happens to be called "swap" or "llm"
     assert [c.split(":")[1] for c in report.editor_comparisons] == ["2", "3", "4", "5"]
-    assert report.untyped_dict_returns == ["counterfair.typed:1 loose", "counterfair.typed:5 spaced"]
+    assert report.untyped_dict_returns == [
+        "counterfair.typed:1 loose",
+        "counterfair.typed:5 spaced",
+        "counterfair.typed:17 nested",  # nested ones count (#70)
+    ]
     assert report.json_object_returns == ["counterfair.typed:9 data"]  # a TypedDict (Row) is neither
     assert report.failed()
 

@@ -88,7 +88,7 @@ def _from_hub(repo_id: str, *, batch_size: int | None) -> CachedClassifier:
     return clf
 
 
-def _wrap_object(obj: Any, labels: Sequence[str] | None) -> tuple[Any, dict[str, Any]]:
+def _wrap_object(obj: Any, labels: Sequence[str] | None) -> tuple[Any, JSONObject]:
     if _is_pipeline(obj):
         return _PipelineClassifier(obj), {"type": "transformers-pipeline", **_model_identity(obj.model)}
     if isinstance(obj, tuple) and len(obj) == 2 and hasattr(obj[0], "config"):

