@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,3 +54,18 @@ def before_commit(src: str) -> str:
     """The short commit of the ``git worktree`` whose ``src`` folder a benchmark compares with (``--before-src``)."""
     git = ["git", "-C", src, "rev-parse", "--short", "HEAD"]
     return subprocess.run(git, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def markdown_table(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A Markdown table of ``rows`` under ``columns`` (the ``table`` a benchmark's JSON carries to the README)."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    return "\n".join(lines + ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows])
+
+
+def save_result(document: dict[str, Any], out: Path) -> None:
+    """Write a benchmark's result JSON (its folder made) and print its table."""
+    import json
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    print(document["table"])

@@ -17,7 +17,6 @@ Writes ``benchmarks/results/gpu_classifier.json`` (or ``--out``), naming the dev
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import sys
@@ -128,7 +127,7 @@ def main() -> None:
             "max_abs_difference": float(np.max(np.abs(np.asarray(ours_p) - tuned_p))),
         }
         print(name, rows[name], flush=True)
-    from cli_run import cpu_model
+    from cli_run import cpu_model, markdown_table, save_result
 
     document = {
         "benchmark": "gpu_classifier",
@@ -137,21 +136,22 @@ def main() -> None:
         "layers": args.layers,
         "batch_size": args.batch_size,
         "results": rows,
-        "table": "\n".join(
-            [
-                "| texts | mean tokens | counterfair texts/s | tuned loop texts/s | ratio | largest Δp |",
-                "|---|---|---|---|---|---|",
-                *(
-                    f"| {n} ({r['texts']}) | {r['mean_tokens']} | {r['counterfair_texts_per_s']} | "
-                    f"{r['tuned_texts_per_s']} | {r['ratio']:.2f}× | {r['max_abs_difference']:.1e} |"
-                    for n, r in rows.items()
-                ),
-            ]
+        "table": markdown_table(
+            ("texts", "mean tokens", "counterfair texts/s", "tuned loop texts/s", "ratio", "largest Δp"),
+            (
+                (
+                    f"{n} ({r['texts']})",
+                    r["mean_tokens"],
+                    r["counterfair_texts_per_s"],
+                    r["tuned_texts_per_s"],
+                    f"{r['ratio']:.2f}×",
+                    f"{r['max_abs_difference']:.1e}",
+                )
+                for n, r in rows.items()
+            ),
         ),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-    print(document["table"])
+    save_result(document, args.out)
 
 
 if __name__ == "__main__":

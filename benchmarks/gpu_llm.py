@@ -18,7 +18,6 @@ Writes ``benchmarks/results/gpu_llm.json`` (or ``--out``), naming the device.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -157,7 +156,7 @@ def main() -> None:
         "transformers generate": row(theirs_s, theirs_tokens),
         "counterfair one at a time": row(one_s, len(few) * args.samples * args.new_tokens),
     }
-    from cli_run import cpu_model
+    from cli_run import cpu_model, markdown_table, save_result
 
     document = {
         "benchmark": "gpu_llm",
@@ -174,21 +173,15 @@ def main() -> None:
         "ratio": round(
             rows["counterfair batched"]["new_tokens_per_s"] / rows["transformers generate"]["new_tokens_per_s"], 3
         ),
-        "table": "\n".join(
-            [
-                "| method | sequences | new tokens/s | seconds |",
-                "|---|---|---|---|",
-                *(
-                    f"| {name} | {len(few) * args.samples if 'one' in name else sequences} | "
-                    f"{r['new_tokens_per_s']} | {r['seconds']} |"
-                    for name, r in rows.items()
-                ),
-            ]
+        "table": markdown_table(
+            ("method", "sequences", "new tokens/s", "seconds"),
+            (
+                (name, len(few) * args.samples if "one" in name else sequences, r["new_tokens_per_s"], r["seconds"])
+                for name, r in rows.items()
+            ),
         ),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-    print(document["table"])
+    save_result(document, args.out)
     print(f"counterfair batched / generate: {document['ratio']:.2f}x ({document['device']}, {args.dtype})")
 
 

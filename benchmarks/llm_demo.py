@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cli_run import cpu_model
+from cli_run import cpu_model, save_result
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,8 +103,7 @@ def main() -> None:
         "runs": runs,
         "table": "\n".join(rows),
     }
-    args.out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-    print(document["table"])
+    save_result(document, args.out)
     for r in runs.values():
         print(r["verdict"])
 
