@@ -113,3 +113,30 @@ def test_the_audit_measures_spanish_identity_slots_and_finds_a_planted_bias() ->
     assert by_group["religion"]["value"] == pytest.approx(0.3, abs=0.02)
     assert abs(by_group["sexuality"]["value"]) < 0.01  # nothing planted there
     assert str(result).startswith("Verdict: material identity effects for religion")
+
+
+def test_an_english_classifier_on_spanish_texts_is_said_first() -> None:
+    """An audit in Spanish with a built-in classifier made for English text opens with a caution (its scores on
+    Spanish text mostly follow the words the languages share); a classifier of unknown language, or an English run,
+    gets none."""
+    import io
+
+    import pandas as pd
+    from rich.console import Console
+
+    import counterfair as cf
+    from counterfair.classifiers.kinds import language_caveat
+    from counterfair.commands.audit.options import demo_path
+    from counterfair.commands.audit.page import audit_page
+    from counterfair.views.page import to_console
+
+    texts = pd.read_csv(demo_path("es"))["text"].head(12).tolist()
+    result = cf.audit(texts, "profanity-check", language="es", methods=["swap"], bootstrap=100)
+    page = audit_page(result.summary)
+    assert page.findings[0].startswith("Caution: profanity-check was made for English text; on Spanish texts")
+    console = Console(file=io.StringIO(), width=200)
+    console.print(to_console(page))  # what the command line prints: the caution among the first lines
+    shown = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "Caution: profanity-check was made for English text" in "\n".join(shown.splitlines()[:6])
+    assert language_caveat("profanity-check", "en") is None and language_caveat("vader", "fr") is not None
+    assert language_caveat("callable:m.py:f", "es") is None  # what language it reads is not known here

