@@ -138,5 +138,6 @@ def test_an_english_classifier_on_spanish_texts_is_said_first() -> None:
     console.print(to_console(page))  # what the command line prints: the caution among the first lines
     shown = console.file.getvalue()  # type: ignore[attr-defined]
     assert "Caution: profanity-check was made for English text" in "\n".join(shown.splitlines()[:6])
+    assert str(result).splitlines()[2].startswith("- Caution: profanity-check was made for English text")  # print()
     assert language_caveat("profanity-check", "en") is None and language_caveat("vader", "fr") is not None
     assert language_caveat("callable:m.py:f", "es") is None  # what language it reads is not known here

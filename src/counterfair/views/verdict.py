@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..analysis.measures import MEASURES
+from ..classifiers.kinds import language_caveat
 from ..summaries import (
     DEMO_FILE,
     MIN_INTERVAL_TEXTS,
@@ -111,6 +112,7 @@ class Verdict:
     basis: str
     next_steps: tuple[str, ...]
     labelled: tuple[str, ...] = ()  # with a label column: the labelled-data bias verdict (bias_lines)
+    cautions: tuple[str, ...] = ()  # what limits every finding (a classifier made for another language's text)
 
     @property
     def shown_rules(self) -> tuple[tuple[str, str], ...]:
@@ -144,6 +146,7 @@ class Verdict:
     def lines(self) -> list[str]:
         """The verdict as plain lines (report.md, the console, a CI log)."""
         out = [f"Verdict: {self.headline}", self.basis]
+        out += [f"- {caution}" for caution in self.cautions]
         out += [f"- {f.sentence()}" for f in self.shown_findings]
         out += [f"- {line}" for line in self.grouped_lines()]
         out += [
@@ -243,7 +246,18 @@ def verdict(summary: Mapping[str, Any] | Record) -> Verdict:
             status = "not tested for every identity"
             headline = headline.rstrip(".") + f"; not tested: {untested}."
     labelled = tuple(bias_lines(s.bias, worst=3)) if s.bias is not None else ()
-    return Verdict(status, headline, findings, gate_status, rules, basis, _next_steps(s, findings), labelled)
+    caveat = language_caveat(s.classifier.spec, str(s.options.get("language") or "") or None)
+    return Verdict(
+        status,
+        headline,
+        findings,
+        gate_status,
+        rules,
+        basis,
+        _next_steps(s, findings),
+        labelled,
+        cautions=(caveat,) if caveat else (),
+    )
 
 
 BUILTIN_CLASSIFIER = "profanity-check"  # what an audit scores when no classifier is named

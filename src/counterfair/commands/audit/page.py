@@ -16,7 +16,6 @@ from typing import Any
 
 import pandas as pd
 
-from ...classifiers.kinds import language_caveat
 from ...errors import InputError
 from ...io import csv_column_blocks, read_csv_columns, read_json
 from ...lexicons.attributes import load_identity_set
@@ -93,10 +92,8 @@ def audit_page(summary: Mapping[str, Any] | Record, extras: RunExtras | None = N
     for line in v.grouped_lines():
         findings.append(line)
         classes.append("find-inconclusive" if line.startswith("INCONCLUSIVE") else "find-not-detected")
-    caveat = language_caveat(s.classifier.spec, str(s.options.get("language") or "") or None)
-    if caveat is not None:  # an English classifier on Spanish texts: said before anything is read into the effects
-        findings.insert(0, caveat)
-        classes.insert(0, "find-inconclusive")
+    findings[:0] = v.cautions  # an English classifier on Spanish texts: said before anything is read into the effects
+    classes[:0] = ["find-inconclusive"] * len(v.cautions)
     if v.labelled:  # the labelled-data verdict, under a heading of its own
         column = s.bias.extra.get("label_column") if s.bias is not None else None
         labelled = [line.removeprefix("Verdict: ").removeprefix("- ") for line in v.labelled]
