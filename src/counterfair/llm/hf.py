@@ -134,8 +134,10 @@ class TransformersLLM:
             ids[row, width - len(prompt) :] = torch.tensor(prompt, device=device)
             mask[row, width - len(prompt) :] = 1
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        with torch.inference_mode():
-            first = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True)
+        with torch.inference_mode():  # the last position's logits only: not prompts x tokens x vocabulary
+            first = model(
+                input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, **_last_only(model)
+            )
         self.prompt_tokens_run += int(mask.sum())
         n = params.n
         named = _cache_name(model)  # transformers 5.2x calls it ``cache``, earlier ones ``past_key_values``
@@ -226,6 +228,18 @@ def _cache_name(model: Any) -> str:
     import inspect
 
     return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
+
+def _last_only(model: Any) -> dict[str, int]:
+    """The forward argument that computes the last position's logits alone, where the model takes one
+    (``logits_to_keep`` in recent transformers, ``num_logits_to_keep`` before)."""
+    import inspect
+
+    parameters = inspect.signature(model.forward).parameters
+    for name in ("logits_to_keep", "num_logits_to_keep"):
+        if name in parameters:
+            return {name: 1}
+    return {}
 
 
 def _choose(logits: Any, params: SamplingParams, draws: list[Any]) -> Any:
