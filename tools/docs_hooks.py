@@ -392,8 +392,8 @@ def measures_reference() -> str:
     ]
     for m in MEASURES:
         threshold = "–" if m.threshold is None else f"{m.threshold:g}, {signs[m.sign]}"
-        named = f"SIMILARITY.{m.name}" if m.family == "llm" else m.name  # an LLM audit's: per response similarity
-        scopes = ", ".join(f"`material({named}{'' if s == 'overall' else '[*]'})`" for s in m.scopes) or "–"
+        prefix = "SIMILARITY." if m.family == "llm" else ""  # an LLM audit's: per response similarity
+        scopes = ", ".join(f"`{rule}`" for rule in m.default_rules(prefix)) or "–"
         what = m.computes.replace("|", "\\|")
         lines.append(f"| `{m.name}` | {m.words} | {families[m.family]} | {m.unit} | {threshold} | {scopes} | {what} |")
     return "\n".join(lines) + "\n"

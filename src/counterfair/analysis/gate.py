@@ -55,20 +55,14 @@ from ..summaries import (
     gate_estimate,
     typed,
 )
-from .measures import MEASURES, names
-from .slots import MEASURES as SLOT_MEASURES
+from .measures import MEASURES, SLOT_MEASURES, names
 
 #: the gate's metrics, from the measure table (:mod:`counterfair.analysis.measures`): the in-slot measures and the
 #: swaps' paper-001 CTF gap and flip rate
 COUNTERFACTUAL_METRICS = names("slot", "swap")
 #: ``--fail-if default``: fail on every material finding of the in-slot measures (shown, by its simultaneous interval
 #: over the whole test family, to be at least its measure's threshold in size), overall and per group as the table says
-DEFAULT_RULES = tuple(
-    f"material({m.name})" if scope == "overall" else f"material({m.name}[*])"
-    for m in MEASURES
-    if m.family == "slot"
-    for scope in m.scopes
-)
+DEFAULT_RULES = tuple(rule for m in MEASURES if m.family == "slot" for rule in m.default_rules())
 #: ... and on every group whose effect is inconclusive (too few texts to show an effect or to rule a material one out;
 #: or an effect of unresolved size), unless ``--allow-inconclusive``
 CONCLUSIVE_RULES = ("conclusive(identity_effect[*])",)
@@ -133,13 +127,8 @@ def outcome_rules(rules: Iterable[str], outcomes: Sequence[str], similarities: S
     for rule in rules:
         if rule.strip().lower() == "default":
             out += [r.replace("(", f"({o}.", 1) for o in outcomes for r in DEFAULT_RULES + CONCLUSIVE_RULES]
-            out += [
-                f"material({m}.{x.name}{'' if scope == 'overall' else '[*]'})"
-                for m in similarities
-                for x in MEASURES
-                if x.family == "llm"
-                for scope in x.scopes
-            ]
+            llm_measures = [x for x in MEASURES if x.family == "llm"]
+            out += [r for m in similarities for x in llm_measures for r in x.default_rules(f"{m}.")]
             continue
         parsed = parse_rule(rule)
         names = similarities if parsed.metric in LLM_METRICS else outcomes

@@ -41,6 +41,11 @@ class Measure:
             return self.material
         return measure(self.part_of).threshold
 
+    def default_rules(self, prefix: str = "") -> tuple[str, ...]:
+        """Its rules in ``--fail-if default``, one per scope: ``material(NAME)`` overall, ``material(NAME[*])`` per
+        group; ``prefix`` names an LLM audit's outcome or similarity (``decision.``)."""
+        return tuple(f"material({prefix}{self.name}{'' if s == 'overall' else '[*]'})" for s in self.scopes)
+
 
 MEASURES: tuple[Measure, ...] = (
     Measure(

@@ -56,10 +56,9 @@ from .inference import ALPHA, POWER, conclude, estimates
 from .measures import MEASURES as MEASURE_TABLE
 from .measures import SLOT_MEASURES
 
-#: the size from which a detected estimate is material (probability points of the positive label; share of pairs), the
-#: in-slot measures and those material in either direction (the others only above the placebo): from the measure table
+#: the size from which a detected estimate is material (probability points of the positive label; share of pairs) and
+#: the measures material in either direction (the others only above the placebo): from the measure table
 MATERIAL = {m.name: m.material for m in MEASURE_TABLE if m.material is not None}
-MEASURES = SLOT_MEASURES
 SIGNED = {m.name for m in MEASURE_TABLE if m.sign == "either" and m.part_of is None}
 SLOT_COLUMNS = ["input_id", "family", "source_term", "form", "context", "kind", "word", "group", "text", "score"]
 #: the kinds of slot text: an identity term, a placebo word, a placebo word written with a capital (the neutral of a
@@ -384,7 +383,7 @@ def _estimate_names(
 ) -> list[tuple[str, str, str]]:
     """The (measure, level, name) of each estimate of a family, in the order :func:`_per_slot` gives their columns."""
     names: list[tuple[str, str, str]] = []
-    for measure in MEASURES:
+    for measure in SLOT_MEASURES:
         if measure != "identity_effect" and not design.disparity:
             continue
         names += [(measure, "overall", "overall")] if design.overall else []
@@ -718,7 +717,7 @@ def _section(
     """A name's section of the output, begun or extended with one part (a family of slots, or given values)."""
     values, columns, info = built
     design: SlotDesign | None = info.get("design")
-    measures = tuple(dict.fromkeys(m for m, _, _ in columns)) if design is None else MEASURES
+    measures = tuple(dict.fromkeys(m for m, _, _ in columns)) if design is None else SLOT_MEASURES
     if section is None:
         section = Section(
             alpha=alpha, correction="bonferroni", tests=tests, power=POWER,
@@ -774,7 +773,7 @@ def every_estimate(effects: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every estimate of an effects section (:func:`slot_effects`): each measure's overall, and its groups', terms',
     forms' and combinations' estimates."""
     out: list[dict[str, Any]] = []
-    for measure in MEASURES:
+    for measure in SLOT_MEASURES:
         part = effects.get(measure) or {}
         out += [part["overall"]] if part.get("overall") else []
         for key in ("by_group", "by_term", "by_form", "by_cell"):
