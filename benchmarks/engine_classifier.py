@@ -9,7 +9,12 @@ the work) with the built-in profanity-check, and a slower classifier (``callable
 (``ray.init(num_cpus=2)``), the actors built per run. The ratio is Ray's time over local's: above 1 Ray costs more
 than it gives on one 2-core machine; a cluster adds workers, not cores to this machine.
 
-    python benchmarks/engine_classifier.py [--texts 20000] [--rounds 3]
+``--audit`` adds #68's row: an ``audit`` of ``--texts`` synthetic sentences, one in 20 naming an identity (as in a
+comment corpus, where most texts name none), against the slow classifier. The audit calls the classifier ~90 times
+(one per slot and attribute): the Ray engine keeps one actor pool for the whole run, and the row shows what that pool
+costs against the local engine, with pairs.csv compared byte for byte in every round.
+
+    python benchmarks/engine_classifier.py [--texts 20000] [--rounds 3] [--audit] [--only-audit]
 
 Writes ``benchmarks/results/engine_classifier.json``.
 """
@@ -45,10 +50,14 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=20000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--delay", type=float, default=0.0005)
+    parser.add_argument("--audit", action="store_true", help="also time an audit of --texts texts (#68)")
+    parser.add_argument("--only-audit", action="store_true", help="the audit row only (kept rows of the JSON stay)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "engine_classifier.json")
     args = parser.parse_args()
     import ray
 
+    from counterfair.commands.audit.core import AuditOptions
+    from counterfair.commands.audit.shell import run_audit
     from counterfair.commands.bias.core import BiasOptions
     from counterfair.commands.bias.shell import run_bias
 
@@ -61,9 +70,14 @@ def main() -> None:
     data = pd.DataFrame({"text": texts, "label": [i % 2 for i in range(args.texts)]})
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     times: dict[str, dict[str, list[float]]] = {}
+    slow_name = f"+{args.delay * 1000:g} ms a text"
     for name, spec in (
-        ("profanity-check", "profanity-check"),
-        (f"+{args.delay * 1000:g} ms a text", f"callable:{slow}:slow"),
+        ()
+        if args.only_audit
+        else (
+            ("profanity-check", "profanity-check"),
+            (slow_name, f"callable:{slow}:slow"),
+        )
     ):
         times[name] = {"local": [], "ray": []}
         for r in range(args.rounds):
@@ -76,12 +90,43 @@ def main() -> None:
                 scratch / f"{name}-ray-{r}".replace(" ", "_") / "rows.csv"
             ).read_bytes()
             assert same, "the Ray engine's rows.csv differs from the local one"
+    audit_pairs = 0
+    if args.audit or args.only_audit:
+        audit_name = f"audit, {slow_name}"
+        times[audit_name] = {"local": [], "ray": []}
+        identity = ("gay", "Muslim", "Jewish", "Black", "Christian")
+        plain = ("tall", "quiet", "new", "kind", "busy")
+        audit_texts = pd.DataFrame(
+            {
+                "text": [
+                    f"The {identity[(i // 20) % 5] if i % 20 == 0 else plain[i % 5]} neighbour number {i} said hello."
+                    for i in range(args.texts)
+                ]
+            }
+        )
+        for r in range(args.rounds):
+            for engine in ("local", "ray") if r % 2 == 0 else ("ray", "local"):
+                out = scratch / f"audit-{engine}-{r}"
+                start = time.perf_counter()
+                run_audit(audit_texts, out, AuditOptions(classifier=f"callable:{slow}:slow", engine=engine))
+                times[audit_name][engine].append(time.perf_counter() - start)
+                print(f"audit {engine} round {r}: {times[audit_name][engine][-1]:.1f} s", flush=True)
+            local_pairs = (scratch / f"audit-local-{r}" / "pairs.csv").read_bytes()
+            assert local_pairs == (scratch / f"audit-ray-{r}" / "pairs.csv").read_bytes(), (
+                "the Ray engine's pairs.csv differs from the local one"
+            )
+            audit_pairs = local_pairs.count(b"\n") - 1
     ray.shutdown()
     lines = ["| classifier | texts | local (median) | Ray, 2 workers (median) | Ray / local |", "|---|---|---|---|---|"]
-    results = {}
+    kept = json.loads(args.out.read_text())["results"] if args.only_audit and args.out.exists() else {}
+    results = {name: value for name, value in kept.items() if name not in times}
     for name, by in times.items():
         local, remote = statistics.median(by["local"]), statistics.median(by["ray"])
         results[name] = {"local_s": by["local"], "ray_s": by["ray"], "ratio": remote / local}
+        if name.startswith("audit"):
+            results[name]["pairs"] = audit_pairs
+    for name, value in results.items():
+        local, remote = statistics.median(value["local_s"]), statistics.median(value["ray_s"])
         lines.append(f"| {name} | {args.texts:,} | {local:.1f} s | {remote:.1f} s | {remote / local:.2f}× |")
     document = {
         "benchmark": "engine_classifier",
