@@ -14,7 +14,12 @@ comment corpus, where most texts name none), against the slow classifier. The au
 (one per slot and attribute): the Ray engine keeps one actor pool for the whole run, and the row shows what that pool
 costs against the local engine, with pairs.csv compared byte for byte in every round.
 
-    python benchmarks/engine_classifier.py [--texts 20000] [--rounds 3] [--audit] [--only-audit]
+``--parts startup`` measures what the Ray engine adds before a run's first batch: ``counterfair audit`` of 6 texts in a
+fresh process, ``--engine ray`` (a local Ray started by the command, its actors built) against ``--engine local``,
+alternated; the median difference is ``startup_s``, which the audit's up-front estimate adds for ``--engine ray``
+(``counterfair.engine.STARTUP_SECONDS``).
+
+    python benchmarks/engine_classifier.py [--texts 20000] [--rounds 3] [--parts bias,audit,startup]
 
 Writes ``benchmarks/results/engine_classifier.json``.
 """
@@ -50,10 +55,10 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=20000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--delay", type=float, default=0.0005)
-    parser.add_argument("--audit", action="store_true", help="also time an audit of --texts texts (#68)")
-    parser.add_argument("--only-audit", action="store_true", help="the audit row only (kept rows of the JSON stay)")
+    parser.add_argument("--parts", default="bias,audit,startup", help="bias, audit, startup (the JSON keeps the rest)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "engine_classifier.json")
     args = parser.parse_args()
+    parts = set(args.parts.split(","))
     import ray
 
     from counterfair.commands.audit.core import AuditOptions
@@ -72,12 +77,12 @@ def main() -> None:
     times: dict[str, dict[str, list[float]]] = {}
     slow_name = f"+{args.delay * 1000:g} ms a text"
     for name, spec in (
-        ()
-        if args.only_audit
-        else (
+        (
             ("profanity-check", "profanity-check"),
             (slow_name, f"callable:{slow}:slow"),
         )
+        if "bias" in parts
+        else ()
     ):
         times[name] = {"local": [], "ray": []}
         for r in range(args.rounds):
@@ -91,7 +96,7 @@ def main() -> None:
             ).read_bytes()
             assert same, "the Ray engine's rows.csv differs from the local one"
     audit_pairs = 0
-    if args.audit or args.only_audit:
+    if "audit" in parts:
         audit_name = f"audit, {slow_name}"
         times[audit_name] = {"local": [], "ray": []}
         identity = ("gay", "Muslim", "Jewish", "Black", "Christian")
@@ -117,9 +122,10 @@ def main() -> None:
             )
             audit_pairs = local_pairs.count(b"\n") - 1
     ray.shutdown()
+    previous = json.loads(args.out.read_text()) if args.out.exists() else {}
+    startup = startup_seconds(scratch, args.rounds) if "startup" in parts else previous.get("startup")
     lines = ["| classifier | texts | local (median) | Ray, 2 workers (median) | Ray / local |", "|---|---|---|---|---|"]
-    kept = json.loads(args.out.read_text())["results"] if args.only_audit and args.out.exists() else {}
-    results = {name: value for name, value in kept.items() if name not in times}
+    results = {name: value for name, value in previous.get("results", {}).items() if name not in times}
     for name, by in times.items():
         local, remote = statistics.median(by["local"]), statistics.median(by["ray"])
         results[name] = {"local_s": by["local"], "ray_s": by["ray"], "ratio": remote / local}
@@ -134,10 +140,31 @@ def main() -> None:
         "texts": args.texts,
         "rounds": args.rounds,
         "results": results,
+        "startup": startup,
         "table": "\n".join(lines),
     }
     args.out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     print(document["table"])
+
+
+def startup_seconds(scratch: Path, rounds: int) -> dict[str, object]:
+    """What ``--engine ray`` adds to a small audit run in a fresh process (a local Ray started, actors built)."""
+    import subprocess
+
+    tiny = scratch / "tiny.csv"
+    pd.DataFrame(
+        {"text": [f"My {w} neighbour waved." for w in ("Muslim", "Jewish", "gay", "Black", "old", "Sikh")]}
+    ).to_csv(tiny, index=False)
+    runs: dict[str, list[float]] = {"local": [], "ray": []}
+    for r in range(rounds):
+        for engine in ("local", "ray") if r % 2 == 0 else ("ray", "local"):
+            command = [str(Path(sys.executable).with_name("counterfair")), "audit", str(tiny), "--engine", engine, "-q"]
+            start = time.perf_counter()
+            subprocess.run([*command, "--out", str(scratch / f"tiny-{engine}-{r}")], check=True, capture_output=True)
+            runs[engine].append(time.perf_counter() - start)
+    local, remote = statistics.median(runs["local"]), statistics.median(runs["ray"])
+    print(f"a 6-text audit: local {local:.1f} s, ray {remote:.1f} s", flush=True)
+    return {"local_s": runs["local"], "ray_s": runs["ray"], "startup_s": round(remote - local, 1)}
 
 
 if __name__ == "__main__":

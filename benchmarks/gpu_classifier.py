@@ -7,9 +7,12 @@ device (``--device auto``: a GPU when torch sees one).
 Three text sets, as the issue measured them: ``short``, Civil Comments identity swaps in the order an audit sends them
 (each comment, then its variants); ``long``, CAD-IMDB reviews; ``mixed``, both shuffled together. Each method runs
 ``--repeats`` times on each set after one warm-up batch, the best time kept; both give the same probabilities (the
-largest difference is recorded).
+largest difference is recorded). Each precision of ``--dtypes`` is a row per set: counterfair's stage with ``--dtype``
+against the tuned loop under the same autocast, with the largest difference from the float32 loop's probabilities
+(what the lower precision costs).
 
     python benchmarks/gpu_classifier.py [--device auto] [--short 512] [--long 64] [--layers 12]
+        [--dtypes float32,bfloat16]
 
 Writes ``benchmarks/results/gpu_classifier.json`` (or ``--out``), naming the device.
 """
@@ -57,14 +60,21 @@ def text_sets(short: int, long: int) -> dict[str, list[str]]:
     return {"short": swaps[:short], "long": reviews[:long], "mixed": mixed}
 
 
-def tuned_loop(model: Any, tokenizer: Any, texts: list[str], batch: int, device: str) -> np.ndarray:
-    """The reference: sort by token count, batch, tokenise once, pad per batch, inference_mode, back in input order."""
+def tuned_loop(
+    model: Any, tokenizer: Any, texts: list[str], batch: int, device: str, dtype: str = "float32"
+) -> np.ndarray:
+    """The reference: sort by token count, batch, tokenise once, pad per batch, inference_mode, back in input order;
+    ``dtype`` other than float32 under torch's autocast."""
+    import contextlib
+
     import torch
 
     ids = tokenizer(texts, truncation=True, max_length=512)["input_ids"]
     order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
     out = np.zeros((len(texts), model.config.num_labels))
-    with torch.inference_mode():
+    lower = dtype != "float32"
+    cast = torch.autocast(device.partition(":")[0], dtype=getattr(torch, dtype)) if lower else contextlib.nullcontext()
+    with torch.inference_mode(), cast:
         for start in range(0, len(order), batch):
             chosen = order[start : start + batch]
             enc = tokenizer.pad({"input_ids": [ids[i] for i in chosen]}, return_tensors="pt").to(device)
@@ -89,6 +99,7 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=12)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--dtypes", default="float32,bfloat16", help="precisions to time, comma-separated")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "gpu_classifier.json")
     args = parser.parse_args()
     os.environ["COUNTERFAIR_STORE"] = "off"  # every repeat predicts: no cached probabilities
@@ -108,25 +119,31 @@ def main() -> None:
     rows: dict[str, dict[str, Any]] = {}
     for name, texts in text_sets(args.short, args.long).items():
         tokens = sum(len(i) for i in tokenizer(texts, truncation=True, max_length=512)["input_ids"])
+        exact = tuned_loop(model, tokenizer, texts, args.batch_size, device)  # float32: what each precision costs
+        for dtype in args.dtypes.split(","):
+            clf.inner.dtype = dtype  # type: ignore[attr-defined]  # as --dtype sets it
 
-        def ours(texts: list[str] = texts) -> np.ndarray:
-            clf.forget()  # every repeat predicts every text
-            return clf.predict_proba(texts)
+            def ours(texts: list[str] = texts) -> np.ndarray:
+                clf.forget()  # every repeat predicts every text
+                return clf.predict_proba(texts)
 
-        tuned_loop(model, tokenizer, texts[: args.batch_size], args.batch_size, device)  # warm-up
-        ours_s, ours_p = best_of(args.repeats, ours)
-        tuned_s, tuned_p = best_of(
-            args.repeats, lambda t=texts: tuned_loop(model, tokenizer, t, args.batch_size, device)
-        )
-        rows[name] = {
-            "texts": len(texts),
-            "mean_tokens": round(tokens / len(texts), 1),
-            "counterfair_texts_per_s": round(len(texts) / ours_s, 1),
-            "tuned_texts_per_s": round(len(texts) / tuned_s, 1),
-            "ratio": round(tuned_s / ours_s, 3),
-            "max_abs_difference": float(np.max(np.abs(np.asarray(ours_p) - tuned_p))),
-        }
-        print(name, rows[name], flush=True)
+            tuned_loop(model, tokenizer, texts[: args.batch_size], args.batch_size, device, dtype)  # warm-up
+            ours_s, ours_p = best_of(args.repeats, ours)
+            tuned_s, tuned_p = best_of(
+                args.repeats, lambda t=texts, d=dtype: tuned_loop(model, tokenizer, t, args.batch_size, device, d)
+            )
+            rows[f"{name} {dtype}"] = {
+                "set": name,
+                "dtype": dtype,
+                "texts": len(texts),
+                "mean_tokens": round(tokens / len(texts), 1),
+                "counterfair_texts_per_s": round(len(texts) / ours_s, 1),
+                "tuned_texts_per_s": round(len(texts) / tuned_s, 1),
+                "ratio": round(tuned_s / ours_s, 3),
+                "max_abs_difference": float(np.max(np.abs(np.asarray(ours_p) - tuned_p))),
+                "max_abs_difference_from_float32": float(np.max(np.abs(np.asarray(ours_p) - exact))),
+            }
+            print(name, rows[f"{name} {dtype}"], flush=True)
     from cli_run import cpu_model, markdown_table, save_result
 
     document = {
@@ -137,17 +154,28 @@ def main() -> None:
         "batch_size": args.batch_size,
         "results": rows,
         "table": markdown_table(
-            ("texts", "mean tokens", "counterfair texts/s", "tuned loop texts/s", "ratio", "largest Δp"),
+            (
+                "texts",
+                "precision",
+                "mean tokens",
+                "counterfair texts/s",
+                "tuned loop texts/s",
+                "ratio",
+                "largest Δp vs the loop",
+                "largest Δp vs float32",
+            ),
             (
                 (
-                    f"{n} ({r['texts']})",
+                    f"{r['set']} ({r['texts']})",
+                    r["dtype"],
                     r["mean_tokens"],
                     r["counterfair_texts_per_s"],
                     r["tuned_texts_per_s"],
                     f"{r['ratio']:.2f}×",
                     f"{r['max_abs_difference']:.1e}",
+                    f"{r['max_abs_difference_from_float32']:.1e}",
                 )
-                for n, r in rows.items()
+                for r in rows.values()
             ),
         ),
     }

@@ -33,6 +33,13 @@ def test_demo_covers_the_four_attributes_and_all_dixon_terms() -> None:
     assert set(p["attributes"]) == {"islam", "judaism", "lgbq", "transgender", "gender", "names"}
     assert p["identity_texts"] >= 50
     assert p["estimated_seconds"] < 15 * 60
+    from counterfair.engine import STARTUP_SECONDS
+
+    on_ray = plan(demo_path(), AuditOptions(id_column="id", engine="ray"))  # #68: the estimate knows the engine
+    started = p["estimated_seconds"] + round(STARTUP_SECONDS["ray"])
+    assert on_ray["estimated_seconds"] == started > p["estimated_seconds"]
+    measured = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "engine_classifier.json"
+    assert STARTUP_SECONDS["ray"] == json.loads(measured.read_text())["startup"]["startup_s"]  # the figure measured
 
 
 def test_demo_audit_outputs(demo_run: Path) -> None:

@@ -207,6 +207,52 @@ def test_the_device_is_chosen_once_for_every_torch_model(
     assert ok.returncode == 0, ok.stderr
 
 
+def test_dtype_runs_hf_classifiers_in_less_precision_kept_apart(
+    tiny_hf_classifier_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#68: ``--dtype`` (``COUNTERFAIR_DTYPE``): float32 is today's path (signature and scores unchanged); bfloat16
+    autocasts the forward pass, scores move by less than 0.05 on this tiny model but not by nothing, and its
+    signature differs (no run or cached score mixes the two precisions); the summary and the page say where it ran;
+    a misspelt precision is exit 2 before any work."""
+    from counterfair.models import check_dtype_form
+
+    from .conftest import run_cli
+
+    monkeypatch.delenv("COUNTERFAIR_DTYPE", raising=False)
+    monkeypatch.setenv("COUNTERFAIR_DEVICE", "cpu")
+    monkeypatch.setenv("COUNTERFAIR_STORE", "off")
+    texts = ["I am a Muslim and proud of it", "a short one", "the neighbours were kind to us all week long"]
+    full = load_classifier(f"hf:{tiny_hf_classifier_dir}")
+    p32 = full.predict_proba(texts)
+    assert "dtype" not in full.signature() and full.runs_on() == "cpu in float32"
+    monkeypatch.setenv("COUNTERFAIR_DTYPE", "bf16")
+    half = load_classifier(f"hf:{tiny_hf_classifier_dir}")
+    p16 = half.predict_proba(texts)
+    assert half.signature()["dtype"] == "bfloat16" and half.identity() != full.identity()
+    assert half.summary_info()["runs_on"] == "cpu in bfloat16"
+    gap = float(np.max(np.abs(p16 - p32)))
+    assert 0 < gap < 0.05, gap
+    with pytest.raises(ConfigError, match="expected float32, bfloat16, float16"):
+        check_dtype_form("float64")
+    from counterfair.classifiers.remote import on_engine
+
+    factory = on_engine(half, "ray").worker_factory  # a Ray actor builds the classifier in the driver's precision
+    monkeypatch.delenv("COUNTERFAIR_DTYPE")
+    assert factory is not None
+    np.testing.assert_array_equal(factory()(texts), p16)
+    data = tmp_path / "texts.csv"
+    data.write_text("text\nMy Muslim neighbour is kind.\nThe Jewish family next door cooks well.\n")
+    args = ["audit", str(data), "--classifier", f"hf:{tiny_hf_classifier_dir}", "--methods", "swap", "-q"]
+    bad = run_cli("--dtype", "double", *args, "--out", str(tmp_path / "bad"))
+    assert bad.returncode == 2 and "--dtype 'double': expected float32, bfloat16, float16" in bad.stderr, bad.stderr
+    assert not (tmp_path / "bad").exists()
+    ok = run_cli("--device", "cpu", "--dtype", "bfloat16", *args, "--out", str(tmp_path / "ok"))
+    assert ok.returncode == 0, ok.stderr
+    summary = json.loads((tmp_path / "ok" / "summary.json").read_text())
+    assert summary["classifier"]["dtype"] == "bfloat16" and summary["classifier"]["runs_on"] == "cpu in bfloat16"
+    assert f"hf:{tiny_hf_classifier_dir} on cpu in bfloat16 (score" in (tmp_path / "ok" / "report.md").read_text()
+
+
 def test_spacy_textcat(tmp_path: Path) -> None:
     import spacy
     from spacy.training import Example

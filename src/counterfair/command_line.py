@@ -373,12 +373,26 @@ def _root(
             "counterfair --device cuda audit ... (also COUNTERFAIR_DEVICE).",
         ),
     ] = None,
+    dtype: Annotated[
+        str | None,
+        typer.Option(
+            "--dtype",
+            help="The precision hf: classifiers run in: float32 (the default), bfloat16 or float16 (autocast: "
+            "faster on a GPU, scores within about 0.01; their runs and cached scores are kept apart from "
+            "float32's); before the command: counterfair --device cuda --dtype bfloat16 audit ... "
+            "(also COUNTERFAIR_DTYPE).",
+        ),
+    ] = None,
 ) -> None:
     """counterfair command line."""
     if device is not None:
         from .models import check_device_form
 
         os.environ["COUNTERFAIR_DEVICE"] = check_device_form(device)
+    if dtype is not None:
+        from .models import check_dtype_form
+
+        os.environ["COUNTERFAIR_DTYPE"] = check_dtype_form(dtype)
 
 
 def sample_pairs_path() -> Path:

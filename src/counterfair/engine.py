@@ -23,6 +23,9 @@ from .errors import ConfigError
 from .progress import NullProgress, ProgressHook
 
 ENGINES = ("local", "ray")
+#: what an engine adds to a run before its first batch (the up-front estimate counts it): a local Ray instance
+#: started and its actors built, measured on 2 CPU cores (benchmarks/engine_classifier.py, ``startup_s``)
+STARTUP_SECONDS = {"local": 0.0, "ray": 18.0}
 
 
 def _limit_threads(threads: int) -> None:

@@ -470,6 +470,47 @@ def check_device_form(spec: str) -> str:
     return text
 
 
+#: the precisions an hf: classifier's forward pass runs in (``--dtype``); float32 is today's path, unchanged
+DTYPES = ("float32", "bfloat16", "float16")
+
+
+def check_dtype_form(spec: str) -> str:
+    """``spec`` if it names a precision of :data:`DTYPES` (also ``fp32``, ``bf16``, ``fp16``), else a ConfigError."""
+    text = spec.strip().lower()
+    text = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "half": "float16"}.get(text, text)
+    if text not in DTYPES:
+        raise ConfigError(f"--dtype {spec!r}: expected {', '.join(DTYPES)}")
+    return text
+
+
+def classifier_dtype(spec: str | None = None) -> str:
+    """The precision hf: classifiers run in: ``spec``, else ``$COUNTERFAIR_DTYPE`` (the command line's ``--dtype``),
+    else float32."""
+    return check_dtype_form(spec or os.environ.get("COUNTERFAIR_DTYPE") or "float32")
+
+
+@contextmanager
+def precision(device: str, dtype: str) -> Iterator[None]:
+    """The forward passes inside run in ``dtype`` under torch's autocast on ``device`` (weights stay float32, so
+    the numerically touchy operations autocast keeps in float32 stay there); float32: nothing changes."""
+    if dtype == "float32":
+        yield
+        return
+    import torch
+
+    with torch.autocast(device_type=device.partition(":")[0], dtype=_torch_dtype(dtype)):
+        yield
+
+
+def device_name(device: str) -> str:
+    """``device`` in words for a run's facts: ``cuda:0 (NVIDIA H200)``, ``cpu``."""
+    if device.startswith("cuda"):
+        import torch
+
+        return f"{device} ({torch.cuda.get_device_name(device)})"
+    return device
+
+
 def torch_device(spec: str | None = None) -> str:
     """The torch device a model counterfair loads runs on: ``spec``, else ``$COUNTERFAIR_DEVICE`` (the command
     line's ``--device``), else ``auto``: a CUDA GPU when torch sees one, else Apple's ``mps``, else the CPU. A GPU

@@ -94,11 +94,21 @@ class HFClassifier:
     the number truncated is counted in ``truncated``.
     """
 
-    def __init__(self, directory: str | Path, *, device: str | None = None, max_length: int | None = None) -> None:
+    def __init__(
+        self,
+        directory: str | Path,
+        *,
+        device: str | None = None,
+        max_length: int | None = None,
+        dtype: str | None = None,
+    ) -> None:
+        from ..models import classifier_dtype
+
         self.directory = Path(directory)
         if not (self.directory / "config.json").exists():
             raise ConfigError(f"hf classifier: {self.directory} is not a transformers directory (no config.json)")
         self.device = device  # None: the run's --device (COUNTERFAIR_DEVICE), else a GPU torch sees, else the CPU
+        self.dtype = classifier_dtype(dtype)  # the forward pass's precision (--dtype): float32, or autocast to less
         self.max_length = max_length
         self.truncated = 0
         self._model: Any = None
@@ -119,6 +129,13 @@ class HFClassifier:
             if self.max_length is None:
                 limits = [getattr(model.config, "max_position_embeddings", None), self._tokenizer.model_max_length]
                 self.max_length = int(min(x for x in limits if x and x < 10**6) if any(limits) else 512)
+
+    @property
+    def runs_on(self) -> str | None:
+        """Where the model ran, in words (``cuda:0 (NVIDIA H200) in bfloat16``); None before it loaded."""
+        from ..models import device_name
+
+        return f"{device_name(str(self.device))} in {self.dtype}" if self._model is not None else None
 
     @property
     def labels(self) -> list[str]:
@@ -148,9 +165,12 @@ class HFClassifier:
         self._load()
         if text_pairs is None and texts and all(t in self._encoded for t in texts):
             return self._predict_encoded(texts)
-        proba, truncated = transformer_proba_counted(
-            self._model, self._tokenizer, texts, text_pairs, self.max_length, str(self.device)
-        )
+        from ..models import precision
+
+        with precision(str(self.device), self.dtype):
+            proba, truncated = transformer_proba_counted(
+                self._model, self._tokenizer, texts, text_pairs, self.max_length, str(self.device)
+            )
         self.truncated += truncated
         return proba
 
@@ -159,8 +179,10 @@ class HFClassifier:
 
         encoded = [self._encoded.pop(t) for t in texts]
         self.truncated += sum(cut for _, cut in encoded)
+        from ..models import precision
+
         batch = self._tokenizer.pad([features for features, _ in encoded], return_tensors="pt")
-        with torch.inference_mode():
+        with torch.inference_mode(), precision(str(self.device), self.dtype):
             logits = self._model(**batch.to(self.device)).logits.float()
         return _probabilities(self._model, logits)
 

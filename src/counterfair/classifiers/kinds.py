@@ -206,12 +206,14 @@ def _hf(arg: str, spec: str) -> tuple[Classifier, JSONObject]:
 
     inner = HFClassifier(arg)
     weights = next((p for p in (Path(arg) / "model.safetensors", Path(arg) / "pytorch_model.bin") if p.exists()), None)
-    signature = {
+    signature: JSONObject = {
         "type": "hf",
         "path": arg,
         "transformers": package_version("transformers"),
         "weights_sha256": _file_id(str(weights))["sha256"] if weights else None,
     }
+    if inner.dtype != "float32":  # scores in another precision are another classifier's: no run or store mixes them
+        signature["dtype"] = inner.dtype
     return inner, signature
 
 

@@ -27,20 +27,28 @@ def on_engine(clf: CachedClassifier, engine: str, address: str | None = None) ->
             f"--engine {engine} rebuilds the classifier from its spec on every worker; {clf.spec} is a Python "
             "object: pass a spec (sklearn:PATH, hf:DIR, callable:FILE.py:FN, ...) or use the local engine"
         )
+    from ..models import classifier_dtype
+
     clf.engine, clf.address = engine, address
-    clf.worker_factory = functools.partial(ClassifierWorker, clf.spec) if engine != "local" else None
+    dtype = classifier_dtype()  # the driver's --dtype travels with the spec: a remote node has its own environment
+    clf.worker_factory = functools.partial(ClassifierWorker, clf.spec, dtype) if engine != "local" else None
     return clf
 
 
 class ClassifierWorker:
-    """Predicts batches with the classifier ``spec`` names (built on first use in the worker's process)."""
+    """Predicts batches with the classifier ``spec`` names (built on first use in the worker's process), torch
+    models in the driver's precision ``dtype``."""
 
-    def __init__(self, spec: str) -> None:
+    def __init__(self, spec: str, dtype: str = "float32") -> None:
         self.spec = spec
+        self.dtype = dtype
         self._inner: Any = None
 
     def __call__(self, batch: Sequence[Any]) -> np.ndarray:
         if self._inner is None:
+            import os
+
+            os.environ["COUNTERFAIR_DTYPE"] = self.dtype
             kind, argument = kind_for(self.spec)
             self._inner, _ = kind.build(argument, self.spec)
         pairs = bool(batch) and not isinstance(batch[0], str)

@@ -186,7 +186,11 @@ def audit(
             f"auditing {options.classifier} on {the_plan['texts']} texts; attributes referenced: {attrs}; "
             f"texts with identity terms: {the_plan['identity_texts']}; methods: {', '.join(options.methods)}"
         )
-        console.print(f"estimated time on 2 CPU cores: about {the_plan['estimated_seconds'] / 60:.1f} min")
+        from ...engine import STARTUP_SECONDS
+
+        start = STARTUP_SECONDS.get(options.engine, 0.0)
+        engine = f" (starting the {options.engine} engine: about {start:.0f} s of it)" if start else ""
+        console.print(f"estimated time on 2 CPU cores: about {the_plan['estimated_seconds'] / 60:.1f} min{engine}")
 
     from ...progress import RichProgress
 

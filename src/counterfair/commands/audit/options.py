@@ -140,10 +140,13 @@ class AuditOptions:
         check_bootstrap_cap(self.bootstrap)
 
 
-def estimate_seconds(counts: dict[str, int], identity_texts: int, methods: list[str]) -> float:
+def estimate_seconds(counts: dict[str, int], identity_texts: int, methods: list[str], engine: str = "local") -> float:
     """A rough up-front estimate of the audit's wall time on 2 CPU cores, from each editor's seconds per text
-    (:class:`~counterfair.editors.registry.EditorSpec`)."""
-    total = SECONDS_FIXED
+    (:class:`~counterfair.editors.registry.EditorSpec`) and what the engine takes to start
+    (:data:`~counterfair.engine.STARTUP_SECONDS`)."""
+    from ...engine import STARTUP_SECONDS
+
+    total = SECONDS_FIXED + STARTUP_SECONDS.get(engine, 0.0)
     for method in methods:
         spec = editor_spec(method)
         total += spec.seconds_per_text * (identity_texts if spec.identity_texts else sum(counts.values()))
@@ -255,6 +258,7 @@ def plan_frame(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> AuditPla
                 {a: n for a, n in occurring.items() if not is_swap_attribute(a)} if attr_methods else {},
                 identity_texts + sum(n for a, n in occurring.items() if is_swap_attribute(a)),
                 opts.methods,
+                opts.engine,
             ),
             0,
         ),

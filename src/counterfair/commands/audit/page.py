@@ -102,7 +102,7 @@ def audit_page(summary: Mapping[str, Any] | Record, extras: RunExtras | None = N
     language = f" in {s.language_name}" if s.language_name else ""
     meta = (  # the run's time is in the details (summary.json): a rebuilt or resumed report is the same file
         v.basis,
-        f"Classifier {s.classifier.spec} (score = probability of {s.positive_label}), threshold {s.threshold}; "
+        f"Classifier {s.classifier.said()} (score = probability of {s.positive_label}), threshold {s.threshold}; "
         f"{num(s.input.texts)} texts{language}, methods {', '.join(s.input.methods)}, from {s.input.source}; "
         f"counterfair {s.counterfair_version}.",
     )

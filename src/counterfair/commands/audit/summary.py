@@ -146,7 +146,7 @@ def audit_summary(
         "counterfair_version": __version__,
         "command": "audit",
         "input": {"source": origin, **the_plan},
-        "classifier": clf.signature(),
+        "classifier": clf.summary_info(),
         "positive_label": clf.labels[index],
         "threshold": opts.threshold,
         "originals": _originals(orig_scores, opts.threshold),

@@ -312,7 +312,7 @@ def bias_summary(
         "counterfair_version": __version__,
         "command": "bias",
         "input": {"source": origin, "texts": n},
-        "classifier": clf.signature(),
+        "classifier": clf.summary_info(),
         "positive_label": clf.labels[positive_index(clf.labels, opts.positive_label)],
         "threshold": opts.threshold,
         "membership": "columns" if opts.group_columns else f"identity terms ({opts.identities or 'dixon50'})",

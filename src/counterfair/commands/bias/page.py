@@ -92,7 +92,7 @@ def bias_page(summary: Mapping[str, Any] | Record) -> Page:
         )
     input_ = s.extra.get("input", {})
     meta = (
-        f"Classifier {s.classifier.spec} (score = probability of {s.positive_label}); {num(input_.get('texts'))} "
+        f"Classifier {s.classifier.said()} (score = probability of {s.positive_label}); {num(input_.get('texts'))} "
         f"texts from {input_.get('source', MISSING)}; groups from {s.membership}; counterfair "
         f"{s.extra.get('counterfair_version', MISSING)}.",
         "Borkan et al. 2019 (subgroup, BPSN, BNSP AUC; generalized mean; final metric), Dixon et al. 2018 (pinned AUC, "

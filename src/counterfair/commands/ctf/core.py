@@ -399,7 +399,7 @@ def ctf_core(
             "guard": guard,
             "described": swap_described(grammar, guard, identity_set.language),
         },
-        "classifier": clf.signature(),
+        "classifier": clf.summary_info(),
         "positive_label": clf.labels[index],
     }
     return missing_as_nan(pairs), nan_to_none(summary)

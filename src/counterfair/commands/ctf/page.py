@@ -29,7 +29,7 @@ def ctf_page(summary: Mapping[str, Any] | Record) -> Page:
     findings += [f"{t}: {interval(e)} over {e.texts} texts, {e.pairs} swaps" for t, e in solid[:5]]
     input_ = s.extra.get("input", {})
     meta = [
-        f"Classifier {s.classifier.spec} (score = probability of {s.extra.get('positive_label', MISSING)}); "
+        f"Classifier {s.classifier.said()} (score = probability of {s.extra.get('positive_label', MISSING)}); "
         f"{num(input_.get('texts'))} texts from {input_.get('source', MISSING)}, {num(s.texts)} with identity terms; "
         f"counterfair {s.extra.get('counterfair_version', MISSING)}.",
         "CTF gap (Garg et al. 2019, paper 001): mean over texts of the mean |score change| over the text's swaps; "

@@ -35,7 +35,7 @@ def feedback_page(summary: Mapping[str, Any] | Record) -> Page:
         ),
         findings=tuple(findings),
         meta=(
-            f"Editor {s.editor.name}, classifier {s.classifier.spec}; counterfair "
+            f"Editor {s.editor.name}, classifier {s.classifier.said()}; counterfair "
             f"{s.extra.get('counterfair_version', MISSING)}. inc@n, flip-rate@n and perplexity@n: paper 002.",
         ),
         tables=(Table("Per step", pd.DataFrame(rows), None, "steps"),),

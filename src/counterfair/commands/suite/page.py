@@ -14,7 +14,7 @@ from ...views.verdict import gate_rules
 from ..bias.page import AUC_NOTE, below, bias_table, page_status
 
 
-def _cell_row(name: str, c: SuiteCell, *, first: str) -> dict[str, Any]:
+def _cell_row(name: str, c: SuiteCell, *, first: str) -> dict[str, str]:
     failed = None if c.accuracy.value is None else round(c.n * (1 - c.accuracy.value))
     return {
         first: name + (" (few cases)" if c.few else ""),
@@ -87,7 +87,7 @@ def suite_page(summary: Mapping[str, Any] | Record, *, worst: int = 5) -> Page:
                             AUC_NOTE, "bias"))  # fmt: skip
     input_ = s.extra.get("input", {})
     meta = (
-        f"Classifier {s.classifier.spec} (score = probability of {s.positive_label}, threshold {s.threshold}); "
+        f"Classifier {s.classifier.said()} (score = probability of {s.positive_label}, threshold {s.threshold}); "
         f"{num(input_.get('cases'))} cases ({num(input_.get('positive'))} hateful) from "
         f"{input_.get('source', MISSING)}; counterfair {s.extra.get('counterfair_version', MISSING)}.",
     )

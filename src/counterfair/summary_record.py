@@ -1,0 +1,100 @@
+"""The record: a frozen dataclass read from and written to a JSON object key for key and in order (``from_dict`` /
+``to_dict``), what every typed summary (:mod:`counterfair.summaries`) and result section is made of."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, TypeVar
+
+from .errors import InputError
+from .jsontypes import JSONObject
+
+R = TypeVar("R", bound="Record")
+
+
+def record_field(name: str | None = None, of: Any = None, default: Any = None) -> Any:
+    """A record field stored under JSON key ``name`` (the attribute's name by default); ``of``: a record class, or
+    ``[Class]`` for a list of records, ``{Class}`` for a dict of records (by name); a class may be named by a string
+    (a record that holds records of its own kind)."""
+    return field(default=default, metadata={"key": name, "of": of})
+
+
+#: every record class by name: a field's ``of`` may name a class defined after it (or itself)
+_RECORDS: dict[str, type] = {}
+
+
+def _cls(of: Any) -> Any:
+    return _RECORDS[of] if isinstance(of, str) else of
+
+
+def _load(of: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    if of is None:
+        return tuple(value) if isinstance(value, list) else value
+    if isinstance(of, list):
+        return tuple(_cls(of[0]).from_dict(v) for v in value)
+    if isinstance(of, set):
+        (cls,) = of
+        return {k: None if v is None else _cls(cls).from_dict(v) for k, v in value.items()}  # None: not measured
+    return _cls(of).from_dict(value)
+
+
+_FIELDS: dict[type, dict[str, dataclasses.Field[Any]]] = {}
+
+
+def _by_key(cls: type) -> dict[str, dataclasses.Field[Any]]:
+    """A record class's fields by the JSON key they are stored under (computed once per class)."""
+    if cls not in _FIELDS:
+        _FIELDS[cls] = {f.metadata.get("key") or f.name: f for f in fields(cls) if f.name not in ("extra", "keys")}
+    return _FIELDS[cls]
+
+
+def _dump(value: Any) -> Any:
+    if isinstance(value, Record):
+        return value.to_dict()
+    if isinstance(value, tuple) and value and isinstance(value[0], Record):
+        return [v.to_dict() for v in value]
+    if isinstance(value, dict) and value and isinstance(next(iter(value.values())), Record):
+        return {k: v.to_dict() for k, v in value.items()}
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class Record:
+    """A part of a summary; ``extra`` holds the keys the record does not model, ``keys`` the order it was read in."""
+
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    keys: tuple[str, ...] | None = field(default=None, repr=False, compare=False)  # None: made in code, not read
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _RECORDS.setdefault(cls.__name__, cls)  # the first of a name: a later class elsewhere does not replace it
+
+    @classmethod
+    def from_dict(cls: type[R], data: Mapping[str, Any]) -> R:
+        if not isinstance(data, Mapping):
+            raise InputError(f"{cls.__name__}: expected a JSON object, got {type(data).__name__}")
+        known = _by_key(cls)
+        values = {known[k].name: _load(known[k].metadata.get("of"), v) for k, v in data.items() if k in known}
+        extra = {k: v for k, v in data.items() if k not in known}
+        return cls(**values, extra=extra, keys=tuple(data))
+
+    def to_dict(self) -> JSONObject:
+        """The JSON object: the keys it was read with, in their order (a new record: every field, missing values as
+        null, then ``extra``)."""
+        known = _by_key(type(self))
+        order = self.keys if self.keys is not None else (*known, *self.extra)
+        return {k: _dump(getattr(self, known[k].name)) if k in known else self.extra[k] for k in order}
+
+    def has(self, key: str) -> bool:
+        """Whether the summary this record was read from holds ``key`` (a section an older run lacks)."""
+        return key in (self.keys or ()) or key in self.extra
+
+    def __bool__(self) -> bool:
+        """False for a record read from an empty JSON object (as the dict would be)."""
+        return self.keys is None or bool(self.keys)
