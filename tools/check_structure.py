@@ -21,7 +21,9 @@
   dict[str, Any]]``, ``list[dict[str, Any]]``; a ceiling in tests/test_structure.py): what a layer hands
   another is a record, a TypedDict or a result object; ``JSONObject`` (counterfair.jsontypes) marks JSON data that is
   written or hashed (an editor's parameters, a model's identity), whose values mypy checks are JSON. Counted beside
-  it, not as it.
+  it, not as it. The readers of files and answers counterfair did not write (``USER_FILE_READERS``: a user's JSON,
+  JSONL or YAML, an LLM's or a server's JSON answer) return what they parsed, whose shape their callers check: listed
+  apart, not counted (#70: "outside the readers of user files").
 """
 
 from __future__ import annotations
@@ -38,6 +40,22 @@ MAX_FUNCTION_LINES = 60
 MAX_MODULE_LINES = 800  # a module longer than this holds more than one concern (#70)
 #: the modules allowed to read a summary by key: the typed summaries' JSON readers
 READERS_ALLOWED: frozenset[str] = frozenset({"counterfair.summaries"})
+#: functions that parse JSON or YAML counterfair did not write (a user's file, an LLM's or a server's answer): their
+#: return is the parsed object, checked by their callers; not counted among the untyped dict returns
+USER_FILE_READERS: frozenset[str] = frozenset(
+    {
+        "counterfair.io.read_json",  # a user's JSON file (a summary another version wrote, a ratings export)
+        "counterfair.io._jsonl_record",  # one line of a user's JSONL input
+        "counterfair.io.whole_characters",  # that line's record, its strings made whole
+        "counterfair.yamlfiles.read_mapping",  # a user's YAML (a config, a pack)
+        "counterfair.lexicons.attributes._read_mapping",  # an attribute pack's YAML (built in or the user's)
+        "counterfair.lexicons.attributes.resource_mapping",  # the same, found by kind and name
+        "counterfair.commands.llm_audit.outcomes.json_object",  # the JSON object in an LLM application's answer
+        "counterfair.commands.llm_audit.outcomes.json_answer",  # the same, with what was left of the answer
+        "counterfair.rating.judges.parse_answer",  # an LLM judge's JSON answer
+        "counterfair.llm.openai_http._post",  # an OpenAI-compatible server's JSON answer
+    }
+)
 #: the command slices: counterfair.commands.<name>.<layer>
 SLICES = "counterfair.commands."
 #: what the core must not import: run directories (and any slice's shell, see in_run_layer); the in-memory sink of
@@ -84,6 +102,7 @@ class Report:
     editor_comparisons: list[str] = field(default_factory=list)
     untyped_dict_returns: list[str] = field(default_factory=list)  # counted: a ceiling, not a failure here
     json_object_returns: list[str] = field(default_factory=list)
+    user_file_readers: list[str] = field(default_factory=list)  # USER_FILE_READERS: listed, not counted
 
     def failed(self) -> bool:
         found = self.cycles or self.private_imports or self.summary_reads or self.long_functions or self.long_modules
@@ -229,7 +248,10 @@ def check(root: Path = PACKAGE) -> Report:
         if not module.startswith(EDITOR_NAMES_ALLOWED):
             report.editor_comparisons += _editor_comparisons(module, text)
         for name, returns in _returns(module, text):
-            if any(loose in returns for loose in ("dict[str,Any]", "Dict[str,Any]", "Mapping[str,Any]")):  # nested too
+            loose = any(x in returns for x in ("dict[str,Any]", "Dict[str,Any]", "Mapping[str,Any]"))  # nested too
+            if loose and f"{module}.{name.split()[-1]}" in USER_FILE_READERS:
+                report.user_file_readers.append(name)
+            elif loose:
                 report.untyped_dict_returns.append(name)
             elif returns == "JSONObject":
                 report.json_object_returns.append(name)
@@ -299,6 +321,7 @@ def main() -> int:
         for item in items:
             print(f"    {item}")
     print(f"functions returning JSONObject (JSON data, checked by mypy): {len(report.json_object_returns)}")
+    print(f"readers of files and answers counterfair did not write (not counted): {len(report.user_file_readers)}")
     return 1 if report.failed() else 0
 
 

@@ -12,30 +12,39 @@ import contextlib
 import hashlib
 import json
 from array import array
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Generic, TypedDict, TypeVar, cast
 
 import numpy as np
 
 from .errors import OutputError
+from .jsontypes import JSONObject
 from .runs import claim_run_dir, writing
 
 __all__ = ["JsonlCheckpoint", "MemorySink", "RowCheckpoint", "ScoreCheckpoint", "claim_run_dir", "pack", "unpack"]
 
 #: the key under which :func:`pack` stores a list of records as one table
 TABLE = "__table__"
+#: a checkpoint's record (each caller's TypedDict: generate's GenerationRecord, feedback's unit, ...) and what of it
+#: stays in memory (the record itself, or a slimmer record: generate's SlimRecord)
+Rec = TypeVar("Rec", bound=Mapping[str, Any])
+Held = TypeVar("Held")
+
+
+def _whole(record: Any) -> Any:
+    return record  # the default slim: the whole record stays in memory
 
 
 def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b  # 1, 1.0 and True are different cells
 
 
-def pack(record: dict[str, Any]) -> dict[str, Any]:
+def pack(record: Mapping[str, Any]) -> JSONObject:
     """``record`` with each list of two or more dicts that share their keys (a unit's candidates) written as one
     table: the keys once, the values every row shares once, the rest row by row. Lossless (:func:`unpack`); an
     identity swap's 49 candidates of 21 fields shrink to about a third."""
-    out: dict[str, Any] = {}
+    out: JSONObject = {}
     for name, value in record.items():
         if isinstance(value, list) and len(value) > 1 and all(isinstance(v, dict) for v in value):
             keys = list(value[0])
@@ -49,12 +58,12 @@ def pack(record: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def unpack(record: dict[str, Any]) -> dict[str, Any]:
+def unpack(record: JSONObject) -> JSONObject:
     """The record :func:`pack` was given (records written before packing come back as they are)."""
-    out: dict[str, Any] = {}
+    out: JSONObject = {}
     for name, value in record.items():
         if isinstance(value, dict) and TABLE in value and len(value) == 1:
-            table = value[TABLE]
+            table: Any = value[TABLE]
             keys, same = table["keys"], table["same"]
             at = {k: i for i, k in enumerate(k for k in keys if k not in same)}
             out[name] = [{k: same[k] if k in same else row[at[k]] for k in keys} for row in table["rows"]]
@@ -63,7 +72,7 @@ def unpack(record: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class JsonlCheckpoint:
+class JsonlCheckpoint(Generic[Rec, Held]):
     """Append-only JSONL of finished records, indexed by ``key(record)``; tolerant of a torn last line.
 
     ``slim`` picks what of each record stays in memory (``done``); the whole record is read back from the file on
@@ -73,13 +82,13 @@ class JsonlCheckpoint:
     def __init__(
         self,
         path: Path,
-        key: Callable[[dict[str, Any]], Hashable],
-        slim: Callable[[Any], Any] | None = None,
+        key: Callable[[Rec], Hashable],
+        slim: Callable[[Rec], Held] | None = None,
     ) -> None:
         self.path = path
         self.key = key
-        self.slim = slim or (lambda record: record)
-        self._done: dict[Hashable, dict[str, Any]] = {}
+        self.slim: Callable[[Rec], Held] = slim or _whole
+        self._done: dict[Hashable, Held] = {}
         self._offsets: dict[Hashable, int] = {}
         if path.exists():
             offset = 0
@@ -88,7 +97,7 @@ class JsonlCheckpoint:
                     if not line.endswith(b"\n"):
                         break  # a write cut off mid-line: that unit is redone
                     try:
-                        record = unpack(json.loads(line))
+                        record = cast(Rec, unpack(json.loads(line)))  # as add() wrote it
                     except (json.JSONDecodeError, KeyError, TypeError, IndexError):
                         break  # a damaged record: it and what follows are redone
                     self._remember(record, offset)
@@ -98,7 +107,7 @@ class JsonlCheckpoint:
                     handle.truncate(offset)
         path.parent.mkdir(parents=True, exist_ok=True)
 
-    def _remember(self, record: dict[str, Any], offset: int) -> None:
+    def _remember(self, record: Rec, offset: int) -> None:
         key = self.key(record)
         self._done[key] = self.slim(record)
         self._offsets[key] = offset
@@ -107,7 +116,7 @@ class JsonlCheckpoint:
         return key in self._done
 
     @property
-    def done(self) -> dict[Hashable, dict[str, Any]]:
+    def done(self) -> dict[Hashable, Held]:
         """``slim(record)`` of every finished unit, by key."""
         return self._done
 
@@ -117,7 +126,7 @@ class JsonlCheckpoint:
     def _offset(self, key: Hashable) -> int:
         return self._offsets[key]
 
-    def add(self, records: Sequence[dict[str, Any]]) -> None:
+    def add(self, records: Sequence[Rec]) -> None:
         def kept() -> str:  # counted only when a write fails: counting a score index is a query
             return f"the {len(self)} units finished before are kept; free space and rerun the same command to resume"
 
@@ -130,21 +139,21 @@ class JsonlCheckpoint:
         for record, offset in staged:  # only records that reached the file count as done
             self._remember(record, offset)
 
-    def slims(self, keys: Sequence[Hashable]) -> list[dict[str, Any]]:
+    def slims(self, keys: Sequence[Hashable]) -> list[Held]:
         """``slim(record)`` of each key's record, as held in memory."""
         return [self._done[k] for k in keys]
 
-    def full(self, keys: Sequence[Hashable]) -> list[dict[str, Any]]:
+    def full(self, keys: Sequence[Hashable]) -> list[Rec]:
         """The whole records of ``keys``, in that order, read back from the file."""
         out = []
         with open(self.path, "rb") as handle:
             for key in keys:
                 handle.seek(self._offset(key))
-                out.append(unpack(json.loads(handle.readline())))
+                out.append(cast(Rec, unpack(json.loads(handle.readline()))))  # as add() wrote it
         return out
 
 
-class RowCheckpoint(JsonlCheckpoint):
+class RowCheckpoint(JsonlCheckpoint[Rec, Held]):
     """A :class:`JsonlCheckpoint` whose keys are ``(name, row)`` (generate's method and input row) and which holds
     nothing of a record in memory: one array of file offsets per name, 8 bytes a row, so a run over a million rows
     stays flat. What a caller needs of the records it reads back (:meth:`full`, :meth:`slims`)."""
@@ -152,14 +161,14 @@ class RowCheckpoint(JsonlCheckpoint):
     def __init__(
         self,
         path: Path,
-        key: Callable[[dict[str, Any]], tuple[str, int]],
-        slim: Callable[[Any], Any] | None = None,
+        key: Callable[[Rec], tuple[str, int]],
+        slim: Callable[[Rec], Held] | None = None,
     ) -> None:
         self._rows: dict[str, array[int]] = {}
         self._count = 0
         super().__init__(path, key, slim)
 
-    def _remember(self, record: dict[str, Any], offset: int) -> None:
+    def _remember(self, record: Rec, offset: int) -> None:
         name, row = cast(tuple[str, int], self.key(record))
         offsets = self._rows.setdefault(name, array("q"))
         if row >= len(offsets):
@@ -173,7 +182,7 @@ class RowCheckpoint(JsonlCheckpoint):
         return offsets is not None and row < len(offsets) and offsets[row] >= 0
 
     @property
-    def done(self) -> dict[Hashable, dict[str, Any]]:
+    def done(self) -> dict[Hashable, Held]:
         """Not kept: a caller that reads ``done`` would see nothing; ``key in checkpoint`` and :meth:`slims` read the
         file."""
         raise TypeError("a RowCheckpoint keeps no records in memory: test `key in checkpoint`, read slims(keys)")
@@ -185,7 +194,7 @@ class RowCheckpoint(JsonlCheckpoint):
         name, row = cast(tuple[str, int], key)
         return self._rows[name][row]
 
-    def slims(self, keys: Sequence[Hashable]) -> list[dict[str, Any]]:
+    def slims(self, keys: Sequence[Hashable]) -> list[Held]:
         """``slim(record)`` of each key's record, read back from the file."""
         return [self.slim(record) for record in self.full(keys)]
 
@@ -195,7 +204,14 @@ def text_digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-class ScoreCheckpoint(JsonlCheckpoint):
+class ScoreRecord(TypedDict):
+    """One scored text of ``scores.jsonl``: the text and its probabilities, one per label."""
+
+    text: str
+    p: list[float]
+
+
+class ScoreCheckpoint(JsonlCheckpoint[ScoreRecord, ScoreRecord]):
     """A :class:`JsonlCheckpoint` of classifier probabilities, records ``{"text", "p"}``, that holds no text and no
     index in memory: each text's 16-byte digest and its probabilities go to an SQLite table on the file's disk,
     looked up a batch of texts at a time, so an audit that scores millions of distinct texts keeps flat memory (the
@@ -230,7 +246,7 @@ class ScoreCheckpoint(JsonlCheckpoint):
         super().__init__(path, key=lambda record: record["text"])
         self._merge()
 
-    def _remember(self, record: dict[str, Any], offset: int) -> None:
+    def _remember(self, record: ScoreRecord, offset: int) -> None:
         p = [float(x) for x in record["p"]]
         if self._width is None:
             self._width = len(p)
@@ -284,7 +300,7 @@ class ScoreCheckpoint(JsonlCheckpoint):
         return not self.missing([str(key)])
 
     @property
-    def done(self) -> dict[Hashable, dict[str, Any]]:
+    def done(self) -> dict[Hashable, ScoreRecord]:
         """Not kept: the texts are not in memory (:meth:`probabilities` reads them by digest)."""
         raise TypeError("a ScoreCheckpoint keeps no texts in memory: test `text in checkpoint`, read probabilities()")
 
@@ -309,27 +325,27 @@ class ScoreCheckpoint(JsonlCheckpoint):
             self._unlink_at_close.unlink(missing_ok=True)
 
 
-class MemorySink:
+class MemorySink(Generic[Rec, Held]):
     """What :class:`JsonlCheckpoint` is to a run directory, in memory (the core's runs): ``done`` holds
     ``slim(record)`` per key, :meth:`full` the whole records."""
 
-    def __init__(self, key: Callable[[dict[str, Any]], Hashable], slim: Callable[[Any], Any] | None = None) -> None:
+    def __init__(self, key: Callable[[Rec], Hashable], slim: Callable[[Rec], Held] | None = None) -> None:
         self.key = key
-        self.slim = slim or (lambda record: record)
-        self.done: dict[Hashable, dict[str, Any]] = {}
-        self._records: dict[Hashable, dict[str, Any]] = {}
+        self.slim: Callable[[Rec], Held] = slim or _whole
+        self.done: dict[Hashable, Held] = {}
+        self._records: dict[Hashable, Rec] = {}
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self.done
 
-    def add(self, records: Sequence[dict[str, Any]]) -> None:
+    def add(self, records: Sequence[Rec]) -> None:
         for record in records:
             key = self.key(record)
             self._records[key] = record
             self.done[key] = self.slim(record)
 
-    def full(self, keys: Sequence[Hashable]) -> list[dict[str, Any]]:
+    def full(self, keys: Sequence[Hashable]) -> list[Rec]:
         return [self._records[k] for k in keys]
 
-    def slims(self, keys: Sequence[Hashable]) -> list[dict[str, Any]]:
+    def slims(self, keys: Sequence[Hashable]) -> list[Held]:
         return [self.done[k] for k in keys]

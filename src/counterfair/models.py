@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from .errors import ChecksumError, ConfigError, ModelNotAvailable
 from .io import file_sha256
@@ -122,7 +122,16 @@ def _chunk_paths(prefix: str, count: int) -> list[Path] | None:
     return paths
 
 
-def _chunked(prefix: str, count: int, version: str, name: str) -> dict[str, Any]:
+class ChunkedFields(TypedDict):
+    """The :class:`ModelInfo` fields of a GGUF shipped in chunk packages."""
+
+    pip: str
+    locate: Callable[[], Path | None]
+    target: Callable[[], Path]
+    assemble: Callable[[Path], None]
+
+
+def _chunked(prefix: str, count: int, version: str, name: str) -> ChunkedFields:
     """pip/locate/target/assemble for a GGUF shipped as ``count`` chunk packages ``<prefix>1..count``."""
     distribution = prefix.replace("_", "-")
 

@@ -9,7 +9,7 @@ any detector (``keyword``, ``mlp:DIR``, ``llm``); the toxicity from a column or 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -29,6 +29,25 @@ def _scores(frame: pd.DataFrame, column: str, origin: str) -> np.ndarray:
     return values.to_numpy(dtype=float)
 
 
+class SelectionRules(TypedDict):
+    """The rules a selection applied, in words (the words rule as its bounds)."""
+
+    words: list[int]
+    urls: str
+    attribute: str
+    toxicity: str
+
+
+class SelectionReport(TypedDict):
+    """What ``counterfair select`` kept, and how many texts each rule removed (in the order they ran)."""
+
+    input: str
+    texts: int
+    kept: int
+    removed: dict[str, int]
+    rules: SelectionRules
+
+
 def select_texts(
     source: Any,
     *,
@@ -44,7 +63,7 @@ def select_texts(
     max_words: int = 45,
     min_attribute: float = 0.8,
     max_toxicity: float = 0.1,
-) -> tuple[pd.DataFrame, dict[str, Any]]:
+) -> tuple[pd.DataFrame, SelectionReport]:
     """The kept rows (every input column, plus ``words``, ``attribute_prob`` and ``toxicity``) and a report of how
     many each rule removed."""
     if toxicity_column is None and classifier is None:
@@ -82,7 +101,7 @@ def select_texts(
         toxicity = _on_kept(texts, keep, _toxicity(classifier, positive_label))
     rule("toxicity", np.nan_to_num(toxicity, nan=2.0) <= max_toxicity)
     kept = frame.assign(attribute_prob=attribute_prob, toxicity=toxicity)[keep].reset_index(drop=True)
-    report = {
+    report: SelectionReport = {
         "input": origin,
         "texts": len(frame),
         "kept": int(keep.sum()),

@@ -29,16 +29,17 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
 
 from .errors import ConfigError, InputError
 from .io import cell_text, read_table, require_columns
+from .jsontypes import JSONObject
 from .lexicons.attributes import IdentitySet, load_identity_set
 from .progress import NullProgress, ProgressHook
 from .records import SCHEMA_VERSION
@@ -242,7 +243,34 @@ class TrainResult:
     config: TrainConfig
     history: list[dict[str, float]] = field(default_factory=list)
     seconds: float = 0.0
-    evaluation: dict[str, Any] = field(default_factory=dict)  # classification_report + collapse warning
+    evaluation: TrainedEvaluation | None = None  # classification_report + collapse warning
+
+
+class ClassificationReport(TypedDict):
+    """A classifier's accuracy, TPR, TNR and AUC at a threshold, and the spread of its scores (NaN: undefined)."""
+
+    n: int
+    accuracy: float
+    tpr: float
+    tnr: float
+    auc: float
+    score_std: float
+    positive_rate: float
+
+
+class TrainedEvaluation(TypedDict):
+    """:class:`ClassificationReport` of a trained model on the data named ``on`` (None: undefined), and whether it
+    collapsed (:func:`collapse_warning`)."""
+
+    on: str
+    n: int
+    accuracy: float | None
+    tpr: float | None
+    tnr: float | None
+    auc: float | None
+    score_std: float | None
+    positive_rate: float | None
+    collapse_warning: str | None
 
 
 def _counterfactual_map(texts: Sequence[str], identities: IdentitySet, seed: int) -> list[list[str]]:
@@ -303,9 +331,8 @@ def train(
     meta = _save_model(target, model, vocab, cfg, identities, texts, labels, len(data.texts), history, seconds)
     checkpoint.unlink(missing_ok=True)
     evaluation = evaluate_trained(target, texts, labels, on="training data (in-sample)")
-    meta["evaluation"] = evaluation
     with atomic_open(target / "config.json", "w", encoding="utf-8") as handle:
-        json.dump(meta, handle, indent=2, default=lambda v: None)
+        json.dump({**meta, "evaluation": evaluation}, handle, indent=2, default=lambda v: None)
     return TrainResult(target, cfg, history, seconds, evaluation)
 
 
@@ -426,7 +453,7 @@ def _save_model(
     rows_trained: int,
     history: list[dict[str, float]],
     seconds: float,
-) -> dict[str, Any]:
+) -> JSONObject:
     """``model.safetensors``, ``vocab.json`` (CNN) and ``config.json``; returns the config written."""
     from safetensors.torch import save_file
 
@@ -434,7 +461,7 @@ def _save_model(
     if vocab is not None:
         with atomic_open(target / "vocab.json", "w", encoding="utf-8") as handle:
             json.dump(vocab.words, handle)
-    meta = {
+    meta: JSONObject = {
         "schema_version": SCHEMA_VERSION,
         "kind": "counterfair-toxicity-model",
         "config": asdict(cfg),
@@ -458,13 +485,26 @@ def _save_model(
     return meta
 
 
-def evaluate_trained(model_dir: Path, texts: Sequence[str], labels: np.ndarray, *, on: str) -> dict[str, Any]:
+def evaluate_trained(model_dir: Path, texts: Sequence[str], labels: np.ndarray, *, on: str) -> TrainedEvaluation:
     """Accuracy, AUC, TPR, TNR of a trained model on ``texts``, and whether it collapsed (see
     :func:`collapse_warning`): what ``counterfair train`` reports, so a CTF gap won by collapsing is seen."""
     scores = TrainedClassifier(model_dir).predict_proba(list(texts))[:, 1]
-    report = classification_report(labels, scores)
-    clean = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in report.items()}
-    return {"on": on, **clean, "collapse_warning": collapse_warning(report)}
+    r = classification_report(labels, scores)
+
+    def defined(value: float) -> float | None:
+        return None if math.isnan(value) else value
+
+    return {
+        "on": on,
+        "n": r["n"],
+        "accuracy": defined(r["accuracy"]),
+        "tpr": defined(r["tpr"]),
+        "tnr": defined(r["tnr"]),
+        "auc": defined(r["auc"]),
+        "score_std": defined(r["score_std"]),
+        "positive_rate": defined(r["positive_rate"]),
+        "collapse_warning": collapse_warning(r),
+    }
 
 
 class TrainedClassifier:
@@ -522,7 +562,7 @@ class TrainedClassifier:
 # --------------------------------------------------------------------------------------------- evaluation
 
 
-def classification_report(labels: np.ndarray, scores: np.ndarray, *, threshold: float = 0.5) -> dict[str, Any]:
+def classification_report(labels: np.ndarray, scores: np.ndarray, *, threshold: float = 0.5) -> ClassificationReport:
     """Accuracy, AUC, TPR, TNR at ``threshold``, and the spread of the scores."""
     from sklearn.metrics import roc_auc_score
 
@@ -530,7 +570,7 @@ def classification_report(labels: np.ndarray, scores: np.ndarray, *, threshold: 
     s = np.asarray(scores, dtype=float)
     pred = s >= threshold
     positives, negatives = y == 1, y == 0
-    out: dict[str, Any] = {
+    out: ClassificationReport = {
         "n": len(y),
         "accuracy": float((pred == positives).mean()) if len(y) else math.nan,
         "tpr": float(pred[positives].mean()) if positives.any() else math.nan,
@@ -542,7 +582,7 @@ def classification_report(labels: np.ndarray, scores: np.ndarray, *, threshold: 
     return out
 
 
-def collapse_warning(report: dict[str, Any], *, min_tpr: float = 0.05, min_std: float = 0.02) -> str | None:
+def collapse_warning(report: Mapping[str, Any], *, min_tpr: float = 0.05, min_std: float = 0.02) -> str | None:
     """A model that shrank its CTF gap by no longer telling texts apart: TPR near 0 or near-constant scores."""
     reasons = []
     if not math.isnan(report.get("tpr", math.nan)) and report["tpr"] < min_tpr:

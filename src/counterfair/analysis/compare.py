@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -27,6 +27,9 @@ from ..editors.registry import swap_methods, swaps_identities
 from ..errors import InputError
 from ..metrics.fairness import with_scores
 from ..metrics.functional import bootstrap_ci
+
+if TYPE_CHECKING:
+    from .slots import Section
 
 KEYS = ["method", "attribute", "input_id", "cf_text"]
 ALPHA = 0.05
@@ -274,7 +277,7 @@ def _slots_of(source: Any, read: Callable[[Any], pd.DataFrame | None]) -> pd.Dat
 
 def _in_slot(
     slots_a: pd.DataFrame, slots_b: pd.DataFrame, *, seed: int, n_resamples: int, threshold: float
-) -> tuple[dict[str, Any], dict[str, Any]]:
+) -> tuple[dict[str, Paired], dict[str, Section]]:
     """The disparity beyond placebo of A and B per text on their common slot texts, paired (B − A per unit), and each
     one's in-slot findings (:func:`counterfair.analysis.slots.slot_effects`)."""
     from .slots import per_text_values, slot_effects
@@ -287,7 +290,7 @@ def _in_slot(
         for side, frame in (("a", a), ("b", b))
     }
     values_a, values_b = per_text_values(a, threshold), per_text_values(b, threshold)
-    paired: dict[str, Any] = {}
+    paired: dict[str, Paired] = {}
     if values_a is None or values_b is None:
         return paired, {k: v for k, v in effects.items() if v is not None}
     for column in values_a.columns:

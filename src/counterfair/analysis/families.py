@@ -15,7 +15,7 @@ pack's generation, each slot written with every term of its set and with placebo
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -41,7 +41,10 @@ def family_of(attribute: str, swap_set: IdentitySet | GenderSet) -> str:
     return swap_set.name
 
 
-def _rows_of(rows: Sequence[Mapping[str, Any]], attribute: str) -> list[Mapping[str, Any]]:
+Row = TypeVar("Row", bound=Mapping[str, Any])
+
+
+def _rows_of(rows: Sequence[Row], attribute: str) -> list[Row]:
     return [
         r
         for r in rows

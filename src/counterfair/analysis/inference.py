@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterator, Sequence
-from typing import Any, TypedDict
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Required, TypedDict
 
 import numpy as np
 
@@ -43,9 +43,33 @@ FINDINGS = ("material", "detected", "inconclusive", "small", "not detected")  # 
 # ------------------------------------------------------------------------------------------------ per estimate
 
 
+class EstimateEntry(TypedDict, total=False):
+    """One in-slot estimate as the summary holds it: :func:`estimates` makes its mean, interval, spread and
+    p-values, :func:`conclude` adds the simultaneous interval, power and finding (``p_beyond`` is only between the
+    two), and a term's estimate carries its mean scores and group."""
+
+    value: Required[float | None]
+    ci_low: Required[float | None]
+    ci_high: Required[float | None]
+    n: Required[int]
+    sd: Required[float | None]
+    p_value: float | None
+    p_beyond: float | None
+    sim_low: float | None
+    sim_high: float | None
+    p_adjusted: float | None
+    p_material: float | None
+    mde: float | None
+    texts_needed: int | None
+    finding: str
+    score: float | None  # a term's: its mean score in its slots
+    placebo_score: float | None  # a term's: the mean of the placebo words' scores in the same slots
+    group: str  # a term's group
+
+
 def estimates(
     values: np.ndarray, *, seed: int, n_resamples: int, margins: Sequence[tuple[float, bool]]
-) -> list[dict[str, Any]]:
+) -> list[EstimateEntry]:
     """Per column of a texts x estimates array: the mean over texts with a value, the per-text standard deviation
     (``sd``), its paired percentile bootstrap interval (the same resamples of texts for every column), a two-sided
     one-sample t-test's p-value against 0 (``p_value``), and the one-sided t-test's p-value that it exceeds the
@@ -63,7 +87,7 @@ def estimates(
         mean = np.round(filled.sum(axis=0) / n, 12)  # the residue of the sum, as the values' own
         sd = np.sqrt(squared_deviations(filled, known, mean) / np.maximum(n - 1, 1))
     low, high = bootstrap_interval(filled, known, seed=seed, n_resamples=n_resamples)
-    out: list[dict[str, Any]] = []
+    out: list[EstimateEntry] = []
     for c in range(values.shape[1]):
         if n[c] == 0:
             out.append(
@@ -100,7 +124,7 @@ def estimates(
 
 
 def conclude(
-    found: list[dict[str, Any]],
+    found: list[EstimateEntry],
     margins: Sequence[tuple[float, bool]],
     tested: Sequence[bool],
     *,
@@ -121,9 +145,13 @@ def conclude(
             needed = texts_needed(e["sd"], m, margin, alpha=alpha, power=power) if e["sd"] is not None else None
             e |= {"p_material": None, "mde": None, "texts_needed": needed}
         else:
-            e |= simultaneous(e["value"], e["sd"], e["n"], m, alpha=alpha, power=power, margin=margin)
-            e["p_adjusted"] = min(1.0, m * e["p_value"])
-            e["p_material"] = min(1.0, 2 * m * e.pop("p_beyond"))
+            value, sd, p_value, p_beyond = e["value"], e["sd"], e.get("p_value"), e.pop("p_beyond", None)
+            assert value is not None and sd is not None and p_value is not None and p_beyond is not None  # a member
+            sim = simultaneous(value, sd, e["n"], m, alpha=alpha, power=power, margin=margin)
+            e["sim_low"], e["sim_high"], e["mde"] = sim["sim_low"], sim["sim_high"], sim["mde"]
+            e["texts_needed"] = sim["texts_needed"]
+            e["p_adjusted"] = min(1.0, m * p_value)
+            e["p_material"] = min(1.0, 2 * m * p_beyond)
         e.pop("p_beyond", None)
         e["finding"] = finding(e, margin, signed)
     return len(members)
@@ -175,7 +203,7 @@ def texts_needed(sd: float, m: int, effect: float, *, alpha: float = ALPHA, powe
     return k
 
 
-def finding(entry: dict[str, Any], margin: float, signed: bool) -> str:
+def finding(entry: Mapping[str, Any], margin: float, signed: bool) -> str:
     """The label of one estimate from its simultaneous interval and power (module docstring)."""
     value, low, high, mde = entry.get("value"), entry.get("sim_low"), entry.get("sim_high"), entry.get("mde")
     if value is None or low is None or high is None or mde is None:

@@ -52,7 +52,7 @@ import pandas as pd
 
 from ..spill import ObjectLog
 from ..summaries import MIN_INTERVAL_TEXTS
-from .inference import ALPHA, POWER, conclude, estimates
+from .inference import ALPHA, POWER, EstimateEntry, conclude, estimates
 from .measures import MEASURES as MEASURE_TABLE
 from .measures import SLOT_MEASURES
 
@@ -129,6 +129,15 @@ class SlotRow(TypedDict):
     word: str
     group: str | None
     text: str
+
+
+def slot_records(frame: pd.DataFrame) -> list[SlotRow]:
+    """The rows of a slot table (its columns :data:`SLOT_COLUMNS`, ``score`` aside) as records."""
+    return [
+        slot_row(r["input_id"], r["source_term"], r["kind"], r["word"], r["group"], r["text"], family=r["family"],
+                 form=r["form"], context=r["context"])
+        for r in frame.to_dict("records")
+    ]  # fmt: skip
 
 
 def slot_row(
@@ -755,7 +764,7 @@ def _given(frame: pd.DataFrame) -> _Built | None:
 _LEVELS = {"group": "by_group", "term": "by_term", "form": "by_form", "cell": "by_cell"}
 
 
-def _place(out: Any, measure: str, level: str, name: str, entry: dict[str, Any], info: Mapping[str, Any]) -> None:
+def _place(out: Any, measure: str, level: str, name: str, entry: EstimateEntry, info: Mapping[str, Any]) -> None:
     """One estimate into its measure's ``overall``, ``by_group``, ``by_term``, ``by_form`` or ``by_cell``, named as its
     family names it."""
     design: SlotDesign | None = info.get("design")
@@ -769,10 +778,10 @@ def _place(out: Any, measure: str, level: str, name: str, entry: dict[str, Any],
     out[measure][_LEVELS[level]][qualify(name)] = entry
 
 
-def every_estimate(effects: Mapping[str, Any]) -> list[dict[str, Any]]:
+def every_estimate(effects: Mapping[str, Any]) -> list[EstimateEntry]:
     """Every estimate of an effects section (:func:`slot_effects`): each measure's overall, and its groups', terms',
     forms' and combinations' estimates."""
-    out: list[dict[str, Any]] = []
+    out: list[EstimateEntry] = []
     for measure in SLOT_MEASURES:
         part = effects.get(measure) or {}
         out += [part["overall"]] if part.get("overall") else []

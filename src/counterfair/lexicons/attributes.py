@@ -745,13 +745,13 @@ def describe_pack(pack: Pack) -> JSONObject:
     }
 
 
-def pack_catalogue() -> list[dict[str, Any]]:
-    """Every built-in pack: name, kind, version, language, number of terms and source."""
+def pack_catalogue() -> list[JSONObject]:
+    """Every built-in pack: name, kind, version, language, number of terms and source (its JSON description's)."""
     from ..language_registry import languages
 
     packs: list[Pack] = [load_attribute(name, code) for code in languages() for name in known_attributes(code)]
     packs += [load_pack(name) for name in known_identity_sets()]
-    rows = []
+    rows: list[JSONObject] = []
     for pack in packs:
         info = describe_pack(pack)
         rows.append({k: info.get(k) for k in ("name", "kind", "version", "language", "terms", "source")})

@@ -106,7 +106,7 @@ def _cache_key(model_path: Path) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def _read_cache() -> dict[str, Any]:
+def _read_cache() -> JSONObject:
     try:
         data = json.loads(_cache_file().read_text(encoding="utf-8"))
     except (OSError, ValueError):

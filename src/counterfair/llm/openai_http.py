@@ -193,8 +193,8 @@ class OpenAIHTTPLLM:
                 time.sleep(pause)
         raise LLMServerError(f"LLM server {shown} failed after {self.retries + 1} tries: {redact(str(last))}")
 
-    def _payload(self, params: SamplingParams, seed: int | None, n: int) -> dict[str, Any]:
-        payload: dict[str, Any] = {
+    def _payload(self, params: SamplingParams, seed: int | None, n: int) -> JSONObject:
+        payload: JSONObject = {
             "model": self.model,
             "temperature": params.temperature,
             "top_k": params.top_k,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -98,10 +98,61 @@ def _share(values: pd.Series, predicate: Any) -> float | None:
     return None if values.empty else float(predicate(values.fillna("")).mean())
 
 
-def tables(consolidated: pd.DataFrame) -> dict[str, Any]:
+class RatedShares(TypedDict):
+    """One line of paper 000's Tables 3-4: the rated pairs and the share of them meeting each criterion."""
+
+    examples: int
+    fluent: float | None
+    no_attribute_reference: float | None
+    same_label: float | None
+    fal_meaning_4: float | None
+    fal_meaning_3plus: float | None
+    fal_meaning_2plus: float | None
+
+
+class RatingTables(TypedDict):
+    """The shares per method, and per method and topic (``"method / topic"``)."""
+
+    by_method: dict[str, RatedShares]
+    by_method_and_topic: dict[str, RatedShares]
+
+
+class CriterionAgreement(TypedDict):
+    """An LLM rater against the human majority on one criterion."""
+
+    agreement: float
+    kappa: float
+    pairs: int
+
+
+class LLMAgreement(TypedDict):
+    """An LLM rater against the human majority: per categorical criterion (None: no pair has a verdict on it)
+    and the mean absolute difference of meaning."""
+
+    pairs: int
+    fluent: CriterionAgreement | None
+    reference: CriterionAgreement | None
+    same_label: CriterionAgreement | None
+    meaning_mean_abs_diff: float | None
+
+
+class Consolidation(TypedDict):
+    """``consolidation.json``: counts, Krippendorff's alpha per criterion, the tables, the LLM raters' agreement."""
+
+    command: str
+    pairs: int
+    rated_pairs: int
+    good_pairs: int
+    min_meaning: float
+    alpha: dict[str, float]
+    tables: RatingTables
+    llm_agreement: dict[str, LLMAgreement]
+
+
+def tables(consolidated: pd.DataFrame) -> RatingTables:
     """Shares per method, and per method x topic (paper 000 Tables 3 and 4)."""
 
-    def row(part: pd.DataFrame) -> dict[str, Any]:
+    def row(part: pd.DataFrame) -> RatedShares:
         rated = part[part["ratings"] > 0]
         fal = rated[
             (rated["fluent"] == "yes")
@@ -125,43 +176,49 @@ def tables(consolidated: pd.DataFrame) -> dict[str, Any]:
     return {"by_method": by_method, "by_method_and_topic": by_topic}
 
 
-def llm_agreement(ratings: pd.DataFrame, consolidated: pd.DataFrame) -> dict[str, Any]:
-    """Agreement of each LLM rater with the human majority per criterion (share equal, Cohen's kappa)."""
+def _criterion_agreement(merged: pd.DataFrame, criterion: str) -> CriterionAgreement | None:
+    """An LLM rater's answers on ``criterion`` against the human majority (share equal, Cohen's kappa)."""
     from sklearn.metrics import cohen_kappa_score
 
+    both = merged[merged[criterion].notna()]
+    if both.empty:
+        return None
+    llm_answer = both[f"{criterion}_llm"].replace({"unsure": "no"})
+    kappa = (
+        float(cohen_kappa_score(llm_answer, both[criterion]))
+        if len(set(both[criterion]) | set(llm_answer)) > 1
+        else math.nan
+    )
+    return {"agreement": float((llm_answer == both[criterion]).mean()), "kappa": kappa, "pairs": len(both)}
+
+
+def llm_agreement(ratings: pd.DataFrame, consolidated: pd.DataFrame) -> dict[str, LLMAgreement]:
+    """Agreement of each LLM rater with the human majority per criterion (share equal, Cohen's kappa)."""
+    assert CATEGORICAL == ("fluent", "reference", "same_label")  # the keys of LLMAgreement
     llm = ratings[ratings["source"] == "llm"] if "source" in ratings else ratings.iloc[0:0]
-    out: dict[str, Any] = {}
+    out: dict[str, LLMAgreement] = {}
     for rater, part in llm.groupby("rater"):
         merged = part.merge(consolidated, on="pair_id", suffixes=("_llm", ""))
-        entry: dict[str, Any] = {"pairs": len(merged)}
-        for criterion in CATEGORICAL:
-            both = merged[merged[criterion].notna()]
-            llm_answer = both[f"{criterion}_llm"].replace({"unsure": "no"})
-            if both.empty:
-                entry[criterion] = None
-                continue
-            agree = float((llm_answer == both[criterion]).mean())
-            kappa = (
-                float(cohen_kappa_score(llm_answer, both[criterion]))
-                if len(set(both[criterion]) | set(llm_answer)) > 1
-                else math.nan
-            )
-            entry[criterion] = {"agreement": agree, "kappa": kappa, "pairs": len(both)}
         both = merged[merged["meaning"].notna()]
-        entry["meaning_mean_abs_diff"] = (
-            float((both["meaning_llm"] - both["meaning"]).abs().mean()) if len(both) else None
-        )
-        out[str(rater)] = entry
+        out[str(rater)] = {
+            "pairs": len(merged),
+            "fluent": _criterion_agreement(merged, "fluent"),
+            "reference": _criterion_agreement(merged, "reference"),
+            "same_label": _criterion_agreement(merged, "same_label"),
+            "meaning_mean_abs_diff": (
+                float((both["meaning_llm"] - both["meaning"]).abs().mean()) if len(both) else None
+            ),
+        }
     return out
 
 
-def consolidate(store: RatingStore, *, min_meaning: float = 2.0) -> dict[str, Any]:
+def consolidate(store: RatingStore, *, min_meaning: float = 2.0) -> Consolidation:
     """Consolidate a project; writes ``consolidated.csv`` and ``consolidation.json`` beside the database."""
     from ..writing import write_json, write_table
 
     ratings = store.ratings_frame()
     consolidated = consolidate_frame(ratings, store.pairs(), min_meaning=min_meaning)
-    report = {
+    report: Consolidation = {
         "command": "rate consolidate",
         "pairs": len(consolidated),
         "rated_pairs": int((consolidated["ratings"] > 0).sum()),

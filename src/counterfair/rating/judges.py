@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from ..llm import LLM
 from ..llm.base import ask_until_parsed
@@ -153,7 +153,16 @@ class QualityJudge(_Judge):
         ]
 
 
-def judge_store(store: Any, llm: LLM, *, subject_of: Callable[[str], str], progress: Any = None) -> dict[str, Any]:
+class JudgedStore(TypedDict):
+    """What ``counterfair rate judge`` did: the LLM rater's name, pairs judged, pairs without a usable answer, log."""
+
+    rater: str
+    judged: int
+    failed: int
+    log: str
+
+
+def judge_store(store: Any, llm: LLM, *, subject_of: Callable[[str], str], progress: Any = None) -> JudgedStore:
     """Let the LLM rate every pair of a rating project it has not rated; ratings are stored with source 'llm'."""
     from ..progress import NullProgress
     from .store import Rating

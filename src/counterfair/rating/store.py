@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -52,6 +52,18 @@ CREATE TABLE IF NOT EXISTS ratings (
 """
 # added without a schema bump (older projects get it on open): a rater's passphrase, set at their first sign-in
 _RATERS = "CREATE TABLE IF NOT EXISTS raters (name TEXT PRIMARY KEY, salt BLOB NOT NULL, hash BLOB NOT NULL)"
+
+
+class PairToRate(TypedDict):
+    """One pair of a rating project, as the ``pairs`` table holds it."""
+
+    pair_id: str
+    position: int
+    original: str
+    counterfactual: str
+    attribute: str
+    method: str | None
+    topic: str | None
 
 
 def _passphrase_hash(passphrase: str, salt: bytes) -> bytes:
@@ -210,12 +222,20 @@ class RatingStore:
         with self._connect() as db:
             return pd.read_sql_query("SELECT * FROM pairs ORDER BY position", db)
 
-    def pair(self, pair_id: str) -> dict[str, Any]:
+    def pair(self, pair_id: str) -> PairToRate:
         with self._connect() as db:
             row = db.execute("SELECT * FROM pairs WHERE pair_id = ?", (pair_id,)).fetchone()
         if row is None:
             raise InputError(f"no pair {pair_id!r}")
-        return dict(row)
+        return {
+            "pair_id": row["pair_id"],
+            "position": row["position"],
+            "original": row["original"],
+            "counterfactual": row["counterfactual"],
+            "attribute": row["attribute"],
+            "method": row["method"],
+            "topic": row["topic"],
+        }
 
     def ratings(self, *, human_only: bool = False) -> list[Rating]:
         query = "SELECT * FROM ratings" + (" WHERE source != 'llm'" if human_only else "") + " ORDER BY created"
@@ -227,7 +247,7 @@ class RatingStore:
         with self._connect() as db:
             return pd.read_sql_query("SELECT * FROM ratings ORDER BY created", db)
 
-    def next_pair(self, rater: str) -> dict[str, Any] | None:
+    def next_pair(self, rater: str) -> PairToRate | None:
         """The next pair ``rater`` should rate (tie-breakers first), or ``None`` when nothing is left for them."""
         with self._connect() as db:
             pairs = [r["pair_id"] for r in db.execute("SELECT pair_id FROM pairs ORDER BY position")]

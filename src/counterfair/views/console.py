@@ -5,6 +5,7 @@ table."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from rich.table import Table
@@ -44,7 +45,7 @@ def stage_error(error: StageError | dict[str, str]) -> str:
     return f"[red]stage {e.stage} failed:[/red] {e.message}"
 
 
-def rating_view(report: dict[str, Any]) -> Table:
+def rating_view(report: Mapping[str, Any]) -> Table:
     """Paper 000's Table 3 from a consolidated rating project: per method, the shares of fluent, no attribute
     reference, same label, and all three with meaning 2+."""
     columns = ("method", "examples", "fluent", "no reference", "same label", "FAL & meaning 2+")

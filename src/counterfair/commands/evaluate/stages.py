@@ -9,7 +9,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -23,6 +23,10 @@ from ...metrics.cards import CARDS, MetricCard, PairTexts
 from ...progress import ProgressHook
 from ...text import tokenize_batch, tokenizer_signature
 from .options import EvaluateOptions
+
+if TYPE_CHECKING:
+    from ...metrics.bertscore import BERTScoreResult
+    from ...metrics.perplexity import PerplexityResult
 
 
 def column_texts(frame: pd.DataFrame, column: str | None, markers: Sequence[str]) -> list[str | None]:
@@ -354,7 +358,7 @@ class PerplexityWorker:
             model, window=window, stride=stride, max_tokens=max_tokens, token_budget=token_budget, dtype=dtype
         )
 
-    def __call__(self, texts: list[str], progress: ProgressHook | None = None) -> tuple[Any, dict[str, Any]]:
+    def __call__(self, texts: list[str], progress: ProgressHook | None = None) -> tuple[PerplexityResult, JSONObject]:
         return self.scorer.score(texts, progress=progress), self.scorer.signature()
 
 
@@ -368,7 +372,7 @@ class BERTScoreWorker:
 
     def __call__(
         self, pairs: list[tuple[str, str]], progress: ProgressHook | None = None
-    ) -> tuple[Any, dict[str, Any]]:
+    ) -> tuple[BERTScoreResult, JSONObject]:
         result = self.scorer.score([c for c, _ in pairs], [r for _, r in pairs], progress=progress)
         return result, self.scorer.signature()
 

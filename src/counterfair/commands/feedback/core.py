@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, Required, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -148,12 +148,12 @@ def feedback(
     opts = make_options(FeedbackOptions, {"editor": name, "classifier": clf.spec, "steps": steps, **options})
     ed = editor if isinstance(editor, EditorBase) else build_editor(opts, clf)
     origin, ids, source_texts = read_input(texts, opts)
-    sink = MemorySink(key=lambda r: int(r["text_id"]))
+    sink: MemorySink[ChainRecord, ChainRecord] = MemorySink(key=lambda r: r["text_id"])
     from ...progress import resolve_progress
 
     hook = resolve_progress(progress)
     table, summary = feedback_core(source_texts, ids, ed, clf, opts, sink=sink, origin=origin, progress=hook)
-    return FeedbackResult(table, summary)
+    return FeedbackResult(table, dict(summary))
 
 
 def read_input(source: Any, opts: FeedbackOptions) -> tuple[str, list[str], list[str]]:
@@ -174,7 +174,7 @@ def feedback_core(
     sink: Any,
     origin: str,
     progress: ProgressHook | None = None,
-) -> tuple[pd.DataFrame, dict[str, Any]]:
+) -> tuple[pd.DataFrame, FeedbackSummaryData]:
     """Every text's chain of ``opts.steps + 1`` edits not yet in ``sink.done`` (a checkpoint or memory), then the
     steps table, perplexities and the summary."""
     hook = progress or NullProgress()
@@ -243,6 +243,43 @@ class FeedbackResult(TableResult):
         return to_notebook_html(feedback_page(self.summary))
 
 
+class StepRow(TypedDict, total=False):
+    """One edit of a feedback chain (a row of steps.csv): its status always; the rest where the edit was made."""
+
+    text_id: Required[int]
+    step: Required[int]
+    status: Required[str]
+    text: str
+    words_before: int
+    words: int
+    distance: float
+    distance_norm: float
+    flipped: bool
+    label_before: str
+    label_after: str | None
+    p_target: float
+    candidates: int
+    seconds_per_text: float
+
+
+class ChainRecord(TypedDict):
+    """One text's finished chain, as the checkpoint keeps it (``.work/done.jsonl``)."""
+
+    text_id: int
+    rows: list[StepRow]
+
+
+class PairedIncTest(TypedDict):
+    """Paired t-test of per-text inc@k between two feedback runs (``counterfair feedback-ttest``)."""
+
+    k: int
+    texts: int
+    mean_a: float
+    mean_b: float
+    t: float
+    p_value: float
+
+
 def _edit_chain(
     text_id: int,
     text: str,
@@ -251,12 +288,12 @@ def _edit_chain(
     clf: CachedClassifier,
     max_chars: int,
     tokens: str = "words",
-) -> list[dict[str, Any]]:
+) -> list[StepRow]:
     """The editor applied ``applications`` times to one text, each time to its previous output."""
     reason = skip_reason(text, max_chars)
     if reason:
         return [{"text_id": text_id, "step": 1, "status": f"skipped:{reason}"}]
-    rows: list[dict[str, Any]] = []
+    rows: list[StepRow] = []
     current = text
     for step in range(1, applications + 1):
         before = clf.predict_proba([current])
@@ -424,7 +461,7 @@ def _summary(
         "command": "feedback",
         "input": {"source": origin, "texts": n_texts},
         "editor": {"name": editor.name, "params": editor.params()},
-        "classifier": clf.signature(),
+        "classifier": clf.summary_info(),
         "applications": applications,
         "inconsistency": inc,
         "inconsistency_by_text": per_text_inc,
@@ -436,7 +473,7 @@ def _summary(
     }
 
 
-def paired_inc_test(summary_a: dict[str, Any], summary_b: dict[str, Any], k: int) -> dict[str, Any] | None:
+def paired_inc_test(summary_a: Mapping[str, Any], summary_b: Mapping[str, Any], k: int) -> PairedIncTest | None:
     """Paired t-test of per-text inc@k between two feedback runs (paper 002's comparison of editors), over the
     texts both runs have; None when fewer than two texts are common or the differences are all equal."""
     from scipy.stats import ttest_rel

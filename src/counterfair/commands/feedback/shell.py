@@ -16,7 +16,7 @@ from ...records import fingerprint, run_identity
 from ...runs import claim_run_dir, holds_run_dir, prepare_run_dir
 from ...views.page import write_summary_page
 from ...writing import write_json, write_table
-from .core import FeedbackOptions, FeedbackResult, build_editor, feedback_core, read_input
+from .core import ChainRecord, FeedbackOptions, FeedbackResult, build_editor, feedback_core, read_input
 from .page import feedback_figures, feedback_page
 
 
@@ -44,9 +44,11 @@ def run_feedback(
     run_id = {"options_fingerprint": options_fingerprint, "input_sha256": input_sha256(source, texts)}
     extra = {"options": {**identifying, "classifier": clf.spec}, "input": origin}
     claim_run_dir(target, run_id, extra, what="feedback run", classifier=clf)
-    checkpoint = JsonlCheckpoint(target / ".work" / "done.jsonl", key=lambda r: int(r["text_id"]))
+    checkpoint: JsonlCheckpoint[ChainRecord, ChainRecord] = JsonlCheckpoint(
+        target / ".work" / "done.jsonl", key=lambda r: int(r["text_id"])
+    )
     table, summary = feedback_core(texts, ids, ed, clf, opts, sink=checkpoint, origin=origin, progress=progress)
     write_table(table, target / "steps.csv")
     write_json(summary, target / "summary.json")
     write_summary_page(target, feedback_page, feedback_figures)  # report.html, report.md: the verdict first
-    return FeedbackResult(table, summary)
+    return FeedbackResult(table, dict(summary))

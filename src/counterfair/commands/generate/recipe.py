@@ -88,6 +88,15 @@ class SlimRecord(TypedDict):
     n_passed: int
 
 
+class StoredGeneration(TypedDict):
+    """A generation as the run store keeps it (``StoredResults.save``): its counterfactual row and candidates without
+    the input's id, row and text (another run's input may share the text), and a swap's occurrence counts."""
+
+    counterfactual: dict[str, Any]
+    candidates: list[dict[str, Any]]
+    occurrences: NotRequired[dict[str, int]]
+
+
 class FilterScores(TypedDict):
     bleu: float | None
     bertscore_f1: float | None
@@ -512,7 +521,7 @@ class StoredResults:
 
         return content_key(f"generate:{self.method}", self._params(), None, text)
 
-    def lookup(self, texts: Sequence[str]) -> dict[int, dict[str, Any]]:
+    def lookup(self, texts: Sequence[str]) -> dict[int, StoredGeneration]:
         if self.store is None:
             return {}
         keys = {i: self._key(t) for i, t in enumerate(texts)}
@@ -534,7 +543,7 @@ class StoredResults:
         self.store.put_many(rows)
 
     @staticmethod
-    def record(value: dict[str, Any], method: str, row: int, input_id: str, text: str) -> GenerationRecord:
+    def record(value: StoredGeneration, method: str, row: int, input_id: str, text: str) -> GenerationRecord:
         """A stored generation (:meth:`save`: its rows without input id, row and source text) as this input's
         record."""
         counterfactual = {"input_id": input_id, "row": row, "source_text": text, **value["counterfactual"]}

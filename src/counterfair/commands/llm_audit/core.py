@@ -201,7 +201,14 @@ def plan(keys: Sequence[str], prompts: Sequence[str], opts: LLMAuditOptions) -> 
     return table, unreached
 
 
-Sink = Callable[[list[dict[str, Any]]], None]
+class AnsweredVariant(TypedDict):
+    """One prompt variant's samples, as the checkpoint keeps them (``responses.jsonl``)."""
+
+    variant: str
+    responses: list[str]
+
+
+Sink = Callable[[list[AnsweredVariant]], None]
 
 
 class Sampled(NamedTuple):
@@ -473,6 +480,27 @@ def status_counts(responses: pd.DataFrame) -> dict[str, StatusCount]:
     return out
 
 
+class MeasuredPart(TypedDict):
+    """What the LLM audit measured, as its summary holds it: the prompts and variants, the answers, the in-slot
+    effects per outcome, the similarity metrics' effects and means, the noise floor between samples, each outcome's
+    mean, the counts per group, the terms and placebo words."""
+
+    prompts: int
+    prompts_without_slot: list[str]
+    variants: int
+    failed_variants: int
+    responses: int
+    samples: int
+    outcomes: list[str]
+    effects: dict[str, Section | None]
+    similarity: dict[str, dict[str, Any]]  # a metric's in-slot section and its mean similarities
+    sample_floor: dict[str, Floor]
+    outcome_means: dict[str, OutcomeMean]
+    by_group: dict[str, StatusCount]
+    terms: list[str]
+    placebo_words: list[str]
+
+
 def llm_audit_core(
     keys: Sequence[str],
     prompts: Sequence[str],
@@ -483,7 +511,7 @@ def llm_audit_core(
     done: Mapping[str, list[str]] | None = None,
     sink: Sink | None = None,
     progress: ProgressHook | None = None,
-) -> tuple[pd.DataFrame, dict[str, Any]]:
+) -> tuple[pd.DataFrame, MeasuredPart]:
     """The responses table and the summary's measured part (``effects`` per outcome, floors, counts)."""
     from ...analysis.slots import joint_slot_effects
 
@@ -507,7 +535,7 @@ def llm_audit_core(
     shown = {str(w).lower(): str(w) for w in table.loc[table["kind"] == "identity", "word"]}
     effects = {k: _as_written(v, shown) for k, v in joint.items() if k not in pairs}
     similarity = {m: {**(joint.get(m) or {}), "mean_similarity": similar[m]} for m in metrics}
-    measured_part = {
+    measured_part: MeasuredPart = {
         "prompts": len(prompts),
         "prompts_without_slot": unreached,
         "variants": int(table["variant"].nunique()),
@@ -614,7 +642,7 @@ def audit_prompts(
     from ... import __version__
     from ...records import SCHEMA_VERSION
 
-    summary = {
+    summary: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "counterfair_version": __version__,
         "command": "llm-audit",

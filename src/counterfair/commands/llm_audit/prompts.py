@@ -18,11 +18,11 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypedDict
 
 import pandas as pd
 
-from ...analysis.slots import SLOT_COLUMNS, SlotRow, slot_row
+from ...analysis.slots import SLOT_COLUMNS, SlotRow, slot_records, slot_row
 from ...errors import ConfigError
 
 SLOT = "{group}"
@@ -82,10 +82,23 @@ def template_variants(key: str, template: str, identities: Any, placebo: Sequenc
     return rows + [slot_row(key, SLOT, "placebo", word, None, fill(template, word)) for word in placebo]
 
 
-def swap_rows(keys: Sequence[str], prompts: Sequence[str], editor: Any) -> list[dict[str, Any]]:
+class SwapRow(TypedDict):
+    """One identity swap of a free prompt, as the audit's pair rows hold it (what the slot writers read)."""
+
+    method: str
+    attribute: str
+    input_id: str
+    source_text: str
+    cf_text: str
+    source_term: str
+    target_term: str
+    edits: str
+
+
+def swap_rows(keys: Sequence[str], prompts: Sequence[str], editor: Any) -> list[SwapRow]:
     """The identity swaps of free prompts as the audit's pair rows (what :func:`~counterfair.analysis.slots.
     slot_texts` reads)."""
-    rows: list[dict[str, Any]] = []
+    rows: list[SwapRow] = []
     for key, prompt, candidates in zip(keys, prompts, editor.edit(list(prompts)), strict=True):
         for c in candidates:
             rows.append(
@@ -127,29 +140,25 @@ def variants(
         editor = identity_editor(identities, guard="spacy" if guard else None)
         swapped = swap_rows([k for k, _ in free], [p for _, p in free], editor)
         if swapped:  # no second placebo text with a capital: each variant is sampled, and the samples cost
-            written = TermSlots(identities, placebo, cased=False).write(swapped)
-            rows += [{str(k): v for k, v in r.items()} for r in written.to_dict("records")]
+            rows += slot_records(TermSlots(identities, placebo, cased=False).write(swapped))
         rows += pack_variants([k for k, _ in free], [p for _, p in free], packs, placebo)
     table = pd.DataFrame(rows, columns=SLOT_COLUMNS[:-1])
     reached = set(table["input_id"])
     return table, [k for k in keys if k not in reached]
 
 
-def pack_variants(
-    keys: Sequence[str], prompts: Sequence[str], packs: Sequence[str], placebo: Any
-) -> list[dict[str, Any]]:
+def pack_variants(keys: Sequence[str], prompts: Sequence[str], packs: Sequence[str], placebo: Any) -> list[SlotRow]:
     """The slots of free prompts' gender words and first names (:mod:`counterfair.analysis.families`)."""
     from ...analysis.families import slot_writer
     from ...editors.registry import editor_for_pack
     from ...lexicons.attributes import load_swap_set
 
-    rows: list[dict[str, Any]] = []
+    rows: list[SlotRow] = []
     for name in packs:
         pack = load_swap_set(name)
-        swapped = [dict(r, attribute=name) for r in swap_rows(keys, prompts, editor_for_pack(pack))]
+        swapped: list[SwapRow] = [{**r, "attribute": name} for r in swap_rows(keys, prompts, editor_for_pack(pack))]
         if swapped:
-            written = slot_writer(name, pack, placebo).write(swapped)
-            rows += [{str(k): v for k, v in r.items()} for r in written.to_dict("records")]
+            rows += slot_records(slot_writer(name, pack, placebo).write(swapped))
     return rows
 
 

@@ -314,7 +314,9 @@ def contrasts(responses: pd.DataFrame, summary: LLMAuditSummary, *, limit: int =
 
 def _contrast(
     responses: pd.DataFrame, means: pd.DataFrame, outcome: str, term: str, sign: float
-) -> dict[str, Any] | None:
+) -> dict[str, str] | None:
+    """The prompt where ``term`` moved ``outcome`` most against the placebo words, as a row of the report's table
+    (the two prompts and their responses, their differences marked)."""
     own = means[(means["kind"] == "identity") & (means["word"].str.lower() == term.lower())]
     neutral = means[means["kind"] == "placebo"].dropna(subset=[outcome])
     gaps = ((own.set_index("input_id")[outcome] - neutral.groupby("input_id")[outcome].mean()) * sign).dropna()
@@ -329,7 +331,7 @@ def _contrast(
     first, second = differences(str(a["response"]), str(b["response"]))
     return {
         "outcome": outcome,
-        "prompt": key,
+        "prompt": str(key),  # the prompt's id (ids are strings)
         "difference": points(sign * float(gaps.max())),
         "with the term": _marked(a["prompt"], a["word"]),
         "response": first,

@@ -59,7 +59,11 @@ def run_llm_audit(
         what="audit of an LLM application",
         remeasured=("options",),
     )
-    checkpoint = JsonlCheckpoint(target / "responses.jsonl", key=lambda record: record["variant"])
+    from .core import AnsweredVariant
+
+    checkpoint: JsonlCheckpoint[AnsweredVariant, AnsweredVariant] = JsonlCheckpoint(
+        target / "responses.jsonl", key=lambda record: record["variant"]
+    )
     done = {str(k): list(r["responses"]) for k, r in checkpoint.done.items()}
     result: LLMAuditResult = audit_prompts(
         keys, texts, gen, options, origin=origin, rules=rules, done=done, sink=checkpoint.add, progress=progress

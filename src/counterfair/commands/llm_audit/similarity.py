@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from itertools import combinations
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -124,7 +124,16 @@ def _mean_pairs(sim: Callable[[str, str], float], pairs: list[tuple[list[str], l
     return float(np.mean(values)) if values else float("nan")
 
 
-def per_text(responses: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, dict[str, Any]]:
+class MeanSimilarities(TypedDict):
+    """A similarity metric's means over the prompts: between two identity terms' responses, two placebo words', and
+    two samples of one prompt variant (None: no prompt had them)."""
+
+    identity_pairs: float | None
+    placebo_pairs: float | None
+    same_prompt: float | None
+
+
+def per_text(responses: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, MeanSimilarities]:
     """Each prompt's dissimilarity excess (overall and per group; columns ``(measure, level, name)``, one row per
     input id) and the metric's three mean similarities (identity pairs, placebo pairs, same-prompt samples)."""
     sim = pair_scorer(metric, list(responses["response"]))
@@ -150,15 +159,24 @@ def per_text(responses: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, dict[s
     table = pd.DataFrame.from_dict(rows, orient="index")
     if not table.empty:
         table.columns = pd.MultiIndex.from_tuples([tuple(c) for c in table.columns])
-    return table, {k: float(np.nanmean(v)) if v else None for k, v in means.items()}
+
+    def mean(values: list[float]) -> float | None:
+        return float(np.nanmean(values)) if values else None
+
+    similar: MeanSimilarities = {
+        "identity_pairs": mean(means["identity_pairs"]),
+        "placebo_pairs": mean(means["placebo_pairs"]),
+        "same_prompt": mean(means["same_prompt"]),
+    }
+    return table, similar
 
 
 def similarity_tables(
     responses: pd.DataFrame, metrics: Sequence[str]
-) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
+) -> tuple[dict[str, pd.DataFrame], dict[str, MeanSimilarities]]:
     """Per metric its per-prompt table (:func:`per_text`) and its mean similarities."""
     tables: dict[str, pd.DataFrame] = {}
-    floors: dict[str, Any] = {}
+    floors: dict[str, MeanSimilarities] = {}
     for metric in metrics:
         tables[metric], floors[metric] = per_text(responses, metric)
     return tables, floors

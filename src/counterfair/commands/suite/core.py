@@ -21,7 +21,7 @@ import pandas as pd
 
 from ... import __version__, vocabulary
 from ...classifiers import CachedClassifier
-from ...errors import InputError
+from ...errors import ConfigError, InputError
 from ...io import read_texts, row_ids
 from ...labels import binary_labels, positive_index
 from ...metrics import fairness as FM
@@ -70,11 +70,43 @@ class SuiteOptions:
 # ------------------------------------------------------------------------------------------------ the template suite
 
 
+class Functionality(TypedDict):
+    """One behaviour of the template suite: its gold label and its templates."""
+
+    label: str
+    templates: list[str]
+
+
+class SuiteTemplates(TypedDict):
+    """``resources/suites/templates.yaml``: the word lists and the functionalities."""
+
+    words: dict[str, list[str]]
+    functionalities: dict[str, Functionality]
+
+
 @cache
-def _templates() -> dict[str, Any]:
+def _templates() -> SuiteTemplates:
+    """The suite's templates, checked for the shape the expansion reads (a ConfigError naming the key)."""
     from ...lexicons.attributes import resource_mapping
 
-    return resource_mapping("suites", "templates")
+    spec = resource_mapping("suites", "templates")
+    words, functionalities = spec.get("words"), spec.get("functionalities")
+    if not isinstance(words, dict) or not all(isinstance(v, list) for v in words.values()):
+        raise ConfigError("suites/templates.yaml: 'words' must map each list's name to its words")
+    if not isinstance(functionalities, dict):
+        raise ConfigError("suites/templates.yaml: 'functionalities' must map each name to its label and templates")
+    for name, entry in functionalities.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("label"), str):
+            raise ConfigError(f"suites/templates.yaml: functionality {name!r} needs a label")
+        if not isinstance(entry.get("templates"), list):
+            raise ConfigError(f"suites/templates.yaml: functionality {name!r} needs a list of templates")
+    return {
+        "words": {str(k): [str(w) for w in v] for k, v in words.items()},
+        "functionalities": {
+            str(k): {"label": v["label"], "templates": [str(t) for t in v["templates"]]}
+            for k, v in functionalities.items()
+        },
+    }
 
 
 def indefinite(phrase: str) -> str:
@@ -265,7 +297,7 @@ def suite_summary(
             "id_column": cases.id_column,
             "without_target": int(cases.target.isna().sum()) if cases.target is not None else None,
         },
-        "classifier": clf.signature(),
+        "classifier": clf.summary_info(),
         "positive_label": clf.labels[positive_index(clf.labels, opts.positive_label)],
         "threshold": opts.threshold,
         "accuracy": metrics["accuracy"],  # the metrics in suite_core's order

@@ -74,10 +74,11 @@ def train_command(
     last = result.history[-1] if result.history else {}
     console.print(f"trained {method} in {result.seconds:.1f} s; final loss {last.get('loss', float('nan')):.4f}")
     ev = result.evaluation
-    console.print(
-        f"on the {ev['on']}: accuracy {fmt(ev['accuracy'])}, AUC {fmt(ev['auc'])}, TPR {fmt(ev['tpr'])}, "
-        f"TNR {fmt(ev['tnr'])}"
-    )
-    if ev.get("collapse_warning"):
-        console.print(f"[yellow]warning:[/yellow] the model may have collapsed: {ev['collapse_warning']}")
+    if ev is not None:
+        console.print(
+            f"on the {ev['on']}: accuracy {fmt(ev['accuracy'])}, AUC {fmt(ev['auc'])}, TPR {fmt(ev['tpr'])}, "
+            f"TNR {fmt(ev['tnr'])}"
+        )
+        if ev["collapse_warning"]:
+            console.print(f"[yellow]warning:[/yellow] the model may have collapsed: {ev['collapse_warning']}")
     console.print(f"wrote {out}; use it as --classifier model:{out}")
