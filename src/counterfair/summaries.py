@@ -541,14 +541,18 @@ TABLE2_COLUMNS = (
 
 @dataclass(frozen=True, kw_only=True)
 class FeedbackStep(Record):
-    """One feedback step (paper 002): the texts still edited and the step's means."""
+    """One feedback step (paper 002's @k): means over the texts edited at that step (the feedback core builds it;
+    fields in ``summary.json``'s order)."""
 
     texts: int = 0
     minimality: float | None = None
+    minimality_norm: float | None = None
     flip_rate: float | None = None
+    flip_rate_all_texts: float | None = None
     probability: float | None = None
     ppl_base: float | None = None
     ppl_fine: float | None = None
+    seconds_per_text: float | None = None
     mean_words: float | None = None
 
 
@@ -560,15 +564,23 @@ class EditorInfo(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class FeedbackSummary(Record):
-    """``counterfair feedback``'s ``summary.json``."""
+    """``counterfair feedback``'s ``summary.json``, as the feedback core builds it (fields in the file's order) and as
+    the views read it: the one declaration of its shape."""
 
+    counterfair_version: str | None = None
     command: str | None = None
+    input: Mapping[str, Any] = field(default_factory=dict)  # the source and its number of texts
     editor: EditorInfo = _key(of=EditorInfo, default=EditorInfo())
     classifier: ClassifierInfo = _key(of=ClassifierInfo, default=ClassifierInfo())
+    applications: int | None = None  # the editor's applications per text (steps + 1)
+    inconsistency: Mapping[str, float | None] = field(default_factory=dict)  # inc@k over the texts
+    inconsistency_by_text: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # k -> text id -> inc@k
     steps: dict[str, FeedbackStep] | None = _key(of={FeedbackStep})
-    inconsistency: Mapping[str, float | None] = field(default_factory=dict)
-    inconsistency_by_text: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    mean_words_by_step: Mapping[str, float | None] = field(default_factory=dict)
+    mean_words_by_step: Mapping[str, float | None] = field(default_factory=dict)  # "0": the inputs
+    status: Mapping[str, int] = field(default_factory=dict)  # the steps' rows by status
+    options: Mapping[str, Any] = field(default_factory=dict)
+    seconds: float | None = None
+    resumed_texts: int | None = None  # texts a resumed run found finished
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -29,7 +29,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, NotRequired, Required, TypedDict
+from typing import Any, Required, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -44,7 +44,7 @@ from ...metrics.functional import contrast_labels, flipped_one
 from ...progress import NullProgress, ProgressHook
 from ...records import knob, option, options_signature
 from ...results import TableResult
-from ...summaries import FeedbackSummary
+from ...summaries import ClassifierInfo, EditorInfo, FeedbackStep, FeedbackSummary
 from ...text import MAX_TEXT_CHARS, TOKENS, skip_reason, tokenize_batch, word_distance
 from ...writing import missing_as_nan, nan_to_none
 
@@ -153,7 +153,7 @@ def feedback(
 
     hook = resolve_progress(progress)
     table, summary = feedback_core(source_texts, ids, ed, clf, opts, sink=sink, origin=origin, progress=hook)
-    return FeedbackResult(table, dict(summary))
+    return FeedbackResult(table, summary_json(summary))
 
 
 def read_input(source: Any, opts: FeedbackOptions) -> tuple[str, list[str], list[str]]:
@@ -174,7 +174,7 @@ def feedback_core(
     sink: Any,
     origin: str,
     progress: ProgressHook | None = None,
-) -> tuple[pd.DataFrame, FeedbackSummaryData]:
+) -> tuple[pd.DataFrame, FeedbackSummary]:
     """Every text's chain of ``opts.steps + 1`` edits not yet in ``sink.done`` (a checkpoint or memory), then the
     steps table, perplexities and the summary."""
     hook = progress or NullProgress()
@@ -190,9 +190,9 @@ def feedback_core(
     table = pd.DataFrame(rows).sort_values(["text_id", "step"], kind="stable").reset_index(drop=True)
     table.insert(1, "input_id", [ids[int(i)] for i in table["text_id"]])
     _add_perplexities(table, opts, applications, hook)
-    summary = _summary(table, len(texts), applications, opts, clf, editor, origin, time.perf_counter() - started)
-    summary["resumed_texts"] = len(texts) - len(todo)
-    return missing_as_nan(table), nan_to_none(summary)
+    elapsed = time.perf_counter() - started
+    summary = _summary(table, len(texts), applications, opts, clf, editor, origin, elapsed, len(texts) - len(todo))
+    return missing_as_nan(table), summary
 
 
 class FeedbackResult(TableResult):
@@ -357,41 +357,7 @@ def _add_perplexities(table: pd.DataFrame, opts: FeedbackOptions, applications: 
             table.loc[ok, column] = result.perplexity
 
 
-class StepEntry(TypedDict):
-    """One feedback step (paper 002's @k): means over the texts edited at that step."""
-
-    texts: int
-    minimality: float | None
-    minimality_norm: float | None
-    flip_rate: float | None
-    flip_rate_all_texts: float | None
-    probability: float | None
-    ppl_base: float | None
-    ppl_fine: float | None
-    seconds_per_text: float | None
-    mean_words: float | None
-
-
-class FeedbackSummaryData(TypedDict):
-    """feedback's summary.json (:class:`~counterfair.summaries.FeedbackSummary` reads it)."""
-
-    counterfair_version: str
-    command: str
-    input: dict[str, Any]
-    editor: dict[str, Any]
-    classifier: JSONObject
-    applications: int
-    inconsistency: dict[str, float | None]
-    inconsistency_by_text: dict[str, dict[str, float]]
-    steps: dict[str, StepEntry]
-    mean_words_by_step: dict[str, float | None]
-    status: dict[str, int]
-    options: dict[str, Any]
-    seconds: float
-    resumed_texts: NotRequired[int]  # texts a resumed run found finished
-
-
-def _step_entry(part: pd.DataFrame, n_texts: int) -> StepEntry:
+def _step_entry(part: pd.DataFrame, n_texts: int) -> FeedbackStep:
     """One feedback step's means over the texts edited at that step (paper 002's @k figures)."""
 
     def mean(column: str, *, any_value: bool = False) -> float | None:
@@ -399,18 +365,18 @@ def _step_entry(part: pd.DataFrame, n_texts: int) -> StepEntry:
             return None
         return float(part[column].mean())
 
-    return {
-        "texts": len(part),
-        "minimality": mean("distance"),
-        "minimality_norm": mean("distance_norm"),
-        "flip_rate": mean("flipped"),
-        "flip_rate_all_texts": float(part["flipped"].sum() / n_texts) if n_texts else None,
-        "probability": mean("p_target"),
-        "ppl_base": mean("ppl_base", any_value=True),
-        "ppl_fine": mean("ppl_fine", any_value=True),
-        "seconds_per_text": mean("seconds_per_text"),
-        "mean_words": mean("words", any_value=True),
-    }
+    return FeedbackStep(
+        texts=len(part),
+        minimality=mean("distance"),
+        minimality_norm=mean("distance_norm"),
+        flip_rate=mean("flipped"),
+        flip_rate_all_texts=float(part["flipped"].sum() / n_texts) if n_texts else None,
+        probability=mean("p_target"),
+        ppl_base=mean("ppl_base", any_value=True),
+        ppl_fine=mean("ppl_fine", any_value=True),
+        seconds_per_text=mean("seconds_per_text"),
+        mean_words=mean("words", any_value=True),
+    )
 
 
 def _summary(
@@ -422,7 +388,8 @@ def _summary(
     editor: EditorBase,
     origin: str,
     elapsed: float,
-) -> FeedbackSummaryData:
+    resumed: int,
+) -> FeedbackSummary:
     step_columns = (
         "text",
         "distance",
@@ -440,7 +407,7 @@ def _summary(
     first = ok[ok["step"] == 1] if not ok.empty else ok
     # paper 002 App. D: how the texts' length drifts as the editor is fed its own output (step 0: the inputs)
     length = {"0": float(first["words_before"].mean()) if len(first) and first["words_before"].notna().any() else None}
-    length |= {step: entry["mean_words"] for step, entry in per_step.items()}
+    length |= {step: entry.mean_words for step, entry in per_step.items()}
     distances = (
         {
             str(t): g.set_index("step")["distance"].reindex(range(1, applications + 1)).tolist()
@@ -456,21 +423,28 @@ def _summary(
         finite = {t: v for t, v in values.items() if not math.isnan(v)}
         per_text_inc[str(k)] = finite
         inc[f"inc@{k}"] = float(np.mean(list(finite.values()))) if finite else None
-    return {
-        "counterfair_version": __version__,
-        "command": "feedback",
-        "input": {"source": origin, "texts": n_texts},
-        "editor": {"name": editor.name, "params": editor.params()},
-        "classifier": clf.summary_info(),
-        "applications": applications,
-        "inconsistency": inc,
-        "inconsistency_by_text": per_text_inc,
-        "steps": per_step,
-        "mean_words_by_step": length,
-        "status": {str(k): int(v) for k, v in table["status"].value_counts().items()} if not table.empty else {},
-        "options": {**asdict(opts), "classifier": clf.spec},
-        "seconds": round(elapsed, 1),
-    }
+    return FeedbackSummary(
+        counterfair_version=__version__,
+        command="feedback",
+        input={"source": origin, "texts": n_texts},
+        editor=EditorInfo(name=editor.name, params=editor.params()),
+        classifier=ClassifierInfo.from_dict(clf.summary_info()),  # the signature's own keys, in their order
+        applications=applications,
+        inconsistency=inc,
+        inconsistency_by_text=per_text_inc,
+        steps=per_step,
+        mean_words_by_step=length,
+        status={str(k): int(v) for k, v in table["status"].value_counts().items()} if not table.empty else {},
+        options={**asdict(opts), "classifier": clf.spec},
+        seconds=round(elapsed, 1),
+        resumed_texts=resumed,
+    )
+
+
+def summary_json(summary: FeedbackSummary) -> JSONObject:
+    """The summary as ``summary.json`` holds it (and ``result.summary``): its fields in order, NaN written None."""
+    converted: JSONObject = nan_to_none(summary.to_dict())
+    return converted
 
 
 def paired_inc_test(summary_a: Mapping[str, Any], summary_b: Mapping[str, Any], k: int) -> PairedIncTest | None:

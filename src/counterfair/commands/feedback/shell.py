@@ -16,7 +16,15 @@ from ...records import fingerprint, run_identity
 from ...runs import claim_run_dir, holds_run_dir, prepare_run_dir
 from ...views.page import write_summary_page
 from ...writing import write_json, write_table
-from .core import ChainRecord, FeedbackOptions, FeedbackResult, build_editor, feedback_core, read_input
+from .core import (
+    ChainRecord,
+    FeedbackOptions,
+    FeedbackResult,
+    build_editor,
+    feedback_core,
+    read_input,
+    summary_json,
+)
 from .page import feedback_figures, feedback_page
 
 
@@ -48,7 +56,8 @@ def run_feedback(
         target / ".work" / "done.jsonl", key=lambda r: int(r["text_id"])
     )
     table, summary = feedback_core(texts, ids, ed, clf, opts, sink=checkpoint, origin=origin, progress=progress)
+    written = summary_json(summary)
     write_table(table, target / "steps.csv")
-    write_json(summary, target / "summary.json")
+    write_json(written, target / "summary.json")
     write_summary_page(target, feedback_page, feedback_figures)  # report.html, report.md: the verdict first
-    return FeedbackResult(table, dict(summary))
+    return FeedbackResult(table, written)
