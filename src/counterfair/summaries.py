@@ -585,24 +585,33 @@ class FeedbackSummary(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class MethodCounts(Record):
-    """One method of a generate run: inputs, shares with a counterfactual and still referencing, BLEU, BERTScore."""
+    """One method of a generate run: its inputs by status, the candidates and those passing the filters, the quality
+    of the chosen counterfactuals (shares with one and still referencing, BLEU, BERTScore) and this run's speed. The
+    generate core builds it (fields in ``summary.json``'s order)."""
 
     inputs: int = 0
     status: Mapping[str, int] = field(default_factory=dict)
     share_with_counterfactual: float | None = None
+    candidates: int | None = None
+    candidates_passing_filters: int | None = None
     share_still_referencing: float | None = None
     bleu: MeanEstimate = _key(of=MeanEstimate, default=MeanEstimate())
     bertscore_f1: MeanEstimate = _key(of=MeanEstimate, default=MeanEstimate())
+    seconds_this_run: float | None = None
+    candidates_per_s_this_run: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
 class GenerateSummary(Record):
-    """``counterfair generate``'s ``summary.json``."""
+    """``counterfair generate``'s ``summary.json``, as the generate core builds it and the views read it."""
 
+    counterfair_version: str | None = None
     command: str | None = None
+    input: str | None = None  # where the texts came from
     methods: dict[str, MethodCounts] | None = _key(of={MethodCounts})
     signatures: Mapping[str, Any] = field(default_factory=dict)
     options: Mapping[str, Any] = field(default_factory=dict)
+    timing_s: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)

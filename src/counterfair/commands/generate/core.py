@@ -24,7 +24,7 @@ from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, TypedDict, cast
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -40,7 +40,6 @@ from ...errors import LLMInputsFailed
 from ...io import (
     read_texts,
 )
-from ...jsontypes import JSONObject
 from ...metrics.functional import summarize
 from ...progress import NullProgress, ProgressHook
 from ...records import (
@@ -48,7 +47,7 @@ from ...records import (
     Counterfactuals,
     options_signature,
 )
-from ...summaries import GenerateSummary
+from ...summaries import GenerateSummary, MeanEstimate, MethodCounts
 from ...text import skip_reason
 from .options import (
     CANDIDATE_COLUMNS,
@@ -174,7 +173,7 @@ def _generate_read(
     order, counterfactuals, summary = collect(sink, gen, opts, texts, timing, started, origin)
     rows = [c for record in sink.full(order) for c in record["candidates"]]
     candidates = pd.DataFrame(rows, columns=list(CANDIDATE_COLUMNS))
-    return GenerateResult(None, counterfactuals, summary, candidates=candidates)
+    return GenerateResult(None, counterfactuals, summary.to_dict(), candidates=candidates)
 
 
 def read_input(source: Any, opts: GenerateOptions) -> tuple[str, list[str], list[str | None]]:
@@ -408,7 +407,7 @@ def collect(
     timing: dict[str, float],
     started: float,
     origin: str,
-) -> tuple[list[tuple[str, int]], pd.DataFrame, GenerateSummaryData]:
+) -> tuple[list[tuple[str, int]], pd.DataFrame, GenerateSummary]:
     """The counterfactuals table (one row per input and method, input order) and the summary."""
     order = [(m, i) for i in range(len(texts)) for m in opts.methods]
     tally = Tally(opts.methods)
@@ -434,34 +433,6 @@ def collect_blocks(
             tally.add(slim(record))
             counterfactuals.append(record["counterfactual"])
         yield [c for record in records for c in record["candidates"]], counterfactuals
-
-
-class MethodOutcome(TypedDict):
-    """One method in generate's summary: its inputs by status, the candidates and those passing the filters, the
-    quality of the chosen counterfactuals, and this run's speed."""
-
-    inputs: int
-    status: dict[str, int]
-    share_with_counterfactual: float
-    candidates: int
-    candidates_passing_filters: int
-    share_still_referencing: float
-    bleu: dict[str, float | int]
-    bertscore_f1: dict[str, float | int]
-    seconds_this_run: float | None
-    candidates_per_s_this_run: float | None
-
-
-class GenerateSummaryData(TypedDict):
-    """generate's summary.json (:class:`~counterfair.summaries.GenerateSummary` reads it)."""
-
-    counterfair_version: str
-    command: str
-    input: str
-    methods: dict[str, MethodOutcome]
-    signatures: JSONObject
-    options: dict[str, Any]
-    timing_s: dict[str, float]
 
 
 class Tally:
@@ -495,8 +466,8 @@ class Tally:
 
     def summary(
         self, gen: Generator, opts: GenerateOptions, timing: dict[str, float], elapsed: float, origin: str
-    ) -> GenerateSummaryData:
-        per_method: dict[str, MethodOutcome] = {}
+    ) -> GenerateSummary:
+        per_method: dict[str, MethodCounts] = {}
         for method in opts.methods:
             n_candidates, n_passed = self.candidates[method]
             # value_counts' order: by count, from the counts in order of first appearance
@@ -504,29 +475,29 @@ class Tally:
             ok = {k: pd.Series(np.asarray(v), dtype=float) for k, v in self.ok[method].items()}
             n_ok, scored, seconds = len(ok["bleu"]), self.scored[method], timing.get(method)
             prob = ok["attribute_prob"]
-            per_method[method] = {
-                "inputs": int(status.sum()),
-                "status": {str(k): int(v) for k, v in status.items()},
-                "share_with_counterfactual": n_ok / scored if scored else math.nan,
-                "candidates": n_candidates,
-                "candidates_passing_filters": n_passed,
-                "share_still_referencing": float((prob >= opts.max_attribute_prob).mean())
+            per_method[method] = MethodCounts(
+                inputs=int(status.sum()),
+                status={str(k): int(v) for k, v in status.items()},
+                share_with_counterfactual=n_ok / scored if scored else math.nan,
+                candidates=n_candidates,
+                candidates_passing_filters=n_passed,
+                share_still_referencing=float((prob >= opts.max_attribute_prob).mean())
                 if n_ok and prob.notna().any()
                 else math.nan,
-                "bleu": summarize(ok["bleu"]),
-                "bertscore_f1": summarize(ok["bertscore_f1"]),
-                "seconds_this_run": seconds,
-                "candidates_per_s_this_run": (n_candidates / seconds) if seconds else None,
-            }
-        return {
-            "counterfair_version": __version__,
-            "command": "generate",
-            "input": origin,
-            "methods": per_method,
-            "signatures": gen.signatures(self.occurrences),
-            "options": asdict(opts),
-            "timing_s": {**timing, "total": round(elapsed, 3)},
-        }
+                bleu=MeanEstimate.from_dict(summarize(ok["bleu"])),  # summarize's keys, in its order
+                bertscore_f1=MeanEstimate.from_dict(summarize(ok["bertscore_f1"])),
+                seconds_this_run=seconds,
+                candidates_per_s_this_run=(n_candidates / seconds) if seconds else None,
+            )
+        return GenerateSummary(
+            counterfair_version=__version__,
+            command="generate",
+            input=origin,
+            methods=per_method,
+            signatures=gen.signatures(self.occurrences),
+            options=asdict(opts),
+            timing_s={**timing, "total": round(elapsed, 3)},
+        )
 
 
 def slim(record: GenerationRecord) -> SlimRecord:

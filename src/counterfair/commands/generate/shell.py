@@ -68,9 +68,10 @@ def run_generate(
 
     write_csv_chunks(candidate_chunks(), target / "candidates.csv", CANDIDATE_COLUMNS)
     write_table(counterfactuals, target / "counterfactuals.csv")
-    write_json(summary, target / "summary.json")
+    written = summary.to_dict()  # the record as summary.json holds it: serialised here, at the edge
+    write_json(written, target / "summary.json")
     write_summary_page(target, generate_page)  # report.html, report.md: the verdict first
-    return GenerateResult(target / "candidates.csv", counterfactuals, summary)
+    return GenerateResult(target / "candidates.csv", counterfactuals, written)
 
 
 def _run_streamed(
@@ -98,7 +99,7 @@ def _run_streamed(
             if candidate_rows:  # object dtype, as the in-memory run's chunks
                 candidates(pd.DataFrame(candidate_rows, columns=list(CANDIDATE_COLUMNS), dtype=object))
             counterfactuals(pd.DataFrame(counterfactual_rows, columns=list(COUNTERFACTUAL_COLUMNS)))
-    summary = tally.summary(gen, opts, timing, time.perf_counter() - started, blocks.origin)
-    write_json(summary, target / "summary.json")
+    written = tally.summary(gen, opts, timing, time.perf_counter() - started, blocks.origin).to_dict()
+    write_json(written, target / "summary.json")
     write_summary_page(target, generate_page)
-    return GenerateResult(target / "candidates.csv", None, summary)
+    return GenerateResult(target / "candidates.csv", None, written)
