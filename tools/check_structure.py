@@ -49,7 +49,6 @@ USER_FILE_READERS: frozenset[str] = frozenset(
         "counterfair.io.whole_characters",  # that line's record, its strings made whole
         "counterfair.yamlfiles.read_mapping",  # a user's YAML (a config, a pack)
         "counterfair.lexicons.attributes._read_mapping",  # an attribute pack's YAML (built in or the user's)
-        "counterfair.lexicons.attributes.resource_mapping",  # the same, found by kind and name
         "counterfair.commands.llm_audit.outcomes.json_object",  # the JSON object in an LLM application's answer
         "counterfair.commands.llm_audit.outcomes.json_answer",  # the same, with what was left of the answer
         "counterfair.rating.judges.parse_answer",  # an LLM judge's JSON answer
