@@ -114,8 +114,12 @@ def test_the_classifier_stage_on_ray_gives_the_local_outputs(ray_local: None, tm
     _same_files(tmp_path / "audit-local", tmp_path / "audit-ray", ("pairs.csv", "slots.csv"))
     local = json.loads((tmp_path / "audit-local" / "summary.json").read_text())
     remote = json.loads((tmp_path / "audit-ray" / "summary.json").read_text())
-    assert [k for k in local if local[k] != remote.get(k)] == ["options", "reproduce", "timing_s"]  # the engine named
-    assert remote["options"]["engine"] == "ray" and "--engine ray" in remote["reproduce"]
+    assert [k for k in local if local[k] != remote.get(k)] == ["input", "options", "reproduce", "timing_s"]
+    assert remote["options"]["engine"] == "ray" and "--engine ray" in remote["reproduce"]  # the engine named
+    from counterfair.engine import STARTUP_SECONDS  # and the up-front estimate counts its start (#68)
+
+    started = local["input"]["estimated_seconds"] + STARTUP_SECONDS["ray"]
+    assert remote["input"] == {**local["input"], "estimated_seconds": started}
     bias_local = json.loads((tmp_path / "bias-local" / "summary.json").read_text())
     bias_remote = json.loads((tmp_path / "bias-ray" / "summary.json").read_text())
     assert bias_remote["groups"] == bias_local["groups"]

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import collections.abc
 import importlib
 import inspect
 import re
@@ -254,9 +255,9 @@ SUMMARY_TYPES = (
     ("audit", "counterfair.commands.audit.summary:AuditSummaryData"),
     ("bias", "counterfair.commands.bias.core:BiasSummaryData"),
     ("suite run", "counterfair.commands.suite.core:SuiteSummaryData"),
-    ("generate", "counterfair.commands.generate.core:GenerateSummaryData"),
+    ("generate", "counterfair.summaries:GenerateSummary"),
     ("evaluate", "counterfair.commands.evaluate.core:EvaluationSummaryData"),
-    ("feedback", "counterfair.commands.feedback.core:FeedbackSummaryData"),
+    ("feedback", "counterfair.summaries:FeedbackSummary"),
     ("ctf (its gap and breakdowns)", "counterfair.commands.ctf.core:CTFReport"),
 )
 
@@ -268,6 +269,14 @@ def _load(path: str) -> Any:
 
 def _is_typed_dict(t: Any) -> bool:
     return isinstance(t, type) and issubclass(t, dict) and hasattr(t, "__required_keys__")
+
+
+def _is_record(t: Any) -> bool:
+    """A summary record (:class:`counterfair.summary_record.Record`): the shape a core builds where it is declared
+    once."""
+    from counterfair.summary_record import Record
+
+    return isinstance(t, type) and issubclass(t, Record) and t is not Record
 
 
 _NAMESPACES = (
@@ -293,18 +302,28 @@ _NAMESPACES = (
 
 def _hints(cls: Any) -> dict[str, Any]:
     """A TypedDict's keys and types, inherited ones too (a TypedDict's bases are not in its MRO, so every name its
-    annotations use is looked up in the modules that declare summary types)."""
+    annotations use is looked up in the modules that declare summary types); a record's JSON keys (a field's ``key``
+    where it is stored under another name) and types, its ``extra`` and ``keys`` left out."""
     names: dict[str, Any] = {}
     for module in _NAMESPACES:
         names |= vars(importlib.import_module(module))
-    return typing.get_type_hints(cls, localns=names, include_extras=True)
+    hints = typing.get_type_hints(cls, localns=names, include_extras=True)
+    if not _is_record(cls):
+        return hints
+    import dataclasses
+
+    return {
+        f.metadata.get("key") or f.name: hints[f.name]
+        for f in dataclasses.fields(cls)
+        if f.name not in ("extra", "keys")
+    }
 
 
 def _shown(t: Any, seen: list[Any]) -> str:
     origin, args = get_origin(t), get_args(t)
     if origin is NotRequired:
         return _shown(args[0], seen)
-    if _is_typed_dict(t):
+    if _is_typed_dict(t) or _is_record(t):
         if t not in seen:
             seen.append(t)
         return f"[{t.__name__}](#{t.__name__.lower()})"
@@ -314,7 +333,7 @@ def _shown(t: Any, seen: list[Any]) -> str:
         return text + (" or null" if len(parts) < len(args) else "")
     if origin is dict and "Sequence" in str(args[1]):  # counterfair.jsontypes.JSONObject: JSON data as written
         return "JSON object"
-    if origin is dict:
+    if origin in (dict, collections.abc.Mapping):
         return f"object: {_shown(args[0], seen)} → {_shown(args[1], seen)}"
     if origin in (list, tuple):
         return f"list of {_shown(args[0], seen)}"
@@ -332,7 +351,8 @@ _ROLE = re.compile(r":(?:class|func|meth|mod|attr|data):`~?(?:[\w.]+\.)?([\w]+)`
 
 def _doc(cls: Any) -> str:
     """A summary type's docstring as Markdown: one paragraph, Sphinx roles and double backquotes made plain code."""
-    text = " ".join((inspect.getdoc(cls) or "").split())
+    own = cls.__dict__.get("__doc__")  # its own: a TypedDict without one would show dict's
+    text = " ".join((inspect.cleandoc(own) if own else "").split())
     return _ROLE.sub(r"`\1`", text).replace("``", "`")
 
 
@@ -348,8 +368,9 @@ def summary_reference() -> str:
     lines = [
         "# summary.json, key by key",
         "",
-        "Generated from the types the code builds each summary with (`TypedDict`s beside each command's core; mypy "
-        "checks every key and value where they are built), so this page is what `summary.json` holds. Keys the "
+        "Generated from the types the code builds each summary with (the records of `counterfair/summaries.py` "
+        "where a core builds its summary as one, `TypedDict`s beside the other cores; mypy checks every key and "
+        "value where they are built), so this page is what `summary.json` holds. Keys the "
         "shells add as a run ends (`timing_s`, the gate's verdicts) are listed where the type declares them.",
     ]
     seen: list[Any] = []

@@ -226,7 +226,7 @@ class ClassifierInfo(Record):
 
     spec: str = ""
     labels: tuple[str, ...] = ()
-    runs_on: str | None = None  # where it ran: a torch model's device and precision, or the Ray engine
+    runs_on: str | None = None  # where it ran: a torch model's device and precision (local engine)
 
     def said(self) -> str:
         """The spec with where it ran, for a page's facts: ``hf:model on cuda:0 (NVIDIA H200) in bfloat16``."""

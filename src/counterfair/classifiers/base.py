@@ -277,18 +277,16 @@ class CachedClassifier:
 
     def summary_info(self) -> JSONObject:
         """The signature, and where the classifier ran (``runs_on``) when that is worth saying: a torch model's
-        device and precision, or the Ray engine. Not part of the identity: a run resumes on another device."""
+        device and precision. Not part of the identity: a run resumes on another device."""
         where = self.runs_on()
         return {**self.signature(), **({"runs_on": where} if where else {})}
 
     def runs_on(self) -> str | None:
-        """Where the batches were predicted, in words: ``Ray actors at ADDRESS`` on the Ray engine, else the
-        model's own words (an hf: model: ``cuda:0 (NVIDIA H200) in bfloat16``); None for a model that has no device
-        or never loaded (every score came from the cache or the run store)."""
-        if self.engine != "local":
-            precision = self._signature.get("dtype")
-            return f"Ray actors at {self.address or 'a local cluster'}" + (f" in {precision}" if precision else "")
-        where = getattr(self.inner, "runs_on", None)
+        """Where this process's model predicted, in its own words (an hf: model: ``cuda:0 (NVIDIA H200) in
+        bfloat16``); None for a model that has no device, one that never loaded (every score came from the cache or
+        the run store), and on the Ray engine, whose actors each have their own device (the options name the engine;
+        its outputs stay the local engine's byte for byte)."""
+        where = getattr(self.inner, "runs_on", None) if self.engine == "local" else None
         return str(where) if isinstance(where, str) else None
 
     def update_signature(self, extra: dict[str, Any]) -> None:

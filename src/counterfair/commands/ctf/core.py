@@ -65,11 +65,15 @@ class Direction(TypedDict):
 
 
 class ByLabel(TypedDict):
+    """The gap over the texts of each gold label (with a label column)."""
+
     nontoxic: GapEntry
     toxic: GapEntry
 
 
 class SplitGap(GapEntry):
+    """The gap over the identity terms of one split (train or heldout), and by gold label."""
+
     by_label: ByLabel
 
 
