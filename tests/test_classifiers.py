@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
@@ -240,6 +241,7 @@ def test_dtype_runs_hf_classifiers_in_less_precision_kept_apart(
     monkeypatch.delenv("COUNTERFAIR_DTYPE")
     assert factory is not None
     np.testing.assert_array_equal(factory()(texts), p16)
+    assert "COUNTERFAIR_DTYPE" not in os.environ  # the worker's build left this process's environment as it was
     data = tmp_path / "texts.csv"
     data.write_text("text\nMy Muslim neighbour is kind.\nThe Jewish family next door cooks well.\n")
     args = ["audit", str(data), "--classifier", f"hf:{tiny_hf_classifier_dir}", "--methods", "swap", "-q"]

@@ -27,6 +27,7 @@ from counterfair.rating.consolidate import (
     tables,
 )
 from counterfair.rating.judges import QUALITY_FIELDS, RATING_FIELDS, QualityJudge, judge_store, parse_answer
+from counterfair.rating.store import CATEGORICAL
 
 from .conftest import run_cli
 from .fakes import ScriptedLLM
@@ -234,6 +235,7 @@ def test_llm_judge_store_and_agreement(tmp_path: Path) -> None:
     agreement = report["llm_agreement"]["llm:scripted"]
     assert agreement["reference"]["agreement"] == 0.5  # agrees on p1 (none), not on p2 (explicit vs none)
     assert agreement["fluent"]["agreement"] == 1.0
+    assert set(agreement) == {"pairs", *CATEGORICAL, "meaning_mean_abs_diff"}  # every criterion, none more
     assert report["good_pairs"] == 3  # the LLM's ratings do not change the human verdicts
 
 

@@ -499,6 +499,21 @@ def classifier_dtype(spec: str | None = None) -> str:
 
 
 @contextmanager
+def dtype_set(dtype: str) -> Iterator[None]:
+    """``$COUNTERFAIR_DTYPE`` is ``dtype`` inside, as it was after (a Ray worker builds its classifier in the
+    driver's precision without changing its process's environment)."""
+    before = os.environ.get("COUNTERFAIR_DTYPE")
+    os.environ["COUNTERFAIR_DTYPE"] = check_dtype_form(dtype)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("COUNTERFAIR_DTYPE", None)
+        else:
+            os.environ["COUNTERFAIR_DTYPE"] = before
+
+
+@contextmanager
 def precision(device: str, dtype: str) -> Iterator[None]:
     """The forward passes inside run in ``dtype`` under torch's autocast on ``device`` (weights stay float32, so
     the numerically touchy operations autocast keeps in float32 stay there); float32: nothing changes."""

@@ -46,11 +46,11 @@ class ClassifierWorker:
 
     def __call__(self, batch: Sequence[Any]) -> np.ndarray:
         if self._inner is None:
-            import os
+            from ..models import dtype_set
 
-            os.environ["COUNTERFAIR_DTYPE"] = self.dtype
             kind, argument = kind_for(self.spec)
-            self._inner, _ = kind.build(argument, self.spec)
+            with dtype_set(self.dtype):  # for this build only: the worker's process keeps its own environment
+                self._inner, _ = kind.build(argument, self.spec)
         pairs = bool(batch) and not isinstance(batch[0], str)
         raw = pair_proba(self._inner, list(batch), self.spec) if pairs else self._inner.predict_proba(list(batch))
         return np.asarray(raw, dtype=float)

@@ -194,7 +194,6 @@ def _criterion_agreement(merged: pd.DataFrame, criterion: str) -> CriterionAgree
 
 def llm_agreement(ratings: pd.DataFrame, consolidated: pd.DataFrame) -> dict[str, LLMAgreement]:
     """Agreement of each LLM rater with the human majority per criterion (share equal, Cohen's kappa)."""
-    assert CATEGORICAL == ("fluent", "reference", "same_label")  # the keys of LLMAgreement
     llm = ratings[ratings["source"] == "llm"] if "source" in ratings else ratings.iloc[0:0]
     out: dict[str, LLMAgreement] = {}
     for rater, part in llm.groupby("rater"):
