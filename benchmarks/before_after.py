@@ -1,11 +1,14 @@
 """The CLI's outputs before and after a refactoring: the demo audit, a CTF run, the CEval-format evaluate demo, a
-feedback run (an external editor made from the demo texts) and a generate run (word lists and identity swaps).
+feedback run (an external editor made from the demo texts), a generate run (word lists and identity swaps), and the
+commands whose summaries hold the sections a plain audit lacks: ``bias`` and an audit with a label column on the demo
+texts labelled by rule (every third text), the demo audited with VADER, and ``compare`` of the two demo audits.
 
     python benchmarks/before_after.py --out DIR                       # run the three commands into DIR
     python benchmarks/before_after.py --out NEW --reference OLD       # ... and compare with an earlier DIR
 
-Tables are compared cell by cell; summaries key by key, leaving out what may differ between runs (timings, paths,
-the run's own bookkeeping). Every difference is printed and written to benchmarks/results/before_after.json.
+Tables are compared cell by cell; summaries key by key and in their keys' order, leaving out what may differ between
+runs (timings, paths, the run's own bookkeeping). Every difference is printed and written to
+benchmarks/results/before_after.json.
 """
 
 from __future__ import annotations
@@ -30,8 +33,10 @@ VOLATILE = {
     "seconds_per_text",
     "source",
     "path",
+    "resumed_texts",
 }
 EDITS = Path(tempfile.gettempdir()) / "counterfair-before-after-edits.csv"  # one path: it is part of the run identity
+LABELLED = Path(tempfile.gettempdir()) / "counterfair-before-after-labelled.csv"
 RUNS = {
     "audit": (["audit", "--demo"], ("pairs.csv",)),
     "ctf": (["ctf", str(DEMO)], ("pairs.csv",)),
@@ -55,6 +60,10 @@ RUNS = {
         ["generate", str(DEMO), "--methods", "ablation,substitution,swap", "--attribute", "lgbq"],
         ("counterfactuals.csv", "candidates.csv"),
     ),
+    "bias": (["bias", "{labelled}", "--label-column", "label", "--bootstrap", "200"], ("rows.csv",)),
+    "audit_labelled": (["audit", "{labelled}", "--label-column", "label"], ("pairs.csv",)),
+    "audit_vader": (["audit", "--demo", "--classifier", "vader", "--positive-label", "neg"], ("pairs.csv",)),
+    "compare": (["compare", "{out}/audit", "{out}/audit_vader"], ()),
 }
 
 
@@ -68,13 +77,23 @@ def _edits(out: Path) -> Path:
     return EDITS
 
 
+def _labelled() -> Path:
+    """The demo texts with a gold label by rule (every third text toxic), for bias and an audit's ``bias`` section."""
+    frame = pd.read_csv(DEMO)
+    frame["label"] = [int(i % 3 == 0) for i in range(len(frame))]
+    frame.to_csv(LABELLED, index=False)
+    return LABELLED
+
+
 def run_all(out: Path) -> None:
-    edits = _edits(out)
+    names = {"{edits}": str(_edits(out)), "{labelled}": str(_labelled()), "{out}": str(out)}
     for name, (argv, _) in RUNS.items():
-        argv = [a.replace("{edits}", str(edits)) for a in argv]
-        cmd = [sys.executable, "-m", "counterfair.cli", *argv, "--out", str(out / name), "-q"]
+        for key, value in names.items():
+            argv = [a.replace(key, value) for a in argv]
+        quiet = [] if argv[0] == "compare" else ["-q"]  # compare prints its table only
+        cmd = [sys.executable, "-m", "counterfair.cli", *argv, "--out", str(out / name), *quiet]
         done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
+        if done.returncode not in (0, 1):  # 1: the fairness gate failed, the outputs are written
             raise SystemExit(f"{name} failed:\n{done.stderr[-3000:]}")
 
 
@@ -84,6 +103,10 @@ def _same_file(old: str, new: str) -> bool:
 
 def _walk(old: Any, new: Any, where: str, out: list[str]) -> None:
     if isinstance(old, dict) and isinstance(new, dict):
+        shared_old = [k for k in old if k in new and k not in VOLATILE]
+        shared_new = [k for k in new if k in old and k not in VOLATILE]
+        if shared_old != shared_new:
+            out.append(f"{where}: keys reordered: {', '.join(shared_old)[:80]} -> {', '.join(shared_new)[:80]}")
         for key in sorted(set(old) | set(new)):
             if key in VOLATILE:
                 continue
@@ -119,7 +142,8 @@ def compare(reference: Path, out: Path) -> dict[str, Any]:
                         diffs.append(f"{table}: column {column}: {changed} of {len(old)} cells differ")
         for doc in ("summary.json", "run.json"):
             if (reference / name / doc).exists() or (out / name / doc).exists():
-                old_doc = json.loads((reference / name / doc).read_text())
+                # a run directory named in a summary (compare's A and B) lies under the other output folder
+                old_doc = json.loads((reference / name / doc).read_text().replace(str(reference), str(out)))
                 new_doc = json.loads((out / name / doc).read_text())
                 _walk(old_doc, new_doc, doc.removesuffix(".json"), diffs)
         report[name] = diffs

@@ -45,22 +45,23 @@ def test_a_perfect_an_inverted_and_a_one_class_group_by_hand() -> None:
     opts = BiasOptions(bootstrap=0)
     members = {"perfect": PERFECT, "inverted": INVERTED, "only_positive": ONLY_POSITIVE}
     out = bias_core(LABELS, SCORES, members, opts)
-    perfect, inverted, one_class = (out["groups"][g] for g in members)
-    assert perfect["subgroup_auc"]["value"] == 1.0  # 0.95 above 0.05 and 0.15
-    assert inverted["subgroup_auc"]["value"] == 0.0  # 0.05 below 0.9 and 0.85
+    assert out.groups is not None
+    perfect, inverted, one_class = (out.groups[g] for g in members)
+    assert perfect.subgroup_auc.value == 1.0  # 0.95 above 0.05 and 0.15
+    assert inverted.subgroup_auc.value == 0.0  # 0.05 below 0.9 and 0.85
     # BPSN of "inverted": background positives 0.9, 0.8, 0.4, 0.95 against its negatives 0.9, 0.85:
     # pairs won 0.5 (0.9 vs 0.9) + 0 + 1 (0.95 > 0.9) ... = (0.5+1 + 0+0 + 0+0 + 1+1) / 8
-    assert inverted["bpsn_auc"]["value"] == pytest.approx(3.5 / 8)
-    assert one_class["subgroup_auc"]["value"] is None and one_class["bpsn_auc"]["value"] is None
-    assert one_class["notes"] == ["no negative (non-toxic) text mentions the group: subgroup and BPSN AUC undefined"]
-    assert out["groups_without_values"] == ["only_positive"]
+    assert inverted.bpsn_auc.value == pytest.approx(3.5 / 8)
+    assert one_class.subgroup_auc.value is None and one_class.bpsn_auc.value is None
+    assert one_class.notes == ("no negative (non-toxic) text mentions the group: subgroup and BPSN AUC undefined",)
+    assert out.groups_without_values == ("only_positive",)
     for name, member in members.items():
         for metric, rows in FM.bias_subsets(LABELS.astype(bool), member).items():
             expected = roc_auc_score(LABELS[rows], SCORES[rows]) if len(set(LABELS[rows])) == 2 else None
-            assert out["groups"][name][metric]["value"] == (
+            assert getattr(out.groups[name], metric).value == (
                 pytest.approx(expected, abs=1e-9) if expected is not None else None
             )
-    assert out["overall_auc"]["value"] == pytest.approx(roc_auc_score(LABELS, SCORES), abs=1e-9)
+    assert out.overall_auc.value == pytest.approx(roc_auc_score(LABELS, SCORES), abs=1e-9)
 
 
 def test_generalized_mean_final_metric_and_equality_differences_by_hand() -> None:
@@ -208,14 +209,15 @@ def test_final_metric_and_generalized_means_have_joint_bootstrap_intervals() -> 
         means = {k: np.mean(np.array(v) ** -5) ** (-1 / 5) for k, v in per.items()}
         bpsn_means.append(means["bpsn_auc"])
         finals.append(0.25 * roc_auc_score(yy, ss) + 0.75 * np.mean(list(means.values())))
-    final = out["final_metric"]
-    assert (final["ci_low"], final["ci_high"]) == pytest.approx(tuple(np.percentile(finals, [2.5, 97.5])), abs=1e-9)
-    bpsn = out["generalized_mean"]["bpsn_auc"]
-    assert (bpsn["ci_low"], bpsn["ci_high"]) == pytest.approx(tuple(np.percentile(bpsn_means, [2.5, 97.5])), abs=1e-9)
-    assert final["ci_low"] <= final["value"] <= final["ci_high"] and out["generalized_mean_power"] == -5
+    final = out.final_metric
+    assert (final.ci_low, final.ci_high) == pytest.approx(tuple(np.percentile(finals, [2.5, 97.5])), abs=1e-9)
+    assert out.generalized_mean is not None
+    bpsn = out.generalized_mean["bpsn_auc"]
+    assert (bpsn.ci_low, bpsn.ci_high) == pytest.approx(tuple(np.percentile(bpsn_means, [2.5, 97.5])), abs=1e-9)
+    assert final.ci_low <= final.value <= final.ci_high and out.generalized_mean_power == -5  # type: ignore[operator]
     from counterfair.analysis.gate import bias_gate_metrics, evaluate_rules
 
     gate = evaluate_rules(["lower(final_metric) > 0.99", "generalized_mean[bpsn_auc] < 0.01"], bias_gate_metrics(out))
     values = {c["rule"]: (c["value"], c["verdict"]) for c in gate["checks"]}
-    assert values["lower(final_metric) > 0.99"] == (pytest.approx(final["ci_low"]), "pass")
-    assert values["generalized_mean[bpsn_auc] < 0.01"] == (pytest.approx(bpsn["value"]), "pass")
+    assert values["lower(final_metric) > 0.99"] == (pytest.approx(final.ci_low), "pass")
+    assert values["generalized_mean[bpsn_auc] < 0.01"] == (pytest.approx(bpsn.value), "pass")

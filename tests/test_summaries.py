@@ -119,6 +119,33 @@ def test_records_made_in_code_write_their_json_keys() -> None:
     assert not GapReport.from_dict({}) and GapReport()  # an empty JSON object is falsy, as the dict was
 
 
+def test_absent_fields_parts_set_later_and_declared_keys_kept_out_of_extra() -> None:
+    from dataclasses import replace
+
+    from counterfair.commands.feedback.page import feedback_page
+    from counterfair.commands.generate.page import generate_page
+    from counterfair.summaries import BiasSummary, GateVerdict, GenerateSummary, SuiteSummary
+
+    metrics = BiasSummary(overall_auc=Estimate(value=0.9, n=4), groups={}, generalized_mean_power=-5)
+    written = metrics.to_dict()  # a suite's bias section: the metrics alone, no run facts, no gate
+    assert list(written)[:2] == ["overall_auc", "final_metric"] and "command" not in written and "gate" not in written
+    labelled = replace(metrics, label_column="toxic", threshold=0.5).to_dict()  # an audit's: these two first
+    assert list(labelled)[:3] == ["label_column", "threshold", "overall_auc"]
+    assert metrics.has("overall_auc") and not metrics.has("gate") and replace(metrics, gate=GateVerdict()).has("gate")
+    read = BiasSummary.from_dict(written)
+    later = replace(read, command="bias").to_dict()  # a field set on a record read: after the keys it was read with
+    assert list(later)[: len(written)] == list(written) and list(later)[-1] == "command"
+    suite = SuiteSummary.from_dict({"input": {"cases": 3}, "counterfair_version": "9.9", "note": 1})
+    assert suite.input == {"cases": 3} and suite.extra["note"] == 1
+    with pytest.raises(KeyError, match="'input' is a field of SuiteSummary: read the attribute"):
+        suite.extra.get("input")  # a declared key asked of extra: an error, not the default
+    # the pages read the version and the input from the fields (read from extra they said "counterfair –")
+    fed = feedback_page(FeedbackSummary.from_dict({"counterfair_version": "9.9", "command": "feedback"}))
+    assert any("counterfair 9.9." in line for line in fed.meta)
+    made = generate_page(GenerateSummary(counterfair_version="9.9", input="texts.csv", methods={}))
+    assert any("Input texts.csv; counterfair 9.9." in line for line in made.meta)
+
+
 def test_an_older_summary_reads_with_its_sections_missing(tmp_path: Path) -> None:
     old = {"schema_version": "1", "command": "audit", "classifier": {"spec": "x"}, "groups": []}
     (tmp_path / "summary.json").write_text(json.dumps(old))

@@ -253,8 +253,8 @@ def api_reference() -> str:
 
 SUMMARY_TYPES = (
     ("audit", "counterfair.commands.audit.summary:AuditSummaryData"),
-    ("bias", "counterfair.commands.bias.core:BiasSummaryData"),
-    ("suite run", "counterfair.commands.suite.core:SuiteSummaryData"),
+    ("bias", "counterfair.summaries:BiasSummary"),
+    ("suite run", "counterfair.summaries:SuiteSummary"),
     ("generate", "counterfair.summaries:GenerateSummary"),
     ("evaluate", "counterfair.commands.evaluate.core:EvaluationSummaryData"),
     ("feedback", "counterfair.summaries:FeedbackSummary"),

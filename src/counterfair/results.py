@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pandas as pd
 
@@ -19,6 +19,8 @@ from .summaries import GateMetrics, Record
 
 if TYPE_CHECKING:
     from .analysis.gate import Rule
+
+S = TypeVar("S", bound=Record)
 
 
 def frame_of(entries: Mapping[str, Record], index: str) -> pd.DataFrame:
@@ -66,19 +68,39 @@ class GateResult(dict[str, Any]):
         return f"<p><b>{html.escape(lines[0])}</b></p><table>{rows}</table>"
 
 
-class TableResult:
+class TableResult(Generic[S]):
     """What every result shares: a table and a summary; ``to_dict()`` and ``save(dir)`` (the table as CSV,
     ``summary.json``, and whatever :meth:`_saved` adds)."""
 
     summary: dict[str, Any]
     _table_file = "pairs.csv"
-    _summary_type: type[Record] = Record
+    _summary_type: type[S]
     _default_rules = False  # whether the gate's "default" rule applies (the audit's in-slot findings)
+    _typed: tuple[tuple[Any, ...], S] | None = None
+
+    def _keep_summary(self, summary: Mapping[str, Any] | S) -> None:
+        """Keep the summary as the dict users read (:attr:`summary`); a record the core made is kept as the typed
+        summary too, so it is not read back from the dict."""
+        if isinstance(summary, Record):
+            self.summary = summary.to_dict()
+            self._typed = (self._summary_state(), summary)
+        else:
+            self.summary = dict(summary)
+
+    def _summary_state(self) -> tuple[Any, ...]:
+        """What tells whether :attr:`summary` changed since it was typed: the dict and each of its sections, by
+        identity (a section set or replaced, as :meth:`check` and a comparison do, reads the summary again; a value
+        changed inside a section in place does not)."""
+        return (id(self.summary), tuple(self.summary), tuple(map(id, self.summary.values())))
 
     @property
-    def typed_summary(self) -> Any:
-        """The summary as a typed record (:mod:`counterfair.summaries`), read afresh from :attr:`summary`."""
-        return self._summary_type.from_dict(self.summary)
+    def typed_summary(self) -> S:
+        """The summary as a typed record (:mod:`counterfair.summaries`): the core's own, or read from :attr:`summary`
+        once and again only after a section of it was set or replaced."""
+        state = self._summary_state()
+        if self._typed is None or self._typed[0] != state:
+            self._typed = (state, self._summary_type.from_dict(self.summary))
+        return self._typed[1]
 
     def _table(self) -> pd.DataFrame:
         raise NotImplementedError

@@ -630,13 +630,19 @@ class GroupBias(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class BiasSummary(Record):
-    """``counterfair bias``'s ``summary.json`` (Borkan et al. 2019; Dixon et al. 2018)."""
+    """``counterfair bias``'s ``summary.json`` (Borkan et al. 2019; Dixon et al. 2018), and the ``bias`` section of an
+    audit with a label column (with its label column and threshold) and of a suite (the metrics alone): the one
+    declaration of their shape. :func:`~counterfair.commands.bias.core.bias_core` makes the metrics; the command adds
+    the run's facts, the audit its label column; a part a summary lacks is left out."""
 
-    command: str | None = None
-    classifier: ClassifierInfo = _key(of=ClassifierInfo, default=ClassifierInfo())
-    positive_label: str | None = None
-    threshold: float | None = None
-    membership: str | None = None
+    counterfair_version: str | None = _key(absent=True)
+    command: str | None = _key(absent=True)
+    input: Mapping[str, Any] = _key(absent=True, factory=dict)  # the source and its number of texts
+    classifier: ClassifierInfo = _key(of=ClassifierInfo, default=ClassifierInfo(), absent=True)
+    positive_label: str | None = _key(absent=True)
+    label_column: str | None = _key(absent=True)  # an audit's: the column of gold labels
+    threshold: float | None = _key(absent=True)
+    membership: str | None = _key(absent=True)
     overall_auc: Estimate = _key(of=Estimate, default=Estimate())
     final_metric: Estimate = _key(of=Estimate, default=Estimate())
     generalized_mean: dict[str, Estimate] | None = _key(of={Estimate})  # subgroup_auc, bpsn_auc, bnsp_auc
@@ -645,8 +651,8 @@ class BiasSummary(Record):
     fned: Estimate = _key(of=Estimate, default=Estimate())
     groups: dict[str, GroupBias] | None = _key(of={GroupBias})
     groups_without_values: tuple[str, ...] = ()
-    gate: GateVerdict | None = _key(of=GateVerdict)
-    options: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = _key(absent=True, factory=dict)
+    gate: GateVerdict | None = _key(of=GateVerdict, absent=True)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -654,8 +660,8 @@ class SuiteCell(Record):
     """A functionality, a target or one (functionality, target) cell of a suite: its cases, how many are positive
     (hateful), the accuracy with Wilson's interval; ``few``: fewer than 10 cases."""
 
-    functionality: str | None = None  # in ``cells`` only
-    target: str | None = None  # in ``cells`` only
+    functionality: str | None = _key(absent=True)  # in ``cells`` only
+    target: str | None = _key(absent=True)  # in ``cells`` only
     n: int = 0
     n_positive: int = 0
     accuracy: Estimate = _key(of=Estimate, default=Estimate())
@@ -665,19 +671,22 @@ class SuiteCell(Record):
 @dataclass(frozen=True, kw_only=True)
 class SuiteSummary(Record):
     """``counterfair suite run``'s ``summary.json``: accuracy overall, per functionality, target and cell (worst
-    first), and the bias AUCs with the targets as groups."""
+    first), and the bias AUCs with the targets as groups (targets, cells and bias None when the cases name no target).
+    :func:`~counterfair.commands.suite.core.suite_core` makes the metrics, the command adds the run's facts."""
 
-    command: str | None = None
-    classifier: ClassifierInfo = _key(of=ClassifierInfo, default=ClassifierInfo())
-    positive_label: str | None = None
-    threshold: float | None = None
+    counterfair_version: str | None = _key(absent=True)
+    command: str | None = _key(absent=True)
+    input: Mapping[str, Any] = _key(absent=True, factory=dict)  # the source, its cases, positives, id column
+    classifier: ClassifierInfo = _key(of=ClassifierInfo, default=ClassifierInfo(), absent=True)
+    positive_label: str | None = _key(absent=True)
+    threshold: float | None = _key(absent=True)
     accuracy: Estimate = _key(of=Estimate, default=Estimate())
     functionalities: dict[str, SuiteCell] | None = _key(of={SuiteCell})
     targets: dict[str, SuiteCell] | None = _key(of={SuiteCell})
     cells: tuple[SuiteCell, ...] | None = _key(of=[SuiteCell])
     bias: BiasSummary | None = _key(of=BiasSummary)
-    gate: GateVerdict | None = _key(of=GateVerdict)
-    options: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = _key(absent=True, factory=dict)
+    gate: GateVerdict | None = _key(of=GateVerdict, absent=True)
 
 
 # ------------------------------------------------------------------------------------------------ reading

@@ -14,11 +14,18 @@ from .jsontypes import JSONObject
 R = TypeVar("R", bound="Record")
 
 
-def record_field(name: str | None = None, of: Any = None, default: Any = None) -> Any:
+def record_field(
+    name: str | None = None, of: Any = None, default: Any = None, *, absent: bool = False, factory: Any = None
+) -> Any:
     """A record field stored under JSON key ``name`` (the attribute's name by default); ``of``: a record class, or
     ``[Class]`` for a list of records, ``{Class}`` for a dict of records (by name); a class may be named by a string
-    (a record that holds records of its own kind)."""
-    return field(default=default, metadata={"key": name, "of": of})
+    (a record that holds records of its own kind). ``absent``: a record made in code leaves the key out while the field
+    holds its default (a section a run adds when it reaches it, a part one command's summary has and another's
+    lacks); ``factory``: the default made per record (``dict``)."""
+    metadata = {"key": name, "of": of, "absent": absent}
+    if factory is not None:
+        return field(default_factory=factory, metadata=metadata)
+    return field(default=default, metadata=metadata)
 
 
 #: every record class by name: a field's ``of`` may name a class defined after it (or itself)
@@ -43,6 +50,31 @@ def _load(of: Any, value: Any) -> Any:
 
 
 _FIELDS: dict[type, dict[str, dataclasses.Field[Any]]] = {}
+
+
+class _Extra(dict[str, Any]):
+    """A record's keys it does not model; asked for a key the record declares (read the attribute instead: the
+    value is there, never here), it raises instead of answering with the default."""
+
+    def __init__(self, owner: type, data: Mapping[str, Any]) -> None:
+        super().__init__(data)
+        self._owner = owner
+
+    def _declared(self, key: object) -> None:
+        if isinstance(key, str) and key in _by_key(self._owner):
+            raise KeyError(f"{key!r} is a field of {self._owner.__name__}: read the attribute, not extra")
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        self._declared(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        self._declared(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        self._declared(key)
+        return super().__contains__(key)
 
 
 def _by_key(cls: type) -> dict[str, dataclasses.Field[Any]]:
@@ -81,19 +113,35 @@ class Record:
             raise InputError(f"{cls.__name__}: expected a JSON object, got {type(data).__name__}")
         known = _by_key(cls)
         values = {known[k].name: _load(known[k].metadata.get("of"), v) for k, v in data.items() if k in known}
-        extra = {k: v for k, v in data.items() if k not in known}
+        extra = _Extra(cls, {k: v for k, v in data.items() if k not in known})
         return cls(**values, extra=extra, keys=tuple(data))
 
     def to_dict(self) -> JSONObject:
-        """The JSON object: the keys it was read with, in their order (a new record: every field, missing values as
-        null, then ``extra``)."""
+        """The JSON object: the keys it was read with, in their order (a new record: every field in declaration
+        order, missing values as null, but an ``absent`` field that holds its default left out; then ``extra``)."""
         known = _by_key(type(self))
-        order = self.keys if self.keys is not None else (*known, *self.extra)
+        if self.keys is None:
+            order: tuple[str, ...] = (*(k for k in known if not self._left_out(known[k])), *self.extra)
+        else:  # a field set since the record was read (``dataclasses.replace``) follows the keys it was read with
+            order = (*self.keys, *(k for k in known if k not in self.keys and not self._at_default(known[k])))
         return {k: _dump(getattr(self, known[k].name)) if k in known else self.extra[k] for k in order}
 
+    def _at_default(self, f: dataclasses.Field[Any]) -> bool:
+        value = getattr(self, f.name)
+        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        return bool(value is None or value == default)
+
+    def _left_out(self, f: dataclasses.Field[Any]) -> bool:
+        return bool(f.metadata.get("absent")) and self._at_default(f)
+
     def has(self, key: str) -> bool:
-        """Whether the summary this record was read from holds ``key`` (a section an older run lacks)."""
-        return key in (self.keys or ()) or key in self.extra
+        """Whether the summary holds ``key`` (a section an older run lacks, one a run had not reached)."""
+        known = _by_key(type(self))
+        if key not in known:
+            return dict.__contains__(self.extra, key)
+        if self.keys is not None and key in self.keys:
+            return True
+        return not (self._left_out(known[key]) if self.keys is None else self._at_default(known[key]))
 
     def __bool__(self) -> bool:
         """False for a record read from an empty JSON object (as the dict would be)."""

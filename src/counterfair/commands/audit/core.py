@@ -26,6 +26,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -56,7 +57,7 @@ from ...metrics.fairness import with_scores
 from ...progress import ProgressHook, resolve_progress
 from ...records import make_options, options_signature
 from ...spill import ObjectLog, Scratch
-from ...summaries import AuditSummary, GateMetrics
+from ...summaries import AuditSummary, BiasSummary, GateMetrics
 from ...writing import missing_as_nan, nan_to_none
 from ..ctf.core import CTFTally
 from ..generate.core import generate_frame
@@ -74,7 +75,6 @@ from .result import AuditResult
 from .summary import (
     EXAMPLE_COLUMNS,
     AuditSummaryData,
-    LabelledBias,
     SwapCTF,
     Validity,
     audit_summary,
@@ -132,7 +132,7 @@ def _predict(clf: CachedClassifier, texts: list[str]) -> dict[str, list[float]]:
 BIAS_BOOTSTRAP = 1000  # the labelled-data intervals resample far more rows than the swaps: at most this many
 
 
-def labelled_bias(frame: pd.DataFrame, orig_scores: dict[str, float], opts: AuditOptions) -> LabelledBias:
+def labelled_bias(frame: pd.DataFrame, orig_scores: dict[str, float], opts: AuditOptions) -> BiasSummary:
     """The bias metrics of :mod:`counterfair.commands.bias.core` on the originals' gold labels and scores, groups from
     the audit's identity set (with its guard)."""
     from ..bias.core import BiasOptions, bias_core, memberships
@@ -148,7 +148,7 @@ def labelled_bias(frame: pd.DataFrame, orig_scores: dict[str, float], opts: Audi
     members = memberships(frame, texts, bias_opts, "audit input")
     scores = np.array([orig_scores[t] for t in texts], dtype=float)
     metrics = bias_core(frame["label"].to_numpy(), scores, members, bias_opts)
-    return {"label_column": opts.label_column, "threshold": opts.threshold, **metrics}  # these two keys first
+    return replace(metrics, label_column=opts.label_column, threshold=opts.threshold)
 
 
 def compared(
@@ -246,7 +246,7 @@ def audit_core(
         summary["coverage"] = coverage_of(frame, made.reached, plan_["attributes"], opts)
     if opts.label_column:
         t0 = time.perf_counter()
-        summary["bias"] = labelled_bias(frame, orig_scores, opts)
+        summary["bias"] = labelled_bias(frame, orig_scores, opts).to_dict()
         timing["bias"] = round(time.perf_counter() - t0, 2)
     summary["timing_s"] = {**timing, "total": round(time.perf_counter() - started, 2)}
     summary = nan_to_none(summary)  # the same record, its NaNs None

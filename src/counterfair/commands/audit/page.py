@@ -95,7 +95,7 @@ def audit_page(summary: Mapping[str, Any] | Record, extras: RunExtras | None = N
     findings[:0] = v.cautions  # an English classifier on Spanish texts: said before anything is read into the effects
     classes[:0] = ["find-inconclusive"] * len(v.cautions)
     if v.labelled:  # the labelled-data verdict, under a heading of its own
-        column = s.bias.extra.get("label_column") if s.bias is not None else None
+        column = s.bias.label_column if s.bias is not None else None
         labelled = [line.removeprefix("Verdict: ").removeprefix("- ") for line in v.labelled]
         findings += [f"Labelled data ({column}):", *labelled]
         classes += [""] * (len(labelled) + 1)

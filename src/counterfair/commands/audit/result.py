@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ...views.page import Page
 
 
-class AuditResult(TableResult):
+class AuditResult(TableResult[AuditSummary]):
     """An audit: ``pairs`` (one row per original/counterfactual pair with both scores and a status; the edits as plain
     columns), ``by_group`` (per method and attribute: mean score change with its 95 % CI, flips), ``ctf_by_group``
     (CTF gap per identity group), ``summary`` (everything, as ``summary.json``). ``raw_pairs`` is the table as
@@ -78,10 +78,6 @@ class AuditResult(TableResult):
         """The pairs with plain columns: ``edits`` (JSON in ``pairs.csv``) becomes ``removed`` and ``inserted`` (the
         edited spans' old and new text, " | " between several) and ``n_edits``."""
         return plain_edits(self.raw_pairs)
-
-    @property
-    def typed_summary(self) -> AuditSummary:
-        return AuditSummary.from_dict(self.summary)
 
     @property
     def by_group(self) -> pd.DataFrame:

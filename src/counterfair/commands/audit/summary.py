@@ -19,10 +19,10 @@ from ...classifiers import CachedClassifier
 from ...editors.registry import (
     resolve_detector,
 )
+from ...jsontypes import JSONObject
 from ...language_registry import get_language
 from ...metrics.fairness import GapEntry
 from ...summaries import MeanData, ScoredRun
-from ..bias.core import BiasMetrics
 from ..ctf.core import Direction
 from ..generate.options import is_sampled, uses_sampled_method
 from .options import AuditOptions, AuditPlan, attribute_matcher, identity_set_of, swap_methods_of, uses_llm
@@ -39,13 +39,6 @@ class Tallied(Protocol):
     def swap_ctf(self, attribute: str) -> SwapCTF: ...
 
     def top_examples(self) -> list[dict[Any, Any]]: ...
-
-
-class LabelledBias(BiasMetrics):
-    """The audit's ``bias`` section: :func:`~counterfair.commands.bias.core.bias_core` on the originals' labels."""
-
-    label_column: str | None
-    threshold: float
 
 
 class Validity(TypedDict):
@@ -119,7 +112,7 @@ class AuditSummaryData(ScoredRun):
     placebo: NotRequired[dict[str, Any]]  # the placebo words the slots were filled with ({"set": ...})
     effects: NotRequired[Section | None]  # the in-slot measures (analysis.slots.slot_effects)
     coverage: NotRequired[Coverage]
-    bias: NotRequired[LabelledBias]
+    bias: NotRequired[JSONObject]  # a BiasSummary with the label column
     timing_s: NotRequired[dict[str, float]]
     comparison: NotRequired[Comparison]  # with --baseline
 

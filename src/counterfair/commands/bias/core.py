@@ -20,7 +20,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -33,7 +33,7 @@ from ...labels import binary_labels, positive_index
 from ...metrics import fairness as FM
 from ...progress import NullProgress, ProgressHook
 from ...records import knob, option, options_signature
-from ...summaries import EstimateData, ScoredRun
+from ...summaries import BiasSummary, ClassifierInfo, Estimate, GroupBias
 from .result import BiasResult
 
 MetricName = Literal["subgroup_auc", "bpsn_auc", "bnsp_auc"]
@@ -139,18 +139,18 @@ def memberships(
     return {g: np.array([g in text_groups for text_groups in mentioned], dtype=bool) for g in groups}
 
 
-def _interval(values: Sequence[float | None], value: float | None, n: int) -> EstimateData:
-    """An :class:`~counterfair.summaries.Estimate` as summary.json writes it: the percentile interval of the draws."""
+def _interval(values: Sequence[float | None], value: float | None, n: int) -> Estimate:
+    """``value`` with the percentile interval of its bootstrap draws."""
     finite = np.array([v for v in values if v is not None], dtype=float)
     if value is None or finite.size < 2:
-        return {"value": value, "ci_low": None, "ci_high": None, "n": n}
+        return Estimate(value=value, n=n)
     low, high = np.percentile(finite, [2.5, 97.5])
-    return {"value": value, "ci_low": float(low), "ci_high": float(high), "n": n}
+    return Estimate(value=value, ci_low=float(low), ci_high=float(high), n=n)
 
 
 def _auc_estimate(
     y: np.ndarray, s: np.ndarray, rows: np.ndarray, opts: BiasOptions, rng: np.random.Generator
-) -> EstimateData:
+) -> Estimate:
     """The AUC on ``rows`` and its percentile bootstrap interval (rows resampled with replacement)."""
     ys, ss = y[rows], s[rows]
     value = FM.auc(ys, ss)
@@ -162,22 +162,10 @@ def _auc_estimate(
     return _interval([d for d in draws if d is not None], value, int(rows.size))
 
 
-class BiasGroup(TypedDict):
-    """One group's counts and AUCs with their intervals, and why a value is undefined."""
-
-    n: int
-    n_positive: int
-    n_negative: int
-    subgroup_auc: EstimateData
-    bpsn_auc: EstimateData
-    bnsp_auc: EstimateData
-    pinned_auc: EstimateData
-    notes: list[str]
-
-
 def _group_entry(
     y: np.ndarray, s: np.ndarray, member: np.ndarray, opts: BiasOptions, rng: np.random.Generator
-) -> BiasGroup:
+) -> GroupBias:
+    """One group's counts and AUCs with their intervals, and why a value is undefined."""
     subsets = FM.bias_subsets(y, member)
     n, n_positive, n_negative = int(member.sum()), int((member & y).sum()), int((member & ~y).sum())
     # drawn in this order from one stream: the three AUCs of METRICS, then the pinned AUC
@@ -190,21 +178,21 @@ def _group_entry(
         notes.append("no positive (toxic) text mentions the group: subgroup and BNSP AUC undefined")
     if n and n_negative == 0:
         notes.append("no negative (non-toxic) text mentions the group: subgroup and BPSN AUC undefined")
-    return {
-        "n": n,
-        "n_positive": n_positive,
-        "n_negative": n_negative,
-        "subgroup_auc": subgroup,
-        "bpsn_auc": bpsn,
-        "bnsp_auc": bnsp,
-        "pinned_auc": pinned,
-        "notes": notes,
-    }
+    return GroupBias(
+        n=n,
+        n_positive=n_positive,
+        n_negative=n_negative,
+        subgroup_auc=subgroup,
+        bpsn_auc=bpsn,
+        bnsp_auc=bnsp,
+        pinned_auc=pinned,
+        notes=tuple(notes),
+    )
 
 
 def _equality(
     y: np.ndarray, pred: np.ndarray, members: dict[str, np.ndarray], opts: BiasOptions, rng: np.random.Generator
-) -> tuple[EstimateData, EstimateData]:
+) -> tuple[Estimate, Estimate]:
     fped, fned = FM.equality_differences(y, pred, members)
     draws: list[tuple[float | None, float | None]] = []
     for _ in range(opts.bootstrap if members else 0):
@@ -236,34 +224,14 @@ def _summary_draws(
     return out
 
 
-class BiasMetrics(TypedDict):
-    """:func:`bias_core`'s metrics, as summary.json holds them."""
-
-    overall_auc: EstimateData
-    final_metric: EstimateData
-    generalized_mean: dict[str, EstimateData]
-    generalized_mean_power: float
-    fped: EstimateData
-    fned: EstimateData
-    groups: dict[str, BiasGroup]
-    groups_without_values: list[str]
-
-
-class BiasSummaryData(ScoredRun, BiasMetrics):
-    """``counterfair bias``'s summary.json (:class:`~counterfair.summaries.BiasSummary` reads it)."""
-
-    input: dict[str, Any]
-    membership: str
-
-
 def bias_core(
     labels: np.ndarray,
     scores: np.ndarray,
     members: dict[str, np.ndarray],
     opts: BiasOptions,
     hook: ProgressHook | None = None,
-) -> BiasMetrics:
-    """The metrics (summary.json's ``overall_auc``, ``generalized_mean``, ``final_metric``, ``fped``, ``fned``,
+) -> BiasSummary:
+    """The metrics alone (summary.json's ``overall_auc``, ``generalized_mean``, ``final_metric``, ``fped``, ``fned``,
     ``groups``) from gold labels, the classifier's scores and group memberships (``hook``: progress, one step for
     the overall AUC, each group, the joint bootstrap and the equality differences)."""
     hook = hook or NullProgress()
@@ -273,27 +241,27 @@ def bias_core(
     overall = _auc_estimate(y, s, np.arange(y.size), opts, rng)
     hook.advance(1)
     # each group draws from its own stream (seed, group name): adding a group leaves the others' intervals as they were
-    groups: dict[str, BiasGroup] = {}
+    groups: dict[str, GroupBias] = {}
     for g, m in members.items():
         groups[g] = _group_entry(y, s, m, opts, np.random.default_rng([opts.seed, zlib.crc32(g.encode())]))
         hook.advance(1)
-    means = {metric: FM.power_mean([e[metric]["value"] for e in groups.values()]) for metric in METRICS}
-    final = FM.final_metric(overall["value"], list(means.values()))
+    means = {metric: FM.power_mean([getattr(e, metric).value for e in groups.values()]) for metric in METRICS}
+    final = FM.final_metric(overall.value, list(means.values()))
     # the summary figures rest on every group at once: one joint bootstrap of all rows, on a stream of its own
     draws = _summary_draws(y, s, members, opts, np.random.default_rng([opts.seed, zlib.crc32(b"summary")]))
     hook.advance(1)
     fped, fned = _equality(y, s >= opts.threshold, members, opts, rng)
     hook.advance(1)
-    return {
-        "overall_auc": overall,
-        "final_metric": _interval(draws["final_metric"], final, int(y.size)),
-        "generalized_mean": {m: _interval(draws[m], means[m], int(y.size)) for m in METRICS},
-        "generalized_mean_power": FM.POWER,
-        "fped": fped,
-        "fned": fned,
-        "groups": groups,
-        "groups_without_values": sorted(g for g, e in groups.items() if e["notes"]),
-    }
+    return BiasSummary(
+        overall_auc=overall,
+        final_metric=_interval(draws["final_metric"], final, int(y.size)),
+        generalized_mean={m: _interval(draws[m], means[m], int(y.size)) for m in METRICS},
+        generalized_mean_power=FM.POWER,
+        fped=fped,
+        fned=fned,
+        groups=groups,
+        groups_without_values=tuple(sorted(g for g, e in groups.items() if e.notes)),
+    )
 
 
 def score_texts(clf: CachedClassifier, texts: list[str], opts: BiasOptions, hook: ProgressHook) -> np.ndarray:
@@ -303,29 +271,21 @@ def score_texts(clf: CachedClassifier, texts: list[str], opts: BiasOptions, hook
     return np.asarray(proba, dtype=float)[:, index]
 
 
-def bias_summary(
-    metrics: BiasMetrics, opts: BiasOptions, clf: CachedClassifier, origin: str, n: int
-) -> BiasSummaryData:
-    from dataclasses import asdict
+def bias_summary(metrics: BiasSummary, opts: BiasOptions, clf: CachedClassifier, origin: str, n: int) -> BiasSummary:
+    """The command's summary: the run's facts around :func:`bias_core`'s metrics."""
+    from dataclasses import asdict, replace
 
-    return {
-        "counterfair_version": __version__,
-        "command": "bias",
-        "input": {"source": origin, "texts": n},
-        "classifier": clf.summary_info(),
-        "positive_label": clf.labels[positive_index(clf.labels, opts.positive_label)],
-        "threshold": opts.threshold,
-        "membership": "columns" if opts.group_columns else f"identity terms ({opts.identities or 'dixon50'})",
-        "overall_auc": metrics["overall_auc"],  # the metrics in bias_core's order
-        "final_metric": metrics["final_metric"],
-        "generalized_mean": metrics["generalized_mean"],
-        "generalized_mean_power": metrics["generalized_mean_power"],
-        "fped": metrics["fped"],
-        "fned": metrics["fned"],
-        "groups": metrics["groups"],
-        "groups_without_values": metrics["groups_without_values"],
-        "options": asdict(opts),
-    }
+    return replace(
+        metrics,
+        counterfair_version=__version__,
+        command="bias",
+        input={"source": origin, "texts": n},
+        classifier=ClassifierInfo.from_dict(clf.summary_info()),
+        positive_label=clf.labels[positive_index(clf.labels, opts.positive_label)],
+        threshold=opts.threshold,
+        membership="columns" if opts.group_columns else f"identity terms ({opts.identities or 'dixon50'})",
+        options=asdict(opts),
+    )
 
 
 def bias_rows(ids: list[str], labels: np.ndarray, scores: np.ndarray, members: dict[str, np.ndarray]) -> pd.DataFrame:

@@ -90,11 +90,11 @@ def bias_page(summary: Mapping[str, Any] | Record) -> Page:
             "Groups whose BPSN or BNSP AUC lies below the overall AUC with its whole 95% interval: "
             + ", ".join(ranked),
         )
-    input_ = s.extra.get("input", {})
+    input_ = s.input
     meta = (
         f"Classifier {s.classifier.said()} (score = probability of {s.positive_label}); {num(input_.get('texts'))} "
         f"texts from {input_.get('source', MISSING)}; groups from {s.membership}; counterfair "
-        f"{s.extra.get('counterfair_version', MISSING)}.",
+        f"{s.counterfair_version or MISSING}.",
         "Borkan et al. 2019 (subgroup, BPSN, BNSP AUC; generalized mean; final metric), Dixon et al. 2018 (pinned AUC, "
         "equality differences); percentile bootstrap intervals.",
     )

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     pass
 
 
-class BiasResult(TableResult):
+class BiasResult(TableResult[BiasSummary]):
     """Unintended bias on labelled data (:mod:`counterfair.commands.bias.core`): ``rows`` (each text's label, score and
     groups), ``by_group`` (subgroup, BPSN, BNSP and pinned AUC with intervals and counts), ``overall`` (overall AUC,
     the generalized means, the final metric, FPED, FNED), ``summary``."""
@@ -35,13 +35,9 @@ class BiasResult(TableResult):
     _table_file = "rows.csv"
     _summary_type = BiasSummary
 
-    def __init__(self, rows: pd.DataFrame, summary: Mapping[str, Any]) -> None:
+    def __init__(self, rows: pd.DataFrame, summary: Mapping[str, Any] | BiasSummary) -> None:
         self.rows = rows
-        self.summary = dict(summary)  # a summary the core built (a TypedDict) or read
-
-    @property
-    def typed_summary(self) -> BiasSummary:
-        return BiasSummary.from_dict(self.summary)
+        self._keep_summary(summary)  # the record the core made, or a summary read
 
     def gate_metrics(self) -> GateMetrics:
         """The bias metrics as the gate reads them (overall and per group)."""

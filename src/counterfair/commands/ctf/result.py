@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     pass
 
 
-class CTFResult(TableResult):
+class CTFResult(TableResult[CTFSummary]):
     """Counterfactual token fairness: ``pairs`` (every swap with both scores), ``ctf_gap``, ``by_group`` (per source
     term), ``by_direction`` (per source → target), ``summary``."""
 
@@ -49,10 +49,6 @@ class CTFResult(TableResult):
         if self._pairs is None:
             self._pairs = pd.read_csv(Path(str(self.run_dir)) / "pairs.csv", dtype={"input_id": str})
         return self._pairs
-
-    @property
-    def typed_summary(self) -> CTFSummary:
-        return CTFSummary.from_dict(self.summary)
 
     @property
     def ctf_gap(self) -> float | None:

@@ -47,7 +47,7 @@ from .stages import (
 
 
 @dataclass
-class EvaluationResult(TableResult):
+class EvaluationResult(TableResult[EvaluationSummary]):
     """``rows`` (one per input pair: status, labels, every metric), ``summary`` (as ``summary.json``), ``metrics``
     (one row per metric: n, mean, CI, median), ``by_group`` (metric means per ``group_column`` value)."""
 
@@ -56,10 +56,6 @@ class EvaluationResult(TableResult):
     out_dir: Path | None = None
 
     _summary_type = EvaluationSummary
-
-    @property
-    def typed_summary(self) -> EvaluationSummary:
-        return EvaluationSummary.from_dict(self.summary)
 
     @property
     def metrics(self) -> pd.DataFrame:

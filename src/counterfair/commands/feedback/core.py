@@ -195,7 +195,7 @@ def feedback_core(
     return missing_as_nan(table), summary
 
 
-class FeedbackResult(TableResult):
+class FeedbackResult(TableResult[FeedbackSummary]):
     """``steps`` (one row per text and edit), ``by_step`` (minimality, flip rate, probability, perplexities per
     step), ``inconsistency`` (inc@1..n), ``summary``."""
 
@@ -215,13 +215,9 @@ class FeedbackResult(TableResult):
 
     _summary_type = FeedbackSummary
 
-    def __init__(self, steps: pd.DataFrame, summary: dict[str, Any]) -> None:
+    def __init__(self, steps: pd.DataFrame, summary: Mapping[str, Any] | FeedbackSummary) -> None:
         self.steps = steps
-        self.summary = summary
-
-    @property
-    def typed_summary(self) -> FeedbackSummary:
-        return FeedbackSummary.from_dict(self.summary)
+        self._keep_summary(summary)  # the record the core made, or a summary read
 
     def _table(self) -> pd.DataFrame:
         return self.steps

@@ -36,7 +36,7 @@ def feedback_page(summary: Mapping[str, Any] | Record) -> Page:
         findings=tuple(findings),
         meta=(
             f"Editor {s.editor.name}, classifier {s.classifier.said()}; counterfair "
-            f"{s.extra.get('counterfair_version', MISSING)}. inc@n, flip-rate@n and perplexity@n: paper 002.",
+            f"{s.counterfair_version or MISSING}. inc@n, flip-rate@n and perplexity@n: paper 002.",
         ),
         tables=(Table("Per step", pd.DataFrame(rows), None, "steps"),),
         details=s.to_dict(),

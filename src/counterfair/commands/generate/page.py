@@ -58,7 +58,7 @@ def generate_page(summary: Mapping[str, Any] | Record) -> Page:
         headline=headline,
         findings=tuple(findings),
         meta=(
-            f"Input {s.extra.get('input', MISSING)}; counterfair {s.extra.get('counterfair_version', MISSING)}. "
+            f"Input {s.input or MISSING}; counterfair {s.counterfair_version or MISSING}. "
             "BLEU and BERTScore compare each counterfactual with its original (paper 000's ranking).",
             *detector_note(s.options.get("detector")),
         ),

@@ -41,7 +41,7 @@ TABLE_COLUMNS = TABLE2_COLUMNS  # Table 2's columns (counterfair.summaries)
 
 
 @dataclass
-class MethodComparison(TableResult):
+class MethodComparison(TableResult[MethodComparisonSummary]):
     """``table`` (Table 2: one row per method), ``distance_matrix`` (Fig. 2), ``results`` (each method's
     :class:`~counterfair.EvaluationResult`), ``summary`` (as ``summary.json``)."""
 

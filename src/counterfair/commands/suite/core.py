@@ -27,9 +27,9 @@ from ...labels import binary_labels, positive_index
 from ...metrics import fairness as FM
 from ...progress import ProgressHook
 from ...records import knob, option
-from ...summaries import EstimateData, ScoredRun
+from ...summaries import ClassifierInfo, Estimate, SuiteCell, SuiteSummary
 from ...text import indefinite_article
-from ..bias.core import BiasMetrics, BiasOptions, bias_core, check_threshold_and_bootstrap
+from ..bias.core import BiasOptions, bias_core, check_threshold_and_bootstrap
 from .result import SuiteResult
 
 BUILTIN = "counterfair-templates"  # the name the built-in suite is recorded under
@@ -154,40 +154,10 @@ def template_suite(identities: str | None = None) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------------------ the metrics
 
 
-def _accuracy(correct: np.ndarray) -> EstimateData:
+def _accuracy(correct: np.ndarray) -> Estimate:
     n, k = int(correct.size), int(correct.sum())
     low, high = FM.wilson(k, n)
-    return {"value": k / n if n else None, "ci_low": low, "ci_high": high, "n": n}
-
-
-class SuiteCell(TypedDict):
-    """A functionality's, a target's or a (functionality, target) cell's cases and accuracy."""
-
-    n: int
-    n_positive: int
-    accuracy: EstimateData
-    few: bool
-
-
-class SuiteCellRow(SuiteCell):
-    functionality: str
-    target: str
-
-
-class SuiteMetrics(TypedDict):
-    """:func:`suite_core`'s metrics (targets, cells and bias None when the cases name no target)."""
-
-    accuracy: EstimateData
-    functionalities: dict[str, SuiteCell]
-    targets: dict[str, SuiteCell] | None
-    cells: list[SuiteCellRow] | None
-    bias: BiasMetrics | None
-
-
-class SuiteSummaryData(ScoredRun, SuiteMetrics):
-    """``counterfair suite run``'s summary.json (:class:`~counterfair.summaries.SuiteSummary` reads it)."""
-
-    input: dict[str, Any]
+    return Estimate(value=k / n if n else None, ci_low=low, ci_high=high, n=n)
 
 
 def _cells(correct: np.ndarray, gold: np.ndarray, keys: pd.Series) -> dict[str, SuiteCell]:
@@ -196,40 +166,37 @@ def _cells(correct: np.ndarray, gold: np.ndarray, keys: pd.Series) -> dict[str, 
     out: dict[str, SuiteCell] = {}
     for key in sorted(keys.dropna().unique(), key=str):
         mask = (keys == key).to_numpy()
-        out[str(key)] = {
-            "n": int(mask.sum()),
-            "n_positive": int(gold[mask].sum()),
-            "accuracy": _accuracy(correct[mask]),
-            "few": bool(mask.sum() < FEW),
-        }
-    return dict(sorted(out.items(), key=lambda kv: (kv[1]["accuracy"]["value"], kv[0])))
+        out[str(key)] = SuiteCell(
+            n=int(mask.sum()),
+            n_positive=int(gold[mask].sum()),
+            accuracy=_accuracy(correct[mask]),
+            few=bool(mask.sum() < FEW),
+        )
+    return dict(sorted(out.items(), key=lambda kv: (kv[1].accuracy.value, kv[0])))
 
 
 def suite_core(
     gold: np.ndarray, scores: np.ndarray, functionality: pd.Series, target: pd.Series | None, opts: SuiteOptions
-) -> SuiteMetrics:
-    """The suite's metrics from the gold labels (0/1), the classifier's scores, each case's functionality and target
-    (``None``/NaN: no target)."""
+) -> SuiteSummary:
+    """The suite's metrics alone from the gold labels (0/1), the classifier's scores, each case's functionality and
+    target (``None``/NaN: no target; targets, cells and bias are then None)."""
     y = np.asarray(gold, dtype=bool)
     correct = (np.asarray(scores, dtype=float) >= opts.threshold) == y
-    out: SuiteMetrics = {
-        "accuracy": _accuracy(correct),
-        "functionalities": _cells(correct, y, functionality.astype(object)),
-        "targets": None,
-        "cells": None,
-        "bias": None,
-    }
+    out = SuiteSummary(accuracy=_accuracy(correct), functionalities=_cells(correct, y, functionality.astype(object)))
     if target is None or target.isna().all():
         return out
     target = target.astype(object).where(target.notna(), None)
-    targets = out["targets"] = _cells(correct, y, target)
+    targets = _cells(correct, y, target)
     pair = functionality.astype(str) + " × " + target.astype(str)
     cells = _cells(correct, y, pair.where(target.notna(), None))
-    out["cells"] = [{"functionality": k.split(" × ")[0], "target": k.split(" × ")[1], **v} for k, v in cells.items()]
     members = {str(t): (target == t).to_numpy() for t in sorted(targets)}
     bias_opts = BiasOptions(threshold=opts.threshold, bootstrap=opts.bootstrap, seed=opts.seed)
-    out["bias"] = bias_core(y.astype(float), np.asarray(scores, dtype=float), members, bias_opts)
-    return out
+    return replace(
+        out,
+        targets=targets,
+        cells=tuple(replace(v, functionality=k.split(" × ")[0], target=k.split(" × ")[1]) for k, v in cells.items()),
+        bias=bias_core(y.astype(float), np.asarray(scores, dtype=float), members, bias_opts),
+    )
 
 
 # ------------------------------------------------------------------------------------------------ reading, running
@@ -284,29 +251,24 @@ def score_cases(clf: CachedClassifier, texts: list[str], opts: SuiteOptions, hoo
     return np.asarray(clf.predict_proba(texts, on_batch=hook.advance), dtype=float)[:, index]
 
 
-def suite_summary(
-    metrics: SuiteMetrics, opts: SuiteOptions, clf: CachedClassifier, cases: SuiteInput
-) -> SuiteSummaryData:
-    return {
-        "counterfair_version": __version__,
-        "command": "suite",
-        "input": {
+def suite_summary(metrics: SuiteSummary, opts: SuiteOptions, clf: CachedClassifier, cases: SuiteInput) -> SuiteSummary:
+    """The command's summary: the run's facts around :func:`suite_core`'s metrics."""
+    return replace(
+        metrics,
+        counterfair_version=__version__,
+        command="suite",
+        input={
             "source": cases.origin,
             "cases": len(cases.texts),
             "positive": int(cases.gold.sum()),
             "id_column": cases.id_column,
             "without_target": int(cases.target.isna().sum()) if cases.target is not None else None,
         },
-        "classifier": clf.summary_info(),
-        "positive_label": clf.labels[positive_index(clf.labels, opts.positive_label)],
-        "threshold": opts.threshold,
-        "accuracy": metrics["accuracy"],  # the metrics in suite_core's order
-        "functionalities": metrics["functionalities"],
-        "targets": metrics["targets"],
-        "cells": metrics["cells"],
-        "bias": metrics["bias"],
-        "options": asdict(opts),
-    }
+        classifier=ClassifierInfo.from_dict(clf.summary_info()),
+        positive_label=clf.labels[positive_index(clf.labels, opts.positive_label)],
+        threshold=opts.threshold,
+        options=asdict(opts),
+    )
 
 
 def suite_rows(cases: SuiteInput, scores: np.ndarray, opts: SuiteOptions) -> pd.DataFrame:

@@ -35,7 +35,7 @@ def suite_headline(s: SuiteSummary) -> tuple[str, list[str]]:
     """The suite's headline and the functionalities significantly below the overall accuracy."""
     functionalities = s.functionalities or {}
     weak = below({f: c.accuracy for f, c in functionalities.items()}, s.accuracy)
-    n = s.extra.get("input", {}).get("cases", s.accuracy.n)
+    n = s.input.get("cases", s.accuracy.n)
     head = f"accuracy {interval(s.accuracy)} over {num(n)} cases"
     if weak:
         head += f"; functionalities whose whole 95% interval lies below the overall accuracy: {', '.join(weak)}."
@@ -56,7 +56,7 @@ def suite_page(summary: Mapping[str, Any] | Record, *, worst: int = 5) -> Page:
     if targets:
         findings += ["Worst targets:"] + [_cell_sentence(t, c) for t, c in list(targets.items())[:3]]
     if s.bias is not None:
-        background = s.extra.get("input", {}).get("without_target")
+        background = s.input.get("without_target")
         behind = (
             f" ({num(background)} cases without a target are background in every group's AUCs)" if background else ""
         )
@@ -85,11 +85,11 @@ def suite_page(summary: Mapping[str, Any] | Record, *, worst: int = 5) -> Page:
     if s.bias is not None:
         tables.append(Table("Bias AUCs per target, lowest BPSN AUC first", bias_table(s.bias, group="target"),
                             AUC_NOTE, "bias"))  # fmt: skip
-    input_ = s.extra.get("input", {})
+    input_ = s.input
     meta = (
         f"Classifier {s.classifier.said()} (score = probability of {s.positive_label}, threshold {s.threshold}); "
         f"{num(input_.get('cases'))} cases ({num(input_.get('positive'))} hateful) from "
-        f"{input_.get('source', MISSING)}; counterfair {s.extra.get('counterfair_version', MISSING)}.",
+        f"{input_.get('source', MISSING)}; counterfair {s.counterfair_version or MISSING}.",
     )
     steps = []
     if weak:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     pass
 
 
-class SuiteResult(TableResult):
+class SuiteResult(TableResult[SuiteSummary]):
     """A functional test suite (:mod:`counterfair.commands.suite.core`): ``rows`` (each case with its label, score,
     prediction and whether it is correct), ``by_functionality`` and ``by_target`` (accuracy with Wilson intervals, worst
     first), ``bias`` (the bias AUCs with the targets as groups, a :class:`BiasResult`), ``overall``, ``summary``."""
@@ -36,19 +37,15 @@ class SuiteResult(TableResult):
     _table_file = "rows.csv"
     _summary_type = SuiteSummary
 
-    def __init__(self, rows: pd.DataFrame, summary: Mapping[str, Any]) -> None:
+    def __init__(self, rows: pd.DataFrame, summary: Mapping[str, Any] | SuiteSummary) -> None:
         self.rows = rows
-        self.summary = dict(summary)  # a summary the core built (a TypedDict) or read
+        self._keep_summary(summary)  # the record the core made, or a summary read
 
     def gate_metrics(self) -> GateMetrics:
         """Accuracy per functionality and target, and the bias metrics with the targets as groups."""
         from ...analysis.gate import suite_gate_metrics
 
         return suite_gate_metrics(self.typed_summary)
-
-    @property
-    def typed_summary(self) -> SuiteSummary:
-        return SuiteSummary.from_dict(self.summary)
 
     @staticmethod
     def _cells(cells: Mapping[str, Any] | None, index: str) -> pd.DataFrame:
@@ -86,9 +83,11 @@ class SuiteResult(TableResult):
             return None
         members = {f"group:{t}": (self.rows["target"] == t).astype(int) for t in (s.bias.groups or {})}
         rows = self.rows[["case_id", "label", "score"]].rename(columns={"case_id": "input_id"}).assign(**members)
-        context = {"command": "bias", "classifier": s.classifier.to_dict(), "positive_label": s.positive_label,
-                   "threshold": s.threshold, "membership": "suite targets"}  # fmt: skip
-        return BiasResult(rows, {**context, **s.bias.to_dict()})
+        return BiasResult(
+            rows,
+            replace(s.bias, keys=None, command="bias", classifier=s.classifier, positive_label=s.positive_label,
+                    threshold=s.threshold, membership="suite targets"),
+        )  # fmt: skip
 
     def page(self) -> Any:
         from .page import suite_page
