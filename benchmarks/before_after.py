@@ -7,7 +7,7 @@ texts labelled by rule (every third text), the demo audited with VADER, and ``co
     python benchmarks/before_after.py --out NEW --reference OLD       # ... and compare with an earlier DIR
 
 Tables are compared cell by cell; summaries key by key and in their keys' order, leaving out what may differ between
-runs (timings, paths, the run's own bookkeeping). Every difference is printed and written to
+runs (timings, paths, the run's own bookkeeping); report.md line by line. Every difference is printed and written to
 benchmarks/results/before_after.json.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -123,6 +124,24 @@ def _walk(old: Any, new: Any, where: str, out: list[str]) -> None:
         out.append(f"{where}: {str(old)[:80]} -> {str(new)[:80]}")
 
 
+def _report_diffs(old_dir: Path, new_dir: Path, reference: Path, out: Path) -> list[str]:
+    """report.md line by line, the input files' checkouts and the two output folders named alike."""
+    if not (old_dir / "report.md").exists() and not (new_dir / "report.md").exists():
+        return []
+    if not (old_dir / "report.md").exists() or not (new_dir / "report.md").exists():
+        return ["report.md: " + ("added" if (new_dir / "report.md").exists() else "removed")]
+
+    def lines(path: Path, root: Path) -> list[str]:
+        text = re.sub(r"\S*/src/counterfair/", "SRC/", path.read_text().replace(str(root), "OUT"))
+        return [line for line in text.splitlines() if line.strip()]
+
+    old, new = lines(old_dir / "report.md", reference), lines(new_dir / "report.md", out)
+    changed = [f"report.md: {a[:60]!r} -> {b[:60]!r}" for a, b in zip(old, new, strict=False) if a != b]
+    if len(old) != len(new):
+        changed.append(f"report.md: {len(old)} lines -> {len(new)} lines")
+    return changed
+
+
 def compare(reference: Path, out: Path) -> dict[str, Any]:
     report: dict[str, Any] = {}
     for name, (_, tables) in RUNS.items():
@@ -146,6 +165,7 @@ def compare(reference: Path, out: Path) -> dict[str, Any]:
                 old_doc = json.loads((reference / name / doc).read_text().replace(str(reference), str(out)))
                 new_doc = json.loads((out / name / doc).read_text())
                 _walk(old_doc, new_doc, doc.removesuffix(".json"), diffs)
+        diffs += _report_diffs(reference / name, out / name, reference, out)
         report[name] = diffs
         print(f"{name}: {len(diffs)} differences")
         for line in diffs[:40]:

@@ -150,7 +150,7 @@ def gap(swaps: Swaps, score: dict[str, float], label: int | None) -> float | Non
     pairs = swaps.pairs(score)
     if label is not None:
         pairs = pairs[pairs["label"] == label]
-    return None if pairs.empty else float(ctf_report(pairs, n_resamples=200)["ctf_gap"])
+    return None if pairs.empty else ctf_report(pairs, n_resamples=200).value
 
 
 def main() -> None:

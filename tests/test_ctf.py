@@ -44,16 +44,17 @@ def _pairs() -> pd.DataFrame:
 def test_report_breakdowns_by_hand() -> None:
     report = ctf_report(_pairs())
     # per text: (0.4 + 0.1) / 2 = 0.25 and (0.3 + 0.1) / 2 = 0.2 -> 0.225
-    assert report["ctf_gap"] == pytest.approx(0.225)
-    assert report["by_label"]["nontoxic"]["ctf_gap"] == pytest.approx(0.25)
-    assert report["by_label"]["toxic"]["ctf_gap"] == pytest.approx(0.2)
+    assert report.value == pytest.approx(0.225)
+    assert report.by_label["nontoxic"].value == pytest.approx(0.25)
+    assert report.by_label["toxic"].value == pytest.approx(0.2)
     # within-split pairs only: train->train is white->asian (0.1); heldout->heldout is gay->straight (0.3)
-    assert report["by_split"]["train"]["ctf_gap"] == pytest.approx(0.1)
-    assert report["by_split"]["heldout"]["ctf_gap"] == pytest.approx(0.3)
-    direction = {(d["source"], d["target"]): d for d in report["by_direction"]}
-    assert direction[("white", "black")]["mean_diff"] == pytest.approx(0.4)
-    assert direction[("gay", "straight")]["mean_diff"] == pytest.approx(-0.3)
-    assert report["by_source_term"]["gay"]["ctf_gap"] == pytest.approx(0.2)
+    assert report.by_split["train"].value == pytest.approx(0.1)
+    assert report.by_split["heldout"].value == pytest.approx(0.3)
+    assert report.by_label and report.by_split and report.by_direction and report.by_source_term
+    direction = {(d.source, d.target): d for d in report.by_direction}
+    assert direction[("white", "black")].mean_diff == pytest.approx(0.4)
+    assert direction[("gay", "straight")].mean_diff == pytest.approx(-0.3)
+    assert report.by_source_term["gay"].value == pytest.approx(0.2)
 
 
 def test_the_tally_of_blocks_is_the_report_of_the_whole_table(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -92,15 +93,16 @@ def test_the_tally_of_blocks_is_the_report_of_the_whole_table(monkeypatch: pytes
     def gap(frame: pd.DataFrame) -> dict:
         return gap_summary(frame, seed=1, n_resamples=300)
 
-    overall = {k: v for k, v in blocked.items() if not k.startswith("by_")}
-    assert overall == gap(whole)
-    assert blocked["by_label"]["toxic"] == gap(whole[whole["label"] == 1])
+    overall = {k: v for k, v in blocked.to_dict().items() if not k.startswith("by_")}
+    assert overall == gap(whole).to_dict()
+    assert blocked.by_label and blocked.by_split and blocked.by_source_term and blocked.by_direction
+    assert blocked.by_label["toxic"] == gap(whole[whole["label"] == 1])
     train = whole[(whole["source_split"] == "train") & (whole["target_split"] == "train")]
-    assert blocked["by_split"]["train"]["by_label"]["nontoxic"] == gap(train[train["label"] == 0])
-    assert blocked["by_source_term"] == {str(t): gap(g) for t, g in whole.groupby("source_term")}
+    assert blocked.by_split["train"].by_label["nontoxic"] == gap(train[train["label"] == 0])
+    assert blocked.by_source_term == {str(t): gap(g) for t, g in whole.groupby("source_term")}
     directions = [(s, t, len(g)) for (s, t), g in whole.groupby(["source_term", "target_term"]) if len(g) >= 2]
-    assert [(d["source"], d["target"], d["pairs"]) for d in blocked["by_direction"]] == directions
-    assert blocked["pairs"] == len(whole) and sum(e["pairs"] for e in blocked["by_source_term"].values()) < len(whole)
+    assert [(d.source, d.target, d.pairs) for d in blocked.by_direction] == directions
+    assert blocked.pairs == len(whole) and sum(e.pairs for e in blocked.by_source_term.values()) < len(whole)
 
 
 def test_run_ctf_end_to_end(tmp_path: Path, helper_module: str) -> None:

@@ -256,9 +256,9 @@ SUMMARY_TYPES = (
     ("bias", "counterfair.summaries:BiasSummary"),
     ("suite run", "counterfair.summaries:SuiteSummary"),
     ("generate", "counterfair.summaries:GenerateSummary"),
-    ("evaluate", "counterfair.commands.evaluate.core:EvaluationSummaryData"),
+    ("evaluate", "counterfair.summaries:EvaluationSummary"),
     ("feedback", "counterfair.summaries:FeedbackSummary"),
-    ("ctf (its gap and breakdowns)", "counterfair.commands.ctf.core:CTFReport"),
+    ("ctf", "counterfair.summaries:CTFSummary"),
 )
 
 

@@ -79,13 +79,11 @@ class TableResult(Generic[S]):
     _typed: tuple[tuple[Any, ...], S] | None = None
 
     def _keep_summary(self, summary: Mapping[str, Any] | S) -> None:
-        """Keep the summary as the dict users read (:attr:`summary`); a record the core made is kept as the typed
-        summary too, so it is not read back from the dict."""
-        if isinstance(summary, Record):
-            self.summary = summary.to_dict()
-            self._typed = (self._summary_state(), summary)
-        else:
-            self.summary = dict(summary)
+        """Keep the summary as the dict users read (:attr:`summary`): a record the core made as its JSON object (NaN
+        written None, as ``summary.json`` has it), a summary read as it is."""
+        from .writing import nan_to_none
+
+        self.summary = nan_to_none(summary.to_dict()) if isinstance(summary, Record) else dict(summary)
 
     def _summary_state(self) -> tuple[Any, ...]:
         """What tells whether :attr:`summary` changed since it was typed: the dict and each of its sections, by

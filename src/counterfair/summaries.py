@@ -88,21 +88,29 @@ class DirectionGap(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class GapReport(Record):
-    """A CTF gap (paper 001) with its CI over texts and its breakdowns where computed."""
+    """A CTF gap (paper 001): the mean over texts of each text's mean absolute score change, its 95 % interval over
+    texts, the texts and pairs it rests on, the mean signed change (absent where there is no pair, and in the audit's
+    gaps but per term), and the breakdowns where computed (by group in an audit; by label, split, source term and
+    direction in ``counterfair ctf``)."""
 
     value: float | None = _key("ctf_gap")
-    ci_low: float | None = None
-    ci_high: float | None = None
     texts: int = 0
     pairs: int = 0
-    by_group: dict[str, GapReport] | None = _key(of={"GapReport"})
-    by_label: dict[str, GapReport] | None = _key(of={"GapReport"})
-    by_split: dict[str, GapReport] | None = _key(of={"GapReport"})
-    by_source_term: dict[str, GapReport] | None = _key(of={"GapReport"})
-    by_direction: tuple[DirectionGap, ...] | None = _key(of=[DirectionGap])
+    ci_low: float | None = None
+    ci_high: float | None = None
+    mean_signed_change: float | None = _key(absent=True)
+    by_group: dict[str, GapReport] | None = _key(of={"GapReport"}, absent=True)
+    by_label: dict[str, GapReport] | None = _key(of={"GapReport"}, absent=True)  # nontoxic, toxic
+    by_split: dict[str, GapReport] | None = _key(of={"GapReport"}, absent=True)  # train, heldout (each by label)
+    by_source_term: dict[str, GapReport] | None = _key(of={"GapReport"}, absent=True)
+    by_direction: tuple[DirectionGap, ...] | None = _key(of=[DirectionGap], absent=True)
 
     def estimate(self) -> Estimate:
         return Estimate(value=self.value, ci_low=self.ci_low, ci_high=self.ci_high, n=self.texts)
+
+    def gap_only(self) -> GapReport:
+        """The gap, its counts and interval: no mean signed change, no breakdown."""
+        return GapReport(value=self.value, texts=self.texts, pairs=self.pairs, ci_low=self.ci_low, ci_high=self.ci_high)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -453,14 +461,21 @@ class AuditSummary(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class CTFSummary(GapReport):
-    """``counterfair ctf``'s ``summary.json``: the gap at the top level and its breakdowns."""
+    """``counterfair ctf``'s ``summary.json``: the run's facts first, the gap and its breakdowns, what was not scored
+    (pairs, incomplete texts), the identity set, the guard's counts, the swap in words, the classifier."""
 
+    LEAD = ("counterfair_version", "command", "input")
+    counterfair_version: str | None = None
     command: str | None = None
-    classifier: ClassifierInfo = _key(of=ClassifierInfo, default=ClassifierInfo())
+    input: Mapping[str, Any] = field(default_factory=dict)  # the source, its texts, those skipped and why
     pairs_without_score: int = 0
-    incomplete_texts: Mapping[str, Any] = field(default_factory=dict)
+    incomplete_texts: Mapping[str, Any] = field(default_factory=dict)  # texts whose gap rests on some of their swaps
+    complete: bool | None = None
     identities: Mapping[str, Any] = field(default_factory=dict)
+    guard: Mapping[str, Any] = field(default_factory=dict)  # its mode, occurrences seen and blocked
     swap: Mapping[str, Any] = field(default_factory=dict)  # which swap ran (grammar, guard), in words too
+    classifier: ClassifierInfo = _key(of=ClassifierInfo, default=ClassifierInfo())
+    positive_label: str | None = None
 
 
 # ------------------------------------------------------------------------------------------------ evaluate, feedback
@@ -468,15 +483,20 @@ class CTFSummary(GapReport):
 
 @dataclass(frozen=True, kw_only=True)
 class MetricAggregate(Record):
-    """One metric of an evaluation over all scored rows and over the flipped ones."""
+    """One metric of an evaluation over all scored rows, over the flipped and the not flipped ones (where there is a
+    flip), and per group (with a group column); each as :func:`~counterfair.metrics.functional.summarize` gives it
+    (``n``, ``mean``, ``std``, ``median``, ``min``, ``max``, ``ci_low``, ``ci_high``)."""
 
     all: MeanEstimate = _key(of=MeanEstimate, default=MeanEstimate())
-    flipped: MeanEstimate | None = _key(of=MeanEstimate)
-    groups: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    flipped: MeanEstimate | None = _key(of=MeanEstimate, absent=True)
+    not_flipped: MeanEstimate | None = _key(of=MeanEstimate, absent=True)
+    groups: Mapping[str, Mapping[str, Any]] = _key(absent=True, factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
 class StageError(Record):
+    """A stage that failed: its name, the message (the error's type, a method's name: in ``extra``)."""
+
     stage: str = ""
     message: str = ""
 
@@ -490,18 +510,25 @@ class EvaluationCounts(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class EvaluationSummary(Record):
-    """``counterfair evaluate``'s ``summary.json``."""
+    """``counterfair evaluate``'s ``summary.json``, as the evaluate core builds it and the views read it: the input,
+    the counts by status, the headline (CEval's flip rate over instances and ours over scored rows), each metric's
+    aggregate, the rows skipped (the first 1,000), failed stages, notices, signatures, the metric cards, options."""
 
+    counterfair_version: str | None = None
     command: str | None = None
+    input: Mapping[str, Any] = field(default_factory=dict)  # source, rows, digest, the columns read
     counts: EvaluationCounts = _key(of=EvaluationCounts, default=EvaluationCounts())
     headline: dict[str, MeanEstimate] | None = _key(of={MeanEstimate})
     metrics: dict[str, MetricAggregate] | None = _key(of={MetricAggregate})
     skipped_rows: tuple[Mapping[str, Any], ...] = ()
+    skipped_rows_total: int | None = None
     errors: tuple[StageError, ...] = _key(of=[StageError], default=())
     notices: tuple[str, ...] = ()
     signatures: Mapping[str, Any] = field(default_factory=dict)
+    cards: Mapping[str, Any] = field(default_factory=dict)  # each metric's card: what it computes, its model
     options: Mapping[str, Any] = field(default_factory=dict)
-    methods: Mapping[str, Any] | None = None  # a comparison of methods: name -> source
+    timing_s: Mapping[str, float] = field(default_factory=dict)
+    methods: Mapping[str, Any] | None = _key(absent=True)  # a comparison of methods: name -> source
 
     def classifier_spec(self) -> str | None:
         classifier = self.signatures.get("classifier")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from .errors import InputError
 from .jsontypes import JSONObject
@@ -102,6 +102,8 @@ class Record:
 
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
     keys: tuple[str, ...] | None = field(default=None, repr=False, compare=False)  # None: made in code, not read
+    #: the JSON keys a record made in code writes first (a summary's run facts before the fields it inherits)
+    LEAD: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -121,7 +123,8 @@ class Record:
         order, missing values as null, but an ``absent`` field that holds its default left out; then ``extra``)."""
         known = _by_key(type(self))
         if self.keys is None:
-            order: tuple[str, ...] = (*(k for k in known if not self._left_out(known[k])), *self.extra)
+            declared = (*self.LEAD, *(k for k in known if k not in self.LEAD))
+            order: tuple[str, ...] = (*(k for k in declared if not self._left_out(known[k])), *self.extra)
         else:  # a field set since the record was read (``dataclasses.replace``) follows the keys it was read with
             order = (*self.keys, *(k for k in known if k not in self.keys and not self._at_default(known[k])))
         return {k: _dump(getattr(self, known[k].name)) if k in known else self.extra[k] for k in order}

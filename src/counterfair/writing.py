@@ -22,6 +22,7 @@ from .errors import OutputError
 from .io import TABLE_BLOCK_ROWS, detect_format
 from .records import SCHEMA_VERSION
 from .redact import redact
+from .summary_record import Record
 
 
 def _umask() -> int:
@@ -233,8 +234,11 @@ def _clean_json(value: Any) -> Any:
     return value
 
 
-def write_json(document: Mapping[str, Any], path: str | Path) -> Path:
-    """Write a JSON document with ``schema_version`` first, atomically; NaN becomes ``null``."""
+def write_json(document: Mapping[str, Any] | Record, path: str | Path) -> Path:
+    """Write a JSON document (a summary record as its JSON object) with ``schema_version`` first, atomically; NaN
+    becomes ``null``."""
+    if isinstance(document, Record):
+        document = document.to_dict()
     payload = {"schema_version": SCHEMA_VERSION, **{k: v for k, v in document.items() if k != "schema_version"}}
     with atomic_open(path, "w", encoding="utf-8") as handle:
         json.dump(_clean_json(payload), handle, indent=2, ensure_ascii=False, default=_json_default)

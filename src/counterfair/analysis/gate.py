@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -207,11 +207,9 @@ def fairness_metrics(
     if swaps.empty:
         return tallied_metrics(None, {}, effects)
     table = swaps.assign(label=np.nan, source_split="all", target_split="all", abs_diff=lambda d: d["diff"].abs())
-    ctf = GapReport.from_dict(  # the gap and its CI only, not ctf_report's breakdowns
-        {
-            **gap_summary(table, seed=seed, n_resamples=n_resamples),
-            "by_group": {str(g): gap_summary(p, seed=seed, n_resamples=n_resamples) for g, p in table.groupby("group")},
-        }
+    ctf = replace(  # the gap and its CI only, not ctf_report's breakdowns
+        gap_summary(table, seed=seed, n_resamples=n_resamples),
+        by_group={str(g): gap_summary(p, seed=seed, n_resamples=n_resamples) for g, p in table.groupby("group")},
     )
     flips: dict[str | None, list[int]] = {
         g: [int(part["flipped"].astype(bool).sum()), len(part)]
@@ -228,8 +226,7 @@ def _pack_reports(swaps: pd.DataFrame, seed: int, n_resamples: int) -> dict[str,
     table = swaps.assign(label=np.nan, source_split="all", target_split="all", abs_diff=lambda d: d["diff"].abs())
     for attribute, part in table.groupby("attribute"):
         by_group = {str(g): gap_summary(p, seed=seed, n_resamples=n_resamples) for g, p in part.groupby("group")}
-        out[str(attribute)] = GapReport.from_dict({**gap_summary(part, seed=seed, n_resamples=n_resamples),
-                                                   "by_group": by_group})  # fmt: skip
+        out[str(attribute)] = replace(gap_summary(part, seed=seed, n_resamples=n_resamples), by_group=by_group)
     return out
 
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, NotRequired, TypedDict
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ..summaries import GapReport
 from .functional import bootstrap_ci, score_flipped
 
 
@@ -88,38 +89,26 @@ def text_gap_values(pairs: pd.DataFrame) -> np.ndarray:
     return text_gaps(score_orig, np.split(cf_values, bounds))  # the one definition of the CTF gap
 
 
-class GapEntry(TypedDict):
-    """A CTF gap in a summary: the mean over texts of each text's mean absolute score change, its 95 % interval over
-    texts, the texts and pairs it rests on, and the mean signed change (absent where there is no pair)."""
-
-    ctf_gap: float | None
-    texts: int
-    pairs: int
-    ci_low: float | None
-    ci_high: float | None
-    mean_signed_change: NotRequired[float]
-
-
-def gap_entry(per_text: np.ndarray, pairs: int, mean_signed_change: float, *, seed: int, n_resamples: int) -> GapEntry:
-    """A CTF gap's summary from its texts' gaps (:func:`text_gap_values`), its pair count and mean signed change:
-    the gap, its bootstrap CI over texts and the counts; ``ctf_gap`` None for no pair."""
+def gap_entry(per_text: np.ndarray, pairs: int, mean_signed_change: float, *, seed: int, n_resamples: int) -> GapReport:
+    """A CTF gap from its texts' gaps (:func:`text_gap_values`), its pair count and mean signed change: the gap, its
+    bootstrap CI over texts and the counts; no value (and no mean signed change) for no pair."""
     if pairs == 0:
-        return {"ctf_gap": None, "texts": 0, "pairs": 0, "ci_low": None, "ci_high": None}
+        return GapReport()
     finite = per_text[np.isfinite(per_text)]
     if finite.size == 0:
         raise ValueError("no text has a counterfactual: the CTF gap is undefined")
     low, high = bootstrap_ci(per_text, n_resamples=n_resamples, seed=seed)
-    return {
-        "ctf_gap": float(finite.mean()),
-        "texts": int(per_text.size),
-        "pairs": pairs,
-        "ci_low": low,
-        "ci_high": high,
-        "mean_signed_change": mean_signed_change,
-    }
+    return GapReport(
+        value=float(finite.mean()),
+        texts=int(per_text.size),
+        pairs=pairs,
+        ci_low=low,
+        ci_high=high,
+        mean_signed_change=mean_signed_change,
+    )
 
 
-def gap_summary(pairs: pd.DataFrame, *, seed: int, n_resamples: int) -> GapEntry:
+def gap_summary(pairs: pd.DataFrame, *, seed: int, n_resamples: int) -> GapReport:
     """The CTF gap of a pairs table (one row per swap: ``input_id``, ``score_orig``, ``score_cf``, ``diff``) with its
     bootstrap CI over texts, its counts and the mean signed change; ``ctf_gap`` None for no pair."""
     if pairs.empty:

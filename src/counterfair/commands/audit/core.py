@@ -57,7 +57,7 @@ from ...metrics.fairness import with_scores
 from ...progress import ProgressHook, resolve_progress
 from ...records import make_options, options_signature
 from ...spill import ObjectLog, Scratch
-from ...summaries import AuditSummary, BiasSummary, GateMetrics
+from ...summaries import AuditSummary, BiasSummary, GapReport, GateMetrics
 from ...writing import missing_as_nan, nan_to_none
 from ..ctf.core import CTFTally
 from ..generate.core import generate_frame
@@ -75,11 +75,9 @@ from .result import AuditResult
 from .summary import (
     EXAMPLE_COLUMNS,
     AuditSummaryData,
-    SwapCTF,
     Validity,
     audit_summary,
     coverage_of,
-    gap_only,
     joined_frames,
 )
 from .tallies import FlipTally, GapTally, MethodTally
@@ -616,18 +614,18 @@ class AuditTallies:
         top = pd.concat(tops, ignore_index=True) if len(tops) > 1 else tops[0]
         return top.sort_values("abs_diff", ascending=False, kind="stable").head(self.opts.top_examples)
 
-    def swap_ctf(self, attribute: str) -> SwapCTF:
+    def swap_ctf(self, attribute: str) -> GapReport:
         """The CTF gap of one attribute's swap pairs: overall, per group of the source term, per term and direction."""
         opts = self.opts
         report = self.ctf[attribute].report(seed=opts.seed, n_resamples=opts.bootstrap)
         by_group = {
-            group: gap_only(tally.report(seed=opts.seed, n_resamples=opts.bootstrap))
+            group: tally.report(seed=opts.seed, n_resamples=opts.bootstrap).gap_only()
             for (name, group), tally in sorted(self.ctf_groups.items())
             if name == attribute
         }
-        return {
-            **gap_only(report),
-            "by_group": by_group,
-            "by_source_term": report["by_source_term"],
-            "by_direction": report["by_direction"],
-        }
+        return replace(
+            report.gap_only(),
+            by_group=by_group,
+            by_source_term=report.by_source_term,
+            by_direction=report.by_direction,
+        )

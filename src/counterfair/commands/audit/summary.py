@@ -21,9 +21,7 @@ from ...editors.registry import (
 )
 from ...jsontypes import JSONObject
 from ...language_registry import get_language
-from ...metrics.fairness import GapEntry
-from ...summaries import MeanData, ScoredRun
-from ..ctf.core import Direction
+from ...summaries import GapReport, MeanData, ScoredRun
 from ..generate.options import is_sampled, uses_sampled_method
 from .options import AuditOptions, AuditPlan, attribute_matcher, identity_set_of, swap_methods_of, uses_llm
 from .tallies import MethodTally
@@ -36,7 +34,7 @@ class Tallied(Protocol):
     ctf: dict[str, Any]
     unscored: int
 
-    def swap_ctf(self, attribute: str) -> SwapCTF: ...
+    def swap_ctf(self, attribute: str) -> GapReport: ...
 
     def top_examples(self) -> list[dict[Any, Any]]: ...
 
@@ -49,33 +47,6 @@ class Validity(TypedDict):
     guard_kept_share: float | None
     rated_pairs: int | None
     raters_kept_share: float | None
-
-
-class GapOnly(TypedDict):
-    ctf_gap: float | None
-    texts: int
-    pairs: int
-    ci_low: float | None
-    ci_high: float | None
-
-
-class SwapCTF(GapOnly):
-    """An attribute's CTF gap in the audit's summary (``ctf``, ``ctf_by_attribute``)."""
-
-    by_group: dict[str, GapOnly]
-    by_source_term: dict[str, GapEntry]
-    by_direction: list[Direction]
-
-
-def gap_only(entry: GapEntry) -> GapOnly:
-    """The gap, its counts and interval (not its mean signed change)."""
-    return {
-        "ctf_gap": entry["ctf_gap"],
-        "texts": entry["texts"],
-        "pairs": entry["pairs"],
-        "ci_low": entry["ci_low"],
-        "ci_high": entry["ci_high"],
-    }
 
 
 def joined_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -103,8 +74,8 @@ class AuditSummaryData(ScoredRun):
     originals: Originals
     pairs_without_score: int
     groups: list[GroupEntry]
-    ctf: SwapCTF | None
-    ctf_by_attribute: dict[str, SwapCTF]
+    ctf: JSONObject | None  # a GapReport: the identity swaps' gap, by group, source term and direction
+    ctf_by_attribute: dict[str, JSONObject]
     top_examples: list[dict[Any, Any]]
     signatures: dict[str, Any]
     reproduce: str
@@ -132,7 +103,7 @@ def audit_summary(
         for name, result in generated.items()
         for method in result.counterfactuals["method"].unique()
     ]
-    ctf_by_attribute = {name: made.swap_ctf(name) for name in sorted(made.ctf)}
+    ctf_by_attribute = {name: made.swap_ctf(name).to_dict() for name in sorted(made.ctf)}
     ctf = ctf_by_attribute.get("identity")
     signatures = {name: r.typed_summary.signatures for name, r in generated.items()}
     return {

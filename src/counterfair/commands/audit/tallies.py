@@ -10,9 +10,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from ...metrics.fairness import GapEntry, gap_entry, text_gap_values
+from ...metrics.fairness import gap_entry, text_gap_values
 from ...metrics.functional import cluster_bootstrap_ci
 from ...spill import ArrayLog, Scratch
+from ...summaries import GapReport
 
 
 def _runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -99,7 +100,7 @@ class GapTally:
             self.gaps.append(text_gap_values(pairs))
             self.pairs += len(pairs)
 
-    def report(self, *, seed: int, n_resamples: int) -> GapEntry:
+    def report(self, *, seed: int, n_resamples: int) -> GapReport:
         """The gap, its interval over texts and the counts (no mean signed change: NaN)."""
         values = self.gaps.concatenate(np.empty(0))
         return gap_entry(values, self.pairs, math.nan, seed=seed, n_resamples=n_resamples)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -23,11 +23,12 @@ import pandas as pd
 
 from ... import vocabulary
 from ...labels import binary_labels, positive_index
-from ...metrics.fairness import GapEntry, group_rows
+from ...metrics.fairness import group_rows
 from ...metrics.functional import bootstrap_ci
 from ...progress import ProgressHook
 from ...records import option, options_signature
 from ...spill import ArrayLog, Piece, Scratch
+from ...summaries import ClassifierInfo, CTFSummary, DirectionGap, GapReport
 from ...text import MAX_TEXT_CHARS
 from ...writing import missing_as_nan
 
@@ -51,43 +52,7 @@ PAIR_FILE_COLUMNS = [*PAIR_COLUMNS[:8], "source_text", "cf_text", *PAIR_COLUMNS[
 CTF_BLOCK = 2000  # texts swapped and scored at a time (about 100,000 scored texts with 48 swaps each)
 
 
-class Direction(TypedDict):
-    """The change of one swap direction (source term to target term) over its pairs, with the interval of its mean
-    absolute change."""
-
-    source: str
-    target: str
-    pairs: int
-    mean_abs_diff: float
-    mean_diff: float
-    ci_low: float | None
-    ci_high: float | None
-
-
-class ByLabel(TypedDict):
-    """The gap over the texts of each gold label (with a label column)."""
-
-    nontoxic: GapEntry
-    toxic: GapEntry
-
-
-class SplitGap(GapEntry):
-    """The gap over the identity terms of one split (train or heldout), and by gold label."""
-
-    by_label: ByLabel
-
-
-class CTFReport(GapEntry):
-    """:func:`ctf_report`: the gap overall (its keys first), by the texts' label, by split, by source term, by
-    direction."""
-
-    by_label: ByLabel
-    by_split: dict[str, SplitGap]
-    by_source_term: dict[str, GapEntry]
-    by_direction: list[Direction]
-
-
-def ctf_report(pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2000, min_pairs: int = 1) -> CTFReport:
+def ctf_report(pairs: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2000, min_pairs: int = 1) -> GapReport:
     """CTF gap overall and broken down, from a pairs table with :data:`PAIR_COLUMNS`.
 
     ``label`` is 1 for toxic texts, 0 for non-toxic, NaN if unknown.
@@ -174,11 +139,11 @@ class CTFTally:
         known[codes >= 0] = numbers[codes[codes >= 0]]
         return known
 
-    def report(self, *, seed: int = 0, n_resamples: int = 2000, min_pairs: int = 1) -> CTFReport:
+    def report(self, *, seed: int = 0, n_resamples: int = 2000, min_pairs: int = 1) -> GapReport:
         """The CTF gap overall, by label, by split (and label), by source term and by direction."""
         from ...metrics.fairness import gap_entry
 
-        def entry(per_text: ArrayLog, changes: ArrayLog) -> GapEntry:
+        def entry(per_text: ArrayLog, changes: ArrayLog) -> GapReport:
             values = changes.concatenate()
             mean = float(pd.Series(values, copy=False).mean()) if values.size else math.nan
             return gap_entry(per_text.concatenate(np.empty(0)), values.size, mean, seed=seed, n_resamples=n_resamples)
@@ -187,20 +152,19 @@ class CTFTally:
         names = sorted(self.terms)  # by the terms' names, as grouping by the strings orders them
         rank = np.empty(len(names), dtype=np.int64)
         rank[[self.terms[n] for n in names]] = np.arange(len(names))
-        return {
-            **parts["all"],
-            "by_label": {"nontoxic": parts["nontoxic"], "toxic": parts["toxic"]},
-            "by_split": {
-                split: {
-                    **parts[split],
-                    "by_label": {"nontoxic": parts[f"{split}:nontoxic"], "toxic": parts[f"{split}:toxic"]},
-                }
+        return replace(
+            parts["all"],
+            by_label={"nontoxic": parts["nontoxic"], "toxic": parts["toxic"]},
+            by_split={
+                split: replace(
+                    parts[split], by_label={"nontoxic": parts[f"{split}:nontoxic"], "toxic": parts[f"{split}:toxic"]}
+                )
                 for split in ("train", "heldout")
             },
-            "by_source_term": {
+            by_source_term={
                 term: entry(self.term_gaps[term], self.term_changes[term]) for term in names if term in self.term_gaps
             },
-            "by_direction": [
+            by_direction=tuple(
                 direction
                 for term in names
                 if term in self.term_changes
@@ -214,8 +178,8 @@ class CTFTally:
                     seed=seed,
                     n_resamples=n_resamples,
                 )
-            ],
-        }
+            ),
+        )
 
 
 def _part_mask(name: str, split: np.ndarray, label: np.ndarray) -> np.ndarray:
@@ -235,10 +199,10 @@ def _by_direction(
     min_pairs: int,
     seed: int,
     n_resamples: int,
-) -> list[Direction]:
+) -> list[DirectionGap]:
     """The CTF gap per direction from ``source`` with at least ``min_pairs`` pairs, in the order of the target names,
     from its pairs' changes and target numbers (-1: no term; ``rank``: a number's place among the sorted ``names``)."""
-    per_pair: list[Direction] = []
+    per_pair: list[DirectionGap] = []
     named = target >= 0
     if not named.any():
         return per_pair
@@ -251,15 +215,15 @@ def _by_direction(
         values = change[rows]
         low, high = bootstrap_ci(np.abs(values), n_resamples=n_resamples, seed=seed)
         per_pair.append(
-            {
-                "source": source,
-                "target": names[int(place[rows[0]])],
-                "pairs": len(values),
-                "mean_abs_diff": float(np.abs(values).mean()),
-                "mean_diff": float(values.mean()),
-                "ci_low": low,
-                "ci_high": high,
-            }
+            DirectionGap(
+                source=source,
+                target=names[int(place[rows[0]])],
+                pairs=len(values),
+                mean_abs_diff=float(np.abs(values).mean()),
+                mean_diff=float(values.mean()),
+                ci_low=low,
+                ci_high=high,
+            )
         )
     return per_pair
 
@@ -341,7 +305,7 @@ def ctf_core(
     write_pairs: Callable[[pd.DataFrame], None] | None = None,
     block: int = CTF_BLOCK,
     scratch_dir: Path | None = None,
-) -> tuple[pd.DataFrame, dict[str, Any]]:
+) -> tuple[pd.DataFrame, CTFSummary]:
     """Swap identity terms in every text, score each block of texts (``block`` at a time); the pairs table and the
     summary. With ``write_pairs`` each block's pairs go to it, with their texts, as they are made, and the returned
     table keeps only :data:`PAIR_COLUMNS` (what the statistics read: a few numbers and names per pair), and the
@@ -357,7 +321,6 @@ def ctf_core(
     """
     from ...editors.registry import identity_editor
     from ...progress import NullProgress
-    from ...writing import nan_to_none
 
     hook = progress or NullProgress()
     origin = origin or (str(source) if isinstance(source, str | Path) else "DataFrame")
@@ -381,32 +344,27 @@ def ctf_core(
         report = tally.report(seed=seed, n_resamples=n_resamples)
     from ... import __version__
 
-    summary = {
-        "counterfair_version": __version__,
-        "command": "ctf",
-        "input": _input_summary(data, origin, with_terms, max_text_chars),
-        "ctf_gap": report["ctf_gap"],
-        **report,  # its ctf_gap keeps its place above
-        "pairs_without_score": unscored.pairs,
+    summary = CTFSummary(
+        counterfair_version=__version__,
+        command="ctf",
+        input=_input_summary(data, origin, with_terms, max_text_chars),
+        **{f.name: getattr(report, f.name) for f in fields(GapReport) if f.name not in ("extra", "keys")},
+        pairs_without_score=unscored.pairs,
         # texts whose gap is a mean over only some of their counterfactuals: flagged, the gap is not complete
-        "incomplete_texts": {"texts": len(unscored.texts), "ids": [str(i) for i in list(unscored.texts)[:50]]},
-        "complete": unscored.pairs == 0,
-        "identities": {
+        incomplete_texts={"texts": len(unscored.texts), "ids": [str(i) for i in list(unscored.texts)[:50]]},
+        complete=unscored.pairs == 0,
+        identities={
             "name": identity_set.name,
             "train": list(identity_set.train),
             "heldout": list(identity_set.heldout),
             "overlapping_terms": [f"{a!r} is part of {b!r} (the longer match wins)" for a, b in overlaps],
         },
-        "guard": {"mode": guard, "occurrences": editor.found, "blocked": editor.blocked},
-        "swap": {
-            "grammar": grammar,
-            "guard": guard,
-            "described": swap_described(grammar, guard, identity_set.language),
-        },
-        "classifier": clf.summary_info(),
-        "positive_label": clf.labels[index],
-    }
-    return missing_as_nan(pairs), nan_to_none(summary)
+        guard={"mode": guard, "occurrences": editor.found, "blocked": editor.blocked},
+        swap={"grammar": grammar, "guard": guard, "described": swap_described(grammar, guard, identity_set.language)},
+        classifier=ClassifierInfo.from_dict(clf.summary_info()),
+        positive_label=clf.labels[index],
+    )
+    return missing_as_nan(pairs), summary
 
 
 class _Unscored:

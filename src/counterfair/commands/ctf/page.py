@@ -27,11 +27,11 @@ def ctf_page(summary: Mapping[str, Any] | Record) -> Page:
         findings.append("By gold label: " + "; ".join(labels) + ".")
     findings.append("Largest gaps by source term (terms in at least 2 texts):")
     findings += [f"{t}: {interval(e)} over {e.texts} texts, {e.pairs} swaps" for t, e in solid[:5]]
-    input_ = s.extra.get("input", {})
+    input_ = s.input
     meta = [
-        f"Classifier {s.classifier.said()} (score = probability of {s.extra.get('positive_label', MISSING)}); "
+        f"Classifier {s.classifier.said()} (score = probability of {s.positive_label or MISSING}); "
         f"{num(input_.get('texts'))} texts from {input_.get('source', MISSING)}, {num(s.texts)} with identity terms; "
-        f"counterfair {s.extra.get('counterfair_version', MISSING)}.",
+        f"counterfair {s.counterfair_version or MISSING}.",
         "CTF gap (Garg et al. 2019, paper 001): mean over texts of the mean |score change| over the text's swaps; "
         "percentile bootstrap interval over texts.",
     ]

@@ -34,12 +34,16 @@ class CTFResult(TableResult[CTFSummary]):
     _summary_type = CTFSummary
 
     def __init__(
-        self, pairs: pd.DataFrame | None, summary: Mapping[str, Any], *, run_dir: str | Path | None = None
+        self,
+        pairs: pd.DataFrame | None,
+        summary: Mapping[str, Any] | CTFSummary,
+        *,
+        run_dir: str | Path | None = None,
     ) -> None:
         """``pairs`` None: read from ``run_dir``'s ``pairs.csv`` when first asked for (as :func:`~counterfair.run_ctf`
         returns it: the columns the file keeps)."""
         self._pairs = pairs
-        self.summary = dict(summary)  # a summary the core built (a TypedDict) or read
+        self._keep_summary(summary)  # the record the core made, or a summary read
         self.run_dir = None if run_dir is None else Path(run_dir)
         if pairs is None and run_dir is None:
             raise ValueError("CTFResult: give the pairs or the run directory that holds them")

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -26,13 +26,12 @@ from ... import __version__
 from ...classifiers import CachedClassifier
 from ...errors import ConfigError, InputError
 from ...io import TextInput, cell_text, file_sha256, read_texts
-from ...jsontypes import JSONObject
 from ...metrics import functional as F
 from ...metrics.cards import CARDS
 from ...progress import NullProgress, ProgressHook
 from ...records import options_signature
 from ...results import TableResult
-from ...summaries import EvaluationSummary
+from ...summaries import EvaluationCounts, EvaluationSummary, MeanEstimate, MetricAggregate, StageError
 from ...writing import missing_as_nan, nan_to_none
 from .options import EvaluateOptions
 from .stages import (
@@ -209,7 +208,9 @@ def evaluate_core(
         table = missing_as_nan(_rows_frame(run.rows, frame, ids, opts))
         elapsed = time.perf_counter() - started
         summary = nan_to_none(
-            _summary(table, run, metrics, origin=origin, source=source, cf2_column=cf2_column, elapsed=elapsed)
+            _summary(
+                table, run, metrics, origin=origin, source=source, cf2_column=cf2_column, elapsed=elapsed
+            ).to_dict()
         )
         if write is not None:
             write(table, summary, run.judgements)
@@ -255,42 +256,43 @@ def _summary(
     source: Any,
     cf2_column: str | None,
     elapsed: float,
-) -> EvaluationSummaryData:
+) -> EvaluationSummary:
     opts = run.opts
     aggregates = _aggregates(table, opts)
-    headline: dict[str, Any] = {}
+    headline: dict[str, MeanEstimate] = {}
     if "flipped" in aggregates:
         # CEval's flip rate: flips over every instance (a row with an original), a row the method left without a
         # counterfactual or the classifier without a score counting as no flip; ours over scored rows beside it
         instance = ~table["status"].isin(["skipped:missing_original", "skipped:empty_original"]).to_numpy()
         flips = table["flipped"].astype(float).fillna(0.0).to_numpy()[instance]
-        headline["flip_rate"] = _agg(flips, opts) | {"definition": "flips / instances (CEval)"}
-        headline["flip_rate_scored"] = aggregates["flipped"]["all"] | {"definition": "flips / scored rows"}
+        headline["flip_rate"] = _agg(flips, opts, definition="flips / instances (CEval)")
+        scored = aggregates["flipped"].all.to_dict()
+        headline["flip_rate_scored"] = MeanEstimate.from_dict(scored | {"definition": "flips / scored rows"})
     skipped = [
         {"row": int(r), "status": s}
         for r, s in zip(table["row"], table["status"], strict=True)
         if s.startswith("skipped")
     ]
-    return {
-        "counterfair_version": __version__,
-        "command": "evaluate",
-        "input": _input_info(opts, origin, source, run.rows.n, cf2_column),
-        "counts": {
-            "rows": run.rows.n,
-            "scored": int(sum(1 for s in table["status"] if not s.startswith("skipped"))),
-            "status": {str(k): int(v) for k, v in table["status"].value_counts().to_dict().items()},
-        },
-        "headline": headline,
-        "metrics": aggregates,
-        "skipped_rows": skipped[:1000],  # the first 1000; rows.csv has every row's status
-        "skipped_rows_total": len(skipped),
-        "errors": run.errors,
-        "notices": run.notices,
-        "signatures": run.signatures,
-        "cards": {name: CARDS[name].to_dict() for name in metrics},
-        "options": {**asdict(opts), "classifier": run.signatures.get("classifier", {}).get("spec", opts.classifier)},
-        "timing_s": {**run.timings, "total": round(elapsed, 3)},
-    }
+    return EvaluationSummary(
+        counterfair_version=__version__,
+        command="evaluate",
+        input=_input_info(opts, origin, source, run.rows.n, cf2_column),
+        counts=EvaluationCounts(
+            rows=run.rows.n,
+            scored=int(sum(1 for s in table["status"] if not s.startswith("skipped"))),
+            status={str(k): int(v) for k, v in table["status"].value_counts().to_dict().items()},
+        ),
+        headline=headline,
+        metrics=aggregates,
+        skipped_rows=tuple(skipped[:1000]),  # the first 1000; rows.csv has every row's status
+        skipped_rows_total=len(skipped),
+        errors=tuple(StageError.from_dict(e) for e in run.errors),  # stage, error, message
+        notices=tuple(run.notices),
+        signatures=run.signatures,
+        cards={name: CARDS[name].to_dict() for name in metrics},
+        options={**asdict(opts), "classifier": run.signatures.get("classifier", {}).get("spec", opts.classifier)},
+        timing_s={**run.timings, "total": round(elapsed, 3)},
+    )
 
 
 class EvaluationInput(TypedDict, total=False):
@@ -304,40 +306,10 @@ class EvaluationInput(TypedDict, total=False):
     revised_input: str
 
 
-class MetricAggregate(TypedDict):
-    """A metric column's summary (:func:`~counterfair.metrics.functional.summarize`) over all rows, over the flipped
-    and not flipped rows (where there is a flip), and per group (with a group column)."""
-
-    all: Summarized
-    flipped: NotRequired[Summarized]
-    not_flipped: NotRequired[Summarized]
-    groups: NotRequired[dict[str, Summarized]]
-
-
-class EvaluationSummaryData(TypedDict):
-    """evaluate's summary.json (:class:`~counterfair.summaries.EvaluationSummary` reads it)."""
-
-    counterfair_version: str
-    command: str
-    input: EvaluationInput
-    counts: dict[str, Any]
-    headline: dict[str, dict[str, Any]]
-    metrics: dict[str, MetricAggregate]
-    skipped_rows: list[dict[str, Any]]
-    skipped_rows_total: int
-    errors: list[dict[str, str]]
-    notices: list[str]
-    signatures: dict[str, Any]
-    cards: dict[str, JSONObject]
-    options: dict[str, Any]
-    timing_s: dict[str, float]
-
-
-Summarized = dict[str, float | int]  # metrics.functional.summarize: n, mean, std, median, min, max, ci_low, ci_high
-
-
-def _agg(values: Any, opts: EvaluateOptions) -> Summarized:
-    return F.summarize(values, confidence=opts.confidence, n_resamples=opts.bootstrap, seed=opts.seed)
+def _agg(values: Any, opts: EvaluateOptions, **more: str) -> MeanEstimate:
+    """The values' summary (:func:`~counterfair.metrics.functional.summarize`: its keys in its order), and ``more``."""
+    found = F.summarize(values, confidence=opts.confidence, n_resamples=opts.bootstrap, seed=opts.seed)
+    return MeanEstimate.from_dict(found | more)
 
 
 def _aggregates(table: pd.DataFrame, opts: EvaluateOptions) -> dict[str, MetricAggregate]:
@@ -348,18 +320,21 @@ def _aggregates(table: pd.DataFrame, opts: EvaluateOptions) -> dict[str, MetricA
         if name not in table:
             continue
         values = table[name].astype(float).to_numpy()
-        entry: MetricAggregate = {"all": _agg(values, opts)}
+        entry = MetricAggregate(all=_agg(values, opts))
         if flipped_mask is not None and name != "flipped":
-            entry["flipped"] = _agg(values[flipped_mask], opts)
-            entry["not_flipped"] = _agg(values[~flipped_mask & table["flipped"].notna().to_numpy()], opts)
+            entry = replace(
+                entry,
+                flipped=_agg(values[flipped_mask], opts),
+                not_flipped=_agg(values[~flipped_mask & table["flipped"].notna().to_numpy()], opts),
+            )
         if opts.group_column is not None:
-            entry["groups"] = F.grouped_summary(
+            entry = replace(entry, groups=F.grouped_summary(
                 values,
                 table["group"].fillna("(none)").tolist(),
                 confidence=opts.confidence,
                 n_resamples=opts.bootstrap,
                 seed=opts.seed,
-            )
+            ))  # fmt: skip
         aggregates[name] = entry
     return aggregates
 

@@ -137,7 +137,7 @@ def _page(
     command = command_of(summary)
     evaluation = EvaluationSummary.from_dict(summary)
     headline, lines = evaluation_verdict(table, evaluation.options.get("classifier"))
-    version = evaluation.extra.get("counterfair_version", MISSING)
+    version = evaluation.counterfair_version or MISSING
     tables = [Table("Metrics by method (CEval Table 2)" if matrix is not None else "Metrics", _shown(table),
                     _METRICS_NOTE, "metrics-table")]  # fmt: skip
     if matrix is not None:
@@ -148,7 +148,7 @@ def _page(
         notes = [f"{e.extra.get('method', MISSING)}: stage {e.stage} failed ({e.extra.get('error', 'error')}: "
                  f"{e.message})" for e in compared.errors]  # fmt: skip
     else:
-        counts, source = evaluation.counts, evaluation.extra.get("input", {}).get("source", MISSING)
+        counts, source = evaluation.counts, evaluation.input.get("source", MISSING)
         status = ", ".join(f"{k} {v}" for k, v in sorted(counts.status.items()))
         meta = (
             f"{counts.rows} pairs from {source}, {counts.scored} scored ({status}); classifier "
