@@ -41,7 +41,7 @@ def test_the_package_has_no_cycle_private_import_summary_read_or_long_core_funct
 #: checkpoints, the rating, training, selection and LLM-audit records and the in-slot estimate were (#70 asks for at
 #: most 15, outside the readers of user files). A new function returning dict[str, Any] should return a TypedDict, a
 #: record or a result (or JSONObject for JSON it writes) instead of raising this.
-DICT_RETURNS_CEILING = 14
+DICT_RETURNS_CEILING = 13
 
 
 def test_few_functions_return_an_untyped_dict() -> None:

@@ -17,10 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 from .errors import InputError
-from .jsontypes import JSONObject
 from .summary_record import Record as Record
 from .summary_record import record_field as record_field
 
@@ -307,29 +306,6 @@ class GateMetric(TypedDict):
 GateMetrics = dict[str, GateMetric | None]
 
 
-class ScoredRun(TypedDict):
-    """What the summary of every command that scores texts with a classifier under test starts with, as the core
-    builds it: the version and command, the classifier's signature and the label scored, the decision threshold, the
-    options, and the gate once it ran."""
-
-    counterfair_version: str
-    command: str
-    classifier: JSONObject
-    positive_label: str
-    threshold: float
-    options: dict[str, Any]
-    gate: NotRequired[GateOutcome]
-
-
-class EstimateData(TypedDict):
-    """An :class:`Estimate` as the core writes it into a summary (``Estimate.to_dict()`` of a new record)."""
-
-    value: float | None
-    ci_low: float | None
-    ci_high: float | None
-    n: int | None
-
-
 class MeanData(TypedDict):
     """A mean with its interval as the core writes it (``{n, mean, ci_low, ci_high}``; :class:`MeanEstimate` reads
     it)."""
@@ -441,7 +417,7 @@ class AuditSummary(Record):
     effects: SlotEffects | None = _key(of=SlotEffects)  # the in-slot measures (None: no placebo, or an older run)
     coverage: Coverage | None = _key(of=Coverage)
     gate: GateVerdict | None = _key(of=GateVerdict)
-    comparison: Mapping[str, Any] | None = None
+    comparison: ComparisonSummary | None = _key(of="ComparisonSummary")  # with --baseline
     bias: BiasSummary | None = _key(of="BiasSummary")  # with a label column: the labelled-data bias metrics
     timing_s: Mapping[str, float] = field(default_factory=dict)
     counterfair_version: str | None = None
@@ -720,24 +696,54 @@ class SuiteSummary(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ComparisonSummary(Record):
-    """``counterfair compare``'s ``summary.json``: classifier B against A on the pairs both audits made; per metric
-    (``ctf_gap``; ``disparity``, in the slot, where both runs have their slots) and unit (overall, each group), A, B,
-    B − A with its interval, the paired permutation test's p and the verdict (better / worse / no evidence); and each
-    one's in-slot measures (``effects``)."""
+class PairedDifference(Record):
+    """B against A on one unit (:mod:`counterfair.analysis.compare`): each one's mean, B − A with its interval over
+    texts, the paired permutation test's p-value, the texts and the verdict (better, worse, no evidence)."""
 
-    command: str | None = None
+    a: float | None = None
+    b: float | None = None
+    difference: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    p_value: float | None = None
+    texts: int = 0
+    verdict: str = "no evidence"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ComparedMetrics(Record):
+    """Per unit (the identity swaps, each group, each pack): the CTF gap's paired difference, and the disparity's in
+    the slot where both runs have their slots."""
+
+    ctf_gap: dict[str, PairedDifference] | None = _key(of={PairedDifference})
+    disparity: dict[str, PairedDifference] | None = _key(of={PairedDifference}, absent=True)
+
+    def by_metric(self) -> dict[str, dict[str, PairedDifference]]:
+        """Each metric compared (``ctf_gap``, ``disparity``) with its units."""
+        found = {"ctf_gap": self.ctf_gap, "disparity": self.disparity}
+        return {name: units for name, units in found.items() if units is not None}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ComparisonSummary(Record):
+    """``counterfair compare``'s ``summary.json`` and an audit's ``comparison`` (``--baseline``): classifier B against
+    A on the pairs both audits made; per metric (``ctf_gap``; ``disparity``, in the slot, where both runs have their
+    slots) and unit (overall, each group), A, B, B − A with its interval, the paired permutation test's p and the
+    verdict (better / worse / no evidence); and each one's in-slot measures (``effects``). :func:`~counterfair.
+    analysis.compare.compare_pairs` builds it; the command adds its name."""
+
     a: str = ""
     b: str = ""
     matched_pairs: int = 0
     pairs_only_in_a: int = 0
     pairs_only_in_b: int = 0
-    metrics: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
-    effects: dict[str, SlotEffects] | None = _key(of={SlotEffects})  # A's and B's in-slot measures ("a", "b")
+    metrics: ComparedMetrics = _key(of=ComparedMetrics, default=ComparedMetrics())
+    effects: dict[str, SlotEffects] | None = _key(of={SlotEffects}, absent=True)  # A's and B's in-slot measures
+    command: str | None = _key(absent=True)
 
     def verdicts(self, metric: str) -> dict[str, str]:
         """Each unit's verdict on ``metric``."""
-        return {unit: str(entry.get("verdict")) for unit, entry in (self.metrics.get(metric) or {}).items()}
+        return {unit: entry.verdict for unit, entry in (getattr(self.metrics, metric, None) or {}).items()}
 
 
 SUMMARIES: dict[str, type[Record]] = {

@@ -17,8 +17,9 @@ disparity beyond placebo per group (metric ``disparity``), tested as above.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,9 +28,7 @@ from ..editors.registry import swap_methods, swaps_identities
 from ..errors import InputError
 from ..metrics.fairness import with_scores
 from ..metrics.functional import bootstrap_ci
-
-if TYPE_CHECKING:
-    from .slots import Section
+from ..summaries import ComparedMetrics, ComparisonSummary, PairedDifference, SlotEffects, typed
 
 KEYS = ["method", "attribute", "input_id", "cf_text"]
 ALPHA = 0.05
@@ -106,39 +105,7 @@ def rescore_pairs(
     return with_scores(kept, {t: float(p[index]) for t, p in zip(texts, proba, strict=True)}, threshold)
 
 
-class Paired(TypedDict):
-    """B against A on one unit: each one's mean, B − A with its interval over texts, the permutation test's p-value,
-    the texts and the verdict (better, worse, no evidence)."""
-
-    a: float | None
-    b: float | None
-    difference: float | None
-    ci_low: float | None
-    ci_high: float | None
-    p_value: float | None
-    texts: int
-    verdict: str
-
-
-class ComparedMetrics(TypedDict):
-    ctf_gap: dict[str, Paired]
-    disparity: NotRequired[dict[str, Any]]
-
-
-class Comparison(TypedDict):
-    """:func:`compare_pairs`: the two runs' names, the pairs matched and left out, the paired metrics, and each one's
-    in-slot findings (where both have slots)."""
-
-    a: str
-    b: str
-    matched_pairs: int
-    pairs_only_in_a: int
-    pairs_only_in_b: int
-    metrics: ComparedMetrics
-    effects: NotRequired[dict[str, Any]]
-
-
-def _paired(per_text: pd.DataFrame, *, seed: int, n_resamples: int) -> Paired:
+def _paired(per_text: pd.DataFrame, *, seed: int, n_resamples: int) -> PairedDifference:
     a, b = per_text["a"].to_numpy(dtype=float), per_text["b"].to_numpy(dtype=float)
     d = b - a
     low, high = bootstrap_ci(d, n_resamples=n_resamples, seed=seed)
@@ -162,16 +129,16 @@ def _paired(per_text: pd.DataFrame, *, seed: int, n_resamples: int) -> Paired:
     # constant difference gives a zero-width interval but no test can tell it from chance)
     evidence = ok and p_value is not None and p_value < ALPHA
     verdict = "better" if evidence and high < 0 else "worse" if evidence and low > 0 else "no evidence"
-    return {
-        "a": float(a.mean()) if a.size else None,
-        "b": float(b.mean()) if b.size else None,
-        "difference": float(d.mean()) if d.size else None,
-        "ci_low": float(low) if ok else None,
-        "ci_high": float(high) if ok else None,
-        "p_value": p_value,
-        "texts": int(d.size),
-        "verdict": verdict,
-    }
+    return PairedDifference(
+        a=float(a.mean()) if a.size else None,
+        b=float(b.mean()) if b.size else None,
+        difference=float(d.mean()) if d.size else None,
+        ci_low=float(low) if ok else None,
+        ci_high=float(high) if ok else None,
+        p_value=p_value,
+        texts=int(d.size),
+        verdict=verdict,
+    )
 
 
 def _units(merged: pd.DataFrame, group_column: str) -> list[tuple[str, pd.DataFrame]]:
@@ -200,7 +167,7 @@ def compare_pairs(
     slots: tuple[pd.DataFrame | None, pd.DataFrame | None] | None = None,
     threshold: float = 0.5,
     shared_only: bool = False,
-) -> Comparison:
+) -> ComparisonSummary:
     """B (``candidate``) against A (``baseline``) on their common pairs; see the module's docstring. ``slots``: A's
     and B's scored slot tables (:mod:`counterfair.analysis.slots`; read from run directories when not given): the
     in-slot measures of each (``effects``) and the paired test of B − A on the disparity beyond placebo. Pairs whose
@@ -222,28 +189,25 @@ def compare_pairs(
             "counterfactual text): compare audits of the same texts with the same counterfactuals"
         )
     value: Callable[[pd.DataFrame, str], pd.Series] = lambda f, s: f[f"diff_{s}"].abs()  # noqa: E731
-    entries: dict[str, Paired] = {}
+    entries: dict[str, PairedDifference] = {}
     for unit, part in _units(merged, "group"):  # the CTF gap by the source term's group
         per_text = pd.DataFrame({"id": part["input_id"], "a": value(part, "a"), "b": value(part, "b")})
         per_text = per_text.groupby("id", sort=False)[["a", "b"]].mean()
         entries[unit] = _paired(per_text, seed=seed, n_resamples=n_resamples)
-    out: ComparedMetrics = {"ctf_gap": entries}
-    effects: dict[str, Any] = {}
+    out = ComparedMetrics(ctf_gap=entries)
+    effects: dict[str, SlotEffects] = {}
     if slots[0] is not None and slots[1] is not None:
-        out["disparity"], effects = _in_slot(
-            slots[0], slots[1], seed=seed, n_resamples=n_resamples, threshold=threshold
-        )
-    comparison: Comparison = {
-        "a": names[0],
-        "b": names[1],
-        "matched_pairs": len(merged),
-        "pairs_only_in_a": len(a) - len(merged),
-        "pairs_only_in_b": len(b) - len(merged),
-        "metrics": out,
-    }
-    if effects:
-        comparison["effects"] = effects
-    return comparison
+        disparity, effects = _in_slot(slots[0], slots[1], seed=seed, n_resamples=n_resamples, threshold=threshold)
+        out = replace(out, disparity=disparity)
+    return ComparisonSummary(
+        a=names[0],
+        b=names[1],
+        matched_pairs=len(merged),
+        pairs_only_in_a=len(a) - len(merged),
+        pairs_only_in_b=len(b) - len(merged),
+        metrics=out,
+        effects=effects or None,
+    )
 
 
 def _same_originals(
@@ -277,7 +241,7 @@ def _slots_of(source: Any, read: Callable[[Any], pd.DataFrame | None]) -> pd.Dat
 
 def _in_slot(
     slots_a: pd.DataFrame, slots_b: pd.DataFrame, *, seed: int, n_resamples: int, threshold: float
-) -> tuple[dict[str, Paired], dict[str, Section]]:
+) -> tuple[dict[str, PairedDifference], dict[str, SlotEffects]]:
     """The disparity beyond placebo of A and B per text on their common slot texts, paired (B − A per unit), and each
     one's in-slot findings (:func:`counterfair.analysis.slots.slot_effects`)."""
     from .slots import per_text_values, slot_effects
@@ -290,9 +254,9 @@ def _in_slot(
         for side, frame in (("a", a), ("b", b))
     }
     values_a, values_b = per_text_values(a, threshold), per_text_values(b, threshold)
-    paired: dict[str, Paired] = {}
+    paired: dict[str, PairedDifference] = {}
     if values_a is None or values_b is None:
-        return paired, {k: v for k, v in effects.items() if v is not None}
+        return paired, {k: SlotEffects.from_dict(v) for k, v in effects.items() if v is not None}
     for column in values_a.columns:
         measure, level, name = (str(part) for part in column)
         if measure != "disparity" or column not in values_b.columns:
@@ -300,10 +264,11 @@ def _in_slot(
         per_text = pd.DataFrame({"a": values_a[column], "b": values_b[column]}).dropna()
         unit = "identity swaps" if level == "overall" else f"swap:{name}"
         paired[unit] = _paired(per_text, seed=seed, n_resamples=n_resamples)
-    return paired, {k: v for k, v in effects.items() if v is not None}
+    return paired, {k: SlotEffects.from_dict(v) for k, v in effects.items() if v is not None}
 
 
-def comparison_table(comparison: Mapping[str, Any], metric: str = "ctf_gap") -> pd.DataFrame:
+def comparison_table(comparison: Mapping[str, Any] | ComparisonSummary, metric: str = "ctf_gap") -> pd.DataFrame:
     """One row per unit: A's and B's gap, B - A with its CI, the p-value and the verdict."""
-    rows = [{"unit": unit, **entry} for unit, entry in comparison["metrics"].get(metric, {}).items()]
+    found = typed(comparison, ComparisonSummary)
+    rows = [{"unit": unit, **entry.to_dict()} for unit, entry in (getattr(found.metrics, metric, None) or {}).items()]
     return pd.DataFrame(rows).set_index("unit") if rows else pd.DataFrame()

@@ -702,7 +702,7 @@ def comparison_headline(s: ComparisonSummary) -> tuple[str, str]:
         count = [sum(f.level == "material" for f in slot_findings(e, "P")) for e in (a, b)]
         worse_any |= count[1] > count[0]
         better_any |= count[1] < count[0]
-    for metric in s.metrics:
+    for metric in s.metrics.by_metric():
         verdicts = s.verdicts(metric)
         better = sorted(u for u, v in verdicts.items() if v == "better")
         worse = sorted(u for u, v in verdicts.items() if v == "worse")

@@ -33,7 +33,6 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from ...analysis.compare import Comparison
 from ...analysis.families import TermSlots, gender_context, slot_writer
 from ...analysis.gate import tallied_metrics
 from ...analysis.placebo import load_placebo, placebo_editor, swapped_matches
@@ -57,7 +56,7 @@ from ...metrics.fairness import with_scores
 from ...progress import ProgressHook, resolve_progress
 from ...records import make_options, options_signature
 from ...spill import ObjectLog, Scratch
-from ...summaries import AuditSummary, BiasSummary, GapReport, GateMetrics
+from ...summaries import AuditSummary, BiasSummary, ComparisonSummary, GapReport, GateMetrics
 from ...writing import missing_as_nan, nan_to_none
 from ..ctf.core import CTFTally
 from ..generate.core import generate_frame
@@ -156,7 +155,7 @@ def compared(
     baseline: str,
     spec: str,
     slots: pd.DataFrame | None = None,
-) -> Comparison:
+) -> ComparisonSummary:
     """The comparison of the audit's ``pairs`` with ``baseline`` (another audit's run directory or pairs.csv, or a
     classifier spec that scores these pairs), for the summary; ``slots``: this audit's scored slot table (the
     comparison's in-slot measures)."""

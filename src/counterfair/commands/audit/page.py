@@ -19,7 +19,7 @@ import pandas as pd
 from ...errors import InputError
 from ...io import csv_column_blocks, read_csv_columns, read_json
 from ...lexicons.attributes import load_identity_set
-from ...summaries import AuditSummary, ComparisonSummary, Record, command_of, typed
+from ...summaries import AuditSummary, Record, command_of, typed
 from ...views.page import MISSING, Figure, Page, Section, Table, interval, num, percent, to_markdown, write_page
 from ...views.report import edit_html, embed_figures, plots
 from ...views.report.tally import CellTops, ReportTally
@@ -406,7 +406,7 @@ def _comparison_section(s: AuditSummary) -> list[Section]:
         return []
     from ..compare.page import comparison_tables
 
-    c = ComparisonSummary.from_dict(s.comparison)
+    c = s.comparison
     headline, _ = comparison_headline(c)
     return [
         Section(

@@ -208,7 +208,7 @@ class AuditResult(TableResult[AuditSummary]):
             slots=(theirs, self.slots),
             threshold=s.threshold if s.threshold is not None else 0.5,
         )
-        self.summary["comparison"] = comparison
+        self.summary["comparison"] = comparison.to_dict()
         return comparison_table(comparison)
 
     def _table(self) -> pd.DataFrame:

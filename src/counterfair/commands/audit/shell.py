@@ -145,7 +145,7 @@ def run_audit(
         from ...analysis.slots import read_slots
 
         pairs, slots = read_pairs(target), read_slots(target)
-        result.summary["comparison"] = compared(pairs, opts, baseline=baseline, spec=clf.spec, slots=slots)
+        result.summary["comparison"] = compared(pairs, opts, baseline=baseline, spec=clf.spec, slots=slots).to_dict()
         del pairs, slots
     del audited  # the statistics' tallies, before the report reads its own
     _give_back_freed_memory()

@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 
 from ... import __version__
-from ...analysis.compare import Comparison
 from ...analysis.slots import (
     Section,
 )
@@ -21,7 +20,7 @@ from ...editors.registry import (
 )
 from ...jsontypes import JSONObject
 from ...language_registry import get_language
-from ...summaries import GapReport, MeanData, ScoredRun
+from ...summaries import GapReport, GateOutcome, MeanData
 from ..generate.options import is_sampled, uses_sampled_method
 from .options import AuditOptions, AuditPlan, attribute_matcher, identity_set_of, swap_methods_of, uses_llm
 from .tallies import MethodTally
@@ -62,6 +61,19 @@ def _mean_ci(values: np.ndarray, tally: MethodTally, opts: AuditOptions) -> Mean
     return {"n": int(values.size), "mean": float(values.mean()), "ci_low": low, "ci_high": high}
 
 
+class ScoredRun(TypedDict):
+    """What the audit's summary starts with, as the core builds it: the version and command, the classifier's
+    signature and the label scored, the decision threshold, the options, and the gate once it ran."""
+
+    counterfair_version: str
+    command: str
+    classifier: JSONObject
+    positive_label: str
+    threshold: float
+    options: dict[str, Any]
+    gate: NotRequired[GateOutcome]
+
+
 class AuditInput(AuditPlan):
     source: str
 
@@ -85,7 +97,7 @@ class AuditSummaryData(ScoredRun):
     coverage: NotRequired[Coverage]
     bias: NotRequired[JSONObject]  # a BiasSummary with the label column
     timing_s: NotRequired[dict[str, float]]
-    comparison: NotRequired[Comparison]  # with --baseline
+    comparison: NotRequired[JSONObject]  # a ComparisonSummary: with --baseline
 
 
 def audit_summary(

@@ -36,6 +36,8 @@ def compare(
 ) -> None:
     """Two classifiers on the same counterfactual pairs: B − A per group with a CI, a paired permutation test and
     a verdict (better / worse / no evidence)."""
+    from dataclasses import replace
+
     from ...analysis.compare import compare_pairs
     from ...writing import write_json
 
@@ -55,6 +57,6 @@ def compare(
         from .page import compare_page
 
         target = prepare_out_dir(out)
-        write_json({**comparison, "command": "compare"}, target / "summary.json")
+        write_json(replace(comparison, command="compare"), target / "summary.json")
         paths = write_summary_page(target, compare_page)
         console.print(f"wrote {target / 'summary.json'}, {paths.get('html')} and {paths.get('markdown')}")

@@ -42,8 +42,8 @@ def comparison_tables(s: ComparisonSummary) -> tuple[Table, ...]:
     from ...analysis.compare import comparison_table
 
     tables = []
-    for m in s.metrics:
-        frame = comparison_table(s.to_dict(), m)
+    for m in s.metrics.by_metric():
+        frame = comparison_table(s, m)
         rows = [
             {"unit": unit, "A": num(r["a"]), "B": num(r["b"]), "B − A [95% CI]": interval(
                 Estimate(value=r["difference"], ci_low=r["ci_low"], ci_high=r["ci_high"])),
