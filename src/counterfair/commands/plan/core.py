@@ -167,6 +167,6 @@ def _summary_of(source: Any) -> Record:
     if not (path / "summary.json").is_file() and not path.is_file():
         raise InputError(f"{source}: no summary.json (give an audit's or LLM audit's run directory)")
     found = read_summary(path)
-    if found.has("command") and found.extra.get("command") == "llm-audit":
+    if type(found) is Record and found.extra.get("command") == "llm-audit":  # a command read_summary has no record of
         return LLMAuditSummary.from_dict(found.to_dict())
     return found
