@@ -30,14 +30,14 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_demo_covers_the_four_attributes_and_all_dixon_terms() -> None:
     p = plan(demo_path(), AuditOptions(id_column="id"))
     # paper 000's four word lists, and the gender words and first names every English audit measures
-    assert set(p["attributes"]) == {"islam", "judaism", "lgbq", "transgender", "gender", "names"}
-    assert p["identity_texts"] >= 50
-    assert p["estimated_seconds"] < 15 * 60
+    assert set(p.attributes) == {"islam", "judaism", "lgbq", "transgender", "gender", "names"}
+    assert p.identity_texts >= 50 and p.estimated_seconds is not None
+    assert p.estimated_seconds < 15 * 60
     from counterfair.engine import STARTUP_SECONDS
 
     on_ray = plan(demo_path(), AuditOptions(id_column="id", engine="ray"))  # #68: the estimate knows the engine
-    started = p["estimated_seconds"] + round(STARTUP_SECONDS["ray"])
-    assert on_ray["estimated_seconds"] == started > p["estimated_seconds"]
+    started = p.estimated_seconds + round(STARTUP_SECONDS["ray"])
+    assert on_ray.estimated_seconds == started > p.estimated_seconds
     measured = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "engine_classifier.json"
     assert STARTUP_SECONDS["ray"] == json.loads(measured.read_text())["startup"]["startup_s"]  # the figure measured
 
@@ -343,6 +343,7 @@ def test_the_reproduce_command_names_the_detector_only_where_it_differs_from_aut
 def test_each_generation_of_an_llm_audit_records_the_detector_it_uses() -> None:
     from counterfair.commands.audit.core import _generate_all
     from counterfair.commands.audit.options import AuditOptions
+    from counterfair.summaries import AuditInput
 
     texts = ["My Muslim neighbour waved.", "Some people are gay."]
     frame = pd.DataFrame({"id": ["a", "b"], "text": texts})
@@ -351,12 +352,13 @@ def test_each_generation_of_an_llm_audit_records_the_detector_it_uses() -> None:
     def record(folder: str, subset: pd.DataFrame, options: Any) -> None:
         seen[folder] = options.detector
 
-    _generate_all(frame, AuditOptions(methods=["swap", "llm"]), {"attributes": ["islam"], "identity_texts": 2}, record)
+    planned = AuditInput(attributes={"islam": 1}, identity_texts=2)
+    _generate_all(frame, AuditOptions(methods=["swap", "llm"]), planned, record)
     assert seen == {"islam": "keyword+llm", "identity": "keyword"}  # the swaps are not filtered: no LLM asked
     _generate_all(
         frame,
         AuditOptions(methods=["swap", "llm"], detector="keyword"),
-        {"attributes": ["islam"], "identity_texts": 2},
+        planned,
         record,
     )
     assert seen == {"islam": "keyword", "identity": "keyword"}

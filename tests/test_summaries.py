@@ -139,6 +139,12 @@ def test_absent_fields_parts_set_later_and_declared_keys_kept_out_of_extra() -> 
     assert suite.input == {"cases": 3} and suite.extra["note"] == 1
     with pytest.raises(KeyError, match="'input' is a field of SuiteSummary: read the attribute"):
         suite.extra.get("input")  # a declared key asked of extra: an error, not the default
+    from counterfair.summaries import AuditSummary, PlaceboWords
+
+    bare = AuditSummary(command="audit").to_dict()  # the sections a run adds later: left out until set
+    assert not {"validity", "placebo", "effects", "coverage", "bias", "timing_s", "comparison", "gate"} & set(bare)
+    placed = AuditSummary(command="audit", placebo=PlaceboWords(set={"name": "x"})).to_dict()
+    assert placed["effects"] is None and list(placed)[-2:] == ["placebo", "effects"]  # with a placebo: null, written
     # the pages read the version and the input from the fields (read from extra they said "counterfair –")
     fed = feedback_page(FeedbackSummary.from_dict({"counterfair_version": "9.9", "command": "feedback"}))
     assert any("counterfair 9.9." in line for line in fed.meta)

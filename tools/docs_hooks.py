@@ -252,7 +252,7 @@ def api_reference() -> str:
 # ------------------------------------------------------------------------------------ summary.json, key by key
 
 SUMMARY_TYPES = (
-    ("audit", "counterfair.commands.audit.summary:AuditSummaryData"),
+    ("audit", "counterfair.summaries:AuditSummary"),
     ("bias", "counterfair.summaries:BiasSummary"),
     ("suite run", "counterfair.summaries:SuiteSummary"),
     ("generate", "counterfair.summaries:GenerateSummary"),

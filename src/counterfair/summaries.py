@@ -57,19 +57,22 @@ class MeanEstimate(Estimate):
 
 @dataclass(frozen=True, kw_only=True)
 class GroupChange(Record):
-    """One (method, attribute) of an audit: its pairs, the mean score change with its CI, the flips."""
+    """One (method, attribute) of an audit: its inputs by status, its pairs, the filters' pass rate (a sampled
+    method), the mean score change with its CI over texts, the mean |change|, the flips, the originals' mean score."""
 
     method: str = ""
     attribute: str = ""
     inputs: int = 0
     with_counterfactual: int = 0
+    status: Mapping[str, int] = field(default_factory=dict)
     pairs: int = 0
     pairs_without_score: int = 0
+    filter_pass_rate: float | None = None
     score_change: MeanEstimate = _key(of=MeanEstimate, default=MeanEstimate())
     mean_abs_change: float | None = None
     flips: int = 0
     flip_rate: float | None = None
-    filter_pass_rate: float | None = None
+    mean_score_orig: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -218,13 +221,18 @@ class SlotEffects(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class Coverage(Record):
+    """Which texts the audit reached, the first unreached ids, how many of the others mention each group no built-in
+    set covers and why each was not reached, and the texts naming gender words or first names the run did not swap."""
+
     texts: int = 0
     reached: int = 0
     unreached: int = 0
-    hint: str | None = None
+    unreached_ids: tuple[str, ...] = ()
+    unreached_mentioning: Mapping[str, int] = field(default_factory=dict)
+    unreached_by_cause: Mapping[str, int] = field(default_factory=dict)
     gender_untested: int = 0  # texts naming gender words ("women", "he") that the run did not swap
     names_untested: int = 0  # texts naming a first name of the names pack that the run did not swap
-    unreached_by_cause: Mapping[str, int] = field(default_factory=dict)
+    hint: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -306,16 +314,6 @@ class GateMetric(TypedDict):
 GateMetrics = dict[str, GateMetric | None]
 
 
-class MeanData(TypedDict):
-    """A mean with its interval as the core writes it (``{n, mean, ci_low, ci_high}``; :class:`MeanEstimate` reads
-    it)."""
-
-    n: int
-    mean: float | None
-    ci_low: float | None
-    ci_high: float | None
-
-
 def gate_estimate(e: Estimate) -> GateEntry:
     """An interval estimate of a summary as the gate reads it."""
     return {"value": e.value, "ci_low": e.ci_low, "ci_high": e.ci_high, "n": e.n}
@@ -362,9 +360,10 @@ DEMO_FILE = "demo_audit.csv"
 
 @dataclass(frozen=True, kw_only=True)
 class AuditInput(Record):
-    """What the audit read: the source, the texts, per attribute how many reference it, the methods, the estimate."""
+    """What the audit read (or will read: its plan, before a source is named): the source, the texts, per attribute
+    how many reference it, those referenced by none, the texts with an identity term, the methods, the estimate."""
 
-    source: str | None = None
+    source: str | None = _key(absent=True)
     texts: int = 0
     attributes: Mapping[str, int] = field(default_factory=dict)
     attributes_without_texts: tuple[str, ...] = ()
@@ -396,8 +395,11 @@ class Validity(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class AuditSummary(Record):
-    """An audit's ``summary.json``."""
+    """An audit's ``summary.json``, as the audit core builds it and the views read it: the run's facts, the
+    originals' scores, each method's change, the swaps' CTF gaps, the largest changes, the signatures and options,
+    the command that reproduces it; then the sections a run adds as it reaches them (left out until then)."""
 
+    counterfair_version: str | None = None
     command: str | None = None
     input: AuditInput = _key(of=AuditInput, default=AuditInput())
     classifier: ClassifierInfo = _key(of=ClassifierInfo, default=ClassifierInfo())
@@ -406,21 +408,21 @@ class AuditSummary(Record):
     originals: Originals | None = _key(of=Originals)
     pairs_without_score: int = 0
     groups: tuple[GroupChange, ...] = _key(of=[GroupChange], default=())
-    ctf: GapReport | None = _key(of=GapReport)
+    ctf: GapReport | None = _key(of=GapReport)  # the identity swaps' (None: no identity swap)
     ctf_by_attribute: dict[str, GapReport] | None = _key(of={GapReport})
     top_examples: tuple[Mapping[str, Any], ...] = ()
     signatures: Mapping[str, Any] = field(default_factory=dict)
     options: Mapping[str, Any] = field(default_factory=dict)
     reproduce: str | None = None
-    validity: Validity | None = _key(of=Validity)
-    placebo: PlaceboWords | None = _key(of=PlaceboWords)
-    effects: SlotEffects | None = _key(of=SlotEffects)  # the in-slot measures (None: no placebo, or an older run)
-    coverage: Coverage | None = _key(of=Coverage)
-    gate: GateVerdict | None = _key(of=GateVerdict)
-    comparison: ComparisonSummary | None = _key(of="ComparisonSummary")  # with --baseline
-    bias: BiasSummary | None = _key(of="BiasSummary")  # with a label column: the labelled-data bias metrics
-    timing_s: Mapping[str, float] = field(default_factory=dict)
-    counterfair_version: str | None = None
+    validity: Validity | None = _key(of=Validity, absent=True)
+    placebo: PlaceboWords | None = _key(of=PlaceboWords, absent=True)
+    # the in-slot measures: with a placebo always written (null: no slot had both scores), without one left out
+    effects: SlotEffects | None = _key(of=SlotEffects, absent="placebo")
+    coverage: Coverage | None = _key(of=Coverage, absent=True)
+    bias: BiasSummary | None = _key(of="BiasSummary", absent=True)  # with a label column: the labelled-data metrics
+    timing_s: Mapping[str, float] = _key(absent=True, factory=dict)
+    comparison: ComparisonSummary | None = _key(of="ComparisonSummary", absent=True)  # with --baseline
+    gate: GateVerdict | None = _key(of=GateVerdict, absent=True)
 
     @property
     def language_name(self) -> str | None:

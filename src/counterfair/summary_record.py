@@ -15,13 +15,14 @@ R = TypeVar("R", bound="Record")
 
 
 def record_field(
-    name: str | None = None, of: Any = None, default: Any = None, *, absent: bool = False, factory: Any = None
+    name: str | None = None, of: Any = None, default: Any = None, *, absent: bool | str = False, factory: Any = None
 ) -> Any:
     """A record field stored under JSON key ``name`` (the attribute's name by default); ``of``: a record class, or
     ``[Class]`` for a list of records, ``{Class}`` for a dict of records (by name); a class may be named by a string
     (a record that holds records of its own kind). ``absent``: a record made in code leaves the key out while the field
     holds its default (a section a run adds when it reaches it, a part one command's summary has and another's
-    lacks); ``factory``: the default made per record (``dict``)."""
+    lacks); ``absent="other"``: left out while the field ``other`` is (a section written, even as null, whenever
+    another is); ``factory``: the default made per record (``dict``)."""
     metadata = {"key": name, "of": of, "absent": absent}
     if factory is not None:
         return field(default_factory=factory, metadata=metadata)
@@ -135,7 +136,10 @@ class Record:
         return bool(value is None or value == default)
 
     def _left_out(self, f: dataclasses.Field[Any]) -> bool:
-        return bool(f.metadata.get("absent")) and self._at_default(f)
+        absent = f.metadata.get("absent")
+        if isinstance(absent, str):  # left out with another field
+            return self._left_out(_by_key(type(self))[absent])
+        return bool(absent) and self._at_default(f)
 
     def has(self, key: str) -> bool:
         """Whether the summary holds ``key`` (a section an older run lacks, one a run had not reached)."""

@@ -156,7 +156,8 @@ def audit(
     the identity effect over a placebo, and a report (OUT/report.html, report.md, plots/, summary.json, pairs.csv).
     With --fail-if rules it is a gate: exit 0 pass, 1 a rule failed, 2 could not be evaluated."""
     from ...analysis.gate import allowing_inconclusive
-    from .options import AuditOptions, AuditPlan, demo_path
+    from ...summaries import AuditInput
+    from .options import AuditOptions, demo_path
     from .shell import run_audit
 
     if overwrite:
@@ -180,17 +181,17 @@ def audit(
 
         check_tracker(str(log_to))  # before any work
 
-    def said(the_plan: AuditPlan) -> None:  # the input read once: by the run, which hands its plan here
-        attrs = ", ".join(f"{a} ({n})" for a, n in the_plan["attributes"].items()) or "none"
+    def said(the_plan: AuditInput) -> None:  # the input read once: by the run, which hands its plan here
+        attrs = ", ".join(f"{a} ({n})" for a, n in the_plan.attributes.items()) or "none"
         console.print(
-            f"auditing {options.classifier} on {the_plan['texts']} texts; attributes referenced: {attrs}; "
-            f"texts with identity terms: {the_plan['identity_texts']}; methods: {', '.join(options.methods)}"
+            f"auditing {options.classifier} on {the_plan.texts} texts; attributes referenced: {attrs}; "
+            f"texts with identity terms: {the_plan.identity_texts}; methods: {', '.join(options.methods)}"
         )
         from ...engine import STARTUP_SECONDS
 
         start = STARTUP_SECONDS.get(options.engine, 0.0)
         engine = f" (starting the {options.engine} engine: about {start:.0f} s of it)" if start else ""
-        console.print(f"estimated time on 2 CPU cores: about {the_plan['estimated_seconds'] / 60:.1f} min{engine}")
+        console.print(f"estimated time on 2 CPU cores: about {(the_plan.estimated_seconds or 0) / 60:.1f} min{engine}")
 
     from ...progress import RichProgress
 

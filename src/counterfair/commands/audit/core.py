@@ -50,20 +50,30 @@ from ...editors.registry import (
     swaps_identities,
 )
 from ...errors import InputError
+from ...jsontypes import JSONObject
 from ...labels import checked_positive_index, positive_index
 from ...lexicons.attributes import GenderSet, IdentitySet, is_swap_attribute
 from ...metrics.fairness import with_scores
 from ...progress import ProgressHook, resolve_progress
 from ...records import make_options, options_signature
 from ...spill import ObjectLog, Scratch
-from ...summaries import AuditSummary, BiasSummary, ComparisonSummary, GapReport, GateMetrics
+from ...summaries import (
+    AuditInput,
+    AuditSummary,
+    BiasSummary,
+    ComparisonSummary,
+    GapReport,
+    GateMetrics,
+    PlaceboWords,
+    SlotEffects,
+    Validity,
+)
 from ...writing import missing_as_nan, nan_to_none
 from ..ctf.core import CTFTally
 from ..generate.core import generate_frame
 from ..generate.options import GenerateOptions
 from .options import (
     AuditOptions,
-    AuditPlan,
     attribute_matcher,
     identity_set_of,
     plan_frame,
@@ -73,8 +83,6 @@ from .options import (
 from .result import AuditResult
 from .summary import (
     EXAMPLE_COLUMNS,
-    AuditSummaryData,
-    Validity,
     audit_summary,
     coverage_of,
     joined_frames,
@@ -184,7 +192,7 @@ class Audited(NamedTuple):
     """What :func:`audit_core` gives the shell: the summary, and the gate's metrics of the identity swaps (from the
     tallies its statistics were computed from: no table of pairs is kept) with why a run has none."""
 
-    summary: AuditSummaryData
+    summary: JSONObject  # an AuditSummary as summary.json holds it
     gate_metrics: GateMetrics
     unscored: str | None
 
@@ -194,7 +202,7 @@ def audit_core(
     opts: AuditOptions,
     clf: CachedClassifier,
     *,
-    plan_: AuditPlan,
+    plan_: AuditInput,
     origin: str,
     generate: Callable[[str, pd.DataFrame, GenerateOptions], Any],
     score: Callable[[list[str]], dict[str, list[float]]],
@@ -229,28 +237,31 @@ def audit_core(
         made.finish()
         placebo = made.placebo
         summary = audit_summary(opts, plan_, generated, made, orig_scores, clf, index, origin)
-        summary["validity"] = _validity(generated, rated, sum(len(rows) for rows in kept.values()), opts)
+        summary = replace(summary, validity=_validity(generated, rated, sum(len(r) for r in kept.values()), opts))
         if placebo is not None:
-            summary["placebo"] = {"set": placebo.to_dict()}  # the words the slots were filled with
             t0 = time.perf_counter()
             found = (
                 slot_effects(made.slots, threshold=opts.threshold, seed=opts.seed, n_resamples=opts.bootstrap)
                 if made.slots
                 else None
             )
-            summary["effects"] = found
+            summary = replace(  # the words the slots were filled with, and what they measured
+                summary,
+                placebo=PlaceboWords(set=placebo.to_dict()),
+                effects=SlotEffects.from_dict(found) if found is not None else None,
+            )
             timing["effects"] = round(time.perf_counter() - t0, 2)
-        summary["coverage"] = coverage_of(frame, made.reached, plan_["attributes"], opts)
+        summary = replace(summary, coverage=coverage_of(frame, made.reached, plan_.attributes, opts))
     if opts.label_column:
         t0 = time.perf_counter()
-        summary["bias"] = labelled_bias(frame, orig_scores, opts).to_dict()
+        summary = replace(summary, bias=labelled_bias(frame, orig_scores, opts))
         timing["bias"] = round(time.perf_counter() - t0, 2)
-    summary["timing_s"] = {**timing, "total": round(time.perf_counter() - started, 2)}
-    summary = nan_to_none(summary)  # the same record, its NaNs None
-    typed = AuditSummary.from_dict(summary)
+    summary = replace(summary, timing_s={**timing, "total": round(time.perf_counter() - started, 2)})
+    written = nan_to_none(summary.to_dict())  # as summary.json has it: NaN written None
+    typed = AuditSummary.from_dict(written)  # what the gate reads: the values the file holds
     in_slot = typed.effects.to_dict() if typed.effects is not None else None
     gate = tallied_metrics(typed.ctf, made.flips.flips, in_slot, typed.ctf_by_attribute)
-    return Audited(summary, gate, made.flips.unscored())
+    return Audited(written, gate, made.flips.unscored())
 
 
 def _only_good(rows: list[dict[str, Any]], directory: Any) -> list[dict[str, Any]]:
@@ -298,7 +309,7 @@ def _mark_ratings(rows: list[dict[str, Any]], directory: Any) -> None:
 
 
 def _generate_all(
-    frame: pd.DataFrame, opts: AuditOptions, plan_: AuditPlan, generate: Callable[..., Any]
+    frame: pd.DataFrame, opts: AuditOptions, plan_: AuditInput, generate: Callable[..., Any]
 ) -> tuple[dict[str, Any], dict[str, float]]:
     """One generation per referenced attribute (its texts only) and one of identity swaps over every text."""
     texts = frame["text"].tolist()
@@ -322,7 +333,7 @@ def _generate_all(
     }
     generated: dict[str, Any] = {}
     timing: dict[str, float] = {}
-    for attribute in plan_["attributes"]:
+    for attribute in plan_.attributes:
         swapped = is_swap_attribute(attribute)
         if not (attr_methods or swapped):
             continue
@@ -339,7 +350,7 @@ def _generate_all(
             options = GenerateOptions(attribute=attribute, methods=attr_methods, **common)
             generated[attribute] = generate(folder, subset, options)
         timing[f"generate:{attribute}"] = round(time.perf_counter() - t0, 2)
-    if swap_methods_of(opts) and plan_["identity_texts"]:
+    if swap_methods_of(opts) and plan_.identity_texts:
         t0 = time.perf_counter()
         generated["identity"] = generate(
             "identity", frame, GenerateOptions(methods=swap_methods_of(opts), score_methods=[], **common)
@@ -394,13 +405,13 @@ def _validity(generated: dict[str, Any], rated: int, kept_rated: int, opts: Audi
     swaps = [signatures.get(m) or {} for m in swap_methods_of(opts)]
     found = sum(int(swap.get("identity_occurrences", 0)) for swap in swaps)
     blocked = sum(int(swap.get("guard_blocked", 0)) for swap in swaps)
-    return {
-        "identity_occurrences": found,
-        "guard_blocked": blocked,
-        "guard_kept_share": (found - blocked) / found if found else None,
-        "rated_pairs": rated if opts.only_good else None,
-        "raters_kept_share": kept_rated / rated if opts.only_good and rated else None,
-    }
+    return Validity(
+        identity_occurrences=found,
+        guard_blocked=blocked,
+        guard_kept_share=(found - blocked) / found if found else None,
+        rated_pairs=rated if opts.only_good else None,
+        raters_kept_share=kept_rated / rated if opts.only_good and rated else None,
+    )
 
 
 PAIR_COLUMNS = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 import pandas as pd
 
@@ -22,6 +22,7 @@ from ...io import read_texts, text_frame
 from ...labels import binary_labels
 from ...lexicons.attributes import IdentitySet, is_swap_attribute, known_attributes, load_attribute
 from ...records import knob, option
+from ...summaries import AuditInput
 from ...text import MAX_TEXT_CHARS
 from ..bias.core import check_bootstrap_cap
 from ..generate.options import RETRY_NEARNESS, normalize_methods, uses_sampled_method
@@ -206,25 +207,14 @@ def identity_set_of(opts: AuditOptions) -> Any:
     return identity_set_in(opts.identities, opts.language)
 
 
-class AuditPlan(TypedDict):
-    """What an audit will do: texts per attribute, those with an identity term, the methods, the estimated time."""
-
-    texts: int
-    attributes: dict[str, int]
-    attributes_without_texts: list[str]
-    identity_texts: int
-    methods: list[str]
-    estimated_seconds: float
-
-
-def plan(source: Any, options: AuditOptions | None = None) -> AuditPlan:
+def plan(source: Any, options: AuditOptions | None = None) -> AuditInput:
     """What an audit would do (texts per attribute, identity texts) and how long it should take; no models run."""
     opts = options or AuditOptions()
     frame, origin = read_input(source, opts)
     return plan_frame(frame, opts, origin)
 
 
-def plan_frame(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> AuditPlan:
+def plan_frame(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> AuditInput:
     """:func:`plan` of texts already read (columns ``id``, ``text``, whatever the input called them)."""
     texts = frame["text"].tolist()
     requested = opts.attributes or default_attributes(opts.language, swaps=bool(swap_methods_of(opts)))
@@ -247,13 +237,13 @@ def plan_frame(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> AuditPla
         )
         found = ", ".join(f"{a} ({n} texts)" for a, n in others.items() if n) or "none of the built-in ones"
         raise InputError(f"{origin}: no text references {', '.join(requested)}; attributes that do occur: {found}")
-    return {
-        "texts": len(texts),
-        "attributes": occurring,
-        "attributes_without_texts": missing,
-        "identity_texts": identity_texts,
-        "methods": opts.methods,
-        "estimated_seconds": round(
+    return AuditInput(
+        texts=len(texts),
+        attributes=occurring,
+        attributes_without_texts=tuple(missing),
+        identity_texts=identity_texts,
+        methods=tuple(opts.methods),
+        estimated_seconds=round(
             estimate_seconds(
                 {a: n for a, n in occurring.items() if not is_swap_attribute(a)} if attr_methods else {},
                 identity_texts + sum(n for a, n in occurring.items() if is_swap_attribute(a)),
@@ -262,7 +252,7 @@ def plan_frame(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> AuditPla
             ),
             0,
         ),
-    }
+    )
 
 
 def swap_methods_of(opts: AuditOptions) -> list[str]:

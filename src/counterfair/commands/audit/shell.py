@@ -20,10 +20,11 @@ from ...needs import require
 from ...progress import NullProgress, ProgressHook
 from ...records import fingerprint, run_identity
 from ...runs import claim_run_dir, holds_run_dir, prepare_run_dir
+from ...summaries import AuditInput
 from ...writing import csv_writer, write_json
 from ..generate.shell import run_generate
 from .core import audit_core, compared, pair_columns
-from .options import AuditOptions, AuditPlan, plan_frame, read_input
+from .options import AuditOptions, plan_frame, read_input
 from .result import AuditResult
 
 
@@ -86,7 +87,7 @@ def run_audit(
     classifier: CachedClassifier | None = None,
     rules: list[str] | None = None,
     baseline: str | None = None,
-    on_plan: Callable[[AuditPlan], None] | None = None,
+    on_plan: Callable[[AuditInput], None] | None = None,
 ) -> AuditResult:
     """The shell: run the audit into ``out_dir`` (resumable) and build its report; returns the result, its tables
     read from ``out_dir`` when first asked for.
