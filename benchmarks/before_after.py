@@ -1,7 +1,8 @@
 """The CLI's outputs before and after a refactoring: the demo audit, a CTF run, the CEval-format evaluate demo, a
 feedback run (an external editor made from the demo texts), a generate run (word lists and identity swaps), and the
 commands whose summaries hold the sections a plain audit lacks: ``bias`` and an audit with a label column on the demo
-texts labelled by rule (every third text), the demo audited with VADER, and ``compare`` of the two demo audits.
+texts labelled by rule (every third text), the demo audited with VADER, ``compare`` of the two demo audits, and the
+LLM audit's demo (its simulated screener).
 
     python benchmarks/before_after.py --out DIR                       # run the three commands into DIR
     python benchmarks/before_after.py --out NEW --reference OLD       # ... and compare with an earlier DIR
@@ -65,6 +66,7 @@ RUNS = {
     "audit_labelled": (["audit", "{labelled}", "--label-column", "label"], ("pairs.csv",)),
     "audit_vader": (["audit", "--demo", "--classifier", "vader", "--positive-label", "neg"], ("pairs.csv",)),
     "compare": (["compare", "{out}/audit", "{out}/audit_vader"], ()),
+    "llm_audit": (["llm-audit", "--demo"], ("responses.csv",)),
 }
 
 

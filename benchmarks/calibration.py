@@ -284,8 +284,9 @@ def _named(kind: str, effects: dict[str, Any]) -> bool:
 def run_once(kind: str, part: pd.DataFrame, seed: int, resamples: int) -> dict[str, Any]:
     from counterfair.analysis.slots import every_estimate, slot_effects
 
-    effects = slot_effects(part, threshold=0.5, seed=seed, n_resamples=resamples)
-    assert effects is not None
+    found = slot_effects(part, threshold=0.5, seed=seed, n_resamples=resamples)
+    assert found is not None
+    effects = found.to_dict()  # as the summary writes it
     every = every_estimate(effects)
     groups = effects["identity_effect"]["by_group"]
     out = {

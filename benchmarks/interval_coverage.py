@@ -103,8 +103,8 @@ def audit_coverage(seeds: int, sizes: list[int]) -> None:
         scored = written.assign(score=scores(kind, written, planted))
         by_id = dict(tuple(scored.groupby("input_id", sort=False)))
         whole = slots.slot_effects(scored.copy(), threshold=0.5, seed=0, n_resamples=10)
-        assert whole is not None
-        truth = {t: e["value"] for t, e in whole["identity_effect"]["by_term"].items()}  # the pool's, noiseless
+        assert whole is not None and whole.identity_effect is not None and whole.identity_effect.by_term
+        truth = {t: e.value for t, e in whole.identity_effect.by_term.items()}  # the pool's, noiseless
         for n in sizes:
             held = {"before": [], "now": []}
             for seed in range(seeds):
@@ -117,10 +117,10 @@ def audit_coverage(seeds: int, sizes: list[int]) -> None:
                         effects = slots.slot_effects(part.copy(), threshold=0.5, seed=seed, n_resamples=RESAMPLES)
                     finally:
                         inference.expanded_tail = plain_tail
-                    assert effects is not None
-                    for term, e in effects["identity_effect"]["by_term"].items():
-                        if e["ci_low"] is not None:
-                            held[when].append(e["ci_low"] - 1e-12 <= truth[term] <= e["ci_high"] + 1e-12)
+                    assert effects is not None and effects.identity_effect is not None
+                    for term, e in (effects.identity_effect.by_term or {}).items():
+                        if e.ci_low is not None and e.ci_high is not None:
+                            held[when].append(e.ci_low - 1e-12 <= truth[term] <= e.ci_high + 1e-12)
             rows.append(
                 {
                     "classifier": kind,

@@ -16,6 +16,12 @@ from counterfair.analysis.slots import every_estimate, slot_effects
 from counterfair.lexicons.attributes import load_identity_set, load_swap_set
 
 
+def slot_json(*args: Any, **kwargs: Any) -> dict[str, Any] | None:
+    """The in-slot measures as the summary writes them (the :class:`SlotEffects` record's JSON object)."""
+    found = slot_effects(*args, **kwargs)
+    return None if found is None else dict(found.to_dict())
+
+
 def _rows(family: str, slots: dict[str, dict[str, Any]]) -> pd.DataFrame:
     """A scored slot table of one family: per text one slot, ``{"source", "form", "context", "words": {word: (kind,
     group, score)}}``."""
@@ -42,7 +48,7 @@ def test_names_against_the_median_group_of_placebo_names_by_hand() -> None:
         "Thuy": ("placebo", "asian_female", 0.4), "Anh": ("placebo", "asian_female", 0.2),
     }  # fmt: skip
     texts = {f"t{i}": {"source": "Emily", "words": words} for i in range(6)}
-    e = slot_effects(_rows("names", texts), n_resamples=20)
+    e = slot_json(_rows("names", texts), n_resamples=20)
     assert e is not None
     # group means of the placebo names: black 0.5, white 0.2, hispanic 0.2, asian 0.3 -> median (0.2 + 0.3) / 2
     neutral = np.median([0.5, 0.2, 0.2, 0.3])
@@ -65,7 +71,7 @@ def test_a_proper_term_is_compared_with_the_placebo_words_written_with_a_capital
         "Tall": ("placebo_cased", None, 0.34), "Quiet": ("placebo_cased", None, 0.34),
     }  # fmt: skip
     texts = {f"t{i}": {"source": "gay", "form": "adjective", "words": words} for i in range(6)}
-    e = slot_effects(_rows("identity", texts), n_resamples=20)
+    e = slot_json(_rows("identity", texts), n_resamples=20)
     assert e is not None
     terms = e["identity_effect"]["by_term"]
     assert terms["muslim"]["value"] == pytest.approx(0.0) and terms["gay"]["value"] == pytest.approx(0.0)
@@ -77,7 +83,7 @@ def test_a_proper_term_is_compared_with_the_placebo_words_written_with_a_capital
     assert e["disparity"]["by_group"]["race_ethnicity"]["value"] == pytest.approx(0.0)
     plain = _rows("identity", texts)
     plain = plain[plain["kind"] != "placebo_cased"]
-    without = slot_effects(plain, n_resamples=20)
+    without = slot_json(plain, n_resamples=20)
     assert without is not None and without["identity_effect"]["by_term"]["muslim"]["value"] == pytest.approx(0.04)
 
 
@@ -97,7 +103,7 @@ def test_forms_and_combinations_by_hand() -> None:
         texts[f"a{i}"] = slot("adjective", "", 0.2, 0.2)
     for i in range(7):  # texts that name women: black +10 points
         texts[f"w{i}"] = slot("adjective", "female", 0.2, 0.3)
-    e = slot_effects(_rows("identity", texts), n_resamples=20)
+    e = slot_json(_rows("identity", texts), n_resamples=20)
     assert e is not None
     forms, cells = e["identity_effect"]["by_form"], e["identity_effect"]["by_cell"]
     assert set(forms) == {f"{t}@plural" for t in ("jewish", "muslim", "black", "white")}  # no adjective estimate
@@ -115,7 +121,7 @@ def test_forms_and_combinations_under_six_texts_are_inconclusive_and_outside_the
              "tall": ("placebo", None, 0.2), "quiet": ("placebo", None, 0.2)}  # fmt: skip
     texts = {f"a{i}": {"source": "muslim", "form": "adjective", "words": words} for i in range(8)}
     texts |= {f"p{i}": {"source": "muslim", "form": "plural", "words": words} for i in range(3)}
-    e = slot_effects(_rows("identity", texts), n_resamples=20)
+    e = slot_json(_rows("identity", texts), n_resamples=20)
     assert e is not None
     thin = e["identity_effect"]["by_form"]["jewish@plural"]
     assert thin["n"] == 3 and thin["finding"] == "inconclusive" and thin["sim_low"] is None

@@ -112,9 +112,11 @@ def test_joint_effects_are_one_family() -> None:
     alone = slot_effects(a, n_resamples=300)
     both = joint_slot_effects({"a": a, "b": b}, n_resamples=300)
     assert alone is not None and both["a"] is not None and both["b"] is not None
-    assert both["a"]["tests"] == both["b"]["tests"] == 2 * alone["tests"]  # Holm over both outcomes' estimates
-    assert both["a"]["identity_effect"]["overall"]["value"] == alone["identity_effect"]["overall"]["value"]
-    assert both["a"]["identity_effect"]["overall"]["p_adjusted"] >= alone["identity_effect"]["overall"]["p_adjusted"]
+    assert both["a"].tests == both["b"].tests == 2 * alone.tests  # one correction over both outcomes' estimates
+    mine, theirs = both["a"].identity_effect, alone.identity_effect  # the records slot_effects returns
+    assert mine is not None and theirs is not None and mine.overall is not None and theirs.overall is not None
+    assert mine.overall.value == theirs.overall.value
+    assert mine.overall.p_adjusted >= theirs.overall.p_adjusted  # type: ignore[operator]
 
 
 def test_outcome_rules() -> None:

@@ -15,8 +15,15 @@ import counterfair as cf
 from counterfair.analysis.gate import CONCLUSIVE_RULES, DEFAULT_RULES, effects_gate_metrics, evaluate_rules, parse_rule
 from counterfair.analysis.inference import finding, holm
 from counterfair.analysis.slots import slot_effects
+from counterfair.summaries import SlotEffects
 
 GROUPS = {"a": "g1", "b": "g1", "c": "g2"}
+
+
+def slot_json(*args: Any, **kwargs: Any) -> dict[str, Any] | None:
+    """The in-slot measures as the summary writes them (the :class:`SlotEffects` record's JSON object)."""
+    found = slot_effects(*args, **kwargs)
+    return None if found is None else dict(found.to_dict())
 
 
 def _table(scores: dict[str, list[dict[str, float]]]) -> pd.DataFrame:
@@ -46,13 +53,18 @@ HAND = _table(
 
 
 def test_each_measure_by_hand() -> None:
-    e = slot_effects(HAND, threshold=0.5, n_resamples=200)
+    e = slot_json(HAND, threshold=0.5, n_resamples=200)
     assert e is not None and e["texts"] == 3 and e["slots"] == 3 and e["placebo_words"] == 2
     # term effect: f(x[t]) - mean of the placebo words, per text; neutral means 0.4, 0.2, 0.2
     a = e["identity_effect"]["by_term"]["a"]
     assert a["value"] == pytest.approx(((0.9 - 0.4) + (0.6 - 0.2) + (0.8 - 0.2)) / 3)  # 0.5
     assert a["score"] == pytest.approx((0.9 + 0.6 + 0.8) / 3) and a["placebo_score"] == pytest.approx(0.8 / 3)
     assert a["group"] == "g1" and a["n"] == 3
+    record = slot_effects(HAND, threshold=0.5, n_resamples=200)  # the record itself, read by attribute
+    assert isinstance(record, SlotEffects) and record.identity_effect is not None and record.identity_effect.by_term
+    term = record.identity_effect.by_term["a"]
+    assert (term.value, term.group, term.n, term.finding) == (a["value"], "g1", 3, a["finding"])
+    assert record.to_dict() == e and list(record.to_dict()) == list(e)  # keys in the order the statistic fills them
     b_effect = ((0.5 - 0.4) + (0.7 - 0.2) + (0.3 - 0.2)) / 3
     assert e["identity_effect"]["by_term"]["b"]["value"] == pytest.approx(b_effect)
     c_effect = ((0.4 - 0.4) + (0.2 - 0.2) + (0.1 - 0.2)) / 3
@@ -90,7 +102,7 @@ def test_a_text_with_two_slots_counts_once() -> None:
             "t2": [{"b": 0.3, "a": 0.3, "c": 0.3, "p": 0.3, "q": 0.3}],
         }
     )  # fmt: skip
-    e = slot_effects(two, n_resamples=50)
+    e = slot_json(two, n_resamples=50)
     assert e is not None and e["texts"] == 2 and e["slots"] == 3
     # t1: a's effect is 0.8 in its first slot and 0 in its second: 0.4 for the text; t2: 0
     assert e["identity_effect"]["by_term"]["a"]["value"] == pytest.approx(0.2)
@@ -137,7 +149,7 @@ def test_the_simultaneous_interval_power_and_texts_needed_by_hand() -> None:
 
     rng = np.random.default_rng(0)
     rows = {f"t{i}": [{"a": 0.33 + rng.normal(0, 0.005), "b": 0.3, "c": 0.3, "p": 0.3, "q": 0.3}] for i in range(40)}
-    e = slot_effects(_table(rows), n_resamples=50)
+    e = slot_json(_table(rows), n_resamples=50)
     assert e is not None
     a = e["identity_effect"]["by_term"]["a"]
     values = np.array([v[0]["a"] - 0.3 for v in rows.values()])
@@ -167,7 +179,7 @@ def test_material_means_shown_to_exceed_the_threshold() -> None:
             rows[f"t{i}"] = [{"a": 0.3 + effect + noise, "b": 0.3, "c": 0.3, "p": 0.3, "q": 0.3}]
         return _table(rows)
 
-    found = {effect: slot_effects(table(effect), n_resamples=50) for effect in (0.03, 0.019, 0.01)}
+    found = {effect: slot_json(table(effect), n_resamples=50) for effect in (0.03, 0.019, 0.01)}
     a = {effect: e["identity_effect"]["by_term"]["a"] for effect, e in found.items() if e is not None}
     assert [a[x]["finding"] for x in (0.03, 0.019, 0.01)] == ["material", "detected", "small"]
     assert a[0.019]["sim_low"] > 0 and a[0.019]["sim_high"] > 0.02 and a[0.01]["sim_high"] < 0.02
@@ -212,7 +224,7 @@ def _gate(effects: dict[str, Any]) -> dict[str, Any]:
     ],
 )  # fmt: skip
 def test_the_default_gate_on_planted_models(kind: str, failed: set[str]) -> None:
-    e = slot_effects(_planted(kind), n_resamples=200)
+    e = slot_json(_planted(kind), n_resamples=200)
     assert e is not None
     gate = _gate(e)
     got = {re.sub(r"^material\((.*)\)$", r"\1", c["description"]) for c in gate["checks"] if c["verdict"] == "fail"}
@@ -438,7 +450,7 @@ def test_blocks_of_slot_scores_that_split_a_text_are_refused() -> None:
         placebo=pd.DataFrame({"tall": [0.1, 0.2], "young": [0.2, 0.1]}, index=index),
         word_groups={"gay": "sexuality", "muslim": "religion"},
     )
-    assert slot_effects([block], n_resamples=50)["identity_effect"]["overall"]["n"] == 2
+    assert slot_json([block], n_resamples=50)["identity_effect"]["overall"]["n"] == 2
     with pytest.raises(ValueError, match="2 texts have slots in more than one block"):
         slot_effects([block, block], n_resamples=50)
 

@@ -256,7 +256,7 @@ def _in_slot(
     values_a, values_b = per_text_values(a, threshold), per_text_values(b, threshold)
     paired: dict[str, PairedDifference] = {}
     if values_a is None or values_b is None:
-        return paired, {k: SlotEffects.from_dict(v) for k, v in effects.items() if v is not None}
+        return paired, {k: v for k, v in effects.items() if v is not None}
     for column in values_a.columns:
         measure, level, name = (str(part) for part in column)
         if measure != "disparity" or column not in values_b.columns:
@@ -264,7 +264,7 @@ def _in_slot(
         per_text = pd.DataFrame({"a": values_a[column], "b": values_b[column]}).dropna()
         unit = "identity swaps" if level == "overall" else f"swap:{name}"
         paired[unit] = _paired(per_text, seed=seed, n_resamples=n_resamples)
-    return paired, {k: SlotEffects.from_dict(v) for k, v in effects.items() if v is not None}
+    return paired, {k: v for k, v in effects.items() if v is not None}
 
 
 def comparison_table(comparison: Mapping[str, Any] | ComparisonSummary, metric: str = "ctf_gap") -> pd.DataFrame:

@@ -203,7 +203,8 @@ def fairness_metrics(
             mask = mask & identity
         swaps = pairs.loc[mask, [c for c in wanted if c in pairs.columns]]  # not every column: an audit's are millions
     if effects is None and slots is not None and not slots.empty:
-        effects = slot_effects(slots, threshold=threshold, seed=seed, n_resamples=n_resamples)
+        found = slot_effects(slots, threshold=threshold, seed=seed, n_resamples=n_resamples)
+        effects = found.to_dict() if found is not None else None  # as the summary's effects: what the gate reads
     if swaps.empty:
         return tallied_metrics(None, {}, effects)
     table = swaps.assign(label=np.nan, source_split="all", target_split="all", abs_diff=lambda d: d["diff"].abs())

@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 
 from ..spill import ObjectLog
-from ..summaries import MIN_INTERVAL_TEXTS
+from ..summaries import MIN_INTERVAL_TEXTS, SlotEffects
 from .inference import ALPHA, POWER, EstimateEntry, conclude, estimates
 from .measures import MEASURES as MEASURE_TABLE
 from .measures import SLOT_MEASURES
@@ -439,25 +439,9 @@ def _per_text(slots: SlotTables, threshold: float, design: SlotDesign) -> _Built
 _Built = tuple[np.ndarray, list[tuple[str, str, str]], dict[str, Any]]
 
 
-class Section(TypedDict, total=False):
-    """One name's measures as summary.json holds them (read back as :class:`~counterfair.summaries.SlotEffects`): the
-    test family, each family of slots, and per measure its estimates (the LLM audit's response similarities hold
-    ``dissimilarity_excess`` alone)."""
-
-    alpha: float
-    correction: str
-    tests: int
-    power: float
-    material: dict[str, float]
-    threshold: float
-    texts: int
-    slots: int
-    placebo_words: int
-    families: dict[str, dict[str, Any]]
-    identity_effect: dict[str, Any]
-    disparity: dict[str, Any]
-    flip_excess: dict[str, Any]
-    dissimilarity_excess: dict[str, Any]
+#: one name's measures as :func:`joint_slot_effects` fills them in, part by part (the test family, each family of
+#: slots, per measure its estimates); returned as the :class:`~counterfair.summaries.SlotEffects` record it reads as
+_Filling = dict[str, Any]
 
 
 @dataclass
@@ -638,7 +622,7 @@ def slot_effects(
     n_resamples: int = 2000,
     alpha: float = ALPHA,
     material: Mapping[str, float] | None = None,
-) -> Section | None:
+) -> SlotEffects | None:
     """The in-slot measures (see the module's docstring) of a scored slot table (:data:`SLOT_COLUMNS`; every family in
     it), or of a family's :class:`SlotScores` blocks, or a mapping family -> either: ``{measure: {"overall": entry,
     "by_group": {...}, "by_term": {...}, "by_form": {...}, "by_cell": {...}}}`` (terms, forms and combinations for
@@ -662,7 +646,7 @@ def joint_slot_effects(
     alpha: float = ALPHA,
     material: Mapping[str, float] | None = None,
     extra: Mapping[str, pd.DataFrame] | None = None,
-) -> dict[str, Section | None]:
+) -> dict[str, SlotEffects | None]:
     """:func:`slot_effects` of several outcomes measured on the same texts (an LLM application's score, decision and
     refusal of each slot's responses), as one test family: one set of bootstrap resamples of the texts for every
     estimate of every outcome and family, one simultaneous correction over all of them (``tests`` counts the whole
@@ -679,9 +663,9 @@ def joint_slot_effects(
     for name, frame in (extra or {}).items():
         given = _given(frame)
         parts += [(name, given)] if given is not None else []
-    out: dict[str, Section | None] = {name: None for name in [*tables, *(extra or {})]}
+    out: dict[str, _Filling | None] = {name: None for name in [*tables, *(extra or {})]}
     if not parts:
-        return out
+        return {name: None for name in out}
     joined, owners = _joined(parts)
     margins = [(thresholds[measure], measure in SIGNED) for _, (measure, _, _) in owners]
     found = estimates(joined, seed=seed, n_resamples=n_resamples, margins=margins)
@@ -695,7 +679,7 @@ def joint_slot_effects(
         name, (_, _, info) = parts[part]
         if entry["n"]:
             _place(out[name], measure, level, key, entry, info)
-    return out
+    return {name: None if filled is None else SlotEffects.from_dict(filled) for name, filled in out.items()}
 
 
 def _joined(parts: list[tuple[str, _Built]]) -> tuple[np.ndarray, list[tuple[int, tuple[str, str, str]]]]:
@@ -715,25 +699,25 @@ def _joined(parts: list[tuple[str, _Built]]) -> tuple[np.ndarray, list[tuple[int
 
 
 def _section(
-    section: Section | None,
+    section: _Filling | None,
     built: _Built,
     thresholds: Mapping[str, float],
     *,
     alpha: float,
     tests: int,
     threshold: float,
-) -> Section:
+) -> _Filling:
     """A name's section of the output, begun or extended with one part (a family of slots, or given values)."""
     values, columns, info = built
     design: SlotDesign | None = info.get("design")
     measures = tuple(dict.fromkeys(m for m, _, _ in columns)) if design is None else SLOT_MEASURES
     if section is None:
-        section = Section(
+        section = dict(
             alpha=alpha, correction="bonferroni", tests=tests, power=POWER,
             material={m: thresholds[m] for m in measures}, threshold=threshold, texts=0,
         )  # fmt: skip
         for m in measures:
-            section[m] = {"overall": None, "by_group": {}}  # type: ignore[literal-required]
+            section[m] = {"overall": None, "by_group": {}}
         if design is not None:
             section |= {"slots": 0, "placebo_words": 0, "families": {}}
             section["identity_effect"] |= {"by_term": {}, "by_form": {}, "by_cell": {}}

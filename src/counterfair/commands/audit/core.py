@@ -65,7 +65,6 @@ from ...summaries import (
     GapReport,
     GateMetrics,
     PlaceboWords,
-    SlotEffects,
     Validity,
 )
 from ...writing import missing_as_nan, nan_to_none
@@ -248,7 +247,7 @@ def audit_core(
             summary = replace(  # the words the slots were filled with, and what they measured
                 summary,
                 placebo=PlaceboWords(set=placebo.to_dict()),
-                effects=SlotEffects.from_dict(found) if found is not None else None,
+                effects=found,
             )
             timing["effects"] = round(time.perf_counter() - t0, 2)
         summary = replace(summary, coverage=coverage_of(frame, made.reached, plan_.attributes, opts))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 import numpy as np
@@ -32,7 +32,7 @@ from .prompts import SCENARIO_TERMS, placebo_set, variants
 from .similarity import check_metrics, similarity_tables
 
 if TYPE_CHECKING:
-    from ...analysis.slots import Section
+    from ...summaries import SlotEffects
 
 RESPONSE_COLUMNS = [
     "variant",
@@ -440,13 +440,20 @@ def sample_floor(responses: pd.DataFrame, *, seed: int = 0) -> dict[str, Floor]:
     return out
 
 
-def _as_written(effects: Section | None, shown: Mapping[str, str]) -> Section | None:
-    """``effects`` with each term named as the identity set writes it ("Muslim"; the statistics fold case)."""
-    if effects is None or not effects.get("identity_effect"):
-        return effects
-    terms = effects["identity_effect"].get("by_term") or {}
-    effects["identity_effect"]["by_term"] = {shown.get(t, t): e for t, e in terms.items()}
-    return effects
+def _as_written(effects: SlotEffects | None, shown: Mapping[str, str]) -> JSONObject | None:
+    """``effects`` as the summary writes them, each term named as the identity set writes it ("Muslim"; the
+    statistics fold case)."""
+    if effects is None:
+        return None
+    found = effects.identity_effect
+    if found and found.by_term:
+        renamed = replace(found, by_term={shown.get(t, t): e for t, e in found.by_term.items()})
+        effects = replace(effects, identity_effect=renamed)
+    return effects.to_dict()
+
+
+def _written(effects: SlotEffects | None) -> JSONObject:
+    return effects.to_dict() if effects is not None else {}
 
 
 def outcome_means(responses: pd.DataFrame) -> dict[str, OutcomeMean]:
@@ -492,7 +499,7 @@ class MeasuredPart(TypedDict):
     responses: int
     samples: int
     outcomes: list[str]
-    effects: dict[str, Section | None]
+    effects: dict[str, JSONObject | None]  # each outcome's SlotEffects as written
     similarity: dict[str, dict[str, Any]]  # a metric's in-slot section and its mean similarities
     sample_floor: dict[str, Floor]
     outcome_means: dict[str, OutcomeMean]
@@ -534,7 +541,7 @@ def llm_audit_core(
     )
     shown = {str(w).lower(): str(w) for w in table.loc[table["kind"] == "identity", "word"]}
     effects = {k: _as_written(v, shown) for k, v in joint.items() if k not in pairs}
-    similarity = {m: {**(joint.get(m) or {}), "mean_similarity": similar[m]} for m in metrics}
+    similarity = {m: {**_written(joint.get(m)), "mean_similarity": similar[m]} for m in metrics}
     measured_part: MeasuredPart = {
         "prompts": len(prompts),
         "prompts_without_slot": unreached,
