@@ -158,6 +158,8 @@ def test_compare_says_better_worse_or_no_evidence(audited: cf.AuditResult) -> No
     comparison = compare_pairs(audited.pairs, fair, names=("gay-only", "constant"), n_resamples=500)
     table = comparison_table(comparison)
     assert comparison.matched_pairs == len(audited.pairs)
+    read = type(comparison).from_dict(comparison.to_dict())  # as read from summary.json
+    assert read.verdicts("keys") == {} and comparison_table(read, "keys").empty  # no such metric: none
     assert table.loc["identity swaps", "verdict"] == "better" and table.loc["identity swaps", "p_value"] < 0.05
     assert table.loc["identity swaps", "b"] == 0.0
     # four sexuality texts: B is lower on each, but no permutation test on 4 texts gets below 2/16 = 0.125

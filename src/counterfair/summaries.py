@@ -745,7 +745,7 @@ class ComparisonSummary(Record):
 
     def verdicts(self, metric: str) -> dict[str, str]:
         """Each unit's verdict on ``metric``."""
-        return {unit: entry.verdict for unit, entry in (getattr(self.metrics, metric, None) or {}).items()}
+        return {unit: entry.verdict for unit, entry in self.metrics.by_metric().get(metric, {}).items()}
 
 
 SUMMARIES: dict[str, type[Record]] = {

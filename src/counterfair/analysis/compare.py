@@ -270,5 +270,5 @@ def _in_slot(
 def comparison_table(comparison: Mapping[str, Any] | ComparisonSummary, metric: str = "ctf_gap") -> pd.DataFrame:
     """One row per unit: A's and B's gap, B - A with its CI, the p-value and the verdict."""
     found = typed(comparison, ComparisonSummary)
-    rows = [{"unit": unit, **entry.to_dict()} for unit, entry in (getattr(found.metrics, metric, None) or {}).items()]
+    rows = [{"unit": unit, **entry.to_dict()} for unit, entry in found.metrics.by_metric().get(metric, {}).items()]
     return pd.DataFrame(rows).set_index("unit") if rows else pd.DataFrame()
