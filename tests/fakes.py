@@ -157,3 +157,11 @@ def in_contexts(terms: list[str], per_context: int = 2) -> list[str]:
     audit measures a slot once however many texts share it, so a test set needs contexts, not only terms."""
     step = max(1, len(terms) // per_context)
     return [c.format(terms[(k + j * step) % len(terms)]) for k, c in enumerate(CONTEXTS) for j in range(per_context)]
+
+
+def slot_json(*args: Any, **kwargs: Any) -> dict[str, Any] | None:
+    """:func:`~counterfair.analysis.slots.slot_effects` as the summary writes it (the record's JSON object)."""
+    from counterfair.analysis.slots import slot_effects
+
+    found = slot_effects(*args, **kwargs)
+    return None if found is None else dict(found.to_dict())

@@ -12,14 +12,10 @@ import pytest
 
 import counterfair as cf
 from counterfair.analysis.families import GenderSlots, NameSlots, TermSlots
-from counterfair.analysis.slots import every_estimate, slot_effects
+from counterfair.analysis.slots import every_estimate
 from counterfair.lexicons.attributes import load_identity_set, load_swap_set
 
-
-def slot_json(*args: Any, **kwargs: Any) -> dict[str, Any] | None:
-    """The in-slot measures as the summary writes them (the :class:`SlotEffects` record's JSON object)."""
-    found = slot_effects(*args, **kwargs)
-    return None if found is None else dict(found.to_dict())
+from .fakes import slot_json
 
 
 def _rows(family: str, slots: dict[str, dict[str, Any]]) -> pd.DataFrame:

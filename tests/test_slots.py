@@ -17,13 +17,9 @@ from counterfair.analysis.inference import finding, holm
 from counterfair.analysis.slots import slot_effects
 from counterfair.summaries import SlotEffects
 
+from .fakes import slot_json
+
 GROUPS = {"a": "g1", "b": "g1", "c": "g2"}
-
-
-def slot_json(*args: Any, **kwargs: Any) -> dict[str, Any] | None:
-    """The in-slot measures as the summary writes them (the :class:`SlotEffects` record's JSON object)."""
-    found = slot_effects(*args, **kwargs)
-    return None if found is None else dict(found.to_dict())
 
 
 def _table(scores: dict[str, list[dict[str, float]]]) -> pd.DataFrame:
