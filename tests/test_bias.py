@@ -143,13 +143,13 @@ def test_gate_rules_on_the_bias_metrics(tmp_path: Path) -> None:
     gate = evaluate_rules(
         ["subgroup_auc[*] < 0.5", "final_metric < 0.1", "bpsn_auc[nope] < 0.5"], bias_gate_metrics(out)
     )
-    verdicts = {(c["rule"], c["group"]): c["verdict"] for c in gate["checks"]}
+    verdicts = {(c.rule, c.group): c.verdict for c in gate.checks}
     assert verdicts[("subgroup_auc[*] < 0.5", "inverted")] == "fail"  # AUC 0 for the inverted group
     assert verdicts[("subgroup_auc[*] < 0.5", "perfect")] == "pass"
     assert verdicts[("final_metric < 0.1", None)] == "pass"
-    assert verdicts[("bpsn_auc[nope] < 0.5", "nope")] == "error" and gate["verdict"] == "fail"
+    assert verdicts[("bpsn_auc[nope] < 0.5", "nope")] == "error" and gate.verdict == "fail"
     no_bias = evaluate_rules(["bpsn_auc[*] < 0.8"], {"identity_effect": None})  # an audit's metrics
-    message = no_bias["checks"][0]["message"]
+    message = no_bias.checks[0].message
     assert "the run has no bpsn_auc (labelled data: counterfair bias, audit --label-column" in message
 
 
@@ -218,6 +218,6 @@ def test_final_metric_and_generalized_means_have_joint_bootstrap_intervals() -> 
     from counterfair.analysis.gate import bias_gate_metrics, evaluate_rules
 
     gate = evaluate_rules(["lower(final_metric) > 0.99", "generalized_mean[bpsn_auc] < 0.01"], bias_gate_metrics(out))
-    values = {c["rule"]: (c["value"], c["verdict"]) for c in gate["checks"]}
+    values = {c.rule: (c.value, c.verdict) for c in gate.checks}
     assert values["lower(final_metric) > 0.99"] == (pytest.approx(final.ci_low), "pass")
     assert values["generalized_mean[bpsn_auc] < 0.01"] == (pytest.approx(bpsn.value), "pass")

@@ -15,7 +15,7 @@ import counterfair as cf
 from counterfair.analysis.gate import CONCLUSIVE_RULES, DEFAULT_RULES, effects_gate_metrics, evaluate_rules, parse_rule
 from counterfair.analysis.inference import finding, holm
 from counterfair.analysis.slots import slot_effects
-from counterfair.summaries import SlotEffects
+from counterfair.summaries import GateVerdict, SlotEffects
 
 from .fakes import slot_json
 
@@ -204,7 +204,7 @@ def _planted(kind: str, texts: int = 40) -> pd.DataFrame:
     return _table(rows)
 
 
-def _gate(effects: dict[str, Any]) -> dict[str, Any]:
+def _gate(effects: dict[str, Any]) -> GateVerdict:
     return evaluate_rules(["default"], effects_gate_metrics(effects))
 
 
@@ -223,7 +223,7 @@ def test_the_default_gate_on_planted_models(kind: str, failed: set[str]) -> None
     e = slot_json(_planted(kind), n_resamples=200)
     assert e is not None
     gate = _gate(e)
-    got = {re.sub(r"^material\((.*)\)$", r"\1", c["description"]) for c in gate["checks"] if c["verdict"] == "fail"}
+    got = {re.sub(r"^material\((.*)\)$", r"\1", c.description) for c in gate.checks if c.verdict == "fail"}
     # a blanket penalty moves every term alike: no disparity among terms; one term or group: disparity and flips may
     # join, so only the effects are pinned
     assert {g for g in got if g.startswith(("identity_effect", "term_effect"))} == failed
@@ -232,17 +232,15 @@ def test_the_default_gate_on_planted_models(kind: str, failed: set[str]) -> None
         assert e["identity_effect"]["overall"]["value"] == pytest.approx(0.06, abs=0.01)
     if kind == "reversed":
         assert e["identity_effect"]["by_term"]["c"]["value"] == pytest.approx(-0.06, abs=0.015)
-    unsettled = {
-        c["group"] for c in gate["checks"] if c["description"].startswith("conclusive") and c["verdict"] == "fail"
-    }
+    unsettled = {c.group for c in gate.checks if c.description.startswith("conclusive") and c.verdict == "fail"}
     if kind == "noise":  # 5 points of noise on every text: 40 texts cannot rule out 2 points for a group
         assert unsettled == {"g1", "g2"} and all(e["identity_effect"]["by_group"][g]["mde"] > 0.02 for g in unsettled)
         assert "inconclusive" in {e["identity_effect"]["by_group"][g]["finding"] for g in unsettled}
     if kind == "blind":
         assert not unsettled
-    assert gate["exit_code"] == (1 if failed or unsettled else 0)
+    assert gate.exit_code == (1 if failed or unsettled else 0)
     allowed = evaluate_rules(DEFAULT_RULES, effects_gate_metrics(e))  # --allow-inconclusive
-    assert allowed["exit_code"] == (1 if failed else 0)
+    assert allowed.exit_code == (1 if failed else 0)
 
 
 def test_default_rules_parse_and_name_the_group_in_brackets() -> None:

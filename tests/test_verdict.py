@@ -4,6 +4,7 @@ report.md, in the first lines of the console and at the head of the notebook vie
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -218,13 +219,12 @@ def test_the_first_line_says_when_the_built_in_classifier_was_audited_on_the_use
 def test_a_gate_message_counts_prompts_in_an_llm_audit_and_texts_in_a_classifier_audit() -> None:
     from counterfair.analysis.gate import points_message
 
-    check = {"value": -0.009, "sim_low": -0.176, "sim_high": 0.158, "finding": "inconclusive", "mde": 0.201, "n": 20}
-    llm = points_message({**check, "metric": "decision.identity_effect", "texts_needed": 1568})
+    check = GateCheck(value=-0.009, sim_low=-0.176, sim_high=0.158, finding="inconclusive", mde=0.201, n=20)
+    llm = points_message(replace(check, metric="decision.identity_effect", texts_needed=1568))
     assert llm == (
         "-0.9 points (simultaneous 95 % interval -17.6 to +15.8; smallest detectable 20.1 points over 20 prompts, "
         "about 1,568 would settle it)"
     )
-    assert "over 20 texts" in points_message({**check, "metric": "identity_effect"})
-    assert (
-        points_message({"value": 0.05, "n": 1, "metric": "identity_effect"}) == "+5.0 points (no interval from 1 text)"
-    )
+    assert "over 20 texts" in points_message(replace(check, metric="identity_effect"))
+    one = GateCheck(value=0.05, n=1, metric="identity_effect")
+    assert points_message(one) == "+5.0 points (no interval from 1 text)"

@@ -133,7 +133,7 @@ class TableResult(Generic[S]):
         parsed = (
             expand_rules(given) if self._default_rules else [r if isinstance(r, Rule) else parse_rule(r) for r in given]
         )
-        gate = evaluate_rules(parsed, self.gate_metrics(), missing=self._gate_missing())
+        gate = evaluate_rules(parsed, self.gate_metrics(), missing=self._gate_missing()).to_dict()
         self.summary["gate"] = gate
         return GateResult(gate)
 

@@ -250,28 +250,29 @@ class ClassifierInfo(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class GateCheck(Record):
-    """One rule (for one group) of the fairness gate and its verdict."""
+    """One rule (for one group) of the fairness gate and its verdict. Every check writes its keys in this order; the
+    material ones (``material(...)``, ``conclusive(...)``) also the finding and what it was read off."""
 
     rule: str = ""
     metric: str = ""
     group: str | None = None
     estimate: str = "point"
     description: str = ""
-    verdict: str = "error"
     value: float | None = None
     point: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
     n: int | None = None
-    message: str = ""
     # material(...) and conclusive(...) checks: the simultaneous interval, the power, the adjusted p-values, the finding
-    sim_low: float | None = None
-    sim_high: float | None = None
-    mde: float | None = None
-    texts_needed: int | None = None
-    p_adjusted: float | None = None
-    p_material: float | None = None
-    finding: str | None = None
+    sim_low: float | None = _key(absent="finding")
+    sim_high: float | None = _key(absent="finding")
+    mde: float | None = _key(absent="finding")
+    texts_needed: int | None = _key(absent="finding")
+    p_adjusted: float | None = _key(absent="finding")
+    p_material: float | None = _key(absent="finding")
+    finding: str | None = _key(absent=True)
+    verdict: str = "error"
+    message: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -317,41 +318,6 @@ GateMetrics = dict[str, GateMetric | None]
 def gate_estimate(e: Estimate) -> GateEntry:
     """An interval estimate of a summary as the gate reads it."""
     return {"value": e.value, "ci_low": e.ci_low, "ci_high": e.ci_high, "n": e.n}
-
-
-class GateCheckRow(TypedDict, total=False):
-    """One rule (for one group) and its verdict as the gate makes it; :class:`GateCheck` reads it back."""
-
-    rule: str
-    metric: str
-    group: str | None
-    estimate: str
-    description: str
-    verdict: str
-    value: float | None
-    point: float | None
-    ci_low: float | None
-    ci_high: float | None
-    n: int | None
-    message: str
-    sim_low: float | None
-    sim_high: float | None
-    mde: float | None
-    texts_needed: int | None
-    p_adjusted: float | None
-    p_material: float | None
-    finding: str | None
-
-
-class GateOutcome(TypedDict):
-    """The gate as it is made and written into ``summary.json``; :class:`GateVerdict` reads it back."""
-
-    rules: list[dict[str, Any]]
-    checks: list[GateCheckRow]
-    verdict: str
-    exit_code: int
-    failed: list[str]
-    errors: list[str]
 
 
 #: the built-in demo's file (counterfair/resources): an audit whose ``input.source`` ends with it is the demo

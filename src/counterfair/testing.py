@@ -27,13 +27,14 @@ from typing import Any
 
 import pandas as pd
 
-from .summaries import GateMetrics, GateOutcome
+from .results import GateResult
+from .summaries import GateMetrics
 
 
 class FairnessGateFailed(AssertionError):
     """The classifier broke a rule (or a rule could not be evaluated); ``gate`` holds every check."""
 
-    def __init__(self, message: str, gate: GateOutcome) -> None:
+    def __init__(self, message: str, gate: GateResult) -> None:
         super().__init__(message)
         self.gate = gate
 
@@ -51,7 +52,7 @@ def assert_fair(
     seed: int = 0,
     bootstrap: int = 2000,
     **options: Any,
-) -> GateOutcome:
+) -> GateResult:
     """Pass silently (returning the gate's checks) or raise :class:`FairnessGateFailed` naming each rule that
     failed, with its value, and each that could not be evaluated. Each rule's metric is computed from what gives it:
     counterfactual metrics from ``pairs`` or an audit of ``texts``, bias metrics from ``texts`` with ``labels`` (or
@@ -82,10 +83,10 @@ def assert_fair(
         metrics |= _bias_metrics(classifier, texts, labels, common, options)
     if pairs is not None or (texts is not None and any(r.metric in COUNTERFACTUAL_METRICS for r in parsed)):
         metrics |= _counterfactual_metrics(classifier, texts, pairs, common, options)
-    return _passed(evaluate_rules(parsed, metrics))
+    return _passed(GateResult(evaluate_rules(parsed, metrics).to_dict()))
 
 
-def _passed(gate: GateOutcome) -> GateOutcome:
+def _passed(gate: GateResult) -> GateResult:
     """``gate``, or :class:`FairnessGateFailed` naming each rule that failed and each that could not be evaluated."""
     if gate["verdict"] != "pass":
         lines = [f"counterfair fairness gate: {gate['verdict']}"]
@@ -102,7 +103,7 @@ def _finished_run(thing: Any) -> bool:
     return hasattr(thing, "check") and hasattr(thing, "summary")
 
 
-def _run_gate(run: Any, rules: str | list[str]) -> GateOutcome:
+def _run_gate(run: Any, rules: str | list[str]) -> GateResult:
     """A finished run's gate on ``rules`` (``counterfair check``'s), raising :class:`FairnessGateFailed` as
     :func:`assert_fair` does."""
     from pathlib import Path

@@ -45,11 +45,10 @@ from ..errors import ConfigError
 from ..summaries import (
     BiasSummary,
     GapReport,
-    GateCheckRow,
+    GateCheck,
     GateEntry,
     GateMetric,
     GateMetrics,
-    GateOutcome,
     GateVerdict,
     SuiteSummary,
     gate_estimate,
@@ -276,39 +275,33 @@ def _finite(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
 
 
-def _check(rule: Rule, group: str | None, entry: GateEntry | None) -> GateCheckRow:
-    result: GateCheckRow = {
-        "rule": rule.text,
-        "metric": rule.metric,
-        "group": group,
-        "estimate": rule.bound,
-        "description": rule.describe(group),
-    }
-    if entry is None:
-        return {**result, "verdict": "error", "value": None, "message": f"{rule.metric}: no {group or 'overall'} value"}
-    if rule.bound in ("material", "conclusive"):
-        return _material(rule, group, entry, result)
-    key = {"point": "value", "upper": "ci_high", "lower": "ci_low"}[rule.bound]
-    value = _finite(entry.get(key))
-    result.update(
-        {
-            "value": value,
-            "point": _finite(entry.get("value")),
-            "ci_low": _finite(entry.get("ci_low")),
-            "ci_high": _finite(entry.get("ci_high")),
-            "n": entry.get("n"),
-        }
+def _check(rule: Rule, group: str | None, entry: GateEntry | None) -> GateCheck:
+    check = GateCheck(
+        rule=rule.text, metric=rule.metric, group=group, estimate=rule.bound, description=rule.describe(group)
     )
+    if entry is None:
+        return replace(check, message=f"{rule.metric}: no {group or 'overall'} value")
+    check = replace(
+        check,
+        point=_finite(entry.get("value")),
+        ci_low=_finite(entry.get("ci_low")),
+        ci_high=_finite(entry.get("ci_high")),
+        n=entry.get("n"),
+    )
+    if rule.bound in ("material", "conclusive"):
+        return _material(rule, group, entry, check)
+    value = {"point": check.point, "upper": check.ci_high, "lower": check.ci_low}[rule.bound]
+    check = replace(check, value=value)
     if value is None:
         texts = entry.get("n")
         why = "no value" if rule.bound == "point" else "no interval" + (f" (from {texts} texts)" if texts else "")
-        return {**result, "verdict": "error", "message": f"{rule.describe(group)}: {why}"}
+        return replace(check, message=f"{rule.describe(group)}: {why}")
     failed = _OPS[rule.op](value, rule.value)
     shown = f"{value:.4f}" + (
-        f" (point {result['point']:.4f})" if rule.bound != "point" and result["point"] is not None else ""
+        f" (point {check.point:.4f})" if rule.bound != "point" and check.point is not None else ""
     )
     message = f"{rule.describe(group)}: {shown} → " + ("fails" if failed else "passes")
-    return {**result, "verdict": "fail" if failed else "pass", "message": message}
+    return replace(check, verdict="fail" if failed else "pass", message=message)
 
 
 def expand_rules(rules: Iterable[str | Rule]) -> list[Rule]:
@@ -322,50 +315,44 @@ def expand_rules(rules: Iterable[str | Rule]) -> list[Rule]:
     return out
 
 
-def _material(rule: Rule, group: str | None, entry: GateEntry, result: GateCheckRow) -> GateCheckRow:
+def _material(rule: Rule, group: str | None, entry: GateEntry, check: GateCheck) -> GateCheck:
     """A ``material(...)`` check (fails where the estimate's finding is material) or a ``conclusive(...)`` one (fails
     where it is inconclusive, or detected with its size unresolved). The message in probability points, with the
     simultaneous interval the finding was read off."""
-    value, found = _finite(entry.get("value")), entry.get("finding")
-    result.update(
-        {
-            "value": value,
-            "point": value,
-            "ci_low": _finite(entry.get("ci_low")),
-            "ci_high": _finite(entry.get("ci_high")),
-            "n": entry.get("n"),
-            "sim_low": _finite(entry.get("sim_low")),
-            "sim_high": _finite(entry.get("sim_high")),
-            "mde": _finite(entry.get("mde")),
-            "texts_needed": entry.get("texts_needed"),
-            "p_adjusted": _finite(entry.get("p_adjusted")),
-            "p_material": _finite(entry.get("p_material")),
-            "finding": found,
-        }
+    found = entry.get("finding")
+    check = replace(
+        check,
+        value=check.point,
+        sim_low=_finite(entry.get("sim_low")),
+        sim_high=_finite(entry.get("sim_high")),
+        mde=_finite(entry.get("mde")),
+        texts_needed=entry.get("texts_needed"),
+        p_adjusted=_finite(entry.get("p_adjusted")),
+        p_material=_finite(entry.get("p_material")),
+        finding=found,
     )
-    if value is None or found is None:
-        return {**result, "verdict": "error", "message": f"{rule.describe(group)}: no value"}
+    if check.value is None or found is None:
+        return replace(check, message=f"{rule.describe(group)}: no value")
     failed = found == "material" if rule.bound == "material" else found in ("inconclusive", "detected")
-    message = f"{rule.describe(group)}: {points_message(result)}, {found} → " + ("fails" if failed else "passes")
-    return {**result, "verdict": "fail" if failed else "pass", "message": message}
+    message = f"{rule.describe(group)}: {points_message(check)}, {found} → " + ("fails" if failed else "passes")
+    return replace(check, verdict="fail" if failed else "pass", message=message)
 
 
-def points_message(check: Mapping[str, Any]) -> str:
+def points_message(check: GateCheck) -> str:
     """An in-slot estimate in probability points with the simultaneous interval its finding was read off, and, where
     the data could not settle it, the power: "+5.3 points (simultaneous 95 % interval +2.9 to +7.7)". An LLM audit's
     measures (``decision.identity_effect``) count prompts, a classifier audit's texts."""
-    value, low, high = check.get("value"), check.get("sim_low"), check.get("sim_high")
-    unit = "prompt" if "." in str(check.get("metric") or "") else "text"
+    value, low, high, n = check.value, check.sim_low, check.sim_high, check.n
+    unit = "prompt" if "." in check.metric else "text"
     shown = f"{100 * value:+.1f} points" if value is not None else "no value"
     if low is None or high is None:
-        n = check.get("n")
-        more = f"; about {check['texts_needed']:,} would settle it" if check.get("texts_needed") else ""
+        more = f"; about {check.texts_needed:,} would settle it" if check.texts_needed else ""
         return f"{shown} (no interval from {n} {unit}{'' if n == 1 else 's'}{more})"
     shown += f" (simultaneous 95 % interval {100 * low:+.1f} to {100 * high:+.1f}"
-    if check.get("finding") == "inconclusive" and check.get("mde") is not None:
-        shown += f"; smallest detectable {100 * check['mde']:.1f} points over {check.get('n')} {unit}s"
-        if check.get("texts_needed"):
-            shown += f", about {check['texts_needed']:,} would settle it"
+    if check.finding == "inconclusive" and check.mde is not None:
+        shown += f"; smallest detectable {100 * check.mde:.1f} points over {n} {unit}s"
+        if check.texts_needed:
+            shown += f", about {check.texts_needed:,} would settle it"
     return shown + ")"
 
 
@@ -374,10 +361,10 @@ def evaluate_rules(
     metrics: Mapping[str, GateMetric | None],
     *,
     missing: str | None = None,
-) -> GateOutcome:
+) -> GateVerdict:
     """Each rule's verdict (per group for ``[*]``), the gate's verdict and its exit code; ``missing``: why the
     counterfactual metrics are absent, when the caller knows better than "no identity swap"."""
-    checks: list[GateCheckRow] = []
+    checks: list[GateCheck] = []
     parsed = expand_rules(rules)
     for rule in parsed:
         metric = metrics.get(rule.metric)
@@ -398,7 +385,7 @@ def evaluate_rules(
                     if rule.metric in MATERIAL_METRICS
                     else ""
                 )
-            checks[-1]["message"] = f"{rule.text}: the run has no {rule.metric} ({why})"
+            checks[-1] = replace(checks[-1], message=f"{rule.text}: the run has no {rule.metric} ({why})")
             continue
         if rule.group is None:
             checks.append(_check(rule, None, metric["overall"]))
@@ -414,17 +401,19 @@ def evaluate_rules(
             checks.append(_check(rule, rule.group, entry))
             if entry is None:
                 known = ", ".join(sorted(metric["by_group"])) or "none"
-                checks[-1]["message"] = f"{rule.text}: no group {rule.group!r} in this run (groups: {known})"
-    verdicts = {c["verdict"] for c in checks}
+                checks[-1] = replace(
+                    checks[-1], message=f"{rule.text}: no group {rule.group!r} in this run (groups: {known})"
+                )
+    verdicts = {c.verdict for c in checks}
     verdict = "fail" if "fail" in verdicts else "error" if "error" in verdicts or not checks else "pass"
-    return {
-        "rules": [asdict(r) for r in parsed],
-        "checks": checks,
-        "verdict": verdict,
-        "exit_code": EXIT_CODES[verdict],
-        "failed": [c["message"] for c in checks if c["verdict"] == "fail"],
-        "errors": [c["message"] for c in checks if c["verdict"] == "error"],
-    }
+    return GateVerdict(
+        rules=tuple(asdict(r) for r in parsed),
+        checks=tuple(checks),
+        verdict=verdict,
+        exit_code=EXIT_CODES[verdict],
+        failed=tuple(c.message for c in checks if c.verdict == "fail"),
+        errors=tuple(c.message for c in checks if c.verdict == "error"),
+    )
 
 
 def gate_pairs(
@@ -437,7 +426,7 @@ def gate_pairs(
     slots: pd.DataFrame | None = None,
     threshold: float = 0.5,
     extra: Mapping[str, GateMetric | None] | None = None,
-) -> GateOutcome:
+) -> GateVerdict:
     """:func:`evaluate_rules` on the metrics of a pairs table (and its in-slot ``effects`` or ``slots``, and ``extra``
     metrics, e.g. an audit's bias metrics)."""
     parsed = expand_rules(rules)  # a bad rule fails before any bootstrap

@@ -189,7 +189,7 @@ def rule_sentence(check: GateCheck, rules: tuple[Mapping[str, Any], ...]) -> str
         condition = f"fail if {owner}{subject} is {wanted}"
         if check.verdict == "error":
             return f"{condition}: could not be evaluated ({check.message})"
-        shown = f"{points_message(check.to_dict())}, {LEVEL_WORDS.get(check.finding or '', check.finding or '–')}"
+        shown = f"{points_message(check)}, {LEVEL_WORDS.get(check.finding or '', check.finding or '–')}"
         return f"{condition}: {shown} — " + {"fail": "fails", "pass": "passes"}.get(check.verdict, check.verdict)
     op = _OP_WORDS.get(str(rule.get("op")), str(rule.get("op", "")))
     threshold = rule.get("value")

@@ -661,7 +661,7 @@ def audit_prompts(
     }
     result = LLMAuditResult(LLMAuditSummary.from_dict(_plain(summary)), responses)
     if rules:  # the gate as ``counterfair check`` reads it from the finished run
-        summary["gate"] = gate_of(result, rules)
+        summary["gate"] = gate_of(result, rules).to_dict()
         result = LLMAuditResult(LLMAuditSummary.from_dict(_plain(summary)), responses)
     return result
 

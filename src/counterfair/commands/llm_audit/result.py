@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ...summaries import GateMetrics, GateOutcome, GateVerdict, Record, SlotEffects, SlotMeasure, record_field
+from ...summaries import GateMetrics, GateVerdict, Record, SlotEffects, SlotMeasure, record_field
 from ...views.verdict import LEVEL_WORDS, MANY_RULES, GroupFinding, bracket, points, slot_findings
 
 if TYPE_CHECKING:
@@ -469,7 +469,7 @@ class LLMAuditResult:
         from ...results import GateResult
 
         given = [rules] if isinstance(rules, str) else list(rules)
-        return GateResult(gate_of(self, allowing_inconclusive(given) if allow_inconclusive else given))
+        return GateResult(gate_of(self, allowing_inconclusive(given) if allow_inconclusive else given).to_dict())
 
     def __str__(self) -> str:
         return self.verdict
@@ -569,14 +569,14 @@ def gate_metrics(effects: Mapping[str, Any], similarity: Mapping[str, Any] | Non
 
 def check_run(run_dir: str | Path, rules: list[str]) -> GateVerdict:
     """The gate's rules on a finished LLM audit, without recomputing it."""
-    return GateVerdict.from_dict(gate_of(read_run(run_dir), rules))
+    return gate_of(read_run(run_dir), rules)
 
 
 #: why a rule on an outcome has no value (every answer unparsed, or an outcome the run did not ask for)
 NOT_MEASURED = "not measured: no response gave a readable value of that outcome, or the run did not ask for it"
 
 
-def gate_of(run: LLMAuditResult, rules: Sequence[str]) -> GateOutcome:
+def gate_of(run: LLMAuditResult, rules: Sequence[str]) -> GateVerdict:
     """The gate's verdicts on an LLM audit's result: ``default`` over the outcomes that were measured (a readable
     answer each); a rule on an outcome without one says why it has no value."""
     from ...analysis.gate import evaluate_rules, outcome_rules
