@@ -175,9 +175,10 @@ def main() -> None:
                 seed = 1000 * n + (0 if effect > 0 else 1) + (2 if kind == "skewed" else 0)
                 values = spread(kind, np.random.default_rng(seed), n, args.samples, effect)
                 old_low, old_high = plain(values.copy(), seed)
-                new = _estimates(values.copy(), seed=seed, n_resamples=RESAMPLES, margins=[(0.02, True)] * args.samples)
-                new_low = np.array([np.nan if e["ci_low"] is None else e["ci_low"] for e in new])
-                new_high = np.array([np.nan if e["ci_high"] is None else e["ci_high"] for e in new])
+                margins = [(0.02, True)] * args.samples
+                new, _ = _estimates(values.copy(), seed=seed, n_resamples=RESAMPLES, margins=margins)
+                new_low = np.array([np.nan if e.ci_low is None else e.ci_low for e in new])
+                new_high = np.array([np.nan if e.ci_high is None else e.ci_high for e in new])
                 rows.append(
                     {
                         "spread": kind,

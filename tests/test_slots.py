@@ -15,7 +15,7 @@ import counterfair as cf
 from counterfair.analysis.gate import CONCLUSIVE_RULES, DEFAULT_RULES, effects_gate_metrics, evaluate_rules, parse_rule
 from counterfair.analysis.inference import finding, holm
 from counterfair.analysis.slots import slot_effects
-from counterfair.summaries import GateVerdict, SlotEffects
+from counterfair.summaries import GateVerdict, SlotEffects, SlotEstimate
 
 from .fakes import slot_json
 
@@ -130,9 +130,9 @@ def test_findings_are_read_off_the_simultaneous_interval(
     signed: bool, value: float, low: float, high: float, mde: float, expected: str
 ) -> None:
     margin = 0.02 if signed or value < 0.0 else 0.05
-    entry = {"value": value, "sim_low": low, "sim_high": high, "mde": mde}
+    entry = SlotEstimate(value=value, sim_low=low, sim_high=high, mde=mde)
     assert finding(entry, margin, signed) == expected
-    assert finding({"value": value, "sim_low": None, "sim_high": None, "mde": None}, margin, signed) == "inconclusive"
+    assert finding(SlotEstimate(value=value), margin, signed) == "inconclusive"
 
 
 def test_the_simultaneous_interval_power_and_texts_needed_by_hand() -> None:
@@ -508,8 +508,8 @@ def test_intervals_from_few_texts_hold_a_planted_effect_95_percent_of_the_time()
 
     rng = np.random.default_rng(8)
     values = rng.normal(0.03, 0.05, size=(8, 2_000))
-    found = slots.estimates(values.copy(), seed=8, n_resamples=2_000, margins=[(0.02, True)] * 2_000)
-    held = np.mean([e["ci_low"] <= 0.03 <= e["ci_high"] for e in found])
+    found, _ = slots.estimates(values.copy(), seed=8, n_resamples=2_000, margins=[(0.02, True)] * 2_000)
+    held = np.mean([e.ci_low is not None and e.ci_high is not None and e.ci_low <= 0.03 <= e.ci_high for e in found])
     weights = np.vstack(list(slots.resample_weights(np.random.default_rng(8), 8, 2_000)))
     low, high = np.percentile(weights @ values / 8, [2.5, 97.5], axis=0)
     plain = np.mean((low <= 0.03) & (high >= 0.03))
@@ -539,7 +539,6 @@ def test_fewer_than_six_texts_give_no_interval_and_no_claim_to_rule_an_effect_ou
 
 
 def test_an_estimate_without_an_interval_says_from_how_many_texts_or_prompts() -> None:
-    from counterfair.summaries import SlotEstimate
     from counterfair.views.verdict import bracket
 
     assert bracket(SlotEstimate(value=0.01, n=3)) == "(no interval from 3 texts)"

@@ -141,18 +141,19 @@ class SlotEstimate(Estimate):
     :mod:`counterfair.analysis.inference`); a term's also its ``group``, ``score`` (mean P with the term) and
     ``placebo_score`` (with a neutral word)."""
 
+    sd: float | None = None
     p_value: float | None = None
-    p_adjusted: float | None = None  # Bonferroni, two-sided, against 0
-    p_material: float | None = None  # Bonferroni, beyond the materiality threshold
     sim_low: float | None = None
     sim_high: float | None = None
     mde: float | None = None
     texts_needed: int | None = None
-    sd: float | None = None
+    p_adjusted: float | None = None  # Bonferroni, two-sided, against 0
+    p_material: float | None = None  # Bonferroni, beyond the materiality threshold
     finding: str | None = None
-    group: str | None = None
-    score: float | None = None
-    placebo_score: float | None = None
+    # a term's: its mean score in its slots, the placebo words' in the same slots, its group (only a term's are written)
+    score: float | None = _key(absent="group")
+    placebo_score: float | None = _key(absent="group")
+    group: str | None = _key(absent=True)
 
     @property
     def material(self) -> bool:

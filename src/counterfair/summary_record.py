@@ -43,11 +43,17 @@ def _load(of: Any, value: Any) -> Any:
     if of is None:
         return tuple(value) if isinstance(value, list) else value
     if isinstance(of, list):
-        return tuple(_cls(of[0]).from_dict(v) for v in value)
+        return tuple(_read(_cls(of[0]), v) for v in value)
     if isinstance(of, set):
         (cls,) = of
-        return {k: None if v is None else _cls(cls).from_dict(v) for k, v in value.items()}  # None: not measured
-    return _cls(of).from_dict(value)
+        return {k: None if v is None else _read(_cls(cls), v) for k, v in value.items()}  # None: not measured
+    return _read(_cls(of), value)
+
+
+def _read(cls: Any, value: Any) -> Any:
+    """A record of ``cls`` from its JSON object, or the record itself where code built it (a part filled in before the
+    whole is read: the in-slot estimates of ``slot_effects``)."""
+    return value if isinstance(value, cls) else cls.from_dict(value)
 
 
 _FIELDS: dict[type, dict[str, dataclasses.Field[Any]]] = {}

@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Required, TypedDict
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from typing import TypedDict
 
 import numpy as np
 
-from ..summaries import MIN_INTERVAL_TEXTS
+from ..summaries import MIN_INTERVAL_TEXTS, SlotEstimate
 
 ALPHA = 0.05  # the family-wise error rate of the simultaneous intervals
 POWER = 0.8  # the chance of detecting an effect of the reported minimum detectable size
@@ -43,38 +44,14 @@ FINDINGS = ("material", "detected", "inconclusive", "small", "not detected")  # 
 # ------------------------------------------------------------------------------------------------ per estimate
 
 
-class EstimateEntry(TypedDict, total=False):
-    """One in-slot estimate as the summary holds it: :func:`estimates` makes its mean, interval, spread and
-    p-values, :func:`conclude` adds the simultaneous interval, power and finding (``p_beyond`` is only between the
-    two), and a term's estimate carries its mean scores and group."""
-
-    value: Required[float | None]
-    ci_low: Required[float | None]
-    ci_high: Required[float | None]
-    n: Required[int]
-    sd: Required[float | None]
-    p_value: float | None
-    p_beyond: float | None
-    sim_low: float | None
-    sim_high: float | None
-    p_adjusted: float | None
-    p_material: float | None
-    mde: float | None
-    texts_needed: int | None
-    finding: str
-    score: float | None  # a term's: its mean score in its slots
-    placebo_score: float | None  # a term's: the mean of the placebo words' scores in the same slots
-    group: str  # a term's group
-
-
 def estimates(
     values: np.ndarray, *, seed: int, n_resamples: int, margins: Sequence[tuple[float, bool]]
-) -> list[EstimateEntry]:
+) -> tuple[list[SlotEstimate], list[float | None]]:
     """Per column of a texts x estimates array: the mean over texts with a value, the per-text standard deviation
-    (``sd``), its paired percentile bootstrap interval (the same resamples of texts for every column), a two-sided
-    one-sample t-test's p-value against 0 (``p_value``), and the one-sided t-test's p-value that it exceeds the
-    column's margin (``p_beyond``; with ``margins``' (margin, signed): for a signed estimate its size exceeds the
-    margin, else its value does)."""
+    (``sd``), its paired percentile bootstrap interval (the same resamples of texts for every column) and a two-sided
+    one-sample t-test's p-value against 0 (``p_value``); and apart, per column, the one-sided t-test's p-value that it
+    exceeds the column's margin (with ``margins``' (margin, signed): for a signed estimate its size exceeds the margin,
+    else its value does), which :func:`conclude` reads."""
     from scipy.stats import t as student
 
     # ``values`` is the caller's to give up: rounded and filled in place (at 200,000 texts each copy is 128 MB)
@@ -87,12 +64,12 @@ def estimates(
         mean = np.round(filled.sum(axis=0) / n, 12)  # the residue of the sum, as the values' own
         sd = np.sqrt(squared_deviations(filled, known, mean) / np.maximum(n - 1, 1))
     low, high = bootstrap_interval(filled, known, seed=seed, n_resamples=n_resamples)
-    out: list[EstimateEntry] = []
+    out: list[SlotEstimate] = []
+    beyond: list[float | None] = []
     for c in range(values.shape[1]):
         if n[c] == 0:
-            out.append(
-                {"value": None, "ci_low": None, "ci_high": None, "n": 0, "sd": None, "p_value": None, "p_beyond": None}
-            )
+            out.append(SlotEstimate(n=0))
+            beyond.append(None)
             continue
         p_value = p_beyond = None
         margin, signed = margins[c]
@@ -107,54 +84,59 @@ def estimates(
                 p_beyond = float(student.sf((size - margin) / se, n[c] - 1))
         bounded = bool(np.isfinite(low[c]) and np.isfinite(high[c]))  # none from too few texts (bootstrap_interval)
         out.append(
-            {
-                "value": float(mean[c]),
-                "ci_low": float(low[c]) if bounded else None,
-                "ci_high": float(high[c]) if bounded else None,
-                "n": int(n[c]),
-                "sd": float(sd[c]) if n[c] >= 2 else None,
-                "p_value": p_value,
-                "p_beyond": p_beyond,
-            }
+            SlotEstimate(
+                value=float(mean[c]),
+                ci_low=float(low[c]) if bounded else None,
+                ci_high=float(high[c]) if bounded else None,
+                n=int(n[c]),
+                sd=float(sd[c]) if n[c] >= 2 else None,
+                p_value=p_value,
+            )
         )
-    return out
+        beyond.append(p_beyond)
+    return out, beyond
 
 
 # ------------------------------------------------------------------------------------------------ the family
 
 
 def conclude(
-    found: list[EstimateEntry],
+    found: Sequence[SlotEstimate],
+    beyond: Sequence[float | None],
     margins: Sequence[tuple[float, bool]],
     tested: Sequence[bool],
     *,
     alpha: float = ALPHA,
     power: float = POWER,
-) -> int:
-    """Each estimate of :func:`estimates` completed in place with its simultaneous interval (``sim_low``,
-    ``sim_high``), Bonferroni's ``p_adjusted`` and ``p_material``, the minimum detectable effect (``mde``), the texts
-    that would bring it to the margin (``texts_needed``) and its ``finding`` (see the module's docstring). ``tested``:
-    which estimates are in the family (the others keep their values and are ``inconclusive``). Returns the family's
-    size."""
-    members = {i for i, e in enumerate(found) if tested[i] and e["sd"] is not None and e["p_value"] is not None}
+) -> tuple[list[SlotEstimate], int]:
+    """Each estimate of :func:`estimates` (with its p-value beyond the margin, ``beyond``) completed with its
+    simultaneous interval (``sim_low``, ``sim_high``), Bonferroni's ``p_adjusted`` and ``p_material``, the minimum
+    detectable effect (``mde``), the texts that would bring it to the margin (``texts_needed``) and its ``finding``
+    (see the module's docstring); and the family's size. ``tested``: which estimates are in the family (the others
+    keep their values and are ``inconclusive``)."""
+    members = {i for i, e in enumerate(found) if tested[i] and e.sd is not None and e.p_value is not None}
     m = max(len(members), 1)
+    out: list[SlotEstimate] = []
     for i, e in enumerate(found):
         margin, signed = margins[i]
+        p_beyond = beyond[i]
         if i not in members:  # too few texts: no interval and no power, but the spread says about how many would do
-            e |= {"sim_low": None, "sim_high": None, "p_value": None, "p_beyond": None, "p_adjusted": None}
-            needed = texts_needed(e["sd"], m, margin, alpha=alpha, power=power) if e["sd"] is not None else None
-            e |= {"p_material": None, "mde": None, "texts_needed": needed}
+            needed = texts_needed(e.sd, m, margin, alpha=alpha, power=power) if e.sd is not None else None
+            e = replace(e, p_value=None, texts_needed=needed)
         else:
-            value, sd, p_value, p_beyond = e["value"], e["sd"], e.get("p_value"), e.pop("p_beyond", None)
-            assert value is not None and sd is not None and p_value is not None and p_beyond is not None  # a member
-            sim = simultaneous(value, sd, e["n"], m, alpha=alpha, power=power, margin=margin)
-            e["sim_low"], e["sim_high"], e["mde"] = sim["sim_low"], sim["sim_high"], sim["mde"]
-            e["texts_needed"] = sim["texts_needed"]
-            e["p_adjusted"] = min(1.0, m * p_value)
-            e["p_material"] = min(1.0, 2 * m * p_beyond)
-        e.pop("p_beyond", None)
-        e["finding"] = finding(e, margin, signed)
-    return len(members)
+            assert e.value is not None and e.sd is not None and e.p_value is not None and p_beyond is not None
+            sim = simultaneous(e.value, e.sd, e.n or 0, m, alpha=alpha, power=power, margin=margin)
+            e = replace(
+                e,
+                sim_low=sim["sim_low"],
+                sim_high=sim["sim_high"],
+                mde=sim["mde"],
+                texts_needed=sim["texts_needed"],
+                p_adjusted=min(1.0, m * e.p_value),
+                p_material=min(1.0, 2 * m * p_beyond),
+            )
+        out.append(replace(e, finding=finding(e, margin, signed)))
+    return out, len(members)
 
 
 class Simultaneous(TypedDict):
@@ -203,9 +185,9 @@ def texts_needed(sd: float, m: int, effect: float, *, alpha: float = ALPHA, powe
     return k
 
 
-def finding(entry: Mapping[str, Any], margin: float, signed: bool) -> str:
+def finding(e: SlotEstimate, margin: float, signed: bool) -> str:
     """The label of one estimate from its simultaneous interval and power (module docstring)."""
-    value, low, high, mde = entry.get("value"), entry.get("sim_low"), entry.get("sim_high"), entry.get("mde")
+    value, low, high, mde = e.value, e.sim_low, e.sim_high, e.mde
     if value is None or low is None or high is None or mde is None:
         return "inconclusive"
     if signed:

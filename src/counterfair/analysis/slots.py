@@ -44,15 +44,15 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
 
 from ..spill import ObjectLog
-from ..summaries import MIN_INTERVAL_TEXTS, SlotEffects
-from .inference import ALPHA, POWER, EstimateEntry, conclude, estimates
+from ..summaries import MIN_INTERVAL_TEXTS, SlotEffects, SlotEstimate
+from .inference import ALPHA, POWER, conclude, estimates
 from .measures import MEASURES as MEASURE_TABLE
 from .measures import SLOT_MEASURES
 
@@ -668,8 +668,8 @@ def joint_slot_effects(
         return {name: None for name in out}
     joined, owners = _joined(parts)
     margins = [(thresholds[measure], measure in SIGNED) for _, (measure, _, _) in owners]
-    found = estimates(joined, seed=seed, n_resamples=n_resamples, margins=margins)
-    tests = conclude(found, margins, [e["n"] >= MIN_INTERVAL_TEXTS for e in found], alpha=alpha)
+    found, beyond = estimates(joined, seed=seed, n_resamples=n_resamples, margins=margins)
+    found, tests = conclude(found, beyond, margins, [(e.n or 0) >= MIN_INTERVAL_TEXTS for e in found], alpha=alpha)
     for name, built in parts:
         out[name] = _section(out[name], built, thresholds, alpha=alpha, tests=tests, threshold=threshold)
     for name, section in out.items():
@@ -677,9 +677,21 @@ def joint_slot_effects(
             section["texts"] = len(set().union(*(built[2]["texts"] for n, built in parts if n == name)))
     for (part, (measure, level, key)), entry in zip(owners, found, strict=True):
         name, (_, _, info) = parts[part]
-        if entry["n"]:
+        if entry.n:
             _place(out[name], measure, level, key, entry, info)
-    return {name: None if filled is None else SlotEffects.from_dict(filled) for name, filled in out.items()}
+    return {name: None if filled is None else _record(filled) for name, filled in out.items()}
+
+
+def _record(filled: _Filling) -> SlotEffects:
+    """A filled section read as its record. A measure the record does not declare (a response similarity's excess,
+    given as ``extra``) is kept in the record's ``extra``, which holds JSON: its estimates are written out."""
+
+    def written(part: Any) -> Any:
+        if isinstance(part, SlotEstimate):
+            return part.to_dict()
+        return {k: written(v) for k, v in part.items()} if isinstance(part, dict) else part
+
+    return SlotEffects.from_dict({k: v if k in SLOT_MEASURES else written(v) for k, v in filled.items()})
 
 
 def _joined(parts: list[tuple[str, _Built]]) -> tuple[np.ndarray, list[tuple[int, tuple[str, str, str]]]]:
@@ -748,7 +760,7 @@ def _given(frame: pd.DataFrame) -> _Built | None:
 _LEVELS = {"group": "by_group", "term": "by_term", "form": "by_form", "cell": "by_cell"}
 
 
-def _place(out: Any, measure: str, level: str, name: str, entry: EstimateEntry, info: Mapping[str, Any]) -> None:
+def _place(out: Any, measure: str, level: str, name: str, entry: SlotEstimate, info: Mapping[str, Any]) -> None:
     """One estimate into its measure's ``overall``, ``by_group``, ``by_term``, ``by_form`` or ``by_cell``, named as its
     family names it."""
     design: SlotDesign | None = info.get("design")
@@ -757,15 +769,14 @@ def _place(out: Any, measure: str, level: str, name: str, entry: EstimateEntry, 
         return
     qualify = design.qualify if design is not None else str
     if level == "term":
-        entry |= info["term_scores"][name]
-        entry["group"] = qualify(info["groups"].get(name, "other"))
+        entry = replace(entry, **info["term_scores"][name], group=qualify(info["groups"].get(name, "other")))
     out[measure][_LEVELS[level]][qualify(name)] = entry
 
 
-def every_estimate(effects: Mapping[str, Any]) -> list[EstimateEntry]:
-    """Every estimate of an effects section (:func:`slot_effects`): each measure's overall, and its groups', terms',
-    forms' and combinations' estimates."""
-    out: list[EstimateEntry] = []
+def every_estimate(effects: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Every estimate of an effects section as ``summary.json`` holds it (:func:`slot_effects`' ``to_dict()``): each
+    measure's overall, and its groups', terms', forms' and combinations' estimates."""
+    out: list[Mapping[str, Any]] = []
     for measure in SLOT_MEASURES:
         part = effects.get(measure) or {}
         out += [part["overall"]] if part.get("overall") else []
