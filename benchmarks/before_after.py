@@ -1,8 +1,9 @@
 """The CLI's outputs before and after a refactoring: the demo audit, a CTF run, the CEval-format evaluate demo, a
 feedback run (an external editor made from the demo texts), a generate run (word lists and identity swaps), and the
 commands whose summaries hold the sections a plain audit lacks: ``bias`` and an audit with a label column on the demo
-texts labelled by rule (every third text), the demo audited with VADER, ``compare`` of the two demo audits, and the
-LLM audit's demo (its simulated screener).
+texts labelled by rule (every third text), the demo audited with VADER, ``compare`` of the two demo audits, the
+LLM audit's demo (its simulated screener), and the fairness gate's checks of every kind on an audit, ``bias`` and the
+LLM audit's demo.
 
     python benchmarks/before_after.py --out DIR                       # run the three commands into DIR
     python benchmarks/before_after.py --out NEW --reference OLD       # ... and compare with an earlier DIR
@@ -67,6 +68,42 @@ RUNS = {
     "audit_vader": (["audit", "--demo", "--classifier", "vader", "--positive-label", "neg"], ("pairs.csv",)),
     "compare": (["compare", "{out}/audit", "{out}/audit_vader"], ()),
     "llm_audit": (["llm-audit", "--demo"], ("responses.csv",)),
+    # the fairness gate as summary.json writes it: material/conclusive, point and bound checks, and ones with no value
+    "audit_gate": (
+        [
+            "audit",
+            "--demo",
+            "--fail-if",
+            "default",
+            "--fail-if",
+            "upper(ctf_gap) > 0.1",
+            "--fail-if",
+            "flip_rate[sexuality] > 0.9",
+            "--fail-if",
+            "ctf_gap[none] > 0",
+            "--fail-if",
+            "lower(term_effect[*]) > 0.3",
+        ],
+        ("pairs.csv",),
+    ),
+    "bias_gate": (
+        [
+            "bias",
+            "{labelled}",
+            "--label-column",
+            "label",
+            "--bootstrap",
+            "200",
+            "--fail-if",
+            "subgroup_auc[*] < 0.5",
+            "--fail-if",
+            "bpsn_auc[nope] < 0.5",
+            "--fail-if",
+            "identity_effect > 0.05",
+        ],
+        ("rows.csv",),
+    ),
+    "llm_audit_gate": (["llm-audit", "--demo", "--fail-if", "default"], ("responses.csv",)),
 }
 
 
@@ -96,7 +133,7 @@ def run_all(out: Path) -> None:
         quiet = [] if argv[0] == "compare" else ["-q"]  # compare prints its table only
         cmd = [sys.executable, "-m", "counterfair.cli", *argv, "--out", str(out / name), *quiet]
         done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        if done.returncode not in (0, 1):  # 1: the fairness gate failed, the outputs are written
+        if done.returncode not in (0, 1, 2):  # 1, 2: the gate failed or a rule had no value; the outputs are written
             raise SystemExit(f"{name} failed:\n{done.stderr[-3000:]}")
 
 

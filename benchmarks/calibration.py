@@ -287,10 +287,10 @@ def run_once(kind: str, part: pd.DataFrame, seed: int, resamples: int) -> dict[s
     found = slot_effects(part, threshold=0.5, seed=seed, n_resamples=resamples)
     assert found is not None
     effects = found.to_dict()  # as the summary writes it
-    every = every_estimate(effects)
+    every = every_estimate(found)
     groups = effects["identity_effect"]["by_group"]
     out = {
-        "flagged": any(e["finding"] == "material" for e in every),
+        "flagged": any(e.finding == "material" for e in every),
         "inconclusive": any(e["finding"] in ("inconclusive", "detected") for e in groups.values()),
         "named": _named(kind, effects) if kind in PLANTED else False,
         "tests": effects["tests"],

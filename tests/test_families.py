@@ -122,7 +122,7 @@ def test_forms_and_combinations_under_six_texts_are_inconclusive_and_outside_the
     thin = e["identity_effect"]["by_form"]["jewish@plural"]
     assert thin["n"] == 3 and thin["finding"] == "inconclusive" and thin["sim_low"] is None
     assert thin["p_adjusted"] is None  # not counted in the family's size
-    assert e["tests"] == sum(1 for v in every_estimate(e) if v["n"] >= 6)
+    assert e["tests"] == sum(1 for v in every_estimate(e) if (v.n or 0) >= 6)
 
 
 def test_the_gender_slot_holds_the_text_in_each_gender_and_in_neutral_words() -> None:

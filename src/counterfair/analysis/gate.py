@@ -50,6 +50,9 @@ from ..summaries import (
     GateMetric,
     GateMetrics,
     GateVerdict,
+    SlotEffects,
+    SlotEstimate,
+    SlotMeasure,
     SuiteSummary,
     gate_estimate,
     typed,
@@ -178,7 +181,7 @@ def fairness_metrics(
     *,
     seed: int = 0,
     n_resamples: int = 2000,
-    effects: Mapping[str, Any] | None = None,
+    effects: SlotEffects | Mapping[str, Any] | None = None,
     slots: pd.DataFrame | None = None,
     threshold: float = 0.5,
 ) -> GateMetrics:
@@ -202,8 +205,7 @@ def fairness_metrics(
             mask = mask & identity
         swaps = pairs.loc[mask, [c for c in wanted if c in pairs.columns]]  # not every column: an audit's are millions
     if effects is None and slots is not None and not slots.empty:
-        found = slot_effects(slots, threshold=threshold, seed=seed, n_resamples=n_resamples)
-        effects = found.to_dict() if found is not None else None  # as the summary's effects: what the gate reads
+        effects = slot_effects(slots, threshold=threshold, seed=seed, n_resamples=n_resamples)
     if swaps.empty:
         return tallied_metrics(None, {}, effects)
     table = swaps.assign(label=np.nan, source_split="all", target_split="all", abs_diff=lambda d: d["diff"].abs())
@@ -233,7 +235,7 @@ def _pack_reports(swaps: pd.DataFrame, seed: int, n_resamples: int) -> dict[str,
 def tallied_metrics(
     ctf: GapReport | None,
     flips: Mapping[str | None, Sequence[int]],
-    effects: Mapping[str, Any] | None,
+    effects: SlotEffects | Mapping[str, Any] | None,
     packs: Mapping[str, GapReport] | None = None,
 ) -> GateMetrics:
     """The gate's counterfactual metrics from the identity CTF gap (``ctf``, with ``by_group``), the identity swaps'
@@ -422,7 +424,7 @@ def gate_pairs(
     *,
     seed: int = 0,
     n_resamples: int = 2000,
-    effects: Mapping[str, Any] | None = None,
+    effects: SlotEffects | Mapping[str, Any] | None = None,
     slots: pd.DataFrame | None = None,
     threshold: float = 0.5,
     extra: Mapping[str, GateMetric | None] | None = None,
@@ -521,38 +523,41 @@ def write_junit(
 # ------------------------------------------------------------------------------------------------ the in-slot measures
 
 
-def gate_entry(e: Mapping[str, Any] | None) -> GateEntry | None:
+def gate_entry(e: SlotEstimate | None) -> GateEntry | None:
     """One in-slot estimate as the gate reads it."""
     if e is None:
         return None
     return {
-        "value": e.get("value"), "ci_low": e.get("ci_low"), "ci_high": e.get("ci_high"), "n": e.get("n"),
-        "sim_low": e.get("sim_low"), "sim_high": e.get("sim_high"), "mde": e.get("mde"),
-        "texts_needed": e.get("texts_needed"), "p_adjusted": e.get("p_adjusted"), "p_material": e.get("p_material"),
-        "finding": e.get("finding"),
+        "value": e.value, "ci_low": e.ci_low, "ci_high": e.ci_high, "n": e.n, "sim_low": e.sim_low,
+        "sim_high": e.sim_high, "mde": e.mde, "texts_needed": e.texts_needed, "p_adjusted": e.p_adjusted,
+        "p_material": e.p_material, "finding": e.finding,
     }  # fmt: skip
 
 
-def effects_gate_metrics(effects: Mapping[str, Any] | None) -> GateMetrics:
-    """The in-slot measures as the gate reads them: ``identity_effect`` (groups of every family), ``term_effect`` (its
-    "groups" are the terms; overall is the identity effect's), ``form_effect`` (term or group @ form),
-    ``cell_effect`` (group & the text's gender words), ``disparity`` and ``flip_excess`` (groups); each entry with
-    ``value``, its intervals, ``n``, the power and the ``finding``."""
-    if not effects or effects.get("identity_effect") is None:
+def effects_gate_metrics(effects: SlotEffects | Mapping[str, Any] | None) -> GateMetrics:
+    """The in-slot measures (the record, or its JSON as ``summary.json`` holds it) as the gate reads them:
+    ``identity_effect`` (groups of every family), ``term_effect`` (its "groups" are the terms; overall is the identity
+    effect's), ``form_effect`` (term or group @ form), ``cell_effect`` (group & the text's gender words),
+    ``disparity`` and ``flip_excess`` (groups); each entry with ``value``, its intervals, ``n``, the power and the
+    ``finding``."""
+    found = typed(effects, SlotEffects) if effects else None
+    if found is None or found.identity_effect is None:
         return {}
-    out: GateMetrics = {measure: gate_metric(effects.get(measure) or {}) for measure in SLOT_MEASURES}
+    out: GateMetrics = {measure: gate_metric(getattr(found, measure)) for measure in SLOT_MEASURES}
     identity = out["identity_effect"]
     overall = identity["overall"] if identity is not None else None
     for metric, key in (("term_effect", "by_term"), ("form_effect", "by_form"), ("cell_effect", "by_cell")):
-        out[metric] = {"overall": overall, "by_group": _entries(effects["identity_effect"].get(key) or {})}
+        out[metric] = {"overall": overall, "by_group": _entries(getattr(found.identity_effect, key))}
     return out
 
 
-def gate_metric(part: Mapping[str, Any]) -> GateMetric:
+def gate_metric(part: SlotMeasure | None) -> GateMetric:
     """One in-slot measure (``overall``, ``by_group``) as the gate reads it."""
-    return {"overall": gate_entry(part.get("overall")), "by_group": _entries(part.get("by_group") or {})}
+    if part is None:
+        return {"overall": None, "by_group": {}}
+    return {"overall": gate_entry(part.overall), "by_group": _entries(part.by_group)}
 
 
-def _entries(found: Mapping[str, Any]) -> dict[str, GateEntry | None]:
+def _entries(found: Mapping[str, SlotEstimate] | None) -> dict[str, GateEntry | None]:
     """Each group's (or term's) in-slot estimate (None: the group has none)."""
-    return {g: gate_entry(e) for g, e in found.items()}
+    return {g: gate_entry(e) for g, e in (found or {}).items()}

@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 
 from ..spill import ObjectLog
-from ..summaries import MIN_INTERVAL_TEXTS, SlotEffects, SlotEstimate
+from ..summaries import MIN_INTERVAL_TEXTS, SlotEffects, SlotEstimate, SlotMeasure, typed
 from .inference import ALPHA, POWER, conclude, estimates
 from .measures import MEASURES as MEASURE_TABLE
 from .measures import SLOT_MEASURES
@@ -773,13 +773,16 @@ def _place(out: Any, measure: str, level: str, name: str, entry: SlotEstimate, i
     out[measure][_LEVELS[level]][qualify(name)] = entry
 
 
-def every_estimate(effects: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """Every estimate of an effects section as ``summary.json`` holds it (:func:`slot_effects`' ``to_dict()``): each
-    measure's overall, and its groups', terms', forms' and combinations' estimates."""
-    out: list[Mapping[str, Any]] = []
+def every_estimate(effects: SlotEffects | Mapping[str, Any]) -> list[SlotEstimate]:
+    """Every estimate of an effects section (:func:`slot_effects`' record, or its JSON as ``summary.json`` holds it):
+    each measure's overall, and its groups', terms', forms' and combinations' estimates."""
+    found = typed(effects, SlotEffects)
+    out: list[SlotEstimate] = []
     for measure in SLOT_MEASURES:
-        part = effects.get(measure) or {}
-        out += [part["overall"]] if part.get("overall") else []
-        for key in ("by_group", "by_term", "by_form", "by_cell"):
-            out += list((part.get(key) or {}).values())
+        part: SlotMeasure | None = getattr(found, measure)
+        if part is None:
+            continue
+        out += [part.overall] if part.overall else []
+        for by in (part.by_group, part.by_term, part.by_form, part.by_cell):
+            out += [e for e in (by or {}).values() if e is not None]
     return out

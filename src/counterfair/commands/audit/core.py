@@ -59,7 +59,6 @@ from ...records import make_options, options_signature
 from ...spill import ObjectLog, Scratch
 from ...summaries import (
     AuditInput,
-    AuditSummary,
     BiasSummary,
     ComparisonSummary,
     GapReport,
@@ -256,11 +255,8 @@ def audit_core(
         summary = replace(summary, bias=labelled_bias(frame, orig_scores, opts))
         timing["bias"] = round(time.perf_counter() - t0, 2)
     summary = replace(summary, timing_s={**timing, "total": round(time.perf_counter() - started, 2)})
-    written = nan_to_none(summary.to_dict())  # as summary.json has it: NaN written None
-    typed = AuditSummary.from_dict(written)  # what the gate reads: the values the file holds
-    in_slot = typed.effects.to_dict() if typed.effects is not None else None
-    gate = tallied_metrics(typed.ctf, made.flips.flips, in_slot, typed.ctf_by_attribute)
-    return Audited(written, gate, made.flips.unscored())
+    gate = tallied_metrics(summary.ctf, made.flips.flips, summary.effects, summary.ctf_by_attribute)
+    return Audited(nan_to_none(summary.to_dict()), gate, made.flips.unscored())  # NaN written None, as summary.json
 
 
 def _only_good(rows: list[dict[str, Any]], directory: Any) -> list[dict[str, Any]]:

@@ -165,11 +165,11 @@ class AuditResult(TableResult[AuditSummary]):
                 self.raw_pairs,
                 seed=s.options.get("seed", 0),
                 n_resamples=s.options.get("bootstrap", 2000),
-                effects=s.effects.to_dict() if s.effects is not None else None,
+                effects=s.effects,
                 slots=self.slots,
                 threshold=s.threshold if s.threshold is not None else 0.5,
             )
-        return {**metrics, **(bias_gate_metrics(s.bias.to_dict()) if s.bias is not None else {})}
+        return {**metrics, **(bias_gate_metrics(s.bias) if s.bias is not None else {})}
 
     def _gate_missing(self) -> str | None:
         from ...analysis.gate import unscored_swaps

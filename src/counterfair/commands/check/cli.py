@@ -52,7 +52,7 @@ def check(
         fail_if,
         seed=seed,
         n_resamples=bootstrap,
-        effects=typed.effects.to_dict() if typed.effects is not None else None,  # the run's own; else its slots.csv
+        effects=typed.effects,  # the run's own; else its slots.csv
         slots=read_slots(folder),
         threshold=typed.threshold if typed.threshold is not None else 0.5,
     )

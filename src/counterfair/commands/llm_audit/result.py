@@ -453,9 +453,8 @@ class LLMAuditResult:
         """Every outcome's in-slot measures (``OUTCOME.MEASURE``) and each response similarity's
         ``METRIC.dissimilarity_excess``, as the gate reads them."""
         s = self.summary
-        effects = {k: v.to_dict() for k, v in (s.effects or {}).items() if v is not None}
-        similarity = {k: v.to_dict() for k, v in (s.similarity or {}).items()}
-        return gate_metrics(effects, similarity)
+        effects = {k: v for k, v in (s.effects or {}).items() if v is not None}
+        return gate_metrics(effects, s.similarity or {})
 
     @property
     def status(self) -> str:
@@ -551,7 +550,9 @@ def checked_responses(frame: pd.DataFrame, where: Any, summary: LLMAuditSummary)
     return out
 
 
-def gate_metrics(effects: Mapping[str, Any], similarity: Mapping[str, Any] | None = None) -> GateMetrics:
+def gate_metrics(
+    effects: Mapping[str, SlotEffects], similarity: Mapping[str, SimilarityEffects] | None = None
+) -> GateMetrics:
     """The in-slot measures of every outcome as the gate reads them, named ``OUTCOME.MEASURE``, and each response
     similarity's ``METRIC.dissimilarity_excess``."""
     from ...analysis.gate import effects_gate_metrics, gate_metric
@@ -563,7 +564,7 @@ def gate_metrics(effects: Mapping[str, Any], similarity: Mapping[str, Any] | Non
         for metric, value in effects_gate_metrics(found).items()
     }
     for metric, found in (similarity or {}).items():
-        out[f"{metric}.{MEASURE}"] = gate_metric(found.get(MEASURE) or {})
+        out[f"{metric}.{MEASURE}"] = gate_metric(found.dissimilarity_excess)
     return out
 
 
