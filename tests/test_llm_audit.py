@@ -673,3 +673,20 @@ def test_a_rerun_that_changes_only_how_responses_are_measured_asks_the_generator
     assert run["options"]["rating"] == "score:1-10"  # run.json says how the stored responses were last measured
     changed = CliRunner().invoke(app, [*base[:-4], "--samples", "3", "--bootstrap", "50", *out])
     assert isinstance(changed.exception, ConfigError) and "samples: 2 -> 3" in str(changed.exception)
+
+
+def test_an_outcome_no_response_gave_a_value_of_is_left_out_of_the_plan_and_the_tables() -> None:
+    """A summary's ``effects`` may hold an outcome as null (no response gave it a value): the plan and the tables
+    read the outcomes that have effects (the plan crashed on the null before the record said it may be None)."""
+    from dataclasses import replace
+
+    from counterfair.commands.llm_audit.result import group_table, term_table
+
+    s = cf.llm_audit(TEMPLATES, planted.biased, samples=2, **FAST).summary
+    assert s.effects is not None and s.effects["rating"] is not None
+    unmeasured = replace(s, effects={**s.effects, "rating": None})
+    assert group_table(unmeasured, "rating").empty and term_table(unmeasured, "rating").empty
+    assert not group_table(unmeasured, "decision").empty
+    planned = cf.plan(unmeasured).table
+    assert set(planned["outcome"]) == {"decision", "refusal"}
+    assert set(cf.plan(s).table["outcome"]) == {"decision", "rating", "refusal"}

@@ -29,6 +29,7 @@ from ...progress import NullProgress, ProgressHook
 from ...records import knob, option
 from .outcomes import OUTCOMES, Schema, parse_schema, response_outcomes, schema_grammar
 from .prompts import SCENARIO_TERMS, placebo_set, variants
+from .result import LLMAuditSummary, SimilarityEffects
 from .similarity import check_metrics, similarity_tables
 
 if TYPE_CHECKING:
@@ -440,7 +441,7 @@ def sample_floor(responses: pd.DataFrame, *, seed: int = 0) -> dict[str, Floor]:
     return out
 
 
-def _as_written(effects: SlotEffects | None, shown: Mapping[str, str]) -> JSONObject | None:
+def _as_written(effects: SlotEffects | None, shown: Mapping[str, str]) -> SlotEffects | None:
     """``effects`` as the summary writes them, each term named as the identity set writes it ("Muslim"; the
     statistics fold case)."""
     if effects is None:
@@ -449,7 +450,7 @@ def _as_written(effects: SlotEffects | None, shown: Mapping[str, str]) -> JSONOb
     if found and found.by_term:
         renamed = replace(found, by_term={shown.get(t, t): e for t, e in found.by_term.items()})
         effects = replace(effects, identity_effect=renamed)
-    return effects.to_dict()
+    return effects
 
 
 def _written(effects: SlotEffects | None) -> JSONObject:
@@ -487,27 +488,6 @@ def status_counts(responses: pd.DataFrame) -> dict[str, StatusCount]:
     return out
 
 
-class MeasuredPart(TypedDict):
-    """What the LLM audit measured, as its summary holds it: the prompts and variants, the answers, the in-slot
-    effects per outcome, the similarity metrics' effects and means, the noise floor between samples, each outcome's
-    mean, the counts per group, the terms and placebo words."""
-
-    prompts: int
-    prompts_without_slot: list[str]
-    variants: int
-    failed_variants: int
-    responses: int
-    samples: int
-    outcomes: list[str]
-    effects: dict[str, JSONObject | None]  # each outcome's SlotEffects as written
-    similarity: dict[str, dict[str, Any]]  # a metric's in-slot section and its mean similarities
-    sample_floor: dict[str, Floor]
-    outcome_means: dict[str, OutcomeMean]
-    by_group: dict[str, StatusCount]
-    terms: list[str]
-    placebo_words: list[str]
-
-
 def llm_audit_core(
     keys: Sequence[str],
     prompts: Sequence[str],
@@ -518,7 +498,7 @@ def llm_audit_core(
     done: Mapping[str, list[str]] | None = None,
     sink: Sink | None = None,
     progress: ProgressHook | None = None,
-) -> tuple[pd.DataFrame, MeasuredPart]:
+) -> tuple[pd.DataFrame, LLMAuditSummary]:
     """The responses table and the summary's measured part (``effects`` per outcome, floors, counts)."""
     from ...analysis.slots import joint_slot_effects
 
@@ -541,25 +521,26 @@ def llm_audit_core(
     )
     shown = {str(w).lower(): str(w) for w in table.loc[table["kind"] == "identity", "word"]}
     effects = {k: _as_written(v, shown) for k, v in joint.items() if k not in pairs}
-    similarity = {m: {**_written(joint.get(m)), "mean_similarity": similar[m]} for m in metrics}
-    measured_part: MeasuredPart = {
-        "prompts": len(prompts),
-        "prompts_without_slot": unreached,
-        "variants": int(table["variant"].nunique()),
-        "failed_variants": len(sampled.failed),
-        "responses": len(
-            responses[~responses["status"].astype(str).str.startswith("failed")].drop_duplicates(["variant", "sample"])
-        ),
-        "samples": opts.samples,
-        "outcomes": measured(responses),
-        "effects": effects,
-        "similarity": similarity,
-        "sample_floor": sample_floor(responses),
-        "outcome_means": outcome_means(responses),
-        "by_group": status_counts(responses),
-        "terms": sorted({str(w) for w in table.loc[table["kind"] == "identity", "word"]}),
-        "placebo_words": sorted({str(w) for w in table.loc[table["kind"] == "placebo", "word"]}),
+    similarity = {  # the statistic's section of the metric, with its mean similarities
+        m: SimilarityEffects.from_dict({**_written(joint.get(m)), "mean_similarity": similar[m]}) for m in metrics
     }
+    answered = responses[~responses["status"].astype(str).str.startswith("failed")]
+    measured_part = LLMAuditSummary(
+        prompts=len(prompts),
+        prompts_without_slot=tuple(unreached),
+        variants=int(table["variant"].nunique()),
+        failed_variants=len(sampled.failed),
+        responses=len(answered.drop_duplicates(["variant", "sample"])),
+        samples=opts.samples,
+        outcomes=tuple(measured(responses)),
+        effects=effects,
+        similarity=similarity,
+        sample_floor=sample_floor(responses),
+        outcome_means=outcome_means(responses),
+        by_group=status_counts(responses),
+        terms=tuple(sorted({str(w) for w in table.loc[table["kind"] == "identity", "word"]})),
+        placebo_words=tuple(sorted({str(w) for w in table.loc[table["kind"] == "placebo", "word"]})),
+    )
     return responses, measured_part
 
 
@@ -640,36 +621,22 @@ def audit_prompts(
 ) -> Any:
     """The whole audit on prompts already read: an :class:`~counterfair.llm_audit.result.LLMAuditResult` with the
     gate's verdict when ``rules`` are given."""
-    from .result import LLMAuditResult, LLMAuditSummary, gate_of
+    from ... import __version__
+    from .result import LLMAuditResult, gate_of
 
     scorer = prompt_scores(opts.score, opts.positive_label) if opts.score else None
     responses, found = llm_audit_core(
         keys, prompts, generator, opts, scorer=scorer, done=done, sink=sink, progress=progress
     )
-    from ... import __version__
-    from ...records import SCHEMA_VERSION
-
-    summary: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "counterfair_version": __version__,
-        "command": "llm-audit",
-        "input": origin,
-        "generator": generator.info(),
-        "scorer": scorer.signature() if scorer is not None else None,  # type: ignore[attr-defined]
-        "options": opts.to_dict(),
-        **found,
-    }
-    result = LLMAuditResult(LLMAuditSummary.from_dict(_plain(summary)), responses)
+    summary = replace(
+        found,
+        counterfair_version=__version__,
+        input=origin,
+        generator=generator.info(),
+        scorer=scorer.signature() if scorer is not None else None,  # type: ignore[attr-defined]
+        options=opts.to_dict(),
+    )
+    result = LLMAuditResult(summary, responses)
     if rules:  # the gate as ``counterfair check`` reads it from the finished run
-        summary["gate"] = gate_of(result, rules).to_dict()
-        result = LLMAuditResult(LLMAuditSummary.from_dict(_plain(summary)), responses)
+        result = LLMAuditResult(replace(summary, gate=gate_of(result, rules)), responses)
     return result
-
-
-def _plain(value: Any) -> Any:
-    """JSON's types (the summary as it will be read back)."""
-    import json
-
-    from ...writing import nan_to_none
-
-    return json.loads(json.dumps(nan_to_none(value), default=str))

@@ -33,6 +33,7 @@ class SimilarityEffects(Record):
 class LLMAuditSummary(Record):
     """``summary.json`` of an LLM audit."""
 
+    counterfair_version: str | None = None
     command: str = "llm-audit"
     input: str = ""
     generator: Mapping[str, Any] = field(default_factory=dict)
@@ -45,14 +46,14 @@ class LLMAuditSummary(Record):
     responses: int = 0
     samples: int = 0
     outcomes: tuple[str, ...] = ()
-    effects: dict[str, SlotEffects] | None = record_field(of={SlotEffects})
+    effects: dict[str, SlotEffects | None] | None = record_field(of={SlotEffects})
     similarity: dict[str, SimilarityEffects] | None = record_field(of={SimilarityEffects})
     sample_floor: Mapping[str, Any] = field(default_factory=dict)
     outcome_means: Mapping[str, Any] = field(default_factory=dict)
     by_group: Mapping[str, Any] = field(default_factory=dict)
     terms: tuple[str, ...] = ()
     placebo_words: tuple[str, ...] = ()
-    gate: GateVerdict | None = record_field(of=GateVerdict)
+    gate: GateVerdict | None = record_field(of=GateVerdict, absent=True)  # with --fail-if
 
 
 def unit(outcome: str, options: Mapping[str, Any]) -> str:
@@ -173,7 +174,7 @@ def verdict_lines(summary: LLMAuditSummary) -> list[str]:
             lines.append(_constant(outcome, seen, summary))
             continue
         effects = (summary.effects or {})[outcome]
-        overall = effects.identity_effect.overall if effects.identity_effect else None
+        overall = effects.identity_effect.overall if effects and effects.identity_effect else None
         shown = [f for f in fs if f.level != "not detected"] or list(fs[:1])
         lines.append(
             f"{outcome} ({unit(outcome, summary.options)}): overall {points(overall.value if overall else None)} "
@@ -255,8 +256,10 @@ def basis(summary: LLMAuditSummary) -> str:
 
 
 def group_table(summary: LLMAuditSummary, outcome: str) -> pd.DataFrame:
-    effects = (summary.effects or {})[outcome]
-    rows = []
+    effects = (summary.effects or {}).get(outcome)
+    rows: list[dict[str, Any]] = []
+    if effects is None:  # an outcome no response gave a value of
+        return pd.DataFrame(rows)
     for group, e in ((effects.identity_effect.by_group or {}) if effects.identity_effect else {}).items():
         d = (effects.disparity.by_group or {}).get(group) if effects.disparity else None
         f = (effects.flip_excess.by_group or {}).get(group) if effects.flip_excess else None
@@ -275,8 +278,8 @@ def group_table(summary: LLMAuditSummary, outcome: str) -> pd.DataFrame:
 
 
 def term_table(summary: LLMAuditSummary, outcome: str) -> pd.DataFrame:
-    effects = (summary.effects or {})[outcome]
-    terms = (effects.identity_effect.by_term or {}) if effects.identity_effect else {}
+    effects = (summary.effects or {}).get(outcome)
+    terms = (effects.identity_effect.by_term or {}) if effects and effects.identity_effect else {}
     rows = [
         {
             "term": t,

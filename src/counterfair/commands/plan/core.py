@@ -103,7 +103,9 @@ def plan(source: Any, *, effect: float = 0.02, power: float = POWER) -> PlanResu
     summary = _summary_of(source)
     if isinstance(summary, LLMAuditSummary):
         parts = [
-            (o, e, e.texts / summary.prompts if summary.prompts else 1.0) for o, e in (summary.effects or {}).items()
+            (o, e, e.texts / summary.prompts if summary.prompts else 1.0)
+            for o, e in (summary.effects or {}).items()
+            if e is not None  # an outcome no response gave a value of: nothing to plan from
         ]
         return _plan(parts, {}, summary.prompts, effect, power, "prompts")
     if not isinstance(summary, AuditSummary) or summary.effects is None:
