@@ -16,6 +16,7 @@ import counterfair as cf
 from counterfair.analysis.compare import compare_pairs, comparison_table, read_pairs, rescore_pairs
 from counterfair.analysis.gate import evaluate_rules, parse_rule, write_junit
 from counterfair.errors import ConfigError, InputError
+from counterfair.summaries import Estimate, GateMetrics
 from counterfair.testing import FairnessGateFailed, assert_fair
 
 from .conftest import run_cli
@@ -68,10 +69,10 @@ def test_bad_rules_are_named(text: str, message: str) -> None:
 
 
 def test_verdicts_on_hand_made_metrics() -> None:
-    metrics = {
+    metrics: GateMetrics = {
         "ctf_gap": {
-            "overall": {"value": 0.08, "ci_low": 0.05, "ci_high": 0.12, "n": 20},
-            "by_group": {"a": {"value": 0.2, "ci_low": 0.1, "ci_high": 0.3, "n": 5}},
+            "overall": Estimate(value=0.08, ci_low=0.05, ci_high=0.12, n=20),
+            "by_group": {"a": Estimate(value=0.2, ci_low=0.1, ci_high=0.3, n=5)},
         },
         "identity_effect": None,
         "flip_rate": None,

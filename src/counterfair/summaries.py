@@ -288,37 +288,17 @@ class GateVerdict(Record):
     errors: tuple[str, ...] = ()
 
 
-class GateEntry(TypedDict, total=False):
-    """One estimate as the gate's rules read it (a metric overall or for one group); the in-slot measures add their
-    simultaneous interval, power, adjusted p-values and the finding."""
-
-    value: float | None
-    ci_low: float | None
-    ci_high: float | None
-    n: int | None
-    sim_low: float | None
-    sim_high: float | None
-    mde: float | None
-    texts_needed: int | None
-    p_adjusted: float | None
-    p_material: float | None
-    finding: str | None
-
-
 class GateMetric(TypedDict):
-    """One metric as the gate reads it: overall (None where the metric has no overall value) and per group."""
+    """One metric as the gate reads it: overall (None where the metric has no overall value) and per group, each an
+    estimate (an in-slot measure's a :class:`SlotEstimate`, with the simultaneous interval, power and finding its
+    ``material(...)`` and ``conclusive(...)`` rules read)."""
 
-    overall: GateEntry | None
-    by_group: dict[str, GateEntry | None]
+    overall: Estimate | None
+    by_group: dict[str, Estimate | None]
 
 
 #: every metric a run gives the gate, by name (None: the run cannot give it, e.g. no placebo)
 GateMetrics = dict[str, GateMetric | None]
-
-
-def gate_estimate(e: Estimate) -> GateEntry:
-    """An interval estimate of a summary as the gate reads it."""
-    return {"value": e.value, "ci_low": e.ci_low, "ci_high": e.ci_high, "n": e.n}
 
 
 #: the built-in demo's file (counterfair/resources): an audit whose ``input.source`` ends with it is the demo

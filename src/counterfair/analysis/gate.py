@@ -44,9 +44,9 @@ from ..editors.registry import swap_methods
 from ..errors import ConfigError
 from ..summaries import (
     BiasSummary,
+    Estimate,
     GapReport,
     GateCheck,
-    GateEntry,
     GateMetric,
     GateMetrics,
     GateVerdict,
@@ -54,7 +54,6 @@ from ..summaries import (
     SlotEstimate,
     SlotMeasure,
     SuiteSummary,
-    gate_estimate,
     typed,
 )
 from .measures import MEASURES, SLOT_MEASURES, names
@@ -168,12 +167,12 @@ def parse_rule(text: str) -> Rule:
 # ------------------------------------------------------------------------------------------------ metrics
 
 
-def flip_estimate(flips: int, n: int) -> GateEntry:
+def flip_estimate(flips: int, n: int) -> Estimate:
     """A flip rate as the gate reads it: the share of ``n`` pairs whose decision flipped, with its Wilson interval."""
     from ..metrics.fairness import wilson
 
     low, high = wilson(flips, n)
-    return {"value": flips / n if n else None, "ci_low": low, "ci_high": high, "n": n}
+    return Estimate(value=flips / n if n else None, ci_low=low, ci_high=high, n=n)
 
 
 def fairness_metrics(
@@ -247,8 +246,8 @@ def tallied_metrics(
     out |= effects_gate_metrics(effects)
     if ctf is None or not ctf.pairs:
         return out
-    groups: dict[str, GateEntry | None] = {g: gate_estimate(e.estimate()) for g, e in (ctf.by_group or {}).items()}
-    out["ctf_gap"] = {"overall": gate_estimate(ctf.estimate()), "by_group": groups | _pack_gaps(packs or {})}
+    groups: dict[str, Estimate | None] = {g: e.estimate() for g, e in (ctf.by_group or {}).items()}
+    out["ctf_gap"] = {"overall": ctf.estimate(), "by_group": groups | _pack_gaps(packs or {})}
     out["flip_rate"] = {
         "overall": flip_estimate(*flips[None]),
         "by_group": {g: flip_estimate(*flips[g]) for g in sorted(g for g in flips if g is not None)},
@@ -256,17 +255,17 @@ def tallied_metrics(
     return out
 
 
-def _pack_gaps(packs: Mapping[str, GapReport]) -> dict[str, GateEntry | None]:
+def _pack_gaps(packs: Mapping[str, GapReport]) -> dict[str, Estimate | None]:
     """Each swap pack's CTF gap per group, named as its family names the group ("gender_words:female")."""
     from ..lexicons.attributes import load_swap_set
     from .families import family_of
 
-    out: dict[str, GateEntry | None] = {}
+    out: dict[str, Estimate | None] = {}
     for attribute, report in packs.items():
         if attribute == "identity":
             continue
         family = family_of(attribute, load_swap_set(attribute))
-        out |= {f"{family}:{g}": gate_estimate(e.estimate()) for g, e in (report.by_group or {}).items()}
+        out |= {f"{family}:{g}": e.estimate() for g, e in (report.by_group or {}).items()}
     return out
 
 
@@ -277,26 +276,21 @@ def _finite(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
 
 
-def _check(rule: Rule, group: str | None, entry: GateEntry | None) -> GateCheck:
+def _check(rule: Rule, group: str | None, entry: Estimate | None) -> GateCheck:
     check = GateCheck(
         rule=rule.text, metric=rule.metric, group=group, estimate=rule.bound, description=rule.describe(group)
     )
     if entry is None:
         return replace(check, message=f"{rule.metric}: no {group or 'overall'} value")
     check = replace(
-        check,
-        point=_finite(entry.get("value")),
-        ci_low=_finite(entry.get("ci_low")),
-        ci_high=_finite(entry.get("ci_high")),
-        n=entry.get("n"),
+        check, point=_finite(entry.value), ci_low=_finite(entry.ci_low), ci_high=_finite(entry.ci_high), n=entry.n
     )
     if rule.bound in ("material", "conclusive"):
         return _material(rule, group, entry, check)
     value = {"point": check.point, "upper": check.ci_high, "lower": check.ci_low}[rule.bound]
     check = replace(check, value=value)
     if value is None:
-        texts = entry.get("n")
-        why = "no value" if rule.bound == "point" else "no interval" + (f" (from {texts} texts)" if texts else "")
+        why = "no value" if rule.bound == "point" else "no interval" + (f" (from {entry.n} texts)" if entry.n else "")
         return replace(check, message=f"{rule.describe(group)}: {why}")
     failed = _OPS[rule.op](value, rule.value)
     shown = f"{value:.4f}" + (
@@ -317,20 +311,21 @@ def expand_rules(rules: Iterable[str | Rule]) -> list[Rule]:
     return out
 
 
-def _material(rule: Rule, group: str | None, entry: GateEntry, check: GateCheck) -> GateCheck:
+def _material(rule: Rule, group: str | None, entry: Estimate, check: GateCheck) -> GateCheck:
     """A ``material(...)`` check (fails where the estimate's finding is material) or a ``conclusive(...)`` one (fails
     where it is inconclusive, or detected with its size unresolved). The message in probability points, with the
     simultaneous interval the finding was read off."""
-    found = entry.get("finding")
+    e = entry if isinstance(entry, SlotEstimate) else SlotEstimate()  # only an in-slot estimate has a finding
+    found = e.finding
     check = replace(
         check,
         value=check.point,
-        sim_low=_finite(entry.get("sim_low")),
-        sim_high=_finite(entry.get("sim_high")),
-        mde=_finite(entry.get("mde")),
-        texts_needed=entry.get("texts_needed"),
-        p_adjusted=_finite(entry.get("p_adjusted")),
-        p_material=_finite(entry.get("p_material")),
+        sim_low=_finite(e.sim_low),
+        sim_high=_finite(e.sim_high),
+        mde=_finite(e.mde),
+        texts_needed=e.texts_needed,
+        p_adjusted=_finite(e.p_adjusted),
+        p_material=_finite(e.p_material),
         finding=found,
     )
     if check.value is None or found is None:
@@ -459,14 +454,14 @@ def bias_gate_metrics(summary: Mapping[str, Any] | BiasSummary) -> GateMetrics:
     s = typed(summary, BiasSummary)
     groups = s.groups or {}
     out: GateMetrics = {
-        m: {"overall": None, "by_group": {g: gate_estimate(getattr(e, m)) for g, e in groups.items()}}
+        m: {"overall": None, "by_group": {g: getattr(e, m) for g, e in groups.items()}}
         for m in ("subgroup_auc", "bpsn_auc", "bnsp_auc", "pinned_auc")
     }
     for name in ("overall_auc", "fped", "fned"):
-        out[name] = {"overall": gate_estimate(getattr(s, name)), "by_group": {}}
-    out["final_metric"] = {"overall": gate_estimate(s.final_metric), "by_group": {}}
+        out[name] = {"overall": getattr(s, name), "by_group": {}}
+    out["final_metric"] = {"overall": s.final_metric, "by_group": {}}
     if s.generalized_mean:  # generalized_mean[bpsn_auc] etc.
-        means: dict[str, GateEntry | None] = {m: gate_estimate(e) for m, e in s.generalized_mean.items()}
+        means: dict[str, Estimate | None] = dict(s.generalized_mean)
         out["generalized_mean"] = {"overall": None, "by_group": means}
     return out
 
@@ -477,14 +472,14 @@ def suite_gate_metrics(summary: Mapping[str, Any] | SuiteSummary) -> GateMetrics
     s = typed(summary, SuiteSummary)
     out: GateMetrics = {
         "accuracy": {
-            "overall": gate_estimate(s.accuracy),
-            "by_group": {f: gate_estimate(c.accuracy) for f, c in (s.functionalities or {}).items()},
+            "overall": s.accuracy,
+            "by_group": {f: c.accuracy for f, c in (s.functionalities or {}).items()},
         }
     }
     if s.targets:
         out["target_accuracy"] = {
-            "overall": gate_estimate(s.accuracy),
-            "by_group": {t: gate_estimate(c.accuracy) for t, c in s.targets.items()},
+            "overall": s.accuracy,
+            "by_group": {t: c.accuracy for t, c in s.targets.items()},
         }
     if s.bias is not None:
         out |= bias_gate_metrics(s.bias)
@@ -523,17 +518,6 @@ def write_junit(
 # ------------------------------------------------------------------------------------------------ the in-slot measures
 
 
-def gate_entry(e: SlotEstimate | None) -> GateEntry | None:
-    """One in-slot estimate as the gate reads it."""
-    if e is None:
-        return None
-    return {
-        "value": e.value, "ci_low": e.ci_low, "ci_high": e.ci_high, "n": e.n, "sim_low": e.sim_low,
-        "sim_high": e.sim_high, "mde": e.mde, "texts_needed": e.texts_needed, "p_adjusted": e.p_adjusted,
-        "p_material": e.p_material, "finding": e.finding,
-    }  # fmt: skip
-
-
 def effects_gate_metrics(effects: SlotEffects | Mapping[str, Any] | None) -> GateMetrics:
     """The in-slot measures (the record, or its JSON as ``summary.json`` holds it) as the gate reads them:
     ``identity_effect`` (groups of every family), ``term_effect`` (its "groups" are the terms; overall is the identity
@@ -547,7 +531,7 @@ def effects_gate_metrics(effects: SlotEffects | Mapping[str, Any] | None) -> Gat
     identity = out["identity_effect"]
     overall = identity["overall"] if identity is not None else None
     for metric, key in (("term_effect", "by_term"), ("form_effect", "by_form"), ("cell_effect", "by_cell")):
-        out[metric] = {"overall": overall, "by_group": _entries(getattr(found.identity_effect, key))}
+        out[metric] = {"overall": overall, "by_group": dict(getattr(found.identity_effect, key) or {})}
     return out
 
 
@@ -555,9 +539,4 @@ def gate_metric(part: SlotMeasure | None) -> GateMetric:
     """One in-slot measure (``overall``, ``by_group``) as the gate reads it."""
     if part is None:
         return {"overall": None, "by_group": {}}
-    return {"overall": gate_entry(part.overall), "by_group": _entries(part.by_group)}
-
-
-def _entries(found: Mapping[str, SlotEstimate] | None) -> dict[str, GateEntry | None]:
-    """Each group's (or term's) in-slot estimate (None: the group has none)."""
-    return {g: gate_entry(e) for g, e in (found or {}).items()}
+    return {"overall": part.overall, "by_group": dict(part.by_group or {})}
