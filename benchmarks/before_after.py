@@ -1,4 +1,5 @@
-"""The CLI's outputs before and after a refactoring: the demo audit, a CTF run, the CEval-format evaluate demo, a
+"""The CLI's outputs before and after a refactoring: the demo audit, a CTF run, the CEval-format evaluate demo (its
+text and classifier metrics, and its model-scored ones: perplexity and BERTScore), a
 feedback run (an external editor made from the demo texts), a generate run (word lists and identity swaps), and the
 commands whose summaries hold the sections a plain audit lacks: ``bias`` and an audit with a label column on the demo
 texts labelled by rule (every third text), the demo audited with VADER, ``compare`` of the two demo audits, the
@@ -44,6 +45,7 @@ RUNS = {
     "audit": (["audit", "--demo"], ("pairs.csv",)),
     "ctf": (["ctf", str(DEMO)], ("pairs.csv",)),
     "evaluate": (["evaluate", "--demo", "--metrics", "flip,prob_change,distance,diversity,bleu"], ("rows.csv",)),
+    "evaluate_models": (["evaluate", "--demo", "--metrics", "perplexity,bertscore"], ("rows.csv",)),
     "feedback": (
         [
             "feedback",

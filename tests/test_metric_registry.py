@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
@@ -80,7 +81,7 @@ def test_a_metric_that_returns_the_wrong_shape_fails_its_stage_not_the_run() -> 
 def test_register_metric_refuses_what_it_cannot_compute(length_metric: MetricCard) -> None:
     with pytest.raises(ConfigError, match="exists already"):
         register_metric(LENGTH)
-    with pytest.raises(ConfigError, match="needs a compute function"):
+    with pytest.raises(ConfigError, match="needs a compute function or a model"):
         register_metric(MetricCard("nothing", ("nothing",), "d", "r", "x", "test"))
     with pytest.raises(ConfigError, match=r"columns \['bleu'\] are already written"):
         register_metric(MetricCard("my_bleu", ("bleu",), "d", "r", "x", "test", compute=_length_ratio))
@@ -109,12 +110,78 @@ def test_built_in_computes_by_hand() -> None:
 
 
 def test_every_built_in_metric_is_a_card_that_computes_or_names_its_stage() -> None:
-    from counterfair.commands.evaluate.stages import STAGES
+    from counterfair.commands.evaluate.stages import STAGES, stage_order
     from counterfair.metrics.cards import BUILT_IN, CARDS
 
     for name in BUILT_IN:
         card = CARDS[name]
         assert (card.compute is None) != (card.stage is None), name  # one way to be computed, not two or none
-        assert card.stage is None or card.stage in STAGES, name
+        assert card.stage is None or card.stage in stage_order(), name
+        assert (card.model is not None) == (card.stage in ("perplexity", "bertscore")), name
     assert {CARDS[n].stage for n in ("flip", "prob_change")} == {"classifier"}  # one stage, the classifier once
-    assert list(STAGES) == ["diversity", "classifier", "perplexity", "bertscore", "text_quality"]
+    assert stage_order() == ["diversity", "classifier", "perplexity", "bertscore", "text_quality"]
+    assert set(STAGES) == {"diversity", "classifier", "text_quality"}  # a model-scored metric is its card alone
+
+
+@dataclass
+class _Chars:
+    """What the toy model returns: a value per text, why a text has none, and a note on long ones."""
+
+    chars: np.ndarray
+    reason: list[str | None]
+
+    def row_failures(self) -> list[str | None]:
+        return self.reason
+
+    def row_notes(self) -> list[str | None]:
+        return ["model_chars: over 2 characters after scaling" if c > 2 else None for c in self.chars]
+
+    def notice(self) -> str | None:
+        return f"model_chars: {sum(r is not None for r in self.reason)} texts refused"
+
+
+class _CharModel:
+    """A toy model metric: the counterfactual's characters times the evaluate option it is built with (the
+    threshold), refusing the text "x"; counts how often it is built."""
+
+    built = 0
+
+    def __init__(self, scale: float) -> None:
+        _CharModel.built += 1
+        self.scale = scale
+
+    def __call__(self, texts: list[str], progress: object = None) -> tuple[_Chars, dict[str, object]]:
+        chars = np.array([np.nan if t == "x" else len(t) * self.scale for t in texts])
+        reason = ["the model refuses 'x'" if t == "x" else None for t in texts]
+        return _Chars(chars, reason), {"model": "chars", "scale": self.scale}
+
+
+def test_a_model_scored_metric_is_one_card() -> None:
+    """A metric a model computes pair by pair (as perplexity and BERTScore are) is its card's ModelScoring alone:
+    evaluate builds the worker once from the options it names, writes its columns, each row's failure and note and
+    the run's notice, and records its signature under its stage."""
+    from counterfair.metrics.cards import ModelScoring
+
+    card = MetricCard(
+        "model_chars", ("model_chars",), "Characters times the threshold.", ">= 0", "none", "written for this test",
+        model=ModelScoring(_CharModel, ("threshold",), {"chars": "model_chars"}),
+    )  # fmt: skip
+    registered = register_metric(card)
+    try:
+        assert registered.stage == "model_chars"
+        _CharModel.built = 0
+        result = cf.evaluate([("abcd", "abcdef"), ("ab", "x"), ("a b", "a c")], metrics=["model_chars"], threshold=0.5)
+    finally:
+        unregister_metric("model_chars")
+    assert _CharModel.built == 1
+    values = result.rows["model_chars"].tolist()
+    assert values[0] == 3.0 and np.isnan(values[1]) and values[2] == 1.5
+    notes = result.rows["notes"].fillna("").tolist()
+    assert "the model refuses 'x'" in notes[1] and "over 2 characters" in notes[0] and "over 2" not in notes[2]
+    assert result.summary["signatures"]["model_chars"] == {"model": "chars", "scale": 0.5}
+    assert result.summary["cards"]["model_chars"]["computed_by"] == "evaluate stage"
+    assert "model_chars: 1 texts refused" in result.summary["notices"]
+    with pytest.raises(ConfigError, match=r"writes columns \['other'\] the card does not list"):
+        register_metric(replace(card, model=ModelScoring(_CharModel, ("threshold",), {"chars": "other"})))
+    with pytest.raises(ConfigError, match="stage 'perplexity' is another metric's"):
+        register_metric(replace(card, stage="perplexity"))

@@ -7,7 +7,7 @@ The scorers load their model on first use and reuse it: one :class:`PerplexitySc
 from __future__ import annotations
 
 from .bertscore import BERTScoreScorer
-from .cards import CARDS, MetricCard, PairTexts, register_metric, resolve_metrics, unregister_metric
+from .cards import CARDS, MetricCard, ModelScoring, PairTexts, register_metric, resolve_metrics, unregister_metric
 from .functional import (
     bootstrap_ci,
     contrast_labels,
@@ -28,6 +28,7 @@ __all__ = [
     "CARDS",
     "BERTScoreScorer",
     "MetricCard",
+    "ModelScoring",
     "PairTexts",
     "PerplexityScorer",
     "bootstrap_ci",

@@ -36,6 +36,17 @@ class BERTScoreResult:
     f1: np.ndarray
     truncated: np.ndarray
 
+    def row_failures(self) -> list[str | None]:
+        return [None] * len(self.f1)
+
+    def row_notes(self) -> list[str | None]:
+        """A pair longer than the encoder reads: scored on its beginning, said on its row."""
+        return ["bertscore: longer than the encoder's 512 wordpieces, truncated" if t else None for t in self.truncated]
+
+    def notice(self) -> str | None:
+        cut = int(self.truncated.sum())
+        return f"bertscore: {cut} pairs exceed 512 wordpieces and were scored on their first 512" if cut else None
+
 
 def _model_path(model: str) -> tuple[str, str | None]:
     from pathlib import Path
@@ -168,3 +179,17 @@ class BERTScoreScorer:
             i: content_key("bertscore", params, model, f"{c}\x00{r}")
             for i, (c, r) in enumerate(zip(candidates, references, strict=True))
         }
+
+
+class BERTScoreWorker:
+    """Builds a BERTScore scorer once (per process or Ray actor) and scores batches of (candidate, reference) pairs
+    (``evaluate``'s bertscore stage: the card's :class:`~counterfair.metrics.cards.ModelScoring`)."""
+
+    def __init__(self, model: str, batch_size: int) -> None:
+        self.scorer = BERTScoreScorer(model, batch_size=batch_size)
+
+    def __call__(
+        self, pairs: list[tuple[str, str]], progress: ProgressHook | None = None
+    ) -> tuple[BERTScoreResult, JSONObject]:
+        result = self.scorer.score([c for c, _ in pairs], [r for _, r in pairs], progress=progress)
+        return result, self.scorer.signature()

@@ -39,6 +39,21 @@ Compute = Callable[[PairTexts], "Mapping[str, ArrayLike]"]  # texts -> {column: 
 
 
 @dataclass(frozen=True)
+class ModelScoring:
+    """How ``evaluate`` computes a metric with a model that loads once per process (or Ray actor) and scores batches.
+    ``worker`` is called with the values of the evaluate options that ``options`` names, in order, and returns a
+    callable ``(items, progress) -> (result, signature)``; the items are the counterfactuals, or (counterfactual,
+    original) pairs with ``pairs``. ``columns`` maps the result's per-item arrays to the metric's columns; the
+    result's ``row_failures()``, ``row_notes()`` (one entry per item, None for nothing) and ``notice()`` say what a row
+    lacks and why, and what the whole run should know."""
+
+    worker: Callable[..., Any]
+    options: tuple[str, ...]
+    columns: Mapping[str, str]
+    pairs: bool = False
+
+
+@dataclass(frozen=True)
 class MetricCard:
     name: str
     columns: tuple[str, ...]
@@ -52,10 +67,13 @@ class MetricCard:
     # a language model, an LLM, a second counterfactual)
     compute: Compute | None = field(default=None, compare=False, repr=False)
     signature: Callable[[], Any] | None = field(default=None, compare=False, repr=False)  # versions, settings
-    # the evaluate stage that computes a metric without a compute (counterfair.commands.evaluate.core.STAGES): its
+    # the evaluate stage that computes a metric without a compute (counterfair.commands.evaluate.stages): its
     # models load once and serve every metric that names the stage (the classifier: flip and prob_change)
     stage: str | None = None
     extras: tuple[str, ...] = ()  # pip extras its model needs (counterfair.extras), checked before any work
+    # a metric a model scores item by item (perplexity, BERTScore): its stage is this, run by evaluate's one model
+    # stage; the card is all a new one needs
+    model: ModelScoring | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> JSONObject:
         out = {k: getattr(self, k) for k in ("name", "columns", "definition", "range", "direction", "reference")}
@@ -75,6 +93,18 @@ def _lexical_signature() -> JSONObject:
     from ..text import tokenizer_signature
 
     return {"tokenizer": tokenizer_signature(), "levenshtein": package_version("rapidfuzz")}
+
+
+def _perplexity_worker(*settings: Any) -> Any:
+    from .perplexity import PerplexityWorker
+
+    return PerplexityWorker(*settings)
+
+
+def _bertscore_worker(*settings: Any) -> Any:
+    from .bertscore import BERTScoreWorker
+
+    return BERTScoreWorker(*settings)
 
 
 def _bleu(texts: PairTexts) -> dict[str, ArrayLike]:
@@ -151,6 +181,11 @@ CARDS: dict[str, MetricCard] = {
             ("causal LM",),
             stage="perplexity",
             extras=("metrics",),
+            model=ModelScoring(
+                _perplexity_worker,
+                ("ppl_model", "ppl_window", "ppl_stride", "ppl_max_tokens", "ppl_token_budget", "ppl_dtype"),
+                {"perplexity": "perplexity", "n_tokens": "ppl_tokens"},
+            ),
         ),
         MetricCard(
             "bleu",
@@ -174,6 +209,12 @@ CARDS: dict[str, MetricCard] = {
             ("sentence encoder",),
             stage="bertscore",
             extras=("metrics",),
+            model=ModelScoring(
+                _bertscore_worker,
+                ("bertscore_model", "batch_size"),
+                {"precision": "bertscore_p", "recall": "bertscore_r", "f1": "bertscore_f1"},
+                pairs=True,
+            ),
         ),
         MetricCard(
             "text_quality",
@@ -212,11 +253,24 @@ def register_metric(card: MetricCard) -> MetricCard:
     """Add your own metric: ``card.compute(texts: PairTexts)`` returns ``{column: one number per pair}`` for each of
     ``card.columns`` (NaN where a pair has no value). ``evaluate(..., metrics=[card.name])`` then computes it on the
     scorable rows, writes its columns to rows.csv, aggregates them (mean, median, bootstrap CI, by flip and group) and
-    records the card. A compute that raises fails its stage (recorded, the rows noted), not the run."""
+    records the card. A compute that raises fails its stage (recorded, the rows noted), not the run. A metric a model
+    computes pair by pair has a ``model`` (:class:`ModelScoring`) in place of the compute: evaluate builds its worker
+    once per process or Ray actor and runs it in a stage of its own (named as the card's ``stage``, or the metric)."""
+    from dataclasses import replace
+
     from ..errors import ConfigError
 
-    if card.compute is None:
-        raise ConfigError(f"metric {card.name!r}: a registered metric needs a compute function")
+    if (card.compute is None) == (card.model is None):
+        raise ConfigError(
+            f"metric {card.name!r}: a registered metric needs a compute function or a model (ModelScoring), one of them"
+        )
+    if card.model is not None:
+        unknown = sorted(set(card.model.columns.values()) - set(card.columns))
+        card = replace(card, stage=card.stage or card.name)
+        if unknown:
+            raise ConfigError(f"metric {card.name!r}: its model writes columns {unknown} the card does not list")
+        if card.stage in {c.stage for c in CARDS.values()}:
+            raise ConfigError(f"metric {card.name!r}: stage {card.stage!r} is another metric's; name one of its own")
     if not re.fullmatch(r"[a-z][a-z0-9_]*", card.name) or not card.columns:
         raise ConfigError(f"metric {card.name!r}: names are lower-case words (a-z, 0-9, _) with at least one column")
     if card.name in CARDS or card.name in ALIASES:

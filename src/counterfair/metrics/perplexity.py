@@ -48,6 +48,16 @@ class PerplexityResult:
     n_tokens: np.ndarray
     reason: list[str | None] = field(default_factory=list)
 
+    def row_failures(self) -> list[str | None]:
+        """Why each text has no perplexity (None: it has one)."""
+        return list(self.reason)
+
+    def row_notes(self) -> list[str | None]:
+        return [None] * len(self.perplexity)
+
+    def notice(self) -> str | None:
+        return None
+
 
 @dataclass(frozen=True)
 class _Segment:
@@ -287,3 +297,16 @@ class PerplexityScorer:
         ppl[ok] = np.exp(nll[ok] / count[ok])
         nll[~ok] = math.nan
         return PerplexityResult(perplexity=ppl, nll=nll, n_tokens=count, reason=reason)
+
+
+class PerplexityWorker:
+    """Builds a perplexity scorer once (per process or Ray actor) and scores batches of texts (``evaluate``'s
+    perplexity stage: the card's :class:`~counterfair.metrics.cards.ModelScoring`)."""
+
+    def __init__(self, model: str, window: int, stride: int, max_tokens: int, token_budget: int, dtype: str) -> None:
+        self.scorer = PerplexityScorer(
+            model, window=window, stride=stride, max_tokens=max_tokens, token_budget=token_budget, dtype=dtype
+        )
+
+    def __call__(self, texts: list[str], progress: ProgressHook | None = None) -> tuple[PerplexityResult, JSONObject]:
+        return self.scorer.score(texts, progress=progress), self.scorer.signature()

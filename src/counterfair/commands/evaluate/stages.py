@@ -1,6 +1,8 @@
 """The stages of ``counterfair evaluate`` that run a model over the pairs (the classifier, perplexity, BERTScore, the
 LLM judge, diversity): each fills its metrics' columns of :class:`Rows`, in process or on Ray workers; a metric's
-card names its stage (:data:`STAGES`), and :data:`STAGE_COST` is what the estimate says before the work."""
+card names its stage. A metric a model scores pair by pair (perplexity, BERTScore) is its card's
+:class:`~counterfair.metrics.cards.ModelScoring`, run by the one :func:`_model_stage`; the others are
+:data:`STAGES`. :data:`STAGE_COST` is what the estimate says before the work."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -23,10 +25,6 @@ from ...metrics.cards import CARDS, MetricCard, PairTexts
 from ...progress import ProgressHook
 from ...text import tokenize_batch, tokenizer_signature
 from .options import EvaluateOptions
-
-if TYPE_CHECKING:
-    from ...metrics.bertscore import BERTScoreResult
-    from ...metrics.perplexity import PerplexityResult
 
 
 def column_texts(frame: pd.DataFrame, column: str | None, markers: Sequence[str]) -> list[str | None]:
@@ -157,12 +155,24 @@ Stage = Callable[["EvaluateRun", list[str], StageContext], None]
 
 
 def card_stages(run: EvaluateRun, metrics: list[str], ctx: StageContext) -> None:
-    """The stages the chosen metrics' cards name (``MetricCard.stage``), each once, in :data:`STAGES`' order: the
-    text stage's followers first, then the models."""
+    """The stages the chosen metrics' cards name (``MetricCard.stage``), each once, in :func:`stage_order`: the text
+    stage's followers first, then the models."""
     wanted = {CARDS[m].stage for m in metrics if CARDS[m].stage is not None}
-    for name, stage in STAGES.items():
-        if name in wanted:
-            stage(run, metrics, ctx)
+    scored = {card.stage: card for card in CARDS.values() if card.model is not None}
+    for name in stage_order():
+        if name not in wanted:
+            continue
+        if name in STAGES:
+            STAGES[name](run, metrics, ctx)
+        else:
+            _model_stage(run, scored[name])
+
+
+def stage_order() -> list[str]:
+    """Every evaluate stage in the order they run: the classifier and diversity, then each metric a model scores
+    pair by pair (its card's ``model``, in card order), then the LLM judge, the slowest."""
+    scored = [card.stage for card in CARDS.values() if card.model is not None and card.stage is not None]
+    return [*BEFORE_MODELS, *dict.fromkeys(scored), *AFTER_MODELS]
 
 
 def text_stages(run: EvaluateRun, metrics: list[str]) -> None:
@@ -263,48 +273,28 @@ def _classifier_stage(run: EvaluateRun, metrics: list[str], ctx: StageContext) -
         )
 
 
-def _perplexity_stage(run: EvaluateRun, metrics: list[str], ctx: StageContext) -> None:
-    """Perplexity of the counterfactuals under the causal LM (locally or on Ray workers)."""
+def _model_stage(run: EvaluateRun, card: MetricCard) -> None:
+    """A metric a model scores pair by pair (its card's :class:`~counterfair.metrics.cards.ModelScoring`: perplexity,
+    BERTScore, yours): the worker built once here or per Ray worker, its columns written, each row's failure and note,
+    and what the whole run should know."""
+    scoring, name = card.model, card.stage
     rows, valid, opts = run.rows, run.valid, run.opts
-    if not valid:
+    if scoring is None or name is None or not valid:
         return
-    with run.stage("perplexity"):
-        factory = functools.partial(
-            PerplexityWorker,
-            opts.ppl_model,
-            opts.ppl_window,
-            opts.ppl_stride,
-            opts.ppl_max_tokens,
-            opts.ppl_token_budget,
-            opts.ppl_dtype,
-        )
-        result, run.signatures["perplexity"] = _run_scorer(factory, run.v_cf, opts, run.hook, "perplexity")
-        rows.column("perplexity")[valid] = result.perplexity
-        rows.column("ppl_tokens")[valid] = result.n_tokens
-        for i, reason in enumerate(result.reason):
+    with run.stage(name):
+        factory = functools.partial(scoring.worker, *(getattr(opts, option) for option in scoring.options))
+        items: list[Any] = list(zip(run.v_cf, run.v_orig, strict=True)) if scoring.pairs else list(run.v_cf)
+        result, run.signatures[name] = _run_scorer(factory, items, opts, run.hook, name)
+        for field_name, column in scoring.columns.items():
+            rows.column(column)[valid] = getattr(result, field_name)
+        for i, reason in enumerate(result.row_failures()):
             if reason is not None:
-                rows.fail(valid[i], "perplexity", reason)
-
-
-def _bertscore_stage(run: EvaluateRun, metrics: list[str], ctx: StageContext) -> None:
-    """BERTScore of each counterfactual against its original (locally or on Ray workers)."""
-    rows, valid, opts = run.rows, run.valid, run.opts
-    if not valid:
-        return
-    with run.stage("bertscore"):
-        scorer = functools.partial(BERTScoreWorker, opts.bertscore_model, opts.batch_size)
-        pairs = list(zip(run.v_cf, run.v_orig, strict=True))
-        scores, run.signatures["bertscore"] = _run_scorer(scorer, pairs, opts, run.hook, "bertscore")
-        rows.column("bertscore_p")[valid] = scores.precision
-        rows.column("bertscore_r")[valid] = scores.recall
-        rows.column("bertscore_f1")[valid] = scores.f1
-        for k in np.flatnonzero(scores.truncated):
-            rows.notes[valid[k]].append("bertscore: longer than the encoder's 512 wordpieces, truncated")
-        if scores.truncated.any():
-            run.notices.append(
-                f"bertscore: {int(scores.truncated.sum())} pairs exceed 512 wordpieces and were scored "
-                "on their first 512"
-            )
+                rows.fail(valid[i], name, reason)
+        for i, note in enumerate(result.row_notes()):
+            if note is not None:
+                rows.notes[valid[i]].append(note)
+        if notice := result.notice():
+            run.notices.append(notice)
 
 
 def _text_quality_stage(run: EvaluateRun, metrics: list[str], ctx: StageContext) -> None:
@@ -346,35 +336,6 @@ def _judge_quality(
         for aspect in QUALITY_FIELDS:
             rows.column(f"quality_{aspect}")[row] = verdict.values[aspect]
     return {"llm": llm.model_id, "retries": judge.retries, "max_tokens": judge.max_tokens, "temperature": 0.0}
-
-
-class PerplexityWorker:
-    """Builds a perplexity scorer once (per process or Ray actor) and scores batches of texts."""
-
-    def __init__(self, model: str, window: int, stride: int, max_tokens: int, token_budget: int, dtype: str) -> None:
-        from ...metrics.perplexity import PerplexityScorer
-
-        self.scorer = PerplexityScorer(
-            model, window=window, stride=stride, max_tokens=max_tokens, token_budget=token_budget, dtype=dtype
-        )
-
-    def __call__(self, texts: list[str], progress: ProgressHook | None = None) -> tuple[PerplexityResult, JSONObject]:
-        return self.scorer.score(texts, progress=progress), self.scorer.signature()
-
-
-class BERTScoreWorker:
-    """Builds a BERTScore scorer once and scores batches of (candidate, reference) pairs."""
-
-    def __init__(self, model: str, batch_size: int) -> None:
-        from ...metrics.bertscore import BERTScoreScorer
-
-        self.scorer = BERTScoreScorer(model, batch_size=batch_size)
-
-    def __call__(
-        self, pairs: list[tuple[str, str]], progress: ProgressHook | None = None
-    ) -> tuple[BERTScoreResult, JSONObject]:
-        result = self.scorer.score([c for c, _ in pairs], [r for _, r in pairs], progress=progress)
-        return result, self.scorer.signature()
 
 
 def _run_scorer(
@@ -499,10 +460,10 @@ def _target_indices(targets: list[str | None], labels: list[str], valid: list[in
 STAGES: dict[str, Stage] = {
     "diversity": _diversity_stage,
     "classifier": _classifier_stage,
-    "perplexity": _perplexity_stage,
-    "bertscore": _bertscore_stage,
     "text_quality": _text_quality_stage,
 }
+BEFORE_MODELS = ("diversity", "classifier")  # the stages before the model-scored metrics' (stage_order)
+AFTER_MODELS = ("text_quality",)
 
 #: a stage's cost on 2 CPU cores: (seconds to load its model, seconds per word of the texts it reads), measured in
 #: benchmarks/evaluate_speed.py (perplexity 175 tokens/s, BERTScore 0.125 s per IMDB pair) and llm_judge.py (3 s per
