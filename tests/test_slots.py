@@ -564,3 +564,18 @@ def test_the_verdict_rules_out_only_what_is_settled_and_names_the_inconclusive_g
     assert status == "inconclusive" and "ruled out" not in partly
     assert partly.startswith("inconclusive for disability: the data neither show an effect beyond 2.0 points nor rule ")
     assert partly.endswith("nothing material elsewhere (2 of 3 groups).")
+
+
+def test_a_share_interval_stops_at_100_points_and_its_finding_stays() -> None:
+    """Eight texts, seven of which flip every time and one 20 % of the time: the simultaneous t-interval of the mean
+    (0.9) reaches past 1, which no share can; cut at the bound, the finding is the same."""
+    from counterfair.analysis.inference import conclude, estimates
+
+    values = np.array([[1.0], [1.0], [1.0], [1.0], [1.0], [1.0], [1.0], [0.2]])
+    found, beyond = estimates(values.copy(), seed=0, n_resamples=500, margins=[(0.05, False)])
+    free, _ = conclude(found, beyond, [(0.05, False)], [True])
+    cut, tests = conclude(found, beyond, [(0.05, False)], [True], bounds=[1.0])
+    assert tests == 1 and free[0].sim_high is not None and free[0].sim_high > 1.0
+    assert cut[0].sim_high == 1.0 and cut[0].sim_low == free[0].sim_low and cut[0].value == pytest.approx(0.9)
+    assert cut[0].ci_high is not None and cut[0].ci_high <= 1.0
+    assert cut[0].finding == free[0].finding == "material"

@@ -108,11 +108,15 @@ def conclude(
     *,
     alpha: float = ALPHA,
     power: float = POWER,
+    bounds: Sequence[float | None] | None = None,
 ) -> tuple[list[SlotEstimate], int]:
     """Each estimate of :func:`estimates` (with its p-value beyond the margin, ``beyond``) completed with its
     simultaneous interval (``sim_low``, ``sim_high``), Bonferroni's ``p_adjusted`` and ``p_material``, the minimum
     detectable effect (``mde``), the texts that would bring it to the margin (``texts_needed``) and its ``finding``
-    (see the module's docstring); and the family's size. ``tested``: which estimates are in the family (the others
+    (see the module's docstring); and the family's size. ``bounds``: per estimate, the size no value of it can pass
+    (1 for a difference of probabilities or shares; None: unbounded): its intervals are cut there — a share cannot
+    change by more than 100 points, whatever the t-quantile says — which moves no finding (each threshold is well
+    inside the bound). ``tested``: which estimates are in the family (the others
     keep their values and are ``inconclusive``)."""
     members = {i for i, e in enumerate(found) if tested[i] and e.sd is not None and e.p_value is not None}
     m = max(len(members), 1)
@@ -135,8 +139,21 @@ def conclude(
                 p_adjusted=min(1.0, m * e.p_value),
                 p_material=min(1.0, 2 * m * p_beyond),
             )
+        bound = bounds[i] if bounds is not None else None
+        if bound is not None:
+            e = replace(
+                e,
+                ci_low=_within(e.ci_low, bound),
+                ci_high=_within(e.ci_high, bound),
+                sim_low=_within(e.sim_low, bound),
+                sim_high=_within(e.sim_high, bound),
+            )
         out.append(replace(e, finding=finding(e, margin, signed)))
     return out, len(members)
+
+
+def _within(value: float | None, bound: float) -> float | None:
+    return None if value is None else min(max(value, -bound), bound)
 
 
 class Simultaneous(TypedDict):

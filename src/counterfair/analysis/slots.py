@@ -669,7 +669,9 @@ def joint_slot_effects(
     joined, owners = _joined(parts)
     margins = [(thresholds[measure], measure in SIGNED) for _, (measure, _, _) in owners]
     found, beyond = estimates(joined, seed=seed, n_resamples=n_resamples, margins=margins)
-    found, tests = conclude(found, beyond, margins, [(e.n or 0) >= MIN_INTERVAL_TEXTS for e in found], alpha=alpha)
+    tested = [(e.n or 0) >= MIN_INTERVAL_TEXTS for e in found]
+    bounds = [1.0 if measure in SLOT_MEASURES else None for _, (measure, _, _) in owners]  # differences of P or shares
+    found, tests = conclude(found, beyond, margins, tested, alpha=alpha, bounds=bounds)
     for name, built in parts:
         out[name] = _section(out[name], built, thresholds, alpha=alpha, tests=tests, threshold=threshold)
     for name, section in out.items():
