@@ -322,6 +322,7 @@ NOT_MEASURED: dict[str, list[tuple[str, str]]] = {
         ("finds the old one under 60 %", "setting"),
         ("(152 MB at 9.5 million pairs)", "derived"),
         ("up to 128 MiB of weights; now 26 MB at 200,000 texts)", "derived"),
+        ("stop at ±100 points", "setting"),
     ],
     "docs/concepts/identity-effect.md": [
         ("the plain 2.5 and 97.5 percentiles", "setting"),
