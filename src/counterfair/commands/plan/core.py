@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from ...analysis.inference import POWER, texts_needed
-from ...analysis.measures import SLOT_MEASURES
+from ...analysis.slots import every_estimate
 from ...errors import InputError
 from ...summaries import AuditSummary, Record, SlotEffects, SlotEstimate, read_summary
 from ..llm_audit.result import LLMAuditSummary
@@ -127,27 +127,15 @@ def _plan(
     for outcome, effects, share in parts:
         if effects is None or effects.identity_effect is None:
             continue
-        tests = max(tests, effects.tests, _estimates_in(effects))
+        # every estimate the pilot has, with an interval or not: the family a fuller run tests (a pilot too small for
+        # intervals has none in its own family)
+        tests = max(tests, effects.tests, len(every_estimate(effects)))
         for group, e in (effects.identity_effect.by_group or {}).items():
             family = group.rpartition(":")[0] or "identity"
             rows.append(_row(group, outcome, family, e, tests, effect, power, shares.get(family, share)))
     if not rows:
         raise InputError("the pilot has no in-slot effects to plan from (no identity slot, or the placebo was off)")
     return PlanResult(tuple(rows), effect, power, tests, pilot, unit)
-
-
-def _estimates_in(effects: SlotEffects) -> int:
-    """Every estimate the pilot has, with an interval or not: the family a fuller run tests (a pilot too small for
-    intervals has none in its own family)."""
-    count = 0
-    for name in SLOT_MEASURES:
-        measure = getattr(effects, name)
-        if measure is None:
-            continue
-        count += measure.overall is not None
-        for part in (measure.by_group, measure.by_term, measure.by_form, measure.by_cell):
-            count += len(part or {})
-    return count
 
 
 def _row(
