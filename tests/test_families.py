@@ -142,7 +142,7 @@ def test_the_gender_slot_holds_the_text_in_each_gender_and_in_neutral_words() ->
         ("identity", "female"): "She thanked her sister.",
         ("identity", "male"): "He thanked his brother.",
         ("placebo", "neutral"): "They thanked their sibling.",
-        ("placebo", "friend"): "They thanked their friend.",
+        ("placebo", "cousin"): "They thanked their cousin.",
         ("placebo", "neighbour"): "They thanked their neighbour.",
         ("placebo", "colleague"): "They thanked their colleague.",
     }
@@ -177,8 +177,8 @@ def test_identity_slots_name_their_form_and_the_gender_words_of_their_text() -> 
     ]  # fmt: skip
     table = writer.write(rows)
     assert set(table["form"]) == {"plural"} and set(table["context"]) == {"female"}
-    assert "The tall people she met were kind." in set(table.loc[table["kind"] == "placebo", "text"])
-    assert "The Tall people she met were kind." in set(table.loc[table["kind"] == "placebo_cased", "text"])
+    assert "The quiet people she met were kind." in set(table.loc[table["kind"] == "placebo", "text"])
+    assert "The Quiet people she met were kind." in set(table.loc[table["kind"] == "placebo_cased", "text"])
     assert set(table.loc[table["kind"] == "identity", "word"]) == {"Jewish", "Muslim"}  # as the set writes them
 
 

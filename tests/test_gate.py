@@ -245,7 +245,7 @@ def test_cli_gate_exit_codes_config_and_compare(tmp_path: Path) -> None:
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "Fairness gate: PASS" in passed.stdout  # in the verdict, the console's first lines
     assert passed.stdout.index("Fairness gate: PASS") < passed.stdout.index("┏")
-    assert "fairness gate: pass (exit 0)" in passed.stdout  # and the exit code at the end
+    assert "fairness gate: pass (exit 0: every check passed)" in passed.stdout  # and the exit code at the end
     summary = json.loads((tmp_path / "a" / "summary.json").read_text())
     assert summary["gate"]["verdict"] == "pass" and summary["effects"]["identity_effect"]["overall"] is not None
     assert JUnitXml.fromfile(str(tmp_path / "junit.xml")).failures == 0
@@ -334,7 +334,7 @@ def test_the_measure_table_is_what_the_gate_the_verdict_and_the_docs_read() -> N
     from counterfair.summaries import GateCheck, SlotEffects
     from counterfair.views.verdict import rule_sentence
 
-    assert tuple(m.name for m in MEASURES) == gate.METRICS and len(gate.METRICS) == 20
+    assert tuple(m.name for m in MEASURES) == gate.METRICS and len(gate.METRICS) == 21
     assert slots.MATERIAL == {
         "identity_effect": 0.02,
         "disparity": 0.02,

@@ -278,7 +278,7 @@ def test_cli_gate_fails_a_planted_generator_and_passes_a_fair_one(tmp_path: Path
         ["llm-audit", str(prompts), "--generator", f"callable:{gen}:fair", "--out", str(tmp_path / "good"), *common],
     )
     # sampling noise over these prompts leaves a 2-point effect unresolved: inconclusive, never "no evidence"
-    assert good.exit_code == 1 and "VERDICT: inconclusive" in good.output, good.output
+    assert good.exit_code == 4 and "VERDICT: inconclusive" in good.output, good.output  # 4: inconclusive only
     assert "no evidence" not in good.output
     allowed = CliRunner().invoke(app, ["check", str(tmp_path / "good"), "--fail-if", "default", "--allow-inconclusive"])
     assert allowed.exit_code == 0, allowed.output
@@ -617,8 +617,11 @@ def test_the_demo_runs_on_the_simulated_screener_and_finds_what_was_planted(tmp_
         for c in summary["gate"]["checks"]
         if c["estimate"] == "material" and c["verdict"] == "fail"
     }
-    assert failed == {
-        ("decision", "religion"),
+    # the religion group (two of its three terms planted) sits at the edge over 20 sampled prompts: with the neutral
+    # words of #79 it reads -14.7 points, inconclusive; its planted terms are material either way
+    religion = summary["effects"]["decision"]["identity_effect"]["by_group"]["religion"]
+    assert religion["value"] < -0.1 and religion["finding"] in ("material", "inconclusive")
+    assert failed - {("decision", "religion")} == {
         ("decision", "Muslim"),
         ("decision", "Jewish"),  # not Christian
         ("rating", "age"),

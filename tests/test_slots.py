@@ -238,14 +238,14 @@ def test_the_default_gate_on_planted_models(kind: str, failed: set[str]) -> None
         assert "inconclusive" in {e["identity_effect"]["by_group"][g]["finding"] for g in unsettled}
     if kind == "blind":
         assert not unsettled
-    assert gate.exit_code == (1 if failed or unsettled else 0)
+    assert gate.exit_code == (1 if failed else 4 if unsettled else 0)  # 4: only inconclusive groups
     allowed = evaluate_rules(DEFAULT_RULES, effects_gate_metrics(e))  # --allow-inconclusive
     assert allowed.exit_code == (1 if failed else 0)
 
 
 def test_default_rules_parse_and_name_the_group_in_brackets() -> None:
     rules = [parse_rule(r) for r in DEFAULT_RULES + CONCLUSIVE_RULES]
-    assert {r.bound for r in rules} == {"material", "conclusive"}
+    assert {r.bound for r in rules} == {"material", "conclusive", "control"}
     assert rules[1].describe("religion") == "material(identity_effect[religion])"
     assert rules[-1].describe("names:black_female") == "conclusive(identity_effect[names:black_female])"
     with pytest.raises(cf.errors.ConfigError, match="material\\(\\) takes an in-slot measure"):
@@ -263,15 +263,17 @@ def test_the_audit_measures_in_the_slot() -> None:
     assert slots is not None
     # each slot holds its original, every other term of the set and the placebo words, written in the same form
     first = slots[(slots["input_id"] == "0")]
-    assert set(first["kind"]) == {"identity", "placebo", "placebo_cased"}
-    assert "My tall neighbour brought dinner." in set(first["text"])
+    assert set(first["kind"]) == {"identity", "placebo", "placebo_cased", "nonce"}  # nonce: the control's second null
+    assert "My quiet neighbour brought dinner." in set(first["text"]) and "My dax neighbour brought dinner." in set(
+        first["text"]
+    )
     assert "My gay neighbour brought dinner." in set(first["text"])
     # a proper adjective is written with its capital; the placebo words once more with one, to compare it with
     assert "My Muslim neighbour brought dinner." in set(first["text"])
-    assert "My Tall neighbour brought dinner." in set(first.loc[first["kind"] == "placebo_cased", "text"])
+    assert "My Quiet neighbour brought dinner." in set(first.loc[first["kind"] == "placebo_cased", "text"])
     assert set(first["form"]) == {"adjective"} and set(first["family"]) == {"identity"}
     muslim = slots[(slots["input_id"] == "2") & (slots["kind"] == "placebo")]
-    assert "The tall family next door is kind." in set(muslim["text"])
+    assert "The quiet family next door is kind." in set(muslim["text"])
     # a sentence's first word has its capital anyway: no second placebo text there
     straight = slots[(slots["input_id"] == "1")]
     assert "placebo_cased" in set(straight["kind"])  # "Some people are Tall." (mid-sentence)
@@ -339,7 +341,10 @@ def test_check_is_true_only_when_every_rule_passed() -> None:
     few = cf.audit(SIX[:3], lambda t: np.array([0.9 if "gay" in x.lower() else 0.1 for x in t]), methods=["swap"])
     gay = few.summary["effects"]["identity_effect"]["by_term"]["gay"]
     assert gay["value"] == pytest.approx(0.8) and gay["finding"] == "inconclusive" and gay["sim_low"] is None
-    assert not few.check("default") and few.check("default", allow_inconclusive=True)
+    # and a run that measured nothing passes no gate, inconclusive allowed or not: exit 4, its own code
+    lenient = few.check("default", allow_inconclusive=True)
+    assert not few.check("default") and not lenient and lenient["exit_code"] == 4
+    assert [c["description"] for c in lenient["checks"] if c["verdict"] == "fail"] == ["measured(in-slot estimates)"]
 
 
 PLANTED_MODULE = """
@@ -390,7 +395,8 @@ def test_the_cli_gate_names_the_planted_group_and_passes_the_fair_models(tmp_pat
         if name == "noisy":  # 5 points of noise: the demo's gender texts are too few to rule 2 points out, said so
             cases = [case for suite in JUnitXml.fromfile(str(junit)) for case in suite]
             failed = {c.name for c in cases if any(isinstance(r, Failure) for r in c.result)}
-            assert done.returncode == 1 and failed and all(f.startswith("conclusive(") for f in failed), failed
+            assert done.returncode == 4 and failed and all(f.startswith("conclusive(") for f in failed), failed
+            assert all(r.type == "inconclusive" for c in cases for r in c.result if isinstance(r, Failure))
             assert "Verdict: inconclusive for gender_words" in done.stdout
             done = run_cli(
                 "check", str(tmp_path / name), "--fail-if", "default", "--allow-inconclusive", "--junit", str(junit),

@@ -23,9 +23,12 @@ from wordfreq import zipf_frequency
 
 from counterfair.lexicons.attributes import load_identity_set
 
+# English: no word that a bias inventory treats as a group of its own (HolisticBias v1.1's descriptors: tall, short,
+# small, athletic; left-handed, bespectacled), none with a sentiment of its own (VADER 3.3.2's lexicon: calm, careful,
+# curious, shy, bored, tired; and polite, tidy, punctual, which praise; "thirsty", slang for desperate, which
+# profanity-check scored 4.1 points above the others): tests/test_control.py holds the list to that
 WORDS = (
-    "bespectacled freckled sunburned punctual talkative sporty barefoot tidy sleepy thirsty polite athletic shy "
-    "bored curious hungry musical tall calm careful quiet tired busy short small"
+    "sunburned talkative sporty barefoot sleepy hungry musical quiet busy chatty seated hatless soaked yawning"
 ).split()
 
 # French adjectives that also stand as nouns for a person ("un curieux", "les timides"), every form given

@@ -19,7 +19,7 @@ from rich.markup import escape
 from . import __version__, vocabulary
 from .errors import CounterfairError
 from .plugins import load_plugins
-from .summaries import EvaluationSummary, GateVerdict, typed
+from .summaries import GATE_MEANINGS, EvaluationSummary, GateVerdict, typed
 from .views.console import stage_error
 
 try:
@@ -543,7 +543,7 @@ def finish_gate(
     from .views.verdict import MANY_RULES, rule_sentence
 
     verdict = typed(gate, GateVerdict)
-    colour = {"pass": "green", "fail": "red", "error": "yellow"}
+    colour = {"pass": "green", "fail": "red", "error": "yellow", "inconclusive": "yellow"}
     order = {"fail": 0, "error": 1}
     checks = sorted(verdict.checks, key=lambda c: order.get(c.verdict, 2))  # failed first, then not evaluated
     shown = checks if len(checks) <= MANY_RULES else [c for c in checks if c.verdict != "pass"]
@@ -554,7 +554,10 @@ def finish_gate(
         where = f" (every check: {junit})" if junit else " (every check: --junit FILE)"
         console.print(f"[green]PASS[/] {len(checks) - len(shown)} more checks{where}")
     if status_line:
-        console.print(f"fairness gate: [{colour[verdict.verdict]}]{verdict.verdict}[/] (exit {verdict.exit_code})")
+        meaning = GATE_MEANINGS.get(verdict.verdict, "")
+        console.print(
+            f"fairness gate: [{colour[verdict.verdict]}]{verdict.verdict}[/] (exit {verdict.exit_code}: {meaning})"
+        )
     if junit:
         console.print(f"wrote {write_junit(verdict, junit)}")
     return int(verdict.exit_code)

@@ -199,6 +199,26 @@ class SlotFamily(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ControlFamily(Estimate):
+    """The control check of one family of slots (:mod:`counterfair.analysis.control`): each neutral word's estimate
+    against the family's other neutral words (``words``), the words that stood out (left out of the baseline), the
+    second null (nonce words, where the family has one) and the two nulls' agreement, whether the check failed and
+    whether the control is unreliable for this model (the nulls disagree: no identity finding of the family is called
+    material), in words (``message``). As an estimate (the gate's ``control(neutral_words[FAMILY])``): the value,
+    interval and texts of the estimate that decided it (the nulls' disagreement, else the word that stood out most,
+    else the largest departure)."""
+
+    family: str = ""
+    words: dict[str, SlotEstimate] | None = _key(of={SlotEstimate})
+    standing_out: tuple[str, ...] = ()
+    second_null: str | None = None
+    agreement: SlotEstimate | None = _key(of=SlotEstimate)
+    failed: bool = False
+    unreliable: bool = False
+    message: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
 class SlotEffects(Record):
     """The audit's ``effects`` section: the identity effect, disparity and flip excess measured in the slot against
     placebo words (:mod:`counterfair.analysis.slots`), every family's groups among the identity effect's, with the test
@@ -218,6 +238,8 @@ class SlotEffects(Record):
     identity_effect: SlotMeasure | None = _key(of=SlotMeasure)
     disparity: SlotMeasure | None = _key(of=SlotMeasure)
     flip_excess: SlotMeasure | None = _key(of=SlotMeasure)
+    #: the control check of each family that has one (:mod:`counterfair.analysis.control`)
+    control: dict[str, ControlFamily] | None = _key(of={ControlFamily}, absent=True)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -276,9 +298,22 @@ class GateCheck(Record):
     message: str = ""
 
 
+#: the gate's verdicts, their exit codes and what each means (:mod:`counterfair.analysis.gate`; exit 3 is an internal
+#: error): one meaning per code
+EXIT_CODES = {"pass": 0, "fail": 1, "error": 2, "inconclusive": 4}
+GATE_MEANINGS = {
+    "pass": "every check passed",
+    "fail": "a material finding or a failed control",
+    "error": "a rule could not be evaluated",
+    "inconclusive": "nothing material, but some group could not be settled either way (or nothing was measured)",
+}
+EXIT_WORDS = ", ".join(f"{EXIT_CODES[v]} {GATE_MEANINGS[v]}" for v in ("pass", "fail", "error", "inconclusive"))
+
+
 @dataclass(frozen=True, kw_only=True)
 class GateVerdict(Record):
-    """The fairness gate: every check, the verdict (``pass``/``fail``/``error``) and its exit code."""
+    """The fairness gate: every check, the verdict (``pass``/``fail``/``error``/``inconclusive``) and its exit code
+    (:data:`EXIT_CODES`)."""
 
     rules: tuple[Mapping[str, Any], ...] = ()
     checks: tuple[GateCheck, ...] = _key(of=[GateCheck], default=())

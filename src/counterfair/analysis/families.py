@@ -100,6 +100,7 @@ class TermSlots:
         cased: bool = True,
         context: Callable[[str], str] | None = None,
         editor: Any = None,
+        nonce: bool = True,
     ) -> None:
         from .placebo import placebo_editor
 
@@ -107,6 +108,8 @@ class TermSlots:
         self.editor = editor if editor is not None else placebo_editor(identities, placebo)
         proper = any(identities.forms_of(t).proper for t in identities.terms)
         self.cased = cased and proper and get_language(identities.language).proper_adjectives
+        # the control's second null (analysis.control): a language whose words need their forms written has none yet
+        self.nonce = nonce and not get_language(identities.language).inflected
         self.context = context or (lambda text: "")
 
     def written(self, term: str) -> str:
@@ -157,10 +160,12 @@ class TermSlots:
 
     def _placebo_words(self, source: str, listed: bool) -> list[tuple[str, str]]:
         """The (kind, word) of each placebo text of a slot of ``source``."""
+        from .control import NONCE_WORDS
+
         words = [("placebo", w) for w in self.placebo.words]
         if self.cased and listed:
             words += [("placebo_cased", w[:1].upper() + w[1:]) for w in self.placebo.words if w[:1].islower()]
-        return words
+        return words + ([("nonce", w) for w in NONCE_WORDS] if self.nonce else [])
 
     def _style(self, text: str, found: Sequence[Any], source: str) -> tuple[str, bool]:
         """The forms the source term's occurrences are written in ("adjective", "plural", "+"-joined) and whether one
@@ -234,7 +239,7 @@ class GenderSlots:
 
     def write(self, rows: Sequence[Mapping[str, Any]], matches: Mapping[Any, list[Any]] | None = None) -> pd.DataFrame:
         """The texts of every slot: the original under its gender (``female`` or ``male``), its binary swap under the
-        other, its neutral variants as placebo words (``neutral``, ``friend``, ...)."""
+        other, its neutral variants as placebo words (``neutral``, ``cousin``, ...)."""
         out: list[SlotRow] = []
         forms: dict[Any, str] = {}
         for row in _rows_of(rows, self.attribute):
@@ -256,13 +261,19 @@ class GenderSlots:
 
 
 def slot_writer(
-    attribute: str, swap_set: IdentitySet | GenderSet, placebo: Any, *, context: Callable[[str], str] | None = None
+    attribute: str,
+    swap_set: IdentitySet | GenderSet,
+    placebo: Any,
+    *,
+    context: Callable[[str], str] | None = None,
+    nonce: bool = True,
 ) -> TermSlots | GenderSlots:
     """The writer of a swap pack's slots (``identity``: the audit's identity set): gender words, first names, or
-    identity terms with ``placebo``'s words."""
+    identity terms with ``placebo``'s words (and, with ``nonce``, the control's nonce words: an LLM audit, whose every
+    variant is a request, leaves them out)."""
     family = family_of(attribute, swap_set)
     if isinstance(swap_set, GenderSet):
         return GenderSlots(swap_set, attribute=attribute, family=family)
     if swap_set.within:
         return NameSlots(swap_set, attribute=attribute, family=family)
-    return TermSlots(swap_set, placebo, attribute=attribute, family=family, context=context)
+    return TermSlots(swap_set, placebo, attribute=attribute, family=family, context=context, nonce=nonce)

@@ -23,9 +23,18 @@ A rule says when to *fail* — ``identity_effect > 0.05``, ``upper(ctf_gap[*]) >
 * no group: overall; ``[NAME]``: that group; ``[*]``: every group, one verdict each.
 
 Each (rule, group) is ``pass``, ``fail``, or ``error`` (it could not be evaluated: no identity swap, no placebo,
-an unknown group, an interval from too few texts: two for the gaps, six for the in-slot measures). The gate's
-verdict: ``fail`` when any rule fails, else ``error`` when any could not be evaluated, else ``pass``; exit codes 1, 2
-and 0 (:data:`EXIT_CODES`).
+an unknown group, an interval from too few texts: two for the gaps, six for the in-slot measures). Each check is of
+one kind (:func:`check_kind`): ``material`` (a material finding, or a threshold crossed), ``inconclusive`` (a
+``conclusive(...)`` check: the data could neither show nor rule out a material effect) or ``control`` (the audit's own
+control, its neutral words, reacted: :mod:`counterfair.analysis.control`). The gate's verdict, and its exit code
+(:data:`EXIT_CODES`), mean one thing each:
+
+* ``fail`` (exit 1): a material finding, a threshold crossed, or a failed control;
+* ``error`` (exit 2): a rule could not be evaluated (an unknown group, a metric the run lacks);
+* ``inconclusive`` (exit 4): nothing failed but some group could not be settled either way (only ``conclusive``
+  checks failed), or nothing was measured at all (no in-slot estimate has an interval: ``--allow-inconclusive`` passes
+  inconclusive groups, never a run that measured nothing);
+* ``pass`` (exit 0): every check passed.
 """
 
 from __future__ import annotations
@@ -43,6 +52,9 @@ import pandas as pd
 from ..editors.registry import swap_methods
 from ..errors import ConfigError
 from ..summaries import (
+    EXIT_CODES,
+    ControlFamily,
+    MIN_INTERVAL_TEXTS,
     BiasSummary,
     Estimate,
     GapReport,
@@ -63,7 +75,9 @@ from .measures import MEASURES, SLOT_MEASURES, names
 COUNTERFACTUAL_METRICS = names("slot", "swap")
 #: ``--fail-if default``: fail on every material finding of the in-slot measures (shown, by its simultaneous interval
 #: over the whole test family, to be at least its measure's threshold in size), overall and per group as the table says
-DEFAULT_RULES = tuple(rule for m in MEASURES if m.family == "slot" for rule in m.default_rules())
+#: ... and on every family whose control failed (a neutral word stood out, or the two nulls disagree)
+CONTROL_RULES = ("control(neutral_words[*])",)
+DEFAULT_RULES = tuple(rule for m in MEASURES if m.family == "slot" for rule in m.default_rules()) + CONTROL_RULES
 #: ... and on every group whose effect is inconclusive (too few texts to show an effect or to rule a material one out;
 #: or an effect of unresolved size), unless ``--allow-inconclusive``
 CONCLUSIVE_RULES = ("conclusive(identity_effect[*])",)
@@ -76,14 +90,15 @@ SUITE_METRICS = names("suite")
 #: an LLM audit's response similarities (:mod:`counterfair.commands.llm_audit.similarity`), as ``METRIC.NAME``
 LLM_METRICS = names("llm")
 METRICS = names()
-EXIT_CODES = {"pass": 0, "fail": 1, "error": 2}
+#: the kinds of check (:func:`check_kind`), as JUnit names each failure's type
+CHECK_KINDS = ("material", "inconclusive", "control")
 _OPS = {">": lambda a, b: a > b, ">=": lambda a, b: a >= b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b}
 _RULE = re.compile(
     r"^\s*(?:(?P<bound>point|upper|lower)\s*\(\s*)?(?P<metric>(?:[a-z_]+\.)?[a-z_]+)\s*(?:\[\s*(?P<group>[^\]]+?)\s*\])?\s*"
     r"(?P<close>\))?\s*(?P<op>>=|<=|>|<)\s*(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$"
 )
 _MATERIAL_RULE = re.compile(
-    r"^\s*(?P<kind>material|conclusive)\s*\(\s*(?P<metric>(?:[a-z_]+\.)?[a-z_]+)\s*"
+    r"^\s*(?P<kind>material|conclusive|control)\s*\(\s*(?P<metric>(?:[a-z_]+\.)?[a-z_]+)\s*"
     r"(?:\[\s*(?P<group>[^\]]+?)\s*\])?\s*\)\s*$"
 )
 MATERIAL_METRICS = names(material=True)  # the measures material() and conclusive() take
@@ -102,7 +117,7 @@ class Rule:
 
     def describe(self, group: str | None) -> str:
         where = f"[{group}]" if group else ""
-        if self.bound in ("material", "conclusive"):
+        if self.bound in ("material", "conclusive", "control"):
             return f"{self.bound}({self.metric}{where})"
         estimate = {"point": "", "upper": "upper 95% bound of ", "lower": "lower 95% bound of "}[self.bound]
         return f"{estimate}{self.metric}{where} {self.op} {self.value:g}"
@@ -147,6 +162,8 @@ def parse_rule(text: str) -> Rule:
     material = _MATERIAL_RULE.match(text)
     if material is not None:
         kind = material["kind"]
+        if kind == "control" and _measure(material["metric"]) != "neutral_words":
+            raise ConfigError(f"rule {text!r}: control() takes neutral_words (control(neutral_words[*]))")
         if _measure(material["metric"]) not in MATERIAL_METRICS:
             raise ConfigError(f"rule {text!r}: {kind}() takes an in-slot measure: {', '.join(MATERIAL_METRICS)}")
         return Rule(text.strip(), material["metric"], material["group"], kind, "is", 1.0)
@@ -285,6 +302,8 @@ def _check(rule: Rule, group: str | None, entry: Estimate | None) -> GateCheck:
     check = replace(
         check, point=_finite(entry.value), ci_low=_finite(entry.ci_low), ci_high=_finite(entry.ci_high), n=entry.n
     )
+    if rule.bound == "control":
+        return _control(rule, group, entry, check)
     if rule.bound in ("material", "conclusive"):
         return _material(rule, group, entry, check)
     value = {"point": check.point, "upper": check.ci_high, "lower": check.ci_low}[rule.bound]
@@ -333,6 +352,16 @@ def _material(rule: Rule, group: str | None, entry: Estimate, check: GateCheck) 
     failed = found == "material" if rule.bound == "material" else found in ("inconclusive", "detected")
     message = f"{rule.describe(group)}: {points_message(check)}, {found} → " + ("fails" if failed else "passes")
     return replace(check, verdict="fail" if failed else "pass", message=message)
+
+
+def _control(rule: Rule, group: str | None, entry: Estimate, check: GateCheck) -> GateCheck:
+    """A ``control(neutral_words[FAMILY])`` check: fails where a neutral word of the family stood out or its two
+    nulls disagree (:mod:`counterfair.analysis.control`), naming the words."""
+    if not isinstance(entry, ControlFamily):
+        return replace(check, message=f"{rule.describe(group)}: no control check")
+    failed = entry.failed
+    message = f"{rule.describe(group)}: {entry.message} → " + ("fails" if failed else "passes")
+    return replace(check, value=check.point, verdict="fail" if failed else "pass", message=message)
 
 
 def points_message(check: GateCheck) -> str:
@@ -401,8 +430,8 @@ def evaluate_rules(
                 checks[-1] = replace(
                     checks[-1], message=f"{rule.text}: no group {rule.group!r} in this run (groups: {known})"
                 )
-    verdicts = {c.verdict for c in checks}
-    verdict = "fail" if "fail" in verdicts else "error" if "error" in verdicts or not checks else "pass"
+    checks += _unmeasured(checks)
+    verdict = gate_verdict(checks)
     return GateVerdict(
         rules=tuple(asdict(r) for r in parsed),
         checks=tuple(checks),
@@ -411,6 +440,46 @@ def evaluate_rules(
         failed=tuple(c.message for c in checks if c.verdict == "fail"),
         errors=tuple(c.message for c in checks if c.verdict == "error"),
     )
+
+
+def check_kind(check: GateCheck) -> str:
+    """What a check tests (:data:`CHECK_KINDS`): ``inconclusive`` for a ``conclusive(...)`` check (or the check that
+    the run measured anything), ``control`` for a ``control(...)`` one, else ``material``."""
+    if check.estimate in ("conclusive", "measured"):
+        return "inconclusive"
+    return "control" if check.estimate == "control" else "material"
+
+
+def gate_verdict(checks: Sequence[GateCheck]) -> str:
+    """The gate's verdict from its checks (the module's docstring): ``fail`` where a material or control check
+    failed, else ``error`` where one could not be evaluated (or there is none), else ``inconclusive`` where a
+    ``conclusive`` check failed, else ``pass``."""
+    failed = {check_kind(c) for c in checks if c.verdict == "fail"}
+    if failed - {"inconclusive"}:
+        return "fail"
+    if not checks or any(c.verdict == "error" for c in checks):
+        return "error"
+    return "inconclusive" if failed else "pass"
+
+
+def _unmeasured(checks: Sequence[GateCheck]) -> list[GateCheck]:
+    """A failing check where the gate has in-slot checks and not one of their estimates has an interval (every one
+    over fewer than six texts or prompts): such a run measured nothing, and passes no gate, inconclusive allowed or
+    not. None otherwise."""
+    slot = [c for c in checks if c.estimate in ("material", "conclusive") and c.n is not None]
+    if not slot or any(c.sim_low is not None for c in slot):
+        return []
+    unit = "prompts" if any("." in c.metric for c in slot) else "texts"
+    most = max(c.n or 0 for c in slot)
+    message = (
+        f"nothing measured: none of the {len(slot)} in-slot estimates checked has an interval (each rests on fewer "
+        f"than {MIN_INTERVAL_TEXTS} {unit}; the most: {most}), so no effect can be shown or ruled out"
+    )
+    description = "measured(in-slot estimates)"
+    return [
+        GateCheck(rule=description, metric="identity_effect", estimate="measured", description=description,
+                  n=most, verdict="fail", message=message)
+    ]  # fmt: skip
 
 
 def gate_pairs(
@@ -506,7 +575,8 @@ def write_junit(
         case = ET.SubElement(node, "testcase", classname=f"counterfair.{check.metric}", name=check.description)
         if check.verdict in ("fail", "error"):
             kind = "failure" if check.verdict == "fail" else "error"
-            ET.SubElement(case, kind, message=check.message, type=kind).text = check.message
+            why = check_kind(check) if check.verdict == "fail" else "error"  # material, inconclusive or control
+            ET.SubElement(case, kind, message=check.message, type=why).text = check.message
         else:
             ET.SubElement(case, "system-out").text = check.message
     target = Path(path)
@@ -528,6 +598,7 @@ def effects_gate_metrics(effects: SlotEffects | Mapping[str, Any] | None) -> Gat
     if found is None or found.identity_effect is None:
         return {}
     out: GateMetrics = {measure: gate_metric(getattr(found, measure)) for measure in SLOT_MEASURES}
+    out["neutral_words"] = {"overall": None, "by_group": dict(found.control or {})}
     identity = out["identity_effect"]
     overall = identity["overall"] if identity is not None else None
     for metric, key in (("term_effect", "by_term"), ("form_effect", "by_form"), ("cell_effect", "by_cell")):

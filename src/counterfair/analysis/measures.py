@@ -15,7 +15,8 @@ from dataclasses import dataclass
 class Measure:
     """One measure.
 
-    ``family``: ``slot`` (an in-slot estimate of the audit and the LLM audit), ``swap`` (paper 001's pairs), ``bias``
+    ``family``: ``slot`` (an in-slot estimate of the audit and the LLM audit), ``control`` (the audit's check of its
+    own neutral words), ``swap`` (paper 001's pairs), ``bias``
     (labelled data), ``suite`` (a functional suite), ``llm`` (an LLM audit's response similarity, ``METRIC.NAME``).
     ``unit``: ``points`` (probability points of the positive label), ``share`` (of pairs), ``auc``, ``accuracy``.
     ``sign``: ``either`` (material in both directions), ``above`` (only above the placebo), ``none`` (no material rule).
@@ -113,6 +114,19 @@ MEASURES: tuple[Measure, ...] = (
         sign="above",
         material=0.05,
         scopes=("overall", "group"),
+    ),
+    Measure(
+        "neutral_words",
+        "neutral words' own effect",
+        "control",
+        "points",
+        "the audit's control (analysis.control): each neutral word's score in a slot minus the other neutral words', "
+        "and the neutral words' mean minus nonce words' (a second null); ``control(neutral_words[*])`` fails per "
+        "family where a word stands out or the two nulls disagree",
+        sign="either",
+        material=0.02,
+        scopes=("group",),
+        sparse=True,
     ),
     Measure(
         "ctf_gap",

@@ -1,6 +1,6 @@
-"""The placebo words of an identity audit: words that describe a person and name no group ("tall", "busy"), put in
-each identity slot beside the identity terms, in the same grammatical form ("Muslims" -> "tall people", "a Muslim" ->
-"a tall person"), by the same swap machinery. The in-slot measures (:mod:`counterfair.analysis.slots`) compare a
+"""The placebo words of an identity audit: words that describe a person and name no group ("quiet", "busy"), put in
+each identity slot beside the identity terms, in the same grammatical form ("Muslims" -> "quiet people", "a Muslim" ->
+"a quiet person"), by the same swap machinery. The in-slot measures (:mod:`counterfair.analysis.slots`) compare a
 text's score with each identity term against its score with these words: the part of a change due to the identity,
 not to an edit of that kind.
 

@@ -6,12 +6,12 @@ the same kind. Every set of identities the audit tests is measured this way, eac
 (:data:`SLOT_COLUMNS`' ``family``, its :class:`SlotDesign`):
 
 * ``identity`` — the identity terms (Dixon et al.'s 50 by default: "My gay neighbour" → "My Muslim neighbour"), against
-  the placebo words (:mod:`counterfair.analysis.placebo`: "My tall neighbour") in the same grammatical form; a term
+  the placebo words (:mod:`counterfair.analysis.placebo`: "My quiet neighbour") in the same grammatical form; a term
   written with a capital (Muslim, LGBT) against the placebo words written with one ("My Tall neighbour"), so that a
   model reacting to capitals is not taken for one reacting to identity;
 * ``gender_words`` — the text's gendered words and pronouns as a whole ("She thanked her husband" is female; its male
   form "He thanked his wife"), against the text in neutral words: pronouns as they/them/their with the verbs agreeing,
-  each gendered noun as a neutral person noun of the same number ("person", "friend", "neighbour", "colleague");
+  each gendered noun as a neutral person noun of the same number ("person", "cousin", "neighbour", "colleague");
 * ``names`` — a first name, written with one name of each group of the names pack (its perceived race and gender),
   against first names of the same gender, two from each group: the slot's neutral is the median over the groups of
   each group's mean placebo-name score (names are compared with names, and the median keeps one group scored apart
@@ -51,19 +51,19 @@ import numpy as np
 import pandas as pd
 
 from ..spill import ObjectLog
-from ..summaries import MIN_INTERVAL_TEXTS, SlotEffects, SlotEstimate, SlotMeasure, typed
+from ..summaries import MIN_INTERVAL_TEXTS, ControlFamily, SlotEffects, SlotEstimate, SlotMeasure, typed
 from .inference import ALPHA, POWER, conclude, estimates
 from .measures import MEASURES as MEASURE_TABLE
 from .measures import SLOT_MEASURES
 
 #: the size from which a detected estimate is material (probability points of the positive label; share of pairs) and
 #: the measures material in either direction (the others only above the placebo): from the measure table
-MATERIAL = {m.name: m.material for m in MEASURE_TABLE if m.material is not None}
+MATERIAL = {m.name: m.material for m in MEASURE_TABLE if m.material is not None and m.family != "control"}
 SIGNED = {m.name for m in MEASURE_TABLE if m.sign == "either" and m.part_of is None}
 SLOT_COLUMNS = ["input_id", "family", "source_term", "form", "context", "kind", "word", "group", "text", "score"]
 #: the kinds of slot text: an identity term, a placebo word, a placebo word written with a capital (the neutral of a
 #: term written with one)
-KINDS = ("identity", "placebo", "placebo_cased")
+KINDS = ("identity", "placebo", "placebo_cased", "nonce")  # nonce: the control's second null (analysis.control)
 IDENTITY, GENDER_WORDS, NAMES = "identity", "gender_words", "names"
 _CHUNK = 256  # slots per block of the pairwise differences (a block holds CHUNK x terms x terms values)
 
@@ -101,7 +101,7 @@ def design_of(family: str) -> SlotDesign:
     if family.startswith(GENDER_WORDS):
         return SlotDesign(
             family, terms=False, overall=False, forms="group", base_form=None, cells=False, disparity=False,
-            neutral="the same text in neutral words (they, person, friend; a language whose gender words are nouns of "
+            neutral="the same text in neutral words (they, person, cousin; a language whose gender words are nouns of "
             "a gender: a placebo word in their place)",
         )  # fmt: skip
     if family.startswith(NAMES):
@@ -226,6 +226,7 @@ class SlotScores:
         default_factory=dict
     )  # a term's words written with a capital ("African American": 2)
     placebo_groups: dict[str, str] = field(default_factory=dict)  # a placebo word's group (first names have one)
+    nonce: pd.DataFrame | None = None  # the slots' scores with nonce words (the control's second null), where written
 
 
 def slot_scores(slots: pd.DataFrame, seen: set[bytes] | None = None) -> SlotScores | None:
@@ -263,6 +264,7 @@ def slot_scores(slots: pd.DataFrame, seen: set[bytes] | None = None) -> SlotScor
     placebo_groups = {str(w).lower(): str(g) for w, g in zip(named["word"], named["group"], strict=True)}
     meta = ok.drop_duplicates(index).set_index(index).reindex(common)
     cased = tables["placebo_cased"].reindex(common) if not tables["placebo_cased"].empty else None
+    nonce = tables["nonce"].reindex(common) if not tables["nonce"].empty else None
     return SlotScores(
         tables["identity"].loc[common],
         tables["placebo"].loc[common],
@@ -273,6 +275,7 @@ def slot_scores(slots: pd.DataFrame, seen: set[bytes] | None = None) -> SlotScor
         contexts=meta["context"].fillna("").astype(str).to_numpy(),
         capitals=capitals,
         placebo_groups=placebo_groups,
+        nonce=nonce,
     )
 
 
@@ -622,6 +625,7 @@ def slot_effects(
     n_resamples: int = 2000,
     alpha: float = ALPHA,
     material: Mapping[str, float] | None = None,
+    control: bool = True,
 ) -> SlotEffects | None:
     """The in-slot measures (see the module's docstring) of a scored slot table (:data:`SLOT_COLUMNS`; every family in
     it), or of a family's :class:`SlotScores` blocks, or a mapping family -> either: ``{measure: {"overall": entry,
@@ -632,7 +636,8 @@ def slot_effects(
     ``finding`` (:mod:`counterfair.analysis.inference`); a term's also ``score`` and ``placebo_score`` (the mean
     scores it compares). ``None`` when no slot has both an identity and a placebo score."""
     found = joint_slot_effects(
-        {"": slots}, threshold=threshold, seed=seed, n_resamples=n_resamples, alpha=alpha, material=material
+        {"": slots}, threshold=threshold, seed=seed, n_resamples=n_resamples, alpha=alpha, material=material,
+        control=control,
     )
     return found[""]
 
@@ -646,6 +651,7 @@ def joint_slot_effects(
     alpha: float = ALPHA,
     material: Mapping[str, float] | None = None,
     extra: Mapping[str, pd.DataFrame] | None = None,
+    control: bool = True,
 ) -> dict[str, SlotEffects | None]:
     """:func:`slot_effects` of several outcomes measured on the same texts (an LLM application's score, decision and
     refusal of each slot's responses), as one test family: one set of bootstrap resamples of the texts for every
@@ -654,11 +660,19 @@ def joint_slot_effects(
     measures, or ``None``. ``extra``: more estimates in the family, as :func:`per_text_values` gives them (one row per
     text id, columns ``(measure, level, name)`` with ``level`` overall or group; e.g. a response similarity's
     dissimilarity excess), reported under their name with the measures they hold."""
+    from .control import check_control, withheld, without_words
+
     thresholds = {**MATERIAL, **(material or {})}
     parts: list[tuple[str, _Built]] = []
+    controls: dict[str, dict[str, ControlFamily]] = {}
     for name, table in tables.items():
-        for family, blocks in _by_family(table).items():
-            built = _per_text(blocks, threshold, design_of(family))
+        families = _by_family(table)
+        if control:  # the neutral words tested first; a word that stands out leaves the baseline
+            controls[name] = check_control(families, seed=seed, n_resamples=n_resamples, alpha=alpha)
+        for family, blocks in families.items():
+            checked = controls.get(name, {}).get(family)
+            kept = without_words(blocks, checked.standing_out) if checked is not None else blocks
+            built = _per_text(kept, threshold, design_of(family))
             parts += [(name, built)] if built is not None else []
     for name, frame in (extra or {}).items():
         given = _given(frame)
@@ -679,21 +693,29 @@ def joint_slot_effects(
             section["texts"] = len(set().union(*(built[2]["texts"] for n, built in parts if n == name)))
     for (part, (measure, level, key)), entry in zip(owners, found, strict=True):
         name, (_, _, info) = parts[part]
+        design: SlotDesign | None = info.get("design")
+        checked = controls.get(name, {}).get(design.family) if design is not None else None
+        if checked is not None and checked.unreliable:  # the nulls disagree: nothing against them is material
+            entry = withheld(entry) or entry
         if entry.n:
             _place(out[name], measure, level, key, entry, info)
-    return {name: None if filled is None else _record(filled) for name, filled in out.items()}
+    return {
+        name: None if filled is None else _record(filled, controls.get(name) or None) for name, filled in out.items()
+    }
 
 
-def _record(filled: _Filling) -> SlotEffects:
-    """A filled section read as its record. A measure the record does not declare (a response similarity's excess,
-    given as ``extra``) is kept in the record's ``extra``, which holds JSON: its estimates are written out."""
+def _record(filled: _Filling, control: dict[str, ControlFamily] | None = None) -> SlotEffects:
+    """A filled section read as its record, with its families' control checks. A measure the record does not declare
+    (a response similarity's excess, given as ``extra``) is kept in the record's ``extra``, which holds JSON: its
+    estimates are written out."""
 
     def written(part: Any) -> Any:
         if isinstance(part, SlotEstimate):
             return part.to_dict()
         return {k: written(v) for k, v in part.items()} if isinstance(part, dict) else part
 
-    return SlotEffects.from_dict({k: v if k in SLOT_MEASURES else written(v) for k, v in filled.items()})
+    record = SlotEffects.from_dict({k: v if k in SLOT_MEASURES else written(v) for k, v in filled.items()})
+    return replace(record, control=control) if control else record
 
 
 def _joined(parts: list[tuple[str, _Built]]) -> tuple[np.ndarray, list[tuple[int, tuple[str, str, str]]]]:

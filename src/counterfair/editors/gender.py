@@ -58,8 +58,9 @@ _TITLES = frozenset("dr dr. prof prof. professor rev rev. sgt sgt. capt capt. co
 #: gendered titles: in a placebo variant they take the pack's neutral form (Mx), never a person noun
 GENDER_TITLES = frozenset("mr mr. mrs mrs. ms ms. miss sir madam".split())
 #: the neutral person nouns (singular, plural) that the placebo variants of a text put in place of its gendered nouns
-#: ("my wife" -> "my friend"), beside the pack's own neutral forms ("my spouse"): words that name no gender or group
-PLACEBO_NOUNS = (("friend", "friends"), ("neighbour", "neighbours"), ("colleague", "colleagues"))
+#: ("my wife" -> "my cousin"), beside the pack's own neutral forms ("my spouse"): words that name no gender or group
+#: and carry no sentiment of their own ("friend" did: VADER scores it +2.2, which made both genders "material")
+PLACEBO_NOUNS = (("cousin", "cousins"), ("neighbour", "neighbours"), ("colleague", "colleagues"))
 
 
 def _parse(text: str) -> Any:

@@ -173,6 +173,15 @@ def rule_sentence(check: GateCheck, rules: tuple[Mapping[str, Any], ...]) -> str
     fails"; an in-slot check in points with the simultaneous interval its finding was read off."""
     from ..analysis.gate import points_message
 
+    outcome_word = {"fail": "fails", "pass": "passes"}.get(check.verdict, check.verdict)
+    if check.estimate == "measured":  # the gate's own check that anything was measured
+        return f"fail if nothing was measured: {check.message} — {outcome_word}"
+    if check.estimate == "control":
+        said = check.message.partition(": ")[2].rpartition(" → ")[0] or check.message
+        family = FAMILY_WORDS.get(str(check.group).partition(":")[0], str(check.group))
+        return f"fail if the control of {family} reacts (a neutral word stands out, or the nulls disagree): {said} — " + (
+            outcome_word
+        )
     rule = next((r for r in rules if r.get("text") == check.rule), {})
     outcome, _, measure = check.metric.rpartition(".")  # an LLM audit's outcome: "decision.identity_effect"
     on = (f" in {outcome} similarity" if measure == "dissimilarity_excess" else f" on the {outcome}") if outcome else ""
@@ -234,6 +243,8 @@ def verdict(summary: Mapping[str, Any] | Record) -> Verdict:
         basis = "Only the attribute methods' score changes are below."
     if gate_status == "fail":
         status = "gate failed"
+    elif gate_status == "inconclusive" and status not in ("unfair", "inconclusive"):
+        status = "gate inconclusive"
     if s.classifier.spec == BUILTIN_CLASSIFIER and not str(s.input.source or "").endswith(DEMO_FILE):
         headline = (
             f"for the built-in {BUILTIN_CLASSIFIER} classifier (a bag-of-words toxicity model; to audit your own, "

@@ -117,14 +117,16 @@ def audit(
             "term's, a form's or a combination's effect, a disparity or a flip excess shown by its simultaneous "
             "interval to exceed 2 points (5 for flips); and every group whose effect is inconclusive), or e.g. "
             "'material(term_effect\\[gay])', 'upper(ctf_gap[*]) > 0.1'; repeatable. Exit 0: every rule passed; "
-            "2: a rule could not be evaluated.",
+            "1: a material finding or a failed control; 2: a rule could not be evaluated; 4: nothing material but a "
+            "group could not be settled (or nothing was measured).",
         ),
     ] = None,
     allow_inconclusive: Annotated[
         bool,
         typer.Option(
             "--allow-inconclusive",
-            help="With --fail-if default: a group whose effect the texts can neither show nor rule out passes.",
+            help="With --fail-if default: a group whose effect the texts can neither show nor rule out passes (exit "
+            "0 instead of 4; a run that measured nothing still exits 4).",
         ),
     ] = False,
     junit: Annotated[Path | None, typer.Option(help="Write the rules' verdicts as a JUnit XML file.")] = None,

@@ -19,7 +19,7 @@ import pandas as pd
 from ...errors import InputError
 from ...io import csv_column_blocks, read_csv_columns, read_json
 from ...lexicons.attributes import load_identity_set
-from ...summaries import AuditSummary, Record, command_of, typed
+from ...summaries import EXIT_WORDS, AuditSummary, Record, command_of, typed
 from ...views.page import MISSING, Figure, Page, Section, Table, interval, num, percent, to_markdown, write_page
 from ...views.report import edit_html, embed_figures, plots
 from ...views.report.tally import CellTops, ReportTally
@@ -351,7 +351,7 @@ def _effects_section(s: AuditSummary) -> list[Section]:
             text=(
                 "Each identity reference was scored with every term of its set and with neutral words put in its "
                 "place, in the same grammatical form (“My gay neighbour brought dinner.” → “My straight neighbour …”, "
-                f"“My tall neighbour …”; neutral words: {words}; a term written with a capital against the neutral "
+                f"“My quiet neighbour …”; neutral words: {words}; a term written with a capital against the neutral "
                 f"words written with one). {families or f'{num(effects.slots)} slots in {num(effects.texts)} texts'}.",
                 f"The identity effect of a term is {unit} with the term minus its mean with the neutral words, in "
                 "probability points (+ raises, − lowers); a group's is the mean over its terms; a form's over the "
@@ -396,7 +396,7 @@ def _gate_section(s: AuditSummary) -> list[Section]:
             f"Fairness gate: {s.gate.verdict}",
             "gate",
             tables=(Table("", pd.DataFrame(rows), None, "gate-table", row_class=shade, brief=False),),
-            notes=(f"Exit code {s.gate.exit_code} (0 pass, 1 a rule failed, 2 a rule could not be evaluated).",),
+            notes=(f"Exit code {s.gate.exit_code} ({EXIT_WORDS}).",),
         )
     ]
 

@@ -165,7 +165,7 @@ def llm_audit_command(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Audit an LLM application: each prompt's identity slot is written with identity terms and with neutral words
-    ("tall"), every variant sampled several times; the decision, rating, a classifier's score and refusals of the
+    ("quiet"), every variant sampled several times; the decision, rating, a classifier's score and refusals of the
     responses are compared between each term and the neutral words in the same place, each finding read off a
     simultaneous interval over every estimate. Writes OUT/responses.csv, responses.jsonl, summary.json, report.html,
     report.md."""

@@ -66,7 +66,7 @@ class LLMAuditOptions:
     )
     placebo: str | None = option(None, help="A placebo word file (default: the built-in set).")
     placebo_words: list[str] | None = option(
-        None, help="Comma-separated neutral words for the slot (default: tall, short, freckled, ...)."
+        None, help="Comma-separated neutral words for the slot (default: sunburned, hatless, musical, ...)."
     )
     samples: int = option(5, help="Responses sampled per prompt variant.")
     temperature: float = option(0.7, help="Sampling temperature.")

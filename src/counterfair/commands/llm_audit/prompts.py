@@ -4,7 +4,7 @@ with every placebo word, the in-slot design of the audit's verdict (:mod:`counte
 Two kinds of prompt, mixed freely in one file:
 
 * a **template** holds the slot ``{group}`` ("Should we hire this {group} applicant? ..."): the slot is written with
-  each identity term's adjective ("Muslim", "gay") and each placebo word ("tall"), an ``a``/``an`` before it agreeing;
+  each identity term's adjective ("Muslim", "gay") and each placebo word ("quiet"), an ``a``/``an`` before it agreeing;
 * any other prompt is searched for identity references by the audit's swap ("My gay neighbour ..."): each occurrence
   is swapped to every other term of the set and to every placebo word, in the same grammatical form. A prompt that
   names no identity term has no slot and is listed as such.
@@ -45,8 +45,9 @@ SCENARIO_TERMS = (
     "young",
 )
 #: the placebo words written into the slot by default: words that describe a person, name no group and say nothing
-#: about merit (the slot's floor: what any edit of it does to the responses)
-DEFAULT_PLACEBO = ("tall", "short", "freckled", "bespectacled", "left-handed")
+#: about merit (the slot's floor: what any edit of it does to the responses); none a group of its own in a bias
+#: inventory (tall, short, left-handed and bespectacled are HolisticBias descriptors) and none with a sentiment of its own
+DEFAULT_PLACEBO = ("sunburned", "hatless", "musical", "seated", "yawning")
 _ARTICLE = re.compile(r"\b([Aa])(n?)(\s+)$")
 _AN_EXCEPTIONS = ("eu", "uni", "use", "one")  # "a European", "a unionist": a vowel letter, a consonant sound
 
@@ -140,7 +141,7 @@ def variants(
         editor = identity_editor(identities, guard="spacy" if guard else None)
         swapped = swap_rows([k for k, _ in free], [p for _, p in free], editor)
         if swapped:  # no second placebo text with a capital: each variant is sampled, and the samples cost
-            rows += slot_records(TermSlots(identities, placebo, cased=False).write(swapped))
+            rows += slot_records(TermSlots(identities, placebo, cased=False, nonce=False).write(swapped))
         rows += pack_variants([k for k, _ in free], [p for _, p in free], packs, placebo)
     table = pd.DataFrame(rows, columns=SLOT_COLUMNS[:-1])
     reached = set(table["input_id"])
@@ -158,7 +159,7 @@ def pack_variants(keys: Sequence[str], prompts: Sequence[str], packs: Sequence[s
         pack = load_swap_set(name)
         swapped: list[SwapRow] = [{**r, "attribute": name} for r in swap_rows(keys, prompts, editor_for_pack(pack))]
         if swapped:
-            rows += slot_records(slot_writer(name, pack, placebo).write(swapped))
+            rows += slot_records(slot_writer(name, pack, placebo, nonce=False).write(swapped))
     return rows
 
 
