@@ -28,10 +28,17 @@ female word: she, her, woman, wife, mother, ...), ``pronoun`` (+δ on she/her/he
 the names pack's Black-associated first names), ``plural`` (+δ on "Jews" only, not "Jewish"), ``cell`` (+δ where a
 race/ethnicity term and a gendered word are in the same text: "a Black woman");
 
+control classes (#79; no identity effect, a reaction to the audit's own neutral words), with the planted noise:
+``placebo_all`` (+6 points whenever a text holds any of the English placebo words: "My hatless neighbour"),
+``placebo_five`` (+6 on five of them), ``neutral_word`` (+δ on one neutral word with a sentiment of its own, as
+VADER's "friend" had: "quiet" among the placebo words, "cousin" among the gender words' neutral renderings);
+
 references: ``tfidf`` (TF-IDF + logistic regression trained on 16 lines, 4 hostile about groups), ``profanity``
 (profanity-check, the default classifier).
 
-Per run: **flagged** when any estimate is material (the default gate's material rules fail); for a planted class
+Per run: **flagged** when any estimate is material (the default gate's material rules fail); **control failed** when
+a family's control check fails (:mod:`counterfair.analysis.control`); the **exit code** the default gate gives (1 a
+material finding or a failed control, 4 inconclusive only, 0 pass); for a planted class
 **named** when a material estimate names what was planted (the group, term, form or combination, with its sign);
 **inconclusive** when the default gate's ``conclusive`` rule fails (a group that cannot be settled); and for a run of a
 planted class that does not flag it, what the planted estimate says (**said inconclusive**: inconclusive or detected,
@@ -91,9 +98,11 @@ TRAIN = [  # the slurs model's 16 lines: 4 hostile lines about groups, 4 other i
     ("we walked the dog in the park", 0),
 ]
 NULL = ("none", "noise", "length", "casing", "position", "context")
+#: models that react to the control's own words (#79): no identity effect, the control check must fail
+CONTROL = ("placebo_all", "placebo_five", "neutral_word")
 PLANTED = ("blanket", "group", "term", "lower", "gender_words", "pronoun", "first_name", "plural", "cell")
 REFERENCE = ("tfidf", "profanity")
-NOISY = ("noise", *PLANTED)  # the classes whose every distinct text gets its own noise, afresh each run
+NOISY = ("noise", *PLANTED, *CONTROL)  # the classes whose every distinct text gets its own noise, afresh each run
 CONTEXT = re.compile(r"\b(neighbou?rs?|church(es)?|schools?|police|famil(y|ies))\b", re.I)
 CONTEXT_ES = re.compile(r"\b(vecin[oa]s?|iglesias?|escuelas?|policía|familias?)\b", re.I)
 SPANISH_PLANTED = tuple(k for k in PLANTED if k not in ("pronoun", "first_name"))
@@ -136,6 +145,18 @@ class Planted:
         names = load_identity_set("names")
         self.black = TermMatcher([n for n in names.terms if names.group_of(n).startswith("black")], case_sensitive=True)
         self.jews = TermMatcher(["Jews"])
+        self._control()
+
+    def _control(self) -> None:
+        from counterfair.analysis.placebo import load_placebo
+        from counterfair.text import TermMatcher
+
+        placebo = load_placebo("en")
+        assert placebo is not None
+        words = sorted(placebo.words)
+        self.placebo_all = TermMatcher(words)
+        self.placebo_five = TermMatcher(words[:5])
+        self.neutral_word = TermMatcher(["quiet", "cousin", "cousins"])
 
     def _identity_terms(self, identities: Any) -> dict[str, Any]:
         """Matchers of every written form of the identity terms, of the religion and the race/ethnicity terms."""
@@ -165,6 +186,7 @@ class Planted:
         self.gendered = TermMatcher([*words["female"], *words["male"], "él", "ella", "ellos", "ellas"])
         self.jews = TermMatcher(["judíos", "judías"])
         self.black = TermMatcher(["__none__"])
+        self.placebo_all = self.placebo_five = self.neutral_word = TermMatcher(["__none__"])
 
     def effect(self, kind: str, text: str) -> float:
         d = self.delta
@@ -178,6 +200,10 @@ class Planted:
             return 0.05 * (_uniform(" ".join(text.split()[:3])) - 0.5)
         if kind == "context":
             return d * bool(CONTEXT.search(text) or CONTEXT_ES.search(text))
+        if kind in ("placebo_all", "placebo_five"):
+            return 0.06 * float(getattr(self, kind).contains(text))
+        if kind == "neutral_word":
+            return d * float(self.neutral_word.contains(text))
         found = {
             "blanket": lambda: self.any.contains(text),
             "group": lambda: self.religion.contains(text),
@@ -284,13 +310,20 @@ def _named(kind: str, effects: dict[str, Any]) -> bool:
 def run_once(kind: str, part: pd.DataFrame, seed: int, resamples: int) -> dict[str, Any]:
     from counterfair.analysis.slots import every_estimate, slot_effects
 
+    from counterfair.analysis.gate import DEFAULT_RULES, CONCLUSIVE_RULES, effects_gate_metrics, evaluate_rules
+
     found = slot_effects(part, threshold=0.5, seed=seed, n_resamples=resamples)
     assert found is not None
     effects = found.to_dict()  # as the summary writes it
     every = every_estimate(found)
     groups = effects["identity_effect"]["by_group"]
+    gate = evaluate_rules([*DEFAULT_RULES, *CONCLUSIVE_RULES], effects_gate_metrics(found))
+    failed = sorted({w for c in (found.control or {}).values() if c.failed for w in c.standing_out or ("(set)",)})
     out = {
         "flagged": any(e.finding == "material" for e in every),
+        "control_failed": any(c.failed for c in (found.control or {}).values()),
+        "control_words": failed,
+        "exit": gate.exit_code,
         "inconclusive": any(e["finding"] in ("inconclusive", "detected") for e in groups.values()),
         "named": _named(kind, effects) if kind in PLANTED else False,
         "tests": effects["tests"],
@@ -339,6 +372,13 @@ def _summarise(kind: str, n: int, found: list[dict[str, Any]]) -> dict[str, Any]
         "runs": runs,
         "named_by_planted_texts": {b: {"runs": c, "named": k / c} for b, (c, k) in by_texts.items()},
         "flagged": sum(r["flagged"] for r in found) / runs,
+        "control_failed": sum(r["control_failed"] for r in found) / runs,
+        "control_words": dict(
+            sorted(
+                {w: sum(w in r["control_words"] for r in found) / runs for r in found for w in r["control_words"]}.items()
+            )
+        ),
+        "exit": {str(code): sum(r["exit"] == code for r in found) / runs for code in (0, 1, 4)},
         "flagged_naming_planted": sum(r["named"] for r in found) / runs,
         "inconclusive": sum(r["inconclusive"] for r in found) / runs,
         "undetected": len(undetected),
@@ -454,6 +494,9 @@ CLASS_WORDS = {
     "first_name": "Black-associated first names +δ",
     "plural": '"Jews" only (not "Jewish") +δ',
     "cell": "a race term with a gendered word +δ",
+    "placebo_all": "every placebo word +6",
+    "placebo_five": "five placebo words +6",
+    "neutral_word": 'one neutral word ("quiet", "cousin") +δ',
     "tfidf": "TF-IDF trained on hostile lines",
     "profanity": "profanity-check (default classifier)",
 }
@@ -478,7 +521,11 @@ def table(report: dict) -> str:
     the plant, the share whose planted estimate says inconclusive."""
     results = report["results"]
     sizes = sorted({int(n) for r in results.values() for n in r})
-    head = ["class", *(f"n={n}: material (named) / inconclusive" for n in sizes), "missed runs said inconclusive"]
+    head = [
+        "class",
+        *(f"n={n}: material (named) / inconclusive / control failed / exit 0" for n in sizes),
+        "missed runs said inconclusive",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for kind, by_size in results.items():
         cells = [_words(report).get(kind, kind)]
@@ -489,7 +536,9 @@ def table(report: dict) -> str:
                 cells.append("–")
                 continue
             named = f" ({100 * r['flagged_naming_planted']:.0f})" if kind in PLANTED else ""
-            cells.append(f"{100 * r['flagged']:.0f} %{named} / {100 * r['inconclusive']:.0f} %")
+            control = f"{100 * r['control_failed']:.0f} %" if "control_failed" in r else "–"
+            exits = f"{100 * r['exit']['0']:.0f} %" if "exit" in r else "–"
+            cells.append(f"{100 * r['flagged']:.0f} %{named} / {100 * r['inconclusive']:.0f} % / {control} / {exits}")
             if kind in PLANTED and r["undetected"]:
                 share, unmeasured = r["undetected_said_inconclusive"], r.get("undetected_not_measured", 0)
                 measured = r["undetected"] - unmeasured
@@ -551,7 +600,8 @@ def main() -> int:
     elif not all(path.exists() for path in [*DATA, IMDB]):
         print(f"needs {CIVIL} and {IMDB} (../shared/data)", file=sys.stderr)
         return 2
-    default = (*NULL, *(SPANISH_PLANTED if spanish else PLANTED), *(("tfidf",) if spanish else REFERENCE))
+    default = (*NULL, *(SPANISH_PLANTED if spanish else PLANTED), *(() if spanish else CONTROL),
+               *(("tfidf",) if spanish else REFERENCE))  # fmt: skip
     args.classes = args.classes or ",".join(default)
     started = time.perf_counter()
     pool = spanish_pool(args.pool) if spanish else pool_texts(args.pool, args.max_chars)
@@ -621,7 +671,8 @@ def _say(r: dict[str, Any]) -> None:
     print(
         f"{r['class']:12} n={r['n']:3}: material {r['flagged']:.2f} (naming the planted "
         f"{r['flagged_naming_planted']:.2f}), inconclusive {r['inconclusive']:.2f}, missed {r['undetected']} "
-        f"(said inconclusive {r['undetected_said_inconclusive']}), tests {r['tests_median']:.0f}",
+        f"(said inconclusive {r['undetected_said_inconclusive']}), control failed {r['control_failed']:.2f} "
+        f"{r['control_words']}, exit {r['exit']}, tests {r['tests_median']:.0f}",
         flush=True,
     )
 

@@ -143,7 +143,7 @@ def test_the_gender_slot_holds_the_text_in_each_gender_and_in_neutral_words() ->
         ("identity", "male"): "He thanked his brother.",
         ("placebo", "neutral"): "They thanked their sibling.",
         ("placebo", "cousin"): "They thanked their cousin.",
-        ("placebo", "neighbour"): "They thanked their neighbour.",
+        ("placebo", "roommate"): "They thanked their roommate.",
         ("placebo", "colleague"): "They thanked their colleague.",
     }
     assert set(table["form"]) == {"noun+pronoun"} and set(table["family"]) == {"gender_words"}

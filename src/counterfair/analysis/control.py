@@ -1,12 +1,15 @@
 """The audit's own control, checked in the same run: before any identity effect is read against the neutral words in
 a slot, those words are tested against each other and against a second null of another kind.
 
-* **Each neutral word against the others.** Per slot, a placebo word's score minus the mean of the other placebo
-  words' in the same slot (gender words: each neutral rendering's — "they", "neighbour", "colleague" — against the
-  others'), averaged over a text's slots, then over texts: one estimate per word. A word whose estimate is *material*
+* **Each neutral word against the others.** Per slot, a placebo word's score minus the median of the placebo words'
+  scores in the same slot (gender words: each neutral rendering's — "they", "cousin", "colleague" — against the
+  others'), averaged over a text's slots, then over texts: one estimate per word. The median stays with the words
+  that do not react while those that do are fewer than half. A word whose estimate is *material*
   (its simultaneous 95 % interval over every word of every family lies beyond the identity effect's threshold, 2
-  points) **stands out**: the model reacts to that word itself ("hatless" scored 6 points higher). It is named, left
-  out of the family's baseline before any effect is read, and the control check fails.
+  points) **stands out**: the model reacts to that word itself ("hatless" scored 6 points higher). It is named and left
+  out of the family's baseline before any effect is read. One word of its own meaning is common in a real model
+  (profanity-check reacted to "thirsty"); where a third or more of a family's words stand out the baseline itself is
+  in doubt and the control check fails.
 * **A second null of another kind.** Where the family has one, the slot is also written with nonce words
   (:data:`NONCE_WORDS`: pronounceable strings that are words of no language, in the same grammatical form, "My dax
   neighbour"): per text, the mean score with the neutral words that did not stand out minus the mean with the nonce
@@ -34,9 +37,10 @@ from ..summaries import MIN_INTERVAL_TEXTS, ControlFamily, SlotEstimate
 from .inference import ALPHA, conclude, estimates
 
 #: the second null's words, written into a slot as the placebo words are ("My dax neighbour", "a wug person"): short,
-#: pronounceable, no word of English, French, German or Spanish, no name of the names pack, no sentiment; their lengths
+#: pronounceable, no word of English, French, German or Spanish, no name of the names pack, no sentiment, none of
+#: HolisticBias's own nonce descriptors (blicket, stad, ...: it measures them as a group); their lengths
 #: spread as the placebo words' do (a length-sensitive model sees both alike)
-NONCE_WORDS = ("dax", "wug", "blicket", "toma", "fepple", "zorpish", "kivvy", "plonter")
+NONCE_WORDS = ("dax", "wug", "brindet", "toma", "fepple", "zorpish", "kivvy", "plonter")
 #: the threshold a control estimate is material from (the identity effect's: a neutral word that moves the score as much
 #: as a material identity effect would is no neutral)
 CONTROL_MARGIN = 0.02
@@ -57,15 +61,16 @@ class _Values:
 
 
 def _per_slot_values(placebo: np.ndarray, nonce: np.ndarray | None) -> np.ndarray:
-    """Per slot: each placebo word's score minus the mean of the slot's other placebo words (NaN where either is
-    missing), then, with ``nonce``, the mean over placebo words minus the mean over nonce words."""
+    """Per slot: each placebo word's score minus the median of the slot's placebo words (NaN where the word has none,
+    or the slot fewer than three: the median of two is their mean), then, with ``nonce``, the mean over placebo words
+    minus the mean over nonce words. The median: words that react do not move it while they are fewer than half (two
+    of five words 6 points up leave the other three at 0, where their mean would put them at -2.4)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         known = ~np.isnan(placebo)
-        total = np.where(known, placebo, 0.0).sum(axis=1, keepdims=True)
         count = known.sum(axis=1, keepdims=True)
-        others = (total - np.where(known, placebo, 0.0)) / (count - known)
-        deviation = np.where(known & (count - known > 0), placebo - others, np.nan)
+        middle = np.nanmedian(placebo, axis=1, keepdims=True)
+        deviation = np.where(known & (count >= 3), placebo - middle, np.nan)
         if nonce is None:
             return deviation
         agreement = np.nanmean(placebo, axis=1) - np.nanmean(nonce, axis=1)
@@ -160,12 +165,14 @@ def _family_record(
     family: str, words: Mapping[str, SlotEstimate], standing: list[str], agreement: SlotEstimate | None
 ) -> ControlFamily:
     disagree = agreement is not None and agreement.finding == "material"
+    doubtful = bool(standing) and 3 * len(standing) >= len(words)  # a third of the baseline or more reacts
     parts = []
     if standing:
         shown = ", ".join(f'"{w}" {100 * (words[w].value or 0.0):+.1f}' for w in standing)
         parts.append(
             f"the model reacts to neutral words themselves ({shown} points against the other neutral words): left "
             "out of the baseline"
+            + (f" ({len(standing)} of {len(words)} words: the baseline itself is in doubt)" if doubtful else "")
         )
     if disagree and agreement is not None:
         parts.append(
@@ -187,7 +194,7 @@ def _family_record(
         standing_out=tuple(standing),
         second_null="nonce words" if agreement is not None else None,
         agreement=agreement,
-        failed=bool(standing) or disagree,
+        failed=doubtful or disagree,
         unreliable=disagree,
         message="; ".join(parts) if parts else "the neutral words agree with each other"
         + (" and with the nonce words" if agreement is not None else ""),

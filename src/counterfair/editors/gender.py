@@ -59,8 +59,9 @@ _TITLES = frozenset("dr dr. prof prof. professor rev rev. sgt sgt. capt capt. co
 GENDER_TITLES = frozenset("mr mr. mrs mrs. ms ms. miss sir madam".split())
 #: the neutral person nouns (singular, plural) that the placebo variants of a text put in place of its gendered nouns
 #: ("my wife" -> "my cousin"), beside the pack's own neutral forms ("my spouse"): words that name no gender or group
-#: and carry no sentiment of their own ("friend" did: VADER scores it +2.2, which made both genders "material")
-PLACEBO_NOUNS = (("cousin", "cousins"), ("neighbour", "neighbours"), ("colleague", "colleagues"))
+#: and carry no sentiment of their own ("friend" did: VADER scores it +2.2, which made both genders "material"), nor
+#: a context of their own ("neighbour" is one: a model that reacts to the text naming a neighbour reacted to the control)
+PLACEBO_NOUNS = (("cousin", "cousins"), ("roommate", "roommates"), ("colleague", "colleagues"))
 
 
 def _parse(text: str) -> Any:

@@ -258,6 +258,12 @@ def verdict(summary: Mapping[str, Any] | Record) -> Verdict:
             headline = headline.rstrip(".") + f"; not tested: {untested}."
     labelled = tuple(bias_lines(s.bias, worst=3)) if s.bias is not None else ()
     caveat = language_caveat(s.classifier.spec, str(s.options.get("language") or "") or None)
+    controls = control_lines(effects)
+    if any(c.failed for c in ((effects.control or {}).values() if effects is not None else ())) and (
+        status not in ("unfair", "gate failed")
+    ):
+        status = "control failed"
+        headline = "the audit's own control reacted (see below): " + headline
     return Verdict(
         status,
         headline,
@@ -267,8 +273,21 @@ def verdict(summary: Mapping[str, Any] | Record) -> Verdict:
         basis,
         _next_steps(s, findings),
         labelled,
-        cautions=(caveat,) if caveat else (),
+        cautions=((caveat,) if caveat else ()) + controls,
     )
+
+
+def control_lines(effects: Any) -> tuple[str, ...]:
+    """What the control check says where it found something (:mod:`counterfair.analysis.control`): per family, the
+    neutral words that stood out and were left out of the baseline, and whether the control failed; none where every
+    family's neutral words agreed."""
+    out = []
+    for family, c in ((effects.control or {}).items() if effects is not None else ()):
+        if not c.standing_out and not c.failed:
+            continue
+        head = "CONTROL FAILED" if c.failed else "Control"
+        out.append(f"{head} — {FAMILY_WORDS.get(family.partition(':')[0], family)}: {c.message}.")
+    return tuple(out)
 
 
 BUILTIN_CLASSIFIER = "profanity-check"  # what an audit scores when no classifier is named
