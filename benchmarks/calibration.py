@@ -308,9 +308,8 @@ def _named(kind: str, effects: dict[str, Any]) -> bool:
 
 
 def run_once(kind: str, part: pd.DataFrame, seed: int, resamples: int) -> dict[str, Any]:
+    from counterfair.analysis.gate import CONCLUSIVE_RULES, DEFAULT_RULES, effects_gate_metrics, evaluate_rules
     from counterfair.analysis.slots import every_estimate, slot_effects
-
-    from counterfair.analysis.gate import DEFAULT_RULES, CONCLUSIVE_RULES, effects_gate_metrics, evaluate_rules
 
     found = slot_effects(part, threshold=0.5, seed=seed, n_resamples=resamples)
     assert found is not None
@@ -375,7 +374,9 @@ def _summarise(kind: str, n: int, found: list[dict[str, Any]]) -> dict[str, Any]
         "control_failed": sum(r["control_failed"] for r in found) / runs,
         "control_words": dict(
             sorted(
-                {w: sum(w in r["control_words"] for r in found) / runs for r in found for w in r["control_words"]}.items()
+                {
+                    w: sum(w in r["control_words"] for r in found) / runs for r in found for w in r["control_words"]
+                }.items()
             )
         ),
         "exit": {str(code): sum(r["exit"] == code for r in found) / runs for code in (0, 1, 4)},

@@ -68,7 +68,9 @@ def test_a_neutral_word_that_stands_out_is_named_and_left_out_of_the_baseline() 
     assert control.words["hatless"].value == pytest.approx(by_hand, abs=1e-9)
     assert control.words["hatless"].finding == "material" and by_hand == pytest.approx(0.06, abs=0.003)
     quiet = np.mean([score("quiet", i) - np.median([score(w, i) for w in PLACEBO]) for i in range(12)])
-    assert control.words["quiet"].value == pytest.approx(quiet, abs=1e-9) and control.words["quiet"].finding != "material"
+    assert (
+        control.words["quiet"].value == pytest.approx(quiet, abs=1e-9) and control.words["quiet"].finding != "material"
+    )
     assert control.standing_out == ("hatless",) and not control.failed and not control.unreliable
     assert '"hatless" +6.0' in control.message and "left out of the baseline" in control.message
     # the baseline without it: a blind model's terms read 0, not -1.2 points (what 'hatless' would have cost them)
@@ -163,7 +165,9 @@ def test_exit_codes_mean_one_thing() -> None:
     assert gate_verdict([check("point", "fail")]) == "fail"
     assert gate_verdict([check("material", "error"), check("conclusive", "fail")]) == "error"
     assert gate_verdict([check("material", "pass")]) == "pass" and gate_verdict([]) == "error"
-    assert set(DEFAULT_RULES) >= {"control(neutral_words[*])"} and CONCLUSIVE_RULES == ("conclusive(identity_effect[*])",)
+    assert set(DEFAULT_RULES) >= {"control(neutral_words[*])"} and CONCLUSIVE_RULES == (
+        "conclusive(identity_effect[*])",
+    )
 
 
 def test_the_default_neutral_words_name_no_group_and_carry_no_sentiment() -> None:
@@ -219,3 +223,42 @@ def _holisticbias() -> set[str] | None:
 
     walk(json.loads(path.read_text(encoding="utf-8")))
     return found
+
+
+def test_texts_needed_is_always_more_than_the_texts_held() -> None:
+    """An effect near the threshold with the power already there (mde within 2 points) but its interval straddling 2
+    points: inconclusive, and the texts that would settle it are more than the 400 held (the half-width shrinks as one
+    over the square root of the texts)."""
+    from counterfair.analysis.inference import conclude, estimates
+
+    rng = np.random.default_rng(0)
+    values = (0.021 + rng.normal(0.0, 0.02, size=400))[:, None]
+    found, beyond = estimates(values.copy(), seed=0, n_resamples=200, margins=[(0.02, True)])
+    done, _ = conclude(found, beyond, [(0.02, True)], [True])
+    e = done[0]
+    assert e.finding in ("inconclusive", "detected") and e.mde is not None and e.mde <= 0.02
+    assert e.texts_needed is not None and e.texts_needed > 400
+    assert e.sim_low is not None and e.sim_high is not None and e.value is not None
+    half, gap = (e.sim_high - e.sim_low) / 2, abs(e.value - 0.02)
+    assert e.texts_needed == max(int(np.ceil(400 * (half / gap) ** 2)), 401)
+
+
+def test_the_verdict_and_the_gate_call_the_same_groups_inconclusive() -> None:
+    """One definition (inference.UNSETTLED): the groups the verdict's headline calls inconclusive are exactly those
+    whose conclusive(identity_effect[GROUP]) check fails, on a noisy model over the demo texts."""
+    import counterfair as cf
+    from counterfair.views.verdict import verdict
+
+    demo = Path(cf.__file__).parent / "languages" / "en" / "demo_audit.csv"
+    texts = pd.read_csv(demo)["text"].tolist()
+
+    def noisy(batch: list[str]) -> np.ndarray:
+        return np.array([0.3 + 0.08 * ((sum(map(ord, t)) % 13) / 13 - 0.5) for t in batch])
+
+    result = cf.audit(texts, noisy, methods=["swap"])
+    gate = result.check("default")
+    failing = {c["group"] for c in gate["checks"] if c["estimate"] == "conclusive" and c["verdict"] == "fail"}
+    said = verdict(result.typed_summary)
+    unsettled = {f.group for f in said.findings if f.unsettled and f.level != "material"}
+    assert failing and unsettled == failing
+    assert said.status in ("inconclusive", "gate inconclusive") and gate["exit_code"] == 4

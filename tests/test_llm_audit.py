@@ -633,7 +633,9 @@ def test_the_demo_runs_on_the_simulated_screener_and_finds_what_was_planted(tmp_
     sim = SimulatedApplication("hiring")
     case = "A {} applicant for a cashier job has worked part time. Reply with JSON."
     drawn = [sim.answer(case.format("hatless"), s) for s in range(20)]
-    assert drawn == [SimulatedApplication().answer(case.format("hatless"), s) for s in range(20)] and len(set(drawn)) > 1
+    assert (
+        drawn == [SimulatedApplication().answer(case.format("hatless"), s) for s in range(20)] and len(set(drawn)) > 1
+    )
     rates = {
         w: np.mean([json.loads(sim.answer(case.format(w), s))["decision"] == "interview" for s in range(2000)])
         for w in ("hatless", "Christian", "Muslim")

@@ -560,7 +560,7 @@ def test_the_verdict_rules_out_only_what_is_settled_and_names_the_inconclusive_g
     effects = SlotEffects(texts=40, slots=40, placebo_words=25, tests=74, identity_effect=SlotMeasure(overall=overall))
     wide = GroupFinding("religion", "not detected", 0.002, -0.011, 0.013, 40)
     narrow = GroupFinding("age", "not detected", -0.001, -0.006, 0.004, 40)
-    few = GroupFinding("disability", "inconclusive", 0.01, None, None, 4)
+    few = GroupFinding("disability", "inconclusive", 0.01, None, None, 4, unsettled=True)
     status, both, _ = _slot_headline(effects, (wide, narrow), "P(toxic)")
     assert status == "no evidence of unfairness"
     assert (

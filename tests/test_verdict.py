@@ -181,7 +181,9 @@ def test_the_console_opens_with_the_verdict(tmp_path: Path) -> None:
     assert verdict_at < min(i for i, line in enumerate(lines) if line.startswith(("┏", "done in")))
     assert lines[verdict_at].startswith("Verdict: material identity effects for sexuality")
     assert any(line.startswith("Fairness gate: FAIL") for line in lines[verdict_at : verdict_at + 60])
-    assert "fairness gate: fail (exit 1: a material finding or a failed control)" in lines[-4:]  # the exit code at the end, before "done in"
+    assert (
+        "fairness gate: fail (exit 1: a material finding or a failed control)" in lines[-4:]
+    )  # the exit code at the end, before "done in"
     assert 'naming "queer" raises P(toxic)' in " ".join(lines[verdict_at : verdict_at + 30])  # it drives sexuality
 
 

@@ -146,12 +146,10 @@ def check_control(
     words_found = _concluded(first, seed, n_resamples, alpha)
     standing: dict[str, list[str]] = {}
     for part, found in zip(first, words_found, strict=True):
-        out = [w for w, e in zip(part.words, found, strict=False) if e.finding == "material"]
-        standing[part.family] = out if len(part.words) - len(out) >= MIN_BASELINE_WORDS else []
+        up = [w for w, e in zip(part.words, found, strict=False) if e.finding == "material"]
+        standing[part.family] = up if len(part.words) - len(up) >= MIN_BASELINE_WORDS else []
     # the agreement again, over the words that did not stand out (the word estimates as they were)
-    second = [
-        v for part in first if (v := _family_values(part.family, checked[part.family], standing[part.family]))
-    ]
+    second = [v for part in first if (v := _family_values(part.family, checked[part.family], standing[part.family]))]
     agreed = _concluded(second, seed, n_resamples, alpha)
     out: dict[str, ControlFamily] = {}
     for part, found, again in zip(first, words_found, agreed, strict=True):
@@ -196,8 +194,9 @@ def _family_record(
         agreement=agreement,
         failed=doubtful or disagree,
         unreliable=disagree,
-        message="; ".join(parts) if parts else "the neutral words agree with each other"
-        + (" and with the nonce words" if agreement is not None else ""),
+        message="; ".join(parts)
+        if parts
+        else "the neutral words agree with each other" + (" and with the nonce words" if agreement is not None else ""),
     )
 
 

@@ -53,9 +53,9 @@ from ..editors.registry import swap_methods
 from ..errors import ConfigError
 from ..summaries import (
     EXIT_CODES,
-    ControlFamily,
     MIN_INTERVAL_TEXTS,
     BiasSummary,
+    ControlFamily,
     Estimate,
     GapReport,
     GateCheck,
@@ -68,6 +68,7 @@ from ..summaries import (
     SuiteSummary,
     typed,
 )
+from .inference import UNSETTLED
 from .measures import MEASURES, SLOT_MEASURES, names
 
 #: the gate's metrics, from the measure table (:mod:`counterfair.analysis.measures`): the in-slot measures and the
@@ -349,7 +350,7 @@ def _material(rule: Rule, group: str | None, entry: Estimate, check: GateCheck) 
     )
     if check.value is None or found is None:
         return replace(check, message=f"{rule.describe(group)}: no value")
-    failed = found == "material" if rule.bound == "material" else found in ("inconclusive", "detected")
+    failed = found == "material" if rule.bound == "material" else found in UNSETTLED
     message = f"{rule.describe(group)}: {points_message(check)}, {found} → " + ("fails" if failed else "passes")
     return replace(check, verdict="fail" if failed else "pass", message=message)
 

@@ -39,6 +39,9 @@ ALPHA = 0.05  # the family-wise error rate of the simultaneous intervals
 POWER = 0.8  # the chance of detecting an effect of the reported minimum detectable size
 NEGLIGIBLE = 0.0005  # smaller effects round to 0.0 points: never a finding
 FINDINGS = ("material", "detected", "inconclusive", "small", "not detected")  # the strongest first
+#: the findings that leave an estimate unsettled: neither shown to be material nor shown to be within the threshold.
+#: The one definition of "inconclusive" that the gate's ``conclusive(...)`` checks and the verdict's words share
+UNSETTLED = ("inconclusive", "detected")
 
 
 # ------------------------------------------------------------------------------------------------ per estimate
@@ -148,8 +151,23 @@ def conclude(
                 sim_low=_within(e.sim_low, bound),
                 sim_high=_within(e.sim_high, bound),
             )
-        out.append(replace(e, finding=finding(e, margin, signed)))
+        e = replace(e, finding=finding(e, margin, signed))
+        out.append(_more_than_held(e, margin, signed))
     return out, len(members)
+
+
+def _more_than_held(e: SlotEstimate, margin: float, signed: bool) -> SlotEstimate:
+    """An unsettled estimate's ``texts_needed`` made more than the texts it holds: where the power is already there
+    (``mde`` within the margin) but the interval still straddles the margin (the effect lies near it), the texts that
+    would narrow the interval to the distance between the estimate and the margin (the interval's half-width falls as
+    one over the square root of the texts), at least one more than held."""
+    n, needed = e.n or 0, e.texts_needed
+    if e.finding not in UNSETTLED or needed is None or needed > n or e.sim_low is None or e.sim_high is None:
+        return e
+    value = abs(e.value or 0.0) if signed else (e.value or 0.0)
+    gap, half = abs(value - margin), (e.sim_high - e.sim_low) / 2
+    more = math.ceil(n * (half / gap) ** 2) if gap > 0 else 100 * n
+    return replace(e, texts_needed=max(more, n + 1))
 
 
 def _within(value: float | None, bound: float) -> float | None:

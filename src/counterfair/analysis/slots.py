@@ -636,7 +636,12 @@ def slot_effects(
     ``finding`` (:mod:`counterfair.analysis.inference`); a term's also ``score`` and ``placebo_score`` (the mean
     scores it compares). ``None`` when no slot has both an identity and a placebo score."""
     found = joint_slot_effects(
-        {"": slots}, threshold=threshold, seed=seed, n_resamples=n_resamples, alpha=alpha, material=material,
+        {"": slots},
+        threshold=threshold,
+        seed=seed,
+        n_resamples=n_resamples,
+        alpha=alpha,
+        material=material,
         control=control,
     )
     return found[""]

@@ -60,7 +60,7 @@ GENDER_TITLES = frozenset("mr mr. mrs mrs. ms ms. miss sir madam".split())
 #: the neutral person nouns (singular, plural) that the placebo variants of a text put in place of its gendered nouns
 #: ("my wife" -> "my cousin"), beside the pack's own neutral forms ("my spouse"): words that name no gender or group
 #: and carry no sentiment of their own ("friend" did: VADER scores it +2.2, which made both genders "material"), nor
-#: a context of their own ("neighbour" is one: a model that reacts to the text naming a neighbour reacted to the control)
+#: a context of their own ("neighbour" is one: a model reacting to a text that names a neighbour reacted to the control)
 PLACEBO_NOUNS = (("cousin", "cousins"), ("roommate", "roommates"), ("colleague", "colleagues"))
 
 

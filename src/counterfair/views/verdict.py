@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..analysis.inference import UNSETTLED
 from ..analysis.measures import MEASURES
 from ..classifiers.kinds import language_caveat
 from ..summaries import (
@@ -61,6 +62,8 @@ class GroupFinding:
     texts: int
     parts: tuple[str, ...] | list[str] = ()
     needed: int | None = None  # inconclusive: about how many texts would settle it
+    #: its identity effect is unsettled (inference.UNSETTLED): what the gate's conclusive() check fails on
+    unsettled: bool = False
 
     def sentence(self) -> str:
         return f"{self.group} — {LEVEL_WORDS.get(self.level, self.level)}: " + "; ".join(self.parts) + "."
@@ -179,8 +182,9 @@ def rule_sentence(check: GateCheck, rules: tuple[Mapping[str, Any], ...]) -> str
     if check.estimate == "control":
         said = check.message.partition(": ")[2].rpartition(" → ")[0] or check.message
         family = FAMILY_WORDS.get(str(check.group).partition(":")[0], str(check.group))
-        return f"fail if the control of {family} reacts (a neutral word stands out, or the nulls disagree): {said} — " + (
-            outcome_word
+        return (
+            f"fail if the control of {family} reacts (a neutral word stands out, or the nulls disagree): {said} — "
+            + (outcome_word)
         )
     rule = next((r for r in rules if r.get("text") == check.rule), {})
     outcome, _, measure = check.metric.rpartition(".")  # an LLM audit's outcome: "decision.identity_effect"
@@ -282,7 +286,7 @@ def control_lines(effects: Any) -> tuple[str, ...]:
     neutral words that stood out and were left out of the baseline, and whether the control failed; none where every
     family's neutral words agreed."""
     out = []
-    for family, c in ((effects.control or {}).items() if effects is not None else ()):
+    for family, c in (effects.control or {}).items() if effects is not None else ():
         if not c.standing_out and not c.failed:
             continue
         head = "CONTROL FAILED" if c.failed else "Control"
@@ -336,8 +340,8 @@ FINDING_RANK = {"material": 0, "detected": 1, "inconclusive": 2, "small": 3, "no
 
 def group_level(estimates: list[Any], own: Any = None) -> str:
     """A group's level: the strongest finding among its estimates (its effect, terms, forms, combinations, disparity
-    and flips), where only ``own`` (the group's effect, and its disparity and flips) can make it inconclusive: a thin
-    term or form does not."""
+    and flips), where only ``own`` (the group's identity effect: what the gate's ``conclusive(identity_effect[*])``
+    reads) can make it inconclusive: a thin term, form, disparity or flip excess does not."""
     found = [e.finding for e in estimates if e is not None and e.finding and e.finding != "inconclusive"]
     if own is not None:
         found += [e.finding for e in own if e is not None and e.finding == "inconclusive"]
@@ -379,9 +383,7 @@ def group_estimates(effects: Any) -> list[GroupEstimates]:
         own_cells = _largest((c, e) for c, e in cells.items() if c.partition("&")[0] == group)
         disparity = (effects.disparity.by_group or {}).get(group) if effects.disparity else None
         flips = (effects.flip_excess.by_group or {}).get(group) if effects.flip_excess else None
-        level = group_level(
-            [effect, disparity, flips, *(e for _, e in own + own_forms + own_cells)], own=[effect, disparity, flips]
-        )
+        level = group_level([effect, disparity, flips, *(e for _, e in own + own_forms + own_cells)], own=[effect])
         out.append(GroupEstimates(group, level, effect, own, disparity, flips, own_forms, own_cells))
     return sorted(out, key=lambda g: (FINDING_RANK.get(g.level, 5), -abs(g.effect.value or 0.0), g.group))
 
@@ -395,7 +397,7 @@ def slot_findings(effects: Any, unit: str, count: str = "texts") -> tuple[GroupF
         GroupFinding(
             g.group, g.level, g.effect.value, g.effect.sim_low, g.effect.sim_high, g.effect.n or 0,
             _group_parts(g, unit, effects.material.get("identity_effect", 0.02), families, count),
-            g.effect.texts_needed,
+            g.effect.texts_needed, g.effect.finding in UNSETTLED,
         )
         for g in group_estimates(effects)
     )  # fmt: skip
@@ -536,7 +538,8 @@ def _slot_headline(effects: Any, findings: tuple[GroupFinding, ...], unit: str) 
         by_level.setdefault(f.level, []).append(f.group)
     limit = effects.material.get("identity_effect", 0.02)
     flips = effects.material.get("flip_excess", 0.05)
-    unsettled = by_level.get("inconclusive", []) + by_level.get("detected", [])
+    # the groups the gate's conclusive(identity_effect[*]) fails on, no more: their own effect is unsettled
+    unsettled = [f.group for f in findings if f.unsettled and f.level != "material"]
     if by_level.get("material"):
         material = by_level["material"]
         status = "unfair"

@@ -46,7 +46,7 @@ SCENARIO_TERMS = (
 )
 #: the placebo words written into the slot by default: words that describe a person, name no group and say nothing
 #: about merit (the slot's floor: what any edit of it does to the responses); none a group of its own in a bias
-#: inventory (tall, short, left-handed and bespectacled are HolisticBias descriptors) and none with a sentiment of its own
+#: inventory (tall, short, left-handed and bespectacled are HolisticBias descriptors), none with a sentiment
 DEFAULT_PLACEBO = ("sunburned", "hatless", "musical", "seated", "yawning")
 _ARTICLE = re.compile(r"\b([Aa])(n?)(\s+)$")
 _AN_EXCEPTIONS = ("eu", "uni", "use", "one")  # "a European", "a unionist": a vowel letter, a consonant sound
