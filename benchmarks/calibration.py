@@ -40,7 +40,8 @@ Per run: **flagged** when any estimate is material (the default gate's material 
 a family's control check fails (:mod:`counterfair.analysis.control`); the **exit code** the default gate gives (1 a
 material finding or a failed control, 4 inconclusive only, 0 pass); for a planted class
 **named** when a material estimate names what was planted (the group, term, form or combination, with its sign);
-**inconclusive** when the default gate's ``conclusive`` rule fails (a group that cannot be settled); and for a run of a
+**inconclusive** when the default gate's ``conclusive`` rule fails (a group that cannot be settled, by its own slots
+nor by its probe's or natural sibling's); and for a run of a
 planted class that does not flag it, what the planted estimate says (**said inconclusive**: inconclusive or detected,
 never "no material effect").
 
@@ -273,7 +274,8 @@ def _planted_estimates(kind: str, effects: dict[str, Any]) -> list[dict[str, Any
             groups.get("gender_words:female"), *(e for f, e in forms.items() if f.startswith("gender_words:female@"))
         ],
         "pronoun": [forms.get("gender_words:female@pronoun"), groups.get("gender_words:female")],
-        "first_name": [groups.get("names:black_female"), groups.get("names:black_male")],
+        "first_name": [groups.get("names:black_female"), groups.get("names:black_male"),
+                       groups.get("names_probe:black_female"), groups.get("names_probe:black_male")],
         "plural": [forms.get(f"{JEWISH[0]}@plural"), terms.get(JEWISH[0])],
         "cell": [cells.get("race_ethnicity&female"), cells.get("race_ethnicity&male"), groups.get("race_ethnicity")],
     }.get(kind, [])  # fmt: skip
@@ -292,7 +294,10 @@ def _own_estimate(kind: str, effects: dict[str, Any]) -> dict[str, Any] | None:
         "term": terms.get("gay"),
         "gender_words": groups.get("gender_words:female"),
         "pronoun": forms.get("gender_words:female@pronoun"),
-        "first_name": groups.get("names:black_female") or groups.get("names:black_male"),
+        "first_name": groups.get("names:black_female")
+        or groups.get("names:black_male")
+        or groups.get("names_probe:black_female")
+        or groups.get("names_probe:black_male"),
         "plural": forms.get(f"{JEWISH[0]}@plural"),
         "cell": cells.get("race_ethnicity&female") or cells.get("race_ethnicity&male"),
     }.get(kind)
@@ -315,7 +320,6 @@ def run_once(kind: str, part: pd.DataFrame, seed: int, resamples: int) -> dict[s
     assert found is not None
     effects = found.to_dict()  # as the summary writes it
     every = every_estimate(found)
-    groups = effects["identity_effect"]["by_group"]
     gate = evaluate_rules([*DEFAULT_RULES, *CONCLUSIVE_RULES], effects_gate_metrics(found))
     failed = sorted({w for c in (found.control or {}).values() if c.failed for w in c.standing_out or ("(set)",)})
     out = {
@@ -323,7 +327,8 @@ def run_once(kind: str, part: pd.DataFrame, seed: int, resamples: int) -> dict[s
         "control_failed": any(c.failed for c in (found.control or {}).values()),
         "control_words": failed,
         "exit": gate.exit_code,
-        "inconclusive": any(e["finding"] in ("inconclusive", "detected") for e in groups.values()),
+        # as the gate reads it: a group unsettled by its own slots and by its natural or probe sibling's
+        "inconclusive": any(c.estimate == "conclusive" and c.verdict == "fail" for c in gate.checks),
         "named": _named(kind, effects) if kind in PLANTED else False,
         "tests": effects["tests"],
     }

@@ -431,6 +431,7 @@ def evaluate_rules(
                 checks[-1] = replace(
                     checks[-1], message=f"{rule.text}: no group {rule.group!r} in this run (groups: {known})"
                 )
+    checks = _probed(checks, metrics)
     checks += _unmeasured(checks)
     verdict = gate_verdict(checks)
     return GateVerdict(
@@ -461,6 +462,31 @@ def gate_verdict(checks: Sequence[GateCheck]) -> str:
     if not checks or any(c.verdict == "error" for c in checks):
         return "error"
     return "inconclusive" if failed else "pass"
+
+
+def _probed(checks: list[GateCheck], metrics: Mapping[str, GateMetric | None]) -> list[GateCheck]:
+    """Each failing ``conclusive(...)`` check of a group that its sibling settles (a natural group by its probe, a
+    probe by its natural group: :func:`counterfair.analysis.probes.settled_by_probe`) passed, saying so."""
+    from .probes import settled_by_probe
+
+    out = []
+    for check in checks:
+        metric = metrics.get(check.metric)
+        probe = (
+            settled_by_probe(check.group, metric["by_group"])
+            if check.estimate == "conclusive" and check.verdict == "fail" and check.group and metric
+            else None
+        )
+        if probe is not None:
+            said = f"{100 * (probe.value or 0.0):+.1f} points, {probe.finding}"
+            where = "natural slots" if str(check.group).startswith("names_probe:") else "probe"
+            check = replace(
+                check,
+                verdict="pass",
+                message=check.message.rpartition(" → ")[0] + f"; settled by its {where} ({said}) → passes",
+            )
+        out.append(check)
+    return out
 
 
 def _unmeasured(checks: Sequence[GateCheck]) -> list[GateCheck]:

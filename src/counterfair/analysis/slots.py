@@ -104,6 +104,12 @@ def design_of(family: str) -> SlotDesign:
             neutral="the same text in neutral words (they, person, cousin; a language whose gender words are nouns of "
             "a gender: a placebo word in their place)",
         )  # fmt: skip
+    if family.startswith(NAMES + "_probe"):
+        return SlotDesign(
+            family, terms=False, overall=False, forms=None, cells=False, disparity=False, median_of_groups=True,
+            neutral="a probe: a first name written beside a person the text names (\"my neighbour Lakisha\"), against "
+            "first names of the same gender from every group in that place (the median group)",
+        )  # fmt: skip
     if family.startswith(NAMES):
         return SlotDesign(
             family, terms=False, overall=False, forms=None, cells=False, disparity=False, median_of_groups=True,

@@ -134,9 +134,12 @@ class Verdict:
         """The inconclusive groups in one line (each with its texts and about how many would settle it), then the
         groups with no material effect in one line (with the widest interval among them)."""
         out = []
-        unsure = [f for f in self.findings if f.level == "inconclusive"]
+        unsure = [f for f in self.findings if f.level == "inconclusive" and f.unsettled]
         if unsure:
             out.append(f"INCONCLUSIVE — too few texts to show or rule out a material effect: {_listed(unsure)}.")
+        probed = [f for f in self.findings if f.level == "inconclusive" and not f.unsettled]
+        if probed:
+            out.append(f"too few slots of their own, settled by their natural or probe slots: {_listed(probed)}.")
         quiet = [f for f in self.findings if f.level == "not detected"]
         if quiet:
             widest = max((abs(b) for f in quiet for b in (f.ci_low, f.ci_high) if b is not None), default=0.0)
@@ -391,13 +394,18 @@ def group_estimates(effects: Any) -> list[GroupEstimates]:
 def slot_findings(effects: Any, unit: str, count: str = "texts") -> tuple[GroupFinding, ...]:
     """One finding per identity group, material ones first: the group's effect, the terms, forms and combinations
     that drive it (with the simultaneous intervals their labels were read off), its disparity and flip excess where
-    detected, and, where the data could not settle it, how many texts would."""
+    detected, and, where the data could not settle it, how many texts would. A natural group its probe settles is not
+    unsettled (:func:`counterfair.analysis.probes.settled_by_probe`, as the gate reads it)."""
+    from ..analysis.probes import settled_by_probe
+
     families = effects.families or {}
+    groups = effects.identity_effect.by_group or {}
     return tuple(
         GroupFinding(
             g.group, g.level, g.effect.value, g.effect.sim_low, g.effect.sim_high, g.effect.n or 0,
             _group_parts(g, unit, effects.material.get("identity_effect", 0.02), families, count),
-            g.effect.texts_needed, g.effect.finding in UNSETTLED,
+            g.effect.texts_needed,
+            g.effect.finding in UNSETTLED and settled_by_probe(g.group, groups) is None,
         )
         for g in group_estimates(effects)
     )  # fmt: skip
@@ -424,7 +432,8 @@ def group_words(group: str) -> str:
     if family.startswith("names"):
         race, _, gender = name.rpartition("_")
         shown = {"black": "Black", "white": "white", "hispanic": "Hispanic", "asian": "Asian"}.get(race, race)
-        return f"first names perceived as {shown} ({gender})" if race else f"first names ({name})"
+        probe = ", written in by probe" if family.startswith("names_probe") else ""
+        return f"first names perceived as {shown} ({gender}{probe})" if race else f"first names ({name}{probe})"
     return group
 
 
@@ -615,7 +624,12 @@ def _many(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-FAMILY_WORDS = {"identity": "identity terms", "gender_words": "gender words", "names": "first names"}
+FAMILY_WORDS = {
+    "identity": "identity terms",
+    "gender_words": "gender words",
+    "names": "first names",
+    "names_probe": "first names written in by probe",
+}
 
 
 @dataclass(frozen=True)

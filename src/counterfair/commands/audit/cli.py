@@ -88,6 +88,10 @@ def audit(
         str,
         flag(AuditOptions, "placebo", rich_help_panel=INPUT_PANEL),
     ] = spelled_none(_AUDIT.placebo),
+    probes: Annotated[
+        str,
+        flag(AuditOptions, "probes", metavar="auto|always|off", rich_help_panel=INPUT_PANEL),
+    ] = _AUDIT.probes,
     llm: Annotated[str, flag(AuditOptions, "llm", rich_help_panel=LLM_PANEL)] = _AUDIT.llm,
     samples: Annotated[int, flag(AuditOptions, "samples", rich_help_panel=LLM_PANEL)] = _AUDIT.samples,
     retry_nearness: RetryNearness = _AUDIT.retry_nearness,
@@ -156,7 +160,8 @@ def audit(
 ) -> None:
     """The fairness audit: counterfactuals of identity-referencing texts, the classifier's score changes, CTF gaps,
     the identity effect over a placebo, and a report (OUT/report.html, report.md, plots/, summary.json, pairs.csv).
-    With --fail-if rules it is a gate: exit 0 pass, 1 a rule failed, 2 could not be evaluated."""
+    With --fail-if rules it is a gate: exit 0 pass, 1 a material finding or a failed control, 2 a rule could not be
+    evaluated, 4 nothing material but a group unsettled (or nothing measured)."""
     from ...analysis.gate import allowing_inconclusive
     from ...summaries import AuditInput
     from .options import AuditOptions, demo_path

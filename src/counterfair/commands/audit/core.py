@@ -232,6 +232,7 @@ def audit_core(
                     clf.forget()  # the classifier's per-text cache: memory about flat whatever the input's size
             elif kept[name]:
                 made.add(kept[name], score, orig_scores, index)
+        _probe(frame, opts, plan_, made, score, index)
         made.finish()
         placebo = made.placebo
         summary = audit_summary(opts, plan_, generated, made, orig_scores, clf, index, origin)
@@ -257,6 +258,32 @@ def audit_core(
     summary = replace(summary, timing_s={**timing, "total": round(time.perf_counter() - started, 2)})
     gate = tallied_metrics(summary.ctf, made.flips.flips, summary.effects, summary.ctf_by_attribute)
     return Audited(nan_to_none(summary.to_dict()), gate, made.flips.unscored())  # NaN written None, as summary.json
+
+
+def _probe(
+    frame: pd.DataFrame,
+    opts: AuditOptions,
+    plan_: AuditInput,
+    made: AuditTallies,
+    score: Callable[[list[str]], dict[str, list[float]]],
+    index: int,
+) -> None:
+    """The probe slots (:mod:`counterfair.analysis.probes`): first names written beside the persons the texts name,
+    where the run measures first names and its natural first-name slots are thin (``--probes``)."""
+    from ...analysis.probes import probe_blocks, probes_wanted
+    from ...language_registry import get_language
+
+    packs = opts.attributes if opts.attributes is not None else list(get_language(opts.language).packs)
+    if made.placebo is None or "names" not in packs or "swap" not in opts.methods:
+        return
+    if not probes_wanted(opts.probes, int(plan_.attributes.get("names", 0))):
+        return
+    from ...lexicons.attributes import load_identity_set
+
+    t0 = time.perf_counter()
+    for block in probe_blocks(frame, load_identity_set("names")):
+        made.add_slots(block, score, index)
+    made.timing["probes"] = round(time.perf_counter() - t0, 2)
 
 
 def _only_good(rows: list[dict[str, Any]], directory: Any) -> list[dict[str, Any]]:
@@ -552,6 +579,16 @@ class AuditTallies:
         probs = {t: p[index] for t, p in score(texts).items()} | orig_scores
         self.timing["classifier"] = round(self.timing["classifier"] + time.perf_counter() - t0, 2)
         self.keep(missing_as_nan(_scored_pairs(rows, probs, opts, identity_set)), scored_slots(slots, probs))
+
+    def add_slots(self, slots: pd.DataFrame, score: Callable[[list[str]], dict[str, list[float]]], index: int) -> None:
+        """Slots without pairs (probes, :mod:`counterfair.analysis.probes`): scored, to the sink, tallied."""
+        texts = list(dict.fromkeys(t for t in slots["text"] if isinstance(t, str)))
+        probs = {t: p[index] for t, p in score(texts).items()}
+        scored = scored_slots(slots, probs)
+        self.sink(missing_as_nan(_scored_pairs([], {}, self.opts, self.identity_set)), scored)
+        self.blocks += 1
+        for family, found in family_scores(scored, self.seen_slots).items():
+            self.slots.setdefault(family, ObjectLog(self.scratch)).append(found)
 
     def keep(self, pairs: pd.DataFrame, slots: pd.DataFrame) -> None:
         """One block's tables to the sink, and what the statistics need of them (tallies: never the pairs)."""

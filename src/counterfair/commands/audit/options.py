@@ -124,6 +124,17 @@ class AuditOptions:
     # en | fr | de: the word lists, the default identity set (identity-fr, identity-de, swapped with agreement), the
     # placebo words and the tokenizer (counterfair.language_registry); an English audit keeps the identity it had before
     language: str = field(default="en", metadata={"later": True, "help": vocabulary.LANGUAGE})
+    # probes where the texts are thin (counterfair.analysis.probes): a first name written beside a person the text
+    # names ("my neighbour Lakisha"), measured and gated apart (family names_probe); auto: where the natural first-name
+    # slots are in fewer than 400 texts
+    probes: str = field(
+        default="auto",
+        metadata={
+            "later": True,
+            "help": "Probe slots where the texts are thin: auto (first names written beside a person the text names, "
+            "where fewer than 400 texts name one), always, or off; measured and gated apart (names_probe:*).",
+        },
+    )
 
     def __post_init__(self) -> None:
         from ...language_registry import get_language
@@ -134,6 +145,9 @@ class AuditOptions:
             self.identities = self.identities or entry.identity_set
         if self.placebo in ("default", "builtin"):
             self.placebo = self.language  # an English run records "en", as it always did
+        from ...analysis.probes import probes_wanted
+
+        probes_wanted(self.probes, 0)  # a bad mode named before any work
         self.methods = normalize_methods(self.methods, "audit")
         self.detector = resolve_detector(self.detector, self.methods)
         if not 0.0 < self.threshold < 1.0:

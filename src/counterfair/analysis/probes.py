@@ -1,0 +1,225 @@
+"""Probes where the texts are thin: slots written into the user's own texts where they had none, so that a family with
+too few natural slots to conclude (first names: a few texts in a hundred name a person by a first name) is measured
+on every text that could have named one.
+
+A **probe** is its own estimand — "what would the model do had the text named the group?" — reported and gated apart
+from the natural slots (its family ``names_probe``: groups ``names_probe:black_female``, ...), never pooled with them.
+
+**First names.** A text that refers to a person by a gender-neutral person noun after a possessive or "the" ("my
+neighbour", "the applicant") and names no first name of the pack gets that person named, as an appositive: "my
+neighbour Lakisha". The slot is filled with one name of each group of the names pack at one rank, against placebo
+names of the same gender, two from each group at the next ranks (the null is the median over the groups of each
+group's mean: names are compared with names, in the same place, as the natural names family does,
+:mod:`counterfair.analysis.slots`). The name's gender follows the text's pronouns: she/her, female names; he/him,
+male; neither, both (a slot for each); both, no probe (whose name would it be?); a noun of a gender ("my aunt",
+"a woman") gives its own. After a/an the name is introduced: "a nurse named Lakisha". Each text gets :data:`PROBE_RANKS`
+ranks (a slot each; a text's value is its slots' mean), drawn from its id, so that one name's quirk is not the text's.
+
+The guard: only gender-neutral person nouns (:data:`PERSON_NOUNS`; never "wife", "brother"), only after my / our /
+your / his / her / their / the and at most two words between ("our transgender coworker Lakisha"), where the
+noun heads its phrase in the swap guard's parse (not "the student council"), never where a capitalised word or a possessive follows the noun (a name is there
+already, or "my neighbour's"), never in a text that names a first name of the pack (its natural slot measures it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import pandas as pd
+
+from ..lexicons.attributes import IdentitySet
+from .slots import SLOT_COLUMNS, SlotRow, slot_row
+
+#: the family of the first-name probes (its groups ``names_probe:GROUP``)
+NAMES_PROBE = "names_probe"
+#: ``--probes``: ``auto`` writes probes for a family whose natural slots are in fewer than :data:`PROBE_AUTO_BELOW`
+#: texts; ``always`` whatever their number; ``off`` never
+PROBE_MODES = ("auto", "always", "off")
+PROBE_AUTO_BELOW = 400
+#: ranks (slots) per probed text and gender
+PROBE_RANKS = 2
+#: placebo names per group and slot (the natural names family's number)
+PROBE_PLACEBO_PER_GROUP = 2
+#: the person nouns a first name is written beside: singular, naming a person by a role (no gender: the name's gender
+#: follows the text's pronouns) or by kinship (its gender: the name's)
+PERSON_NOUNS = (
+    "neighbour neighbor friend colleague coworker co-worker teacher doctor nurse boss manager student customer client "
+    "patient applicant candidate employee roommate classmate cousin landlord tenant driver lawyer coach author writer "
+    "reporter journalist officer professor instructor tutor supervisor partner assistant cashier pharmacist dentist "
+    "therapist counselor counsellor mentor trainer engineer chef pilot artist scientist nurse worker volunteer member "
+    "owner tourist programmer developer accountant mechanic plumber electrician carpenter farmer baker"
+).split()
+FEMALE_NOUNS = "woman girl lady mother mom mum sister daughter aunt niece grandmother grandma wife girlfriend".split()
+MALE_NOUNS = "man guy boy father dad brother son uncle nephew grandfather grandpa husband boyfriend".split()
+_NOUNS = sorted({*PERSON_NOUNS, *FEMALE_NOUNS, *MALE_NOUNS}, key=len, reverse=True)
+_REFERENCE = re.compile(
+    r"\b(?P<det>my|our|your|his|her|their|the|an?)\s+(?:[\w-]+\s+){0,2}?(?P<noun>" + "|".join(_NOUNS) + r")\b"
+    r"(?!\s*['’]s\b)(?!-)(?-i:(?!\s+[A-Z]))",
+    re.IGNORECASE,
+)
+_FEMALE_WORDS = {"female", "lesbian", "women", "woman"}
+_MALE_WORDS = {"male", "men", "man"}
+_FEMALE = re.compile(r"\b(?:she|her|hers|herself)\b", re.IGNORECASE)
+_MALE = re.compile(r"\b(?:he|him|his|himself)\b", re.IGNORECASE)
+
+
+class Place(NamedTuple):
+    """Where a probe writes a name: after character ``at``, as ``written`` says (" {name}" after a possessive or "the",
+    " named {name}" after a/an), of the gender its noun gives (None: the text's pronouns decide)."""
+
+    at: int
+    written: str
+    gender: str | None
+
+
+def probe_place(text: str, doc: Any = None) -> Place | None:
+    """Where a first name can be written into ``text``: just after its first person reference ("my neighbour|",
+    "a nurse| named") whose noun heads its phrase (the swap guard's parse, or ``doc``: not "the student council"), or
+    None."""
+    for found in _REFERENCE.finditer(text):
+        if doc is None:
+            from ..editors.guard import parsed
+
+            doc = parsed(text)
+        span = doc.char_span(found.start("noun"), found.end("noun"), alignment_mode="expand")
+        if span is None or not len(span) or span[-1].dep_ == "compound" or span[-1].pos_ not in ("NOUN", "PROPN"):
+            continue
+        noun = found["noun"].lower()
+        words = {w.lower() for w in found.group().split()[1:-1]}  # "a male nurse", "the female pilot"
+        gender = "female" if noun in FEMALE_NOUNS else "male" if noun in MALE_NOUNS else None
+        gender = gender or ("female" if words & _FEMALE_WORDS else "male" if words & _MALE_WORDS else None)
+        written = " named {name}" if found["det"].lower() in ("a", "an") else " {name}"
+        return Place(found.end(), written, gender)
+    return None
+
+
+def probe_genders(text: str, place: Place | None = None) -> tuple[str, ...]:
+    """The genders of the names a probe writes: the noun's ("my aunt": the name is hers, whoever else the text's
+    pronouns name), else by the text's pronouns (module docstring)."""
+    if place is not None and place.gender is not None:
+        return (place.gender,)
+    female, male = bool(_FEMALE.search(text)), bool(_MALE.search(text))
+    if female and male:
+        return ()
+    return ("female",) if female else ("male",) if male else ("female", "male")
+
+
+class NameProbes:
+    """The first-name probe slots of texts (the module's docstring), from the names pack."""
+
+    def __init__(self, names: IdentitySet, *, ranks: int = PROBE_RANKS) -> None:
+        from ..text import TermMatcher
+
+        self.names, self.ranks = names, ranks
+        self.members: dict[str, list[str]] = {}
+        for term in names.terms:
+            self.members.setdefault(names.group_of(term), []).append(term)
+        self.partitions = {_gender(part): part for part in names.within}
+        self.matcher = TermMatcher(list(names.terms), case_sensitive=names.case_sensitive)
+
+    def write(self, keys: Sequence[Any], texts: Sequence[str]) -> pd.DataFrame:
+        """Every probe slot of these texts (columns :data:`~counterfair.analysis.slots.SLOT_COLUMNS` but ``score``)."""
+        rows: list[SlotRow] = []
+        for key, text in zip(keys, texts, strict=True):
+            rows += self.slots(key, text)
+        return pd.DataFrame(rows, columns=SLOT_COLUMNS[:-1])
+
+    def slots(self, key: Any, text: str) -> list[SlotRow]:
+        """One text's probe slots: per gender of :func:`probe_genders` and rank, each group's name at the rank and the
+        placebo names (none where the text has no place for a name, or names one already)."""
+        if not isinstance(text, str) or self.matcher.contains(text):
+            return []
+        place = probe_place(text)
+        if place is None:
+            return []
+        out: list[SlotRow] = []
+        for gender in probe_genders(text, place):
+            groups = self.partitions.get(gender, ())
+            if not groups:
+                continue
+            for rank in self._ranks(key, gender):
+                source = self.members[groups[0]][rank % len(self.members[groups[0]])]
+                meta = {"family": NAMES_PROBE, "form": "probe", "context": gender}
+                for group in groups:
+                    name = self.members[group][rank % len(self.members[group])]
+                    out.append(slot_row(key, source, "identity", name, group, _written(text, place, name), **meta))
+                    for step in range(1, PROBE_PLACEBO_PER_GROUP + 1):
+                        other = self.members[group][(rank + step) % len(self.members[group])]
+                        if other != name:
+                            out.append(
+                                slot_row(key, source, "placebo", other, group, _written(text, place, other), **meta)
+                            )
+        return out
+
+    def _ranks(self, key: Any, gender: str) -> list[int]:
+        """The text's ranks, drawn from its id (the same every run)."""
+        digest = hashlib.blake2b(f"{key}\0{gender}".encode(), digest_size=8).digest()
+        first = int.from_bytes(digest, "big")
+        spread = max(len(m) for m in self.members.values())
+        return [(first + i * 7) % spread for i in range(self.ranks)]
+
+
+def _gender(part: Sequence[str]) -> str:
+    """The gender of a ``within`` partition of the names pack (its groups end in ``_female`` or ``_male``)."""
+    return (
+        "female"
+        if all(g.endswith("_female") for g in part)
+        else "male"
+        if all(g.endswith("_male") for g in part)
+        else ""
+    )
+
+
+def _written(text: str, place: Place, name: str) -> str:
+    return text[: place.at] + place.written.format(name=name) + text[place.at :]
+
+
+def probe_blocks(
+    frame: pd.DataFrame, names: IdentitySet, *, size: int = 2000, ranks: int = PROBE_RANKS
+) -> Iterator[pd.DataFrame]:
+    """The probe slots of an audit's input (``id``, ``text``), a block of inputs at a time."""
+    from ..editors.guard import parse_all
+
+    probes = NameProbes(names, ranks=ranks)
+    for start in range(0, len(frame), size):
+        part = frame.iloc[start : start + size]
+        parse_all([t for t in part["text"] if isinstance(t, str) and _REFERENCE.search(t)])  # in batches, kept
+        block = probes.write(part["id"].astype(str).tolist(), part["text"].tolist())
+        if not block.empty:
+            yield block
+
+
+def sibling_of(group: str) -> str | None:
+    """The group that measures the same people in the other kind of slot: a natural group's probe ("names:black_female"
+    -> "names_probe:black_female") and a probe's natural group (the reverse); None for a family without probes."""
+    family, _, name = group.partition(":")
+    if not name:
+        return None
+    return f"{NAMES_PROBE}:{name}" if family == "names" else f"names:{name}" if family == NAMES_PROBE else None
+
+
+def settled_by_probe(group: str, by_group: Mapping[str, Any]) -> Any:
+    """The sibling estimate (:func:`sibling_of`) that settles a group its own slots leave unsettled (its finding
+    neither inconclusive nor detected: the model is shown to react to the group's names by more than 2 points, or by
+    less), or None. A probe answers "would the model react had the text named the group?", which a thin natural
+    family leaves open, and a natural family settles what a thin probe cannot: the gate's ``conclusive(...)`` and the
+    verdict read a group settled by either as settled (each estimate is still reported apart, and a material finding
+    of either still fails)."""
+    from .inference import UNSETTLED
+
+    sibling = sibling_of(group)
+    found = by_group.get(sibling) if sibling is not None else None
+    return found if found is not None and found.finding is not None and found.finding not in UNSETTLED else None
+
+
+def probes_wanted(mode: str, natural_texts: int) -> bool:
+    """Whether the run writes first-name probes: ``always``; ``auto`` while the natural first-name slots are in fewer
+    than :data:`PROBE_AUTO_BELOW` texts; ``off`` never."""
+    if mode not in PROBE_MODES:
+        from ..errors import ConfigError
+
+        raise ConfigError(f"--probes {mode!r}: choose one of {', '.join(PROBE_MODES)}")
+    return mode == "always" or (mode == "auto" and natural_texts < PROBE_AUTO_BELOW)
