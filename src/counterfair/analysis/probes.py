@@ -15,10 +15,11 @@ male; neither, both (a slot for each); both, no probe (whose name would it be?);
 "a woman") gives its own. After a/an the name is introduced: "a nurse named Lakisha". Each text gets :data:`PROBE_RANKS`
 ranks (a slot each; a text's value is its slots' mean), drawn from its id, so that one name's quirk is not the text's.
 
-The guard: only gender-neutral person nouns (:data:`PERSON_NOUNS`; never "wife", "brother"), only after my / our /
-your / his / her / their / the and at most two words between ("our transgender coworker Lakisha"), where the
-noun heads its phrase in the swap guard's parse (not "the student council"), never where a capitalised word or a possessive follows the noun (a name is there
-already, or "my neighbour's"), never in a text that names a first name of the pack (its natural slot measures it).
+The guard: person nouns only (:data:`PERSON_NOUNS` of no gender; :data:`FEMALE_NOUNS` and :data:`MALE_NOUNS` give
+theirs), only after my / our / your / his / her / their / the / a / an with at most two words between ("our
+transgender coworker Lakisha"), where the noun heads its phrase in the swap guard's parse (not "the student
+council"), never where a capitalised word or a possessive follows the noun (a name is there already, or "my
+neighbour's"), never in a text that names a first name of the pack (its natural slot measures it).
 """
 
 from __future__ import annotations
