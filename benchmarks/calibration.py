@@ -314,7 +314,8 @@ def _named(kind: str, effects: dict[str, Any]) -> bool:
 
 def run_once(kind: str, part: pd.DataFrame, seed: int, resamples: int) -> dict[str, Any]:
     from counterfair.analysis.gate import CONCLUSIVE_RULES, DEFAULT_RULES, effects_gate_metrics, evaluate_rules
-    from counterfair.analysis.slots import every_estimate, slot_effects
+    from counterfair.analysis.inference import every_estimate
+    from counterfair.analysis.slots import slot_effects
 
     found = slot_effects(part, threshold=0.5, seed=seed, n_resamples=resamples)
     assert found is not None

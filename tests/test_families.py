@@ -12,7 +12,7 @@ import pytest
 
 import counterfair as cf
 from counterfair.analysis.families import GenderSlots, NameSlots, TermSlots
-from counterfair.analysis.slots import every_estimate
+from counterfair.analysis.inference import every_estimate
 from counterfair.lexicons.attributes import load_identity_set, load_swap_set
 
 from .fakes import slot_json

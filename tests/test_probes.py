@@ -67,7 +67,7 @@ def test_a_probe_measured_by_hand() -> None:
     )
     # by hand, per slot: the identity name's score minus the median over the four groups of their placebo names' mean
     by_hand: dict[str, list[float]] = {}
-    for (key, source), slot in probes.groupby(["input_id", "source_term"]):
+    for _, slot in probes.groupby(["input_id", "source_term"]):
         placebo = slot[slot["kind"] == "placebo"]
         means = placebo.groupby("group")["score"].mean()
         neutral = float(np.median(means.to_numpy()))

@@ -175,7 +175,7 @@ def test_a_plugin_adds_a_command_in_one_file(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.splitlines()
     assert lines[:2] == ["identity\tA gay applicant.", "identity\tAn Asian applicant."]
-    assert "placebo\tA tall applicant." in lines and len(lines) == 2 + 5
+    assert "placebo\tA hatless applicant." in lines and len(lines) == 2 + 5
 
 
 def test_an_editor_registered_as_an_identity_swap_is_audited_as_one() -> None:

@@ -271,7 +271,11 @@ def test_the_audit_measures_in_the_slot() -> None:
     # a proper adjective is written with its capital; the placebo words once more with one, to compare it with
     assert "My Muslim neighbour brought dinner." in set(first["text"])
     assert "My Quiet neighbour brought dinner." in set(first.loc[first["kind"] == "placebo_cased", "text"])
-    assert set(first["form"]) == {"adjective"} and set(first["family"]) == {"identity"}
+    natural = first[first["family"] == "identity"]
+    assert set(natural["form"]) == {"adjective"} and set(first["family"]) == {"identity", "names_probe"}
+    # and a first name written beside the neighbour (a probe: #79), its own family
+    probes = first[first["family"] == "names_probe"]
+    assert set(probes["form"]) == {"probe"} and all(t.startswith("My gay neighbour ") for t in probes["text"])
     muslim = slots[(slots["input_id"] == "2") & (slots["kind"] == "placebo")]
     assert "The quiet family next door is kind." in set(muslim["text"])
     # a sentence's first word has its capital anyway: no second placebo text there
@@ -296,11 +300,11 @@ def test_a_constant_classifier_has_no_effect_at_all() -> None:
     effects = result.summary["effects"]
     assert all(e["finding"] == "not detected" for e in effects["identity_effect"]["by_term"].values())
     # gender words are measured by default: each text's gendered words are one slot
-    assert set(effects["families"]) == {"identity", "gender_words"}
+    assert set(effects["families"]) == {"identity", "gender_words", "names_probe"}  # probes: #79
     assert effects["families"]["gender_words"]["texts"] == 7
     assert {"gender_words:female", "gender_words:male"} <= set(effects["identity_effect"]["by_group"])
     assert result.typed_summary.coverage.gender_untested == 0
-    assert str(result).startswith("Verdict: no material identity effect in 9 groups over 7 texts")
+    assert str(result).startswith("Verdict: no material identity effect in 13 groups over 7 texts")  # 4 by probe
     # without the gender pack, the texts that name gender words are said untested, never ruled out
     narrow = cf.audit(GENDERED, lambda t: np.full(len(t), 0.2), methods=["swap"], attributes=["lgbq"], bootstrap=50)
     assert narrow.typed_summary.coverage.gender_untested == 7
@@ -410,7 +414,7 @@ def test_the_cli_gate_names_the_planted_group_and_passes_the_fair_models(tmp_pat
             assert "material(identity_effect[religion])" in failed
             assert {"material(term_effect[muslim])", "material(term_effect[christian])"} <= failed
             assert not any("sexuality" in f or "term_effect[gay]" in f for f in failed)  # nothing else is named
-            assert done.stdout.index("Verdict: material identity effects for religion (1 of 9 groups)") < (
+            assert done.stdout.index("Verdict: material identity effects for religion (1 of 17 groups)") < (
                 done.stdout.index("done in")
             )
         else:

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from ..summaries import MIN_INTERVAL_TEXTS, ControlFamily, SlotEstimate
-from .inference import ALPHA, conclude, estimates
+from .inference import ALPHA, conclude, estimates, mean_by
 
 #: the second null's words, written into a slot as the placebo words are ("My dax neighbour", "a wug person"): short,
 #: pronounceable, no word of English, French, German or Spanish, no name of the names pack, no sentiment, none of
@@ -80,8 +80,6 @@ def _per_slot_values(placebo: np.ndarray, nonce: np.ndarray | None) -> np.ndarra
 def _family_values(family: str, blocks: Sequence[Any], dropped: Sequence[str] = ()) -> _Values | None:
     """A family's per-text control values over its blocks (:class:`~counterfair.analysis.slots.SlotScores`), the
     ``dropped`` words left out of the agreement's baseline; None where it has fewer than three neutral words."""
-    from .slots import _mean_by
-
     words = sorted({str(w) for b in blocks for w in b.placebo.columns})
     if len(words) < MIN_BASELINE_WORDS + 1:
         return None
@@ -107,7 +105,7 @@ def _family_values(family: str, blocks: Sequence[Any], dropped: Sequence[str] = 
             )
             base = b.placebo.reindex(columns=kept).to_numpy(dtype=float)
             per_slot = np.column_stack([per_slot, _per_slot_values(base, nonce)[:, -1]])
-        out[rows] = _mean_by(codes, per_slot, len(rows))
+        out[rows] = mean_by(codes, per_slot, len(rows))
     return _Values(family, words, out, agreement, texts.astype(str))
 
 
@@ -137,11 +135,10 @@ def _concluded(parts: list[_Values], seed: int, n_resamples: int, alpha: float) 
 def check_control(
     families: Mapping[str, Sequence[Any]], *, seed: int = 0, n_resamples: int = 2000, alpha: float = ALPHA
 ) -> dict[str, ControlFamily]:
-    """The control check of each family of slots (the module's docstring): per family, each neutral word's estimate
-    against the others, the words that stand out, and the nulls' agreement where the family has a second null."""
-    from .slots import NAMES
-
-    checked = {f: b for f, b in families.items() if len(b) and not f.startswith(NAMES)}
+    """The control check of each family of slots given (the module's docstring; the caller leaves out first names):
+    per family, each neutral word's estimate against the others, the words that stand out, and the nulls' agreement
+    where the family has a second null."""
+    checked = {f: b for f, b in families.items() if len(b)}
     first = [v for f, b in checked.items() if (v := _family_values(f, b)) is not None]
     words_found = _concluded(first, seed, n_resamples, alpha)
     standing: dict[str, list[str]] = {}

@@ -467,24 +467,21 @@ def gate_verdict(checks: Sequence[GateCheck]) -> str:
 def _probed(checks: list[GateCheck], metrics: Mapping[str, GateMetric | None]) -> list[GateCheck]:
     """Each failing ``conclusive(...)`` check of a group that its sibling settles (a natural group by its probe, a
     probe by its natural group: :func:`counterfair.analysis.probes.settled_by_probe`) passed, saying so."""
-    from .probes import settled_by_probe
+    from .probes import NAMES_PROBE, gated_unsettled, settled_by_probe
 
     out = []
     for check in checks:
         metric = metrics.get(check.metric)
-        probe = (
-            settled_by_probe(check.group, metric["by_group"])
-            if check.estimate == "conclusive" and check.verdict == "fail" and check.group and metric
-            else None
-        )
-        if probe is not None:
-            said = f"{100 * (probe.value or 0.0):+.1f} points, {probe.finding}"
-            where = "natural slots" if str(check.group).startswith("names_probe:") else "probe"
-            check = replace(
-                check,
-                verdict="pass",
-                message=check.message.rpartition(" → ")[0] + f"; settled by its {where} ({said}) → passes",
-            )
+        by_group = metric["by_group"] if metric else {}
+        if check.estimate == "conclusive" and check.verdict == "fail" and check.group in by_group:
+            group = str(check.group)
+            if not gated_unsettled(group, by_group):
+                probe = settled_by_probe(group, by_group)
+                if probe is not None:
+                    why = f"settled by its probe ({100 * (probe.value or 0.0):+.1f} points, {probe.finding})"
+                else:  # a probe group: its natural group carries the check
+                    why = "a probe: its natural group carries the check" if group.startswith(NAMES_PROBE) else ""
+                check = replace(check, verdict="pass", message=check.message.rpartition(" → ")[0] + f"; {why} → passes")
         out.append(check)
     return out
 

@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import numpy as np
 
-from ..summaries import MIN_INTERVAL_TEXTS, SlotEstimate
+from ..summaries import MIN_INTERVAL_TEXTS, SlotEffects, SlotEstimate, SlotMeasure, typed
+from .measures import SLOT_MEASURES
 
 ALPHA = 0.05  # the family-wise error rate of the simultaneous intervals
 POWER = 0.8  # the chance of detecting an effect of the reported minimum detectable size
@@ -248,6 +249,32 @@ def holm(p_values: Sequence[float | None]) -> list[float | None]:
     for rank, (p, i) in enumerate(sorted(known)):
         running = max(running, min(1.0, (m - rank) * p))
         out[i] = running
+    return out
+
+
+def mean_by(codes: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Per code (text), the mean of each column over its rows with a value (NaN where none has one)."""
+    known = ~np.isnan(values)
+    sums = np.zeros((n, values.shape[1]))
+    counts = np.zeros((n, values.shape[1]))
+    np.add.at(sums, codes, np.where(known, values, 0.0))
+    np.add.at(counts, codes, known)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+
+def every_estimate(effects: SlotEffects | Mapping[str, Any]) -> list[SlotEstimate]:
+    """Every estimate of an effects section (:func:`slot_effects`' record, or its JSON as ``summary.json`` holds it):
+    each measure's overall, and its groups', terms', forms' and combinations' estimates."""
+    found = typed(effects, SlotEffects)
+    out: list[SlotEstimate] = []
+    for measure in SLOT_MEASURES:
+        part: SlotMeasure | None = getattr(found, measure)
+        if part is None:
+            continue
+        out += [part.overall] if part.overall else []
+        for by in (part.by_group, part.by_term, part.by_form, part.by_cell):
+            out += [e for e in (by or {}).values() if e is not None]
     return out
 
 

@@ -216,6 +216,22 @@ def settled_by_probe(group: str, by_group: Mapping[str, Any]) -> Any:
     return found if found is not None and found.finding is not None and found.finding not in UNSETTLED else None
 
 
+def gated_unsettled(group: str, by_group: Mapping[str, Any]) -> bool:
+    """Whether a group is inconclusive as the gate's ``conclusive(...)`` and the verdict read it (one definition): its
+    identity effect is unsettled (inconclusive, or detected of unresolved size) and no sibling settles it. A probe
+    group is never inconclusive on its own: it adds to its natural group, whose check fails where both are unsettled
+    (where no text names the group, the probe is reported and its material findings gated, as a family the run had
+    not measured before)."""
+    from .inference import UNSETTLED
+
+    found = by_group.get(group)
+    if found is None or found.finding not in UNSETTLED:
+        return False
+    if group.partition(":")[0] == NAMES_PROBE:
+        return False
+    return settled_by_probe(group, by_group) is None
+
+
 def probes_wanted(mode: str, natural_texts: int) -> bool:
     """Whether the run writes first-name probes: ``always``; ``auto`` while the natural first-name slots are in fewer
     than :data:`PROBE_AUTO_BELOW` texts; ``off`` never."""

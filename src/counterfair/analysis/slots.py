@@ -51,8 +51,8 @@ import numpy as np
 import pandas as pd
 
 from ..spill import ObjectLog
-from ..summaries import MIN_INTERVAL_TEXTS, ControlFamily, SlotEffects, SlotEstimate, SlotMeasure, typed
-from .inference import ALPHA, POWER, conclude, estimates
+from ..summaries import MIN_INTERVAL_TEXTS, ControlFamily, SlotEffects, SlotEstimate
+from .inference import ALPHA, POWER, conclude, estimates, mean_by
 from .measures import MEASURES as MEASURE_TABLE
 from .measures import SLOT_MEASURES
 
@@ -431,7 +431,7 @@ def _per_text(slots: SlotTables, threshold: float, design: SlotDesign) -> _Built
     seen = 0
     for block, codes, rows in _each_block(blocks, ids, where, layout):
         seen += len(rows)
-        values[rows] = _mean_by(codes, _per_slot(block, threshold, layout), len(rows))
+        values[rows] = mean_by(codes, _per_slot(block, threshold, layout), len(rows))
     if seen != len(texts):  # a text's values are its slots' means: they must all be in one block
         raise ValueError(f"{seen - len(texts)} texts have slots in more than one block of slot scores")
     info = {
@@ -533,8 +533,8 @@ def _term_scores(
         warnings.simplefilter("ignore", RuntimeWarning)  # a slot or a term without values gives NaN, as it should
         for block, codes, rows in _each_block(blocks, ids, where, layout):
             neutral = _neutral(block, layout)
-            per_term[rows] = _mean_by(codes, block.scores, len(rows))
-            per_term_neutral[rows] = _mean_by(codes, np.where(np.isnan(block.scores), np.nan, neutral), len(rows))
+            per_term[rows] = mean_by(codes, block.scores, len(rows))
+            per_term_neutral[rows] = mean_by(codes, np.where(np.isnan(block.scores), np.nan, neutral), len(rows))
         return {
             t: {"score": _mean_or_none(per_term[:, i]), "placebo_score": _mean_or_none(per_term_neutral[:, i])}
             for i, t in enumerate(layout.terms)
@@ -604,17 +604,6 @@ def _spread(matrix: np.ndarray) -> np.ndarray:
     return out
 
 
-def _mean_by(codes: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
-    """Per code (text), the mean of each column over its rows with a value (NaN where none has one)."""
-    known = ~np.isnan(values)
-    sums = np.zeros((n, values.shape[1]))
-    counts = np.zeros((n, values.shape[1]))
-    np.add.at(sums, codes, np.where(known, values, 0.0))
-    np.add.at(counts, codes, known)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
-
-
 def _mean_or_none(values: np.ndarray) -> float | None:
     finite = values[np.isfinite(values)]
     return float(finite.mean()) if finite.size else None
@@ -679,7 +668,8 @@ def joint_slot_effects(
     for name, table in tables.items():
         families = _by_family(table)
         if control:  # the neutral words tested first; a word that stands out leaves the baseline
-            controls[name] = check_control(families, seed=seed, n_resamples=n_resamples, alpha=alpha)
+            measured = {f: b for f, b in families.items() if not f.startswith(NAMES)}  # names: the median group
+            controls[name] = check_control(measured, seed=seed, n_resamples=n_resamples, alpha=alpha)
         for family, blocks in families.items():
             checked = controls.get(name, {}).get(family)
             kept = without_words(blocks, checked.standing_out) if checked is not None else blocks
@@ -806,18 +796,3 @@ def _place(out: Any, measure: str, level: str, name: str, entry: SlotEstimate, i
     if level == "term":
         entry = replace(entry, **info["term_scores"][name], group=qualify(info["groups"].get(name, "other")))
     out[measure][_LEVELS[level]][qualify(name)] = entry
-
-
-def every_estimate(effects: SlotEffects | Mapping[str, Any]) -> list[SlotEstimate]:
-    """Every estimate of an effects section (:func:`slot_effects`' record, or its JSON as ``summary.json`` holds it):
-    each measure's overall, and its groups', terms', forms' and combinations' estimates."""
-    found = typed(effects, SlotEffects)
-    out: list[SlotEstimate] = []
-    for measure in SLOT_MEASURES:
-        part: SlotMeasure | None = getattr(found, measure)
-        if part is None:
-            continue
-        out += [part.overall] if part.overall else []
-        for by in (part.by_group, part.by_term, part.by_form, part.by_cell):
-            out += [e for e in (by or {}).values() if e is not None]
-    return out

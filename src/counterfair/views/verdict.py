@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..analysis.inference import UNSETTLED
 from ..analysis.measures import MEASURES
 from ..classifiers.kinds import language_caveat
 from ..summaries import (
@@ -62,7 +61,7 @@ class GroupFinding:
     texts: int
     parts: tuple[str, ...] | list[str] = ()
     needed: int | None = None  # inconclusive: about how many texts would settle it
-    #: its identity effect is unsettled (inference.UNSETTLED): what the gate's conclusive() check fails on
+    #: inconclusive as the gate reads it (analysis.probes.gated_unsettled): what its conclusive() check fails on
     unsettled: bool = False
 
     def sentence(self) -> str:
@@ -138,13 +137,17 @@ class Verdict:
         if unsure:
             out.append(f"INCONCLUSIVE — too few texts to show or rule out a material effect: {_listed(unsure)}.")
         probed = [f for f in self.findings if f.level == "inconclusive" and not f.unsettled]
-        if probed:
-            out.append(f"too few slots of their own, settled by their natural or probe slots: {_listed(probed)}.")
+        natural = [f.group for f in probed if not f.group.startswith("names_probe:")]
+        thin = [f.group for f in probed if f.group.startswith("names_probe:")]
+        said = [f"too few natural slots, settled by their probes: {compact(natural)}"] if natural else []
+        said += [f"probes too few to settle, their natural slots carry the check: {compact(thin)}"] if thin else []
+        if said:
+            out.append("; ".join(said) + ".")
         quiet = [f for f in self.findings if f.level == "not detected"]
         if quiet:
             widest = max((abs(b) for f in quiet for b in (f.ci_low, f.ci_high) if b is not None), default=0.0)
             out.append(
-                f"no material effect — {', '.join(f.group for f in quiet)}: each shown within ±{points(widest, False)} "
+                f"no material effect — {compact([f.group for f in quiet])}: each shown within ±{points(widest, False)} "
                 "points (simultaneous 95 % intervals), with the power to see 2 points."
             )
         return out
@@ -396,7 +399,7 @@ def slot_findings(effects: Any, unit: str, count: str = "texts") -> tuple[GroupF
     that drive it (with the simultaneous intervals their labels were read off), its disparity and flip excess where
     detected, and, where the data could not settle it, how many texts would. A natural group its probe settles is not
     unsettled (:func:`counterfair.analysis.probes.settled_by_probe`, as the gate reads it)."""
-    from ..analysis.probes import settled_by_probe
+    from ..analysis.probes import gated_unsettled
 
     families = effects.families or {}
     groups = effects.identity_effect.by_group or {}
@@ -405,7 +408,7 @@ def slot_findings(effects: Any, unit: str, count: str = "texts") -> tuple[GroupF
             g.group, g.level, g.effect.value, g.effect.sim_low, g.effect.sim_high, g.effect.n or 0,
             _group_parts(g, unit, effects.material.get("identity_effect", 0.02), families, count),
             g.effect.texts_needed,
-            g.effect.finding in UNSETTLED and settled_by_probe(g.group, groups) is None,
+            gated_unsettled(g.group, groups),
         )
         for g in group_estimates(effects)
     )  # fmt: skip

@@ -274,7 +274,9 @@ def _probe(
     from ...language_registry import get_language
 
     packs = opts.attributes if opts.attributes is not None else list(get_language(opts.language).packs)
-    if made.placebo is None or "names" not in packs or "swap" not in opts.methods:
+    from ...editors.registry import swaps_identities
+
+    if made.placebo is None or "names" not in packs or not any(swaps_identities(m) for m in opts.methods):
         return
     if not probes_wanted(opts.probes, int(plan_.attributes.get("names", 0))):
         return

@@ -14,8 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from ...analysis.inference import POWER, texts_needed
-from ...analysis.slots import every_estimate
+from ...analysis.inference import POWER, every_estimate, texts_needed
 from ...errors import InputError
 from ...summaries import AuditSummary, Record, SlotEffects, SlotEstimate, read_summary
 from ..llm_audit.result import LLMAuditSummary
