@@ -111,10 +111,11 @@ def probe_genders(text: str, place: Place | None = None) -> tuple[str, ...]:
 class NameProbes:
     """The first-name probe slots of texts (the module's docstring), from the names pack."""
 
-    def __init__(self, names: IdentitySet, *, ranks: int = PROBE_RANKS) -> None:
-        from ..text import TermMatcher
+    def __init__(self, names: IdentitySet, *, ranks: int = PROBE_RANKS, max_chars: int | None = None) -> None:
+        from ..text import MAX_TEXT_CHARS, TermMatcher
 
         self.names, self.ranks = names, ranks
+        self.max_chars = MAX_TEXT_CHARS if max_chars is None else max_chars
         self.members: dict[str, list[str]] = {}
         for term in names.terms:
             self.members.setdefault(names.group_of(term), []).append(term)
@@ -131,7 +132,10 @@ class NameProbes:
     def slots(self, key: Any, text: str) -> list[SlotRow]:
         """One text's probe slots: per gender of :func:`probe_genders` and rank, each group's name at the rank and the
         placebo names (none where the text has no place for a name, or names one already)."""
-        if not isinstance(text, str) or self.matcher.contains(text):
+        from ..text import skip_reason
+
+        # a text no editor takes (control characters, half a surrogate pair, too long) gets no probe either
+        if not isinstance(text, str) or skip_reason(text, self.max_chars) or self.matcher.contains(text):
             return []
         place = probe_place(text)
         if place is None:
@@ -179,15 +183,22 @@ def _written(text: str, place: Place, name: str) -> str:
 
 
 def probe_blocks(
-    frame: pd.DataFrame, names: IdentitySet, *, size: int = 2000, ranks: int = PROBE_RANKS
+    frame: pd.DataFrame,
+    names: IdentitySet,
+    *,
+    size: int = 2000,
+    ranks: int = PROBE_RANKS,
+    max_chars: int | None = None,
 ) -> Iterator[pd.DataFrame]:
     """The probe slots of an audit's input (``id``, ``text``), a block of inputs at a time."""
     from ..editors.guard import parse_all
+    from ..text import skip_reason
 
-    probes = NameProbes(names, ranks=ranks)
+    probes = NameProbes(names, ranks=ranks, max_chars=max_chars)
     for start in range(0, len(frame), size):
         part = frame.iloc[start : start + size]
-        parse_all([t for t in part["text"] if isinstance(t, str) and _REFERENCE.search(t)])  # in batches, kept
+        wanted = [t for t in part["text"] if isinstance(t, str) and not skip_reason(t, probes.max_chars)]
+        parse_all([t for t in wanted if _REFERENCE.search(t)])  # in batches, kept for the probe's parse
         block = probes.write(part["id"].astype(str).tolist(), part["text"].tolist())
         if not block.empty:
             yield block

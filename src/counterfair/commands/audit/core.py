@@ -283,7 +283,7 @@ def _probe(
     from ...lexicons.attributes import load_identity_set
 
     t0 = time.perf_counter()
-    for block in probe_blocks(frame, load_identity_set("names")):
+    for block in probe_blocks(frame, load_identity_set("names"), max_chars=opts.max_text_chars):
         made.add_slots(block, score, index)
     made.timing["probes"] = round(time.perf_counter() - t0, 2)
 
