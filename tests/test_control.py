@@ -262,3 +262,27 @@ def test_the_verdict_and_the_gate_call_the_same_groups_inconclusive() -> None:
     unsettled = {f.group for f in said.findings if f.unsettled and f.level != "material"}
     assert failing and unsettled == failing
     assert said.status in ("inconclusive", "gate inconclusive") and gate["exit_code"] == 4
+
+
+def test_a_vader_audit_of_wives_and_husbands_calls_neither_gender_material() -> None:
+    """#79's done-when: VADER (a real sentiment model) over texts that name a wife or a husband. Against the old neutral
+    nouns ("friend", which VADER scores +2.2) both genders read -6.2 points, material, identical to the decimal; with
+    neutral nouns that carry no sentiment neither is material, and the control finds no word that stands out."""
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+    analyzer = SentimentIntensityAnalyzer()
+
+    def vader(texts: list[str]) -> np.ndarray:
+        return np.array([(analyzer.polarity_scores(t)["compound"] + 1) / 2 for t in texts])
+
+    acts = ["cooked dinner", "fixed the car", "read a book", "walked the dog", "painted the fence", "called the bank"]
+    texts = [f"My {'wife' if i % 2 == 0 else 'husband'} {acts[i % 6]} on day {i}." for i in range(36)]
+    import counterfair as cf
+
+    result = cf.audit(texts, cf.as_classifier(vader, labels=["negative", "positive"]), methods=["swap"], bootstrap=300)
+    effects = result.typed_summary.effects
+    assert effects is not None and effects.identity_effect is not None and effects.control is not None
+    groups = effects.identity_effect.by_group or {}
+    for gender in ("gender_words:female", "gender_words:male"):
+        assert groups[gender].finding != "material" and abs(groups[gender].value or 0.0) < 0.005
+    assert effects.control["gender_words"].standing_out == () and not effects.control["gender_words"].failed

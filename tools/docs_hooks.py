@@ -396,6 +396,7 @@ def measures_reference() -> str:
         "bias": "labelled data (bias)",
         "suite": "suites (suite run)",
         "llm": "LLM responses (llm-audit)",
+        "control": "the audit's own control (audit, llm-audit)",
     }
     signs = {"either": "either direction", "above": "above the placebo", "none": "–"}
     lines = [

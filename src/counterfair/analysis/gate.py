@@ -77,7 +77,7 @@ COUNTERFACTUAL_METRICS = names("slot", "swap")
 #: ``--fail-if default``: fail on every material finding of the in-slot measures (shown, by its simultaneous interval
 #: over the whole test family, to be at least its measure's threshold in size), overall and per group as the table says
 #: ... and on every family whose control failed (a neutral word stood out, or the two nulls disagree)
-CONTROL_RULES = ("control(neutral_words[*])",)
+CONTROL_RULES = tuple(rule for m in MEASURES if m.family == "control" for rule in m.default_rules())
 DEFAULT_RULES = tuple(rule for m in MEASURES if m.family == "slot" for rule in m.default_rules()) + CONTROL_RULES
 #: ... and on every group whose effect is inconclusive (too few texts to show an effect or to rule a material one out;
 #: or an effect of unresolved size), unless ``--allow-inconclusive``

@@ -44,8 +44,10 @@ class Measure:
 
     def default_rules(self, prefix: str = "") -> tuple[str, ...]:
         """Its rules in ``--fail-if default``, one per scope: ``material(NAME)`` overall, ``material(NAME[*])`` per
-        group; ``prefix`` names an LLM audit's outcome or similarity (``decision.``)."""
-        return tuple(f"material({prefix}{self.name}{'' if s == 'overall' else '[*]'})" for s in self.scopes)
+        group (the control's ``control(NAME[*])``); ``prefix`` names an LLM audit's outcome or similarity
+        (``decision.``)."""
+        kind = "control" if self.family == "control" else "material"  # the control's rule: control(neutral_words[*])
+        return tuple(f"{kind}({prefix}{self.name}{'' if s == 'overall' else '[*]'})" for s in self.scopes)
 
 
 MEASURES: tuple[Measure, ...] = (
