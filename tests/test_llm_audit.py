@@ -695,3 +695,24 @@ def test_an_outcome_no_response_gave_a_value_of_is_left_out_of_the_plan_and_the_
     planned = cf.plan(unmeasured).table
     assert set(planned["outcome"]) == {"decision", "refusal"}
     assert set(cf.plan(s).table["outcome"]) == {"decision", "rating", "refusal"}
+
+
+def test_an_application_that_reacts_to_a_neutral_word_is_named_by_the_control() -> None:
+    """#79/#80: an LLM application that never hires a "hatless" applicant (a neutral word of the default five) and is
+    blind to identity: the control names the word and leaves it out of the baseline, the verdict says so, and no
+    identity is blamed for it (without the control every term would read +12 points: 0.6 against a baseline of
+    (4 x 0.6 + 0) / 5)."""
+
+    def hatless(prompts: list[str], seeds: list[int]) -> list[str]:
+        return [planted.answer(p, s, 0.0 if "hatless" in p else 0.6) for p, s in zip(prompts, seeds, strict=True)]
+
+    result = cf.llm_audit(TEMPLATES[:40], hatless, samples=2, **FAST)
+    effects = (result.summary.effects or {})["decision"]
+    assert effects is not None and effects.control is not None
+    control = effects.control["identity"]
+    assert control.standing_out == ("hatless",) and not control.unreliable  # one word of five: named, not failed
+    words = control.words or {}
+    assert words["hatless"].finding == "material" and (words["hatless"].value or 0.0) < -0.4
+    terms = (effects.identity_effect.by_term or {}) if effects.identity_effect else {}
+    assert terms and all(e.finding != "material" for e in terms.values())
+    assert any("hatless" in line and "left out of the baseline" in line for line in result.verdict.splitlines())

@@ -145,9 +145,13 @@ def check_control(
     for part, found in zip(first, words_found, strict=True):
         up = [w for w, e in zip(part.words, found, strict=False) if e.finding == "material"]
         standing[part.family] = up if len(part.words) - len(up) >= MIN_BASELINE_WORDS else []
-    # the agreement again, over the words that did not stand out (the word estimates as they were)
-    second = [v for part in first if (v := _family_values(part.family, checked[part.family], standing[part.family]))]
-    agreed = _concluded(second, seed, n_resamples, alpha)
+    # the agreement again, over the words that did not stand out (the word estimates as they were); where none did,
+    # the first pass's is that one
+    redo = any(standing.values())
+    second = (
+        [v for p in first if (v := _family_values(p.family, checked[p.family], standing[p.family]))] if redo else []
+    )
+    agreed = _concluded(second, seed, n_resamples, alpha) if redo else words_found
     out: dict[str, ControlFamily] = {}
     for part, found, again in zip(first, words_found, agreed, strict=True):
         words = {w: e for w, e in zip(part.words, found, strict=False)}
