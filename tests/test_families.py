@@ -320,6 +320,29 @@ def test_plan_gives_the_texts_that_detect_the_target_from_a_pilots_spread(tmp_pa
     assert said.exit_code == 0 and f"about {found.needed:,} texts at the pilot's mix" in " ".join(said.output.split())
 
 
+def test_plan_has_a_row_per_form_over_the_texts_that_hold_it() -> None:
+    """#79: a form ("jewish@plural") is planned over the texts that hold it, scaled by their share of the pilot, in
+    rows after the groups; the headline's "every group" is the groups'."""
+    rng = np.random.default_rng(5)
+    texts = [f"My Jewish neighbour baked bread on day {i}." for i in range(12)]
+    texts += [f"Many Jews baked bread on day {i}." for i in range(8)] + [
+        f"The bus was late on day {i}." for i in range(4)
+    ]
+    pilot = cf.audit(texts, lambda t: np.clip(0.3 + rng.normal(0, 0.03, len(t)), 0, 1), methods=["swap"], bootstrap=20)
+    found = cf.plan(pilot, effect=0.02)
+    effects = pilot.typed_summary.effects
+    assert effects is not None and effects.identity_effect is not None
+    forms = [r for r in found.rows if r.level == "form" and r.needed is not None]
+    assert "jewish@plural" in {r.group for r in forms}
+    for r in forms:
+        held = effects.identity_effect.by_form[r.group].n
+        assert r.texts == held and r.input_needed == max(r.needed, int(np.ceil(r.needed / (held / len(texts)))))
+    groups = [r for r in found.rows if r.level == "group"]
+    assert found.needed == max(r.input_needed for r in groups if r.input_needed is not None)
+    said = str(found)
+    assert "Forms and combinations (" in said and said.index("- religion") < said.index("- jewish@plural")
+
+
 def test_every_packs_groups_are_addressable_in_rules_and_gender_is_never_ambiguous(tmp_path: Any) -> None:
     texts = [
         "She said the bus was late again.", "He brought the cake.", "Her daughter plays chess.", "His father cooks.",

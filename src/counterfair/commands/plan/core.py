@@ -35,6 +35,10 @@ class PlanRow:
     needed: int | None
     input_needed: int | None
     finding: str | None
+    #: group (a group of any family: identity terms, gender words, first names, first names by probe), form (a term's
+    #: or gender words' effect in one word form: "jewish@plural") or combination ("race_ethnicity&female"): a form's
+    #: and a combination's texts are those that hold it, and its input texts scale by their share of the pilot
+    level: str = "group"
 
 
 @dataclass(frozen=True)
@@ -55,15 +59,17 @@ class PlanResult:
 
     @property
     def needed(self) -> int | None:
-        """Input texts (prompts) that would detect the target in every group with an estimated spread."""
-        known = [r.input_needed for r in self.rows if r.input_needed is not None]
+        """Input texts (prompts) that would detect the target in every group with an estimated spread (forms and
+        combinations are planned apart: :attr:`rows` holds them after the groups)."""
+        known = [r.input_needed for r in self.rows if r.input_needed is not None and r.level == "group"]
         return max(known) if known else None
 
     def headline(self) -> str:
         if self.needed is None:
             return f"the pilot's {self.pilot} {self.unit} are too few to estimate the spread: run more first."
-        hardest = max((r for r in self.rows if r.input_needed is not None), key=lambda r: r.input_needed or 0)
-        lacking = [r.group for r in self.rows if r.needed is None]
+        groups = [r for r in self.rows if r.level == "group"]
+        hardest = max((r for r in groups if r.input_needed is not None), key=lambda r: r.input_needed or 0)
+        lacking = [r.group for r in groups if r.needed is None]
         more = f"; too few {self.unit} in the pilot to plan {', '.join(lacking)}" if lacking else ""
         return (
             f"to detect a {100 * self.effect:.1f}-point effect in every group ({100 * self.power:.0f} % power, "
@@ -74,7 +80,13 @@ class PlanResult:
 
     def lines(self) -> list[str]:
         out = [f"Plan: {self.headline()}"]
-        for r in sorted(self.rows, key=lambda r: -(r.input_needed or 0)):
+        parts = [r for r in self.rows if r.level != "group"]
+        if parts:
+            planned = [r.input_needed for r in parts if r.input_needed is not None]
+            most = f"; the hardest needs about {max(planned):,} {self.unit}" if planned else ""
+            count = f"{len(parts)}, each over the {self.unit} that hold it"
+            out.append(f"Forms and combinations ({count}) are planned apart{most}.")
+        for r in sorted(self.rows, key=lambda r: (r.level != "group", -(r.input_needed or 0))):
             where = f" ({r.outcome})" if r.outcome else ""
             now = "–" if r.mde is None else f"{100 * r.mde:.1f}"
             need = "more than the pilot's, to estimate" if r.input_needed is None else f"about {r.input_needed:,}"
@@ -132,17 +144,32 @@ def _plan(
         for group, e in (effects.identity_effect.by_group or {}).items():
             family = group.rpartition(":")[0] or "identity"
             rows.append(_row(group, outcome, family, e, tests, effect, power, shares.get(family, share)))
+        measure = effects.identity_effect
+        for level, table in (("form", measure.by_form), ("combination", measure.by_cell)):
+            for name, e in (table or {}).items():  # over the texts (prompts) that hold it: its share of the pilot's
+                family = name.partition("@" if level == "form" else "&")[0].rpartition(":")[0] or "identity"
+                held = (e.n or 0) / pilot if pilot else 0.0
+                rows.append(_row(name, outcome, family, e, tests, effect, power, held, level=level))
     if not rows:
         raise InputError("the pilot has no in-slot effects to plan from (no identity slot, or the placebo was off)")
     return PlanResult(tuple(rows), effect, power, tests, pilot, unit)
 
 
 def _row(
-    group: str, outcome: str | None, family: str, e: SlotEstimate, tests: int, effect: float, power: float, share: float
+    group: str,
+    outcome: str | None,
+    family: str,
+    e: SlotEstimate,
+    tests: int,
+    effect: float,
+    power: float,
+    share: float,
+    *,
+    level: str = "group",
 ) -> PlanRow:
     needed = texts_needed(e.sd, max(tests, 1), effect, power=power) if e.sd is not None else None
     scaled = max(needed, math.ceil(needed / share)) if needed is not None and share > 0 else None
-    return PlanRow(group, outcome, family, int(e.n or 0), e.sd, e.mde, needed, scaled, e.finding)
+    return PlanRow(group, outcome, family, int(e.n or 0), e.sd, e.mde, needed, scaled, e.finding, level)
 
 
 def _summary_of(source: Any) -> Record:
