@@ -168,6 +168,13 @@ def test_exit_codes_mean_one_thing() -> None:
     assert set(DEFAULT_RULES) >= {"control(neutral_words[*])"} and CONCLUSIVE_RULES == (
         "conclusive(identity_effect[*])",
     )
+    from counterfair.analysis.gate import parse_rule
+    from counterfair.errors import ConfigError
+
+    assert parse_rule("control(neutral_words[identity])").bound == "control"
+    for wrong in ("material(neutral_words[*])", "control(identity_effect[*])", "conclusive(neutral_words)"):
+        with pytest.raises(ConfigError, match=r"control\(neutral_words"):
+            parse_rule(wrong)
 
 
 def test_the_default_neutral_words_name_no_group_and_carry_no_sentiment() -> None:

@@ -163,8 +163,8 @@ def parse_rule(text: str) -> Rule:
     material = _MATERIAL_RULE.match(text)
     if material is not None:
         kind = material["kind"]
-        if kind == "control" and _measure(material["metric"]) != "neutral_words":
-            raise ConfigError(f"rule {text!r}: control() takes neutral_words (control(neutral_words[*]))")
+        if (kind == "control") != (_measure(material["metric"]) == "neutral_words"):  # the control's own rule
+            raise ConfigError(f"rule {text!r}: the control is checked as control(neutral_words[FAMILY or *])")
         if _measure(material["metric"]) not in MATERIAL_METRICS:
             raise ConfigError(f"rule {text!r}: {kind}() takes an in-slot measure: {', '.join(MATERIAL_METRICS)}")
         return Rule(text.strip(), material["metric"], material["group"], kind, "is", 1.0)
