@@ -26,7 +26,11 @@ def _written(text: str) -> str | None:
         ("Our transgender coworker gave a talk.", "Our transgender coworker Lakisha gave a talk.", ("female", "male")),
         ("A nurse helped me.", "A nurse named Lakisha helped me.", ("female", "male")),
         ("My aunt taught me chess.", "My aunt Lakisha taught me chess.", ("female",)),
-        ("A male nurse helped my grandmother with her exercises.", None, ("male",)),  # written below
+        (  # "male" before the noun gives the name's gender, whatever the text's pronouns say of others
+            "A male nurse helped my grandmother with her exercises.",
+            "A male nurse named Lakisha helped my grandmother with her exercises.",
+            ("male",),
+        ),
         ("The teacher said she would call.", "The teacher Lakisha said she would call.", ("female",)),
         ("The Latino student council planned a fair.", None, ()),  # "student" is no person here: a compound
         ("My neighbour's dog barks.", None, ()),
@@ -38,10 +42,7 @@ def test_a_probe_is_written_only_where_a_name_reads_naturally(
     text: str, written: str | None, genders: tuple[str, ...]
 ) -> None:
     place = probe_place(text)
-    if "male nurse" in text:
-        assert _written(text) == "A male nurse named Lakisha helped my grandmother with her exercises."
-    else:
-        assert _written(text) == written
+    assert _written(text) == written
     if place is not None:
         assert probe_genders(text, place) == genders
     assert probe_genders("She thanked him.") == ()  # both pronouns: whose name would it be?
@@ -62,9 +63,14 @@ def test_a_probe_measured_by_hand() -> None:
     assert slots is not None
     probes = slots[slots["family"] == NAMES_PROBE]
     assert len(probes) and set(probes["input_id"]) == {str(i) for i in range(8)}
-    assert "My neighbour Lakisha cooked dinner on day 0." in set(probes["text"]) or any(
-        t.startswith("My neighbour ") for t in probes["text"]
-    )
+    # every probe text is its input with one name of the pack written after "My neighbour"
+    written = {(str(r.input_id), str(r.text)) for r in probes.itertuples()}
+    assert written == {
+        (str(i), f"My neighbour {name} cooked dinner on day {i}.")
+        for i in range(8)
+        for name in probes.loc[probes["input_id"] == str(i), "word"]
+    }
+    assert set(probes["word"]) <= set(NAMES.terms)
     # by hand, per slot: the identity name's score minus the median over the four groups of their placebo names' mean
     by_hand: dict[str, list[float]] = {}
     for _, slot in probes.groupby(["input_id", "source_term"]):

@@ -35,18 +35,18 @@ import numpy as np
 
 from ..summaries import MIN_INTERVAL_TEXTS, ControlFamily, SlotEstimate
 from .inference import ALPHA, conclude, estimates, mean_by
+from .measures import measure
 
 #: the second null's words, written into a slot as the placebo words are ("My dax neighbour", "a wug person"): short,
 #: pronounceable, no word of English, French, German or Spanish, no name of the names pack, no sentiment, none of
 #: HolisticBias's own nonce descriptors (blicket, stad, ...: it measures them as a group); their lengths
 #: spread as the placebo words' do (a length-sensitive model sees both alike)
 NONCE_WORDS = ("dax", "wug", "brindet", "toma", "fepple", "zorpish", "kivvy", "plonter")
-#: the threshold a control estimate is material from (the identity effect's: a neutral word that moves the score as much
-#: as a material identity effect would is no neutral)
-CONTROL_MARGIN = 0.02
+#: the threshold a control estimate is material from (the measure table's, the identity effect's: a neutral word that
+#: moves the score as much as a material identity effect would is no neutral)
+CONTROL_MARGIN = float(measure("neutral_words").threshold or 0.02)
 #: the fewest neutral words a family keeps as its baseline: words stand out only while at least these many remain
 MIN_BASELINE_WORDS = 2
-AGREEMENT = "(second null)"  # the key of a family's nulls' agreement among its words' estimates
 
 
 @dataclass
@@ -231,8 +231,8 @@ class _Dropped(Sequence[Any]):
             yield self[i]
 
 
-def withheld(estimate: SlotEstimate | None) -> SlotEstimate | None:
-    """An estimate of a family whose control is unreliable: a material finding is reported as inconclusive."""
-    if estimate is None or estimate.finding not in ("material", "detected"):
+def withheld(estimate: SlotEstimate) -> SlotEstimate:
+    """An estimate of a family whose control is unreliable: a material (or detected) finding reads inconclusive."""
+    if estimate.finding not in ("material", "detected"):
         return estimate
     return replace(estimate, finding="inconclusive")

@@ -294,7 +294,9 @@ def _finite(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
 
 
-def _check(rule: Rule, group: str | None, entry: Estimate | None) -> GateCheck:
+def _check(
+    rule: Rule, group: str | None, entry: Estimate | None, siblings: Mapping[str, Estimate | None] | None = None
+) -> GateCheck:
     check = GateCheck(
         rule=rule.text, metric=rule.metric, group=group, estimate=rule.bound, description=rule.describe(group)
     )
@@ -306,7 +308,7 @@ def _check(rule: Rule, group: str | None, entry: Estimate | None) -> GateCheck:
     if rule.bound == "control":
         return _control(rule, group, entry, check)
     if rule.bound in ("material", "conclusive"):
-        return _material(rule, group, entry, check)
+        return _material(rule, group, entry, check, siblings or {})
     value = {"point": check.point, "upper": check.ci_high, "lower": check.ci_low}[rule.bound]
     check = replace(check, value=value)
     if value is None:
@@ -331,10 +333,15 @@ def expand_rules(rules: Iterable[str | Rule]) -> list[Rule]:
     return out
 
 
-def _material(rule: Rule, group: str | None, entry: Estimate, check: GateCheck) -> GateCheck:
+def _material(
+    rule: Rule, group: str | None, entry: Estimate, check: GateCheck, siblings: Mapping[str, Estimate | None]
+) -> GateCheck:
     """A ``material(...)`` check (fails where the estimate's finding is material) or a ``conclusive(...)`` one (fails
-    where it is inconclusive, or detected with its size unresolved). The message in probability points, with the
-    simultaneous interval the finding was read off."""
+    where it is inconclusive, or detected with its size unresolved, and its natural or probe sibling among the
+    measure's groups, ``siblings``, does not settle it: :func:`counterfair.analysis.probes.gated_unsettled`). The
+    message in probability points, with the simultaneous interval the finding was read off."""
+    from .probes import NAMES_PROBE, gated_unsettled, settled_by_probe
+
     e = entry if isinstance(entry, SlotEstimate) else SlotEstimate()  # only an in-slot estimate has a finding
     found = e.finding
     check = replace(
@@ -350,8 +357,20 @@ def _material(rule: Rule, group: str | None, entry: Estimate, check: GateCheck) 
     )
     if check.value is None or found is None:
         return replace(check, message=f"{rule.describe(group)}: no value")
-    failed = found == "material" if rule.bound == "material" else found in UNSETTLED
-    message = f"{rule.describe(group)}: {points_message(check)}, {found} → " + ("fails" if failed else "passes")
+    failed = found == "material"
+    why = ""
+    if rule.bound == "conclusive":
+        failed = found in UNSETTLED
+        if failed and group and group in siblings and not gated_unsettled(group, siblings):
+            failed, probe = False, settled_by_probe(group, siblings)
+            why = (
+                f"; settled by its probe ({100 * (probe.value or 0.0):+.1f} points, {probe.finding})"
+                if probe is not None
+                else "; a probe: its natural group carries the check"
+                if group.startswith(NAMES_PROBE)
+                else ""
+            )
+    message = f"{rule.describe(group)}: {points_message(check)}, {found}{why} → " + ("fails" if failed else "passes")
     return replace(check, verdict="fail" if failed else "pass", message=message)
 
 
@@ -419,19 +438,18 @@ def evaluate_rules(
         elif rule.group == "*":
             if not metric["by_group"]:
                 checks.append(_check(rule, "*", None))
-            checks += [_check(rule, g, e) for g, e in sorted(metric["by_group"].items())]
+            checks += [_check(rule, g, e, metric["by_group"]) for g, e in sorted(metric["by_group"].items())]
         else:
             entry = metric["by_group"].get(rule.group)
             if entry is None:  # "black" for "Black": the one group of that spelling in any case
                 same = [g for g in metric["by_group"] if g.casefold() == rule.group.casefold()]
                 entry = metric["by_group"][same[0]] if len(same) == 1 else None
-            checks.append(_check(rule, rule.group, entry))
+            checks.append(_check(rule, rule.group, entry, metric["by_group"]))
             if entry is None:
                 known = ", ".join(sorted(metric["by_group"])) or "none"
                 checks[-1] = replace(
                     checks[-1], message=f"{rule.text}: no group {rule.group!r} in this run (groups: {known})"
                 )
-    checks = _probed(checks, metrics)
     checks += _unmeasured(checks)
     verdict = gate_verdict(checks)
     return GateVerdict(
@@ -462,28 +480,6 @@ def gate_verdict(checks: Sequence[GateCheck]) -> str:
     if not checks or any(c.verdict == "error" for c in checks):
         return "error"
     return "inconclusive" if failed else "pass"
-
-
-def _probed(checks: list[GateCheck], metrics: Mapping[str, GateMetric | None]) -> list[GateCheck]:
-    """Each failing ``conclusive(...)`` check of a group that its sibling settles (a natural group by its probe, a
-    probe by its natural group: :func:`counterfair.analysis.probes.settled_by_probe`) passed, saying so."""
-    from .probes import NAMES_PROBE, gated_unsettled, settled_by_probe
-
-    out = []
-    for check in checks:
-        metric = metrics.get(check.metric)
-        by_group = metric["by_group"] if metric else {}
-        if check.estimate == "conclusive" and check.verdict == "fail" and check.group in by_group:
-            group = str(check.group)
-            if not gated_unsettled(group, by_group):
-                probe = settled_by_probe(group, by_group)
-                if probe is not None:
-                    why = f"settled by its probe ({100 * (probe.value or 0.0):+.1f} points, {probe.finding})"
-                else:  # a probe group: its natural group carries the check
-                    why = "a probe: its natural group carries the check" if group.startswith(NAMES_PROBE) else ""
-                check = replace(check, verdict="pass", message=check.message.rpartition(" → ")[0] + f"; {why} → passes")
-        out.append(check)
-    return out
 
 
 def _unmeasured(checks: Sequence[GateCheck]) -> list[GateCheck]:

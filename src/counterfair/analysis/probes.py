@@ -50,7 +50,7 @@ PERSON_NOUNS = (
     "neighbour neighbor friend colleague coworker co-worker teacher doctor nurse boss manager student customer client "
     "patient applicant candidate employee roommate classmate cousin landlord tenant driver lawyer coach author writer "
     "reporter journalist officer professor instructor tutor supervisor partner assistant cashier pharmacist dentist "
-    "therapist counselor counsellor mentor trainer engineer chef pilot artist scientist nurse worker volunteer member "
+    "therapist counselor counsellor mentor trainer engineer chef pilot artist scientist worker volunteer member "
     "owner tourist programmer developer accountant mechanic plumber electrician carpenter farmer baker"
 ).split()
 FEMALE_NOUNS = "woman girl lady mother mom mum sister daughter aunt niece grandmother grandma wife girlfriend".split()

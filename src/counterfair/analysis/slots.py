@@ -11,7 +11,7 @@ the same kind. Every set of identities the audit tests is measured this way, eac
   model reacting to capitals is not taken for one reacting to identity;
 * ``gender_words`` — the text's gendered words and pronouns as a whole ("She thanked her husband" is female; its male
   form "He thanked his wife"), against the text in neutral words: pronouns as they/them/their with the verbs agreeing,
-  each gendered noun as a neutral person noun of the same number ("person", "cousin", "neighbour", "colleague");
+  each gendered noun as a neutral person noun of the same number ("person", "cousin", "roommate", "colleague");
 * ``names`` — a first name, written with one name of each group of the names pack (its perceived race and gender),
   against first names of the same gender, two from each group: the slot's neutral is the median over the groups of
   each group's mean placebo-name score (names are compared with names, and the median keeps one group scored apart
@@ -104,12 +104,13 @@ def design_of(family: str) -> SlotDesign:
             neutral="the same text in neutral words (they, person, cousin; a language whose gender words are nouns of "
             "a gender: a placebo word in their place)",
         )  # fmt: skip
-    if family.startswith(NAMES + "_probe"):
-        return SlotDesign(
-            family, terms=False, overall=False, forms=None, cells=False, disparity=False, median_of_groups=True,
-            neutral="a probe: a first name written beside a person the text names (\"my neighbour Lakisha\"), against "
+    if family.startswith(NAMES + "_probe"):  # first names written in: the names' design, its neutral said so
+        return replace(
+            design_of(NAMES),
+            family=family,
+            neutral='a probe: a first name written beside a person the text names ("my neighbour Lakisha"), against '
             "first names of the same gender from every group in that place (the median group)",
-        )  # fmt: skip
+        )
     if family.startswith(NAMES):
         return SlotDesign(
             family, terms=False, overall=False, forms=None, cells=False, disparity=False, median_of_groups=True,
@@ -697,7 +698,7 @@ def joint_slot_effects(
         design: SlotDesign | None = info.get("design")
         checked = controls.get(name, {}).get(design.family) if design is not None else None
         if checked is not None and checked.unreliable:  # the nulls disagree: nothing against them is material
-            entry = withheld(entry) or entry
+            entry = withheld(entry)
         if entry.n:
             _place(out[name], measure, level, key, entry, info)
     return {

@@ -188,10 +188,8 @@ def rule_sentence(check: GateCheck, rules: tuple[Mapping[str, Any], ...]) -> str
     if check.estimate == "control":
         said = check.message.partition(": ")[2].rpartition(" → ")[0] or check.message
         family = FAMILY_WORDS.get(str(check.group).partition(":")[0], str(check.group))
-        return (
-            f"fail if the control of {family} reacts (a neutral word stands out, or the nulls disagree): {said} — "
-            + (outcome_word)
-        )
+        condition = f"fail if the control of {family} reacts (a neutral word stands out, or the nulls disagree)"
+        return f"{condition}: {said} — {outcome_word}"
     rule = next((r for r in rules if r.get("text") == check.rule), {})
     outcome, _, measure = check.metric.rpartition(".")  # an LLM audit's outcome: "decision.identity_effect"
     on = (f" in {outcome} similarity" if measure == "dissimilarity_excess" else f" on the {outcome}") if outcome else ""
@@ -397,8 +395,8 @@ def group_estimates(effects: Any) -> list[GroupEstimates]:
 def slot_findings(effects: Any, unit: str, count: str = "texts") -> tuple[GroupFinding, ...]:
     """One finding per identity group, material ones first: the group's effect, the terms, forms and combinations
     that drive it (with the simultaneous intervals their labels were read off), its disparity and flip excess where
-    detected, and, where the data could not settle it, how many texts would. A natural group its probe settles is not
-    unsettled (:func:`counterfair.analysis.probes.settled_by_probe`, as the gate reads it)."""
+    detected, and, where the data could not settle it, how many texts would. ``unsettled`` as the gate's
+    ``conclusive(...)`` reads it (:func:`counterfair.analysis.probes.gated_unsettled`)."""
     from ..analysis.probes import gated_unsettled
 
     families = effects.families or {}

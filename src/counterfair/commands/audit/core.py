@@ -271,11 +271,10 @@ def _probe(
     """The probe slots (:mod:`counterfair.analysis.probes`): first names written beside the persons the texts name,
     where the run measures first names and its natural first-name slots are thin (``--probes``)."""
     from ...analysis.probes import probe_blocks, probes_wanted
+    from ...editors.registry import swaps_identities
     from ...language_registry import get_language
 
     packs = opts.attributes if opts.attributes is not None else list(get_language(opts.language).packs)
-    from ...editors.registry import swaps_identities
-
     if made.placebo is None or "names" not in packs or not any(swaps_identities(m) for m in opts.methods):
         return
     if not probes_wanted(opts.probes, int(plan_.attributes.get("names", 0))):
