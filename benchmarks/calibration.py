@@ -33,6 +33,10 @@ control classes (#79; no identity effect, a reaction to the audit's own neutral 
 ``placebo_five`` (+6 on five of them), ``neutral_word`` (+δ on one neutral word with a sentiment of its own, as
 VADER's "friend" had: "quiet" among the placebo words, "cousin" among the gender words' neutral renderings);
 
+an effect that lives in a few texts (#79 item 4; with the planted noise): ``hidden`` (3δ on an identity term within
+three words after "not", "never" or "no": 39 of the pool's 1,059 texts; a run's group means move by about half a
+point, the spread test must say where the effect lives: the verdict's UNEVEN line naming a group);
+
 references: ``tfidf`` (TF-IDF + logistic regression trained on 16 lines, 4 hostile about groups), ``profanity``
 (profanity-check, the default classifier).
 
@@ -41,7 +45,9 @@ a family's control check fails (:mod:`counterfair.analysis.control`); the **exit
 material finding or a failed control, 4 inconclusive only, 0 pass); for a planted class
 **named** when a material estimate names what was planted (the group, term, form or combination, with its sign);
 **inconclusive** when the default gate's ``conclusive`` rule fails (a group that cannot be settled, by its own slots
-nor by its probe's or natural sibling's); and for a run of a
+nor by its probe's or natural sibling's); **uneven** when the verdict's UNEVEN line names a group or a term
+(:func:`counterfair.analysis.spread.uneven`: its effect strays from text to text more than 2 points beyond a neutral
+word's, and the verdict does not already call it material), and whether it names a group; and for a run of a
 planted class that does not flag it, what the planted estimate says (**said inconclusive**: inconclusive or detected,
 never "no material effect").
 
@@ -102,8 +108,10 @@ NULL = ("none", "noise", "length", "casing", "position", "context")
 #: models that react to the control's own words (#79): no identity effect, the control check must fail
 CONTROL = ("placebo_all", "placebo_five", "neutral_word")
 PLANTED = ("blanket", "group", "term", "lower", "gender_words", "pronoun", "first_name", "plural", "cell")
+#: an effect that lives in a few texts (#79 item 4): its mean is small, the spread test must say where it lives
+WHERE = ("hidden",)
 REFERENCE = ("tfidf", "profanity")
-NOISY = ("noise", *PLANTED, *CONTROL)  # the classes whose every distinct text gets its own noise, afresh each run
+NOISY = ("noise", *PLANTED, *CONTROL, *WHERE)  # the classes whose every distinct text gets its own noise, afresh each run
 CONTEXT = re.compile(r"\b(neighbou?rs?|church(es)?|schools?|police|famil(y|ies))\b", re.I)
 CONTEXT_ES = re.compile(r"\b(vecin[oa]s?|iglesias?|escuelas?|policía|familias?)\b", re.I)
 SPANISH_PLANTED = tuple(k for k in PLANTED if k not in ("pronoun", "first_name"))
@@ -169,6 +177,8 @@ class Planted:
         for surface, (term, _) in forms.items():
             groups.setdefault(identities.group_of(term), []).append(surface)
         self.any = TermMatcher(list(forms))
+        alternatives = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+        self.negated = re.compile(rf"\b(?:not|never|no)\b(?:\W+\w+){{0,3}}?\W+(?:{alternatives})\b", re.I)
         self.religion = TermMatcher(groups["religion"])
         self.race = TermMatcher(groups["race_ethnicity"])
         return forms
@@ -205,6 +215,8 @@ class Planted:
             return 0.06 * float(getattr(self, kind).contains(text))
         if kind == "neutral_word":
             return d * float(self.neutral_word.contains(text))
+        if kind == "hidden":  # 3 δ on an identity term within three words after not, never or no
+            return 3 * d * float(bool(self.negated.search(text)))
         found = {
             "blanket": lambda: self.any.contains(text),
             "group": lambda: self.religion.contains(text),
@@ -316,6 +328,7 @@ def run_once(kind: str, part: pd.DataFrame, seed: int, resamples: int) -> dict[s
     from counterfair.analysis.gate import CONCLUSIVE_RULES, DEFAULT_RULES, effects_gate_metrics, evaluate_rules
     from counterfair.analysis.inference import every_estimate
     from counterfair.analysis.slots import slot_effects
+    from counterfair.analysis.spread import uneven
 
     found = slot_effects(part, threshold=0.5, seed=seed, n_resamples=resamples)
     assert found is not None
@@ -323,6 +336,7 @@ def run_once(kind: str, part: pd.DataFrame, seed: int, resamples: int) -> dict[s
     every = every_estimate(found)
     gate = evaluate_rules([*DEFAULT_RULES, *CONCLUSIVE_RULES], effects_gate_metrics(found))
     failed = sorted({w for c in (found.control or {}).values() if c.failed for w in c.standing_out or ("(set)",)})
+    said_uneven = uneven(found, at_least=found.material.get("identity_effect", 0.02), hidden=True)  # the verdict's line
     out = {
         "flagged": any(e.finding == "material" for e in every),
         "control_failed": any(c.failed for c in (found.control or {}).values()),
@@ -332,6 +346,8 @@ def run_once(kind: str, part: pd.DataFrame, seed: int, resamples: int) -> dict[s
         "inconclusive": any(c.estimate == "conclusive" and c.verdict == "fail" for c in gate.checks),
         "named": _named(kind, effects) if kind in PLANTED else False,
         "tests": effects["tests"],
+        "uneven": bool(said_uneven),
+        "uneven_groups": sorted(n for n, _ in said_uneven if not n.startswith('"')),
     }
     planted = _planted_estimates(kind, effects)
     own = _own_estimate(kind, effects)  # the form's or combination's own estimate: None where no slot has it
@@ -392,6 +408,9 @@ def _summarise(kind: str, n: int, found: list[dict[str, Any]]) -> dict[str, Any]
         "undetected_said_inconclusive": (sum(r["said"] for r in measured) / len(measured)) if measured else None,
         "undetected_not_measured": len(undetected) - len(measured),
         "tests_median": float(np.median([r["tests"] for r in found])),
+        "uneven": sum(r["uneven"] for r in found) / runs,  # the verdict's UNEVEN line, naming any group or term
+        # ... naming at least one identity group (every group's slots hold the hidden class's plant)
+        "uneven_naming_a_group": sum(bool(r["uneven_groups"]) for r in found) / runs,
     }
 
 
@@ -504,6 +523,7 @@ CLASS_WORDS = {
     "placebo_all": "every placebo word +6",
     "placebo_five": "five placebo words +6",
     "neutral_word": 'one neutral word ("quiet", "cousin") +δ',
+    "hidden": "3δ on an identity term within three words after not/never/no (4 % of the texts)",
     "tfidf": "TF-IDF trained on hostile lines",
     "profanity": "profanity-check (default classifier)",
 }
@@ -532,6 +552,7 @@ def table(report: dict) -> str:
         "class",
         *(f"n={n}: material (named) / inconclusive / control failed / exit 0" for n in sizes),
         "missed runs said inconclusive",
+        "UNEVEN said (naming a group), by size",
     ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for kind, by_size in results.items():
@@ -552,6 +573,10 @@ def table(report: dict) -> str:
                 bit = f"n={n}: {'–' if share is None else f'{100 * share:.0f} %'} of {measured}"
                 said.append(bit + (f" (+{unmeasured} with no slot to fire in)" if unmeasured else ""))
         cells.append("; ".join(said) if said else ("all detected" if kind in PLANTED else "–"))
+        shown = [by_size[str(n)] for n in sizes if "uneven" in by_size.get(str(n), {})]
+        cells.append(
+            " / ".join(f"{100 * r['uneven']:.0f} % ({100 * r['uneven_naming_a_group']:.0f})" for r in shown) or "–"
+        )
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -607,7 +632,7 @@ def main() -> int:
     elif not all(path.exists() for path in [*DATA, IMDB]):
         print(f"needs {CIVIL} and {IMDB} (../shared/data)", file=sys.stderr)
         return 2
-    default = (*NULL, *(SPANISH_PLANTED if spanish else PLANTED), *(() if spanish else CONTROL),
+    default = (*NULL, *(SPANISH_PLANTED if spanish else PLANTED), *(() if spanish else (*CONTROL, *WHERE)),
                *(("tfidf",) if spanish else REFERENCE))  # fmt: skip
     args.classes = args.classes or ",".join(default)
     started = time.perf_counter()
@@ -679,7 +704,8 @@ def _say(r: dict[str, Any]) -> None:
         f"{r['class']:12} n={r['n']:3}: material {r['flagged']:.2f} (naming the planted "
         f"{r['flagged_naming_planted']:.2f}), inconclusive {r['inconclusive']:.2f}, missed {r['undetected']} "
         f"(said inconclusive {r['undetected_said_inconclusive']}), control failed {r['control_failed']:.2f} "
-        f"{r['control_words']}, exit {r['exit']}, tests {r['tests_median']:.0f}",
+        f"{r['control_words']}, exit {r['exit']}, tests {r['tests_median']:.0f}, uneven {r['uneven']:.2f} "
+        f"(naming a group {r['uneven_naming_a_group']:.2f})",
         flush=True,
     )
 

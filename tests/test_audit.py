@@ -254,6 +254,36 @@ def test_the_audit_says_which_texts_it_could_not_reach_and_why(tmp_path: Path) -
     assert "1 name a first name the names pack lacks" in html  # the hint, in a note of its own
 
 
+def test_first_names_the_pack_lacks_are_counted_over_every_text_and_never_a_clean_bill(tmp_path: Path) -> None:
+    """#79 item 4: a text that names Mohammed beside a person the pack names (Emily) is measured for Emily only; the
+    coverage counts every text naming a first name the pack lacks (not only the unreached ones), names them, most
+    frequent first, and the verdict says they were not tested (a run that measured everything else is never "no
+    evidence of unfairness")."""
+    from counterfair.views.verdict import verdict
+
+    data = pd.DataFrame(
+        {
+            "id": ["1", "2", "3", "4", "5"],
+            "text": [
+                "Emily and Mohammed went to the market.",
+                "Mohammed is my neighbour.",
+                "Fatima said the bus was late.",
+                "My Muslim neighbour brought us dinner.",
+                "The weather is nice today.",
+            ],
+        }
+    )
+    summary = run_audit(data, tmp_path / "a", AuditOptions(methods=["swap"], id_column="id")).summary
+    coverage = summary["coverage"]
+    assert coverage["names_unplaced"] == 3  # texts 1, 2 and 3: text 1 was reached (Emily), its Mohammed was not
+    assert coverage["names_unplaced_seen"] == ["Mohammed", "Fatima"]
+    assert coverage["unreached_by_cause"]["first_names"] == 2  # the unreached ones only, as before
+    said = verdict(summary)
+    assert "first names the names pack lacks in 3 of 5 texts (Mohammed, Fatima: no group of the pack holds them" in (
+        said.basis
+    )
+
+
 def test_a_pack_given_by_path_keeps_every_write_under_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """#35: an absolute pack path was taken for the output directory, a relative one wrote OUT/generate/../pack.yaml."""
     from typer.testing import CliRunner

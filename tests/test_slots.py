@@ -315,6 +315,19 @@ def test_a_constant_classifier_has_no_effect_at_all() -> None:
     assert verdict(narrow.typed_summary).status == "not tested for every identity"
 
 
+def test_a_fair_model_over_texts_naming_first_names_the_pack_lacks_gets_no_clean_bill() -> None:
+    """#79 item 4: the constant classifier over the same texts and two that name Mohammed and Fatima: every measured
+    group has no material effect, and the verdict says the two names were not tested."""
+    from counterfair.views.verdict import verdict
+
+    texts = [*GENDERED, "Mohammed cooked for the whole street.", "Fatima and Mohammed opened a bakery."]
+    result = cf.audit(texts, lambda t: np.full(len(t), 0.2), methods=["swap"], bootstrap=50)
+    said = verdict(result.typed_summary)
+    assert said.status == "not tested for every identity"
+    assert "first names the names pack lacks in 2 of 9 texts (Mohammed, Fatima:" in said.headline
+    assert str(result).startswith("Verdict: no material identity effect in 13 groups over 7 texts")
+
+
 def test_a_slot_leaves_out_the_terms_its_text_names_elsewhere() -> None:
     # Φ(muslim, gay) exchanges "Muslim" and "gay": in the muslim slot that text still names Muslims, so it is no
     # measure of "gay" in that place

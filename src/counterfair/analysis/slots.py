@@ -55,6 +55,7 @@ from ..summaries import MIN_INTERVAL_TEXTS, ControlFamily, SlotEffects, SlotEsti
 from .inference import ALPHA, POWER, conclude, estimates, mean_by
 from .measures import MEASURES as MEASURE_TABLE
 from .measures import SLOT_MEASURES
+from .spread import Nulls, spreads
 
 #: the size from which a detected estimate is material (probability points of the positive label; share of pairs) and
 #: the measures material in either direction (the others only above the placebo): from the measure table
@@ -229,9 +230,7 @@ class SlotScores:
     cased: pd.DataFrame | None = None
     forms: np.ndarray | None = None
     contexts: np.ndarray | None = None
-    capitals: dict[str, int] = field(
-        default_factory=dict
-    )  # a term's words written with a capital ("African American": 2)
+    capitals: dict[str, int] = field(default_factory=dict)  # a term's words written with one ("African American": 2)
     placebo_groups: dict[str, str] = field(default_factory=dict)  # a placebo word's group (first names have one)
     nonce: pd.DataFrame | None = None  # the slots' scores with nonce words (the control's second null), where written
 
@@ -297,11 +296,7 @@ def _repeated_slots(ok: pd.DataFrame, index: list[str], seen: set[bytes]) -> pd.
     )
     again = keys.duplicated(keep="first").to_numpy() | keys.isin(seen).to_numpy()
     seen.update(keys[~again])
-    return (
-        pd.MultiIndex.from_tuples(list(keys.index[again]), names=index)
-        if again.any()
-        else pd.MultiIndex.from_tuples([], names=index)
-    )
+    return pd.MultiIndex.from_tuples(list(keys.index[again]) if again.any() else [], names=index)
 
 
 def family_scores(slots: pd.DataFrame, seen: dict[str, set[bytes]] | None = None) -> dict[str, SlotScores]:
@@ -429,10 +424,12 @@ def _per_text(slots: SlotTables, threshold: float, design: SlotDesign) -> _Built
     # (at 200,000 texts and 50 terms each of the three arrays is 80 to 128 MB)
     term_scores = _term_scores(blocks, ids, where, layout, len(texts))
     values = np.full((len(texts), len(layout.names)), np.nan)
-    seen = 0
+    seen, nulls = 0, Nulls.of(len(texts), layout) if not design.median_of_groups else None
     for block, codes, rows in _each_block(blocks, ids, where, layout):
         seen += len(rows)
         values[rows] = mean_by(codes, _per_slot(block, threshold, layout), len(rows))
+        if nulls is not None:  # the placebo sets' values, for the spread test (analysis.spread)
+            nulls.add(rows, codes, block.placebo)
     if seen != len(texts):  # a text's values are its slots' means: they must all be in one block
         raise ValueError(f"{seen - len(texts)} texts have slots in more than one block of slot scores")
     info = {
@@ -442,6 +439,7 @@ def _per_text(slots: SlotTables, threshold: float, design: SlotDesign) -> _Built
         "groups": layout.groups,
         "texts": [str(t) for t in texts],
         "design": design,
+        "nulls": nulls,
     }
     return values, layout.names, info
 
@@ -688,6 +686,7 @@ def joint_slot_effects(
     tested = [(e.n or 0) >= MIN_INTERVAL_TEXTS for e in found]
     bounds = [1.0 if measure in SLOT_MEASURES else None for _, (measure, _, _) in owners]  # differences of P or shares
     found, tests = conclude(found, beyond, margins, tested, alpha=alpha, bounds=bounds)
+    varies = spreads([built for _, built in parts], alpha)
     for name, built in parts:
         out[name] = _section(out[name], built, thresholds, alpha=alpha, tests=tests, threshold=threshold)
     for name, section in out.items():
@@ -700,6 +699,7 @@ def joint_slot_effects(
         if checked is not None and checked.unreliable:  # the nulls disagree: nothing against them is material
             entry = withheld(entry)
         if entry.n:
+            entry = replace(entry, spread=varies.get((part, (measure, level, key))))
             _place(out[name], measure, level, key, entry, info)
     return {
         name: None if filled is None else _record(filled, controls.get(name) or None) for name, filled in out.items()

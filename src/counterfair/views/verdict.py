@@ -115,6 +115,7 @@ class Verdict:
     next_steps: tuple[str, ...]
     labelled: tuple[str, ...] = ()  # with a label column: the labelled-data bias verdict (bias_lines)
     cautions: tuple[str, ...] = ()  # what limits every finding (a classifier made for another language's text)
+    uneven: str = ""  # the estimates whose mean hides texts where the effect is larger (uneven_line)
 
     @property
     def shown_rules(self) -> tuple[tuple[str, str], ...]:
@@ -150,7 +151,7 @@ class Verdict:
                 f"no material effect — {compact([f.group for f in quiet])}: each shown within ±{points(widest, False)} "
                 "points (simultaneous 95 % intervals), with the power to see 2 points."
             )
-        return out
+        return out + ([self.uneven] if self.uneven else [])
 
     def lines(self) -> list[str]:
         """The verdict as plain lines (report.md, the console, a CI log)."""
@@ -282,6 +283,26 @@ def verdict(summary: Mapping[str, Any] | Record) -> Verdict:
         _next_steps(s, findings),
         labelled,
         cautions=((caveat,) if caveat else ()) + controls,
+        uneven=uneven_line(effects),
+    )
+
+
+def uneven_line(effects: Any, count: str = "text", shown: int = 3) -> str:
+    """The groups and terms, not material, whose effect differs from text to text more than a neutral word's does, by
+    more than the materiality threshold (:func:`counterfair.analysis.spread.uneven`), "" where none."""
+    from ..analysis.spread import uneven
+
+    limit = effects.material.get("identity_effect", 0.02) if effects is not None else 0.0
+    said = []
+    for name, e in uneven(effects, at_least=limit, hidden=True):
+        where = ", ".join(f"{points(x.value)} in {count} {x.input_id}" for x in e.spread.largest[:2])
+        said.append(f"{name} (mean {points(e.value)}, ±{points(e.spread.excess, False)} from text to text; {where})")
+    if not said:
+        return ""
+    more = f" and {len(said) - shown} more" if len(said) > shown else ""
+    return (
+        "UNEVEN — the mean hides the texts where the effect lives (it differs from text to text by more than "
+        f"{points(limit, False)} points beyond a neutral word's spread): {'; '.join(said[:shown])}{more}."
     )
 
 
@@ -311,6 +332,12 @@ def not_tested(s: AuditSummary) -> str:
         parts.append(f"gender words in {c.gender_untested} of {c.texts} texts (--attributes gender measures them)")
     if c.names_untested:
         parts.append(f"first names in {c.names_untested} of {c.texts} texts (--attributes names measures them)")
+    if c.names_unplaced:
+        seen = ", ".join(c.names_unplaced_seen[:5]) + (", ..." if len(c.names_unplaced_seen) > 5 else "")
+        parts.append(
+            f"first names the names pack lacks in {c.names_unplaced} of {c.texts} texts ({seen}: no group of the "
+            "pack holds them, so no estimate covers them)"
+        )
     return "; ".join(parts)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from ...analysis.spread import uneven
 from ...errors import InputError
 from ...io import csv_column_blocks, read_csv_columns, read_json
 from ...lexicons.attributes import load_identity_set
@@ -52,6 +53,7 @@ class RunExtras:
     figures: tuple[Figure, ...] = ()
     behind_cells: tuple[Mapping[str, Any], ...] = ()
     pack_directions: Mapping[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
+    texts: Mapping[str, str] = field(default_factory=dict)  # the original texts of the inputs the page names, by id
 
 
 def _pts(e: Any) -> str:
@@ -91,7 +93,7 @@ def audit_page(summary: Mapping[str, Any] | Record, extras: RunExtras | None = N
     classes = [f"find-{f.level.replace(' ', '-')}" for f in v.shown_findings]
     for line in v.grouped_lines():
         findings.append(line)
-        classes.append("find-inconclusive" if line.startswith("INCONCLUSIVE") else "find-not-detected")
+        classes.append("find-inconclusive" if line.startswith(("INCONCLUSIVE", "UNEVEN")) else "find-not-detected")
     findings[:0] = v.cautions  # an English classifier on Spanish texts: said before anything is read into the effects
     classes[:0] = ["find-inconclusive"] * len(v.cautions)
     if v.labelled:  # the labelled-data verdict, under a heading of its own
@@ -113,7 +115,7 @@ def audit_page(summary: Mapping[str, Any] | Record, extras: RunExtras | None = N
     sections = [
         *_ctf_section(s, more),
         *(_pack_section(name, gap, more.pack_directions.get(name, ())) for name, gap in s.swap_gaps().items()),
-        *_effects_section(s),
+        *_effects_section(s, more.texts),
         *_gate_section(s),
         *_comparison_section(s),
         _examples_section(s),
@@ -287,7 +289,33 @@ def _pack_section(name: str, gap: Any, directions: tuple[Mapping[str, Any], ...]
     )
 
 
-def _effects_section(s: AuditSummary) -> list[Section]:
+def _uneven_table(effects: Any, texts: Mapping[str, str]) -> Table | None:
+    """The groups and terms whose effect differs from text to text more than a neutral word's does
+    (:mod:`counterfair.analysis.spread`), each with the texts where it is largest (their original text where the run's
+    pairs hold it)."""
+    found = uneven(effects)
+    if not found:
+        return None
+    shown = lambda i: f"{i}: {texts[i][:160]}{'…' if len(texts[i]) > 160 else ''}" if i in texts else i  # noqa: E731
+    rows = [
+        {"estimate": n, "identity effect [95% CI]": _pts(e), "strays beyond a neutral word's": points(e.spread.excess),
+         "p (adjusted)": f"{e.spread.p_adjusted:.2g}" if (e.spread.p_adjusted or 0) >= 1e-3 else "< 0.001",
+         "largest in": " | ".join(f"{points(x.value)} — {shown(x.input_id)}" for x in e.spread.largest)}
+        for n, e in found
+    ]  # fmt: skip
+    return Table(
+        "Where the effect is uneven: each text's effect strays from the typical text's more than a neutral word's "
+        "does (points, mean absolute deviation); the texts with the largest effect",
+        pd.DataFrame(rows), None, "effects-uneven",
+    )  # fmt: skip
+
+
+def uneven_ids(s: AuditSummary) -> set[str]:
+    """The inputs :func:`_uneven_table` names."""
+    return {x.input_id for _, e in uneven(s.effects) for x in e.spread.largest}
+
+
+def _effects_section(s: AuditSummary, texts: Mapping[str, str] | None = None) -> list[Section]:
     effects = s.effects
     if not (effects and effects.identity_effect and effects.identity_effect.by_group):
         return []
@@ -317,6 +345,8 @@ def _effects_section(s: AuditSummary) -> list[Section]:
         Table("Identity effect in the slot by term, material and detected ones first", pd.DataFrame(term_rows),
               None, "effects-terms", row_class=tuple(level(e.finding) for _, e in _ranked(measure.by_term))),
     ]  # fmt: skip
+    spread = _uneven_table(effects, texts or {})
+    tables += [spread] if spread is not None else []
     for title, key, found in (
         ("By form: a term (or gender words) written as an adjective, a noun, a plural, pronouns", "effects-forms",
          measure.by_form),
@@ -511,6 +541,7 @@ def report_page(run_dir: str | Path) -> tuple[Page, dict[str, Path]]:
         figures=_figures(s, pairs, target / "plots"),
         behind_cells=tuple(_cell_examples(_with_texts(pairs.tops.tops(), lambda rows: pair_texts(target, rows)))),
         pack_directions=_pack_directions(s, pairs),
+        texts=input_texts(target, uneven_ids(s)),
     )
     page = audit_page(s, extras)
     paths = write_page(page, target)
@@ -574,6 +605,22 @@ def _pack_directions(s: AuditSummary, pairs: ReportTally) -> dict[str, tuple[Map
             for r in rows
         )
     return out
+
+
+def input_texts(run_dir: Path, ids: set[str]) -> dict[str, str]:
+    """The original texts of these inputs, from a run's ``pairs.csv`` (read a block at a time; none where it lacks
+    them)."""
+    found: dict[str, str] = {}
+    path = run_dir / "pairs.csv"
+    if not ids or not path.exists():
+        return found
+    for block in csv_column_blocks(path, ("input_id", "source_text")):
+        for key, text in zip(block["input_id"].astype(str), block["source_text"], strict=True):
+            if key in ids and key not in found and isinstance(text, str):
+                found[key] = text
+        if len(found) == len(ids):
+            break
+    return found
 
 
 def pair_texts(run_dir: Path, rows: list[int]) -> pd.DataFrame:

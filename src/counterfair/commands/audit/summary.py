@@ -164,13 +164,10 @@ def coverage_of(
     entry = get_language(opts.language)
     names = "names" in entry.packs  # the language's audit measures first names (English)
     pack_names = set(load_swap_set("names").terms) if names else set()
+    lacking = TermMatcher([n for n in first_names() if n not in pack_names], case_sensitive=True) if names else None
     causes = {
         "gender_words": _count(attribute_matcher(entry.gender_pack), texts) if entry.gender_pack else 0,
-        "first_names": _count(
-            TermMatcher([n for n in first_names() if n not in pack_names], case_sensitive=True), texts
-        )
-        if names
-        else 0,
+        "first_names": _count(lacking, texts) if lacking is not None else 0,
         "identity_words": sum(1 for t in texts if any(TermMatcher(w).contains(t) for w in UNCOVERED_GROUPS.values())),
         "guard": _count(TermMatcher(written_forms(identity_set_of(opts))), texts) if swap_methods_of(opts) else 0,
     }
@@ -179,6 +176,8 @@ def coverage_of(
     gender = entry.gender_pack
     gender_untested = _count(attribute_matcher(gender), every) if gender and gender not in tested else 0
     names_untested = _count(attribute_matcher("names"), every) if names and "names" not in tested else 0
+    # over every text, reached or not: a text that names Mohammed beside Emily is measured for Emily only
+    unplaced, seen = _named(lacking, every) if lacking is not None else (0, ())
     said = [f"{n} {CAUSES[c]}" for c, n in causes.items() if n]
     named = [g for g, n in mentions.items() if n]
     hint = None
@@ -195,12 +194,28 @@ def coverage_of(
         unreached_by_cause=causes,
         gender_untested=gender_untested,
         names_untested=names_untested,
+        names_unplaced=unplaced,
+        names_unplaced_seen=seen,
         hint=hint,
     )
 
 
 def _count(matcher: Any, texts: list[str]) -> int:
     return sum(1 for text in texts if matcher.contains(text))
+
+
+def _named(matcher: Any, texts: list[str], shown: int = 8) -> tuple[int, tuple[str, ...]]:
+    """How many texts name a term of ``matcher``, and the terms named in the most texts (at most ``shown``, the most
+    first; ties alphabetical)."""
+    from collections import Counter
+
+    by_term: Counter[str] = Counter()
+    count = 0
+    for text in texts:
+        found = {m.term for m in matcher.find(text)} if matcher.contains(text) else set()
+        count += bool(found)
+        by_term.update(found)
+    return count, tuple(t for t, _ in sorted(by_term.items(), key=lambda kv: (-kv[1], kv[0]))[:shown])
 
 
 def _originals(orig_scores: dict[str, float], threshold: float) -> Originals:
