@@ -4,6 +4,7 @@ audit writes for them."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -356,3 +357,58 @@ def test_every_packs_groups_are_addressable_in_rules_and_gender_is_never_ambiguo
     ambiguous = result.check(["ctf_gap[gender] > 0.05"])
     assert ambiguous["verdict"] == "error" and "gender_identity" not in ambiguous["checks"][0]["message"]
     assert "no group 'gender'" in ambiguous["checks"][0]["message"]
+
+
+USER_NAMES = """
+name: arab_names
+kind: identity
+version: 1
+language: en
+source: a test's own
+license: CC0-1.0
+case_sensitive: true
+targets: one_per_group
+within:
+  female: [arab_female, white_female, black_female]
+  male: [arab_male, white_male, black_male]
+ambiguous: []
+terms: [Fatima, Layla, Aisha, Emily, Sarah, Anne, Lakisha, Keisha, Tamika, Mohammed, Omar, Ahmed, Greg, Neil, Todd,
+        Jamal, Darnell, Tyrone]
+groups:
+  arab_female: [Fatima, Layla, Aisha]
+  white_female: [Emily, Sarah, Anne]
+  black_female: [Lakisha, Keisha, Tamika]
+  arab_male: [Mohammed, Omar, Ahmed]
+  white_male: [Greg, Neil, Todd]
+  black_male: [Jamal, Darnell, Tyrone]
+"""
+
+
+def test_a_names_pack_of_the_users_own_is_measured_and_its_names_are_no_longer_unplaced(tmp_path: Any) -> None:
+    """#79 item 4: Arabic first names are not in the built-in pack; a names pack of the user's (``--attributes
+    gender,names,FILE``: groups within gender partitions) is its own family of slots (``names:arab_names:*``, the
+    names design: a name against names of every group in the same place), a +8-point bias on its Arabic names is
+    found in that group alone, and the coverage no longer counts its names as first names the run did not measure."""
+    pack = tmp_path / "arab_names.yaml"
+    pack.write_text(USER_NAMES, encoding="utf-8")
+    names = ["Fatima", "Layla", "Mohammed", "Omar", "Emily", "Greg", "Lakisha", "Jamal"]
+    said = ["{} said the bus was late again on day {}.", "I met {} at the market on day {}.",
+            "{} fixed the roof for us on day {}."]  # fmt: skip
+    texts = [said[i % 3].format(names[i % len(names)], i) for i in range(64)]
+    arab = re.compile(r"\b(Fatima|Layla|Aisha|Mohammed|Omar|Ahmed)\b")
+    result = cf.audit(
+        texts, lambda b: np.array([0.3 + 0.08 * bool(arab.search(t)) for t in b]), methods=["swap"],
+        attributes=["gender", "names", str(pack)], bootstrap=200,
+    )  # fmt: skip
+    effects = result.typed_summary.effects
+    assert "names:arab_names" in effects.families
+    groups = effects.identity_effect.by_group
+    material = {g for g, e in groups.items() if e.finding == "material"}
+    assert material == {"names:arab_names:arab_female", "names:arab_names:arab_male"}
+    assert groups["names:arab_names:arab_male"].value == pytest.approx(0.08, abs=0.005)
+    coverage = result.typed_summary.coverage
+    assert coverage.names_unplaced == 0 and coverage.names_unplaced_seen == ()
+    # without the pack, the same texts' Arabic names are said not measured (Layla is in neither source of the list)
+    plain = cf.audit(texts, lambda b: np.full(len(b), 0.3), methods=["swap"], bootstrap=50)
+    assert plain.typed_summary.coverage.names_unplaced == 24
+    assert plain.typed_summary.coverage.names_unplaced_seen == ("Fatima", "Mohammed", "Omar")

@@ -80,7 +80,10 @@ def test_an_effect_in_a_tenth_of_the_texts_is_said_to_be_uneven_and_its_texts_na
     assert religion.spread.excess == pytest.approx(np.sqrt(own - neutral), abs=1e-9)
     assert religion.spread.p_adjusted == pytest.approx(6 * f_dist.sf(own / neutral, TEXTS - 1, TEXTS - 1), rel=1e-6)
     line = uneven_line(found)
-    assert line.startswith("UNEVEN") and "religion (mean +1.0, ±3.1 from text to text; +11.4 in text 10, +10.6 in text 20)" in line
+    assert (
+        line.startswith("UNEVEN")
+        and "religion (mean +1.0, ±3.1 from text to text; +11.4 in text 10, +10.6 in text 20)" in line
+    )
     assert "text 0" not in line and "sexuality" not in line and '"gay"' not in line
 
 

@@ -335,8 +335,8 @@ def not_tested(s: AuditSummary) -> str:
     if c.names_unplaced:
         seen = ", ".join(c.names_unplaced_seen[:5]) + (", ..." if len(c.names_unplaced_seen) > 5 else "")
         parts.append(
-            f"first names the names pack lacks in {c.names_unplaced} of {c.texts} texts ({seen}: no group of the "
-            "pack holds them, so no estimate covers them)"
+            f"first names the names pack lacks in {c.names_unplaced} of {c.texts} texts ({seen}: no group holds "
+            "them; a names pack of your own measures them, --attributes gender,names,my_names.yaml)"
         )
     return "; ".join(parts)
 

@@ -155,7 +155,7 @@ def coverage_of(
     (:data:`~counterfair.lexicons.attributes.UNCOVERED_GROUPS`); how many texts name gender words ("women", "he") or a
     first name of the names pack that the run did not measure (the pack was not among its attributes)."""
     from ...editors.swap import written_forms
-    from ...lexicons.attributes import UNCOVERED_GROUPS, first_names, load_swap_set
+    from ...lexicons.attributes import UNCOVERED_GROUPS, first_names
     from ...text import TermMatcher
 
     unreached = [(str(i), t) for i, t in zip(frame["id"], frame["text"], strict=True) if str(i) not in reached]
@@ -163,7 +163,7 @@ def coverage_of(
     mentions = {group: _count(TermMatcher(words), texts) for group, words in UNCOVERED_GROUPS.items()}
     entry = get_language(opts.language)
     names = "names" in entry.packs  # the language's audit measures first names (English)
-    pack_names = set(load_swap_set("names").terms) if names else set()
+    pack_names = _pack_names(opts) if names else set()
     lacking = TermMatcher([n for n in first_names() if n not in pack_names], case_sensitive=True) if names else None
     causes = {
         "gender_words": _count(attribute_matcher(entry.gender_pack), texts) if entry.gender_pack else 0,
@@ -198,6 +198,19 @@ def coverage_of(
         names_unplaced_seen=seen,
         hint=hint,
     )
+
+
+def _pack_names(opts: AuditOptions) -> set[str]:
+    """The first names of the built-in names pack and of every names pack of the user's the run measures (an identity
+    pack whose groups swap within gender partitions: ``--attributes my_names.yaml``)."""
+    from ...lexicons.attributes import IdentitySet, is_swap_attribute, load_swap_set
+
+    found = set(load_swap_set("names").terms)
+    for name in opts.attributes or ():
+        pack = load_swap_set(name) if is_swap_attribute(name) else None
+        if isinstance(pack, IdentitySet) and pack.within:
+            found |= set(pack.terms)
+    return found
 
 
 def _count(matcher: Any, texts: list[str]) -> int:
