@@ -111,7 +111,12 @@ PLANTED = ("blanket", "group", "term", "lower", "gender_words", "pronoun", "firs
 #: an effect that lives in a few texts (#79 item 4): its mean is small, the spread test must say where it lives
 WHERE = ("hidden",)
 REFERENCE = ("tfidf", "profanity")
-NOISY = ("noise", *PLANTED, *CONTROL, *WHERE)  # the classes whose every distinct text gets its own noise, afresh each run
+NOISY = (
+    "noise",
+    *PLANTED,
+    *CONTROL,
+    *WHERE,
+)  # the classes whose every distinct text gets its own noise, afresh each run
 CONTEXT = re.compile(r"\b(neighbou?rs?|church(es)?|schools?|police|famil(y|ies))\b", re.I)
 CONTEXT_ES = re.compile(r"\b(vecin[oa]s?|iglesias?|escuelas?|policía|familias?)\b", re.I)
 SPANISH_PLANTED = tuple(k for k in PLANTED if k not in ("pronoun", "first_name"))

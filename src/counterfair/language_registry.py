@@ -35,6 +35,7 @@ from __future__ import annotations
 import functools
 import importlib
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -139,16 +140,46 @@ def languages() -> dict[str, Language]:
 
 
 DEFAULT_LANGUAGE = "en"
+#: ``--language auto``: the language is read from the texts (:func:`detect_language`)
+AUTO = "auto"
 FALLBACK_ENCODER = "all-minilm-l6-v2"
 
 
 def get_language(code: str | None) -> Language:
-    """The language for ``code`` (``en``, ``fr``, ``de``, ``es``; ``None`` is the default language, English)."""
+    """The language for ``code`` (``en``, ``fr``, ``de``, ``es``; ``None`` is the default language, English, and so is
+    ``auto`` where no texts were read to tell: :func:`detect_language`)."""
     key = (code or DEFAULT_LANGUAGE).strip().lower()
+    key = DEFAULT_LANGUAGE if key == AUTO else key
     registry = _registry()
     if key not in registry:
         raise ConfigError(f"unknown language {code!r}; counterfair edits {', '.join(registry)}")
     return registry[key]
+
+
+def detect_language(texts: Iterable[Any], *, sample: int = 500) -> str:
+    """The language of ``texts`` (the first ``sample`` of them), among those counterfair edits: the one whose own stop
+    words (spaCy's list, less the words another language's list has: "de", "a", "la") are the most of the texts'
+    words, where it has at least twice the runner-up's and 5 words or more; else the default, English. A word of the
+    texts is a run of letters, lower-cased."""
+    import itertools
+    import re
+    from collections import Counter
+
+    lists = {}
+    for code in _registry():
+        try:
+            lists[code] = set(importlib.import_module(f"spacy.lang.{code}.stop_words").STOP_WORDS)
+        except (ImportError, AttributeError):  # a language spaCy lacks a list for cannot be read from the text
+            continue
+    shared = {w for a, b in itertools.combinations(lists.values(), 2) for w in a & b}
+    own = {code: words - shared for code, words in lists.items()}
+    words = Counter(
+        w for t in itertools.islice(texts, sample) if isinstance(t, str) for w in re.findall(r"[^\W\d_]+", t.lower())
+    )
+    hits = sorted(((sum(n for w, n in words.items() if w in mine), code) for code, mine in own.items()), reverse=True)
+    if len(hits) >= 2 and hits[0][0] >= 5 and hits[0][0] >= 2 * hits[1][0]:
+        return hits[0][1]
+    return DEFAULT_LANGUAGE
 
 
 def pack_folders() -> list[Path]:

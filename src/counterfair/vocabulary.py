@@ -14,6 +14,11 @@ LANGUAGE = (
     "en, fr, de or es: the word lists, the identity set (identity-fr, identity-de, identity-es, swapped with agreement "
     "of articles and adjectives), the gender words, the placebo words and the BERTScore encoder (docs: languages)."
 )
+LANGUAGE_AUTO = (
+    "auto (the default: read from the texts' words, English unless another language clearly leads), en, fr, de or es: "
+    "the word lists, the identity set (identity-fr, identity-de, identity-es, swapped with agreement of articles and "
+    "adjectives), the gender words, the placebo words and the BERTScore encoder (docs: languages)."
+)
 MAX_TEXT_CHARS = "Longer texts (in characters) are not edited: status skipped:too_long; 0 = no limit."
 LLM_PARALLEL = (
     "In-process LLM: sequences decoded together (default 16, env COUNTERFAIR_LLM_PARALLEL; 1: one after another)."

@@ -74,6 +74,7 @@ from .options import (
     AuditOptions,
     attribute_matcher,
     identity_set_of,
+    in_language,
     plan_frame,
     read_input,
     swap_methods_of,
@@ -100,7 +101,7 @@ def audit(
     ``datasets.Dataset`` or a file) against ``classifier`` (anything :func:`as_classifier` takes). ``options`` are
     :class:`AuditOptions`'s fields (``attributes``, ``methods``, ``threshold``, ``identities``, ``seed``, ...)."""
     from ...classifiers import as_classifier
-    from ...needs import require_in_memory
+    from ...needs import require, require_in_memory
 
     require_in_memory(AuditOptions, options, classifier=classifier)  # a missing extra is named before any work
     clf = as_classifier(classifier)
@@ -111,6 +112,8 @@ def audit(
     hook = resolve_progress(progress)
     started = time.perf_counter()
     frame, origin = read_input(texts, opts)
+    opts = in_language(opts, frame)  # language="auto": read from the texts
+    require(opts, classifier=clf)  # the language read may need its extra
     kept: list[tuple[pd.DataFrame, pd.DataFrame]] = []
     summary = audit_core(
         frame,

@@ -3,7 +3,7 @@ references, the identity set, the time estimate and the plan (:func:`plan`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +31,8 @@ SECONDS_FIXED = 25.0  # loading spaCy, MiniLM and the classifier
 
 
 def demo_path(language: str | None = None) -> Path:
-    """The built-in demo texts of a language (its entry's ``demo``): non-toxic, identity-referencing sentences written
-    for counterfair."""
+    """The built-in demo texts of a language (its entry's ``demo``; ``auto``: English's): non-toxic,
+    identity-referencing sentences written for counterfair."""
     from ...language_registry import get_language
 
     entry = get_language(language)
@@ -123,7 +123,7 @@ class AuditOptions:
     )
     # en | fr | de: the word lists, the default identity set (identity-fr, identity-de, swapped with agreement), the
     # placebo words and the tokenizer (counterfair.language_registry); an English audit keeps the identity it had before
-    language: str = field(default="en", metadata={"later": True, "help": vocabulary.LANGUAGE})
+    language: str = field(default="auto", metadata={"later": True, "help": vocabulary.LANGUAGE_AUTO})
     # probes where the texts are thin (counterfair.analysis.probes): a first name written beside a person the text
     # names ("my neighbour Lakisha"), measured and gated apart (family names_probe); auto: where the natural first-name
     # slots are in fewer than 400 texts
@@ -137,14 +137,17 @@ class AuditOptions:
     )
 
     def __post_init__(self) -> None:
-        from ...language_registry import get_language
+        from ...language_registry import AUTO, get_language
 
-        entry = get_language(self.language)
-        self.language = entry.code
-        if not entry.default:
-            self.identities = self.identities or entry.identity_set
-        if self.placebo in ("default", "builtin"):
-            self.placebo = self.language  # an English run records "en", as it always did
+        if str(self.language).strip().lower() == AUTO:  # read from the texts (in_language), then set as given
+            self.language = AUTO
+        else:
+            entry = get_language(self.language)
+            self.language = entry.code
+            if not entry.default:
+                self.identities = self.identities or entry.identity_set
+            if self.placebo in ("default", "builtin"):
+                self.placebo = self.language  # an English run records "en", as it always did
         from ...analysis.probes import probes_wanted
 
         probes_wanted(self.probes, 0)  # a bad mode named before any work
@@ -166,6 +169,17 @@ def estimate_seconds(counts: dict[str, int], identity_texts: int, methods: list[
         spec = editor_spec(method)
         total += spec.seconds_per_text * (identity_texts if spec.identity_texts else sum(counts.values()))
     return total
+
+
+def in_language(opts: AuditOptions, frame: pd.DataFrame) -> AuditOptions:
+    """The options with ``--language auto`` read from the texts
+    (:func:`~counterfair.language_registry.detect_language`: English unless another language's own stop words clearly
+    lead), and what that language implies set (its identity set and placebo words); given options as they are."""
+    from ...language_registry import AUTO, detect_language
+
+    if opts.language != AUTO:
+        return opts
+    return replace(opts, language=detect_language(frame["text"]))
 
 
 def read_input(source: Any, opts: AuditOptions) -> tuple[pd.DataFrame, str]:
@@ -225,7 +239,7 @@ def plan(source: Any, options: AuditOptions | None = None) -> AuditInput:
     """What an audit would do (texts per attribute, identity texts) and how long it should take; no models run."""
     opts = options or AuditOptions()
     frame, origin = read_input(source, opts)
-    return plan_frame(frame, opts, origin)
+    return plan_frame(frame, in_language(opts, frame), origin)
 
 
 def plan_frame(frame: pd.DataFrame, opts: AuditOptions, origin: str) -> AuditInput:

@@ -24,7 +24,7 @@ from ...summaries import AuditInput
 from ...writing import csv_writer, write_json
 from ..generate.shell import run_generate
 from .core import audit_core, compared, pair_columns
-from .options import AuditOptions, plan_frame, read_input
+from .options import AuditOptions, in_language, plan_frame, read_input
 from .result import AuditResult
 
 
@@ -103,6 +103,8 @@ def run_audit(
     hook = progress or NullProgress()
     started = time.perf_counter()
     frame, origin = read_input(source, opts)
+    opts = in_language(opts, frame)  # --language auto: read from the texts
+    require(opts, classifier=classifier)  # the language read may need its extra (fr, de)
     the_plan = plan_frame(frame, opts, origin)  # bad input or options are named before the run directory is made
     prepare_run_dir(out_dir)  # before any work: a bad --out is found now
     if on_plan is not None:

@@ -285,6 +285,7 @@ def _other_options(opts: AuditOptions) -> list[str]:
     from ...language_registry import get_language
 
     implied = {
+        "language": "en",  # as --language auto reads English texts; another language is repeated
         "identities": get_language(opts.language).identity_set,
         "placebo": opts.language,
         "detector": resolve_detector("auto", opts.methods),
