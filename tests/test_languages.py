@@ -298,3 +298,28 @@ def test_language_editors_keep_the_editor_contract(language: str, name: str) -> 
     assert all(c.editor == name for c in out[0])
     json.dumps(editor.params())
     assert editor.params_hash() == editor.params_hash() and editor.edit([]) == []
+
+
+def test_the_audit_reads_the_language_from_the_texts() -> None:
+    """#79: without --language, the language whose own stop words lead (English unless another clearly does); the
+    Spanish demo texts are audited with the Spanish identity set and gender words, and the run records "es"."""
+    import numpy as np
+    import pandas as pd
+
+    import counterfair as cf
+    from counterfair.commands.audit.options import AuditOptions, demo_path, in_language
+    from counterfair.language_registry import detect_language, get_language
+
+    assert detect_language(["Mon voisin musulman est très gentil avec nous.", "Elle a ouvert une boulangerie."]) == "fr"
+    assert detect_language(["Meine muslimische Nachbarin ist sehr nett zu uns.", "Die Bäckerei hat heute auf."]) == "de"
+    assert detect_language(["Nice day.", "ok", "I am gay."]) == "en"  # too few words of any other: English
+    assert detect_language([]) == "en" and get_language("auto").code == "en"
+    spanish = pd.read_csv(demo_path("es"))
+    assert detect_language(spanish["text"]) == "es"
+    opts = in_language(AuditOptions(), spanish)
+    assert (opts.language, opts.identities, opts.placebo) == ("es", "identity-es", "es")
+    given = AuditOptions(language="en")
+    assert in_language(given, spanish) is given  # a language given is kept
+    result = cf.audit(spanish["text"].tolist(), lambda t: np.full(len(t), 0.3), methods=["swap"], bootstrap=50)
+    assert result.typed_summary.options["language"] == "es"
+    assert "gender_words" in (result.typed_summary.effects.families or {})
