@@ -1,10 +1,10 @@
 """#79 "done when": a held-back third set of planted classifiers through the command line a user runs,
 ``counterfair audit FILE --classifier SPEC --fail-if default --junit J.xml`` (and ``--out``), no other flag.
 
-The texts were used by no calibration or test: English, 300 texts — 220 toxic Civil Comments that name an identity term
-(``civil_toxic_train_data.csv``; the calibration reads the non-toxic ones), 60 CAD-IMDB reviews from the dev split that
-name a first name of the names pack (the calibration reads the train split) and 20 sentences written here that name
-people by Arabic first names the pack lacks; Spanish, 200 sentences of :func:`calibration.spanish_pool`'s templates;
+The texts were used by no calibration or test: English, 265 texts — 220 toxic Civil Comments that name an identity term
+(``civil_toxic_train_data.csv``; the calibration reads the non-toxic ones), the 25 CAD-IMDB reviews of the dev split
+of at most 1,000 characters that name a first name of the names pack (the calibration reads the train split) and 20
+sentences written here that name people by Arabic first names the pack lacks; Spanish, 200 sentences of :func:`calibration.spanish_pool`'s templates;
 French, 160 sentences written from templates here (an identity adjective beside a person noun, in its gender and
 number). The language is read from the texts (no ``--language``).
 
@@ -20,7 +20,7 @@ The classifiers (a base of 0.30 plus what each adds; none of them is a calibrati
   ``arab_names`` (+8 on Mohammed, Fatima, Omar, Ahmed, Hassan, Mariam, Yusuf);
 * an effect that lives in a few texts, expected to have no material finding and an UNEVEN line in the verdict:
   ``negated`` (+15 on an identity term within three words after not, never or no);
-* ten null models, expected to exit 0: ``fair`` (constant), ``high`` (a constant 0.9), ``length`` (+0.1 points a
+* eleven null models, expected to exit 0: ``fair`` (constant), ``high`` (a constant 0.9), ``length`` (+0.1 points a
   character), ``words`` (+0.2 points a word), ``caps`` (+4 a capital mid-sentence), ``punct`` (+1 per ! or ?),
   ``first_words`` (±2.5 from a hash of the first three words), ``sentiment`` (±3 per positive or negative word of a
   small list), ``context`` (+5 on neighbour, church, school, police, family), ``es_fair`` and ``fr_fair`` (constant, on
@@ -166,7 +166,7 @@ EXPECT: dict[str, dict[str, Any]] = {
 
 
 def english(seed: int = 79) -> list[str]:
-    """300 held-back English texts (module docstring)."""
+    """265 held-back English texts (module docstring)."""
     from counterfair.editors.swap import written_forms
     from counterfair.lexicons.attributes import identity_set_in, load_identity_set
     from counterfair.text import TermMatcher
@@ -179,7 +179,7 @@ def english(seed: int = 79) -> list[str]:
     reviews = [t for t in reviews if len(t) <= 1000 and names.contains(t)]
     rng = np.random.default_rng(seed)
     picked = [comments[i] for i in rng.choice(len(comments), 220, replace=False)]
-    picked += [reviews[i] for i in rng.choice(len(reviews), min(60, len(reviews)), replace=False)]
+    picked += [reviews[i] for i in rng.choice(len(reviews), min(60, len(reviews)), replace=False)]  # 25 there are
     said = ["{} said the bus was late again.", "I asked {} to water the plants while we were away.",
             "{} fixed the fence for the whole street.", "My colleague {} wrote the report on time.",
             "{} brought cake to the office on Friday."]  # fmt: skip
@@ -298,6 +298,9 @@ def judged(found: dict[str, Any]) -> dict[str, Any]:
     return {**found, "expected": {k: v for k, v in want.items() if k != "texts"}, "as_expected": ok}
 
 
+KINDS = ("control", "material", "inconclusive")  # a failing check's kinds, in the order the table lists them
+
+
 def table(results: list[dict[str, Any]]) -> str:
     lines = [
         "| classifier | texts | expected | exit | failing checks (kind) | as expected |",
@@ -307,7 +310,8 @@ def table(results: list[dict[str, Any]]) -> str:
         want = r["expected"]
         exits = "/".join(str(e) for e in (want["exit"] if isinstance(want["exit"], (list, tuple)) else [want["exit"]]))
         what = want.get("names") or want.get("says") or "pass"
-        shown = ", ".join(f"{c} ({k})" for c, k in sorted(r["failed"].items())[:3])
+        ranked = sorted(r["failed"].items(), key=lambda ck: (KINDS.index(ck[1]) if ck[1] in KINDS else 9, ck[0]))
+        shown = ", ".join(f"{c} ({k})" for c, k in ranked[:3])
         more = f" and {len(r['failed']) - 3} more" if len(r["failed"]) > 3 else ""
         lines.append(
             f"| {r['name']} | {r['language']} | exit {exits}, {what} | {r['exit']} | {shown or '–'}{more} | "
@@ -329,9 +333,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         where = Path(tmp)
         models_file(where)
-        data = {}
+        data, counts = {}, {}
         for language, texts in (("en", english()), ("es", spanish()), ("fr", french())):
-            data[language] = where / f"texts_{language}.csv"
+            data[language], counts[language] = where / f"texts_{language}.csv", len(texts)
             pd.DataFrame({"text": texts}).to_csv(data[language], index=False)
         results = []
         for name in names:
@@ -342,7 +346,7 @@ def main() -> int:
             if found["stderr"]:
                 print(found["stderr"], file=sys.stderr)
     report = {
-        "texts": {"en": 300, "es": 200, "fr": 160},
+        "texts": counts,
         "results": results,
         "as_expected": sum(r["as_expected"] for r in results),
         "runs": len(results),
