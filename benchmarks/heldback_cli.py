@@ -4,9 +4,9 @@
 The texts were used by no calibration or test: English, 265 texts — 220 toxic Civil Comments that name an identity term
 (``civil_toxic_train_data.csv``; the calibration reads the non-toxic ones), the 25 CAD-IMDB reviews of the dev split
 of at most 1,000 characters that name a first name of the names pack (the calibration reads the train split) and 20
-sentences written here that name people by Arabic first names the pack lacks; Spanish, 200 sentences of :func:`calibration.spanish_pool`'s templates;
-French, 160 sentences written from templates here (an identity adjective beside a person noun, in its gender and
-number). The language is read from the texts (no ``--language``).
+sentences written here that name people by Arabic first names the pack lacks; Spanish, 200 sentences of
+:func:`calibration.spanish_pool`'s templates; French, 160 sentences written from templates here (an identity
+adjective beside a person noun, in its gender and number). The language is read from the texts (no ``--language``).
 
 The classifiers (a base of 0.30 plus what each adds; none of them is a calibration class):
 
