@@ -165,6 +165,36 @@ def test_name_slots_take_two_placebo_names_per_group_of_the_same_gender() -> Non
     ]
 
 
+def test_a_name_slot_holds_three_names_of_each_group_none_of_them_a_placebo_name() -> None:
+    """#79: each group's names in a slot are the one at the slot's rank and two after the placebo names' ranks; a
+    group of three names (every rank taken by the slot's name or a placebo name) keeps one; by hand."""
+    from counterfair.analysis.probes import names_at
+
+    six = ["A", "B", "C", "D", "E", "F"]
+    assert names_at(six, 0) == (["A", "D", "E"], ["B", "C"])
+    assert names_at(six, 4) == (["E", "B", "C"], ["F", "A"])  # cyclic
+    assert names_at(["A", "B", "C"], 1) == (["B"], ["C", "A"])
+    assert names_at(["A"], 0) == (["A"], [])
+    names = load_identity_set("names")
+    writer = NameSlots(names, attribute="names")
+    more, placebo = writer.slot_names("Emily")
+    rank = [t for t in names.terms if names.group_of(t) == "white_female"].index("Emily")
+    black = [t for t in names.terms if names.group_of(t) == "black_female"]
+    assert [n for n in more if names.group_of(n) == "black_female"] == [
+        black[(rank + 3) % len(black)],
+        black[(rank + 4) % len(black)],
+    ]
+    assert "Emily" not in more and not set(more) & set(placebo) and placebo == writer.placebo_names("Emily")
+    assert len(more) == 8  # two more of each female group: the swap writes the first
+    slots = cf.audit(["Emily said the bus was late."], lambda t: np.full(len(t), 0.3), methods=["swap"]).slots
+    assert slots is not None
+    mine = slots[slots["family"] == "names"]
+    own = mine[(mine["kind"] == "identity") & (mine["group"] == "black_female")]
+    assert sorted(own["word"]) == sorted([black[rank], *[n for n in more if names.group_of(n) == "black_female"]])
+    assert f"{black[(rank + 3) % len(black)]} said the bus was late." in set(own["text"])
+    assert sorted(mine.loc[mine["kind"] == "placebo", "word"]) == sorted(placebo)
+
+
 def test_identity_slots_name_their_form_and_the_gender_words_of_their_text() -> None:
     from counterfair.analysis.families import gender_context
     from counterfair.analysis.placebo import load_placebo

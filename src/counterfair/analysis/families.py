@@ -5,8 +5,10 @@ pack's generation, each slot written with every term of its set and with placebo
   words written into the occurrences the swaps replaced, in the same grammatical form; for a set whose terms include
   proper adjectives (Muslim, LGBT), each placebo word also with a capital in the slots where case shows
   ("My Tall neighbour"); each slot's forms (adjective, noun, plural) and the gender words its text names;
-* :class:`NameSlots` — a names pack: placebo names of the same gender, two from each group at other ranks than the
-  swaps' (the null: the median over groups of each group's placebo names);
+* :class:`NameSlots` — a names pack: three names of each group of the source's gender (the swap's, at the source's
+  rank, and two after the placebo names' ranks: one name's quirk is not its group's) against placebo names of the same
+  gender, two from each group at the ranks after the source's (the null: the median over groups of each group's
+  placebo names);
 * :class:`GenderSlots` — a gender pack: the text in its own gender and the other (the binary swap), against the text
   in neutral words (:meth:`~counterfair.editors.gender.GenderSwapEditor.placebo_variants`); texts naming both genders
   are no slot (whose gender would the swap compare?).
@@ -22,9 +24,8 @@ import pandas as pd
 from ..editors.registry import swaps_identities
 from ..language_registry import get_language
 from ..lexicons.attributes import GenderSet, IdentitySet
+from .probes import PLACEBO_NAMES_PER_GROUP, names_at
 from .slots import GENDER_WORDS, IDENTITY, NAMES, SLOT_COLUMNS, SlotRow, slot_row
-
-PLACEBO_NAMES_PER_GROUP = 2
 
 
 def family_of(attribute: str, swap_set: IdentitySet | GenderSet) -> str:
@@ -205,23 +206,30 @@ class NameSlots(TermSlots):
     def written(self, term: str) -> str:
         return term
 
-    def placebo_names(self, source: str) -> list[str]:
-        """Names of the source's gender, :data:`PLACEBO_NAMES_PER_GROUP` from each group, at the ranks after the
-        source's (the swaps take the names at its rank)."""
+    def slot_names(self, source: str) -> tuple[list[str], list[str]]:
+        """The names of a slot of ``source`` beyond the swaps' (which write the name at its rank in each group of its
+        gender): each group's further own names and its placebo names (:func:`~counterfair.analysis.probes.names_at`:
+        :data:`PLACEBO_NAMES_PER_GROUP` at the ranks after the source's, then the group's own)."""
         group = self.identities.group_of(source)
         own = [t.lower() for t in self.members.get(group, [])]
         rank = own.index(source.lower()) if source.lower() in own else 0
         allowed = next((part for part in self.identities.within if group in part), tuple(self.members))
-        out = []
+        more: list[str] = []
+        placebo: list[str] = []
         for g in allowed:
-            names = self.members.get(g, [])
-            for step in range(1, PLACEBO_NAMES_PER_GROUP + 1):
-                if len(names) > step:
-                    out.append(names[(rank + step) % len(names)])
-        return out
+            mine, others = names_at(self.members.get(g, []), rank) if self.members.get(g) else ([], [])
+            more += mine[1:]  # the first is the swap's
+            placebo += others
+        return more, placebo
+
+    def placebo_names(self, source: str) -> list[str]:
+        """Names of the source's gender, :data:`PLACEBO_NAMES_PER_GROUP` from each group, at the ranks after the
+        source's (the swaps take the names at its rank)."""
+        return self.slot_names(source)[1]
 
     def _placebo_words(self, source: str, listed: bool) -> list[tuple[str, str]]:
-        return [("placebo", name) for name in self.placebo_names(source)]
+        more, placebo = self.slot_names(source)
+        return [("placebo", name) for name in placebo] + [("identity", name) for name in more]
 
     def _placebo_group(self, word: str) -> str | None:
         """A placebo name's group (the neutral is the median over groups of each group's placebo names)."""

@@ -7,8 +7,9 @@ from the natural slots (its family ``names_probe``: groups ``names_probe:black_f
 
 **First names.** A text that refers to a person by a gender-neutral person noun after a possessive or "the" ("my
 neighbour", "the applicant") and names no first name of the pack gets that person named, as an appositive: "my
-neighbour Lakisha". The slot is filled with one name of each group of the names pack at one rank, against placebo
-names of the same gender, two from each group at the next ranks (the null is the median over the groups of each
+neighbour Lakisha". The slot is filled with three names of each group of the names pack (the one at the slot's rank,
+then two after the placebo names' ranks: :func:`names_at`), against placebo names of the same gender, two from each
+group at the next ranks (the null is the median over the groups of each
 group's mean: names are compared with names, in the same place, as the natural names family does,
 :mod:`counterfair.analysis.slots`). The name's gender follows the text's pronouns: she/her, female names; he/him,
 male; neither, both (a slot for each); both, no probe (whose name would it be?); a noun of a gender ("my aunt",
@@ -42,8 +43,21 @@ PROBE_MODES = ("auto", "always", "off")
 PROBE_AUTO_BELOW = 400
 #: ranks (slots) per probed text and gender
 PROBE_RANKS = 2
-#: placebo names per group and slot (the natural names family's number)
-PROBE_PLACEBO_PER_GROUP = 2
+#: placebo names per group and slot, natural and probe alike
+PLACEBO_NAMES_PER_GROUP = 2
+#: names of each group written as the group's in a slot (natural and probe alike): the one at the slot's rank, then
+#: those after the placebo names' ranks, so that one name's quirk is not its group's
+NAMES_PER_GROUP = 3
+
+
+def names_at(names: Sequence[str], rank: int) -> tuple[list[str], list[str]]:
+    """A group's names for a slot at ``rank``: its own (:data:`NAMES_PER_GROUP`: the name at the rank, then those
+    after the placebo names' ranks) and its placebo names (:data:`PLACEBO_NAMES_PER_GROUP`, at the ranks after the
+    slot's); a name is never both, nor twice (a group of few names has fewer)."""
+    at = [names[(rank + step) % len(names)] for step in range(PLACEBO_NAMES_PER_GROUP + NAMES_PER_GROUP)]
+    placebo = list(dict.fromkeys(n for n in at[1 : 1 + PLACEBO_NAMES_PER_GROUP] if n != at[0]))
+    own = list(dict.fromkeys(n for n in [at[0], *at[1 + PLACEBO_NAMES_PER_GROUP :]] if n not in placebo))
+    return own, placebo
 #: the person nouns a first name is written beside: singular, naming a person by a role (no gender: the name's gender
 #: follows the text's pronouns) or by kinship (its gender: the name's)
 PERSON_NOUNS = (
@@ -149,14 +163,9 @@ class NameProbes:
                 source = self.members[groups[0]][rank % len(self.members[groups[0]])]
                 meta = {"family": NAMES_PROBE, "form": "probe", "context": gender}
                 for group in groups:
-                    name = self.members[group][rank % len(self.members[group])]
-                    out.append(slot_row(key, source, "identity", name, group, _written(text, place, name), **meta))
-                    for step in range(1, PROBE_PLACEBO_PER_GROUP + 1):
-                        other = self.members[group][(rank + step) % len(self.members[group])]
-                        if other != name:
-                            out.append(
-                                slot_row(key, source, "placebo", other, group, _written(text, place, other), **meta)
-                            )
+                    own, placebo = names_at(self.members[group], rank)
+                    for kind, names in (("identity", own), ("placebo", placebo)):
+                        out += [slot_row(key, source, kind, n, group, _written(text, place, n), **meta) for n in names]
         return out
 
     def _ranks(self, key: Any, gender: str) -> list[int]:

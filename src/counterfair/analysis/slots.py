@@ -12,7 +12,7 @@ the same kind. Every set of identities the audit tests is measured this way, eac
 * ``gender_words`` — the text's gendered words and pronouns as a whole ("She thanked her husband" is female; its male
   form "He thanked his wife"), against the text in neutral words: pronouns as they/them/their with the verbs agreeing,
   each gendered noun as a neutral person noun of the same number ("person", "cousin", "roommate", "colleague");
-* ``names`` — a first name, written with one name of each group of the names pack (its perceived race and gender),
+* ``names`` — a first name, written with three names of each group of the names pack (perceived race and gender),
   against first names of the same gender, two from each group: the slot's neutral is the median over the groups of
   each group's mean placebo-name score (names are compared with names, and the median keeps one group scored apart
   from moving the others: a model that adds 5 points to one group's names shows +5 for it and 0 for the rest; two
