@@ -24,7 +24,7 @@ import pandas as pd
 from ..editors.registry import swaps_identities
 from ..language_registry import get_language
 from ..lexicons.attributes import GenderSet, IdentitySet
-from .probes import PLACEBO_NAMES_PER_GROUP, names_at
+from .probes import names_at
 from .slots import GENDER_WORDS, IDENTITY, NAMES, SLOT_COLUMNS, SlotRow, slot_row
 
 
@@ -208,8 +208,8 @@ class NameSlots(TermSlots):
 
     def slot_names(self, source: str) -> tuple[list[str], list[str]]:
         """The names of a slot of ``source`` beyond the swaps' (which write the name at its rank in each group of its
-        gender): each group's further own names and its placebo names (:func:`~counterfair.analysis.probes.names_at`:
-        :data:`PLACEBO_NAMES_PER_GROUP` at the ranks after the source's, then the group's own)."""
+        gender): each group's further own names and its placebo names
+        (:func:`~counterfair.analysis.probes.names_at`)."""
         group = self.identities.group_of(source)
         own = [t.lower() for t in self.members.get(group, [])]
         rank = own.index(source.lower()) if source.lower() in own else 0
@@ -223,8 +223,8 @@ class NameSlots(TermSlots):
         return more, placebo
 
     def placebo_names(self, source: str) -> list[str]:
-        """Names of the source's gender, :data:`PLACEBO_NAMES_PER_GROUP` from each group, at the ranks after the
-        source's (the swaps take the names at its rank)."""
+        """Names of the source's gender, two from each group, at the ranks after the source's (the swaps take the names
+        at its rank)."""
         return self.slot_names(source)[1]
 
     def _placebo_words(self, source: str, listed: bool) -> list[tuple[str, str]]:

@@ -58,6 +58,8 @@ def names_at(names: Sequence[str], rank: int) -> tuple[list[str], list[str]]:
     placebo = list(dict.fromkeys(n for n in at[1 : 1 + PLACEBO_NAMES_PER_GROUP] if n != at[0]))
     own = list(dict.fromkeys(n for n in [at[0], *at[1 + PLACEBO_NAMES_PER_GROUP :]] if n not in placebo))
     return own, placebo
+
+
 #: the person nouns a first name is written beside: singular, naming a person by a role (no gender: the name's gender
 #: follows the text's pronouns) or by kinship (its gender: the name's)
 PERSON_NOUNS = (

@@ -137,18 +137,22 @@ def uneven(effects: Any, *, at_least: float = NOTED, hidden: bool = False) -> li
     """The groups and terms of a summary's in-slot ``effects`` whose spread test found their effect uneven by at least
     ``at_least`` (``excess``, a standard deviation over texts beyond a neutral word's), named as the verdict names them
     (a term in quotes), groups first. ``hidden``: only those the verdict does not already call material (a group:
-    none of its terms either; their material terms say where the effect is) — where the mean hides the effect."""
+    none of its terms either; their material terms say where the effect is), and no term of a group said — where the
+    mean hides the effect."""
     measure = effects.identity_effect if effects is not None else None
     if measure is None:
         return []
     by_term = measure.by_term or {}
     loud = {e.group for e in by_term.values() if e.finding == "material"} if hidden else set()
-    every = [*(measure.by_group or {}).items(), *((f'"{t}"', e) for t, e in by_term.items())]
-    return [
+    found = [
         (n, e)
-        for n, e in every
+        for n, e in [*(measure.by_group or {}).items(), *((f'"{t}"', e) for t, e in by_term.items())]
         if e.spread is not None
         and e.spread.varies
         and (e.spread.excess or 0.0) >= at_least
         and not (hidden and (e.finding == "material" or n in loud))
     ]
+    if not hidden:
+        return found
+    said = {n for n, _ in found}  # a group said: its terms are not said again (they share its texts)
+    return [(n, e) for n, e in found if not (n.startswith('"') and getattr(e, "group", None) in said)]

@@ -304,8 +304,9 @@ def _uneven_table(effects: Any, texts: Mapping[str, str]) -> Table | None:
         for n, e in found
     ]  # fmt: skip
     return Table(
-        "Where the effect is uneven: each text's effect strays from the typical text's more than a neutral word's "
-        "does (points, mean absolute deviation); the texts with the largest effect",
+        "Where the effect is uneven: each text's effect strays from text to text more than a neutral word's does "
+        "(points: the spread over texts beyond a neutral word's, a standard deviation); the texts with the largest "
+        "effect",
         pd.DataFrame(rows), None, "effects-uneven",
     )  # fmt: skip
 
