@@ -99,6 +99,10 @@ def test_a_damaged_verdict_cache_means_a_new_probe(tmp_path: Path) -> None:
 @pytest.mark.model
 @pytest.mark.parametrize("setting", ["off", "on", "auto"])
 def test_the_real_model_runs_on_every_path(setting: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    if setting == "on":  # forced repacking kills the process on CPUs whose AMX faults (MODELS.md, hardware notes)
+        fast = native.probe(get_model_info(MODEL).path(), repack=True)
+        if not fast.ok:
+            pytest.skip(f"weight repacking ends a process on this CPU ({fast.cause}): 'auto' takes the safe path")
     monkeypatch.setenv(native.ENV, setting)
     llm = load_llm(MODEL, n_ctx=512)
     out = llm.complete(["The capital of France is"], SamplingParams(n=2, temperature=0.0, max_tokens=6, seed=1))
