@@ -85,6 +85,8 @@ def test_an_effect_in_a_tenth_of_the_texts_is_said_to_be_uneven_and_its_texts_na
         and "religion (mean +1.0, ±3.1 from text to text; +11.4 in text 10, +10.6 in text 20)" in line
     )
     assert "text 0" not in line and "sexuality" not in line and '"gay"' not in line
+    assert '"muslim"' not in line  # a term of a group said is not said again
+    assert "+11.4 in prompt 10" in uneven_line(found, count="prompt")  # the LLM audit's words
 
 
 def test_an_even_model_is_never_said_to_be_uneven() -> None:

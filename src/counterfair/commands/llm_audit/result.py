@@ -10,7 +10,16 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ...summaries import GateMetrics, GateVerdict, Record, SlotEffects, SlotMeasure, record_field
-from ...views.verdict import LEVEL_WORDS, MANY_RULES, GroupFinding, bracket, control_lines, points, slot_findings
+from ...views.verdict import (
+    LEVEL_WORDS,
+    MANY_RULES,
+    GroupFinding,
+    bracket,
+    control_lines,
+    points,
+    slot_findings,
+    uneven_line,
+)
 
 if TYPE_CHECKING:
     from ...results import GateResult
@@ -165,6 +174,8 @@ def verdict_lines(summary: LLMAuditSummary) -> list[str]:
     lines = [head]
     for outcome, effects in (summary.effects or {}).items():  # the control: a neutral word the responses react to
         lines += [f"{outcome}: {line}" for line in control_lines(effects)] if effects is not None else []
+        uneven = uneven_line(effects, count="prompt") if effects is not None else ""  # where an effect lives
+        lines += [f"{outcome}: {uneven}"] if uneven else []
     for outcome in unmeasured(summary):
         lines.append(
             f"{outcome}: not measurable — none of the {summary.responses} responses gave a readable {outcome} (see the "
