@@ -324,8 +324,13 @@ NOT_MEASURED: dict[str, list[tuple[str, str]]] = {
         ("(152 MB at 9.5 million pairs)", "derived"),
         ("up to 128 MiB of weights; now 26 MB at 200,000 texts)", "derived"),
         ("stop at ±100 points", "setting"),
+        ("a model with 2 points of noise on every text", "setting"),
     ],
     "docs/concepts/identity-effect.md": [
+        ("A model that adds 10 points to a religion term", "example"),
+        ("the estimate reads +1.0, inconclusive", "example"),
+        ("where the model moved by 10 points", "example"),
+        ('"religion (mean +1.0, ±3.1 from text to text; +11.4 in text 10, +10.6 in text 20)"', "example"),
         ("the plain 2.5 and 97.5 percentiles", "setting"),
         ("with a planted +5 or −5 points", "setting"),
         ("(2.03 and 97.97 over 40 texts, nearly 2.5 and 97.5 over thousands)", "setting"),

@@ -194,7 +194,11 @@ def test_a_french_or_german_audit_uses_its_language_throughout(
 
 def test_a_set_in_another_language_than_the_audit_is_refused_before_any_work() -> None:
     with pytest.raises(ConfigError, match="identity-fr is in French but the run is in English: pass --language fr"):
-        cf.audit(FRENCH, _any_change, identities="identity-fr", methods=["swap"])
+        cf.audit(FRENCH, _any_change, identities="identity-fr", methods=["swap"], language="en")
+    # without a language, the French texts are read as French and the French set is theirs
+    assert (
+        cf.audit(FRENCH, _any_change, identities="identity-fr", methods=["swap"]).summary["options"]["language"] == "fr"
+    )
     with pytest.raises(ConfigError, match="in 'en' but the identity set identity-de is in 'de'"):
         load_placebo("en", load_identity_set("identity-de"))
     assert load_placebo("default", load_identity_set("identity-de")).name == "placebo-de"  # type: ignore[union-attr]

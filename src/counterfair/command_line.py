@@ -175,6 +175,8 @@ DEFAULTS_THAT_DIFFER: dict[str, str] = {
     "the llm method loads it anyway (auto)",
     "epochs": "train fine-tunes a classifier for 10 passes; adapt-lm adapts an LM in one; train-attribute counts "
     "steps unless told epochs",
+    "language": "audit reads a user's texts whole before any work, so it can tell their language from their words "
+    "(auto); generate, ctf and bias take English unless told",
     "label_column": "bias and train need gold labels (label); suite run reads HateCheck's layout (label_gold); audit, "
     "ctf and wordlist derive add labelled metrics only when named",
     "negatives": "train-attribute keeps paper 000's 20000 texts without a positive label; wordlist derive reads all",
@@ -314,6 +316,14 @@ Language = Annotated[
     str,
     typer.Option(
         help=vocabulary.LANGUAGE,
+        rich_help_panel=INPUT_PANEL,
+    ),
+]
+AuditLanguage = Annotated[  # audit reads the language from its texts by default
+    str,
+    typer.Option(
+        "--language",
+        help=vocabulary.LANGUAGE_AUTO,
         rich_help_panel=INPUT_PANEL,
     ),
 ]

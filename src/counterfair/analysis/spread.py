@@ -15,9 +15,9 @@ freedom on each side, one-sided, Bonferroni-adjusted over every estimate tested 
 group of ``k`` terms averages ``k`` words against the ``P − k`` others, so its spread is never below the group's own
 under no effect: the test errs towards saying nothing. ``excess``: the spread of the effect from text to text beyond
 the placebo's, ``sqrt(var(values) − var(placebo sets))`` in probability (a standard deviation over texts; 0 where the
-placebo's is as large). A test whose result does not depend on it: a spread below :data:`TINY` is none (a model whose
-scores do not move). Families whose null is a median over groups (first
-names) and families with fewer than :data:`MIN_WORDS` placebo words are not tested.
+placebo's is as large). A variance below :data:`TINY` counts as none (a model whose scores do not move: what is left
+is rounding). Families whose null is a median over groups (first names) and families with fewer than
+:data:`MIN_WORDS` placebo words are not tested.
 """
 
 from __future__ import annotations
