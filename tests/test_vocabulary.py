@@ -60,7 +60,10 @@ def test_one_name_and_one_placeholder_per_idea() -> None:
                 shown[param.name].add(placeholder(param))
     # every option of one name has one spelling and one placeholder across commands ...
     assert {n: s for n, s in spellings.items() if len(s) > 1} == {}
-    assert {n: s for n, s in shown.items() if len(s) > 1} == {"negatives": {"N", "N|all"}}  # an int and a choice
+    assert {n: s for n, s in shown.items() if len(s) > 1} == {
+        "negatives": {"N", "N|all"},  # an int and a choice
+        "language": {"en|fr|de|es", "auto|en|fr|de|es"},  # audit alone reads it from the texts
+    }
     # ... and the attribute options are --attributes everywhere (--attribute still reads, for one attribute)
     assert spellings["attribute"] == {"--attributes"} and spellings["attributes"] == {"--attributes"}
     assert shown["text_column"] == {"COLUMN"} and shown["out"] == {"DIR"} and shown["classifier"] == {"SPEC"}
