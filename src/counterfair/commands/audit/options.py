@@ -121,8 +121,9 @@ class AuditOptions:
             ),
         },
     )
-    # en | fr | de: the word lists, the default identity set (identity-fr, identity-de, swapped with agreement), the
-    # placebo words and the tokenizer (counterfair.language_registry); an English audit keeps the identity it had before
+    # auto | en | fr | de | es: the word lists, the default identity set (identity-fr, identity-de, identity-es, swapped
+    # with agreement), the placebo words and the tokenizer (counterfair.language_registry); auto: read from the texts
+    # (in_language) once they are read; an English audit keeps the identity it had before
     language: str = field(default="auto", metadata={"later": True, "help": vocabulary.LANGUAGE_AUTO})
     # probes where the texts are thin (counterfair.analysis.probes): a first name written beside a person the text
     # names ("my neighbour Lakisha"), measured and gated apart (family names_probe); auto: where the natural first-name
