@@ -124,7 +124,8 @@ class AuditOptions:
     # auto | en | fr | de | es: the word lists, the default identity set (identity-fr, identity-de, identity-es, swapped
     # with agreement), the placebo words and the tokenizer (counterfair.language_registry); auto: read from the texts
     # (in_language) once they are read; an English audit keeps the identity it had before
-    language: str = field(default="auto", metadata={"later": True, "help": vocabulary.LANGUAGE_AUTO})
+    # (before: runs made while the default was English keep their identity, and resume, when the texts read as English)
+    language: str = field(default="auto", metadata={"later": True, "before": "en", "help": vocabulary.LANGUAGE_AUTO})
     # probes where the texts are thin (counterfair.analysis.probes): a first name written beside a person the text
     # names ("my neighbour Lakisha"), measured and gated apart (family names_probe); auto: where the natural first-name
     # slots are in fewer than 400 texts
