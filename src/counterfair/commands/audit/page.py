@@ -298,7 +298,8 @@ def _uneven_table(effects: Any, texts: Mapping[str, str]) -> Table | None:
         return None
     shown = lambda i: f"{i}: {texts[i][:160]}{'…' if len(texts[i]) > 160 else ''}" if i in texts else i  # noqa: E731
     rows = [
-        {"estimate": n, "identity effect [95% CI]": _pts(e), "strays beyond a neutral word's": points(e.spread.excess),
+        {"estimate": n, "identity effect [95% CI]": _pts(e),
+         "strays beyond a neutral word's": points(e.spread.excess, False),
          "p (adjusted)": f"{e.spread.p_adjusted:.2g}" if (e.spread.p_adjusted or 0) >= 1e-3 else "< 0.001",
          "largest in": " | ".join(f"{points(x.value)} — {shown(x.input_id)}" for x in e.spread.largest)}
         for n, e in found
