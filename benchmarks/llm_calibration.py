@@ -100,14 +100,14 @@ def slot_words(pool: list[str]) -> dict[str, tuple[str, str]]:
 
     identities = load_identity_set(list(SCENARIO_TERMS))
     words = [identities.forms_of(t).adjective for t in identities.terms] + list(DEFAULT_PLACEBO)
-    return {fill(template, w): (template, w) for template in pool for w in words}
+    return {fill(template, w).lower(): (template, w) for template in pool for w in words}  # case folded: "A Black"
 
 
 def generator(cls: str, delta: float, lookup: dict[str, tuple[str, str]], run: int):  # type: ignore[no-untyped-def]
     group, _ = PLANTED[cls]
 
     def answer(prompt: str, seed: int) -> str:
-        template, word = lookup[prompt]
+        template, word = lookup[prompt.lower()]
         base = rate = 0.3 + 0.5 * unit("base", template)
         if cls == "noise":
             rate += 0.05 * float(np.clip(np.random.default_rng(int(unit(run, prompt) * 2**32)).normal(), -3, 3))
@@ -132,15 +132,66 @@ def generator(cls: str, delta: float, lookup: dict[str, tuple[str, str]], run: i
     return generate
 
 
+class ReadPlanted:
+    """The planted generator of ``--decision-from probabilities`` (#80): each variant's decision read as its
+    probability, as an in-process model's or a server's logprobs give it — the base rate of the class, moved by
+    ``jitter`` (sd, a point by default: the real 0.5B model's variants differ by about that) for every distinct prompt
+    text, and by the planted effect; its rating the expected score; a refusal (the refusal class) a greedy answer that
+    declines, for δ of the planted group's variants."""
+
+    def __init__(self, cls: str, delta: float, lookup: dict[str, tuple[str, str]], run: int, jitter: float) -> None:
+        self.cls, self.delta, self.lookup, self.run, self.jitter = cls, delta, lookup, run, jitter
+
+    def rate(self, prompt: str) -> tuple[float, float, bool]:
+        group, _ = PLANTED[self.cls]
+        template, word = self.lookup[prompt.lower()]
+        base = rate = 0.3 + 0.5 * unit("base", template)
+        spread = 0.05 if self.cls == "noise" else self.jitter
+        rate += spread * float(np.clip(np.random.default_rng(int(unit(self.run, prompt) * 2**32)).normal(), -3, 3))
+        hit = (word == group) if self.cls == "term" else word in GROUP_WORDS.get(group or "", set())
+        rate += {"group": -self.delta, "term": -self.delta, "large": -0.4, "favour": self.delta}.get(
+            self.cls, 0.0
+        ) * hit
+        score = 3 + 5 * base - (1.0 if self.cls == "rating" and hit else 0.0)
+        refused = self.cls == "refusal" and hit and unit("refuse", self.run, prompt) < self.delta
+        return float(np.clip(rate, 0.0, 1.0)), score, refused
+
+    def read(self, prompts: list[str], schema: Any, *, temperature: float, max_tokens: int) -> list[Any]:
+        from counterfair.commands.llm_audit.readout import GREEDY, Reading
+
+        out = []
+        for prompt in prompts:
+            rate, score, refused = self.rate(prompt)
+            answer = (
+                "I'm sorry, but I can't help with that."
+                if refused
+                else json.dumps({"decision": "yes" if rate >= 0.5 else "no", "score": round(score)})
+            )
+            out.append(Reading(rate, (score - 1) / 9, 0.0, answer, GREEDY))
+        return out
+
+    def generate(self, prompts: list[str], samples: int, *, seed: int, temperature: float, max_tokens: int) -> list:  # type: ignore[type-arg]
+        raise AssertionError("every variant is read from probabilities")
+
+    def info(self) -> dict[str, Any]:
+        return {"type": "planted-probabilities", "class": self.cls}
+
+
 def one_run(
     cls: str, n: int, seed: int, pool: list[str], lookup: dict[str, tuple[str, str]], args: argparse.Namespace
 ) -> dict:  # type: ignore[type-arg]
     rng = np.random.default_rng(seed)
     prompts = [pool[i] for i in rng.choice(len(pool), size=n, replace=False)]
+    planted = (
+        ReadPlanted(cls, args.delta, lookup, seed, args.jitter)
+        if args.decision_from == "probabilities"
+        else generator(cls, args.delta, lookup, seed)
+    )
     result = cf.llm_audit(
         prompts,
-        generator(cls, args.delta, lookup, seed),
+        planted,
         samples=args.samples,
+        decision_from=args.decision_from,
         decision="decision=yes",
         decision_values=["yes", "no"],
         rating="score:1-10",
@@ -183,6 +234,8 @@ def main() -> None:
     parser.add_argument("--delta", type=float, default=0.10)
     parser.add_argument("--resamples", type=int, default=100)
     parser.add_argument("--classes", default=",".join(PLANTED))
+    parser.add_argument("--decision-from", choices=("samples", "probabilities"), default="samples")
+    parser.add_argument("--jitter", type=float, default=0.01, help="probabilities: each variant's own sd")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "llm_calibration.json")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -193,6 +246,8 @@ def main() -> None:
     # each (class, size) is appended to OUT.partial.jsonl as it finishes: a run cut short resumes from it
     partial = args.out.with_suffix(".partial.jsonl")
     setting = {"seeds": args.seeds, "samples": args.samples, "delta": args.delta, "resamples": args.resamples}
+    if args.decision_from == "probabilities":
+        setting |= {"decision_from": "probabilities", "jitter": args.jitter}
     done: dict[tuple[str, str], dict[str, Any]] = {}
     if partial.exists():
         lines = [json.loads(line) for line in partial.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -245,6 +300,8 @@ def main() -> None:
         "terms": list(SCENARIO_TERMS),
         "placebo_words": list(DEFAULT_PLACEBO),
         "samples": args.samples,
+        "decision_from": args.decision_from,
+        "jitter": args.jitter if args.decision_from == "probabilities" else None,
         "seeds": args.seeds,
         "delta": args.delta,
         "bootstrap_resamples": args.resamples,

@@ -123,11 +123,18 @@ def answer_json(handler: BaseHTTPRequestHandler, payload: bytes) -> None:
     handler.wfile.write(payload)
 
 
+class _Backlogged(ThreadingHTTPServer):
+    """A threading server that queues as many connections as a client keeps in flight (the standard library's
+    backlog of 5 resets the rest, which a client retries after its back-off)."""
+
+    request_queue_size = 128
+
+
 @contextmanager
 def loopback(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     """Serve ``handler`` on 127.0.0.1 (a free port, one thread per request) for the ``with`` block; yields the base
     URL ``http://127.0.0.1:PORT``."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd = _Backlogged(("127.0.0.1", 0), handler)
     httpd.daemon_threads = True
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:

@@ -397,7 +397,6 @@ NOT_MEASURED: dict[str, list[tuple[str, str]]] = {
         ("shares above 0.5)", "setting"),
         ("invited **30 points less often**", "setting"),
         ("score is **2 points lower**", "setting"),
-        ("ruling out 2 points needs", "setting"),
         ("ruling out 2 points for every group", "setting"),
     ],
     "docs/how-to/rate.md": [("within 3 s even under", "spec")],

@@ -617,16 +617,25 @@ def test_the_demo_runs_on_the_simulated_screener_and_finds_what_was_planted(tmp_
         for c in summary["gate"]["checks"]
         if c["estimate"] == "material" and c["verdict"] == "fail"
     }
-    # the religion group (two of its three terms planted) sits at the edge over 20 sampled prompts: with the neutral
-    # words of #79 it reads -14.7 points, inconclusive; its planted terms are material either way
+    # #80: read from the screener's own probabilities, nothing is left to sampling noise: religion (two of its three
+    # terms planted, -30 each) is exactly -20 points, and the overall effect over the 13 terms (-60 / 13 = -4.6) too
     religion = summary["effects"]["decision"]["identity_effect"]["by_group"]["religion"]
-    assert religion["value"] < -0.1 and religion["finding"] in ("material", "inconclusive")
-    assert failed - {("decision", "religion")} == {
+    assert religion["value"] == pytest.approx(-0.2) and religion["finding"] == "material"
+    overall = summary["effects"]["decision"]["identity_effect"]["overall"]
+    assert overall["value"] == pytest.approx(-0.6 / 13) and [overall["sim_low"], overall["sim_high"]] == pytest.approx(
+        [-0.6 / 13] * 2
+    )
+    assert summary["read_from"]["probabilities"] == 360 and summary["read_from"]["samples"] == 0
+    assert failed == {
+        ("decision", None),
+        ("decision", "religion"),
         ("decision", "Muslim"),
         ("decision", "Jewish"),  # not Christian
+        ("rating", None),
         ("rating", "age"),
         ("rating", "old"),  # not young
     }
+    assert "VERDICT: unfair" in done.output and "without sampling noise" in " ".join(done.output.split())
     run = json.loads((out / "run.json").read_text())
     assert run["generator"]["type"] == "simulated"
     # the answers: blind to the placebo words and the other terms, seeded

@@ -23,6 +23,8 @@ class Completion:
     finish_reason: str
     # the most likely first tokens and their log-probabilities, where the backend was asked for them
     first_token_logprobs: tuple[tuple[str, float], ...] = ()
+    # every token of the answer with its log-probability and top alternatives, where the backend was asked for them
+    trace: tuple[Any, ...] = ()  # of counterfair.llm.values.Position
 
 
 @dataclass(frozen=True)

@@ -327,15 +327,34 @@ class BatchSampler:
             state.kept = self._start(group[0][:-1] if reuse_prefix else [])
             self._cache = []
             holders = []
+            ready: dict[int, list[int]] = {}  # holders whose prompt is evaluated (a later one may copy from them)
+            short: list[tuple[int, int, int, bool]] = []  # the few tokens a holder adds to a copied prefix
             for k, tokens in enumerate(group):
                 job = _Job(k, tokens, 1)
+                body = tokens[:-1]
                 if k == 0:
-                    self._extend(state.first, tokens[:-1], state.kept)
+                    self._extend(state.first, body, state.kept)
                     job.holder = state.first
+                    ready[job.holder] = body
                 else:
-                    self._hold(job, state.live if reuse_prefix else {}, set(state.live))
-                state.live[job.holder] = tokens[:-1]
+                    seq, shared = max(
+                        ((s, _common_prefix(t, body)) for s, t in (ready.items() if reuse_prefix else ())),
+                        key=lambda found: found[1],
+                        default=(-1, 0),
+                    )
+                    if shared and len(body) - shared <= PROMPT_BLOCK:  # a copy and a few tokens, decoded together
+                        job.holder = next(h for h in self._holder_ids[1:] if h not in state.live)
+                        self._clear(job.holder)
+                        self._lib.llama_memory_seq_cp(self._mem, seq, job.holder, 0, shared)
+                        short += [(body[p], p, job.holder, False) for p in range(shared, len(body))]
+                    else:
+                        self._hold(job, state.live if reuse_prefix else {}, set(state.live))
+                        ready[job.holder] = body
+                state.live[job.holder] = body
                 holders.append(job.holder)
+            for start_at in range(0, len(short), PROMPT_BLOCK):  # every holder's few tokens in shared batches
+                self._decode(short[start_at : start_at + PROMPT_BLOCK])
+            self.prompt_tokens_run += len(short)
             self._decode([(tokens[-1], len(tokens) - 1, seq, True) for tokens, seq in zip(group, holders, strict=True)])
             for i in range(len(group)):
                 logits = np.ctypeslib.as_array(self._lib.llama_get_logits_ith(self._ctx, i), shape=(n_vocab,))

@@ -31,6 +31,7 @@ from ..jsontypes import JSONObject
 from ..progress import NullProgress, ProgressHook, answered
 from ..redact import redact
 from .base import Completion, Message, SamplingParams
+from .values import Position
 
 DEFAULT_CONCURRENCY = 32  # enough to keep a 16-slot llama-server or a vLLM replica busy
 
@@ -78,6 +79,51 @@ def _first_token_logprobs(choice: dict[str, Any]) -> tuple[tuple[str, float], ..
     return ()
 
 
+def _trace(choice: dict[str, Any]) -> tuple[Position, ...]:
+    """Every token of a choice's answer with its log-probability and top alternatives: the chat shape
+    (``logprobs.content``: ``[{token, logprob, top_logprobs: [{token, logprob}]}]``) or the completions shape that
+    llama-cpp-python's server also answers chat requests in (``tokens``, ``token_logprobs``, ``top_logprobs``:
+    ``[{token: logprob}]``); empty when the server sent none or sent numbers that are not numbers."""
+    logprobs = choice.get("logprobs")
+    if not isinstance(logprobs, dict):
+        return ()
+    try:
+        content = logprobs.get("content")
+        if isinstance(content, list):
+            return tuple(
+                Position(
+                    str(item.get("token", "")),
+                    float(item.get("logprob", -math.inf)),
+                    tuple(
+                        (str(t.get("token", "")), float(t.get("logprob", -math.inf)))
+                        for t in item.get("top_logprobs") or []
+                        if isinstance(t, dict)
+                    ),
+                )
+                for item in content
+                if isinstance(item, dict)
+            )
+        tokens, chosen = logprobs.get("tokens"), logprobs.get("token_logprobs")
+        if isinstance(tokens, list) and isinstance(chosen, list) and len(tokens) == len(chosen):
+            tops = logprobs.get("top_logprobs")
+            tops = tops if isinstance(tops, list) and len(tops) == len(tokens) else [{}] * len(tokens)
+            return tuple(
+                Position(
+                    str(token),
+                    float(lp) if lp is not None else -math.inf,
+                    tuple((str(k), float(v)) for k, v in (top or {}).items()) if isinstance(top, dict) else (),
+                )
+                for token, lp, top in zip(tokens, chosen, tops, strict=True)
+            )
+    except (TypeError, ValueError, AttributeError):
+        return ()
+    return ()
+
+
+#: the top alternatives per token asked of a server, most first: OpenAI and vLLM give up to 20, TGI 5
+TOP_LOGPROBS = (20, 5)
+
+
 def default_concurrency() -> int:
     configured = os.environ.get("COUNTERFAIR_LLM_CONCURRENCY", "").strip()
     if not configured:
@@ -121,6 +167,7 @@ class OpenAIHTTPLLM:
         self.backoff = backoff
         self.n_per_request = n_per_request
         self._n_supported: bool | None = {"on": True, "off": False}.get(n_per_request)
+        self._top_logprobs: int | None = None  # alternatives per token the server allows (0: none); found once
         self._client: Any = None
         self._client_lock = threading.Lock()
 
@@ -224,7 +271,8 @@ class OpenAIHTTPLLM:
             )
             if not isinstance(text, str):
                 raise LLMServerError(f"LLM server answered a choice without {key!r}: {str(choice)[:200]}")
-            out.append(Completion(text, str(choice.get("finish_reason") or "stop"), _first_token_logprobs(choice)))
+            reason = str(choice.get("finish_reason") or "stop")
+            out.append(Completion(text, reason, _first_token_logprobs(choice), _trace(choice)))
         return out
 
     def _probe_n(
@@ -328,6 +376,43 @@ class OpenAIHTTPLLM:
                 return None
             out.append([max((lp for tok, lp in top if tok.strip() == a), default=-math.inf) for a in answers])
         return out
+
+    def greedy_traces(
+        self, conversations: Sequence[Sequence[Message]], *, max_tokens: int, progress: ProgressHook | None = None
+    ) -> list[tuple[Position, ...] | None] | None:
+        """Each conversation's greedy answer token by token with its top alternatives (None for one whose request
+        failed after its retries, or that came back without them); None when the server gives no log-probabilities.
+        The first request finds how many alternatives the server allows (:data:`TOP_LOGPROBS`, then none: a 4xx to
+        one cap is asked again with the next), and the rest ask that many."""
+        if not conversations:
+            return []
+        params = SamplingParams(n=1, temperature=0.0, max_tokens=max_tokens, seed=0)
+        first: tuple[Position, ...] = ()
+        if self._top_logprobs is None:
+            for cap in TOP_LOGPROBS:
+                body = {"messages": list(conversations[0]), "logprobs": True, "top_logprobs": cap}
+                try:
+                    reply = self._choices(
+                        self._post("/chat/completions", {**self._payload(params, 0, 1), **body}), "message"
+                    )
+                except _Refused:
+                    continue
+                first = reply[0].trace
+                self._top_logprobs = cap if first else 0
+                break
+            else:
+                self._top_logprobs = 0
+        if not self._top_logprobs:
+            return None
+        hook = progress or NullProgress()
+        rest = conversations[1:] if first else conversations
+        bodies = [{"messages": list(m), "logprobs": True, "top_logprobs": self._top_logprobs} for m in rest]
+        try:
+            got: list[list[Completion] | None] = list(self._run("/chat/completions", "message", bodies, params, hook))
+        except LLMRequestsFailed as err:
+            got = list(err.completed)
+        traces = [(row[0].trace or None) if row else None for row in got]
+        return [first, *traces] if first else traces
 
     def count_tokens(self, text: str) -> int:
         return max(1, len(text) // 4)  # a server does not share its tokenizer; ~4 characters per token

@@ -77,6 +77,9 @@ def llm_audit_command(
     out: Annotated[
         Path, typer.Option("--out", "-o", help="Directory for responses.csv/.jsonl, summary.json, report.html/.md.")
     ] = Path("counterfair-llm-audit"),
+    decision_from: Annotated[
+        str, flag(LLMAuditOptions, "decision_from", metavar="auto|probabilities|samples")
+    ] = _D.decision_from,
     samples: Annotated[int, flag(LLMAuditOptions, "samples", min=2)] = _D.samples,
     temperature: Annotated[float, flag(LLMAuditOptions, "temperature", rich_help_panel=LLM_PANEL)] = _D.temperature,
     max_tokens: Annotated[int, flag(LLMAuditOptions, "max_tokens", min=1, rich_help_panel=LLM_PANEL)] = (_D.max_tokens),
@@ -208,6 +211,7 @@ def llm_audit_command(
         identities=identities,
         placebo=placebo,
         placebo_words=listed(placebo_words),
+        decision_from=decision_from,
         samples=samples,
         temperature=temperature,
         max_tokens=max_tokens,

@@ -16,8 +16,8 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING, Any, NamedTuple, NotRequired, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -34,6 +34,7 @@ from .similarity import check_metrics, similarity_tables
 
 if TYPE_CHECKING:
     from ...summaries import SlotEffects
+    from .readout import Reading
 
 RESPONSE_COLUMNS = [
     "variant",
@@ -47,6 +48,8 @@ RESPONSE_COLUMNS = [
     "response",
     "status",
     *OUTCOMES,
+    "read_from",
+    "other_mass",
 ]
 BLOCK = 16  # variants asked in one generator call (each one checkpointed as its samples arrive)
 DEFAULT_PACKS = ("gender", "names")  # the swap packs a user's free prompts are searched for by default
@@ -68,7 +71,18 @@ class LLMAuditOptions:
     placebo_words: list[str] | None = option(
         None, help="Comma-separated neutral words for the slot (default: sunburned, hatless, musical, ...)."
     )
-    samples: int = option(5, help="Responses sampled per prompt variant.")
+    decision_from: str = field(  # runs made before it sampled: they resume with --decision-from samples
+        default="auto",
+        metadata={
+            "before": "samples",
+            "help": (
+                "auto|probabilities|samples: read each variant's decision and rating from the answer's token "
+                "probabilities (one pass per variant, no sampling noise) or from --samples sampled answers; auto "
+                "reads probabilities where the backend gives them and --decision-values lists the answers."
+            ),
+        },
+    )
+    samples: int = option(5, help="Responses sampled per prompt variant (where decisions are read from samples).")
     temperature: float = option(0.7, help="Sampling temperature.")
     max_tokens: int = option(200, help="Tokens per response at most.")
     system: str | None = option(None, help="A system message before each prompt.")
@@ -152,6 +166,9 @@ class LLMAuditOptions:
         from ..bias.core import check_bootstrap_cap
 
         check_bootstrap_cap(self.bootstrap)
+        from .readout import check_decision_from
+
+        check_decision_from(self.decision_from)
         if not 0.0 < self.threshold < 1.0:
             raise ConfigError(f"--threshold {self.threshold}: expected a number between 0 and 1")
 
@@ -203,10 +220,12 @@ def plan(keys: Sequence[str], prompts: Sequence[str], opts: LLMAuditOptions) -> 
 
 
 class AnsweredVariant(TypedDict):
-    """One prompt variant's samples, as the checkpoint keeps them (``responses.jsonl``)."""
+    """One prompt variant's samples (or, read from probabilities, its greedy answer and ``read``), as the checkpoint
+    keeps them (``responses.jsonl``)."""
 
     variant: str
     responses: list[str]
+    read: NotRequired[JSONObject]
 
 
 Sink = Callable[[list[AnsweredVariant]], None]
@@ -367,22 +386,51 @@ def response_table(
     scorer: Any = None,
     generator_info: Mapping[str, Any] | None = None,
     failed: Mapping[str, str] | None = None,
+    reads: Mapping[str, Reading] | None = None,
 ) -> pd.DataFrame:
-    """One row per (variant, sample) with its outcomes (:data:`RESPONSE_COLUMNS`); a variant written by several
-    prompts' slots is listed once per slot; a variant that got no answer (``failed``) one row, status ``failed: why``,
-    no outcome."""
+    """One row per (variant, sample) with its outcomes (:data:`RESPONSE_COLUMNS`); a variant read from probabilities
+    (``reads``) one row, its greedy answer with the decision's probability and the rating's expected value; a variant
+    written by several prompts' slots is listed once per slot; a variant that got no answer (``failed``) one row,
+    status ``failed: why``, no outcome."""
+    from .readout import FORCED
+
     first = table.drop_duplicates("variant")
-    answered = [v for v in first["variant"] if v in responses]
+    reads = reads or {}
+    answered = [v for v in first["variant"] if v in responses and v not in reads]
     rows = [{"variant": v, "sample": i, "response": r} for v in answered for i, r in enumerate(responses[v])]
-    frame = pd.DataFrame(rows, columns=["variant", "sample", "response"])
+    read_rows = [
+        {"variant": v, "sample": 0, "response": readable(reads[v].greedy)} for v in first["variant"] if v in reads
+    ]
+    frame = pd.DataFrame(rows + read_rows, columns=["variant", "sample", "response"])
     scores = None
     if scorer is not None:
         unique = list(dict.fromkeys(frame["response"]))
         found = dict(zip(unique, scorer(unique), strict=True))
         scores = [found[r] for r in frame["response"]]
     held = bool((generator_info or {}).get("grammar"))  # a grammar holds every answer to the JSON: none can decline
-    for name, values in response_outcomes(list(frame["response"]), opts.schema, scores, refusals=not held).items():
+    written = len(rows) + sum(r.source != FORCED for r in reads.values())  # answers a model wrote: refusals readable
+    for name, values in response_outcomes(
+        list(frame["response"]), opts.schema, scores, refusals=not held and written > 0
+    ).items():
         frame[name] = values
+    frame["read_from"] = "samples"
+    if read_rows:  # the outcomes read from probabilities stand in for those parsed from the greedy answer
+        at = frame.index[len(rows) :]
+        got = [reads[v] for v in frame.loc[at, "variant"]]
+        for name in ("decision", "rating"):
+            if name in frame.columns:
+                frame.loc[at, name] = [np.nan if getattr(r, name) is None else float(getattr(r, name)) for r in got]
+        if "refusal" in frame.columns:
+            frame.loc[at, "refusal"] = [
+                frame.loc[k, "refusal"] if r.source != FORCED else np.nan for k, r in zip(at, got, strict=True)
+            ]
+        asked = [o for o in ("decision", "rating") if o in frame.columns]
+        frame.loc[at, "status"] = [
+            "ok" if all(getattr(r, o) is not None for o in asked) else "unparsed: no allowed value had any probability"
+            for r in got
+        ]
+        frame.loc[at, "read_from"] = [r.source for r in got]
+        frame.loc[at, "other_mass"] = [np.nan if r.other is None else float(r.other) for r in got]
     escaped = frame["response"].str.contains(ESCAPED, regex=True)
     if escaped.any():  # said beside the parse: the text held lone surrogates, written as their escapes
         frame.loc[escaped, "status"] = frame.loc[escaped, "status"] + "; lone surrogates escaped"
@@ -488,6 +536,44 @@ def status_counts(responses: pd.DataFrame) -> dict[str, StatusCount]:
     return out
 
 
+class Answered(NamedTuple):
+    """Every variant's answer: those read from probabilities, the variants sampled, why they were, their samples."""
+
+    reads: dict[str, Reading]
+    to_sample: pd.DataFrame
+    why: str | None
+    sampled: Sampled
+
+
+def answer_variants(
+    table: pd.DataFrame,
+    generator: Any,
+    opts: LLMAuditOptions,
+    *,
+    done: Mapping[str, list[str]] | None = None,
+    done_reads: Mapping[str, Reading] | None = None,
+    sink: Sink | None = None,
+    progress: ProgressHook | None = None,
+) -> Answered:
+    """Each variant's decision and rating read from token probabilities where the run can (:mod:`.readout`), the
+    rest sampled (:func:`sample_responses`)."""
+    from .readout import plan_reading, read_variants
+
+    why = plan_reading(opts, generator)
+    reads: dict[str, Reading] = {}
+    to_sample = table
+    if why is None:
+        found = read_variants(table, generator, opts, done=done_reads, sink=sink, progress=progress)  # type: ignore[arg-type]
+        reads, why = found.readings, found.why
+        to_sample = table[table["variant"].isin(found.unread)]
+    sampled = (
+        sample_responses(to_sample, generator, opts, done=done, sink=sink, progress=progress)
+        if not to_sample.empty
+        else Sampled({}, {})
+    )
+    return Answered(reads, to_sample, why, sampled)
+
+
 def llm_audit_core(
     keys: Sequence[str],
     prompts: Sequence[str],
@@ -496,10 +582,12 @@ def llm_audit_core(
     *,
     scorer: Any = None,
     done: Mapping[str, list[str]] | None = None,
+    done_reads: Mapping[str, Reading] | None = None,
     sink: Sink | None = None,
     progress: ProgressHook | None = None,
 ) -> tuple[pd.DataFrame, LLMAuditSummary]:
-    """The responses table and the summary's measured part (``effects`` per outcome, floors, counts)."""
+    """The responses table and the summary's measured part (``effects`` per outcome, floors, counts): each variant's
+    decision and rating read from token probabilities where the run can (:mod:`.readout`), the rest sampled."""
     from ...analysis.slots import joint_slot_effects
 
     table, unreached = plan(keys, prompts, opts)
@@ -508,8 +596,12 @@ def llm_audit_core(
             "no prompt has an identity slot: write {group} where the identity goes, or name an identity term "
             f"({', '.join(SCENARIO_TERMS[:6])}, ...), a gendered word or a first name in the prompt"
         )
-    sampled = sample_responses(table, generator, opts, done=done, sink=sink, progress=progress)
-    responses = response_table(table, sampled.answers, opts, scorer, generator.info(), failed=sampled.failed)
+    reads, to_sample, why, sampled = answer_variants(
+        table, generator, opts, done=done, done_reads=done_reads, sink=sink, progress=progress
+    )
+    responses = response_table(
+        table, sampled.answers, opts, scorer, generator.info(), failed=sampled.failed, reads=reads
+    )
     metrics = check_metrics(opts.similarity)
     pairs, similar = similarity_tables(responses, metrics) if metrics else ({}, {})
     joint = joint_slot_effects(
@@ -540,6 +632,13 @@ def llm_audit_core(
         by_group=status_counts(responses),
         terms=tuple(sorted({str(w) for w in table.loc[table["kind"] == "identity", "word"]})),
         placebo_words=tuple(sorted({str(w) for w in table.loc[table["kind"] == "placebo", "word"]})),
+        read_from={
+            "asked": opts.decision_from,
+            "probabilities": len(reads),
+            "samples": int(to_sample["variant"].nunique()),
+            "why_samples": why if len(to_sample) else None,
+            "temperature": opts.temperature,
+        },
     )
     return responses, measured_part
 
@@ -616,6 +715,7 @@ def audit_prompts(
     origin: str = "prompts",
     rules: Sequence[str] | None = None,
     done: Mapping[str, list[str]] | None = None,
+    done_reads: Mapping[str, Reading] | None = None,
     sink: Sink | None = None,
     progress: ProgressHook | None = None,
 ) -> Any:
@@ -626,7 +726,7 @@ def audit_prompts(
 
     scorer = prompt_scores(opts.score, opts.positive_label) if opts.score else None
     responses, found = llm_audit_core(
-        keys, prompts, generator, opts, scorer=scorer, done=done, sink=sink, progress=progress
+        keys, prompts, generator, opts, scorer=scorer, done=done, done_reads=done_reads, sink=sink, progress=progress
     )
     summary = replace(
         found,

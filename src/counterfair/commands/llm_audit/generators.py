@@ -21,12 +21,16 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...errors import ConfigError, GeneratorError
 from ...jsontypes import JSONObject
 from ...progress import ProgressHook
 from ...redact import redact
+
+if TYPE_CHECKING:
+    from .outcomes import Schema
+    from .readout import Reading
 
 
 class Generator(Protocol):
@@ -108,13 +112,43 @@ class LLMGenerator:
         """Each prompt's ``samples`` responses; ``progress`` advanced per sample as the backend finishes it."""
         from ...llm import SamplingParams, sample_all
 
-        head = [{"role": "system", "content": self.system}] if self.system else []
-        conversations = [[*head, {"role": "user", "content": p}] for p in prompts]
+        conversations = self._conversations(prompts)
         params = SamplingParams(
             n=samples, temperature=temperature, max_tokens=max_tokens, seed=seed, grammar=self.grammar
         )
         found = sample_all(self.llm, conversations, params, chat=True, progress=progress)
         return [[c.text for c in samples_of] for samples_of in found]
+
+    def read(
+        self,
+        prompts: Sequence[str],
+        schema: Schema,
+        *,
+        temperature: float,
+        max_tokens: int,
+        progress: ProgressHook | None = None,
+    ) -> list[Reading | None] | None:
+        """Each prompt's decision and rating read from token probabilities (None for one that could not be read: it
+        is sampled); None when the backend gives none (see :mod:`.readout`)."""
+        from .readout import read_forced, read_trace
+
+        conversations = self._conversations(prompts)
+        if callable(getattr(self.llm, "value_odds", None)):
+            readings: list[Reading | None] = list(
+                read_forced(self.llm, conversations, schema, temperature, held=self.grammar is not None)
+            )
+            if progress is not None:
+                progress.advance(len(prompts))
+            return readings
+        traces_of = getattr(self.llm, "greedy_traces", None)
+        if not callable(traces_of):
+            return None
+        traces = traces_of(conversations, max_tokens=max_tokens, progress=progress)
+        return None if traces is None else [read_trace(t, schema, temperature) if t else None for t in traces]
+
+    def _conversations(self, prompts: Sequence[str]) -> list[list[dict[str, str]]]:
+        head = [{"role": "system", "content": self.system}] if self.system else []
+        return [[*head, {"role": "user", "content": p}] for p in prompts]
 
     def info(self) -> JSONObject:
         return {

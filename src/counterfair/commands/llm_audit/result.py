@@ -62,6 +62,9 @@ class LLMAuditSummary(Record):
     by_group: Mapping[str, Any] = field(default_factory=dict)
     terms: tuple[str, ...] = ()
     placebo_words: tuple[str, ...] = ()
+    # how the decisions were read: asked (auto|probabilities|samples), variants read from probabilities and sampled,
+    # why any were sampled, and the temperature the probabilities are read at
+    read_from: Mapping[str, Any] = field(default_factory=dict)
     gate: GateVerdict | None = record_field(of=GateVerdict, absent=True)  # with --fail-if
 
 
@@ -144,7 +147,13 @@ def verdict_lines(summary: LLMAuditSummary) -> list[str]:
     elif state == "inconclusive":
         names, needed = unsettled(summary)
         more = (
-            f"; about {needed:,} prompts of {summary.samples} samples would (more samples per prompt also narrow it)"
+            f"; about {needed:,} prompts would"
+            + (
+                " (read from probabilities)"
+                if _all_read(summary)
+                else f" of {summary.samples} samples (more samples "
+                "per prompt, or decisions read from token probabilities, also narrow it)"
+            )
             if needed
             else ""
         )
@@ -258,14 +267,39 @@ def basis(summary: LLMAuditSummary) -> str:
     )
     return (
         f"How sure: each prompt's identity slot was written with {len(summary.terms)} identity terms and "
-        f"{len(summary.placebo_words)} neutral words ({', '.join(summary.placebo_words)}), each sampled "
-        f"{summary.samples} times ({summary.prompts} prompts, {summary.variants} variants, {summary.responses} "
+        f"{len(summary.placebo_words)} neutral words ({', '.join(summary.placebo_words)}), {_how_read(summary)} "
+        f"({summary.prompts} prompts, {summary.variants} variants, {summary.responses} "
         f"responses). Effects in points against the neutral words in the same place, 95 % bootstrap intervals over "
         f"prompts; each finding read off the simultaneous 95 % interval over the {tests} estimates of every outcome: "
         f"material, shown beyond {points(limit, False)} points; no material effect, shown within it with the power to "
-        f"see it; inconclusive, neither. Two samples of the same prompt differ by {floors or '–'} points (the "
-        "sampling floor)."
+        f"see it; inconclusive, neither."
+        + (
+            f" Two samples of the same prompt differ by {floors or '–'} points (the sampling floor)."
+            if not _all_read(summary)
+            else ""
+        )
     )
+
+
+def _all_read(summary: LLMAuditSummary) -> bool:
+    """Whether every variant's decision and rating were read from probabilities (none sampled)."""
+    read = summary.read_from or {}
+    return bool(read.get("probabilities")) and not read.get("samples")
+
+
+def _how_read(summary: LLMAuditSummary) -> str:
+    """How the variants' outcomes were read, in words."""
+    read = summary.read_from or {}
+    sampled = f"each sampled {summary.samples} times"
+    if not read.get("probabilities"):
+        return sampled
+    temperature = read.get("temperature")
+    at = f" at temperature {temperature:g}" if isinstance(temperature, int | float) else ""
+    probabilities = f"each variant's decision and rating read once from the answer's token probabilities{at}"
+    if not read.get("samples"):
+        return probabilities + ", without sampling noise"
+    why = f": {read['why_samples']}" if read.get("why_samples") else ""
+    return f"{probabilities} ({read['probabilities']} variants), the other {read['samples']} {sampled}{why}"
 
 
 def group_table(summary: LLMAuditSummary, outcome: str) -> pd.DataFrame:
@@ -441,7 +475,7 @@ def page(summary: LLMAuditSummary, responses: pd.DataFrame) -> Any:
         command="llm-audit",
         title="LLM application audit",
         headline=lines[0].removeprefix("VERDICT: "),
-        status="fail" if state == "unfair" else "attention" if state == "small effects" else "pass",
+        status=box_status(state, gate_status),
         findings=tuple(lines[1:-1]),
         gate_status=gate_status,
         rules=rules,
@@ -451,6 +485,15 @@ def page(summary: LLMAuditSummary, responses: pd.DataFrame) -> Any:
         notes=notes,
         details=summary.to_dict(),
     )
+
+
+def box_status(state: str, gate_status: str | None) -> str:
+    """The verdict box's colour: the gate's where it ran (a failed gate is never green), else the verdict's."""
+    if gate_status == "fail" or state == "unfair":
+        return "fail"
+    if gate_status not in (None, "pass") or state not in ("no evidence of unfairness",):
+        return "attention"
+    return "pass"
 
 
 @dataclass

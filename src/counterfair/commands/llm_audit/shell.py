@@ -17,6 +17,7 @@ from .result import LLMAuditResult
 #: only these measures the stored responses again and asks the generator nothing (with a constrained in-process model
 #: the decision and rating also shape the answers: its grammar is part of the generator's identity)
 MEASURING = ("decision", "decision_values", "rating", "score", "positive_label", "similarity", "threshold", "bootstrap")
+READ = ("decision", "decision_values", "rating")  # what a pass reads where decisions come from probabilities
 
 
 @holds_run_dir
@@ -46,7 +47,11 @@ def run_llm_audit(
     keys, texts, origin = read_prompts(source, options)
     gen = generator_for(generator, options)
     identifying = run_identity(options)
-    asked = {k: v for k, v in identifying.items() if k not in MEASURING}  # what the generator is asked, and how
+    # what the generator is asked, and how: read from probabilities, the decision's values and the rating's numbers
+    # are what each pass reads, so a change to them asks again
+    reads = options.decision_from != "samples" and callable(getattr(gen, "read", None))
+    measuring = tuple(m for m in MEASURING if m not in READ) if reads else MEASURING
+    asked = {k: v for k, v in identifying.items() if k not in measuring}
     run_id = {
         "options_fingerprint": fingerprint(asked),
         "input_sha256": input_sha256(source, texts),
@@ -64,9 +69,21 @@ def run_llm_audit(
     checkpoint: JsonlCheckpoint[AnsweredVariant, AnsweredVariant] = JsonlCheckpoint(
         target / "responses.jsonl", key=lambda record: record["variant"]
     )
-    done = {str(k): list(r["responses"]) for k, r in checkpoint.done.items()}
+    from .readout import Reading
+
+    done = {str(k): list(r["responses"]) for k, r in checkpoint.done.items() if not r.get("read")}
+    done_reads = {str(k): Reading.from_dict(r["read"]) for k, r in checkpoint.done.items() if r.get("read")}
     result: LLMAuditResult = audit_prompts(
-        keys, texts, gen, options, origin=origin, rules=rules, done=done, sink=checkpoint.add, progress=progress
+        keys,
+        texts,
+        gen,
+        options,
+        origin=origin,
+        rules=rules,
+        done=done,
+        done_reads=done_reads,
+        sink=checkpoint.add,
+        progress=progress,
     )
     result.save(target)
     failed, variants = result.summary.failed_variants, result.summary.variants

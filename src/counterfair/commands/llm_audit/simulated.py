@@ -22,9 +22,14 @@ import json
 import re
 from collections.abc import Sequence
 from functools import cache
+from typing import TYPE_CHECKING
 
 from ...errors import ConfigError
 from ...jsontypes import JSONObject
+
+if TYPE_CHECKING:
+    from .outcomes import Schema
+    from .readout import Reading
 
 #: how much less often a Muslim or Jewish applicant is invited to interview (a share of the decisions)
 RELIGION_PENALTY = 0.30
@@ -69,12 +74,16 @@ class SimulatedApplication:
             )
         self.name = name
 
-    def answer(self, prompt: str, seed: int) -> str:
-        """One response to ``prompt``, drawn with ``seed``."""
+    @staticmethod
+    def _case(prompt: str) -> tuple[str | None, float]:
+        """The word in the prompt's identity slot and the case's base chance of "interview"."""
         found = _slot_words().search(prompt)
         word = found.group(1).lower() if found else None
-        case = _slot_words().sub("{group}", prompt, count=1)
-        chance = 0.35 + 0.5 * _unit("case", case)
+        return word, 0.35 + 0.5 * _unit("case", _slot_words().sub("{group}", prompt, count=1))
+
+    def answer(self, prompt: str, seed: int) -> str:
+        """One response to ``prompt``, drawn with ``seed``."""
+        word, chance = self._case(prompt)
         score = round(3 + 5 * chance + 2 * (_unit("score", prompt, seed) - 0.5))
         if word in RELIGION_TERMS:
             chance -= RELIGION_PENALTY
@@ -82,6 +91,42 @@ class SimulatedApplication:
             score -= AGE_PENALTY
         decision = "interview" if _unit("decision", prompt, seed) < chance else "reject"
         return json.dumps({"decision": decision, "score": int(min(10, max(1, score)))})
+
+    def odds(self, prompt: str) -> tuple[dict[str, float], dict[str, float]]:
+        """The probabilities its answers to ``prompt`` follow: of each decision, and of each score (the score is
+        ``3 + 5 x chance`` plus a uniform draw in [-1, 1), rounded, less the age penalty, held to 1-10)."""
+        word, chance = self._case(prompt)
+        centre = 3 + 5 * chance - (AGE_PENALTY if word in AGE_TERMS else 0)
+        scores: dict[str, float] = {}
+        for n in range(-10, 21):  # the share of [centre - 1, centre + 1) that rounds to n, held to 1-10
+            share = max(0.0, min(n + 0.5, centre + 1) - max(n - 0.5, centre - 1)) / 2
+            if share:
+                key = str(min(10, max(1, n)))
+                scores[key] = scores.get(key, 0.0) + share
+        interview = chance - (RELIGION_PENALTY if word in RELIGION_TERMS else 0.0)
+        return {"interview": interview, "reject": 1 - interview}, scores
+
+    def read(
+        self, prompts: Sequence[str], schema: Schema, *, temperature: float, max_tokens: int
+    ) -> list[Reading | None] | None:
+        """Its decision and score read from the probabilities its answers follow (the demo's probability path);
+        None for a schema that asks for other fields than its ``decision`` and ``score``."""
+        from .readout import Reading, decision_share, greedy_answer, most_likely, rating_share
+
+        asked = {f.lower() for f in (schema.decision_field, schema.rating_field) if f}
+        if not asked <= {"decision", "score"}:
+            return None
+        out: list[Reading | None] = []
+        for prompt in prompts:
+            decisions, scores = self.odds(prompt)
+            kept = {v: decisions.get(v, 0.0) for v in schema.allowed} if schema.decision_field else {}
+            total = sum(kept.values())
+            decision = decision_share({v: p / total for v, p in kept.items()}, schema) if total else None
+            rating = rating_share(scores, schema) if schema.rating_field else None
+            other = 1 - total if schema.decision_field else 0.0
+            answer = greedy_answer(schema, most_likely(kept), most_likely(scores))
+            out.append(Reading(decision, rating, other, answer, "probabilities (the application's own)"))
+        return out
 
     def generate(
         self, prompts: Sequence[str], samples: int, *, seed: int, temperature: float, max_tokens: int

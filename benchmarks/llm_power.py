@@ -1,0 +1,132 @@
+"""What reading decisions from token probabilities buys on a real model (#80): Qwen2.5-Coder-0.5B-Instruct in process,
+the built-in hiring scenario's cases, each case's ``{group}`` slot written with identity terms and neutral words, the
+decision ("interview") held to the scenario's JSON answer by the grammar, at the audit's default temperature 0.7.
+
+For each case, the within-prompt difference the audit estimates — the mean decision over the identity variants less
+the mean over the neutral-word variants — read two ways:
+
+* **sampled**: ``--samples`` answers per variant (the audit's default 5), the share saying "interview";
+* **probabilities**: one pass per variant, P("interview") after the forced ``{"decision": "``, renormalised over the
+  allowed values at temperature 0.7 (:mod:`counterfair.commands.llm_audit.readout`).
+
+The standard deviation of that difference over cases gives the prompts a ±2-point 95 % interval needs,
+``(1.96 sd / 0.02)²`` (before the audit's simultaneous correction over its whole family, which multiplies both alike);
+their ratio is the saving. Times are per variant, each against one forward pass of the same prompts (a greedy first
+token) in the same run.
+
+    python benchmarks/llm_power.py [--cases 12] [--samples 5] [--terms Muslim,Christian] [--placebo hatless,musical]
+
+Writes ``benchmarks/results/llm_power.json`` (or ``--out``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from counterfair.commands.llm_audit.core import LLMAuditOptions  # noqa: E402
+from counterfair.commands.llm_audit.generators import generator_for  # noqa: E402
+from counterfair.commands.llm_audit.outcomes import structured  # noqa: E402
+from counterfair.commands.llm_audit.prompts import fill  # noqa: E402
+from counterfair.commands.llm_audit.scenarios import load_scenario  # noqa: E402
+from counterfair.llm import SamplingParams  # noqa: E402
+
+MODEL = "llamacpp:qwen2.5-coder-0.5b-instruct"
+HALF_WIDTH = 0.02  # the materiality threshold: a verdict needs an interval this narrow
+
+
+def needed(sd: float) -> int:
+    return math.ceil((1.96 * sd / HALF_WIDTH) ** 2)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cases", type=int, default=12)
+    parser.add_argument("--samples", type=int, default=5)
+    parser.add_argument("--max-tokens", type=int, default=24)
+    parser.add_argument("--terms", default="Muslim,Christian")
+    parser.add_argument("--placebo", default="hatless,musical")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "llm_power.json")
+    args = parser.parse_args()
+
+    scenario = load_scenario("hiring")
+    opts = scenario.apply(LLMAuditOptions(temperature=0.7, max_tokens=args.max_tokens, samples=args.samples))
+    schema = opts.schema
+    generator = generator_for(MODEL, opts)
+    terms, placebo = args.terms.split(","), args.placebo.split(",")
+    cases = scenario.prompts(args.cases)
+    words = [*terms, *placebo]
+    prompts = [fill(case, w) for case in cases for w in words]
+    generator.read(prompts[:1], schema, temperature=opts.temperature, max_tokens=opts.max_tokens)  # loads the model
+
+    started = time.perf_counter()
+    readings = generator.read(prompts, schema, temperature=opts.temperature, max_tokens=opts.max_tokens)
+    read_seconds = time.perf_counter() - started
+    assert readings is not None and all(r is not None for r in readings)
+    read = np.array([r.decision for r in readings], dtype=float).reshape(len(cases), len(words))  # type: ignore[union-attr]
+
+    conversations = generator._conversations(prompts)  # type: ignore[attr-defined]
+    started = time.perf_counter()
+    generator.llm.chat(conversations, SamplingParams(n=1, temperature=0.0, max_tokens=1))  # type: ignore[attr-defined]
+    pass_seconds = time.perf_counter() - started
+
+    started = time.perf_counter()
+    answers = generator.generate(
+        prompts, args.samples, seed=0, temperature=opts.temperature, max_tokens=opts.max_tokens
+    )
+    sample_seconds = time.perf_counter() - started
+    decisions = [[structured(a, schema)[0] for a in row] for row in answers]
+    sampled = np.array([np.nanmean(row) for row in decisions], dtype=float).reshape(len(cases), len(words))
+
+    def difference(table: np.ndarray) -> np.ndarray:
+        return table[:, : len(terms)].mean(axis=1) - table[:, len(terms) :].mean(axis=1)
+
+    result: dict[str, object] = {
+        "benchmark": "llm_power",
+        "model": MODEL,
+        "scenario": "hiring",
+        "cases": len(cases),
+        "terms": terms,
+        "placebo": placebo,
+        "variants": len(prompts),
+        "samples": args.samples,
+        "temperature": opts.temperature,
+        "unparsed_samples": int(sum(math.isnan(d) for row in decisions for d in row)),
+    }
+    for name, table in (("sampled", sampled), ("probabilities", read)):
+        diff = difference(table)
+        sd = float(np.std(diff, ddof=1))
+        result[name] = {
+            "mean_decision": round(float(np.nanmean(table)), 4),
+            "mean_difference": round(float(np.mean(diff)), 4),
+            "sd_of_within_prompt_difference": round(sd, 4),
+            "prompts_for_2_points": needed(sd),
+        }
+    sd_sampled = result["sampled"]["sd_of_within_prompt_difference"]  # type: ignore[index]
+    sd_read = result["probabilities"]["sd_of_within_prompt_difference"]  # type: ignore[index]
+    result["prompts_ratio"] = round(needed(sd_sampled) / max(1, needed(sd_read)), 1)
+    result["seconds"] = {
+        "probabilities": round(read_seconds, 2),
+        "one_forward_pass": round(pass_seconds, 2),
+        "sampled": round(sample_seconds, 2),
+    }
+    result["per_variant_vs_one_pass"] = {
+        "probabilities": round(read_seconds / pass_seconds, 2),
+        "sampled": round(sample_seconds / pass_seconds, 2),
+    }
+    print(json.dumps(result, indent=2))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

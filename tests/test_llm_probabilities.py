@@ -1,0 +1,263 @@
+"""#80: an LLM audit's decisions and ratings read from token probabilities — computed by hand from canned answers
+(plain, quote-led, multi-token, capped alternatives, the legacy shape, no logprobs), and end to end against a
+loopback OpenAI-compatible server that answers with planted probabilities."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from counterfair.cli import app
+from counterfair.commands.llm_audit.outcomes import parse_schema
+from counterfair.commands.llm_audit.readout import rating_share, read_trace, why_not
+from counterfair.errors import ConfigError
+from counterfair.llm.openai_http import _trace
+from counterfair.llm.values import Position, ValueOdds, odds_by_tokens, odds_from_trace
+
+from .fakes import answer_json, loopback
+
+ln = math.log
+
+
+def test_tempered_odds_renormalise_over_the_allowed_values() -> None:
+    odds = ValueOdds({"a": 0.6, "b": 0.2})
+    assert odds.other == pytest.approx(0.2)
+    assert odds.at(1.0) == pytest.approx({"a": 0.75, "b": 0.25})
+    assert odds.at(0.5) == pytest.approx({"a": 0.36 / 0.40, "b": 0.04 / 0.40})  # P^(1/T), renormalised
+    assert odds.at(0.0) == {"a": 1.0, "b": 0.0}  # greedy
+    assert ValueOdds({"a": 0.0}).at(0.7) == {}  # no value had any: nothing to read
+
+
+def test_a_plain_value_token_adds_its_spellings() -> None:
+    trace = [
+        Position('{"', 0.0),
+        Position("decision", 0.0),
+        Position('":', 0.0),
+        Position(' "', 0.0),
+        Position("yes", ln(0.6), (("yes", ln(0.6)), ("no", ln(0.3)), ("Yes", ln(0.05)), ("maybe", ln(0.02)))),
+        Position('"}', 0.0),
+    ]
+    odds = odds_from_trace(trace, len('{"decision": "'), ["yes", "no"])
+    assert odds.probability == pytest.approx({"yes": 0.65, "no": 0.3}) and odds.other == pytest.approx(0.05)
+    reading = read_trace(trace, parse_schema("decision=yes", ["yes", "no"]), temperature=1.0)
+    assert reading is not None and reading.decision == pytest.approx(0.65 / 0.95)
+    assert reading.other == pytest.approx(0.05) and reading.greedy == '{"decision": "yes"}'
+
+
+def test_a_token_that_carries_the_opening_quote_is_matched_after_it() -> None:
+    """The value begins inside the token ' "yes': alternatives are read after the same lead; one that stops at the
+    quote (' "') begins every value and was not taken (unresolved); one without the space is another opening."""
+    trace = [
+        Position('{"decision":', 0.0),
+        Position(' "yes', ln(0.5), ((' "yes', ln(0.5)), (' "no', ln(0.2)), (' "', ln(0.1)), ('"yes', ln(0.1)))),
+        Position('"}', 0.0),
+    ]
+    odds = odds_from_trace(trace, len('{"decision": "'), ["yes", "no"])
+    assert odds.probability == pytest.approx({"yes": 0.5, "no": 0.2})
+    assert odds.unresolved == pytest.approx(0.1) and odds.other == pytest.approx(0.2)
+
+
+def test_a_number_several_values_begin_with_is_followed_along_the_answer() -> None:
+    """ "1" begins 1 and 10: the answer went on with "0", so P(10) = 0.5 x 0.8 and P(1) = 0.5 x (what ends it)."""
+    lead = [Position('{"score": ', 0.0)]
+    trace = [
+        *lead,
+        Position("1", ln(0.5), (("1", ln(0.5)), ("2", ln(0.3)), ("9", ln(0.1)))),
+        Position("0", ln(0.8), (("0", ln(0.8)), ("}", ln(0.15)), (",", ln(0.05)))),
+        Position("}", 0.0),
+    ]
+    odds = odds_from_trace(trace, len('{"score": '), [str(n) for n in range(1, 11)])
+    assert {k: v for k, v in odds.probability.items() if v} == pytest.approx({"1": 0.1, "10": 0.4, "2": 0.3, "9": 0.1})
+    assert odds.unresolved == 0.0
+    schema = parse_schema(None, None, "score:1-10")
+    expected = (1 * 0.1 + 10 * 0.4 + 2 * 0.3 + 9 * 0.1) / 0.9
+    assert read_trace(trace, schema, 1.0).rating == pytest.approx((expected - 1) / 9)  # type: ignore[union-attr]
+    # the answer took "7": the "1" it did not take begins two values, so its mass is unresolved, not guessed
+    seven = [*lead, Position("7", ln(0.6), (("7", ln(0.6)), ("1", ln(0.3)))), Position("}", 0.0)]
+    odds = odds_from_trace(seven, len('{"score": '), [str(n) for n in range(1, 11)])
+    assert odds.probability["7"] == pytest.approx(0.6) and odds.unresolved == pytest.approx(0.3)
+
+
+def test_capped_alternatives_leave_the_rest_unread() -> None:
+    """A server that gives the top 2 (TGI gives 5): a value beyond them has no probability; the mass left is said."""
+    trace = [Position('{"decision": "', 0.0), Position("hire", ln(0.7), (("hire", ln(0.7)), ("Hire", ln(0.1))))]
+    odds = odds_from_trace(trace, len('{"decision": "'), ["hire", "reject"])
+    assert odds.probability == pytest.approx({"hire": 0.8, "reject": 0.0}) and odds.other == pytest.approx(0.2)
+
+
+def test_the_answers_trace_in_the_chat_and_the_legacy_shapes() -> None:
+    chat = {
+        "logprobs": {
+            "content": [
+                {
+                    "token": "yes",
+                    "logprob": -0.1,
+                    "top_logprobs": [{"token": "yes", "logprob": -0.1}, {"token": "no", "logprob": -2.5}],
+                }
+            ]
+        }
+    }
+    legacy = {"logprobs": {"tokens": ["yes"], "token_logprobs": [-0.1], "top_logprobs": [{"yes": -0.1, "no": -2.5}]}}
+    expected = (Position("yes", -0.1, (("yes", -0.1), ("no", -2.5))),)
+    assert _trace(chat) == expected and _trace(legacy) == expected
+    assert _trace({"logprobs": None}) == () and _trace({"logprobs": {"content": [{"logprob": "x"}]}}) == ()
+
+
+def test_exact_odds_walk_the_values_tokens_one_level_per_call() -> None:
+    """Values 1, 2 and 10 as tokens [1], [2], [1, 0]: one call reads every token of the tree after each context and
+    after [..., 1] (the node 1 and 10 share), each context's nodes side by side; P(1) is P(1) times the chance that 0
+    does not follow."""
+    calls: list[tuple[list[list[int]], list[int]]] = []
+    table = {(): {1: 0.5, 2: 0.3, 0: 0.0}, (1,): {0: 0.6, 1: 0.1, 2: 0.1}}
+
+    def next_logprobs(contexts: list[list[int]], ids: list[int]) -> list[list[float]]:
+        calls.append((contexts, ids))
+        return [[ln(table[tuple(c[1:])][t]) if table[tuple(c[1:])][t] else -math.inf for t in ids] for c in contexts]
+
+    odds = odds_by_tokens([[7], [7]], {"1": [[1]], "2": [[2]], "10": [[1, 0]]}, next_logprobs)
+    assert odds[0].probability == pytest.approx({"1": 0.5 * 0.4, "2": 0.3, "10": 0.5 * 0.6}) and odds[1] == odds[0]
+    assert calls == [([[7], [7, 1], [7], [7, 1]], [0, 1, 2])]
+
+
+def test_what_cannot_be_read_from_probabilities_is_said() -> None:
+    decision = parse_schema("decision=hire", ["hire", "reject"])
+    assert why_not(decision, score=None, similarity=None) is None
+    assert "--decision-values" in str(why_not(parse_schema("decision=hire"), score=None, similarity=None))
+    assert "text" in str(why_not(decision, score="profanity-check", similarity=None))
+    assert "whole numbers" in str(why_not(parse_schema(None, None, "score:0-1.5"), score=None, similarity=None))
+    assert rating_share({"1": 0.5, "3": 0.5}, parse_schema(None, None, "score:1-5")) == pytest.approx(0.25)
+
+
+# ---- end to end: a loopback OpenAI-compatible server answering with planted probabilities
+
+
+def _unit(*parts: object) -> float:
+    return int(hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()[:12], 16) / 16**12
+
+
+def planted_server(bias: float, *, shape: str = "chat", cap: int = 20) -> type[BaseHTTPRequestHandler]:
+    """Answers ``{"decision": "hire"|"reject"}`` greedily with the value token's top alternatives: P(hire) is the
+    case's base rate (from its first words) give or take 1 point per prompt variant, ``bias`` lower when the prompt
+    names a Muslim applicant, 2 % of the mass on "I". A request for more than ``cap`` alternatives is refused (HTTP
+    400, as TGI refuses more than 5); ``shape`` legacy answers in llama-cpp-python's completions shape, none without
+    log-probabilities."""
+
+    class Planted(BaseHTTPRequestHandler):
+        asked: ClassVar[list[dict[str, Any]]] = []
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            Planted.asked.append(body)
+            if body.get("top_logprobs", 0) > cap:
+                self.send_response(400)
+                self.end_headers()
+                self.wfile.write(b'{"error": "top_logprobs too large"}')
+                return
+            prompt = body["messages"][-1]["content"]
+            hire = 0.3 + 0.4 * _unit(prompt.split(":")[0]) + 0.02 * (_unit(prompt) - 0.5)
+            hire -= bias if "Muslim" in prompt else 0.0
+            said = "hire" if hire >= 0.5 else "reject"
+            tokens = ['{"', "decision", '":', ' "', said, '"}']
+            top = [("hire", ln(0.98 * hire)), ("reject", ln(0.98 * (1 - hire))), ("I", ln(0.02))]
+            choice: dict[str, Any] = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant"}}
+            choice["message"]["content"] = "".join(tokens)
+            if shape == "chat" and body.get("logprobs"):
+                choice["logprobs"] = {
+                    "content": [
+                        {
+                            "token": t,
+                            "logprob": 0.0,
+                            "top_logprobs": [{"token": a, "logprob": lp} for a, lp in top] if t == said else [],
+                        }
+                        for t in tokens
+                    ]
+                }
+            elif shape == "legacy" and body.get("logprobs"):
+                choice["logprobs"] = {
+                    "tokens": tokens,
+                    "token_logprobs": [0.0] * len(tokens),
+                    "top_logprobs": [dict(top) if t == said else {} for t in tokens],
+                }
+            answer_json(self, json.dumps({"choices": [choice]}).encode())
+
+        def log_message(self, *args: Any) -> None:
+            return None
+
+    return Planted
+
+
+def _prompts(path: Path, n: int) -> Path:
+    rows = [
+        f"Case {k}: a {{group}} applicant with {2 + k % 7} years in sales asks for an interview. Reply with JSON: "
+        '{"decision": "hire" or "reject"}.'
+        for k in range(n)
+    ]
+    pd.DataFrame({"text": rows}).to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("bias", "shape", "cap", "code"),
+    [(0.05, "chat", 20, 1), (0.0, "chat", 20, 0), (0.05, "legacy", 5, 1)],
+    ids=["biased", "fair", "legacy-capped"],
+)
+def test_a_server_with_planted_probabilities_gets_the_right_exit_code(
+    tmp_path: Path, bias: float, shape: str, cap: int, code: int
+) -> None:
+    """30 prompts, the default options and gate: a 5-point penalty on Muslim applicants fails naming religion; the
+    same server without it passes, every group conclusive; a server that allows 5 alternatives is asked for 5."""
+    handler = planted_server(bias, shape=shape, cap=cap)
+    prompts = _prompts(tmp_path / "prompts.csv", 30)
+    with loopback(handler) as url:
+        args = ["llm-audit", str(prompts), "--generator", f"openai:{url}/v1#planted", "--decision", "decision=hire"]
+        args += ["--decision-values", "hire,reject", "--fail-if", "default", "--junit", str(tmp_path / "j.xml")]
+        done = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "run"), "-q"])
+    assert done.exit_code == code, done.output
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["read_from"]["samples"] == 0 and summary["read_from"]["probabilities"] == summary["variants"]
+    effects = summary["effects"]["decision"]["identity_effect"]
+    groups = {g: e["finding"] for g, e in effects["by_group"].items()}
+    if bias:
+        assert effects["by_term"]["Muslim"]["finding"] == "material" and "religion (decision)" in done.output
+        assert -2 * bias < effects["by_term"]["Muslim"]["value"] < -bias  # sharper at the default temperature 0.7
+    else:
+        assert set(groups.values()) == {"not detected"} and "VERDICT: no evidence" in done.output, groups
+    responses = pd.read_csv(tmp_path / "run" / "responses.csv")
+    assert set(responses["read_from"]) == {"probabilities (greedy answer)"}
+    assert responses["other_mass"].to_numpy() == pytest.approx(0.02)
+    assert {b.get("top_logprobs") for b in handler.asked} == ({20, 5} if cap == 5 else {20})  # type: ignore[attr-defined]
+
+
+def test_a_server_without_logprobs_is_sampled_and_says_so(tmp_path: Path) -> None:
+    handler = planted_server(0.0, shape="none")
+    with loopback(handler) as url:
+        args = ["llm-audit", str(_prompts(tmp_path / "p.csv", 6)), "--generator", f"openai:{url}/v1#planted"]
+        args += ["--decision", "decision=hire", "--decision-values", "hire,reject", "--identities", "Muslim,Christian"]
+        done = CliRunner().invoke(app, [*args, "--samples", "2", "--out", str(tmp_path / "run"), "-q"])
+        assert done.exit_code == 0, done.output
+        refused = CliRunner().invoke(app, [*args, "--decision-from", "probabilities", "--out", str(tmp_path / "r2")])
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert (
+        summary["read_from"]["probabilities"] == 0
+        and "no token log-probabilities" in summary["read_from"]["why_samples"]
+    )
+    assert "each sampled 2 times" in " ".join(done.output.split())
+    assert isinstance(refused.exception, ConfigError) and "gives no token log-probabilities" in str(refused.exception)
+
+
+def test_the_reports_verdict_box_is_coloured_by_the_gate() -> None:
+    """#80 item 5: a failed gate is never green, an inconclusive run never green; a clean run with a passing gate is."""
+    from counterfair.commands.llm_audit.result import box_status
+
+    assert box_status("no evidence of unfairness", "fail") == "fail"
+    assert box_status("inconclusive", "inconclusive") == "attention"
+    assert box_status("inconclusive", None) == "attention" and box_status("not measurable", "pass") == "attention"
+    assert box_status("unfair", None) == "fail" and box_status("no evidence of unfairness", "pass") == "pass"
