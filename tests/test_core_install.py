@@ -59,7 +59,7 @@ def command_lines(tmp: Path) -> list[tuple[str, list[str], str, Path | None]]:
     row = {"pair_id": "ablation:islam:d33", "rater": "ann", "fluent": "yes", "reference": "none", "same_label": "yes"}
     pd.DataFrame([row | {"meaning": 4, "reject": 0}]).to_csv(ratings, index=False)
     prompts, generator = tmp / "prompts.csv", tmp / "gen.py"
-    pd.DataFrame({"text": [f"Hire a {{group}} applicant for job {i}? JSON." for i in range(4)]}).to_csv(prompts)
+    pd.DataFrame({"text": [f"Hire a {{group}} applicant for job {i}? JSON." for i in range(6)]}).to_csv(prompts)
     generator.write_text('def answer(prompts):\n    return [\'{"decision": "yes"}\' for _ in prompts]\n')
     llm_audit = ["llm-audit", str(prompts), "--generator", f"callable:{generator}:answer", "--samples", "2", "-q"]
     return [

@@ -171,6 +171,7 @@ def test_free_prompts_are_swapped_in_place() -> None:
         identities="Muslim,Christian,Jewish",
         guard=False,
         placebo_words=["tall", "quiet"],
+        few_prompts=True,
         **{k: v for k, v in FAST.items() if k != "identities"},
     )
     variants = result.responses.drop_duplicates("variant")
@@ -188,13 +189,14 @@ def test_bad_generators_and_prompts_are_named() -> None:
             samples=2,
             identities="gay,straight",
             placebo_words=["tall", "short"],
+            few_prompts=True,
         )
     with pytest.raises(
         GeneratorError,
         match=r"failed on 'A gay person.' \(ZeroDivisionError: division by zero\) and on every other prompt of its "
         r"block of \d+, each asked alone too; the 0",
     ):
-        cf.llm_audit(["A {group} person."], lambda ps: [str(1 / 0)], samples=2, identities=TERMS)
+        cf.llm_audit(["A {group} person."], lambda ps: [str(1 / 0)], samples=2, identities=TERMS, few_prompts=True)
     with pytest.raises(ConfigError, match="no prompt has an identity slot"):
         cf.llm_audit(["Nothing to see."], planted.fair, samples=2)
     with pytest.raises(ConfigError, match="--samples must be at least 2"):
@@ -348,7 +350,9 @@ def openai_server() -> Iterator[tuple[str, type[_OpenAI]]]:
 
 def test_an_openai_compatible_server_is_a_generator(openai_server: tuple[str, type[_OpenAI]]) -> None:
     url, handler = openai_server
-    result = cf.llm_audit(TEMPLATES[:3], f"openai:{url}#m", samples=3, system="You screen CVs.", **FAST)
+    result = cf.llm_audit(
+        TEMPLATES[:3], f"openai:{url}#m", samples=3, system="You screen CVs.", few_prompts=True, **FAST
+    )
     assert result.summary.generator["type"] == "llm" and result.summary.responses == 3 * 18 * 3
     assert handler.seen[0]["messages"][0] == {"role": "system", "content": "You screen CVs."}
     assert result.summary.by_group["placebo"]["unparsed"] == 0
@@ -454,7 +458,7 @@ def test_kill_9_inside_a_block_keeps_every_variant_a_server_answered(tmp_path: P
     with loopback(handler) as url:
         args = [sys.executable, "-m", "counterfair.cli", "llm-audit", str(prompts), "--generator", f"openai:{url}#m",
                 "--samples", "2", "--decision", "decision=hire", "--bootstrap", "200", "--timeout", "120", "-q",
-                "--out", str(run)]  # fmt: skip
+                "--few-prompts", "--out", str(run)]  # fmt: skip
         killed = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ))
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and (not checkpoint.exists() or checkpoint.read_text().count("\n") < 15):
@@ -551,7 +555,7 @@ def test_the_default_identity_set_is_the_classifier_audits() -> None:
         "My neighbour Emily asked for a loan. Should she get it? Answer in JSON with a decision field.",
         "A Hindu applicant wants the flat. Answer in JSON with a decision field.",
     ]
-    result = cf.llm_audit(prompts, planted.fair, samples=2, decision="decision=hire", bootstrap=50)
+    result = cf.llm_audit(prompts, planted.fair, samples=2, decision="decision=hire", bootstrap=50, few_prompts=True)
     terms = set(result.summary.terms)
     assert {"Catholic", "Sikh", "lesbian", "Mexican", "deaf", "Buddhist"} <= terms and len(terms) >= 50 + 2
     families = result.responses.drop_duplicates(["variant", "family"])["family"].value_counts().to_dict()
@@ -592,6 +596,7 @@ def test_race_terms_are_capitalised_in_prompts_and_rules_find_them_in_any_case()
         decision="decision=hire",
         bootstrap=20,
         rules=["material(decision.term_effect[black])"],
+        few_prompts=True,
     )
     prompts = set(result.responses["prompt"])
     assert "A Black applicant asks for a loan. Answer in JSON." in prompts
@@ -672,7 +677,8 @@ def test_a_rerun_that_changes_only_how_responses_are_measured_asks_the_generator
     )
     prompts = tmp_path / "prompts.csv"
     pd.DataFrame({"text": TEMPLATES[:4]}).to_csv(prompts, index=False)
-    base = ["llm-audit", str(prompts), "--generator", f"callable:{gen}:answer", "--samples", "2", "--bootstrap", "50"]
+    base = ["llm-audit", str(prompts), "--generator", f"callable:{gen}:answer", "--few-prompts", "--samples", "2",
+            "--bootstrap", "50"]  # fmt: skip
     out = ["--identities", "Muslim,Jewish,gay", "--out", str(tmp_path / "run"), "-q"]
     first = CliRunner().invoke(app, [*base, "--decision", "decision=hire", *out])
     assert first.exit_code == 0, first.output

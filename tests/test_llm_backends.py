@@ -63,7 +63,7 @@ def test_an_llm_backend_is_one_registry_entry() -> None:
         assert _is_server("openai:http://h/v1#m") and not _is_server("echo:m") and not _is_server("callable:f.py:g")
         with pytest.raises(ConfigError, match="--timeout and --retries are for an openai"):
             load_generator("echo:m", timeout=5)
-        result = cf.llm_audit(["A {group} applicant applies."], "echo:m", samples=2, bootstrap=50)
+        result = cf.llm_audit(["A {group} applicant applies."], "echo:m", samples=2, bootstrap=50, few_prompts=True)
         assert result.summary.responses == 55 * 2 and result.summary.generator["model"] == "echo"  # 55 variants
     finally:
         unregister_llm_backend("echo")

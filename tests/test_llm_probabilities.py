@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import threading
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, ClassVar
@@ -261,3 +262,73 @@ def test_the_reports_verdict_box_is_coloured_by_the_gate() -> None:
     assert box_status("inconclusive", "inconclusive") == "attention"
     assert box_status("inconclusive", None) == "attention" and box_status("not measurable", "pass") == "attention"
     assert box_status("unfair", None) == "fail" and box_status("no evidence of unfairness", "pass") == "pass"
+
+
+def test_the_transformers_backend_reads_the_same_odds_as_one_unpadded_pass(tiny_lm_dir: Path) -> None:
+    """``hf:``: the batched, left-padded passes give each value the probability one pass over its own context gives;
+    "yessir" (tokens yes, ##sir) shares its first token with "yes": P(yessir) = P(yes) P(##sir | yes), and "yes" keeps
+    the rest of its first token's probability."""
+    import torch
+
+    from counterfair.llm.hf import TransformersLLM
+
+    llm = TransformersLLM(str(tiny_lm_dir), parallel=4)
+    tokenizer, model = llm._lm().tokenizer, llm._lm().model
+    tokenizer.chat_template = "{% for m in messages %}{{ m['content'] }} {% endfor %}"
+    texts = ("the cat sat", "a much longer question here")
+    values = {"yes": ["yes"], "no": ["no"], "yessir": ["yessir"]}
+    found = llm.value_odds([[{"role": "user", "content": t}] for t in texts], [("answer :", values)])
+
+    def next_token(ids: list[int]) -> torch.Tensor:  # one pass over one unpadded context
+        with torch.inference_mode():
+            return torch.softmax(model(input_ids=torch.tensor([ids])).logits[0, -1].float(), -1)
+
+    yes, no, sir = 2748, 2053, 29481
+    assert tokenizer("yessir", add_special_tokens=False)["input_ids"] == [yes, sir]
+    for text, (odds,) in zip(texts, found, strict=True):
+        context = tokenizer(text + " answer :", add_special_tokens=False)["input_ids"]
+        first, after_yes = next_token(context), next_token([*context, yes])
+        assert odds.probability["no"] == pytest.approx(float(first[no]), rel=1e-3)
+        assert odds.probability["yessir"] == pytest.approx(float(first[yes] * after_yes[sir]), rel=1e-3)
+        assert odds.probability["yes"] == pytest.approx(float(first[yes] * (1 - after_yes[sir])), rel=1e-3)
+
+
+@pytest.mark.slow
+def test_sigterm_while_a_server_hangs_exits_within_seconds_and_resumes(tmp_path: Path) -> None:
+    """#80 item 5: a server that never answers one request does not hold a terminated run: SIGTERM cuts the requests
+    in flight and the process ends within 10 s, keeping every answered variant; the rerun asks only the rest."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from .test_llm_audit import TEMPLATES, _Stalling
+
+    handler = type("S", (_Stalling,), {"seen": [], "count": [0], "release": threading.Event()})
+    prompts = tmp_path / "prompts.csv"
+    pd.DataFrame({"prompt": TEMPLATES[:2]}).to_csv(prompts, index=False)
+    run = tmp_path / "run"
+    checkpoint = run / "responses.jsonl"
+    with loopback(handler) as url:
+        args = [sys.executable, "-m", "counterfair.cli", "llm-audit", str(prompts), "--generator", f"openai:{url}#m",
+                "--samples", "2", "--decision", "decision=hire", "--bootstrap", "200", "--timeout", "120", "-q",
+                "--few-prompts", "--out", str(run)]  # fmt: skip
+        running = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(os.environ))
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (not checkpoint.exists() or checkpoint.read_text().count("\n") < 15):
+            time.sleep(0.1)
+        time.sleep(0.5)
+        sent = time.monotonic()
+        running.send_signal(signal.SIGTERM)
+        try:
+            running.wait(timeout=60)
+        except subprocess.TimeoutExpired:  # the failure this test is for: end it, and say how long it held on
+            running.kill()
+            running.wait()
+        took = time.monotonic() - sent
+        handler.release.set()
+        resumed = subprocess.run(args, capture_output=True, text=True, check=False, env=dict(os.environ))
+    assert took < 10, f"SIGTERM took {took:.1f} s"
+    assert running.returncode != 0 and resumed.returncode == 0, resumed.stderr
+    assert len(pd.read_csv(run / "responses.csv")) >= 2 * 16

@@ -223,6 +223,7 @@ def test_llm_audit_with_the_model_in_process(tmp_path: Path) -> None:
             decision_values=["yes", "no"],
             bootstrap=50,
             decision_from=decision_from,
+            few_prompts=True,
         )
 
     # #80: by default each variant's decision is read from the logits after the forced prefix {"decision": "

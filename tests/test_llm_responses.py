@@ -99,7 +99,8 @@ def test_no_secret_reaches_any_file_of_the_run(tmp_path: Path, monkeypatch: pyte
     with loopback(_Answers) as url:
         spec = f"openai:{url.replace('://', '://alice:URLSECRET123@')}/v1#model"
         args = ["llm-audit", str(tmp_path / "p.csv"), "--generator", spec, "--decision", "decision=hire",
-                "--identities", TERMS, "--samples", "2", "--out", str(tmp_path / "run"), "-q"]  # fmt: skip
+                "--identities", TERMS, "--samples", "2", "--few-prompts", "--out", str(tmp_path / "run"),
+                "-q"]  # fmt: skip
         done = CliRunner().invoke(app, args)
         resumed = CliRunner().invoke(app, args)  # the redacted identity still matches: the run resumes
     assert done.exit_code == 0 and resumed.exit_code == 0, done.output + resumed.output
@@ -232,7 +233,7 @@ def test_markdown_from_the_data_has_no_live_script_link(tmp_path: Path) -> None:
     )
     result = cf.llm_audit(
         table, lambda ps: ['{"decision": "hire"}' for _ in ps], samples=2, decision="decision=hire",
-        identities=TERMS, bootstrap=20, id_column="id",
+        identities=TERMS, bootstrap=20, id_column="id", few_prompts=True,
     )  # fmt: skip
     result.save(tmp_path / "run")
     written = (tmp_path / "run" / "report.md").read_text(encoding="utf-8")

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import ConfigError
 from ..jsontypes import JSONObject
 from ..models import LoadedLM, load_causal_lm, torch_device
 from .base import Completion, Message, SamplingParams, default_parallel
+from .values import ValueOdds
+from .values import value_odds as odds_of
 
 
 class TransformersLLM:
@@ -205,6 +207,53 @@ class TransformersLLM:
                 ids = tokenizer.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=True)
                 prompts.append(list(ids["input_ids"] if isinstance(ids, dict) else ids))
             return self._sample_all(prompts, params)
+
+    def value_odds(
+        self,
+        conversations: Sequence[Sequence[Message]],
+        asks: Sequence[tuple[str, Mapping[str, Sequence[str]]]],
+    ) -> list[list[ValueOdds]]:
+        """Per conversation, per ask ``(prefix, spellings)``: the odds of each value as the assistant's reply after
+        the forced ``prefix``, exact, from the logits of batched forward passes
+        (:func:`counterfair.llm.values.value_odds`)."""
+        with self._lock:
+            tokenizer = self._lm().tokenizer
+            if not getattr(tokenizer, "chat_template", None):
+                raise ConfigError(f"{self.model}: the tokenizer has no chat template; use the plain prompt style")
+
+            def render(messages: Sequence[Message]) -> str:
+                return str(tokenizer.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=False))
+
+            def tokenize(text: str, special: bool) -> list[int]:
+                return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+            return odds_of(
+                conversations,
+                asks,
+                render=render,
+                tokenize=tokenize,
+                next_logprobs=self._next_logprobs,
+                group=self.parallel,
+            )
+
+    def _next_logprobs(self, contexts: list[list[int]], ids: list[int]) -> list[list[float]]:
+        """Each context's log-probability of each of ``ids`` as its next token: one left-padded forward pass."""
+        import torch
+
+        model = self._lm().model
+        device = next(model.parameters()).device
+        width = max(len(c) for c in contexts)
+        batch = torch.zeros((len(contexts), width), dtype=torch.long, device=device)
+        mask = torch.zeros((len(contexts), width), dtype=torch.long, device=device)
+        for row, context in enumerate(contexts):
+            batch[row, width - len(context) :] = torch.tensor(context, device=device)
+            mask[row, width - len(context) :] = 1
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        with torch.inference_mode():
+            found = model(input_ids=batch, attention_mask=mask, position_ids=positions, **_last_only(model))
+        self.prompt_tokens_run += int(mask.sum())
+        logprobs = torch.log_softmax(found.logits[:, -1, :].float(), dim=-1)
+        return [[float(x) for x in row] for row in logprobs[:, ids].tolist()]
 
     def count_tokens(self, text: str) -> int:
         return len(self._lm().tokenizer(text, add_special_tokens=False)["input_ids"])

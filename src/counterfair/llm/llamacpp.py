@@ -29,7 +29,8 @@ from ..errors import ConfigError, ModelNotAvailable
 from ..jsontypes import JSONObject
 from ..progress import NullProgress, ProgressHook, answered
 from .base import Completion, Message, SamplingParams, default_parallel, default_threads
-from .values import ValueOdds, node_ids, odds_from_nodes, tree_nodes
+from .values import ValueOdds
+from .values import value_odds as odds_of
 
 LLAMA_PIP = "pip install llama-cpp-python==0.3.36"
 
@@ -201,52 +202,28 @@ class LlamaCppLLM:
         conversations: Sequence[Sequence[Message]],
         asks: Sequence[tuple[str, Mapping[str, Sequence[str]]]],
     ) -> list[list[ValueOdds]]:
-        """Per conversation, per ask ``(prefix, spellings)``: the odds of each value (spelled any of its ways) as the
-        assistant's reply after the forced ``prefix`` (``{"decision": "``), exact, from llama.cpp's logits. One
-        batched pass holds every conversation's asks at every node of their values' token trees, a conversation's
-        side by side so that its prompt is evaluated once (:mod:`counterfair.llm.values`)."""
+        """Per conversation, per ask ``(prefix, spellings)``: the odds of each value as the assistant's reply after
+        the forced ``prefix`` (``{"decision": "``), exact, from llama.cpp's logits
+        (:func:`counterfair.llm.values.value_odds`): a conversation's contexts in one group of the batch sampler, so
+        its prompt is evaluated once and the few tokens after it together."""
         with self._lock:
             llama = self._load()
+            sampler = self._batch_sampler()
 
-            def tokens(text: str, *, special: bool = False) -> list[int]:
+            def tokenize(text: str, special: bool) -> list[int]:
                 return list(llama.tokenize(text.encode("utf-8"), add_bos=False, special=special))
 
-            trees = []  # per ask: its values' tokens after its prefix, the tree's nodes
-            for prefix, spellings in asks:
-                head = tokens(prefix)
-                spelled: dict[str, list[list[int]]] = {}
-                for value, forms in spellings.items():
-                    for form in forms:
-                        whole = tokens(prefix + form)
-                        spelled.setdefault(value, []).append(
-                            whole[len(head) :] if whole[: len(head)] == head else tokens(form)
-                        )
-                trees.append((spelled, tree_nodes(spelled)))
-            ids = sorted({t for spelled, _ in trees for t in node_ids(spelled)})
-            contexts = []
-            for messages in conversations:
-                shown = self.render_chat(messages)
-                for (prefix, _), (_, nodes) in zip(asks, trees, strict=True):
-                    context = tokens(shown + prefix, special=True)
-                    contexts += [[*context, *node] for node in nodes]
-            sampler = self._batch_sampler()
-            each = sum(len(nodes) for _, nodes in trees)  # a conversation's contexts, kept in one group of the pass
-            step = max(1, sampler.parallel // each) * each
-            found = iter(
-                row
-                for start in range(0, len(contexts), step)
-                for row in sampler.next_token_logprobs(
-                    contexts[start : start + step], ids, reuse_prefix=self.reuse_prefix
-                )
+            def next_logprobs(contexts: list[list[int]], ids: list[int]) -> list[list[float]]:
+                return list(sampler.next_token_logprobs(contexts, ids, reuse_prefix=self.reuse_prefix))
+
+            return odds_of(
+                conversations,
+                asks,
+                render=self.render_chat,
+                tokenize=tokenize,
+                next_logprobs=next_logprobs,
+                group=sampler.parallel,
             )
-            out = []
-            for _ in conversations:
-                row = []
-                for spelled, nodes in trees:
-                    read = {node: dict(zip(ids, next(found), strict=True)) for node in nodes}
-                    row.append(odds_from_nodes(spelled, read))
-                out.append(row)
-            return out
 
     def _batch_sampler(self) -> Any:
         if self._batcher is None:

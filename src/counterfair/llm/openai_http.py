@@ -18,6 +18,7 @@ it points (following it would send the API key on); a request that still fails i
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import threading
@@ -185,6 +186,25 @@ class OpenAIHTTPLLM:
                 self._client = httpx.Client(limits=limits, headers=headers, timeout=self.timeout)
             return self._client
 
+    def _abort(self) -> None:
+        """Cut the connections of the requests in flight (their threads see an error at once and end, so the process
+        can exit without waiting out the server), then forget the client: a later call opens a new one."""
+        with self._client_lock:
+            client, self._client = self._client, None
+        if client is None:
+            return
+        import socket
+
+        pool = getattr(getattr(client, "_transport", None), "_pool", None)
+        for connection in list(getattr(pool, "connections", []) or []):
+            stream = getattr(getattr(connection, "_connection", None), "_network_stream", None)
+            sock = getattr(stream, "_sock", None)
+            if isinstance(sock, socket.socket):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)  # wakes a thread blocked reading it, as close() alone does not
+        with contextlib.suppress(Exception):
+            client.close()
+
     def close(self) -> None:
         if self._client is not None:
             self._client.close()
@@ -338,8 +358,14 @@ class OpenAIHTTPLLM:
         # ``concurrency`` counts sequences a server decodes at once: a request of n samples is n of them
         per_request = params.n if grouped else 1
         workers = max(1, min(self.concurrency // per_request, len(requests)))
-        with ThreadPoolExecutor(max_workers=workers) as pool:
+        pool = ThreadPoolExecutor(max_workers=workers)
+        try:
             list(pool.map(send, requests))  # map re-raises anything unexpected
+        except BaseException:  # Ctrl+C, SIGTERM: nothing more is sent, and the requests in flight are cut off
+            pool.shutdown(wait=False, cancel_futures=True)
+            self._abort()
+            raise
+        pool.shutdown(wait=True)
         if failures:
             completed = [None if k in failures else [c for c in row if c is not None] for k, row in enumerate(results)]
             raise LLMRequestsFailed(dict(sorted(failures.items())), completed)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -175,6 +176,54 @@ def odds_by_tokens(contexts: Sequence[Sequence[int]], values: Spelled, next_logp
         rows = found[k * len(nodes) : (k + 1) * len(nodes)]
         out.append(
             odds_from_nodes(values, {n: dict(zip(ids, r, strict=True)) for n, r in zip(nodes, rows, strict=True)})
+        )
+    return out
+
+
+def value_odds(
+    conversations: Sequence[Any],
+    asks: Sequence[tuple[str, Mapping[str, Sequence[str]]]],
+    *,
+    render: Callable[[Any], str],
+    tokenize: Callable[[str, bool], list[int]],
+    next_logprobs: NextLogprobs,
+    group: int,
+) -> list[list[ValueOdds]]:
+    """Per conversation, per ask ``(prefix, spellings)``: the odds of each value (spelled any of its ways) as the
+    assistant's reply after the forced ``prefix``, for a model in this process: ``render`` writes a conversation up to
+    the assistant's turn, ``tokenize(text, special)`` its tokens, ``next_logprobs`` reads a batch of contexts. Every
+    conversation's asks at every node of their values' token trees go in calls of about ``group`` contexts, a
+    conversation's side by side (a backend that shares a prompt's beginning evaluates it once)."""
+    trees = []  # per ask: its values' tokens after its prefix, the tree's nodes
+    for prefix, forms_of in asks:
+        head = tokenize(prefix, False)
+        spelled: dict[str, list[list[int]]] = {}
+        for value, forms in forms_of.items():
+            for form in forms:
+                whole = tokenize(prefix + form, False)
+                spelled.setdefault(value, []).append(
+                    whole[len(head) :] if whole[: len(head)] == head else tokenize(form, False)
+                )
+        trees.append((spelled, tree_nodes(spelled)))
+    ids = sorted({t for spelled, _ in trees for t in node_ids(spelled)})
+    contexts = []
+    for messages in conversations:
+        shown = render(messages)
+        for (prefix, _), (_, nodes) in zip(asks, trees, strict=True):
+            context = tokenize(shown + prefix, True)
+            contexts += [[*context, *node] for node in nodes]
+    each = sum(len(nodes) for _, nodes in trees)  # a conversation's contexts, kept in one call
+    step = max(1, group // each) * each
+    found = iter(
+        row for start in range(0, len(contexts), step) for row in next_logprobs(contexts[start : start + step], ids)
+    )
+    out = []
+    for _ in conversations:
+        out.append(
+            [
+                odds_from_nodes(spelled, {n: dict(zip(ids, next(found), strict=True)) for n in nodes})
+                for spelled, nodes in trees
+            ]
         )
     return out
 

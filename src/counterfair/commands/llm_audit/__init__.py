@@ -5,7 +5,7 @@ A command is one folder (this one): :mod:`.prompts` (the prompts' identity slots
 in-memory verb), :mod:`.result` (the typed summary, the verdict, the report page), :mod:`.shell` (a run directory
 that resumes), :mod:`.cli` (the command line), :mod:`.scenarios` (the built-in cases).
 
->>> result = cf.llm_audit(["Should we hire this {group} applicant? Answer yes or no."], generator=my_fn)
+>>> result = cf.llm_audit("prompts.csv", generator=my_fn)  # 6 or more prompts with {group} (--few-prompts: fewer)
 >>> print(result.verdict)
 """
 

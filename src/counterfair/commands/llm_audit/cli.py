@@ -92,6 +92,7 @@ def llm_audit_command(
     ] = _D.timeout,
     retries: Annotated[int | None, flag(LLMAuditOptions, "retries", rich_help_panel=LLM_PANEL, min=0)] = _D.retries,
     max_calls: Annotated[int, flag(LLMAuditOptions, "max_calls", rich_help_panel=LLM_PANEL, min=1)] = _D.max_calls,
+    few_prompts: Annotated[bool, flag(LLMAuditOptions, "few_prompts", rich_help_panel=MORE_PANEL)] = _D.few_prompts,
     max_failed: Annotated[
         float, flag(LLMAuditOptions, "max_failed", rich_help_panel=LLM_PANEL, min=0.0, max=1.0)
     ] = _D.max_failed,
@@ -232,6 +233,7 @@ def llm_audit_command(
         encoding=encoding,
         concurrency=concurrency,
         max_failed=max_failed,
+        few_prompts=few_prompts,
         max_calls=max_calls,
         timeout=timeout,
         retries=retries,

@@ -144,6 +144,13 @@ class LLMAuditOptions:
             "and the run still passes; above it the run is saved, reported and exits 2 (rerun to ask them again)."
         ),
     )
+    few_prompts: bool = knob(
+        False,
+        help=(
+            "Run a design of fewer than 6 prompts with an identity slot (no estimate can have an interval: a look at "
+            "the answers, never a verdict); without it such a run stops before asking anything."
+        ),
+    )
     scenario: str | None = option(
         None, help="A built-in scenario instead of PROMPTS: hiring, lending, triage, support, tenancy."
     )
@@ -536,6 +543,20 @@ def status_counts(responses: pd.DataFrame) -> dict[str, StatusCount]:
     return out
 
 
+def check_design(table: pd.DataFrame, opts: LLMAuditOptions) -> None:
+    """Refuse, before anything is asked, prompts too few for any interval (unless ``few_prompts``)."""
+    from ...summaries import MIN_INTERVAL_TEXTS
+
+    slotted = int(table["input_id"].nunique())
+    if slotted < MIN_INTERVAL_TEXTS and not opts.few_prompts:
+        raise ConfigError(
+            f"{slotted} prompt{'' if slotted == 1 else 's'} with an identity slot: an interval needs at least "
+            f"{MIN_INTERVAL_TEXTS}, so no finding could be shown or ruled out; nothing was asked. Give at least "
+            f"{MIN_INTERVAL_TEXTS} prompts (a built-in --scenario has 20 cases), or --few-prompts to look at the "
+            "answers anyway"
+        )
+
+
 class Answered(NamedTuple):
     """Every variant's answer: those read from probabilities, the variants sampled, why they were, their samples."""
 
@@ -596,6 +617,7 @@ def llm_audit_core(
             "no prompt has an identity slot: write {group} where the identity goes, or name an identity term "
             f"({', '.join(SCENARIO_TERMS[:6])}, ...), a gendered word or a first name in the prompt"
         )
+    check_design(table, opts)
     reads, to_sample, why, sampled = answer_variants(
         table, generator, opts, done=done, done_reads=done_reads, sink=sink, progress=progress
     )
