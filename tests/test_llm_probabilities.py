@@ -332,3 +332,51 @@ def test_sigterm_while_a_server_hangs_exits_within_seconds_and_resumes(tmp_path:
     assert took < 10, f"SIGTERM took {took:.1f} s"
     assert running.returncode != 0 and resumed.returncode == 0, resumed.stderr
     assert len(pd.read_csv(run / "responses.csv")) >= 2 * 16
+
+
+def test_a_busy_server_is_waited_for_as_it_asks_and_sent_fewer_requests() -> None:
+    """#80 item 5: a 429 with Retry-After is retried after that wait (not the client's own back-off, here 30 s), and
+    a server that refuses more than 2 requests at once gets every answer while the client's window shrinks."""
+    import time
+    import warnings
+
+    from counterfair.llm import SamplingParams, load_llm
+
+    class Busy(BaseHTTPRequestHandler):
+        lock = threading.Lock()
+        in_flight: ClassVar[list[int]] = [0]
+        refused: ClassVar[list[int]] = [0]
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            with Busy.lock:
+                Busy.in_flight[0] += 1
+                busy = Busy.in_flight[0] > 2
+            try:
+                if busy:
+                    Busy.refused[0] += 1
+                    self.send_response(429)
+                    self.send_header("Retry-After", "0.2")
+                    self.end_headers()
+                    return
+                time.sleep(0.05)
+                choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}
+                answer_json(self, json.dumps({"choices": [choice]}).encode())
+            finally:
+                with Busy.lock:
+                    Busy.in_flight[0] -= 1
+
+        def log_message(self, *args: Any) -> None:
+            return None
+
+    with loopback(Busy) as url:
+        llm = load_llm(f"openai:{url}/v1#m", concurrency=16, retries=8)
+        llm.backoff = 30.0  # type: ignore[attr-defined]
+        started = time.monotonic()
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            got = llm.chat([[{"role": "user", "content": f"q{k}"}] for k in range(24)], SamplingParams(max_tokens=2))
+        took = time.monotonic() - started
+    assert [g[0].text for g in got] == ["ok"] * 24 and Busy.refused[0] > 0
+    assert took < 20 and any("trying again in 0.2 s" in str(w.message) for w in said)
+    assert llm._window.size < 16  # type: ignore[attr-defined]

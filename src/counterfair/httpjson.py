@@ -24,6 +24,7 @@ class Answer:
     data: Any  # the parsed JSON, or None when the status is an error or the body is not JSON
     text: str  # the body's start, for messages
     location: str = ""  # where a redirect (3xx) points; counterfair's clients do not follow redirects
+    retry_after: float | None = None  # seconds a 429 or 503 asks the client to wait (Retry-After in seconds)
 
 
 def post_json(
@@ -45,10 +46,11 @@ def post_json(
         status = response.status_code
         encoding = response.encoding or "utf-8"
         location = response.headers.get("location", "")
+        retry_after = _seconds(response.headers.get("retry-after", ""))
     body = b"".join(chunks)
     text = body[:300].decode(encoding, errors="replace")
     if status >= 300:
-        return Answer(status, None, text, location)
+        return Answer(status, None, text, location, retry_after)
     try:
         data = json.loads(body.decode(encoding, errors="replace"))
     except RecursionError:
@@ -56,3 +58,12 @@ def post_json(
     except ValueError:
         return Answer(status, None, text)
     return Answer(status, data, text)
+
+
+def _seconds(value: str) -> float | None:
+    """A Retry-After header's delay in seconds (None: absent, a date, or not a number)."""
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None

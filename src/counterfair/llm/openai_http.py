@@ -123,6 +123,43 @@ def _trace(choice: dict[str, Any]) -> tuple[Position, ...]:
 
 #: the top alternatives per token asked of a server, most first: OpenAI and vLLM give up to 20, TGI 5
 TOP_LOGPROBS = (20, 5)
+MAX_RETRY_AFTER = 60.0  # the longest wait a server's Retry-After is honoured for
+
+
+class _Window:
+    """The requests a client keeps in flight: at most ``size`` (at least 1), halved when the server times out or
+    says it is busy (429, 503), and grown back by one per ``size`` answers, up to ``cap`` (additive increase,
+    multiplicative decrease: a one-slot server settles the client near what it can serve)."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap, self.size, self.used = cap, float(cap), 0
+        self._cond = threading.Condition()
+        self._open = False  # released for good (a stop): nobody waits
+
+    def __enter__(self) -> None:
+        with self._cond:
+            while not self._open and self.used >= max(1, int(self.size)):
+                self._cond.wait()
+            self.used += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._cond:
+            self.used -= 1
+            self._cond.notify_all()
+
+    def shrink(self) -> None:
+        with self._cond:
+            self.size = max(1.0, self.size / 2)
+
+    def grow(self) -> None:
+        with self._cond:
+            self.size = min(float(self.cap), self.size + 1 / self.size)
+            self._cond.notify_all()
+
+    def release_all(self) -> None:
+        with self._cond:
+            self._open = True
+            self._cond.notify_all()
 
 
 def default_concurrency() -> int:
@@ -169,6 +206,8 @@ class OpenAIHTTPLLM:
         self.n_per_request = n_per_request
         self._n_supported: bool | None = {"on": True, "off": False}.get(n_per_request)
         self._top_logprobs: int | None = None  # alternatives per token the server allows (0: none); found once
+        self._window = _Window(self.concurrency)  # requests in flight: halved on a timeout or 429, regrown slowly
+        self._aborted = threading.Event()  # set by a stop (SIGTERM, Ctrl+C): nothing more is sent
         self._client: Any = None
         self._client_lock = threading.Lock()
 
@@ -189,6 +228,8 @@ class OpenAIHTTPLLM:
     def _abort(self) -> None:
         """Cut the connections of the requests in flight (their threads see an error at once and end, so the process
         can exit without waiting out the server), then forget the client: a later call opens a new one."""
+        self._aborted.set()
+        self._window.release_all()
         with self._client_lock:
             client, self._client = self._client, None
         if client is None:
@@ -219,9 +260,14 @@ class OpenAIHTTPLLM:
         shown = f"{self.shown_url}{path}"
         last = ""
         for attempt in range(self.retries + 1):
+            wait: float | None = None  # what the server asked for (Retry-After), bounded
+            if self._aborted.is_set():
+                raise LLMServerError("the run was stopped")
             try:  # the body capped after decompression, the whole answer within the timeout
-                answer = post_json(self._http(), url, payload, deadline=self.timeout)
+                with self._window:
+                    answer = post_json(self._http(), url, payload, deadline=self.timeout)
             except httpx.TimeoutException:
+                self._window.shrink()  # a server that cannot keep up: fewer requests in flight
                 last = f"no answer within {self.timeout:g} s"
             except httpx.HTTPError as err:
                 last = f"cannot connect ({type(err).__name__}: {err})"
@@ -235,6 +281,7 @@ class OpenAIHTTPLLM:
                         "redirects: give the endpoint it names (openai:URL#MODEL, the URL ending in /v1)"
                     )
                 if answer.status < 400:
+                    self._window.grow()
                     data = answer.data
                     if data is None:
                         raise LLMServerError(f"LLM server {shown} answered something that is not JSON: {answer.text!r}")
@@ -247,10 +294,13 @@ class OpenAIHTTPLLM:
                 if answer.status < 500 and answer.status != 429:
                     raise _Refused(f"LLM server {shown} answered HTTP {answer.status}: {answer.text}")
                 last = f"HTTP {answer.status}: {answer.text[:200]}"
+                if answer.status in (429, 503):  # busy: fewer in flight, and the wait it asks for (at most 60 s)
+                    self._window.shrink()
+                    wait = min(answer.retry_after, MAX_RETRY_AFTER) if answer.retry_after is not None else None
             if attempt < self.retries:
                 import warnings
 
-                pause = min(self.backoff * 2**attempt, 30.0)
+                pause = wait if wait is not None else min(self.backoff * 2**attempt, 30.0)
                 warnings.warn(  # each retry said (the console shows it), not hidden until the last one fails
                     f"LLM server {shown}: {redact(str(last))}; trying again in {pause:g} s "
                     f"(retry {attempt + 1} of {self.retries})",
@@ -358,6 +408,9 @@ class OpenAIHTTPLLM:
         # ``concurrency`` counts sequences a server decodes at once: a request of n samples is n of them
         per_request = params.n if grouped else 1
         workers = max(1, min(self.concurrency // per_request, len(requests)))
+        if self._aborted.is_set():  # a call after a stop (a resume in the same process): a fresh window
+            self._aborted.clear()
+            self._window = _Window(self.concurrency)
         pool = ThreadPoolExecutor(max_workers=workers)
         try:
             list(pool.map(send, requests))  # map re-raises anything unexpected
