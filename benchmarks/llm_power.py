@@ -5,16 +5,18 @@ decision ("interview") held to the scenario's JSON answer by the grammar, at the
 For each case, the within-prompt difference the audit estimates — the mean decision over the identity variants less
 the mean over the neutral-word variants — read two ways:
 
-* **sampled**: ``--samples`` answers per variant (the audit's default 5), the share saying "interview";
+* **sampled**: ``--samples`` answers per variant (the audit's default 5), the share saying "interview", each variant
+  with its own seeds, all variants in one batch as the audit asks them;
 * **probabilities**: one pass per variant, P("interview") after the forced ``{"decision": "``, renormalised over the
   allowed values at temperature 0.7 (:mod:`counterfair.commands.llm_audit.readout`).
 
 The standard deviation of that difference over cases gives the prompts a ±2-point 95 % interval needs,
 ``(1.96 sd / 0.02)²`` (before the audit's simultaneous correction over its whole family, which multiplies both alike);
-their ratio is the saving. Times are per variant, each against one forward pass of the same prompts (a greedy first
+their ratio is the saving. Reading covers the decision and the rating (read after each allowed decision), and the
+decision alone. Times are per variant, each against one forward pass of the same prompts (a greedy first
 token) in the same run.
 
-    python benchmarks/llm_power.py [--cases 12] [--samples 5] [--terms Muslim,Christian] [--placebo hatless,musical]
+    python benchmarks/llm_power.py [--cases 20] [--samples 5] [--terms Muslim,Christian] [--placebo hatless,musical]
 
 Writes ``benchmarks/results/llm_power.json`` (or ``--out``).
 """
@@ -26,6 +28,7 @@ import json
 import math
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +53,7 @@ def needed(sd: float) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", type=int, default=12)
+    parser.add_argument("--cases", type=int, default=20)
     parser.add_argument("--samples", type=int, default=5)
     parser.add_argument("--max-tokens", type=int, default=24)
     parser.add_argument("--terms", default="Muslim,Christian")
@@ -71,6 +74,10 @@ def main() -> None:
     started = time.perf_counter()
     readings = generator.read(prompts, schema, temperature=opts.temperature, max_tokens=opts.max_tokens)
     read_seconds = time.perf_counter() - started
+    decision_only = replace(schema, rating_field=None)  # the decision alone: one context per variant
+    started = time.perf_counter()
+    generator.read(prompts, decision_only, temperature=opts.temperature, max_tokens=opts.max_tokens)
+    decision_seconds = time.perf_counter() - started
     assert readings is not None and all(r is not None for r in readings)
     read = np.array([r.decision for r in readings], dtype=float).reshape(len(cases), len(words))  # type: ignore[union-attr]
 
@@ -80,7 +87,7 @@ def main() -> None:
     pass_seconds = time.perf_counter() - started
 
     started = time.perf_counter()
-    answers = generator.generate(
+    answers = generator.generate(  # each variant its own seeds (generators.variant_seed): they draw apart
         prompts, args.samples, seed=0, temperature=opts.temperature, max_tokens=opts.max_tokens
     )
     sample_seconds = time.perf_counter() - started
@@ -116,11 +123,13 @@ def main() -> None:
     result["prompts_ratio"] = round(needed(sd_sampled) / max(1, needed(sd_read)), 1)
     result["seconds"] = {
         "probabilities": round(read_seconds, 2),
+        "probabilities_decision_only": round(decision_seconds, 2),
         "one_forward_pass": round(pass_seconds, 2),
         "sampled": round(sample_seconds, 2),
     }
     result["per_variant_vs_one_pass"] = {
         "probabilities": round(read_seconds / pass_seconds, 2),
+        "probabilities_decision_only": round(decision_seconds / pass_seconds, 2),
         "sampled": round(sample_seconds / pass_seconds, 2),
     }
     print(json.dumps(result, indent=2))

@@ -380,3 +380,38 @@ def test_a_busy_server_is_waited_for_as_it_asks_and_sent_fewer_requests() -> Non
     assert [g[0].text for g in got] == ["ok"] * 24 and Busy.refused[0] > 0
     assert took < 20 and any("trying again in 0.2 s" in str(w.message) for w in said)
     assert llm._window.size < 16  # type: ignore[attr-defined]
+
+
+def test_variants_do_not_share_their_draws(tiny_lm_dir: Path) -> None:
+    """Sample i of every variant was drawn with seed + i: one random number decided the same token (the decision) of
+    every variant, so the sampled decision rate of every variant came from the same five draws (the packaged 0.5B
+    model: 400 samples of 80 hiring variants, all "reject", where the probabilities say 16 % "interview"). Each
+    variant now adds a number fixed by its text; a rerun draws the same."""
+    from counterfair.commands.llm_audit.generators import CallableGenerator, variant_seed
+    from counterfair.llm import SamplingParams
+    from counterfair.llm.hf import TransformersLLM
+
+    asked: list[tuple[str, int]] = []
+
+    def fn(prompts: list[str], seeds: list[int]) -> list[str]:
+        asked.extend(zip(prompts, seeds, strict=True))
+        return ['{"decision": "hire"}' for _ in prompts]
+
+    CallableGenerator(fn, "fn").generate(
+        ["A gay applicant.", "A tall applicant."], 2, seed=7, temperature=1, max_tokens=9
+    )
+    assert asked == [
+        ("A gay applicant.", 7 + variant_seed("A gay applicant.")),
+        ("A gay applicant.", 8 + variant_seed("A gay applicant.")),
+        ("A tall applicant.", 7 + variant_seed("A tall applicant.")),
+        ("A tall applicant.", 8 + variant_seed("A tall applicant.")),
+    ]
+    # a backend draws each input with its own seed: the same prompt twice, apart when their seeds differ
+    llm = TransformersLLM(str(tiny_lm_dir), parallel=4)
+
+    def texts(seeds: tuple[int, ...]) -> list[str]:
+        params = SamplingParams(n=1, temperature=1.0, max_tokens=6, seed=0, input_seeds=seeds)
+        return [row[0].text for row in llm.complete(["the cat sat on", "the cat sat on"], params)]
+
+    shared, apart = texts((5, 5)), texts((5, 99))
+    assert shared[0] == shared[1] and apart[0] == shared[0] and apart[1] != apart[0] and texts((5, 99)) == apart

@@ -38,6 +38,13 @@ class SamplingParams:
     grammar: str | None = (
         None  # a GBNF grammar every sample must follow (llama.cpp in process; other backends ignore it)
     )
+    # each input's own seed in place of ``seed`` (sample i of input k: input_seeds[k] + i): inputs that do not share
+    # their draws, so one random number does not decide the same token of every input
+    input_seeds: tuple[int, ...] | None = None
+
+    def seed_of(self, k: int) -> int | None:
+        """The seed of input ``k``'s first sample (sample i: this + i)."""
+        return self.input_seeds[k] if self.input_seeds is not None else self.seed
 
     def __post_init__(self) -> None:
         if self.n < 1:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..errors import ConfigError
@@ -114,11 +115,15 @@ class TransformersLLM:
         """Every prompt's ``n`` samples: batched (:meth:`_sample_batch`, as many prompts at once as fill ``parallel``
         sequences) or one prompt at a time with ``parallel=1``."""
         if self.parallel == 1:
-            return [self._sample(ids, params) for ids in prompts]
+            return [
+                self._sample(ids, replace(params, seed=params.seed_of(k), input_seeds=None))
+                for k, ids in enumerate(prompts)
+            ]
         per_batch = max(1, self.parallel // params.n)
         out: list[list[Completion]] = []
         for start in range(0, len(prompts), per_batch):
-            out += self._sample_batch(prompts[start : start + per_batch], params)
+            seeds = params.input_seeds[start : start + per_batch] if params.input_seeds is not None else None
+            out += self._sample_batch(prompts[start : start + per_batch], replace(params, input_seeds=seeds))
         return out
 
     def _sample_batch(self, prompts: list[list[int]], params: SamplingParams) -> list[list[Completion]]:
@@ -147,7 +152,9 @@ class TransformersLLM:
         cache.batch_repeat_interleave(n)  # each prompt's tokens ran once; its n samples share them
         logits = first.logits[:, -1, :].float().repeat_interleave(n, 0)
         mask, last = mask.repeat_interleave(n, 0), positions[:, -1].repeat_interleave(n, 0)
-        seeds = [None if params.seed is None else params.seed + i for _ in prompts for i in range(n)]
+        seeds = [
+            None if (first := params.seed_of(k)) is None else first + i for k in range(len(prompts)) for i in range(n)
+        ]
         draws = [None if s is None else torch.Generator(device=device).manual_seed(s) for s in seeds]
         penalty = float(getattr(model.generation_config, "repetition_penalty", None) or 1.0)
         made: list[list[int]] = [[] for _ in seeds]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -115,7 +116,7 @@ class LlamaCppLLM:
         if self.parallel == 1:
             out = []
             for k, tokens in enumerate(prompts):
-                out.append(self._sample(tokens, params))
+                out.append(self._sample(tokens, replace(params, seed=params.seed_of(k), input_seeds=None)))
                 hook.advance(params.n)
                 answered(hook, k, out[-1])
             return out

@@ -231,7 +231,9 @@ class BatchSampler:
         if not jobs:
             return []
         queue = deque(
-            _Sample(job, i, None if params.seed is None else params.seed + i) for job in jobs for i in range(params.n)
+            _Sample(job, i, None if (first := params.seed_of(job.index)) is None else first + i)
+            for job in jobs
+            for i in range(params.n)
         )
         state = _Schedule(first=self._holder_ids[0], free=list(range(self.parallel - 1, -1, -1)))
         state.kept = self._start(jobs[0].tokens[:-1] if reuse_prefix else [])

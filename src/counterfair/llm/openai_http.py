@@ -355,7 +355,7 @@ class OpenAIHTTPLLM:
         if self._n_supported:
             return True, None
         try:
-            got = self._choices(self._post(path, {**self._payload(params, params.seed, params.n), **body}), key)
+            got = self._choices(self._post(path, {**self._payload(params, params.seed_of(0), params.n), **body}), key)
         except _Refused:
             got = []
         self._n_supported = len(got) == params.n
@@ -369,10 +369,10 @@ class OpenAIHTTPLLM:
         grouped, probed = self._probe_n(path, key, bodies[0], params)
         # one request per input (n samples) or per sample; (input, first sample, samples, seed)
         requests = (
-            [(k, 0, params.n, params.seed) for k in range(1 if probed else 0, len(bodies))]
+            [(k, 0, params.n, params.seed_of(k)) for k in range(1 if probed else 0, len(bodies))]
             if grouped
             else [
-                (k, i, 1, None if params.seed is None else params.seed + i)
+                (k, i, 1, None if (first := params.seed_of(k)) is None else first + i)
                 for k in range(len(bodies))
                 for i in range(params.n)
             ]
