@@ -415,3 +415,16 @@ def test_variants_do_not_share_their_draws(tiny_lm_dir: Path) -> None:
 
     shared, apart = texts((5, 5)), texts((5, 99))
     assert shared[0] == shared[1] and apart[0] == shared[0] and apart[1] != apart[0] and texts((5, 99)) == apart
+
+
+def test_the_reports_generator_line_names_the_simulated_screener() -> None:
+    """The demo's report said "generator: None (model None)": it names the simulated screener and what it plants."""
+    from counterfair.commands.llm_audit.result import generator_line
+    from counterfair.commands.llm_audit.simulated import SimulatedApplication
+
+    line = generator_line(SimulatedApplication().info())
+    assert (
+        line.startswith("generator: simulated:hiring (built in; planted decision: Muslim, Jewish")
+        and "None" not in line
+    )
+    assert generator_line({"type": "mine", "version": 2}) == "generator: type mine, version 2"

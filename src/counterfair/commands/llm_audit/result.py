@@ -421,6 +421,11 @@ def generator_line(generator: Mapping[str, Any]) -> str:
         return (
             f"generator: the function {generator.get('target')} (code sha256 {str(generator.get('code_sha256'))[:12]})"
         )
+    if generator.get("type") == "simulated":
+        planted = "; ".join(f"{k}: {v}" for k, v in (generator.get("planted") or {}).items())
+        return f"generator: simulated:{generator.get('application')} (built in; planted {planted})"
+    if "spec" not in generator:  # a generator object of the user's own: what its info() says
+        return f"generator: {', '.join(f'{k} {v}' for k, v in generator.items()) or 'a Python object'}"
     held = "; answers held to the JSON decision and rating by a grammar" if generator.get("grammar") else ""
     system = "; with a system message" if generator.get("system") else ""
     return f"generator: {generator.get('spec')} (model {generator.get('model')}{system}{held})"
