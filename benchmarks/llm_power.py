@@ -51,6 +51,27 @@ def needed(sd: float) -> int:
     return math.ceil((1.96 * sd / HALF_WIDTH) ** 2)
 
 
+def readme_table(result: dict) -> str:  # type: ignore[type-arg]
+    """The README's table of a result."""
+    ratio = result["per_variant_vs_one_pass"]
+    rows = [
+        "| reading | sd of the within-prompt difference | prompts for a ±2-point interval "
+        "| time per variant ÷ one pass |",
+        "|---|---|---|---|",
+    ]
+    for name, label, cost in (
+        ("sampled", f"sampled, {result['samples']} answers per variant", ratio["sampled"]),
+        ("probabilities", "token probabilities, decision and rating", ratio["probabilities"]),
+    ):
+        r = result[name]
+        rows.append(
+            f"| {label} | {100 * r['sd_of_within_prompt_difference']:.1f} points | {r['prompts_for_2_points']:,} | "
+            f"{cost:.2f} |"
+        )
+    rows.append(f"| token probabilities, decision alone | | | {ratio['probabilities_decision_only']:.2f} |")
+    return "\n".join(rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", type=int, default=20)
@@ -59,7 +80,13 @@ def main() -> None:
     parser.add_argument("--terms", default="Muslim,Christian")
     parser.add_argument("--placebo", default="hatless,musical")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "llm_power.json")
+    parser.add_argument("--retable", action="store_true", help="rewrite OUT's table from its figures, run nothing")
     args = parser.parse_args()
+    if args.retable:
+        done = json.loads(args.out.read_text())
+        done["table"] = readme_table(done)
+        args.out.write_text(json.dumps(done, indent=2) + "\n")
+        return
 
     scenario = load_scenario("hiring")
     opts = scenario.apply(LLMAuditOptions(temperature=0.7, max_tokens=args.max_tokens, samples=args.samples))
@@ -132,6 +159,7 @@ def main() -> None:
         "probabilities_decision_only": round(decision_seconds / pass_seconds, 2),
         "sampled": round(sample_seconds / pass_seconds, 2),
     }
+    result["table"] = readme_table(result)
     print(json.dumps(result, indent=2))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

@@ -440,6 +440,28 @@ class _Stalling(_OpenAI):
         super().do_POST()
 
 
+def stalled_run(tmp_path: Path, url: str) -> tuple[list[str], Any]:
+    """``llm-audit`` of two templates against a :class:`_Stalling` server at ``url``, started in a child process and
+    returned (with its arguments) once the block's 15 answered variants are on disk and the one request hangs."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    prompts = tmp_path / "prompts.csv"
+    pd.DataFrame({"prompt": TEMPLATES[:2]}).to_csv(prompts, index=False)
+    checkpoint = tmp_path / "run" / "responses.jsonl"
+    args = [sys.executable, "-m", "counterfair.cli", "llm-audit", str(prompts), "--generator", f"openai:{url}#m",
+            "--samples", "2", "--decision", "decision=hire", "--bootstrap", "200", "--timeout", "120", "-q",
+            "--few-prompts", "--out", str(tmp_path / "run")]  # fmt: skip
+    child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not checkpoint.exists() or checkpoint.read_text().count("\n") < 15):
+        time.sleep(0.1)
+    time.sleep(0.5)  # nothing more arrives while the one request hangs
+    return args, child
+
+
 @pytest.mark.slow
 def test_kill_9_inside_a_block_keeps_every_variant_a_server_answered(tmp_path: Path) -> None:
     """#69: the checkpoint takes each variant as its samples arrive, not per block of 16: a server that hangs on one
@@ -447,23 +469,12 @@ def test_kill_9_inside_a_block_keeps_every_variant_a_server_answered(tmp_path: P
     import os
     import signal
     import subprocess
-    import sys
-    import time
 
     handler = type("S", (_Stalling,), {"seen": [], "count": [0], "release": threading.Event()})
-    prompts = tmp_path / "prompts.csv"
-    pd.DataFrame({"prompt": TEMPLATES[:2]}).to_csv(prompts, index=False)
     run = tmp_path / "run"
     checkpoint = run / "responses.jsonl"
     with loopback(handler) as url:
-        args = [sys.executable, "-m", "counterfair.cli", "llm-audit", str(prompts), "--generator", f"openai:{url}#m",
-                "--samples", "2", "--decision", "decision=hire", "--bootstrap", "200", "--timeout", "120", "-q",
-                "--few-prompts", "--out", str(run)]  # fmt: skip
-        killed = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ))
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and (not checkpoint.exists() or checkpoint.read_text().count("\n") < 15):
-            time.sleep(0.1)
-        time.sleep(0.5)  # nothing more arrives while the one request hangs
+        args, killed = stalled_run(tmp_path, url)
         killed.send_signal(signal.SIGKILL)
         killed.wait()
         kept = [json.loads(line)["variant"] for line in checkpoint.read_text().splitlines()]

@@ -300,25 +300,14 @@ def test_sigterm_while_a_server_hangs_exits_within_seconds_and_resumes(tmp_path:
     import os
     import signal
     import subprocess
-    import sys
     import time
 
-    from .test_llm_audit import TEMPLATES, _Stalling
+    from .test_llm_audit import _Stalling, stalled_run
 
     handler = type("S", (_Stalling,), {"seen": [], "count": [0], "release": threading.Event()})
-    prompts = tmp_path / "prompts.csv"
-    pd.DataFrame({"prompt": TEMPLATES[:2]}).to_csv(prompts, index=False)
     run = tmp_path / "run"
-    checkpoint = run / "responses.jsonl"
     with loopback(handler) as url:
-        args = [sys.executable, "-m", "counterfair.cli", "llm-audit", str(prompts), "--generator", f"openai:{url}#m",
-                "--samples", "2", "--decision", "decision=hire", "--bootstrap", "200", "--timeout", "120", "-q",
-                "--few-prompts", "--out", str(run)]  # fmt: skip
-        running = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(os.environ))
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and (not checkpoint.exists() or checkpoint.read_text().count("\n") < 15):
-            time.sleep(0.1)
-        time.sleep(0.5)
+        args, running = stalled_run(tmp_path, url)
         sent = time.monotonic()
         running.send_signal(signal.SIGTERM)
         try:
