@@ -31,7 +31,13 @@ Each run is :func:`counterfair.llm_audit` with the gate's default rules (a group
 own terms' pairs, as the LLM audit measures them; the bootstrap intervals, which no verdict
 reads, with ``--resamples`` resamples).
 
+With ``--decision-from probabilities`` (#80) each variant's decision is read as its probability (:class:`ReadPlanted`:
+the class's rate, moved by ``--jitter`` (sd, 1 point) for every distinct prompt text, its rating the expected score),
+as an in-process model's logits or a server's logprobs give it, instead of sampled.
+
     python benchmarks/llm_calibration.py [--seeds 100] [--sizes 20,50,100,200] [--samples 5]
+    python benchmarks/llm_calibration.py --decision-from probabilities --sizes 6,20,40,60 --delta 0.05 \
+        --out benchmarks/results/llm_calibration_probabilities.json
 
 Writes ``benchmarks/results/llm_calibration.json`` (or ``--out``).
 """
