@@ -21,7 +21,7 @@ from counterfair.commands.llm_audit.outcomes import parse_schema
 from counterfair.commands.llm_audit.readout import rating_share, read_trace, why_not
 from counterfair.errors import ConfigError
 from counterfair.llm.openai_http import _trace
-from counterfair.llm.values import Position, ValueOdds, odds_by_tokens, odds_from_trace
+from counterfair.llm.values import Position, ValueOdds, odds_from_trace, value_odds
 
 from .fakes import answer_json, loopback
 
@@ -112,20 +112,31 @@ def test_the_answers_trace_in_the_chat_and_the_legacy_shapes() -> None:
     assert _trace({"logprobs": None}) == () and _trace({"logprobs": {"content": [{"logprob": "x"}]}}) == ()
 
 
-def test_exact_odds_walk_the_values_tokens_one_level_per_call() -> None:
-    """Values 1, 2 and 10 as tokens [1], [2], [1, 0]: one call reads every token of the tree after each context and
-    after [..., 1] (the node 1 and 10 share), each context's nodes side by side; P(1) is P(1) times the chance that 0
-    does not follow."""
+def test_exact_odds_walk_the_values_tokens_in_one_call() -> None:
+    """Values 1, 2 and 10 as tokens [1], [2], [1, 0] after a forced prefix: one call reads every token of the tree
+    after each conversation's context and after [..., 1] (the node 1 and 10 share), each conversation's contexts side
+    by side; P(1) is P(1) times the chance that 0 does not follow."""
     calls: list[tuple[list[list[int]], list[int]]] = []
     table = {(): {1: 0.5, 2: 0.3, 0: 0.0}, (1,): {0: 0.6, 1: 0.1, 2: 0.1}}
+    vocabulary = {"1": 1, "2": 2, "0": 0, "ctx": 7, "=": 8}
+
+    def spell(text: str, special: bool) -> list[int]:  # one token a word; "10" is two, 1 and 0
+        return [t for word in text.split() for t in ([1, 0] if word == "10" else [vocabulary[word]])]
 
     def next_logprobs(contexts: list[list[int]], ids: list[int]) -> list[list[float]]:
         calls.append((contexts, ids))
-        return [[ln(table[tuple(c[1:])][t]) if table[tuple(c[1:])][t] else -math.inf for t in ids] for c in contexts]
+        return [[ln(table[tuple(c[2:])][t]) if table[tuple(c[2:])][t] else -math.inf for t in ids] for c in contexts]
 
-    odds = odds_by_tokens([[7], [7]], {"1": [[1]], "2": [[2]], "10": [[1, 0]]}, next_logprobs)
-    assert odds[0].probability == pytest.approx({"1": 0.5 * 0.4, "2": 0.3, "10": 0.5 * 0.6}) and odds[1] == odds[0]
-    assert calls == [([[7], [7, 1], [7], [7, 1]], [0, 1, 2])]
+    found = value_odds(
+        [["a"], ["b"]],
+        [("= ", {"1": ["1"], "2": ["2"], "10": ["10"]})],
+        render=lambda messages: "ctx ",
+        tokenize=spell,
+        next_logprobs=next_logprobs,
+        group=16,
+    )
+    assert [row[0].probability for row in found] == [pytest.approx({"1": 0.5 * 0.4, "2": 0.3, "10": 0.5 * 0.6})] * 2
+    assert calls == [([[7, 8], [7, 8, 1], [7, 8], [7, 8, 1]], [0, 1, 2])]
 
 
 def test_what_cannot_be_read_from_probabilities_is_said() -> None:
@@ -296,11 +307,11 @@ def test_the_transformers_backend_reads_the_same_odds_as_one_unpadded_pass(tiny_
 @pytest.mark.slow
 def test_sigterm_while_a_server_hangs_exits_within_seconds_and_resumes(tmp_path: Path) -> None:
     """#80 item 5: a server that never answers one request does not hold a terminated run: SIGTERM cuts the requests
-    in flight and the process ends within 10 s, keeping every answered variant; the rerun asks only the rest."""
+    in flight and the process ends while the server still holds that request (it would hold it 60 s, the client's
+    timeout is 120 s: before, the process waited that out), keeping every answered variant; the rerun resumes."""
     import os
     import signal
     import subprocess
-    import time
 
     from .test_llm_audit import _Stalling, stalled_run
 
@@ -308,17 +319,17 @@ def test_sigterm_while_a_server_hangs_exits_within_seconds_and_resumes(tmp_path:
     run = tmp_path / "run"
     with loopback(handler) as url:
         args, running = stalled_run(tmp_path, url)
-        sent = time.monotonic()
         running.send_signal(signal.SIGTERM)
         try:
-            running.wait(timeout=60)
-        except subprocess.TimeoutExpired:  # the failure this test is for: end it, and say how long it held on
+            running.wait(timeout=45)  # far inside the 60 s the server holds the request
+            ended_first = True
+        except subprocess.TimeoutExpired:  # the failure this test is for: it waited on the hanging request
             running.kill()
             running.wait()
-        took = time.monotonic() - sent
+            ended_first = False
         handler.release.set()
         resumed = subprocess.run(args, capture_output=True, text=True, check=False, env=dict(os.environ))
-    assert took < 10, f"SIGTERM took {took:.1f} s"
+    assert ended_first, "SIGTERM did not end the run while the server held a request"
     assert running.returncode != 0 and resumed.returncode == 0, resumed.stderr
     assert len(pd.read_csv(run / "responses.csv")) >= 2 * 16
 
@@ -361,13 +372,11 @@ def test_a_busy_server_is_waited_for_as_it_asks_and_sent_fewer_requests() -> Non
     with loopback(Busy) as url:
         llm = load_llm(f"openai:{url}/v1#m", concurrency=16, retries=8)
         llm.backoff = 30.0  # type: ignore[attr-defined]
-        started = time.monotonic()
         with warnings.catch_warnings(record=True) as said:
             warnings.simplefilter("always")
             got = llm.chat([[{"role": "user", "content": f"q{k}"}] for k in range(24)], SamplingParams(max_tokens=2))
-        took = time.monotonic() - started
     assert [g[0].text for g in got] == ["ok"] * 24 and Busy.refused[0] > 0
-    assert took < 20 and any("trying again in 0.2 s" in str(w.message) for w in said)
+    assert any("trying again in 0.2 s" in str(w.message) for w in said)  # the server's wait, not the 30 s back-off
     assert llm._window.size < 16  # type: ignore[attr-defined]
 
 

@@ -3,7 +3,7 @@ of from sampled answers: one forward pass (or one greedy answer) per prompt in p
 
 Two readings, one result (:class:`ValueOdds`: each value's probability at temperature 1 and the mass left over):
 
-* :func:`odds_by_tokens` — exact, where the model is in this process: the answer's prefix is forced (``{"decision":
+* :func:`value_odds` — exact, where the model is in this process: the answer's prefix is forced (``{"decision":
   "``) and each value's tokens are walked as a tree; a value's probability is the product of its tokens'
   probabilities up to its first distinguishing token (``interview`` against ``reject``: one pass), and a value that
   is a prefix of another (``1`` against ``10``) ends with the probability that the other does not go on. One batched
@@ -165,21 +165,6 @@ def node_ids(values: Spelled) -> list[int]:
     return sorted({s[k] for spellings in values.values() for s in spellings for k in range(len(s))})
 
 
-def odds_by_tokens(contexts: Sequence[Sequence[int]], values: Spelled, next_logprobs: NextLogprobs) -> list[ValueOdds]:
-    """Each context's odds of ``values`` as its continuation, exact (see the module's docstring): one
-    ``next_logprobs`` call holds every context at every node of the values' token tree, each context's nodes side
-    by side (so a backend that shares a prompt's beginning evaluates it once)."""
-    nodes, ids = tree_nodes(values), node_ids(values)
-    found = next_logprobs([[*c, *node] for c in contexts for node in nodes], ids)
-    out = []
-    for k in range(len(contexts)):
-        rows = found[k * len(nodes) : (k + 1) * len(nodes)]
-        out.append(
-            odds_from_nodes(values, {n: dict(zip(ids, r, strict=True)) for n, r in zip(nodes, rows, strict=True)})
-        )
-    return out
-
-
 def value_odds(
     conversations: Sequence[Any],
     asks: Sequence[tuple[str, Mapping[str, Sequence[str]]]],
@@ -233,7 +218,6 @@ __all__ = [
     "Position",
     "ValueOdds",
     "node_ids",
-    "odds_by_tokens",
     "odds_from_nodes",
     "odds_from_trace",
     "tree_nodes",

@@ -141,7 +141,6 @@ class LLMGenerator:
         *,
         temperature: float,
         max_tokens: int,
-        progress: ProgressHook | None = None,
     ) -> list[Reading | None] | None:
         """Each prompt's decision and rating read from token probabilities (None for one that could not be read: it
         is sampled); None when the backend gives none (see :mod:`.readout`)."""
@@ -149,16 +148,11 @@ class LLMGenerator:
 
         conversations = self._conversations(prompts)
         if callable(getattr(self.llm, "value_odds", None)):
-            readings: list[Reading | None] = list(
-                read_forced(self.llm, conversations, schema, temperature, held=self.grammar is not None)
-            )
-            if progress is not None:
-                progress.advance(len(prompts))
-            return readings
+            return list(read_forced(self.llm, conversations, schema, temperature, held=self.grammar is not None))
         traces_of = getattr(self.llm, "greedy_traces", None)
         if not callable(traces_of):
             return None
-        traces = traces_of(conversations, max_tokens=max_tokens, progress=progress)
+        traces = traces_of(conversations, max_tokens=max_tokens)
         return None if traces is None else [read_trace(t, schema, temperature) if t else None for t in traces]
 
     def _conversations(self, prompts: Sequence[str]) -> list[list[dict[str, str]]]:

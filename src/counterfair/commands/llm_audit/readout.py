@@ -2,7 +2,7 @@
 
 A variant's decision is the probability, at the application's temperature, that the model's JSON answer gives a
 positive value, renormalised over the allowed values (``--decision-values``), read where the value sits: after the
-forced prefix ``{"decision": "`` in a model run in this process (exact, :func:`~counterfair.llm.values.odds_by_tokens`),
+forced prefix ``{"decision": "`` in a model run in this process (exact, :func:`~counterfair.llm.values.value_odds`),
 or at the value's token in a server's greedy answer with its ``logprobs``
 (:func:`~counterfair.llm.values.odds_from_trace`). A rating is the expected value over the allowed whole numbers,
 after the most likely decision. The mass outside the allowed values (a model that wants to say something else) is
@@ -17,7 +17,6 @@ the responses' text) ``auto`` samples, and says so per run and per variant.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -35,7 +34,6 @@ BLOCK = 16  # variants read in one generator call (each block checkpointed as it
 MAX_RATING_VALUES = 101  # a rating read from probabilities is one of at most this many whole numbers
 FORCED = "probabilities (forced prefix)"
 GREEDY = "probabilities (greedy answer)"
-SAMPLES = "samples"
 
 
 @dataclass(frozen=True)
@@ -275,10 +273,6 @@ def read_variants(
         have.update(new)
         hook.advance(len(block))
     return Read(have, unread, why if unread else None)
-
-
-def finite(value: float | None) -> float:
-    return float(value) if value is not None and math.isfinite(value) else math.nan
 
 
 __all__ = ["DECISION_FROM", "Read", "Reading", "plan_reading", "read_forced", "read_trace", "read_variants", "why_not"]
