@@ -742,3 +742,28 @@ def test_an_application_that_reacts_to_a_neutral_word_is_named_by_the_control() 
     terms = (effects.identity_effect.by_term or {}) if effects.identity_effect else {}
     assert terms and all(e.finding != "material" for e in terms.values())
     assert any("hatless" in line and "left out of the baseline" in line for line in result.verdict.splitlines())
+
+
+def _refuses_everything(prompts: list[str], seeds: list[int]) -> list[str]:
+    return ["I'm sorry, but I can't help with that request."] * len(prompts)
+
+
+def test_an_audit_whose_first_outcome_has_no_value_writes_its_summary_and_report(tmp_path: Path) -> None:
+    """#87 B1: every response a refusal leaves the decision (the first outcome) and the rating with no effects and the
+    refusal with its own: the summary is written (a mapping of records whose first value is None was left
+    unconverted: exit 3, "cannot serialise SlotEffects"), in Python as from the command line, and it reads back."""
+    from counterfair.commands.llm_audit.result import LLMAuditSummary
+    from counterfair.summaries import read_summary, typed
+
+    result = cf.llm_audit(TEMPLATES[:8], _refuses_everything, samples=2, few_prompts=True, **FAST)
+    effects = result.summary.effects
+    assert effects is not None and effects["decision"] is None and effects["refusal"] is not None
+    written = result.summary.to_dict()["effects"]
+    assert written["decision"] is None and written["refusal"]["identity_effect"]["by_group"]
+    result.save(tmp_path / "py")
+    back = json.loads((tmp_path / "py" / "summary.json").read_text())
+    assert back["effects"]["decision"] is None and back["effects"]["refusal"]["identity_effect"]["by_group"]
+    read = typed(read_summary(tmp_path / "py" / "summary.json"), LLMAuditSummary)
+    assert read.effects is not None and read.effects["decision"] is None
+    assert read.effects["refusal"] is not None and read.effects["refusal"].identity_effect is not None
+    assert (tmp_path / "py" / "report.html").exists()

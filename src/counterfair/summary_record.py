@@ -92,14 +92,14 @@ def _by_key(cls: type) -> dict[str, dataclasses.Field[Any]]:
 
 
 def _dump(value: Any) -> Any:
+    """A field's value as JSON holds it: every record in it written as its object, wherever it sits (a mapping whose
+    first value is None and a later one a record — an LLM audit's outcome no response gave a value — included)."""
     if isinstance(value, Record):
         return value.to_dict()
-    if isinstance(value, tuple) and value and isinstance(value[0], Record):
-        return [v.to_dict() for v in value]
-    if isinstance(value, dict) and value and isinstance(next(iter(value.values())), Record):
-        return {k: v.to_dict() for k, v in value.items()}
-    if isinstance(value, tuple):
-        return list(value)
+    if isinstance(value, tuple | list):
+        return [_dump(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _dump(v) for k, v in value.items()}
     return value
 
 
@@ -134,7 +134,7 @@ class Record:
             order: tuple[str, ...] = (*(k for k in declared if not self._left_out(known[k])), *self.extra)
         else:  # a field set since the record was read (``dataclasses.replace``) follows the keys it was read with
             order = (*self.keys, *(k for k in known if k not in self.keys and not self._at_default(known[k])))
-        return {k: _dump(getattr(self, known[k].name)) if k in known else self.extra[k] for k in order}
+        return {k: _dump(getattr(self, known[k].name) if k in known else self.extra[k]) for k in order}
 
     def _at_default(self, f: dataclasses.Field[Any]) -> bool:
         value = getattr(self, f.name)
