@@ -9,6 +9,7 @@ import json
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -110,3 +111,53 @@ def test_choices_with_odd_indexes_keep_their_order(hostile: tuple[str, type[_Hos
     handler.mode = "mixed_index"
     out = OpenAIHTTPLLM(url, timeout=5.0, retries=0, n_per_request="off").complete(["x"], SamplingParams(n=1))
     assert [c.text for c in out[0]] == ["b"]  # no TypeError: an index that is not a number counts as 0 (a stable sort)
+
+
+class _Busy(BaseHTTPRequestHandler):
+    """Scores every text 0.3, after answering the first request HTTP 429 (``Retry-After: 0``)."""
+
+    asked: list[int] = []  # noqa: RUF012 - one list per server class made by the test
+
+    def do_POST(self) -> None:
+        texts = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))["texts"]
+        self.asked.append(len(texts))
+        busy = len(self.asked) == 1
+        body = b'{"error": "slow down"}' if busy else json.dumps({"scores": [0.3] * len(texts)}).encode()
+        self.send_response(429 if busy else 200)
+        if busy:
+            self.send_header("Retry-After", "0")
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        return None
+
+
+def test_a_classifiers_password_and_key_leave_the_process_nowhere(tmp_path: Path) -> None:
+    """#87 B4 and B12: an http: classifier whose address holds a password with "@" and a key in its query, behind a
+    server that first answers HTTP 429: the run retries and finishes, and neither secret is in anything written
+    (run.json, summary.json, both reports, the MLflow store: params, run name, tags, meta.yaml) or printed."""
+    pytest.importorskip("mlflow")
+    import pandas as pd
+
+    from .conftest import run_cli
+    from .fakes import CONTEXTS
+
+    handler = type("B", (_Busy,), {"asked": []})
+    data = tmp_path / "texts.csv"
+    pd.DataFrame({"text": [c.format(t) for c in CONTEXTS[:4] for t in ("gay", "Muslim")]}).to_csv(data, index=False)
+    with loopback(handler) as url:
+        secret = url.replace("http://", "http://auditor:p4ss@w0rd@") + "/score?api_key=SEKRETKEY&v=1"
+        done = run_cli(
+            "audit", str(data), "--classifier", f"http:{secret}", "--methods", "swap", "--out", str(tmp_path / "run"),
+            "--log-to", "mlflow", "--mlflow-uri", (tmp_path / "mlruns").as_uri(), "-q", cwd=tmp_path,
+        )  # fmt: skip
+    assert done.returncode in (0, 1, 4), done.stdout + done.stderr
+    assert handler.asked[0] >= 1 and len(handler.asked) >= 2  # the 429 was retried
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".parquet" and p.name != "texts.csv"]
+    assert any(p.name == "meta.yaml" for p in written) and any(p.name == "report.html" for p in written)
+    for text in (done.stdout, done.stderr, *(p.read_text(errors="replace") for p in written)):
+        assert "w0rd" not in text and "p4ss" not in text and "SEKRETKEY" not in text
+    assert "auditor:***@" in (tmp_path / "run" / "run.json").read_text()

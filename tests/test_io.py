@@ -272,3 +272,33 @@ def test_a_csv_table_becomes_parquet_block_by_block_with_types_settled_over_all_
     assert table["later_text"].isna().tolist()[:2] == [True, True]
     assert table["mixed"].tolist() == ["7", "8", "x", "9"]
     assert table["score"].tolist()[:2] == [0.5, 0.25] and pd.isna(table["score"].iloc[2])
+
+
+def test_parquet_keeps_ids_and_texts_as_the_csv_wrote_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#87 B6: --parquet made ids "NA", "None" and "n/a" missing and "007" and "1e5" the numbers 7.0 and 100000.0.
+    Only an empty cell is missing; id and text columns stay strings; a number column is numbers over every block."""
+    import counterfair.writing as cio
+
+    monkeypatch.setattr(cio, "TABLE_BLOCK_ROWS", 2)
+    source = tmp_path / "pairs.csv"
+    source.write_text(
+        "input_id,source_text,score_orig,flipped,note\n007,NA,0.5,True,None\n1e5,None,,False,x\n"
+        "n/a,007,0.25,True,\nNA,n/a,1,False,NA\n"
+    )
+    table = pd.read_parquet(cio.csv_to_parquet(source, tmp_path / "pairs.parquet"))
+    assert table["input_id"].tolist() == ["007", "1e5", "n/a", "NA"]
+    assert table["source_text"].tolist() == ["NA", "None", "007", "n/a"]
+    assert table["score_orig"].tolist()[::2] == [0.5, 0.25] and pd.isna(table["score_orig"].iloc[1])
+    assert table["flipped"].tolist() == [True, False, True, False]
+    assert table["note"].tolist()[:2] == ["None", "x"] and table["note"].iloc[3] == "NA"
+
+
+def test_a_rerun_without_parquet_removes_the_copy_its_csv_would_contradict(tmp_path: Path) -> None:
+    """#87 B6: a re-measure rewrote responses.csv and left the old responses.parquet beside it, disagreeing."""
+    from counterfair.runs import parquet_copies
+
+    frame = pd.DataFrame({"id": ["a"], "response": ["yes"]})
+    parquet_copies(tmp_path, (), {"responses": frame})
+    assert (tmp_path / "responses.parquet").exists()
+    parquet_copies(tmp_path, ("pairs.csv",), {"responses": frame}, wanted=False)
+    assert not (tmp_path / "responses.parquet").exists()

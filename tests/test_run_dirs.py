@@ -260,3 +260,72 @@ def test_save_refuses_a_folder_of_the_users_files_and_lists_what_it_wrote(tmp_pa
     done = _audit(_data(tmp_path), saved, "--overwrite")  # a command's run replaces the save, not the user's file
     assert done.returncode == 0, done.stdout + done.stderr
     assert (saved / "my-notes.md").read_text() == "kept"
+
+
+@pytest.mark.slow
+def test_an_overwrite_stopped_by_an_option_checked_after_the_claim_keeps_the_old_run(tmp_path: Path) -> None:
+    """#87 B2: --overwrite emptied the folder at the claim, then the group column was found missing: exit 2 and the
+    old run gone. The old run is set aside at the claim and put back when the new one stops before writing."""
+    data = tmp_path / "labelled.csv"
+    pd.DataFrame({"text": ["I am gay", "hello", "my gay friend", "a Muslim prayer"], "label": [1, 0, 0, 1]}).to_csv(
+        data, index=False
+    )
+    out = tmp_path / "run"
+    base = ("bias", str(data), "--label-column", "label", "--out", str(out), "-q")
+    assert run_cli(*base, cwd=tmp_path).returncode == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    assert "summary.json" in before and "run.json" in before
+    done = run_cli(*base, "--overwrite", "--group-columns", "nope", cwd=tmp_path)
+    assert done.returncode == 2 and "no group column 'nope'" in done.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before  # the old run, byte for byte
+    assert not (out / ".replaced").exists()
+    done = run_cli(*base, "--overwrite", "--identities", "gay", cwd=tmp_path)  # a good replacement replaces it
+    assert done.returncode == 0, done.stderr
+    assert set(json.loads((out / "summary.json").read_text())["groups"]) == {"sexuality"}
+    assert not (out / ".replaced").exists()
+
+
+def test_a_run_lists_what_it_wrote_not_what_a_user_dropped_in_meanwhile(tmp_path: Path) -> None:
+    """#87 B3: a file a user put into the folder during a run was listed in run.json's files, and a later
+    --overwrite deleted it; another tool's run.json with a "kind" made a user's folder look like a run."""
+    from counterfair.errors import OutputError
+    from counterfair.runs import allow_overwrite, check_run_dir, claim_run_dir, holds_run_dir, is_counterfair_run
+    from counterfair.writing import write_json
+
+    @holds_run_dir
+    def run(source: str, out_dir: Path, *, drop: bool) -> None:
+        claim_run_dir(out_dir, {"options_fingerprint": source}, {}, what="audit")
+        write_json({"a": 1}, out_dir / "summary.json")
+        (out_dir / "plots").mkdir(exist_ok=True)
+        if drop:
+            (out_dir / "my-notes.md").write_text("mine")  # a user's, while the run goes on
+        write_json({"b": 2}, out_dir / "x=a.json")  # a name no list of outputs holds
+
+    out = tmp_path / "run"
+    run("one", out, drop=True)
+    record = json.loads((out / "run.json").read_text())
+    assert record["files"] == ["plots", "summary.json", "x=a.json"] and record["written_by"] == "counterfair"
+    allow_overwrite(out)
+    run("two", out, drop=False)
+    assert (out / "my-notes.md").read_text() == "mine" and json.loads((out / "run.json").read_text())[
+        "options_fingerprint"
+    ] == "two"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "run.json").write_text('{"kind": "training run", "epochs": 3}')  # another tool's
+    assert not is_counterfair_run(other)
+    with pytest.raises(OutputError, match="did not write"):
+        check_run_dir(other)
+    with pytest.raises(OutputError, match="refuses to touch"):
+        allow_overwrite(other)
+
+
+def test_a_run_json_whose_kind_is_null_is_taken_as_this_kind(tmp_path: Path) -> None:
+    """#87 B11: run.json with "kind": null was exit 3 (a TypeError) on the resume."""
+    from counterfair.runs import claim_run_dir, release_run_dir
+
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "run.json").write_text('{"schema_version": "1", "options_fingerprint": "f", "kind": null}')
+    claim_run_dir(out, {"options_fingerprint": "f"}, {}, what="audit")  # the same run: resumed, not refused
+    release_run_dir(out)

@@ -75,3 +75,27 @@ def test_any_text_is_a_mapping_or_one_config_error(tmp_path_factory: pytest.Temp
     except ConfigError as err:
         outcome = str(err)
     assert isinstance(outcome, dict) or str(outcome).startswith(f"--config {path}: ")
+
+
+def test_a_pack_or_config_that_is_a_device_or_grows_is_refused_without_reading_it_whole(tmp_path: Path) -> None:
+    """#87 B5: a pack or --config that is a symbolic link to /dev/zero passed the size cap (``stat()`` says 0 bytes)
+    and was read until MemoryError. Only a regular file is read, and never more than the cap and one byte."""
+    from counterfair.errors import ConfigError
+    from counterfair.lexicons.attributes import load_identity_set
+    from counterfair.yamlfiles import read_capped, read_mapping
+
+    zero = tmp_path / "pack.yaml"
+    zero.symlink_to("/dev/zero")
+    with pytest.raises(ConfigError, match="not a regular file"):
+        read_mapping(zero, "attribute pack")
+    words = tmp_path / "terms.txt"
+    words.symlink_to("/dev/zero")
+    with pytest.raises(ConfigError, match="not a regular file"):
+        load_identity_set(str(words))
+    with pytest.raises(ConfigError, match="not a regular file"):
+        read_capped(tmp_path, "--config")
+    big = tmp_path / "big.yaml"
+    big.write_bytes(b"a: 1\n" + b"#" * 200)
+    with pytest.raises(ConfigError, match="more than 100 bytes"):
+        read_mapping(big, "--config", max_bytes=100)
+    assert read_mapping(big, "--config", max_bytes=1000) == {"a": 1}

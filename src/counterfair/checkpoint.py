@@ -21,6 +21,7 @@ import numpy as np
 from .errors import OutputError
 from .jsontypes import JSONObject
 from .runs import claim_run_dir, writing
+from .writing import note_written
 
 __all__ = ["JsonlCheckpoint", "MemorySink", "RowCheckpoint", "ScoreCheckpoint", "claim_run_dir", "pack", "unpack"]
 
@@ -106,6 +107,7 @@ class JsonlCheckpoint(Generic[Rec, Held]):
                 with open(path, "r+b") as handle:
                     handle.truncate(offset)
         path.parent.mkdir(parents=True, exist_ok=True)
+        note_written(path)
 
     def _remember(self, record: Rec, offset: int) -> None:
         key = self.key(record)
@@ -231,6 +233,7 @@ class ScoreCheckpoint(JsonlCheckpoint[ScoreRecord, ScoreRecord]):
         self._pending: dict[bytes, list[float]] = {}
         self._width: int | None = None
         path.parent.mkdir(parents=True, exist_ok=True)
+        note_written(path)
         index = path.with_name(f".{path.name}.index")
         index.unlink(missing_ok=True)  # a kill left it: the file is the record, the index is rebuilt from it
         self._db = sqlite3.connect(index, isolation_level=None, check_same_thread=False)

@@ -19,6 +19,7 @@ from rich.markup import escape
 from . import __version__, vocabulary
 from .errors import CounterfairError
 from .plugins import load_plugins
+from .redact import redact
 from .summaries import GATE_MEANINGS, EvaluationSummary, GateVerdict, typed
 from .views.console import stage_error
 
@@ -38,7 +39,17 @@ app = typer.Typer(
 # In a terminal rich fits the tables to it; piped into a file or a CI log it would wrap and truncate at 80 columns
 # ("race_ethni…"): there the tables get room for every name (COLUMNS, if set, still wins).
 PIPED_WIDTH = 160
-console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else PIPED_WIDTH)
+
+
+class RedactingConsole(Console):
+    """A console that never prints a secret: every string it renders is :func:`~counterfair.redact.redact`-ed first
+    (a classifier's or server's address with a password or a key in its query, named in a progress line)."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Any:
+        return super().render_str(redact(text), **kwargs)
+
+
+console = RedactingConsole(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else PIPED_WIDTH)
 
 # What goes in an option, by parameter name: one placeholder per idea in every command's help and in the generated
 # reference (docs/reference/options.md lists them). An option's own ``metavar=`` wins; names ending in ``_column`` take
@@ -300,7 +311,8 @@ def log_to_tracker(log_to: str, target: Path, log: Callable[[], str]) -> None:
     try:
         run_id = log()
     except Exception as err:  # the tracker's own errors: the run is done, the exit code must not say "failed"
-        err_console.print(f"[red]error:[/red] the run is in {target}, but logging to {log_to} failed: {err}")
+        said = redact(f"the run is in {target}, but logging to {log_to} failed: {err}")
+        err_console.print(f"[red]error:[/red] {escape(said)}")
         raise typer.Exit(2) from err
     console.print(f"logged to {log_to}: run {run_id}")
 
@@ -361,7 +373,7 @@ Engine = Annotated[
 ]
 Address = Annotated[str | None, typer.Option(help=vocabulary.ADDRESS, rich_help_panel=MORE_PANEL)]
 BatchSize = Annotated[int, typer.Option(min=1, help=vocabulary.CLASSIFIER_BATCH, rich_help_panel=MORE_PANEL)]
-err_console = Console(stderr=True, soft_wrap=True)  # an error is one line: a CI log keeps its paths whole
+err_console = RedactingConsole(stderr=True, soft_wrap=True)  # an error is one line: a CI log keeps its paths whole
 
 
 def _version_callback(value: bool) -> None:
@@ -654,11 +666,12 @@ def main() -> None:
         err_console.print("terminated (SIGTERM): finished units are kept; the same command resumes")
         sys.exit(128 + 15)
     except CounterfairError as err:
-        err_console.print(f"[red]error:[/red] {escape(str(err))}")
+        err_console.print(f"[red]error:[/red] {escape(redact(str(err)))}")
         sys.exit(EXIT_ERROR)
     except OSError as err:  # a file it could not read or write (--junit on a read-only path, a vanished input)
         where = f" {err.filename}" if getattr(err, "filename", None) else ""
-        err_console.print(f"[red]error:[/red] cannot use{escape(where)}: {escape(err.strerror or str(err))}")
+        said = redact(f"cannot use{where}: {err.strerror or err}")
+        err_console.print(f"[red]error:[/red] {escape(said)}")
         sys.exit(EXIT_ERROR)
     except KeyboardInterrupt:
         err_console.print("interrupted: finished units are kept; the same command resumes")
@@ -666,7 +679,7 @@ def main() -> None:
     except Exception as err:  # noqa: BLE001 - a bug: one sentence, the traceback in a log file, exit 3
         log = _crash_log()
         err_console.print(
-            f"[red]internal error:[/red] {escape(type(err).__name__)}: {escape(str(err))[:300]}\n"
+            f"[red]internal error:[/red] {escape(type(err).__name__)}: {escape(redact(str(err)))[:300]}\n"
             f"This is a bug in counterfair; the traceback is in {log}. Finished units are kept."
         )
         sys.exit(EXIT_INTERNAL)
@@ -679,7 +692,7 @@ def _warnings_as_lines() -> None:
     import warnings
 
     def line(message: Warning | str, *args: object, **kwargs: object) -> str:
-        return f"warning: {message}\n"
+        return f"warning: {redact(str(message))}\n"
 
     warnings.formatwarning = line  # type: ignore[assignment]
 
@@ -697,7 +710,7 @@ def _crash_log() -> str:
 
     from .models import cache_root
 
-    text = f"counterfair {__version__}\n{' '.join(sys.argv)}\n\n{traceback.format_exc()}"
+    text = redact(f"counterfair {__version__}\n{' '.join(sys.argv)}\n\n{traceback.format_exc()}")
     for folder in (cache_root() / "logs", Path(tempfile.gettempdir())):
         try:
             folder.mkdir(parents=True, exist_ok=True)

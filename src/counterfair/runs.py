@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from .errors import ConfigError, OutputError
-from .writing import write_json
+from .writing import watch_writes, write_json, written_in
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,17 +43,29 @@ KNOWN_OUTPUTS = frozenset(  # those of the commands that claim a run directory (
     "report.html report.md responses.csv responses.jsonl rows.csv scores.jsonl slots.csv steps.csv summary.json "
     "text_quality.jsonl pairs.parquet slots.parquet responses.parquet".split()
 )
-_OWN = (".lock", "run.json")  # a run directory's own bookkeeping
+#: where ``--overwrite`` sets the run it replaces aside until the new run has begun (:func:`claim_run_dir`)
+REPLACED = ".replaced"
+_OWN = (".lock", "run.json", REPLACED)  # a run directory's own bookkeeping
+#: counterfair's mark on the run.json it writes
+MARK = {"written_by": "counterfair"}
 
 
 def is_counterfair_run(path: str | Path) -> bool:
-    """Whether ``path`` holds a run.json that counterfair wrote (a JSON object naming its kind or run identity)."""
+    """Whether ``path`` holds a run.json that counterfair wrote: a JSON object with counterfair's mark (:data:`MARK`),
+    or one from before the mark (a run's options fingerprint beside its schema version, or a saved result's
+    counterfair version). Another tool's run.json — one with a ``"kind"`` of its own — is not a run of counterfair's."""
     run_file = Path(path) / "run.json"
     try:
         data = json.loads(run_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return isinstance(data, dict) and ("kind" in data or "options_fingerprint" in data)
+    if not isinstance(data, dict):
+        return False
+    return (
+        data.get("written_by") == MARK["written_by"]
+        or ("options_fingerprint" in data and "schema_version" in data)
+        or "counterfair_version" in data
+    )
 
 
 def check_run_dir(path: str | Path, *, option: str = "--out") -> None:
@@ -62,6 +74,7 @@ def check_run_dir(path: str | Path, *, option: str = "--out") -> None:
     target = Path(path).expanduser()
     if not target.is_dir():
         return
+    _restore_replaced(target)  # a run killed while it set the run it replaced aside: that run is back
     entries = sorted(p.name for p in target.iterdir() if p.name != ".lock")
     if not entries or is_counterfair_run(target):
         return
@@ -90,8 +103,10 @@ def prepare_save_dir(path: str | Path, *, what: str) -> tuple[Path, set[str]]:
     target = prepare_out_dir(path, option="the folder given to save()")
     if not is_counterfair_run(target):
         write_json(
-            {"kind": f"saved {what} result", "counterfair_version": __version__, "files": []}, target / "run.json"
+            {**MARK, "kind": f"saved {what} result", "counterfair_version": __version__, "files": []},
+            target / "run.json",
         )
+    watch_writes(target)
     ours = _run_files(target)
     return target, {p.name for p in target.iterdir() if p.name not in _OWN and p.name not in ours}
 
@@ -103,34 +118,52 @@ def _run_files(target: Path) -> set[str]:
     """The entries a run directory's run.json lists as its own (a run from before the list: the names counterfair
     writes, :data:`KNOWN_OUTPUTS`)."""
     data = json.loads((target / "run.json").read_text(encoding="utf-8"))
-    listed = data.get("files")
+    listed = data.get("files") if isinstance(data, dict) else None
     return set(map(str, listed)) if isinstance(listed, list) else set(KNOWN_OUTPUTS)
 
 
 def record_files(target: Path, foreign: set[str] | None = None) -> None:
-    """Add the run directory's top-level entries to its run.json's ``files``: what this run wrote there (entries that
-    were there when it claimed the folder and were not the run's stay out; ``foreign``: those a save found there), and
-    what ``--overwrite`` may remove."""
+    """Add the entries this run wrote to its run.json's ``files``, what ``--overwrite`` may remove: those counterfair
+    wrote since the claim (:func:`~counterfair.writing.watch_writes`) and the names a run writes
+    (:data:`KNOWN_OUTPUTS`), never an entry that was there when the run claimed the folder and was not the run's
+    (``foreign``: those a save found there) nor one a user dropped into the folder while the run went on."""
+    noted = written_in(target, stop=True)
     if not is_counterfair_run(target):
         return
     run_file = target / "run.json"
     data = json.loads(run_file.read_text(encoding="utf-8"))
     listed = data.get("files") if isinstance(data.get("files"), list) else []
     foreign = _FOREIGN.get(str(target.resolve()), set()) if foreign is None else foreign
-    present = {p.name for p in target.iterdir() if p.name not in _OWN and p.name not in foreign}
+    present = {
+        p.name
+        for p in target.iterdir()
+        if p.name not in _OWN and p.name not in foreign and (p.name in noted or p.name in KNOWN_OUTPUTS)
+    }
     names = sorted({*map(str, listed), *present})
     if names != listed:
         write_json({**data, "files": names}, run_file)
 
 
-def parquet_copies(run_dir: str | Path, names: Sequence[str], frames: Mapping[str, pd.DataFrame] | None = None) -> None:
+def parquet_copies(
+    run_dir: str | Path,
+    names: Sequence[str],
+    frames: Mapping[str, pd.DataFrame] | None = None,
+    *,
+    wanted: bool = True,
+) -> None:
     """``--parquet``: each CSV table of a run directory named in ``names`` also as Parquet beside it (``pairs.csv`` →
-    ``pairs.parquet``, streamed, types settled over the whole table), and each of ``frames`` (name → table held in
-    memory) as ``NAME.parquet``; the CSVs stay, as every reader of a run expects them. Tables that are not there are
-    skipped; the files join the run's list (``--overwrite`` may remove them)."""
+    ``pairs.parquet``, streamed, typed as the CSV: :func:`~counterfair.writing.csv_to_parquet`), and each of
+    ``frames`` (name → table held in memory) as ``NAME.parquet``; the CSVs stay, as every reader of a run expects them.
+    Tables that are not there are skipped; the files join the run's list (``--overwrite`` may remove them). Not
+    ``wanted`` (a rerun without ``--parquet``): a Parquet copy an earlier run left beside one of these tables is
+    removed, as it would disagree with the CSV this run rewrote."""
     from .writing import csv_to_parquet, write_table
 
     target = Path(run_dir)
+    if not wanted:
+        for name in [*names, *(f"{n}.csv" for n in frames or {})]:
+            (target / name).with_suffix(".parquet").unlink(missing_ok=True)
+        return
     for name in names:
         if (target / name).is_file():
             csv_to_parquet(target / name, (target / name).with_suffix(".parquet"))
@@ -212,8 +245,10 @@ def allow_overwrite(path: str | Path) -> Path:
     """``--overwrite``: the next :func:`claim_run_dir` of ``path`` replaces the run there instead of resuming or
     refusing it. Nothing is deleted now, so a run that stops earlier (bad input, a missing extra) loses nothing; a
     directory with files but no run.json of counterfair's is refused at once. What the replacement removes is only
-    what the run wrote (:func:`_empty_run_dir`)."""
+    what the run wrote (:func:`_set_aside`, and only once the new run has begun: :func:`_settle_replaced`)."""
     target = Path(path).expanduser()
+    if target.is_dir():
+        _restore_replaced(target)
     if target.is_dir() and not is_counterfair_run(target) and any(p.name != ".lock" for p in target.iterdir()):
         raise OutputError(
             f"--overwrite refuses to touch {target}: it holds files but no run.json of counterfair's, so counterfair "
@@ -223,20 +258,50 @@ def allow_overwrite(path: str | Path) -> Path:
     return target
 
 
-def _empty_run_dir(target: Path) -> None:
-    """Delete what the run in a directory this process holds wrote: the entries its run.json lists (``files``; for
-    a run from before that list, the names counterfair writes, :data:`KNOWN_OUTPUTS`) and run.json. Anything else —
-    a file a user put there — stays."""
+def _set_aside(target: Path) -> None:
+    """``--overwrite``: move what the run in a directory this process holds wrote (the entries its run.json lists,
+    ``files``; for a run from before that list, the names counterfair writes, :data:`KNOWN_OUTPUTS`) and its run.json
+    into ``target/.replaced``. Anything else — a file a user put there — stays where it is. The new run's end decides
+    (:func:`_settle_replaced`): a run that stops before writing anything puts the old one back, so an option found bad
+    after the claim loses nothing."""
+    ours = _run_files(target)
+    aside = target / REPLACED
+    _remove_tree(aside)  # a replaced run a finished run kept no reason for
+    aside.mkdir()
+    for entry in target.iterdir():
+        if entry.name in ours or entry.name == "run.json":
+            entry.rename(aside / entry.name)
+
+
+def _remove_tree(path: Path) -> None:
     import shutil
 
-    ours = _run_files(target)
-    for entry in target.iterdir():
-        if entry.name not in ours and entry.name != "run.json":
-            continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def _restore_replaced(target: Path) -> None:
+    """Put the run set aside by ``--overwrite`` back where the new run left no run.json of its own (it stopped before
+    writing anything, or was killed before its claim was written)."""
+    aside = target / REPLACED
+    if not aside.is_dir() or (target / "run.json").exists():
+        return
+    for entry in aside.iterdir():
+        if not (target / entry.name).exists():
+            entry.rename(target / entry.name)
+    _remove_tree(aside)
+
+
+def _settle_replaced(target: Path, *, failed: bool) -> None:
+    """The end of a run that replaced another (``--overwrite``): the old run goes once the new one finished; it comes
+    back where the new one stopped before writing anything (:func:`_unclaim_if_empty` gave its claim back); a new run
+    that stopped after writing (a checkpoint to resume) leaves it set aside, until a run there finishes."""
+    if not failed:
+        _remove_tree(target / REPLACED)
+    else:
+        _restore_replaced(target)
 
 
 def release_run_dir(target: Path) -> None:
@@ -286,6 +351,8 @@ def holds_run_dir(shell: Callable[P, R]) -> Callable[P, R]:
                 if key in _HELD:  # this process claimed it: list what the run wrote
                     with contextlib.suppress(OSError, ValueError):
                         record_files(target)
+                    with contextlib.suppress(OSError):
+                        _settle_replaced(target, failed=failed)
                 release_run_dir(target)
 
     return wrapper
@@ -319,20 +386,22 @@ def claim_run_dir(
     prepare_run_dir(target)
     lock_run_dir(target)
     key = str(Path(target).resolve())
+    watch_writes(target)
     if key in _OVERWRITE:
         _OVERWRITE.discard(key)
         if (target / "run.json").is_file():
-            _empty_run_dir(target)  # --overwrite: only now, once this run's input and options have been checked
+            _set_aside(target)  # --overwrite: back if this run stops before it writes anything (_settle_replaced)
     ours = _run_files(target) if is_counterfair_run(target) else set()
     _FOREIGN[key] = {p.name for p in target.iterdir() if p.name not in _OWN and p.name not in ours}
     _remove_stale_temps(target, ours, _FOREIGN[key])
     run_file = target / "run.json"
     if not run_file.exists():
-        write_json({**run_id, **extra, "kind": what}, run_file)
+        write_json({**run_id, **extra, "kind": what, **MARK}, run_file)
         _NEW_CLAIMS.add(key)
         return
     previous = json.loads(run_file.read_text(encoding="utf-8"))
-    held = previous.get("kind", what)  # directories from before runs recorded their kind: taken as this kind
+    held = previous.get("kind")  # directories from before runs recorded their kind (or a damaged one): this kind
+    held = held if isinstance(held, str) and held else what
     if held != what:
         raise ConfigError(
             f"{target} holds {'an' if held[:1] in 'aeiou' else 'a'} {held}, not {'an' if what[:1] in 'aeiou' else 'a'} "

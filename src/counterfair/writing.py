@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -24,6 +25,31 @@ from .records import SCHEMA_VERSION
 from .redact import redact
 from .summary_record import Record
 
+_WATCHED: dict[Path, set[str]] = {}  # run directories being written (resolved) -> the top-level entries written there
+
+
+def watch_writes(directory: str | Path) -> None:
+    """Note, from now on, the top-level entries of ``directory`` that counterfair writes (:func:`note_written`): a
+    run's file list is what the run created, not whatever the folder holds when it ends (a file a user drops into
+    the folder during a run is not the run's, and ``--overwrite`` must not remove it)."""
+    _WATCHED.setdefault(Path(directory).resolve(), set())
+
+
+def written_in(directory: str | Path, *, stop: bool = False) -> set[str]:
+    """The top-level entries of a watched ``directory`` written since :func:`watch_writes` (``stop``: and stop)."""
+    key = Path(directory).resolve()
+    return _WATCHED.pop(key, set()) if stop else set(_WATCHED.get(key, ()))
+
+
+def note_written(path: str | Path) -> None:
+    """Count ``path`` (a file or folder counterfair writes) as written in each watched directory it lies in."""
+    if not _WATCHED:
+        return
+    resolved = Path(path).resolve()
+    for root, names in _WATCHED.items():
+        if resolved != root and resolved.is_relative_to(root):
+            names.add(resolved.relative_to(root).parts[0])
+
 
 def _umask() -> int:
     current = os.umask(0)
@@ -35,6 +61,7 @@ def _umask() -> int:
 def atomic_open(path: str | Path, mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path``; rename it over ``path`` only if the block succeeds."""
     target = Path(path)
+    note_written(target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -98,10 +125,49 @@ def write_table(frame: pd.DataFrame, path: str | Path, *, fmt: str | None = None
     return target
 
 
+#: columns of a run's tables that hold text or ids, whatever their cells look like: Parquet keeps them as strings
+#: ("007", "1e5", "NA" and "None" as written, never a number or a missing value)
+TEXT_COLUMNS = re.compile(
+    r"(?:^|_)(?:id|text|term|word|words|prompt|response|edits|group|status|form|family|kind|context)$"
+)
+_INTEGER = re.compile(r"^[+-]?\d+$")
+
+
+def _column_kind(name: str, values: pd.Series) -> str:
+    """How a CSV column's cells (read as written: strings, the empty cell missing) are typed in Parquet: ``string``
+    for text and ids (:data:`TEXT_COLUMNS`) and for anything not wholly numbers or booleans; else ``bool``, ``int``
+    or ``float``."""
+    if TEXT_COLUMNS.search(name):
+        return "string"
+    cells = values.dropna()
+    if cells.empty:
+        return "empty"
+    if cells.isin(("True", "False")).all():
+        return "bool"
+    if cells.map(lambda v: bool(_INTEGER.match(v))).all():
+        return "int"
+    if pd.to_numeric(cells, errors="coerce").notna().all():
+        return "float"
+    return "string"
+
+
+def _wider_kind(old: str | None, new: str) -> str:
+    """The kind holding both (a block's): an integer with a float is a float; a boolean with a number, text."""
+    if old is None or old == "empty" or old == new:
+        return new
+    if new == "empty":
+        return old
+    if {old, new} == {"int", "float"}:
+        return "float"
+    return "string"
+
+
 def csv_to_parquet(source: str | Path, target: str | Path) -> Path:
     """A run's CSV table written again as Parquet (``--parquet``), in blocks of :data:`TABLE_BLOCK_ROWS` rows (a
-    pairs.csv larger than memory converts): a first pass settles each column's type over every block (an integer
-    column with a missing cell is a float, a column of mixed kinds is text), the second writes."""
+    pairs.csv larger than memory converts), typed as the CSV holds it: every cell read as written (only an empty cell
+    is missing: an id "NA" or a text "None" stays), text and id columns strings (:data:`TEXT_COLUMNS`: "007" stays
+    "007"), a column numbers only where every cell of every block is one (an integer column with a missing cell is a
+    float) — a first pass settles each column's kind over every block, the second writes."""
     from .extras import check
 
     check([(f"writing {target} (Parquet)", ("parquet",))])
@@ -109,34 +175,33 @@ def csv_to_parquet(source: str | Path, target: str | Path) -> Path:
     import pyarrow.parquet as pq
 
     def blocks() -> Iterator[pd.DataFrame]:
-        yield from pd.read_csv(source, chunksize=TABLE_BLOCK_ROWS)
+        yield from pd.read_csv(
+            source, chunksize=TABLE_BLOCK_ROWS, dtype=str, keep_default_na=False, na_values=[""], encoding="utf-8"
+        )
 
-    kinds: dict[str, pa.DataType] = {}
+    kinds: dict[str, str] = {}
+    missing: set[str] = set()
     for block in blocks():
-        for column, kind in zip(block.columns, pa.Schema.from_pandas(block, preserve_index=False).types, strict=True):
-            kinds[column] = _wider(kinds.get(column), kind)
-    schema = pa.schema([(c, pa.string() if pa.types.is_null(k) else k) for c, k in kinds.items()])
+        for column in block.columns:
+            kinds[column] = _wider_kind(kinds.get(column), _column_kind(str(column), block[column]))
+            if block[column].isna().any():
+                missing.add(column)
+    kinds = {c: "float" if k == "int" and c in missing else k for c, k in kinds.items()}
+    arrow = {"bool": pa.bool_(), "int": pa.int64(), "float": pa.float64(), "string": pa.string(), "empty": pa.string()}
+    schema = pa.schema([(c, arrow[k]) for c, k in kinds.items()])
     with atomic_open(target, "wb") as handle, pq.ParquetWriter(handle, schema) as writer:
         for block in blocks():
-            for field in schema:
-                if pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
-                    block[field.name] = block[field.name].map(lambda v: None if v is None or v != v else str(v))
-            writer.write_table(pa.Table.from_pandas(block, schema=schema, preserve_index=False))
+            columns: dict[str, pd.Series] = {}
+            for column, kind in kinds.items():
+                cells = block[column]
+                if kind == "bool":
+                    columns[column] = cells.map({"True": True, "False": False}).astype("boolean")
+                elif kind in ("int", "float"):
+                    columns[column] = pd.to_numeric(cells).astype("int64" if kind == "int" else "float64")
+                else:
+                    columns[column] = cells.astype(object).where(cells.notna(), None)
+            writer.write_table(pa.Table.from_pandas(pd.DataFrame(columns), schema=schema, preserve_index=False))
     return Path(target)
-
-
-def _wider(old: Any, new: Any) -> Any:
-    """The type holding both ``old`` and ``new`` (a block's): numbers widen, anything else mixed is text."""
-    import pyarrow as pa
-
-    if old is None or pa.types.is_null(old) or old == new:
-        return new
-    if pa.types.is_null(new):
-        return old
-    numbers = (pa.types.is_integer, pa.types.is_floating)
-    if any(is_a(old) for is_a in numbers) and any(is_a(new) for is_a in numbers):
-        return pa.float64()
-    return pa.string()
 
 
 def write_csv_chunks(chunks: Iterable[pd.DataFrame], path: str | Path, columns: Sequence[str]) -> Path:

@@ -6,6 +6,7 @@ Each refusal is a :class:`~counterfair.errors.ConfigError` naming the file and w
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,30 @@ def _count_items(value: Any) -> int:
     return 0
 
 
+def read_capped(path: Path | str, what: str, *, max_bytes: int = MAX_BYTES) -> bytes:
+    """A user's file of bounded size, whole: a regular file (a symbolic link is followed to one; a device, a FIFO or a
+    folder is refused, as ``/dev/zero`` or a pipe would be read without end) of at most ``max_bytes``, read as
+    ``max_bytes`` + 1 bytes at most whatever its size says (a file that grows while it is read is refused too)."""
+    import stat
+
+    path = Path(path)
+    where = f"{what} {path}"
+    try:
+        with open(path, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise ConfigError(f"{where}: not a regular file (a device, a pipe or a folder); give a file")
+            raw = handle.read(max_bytes + 1)
+    except IsADirectoryError:
+        raise ConfigError(f"{where}: not a regular file (a device, a pipe or a folder); give a file") from None
+    except OSError as err:
+        raise ConfigError(f"{where}: cannot read it ({err.strerror or err})") from err
+    if len(raw) > max_bytes:
+        raise ConfigError(
+            f"{where}: more than {max_bytes:,} bytes; at most {max_bytes:,} are read (is it the right file?)"
+        )
+    return raw
+
+
 def read_mapping(
     path: Path | str, what: str, *, max_bytes: int = MAX_BYTES, max_items: int = MAX_ITEMS
 ) -> dict[str, Any]:
@@ -50,13 +75,7 @@ def read_mapping(
 
     path = Path(path)
     where = f"{what} {path}"
-    try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise ConfigError(f"{where}: {size:,} bytes; at most {max_bytes:,} are read (is it the right file?)")
-        raw = path.read_bytes()
-    except OSError as err:
-        raise ConfigError(f"{where}: cannot read it ({err.strerror or err})") from err
+    raw = read_capped(path, what, max_bytes=max_bytes)
     if b"\x00" in raw:
         raise ConfigError(f"{where}: a binary file (it holds NUL bytes), not YAML or JSON")
     try:

@@ -339,6 +339,10 @@ class CallableClassifier:
         return out
 
 
+#: the longest ``Retry-After`` an HTTP classifier waits before it retries a 429 (seconds)
+RETRY_AFTER_CAP = 60.0
+
+
 class HTTPClassifier:
     """A classifier behind an HTTP endpoint.
 
@@ -346,11 +350,16 @@ class HTTPClassifier:
     label), or ``{"probabilities": [[...], ...]}``, either optionally with ``"labels": [...]``; a bare JSON
     list is read as ``scores``/``probabilities``. Each row of probabilities must sum to 1 unless the answer says
     ``"multi_label": true``; a value outside [0, 1] (``Infinity`` included) is an error, ``NaN`` a per-text status.
-    Connection errors and 5xx answers are retried; a redirect is not followed (the error names its target).
+    Connection errors, 5xx answers and HTTP 429 are retried (a 429's ``Retry-After`` honoured up to
+    :data:`RETRY_AFTER_CAP` seconds); a redirect is not followed (the error names its target). Messages show the
+    address with its secrets redacted (:func:`counterfair.redact.redact`).
     """
 
     def __init__(self, url: str, *, timeout: float = 60.0, retries: int = 3) -> None:
+        from ..redact import redact
+
         self.url = url
+        self.shown = redact(url)  # what messages show: no user:password, no ?api_key=
         self.timeout = timeout
         self.retries = retries
         self._labels: list[str] | None = None
@@ -373,35 +382,38 @@ class HTTPClassifier:
             except httpx.HTTPError as err:
                 last = err
             except BadAnswer as err:
-                raise ClassifierError(f"classifier at {self.url}: {err}") from None
+                raise ClassifierError(f"classifier at {self.shown}: {err}") from None
             else:
-                if answer.status >= 500:
+                if answer.status >= 500 or answer.status == 429:
                     last = ClassifierError(f"HTTP {answer.status}: {answer.text[:200]}")
+                    if answer.status == 429 and answer.retry_after is not None and attempt < self.retries:
+                        time.sleep(min(max(answer.retry_after, 0.0), RETRY_AFTER_CAP))  # the server's own wait
+                        continue
                 elif 300 <= answer.status < 400:
                     raise ClassifierError(
-                        f"classifier at {self.url} answered HTTP {answer.status}, a redirect to "
+                        f"classifier at {self.shown} answered HTTP {answer.status}, a redirect to "
                         f"{answer.location or '(no address given)'}; counterfair does not follow redirects: "
                         "give the final address as http:URL"
                     )
                 elif answer.status >= 400:
                     raise ClassifierError(
-                        f"classifier at {self.url} answered HTTP {answer.status}: {answer.text[:200]}"
+                        f"classifier at {self.shown} answered HTTP {answer.status}: {answer.text[:200]}"
                     )
                 else:
                     return self._parse(answer)
             time.sleep(min(0.5 * 2**attempt, 4.0))
-        raise ClassifierError(f"classifier at {self.url} failed after {self.retries + 1} tries: {last}")
+        raise ClassifierError(f"classifier at {self.shown} failed after {self.retries + 1} tries: {last}")
 
     def _parse(self, answer: Any) -> Any:
         data = answer.data
         if data is None:
-            raise ClassifierError(f"classifier at {self.url} did not answer JSON: {answer.text[:200]!r}")
+            raise ClassifierError(f"classifier at {self.shown} did not answer JSON: {answer.text[:200]!r}")
         if isinstance(data, dict):
             labels = data.get("labels")
             values = data.get("probabilities", data.get("scores"))
             if values is None:
                 raise ClassifierError(
-                    f"classifier at {self.url}: the answer has neither 'probabilities' nor 'scores' "
+                    f"classifier at {self.shown}: the answer has neither 'probabilities' nor 'scores' "
                     f"(keys: {sorted(data)})"
                 )
         else:
@@ -411,7 +423,7 @@ class HTTPClassifier:
         if labels is not None:
             if not isinstance(labels, list) or not all(isinstance(label, str | int) for label in labels):
                 raise ClassifierError(
-                    f"classifier at {self.url}: 'labels' must be a list of names, got {labels!r:.200}"
+                    f"classifier at {self.shown}: 'labels' must be a list of names, got {labels!r:.200}"
                 )
             self._labels = [str(label) for label in labels]
         elif self._labels is None:
@@ -432,7 +444,7 @@ class HTTPClassifier:
         bad = np.flatnonzero(np.isfinite(sums) & (np.abs(sums - 1.0) > 1e-3))
         if bad.size:
             raise ClassifierError(
-                f"classifier at {self.url}: the probabilities of text {bad[0] + 1} of the batch sum to "
+                f"classifier at {self.shown}: the probabilities of text {bad[0] + 1} of the batch sum to "
                 f"{sums[bad[0]]:.4g}, not 1 ({bad.size} rows like it); answer one distribution per text, or add "
                 '"multi_label": true when each label is scored on its own'
             )

@@ -48,7 +48,9 @@ class FewShotPrompt:
             )
         if not path.exists():
             raise ConfigError(f"unknown prompt {name_or_path!r}; built in: reif-fewshot; or give a YAML file")
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        from ..yamlfiles import read_capped
+
+        data = yaml.safe_load(read_capped(path, "prompt file").decode("utf-8", errors="replace"))
         return cls(
             name=str(data["name"]),
             version=int(data["version"]),

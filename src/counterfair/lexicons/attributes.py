@@ -668,7 +668,13 @@ def _load_identity_set(spec: str | Sequence[str] | None) -> IdentitySet:
     if path.suffix.lower() == ".txt":
         if not path.exists():
             raise ConfigError(f"identity file {path} does not exist")
-        lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+        from ..yamlfiles import read_capped
+
+        raw = read_capped(path, "identity file")
+        try:
+            lines = [line.strip() for line in raw.decode("utf-8-sig").splitlines()]
+        except UnicodeDecodeError as err:
+            raise ConfigError(f"identity file {path}: not UTF-8 text (byte {err.start}); save it as UTF-8") from err
         return _identity_from(
             {"terms": [x for x in lines if x and not x.startswith("#")]}, where=str(path), name=path.stem
         )

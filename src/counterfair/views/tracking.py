@@ -132,10 +132,8 @@ def log_llm_audit(
     summary: Any, run_dir: str | Path, *, to: str = "mlflow", uri: str | None = None, experiment: str = "counterfair"
 ) -> str:
     """Log one LLM audit run (``llm-audit --log-to mlflow``); returns the tracker's run id."""
-    from ..redact import redact
-
     options = summary.options
-    generator = redact(str(summary.generator.get("spec") or summary.generator.get("target") or "callable"))
+    generator = str(summary.generator.get("spec") or summary.generator.get("target") or "callable")
     params = {
         "generator": generator,
         "prompts": summary.prompts,
@@ -171,12 +169,15 @@ def log_run(
     mlflow.set_tracking_uri(uri or Path("mlruns").resolve().as_uri())
     mlflow.set_experiment(experiment)
     target = Path(run_dir)
-    with mlflow.start_run(run_name=name) as run:
-        mlflow.log_params(dict(params))
+    from ..redact import redact, redacted
+
+    with mlflow.start_run(run_name=redact(name)) as run:  # a classifier's URL may hold a password or a key
+        mlflow.log_params(redacted(dict(params)))
         mlflow.log_metrics(dict(metrics))
         if gate:
-            mlflow.set_tags({"gate.verdict": gate.verdict, "gate.rules": " | ".join(r["text"] for r in gate.rules)})
-            mlflow.log_dict(gate.to_dict(), "gate.json")
+            tags = {"gate.verdict": gate.verdict, "gate.rules": " | ".join(r["text"] for r in gate.rules)}
+            mlflow.set_tags(redacted(tags))
+            mlflow.log_dict(redacted(gate.to_dict()), "gate.json")
         for file in ("report.html", "report.md", "summary.json"):
             if (target / file).exists():
                 mlflow.log_artifact(str(target / file))

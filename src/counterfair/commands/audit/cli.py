@@ -213,10 +213,9 @@ def audit(
             on_plan=said,
         )
     s = result.typed_summary
-    if parquet:
-        from ...runs import parquet_copies
+    from ...runs import parquet_copies
 
-        parquet_copies(target, ("pairs.csv", "slots.csv"))
+    parquet_copies(target, ("pairs.csv", "slots.csv"), wanted=parquet)
     page = result.report_page if result.report_page is not None else audit_page(s)  # the report's, built once
     console.print(to_console(page))  # the verdict and the gate's rules first, then its tables' first rows
     code = finish_gate(s.gate, junit, checks_shown=True) if s.gate is not None else 0

@@ -94,9 +94,8 @@ def ctf(
             engine=engine,
             address=address,
         )
-    if parquet:
-        from ...runs import parquet_copies
+    from ...runs import parquet_copies
 
-        parquet_copies(out, ("pairs.csv",))
+    parquet_copies(out, ("pairs.csv",), wanted=parquet)
     console.print(to_console(ctf_page(result.typed_summary)))
     console.print(f"wrote {out / 'summary.json'} and {out / 'pairs.csv'}{' (and pairs.parquet)' if parquet else ''}")

@@ -245,10 +245,10 @@ def llm_audit_command(
 
         rules = allowing_inconclusive(fail_if) if fail_if and allow_inconclusive else fail_if
         result = run_llm_audit(source, out, options, generator=generator, rules=rules or None, progress=progress)
-    if parquet:  # the responses as the model wrote them (the CSV's cells are neutralised for spreadsheets)
-        from ...runs import parquet_copies
+    from ...runs import parquet_copies
 
-        parquet_copies(out, (), {"responses": result.responses})
+    # the responses as the model wrote them (the CSV's cells are neutralised for spreadsheets)
+    parquet_copies(out, (), {"responses": result.responses}, wanted=parquet)
     console.print(
         f"wrote {out / 'responses.csv'}{' (and .parquet)' if parquet else ''}, {out / 'summary.json'}, "
         f"{out / 'report.html'} and {out / 'report.md'}"

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ...editors.registry import method_color
+from ...writing import note_written
 
 
 class Panel(Protocol):
@@ -42,6 +43,7 @@ def _save(fig: Any, out: Path, name: str) -> dict[str, str]:
     """The figure as PNG and SVG, cropped to what it draws: the tight box is worked out once, at the PNG's
     resolution, and given to both (``bbox_inches="tight"`` would lay the figure out again for each format)."""
     out.mkdir(parents=True, exist_ok=True)
+    note_written(out)
     fig.set_dpi(DPI)
     box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(_plt().rcParams["savefig.pad_inches"])
     paths = {}
