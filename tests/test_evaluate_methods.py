@@ -169,3 +169,11 @@ def test_ceval_outputs_distance_matrix_on_real_methods(tmp_path: Path) -> None:
         rows = result.results[name].rows
         assert matrix.loc["original", name] == pytest.approx(rows["distance"].mean())
     assert matrix.loc["crowd", "expert"] < matrix.loc["crowd", "mice"]  # the two human edits are closest
+
+
+@pytest.mark.parametrize("name", ["../../x", "/tmp/elsewhere", "a/b", "..", " "])
+def test_a_method_name_that_would_write_outside_out_is_refused(tmp_path: Path, name: str) -> None:
+    """#87 B7: ``evaluate "../../x=a.csv" b.csv`` (or an absolute name) wrote the method's run outside --out."""
+    with pytest.raises(ConfigError, match="not a plain name"):
+        parse_method_files([f"{name}={tmp_path / 'a.csv'}", str(tmp_path / "b.csv")])
+    assert set(parse_method_files([f"llm={tmp_path / 'a.csv'}", str(tmp_path / "b.csv")])) == {"llm", "b"}

@@ -73,12 +73,18 @@ class MethodComparison(TableResult[MethodComparisonSummary]):
 
 
 def parse_method_files(specs: list[str]) -> dict[str, Path]:
-    """``NAME=PATH`` or ``PATH`` (named by its file stem) for each method; names must differ."""
+    """``NAME=PATH`` or ``PATH`` (named by its file stem) for each method; names must differ, and each is a plain name
+    (each method's run is written to ``--out/methods/NAME``: never outside ``--out``)."""
     out: dict[str, Path] = {}
     for spec in specs:
         name, sep, path = str(spec).partition("=")
         if not sep or not name or Path(spec).exists():
             name, path = Path(spec).stem, str(spec)
+        if name in (".", "..") or any(c in name for c in "/\\\x00") or not name.strip():
+            raise ConfigError(
+                f"{spec}: the method name {name!r} is not a plain name (it names a folder of the run: no '/', '\\', "
+                "'..' or empty name); use NAME=PATH with a NAME such as swap or llm"
+            )
         if name == ORIGINAL:
             raise ConfigError(f"{spec}: the method name {ORIGINAL!r} is taken by the original texts; use NAME=PATH")
         if name in out:
