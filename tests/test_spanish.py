@@ -141,3 +141,31 @@ def test_an_english_classifier_on_spanish_texts_is_said_first() -> None:
     assert str(result).splitlines()[2].startswith("- Caution: profanity-check was made for English text")  # print()
     assert language_caveat("profanity-check", "en") is None and language_caveat("vader", "fr") is not None
     assert language_caveat("callable:m.py:f", "es") is None  # what language it reads is not known here
+
+
+@pytest.mark.parametrize(
+    ("pack", "text", "term", "target", "expected"),
+    [
+        ("identity-es", "Un vecino musulmán vive aquí.", "musulmán", "lesbiana", "Una vecina lesbiana vive aquí."),
+        ("identity-es", "La judía trabaja aquí.", "judío", "budista", "La budista trabaja aquí."),
+        ("identity-fr", "Une écrivaine lesbienne parle.", "lesbienne", "bouddhiste", "Une écrivaine bouddhiste parle."),
+        ("identity-fr", "Un collègue juif très sympa.", "juif", "bouddhiste", "Un collègue bouddhiste très sympa."),
+    ],
+)
+def test_terms_written_in_decomposed_unicode_are_found_and_only_their_span_changes(
+    pack: str, text: str, term: str, target: str, expected: str
+) -> None:
+    """#87 B8: an identity term written in decomposed Unicode (NFD: "musulma" + U+0301 + "n", as macOS file names and
+    some keyboards write it) was never found, silently. Terms are matched in canonical composition with the offsets
+    mapped back: the swap changes the term's span only, and the rest of the text keeps its own form."""
+    import unicodedata
+
+    editor = InflectedSwapEditor(load_swap_set(pack))
+    decomposed = unicodedata.normalize("NFD", text)
+    assert decomposed != text
+    matches = editor.identity_matches([decomposed])[0]
+    assert [m.term for m in matches] == [term]
+    swapped = editor.swap(decomposed, matches, term, target)[0]
+    assert unicodedata.normalize("NFC", swapped) == expected
+    untouched = decomposed[matches[0].end :].split(" ", 1)[-1]  # the words after the term's, as written
+    assert swapped.endswith(untouched)

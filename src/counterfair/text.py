@@ -17,6 +17,7 @@ multi-word terms and replaces them keeping the case pattern of the matched text.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -180,6 +181,43 @@ def fold_for_matching(text: str) -> str:
     return text.translate(_FOLD)
 
 
+def matchable(folded: str) -> tuple[str, list[int], list[int]]:
+    """The text terms are matched in: ``folded`` (:func:`fold_for_matching`) without its invisible characters and in
+    canonical composition (NFC: "musulma\u0301n" as "musulmán", so a term written either way is found in a text
+    written either way), with, for each of its characters, the span of ``folded`` it stands for (``starts``,
+    ``ends``: a match maps back to the original's offsets, its combining marks included). A text whose pieces do not
+    compose on their own (a rare script whose letters compose across base characters) is matched uncomposed."""
+    starts: list[int] = []
+    ends: list[int] = []
+    pieces: list[str] = []
+    segment: list[str] = []
+    begin = 0
+
+    def close(end: int) -> None:
+        if segment:
+            composed = unicodedata.normalize("NFC", "".join(segment))
+            pieces.append(composed)
+            starts.extend([begin] * len(composed))
+            ends.extend([end] * len(composed))
+            segment.clear()
+
+    last = -1
+    for i, char in enumerate(folded):
+        if char in INVISIBLE:
+            continue
+        if unicodedata.combining(char) == 0:  # a base character starts a piece; its marks follow it
+            close(last + 1)
+            begin = i
+        segment.append(char)
+        last = i
+    close(last + 1)
+    visible = "".join(pieces)
+    if visible != unicodedata.normalize("NFC", visible):  # the pieces compose across each other: match as written
+        kept = [i for i, char in enumerate(folded) if char not in INVISIBLE]
+        return "".join(folded[i] for i in kept), kept, [i + 1 for i in kept]
+    return visible, starts, ends
+
+
 @dataclass(frozen=True)
 class TermMatch:
     """One occurrence of a term: ``text[start:end]`` matched the listed ``term``."""
@@ -210,7 +248,7 @@ class TermMatcher:
         self._canonical: dict[str, str] = {}
         self._folded: dict[str, str] = {}  # matches whose lower() is not a listed term's (Unicode case folding)
         for raw in terms:
-            term = " ".join(str(raw).split())
+            term = unicodedata.normalize("NFC", " ".join(str(raw).split()))
             if not term:
                 raise ValueError("terms must not be empty or whitespace")
             key = term if case_sensitive else term.lower()
@@ -252,15 +290,14 @@ class TermMatcher:
                 TermMatch(m.start(), m.end(), m.group(0), self._term_of(m.group(0))) for m in self._regex.finditer(text)
             ]
         folded = fold_for_matching(text)
-        if _INVISIBLE_RE.search(folded) is None:
+        if _INVISIBLE_RE.search(folded) is None and unicodedata.is_normalized("NFC", folded):
             return [
                 TermMatch(m.start(), m.end(), m.group(0), self._term_of(m.group(0)))
                 for m in self._regex.finditer(folded)
             ]
-        kept = [i for i, char in enumerate(folded) if char not in INVISIBLE]  # visible position -> original offset
-        visible = "".join(folded[i] for i in kept)
+        visible, starts, ends = matchable(folded)
         return [
-            TermMatch(kept[m.start()], kept[m.end() - 1] + 1, m.group(0), self._term_of(m.group(0)))
+            TermMatch(starts[m.start()], ends[m.end() - 1], m.group(0), self._term_of(m.group(0)))
             for m in self._regex.finditer(visible)
         ]
 
@@ -268,7 +305,7 @@ class TermMatcher:
         """Whether any term occurs in ``text``."""
         if text.isascii():
             return self._regex.search(text) is not None
-        return self._regex.search(_INVISIBLE_RE.sub("", fold_for_matching(text))) is not None
+        return self._regex.search(matchable(fold_for_matching(text))[0]) is not None
 
     def replace(
         self,
