@@ -142,3 +142,64 @@ def test_an_index_write_that_fails_is_a_clear_error_and_keeps_the_scores(tmp_pat
     again = ScoreCheckpoint(path)
     assert again.probabilities(["a", "b"]) == {"a": [0.5, 0.5], "b": [0.25, 0.75]}  # both reached the file
     again.close()
+
+
+def _damaged_lines(good: dict[str, Any]) -> list[tuple[str, bytes]]:
+    import json
+
+    first, last = next(iter(good)), list(good)[-1]
+    return [
+        ("a JSON list", b"[1, 2]\n"),
+        ("an empty object", b"{}\n"),
+        ("a JSON string", b'"text"\n'),
+        ("null", b"null\n"),
+        ("every value of the wrong type", json.dumps({k: [] for k in good}).encode() + b"\n"),
+        ("bytes that are not UTF-8", b"\xff\xfe{\n"),
+        ("NUL bytes", b"\x00\x00\x00\n"),
+        ("a blank line", b"\n"),
+        ("a number where a key's value was", json.dumps({**good, first: 12345}).encode() + b"\n"),
+        ("a key missing", json.dumps({k: v for k, v in good.items() if k != last}).encode() + b"\n"),
+        ("a boolean for a value", json.dumps({**good, **_boolean(good)}).encode() + b"\n"),
+    ]  # fmt: skip
+
+
+def _boolean(good: dict[str, Any]) -> dict[str, Any]:
+    """A record's number, or else its first value, as a boolean (JSON's true is no probability nor row)."""
+    return {"p": [True, False]} if "p" in good else {"row": True} if "row" in good else {next(iter(good)): True}
+
+
+@pytest.mark.parametrize("kind", ["scores.jsonl", ".work/done.jsonl", "responses.jsonl"])
+def test_a_damaged_line_of_any_checkpoint_is_redone_never_a_crash(tmp_path: Path, kind: str) -> None:
+    """#87 B11: seven kinds of damaged checkpoint line ended a resume in exit 3 (a JSON list, an object without the
+    key, a value of the wrong type...). Each of these is read as damage: the records before it are kept, it and what
+    follows are redone (the file is cut there), whatever the checkpoint."""
+    import json
+
+    from counterfair.checkpoint import ScoreCheckpoint
+    from counterfair.commands.generate.shell import DONE_SHAPE
+
+    def opened(path: Path) -> Any:
+        if kind == "scores.jsonl":
+            return ScoreCheckpoint(path)
+        if kind == "responses.jsonl":
+            return JsonlCheckpoint(path, key=lambda r: r["variant"], shape={"variant": str, "responses": list})
+        return JsonlCheckpoint(path, key=lambda r: (r["method"], int(r["row"])), shape=DONE_SHAPE)
+
+    records = {
+        "scores.jsonl": [{"text": f"text {i}", "p": [0.25, 0.75]} for i in range(3)],
+        "responses.jsonl": [{"variant": f"v{i}", "responses": ["yes", "no"]} for i in range(3)],
+        ".work/done.jsonl": [
+            {"method": "swap", "row": i, "counterfactual": {"text": "x"}, "candidates": []} for i in range(3)
+        ],
+    }[kind]
+    lines = [json.dumps(r).encode() + b"\n" for r in records]
+    for why, bad in _damaged_lines(records[1]):
+        path = tmp_path / why.replace(" ", "_") / "c.jsonl"
+        path.parent.mkdir()
+        path.write_bytes(lines[0] + bad + lines[2])
+        checkpoint = opened(path)
+        assert len(checkpoint) == 1, why  # the first record kept; the damaged one and the one after it redone
+        assert path.read_bytes() == lines[0], why
+        if kind == "scores.jsonl":
+            assert checkpoint.missing(["text 0", "text 1", "text 2"]) == ["text 1", "text 2"]
+            checkpoint.close()

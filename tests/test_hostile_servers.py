@@ -161,3 +161,23 @@ def test_a_classifiers_password_and_key_leave_the_process_nowhere(tmp_path: Path
     for text in (done.stdout, done.stderr, *(p.read_text(errors="replace") for p in written)):
         assert "w0rd" not in text and "p4ss" not in text and "SEKRETKEY" not in text
     assert "auditor:***@" in (tmp_path / "run" / "run.json").read_text()
+
+
+class _Rot13(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        texts = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))["texts"]
+        body = json.dumps({"scores": [0.25] * len(texts)}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json; charset=rot13")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        return None
+
+
+def test_a_server_naming_a_charset_python_cannot_decode_bytes_with_is_read_as_utf8() -> None:
+    """#87 B11: ``charset=rot13`` (a codec of str to str) made the client's decode raise LookupError: exit 3."""
+    with loopback(_Rot13) as url:
+        assert list(HTTPClassifier(url).predict_proba(["a", "b"])) == [0.25, 0.25]

@@ -302,3 +302,18 @@ def test_a_rerun_without_parquet_removes_the_copy_its_csv_would_contradict(tmp_p
     assert (tmp_path / "responses.parquet").exists()
     parquet_copies(tmp_path, ("pairs.csv",), {"responses": frame}, wanted=False)
     assert not (tmp_path / "responses.parquet").exists()
+
+
+def test_a_csv_whose_lines_end_in_a_carriage_return_and_a_parquet_column_of_lists_are_data_not_bugs(
+    tmp_path: Path,
+) -> None:
+    """#87 B11: CR-only line ends (a classic Mac file) were an internal error in the header check (exit 3), and a
+    Parquet text column of lists crashed the input's hash (``pd.isna`` of a list is an array)."""
+    from counterfair.io import read_table, row_strings
+
+    source = tmp_path / "mac.csv"
+    source.write_bytes(b"id,text\rA,My gay neighbour waved.\rB,Some people are straight.\r")
+    frame = read_table(source)
+    assert frame["text"].tolist() == ["My gay neighbour waved.", "Some people are straight."]
+    lists = pd.DataFrame({"text": [["a", "b"], "plain", None, float("nan")]})
+    assert row_strings(lists) == ["['a', 'b']", "plain", "", ""]

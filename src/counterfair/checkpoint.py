@@ -33,6 +33,10 @@ Rec = TypeVar("Rec", bound=Mapping[str, Any])
 Held = TypeVar("Held")
 
 
+def _kinds(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
 def _whole(record: Any) -> Any:
     return record  # the default slim: the whole record stays in memory
 
@@ -85,10 +89,13 @@ class JsonlCheckpoint(Generic[Rec, Held]):
         path: Path,
         key: Callable[[Rec], Hashable],
         slim: Callable[[Rec], Held] | None = None,
+        *,
+        shape: Mapping[str, type | tuple[type, ...]] | None = None,
     ) -> None:
         self.path = path
         self.key = key
         self.slim: Callable[[Rec], Held] = slim or _whole
+        self.shape = shape or {}
         self._done: dict[Hashable, Held] = {}
         self._offsets: dict[Hashable, int] = {}
         if path.exists():
@@ -97,17 +104,29 @@ class JsonlCheckpoint(Generic[Rec, Held]):
                 for line in handle:
                     if not line.endswith(b"\n"):
                         break  # a write cut off mid-line: that unit is redone
-                    try:
-                        record = cast(Rec, unpack(json.loads(line)))  # as add() wrote it
-                    except (json.JSONDecodeError, KeyError, TypeError, IndexError):
-                        break  # a damaged record: it and what follows are redone
-                    self._remember(record, offset)
+                    try:  # as add() wrote it, or damaged: it and what follows are redone (never an exit 3)
+                        data = json.loads(line)
+                        if not isinstance(data, dict):
+                            raise TypeError("not a JSON object")
+                        record = cast(Rec, unpack(data))
+                        self._check(record)
+                        self._remember(record, offset)
+                    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+                        break
                     offset += len(line)
             if offset != path.stat().st_size:
                 with open(path, "r+b") as handle:
                     handle.truncate(offset)
         path.parent.mkdir(parents=True, exist_ok=True)
         note_written(path)
+
+    def _check(self, record: Rec) -> None:
+        """Refuse a record read back that is not of the checkpoint's ``shape`` (each key present, of its type; a
+        boolean is no number): a damaged line is redone, not read into the run."""
+        for name, kind in self.shape.items():
+            value = cast(Mapping[str, Any], record)[name]
+            if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _kinds(kind)):
+                raise TypeError(f"{name}: {type(value).__name__}")
 
     def _remember(self, record: Rec, offset: int) -> None:
         key = self.key(record)
@@ -165,10 +184,12 @@ class RowCheckpoint(JsonlCheckpoint[Rec, Held]):
         path: Path,
         key: Callable[[Rec], tuple[str, int]],
         slim: Callable[[Rec], Held] | None = None,
+        *,
+        shape: Mapping[str, type | tuple[type, ...]] | None = None,
     ) -> None:
         self._rows: dict[str, array[int]] = {}
         self._count = 0
-        super().__init__(path, key, slim)
+        super().__init__(path, key, slim, shape=shape)
 
     def _remember(self, record: Rec, offset: int) -> None:
         name, row = cast(tuple[str, int], self.key(record))
@@ -250,7 +271,13 @@ class ScoreCheckpoint(JsonlCheckpoint[ScoreRecord, ScoreRecord]):
         self._merge()
 
     def _remember(self, record: ScoreRecord, offset: int) -> None:
+        if not isinstance(record["text"], str) or not isinstance(record["p"], list) or not record["p"]:
+            raise TypeError("a score record is a text and its probabilities")
+        if any(isinstance(x, bool) or not isinstance(x, int | float) for x in record["p"]):
+            raise TypeError("probabilities are numbers")
         p = [float(x) for x in record["p"]]
+        if not all(0.0 <= x <= 1.0 or x != x for x in p):  # NaN: the classifier's per-text "no score", kept
+            raise ValueError("a probability outside [0, 1]")
         if self._width is None:
             self._width = len(p)
         elif len(p) != self._width:

@@ -11,6 +11,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from .redact import redact
+
 MAX_BODY_BYTES = 32 * 1024 * 1024  # decompressed; a classifier's scores or an LLM's samples are far smaller
 
 
@@ -39,12 +41,12 @@ def post_json(
         for chunk in response.iter_bytes():
             size += len(chunk)
             if size > max_bytes:
-                raise BadAnswer(f"{url} answered more than {max_bytes // (1024 * 1024)} MB; refused")
+                raise BadAnswer(f"{redact(url)} answered more than {max_bytes // (1024 * 1024)} MB; refused")
             chunks.append(chunk)
             if time.monotonic() - started > deadline:
-                raise BadAnswer(f"{url} did not finish its answer within {deadline:.0f} s")
+                raise BadAnswer(f"{redact(url)} did not finish its answer within {deadline:.0f} s")
         status = response.status_code
-        encoding = response.encoding or "utf-8"
+        encoding = _text_encoding(response.encoding)
         location = response.headers.get("location", "")
         retry_after = _seconds(response.headers.get("retry-after", ""))
     body = b"".join(chunks)
@@ -54,10 +56,22 @@ def post_json(
     try:
         data = json.loads(body.decode(encoding, errors="replace"))
     except RecursionError:
-        raise BadAnswer(f"{url} answered JSON nested too deeply to read") from None
+        raise BadAnswer(f"{redact(url)} answered JSON nested too deeply to read") from None
     except ValueError:
         return Answer(status, None, text)
     return Answer(status, data, text)
+
+
+def _text_encoding(name: str | None) -> str:
+    """The charset a server named, where Python decodes bytes with it; else UTF-8 (an unknown name, or one that is not
+    a text encoding: ``charset=rot13`` is a codec of str to str, and decoding with it raised LookupError)."""
+    if not name:
+        return "utf-8"
+    try:
+        b"{}".decode(name)
+    except (LookupError, ValueError, TypeError):
+        return "utf-8"
+    return name
 
 
 def _seconds(value: str) -> float | None:

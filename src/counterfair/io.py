@@ -168,7 +168,10 @@ def _first_bad_byte(path: Path, encoding: str, chunk: int = 1 << 20) -> InputErr
 
 
 def _check_header(path: Path, text: str, sep: str) -> None:
-    first = next(csv.reader(io.StringIO(text), delimiter=sep), None)
+    try:  # universal newlines: lines that end in a lone carriage return (classic Mac) are read as pandas reads them
+        first = next(csv.reader(io.StringIO(text, newline=None), delimiter=sep), None)
+    except csv.Error as err:
+        raise InputError(f"{path}: malformed header line: {err}") from err
     if not first or all(not cell.strip() for cell in first):
         raise InputError(f"{path}: the first line (the header) is empty")
     seen: set[str] = set()
@@ -254,7 +257,17 @@ def read_hf_dataset(spec: str) -> pd.DataFrame:
 
 def row_strings(frame: pd.DataFrame) -> list[str]:
     """Each row as one string (cells joined by U+001F, missing cells empty): what a table's content hash covers."""
-    return ["\x1f".join("" if pd.isna(v) else str(v) for v in row) for row in frame.itertuples(index=False)]
+    return ["\x1f".join(map(_cell_string, row)) for row in frame.itertuples(index=False)]
+
+
+def _cell_string(value: Any) -> str:
+    """A cell in a row's hash: text as it is, a missing value empty, anything else its ``str`` (a Parquet list cell, an
+    array: ``pd.isna`` of one is an array, whose truth is ambiguous)."""
+    if isinstance(value, str):
+        return value
+    if value is None or (not hasattr(value, "__len__") and pd.isna(value)):
+        return ""
+    return str(value)
 
 
 def input_sha256(source: Any, texts: Sequence[str | None]) -> str:

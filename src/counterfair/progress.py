@@ -72,7 +72,9 @@ class RichProgress:
         self._progress.stop()
 
     def start(self, description: str, total: int) -> None:
-        self._task = self._progress.add_task(description, total=total)
+        from .redact import redact
+
+        self._task = self._progress.add_task(redact(description), total=total)  # a classifier's URL: no secret
 
     def advance(self, amount: int) -> None:
         if self._task is not None:

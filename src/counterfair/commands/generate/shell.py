@@ -54,7 +54,9 @@ def run_generate(
         {"options_fingerprint": opts.fingerprint(), "input_sha256": input_sha},
         {"options": asdict(opts), "input": origin},
     )
-    checkpoint = JsonlCheckpoint(target / ".work" / "done.jsonl", key=lambda r: (r["method"], int(r["row"])), slim=slim)
+    checkpoint = JsonlCheckpoint(
+        target / ".work" / "done.jsonl", key=lambda r: (r["method"], int(r["row"])), slim=slim, shape=DONE_SHAPE
+    )
     gen = generator or Generator(opts)
     started = time.perf_counter()
     timing = generate_into(checkpoint, gen, opts, ids, texts, hook)
@@ -74,6 +76,10 @@ def run_generate(
     return GenerateResult(target / "candidates.csv", counterfactuals, written)
 
 
+#: a finished unit of ``.work/done.jsonl`` as it is read back (a damaged line is redone: :class:`JsonlCheckpoint`)
+DONE_SHAPE = {"method": str, "row": int, "counterfactual": dict, "candidates": list}
+
+
 def _run_streamed(
     source: Path, target: Path, opts: GenerateOptions, hook: ProgressHook, generator: Generator | None
 ) -> GenerateResult:
@@ -86,7 +92,9 @@ def _run_streamed(
         {"options_fingerprint": opts.fingerprint(), "input_sha256": file_sha256(source)},
         {"options": asdict(opts), "input": blocks.origin},
     )
-    checkpoint = RowCheckpoint(target / ".work" / "done.jsonl", key=lambda r: (r["method"], int(r["row"])), slim=slim)
+    checkpoint = RowCheckpoint(
+        target / ".work" / "done.jsonl", key=lambda r: (r["method"], int(r["row"])), slim=slim, shape=DONE_SHAPE
+    )
     gen = generator or Generator(opts)
     started = time.perf_counter()
     timing = generate_blocks(checkpoint, gen, opts, blocks, blocks.rows, hook)

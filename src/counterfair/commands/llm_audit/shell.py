@@ -67,7 +67,7 @@ def run_llm_audit(
     from .core import AnsweredVariant
 
     checkpoint: JsonlCheckpoint[AnsweredVariant, AnsweredVariant] = JsonlCheckpoint(
-        target / "responses.jsonl", key=lambda record: record["variant"]
+        target / "responses.jsonl", key=lambda record: record["variant"], shape={"variant": str, "responses": list}
     )
     from .readout import Reading
 
