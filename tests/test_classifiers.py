@@ -532,3 +532,34 @@ def test_a_missing_extra_that_needs_torch_says_to_pin_it_first(monkeypatch: pyte
     assert "install it with: pip install torch==2.13.0 && pip install 'counterfair[metrics]'" in str(err)
     assert "needs counterfair[metrics] (the extra for perplexity" in str(err)
     assert extras.pip_line(["rate"]) == "pip install 'counterfair[rate]'"  # no torch in the rating app
+
+
+def test_booleans_are_no_probabilities() -> None:
+    """#87 B12: a classifier (or an http: server's JSON) answering true/false was read as 1.0 and 0.0."""
+    for raw in ([0.2, True], [True, False], np.array([True, False]), [[False, True], [0.5, 0.5]]):
+        with pytest.raises(ClassifierError, match="returned booleans"):
+            as_proba(raw, 2, ["0", "1"], "mine")
+    assert as_proba([0.0, 1.0], 2, ["0", "1"], "mine")[:, 1].tolist() == [0.0, 1.0]
+
+
+def test_a_gpu_asked_for_and_absent_is_refused_whatever_the_classifier(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#87 B12: ``--device cuda`` with a callable: classifier exited 0 on a machine with no GPU (the device asked for
+    was ignored in silence); a bad ``COUNTERFAIR_DEVICE`` was reported as ``--device``."""
+    import torch
+
+    from .conftest import run_cli
+
+    clf = tmp_path / "clf.py"
+    clf.write_text("def score(texts):\n    return [0.3 for _ in texts]\n")
+    data = tmp_path / "t.csv"
+    data.write_text("text\nMy gay neighbour waved.\nSome people are straight.\n")
+    args = ["audit", str(data), "--classifier", f"callable:{clf}:score", "--methods", "swap", "-q"]
+    if not torch.cuda.is_available():
+        done = run_cli("--device", "cuda", *args, "--out", str(tmp_path / "a"))
+        assert done.returncode == 2 and "--device cuda: torch" in done.stderr and "no CUDA device" in done.stderr
+        assert not (tmp_path / "a").exists()
+    monkeypatch.setenv("COUNTERFAIR_DEVICE", "gpu0")
+    done = run_cli(*args, "--out", str(tmp_path / "b"))
+    assert done.returncode == 2 and "COUNTERFAIR_DEVICE='gpu0' (in the environment)" in done.stderr

@@ -282,3 +282,23 @@ def test_the_python_api_names_its_extra_before_any_work(tmp_path: Path) -> None:
         # MissingExtra, not the error loading would give ('hf:/nowhere' does not exist): refused before any work
         assert kind == "MissingExtra" and line in message, (name, kind, message)
     assert results["audit core"][:2] == ["ran", "AuditResult"]
+
+
+def test_cache_clear_leaves_another_programs_files_in_a_shared_logs_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#87 B12: ``cache clear`` deleted the whole ``logs/`` of a cache folder other programs share; only counterfair's
+    crash logs go (the folder too, once nothing else is in it)."""
+    from counterfair.cache import clear_cache
+
+    monkeypatch.setenv("COUNTERFAIR_CACHE", str(tmp_path))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "crash-20261207-101010-42.log").write_text("ours")
+    (logs / "server.log").write_text("another program's")
+    assert [e.name for e in clear_cache(["logs"])] == ["logs"]
+    assert [p.name for p in logs.iterdir()] == ["server.log"]
+    (logs / "server.log").unlink()
+    (logs / "crash-20261207-101011-43.log").write_text("ours")
+    clear_cache()
+    assert not logs.exists()

@@ -217,3 +217,14 @@ def test_the_score_plot_stays_readable_at_100k_pairs(tmp_path: Path, monkeypatch
     assert any(isinstance(c, PolyCollection) for c in swap.collections)  # hexagonal cells
     assert any(isinstance(c, PathCollection) for c in ablation.collections)  # dots
     assert swap.get_title() == "swap (n=100,000, pairs per cell)" and ablation.get_title() == "ablation (n=300)"
+
+
+def test_a_classifier_spec_in_report_mds_heading_is_inert_and_one_line() -> None:
+    """#87 B12: the heading of report.md held the classifier's spec as written: a spec with ``<script>`` or a line
+    break wrote HTML and a heading of its own into the Markdown."""
+    from counterfair.views.page import Page, to_markdown
+
+    md = to_markdown(Page("audit", "Counterfactual fairness audit: callable:<script>x</script>.py\n# owned", "ok"))
+    first = md.splitlines()[0]
+    assert first == "# Counterfactual fairness audit: callable:&lt;script>x&lt;/script>.py # owned"
+    assert "\n# owned" not in md

@@ -99,3 +99,15 @@ def test_a_pack_or_config_that_is_a_device_or_grows_is_refused_without_reading_i
     with pytest.raises(ConfigError, match="more than 100 bytes"):
         read_mapping(big, "--config", max_bytes=100)
     assert read_mapping(big, "--config", max_bytes=1000) == {"a": 1}
+
+
+def test_a_key_given_twice_is_refused_naming_both_lines(tmp_path: Path) -> None:
+    """#87 B12: YAML keeps the last of two equal keys silently (a term list or a rule written twice lost the first)."""
+    pack = tmp_path / "pack.yaml"
+    pack.write_text("name: mine\nterms:\n  - gay\nterms:\n  - straight\n")
+    with pytest.raises(ConfigError, match=r"line 4: the key 'terms' is given twice \(also on line 2\)"):
+        read_mapping(pack, "attribute pack")
+    nested = tmp_path / "nested.yaml"
+    nested.write_text("groups:\n  a: [x]\n  b: [y]\n  a: [z]\n")
+    with pytest.raises(ConfigError, match="'a' is given twice"):
+        read_mapping(nested, "attribute pack")

@@ -24,6 +24,10 @@ PARTS: dict[str, str] = {
 }
 
 
+#: the parts whose folder has a name other programs use too: only the files counterfair writes there are cleared
+OWN_FILES = {"logs": "crash-*.log"}
+
+
 @dataclass(frozen=True)
 class CacheEntry:
     name: str
@@ -71,7 +75,15 @@ def clear_cache(parts: list[str] | None = None) -> list[CacheEntry]:
     returns what was deleted."""
     removed = []
     for entry in to_clear(parts):
-        if entry.path.is_dir() and not entry.path.is_symlink():
+        pattern = OWN_FILES.get(entry.name)
+        if pattern is not None and entry.path.is_dir() and not entry.path.is_symlink():
+            # a folder of a common name (logs/) in a cache other programs may share: only counterfair's files go
+            for path in entry.path.glob(pattern):
+                if path.is_file() and not path.is_symlink():
+                    path.unlink()
+            if not any(entry.path.iterdir()):
+                entry.path.rmdir()
+        elif entry.path.is_dir() and not entry.path.is_symlink():
             shutil.rmtree(entry.path)
         else:
             entry.path.unlink()

@@ -408,10 +408,14 @@ def _root(
     ] = None,
 ) -> None:
     """counterfair command line."""
-    if device is not None:
-        from .models import check_device_form
+    if device is not None or os.environ.get("COUNTERFAIR_DEVICE"):
+        from .models import DEVICE_GIVEN_AS, check_device_there
 
-        os.environ["COUNTERFAIR_DEVICE"] = check_device_form(device)
+        given_as = "--device" if device is not None else "COUNTERFAIR_DEVICE"
+        DEVICE_GIVEN_AS[0] = given_as
+        os.environ["COUNTERFAIR_DEVICE"] = check_device_there(
+            device or os.environ["COUNTERFAIR_DEVICE"], given_as=given_as
+        )
     if dtype is not None:
         from .models import check_dtype_form
 
@@ -670,7 +674,9 @@ def main() -> None:
         sys.exit(EXIT_ERROR)
     except OSError as err:  # a file it could not read or write (--junit on a read-only path, a vanished input)
         where = f" {err.filename}" if getattr(err, "filename", None) else ""
-        said = redact(f"cannot use{where}: {err.strerror or err}")
+        from .writing import resume_hint
+
+        said = redact(f"cannot use{where}: {err.strerror or err}{resume_hint(err)}")
         err_console.print(f"[red]error:[/red] {escape(said)}")
         sys.exit(EXIT_ERROR)
     except KeyboardInterrupt:

@@ -468,14 +468,38 @@ def quiet_loading() -> Iterator[None]:
 DEVICE_FORMS = "auto, cpu, cuda, cuda:N or mps"
 
 
-def check_device_form(spec: str) -> str:
-    """``spec`` if it is written as a device (auto, cpu, cuda, cuda:N, mps), else a ConfigError; torch is not
-    imported (the command line checks ``--device`` before any work, and most commands load no torch model)."""
+#: where the run's device came from: the command line's ``--device`` sets it (and ``COUNTERFAIR_DEVICE``, which a
+#: worker process reads); else the environment
+DEVICE_GIVEN_AS = ["COUNTERFAIR_DEVICE"]
+
+
+def check_device_there(spec: str, *, given_as: str = "--device") -> str:
+    """A device asked for by name (``cuda``, ``cuda:N``, ``mps``) checked before any work: torch must be installed
+    and see it, whichever model the run loads (a GPU asked for and not there is never ignored in silence); ``auto``
+    and ``cpu`` need nothing."""
+    wanted = check_device_form(spec, given_as=given_as)
+    if wanted in ("auto", "cpu"):
+        return wanted
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise ConfigError(
+            f"{given_as} {wanted}: torch is not installed, so nothing in this run can use a GPU; install torch "
+            "(pip install torch) or leave the device out"
+        ) from None
+    return torch_device(wanted)
+
+
+def check_device_form(spec: str, *, given_as: str = "--device") -> str:
+    """``spec`` if it is written as a device (auto, cpu, cuda, cuda:N, mps), else a ConfigError naming where it was
+    given (``--device``, or the environment's ``COUNTERFAIR_DEVICE``); torch is not imported (the command line checks
+    ``--device`` before any work, and most commands load no torch model)."""
     import re
 
     text = spec.strip().lower()
     if not re.fullmatch(r"auto|cpu|mps|cuda(?::\d+)?", text):
-        raise ConfigError(f"--device {spec!r}: expected {DEVICE_FORMS}")
+        where = f"--device {spec!r}" if given_as == "--device" else f"{given_as}={spec!r} (in the environment)"
+        raise ConfigError(f"{where}: expected {DEVICE_FORMS}")
     return text
 
 
@@ -541,7 +565,8 @@ def torch_device(spec: str | None = None) -> str:
     asked for and not there is a ConfigError saying what torch sees."""
     import torch
 
-    wanted = check_device_form(spec or os.environ.get("COUNTERFAIR_DEVICE") or "auto")
+    given_as = "--device" if spec or not os.environ.get("COUNTERFAIR_DEVICE") else DEVICE_GIVEN_AS[0]
+    wanted = check_device_form(spec or os.environ.get("COUNTERFAIR_DEVICE") or "auto", given_as=given_as)
     cuda = torch.cuda.is_available()
     mps = bool(getattr(torch.backends, "mps", None)) and torch.backends.mps.is_available()
     if wanted == "auto":
@@ -552,11 +577,11 @@ def torch_device(spec: str | None = None) -> str:
         if index >= count:
             seen = f"{count} CUDA device{'s' if count != 1 else ''}" if cuda else "no CUDA device"
             raise ConfigError(
-                f"--device {wanted}: torch {torch.__version__} sees {seen} (built with CUDA {torch.version.cuda}); "
+                f"{given_as} {wanted}: torch {torch.__version__} sees {seen} (built with CUDA {torch.version.cuda}); "
                 "use --device cpu, or auto to take a GPU where there is one"
             )
     if wanted == "mps" and not mps:
-        raise ConfigError(f"--device mps: torch {torch.__version__} sees no Apple GPU; use --device cpu or auto")
+        raise ConfigError(f"{given_as} mps: torch {torch.__version__} sees no Apple GPU; use --device cpu or auto")
     return wanted
 
 

@@ -51,6 +51,16 @@ def note_written(path: str | Path) -> None:
             names.add(resolved.relative_to(root).parts[0])
 
 
+def resume_hint(err: OSError) -> str:
+    """What to do after a write failed for lack of room (a full disk or quota): free space and run the same command
+    again, which resumes (every command's finished units are on disk); nothing for any other error."""
+    import errno
+
+    if err.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return "; free space and rerun the same command: it resumes from the finished units"
+    return ""
+
+
 def _umask() -> int:
     current = os.umask(0)
     os.umask(current)
@@ -66,7 +76,7 @@ def atomic_open(path: str | Path, mode: str = "w", **kwargs: Any) -> Iterator[IO
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as err:
-        raise OutputError(f"cannot write {target}: {err.strerror or err}") from err
+        raise OutputError(f"cannot write {target}: {err.strerror or err}{resume_hint(err)}") from err
     try:
         with os.fdopen(fd, mode, **kwargs) as handle:
             yield handle
@@ -77,7 +87,7 @@ def atomic_open(path: str | Path, mode: str = "w", **kwargs: Any) -> Iterator[IO
     except OSError as err:
         Path(tmp).unlink(missing_ok=True)
         raise OutputError(
-            f"cannot write {target}: {err.strerror or err}; the previous file, if any, is unchanged"
+            f"cannot write {target}: {err.strerror or err}; the previous file, if any, is unchanged{resume_hint(err)}"
         ) from err
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -20,8 +20,9 @@ def _no_alias_loader() -> Any:
     import yaml
 
     class NoAliasLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML without stubs
-        """PyYAML's safe loader refusing aliases (``*name``): anchors and aliases let a few bytes expand into gigabytes,
-        and no counterfair file needs them."""
+        """PyYAML's safe loader refusing aliases (``*name``: anchors and aliases let a few bytes expand into
+        gigabytes, and no counterfair file needs them) and a key given twice in one mapping (YAML keeps the last one
+        silently: a rule or a term list written twice would lose the first)."""
 
         def compose_node(self, parent: Any, index: Any) -> Any:
             if self.check_event(yaml.AliasEvent):
@@ -31,6 +32,20 @@ def _no_alias_loader() -> Any:
                     "write the values out"
                 )
             return super().compose_node(parent, index)
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                line = key_node.start_mark.line + 1
+                if isinstance(key, str | int | float | bool) and key in seen:
+                    raise ConfigError(
+                        f"line {line}: the key {key!r} is given twice (also on line {seen[key]}); YAML keeps only "
+                        "the last, so say it once"
+                    )
+                if isinstance(key, str | int | float | bool):
+                    seen[key] = line
+            return super().construct_mapping(node, deep=deep)
 
     return NoAliasLoader
 

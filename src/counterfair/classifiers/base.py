@@ -43,6 +43,18 @@ def pair_proba(inner: Any, batch: Sequence[TextPair], spec: str) -> Any:
     )
 
 
+def _holds_booleans(raw: Any) -> bool:
+    """Whether a classifier's output holds a boolean (a JSON ``true``, a numpy bool array), which numpy would
+    silently read as 1.0."""
+    if isinstance(raw, bool | np.bool_):
+        return True
+    if isinstance(raw, np.ndarray):
+        return raw.dtype == bool or (raw.dtype == object and any(_holds_booleans(x) for x in raw.ravel()))
+    if isinstance(raw, list | tuple):
+        return any(_holds_booleans(x) for x in raw)
+    return False
+
+
 def as_proba(raw: Any, n: int, labels: Sequence[str], source: str) -> np.ndarray:
     """Validate a classifier's output and return a float ``(n, k)`` array.
 
@@ -51,6 +63,11 @@ def as_proba(raw: Any, n: int, labels: Sequence[str], source: str) -> np.ndarray
     """
     if hasattr(raw, "detach") and hasattr(raw, "cpu"):  # a torch tensor, with or without requires_grad
         raw = raw.detach().cpu().numpy()
+    if _holds_booleans(raw):
+        raise ClassifierError(
+            f"classifier {source!r} returned booleans (true/false), not probabilities; return the probability of "
+            "the positive label (for a hard decision, 1.0 and 0.0)"
+        )
     try:
         arr = np.asarray(raw, dtype=float)
     except (TypeError, ValueError) as err:

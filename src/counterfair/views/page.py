@@ -257,7 +257,7 @@ def _md_cell(value: Any) -> str:
 
 def to_markdown(page: Page) -> str:
     """``report.md``: the verdict lines, then each table as a Markdown table."""
-    out = [f"# {page.title}", ""]
+    out = [f"# {md_text(' '.join(page.title.split()))}", ""]  # a classifier's spec in it is data: inert, one line
     for line in map(md_text, page.lines()):  # a list item follows the line before; any other is a paragraph of its own
         out += [line] if line.startswith("- ") or not out[-1] else ["", line]
     out.append("")
