@@ -168,6 +168,28 @@ def test_an_address_nothing_answers_at_is_a_clear_error_not_minutes_of_retries()
     check_address("auto")  # Ray's to resolve
 
 
+def test_an_address_where_another_service_listens_is_refused_in_seconds() -> None:
+    """#87 B9: an address where an HTTP server (or a silent one) listens passed the connection check, and Ray retried
+    against it for minutes. Ray's GCS and client server speak gRPC: a server that does not answer HTTP/2's preface
+    with its SETTINGS is not a Ray head (a real head's answer: test_an_audit_on_a_cluster_started_with_ray_start)."""
+    import socket
+    from http.server import BaseHTTPRequestHandler
+
+    from counterfair.engine import check_address
+
+    from .fakes import loopback
+
+    with loopback(BaseHTTPRequestHandler) as url:
+        with pytest.raises(ConfigError, match="something answers at .* but not a Ray head"):
+            check_address(url.replace("http://", ""), timeout=5)
+    with socket.socket() as silent:  # accepts, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        with pytest.raises(ConfigError, match="not a Ray head"):
+            check_address(f"ray://127.0.0.1:{port}", timeout=1)
+
+
 def test_sigterm_during_a_ray_run_stops_it_as_the_local_engine_does(tmp_path: Path) -> None:
     """#68: ``ray.init`` installs its own SIGTERM handler (a native stack dump, exit 1, or a SystemError wrapping the
     interruption); the command line's is kept, so SIGTERM during a Ray run ends it as locally: the actors stopped,
@@ -310,3 +332,48 @@ def test_ray_actors_share_the_clusters_gpus_unless_the_device_is_the_cpu() -> No
         )
         assert done.returncode == 0, done.stderr[-2000:]
         assert json.loads(done.stdout.strip().splitlines()[-1]) == expected, (device, done.stdout)
+
+
+def test_sigterm_while_ray_starts_ends_the_run_as_143_and_leaves_no_ray_process(tmp_path: Path) -> None:
+    """#87 B10: a SIGTERM while ``ray.init`` ran reached Ray's own handler: exit 15, and Ray's agents left running.
+    The signal waits until Ray has started; then the run stops as any interrupted run does (status 143, the line
+    saying it resumes) and Ray's processes go with it. The signal is sent from inside ``ray.init`` itself, once its
+    processes are up, so the test does not depend on the machine's speed."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    import time
+
+    pytest.importorskip("ray")
+    (tmp_path / "clf.py").write_text("def score(texts):\n    return [0.1] * len(texts)\n")
+    texts = [f"Some {w} people live on street {i}." for i in range(5) for w in ("gay", "Muslim")]
+    pd.DataFrame({"text": texts}).to_csv(tmp_path / "texts.csv", index=False)
+    ray_temp = tempfile.mkdtemp(prefix="cfsig", dir="/tmp")  # Ray's sockets need a short path
+    script = (
+        "import os, signal, sys\n"
+        "import ray._private.node as node\n"
+        "real = node.Node.__init__\n"
+        "def started(self, *args, **kwargs):\n"
+        "    real(self, *args, **kwargs)\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)  # Ray's processes are up, ray.init has not returned\n"
+        "node.Node.__init__ = started\n"
+        "from counterfair.cli import main\n"
+        f"sys.argv = ['counterfair', 'audit', {str(tmp_path / 'texts.csv')!r}, '--methods', 'swap', '-q',\n"
+        f"            '--classifier', 'callable:{tmp_path / 'clf.py'}:score', '--engine', 'ray',\n"
+        f"            '--out', {str(tmp_path / 'run')!r}]\n"
+        "main()\n"
+    )
+    env = {**os.environ, "COUNTERFAIR_CACHE": str(tmp_path / "cache"), "RAY_TMPDIR": ray_temp}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 143, done.stderr[-2000:]
+    assert "terminated (SIGTERM): finished units are kept; the same command resumes" in done.stderr
+
+    def left() -> list[str]:
+        found = subprocess.run(["pgrep", "-af", ray_temp], capture_output=True, text=True).stdout.splitlines()
+        return [line for line in found if "pgrep" not in line]
+
+    deadline = time.monotonic() + 30  # Ray's processes end as the driver's shutdown asked them to
+    while left() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not left()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, ClassVar
@@ -267,17 +268,18 @@ def test_report_and_check_refuse_a_damaged_responses_csv(tmp_path: Path) -> None
 
 
 class _Hangs(BaseHTTPRequestHandler):
-    """Answers every prompt at once, but one that names "job 5" only after 6 s."""
+    """Answers every prompt at once, but one that names "job 5" not until the test releases it (a hanging server
+    hangs: no healthy answer waits on the machine's speed, whatever its load)."""
+
+    release = threading.Event()
 
     def log_message(self, *args: Any) -> None:
         pass
 
     def do_POST(self) -> None:
-        import time
-
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         if "job 5" in json.dumps(body):
-            time.sleep(6)
+            self.release.wait(120)
         choices = [{"index": i, "message": {"role": "assistant", "content": '{"decision": "hire"}'}}
                    for i in range(body.get("n", 1))]  # fmt: skip
         with contextlib.suppress(OSError):  # the client gave up on it
@@ -289,17 +291,21 @@ def test_timeout_and_retries_bound_a_hanging_server(tmp_path: Path) -> None:
     bound each request, the hanging prompt's variants are failed rows, the rest is measured, and above
     ``--max-failed`` the run exits 2 with everything saved. Both are refused for a generator that is no server."""
     (tmp_path / "p.csv").write_text("text\n" + "\n".join(PROMPTS) + "\n", encoding="utf-8")
-    with loopback(_Hangs) as url:
-        args = ["llm-audit", str(tmp_path / "p.csv"), "--generator", f"openai:{url}/v1#m", "--decision",
-                "decision=hire", "--identities", TERMS, "--samples", "2", "--timeout", "1.5", "--retries", "0",
-                "--out", str(tmp_path / "run"), "-q"]  # fmt: skip
-        done = CliRunner().invoke(app, args)
+    handler = type("H", (_Hangs,), {"release": threading.Event()})
+    try:
+        with loopback(handler) as url:
+            args = ["llm-audit", str(tmp_path / "p.csv"), "--generator", f"openai:{url}/v1#m", "--decision",
+                    "decision=hire", "--identities", TERMS, "--samples", "2", "--timeout", "5", "--retries", "0",
+                    "--out", str(tmp_path / "run"), "-q"]  # fmt: skip
+            done = CliRunner().invoke(app, args)
+    finally:
+        handler.release.set()
     assert isinstance(done.exception, GeneratorError), done.output
     assert "9 of 72 prompt variants (12%) got no answer" in str(done.exception)
     rows = pd.read_csv(tmp_path / "run" / "responses.csv")
     failed = rows[rows["status"].str.startswith("failed")]
     assert len(failed) == 9 and failed["prompt"].str.contains("job 5").all()
-    assert failed["status"].str.contains("no answer within 1.5 s").all()
+    assert failed["status"].str.contains("no answer within 5 s").all()
     assert (rows["status"] == "ok").sum() == 63 * 2
     with pytest.raises(ConfigError, match="--timeout and --retries are for an openai:URL#MODEL server"):
         cf.llm_audit(PROMPTS, lambda ps: ps, samples=2, identities=TERMS, timeout=5.0)

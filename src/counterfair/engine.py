@@ -86,7 +86,7 @@ def _map_ray(
     except ImportError as err:
         from .errors import ModelNotAvailable
 
-        raise ModelNotAvailable("the ray engine needs Ray", pip="pip install 'ray>=2.9'") from err
+        raise ModelNotAvailable("the ray engine needs Ray", pip="pip install 'ray[client]>=2.9'") from err
     if not ray.is_initialized():
         check_address(address)
         try:
@@ -100,6 +100,13 @@ def _map_ray(
                 )
         except ConnectionError as err:  # a head that answers but refuses this driver
             raise ConfigError(f"--address {address}: Ray could not join the cluster ({err}).{_auth_hint()}") from None
+        except BaseException as err:  # SIGTERM or Ctrl+C while Ray starts: what it started is stopped
+            with contextlib.suppress(Exception):
+                ray.shutdown()
+            stop = _interruption(err)
+            if stop is not None and stop is not err:
+                raise stop from None
+            raise
     actors = _pool(ray, make_worker, workers)
     pool = ActorPool(actors)
     results = []
@@ -133,19 +140,40 @@ def _interruption(err: BaseException) -> BaseException | None:
 def _own_sigterm() -> Iterator[None]:
     """Keep this process's SIGTERM handler through ``ray.init``, which installs its own (a native stack dump and exit
     status 1): the command line's turns SIGTERM into an interrupt, so the actors are stopped, finished units kept and
-    the run ends with status 143 saying it resumes, as on the local engine."""
+    the run ends with status 143 saying it resumes, as on the local engine. A SIGTERM while Ray starts waits until it
+    has started (interrupted halfway, Ray left its agents running, and its own handler ended the process with status
+    15): then the kept handler has it, and :func:`_map_ray` stops what Ray started."""
     import signal
 
     try:
         kept = signal.getsignal(signal.SIGTERM)
     except ValueError:  # pragma: no cover - no signals here
         kept = None
+    if kept is None:
+        yield
+        return
+    install = signal.signal
+    pending: list[int] = []
+
+    def ours_stays(signum: int, handler: Any) -> Any:
+        return kept if signum == signal.SIGTERM else install(signum, handler)
+
+    try:
+        install(signal.SIGTERM, lambda signum, frame: pending.append(signum))
+    except ValueError:  # not the main thread: Ray's stays
+        yield
+        return
+    signal.signal = ours_stays  # type: ignore[assignment]
     try:
         yield
     finally:
-        if kept is not None:
-            with contextlib.suppress(ValueError, TypeError):  # not the main thread: Ray's stays
-                signal.signal(signal.SIGTERM, kept)
+        signal.signal = install
+        install(signal.SIGTERM, kept)
+    if pending:  # what the SIGTERM would have done, now that Ray is whole
+        if callable(kept):
+            kept(signal.SIGTERM, None)
+        else:
+            os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _auth_hint() -> str:
@@ -219,12 +247,52 @@ def check_address(address: str | None, timeout: float = 5.0) -> None:
         raise ConfigError(f"--address {address!r}: expected ray://HOST:PORT, HOST:PORT or auto")
     host, port = found.group(1), int(found.group(2))
     try:
-        socket.create_connection((host, port), timeout=timeout).close()
+        connection = socket.create_connection((host, port), timeout=timeout)
     except OSError as err:
         raise ConfigError(
             f"--address {address}: nothing answers at {host}:{port} ({err.strerror or err}) within {timeout:g} s; "
             "is the Ray head running there (ray start --head)?"
         ) from None
+    with connection:
+        speaks = _speaks_grpc(connection, timeout)
+    if not speaks:
+        raise ConfigError(
+            f"--address {address}: something answers at {host}:{port}, but not a Ray head (it does not speak gRPC, "
+            "as Ray's GCS and client server do); give the head's port (ray start --head prints it: 6379 by default, "
+            "10001 for ray://)"
+        )
+    if address.startswith("ray://"):
+        try:
+            import ray.util.client  # noqa: F401 - ray[client]'s grpc, which a ray:// address needs
+            import grpc  # noqa: F401
+        except ImportError:
+            raise ConfigError(
+                f"--address {address}: a ray:// address needs Ray's client (pip install 'ray[client]'), which is not "
+                "installed; or give the head's GCS address HOST:6379"
+            ) from None
+
+
+#: HTTP/2's client preface and an empty SETTINGS frame: a gRPC server answers with a SETTINGS frame of its own
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+
+
+def _speaks_grpc(connection: Any, timeout: float) -> bool:
+    """Whether the server on ``connection`` answers HTTP/2's preface with a SETTINGS frame (a frame header whose type
+    byte is 4), as every gRPC server does; an HTTP/1 server answers otherwise or closes, a silent one times out."""
+    import socket
+
+    try:
+        connection.settimeout(timeout)
+        connection.sendall(_H2_PREFACE)
+        head = b""
+        while len(head) < 9:
+            chunk = connection.recv(9 - len(head))
+            if not chunk:
+                return False
+            head += chunk
+    except (OSError, socket.timeout):
+        return False
+    return head[3] == 0x04
 
 
 def shutdown() -> None:
