@@ -179,9 +179,8 @@ def test_an_address_where_another_service_listens_is_refused_in_seconds() -> Non
 
     from .fakes import loopback
 
-    with loopback(BaseHTTPRequestHandler) as url:
-        with pytest.raises(ConfigError, match="something answers at .* but not a Ray head"):
-            check_address(url.replace("http://", ""), timeout=5)
+    with loopback(BaseHTTPRequestHandler) as url, pytest.raises(ConfigError, match=r"answers at .* but not a Ray head"):
+        check_address(url.replace("http://", ""), timeout=5)
     with socket.socket() as silent:  # accepts, never answers
         silent.bind(("127.0.0.1", 0))
         silent.listen()

@@ -263,8 +263,8 @@ def check_address(address: str | None, timeout: float = 5.0) -> None:
         )
     if address.startswith("ray://"):
         try:
-            import ray.util.client  # noqa: F401 - ray[client]'s grpc, which a ray:// address needs
             import grpc  # noqa: F401
+            import ray.util.client  # noqa: F401 - ray[client]'s grpc, which a ray:// address needs
         except ImportError:
             raise ConfigError(
                 f"--address {address}: a ray:// address needs Ray's client (pip install 'ray[client]'), which is not "
@@ -279,7 +279,6 @@ _H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x
 def _speaks_grpc(connection: Any, timeout: float) -> bool:
     """Whether the server on ``connection`` answers HTTP/2's preface with a SETTINGS frame (a frame header whose type
     byte is 4), as every gRPC server does; an HTTP/1 server answers otherwise or closes, a silent one times out."""
-    import socket
 
     try:
         connection.settimeout(timeout)
@@ -290,7 +289,7 @@ def _speaks_grpc(connection: Any, timeout: float) -> bool:
             if not chunk:
                 return False
             head += chunk
-    except (OSError, socket.timeout):
+    except (TimeoutError, OSError):
         return False
     return head[3] == 0x04
 
