@@ -329,3 +329,47 @@ def test_a_run_json_whose_kind_is_null_is_taken_as_this_kind(tmp_path: Path) -> 
     (out / "run.json").write_text('{"schema_version": "1", "options_fingerprint": "f", "kind": null}')
     claim_run_dir(out, {"options_fingerprint": "f"}, {}, what="audit")  # the same run: resumed, not refused
     release_run_dir(out)
+
+
+RUN_JSON_DAMAGE = {
+    "kind null": {"kind": None},
+    "kind a list": {"kind": [1]},
+    "files a string": {"files": "pairs.csv"},
+    "files of numbers": {"files": [1, 2]},
+    "files outside the folder": {"files": ["../outside.txt", "/tmp"]},
+    "options null": {"options": None},
+    "options a list": {"options": [1]},
+    "fingerprint a list": {"options_fingerprint": [1]},
+    "input hash a number": {"input_sha256": 5},
+}
+
+
+@pytest.mark.parametrize("damage", list(RUN_JSON_DAMAGE))
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_a_damaged_run_json_is_resumed_refused_or_replaced_never_a_crash(
+    tmp_path: Path, damage: str, overwrite: bool
+) -> None:
+    """#87 B11: fields of run.json of the wrong type (kind null was exit 3): each run.json below is resumed, refused
+    with a ConfigError naming what differs, or (--overwrite) replaced; nothing outside the folder is touched."""
+    from counterfair.errors import ConfigError
+    from counterfair.runs import allow_overwrite, claim_run_dir, holds_run_dir
+    from counterfair.writing import write_json
+
+    (tmp_path / "outside.txt").write_text("mine")
+
+    @holds_run_dir
+    def run(source: str, out_dir: Path) -> None:
+        claim_run_dir(out_dir, {"options_fingerprint": "f", "input_sha256": "i"}, {"options": {"a": 1}}, what="audit")
+        write_json({"done": True}, out_dir / "summary.json")
+
+    out = tmp_path / "run"
+    run("x", out)
+    record = json.loads((out / "run.json").read_text())
+    (out / "run.json").write_text(json.dumps({**record, **RUN_JSON_DAMAGE[damage]}))
+    if overwrite:
+        allow_overwrite(out)
+    try:
+        run("x", out)
+    except ConfigError as err:
+        assert not overwrite and "differs in" in str(err)
+    assert (tmp_path / "outside.txt").read_text() == "mine" and Path("/tmp").is_dir()
