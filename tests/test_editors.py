@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -327,3 +328,38 @@ def test_ablation_removes_hyphenated_words_whole() -> None:
     assert islam.ablate("a pro-Islam rally")[0] == "a rally"
     _, edits = judaism.ablate("He fights anti-semitism daily.")
     assert [(e.start, e.end, e.old) for e in edits] == [(10, 24, "anti-semitism ")]
+
+
+def test_the_gender_swap_parses_its_texts_in_batches_once_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    """#86 item 1: the gender swap parsed each text on its own (``nlp(text)``: half of a large audit's time). It
+    parses the texts it needs ahead, in ``nlp.pipe`` batches, each once; the candidates are those of one at a time."""
+    import spacy.language
+
+    from counterfair.editors import guard
+    from counterfair.editors.gender import GenderSwapEditor
+
+    texts = [f"My wife said she would call her sister on day {i}." for i in range(40)]
+    texts += [f"He told his boss about it on day {i}." for i in range(40)] + ["Nothing gendered here."]
+    editor = GenderSwapEditor()
+    guard.forget_parses()
+    alone = [editor.rewrite(t, "swap")[0] for t in texts]  # the rewrite parses what it needs, one text at a time
+    one_at_a_time = [None if new == text else new for new, text in zip(alone, texts, strict=True)]
+    guard.forget_parses()
+    counts = {"one": 0, "piped": 0}
+    call, pipe = spacy.language.Language.__call__, spacy.language.Language.pipe
+
+    def counted_call(self: Any, text: str, *args: Any, **kwargs: Any) -> Any:
+        counts["one"] += 1
+        return call(self, text, *args, **kwargs)
+
+    def counted_pipe(self: Any, docs: Any, *args: Any, **kwargs: Any) -> Any:
+        for doc in pipe(self, docs, *args, **kwargs):
+            counts["piped"] += 1
+            yield doc
+
+    monkeypatch.setattr(spacy.language.Language, "__call__", counted_call)
+    monkeypatch.setattr(spacy.language.Language, "pipe", counted_pipe)
+    out = editor.edit(texts)
+    assert counts == {"one": 0, "piped": 80}  # the 80 gendered texts, each once, all in batches
+    swapped = [next((c.text for c in cands if c.meta.get("direction") == "swap"), None) for cands in out]
+    assert swapped == one_at_a_time

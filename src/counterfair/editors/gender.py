@@ -26,6 +26,8 @@ parser, pronouns that need one ("her", "his", a subject pronoun towards "they") 
 
 from __future__ import annotations
 
+import contextlib
+import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -62,6 +64,12 @@ GENDER_TITLES = frozenset("mr mr. mrs mrs. ms ms. miss sir madam".split())
 #: and carry no sentiment of their own ("friend" did: VADER scores it +2.2, which made both genders "material"), nor
 #: a context of their own ("neighbour" is one: a model reacting to a text that names a neighbour reacted to the control)
 PLACEBO_NOUNS = (("cousin", "cousins"), ("roommate", "roommates"), ("colleague", "colleagues"))
+
+
+#: texts parsed ahead at once by the gender swap (fewer than the parses the guard keeps, so none is dropped before
+#: it is used)
+PARSE_AHEAD = 1024
+_NEEDS_PARSE = re.compile(r"\b(?:her|his|he|she)\b", re.IGNORECASE)
 
 
 def _parse(text: str) -> Any:
@@ -325,12 +333,26 @@ class GenderSwapEditor(EditorBase):
 
     # ------------------------------------------------------------------ the editor
 
+    def _parse_ahead(self, texts: Sequence[str]) -> None:
+        """Parse, in batches (``nlp.pipe``), the texts of the next stretch that :meth:`rewrite` will parse: those with
+        a gendered word (a first name changes with them; her/his and he/she read their role off the parse). One at a
+        time, ``nlp(text)`` was half of a large audit's time (#86); the parses are kept for the guard and the
+        grammar, which ask for the same texts."""
+        from .guard import parse_all
+
+        wanted = [t for t in texts if (self._names or _NEEDS_PARSE.search(t)) and self._matcher.contains(t)]
+        if wanted:
+            with contextlib.suppress(ModelNotAvailable):  # each text's rewrite says "needs_parser" where it must
+                parse_all(wanted)
+
     def edit(self, texts: Sequence[str], *, progress: ProgressHook | None = None) -> list[list[Candidate]]:
         hook = progress or NullProgress()
         hook.start("gender swap", len(texts))
         out: list[list[Candidate]] = []
         self.last_notes, self.last_reasons, self.last_counts = [], [], []
-        for text in texts:
+        for start, text in enumerate(texts):
+            if start % PARSE_AHEAD == 0:
+                self._parse_ahead(texts[start : start + PARSE_AHEAD])
             found = self._matcher.find(text)
             groups = {self.group_of(m.text) for m in found}
             source = groups.pop() if len(groups) == 1 else "mixed"
