@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError, SchemaError
+from .hfdata import HF_DATASET, read_hf_dataset
 from .records import SCHEMA_VERSION
 
 FORMATS = {
@@ -227,32 +228,6 @@ def _read_json(path: Path, text: str) -> pd.DataFrame:
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         raise InputError(f"{path}: expected a JSON array of objects (one per row)")
     return pd.DataFrame.from_records([whole_characters(item) for item in data])
-
-
-HF_DATASET = "hf-dataset:"
-
-
-def read_hf_dataset(spec: str) -> pd.DataFrame:
-    """``hf-dataset:NAME[:SPLIT]`` (the hub, with the user's cache and network settings) or
-    ``hf-dataset:DIR[:SPLIT]`` (a dataset saved with ``save_to_disk``), as a DataFrame; split ``train`` by default."""
-    try:
-        import datasets
-    except ImportError as err:
-        from .errors import ModelNotAvailable
-
-        needs = "reading Hugging Face datasets needs the datasets package"
-        raise ModelNotAvailable(needs, pip="pip install datasets") from err
-    name, _, split = spec[len(HF_DATASET) :].partition(":")
-    split = split or "train"
-    try:
-        if Path(name).is_dir():
-            loaded = datasets.load_from_disk(name)
-            data = loaded[split] if isinstance(loaded, datasets.DatasetDict) else loaded
-        else:
-            data = datasets.load_dataset(name, split=split)
-    except Exception as err:
-        raise InputError(f"{spec}: cannot load the dataset ({type(err).__name__}: {err})") from err
-    return data.to_pandas()
 
 
 def row_strings(frame: pd.DataFrame) -> list[str]:

@@ -268,7 +268,7 @@ def _set_aside(target: Path) -> None:
     aside = target / REPLACED
     _remove_tree(aside)  # a replaced run a finished run kept no reason for
     aside.mkdir()
-    for entry in target.iterdir():
+    for entry in list(target.iterdir()):  # listed first: the folder changes as entries move
         if entry.name in ours or entry.name == "run.json":
             entry.rename(aside / entry.name)
 
@@ -288,9 +288,9 @@ def _restore_replaced(target: Path) -> None:
     aside = target / REPLACED
     if not aside.is_dir() or (target / "run.json").exists():
         return
-    for entry in aside.iterdir():
-        if not (target / entry.name).exists():
-            entry.rename(target / entry.name)
+    for entry in list(aside.iterdir()):
+        _remove_tree(target / entry.name)  # what a run with no run.json of its own began there is not kept over it
+        entry.rename(target / entry.name)
     _remove_tree(aside)
 
 
