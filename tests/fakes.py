@@ -115,10 +115,20 @@ class ListEditor(EditorBase):
         return [[self.candidate(t) for t in self.make(text)] for text in texts]
 
 
-def answer_json(handler: BaseHTTPRequestHandler, payload: bytes) -> None:
-    """A loopback handler's reply: HTTP 200 with a JSON body."""
-    handler.send_response(200)
-    handler.send_header("Content-Type", "application/json")
+def answer_json(
+    handler: BaseHTTPRequestHandler,
+    payload: bytes,
+    *,
+    status: int = 200,
+    content_type: str = "application/json",
+    headers: dict[str, str] | None = None,
+) -> None:
+    """A loopback handler's reply: HTTP ``status`` (200) with a JSON body, its length and any ``headers``."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", content_type)
+    handler.send_header("Content-Length", str(len(payload)))
+    for name, value in (headers or {}).items():
+        handler.send_header(name, value)
     handler.end_headers()
     handler.wfile.write(payload)
 

@@ -20,7 +20,7 @@ from counterfair.httpjson import MAX_BODY_BYTES
 from counterfair.llm.base import SamplingParams
 from counterfair.llm.openai_http import LLMServerError, OpenAIHTTPLLM
 
-from .fakes import loopback
+from .fakes import answer_json, loopback
 
 BOMB = gzip.compress(b"[" + b" " * (MAX_BODY_BYTES + 1024) + b"]", compresslevel=9)  # ~33 MB inflated, ~33 KB sent
 
@@ -122,14 +122,10 @@ class _Busy(BaseHTTPRequestHandler):
         texts = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))["texts"]
         self.asked.append(len(texts))
         busy = len(self.asked) == 1
-        body = b'{"error": "slow down"}' if busy else json.dumps({"scores": [0.3] * len(texts)}).encode()
-        self.send_response(429 if busy else 200)
         if busy:
-            self.send_header("Retry-After", "0")
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+            answer_json(self, b'{"error": "slow down"}', status=429, headers={"Retry-After": "0"})
+        else:
+            answer_json(self, json.dumps({"scores": [0.3] * len(texts)}).encode())
 
     def log_message(self, *args: Any) -> None:
         return None
@@ -166,12 +162,9 @@ def test_a_classifiers_password_and_key_leave_the_process_nowhere(tmp_path: Path
 class _Rot13(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         texts = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))["texts"]
-        body = json.dumps({"scores": [0.25] * len(texts)}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json; charset=rot13")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        answer_json(
+            self, json.dumps({"scores": [0.25] * len(texts)}).encode(), content_type="application/json; charset=rot13"
+        )
 
     def log_message(self, *args: Any) -> None:
         return None
