@@ -266,7 +266,7 @@ def _set_aside(target: Path) -> None:
     after the claim loses nothing."""
     ours = _run_files(target)
     aside = target / REPLACED
-    _remove_tree(aside)  # a replaced run a finished run kept no reason for
+    _remove_tree(aside)  # an older run still set aside (a replacement that stopped after writing): this one replaces it
     aside.mkdir()
     for entry in list(target.iterdir()):  # listed first: the folder changes as entries move
         if entry.name in ours or entry.name == "run.json":
