@@ -3,6 +3,7 @@ aliases are refused, size and item count are capped, binary content and unknown 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -94,6 +95,10 @@ def test_a_pack_or_config_that_is_a_device_or_grows_is_refused_without_reading_i
         load_identity_set(str(words))
     with pytest.raises(ConfigError, match="not a regular file"):
         read_capped(tmp_path, "--config")
+    pipe = tmp_path / "config.yaml"
+    os.mkfifo(pipe)  # opening it to read would wait for a writer: refused before it is opened
+    with pytest.raises(ConfigError, match="not a regular file"):
+        read_mapping(pipe, "--config")
     big = tmp_path / "big.yaml"
     big.write_bytes(b"a: 1\n" + b"#" * 200)
     with pytest.raises(ConfigError, match="more than 100 bytes"):

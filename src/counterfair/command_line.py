@@ -311,8 +311,8 @@ def log_to_tracker(log_to: str, target: Path, log: Callable[[], str]) -> None:
     try:
         run_id = log()
     except Exception as err:  # the tracker's own errors: the run is done, the exit code must not say "failed"
-        said = redact(f"the run is in {target}, but logging to {log_to} failed: {err}")
-        err_console.print(f"[red]error:[/red] {escape(said)}")
+        said = f"the run is in {target}, but logging to {log_to} failed: {err}"
+        err_console.print(f"[red]error:[/red] {escape(said)}")  # err_console redacts what it prints
         raise typer.Exit(2) from err
     console.print(f"logged to {log_to}: run {run_id}")
 
@@ -670,13 +670,13 @@ def main() -> None:
         err_console.print("terminated (SIGTERM): finished units are kept; the same command resumes")
         sys.exit(128 + 15)
     except CounterfairError as err:
-        err_console.print(f"[red]error:[/red] {escape(redact(str(err)))}")
+        err_console.print(f"[red]error:[/red] {escape(str(err))}")  # err_console redacts what it prints
         sys.exit(EXIT_ERROR)
     except OSError as err:  # a file it could not read or write (--junit on a read-only path, a vanished input)
         where = f" {err.filename}" if getattr(err, "filename", None) else ""
         from .writing import resume_hint
 
-        said = redact(f"cannot use{where}: {err.strerror or err}{resume_hint(err)}")
+        said = f"cannot use{where}: {err.strerror or err}{resume_hint(err)}"
         err_console.print(f"[red]error:[/red] {escape(said)}")
         sys.exit(EXIT_ERROR)
     except KeyboardInterrupt:
@@ -685,7 +685,7 @@ def main() -> None:
     except Exception as err:  # noqa: BLE001 - a bug: one sentence, the traceback in a log file, exit 3
         log = _crash_log()
         err_console.print(
-            f"[red]internal error:[/red] {escape(type(err).__name__)}: {escape(redact(str(err)))[:300]}\n"
+            f"[red]internal error:[/red] {escape(type(err).__name__)}: {escape(str(err))[:300]}\n"
             f"This is a bug in counterfair; the traceback is in {log}. Finished units are kept."
         )
         sys.exit(EXIT_INTERNAL)

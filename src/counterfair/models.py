@@ -487,7 +487,7 @@ def check_device_there(spec: str, *, given_as: str = "--device") -> str:
             f"{given_as} {wanted}: torch is not installed, so nothing in this run can use a GPU; install torch "
             "(pip install torch) or leave the device out"
         ) from None
-    return torch_device(wanted)
+    return torch_device(wanted, given_as=given_as)
 
 
 def check_device_form(spec: str, *, given_as: str = "--device") -> str:
@@ -559,13 +559,13 @@ def device_name(device: str) -> str:
     return device
 
 
-def torch_device(spec: str | None = None) -> str:
+def torch_device(spec: str | None = None, *, given_as: str | None = None) -> str:
     """The torch device a model counterfair loads runs on: ``spec``, else ``$COUNTERFAIR_DEVICE`` (the command
     line's ``--device``), else ``auto``: a CUDA GPU when torch sees one, else Apple's ``mps``, else the CPU. A GPU
     asked for and not there is a ConfigError saying what torch sees."""
     import torch
 
-    given_as = "--device" if spec or not os.environ.get("COUNTERFAIR_DEVICE") else DEVICE_GIVEN_AS[0]
+    given_as = given_as or ("--device" if spec or not os.environ.get("COUNTERFAIR_DEVICE") else DEVICE_GIVEN_AS[0])
     wanted = check_device_form(spec or os.environ.get("COUNTERFAIR_DEVICE") or "auto", given_as=given_as)
     cuda = torch.cuda.is_available()
     mps = bool(getattr(torch.backends, "mps", None)) and torch.backends.mps.is_available()

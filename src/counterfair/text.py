@@ -305,7 +305,10 @@ class TermMatcher:
         """Whether any term occurs in ``text``."""
         if text.isascii():
             return self._regex.search(text) is not None
-        return self._regex.search(matchable(fold_for_matching(text))[0]) is not None
+        folded = fold_for_matching(text)
+        if _INVISIBLE_RE.search(folded) is None and unicodedata.is_normalized("NFC", folded):
+            return self._regex.search(folded) is not None  # as find(): the per-character walk only where it is needed
+        return self._regex.search(matchable(folded)[0]) is not None
 
     def replace(
         self,

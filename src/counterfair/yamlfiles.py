@@ -66,13 +66,14 @@ def read_capped(path: Path | str, what: str, *, max_bytes: int = MAX_BYTES) -> b
 
     path = Path(path)
     where = f"{what} {path}"
+    refused = ConfigError(f"{where}: not a regular file (a device, a pipe or a folder); give a file")
     try:
+        if not stat.S_ISREG(path.stat().st_mode):  # before open(): opening a pipe waits for a writer
+            raise refused
         with open(path, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                raise ConfigError(f"{where}: not a regular file (a device, a pipe or a folder); give a file")
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # replaced since: what was opened counts
+                raise refused
             raw = handle.read(max_bytes + 1)
-    except IsADirectoryError:
-        raise ConfigError(f"{where}: not a regular file (a device, a pipe or a folder); give a file") from None
     except OSError as err:
         raise ConfigError(f"{where}: cannot read it ({err.strerror or err})") from err
     if len(raw) > max_bytes:

@@ -39,8 +39,6 @@ class FewShotPrompt:
 
     @classmethod
     def load(cls, name_or_path: str = "reif-fewshot") -> FewShotPrompt:
-        import yaml
-
         path = Path(name_or_path)
         if not path.exists():
             path = Path(
@@ -48,9 +46,9 @@ class FewShotPrompt:
             )
         if not path.exists():
             raise ConfigError(f"unknown prompt {name_or_path!r}; built in: reif-fewshot; or give a YAML file")
-        from ..yamlfiles import read_capped
+        from ..yamlfiles import read_mapping
 
-        data = yaml.safe_load(read_capped(path, "prompt file").decode("utf-8", errors="replace"))
+        data = read_mapping(path, "prompt file")  # capped, no aliases, no key twice: a user's file
         return cls(
             name=str(data["name"]),
             version=int(data["version"]),
