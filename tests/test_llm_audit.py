@@ -767,3 +767,29 @@ def test_an_audit_whose_first_outcome_has_no_value_writes_its_summary_and_report
     assert read.effects is not None and read.effects["decision"] is None
     assert read.effects["refusal"] is not None and read.effects["refusal"].identity_effect is not None
     assert (tmp_path / "py" / "report.html").exists()
+
+
+def test_an_outcome_no_answer_gave_fails_the_default_gate_as_unseen(tmp_path: Path) -> None:
+    """#79 item 3: every answer a refusal leaves the decision and the rating unmeasured. The default gate (over every
+    outcome) exited 0 on the refusal outcome alone; it now fails a ``measured(...)`` check per unmeasured outcome, of
+    kind inconclusive (exit 4), with ``--allow-inconclusive`` too; a rule naming its outcome stays an error (exit 2)."""
+    from counterfair.analysis.gate import check_kind
+    from counterfair.summaries import GateCheck, typed
+
+    result = cf.llm_audit(TEMPLATES[:8], _refuses_everything, samples=2, few_prompts=True, **FAST)
+    for allow in (False, True):
+        gate = result.check("default", allow_inconclusive=allow)
+        assert gate["verdict"] == "inconclusive" and gate["exit_code"] == 4, gate["failed"]
+        failing = [c for c in gate["checks"] if c["verdict"] == "fail"]
+        assert {c["rule"] for c in failing} == {"measured(decision)", "measured(rating)"}
+        assert all(check_kind(typed(c, GateCheck)) == "inconclusive" for c in failing)
+        said = f"none of the {result.summary.responses} responses gave a readable value"
+        assert result.summary.responses > 0 and all(said in c["message"] for c in failing)
+    result.save(tmp_path / "run")
+    for extra in ([], ["--allow-inconclusive"]):
+        ran = CliRunner().invoke(app, ["check", str(tmp_path / "run"), "--fail-if", "default", *extra])
+        assert ran.exit_code == 4, ran.output
+    named = result.check(["material(decision.identity_effect[*])"])
+    assert named["exit_code"] == 2 and "not measured" in named["errors"][0]
+    answered = cf.llm_audit(TEMPLATES[:8], planted.fair, samples=2, few_prompts=True, **FAST)
+    assert not any(c["rule"].startswith("measured(") for c in answered.check("default")["checks"])

@@ -502,6 +502,25 @@ def _unmeasured(checks: Sequence[GateCheck]) -> list[GateCheck]:
     ]  # fmt: skip
 
 
+def with_unmeasured(verdict: GateVerdict, outcomes: Sequence[str], why: str) -> GateVerdict:
+    """The verdict with a failing ``measured(OUTCOME)`` check (kind ``inconclusive``) for each outcome asked for that
+    nothing measured (``why`` says what is missing): a rule meant for every outcome cannot pass one it never saw, so
+    such a run exits 4 (``--allow-inconclusive`` or not), never 0."""
+    if not outcomes:
+        return verdict
+    added = tuple(
+        GateCheck(rule=f"measured({o})", metric=f"{o}.identity_effect", estimate="measured",
+                  description=f"measured({o})", verdict="fail", message=f"measured({o}): not measured — {why}")
+        for o in outcomes
+    )  # fmt: skip
+    checks = verdict.checks + added
+    state = gate_verdict(checks)
+    return replace(
+        verdict, checks=checks, verdict=state, exit_code=EXIT_CODES[state], failed=verdict.failed + tuple(
+            c.message for c in added)
+    )
+
+
 def gate_pairs(
     pairs: pd.DataFrame,
     rules: Sequence[str | Rule],

@@ -644,9 +644,24 @@ NOT_MEASURED = "not measured: no response gave a readable value of that outcome,
 def gate_of(run: LLMAuditResult, rules: Sequence[str]) -> GateVerdict:
     """The gate's verdicts on an LLM audit's result: ``default`` over the outcomes that were measured (a readable
     answer each); a rule on an outcome without one says why it has no value."""
-    from ...analysis.gate import evaluate_rules, outcome_rules
+    from ...analysis.gate import evaluate_rules, outcome_rules, with_unmeasured
 
     s = run.summary
     measurable = [o for o in s.outcomes if (s.effects or {}).get(o) is not None]
     expanded = outcome_rules(rules, measurable, similarities=list(s.similarity or {}))
-    return evaluate_rules(expanded, run.gate_metrics(), missing=NOT_MEASURED)
+    verdict = evaluate_rules(expanded, run.gate_metrics(), missing=NOT_MEASURED)
+    if not any(_every_outcome(rule) for rule in rules):
+        return verdict  # rules that name their outcome: one without a value is already an error that says so
+    return with_unmeasured(
+        verdict, unmeasured(s), f"none of the {s.responses} responses gave a readable value (declined or unparsed)"
+    )
+
+
+def _every_outcome(rule: str) -> bool:
+    """Whether a rule stands for every outcome: ``default``, or an in-slot rule that names none."""
+    from ...analysis.gate import MATERIAL_METRICS, parse_rule
+
+    if rule.strip().lower() == "default":
+        return True
+    metric = parse_rule(rule).metric
+    return "." not in metric and metric in MATERIAL_METRICS
