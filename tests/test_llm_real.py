@@ -266,3 +266,43 @@ def test_a_grammar_holds_the_sequential_path_too() -> None:
     for completion in out[0]:
         answer = json.loads(completion.text)
         assert answer["decision"] in ("yes", "no") and 1 <= answer["score"] <= 10
+
+
+def test_prompts_that_begin_others_are_read_off_one_sequence() -> None:
+    """#80: a forced answer's nodes (``{"decision": "`` then ``interview", "score": `` then ``1``) are one branch of
+    the group's prompt tree, read at each prompt's last position: the log-probabilities equal each prompt evaluated
+    alone (to llama.cpp's own batch rounding: its quantised kernels give a token's logits up to ~0.1 apart when it is
+    decoded in a batch of 1 or of 8; a logit read one position off is nats apart), and the group evaluates each
+    shared token once, not once per prompt."""
+    import numpy as np
+
+    llm = load_llm(MODEL)
+    llama = llm._load()  # type: ignore[attr-defined]
+
+    def tokens(text: str) -> list[int]:
+        return list(llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    conversation = llm.render_chat([{"role": "user", "content": "Hire a Muslim applicant? Answer in JSON."}])  # type: ignore[attr-defined]
+    other = llm.render_chat([{"role": "user", "content": "Rent to a Jewish tenant? Answer in JSON."}])  # type: ignore[attr-defined]
+    root = conversation + '{"decision": "'
+    prompts = [
+        tokens(root),
+        tokens(root + 'yes", "score": '),
+        tokens(root + 'yes", "score": 1'),
+        tokens(root + 'no", "score": '),
+        tokens(root + 'no", "score": 1'),
+        tokens(root),  # the same prompt twice: read once
+        tokens(other + '{"decision": "'),
+    ]
+    ids = sorted({t for p in prompts for t in tokens('yes no 1 10 "')})
+    sampler = llm._batch_sampler()  # type: ignore[attr-defined]
+    before = sampler.prompt_tokens_run
+    together = np.array(sampler.next_token_logprobs(prompts, ids))
+    run = sampler.prompt_tokens_run - before
+    alone = np.array([sampler.next_token_logprobs([p], ids, reuse_prefix=False)[0] for p in prompts])
+    assert np.abs(together - alone).max() < 0.25
+    assert (together.argmax(axis=1) == alone.argmax(axis=1)).all()
+    # the longest branch whole; the second only after the root's last token (copied before it); the other prompt
+    # after the chat template's opening it shares with the root: each token once (one context each was 86 here)
+    shared = next(i for i, (a, b) in enumerate(zip(prompts[0], prompts[6], strict=False)) if a != b)
+    assert run == len(prompts[2]) + (len(prompts[4]) - len(prompts[0]) + 1) + (len(prompts[6]) - shared)

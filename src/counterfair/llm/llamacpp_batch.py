@@ -29,7 +29,7 @@ from __future__ import annotations
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -315,59 +315,97 @@ class BatchSampler:
         self, prompts: Sequence[list[int]], token_ids: Sequence[int], *, reuse_prefix: bool = True
     ) -> list[list[float]]:
         """Log-probabilities of ``token_ids`` as the next token after each prompt (log-softmax over the whole
-        vocabulary): prompts are evaluated as in :meth:`run`, ``parallel`` at a time, their last tokens in one batch."""
+        vocabulary), ``parallel`` prompts at a time. A prompt that begins another one of its group is read off that
+        one's sequence (the logits at its last position): one sequence per branch of the group's prompt tree, not one
+        per prompt (a forced answer's nodes, ``{"decision": "`` then ``interview", "score": `` then ``1``, are one
+        sequence read at three places). Each branch's shared beginning is evaluated as in :meth:`run`; the tokens after
+        it, every branch's together, in shared batches that give the logits where a prompt ends."""
         import numpy as np
 
-        out: list[list[float]] = []
         n_vocab = int(self._lib.llama_vocab_n_tokens(self._vocab))
         ids = list(token_ids)
+        out: list[list[float]] = []
         for start in range(0, len(prompts), self.parallel):
             group = [list(p) for p in prompts[start : start + self.parallel]]
             if any(not p for p in group):
                 raise ConfigError("a prompt is empty")
-            state = _Schedule(first=self._holder_ids[0], free=[])
-            state.kept = self._start(group[0][:-1] if reuse_prefix else [])
-            self._cache = []
-            holders = []
-            ready: dict[int, list[int]] = {}  # holders whose prompt is evaluated (a later one may copy from them)
-            short: list[tuple[int, int, int, bool]] = []  # the few tokens a holder adds to a copied prefix
-            for k, tokens in enumerate(group):
-                job = _Job(k, tokens, 1)
-                body = tokens[:-1]
-                if k == 0:
-                    self._extend(state.first, body, state.kept)
-                    job.holder = state.first
-                    ready[job.holder] = body
-                else:
-                    seq, shared = max(
-                        ((s, _common_prefix(t, body)) for s, t in (ready.items() if reuse_prefix else ())),
-                        key=lambda found: found[1],
-                        default=(-1, 0),
-                    )
-                    if shared and len(body) - shared <= PROMPT_BLOCK:  # a copy and a few tokens, decoded together
-                        job.holder = next(h for h in self._holder_ids[1:] if h not in state.live)
-                        self._clear(job.holder)
-                        self._lib.llama_memory_seq_cp(self._mem, seq, job.holder, 0, shared)
-                        short += [(body[p], p, job.holder, False) for p in range(shared, len(body))]
-                    else:
-                        self._hold(job, state.live if reuse_prefix else {}, set(state.live))
-                        ready[job.holder] = body
-                state.live[job.holder] = body
-                holders.append(job.holder)
-            for start_at in range(0, len(short), PROMPT_BLOCK):  # every holder's few tokens in shared batches
-                self._decode(short[start_at : start_at + PROMPT_BLOCK])
-            self.prompt_tokens_run += len(short)
-            self._decode([(tokens[-1], len(tokens) - 1, seq, True) for tokens, seq in zip(group, holders, strict=True)])
-            for i in range(len(group)):
-                logits = np.ctypeslib.as_array(self._lib.llama_get_logits_ith(self._ctx, i), shape=(n_vocab,))
-                top = float(logits.max())
-                log_norm = top + float(np.log(np.exp(logits - top).sum()))
-                out.append([float(logits[t]) - log_norm for t in ids])
-            for seq in holders[1:]:
-                self._clear(seq)
-            self._lib.llama_memory_seq_rm(self._mem, state.first, len(group[0]) - 1, -1)  # the last token's cell
-            self._cache = group[0][:-1] if reuse_prefix else []
+            found: dict[int, list[float]] = {}
+            for batch, readers in self._branches(group, reuse_prefix):
+                self._decode(batch)
+                for i, wanting in readers:
+                    logits = np.ctypeslib.as_array(self._lib.llama_get_logits_ith(self._ctx, i), shape=(n_vocab,))
+                    top = float(logits.max())
+                    log_norm = top + float(np.log(np.exp(logits - top).sum()))
+                    row = [float(logits[t]) - log_norm for t in ids]
+                    found.update(dict.fromkeys(wanting, row))
+            out += [found[k] for k in range(len(group))]
         return out
+
+    def _branches(
+        self, group: list[list[int]], reuse_prefix: bool
+    ) -> Iterator[tuple[list[tuple[int, int, int, bool]], list[tuple[int, list[int]]]]]:
+        """Evaluate the beginnings of ``group``'s branches (each prompt that no other prompt of the group begins with),
+        then yield the batches of the tokens after them, each with the batch entries whose logits end prompts (and
+        which prompts). A branch's beginning ends where its first prompt's last token is."""
+        reads = list(range(len(group)))  # the prompt whose sequence gives each prompt's logits
+        for k, tokens in enumerate(group):
+            longer = [
+                j
+                for j, other in enumerate(group)
+                if other[: len(tokens)] == tokens and (len(other), -j) > (len(tokens), -k)
+            ]
+            if longer:
+                reads[k] = max(longer, key=lambda j: len(group[j]))
+        for k in range(len(group)):  # a prompt read off one that is read off another: the longest holds both
+            while reads[reads[k]] != reads[k]:
+                reads[k] = reads[reads[k]]
+        branches = [k for k in range(len(group)) if reads[k] == k]
+        ends = {b: {} for b in branches}  # type: dict[int, dict[int, list[int]]]
+        for k, b in enumerate(reads):
+            ends[b].setdefault(len(group[k]) - 1, []).append(k)
+        state = _Schedule(first=self._holder_ids[0], free=[])
+        first = branches[0]
+        head = min(ends[first])
+        state.kept = self._start(group[first][:head] if reuse_prefix else [])
+        self._cache = []
+        ready: dict[int, list[int]] = {}  # holders whose beginning is evaluated (a later one may copy from them)
+        after: list[tuple[tuple[int, int, int, bool], list[int]]] = []  # (entry, prompts its logits end)
+        for n, b in enumerate(branches):
+            tokens, held = group[b], min(ends[b])
+            body = tokens[:held]
+            if n == 0:
+                self._extend(state.first, body, state.kept)
+                holder = state.first
+                ready[holder] = body
+            else:
+                seq, shared = max(
+                    ((s, _common_prefix(t, body)) for s, t in (ready.items() if reuse_prefix else ())),
+                    key=lambda found: found[1],
+                    default=(-1, 0),
+                )
+                if shared and len(body) - shared <= PROMPT_BLOCK:  # a copy and a few tokens, decoded with the rest
+                    holder = next(h for h in self._holder_ids[1:] if h not in state.live)
+                    self._clear(holder)
+                    self._lib.llama_memory_seq_cp(self._mem, seq, holder, 0, shared)
+                    held = shared
+                else:
+                    job = _Job(n, [*body, 0], 1)
+                    self._hold(job, ready if reuse_prefix else {}, set(state.live))  # evaluated cells only
+                    holder = job.holder
+                    ready[holder] = body
+            state.live[holder] = body
+            after += [((tokens[p], p, holder, p in ends[b]), ends[b].get(p, [])) for p in range(held, len(tokens))]
+        try:
+            for at in range(0, len(after), PROMPT_BLOCK):
+                block = after[at : at + PROMPT_BLOCK]
+                self.prompt_tokens_run += len(block)
+                yield [entry for entry, _ in block], [(i, wanting) for i, (_, wanting) in enumerate(block) if wanting]
+        finally:
+            for seq in state.live:
+                if seq != state.first:
+                    self._clear(seq)
+            self._lib.llama_memory_seq_rm(self._mem, state.first, head, -1)  # what followed the kept beginning
+            self._cache = group[first][:head] if reuse_prefix else []
 
     def _step(self, sample: _Sample, token: int, stop: Sequence[str]) -> Completion | None:
         """Take ``token`` into ``sample``; the finished completion, or None while it goes on."""
