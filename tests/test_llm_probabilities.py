@@ -426,3 +426,38 @@ def test_the_reports_generator_line_names_the_simulated_screener() -> None:
         and "None" not in line
     )
     assert generator_line({"type": "mine", "version": 2}) == "generator: type mine, version 2"
+
+
+def test_branches_count_the_contexts_no_other_begins_and_calls_hold_whole_conversations() -> None:
+    """#80: a context that begins another is read off it (llama.cpp), so a conversation's forced decision and its
+    rating nodes need two sequences, not five; calls are cut between conversations by branches, not contexts."""
+    from counterfair.llm.llamacpp_batch import BatchSampler
+    from counterfair.llm.values import branches
+
+    root = [1, 2, 3]
+    assert branches([root, [*root, 4], [*root, 4, 5], [*root, 6], [*root, 6, 5], list(root)]) == 2
+    assert branches([[1], [2], [1, 2]]) == 2 and branches([[7], [7]]) == 1 and branches([]) == 0
+
+    calls: list[list[list[int]]] = []
+
+    def next_logprobs(contexts: list[list[int]], ids: list[int]) -> list[list[float]]:
+        calls.append(contexts)
+        return [[math.log(0.5)] * len(ids) for _ in contexts]
+
+    def spell(text: str, special: bool) -> list[int]:
+        return [ord(c) for c in text]
+
+    asks = [("d", {"y": ["y"], "n": ["n"]}), ("dy", {"1": ["1"], "2": ["2"]}), ("dn", {"1": ["1"], "2": ["2"]})]
+    conversations = [[c] for c in "abcde"]
+    for per_branch, sizes in ((True, [6, 6, 3]), (False, [3, 3, 3, 3, 3])):
+        calls.clear()
+        value_odds(conversations, asks, render=lambda m: m[0], tokenize=spell, next_logprobs=next_logprobs,
+                   group=4, per_branch=per_branch)  # fmt: skip
+        assert [len(c) for c in calls] == sizes  # a conversation: 3 contexts, 2 branches ("ad" begins "ady")
+    # the batch sampler cuts its own groups the same way: by branches (and cells), never within a run that fits
+    sampler = object.__new__(BatchSampler)
+    sampler._pool, sampler.cells = list(range(3)), 10_000  # type: ignore[attr-defined]
+    prompts = [[9, 1], [9, 1, 2], [9, 3], [8, 1], [8, 1, 5], [7]]
+    assert [len(g) for g in sampler._groups(prompts)] == [5, 1]  # [9,1,2], [9,3], [8,1,5] fill three sequences
+    sampler.cells = 2 + 64  # room for about one prompt: each alone
+    assert [len(g) for g in sampler._groups(prompts)] == [1] * 6

@@ -223,7 +223,8 @@ class LlamaCppLLM:
                 render=self.render_chat,
                 tokenize=tokenize,
                 next_logprobs=next_logprobs,
-                group=sampler.parallel,
+                group=sampler.capacity,
+                per_branch=True,
             )
 
     def _batch_sampler(self) -> Any:

@@ -118,6 +118,7 @@ class BatchSampler:
         self._batch = llama_cpp.llama_batch_init(max(PROMPT_BLOCK, self.parallel), 0, 1)
         self._free_batch = weakref.finalize(self, llama_cpp.llama_batch_free, self._batch)
         self._holder_ids = list(range(self.parallel, 2 * self.parallel + 1))
+        self._pool = [*self._holder_ids, *range(self.parallel)]  # next_token_logprobs: every sequence, the first first
         self._cache: list[int] = []  # the prompt (less its last token) held in the first holder between calls
         self.prompt_tokens_run = 0  # prompt tokens evaluated (the benchmark shows how much the prefix cache saves)
         self.tokens_generated = 0
@@ -167,7 +168,9 @@ class BatchSampler:
         return chain
 
     # ------------------------------------------------------------------ prompts
-    def _hold(self, job: _Job, live: dict[int, list[int]], busy: set[int]) -> None:
+    def _hold(
+        self, job: _Job, live: dict[int, list[int]], busy: set[int], *, pool: Sequence[int] | None = None
+    ) -> None:
         """Evaluate all but the last prompt token of ``job`` into a free holder, starting from the longest prefix it
         shares with a prompt in ``live``."""
         body = job.tokens[:-1]
@@ -176,7 +179,7 @@ class BatchSampler:
             shared = _common_prefix(tokens, body)
             if shared > best:
                 best_seq, best = seq, shared
-        seq = next(s for s in self._holder_ids if s not in busy and s != self._holder_ids[0])
+        seq = next(s for s in (pool or self._holder_ids) if s not in busy and s != self._holder_ids[0])
         self._clear(seq)
         if best:
             self._lib.llama_memory_seq_cp(self._mem, best_seq, seq, 0, best)
@@ -315,20 +318,18 @@ class BatchSampler:
         self, prompts: Sequence[list[int]], token_ids: Sequence[int], *, reuse_prefix: bool = True
     ) -> list[list[float]]:
         """Log-probabilities of ``token_ids`` as the next token after each prompt (log-softmax over the whole
-        vocabulary), ``parallel`` prompts at a time. A prompt that begins another one of its group is read off that
-        one's sequence (the logits at its last position): one sequence per branch of the group's prompt tree, not one
-        per prompt (a forced answer's nodes, ``{"decision": "`` then ``interview", "score": `` then ``1``, are one
-        sequence read at three places). Each branch's shared beginning is evaluated as in :meth:`run`; the tokens after
-        it, every branch's together, in shared batches that give the logits where a prompt ends."""
+        vocabulary). A prompt that begins another one of its group is read off that one's sequence (the logits at its
+        last position): one sequence per branch of the group's prompt tree (:func:`~counterfair.llm.values.branches`),
+        not one per prompt — a forced answer's nodes, ``{"decision": "`` then ``interview", "score": `` then ``1``,
+        are one sequence read at three places. A group holds as many branches as the context has sequences
+        (:attr:`capacity`) and the KV cells they need; each branch's beginning is evaluated as in :meth:`run`, the
+        tokens after it, every branch's together, in shared batches that give the logits where a prompt ends."""
         import numpy as np
 
         n_vocab = int(self._lib.llama_vocab_n_tokens(self._vocab))
         ids = list(token_ids)
         out: list[list[float]] = []
-        for start in range(0, len(prompts), self.parallel):
-            group = [list(p) for p in prompts[start : start + self.parallel]]
-            if any(not p for p in group):
-                raise ConfigError("a prompt is empty")
+        for group in self._groups([list(p) for p in prompts]):
             found: dict[int, list[float]] = {}
             for batch, readers in self._branches(group, reuse_prefix):
                 self._decode(batch)
@@ -340,6 +341,30 @@ class BatchSampler:
                     found.update(dict.fromkeys(wanting, row))
             out += [found[k] for k in range(len(group))]
         return out
+
+    @property
+    def capacity(self) -> int:
+        """The sequences one group of :meth:`next_token_logprobs` may hold (every slot: no sample runs then)."""
+        return len(self._pool)
+
+    def _groups(self, prompts: list[list[int]]) -> Iterator[list[list[int]]]:
+        """``prompts`` in order, in groups of at most :attr:`capacity` branches whose cells fit the cache (a group's
+        branch count only grows as prompts join it, so a run of prompts that fits is never split)."""
+        from .values import branches
+
+        group: list[list[int]] = []
+        cells = 0  # the group's distinct prefixes, and a cell per branch: about what its sequences hold
+        for prompt in prompts:
+            if not prompt:
+                raise ConfigError("a prompt is empty")
+            new = len(prompt) - max((_common_prefix(p, prompt) for p in group), default=0) + 1
+            if group and (branches([*group, prompt]) > self.capacity or cells + new > self.cells - PROMPT_BLOCK):
+                yield group
+                group, cells, new = [], 0, len(prompt) + 1
+            group.append(prompt)
+            cells += new
+        if group:
+            yield group
 
     def _branches(
         self, group: list[list[int]], reuse_prefix: bool
@@ -384,13 +409,13 @@ class BatchSampler:
                     default=(-1, 0),
                 )
                 if shared and len(body) - shared <= PROMPT_BLOCK:  # a copy and a few tokens, decoded with the rest
-                    holder = next(h for h in self._holder_ids[1:] if h not in state.live)
+                    holder = next(h for h in self._pool[1:] if h not in state.live)
                     self._clear(holder)
                     self._lib.llama_memory_seq_cp(self._mem, seq, holder, 0, shared)
                     held = shared
                 else:
                     job = _Job(n, [*body, 0], 1)
-                    self._hold(job, ready if reuse_prefix else {}, set(state.live))  # evaluated cells only
+                    self._hold(job, ready if reuse_prefix else {}, set(state.live), pool=self._pool)  # evaluated cells
                     holder = job.holder
                     ready[holder] = body
             state.live[holder] = body

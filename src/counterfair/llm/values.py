@@ -165,6 +165,18 @@ def node_ids(values: Spelled) -> list[int]:
     return sorted({s[k] for spellings in values.values() for s in spellings for k in range(len(s))})
 
 
+def branches(contexts: Sequence[Sequence[int]]) -> int:
+    """How many of ``contexts`` no other one begins with (a context given twice counts once): the sequences a backend
+    needs that reads a context off a longer one it begins (llama.cpp's batch sampler)."""
+    return sum(
+        not any(
+            other[: len(context)] == context and (len(other), -j) > (len(context), -k)
+            for j, other in enumerate(contexts)
+        )
+        for k, context in enumerate(contexts)
+    )
+
+
 def value_odds(
     conversations: Sequence[Any],
     asks: Sequence[tuple[str, Mapping[str, Sequence[str]]]],
@@ -173,11 +185,13 @@ def value_odds(
     tokenize: Callable[[str, bool], list[int]],
     next_logprobs: NextLogprobs,
     group: int,
+    per_branch: bool = False,
 ) -> list[list[ValueOdds]]:
     """Per conversation, per ask ``(prefix, spellings)``: the odds of each value (spelled any of its ways) as the
     assistant's reply after the forced ``prefix``, for a model in this process: ``render`` writes a conversation up to
     the assistant's turn, ``tokenize(text, special)`` its tokens, ``next_logprobs`` reads a batch of contexts. Every
-    conversation's asks at every node of their values' token trees go in calls of about ``group`` contexts, a
+    conversation's asks at every node of their values' token trees go in calls of about ``group`` contexts (of
+    ``group`` :func:`branches` where ``per_branch``: a backend that reads a context off a longer one), a
     conversation's side by side (a backend that shares a prompt's beginning evaluates it once)."""
     trees = []  # per ask: its values' tokens after its prefix, the tree's nodes
     for prefix, forms_of in asks:
@@ -191,17 +205,21 @@ def value_odds(
                 )
         trees.append((spelled, tree_nodes(spelled)))
     ids = sorted({t for spelled, _ in trees for t in node_ids(spelled)})
-    contexts = []
+    calls: list[list[list[int]]] = [[]]
+    weight = 0  # what the last call holds: contexts, or branches where per_branch
     for messages in conversations:
         shown = render(messages)
+        mine = []  # a conversation's contexts, kept in one call
         for (prefix, _), (_, nodes) in zip(asks, trees, strict=True):
             context = tokenize(shown + prefix, True)
-            contexts += [[*context, *node] for node in nodes]
-    each = sum(len(nodes) for _, nodes in trees)  # a conversation's contexts, kept in one call
-    step = max(1, group // each) * each
-    found = iter(
-        row for start in range(0, len(contexts), step) for row in next_logprobs(contexts[start : start + step], ids)
-    )
+            mine += [[*context, *node] for node in nodes]
+        size = branches(mine) if per_branch else len(mine)
+        if calls[-1] and weight + size > group:
+            calls.append([])
+            weight = 0
+        calls[-1] += mine
+        weight += size
+    found = iter(row for contexts in calls if contexts for row in next_logprobs(contexts, ids))
     out = []
     for _ in conversations:
         out.append(
@@ -217,6 +235,7 @@ __all__ = [
     "NextLogprobs",
     "Position",
     "ValueOdds",
+    "branches",
     "node_ids",
     "odds_from_nodes",
     "odds_from_trace",
