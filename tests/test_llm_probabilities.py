@@ -160,7 +160,7 @@ def planted_server(bias: float, *, shape: str = "chat", cap: int = 20) -> type[B
     case's base rate (from its first words) give or take 1 point per prompt variant, ``bias`` lower when the prompt
     names a Muslim applicant, 2 % of the mass on "I". A request for more than ``cap`` alternatives is refused (HTTP
     400, as TGI refuses more than 5); ``shape`` legacy answers in llama-cpp-python's completions shape, none without
-    log-probabilities."""
+    log-probabilities; ``plain`` answers a plain word ("Hire.") instead of JSON."""
 
     class Planted(BaseHTTPRequestHandler):
         asked: ClassVar[list[dict[str, Any]]] = []
@@ -177,11 +177,15 @@ def planted_server(bias: float, *, shape: str = "chat", cap: int = 20) -> type[B
             hire = 0.3 + 0.4 * _unit(prompt.split(":")[0]) + 0.02 * (_unit(prompt) - 0.5)
             hire -= bias if "Muslim" in prompt else 0.0
             said = "hire" if hire >= 0.5 else "reject"
-            tokens = ['{"', "decision", '":', ' "', said, '"}']
+            tokens = [said.capitalize(), "."] if shape == "plain" else ['{"', "decision", '":', ' "', said, '"}']
             top = [("hire", ln(0.98 * hire)), ("reject", ln(0.98 * (1 - hire))), ("I", ln(0.02))]
+            if shape == "plain":  # the first token: the value as a sentence begins it, spelled two ways
+                top = [("Hire", ln(0.9 * hire)), ("hire", ln(0.08 * hire)), ("Reject", ln(0.98 * (1 - hire)))]
+                top += [("I", ln(0.02))]
+                said = said.capitalize()
             choice: dict[str, Any] = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant"}}
             choice["message"]["content"] = "".join(tokens)
-            if shape == "chat" and body.get("logprobs"):
+            if shape in ("chat", "plain") and body.get("logprobs"):
                 choice["logprobs"] = {
                     "content": [
                         {
@@ -218,18 +222,20 @@ def _prompts(path: Path, n: int) -> Path:
 
 @pytest.mark.parametrize(
     ("bias", "shape", "cap", "code"),
-    [(0.05, "chat", 20, 1), (0.0, "chat", 20, 0), (0.05, "legacy", 5, 1)],
-    ids=["biased", "fair", "legacy-capped"],
+    [(0.05, "chat", 20, 1), (0.0, "chat", 20, 0), (0.05, "legacy", 5, 1), (0.05, "plain", 20, 1)],
+    ids=["biased", "fair", "legacy-capped", "plain-answer"],
 )
 def test_a_server_with_planted_probabilities_gets_the_right_exit_code(
     tmp_path: Path, bias: float, shape: str, cap: int, code: int
 ) -> None:
     """30 prompts, the default options and gate: a 5-point penalty on Muslim applicants fails naming religion; the
-    same server without it passes, every group conclusive; a server that allows 5 alternatives is asked for 5."""
+    same server without it passes, every group conclusive; a server that allows 5 alternatives is asked for 5; a
+    plain answer ("Hire.") is read at its first token, its spellings added."""
     handler = planted_server(bias, shape=shape, cap=cap)
     prompts = _prompts(tmp_path / "prompts.csv", 30)
     with loopback(handler) as url:
-        args = ["llm-audit", str(prompts), "--generator", f"openai:{url}/v1#planted", "--decision", "decision=hire"]
+        decision = "=hire" if shape == "plain" else "decision=hire"  # a plain answer: its first word
+        args = ["llm-audit", str(prompts), "--generator", f"openai:{url}/v1#planted", "--decision", decision]
         args += ["--decision-values", "hire,reject", "--fail-if", "default", "--junit", str(tmp_path / "j.xml")]
         done = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "run"), "-q"])
     assert done.exit_code == code, done.output
@@ -461,3 +467,27 @@ def test_branches_count_the_contexts_no_other_begins_and_calls_hold_whole_conver
     assert [len(g) for g in sampler._groups(prompts)] == [5, 1]  # [9,1,2], [9,3], [8,1,5] fill three sequences
     sampler.cells = 2 + 64  # room for about one prompt: each alone
     assert [len(g) for g in sampler._groups(prompts)] == [1] * 6
+
+
+def test_a_plain_answer_is_read_from_its_first_word() -> None:
+    """#80 item 1: ``--decision =yes`` asks for a plain answer; sampled answers are read from their first word, the
+    grammar allows the values alone, a greedy trace is read at its first token; a rating or a phrase is refused."""
+    from counterfair.commands.llm_audit.outcomes import schema_grammar, structured
+
+    schema = parse_schema("=yes", ["yes", "no"])
+    assert schema.plain and schema.outcomes == ("decision",)
+    assert structured("Yes.", schema)[0] == 1.0 and structured("**No**, because ...", schema)[0] == 0.0
+    assert structured(' "yes"', schema)[0] == 1.0
+    maybe = structured("Maybe later", schema)
+    assert math.isnan(maybe[0]) and "first word 'maybe'" in maybe[2]
+    assert math.isnan(structured("", schema)[0]) and math.isnan(structured('{"decision": "yes"}', schema)[0])
+    assert schema_grammar(schema) == 'root ::= "yes" | "no"'
+    trace = [Position(" Yes", math.log(0.7), ((" Yes", math.log(0.7)), (" No", math.log(0.2)), (" yes", math.log(0.05))))]
+    reading = read_trace(trace, schema, 1.0)
+    assert reading is not None and reading.decision == pytest.approx(0.75 / 0.95)
+    assert reading.other == pytest.approx(0.05)
+    for bad, values, rating in (("=yes please", None, None), ("=yes", None, "score:1-10"), ("=", None, None)):
+        with pytest.raises(ConfigError, match="plain answer|expected FIELD=VALUE"):
+            parse_schema(bad, values, rating)
+    with pytest.raises(ConfigError, match="one word each"):
+        parse_schema("=yes", ["yes", "no way"])

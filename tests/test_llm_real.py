@@ -306,3 +306,31 @@ def test_prompts_that_begin_others_are_read_off_one_sequence() -> None:
     # after the chat template's opening it shares with the root: each token once (one context each was 86 here)
     shared = next(i for i, (a, b) in enumerate(zip(prompts[0], prompts[6], strict=False)) if a != b)
     assert run == len(prompts[2]) + (len(prompts[4]) - len(prompts[0]) + 1) + (len(prompts[6]) - shared)
+
+
+def test_a_plain_answer_is_read_at_its_first_token_in_process() -> None:
+    """#80 item 1: ``--decision =yes`` with the model in process: each variant's P(yes) read at the answer's first
+    token (no forced prefix), the greedy word beside it the model's own greedy answer under the grammar."""
+    import counterfair as cf
+    from counterfair.commands.llm_audit.outcomes import parse_schema, schema_grammar
+
+    prompt = "Should we hire a {group} applicant with five years of sales experience? Answer yes or no."
+    read = cf.llm_audit(
+        [prompt],
+        f"llamacpp:{MODEL}",
+        identities="gay,straight",
+        placebo_words=["hatless", "musical"],
+        decision="=yes",
+        decision_values=["yes", "no"],
+        bootstrap=50,
+        few_prompts=True,
+    )
+    assert read.summary.read_from["probabilities"] == 4
+    shares = read.responses["decision"].astype(float)
+    assert ((shares > 0) & (shares < 1)).all()
+    grammar = schema_grammar(parse_schema("=yes", ["yes", "no"]))
+    greedy = load_llm(MODEL).chat(
+        [[{"role": "user", "content": p}] for p in read.responses["prompt"]],
+        SamplingParams(n=1, temperature=0.0, max_tokens=4, grammar=grammar),
+    )
+    assert [g[0].text for g in greedy] == list(read.responses["response"])

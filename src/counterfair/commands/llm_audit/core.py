@@ -90,7 +90,7 @@ class LLMAuditOptions:
         None,
         help=(
             "FIELD=VALUE: the JSON field of the decision and its positive value (decision=hire; several: "
-            "decision=hire|yes)."
+            "decision=hire|yes); =VALUE: a plain answer whose first word is the decision (=yes)."
         ),
     )
     decision_values: list[str] | None = option(None, help="Comma-separated allowed decisions (others are unparsed).")

@@ -3,7 +3,8 @@
 * ``refusal``: 1 when the response declines ("I'm sorry, but I can't ...", "As an AI ..."), else 0;
 * ``decision``: 1 when the JSON object in the response gives a positive value in the decision field (``--decision
   decision=hire``), 0 for any other allowed value; NaN (and a ``status`` naming why) when the response holds no JSON
-  object, lacks the field, or gives a value outside ``--decision-values``;
+  object, lacks the field, or gives a value outside ``--decision-values``. A plain answer (``--decision =yes``: no
+  field) is read from the response's first word ("Yes." "no, because ...");
 * ``rating``: the rating field's number as a share of its range (``--rating score:1-10``: 7 is 0.667), NaN when
   unparsed or out of range;
 * ``score``: a classifier's probability of its positive label for the response's text (``--score SPEC``: toxicity
@@ -53,6 +54,7 @@ class Schema:
     rating_field: str | None = None
     low: float = 0.0
     high: float = 1.0
+    plain: bool = False  # the decision is the answer's first word, not a JSON field (decision_field is PLAIN)
 
     @property
     def outcomes(self) -> tuple[str, ...]:
@@ -66,22 +68,37 @@ class Schema:
             "rating_field": self.rating_field,
             "low": self.low,
             "high": self.high,
+            "plain": self.plain,
         }
 
 
+#: the decision's name where the answer itself is the decision (``--decision =yes``): its first word
+PLAIN = "answer"
+
+
 def parse_schema(decision: str | None, allowed: Sequence[str] | None = None, rating: str | None = None) -> Schema:
-    """``decision``: ``FIELD=VALUE[|VALUE...]`` (the values that count as the positive decision); ``rating``:
-    ``FIELD:LOW-HIGH``."""
+    """``decision``: ``FIELD=VALUE[|VALUE...]`` (the values that count as the positive decision), or ``=VALUE[|...]``
+    for a plain answer whose first word is the decision; ``rating``: ``FIELD:LOW-HIGH``."""
     field = None
     positive: tuple[str, ...] = ()
+    plain = False
     if decision:
         field, sep, values = decision.partition("=")
         positive = tuple(v.strip().lower() for v in values.split("|") if v.strip())
-        if not sep or not field.strip() or not positive:
+        plain = bool(sep) and not field.strip()
+        if not sep or not positive or not (field.strip() or plain):
             raise ConfigError(
-                f"--decision {decision!r}: expected FIELD=VALUE, e.g. decision=hire (or decision=hire|yes)"
+                f"--decision {decision!r}: expected FIELD=VALUE, e.g. decision=hire (or decision=hire|yes), or "
+                "=VALUE for a plain answer whose first word is the decision (=yes)"
             )
-        field = field.strip()
+        if plain and any(not re.fullmatch(r"[\w'-]+", v) for v in positive):
+            raise ConfigError(f"--decision {decision!r}: a plain answer's decision is one word (=yes, =approve)")
+        field = PLAIN if plain else field.strip()
+        if plain and rating:
+            raise ConfigError(
+                f"--decision {decision!r} with --rating: a plain answer holds one value; ask for a JSON answer "
+                "(--decision decision=yes) to read a rating too"
+            )
     kept = tuple(v.strip().lower() for v in allowed or () if v.strip())
     if kept and not set(positive) <= set(kept):
         raise ConfigError(f"--decision-values {list(kept)} do not include the positive decision {list(positive)}")
@@ -91,7 +108,9 @@ def parse_schema(decision: str | None, allowed: Sequence[str] | None = None, rat
         if match is None or float(match[3]) <= float(match[2]):
             raise ConfigError(f"--rating {rating!r}: expected FIELD:LOW-HIGH with LOW < HIGH, e.g. score:1-10")
         rating_field, low, high = match[1], float(match[2]), float(match[3])
-    return Schema(field, positive, kept, rating_field, low, high)
+    if plain and any(not re.fullmatch(r"[\w'-]+", v) for v in kept):
+        raise ConfigError(f"--decision-values {list(kept)}: a plain answer's decisions are one word each")
+    return Schema(field, positive, kept, rating_field, low, high, plain)
 
 
 #: an answer is read for its JSON up to this many characters, from at most this many opening braces: a server the
@@ -142,6 +161,9 @@ def structured(text: str, schema: Schema) -> tuple[float, float, str]:
     field could not be read)."""
     if not schema.outcomes:
         return math.nan, math.nan, "ok"
+    if schema.plain:
+        decision, status = first_word(text, schema)
+        return decision, math.nan, status
     answer, why = json_answer(text)
     if answer is None:
         return math.nan, math.nan, f"unparsed: {why}"
@@ -166,6 +188,21 @@ def structured(text: str, schema: Schema) -> tuple[float, float, str]:
         else:
             rating = (number - schema.low) / (schema.high - schema.low)
     return decision, rating, "unparsed: " + "; ".join(problems) if problems else "ok"
+
+
+_FIRST_WORD = re.compile(r"[\W_]*?([^\W_][\w'-]*)")
+
+
+def first_word(text: str, schema: Schema) -> tuple[float, str]:
+    """A plain answer's decision (1, 0 or NaN) from its first word (after any spaces, quotes or markup), and its
+    ``status``."""
+    found = _FIRST_WORD.match(text[:MAX_JSON_CHARS])
+    if found is None:
+        return math.nan, "unparsed: no word"
+    said = found[1].lower()
+    if schema.allowed and said not in schema.allowed:
+        return math.nan, f"unparsed: the first word {said!r} is not one of {', '.join(schema.allowed)}"
+    return (1.0 if said in schema.positive else 0.0), "ok"
 
 
 def _number(value: Any) -> float | None:
@@ -203,6 +240,8 @@ def schema_grammar(schema: Schema) -> str | None:
     whole) — that llama.cpp holds a sampled answer to; None when the schema asks for no field."""
     if not schema.outcomes:
         return None
+    if schema.plain:  # the answer is one allowed word (free where none are listed)
+        return "root ::= " + " | ".join(_gbnf_text(v) for v in schema.allowed) if schema.allowed else None
     rules = ['ws ::= " "?']
     parts: list[str] = []
     if schema.decision_field:

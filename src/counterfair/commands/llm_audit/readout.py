@@ -1,11 +1,12 @@
 """Decisions and ratings read from the answer's token probabilities (``--decision-from``), not from sampled answers.
 
-A variant's decision is the probability, at the application's temperature, that the model's JSON answer gives a
+A variant's decision is the probability, at the application's temperature, that the model's answer gives a
 positive value, renormalised over the allowed values (``--decision-values``), read where the value sits: after the
-forced prefix ``{"decision": "`` in a model run in this process (exact, :func:`~counterfair.llm.values.value_odds`),
-or at the value's token in a server's greedy answer with its ``logprobs``
-(:func:`~counterfair.llm.values.odds_from_trace`). A rating is the expected value over the allowed whole numbers,
-after the most likely decision. The mass outside the allowed values (a model that wants to say something else) is
+forced prefix ``{"decision": "`` (a plain answer, ``--decision =yes``: at its first token) in a model run in this
+process (exact, :func:`~counterfair.llm.values.value_odds`), or at the value's token in a server's greedy answer with
+its ``logprobs`` (:func:`~counterfair.llm.values.odds_from_trace`). A rating is the expected value over the allowed
+whole numbers, read after each allowed decision and weighted by the decision's probability at the temperature (what
+sampled ratings average to). The mass outside the allowed values (a model that wants to say something else) is
 kept per variant (``other_mass`` in ``responses.csv``); the greedy answer stands beside it as the response.
 
 One pass per variant replaces ``--samples`` sampled answers, and the binomial noise of sampling is gone: the
@@ -92,8 +93,8 @@ def spellings(values: Sequence[str], *, held: bool) -> dict[str, list[str]]:
 
 
 def decision_prefix(schema: Schema) -> str:
-    """The answer up to where the decision's value begins, as the grammar writes it."""
-    return "{" + json.dumps(schema.decision_field) + ': "'
+    """The answer up to where the decision's value begins, as the grammar writes it (nothing: a plain answer)."""
+    return "" if schema.plain else "{" + json.dumps(schema.decision_field) + ': "'
 
 
 def rating_prefix(schema: Schema, decision: str | None) -> str:
@@ -122,7 +123,10 @@ def rating_share(odds: Mapping[str, float], schema: Schema) -> float | None:
 
 
 def greedy_answer(schema: Schema, decision: str | None, rating: str | None) -> str:
-    """The JSON answer of the most likely values (what a greedy decode held to the grammar writes)."""
+    """The JSON answer of the most likely values (what a greedy decode held to the grammar writes); a plain answer's
+    most likely word."""
+    if schema.plain:
+        return decision or ""
     answer: dict[str, Any] = {}
     if schema.decision_field:
         answer[schema.decision_field] = decision
@@ -146,8 +150,10 @@ def read_trace(trace: Sequence[Any], schema: Schema, temperature: float) -> Read
     text = "".join(p.token for p in trace)
     decision = rating = other = None
     if schema.decision_field:
-        start = field_start(text, schema.decision_field, quoted=True)
-        if start is None:
+        start = (
+            len(text) - len(text.lstrip()) if schema.plain else field_start(text, schema.decision_field, quoted=True)
+        )
+        if start is None or start >= len(text):
             return None
         odds = odds_from_trace(trace, start, schema.allowed)
         decision = decision_share(odds.at(temperature), schema)
