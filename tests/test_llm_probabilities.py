@@ -482,12 +482,44 @@ def test_a_plain_answer_is_read_from_its_first_word() -> None:
     assert math.isnan(maybe[0]) and "first word 'maybe'" in maybe[2]
     assert math.isnan(structured("", schema)[0]) and math.isnan(structured('{"decision": "yes"}', schema)[0])
     assert schema_grammar(schema) == 'root ::= "yes" | "no"'
-    trace = [Position(" Yes", math.log(0.7), ((" Yes", math.log(0.7)), (" No", math.log(0.2)), (" yes", math.log(0.05))))]
+    top = ((" Yes", math.log(0.7)), (" No", math.log(0.2)), (" yes", math.log(0.05)))
+    trace = [Position(" Yes", math.log(0.7), top)]
     reading = read_trace(trace, schema, 1.0)
     assert reading is not None and reading.decision == pytest.approx(0.75 / 0.95)
     assert reading.other == pytest.approx(0.05)
     for bad, values, rating in (("=yes please", None, None), ("=yes", None, "score:1-10"), ("=", None, None)):
-        with pytest.raises(ConfigError, match="plain answer|expected FIELD=VALUE"):
+        with pytest.raises(ConfigError, match=r"plain answer|expected FIELD=VALUE"):
             parse_schema(bad, values, rating)
     with pytest.raises(ConfigError, match="one word each"):
         parse_schema("=yes", ["yes", "no way"])
+
+
+def test_how_long_a_stage_takes_is_said_once_measured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#80 item 5: what the run will ask is said before it asks anything, and how long a stage will take once the
+    stage has run a while (measured on its own answers; work resumed from a checkpoint is not taken for speed)."""
+    from counterfair import progress as bars
+    from counterfair.progress import Foretold, NullProgress
+
+    said: list[str] = []
+    now = [0.0]
+    hook = Foretold(NullProgress(), said.append, after=5.0, clock=lambda: now[0])
+    hook.start("decisions read", 100)
+    hook.advance(20)  # at once: resumed from the checkpoint
+    now[0] = 3.0
+    hook.advance(10)
+    assert said == []
+    now[0] = 6.0
+    hook.advance(10)  # 20 answered in 6 s: 60 left, 18 s more
+    now[0] = 9.0
+    hook.advance(10)
+    assert said == ["decisions read: 40 of 100 in 6 s; about 18 s more at this speed"]
+
+    monkeypatch.setattr(bars, "FORETELL_AFTER", 0.0)
+    with loopback(planted_server(0.0)) as url:
+        args = ["llm-audit", str(_prompts(tmp_path / "p.csv", 6)), "--generator", f"openai:{url}/v1#planted"]
+        args += ["--decision", "decision=hire", "--decision-values", "hire,reject", "--identities", "Muslim,Christian"]
+        done = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "run")])
+    assert done.exit_code == 0, done.output
+    text = " ".join(done.output.split())
+    assert "read from token probabilities where the backend gives them (one pass each), else sampled 5 times" in text
+    assert "more at this speed" in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Protocol
 
@@ -33,6 +34,71 @@ class NullProgress:
 
     def grow(self, amount: int) -> None:
         return None
+
+
+FORETELL_AFTER = 10.0  # seconds of a stage before its length is foretold
+
+
+class Foretold:
+    """A progress hook that passes every call on to ``inner`` and, once per stage, when the stage has run ``after``
+    seconds, says (``say``) how long it will take, measured on its own work so far: where no figure could be known
+    before the work (a server's or a model's speed), the first answers give one. Work a stage counts as done at its
+    start (its first count, within half a second: a resumed run's) is not taken for speed."""
+
+    def __init__(
+        self,
+        inner: Any,
+        say: Callable[[str], None],
+        *,
+        after: float | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        import time
+
+        self._inner, self._say = inner, say
+        self._after = FORETELL_AFTER if after is None else after
+        self._clock = clock or time.monotonic
+        self._stage: dict[str, Any] = {}
+
+    def start(self, description: str, total: int) -> None:
+        self._inner.start(description, total)
+        self._stage = {"what": description, "total": total, "began": self._clock(), "done": 0, "resumed": 0}
+
+    def advance(self, amount: int) -> None:
+        self._inner.advance(amount)
+        stage = self._stage
+        if not stage or stage.get("said"):
+            return
+        elapsed = self._clock() - stage["began"]
+        first, stage["calls"] = not stage.get("calls"), True
+        if first and elapsed < 0.5:
+            stage["resumed"] += amount  # counted done at once: answered before (a resumed run)
+            return
+        stage["done"] += amount
+        if elapsed >= self._after and stage["done"]:
+            stage["said"] = True
+            left = max(0, stage["total"] - stage["resumed"] - stage["done"]) * elapsed / stage["done"]
+            self._say(
+                f"{stage['what']}: {stage['resumed'] + stage['done']:,} of {stage['total']:,} in {_duration(elapsed)}; "
+                f"about {_duration(left)} more at this speed"
+            )
+
+    def grow(self, amount: int) -> None:
+        if self._stage:
+            self._stage["total"] += amount
+        grow = getattr(self._inner, "grow", None)
+        if grow is not None:
+            grow(amount)
+
+    def __getattr__(self, name: str) -> Any:  # answered(), close(): the inner hook's
+        return getattr(self._inner, name)
+
+
+def _duration(seconds: float) -> str:
+    """``seconds`` in the unit a reader takes in at once (s under two minutes, min under two hours, else h)."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 
 class RichProgress:

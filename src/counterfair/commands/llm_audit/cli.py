@@ -240,9 +240,22 @@ def llm_audit_command(
         scenario=scenario,
     )
     source, options = with_scenario(prompts, options, cases)
-    with RichProgress(enabled=not quiet) as progress:
+    if not quiet:
+        reading = (
+            f"each sampled {options.samples} times"
+            if options.decision_from == "samples"
+            else f"read from token probabilities where the backend gives them (one pass each), else sampled "
+            f"{options.samples} times"
+        )
+        console.print(f"asking {generator}: every prompt variant {reading}; how long it takes is said once measured")
+    with RichProgress(enabled=not quiet) as bars:
         from ...analysis.gate import allowing_inconclusive
+        from ...progress import Foretold
 
+        def say(line: str) -> None:
+            console.print(line, markup=False, highlight=False)
+
+        progress = bars if quiet else Foretold(bars, say)
         rules = allowing_inconclusive(fail_if) if fail_if and allow_inconclusive else fail_if
         result = run_llm_audit(source, out, options, generator=generator, rules=rules or None, progress=progress)
     from ...runs import parquet_copies
