@@ -516,8 +516,11 @@ def with_unmeasured(verdict: GateVerdict, outcomes: Sequence[str], why: str) -> 
     checks = verdict.checks + added
     state = gate_verdict(checks)
     return replace(
-        verdict, checks=checks, verdict=state, exit_code=EXIT_CODES[state], failed=verdict.failed + tuple(
-            c.message for c in added)
+        verdict,
+        checks=checks,
+        verdict=state,
+        exit_code=EXIT_CODES[state],
+        failed=verdict.failed + tuple(c.message for c in added),
     )
 
 
