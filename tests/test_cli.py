@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -307,3 +308,28 @@ def test_the_audit_command_reads_its_input_once(tmp_path: Path, monkeypatch: pyt
     assert done.exit_code == 0, done.output
     assert len(reads) == 1  # one read (the command line printed its plan from a read of its own before)
     assert "auditing profanity-check on 2 texts" in done.output and "estimated time on 2 CPU cores" in done.output
+
+
+def test_no_help_text_loses_a_bracket_to_rich_markup() -> None:
+    """#83 item 6: rich read ``[parquet]`` ("needs the  extra"), ``[#MODEL]`` and ``[#LABEL]`` as markup and dropped
+    them from ``--help``; every command's and option's help now shows its text whole."""
+    import inspect
+
+    import typer.main
+    from rich.text import Text
+
+    lost = []
+
+    def walk(command: Any, path: str) -> None:
+        texts = [("help", command.help or ""), *((p.name, getattr(p, "help", None) or "") for p in command.params)]
+        for where, text in texts:
+            written = inspect.cleandoc(text)
+            if Text.from_markup(written).plain != written.replace("\\[", "["):
+                lost.append(f"{path} {where}: {written[:60]}")
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, f"{path} {name}")
+
+    walk(typer.main.get_command(app), "counterfair")
+    assert lost == []
+    shown = " ".join(CliRunner().invoke(app, ["audit", "--help"], terminal_width=200).output.split())
+    assert "needs the [parquet] extra" in shown.replace("│ ", "")

@@ -41,6 +41,14 @@ app = typer.Typer(
 PIPED_WIDTH = 160
 
 
+def help_text(text: str) -> str:
+    """``text`` as a help text shows it: rich reads ``[parquet]`` or ``[#MODEL]`` as markup and drops it, so every
+    bracket is escaped (the help is plain text: no markup is meant)."""
+    from rich.markup import escape
+
+    return escape(text)
+
+
 class RedactingConsole(Console):
     """A console that never prints a secret: every string it renders is :func:`~counterfair.redact.redact`-ed first
     (a classifier's or server's address with a password or a key in its query, named in a progress line)."""
@@ -294,7 +302,9 @@ Parquet = Annotated[
     bool,
     typer.Option(
         "--parquet",
-        help="Also write the run's tables as Parquet beside the CSVs (pairs.parquet, ...); needs the [parquet] extra.",
+        help=help_text(
+            "Also write the run's tables as Parquet beside the CSVs (pairs.parquet, ...); needs the [parquet] extra."
+        ),
         rich_help_panel=MORE_PANEL,
         callback=_parquet_ready,
     ),
@@ -474,7 +484,7 @@ def flag(cls: type[Any], name: str, *param_decls: str, **settings: Any) -> Any:
     found = {f.name: f for f in dataclasses.fields(cls)}
     if name not in found or "help" not in found[name].metadata:
         raise TypeError(f"{cls.__name__}.{name}: no such field with help text (declare it with option(..., help=...))")
-    return typer.Option(*param_decls, help=found[name].metadata["help"], **settings)
+    return typer.Option(*param_decls, help=help_text(found[name].metadata["help"]), **settings)
 
 
 def joined(value: str | list[str] | None) -> str | None:

@@ -152,7 +152,7 @@ class GenerateOptions:
         None,
         help=(
             "Methods whose candidates get BLEU/BERTScore/attribute scores: default the sampled ones (llm, "
-            "polyjuice), which the filters judge; 'all' for every method (needs counterfair\\[metrics])."
+            "polyjuice), which the filters judge; 'all' for every method (needs counterfair[metrics])."
         ),
     )
     fmt: str | None = option(None, help="Input format if the suffix does not tell.")

@@ -106,7 +106,7 @@ class LLMAuditOptions:
         help=(
             "Comma-separated response similarities between variants, each against its floors: cosine "
             "(MiniLM), rouge_l, bleu (LangFair's definitions; cosine and rouge_l need "
-            "counterfair\\[metrics])."
+            "counterfair[metrics])."
         ),
     )
     guard: bool = option(True, help="Skip non-identity uses of ambiguous terms in free prompts.")

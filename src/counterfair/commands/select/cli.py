@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ...command_line import app, console, one_attribute
+from ...command_line import app, console, help_text, one_attribute
 
 
 @app.command(
@@ -31,7 +31,7 @@ def select_command(
         str | None, typer.Option(help="Column with the attribute-reference probability (else --detector).")
     ] = None,
     detector: Annotated[
-        str, typer.Option(help="Attribute detector: keyword, keyword+llm, mlp:DIR[#LABEL] or llm.")
+        str, typer.Option(help=help_text("Attribute detector: keyword, keyword+llm, mlp:DIR[#LABEL] or llm."))
     ] = "keyword",
     llm: Annotated[
         str, typer.Option(help="LLM for --detector llm or keyword+llm.")
