@@ -726,3 +726,26 @@ def test_the_report_page_is_built_once_and_is_what_the_console_prints(tmp_path: 
 
     assert result.report_page is not None and result.report_page.title in (tmp_path / "run" / "report.html").read_text()
     assert shown(result.report_page) == shown(audit_page(result.summary))
+
+
+def test_a_classifier_that_gives_labels_is_said_to_before_any_effect() -> None:
+    """#83 item 1: a model returning 0/1 labels (profanity_check.predict) was read as probabilities silently ("raises
+    P(1) by 51.9 points"); the summary now records it and the verdict's first caution says what its effects mean."""
+    import counterfair as cf
+    from counterfair.views.verdict import verdict
+
+    texts = ["Some people are gay.", "My Muslim neighbour waved.", "The Christian choir sang.", "Jews eat bagels."]
+
+    def labels(batch: list[str]) -> list[float]:
+        return [float("gay" in t.lower()) for t in batch]
+
+    def scores(batch: list[str]) -> list[float]:
+        return [0.2 + 0.5 * ("gay" in t.lower()) for t in batch]
+
+    said = cf.audit(texts, labels, methods=["swap"], identities="gay,muslim,christian,jewish")
+    assert said.summary["originals"]["labels_only"] is True
+    assert "the classifier gives labels, not probabilities" in verdict(said.summary).cautions[0]
+    quiet = cf.audit(texts, scores, methods=["swap"], identities="gay,muslim,christian,jewish")
+    assert quiet.summary["originals"]["labels_only"] is False
+    assert not any("labels, not probabilities" in c for c in verdict(quiet.summary).cautions)
+    assert "the classifier gives labels, not probabilities" in str(said)  # the console's verdict says it

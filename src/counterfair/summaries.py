@@ -386,6 +386,7 @@ class Originals(Record):
     without_score: int = 0
     mean_score: float | None = None
     share_above_threshold: float | None = None
+    labels_only: bool = False  # every score exactly 0 or 1: the classifier gave labels, not probabilities
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -85,6 +85,18 @@ def find_kind(spec: str) -> tuple[ClassifierKind, str] | None:
     return None
 
 
+def labels_caveat(labels_only: bool) -> str | None:
+    """What a reader must know before reading any effect of a classifier whose every score was exactly 0 or 1 (None:
+    it gave other scores)."""
+    if not labels_only:
+        return None
+    return (
+        "every score is exactly 0 or 1: the classifier gives labels, not probabilities, so each effect is the share "
+        "of decisions an identity changes, and a change that stays on one side of its threshold cannot show (give "
+        "the classifier's probabilities, e.g. predict_proba, to see those)"
+    )
+
+
 def language_caveat(spec: str, language: str | None) -> str | None:
     """A sentence for a run whose texts are in another language than the built-in classifier ``spec`` was made for
     (None when they match, or the classifier's language is not known here)."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..analysis.measures import MEASURES
-from ..classifiers.kinds import language_caveat
+from ..classifiers.kinds import labels_caveat, language_caveat
 from ..summaries import (
     DEMO_FILE,
     MIN_INTERVAL_TEXTS,
@@ -266,7 +266,8 @@ def verdict(summary: Mapping[str, Any] | Record) -> Verdict:
             status = "not tested for every identity"
             headline = headline.rstrip(".") + f"; not tested: {untested}."
     labelled = tuple(bias_lines(s.bias, worst=3)) if s.bias is not None else ()
-    caveat = language_caveat(s.classifier.spec, str(s.options.get("language") or "") or None)
+    caveats = [language_caveat(s.classifier.spec, str(s.options.get("language") or "") or None)]
+    caveats.append(labels_caveat(bool(s.originals and s.originals.labels_only)))  # a classifier that gave 0/1 labels
     controls = control_lines(effects)
     if any(c.failed for c in ((effects.control or {}).values() if effects is not None else ())) and (
         status not in ("unfair", "gate failed")
@@ -282,7 +283,7 @@ def verdict(summary: Mapping[str, Any] | Record) -> Verdict:
         basis,
         _next_steps(s, findings),
         labelled,
-        cautions=((caveat,) if caveat else ()) + controls,
+        cautions=tuple(c for c in caveats if c) + controls,
         uneven=uneven_line(effects),
     )
 

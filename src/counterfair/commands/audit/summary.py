@@ -239,6 +239,7 @@ def _originals(orig_scores: dict[str, float], threshold: float) -> Originals:
         without_score=int(values.size - finite.size),
         mean_score=float(finite.mean()) if finite.size else None,
         share_above_threshold=float((finite >= threshold).mean()) if finite.size else None,
+        labels_only=bool(finite.size >= 2 and np.isin(finite, (0.0, 1.0)).all()),
     )
 
 
