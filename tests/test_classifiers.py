@@ -563,3 +563,27 @@ def test_a_gpu_asked_for_and_absent_is_refused_whatever_the_classifier(
     monkeypatch.setenv("COUNTERFAIR_DEVICE", "gpu0")
     done = run_cli(*args, "--out", str(tmp_path / "b"))
     assert done.returncode == 2 and "COUNTERFAIR_DEVICE='gpu0' (in the environment)" in done.stderr
+
+
+def test_a_module_in_the_working_directory_is_found_and_ranges_are_said_as_they_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#83 item 4: ``callable:myclf:fn`` with myclf.py where the user stands failed to import (a console script's
+    path holds its own folder); a value outside [0, 1] is reported with the real range and a hint that suits it."""
+    import sys
+
+    (tmp_path / "myclf_here.py").write_text(
+        "def score(texts):\n    return [0.25 for _ in texts]\n\n"
+        "def compound(texts):\n    return [-0.5 if 'bad' in t else 0.8 for t in texts]\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", ".", str(tmp_path))])
+    monkeypatch.chdir(tmp_path)
+    clf = load_classifier("callable:myclf_here:score")
+    np.testing.assert_allclose(clf.predict_proba(["x"])[:, 1], [0.25])
+    with pytest.raises(ClassifierError) as raised:
+        load_classifier("callable:myclf_here:compound").predict_proba(["good", "bad one", "bad two"])
+    said = str(raised.value)
+    assert "2 values outside [0, 1]" in said and "from -0.5 to 0.8" in said and "(score + 1) / 2" in said
+    with pytest.raises(ConfigError, match=r"FILE\.py:FUNCTION"):
+        load_classifier("callable:not_here_either:f").predict_proba(["x"])

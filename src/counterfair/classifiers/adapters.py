@@ -289,14 +289,32 @@ def load_function(target: str, what: str) -> Callable[..., Any]:
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)
     else:
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as err:
-            raise ConfigError(f"{what}: cannot import {module_name!r} ({err})") from err
+        module = _import_here(module_name, what)
     fn = getattr(module, func_name, None)
     if fn is None or not callable(fn):
         raise ConfigError(f"{what}: {module_name!r} has no function {func_name!r}")
     return fn  # type: ignore[no-any-return]
+
+
+def _import_here(module_name: str, what: str) -> Any:
+    """Module ``module_name``, found on the import path or, as ``python -c`` would find it, in the working directory
+    (a console script's path holds its own folder, not the one the user stands in)."""
+    top = module_name.partition(".")[0]
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as err:
+        here = Path.cwd()
+        if err.name != top or not ((here / f"{top}.py").is_file() or (here / top / "__init__.py").is_file()):
+            raise ConfigError(
+                f"{what}: cannot import {module_name!r} ({err}); a file of functions can be named as FILE.py:FUNCTION"
+            ) from err
+    except ImportError as err:
+        raise ConfigError(f"{what}: cannot import {module_name!r} ({err})") from err
+    sys.path.insert(0, str(here))  # kept: the module may import its neighbours as it runs
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as err:
+        raise ConfigError(f"{what}: cannot import {module_name!r} from {here} ({err})") from err
 
 
 class CallableClassifier:

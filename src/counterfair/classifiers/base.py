@@ -96,9 +96,17 @@ def as_proba(raw: Any, n: int, labels: Sequence[str], source: str) -> np.ndarray
     outside = (scored < -1e-6) | (scored > 1 + 1e-6)
     if outside.any():
         row = int(np.flatnonzero(~bad_rows)[np.flatnonzero(outside.any(axis=1))[0]])
+        low, high = float(scored.min()), float(scored.max())
+        hint = (
+            "a score from -1 to 1, such as a sentiment compound: map it to (score + 1) / 2"
+            if low >= -1 - 1e-6 and high <= 1 + 1e-6
+            else "logits: apply a softmax or sigmoid"
+        )
+        count = int(outside.sum())
         raise ClassifierError(
-            f"classifier {source!r} returned values in [{scored.min():.3g}, {scored.max():.3g}] (first: text "
-            f"{row + 1} of the batch); probabilities must lie in [0, 1] (apply a softmax or sigmoid to logits)"
+            f"classifier {source!r} returned {count} value{'s' if count > 1 else ''} outside [0, 1] (its values run "
+            f"from {low:.3g} to {high:.3g}; first: text {row + 1} of the batch, {float(scored[outside][0]):.3g}); "
+            f"probabilities must lie in [0, 1] ({hint})"
         )
     return np.clip(arr, 0.0, 1.0)
 
