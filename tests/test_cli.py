@@ -333,3 +333,45 @@ def test_no_help_text_loses_a_bracket_to_rich_markup() -> None:
     assert lost == []
     shown = " ".join(CliRunner().invoke(app, ["audit", "--help"], terminal_width=200).output.split())
     assert "needs the [parquet] extra" in shown.replace("│ ", "")
+
+
+def test_ci_gets_a_junit_file_on_bad_input_properties_and_github_annotations(tmp_path: Path) -> None:
+    """#83 item 5: a run stopped on bad input (exit 2) or a command line not understood leaves the asked-for JUnit
+    file with an <error> that says why (CI showed nothing); a gate's JUnit file names which counterfair, input and
+    classifier it is about; on GitHub Actions each failing check is an ::error:: line and the step summary holds the
+    verdict."""
+    import xml.etree.ElementTree as ET
+
+    from counterfair.ci import github_annotations
+    from counterfair.summaries import GateCheck, GateVerdict
+
+    for args, said in (
+        (["audit", str(tmp_path / "missing.csv")], "missing.csv"),
+        (["audit", "--no-such-option"], "not understood"),
+    ):
+        junit = tmp_path / "j.xml"
+        done = _run(*args, "--junit", str(junit))
+        assert done.returncode == 2, done.stderr
+        error = ET.parse(junit).getroot().find("testsuite/testcase/error")
+        assert error is not None and said in error.get("message", ""), done.stderr
+        junit.unlink()
+
+    run = tmp_path / "run"
+    data = tmp_path / "in.csv"
+    data.write_text("text\nSome people are gay.\nMy Muslim neighbour waved.\n", encoding="utf-8")
+    rule = ["--fail-if", "ctf_gap > 0.9", "--junit", str(junit), "-q"]
+    done = runner.invoke(app, ["audit", str(data), "--methods", "swap", "--out", str(run), *rule])
+    assert done.exit_code == 0, done.output
+    props = {p.get("name"): p.get("value") for p in ET.parse(junit).getroot().iter("property")}
+    assert props["counterfair_version"] and len(props["input_sha256"]) == 64 and props["kind"] == "audit"
+    assert "profanity-check" in props["classifier_signature"]
+
+    failing = GateCheck(rule="r", metric="identity_effect", estimate="material", verdict="fail", message="a, 50% b\nc")
+    verdict = GateVerdict(checks=(failing, GateCheck(verdict="pass", message="ok")), verdict="fail", exit_code=1)
+    assert github_annotations(verdict, env={}) == []
+    summary = tmp_path / "step.md"
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)}
+    assert github_annotations(verdict, env=env) == ["::error title=counterfair material::a, 50%25 b%0Ac"]
+    assert summary.read_text().startswith("### counterfair fairness gate: fail (exit 1)") and "1 checks passed" in (
+        summary.read_text()
+    )

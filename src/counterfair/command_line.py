@@ -570,13 +570,20 @@ def end_with_verdict(gate: GateVerdict | None, junit: Any, view: Any) -> None:
 
 
 def finish_gate(
-    gate: Mapping[str, Any] | GateVerdict, junit: Any, *, status_line: bool = True, checks_shown: bool = False
+    gate: Mapping[str, Any] | GateVerdict,
+    junit: Any,
+    *,
+    status_line: bool = True,
+    checks_shown: bool = False,
+    run_dir: Path | None = None,
 ) -> int:
     """Print the gate's checks as sentences (not where the page printed them: ``checks_shown``) and its status line,
-    write the JUnit file, return the exit code."""
+    write the JUnit file (with ``run_dir``'s identity as its properties), on GitHub Actions an annotation per failing
+    check and the step summary (:mod:`counterfair.ci`); return the exit code."""
     from rich.markup import escape
 
     from .analysis.gate import write_junit
+    from .ci import github_annotations, junit_properties
     from .views.verdict import MANY_RULES, rule_sentence
 
     verdict = typed(gate, GateVerdict)
@@ -596,7 +603,9 @@ def finish_gate(
             f"fairness gate: [{colour[verdict.verdict]}]{verdict.verdict}[/] (exit {verdict.exit_code}: {meaning})"
         )
     if junit:
-        console.print(f"wrote {write_junit(verdict, junit)}")
+        console.print(f"wrote {write_junit(verdict, junit, properties=junit_properties(run_dir))}")
+    for line in github_annotations(verdict):
+        print(line, flush=True)  # a workflow command: one whole line, as written
     return int(verdict.exit_code)
 
 
@@ -660,6 +669,13 @@ def _terminate_as_interrupt() -> None:
         signal.signal(signal.SIGTERM, terminated)
 
 
+def _error_junit(message: str) -> None:
+    """A run that stops on bad input (exit 2) still leaves the JUnit file its command line asks for, saying why."""
+    from .ci import write_error_junit
+
+    write_error_junit(sys.argv[1:], message)
+
+
 def main() -> None:
     """Entry point: counterfair errors become a one-line message and exit code 2. A crash in native code (llama.cpp,
     torch) cannot be caught, but it is never silent: faulthandler prints the signal and the Python stack."""
@@ -681,6 +697,7 @@ def main() -> None:
         sys.exit(128 + 15)
     except CounterfairError as err:
         err_console.print(f"[red]error:[/red] {escape(str(err))}")  # err_console redacts what it prints
+        _error_junit(str(err))
         sys.exit(EXIT_ERROR)
     except OSError as err:  # a file it could not read or write (--junit on a read-only path, a vanished input)
         where = f" {err.filename}" if getattr(err, "filename", None) else ""
@@ -688,7 +705,12 @@ def main() -> None:
 
         said = f"cannot use{where}: {err.strerror or err}{resume_hint(err)}"
         err_console.print(f"[red]error:[/red] {escape(said)}")
+        _error_junit(said)
         sys.exit(EXIT_ERROR)
+    except SystemExit as done:  # the command line not understood (click's usage error): exit 2 as well
+        if done.code == EXIT_ERROR:
+            _error_junit("the command line was not understood (the message above says why)")
+        raise
     except KeyboardInterrupt:
         err_console.print("interrupted: finished units are kept; the same command resumes")
         sys.exit(130)

@@ -598,9 +598,14 @@ def suite_gate_metrics(summary: Mapping[str, Any] | SuiteSummary) -> GateMetrics
 
 
 def write_junit(
-    gate: Mapping[str, Any] | GateVerdict, path: str | Path, *, suite: str = "counterfair fairness gate"
+    gate: Mapping[str, Any] | GateVerdict,
+    path: str | Path,
+    *,
+    suite: str = "counterfair fairness gate",
+    properties: Mapping[str, str] | None = None,
 ) -> Path:
-    """One JUnit test case per rule and group (a failure element for ``fail``, an error element for ``error``)."""
+    """One JUnit test case per rule and group (a failure element for ``fail``, an error element for ``error``), the
+    suite's ``properties`` first (:func:`counterfair.ci.junit_properties`: which counterfair, input and classifier)."""
     import xml.etree.ElementTree as ET
 
     checks = typed(gate, GateVerdict).checks
@@ -613,6 +618,10 @@ def write_junit(
         failures=str(sum(c.verdict == "fail" for c in checks)),
         errors=str(sum(c.verdict == "error" for c in checks)),
     )
+    if properties:
+        props = ET.SubElement(node, "properties")
+        for name, value in properties.items():
+            ET.SubElement(props, "property", name=name, value=value)
     for check in checks:
         case = ET.SubElement(node, "testcase", classname=f"counterfair.{check.metric}", name=check.description)
         if check.verdict in ("fail", "error"):

@@ -218,7 +218,7 @@ def audit(
     parquet_copies(target, ("pairs.csv", "slots.csv"), wanted=parquet)
     page = result.report_page if result.report_page is not None else audit_page(s)  # the report's, built once
     console.print(to_console(page))  # the verdict and the gate's rules first, then its tables' first rows
-    code = finish_gate(s.gate, junit, checks_shown=True) if s.gate is not None else 0
+    code = finish_gate(s.gate, junit, checks_shown=True, run_dir=target) if s.gate is not None else 0
     console.print(f"done in {s.timing_s['total'] / 60:.1f} min; report: {target / 'report.html'}")
     if log_to:
         from ...views.tracking import log_audit

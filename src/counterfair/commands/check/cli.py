@@ -39,12 +39,12 @@ def check(
     if is_llm_audit(folder):
         from ..llm_audit.result import check_run
 
-        raise typer.Exit(finish_gate(check_run(folder, fail_if), junit))
+        raise typer.Exit(finish_gate(check_run(folder, fail_if), junit, run_dir=folder))
     if run_dir.is_dir() and (folder / "summary.json").exists():
         from ..registry import open_run, run_command
 
         if run_command(folder)[0].name != "audit":  # bias, suite: the result's own metrics (another: no gate, said)
-            raise typer.Exit(finish_gate(open_run(folder).check(fail_if), junit))
+            raise typer.Exit(finish_gate(open_run(folder).check(fail_if), junit, run_dir=folder))
     run = read_summary(folder / "summary.json", expect="audit") if (folder / "summary.json").exists() else None
     typed = run if isinstance(run, AuditSummary) else AuditSummary()
     gate = gate_pairs(
@@ -56,7 +56,7 @@ def check(
         slots=read_slots(folder),
         threshold=typed.threshold if typed.threshold is not None else 0.5,
     )
-    raise typer.Exit(finish_gate(gate, junit))
+    raise typer.Exit(finish_gate(gate, junit, run_dir=folder))
 
 
 def is_llm_audit(folder: Path) -> bool:

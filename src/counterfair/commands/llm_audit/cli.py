@@ -266,7 +266,7 @@ def llm_audit_command(
         f"wrote {out / 'responses.csv'}{' (and .parquet)' if parquet else ''}, {out / 'summary.json'}, "
         f"{out / 'report.html'} and {out / 'report.md'}"
     )
-    code = finish_gate(result.summary.gate, junit) if result.summary.gate is not None else 0
+    code = finish_gate(result.summary.gate, junit, run_dir=Path(out)) if result.summary.gate is not None else 0
     for line in result.verdict.splitlines():
         console.print(line, markup=False, highlight=False)
     if log_to:
