@@ -342,8 +342,8 @@ def test_ci_gets_a_junit_file_on_bad_input_properties_and_github_annotations(tmp
     verdict."""
     import xml.etree.ElementTree as ET
 
-    from counterfair.ci import github_annotations
     from counterfair.summaries import GateCheck, GateVerdict
+    from counterfair.views.ci import github_annotations
 
     for args, said in (
         (["audit", str(tmp_path / "missing.csv")], "missing.csv"),

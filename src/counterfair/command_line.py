@@ -579,11 +579,11 @@ def finish_gate(
 ) -> int:
     """Print the gate's checks as sentences (not where the page printed them: ``checks_shown``) and its status line,
     write the JUnit file (with ``run_dir``'s identity as its properties), on GitHub Actions an annotation per failing
-    check and the step summary (:mod:`counterfair.ci`); return the exit code."""
+    check and the step summary (:mod:`counterfair.views.ci`); return the exit code."""
     from rich.markup import escape
 
     from .analysis.gate import write_junit
-    from .ci import github_annotations, junit_properties
+    from .views.ci import github_annotations, junit_properties
     from .views.verdict import MANY_RULES, rule_sentence
 
     verdict = typed(gate, GateVerdict)
@@ -671,7 +671,7 @@ def _terminate_as_interrupt() -> None:
 
 def _error_junit(message: str) -> None:
     """A run that stops on bad input (exit 2) still leaves the JUnit file its command line asks for, saying why."""
-    from .ci import write_error_junit
+    from .views.ci import write_error_junit
 
     write_error_junit(sys.argv[1:], message)
 

@@ -605,7 +605,8 @@ def write_junit(
     properties: Mapping[str, str] | None = None,
 ) -> Path:
     """One JUnit test case per rule and group (a failure element for ``fail``, an error element for ``error``), the
-    suite's ``properties`` first (:func:`counterfair.ci.junit_properties`: which counterfair, input and classifier)."""
+    suite's ``properties`` first (:func:`counterfair.views.ci.junit_properties`: which counterfair, input and
+    classifier)."""
     import xml.etree.ElementTree as ET
 
     checks = typed(gate, GateVerdict).checks

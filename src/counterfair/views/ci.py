@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .redact import redact
+from ..redact import redact
 
 #: the run identity's fields a JUnit file names, as run.json holds them
 RUN_PROPERTIES = ("kind", "input", "input_sha256", "options_fingerprint", "classifier_signature", "generator")
@@ -21,7 +21,7 @@ def junit_properties(run_dir: str | Path | None) -> dict[str, str]:
     """The counterfair version and the run's identity (run.json's input, its sha256, the options' fingerprint, the
     classifier's or generator's signature), each a string, secrets redacted; the version alone where there is no
     run.json."""
-    from . import __version__
+    from .. import __version__
 
     out = {"counterfair_version": str(__version__)}
     try:
@@ -82,7 +82,7 @@ def github_annotations(verdict: Any, env: Mapping[str, str] | None = None) -> li
     def escaped(text: str) -> str:  # a workflow command's data: %, CR and LF are encoded
         return redact(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
-    from .analysis.gate import check_kind
+    from ..analysis.gate import check_kind
 
     lines = []
     for check in verdict.checks:  # a title is a property: no ':' or ',' in it
