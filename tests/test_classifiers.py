@@ -587,3 +587,26 @@ def test_a_module_in_the_working_directory_is_found_and_ranges_are_said_as_they_
     assert "2 values outside [0, 1]" in said and "from -0.5 to 0.8" in said and "(score + 1) / 2" in said
     with pytest.raises(ConfigError, match=r"FILE\.py:FUNCTION"):
         load_classifier("callable:not_here_either:f").predict_proba(["x"])
+
+
+def test_vader_needs_its_lexicon_alone_and_every_kind_is_documented(monkeypatch: pytest.MonkeyPatch) -> None:
+    """#83 item 2: ``--classifier vader`` asked for the whole metrics extra (torch, transformers, ...) where only
+    vaderSentiment is imported; an extra is now checked for the modules a choice imports. Every classifier kind the
+    registry holds has its row in docs/reference/classifiers.md (vader had none)."""
+    from counterfair import extras
+    from counterfair.classifiers.kinds import spec_forms
+    from counterfair.extras import MissingExtra
+    from counterfair.needs import classifier_extras
+
+    monkeypatch.setattr(extras, "_importable", lambda module: module == "vaderSentiment")  # no torch here
+    extras.check([("classifier 'vader'", classifier_extras("vader"))])
+    with pytest.raises(MissingExtra, match=r"counterfair\[metrics\]"):
+        extras.check([("classifier 'hf:DIR'", classifier_extras("hf:some/dir"))])
+    monkeypatch.setattr(extras, "_importable", lambda module: False)
+    with pytest.raises(MissingExtra, match="classifier 'vader' needs counterfair"):
+        extras.check([("classifier 'vader'", classifier_extras("vader"))])
+    with pytest.raises(KeyError, match="no module"):
+        extras.check([("x", ("metrics:nonesuch",))])
+    page = (Path(__file__).resolve().parents[1] / "docs" / "reference" / "classifiers.md").read_text()
+    for form in spec_forms().split(", "):
+        assert f"| `{form.split(':')[0]}" in page, form

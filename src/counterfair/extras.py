@@ -90,13 +90,19 @@ class MissingExtra(ModelNotAvailable):
 
 
 def check(needs: Iterable[tuple[str, Iterable[str]]]) -> None:
-    """Raise :class:`MissingExtra` naming every missing extra (``needs``: (what needs it, its extras) pairs)."""
+    """Raise :class:`MissingExtra` naming every missing extra (``needs``: (what needs it, its extras) pairs). An
+    extra written ``NAME:MODULE,...`` is needed for those of its modules alone (VADER needs ``vaderSentiment``, not
+    the torch the rest of ``metrics`` brings): the check asks for what the choice imports."""
     wanted: dict[str, list[str]] = {}
     for what, extras in needs:
-        for name in extras:
+        for given in extras:
+            name, _, part = given.partition(":")
             if name not in EXTRAS:
                 raise KeyError(f"unknown extra {name!r} (known: {', '.join(EXTRAS)})")
-            if not installed(name):
+            modules = tuple(m for m in part.split(",") if m) or EXTRAS[name].modules
+            if unknown := set(modules) - set(EXTRAS[name].modules):
+                raise KeyError(f"extra {name!r} has no module {sorted(unknown)[0]!r}")
+            if not all(_importable(module) for module in modules):
                 wanted.setdefault(name, []).append(what)
     if wanted:
         raise MissingExtra(wanted)

@@ -36,7 +36,7 @@ class ClassifierKind:
     named: bool = False
     aliases: tuple[str, ...] = ()
     pinned: Callable[[JSONObject], bool] = _always
-    extras: tuple[str, ...] = ()  # pip extras it needs (counterfair.extras), checked before any work
+    extras: tuple[str, ...] = ()  # pip extras it needs (counterfair.extras: NAME, or NAME:MODULE for a part of one)
     # texts per call when nobody asks for another size: a model in this process has no per-call cost worth batching
     # for (alt-profanity-check: ~11 ms a call), a GPU model or a server wants bounded batches
     batch_size: int = 64
@@ -314,7 +314,7 @@ for _kind in (
         "vader",
         "VADER sentiment (labels pos, neg, neu: name one with --positive-label, e.g. neg)",
         named=True,
-        extras=("metrics",),
+        extras=("metrics:vaderSentiment",),  # the lexicon alone: no torch
         batch_size=IN_PROCESS_BATCH,
         languages=("en",),
     ),
