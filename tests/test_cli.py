@@ -375,3 +375,13 @@ def test_ci_gets_a_junit_file_on_bad_input_properties_and_github_annotations(tmp
     assert summary.read_text().startswith("### counterfair fairness gate: fail (exit 1)") and "1 checks passed" in (
         summary.read_text()
     )
+
+
+def test_quiet_prints_the_verdict_and_the_gate_only(tmp_path: Path) -> None:
+    """#83 item 5: ``-q`` printed 172 lines (every table's first rows); it now prints the verdict, the gate and where
+    the report is, no plan lines and no tables."""
+    done = runner.invoke(app, ["audit", "--demo", "--out", str(tmp_path / "run"), "-q", "--fail-if", "default"])
+    assert done.exit_code == 1, done.output
+    assert done.output.startswith("Verdict: ") and "fairness gate: fail (exit 1" in done.output
+    assert "┏" not in done.output and "auditing " not in done.output and "estimated time" not in done.output
+    assert "report: " in done.output.splitlines()[-1]

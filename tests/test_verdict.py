@@ -196,7 +196,7 @@ def test_piped_console_tables_keep_every_name(tmp_path: Path) -> None:
 
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     done = subprocess.run(
-        [sys.executable, "-m", "counterfair.cli", "audit", "--demo", "--out", str(tmp_path / "run"), "-q"],
+        [sys.executable, "-m", "counterfair.cli", "audit", "--demo", "--out", str(tmp_path / "run")],  # tables
         capture_output=True, text=True, env=env, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]

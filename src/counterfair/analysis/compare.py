@@ -186,7 +186,8 @@ def compare_pairs(
     if merged.empty:
         raise InputError(
             f"{names[0]} and {names[1]} share no scored pair (matched on method, attribute, input id and "
-            "counterfactual text): compare audits of the same texts with the same counterfactuals"
+            f"counterfactual text): {_why_unmatched(a, b)}; compare audits of the same texts with the same "
+            "counterfactuals"
         )
     value: Callable[[pd.DataFrame, str], pd.Series] = lambda f, s: f[f"diff_{s}"].abs()  # noqa: E731
     entries: dict[str, PairedDifference] = {}
@@ -207,6 +208,27 @@ def compare_pairs(
         pairs_only_in_b=len(b) - len(merged),
         metrics=out,
         effects=effects or None,
+    )
+
+
+def _why_unmatched(a: pd.DataFrame, b: pd.DataFrame) -> str:
+    """Why two audits' scored pairs never match: the first of their keys they share nothing of."""
+    if a.empty or b.empty:
+        return f"{'A' if a.empty else 'B'} has no scored pair"
+    ids = set(a["input_id"]) & set(b["input_id"])
+    if not ids:
+        return f"no input id is in both (A's first: {a['input_id'].iloc[0]!r}, B's: {b['input_id'].iloc[0]!r})"
+    units = set(zip(a["method"], a["attribute"], strict=True)) & set(zip(b["method"], b["attribute"], strict=True))
+    if not units:
+        shown = sorted({str(m) for m in a["method"]}), sorted({str(m) for m in b["method"]})
+        return f"no method and attribute is in both (A's methods: {', '.join(shown[0])}; B's: {', '.join(shown[1])})"
+    key = sorted(ids)[0]
+    one, other = (f[f["input_id"] == key]["cf_text"].astype(str) for f in (a, b))
+    return (
+        f"their counterfactual texts differ (another identity set, placebo, seed or counterfair version): input "
+        f"{key!r} has {one.iloc[0][:60]!r} in A and {other.iloc[0][:60]!r} in B"
+        if len(one) and len(other)
+        else f"input {key!r} has pairs in one audit only"
     )
 
 

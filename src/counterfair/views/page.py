@@ -224,9 +224,10 @@ def to_notebook_html(page: Page, *, rows: int = 15) -> str:
 _CONSOLE_STYLE = {"fail": "bold red", "pass": "bold green", "attention": "bold yellow"}
 
 
-def to_console(page: Page, *, rows: int = 10) -> Any:
+def to_console(page: Page, *, rows: int = 10, tables: bool = True) -> Any:
     """The console view (rich): the verdict block first (:meth:`Page.lines`: the answer in the first lines, as the
-    report opens), then the first rows of each brief table and the notes; report.html has every row."""
+    report opens), then the first rows of each brief table (none where not ``tables``: ``--quiet``) and the notes;
+    report.html has every row."""
     from rich.console import Group
     from rich.markup import escape
     from rich.table import Table as RichTable
@@ -234,7 +235,7 @@ def to_console(page: Page, *, rows: int = 10) -> Any:
     lines = page.lines()
     parts: list[Any] = [f"[{_CONSOLE_STYLE.get(page.status, 'bold')}]{escape(lines[0])}[/]"]
     parts += [escape(line) for line in lines[1:]]
-    for table in page.brief_tables():
+    for table in page.brief_tables() if tables else ():
         cells = table.cells()
         more = f" (first {rows} of {len(cells)}; report.html has all)" if len(cells) > rows else ""
         shown = RichTable(title=escape(table.caption + more))

@@ -156,7 +156,9 @@ def audit(
     encoding: Encoding = _AUDIT.encoding,
     language: AuditLanguage = _AUDIT.language,
     overwrite: Overwrite = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bars and no tables: the verdict and the gate only.")
+    ] = False,
 ) -> None:
     """The fairness audit: counterfactuals of identity-referencing texts, the classifier's score changes, CTF gaps,
     the identity effect over a placebo, and a report (OUT/report.html, report.md, plots/, summary.json, pairs.csv).
@@ -189,6 +191,8 @@ def audit(
         check_tracker(str(log_to))  # before any work
 
     def said(the_plan: AuditInput) -> None:  # the input read once: by the run, which hands its plan here
+        if quiet:
+            return
         attrs = ", ".join(f"{a} ({n})" for a, n in the_plan.attributes.items()) or "none"
         console.print(
             f"auditing {options.classifier} on {the_plan.texts} texts; attributes referenced: {attrs}; "
@@ -217,7 +221,7 @@ def audit(
 
     parquet_copies(target, ("pairs.csv", "slots.csv"), wanted=parquet)
     page = result.report_page if result.report_page is not None else audit_page(s)  # the report's, built once
-    console.print(to_console(page))  # the verdict and the gate's rules first, then its tables' first rows
+    console.print(to_console(page, tables=not quiet))  # the verdict and the gate's rules first, then tables' first rows
     code = finish_gate(s.gate, junit, checks_shown=True, run_dir=target) if s.gate is not None else 0
     console.print(f"done in {s.timing_s['total'] / 60:.1f} min; report: {target / 'report.html'}")
     if log_to:
