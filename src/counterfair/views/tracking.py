@@ -159,14 +159,16 @@ def log_run(
     experiment: str,
 ) -> str:
     """One run into the tracker: its parameters, metrics, the gate's verdict (tags and ``gate.json``) and the report
-    files as artifacts; returns the tracker's run id."""
+    files as artifacts; returns the tracker's run id (for a file store, with the line that reads it back)."""
     import os
 
     mlflow = check_tracker(to)
     uri = uri or os.environ.get("MLFLOW_TRACKING_URI")
-    if not uri or uri.startswith(("file:", "./", "/")) or "://" not in uri:
+    file_store = not uri or uri.startswith(("file:", "./", "/")) or "://" not in uri
+    if file_store:
         os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
-    mlflow.set_tracking_uri(uri or Path("mlruns").resolve().as_uri())
+    uri = uri or Path("mlruns").resolve().as_uri()
+    mlflow.set_tracking_uri(uri)
     mlflow.set_experiment(experiment)
     target = Path(run_dir)
     from ..redact import redact, redacted
@@ -181,4 +183,7 @@ def log_run(
         for file in ("report.html", "report.md", "summary.json"):
             if (target / file).exists():
                 mlflow.log_artifact(str(target / file))
+    if not file_store:
         return str(run.info.run_id)
+    # MLflow 3 reads a file store back only when told (its UI and client refuse it otherwise): the line that does
+    return f"{run.info.run_id} (to read it: MLFLOW_ALLOW_FILE_STORE=true mlflow ui --backend-store-uri {redact(uri)})"
