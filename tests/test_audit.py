@@ -749,3 +749,30 @@ def test_a_classifier_that_gives_labels_is_said_to_before_any_effect() -> None:
     assert quiet.summary["originals"]["labels_only"] is False
     assert not any("labels, not probabilities" in c for c in verdict(quiet.summary).cautions)
     assert "the classifier gives labels, not probabilities" in str(said)  # the console's verdict says it
+
+
+def test_precomputed_scores_are_a_two_step_workflow(tmp_path: Path) -> None:
+    """#83 item 3: ``--classifier scores:FILE`` with counterfactuals the file lacks wrote no list of them; the run now
+    writes ``to_score.csv`` (each text once), the verdict's next step says so, and once the texts are scored and
+    added, the audit run again has none left."""
+    from typer.testing import CliRunner
+
+    from counterfair.cli import app
+
+    data = tmp_path / "texts.csv"
+    data.write_text("text\nSome people are gay.\nMy Muslim neighbour waved.\n", encoding="utf-8")
+    scores = tmp_path / "scores.csv"
+    pd.DataFrame({"text": ["Some people are gay.", "My Muslim neighbour waved."], "score": [0.3, 0.2]}).to_csv(
+        scores, index=False
+    )
+    args = ["audit", str(data), "--classifier", f"scores:{scores}", "--methods", "swap"]
+    done = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "one")])
+    assert done.exit_code == 0, done.output
+    wanted = pd.read_csv(tmp_path / "one" / "to_score.csv")
+    assert len(wanted) > 10 and wanted["text"].is_unique and "Some people are straight." in set(wanted["text"])
+    assert "to_score.csv in the run directory lists them" in " ".join(done.output.split())
+    both = pd.concat([pd.read_csv(scores), wanted.assign(score=0.25)])
+    both.to_csv(scores, index=False)
+    again = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "two")])
+    assert again.exit_code == 0, again.output
+    assert not (tmp_path / "two" / "to_score.csv").exists() and "to_score.csv" not in again.output

@@ -249,6 +249,13 @@ def _model(arg: str, spec: str) -> tuple[Classifier, JSONObject]:
     return inner, {"type": "model", "path": arg, "method": method, **_file_id(str(Path(arg) / "model.safetensors"))}
 
 
+#: what an audit with precomputed scores says of the texts its file lacks (written to ``to_score.csv`` in the run)
+UNSCORED_FILE = (
+    "the scores file lacks their texts: to_score.csv in the run directory lists them; score them, add them to the "
+    "file and run the audit again (--overwrite, or another --out)"
+)
+
+
 def _scores(arg: str, spec: str) -> tuple[Classifier, JSONObject]:
     from .adapters import ScoresClassifier
 

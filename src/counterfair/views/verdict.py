@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..analysis.measures import MEASURES
-from ..classifiers.kinds import labels_caveat, language_caveat
+from ..classifiers.kinds import UNSCORED_FILE, labels_caveat, language_caveat
 from ..summaries import (
     DEMO_FILE,
     MIN_INTERVAL_TEXTS,
@@ -743,7 +743,8 @@ def _next_steps(s: AuditSummary, findings: tuple[GroupFinding, ...]) -> tuple[st
     if s.coverage and s.coverage.unreached:
         steps.append(f"{s.coverage.unreached} of {s.coverage.texts} texts got no counterfactual (coverage below)")
     if s.pairs_without_score:
-        steps.append(f"{s.pairs_without_score} pairs have no score (the classifier returned NaN)")
+        why = UNSCORED_FILE if s.classifier.spec.startswith("scores:") else "the classifier returned NaN"
+        steps.append(f"{s.pairs_without_score} pairs have no score ({why})")
     if s.gate is None and findings:
         steps.append("make it a CI check: --fail-if default")
     return tuple(steps)

@@ -62,6 +62,32 @@ class ScoreCache:
         self._file.close()
 
 
+def unscored_texts(target: Path, clf: Any) -> Path | None:
+    """With precomputed scores (``scores:FILE``), the distinct texts the file lacks, read from the run's
+    ``scores.jsonl`` (a resumed run's too), written to ``to_score.csv`` for the user to score (the first step of the
+    two); None (and no file) when every text has its score or the classifier is another."""
+    import json
+
+    import pandas as pd
+
+    from ...classifiers.adapters import ScoresClassifier
+    from ...writing import write_table
+
+    if not isinstance(getattr(clf, "inner", None), ScoresClassifier) or not (target / "scores.jsonl").exists():
+        return None
+    lacking: dict[str, None] = {}
+    with (target / "scores.jsonl").open(encoding="utf-8") as lines:
+        for line in lines:
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue  # a torn last line: the checkpoint redoes it
+            if isinstance(row, dict) and any(p != p for p in row.get("p", ())):  # NaN: not in the file
+                lacking[str(row.get("text", ""))] = None
+    (target / "to_score.csv").unlink(missing_ok=True)
+    return write_table(pd.DataFrame({"text": list(lacking)}), target / "to_score.csv") if lacking else None
+
+
 def _give_back_freed_memory() -> None:
     """Return the heap the statistics freed to the system (glibc's ``malloc_trim``), so that the report's peak starts
     from what the run still holds, not from the high-water mark of its statistics; nothing where there is no glibc."""
@@ -139,6 +165,7 @@ def run_audit(
             sink=lambda pairs, slots: _write_both(write_pairs, pairs, write_slots, slots),
             scratch_dir=target,
         )
+    unscored_texts(target, clf)
     # the result's gate reads the metrics the audit tallied as its blocks went by (and the labelled data's)
     result = AuditResult(None, audited.summary, run_dir=target, tallied=(audited.gate_metrics, audited.unscored))
     if rules:
