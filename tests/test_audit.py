@@ -87,7 +87,13 @@ def test_rerun_resumes_and_report_rebuilds(demo_run: Path) -> None:
     assert result._raw_pairs is None and result.run_dir == demo_run
     assert len(result.raw_pairs) == len(pd.read_csv(demo_run / "pairs.csv"))
     assert result.slots is not None and len(result.slots) == len(pd.read_csv(demo_run / "slots.csv"))
-    assert result.by_group["pairs"].sum() == sum(g["pairs"] for g in before["groups"])
+    assert result.by_method["pairs"].sum() == sum(g["pairs"] for g in before["groups"])
+    # #83 item 10: by_group as fairlearn users read it: one row per identity group, the effect in points
+    groups = result.by_group
+    sexuality = before["effects"]["identity_effect"]["by_group"]["sexuality"]
+    assert groups.loc["sexuality", "effect_points"] == pytest.approx(100 * sexuality["value"], abs=0.01)
+    assert groups.loc["sexuality", "finding"] == sexuality["finding"] and groups.index.name == "group"
+    assert groups["effect_points"].abs().is_monotonic_decreasing
     assert summary["ctf"]["ctf_gap"] == before["ctf"]["ctf_gap"]
     (demo_run / "report.html").unlink()
     build_report(demo_run)

@@ -37,7 +37,8 @@ def test_the_readme_python_section_runs_as_written(page: str, tmp_path: Path, mo
         exec(compile(block, page, "exec"), scope)
     aud = scope["aud"]
     assert isinstance(aud, cf.AuditResult)
-    assert {"islam", "identity"} <= set(aud.by_group.index.get_level_values("attribute"))
+    assert {"islam", "identity"} <= set(aud.by_method.index.get_level_values("attribute"))
+    assert aud.by_group.index.name == "group" and "religion" in aud.by_group.index  # one row per identity group
     assert (tmp_path / "audit-out" / "report.html").exists()
     assert isinstance(scope["gap"], float)
 
@@ -124,7 +125,7 @@ def test_audit_in_memory_equals_the_shell(tmp_path: Path) -> None:
     assert result.pairs["cf_text"].tolist() == shell_pairs["cf_text"].tolist()
     np.testing.assert_allclose(result.pairs["diff"], shell_pairs["diff"].astype(float))
     assert result.summary["groups"] == summary["groups"] and result.summary["ctf"] == summary["ctf"]
-    lgbq = result.by_group.loc[("swap", "identity")]
+    lgbq = result.by_method.loc[("swap", "identity")]
     assert lgbq["pairs"] == 6
     # by hand: text 0 -> |0|, |0.8|, |0| (mean 0.267); text 1 -> 0.8 three times; CTF gap = mean over texts = 0.533
     assert result.ctf_gap == pytest.approx((0.8 / 3 + 0.8) / 2)

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 class AuditResult(TableResult[AuditSummary]):
     """An audit: ``pairs`` (one row per original/counterfactual pair with both scores and a status; the edits as plain
-    columns), ``by_group`` (per method and attribute: mean score change with its 95 % CI, flips), ``ctf_by_group``
+    columns), ``by_group`` (per identity group: the effect in points, its intervals, the finding), ``by_method`` (per
+    method and attribute: mean score change with its 95 % CI, flips), ``ctf_by_group``
     (CTF gap per identity group), ``summary`` (everything, as ``summary.json``). ``raw_pairs`` is the table as
     ``pairs.csv`` holds it (the edits as JSON)."""
 
@@ -81,6 +82,37 @@ class AuditResult(TableResult[AuditSummary]):
 
     @property
     def by_group(self) -> pd.DataFrame:
+        """One row per identity group, as a fairlearn user reads ``by_group``: the identity effect in probability
+        points (signed: + raises P(positive label)) with its 95 % interval and the simultaneous interval the finding
+        is read off, the texts it rests on and the finding, the largest effect first (the table per method and
+        attribute is :attr:`by_method`)."""
+        effects = self.typed_summary.effects
+        part = effects.identity_effect if effects is not None else None
+
+        def points(value: float | None) -> float:
+            return float("nan") if value is None else round(100 * value, 2)
+
+        rows = {
+            group: {
+                "effect_points": points(e.value),
+                "ci_low": points(e.ci_low),
+                "ci_high": points(e.ci_high),
+                "simultaneous_low": points(e.sim_low),
+                "simultaneous_high": points(e.sim_high),
+                "texts": e.n,
+                "finding": e.finding,
+            }
+            for group, e in ((part.by_group if part else None) or {}).items()
+            if e is not None
+        }
+        if not rows:
+            return pd.DataFrame()
+        table = pd.DataFrame.from_dict(rows, orient="index").rename_axis("group")
+        return table.reindex(table["effect_points"].abs().sort_values(ascending=False, na_position="last").index)
+
+    @property
+    def by_method(self) -> pd.DataFrame:
+        """Per method and attribute: the pairs, the mean score change with its 95 % CI, flips and the flip rate."""
         rows = [
             {
                 "method": g.method,
