@@ -175,7 +175,7 @@ SOURCED: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
         ("1,034 / 117,834 swaps/s", "languages.json", ("reach",)),
     ],
     "docs/concepts/identity-effect.md": [
-        ("false alarms 0–2 % over 100 seeds", "llm_calibration.json", ("results",)),
+        ("false alarms 0–1 % over 100 seeds", "llm_calibration.json", ("results",)),
         ("(material in 0–1 % of runs at every size)", "calibration.json", ("table",)),
         ("naming it, in 100 % of runs from 128 texts", "calibration.json", ("table",)),
         ("rests on 20–39 texts (85–100 %\nof runs)", "calibration.json", ("texts_table",)),
@@ -236,7 +236,7 @@ SOURCED: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
     ],
     "docs/how-to/languages.md": [("(Spearman 0.54 French, 0.39 German", "languages.json", ("bertscore_fallback",))],
     "docs/how-to/llm-audit.md": [
-        ("has a material finding in 0–2 % of runs", "llm_calibration.json", ("results",)),
+        ("has a material finding in 0–1 % of runs", "llm_calibration.json", ("results",)),
     ],
     "docs/reference/classifiers.md": [
         ("about 1 s for the 0.5B model", "llama_native_paths.json", ("models", "qwen2.5-coder-0.5b-instruct", "probe")),
