@@ -347,7 +347,7 @@ def test_ci_gets_a_junit_file_on_bad_input_properties_and_github_annotations(tmp
 
     for args, said in (
         (["audit", str(tmp_path / "missing.csv")], "missing.csv"),
-        (["audit", "--no-such-option"], "not understood"),
+        (["audit", "--no-such-option"], "stopped before its fairness gate"),
     ):
         junit = tmp_path / "j.xml"
         done = _run(*args, "--junit", str(junit))
@@ -359,6 +359,12 @@ def test_ci_gets_a_junit_file_on_bad_input_properties_and_github_annotations(tmp
     run = tmp_path / "run"
     data = tmp_path / "in.csv"
     data.write_text("text\nSome people are gay.\nMy Muslim neighbour waved.\n", encoding="utf-8")
+    # a rule the gate could not evaluate also exits 2: the gate's own file, with its checks, is kept
+    done = _run("audit", str(data), "--methods", "swap", "--out", str(tmp_path / "e"), "--junit", str(junit),
+                "--fail-if", "material(identity_effect[nope])")  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    cases = [c.get("name") for c in ET.parse(junit).getroot().iter("testcase")]
+    assert cases == ["material(identity_effect[nope])"], cases
     rule = ["--fail-if", "ctf_gap > 0.9", "--junit", str(junit), "-q"]
     done = runner.invoke(app, ["audit", str(data), "--methods", "swap", "--out", str(run), *rule])
     assert done.exit_code == 0, done.output

@@ -7,6 +7,7 @@ import importlib.abc
 import importlib.machinery
 import os
 import sys
+import time
 from collections.abc import Callable, Mapping
 from importlib import resources
 from pathlib import Path
@@ -669,11 +670,15 @@ def _terminate_as_interrupt() -> None:
         signal.signal(signal.SIGTERM, terminated)
 
 
+_STARTED = time.time()  # a JUnit file modified since was the gate's, written by this run
+
+
 def _error_junit(message: str) -> None:
-    """A run that stops on bad input (exit 2) still leaves the JUnit file its command line asks for, saying why."""
+    """A run that stops on bad input (exit 2) still leaves the JUnit file its command line asks for, saying why (a
+    file the gate wrote in this run is kept)."""
     from .views.ci import write_error_junit
 
-    write_error_junit(sys.argv[1:], message)
+    write_error_junit(sys.argv[1:], message, since=_STARTED)
 
 
 def main() -> None:
@@ -707,9 +712,9 @@ def main() -> None:
         err_console.print(f"[red]error:[/red] {escape(said)}")
         _error_junit(said)
         sys.exit(EXIT_ERROR)
-    except SystemExit as done:  # the command line not understood (click's usage error): exit 2 as well
+    except SystemExit as done:  # the command line not understood (click's usage error), or another exit 2
         if done.code == EXIT_ERROR:
-            _error_junit("the command line was not understood (the message above says why)")
+            _error_junit("the run stopped before its fairness gate (exit 2; the message printed above says why)")
         raise
     except KeyboardInterrupt:
         err_console.print("interrupted: finished units are kept; the same command resumes")
