@@ -123,7 +123,7 @@ def test_demo_main_job(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_audit_demo_main_job(tmp_path: Path) -> None:
     """What `make demo` runs: the audit of the built-in sentences, with a time estimate and a report."""
-    proc = _run("audit", "--demo", "--out", str(tmp_path), "-q", "--parquet")
+    proc = _run("audit", "--demo", "--out", str(tmp_path), "--parquet")  # as make demo: no -q
     assert proc.returncode == 0, proc.stderr
     assert "estimated time on 2 CPU cores" in proc.stdout
     assert (tmp_path / "report.html").exists() and (tmp_path / "report.md").exists()
@@ -304,7 +304,7 @@ def test_the_audit_command_reads_its_input_once(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr(audit_shell, "read_input", counted)
     data = tmp_path / "texts.csv"
     pd.DataFrame({"text": ["Some people are gay.", "My Muslim neighbour waved."]}).to_csv(data, index=False)
-    done = CliRunner().invoke(app, ["audit", str(data), "--methods", "swap", "--out", str(tmp_path / "run"), "-q"])
+    done = CliRunner().invoke(app, ["audit", str(data), "--methods", "swap", "--out", str(tmp_path / "run")])
     assert done.exit_code == 0, done.output
     assert len(reads) == 1  # one read (the command line printed its plan from a read of its own before)
     assert "auditing profanity-check on 2 texts" in done.output and "estimated time on 2 CPU cores" in done.output
