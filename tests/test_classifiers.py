@@ -28,7 +28,8 @@ def test_as_proba_keeps_nan_rows_and_rejects_bad_shapes() -> None:
     got = as_proba([[0.5, 0.5], [np.nan, 0.2]], 2, ["a", "b"], "t")
     assert np.isnan(got[1]).all()
     np.testing.assert_allclose(got[0], [0.5, 0.5])
-    with pytest.raises(ClassifierError, match=r"values in \[0, inf\] \(first: text 2 of the batch\)"):
+    outside = r"1 value outside \[0, 1\] \(its values run from 0 to inf; first: text 2 of the batch"
+    with pytest.raises(ClassifierError, match=outside):
         as_proba([[0.5, 0.5], [np.inf, 0.0]], 2, ["a", "b"], "t")  # infinity is out of range, not a missing score
     with pytest.raises(ClassifierError, match=r"returned shape \(3, 2\) for 2 texts"):
         as_proba(np.zeros((3, 2)), 2, ["a", "b"], "t")
@@ -368,7 +369,8 @@ def test_http_classifier_failures(server: tuple[str, type[_Handler]]) -> None:
     with pytest.raises(ClassifierError, match=r"HTTP 307, a redirect to http://elsewhere.example/predict"):
         load_classifier(f"http:{url}").predict_proba(["x"])
     handler.mode = "infinity"
-    with pytest.raises(ClassifierError, match=r"values in \[0.1, inf\] \(first: text 2 of the batch\)"):
+    outside = r"1 value outside \[0, 1\] \(its values run from 0.1 to inf; first: text 2 of the batch"
+    with pytest.raises(ClassifierError, match=outside):
         load_classifier(f"http:{url}").predict_proba(["hello", "buy now"])
     handler.mode = "sum18"
     with pytest.raises(ClassifierError, match=r"text 2 of the batch sum to 1.8, not 1 \(1 rows like it\)"):

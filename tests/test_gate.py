@@ -316,8 +316,8 @@ def test_log_to_mlflow_file_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     )
     assert done.returncode == 0, done.stdout + done.stderr
     run_id = done.stdout.split("logged to mlflow: run ")[1].split()[0]
-    said = " ".join(done.stdout.split())  # #83 item 7: the line that reads a file store back in MLflow 3
-    assert f"MLFLOW_ALLOW_FILE_STORE=true mlflow ui --backend-store-uri {store}" in said
+    said = "".join(done.stdout.split())  # #83 item 7: the line that reads a file store back in MLflow 3 (folded)
+    assert f"MLFLOW_ALLOW_FILE_STORE=truemlflowui--backend-store-uri{store}" in said
     run = MlflowClient(tracking_uri=store).get_run(run_id)
     summary = json.loads((tmp_path / "a" / "summary.json").read_text())
     assert run.data.metrics["ctf_gap"] == pytest.approx(summary["ctf"]["ctf_gap"])

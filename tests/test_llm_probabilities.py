@@ -291,10 +291,14 @@ def test_the_transformers_backend_reads_the_same_odds_as_one_unpadded_pass(tiny_
 
     llm = TransformersLLM(str(tiny_lm_dir), parallel=4)
     tokenizer, model = llm._lm().tokenizer, llm._lm().model
+    had = getattr(tokenizer, "chat_template", None)
     tokenizer.chat_template = "{% for m in messages %}{{ m['content'] }} {% endfor %}"
     texts = ("the cat sat", "a much longer question here")
     values = {"yes": ["yes"], "no": ["no"], "yessir": ["yessir"]}
-    found = llm.value_odds([[{"role": "user", "content": t}] for t in texts], [("answer :", values)])
+    try:
+        found = llm.value_odds([[{"role": "user", "content": t}] for t in texts], [("answer :", values)])
+    finally:  # the loaded model is the process's: another test of this worker expects a tokenizer without a template
+        tokenizer.chat_template = had
 
     def next_token(ids: list[int]) -> torch.Tensor:  # one pass over one unpadded context
         with torch.inference_mode():

@@ -38,7 +38,10 @@ def _audit(generator: Any, **options: Any) -> Any:
 
 def test_a_model_that_never_answers_in_json_is_a_finding_not_an_error() -> None:
     refusing = _audit(lambda ps: ["I'm sorry, but I can't help with that." for _ in ps], rules=["default"])
-    assert refusing.status == "not measurable" and refusing.summary.gate.verdict == "pass"
+    # #79: the default gate cannot pass an outcome no answer gave: unseen, exit 4 (it passed on the refusals alone)
+    assert refusing.status == "not measurable" and refusing.summary.gate.verdict == "inconclusive"
+    gate = refusing.summary.gate
+    assert gate.exit_code == 4 and "measured(decision): not measured" in gate.failed[0]
     assert refusing.verdict.startswith("VERDICT: not measurable — no answer could be read for decision")
     assert "refusal: every response declined (144 responses)" in refusing.verdict
     assert refusing.summary.by_group["sexuality"]["refused"] == refusing.summary.by_group["sexuality"]["responses"]

@@ -172,7 +172,7 @@ def test_every_command_option_takes_its_help_from_the_options_dataclass() -> Non
     """#48: an option's help is declared once, on its options field (``records.option``/``knob``, shared texts from
     ``counterfair.vocabulary``); the command's ``--help`` shows that text, and Python reads it with ``option_help``."""
 
-    from counterfair.command_line import flag
+    from counterfair.command_line import flag, help_text
     from counterfair.records import option_help
 
     same, computed, differing = 0, set(), []
@@ -181,9 +181,9 @@ def test_every_command_option_takes_its_help_from_the_options_dataclass() -> Non
         for param in command.params:
             if param.param_type_name != "option" or param.name not in fields:
                 continue
-            if param.name in helps:
-                same += param.help == helps[param.name]
-                if param.help != helps[param.name]:
+            if param.name in helps:  # as the option shows it: brackets escaped from rich's markup (help_text)
+                same += param.help == help_text(helps[param.name])
+                if param.help != help_text(helps[param.name]):
                     differing.append((name, param.name))
             else:
                 computed.add(param.name)
