@@ -247,7 +247,11 @@ def llm_audit_command(
             else f"read from token probabilities where the backend gives them (one pass each), else sampled "
             f"{options.samples} times"
         )
-        console.print(f"asking {generator}: every prompt variant {reading}; how long it takes is said once measured")
+        console.print(  # the spec is data: a bracket in it is no markup
+            f"asking {generator}: every prompt variant {reading}; how long it takes is said once measured",
+            markup=False,
+            highlight=False,
+        )
     with RichProgress(enabled=not quiet) as bars:
         from ...analysis.gate import allowing_inconclusive
         from ...progress import Foretold
