@@ -283,10 +283,13 @@ def _planted_estimates(kind: str, effects: dict[str, Any]) -> list[dict[str, Any
     measure = effects["identity_effect"]
     groups, terms = measure["by_group"], measure.get("by_term") or {}
     forms, cells = measure.get("by_form") or {}, measure.get("by_cell") or {}
+    probe = "identity_probe:"  # the same groups, terms and combinations written in by probe (#79)
     pick = {
-        "group": [groups.get("religion"), *(e for e in terms.values() if e.get("group") == "religion")],
-        "lower": [groups.get("race_ethnicity"), *(e for e in terms.values() if e.get("group") == "race_ethnicity")],
-        "term": [terms.get("gay")],
+        "group": [groups.get("religion"), groups.get(probe + "religion"),
+                  *(e for e in terms.values() if e.get("group") == "religion")],
+        "lower": [groups.get("race_ethnicity"), groups.get(probe + "race_ethnicity"),
+                  *(e for e in terms.values() if e.get("group") == "race_ethnicity")],
+        "term": [terms.get("gay"), terms.get(probe + "gay")],
         "gender_words": [
             groups.get("gender_words:female"), *(e for f, e in forms.items() if f.startswith("gender_words:female@"))
         ],
@@ -294,7 +297,9 @@ def _planted_estimates(kind: str, effects: dict[str, Any]) -> list[dict[str, Any
         "first_name": [groups.get("names:black_female"), groups.get("names:black_male"),
                        groups.get("names_probe:black_female"), groups.get("names_probe:black_male")],
         "plural": [forms.get(f"{JEWISH[0]}@plural"), terms.get(JEWISH[0])],
-        "cell": [cells.get("race_ethnicity&female"), cells.get("race_ethnicity&male"), groups.get("race_ethnicity")],
+        "cell": [cells.get("race_ethnicity&female"), cells.get("race_ethnicity&male"), groups.get("race_ethnicity"),
+                 cells.get(probe + "race_ethnicity&female"), cells.get(probe + "race_ethnicity&male"),
+                 groups.get(probe + "race_ethnicity")],
     }.get(kind, [])  # fmt: skip
     return [e for e in pick if e is not None]
 
@@ -305,10 +310,11 @@ def _own_estimate(kind: str, effects: dict[str, Any]) -> dict[str, Any] | None:
     measure = effects["identity_effect"]
     groups, terms = measure["by_group"], measure.get("by_term") or {}
     forms, cells = measure.get("by_form") or {}, measure.get("by_cell") or {}
+    probe = "identity_probe:"
     return {
-        "group": groups.get("religion"),
-        "lower": groups.get("race_ethnicity"),
-        "term": terms.get("gay"),
+        "group": groups.get("religion") or groups.get(probe + "religion"),
+        "lower": groups.get("race_ethnicity") or groups.get(probe + "race_ethnicity"),
+        "term": terms.get("gay") or terms.get(probe + "gay"),
         "gender_words": groups.get("gender_words:female"),
         "pronoun": forms.get("gender_words:female@pronoun"),
         "first_name": groups.get("names:black_female")
@@ -316,7 +322,10 @@ def _own_estimate(kind: str, effects: dict[str, Any]) -> dict[str, Any] | None:
         or groups.get("names_probe:black_female")
         or groups.get("names_probe:black_male"),
         "plural": forms.get(f"{JEWISH[0]}@plural"),
-        "cell": cells.get("race_ethnicity&female") or cells.get("race_ethnicity&male"),
+        "cell": cells.get("race_ethnicity&female")
+        or cells.get("race_ethnicity&male")
+        or cells.get(probe + "race_ethnicity&female")
+        or cells.get(probe + "race_ethnicity&male"),
     }.get(kind)
 
 
@@ -374,12 +383,23 @@ def _runs(task: tuple[str, int, int, int, float]) -> dict[str, Any]:
     for seed in range(seeds):
         rng = np.random.default_rng(seed)
         chosen = rng.choice(len(ids), size=n, replace=False)
-        part = pd.concat([by_id[ids[i]] for i in chosen], ignore_index=True)
+        part = _probes_auto(pd.concat([by_id[ids[i]] for i in chosen], ignore_index=True))
         if kind in NOISY:
             part = _with_noise(part, sd if kind != "noise" else _STATE["noise"], rng)
         found.append(run_once(kind, part, seed, resamples))
     del table
     return _summarise(kind, n, found)
+
+
+def _probes_auto(part: pd.DataFrame) -> pd.DataFrame:
+    """A run's slots as ``--probes auto`` leaves them: a probe family only where its natural family's texts in the
+    run are fewer than the audit's threshold (the pool's slots are written with ``probes="always"``; the natural
+    count here is the run's texts with a slot of the family, which the audit reads as the texts naming one)."""
+    from counterfair.analysis.probes import NATURAL_OF, PROBE_AUTO_BELOW
+
+    families = part.drop_duplicates(["input_id", "family"])["family"].value_counts()
+    dropped = [p for p, natural in NATURAL_OF.items() if int(families.get(natural, 0)) >= PROBE_AUTO_BELOW]
+    return part[~part["family"].isin(dropped)] if dropped else part
 
 
 def _summarise(kind: str, n: int, found: list[dict[str, Any]]) -> dict[str, Any]:
@@ -426,12 +446,13 @@ BANDS = {"0-5": (0, 5), "6-9": (6, 9), "10-19": (10, 19), "20-39": (20, 39), "40
 
 
 def _slots(pool: list[str], language: str = "en") -> pd.DataFrame:
-    """Every slot of the pool's texts, written by the audit's own swap and placebo code (texts only, no classifier
-    that matters: a constant one)."""
+    """Every slot of the pool's texts, written by the audit's own swap, placebo and probe code (texts only, no
+    classifier that matters: a constant one); every probe written, each run keeps those ``--probes auto`` would
+    (:func:`_probes_auto`)."""
     import counterfair as cf
 
     clf = cf.as_classifier(lambda texts: np.full(len(texts), 0.5), labels=["non-toxic", "toxic"])
-    result = cf.audit(pool, clf, methods=["swap"], bootstrap=10, progress=False, language=language)
+    result = cf.audit(pool, clf, methods=["swap"], bootstrap=10, progress=False, language=language, probes="always")
     assert result.slots is not None
     return result.slots
 

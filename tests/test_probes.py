@@ -1,5 +1,6 @@
 """#79: probes where the texts are thin (counterfair.analysis.probes): a first name written beside a person the text
-names, its own family (names_probe), computed here by hand on a small audit."""
+names, its own family (names_probe), and an identity term written before that person (identity_probe), computed here
+by hand on small audits."""
 
 from __future__ import annotations
 
@@ -7,7 +8,15 @@ import numpy as np
 import pytest
 
 import counterfair as cf
-from counterfair.analysis.probes import NAMES_PROBE, probe_genders, probe_place, sibling_of
+from counterfair.analysis.probes import (
+    IDENTITY_PROBE,
+    NAMES_PROBE,
+    DescriptorProbes,
+    article_for,
+    probe_genders,
+    probe_place,
+    sibling_of,
+)
 from counterfair.lexicons.attributes import load_identity_set
 
 NAMES = load_identity_set("names")
@@ -100,8 +109,89 @@ def test_a_probe_measured_by_hand() -> None:
 def test_probe_and_natural_groups_are_siblings() -> None:
     assert sibling_of("names:black_female") == "names_probe:black_female"
     assert sibling_of("names_probe:white_male") == "names:white_male"
-    assert sibling_of("religion") is None and sibling_of("gender_words:female") is None
+    assert sibling_of("religion") == "identity_probe:religion" and sibling_of("identity_probe:age") == "age"
+    assert sibling_of("gender_words:female") is None
     from counterfair.errors import ConfigError
 
     with pytest.raises(ConfigError, match="--probes 'sometimes'"):
         cf.audit(["My neighbour cooks."], lambda t: np.full(len(t), 0.2), methods=["swap"], probes="sometimes")
+
+
+DIXON = load_identity_set("dixon50")
+
+
+def _descriptors(text: str) -> dict[str, str]:
+    """The probe texts of one text, by the word written in (identity terms and neutral words alike)."""
+    from counterfair.analysis.placebo import load_placebo
+
+    rows = DescriptorProbes(DIXON, load_placebo("en", DIXON)).slots("0", text)
+    return {str(r["word"]): str(r["text"]) for r in rows}
+
+
+def test_an_identity_term_is_written_before_the_person_with_its_article() -> None:
+    written = _descriptors("A nurse helped me.")
+    assert written["Muslim"] == "A Muslim nurse helped me."
+    assert written["Asian"] == "An Asian nurse helped me." and written["old"] == "An old nurse helped me."
+    assert written["European"] == "A European nurse helped me." and written["LGBT"] == "An LGBT nurse helped me."
+    assert written["quiet"] == "A quiet nurse helped me." and written["Quiet"] == "A Quiet nurse helped me."
+    assert written["dax"] == "A dax nurse helped me."  # the control's second null in the same place
+    assert _descriptors("My new manager is kind.")["Muslim"] == "My new Muslim manager is kind."
+    assert [article_for(w) for w in ("Asian", "European", "LGBT", "gay", "elderly", "unicorn")] == [
+        "an", "a", "an", "a", "an", "a",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "left_out", "kept"),
+    [
+        ("My aunt is a Christian.", {"Muslim", "Christian", "female", "male"}, {"gay", "lesbian", "old"}),
+        ("A girl ran home.", {"old", "elderly", "young", "female"}, {"Muslim", "gay"}),
+        ("My uncle cooked dinner.", {"lesbian", "Latina", "male"}, {"gay", "Latino"}),
+        ("The teacher said he would call.", {"lesbian", "Latina"}, {"male", "female", "gay"}),
+    ],
+)
+def test_the_descriptor_guard(text: str, left_out: set[str], kept: set[str]) -> None:
+    """No term of a group the text names, no age before a child's noun, no gender term before a noun of a gender, no
+    term of one gender for a person of the other."""
+    written = _descriptors(text)
+    assert not left_out & set(written) and kept <= set(written)
+
+
+@pytest.mark.parametrize("text", ["My gay neighbour cooks.", "My quiet neighbour cooks.", "People are kind."])
+def test_no_descriptor_probe_where_the_place_is_taken_or_absent(text: str) -> None:
+    assert _descriptors(text) == {}
+
+
+def test_a_descriptor_probe_measured_by_hand() -> None:
+    """Eight texts that name a nurse and no group: a model that adds 10 points to "Muslim" reads +10/8 for religion in
+    the probe family (the group's mean over its 8 terms) and 0 for every other group, each slot's neutral the mean of
+    its placebo words, by hand; the natural religion group is absent (no text names it) and the probe's material
+    finding fails the gate (exit 1)."""
+    texts = [f"A nurse helped me on day {i}." for i in range(8)]
+
+    def model(batch: list[str]) -> np.ndarray:
+        return np.array([0.3 + (0.1 if "Muslim" in t else 0.0) + 0.001 * (len(t) % 7) for t in batch])
+
+    result = cf.audit(texts, model, methods=["swap"], bootstrap=200)
+    slots = result.slots
+    assert slots is not None
+    probes = slots[slots["family"] == IDENTITY_PROBE]
+    assert set(probes["input_id"]) == {str(i) for i in range(8)}
+    by_hand: dict[str, list[float]] = {}
+    for _, slot in probes.groupby("input_id"):
+        neutral = float(slot.loc[slot["kind"] == "placebo", "score"].mean())
+        ident = slot[slot["kind"] == "identity"]
+        for group, part in ident.groupby("group"):
+            by_hand.setdefault(str(group), []).append(float(part["score"].mean()) - neutral)
+    effects = result.typed_summary.effects
+    assert effects is not None and effects.identity_effect is not None
+    groups = effects.identity_effect.by_group or {}
+    for group, values in by_hand.items():
+        assert groups[f"{IDENTITY_PROBE}:{group}"].value == pytest.approx(np.mean(values), abs=1e-9)
+    assert groups[f"{IDENTITY_PROBE}:religion"].value == pytest.approx(0.1 / 8, abs=2e-3)
+    assert "religion" not in groups  # no natural slot
+    gate = result.check("default")
+    failed = {c["group"] for c in gate["checks"] if c["verdict"] == "fail" and c["estimate"] == "material"}
+    assert f"{IDENTITY_PROBE}:religion" in failed and gate["exit_code"] == 1
+    off = cf.audit(texts, model, methods=["swap"], bootstrap=200, probes="off")
+    assert off.slots is not None and IDENTITY_PROBE not in set(off.slots["family"])

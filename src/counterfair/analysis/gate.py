@@ -340,7 +340,7 @@ def _material(
     where it is inconclusive, or detected with its size unresolved, and its natural or probe sibling among the
     measure's groups, ``siblings``, does not settle it: :func:`counterfair.analysis.probes.gated_unsettled`). The
     message in probability points, with the simultaneous interval the finding was read off."""
-    from .probes import NAMES_PROBE, gated_unsettled, settled_by_probe
+    from .probes import gated_unsettled, is_probe, settled_by_probe
 
     e = entry if isinstance(entry, SlotEstimate) else SlotEstimate()  # only an in-slot estimate has a finding
     found = e.finding
@@ -367,7 +367,7 @@ def _material(
                 f"; settled by its probe ({100 * (probe.value or 0.0):+.1f} points, {probe.finding})"
                 if probe is not None
                 else "; a probe: its natural group carries the check"
-                if group.startswith(NAMES_PROBE)
+                if is_probe(group)
                 else ""
             )
     message = f"{rule.describe(group)}: {points_message(check)}, {found}{why} → " + ("fails" if failed else "passes")

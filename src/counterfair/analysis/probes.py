@@ -3,7 +3,8 @@ too few natural slots to conclude (first names: a few texts in a hundred name a 
 on every text that could have named one.
 
 A **probe** is its own estimand — "what would the model do had the text named the group?" — reported and gated apart
-from the natural slots (its family ``names_probe``: groups ``names_probe:black_female``, ...), never pooled with them.
+from the natural slots (its family ``names_probe``: groups ``names_probe:black_female``, ...; ``identity_probe``:
+groups ``identity_probe:religion``, ...), never pooled with them.
 
 **First names.** A text that refers to a person by a gender-neutral person noun after a possessive or "the" ("my
 neighbour", "the applicant") and names no first name of the pack gets that person named, as an appositive: "my
@@ -21,6 +22,16 @@ theirs), only after my / our / your / his / her / their / the / a / an with at m
 transgender coworker Lakisha"), where the noun heads its phrase in the swap guard's parse (not "the student
 council"), never where a capitalised word or a possessive follows the noun (a name is there already, or "my
 neighbour's"), never in a text that names a first name of the pack (its natural slot measures it).
+
+**Identity descriptors** (:class:`DescriptorProbes`, English). The same person reference gets each identity term
+written before its noun as an adjective ("my neighbour" -> "my Muslim neighbour", "a nurse" -> "an Asian nurse": the
+article agrees), against the placebo words (and their capitalised spellings, the neutral of a proper adjective) and
+the control's nonce words in the same place ("my quiet neighbour", "my Quiet neighbour", "my dax neighbour"): one slot
+per text, its family ``identity_probe``, its groups the identity groups (``identity_probe:religion``). The guard, beyond
+the person reference's: no term of a group the text names already (no second religion in a text that names one), no
+place whose words before the noun hold an identity term or a placebo word ("my gay neighbour"), no age term before a
+child's noun ("elderly girl"), no "male"/"female" before a noun of a gender, no term of one gender ("lesbian",
+"Latina") for a person of the other.
 """
 
 from __future__ import annotations
@@ -37,6 +48,11 @@ from .slots import SLOT_COLUMNS, SlotRow, slot_row
 
 #: the family of the first-name probes (its groups ``names_probe:GROUP``)
 NAMES_PROBE = "names_probe"
+#: the family of the identity-descriptor probes (its groups ``identity_probe:GROUP``; the identity family's groups
+#: are named plainly: ``religion``)
+IDENTITY_PROBE = "identity_probe"
+#: each probe family's natural family
+NATURAL_OF = {NAMES_PROBE: "names", IDENTITY_PROBE: "identity"}
 #: ``--probes``: ``auto`` writes probes for a family whose natural slots are in fewer than :data:`PROBE_AUTO_BELOW`
 #: texts; ``always`` whatever their number; ``off`` never
 PROBE_MODES = ("auto", "always", "off")
@@ -85,17 +101,28 @@ _MALE = re.compile(r"\b(?:he|him|his|himself)\b", re.IGNORECASE)
 
 class Place(NamedTuple):
     """Where a probe writes a name: after character ``at``, as ``written`` says (" {name}" after a possessive or "the",
-    " named {name}" after a/an), of the gender its noun gives (None: the text's pronouns decide)."""
+    " named {name}" after a/an), of the gender its noun gives (None: the text's pronouns decide); where its noun
+    starts (``noun_at``: a descriptor goes there), its determiner's span (``det_at``, ``det_end``) and the words
+    between the two (``between``)."""
 
     at: int
     written: str
     gender: str | None
+    noun_at: int = 0
+    det_at: int = 0
+    det_end: int = 0
+    between: tuple[str, ...] = ()
 
 
 def probe_place(text: str, doc: Any = None) -> Place | None:
     """Where a first name can be written into ``text``: just after its first person reference ("my neighbour|",
     "a nurse| named") whose noun heads its phrase (the swap guard's parse, or ``doc``: not "the student council"), or
     None."""
+    return next(probe_places(text, doc), None)
+
+
+def probe_places(text: str, doc: Any = None) -> Iterator[Place]:
+    """Every person reference of ``text`` whose noun heads its phrase (:func:`probe_place`), in order."""
     for found in _REFERENCE.finditer(text):
         if doc is None:
             from ..editors.guard import parsed
@@ -105,12 +132,12 @@ def probe_place(text: str, doc: Any = None) -> Place | None:
         if span is None or not len(span) or span[-1].dep_ == "compound" or span[-1].pos_ not in ("NOUN", "PROPN"):
             continue
         noun = found["noun"].lower()
-        words = {w.lower() for w in found.group().split()[1:-1]}  # "a male nurse", "the female pilot"
+        between = tuple(found.group().split()[1:-1])  # "a male nurse", "the female pilot"
+        words = {w.lower() for w in between}
         gender = "female" if noun in FEMALE_NOUNS else "male" if noun in MALE_NOUNS else None
         gender = gender or ("female" if words & _FEMALE_WORDS else "male" if words & _MALE_WORDS else None)
         written = " named {name}" if found["det"].lower() in ("a", "an") else " {name}"
-        return Place(found.end(), written, gender)
-    return None
+        yield Place(found.end(), written, gender, found.start("noun"), found.start("det"), found.end("det"), between)
 
 
 def probe_genders(text: str, place: Place | None = None) -> tuple[str, ...]:
@@ -178,6 +205,100 @@ class NameProbes:
         return [(first + i * 7) % spread for i in range(self.ranks)]
 
 
+#: the nouns of a child: no age term before them ("an elderly girl")
+CHILD_NOUNS = frozenset({"girl", "boy"})
+#: identity terms of one gender, never written for a person of the other ("a lesbian uncle")
+ONE_GENDER = {"lesbian": "female", "latina": "female"}
+#: the terms that name a gender themselves: never before a noun of a gender ("a female aunt")
+GENDER_TERMS = frozenset({"male", "female"})
+
+
+def article_for(word: str) -> str:
+    """``a`` or ``an`` before ``word`` as it sounds: a vowel letter (not "eu", "uni", "one"), or an initialism whose
+    first letter's name begins with a vowel ("an LGBT person")."""
+    if len(word) > 1 and word[:2].isupper():
+        return "an" if word[0] in "AEFHILMNORSX" else "a"
+    low = word.lower()
+    vowel = low[:1] in ("a", "e", "i", "o", "u") and not low.startswith(("eu", "uni", "one", "use", "usu"))
+    return "an" if vowel else "a"
+
+
+class DescriptorProbes:
+    """The identity-descriptor probe slots of texts (the module's docstring): every identity term's adjective written
+    before the noun of the text's first person reference, against the placebo words (and their capitals) and the
+    control's nonce words in the same place."""
+
+    def __init__(
+        self,
+        identities: IdentitySet,
+        placebo: Any,
+        *,
+        context: Any = None,
+        max_chars: int | None = None,
+        family: str = IDENTITY_PROBE,
+    ) -> None:
+        from ..editors.registry import identity_editor
+        from ..text import MAX_TEXT_CHARS
+        from .control import NONCE_WORDS
+
+        self.identities, self.family = identities, family
+        self.max_chars = MAX_TEXT_CHARS if max_chars is None else max_chars
+        self.terms = [(t.lower(), identities.forms_of(t).adjective, identities.group_of(t)) for t in identities.terms]
+        words = [w for w in placebo.words] if placebo is not None else []
+        self.neutral = [("placebo", w) for w in words]
+        self.neutral += [("placebo_cased", w[:1].upper() + w[1:]) for w in words if w[:1].islower()]
+        self.neutral += [("nonce", w) for w in NONCE_WORDS]
+        self.taken = {a.lower() for _, a, _ in self.terms} | {w.lower() for w in words} | set(NONCE_WORDS)
+        self.editor = identity_editor(identities, guard=None)
+        self.context = context or (lambda text: "")
+
+    def write(self, keys: Sequence[Any], texts: Sequence[str]) -> pd.DataFrame:
+        """Every descriptor probe slot of these texts (columns :data:`~counterfair.analysis.slots.SLOT_COLUMNS` but
+        ``score``)."""
+        rows: list[SlotRow] = []
+        for key, text in zip(keys, texts, strict=True):
+            rows += self.slots(key, text)
+        return pd.DataFrame(rows, columns=SLOT_COLUMNS[:-1])
+
+    def slots(self, key: Any, text: str) -> list[SlotRow]:
+        """One text's slot: each allowed term and each neutral word written before its first free person noun (none
+        where the text has no such noun)."""
+        from ..text import skip_reason
+
+        if not isinstance(text, str) or skip_reason(text, self.max_chars) or not self.neutral:
+            return []
+        place = next((p for p in probe_places(text) if not {w.lower() for w in p.between} & self.taken), None)
+        if place is None:
+            return []
+        named = {self.identities.group_of(m.term) for m in self.editor.find(text)}
+        genders = probe_genders(text, place)
+        noun = text[place.noun_at : place.at].lower()
+        meta = {"family": self.family, "form": "probe", "context": self.context(text)}
+        out: list[SlotRow] = []
+        for term, adjective, group in self.terms:
+            if group in named or (noun in CHILD_NOUNS and group == "age"):
+                continue
+            if (term in GENDER_TERMS and place.gender is not None) or (
+                term in ONE_GENDER and genders and ONE_GENDER[term] not in genders
+            ):
+                continue
+            out.append(slot_row(key, noun, "identity", adjective, group, self._written(text, place, adjective), **meta))
+        if not out:
+            return []
+        out += [slot_row(key, noun, k, w, None, self._written(text, place, w), **meta) for k, w in self.neutral]
+        return out
+
+    @staticmethod
+    def _written(text: str, place: Place, word: str) -> str:
+        """``text`` with ``word`` before the place's noun; an article just before it agrees ("an Asian nurse")."""
+        det, start = text[place.det_at : place.det_end], text[: place.noun_at]
+        if det.lower() in ("a", "an") and not place.between:
+            article = article_for(word)
+            article = article[:1].upper() + article[1:] if det[:1].isupper() else article
+            start = text[: place.det_at] + article + text[place.det_end : place.noun_at]
+        return start + f"{word} " + text[place.noun_at :]
+
+
 def _gender(part: Sequence[str]) -> str:
     """The gender of a ``within`` partition of the names pack (its groups end in ``_female`` or ``_male``)."""
     return (
@@ -195,33 +316,47 @@ def _written(text: str, place: Place, name: str) -> str:
 
 def probe_blocks(
     frame: pd.DataFrame,
-    names: IdentitySet,
+    names: IdentitySet | None = None,
     *,
     size: int = 2000,
     ranks: int = PROBE_RANKS,
     max_chars: int | None = None,
+    writers: Sequence[Any] = (),
 ) -> Iterator[pd.DataFrame]:
-    """The probe slots of an audit's input (``id``, ``text``), a block of inputs at a time."""
+    """The probe slots of an audit's input (``id``, ``text``), a block of inputs at a time: first names
+    (:class:`NameProbes` of ``names``) and those of any other ``writers`` (:class:`DescriptorProbes`); each text
+    parsed once, for all of them."""
     from ..editors.guard import parse_all
-    from ..text import skip_reason
+    from ..text import MAX_TEXT_CHARS, skip_reason
 
-    probes = NameProbes(names, ranks=ranks, max_chars=max_chars)
+    every = [*([NameProbes(names, ranks=ranks, max_chars=max_chars)] if names is not None else []), *writers]
+    limit = MAX_TEXT_CHARS if max_chars is None else max_chars
     for start in range(0, len(frame), size):
         part = frame.iloc[start : start + size]
-        wanted = [t for t in part["text"] if isinstance(t, str) and not skip_reason(t, probes.max_chars)]
+        wanted = [t for t in part["text"] if isinstance(t, str) and not skip_reason(t, limit)]
         parse_all([t for t in wanted if _REFERENCE.search(t)])  # in batches, kept for the probe's parse
-        block = probes.write(part["id"].astype(str).tolist(), part["text"].tolist())
-        if not block.empty:
-            yield block
+        keys, texts = part["id"].astype(str).tolist(), part["text"].tolist()
+        for writer in every:
+            block = writer.write(keys, texts)
+            if not block.empty:
+                yield block
 
 
 def sibling_of(group: str) -> str | None:
     """The group that measures the same people in the other kind of slot: a natural group's probe ("names:black_female"
-    -> "names_probe:black_female") and a probe's natural group (the reverse); None for a family without probes."""
+    -> "names_probe:black_female", "religion" -> "identity_probe:religion") and a probe's natural group (the reverse);
+    None for a family without probes."""
     family, _, name = group.partition(":")
-    if not name:
-        return None
+    if not name:  # the identity family's groups are named plainly
+        return f"{IDENTITY_PROBE}:{family}" if family else None
+    if family == IDENTITY_PROBE:
+        return name
     return f"{NAMES_PROBE}:{name}" if family == "names" else f"names:{name}" if family == NAMES_PROBE else None
+
+
+def is_probe(group: str) -> bool:
+    """Whether a group (``family:name``) is a probe family's."""
+    return group.partition(":")[0] in NATURAL_OF
 
 
 def settled_by_probe(group: str, by_group: Mapping[str, Any]) -> Any:
@@ -249,7 +384,7 @@ def gated_unsettled(group: str, by_group: Mapping[str, Any]) -> bool:
     found = by_group.get(group)
     if found is None or found.finding not in UNSETTLED:
         return False
-    if group.partition(":")[0] == NAMES_PROBE:
+    if is_probe(group):
         return False
     return settled_by_probe(group, by_group) is None
 

@@ -94,6 +94,15 @@ class SlotDesign:
         return name if self.family == IDENTITY else f"{self.family}:{name}"
 
 
+#: the probe families' designs beyond their natural family's (:mod:`counterfair.analysis.probes`)
+PROBE_DESIGNS: dict[str, dict[str, Any]] = {
+    NAMES + "_probe": {"neutral": 'a probe: a first name written beside a person the text names ("my neighbour '
+    'Lakisha"), against first names of the same gender from every group in that place (the median group)'},
+    IDENTITY + "_probe": {"overall": False, "forms": None, "neutral": "a probe: an identity term written before a "
+    'person the text names ("my Muslim neighbour"), against neutral words in that place ("my quiet neighbour")'},
+}  # fmt: skip
+
+
 def design_of(family: str) -> SlotDesign:
     """The design of a family of slots, by its name (``identity``, ``gender_words``, ``names``; any other is an
     identity pack measured as the identity terms are, its groups and terms qualified)."""
@@ -105,13 +114,8 @@ def design_of(family: str) -> SlotDesign:
             neutral="the same text in neutral words (they, person, cousin; a language whose gender words are nouns of "
             "a gender: a placebo word in their place)",
         )  # fmt: skip
-    if family.startswith(NAMES + "_probe"):  # first names written in: the names' design, its neutral said so
-        return replace(
-            design_of(NAMES),
-            family=family,
-            neutral='a probe: a first name written beside a person the text names ("my neighbour Lakisha"), against '
-            "first names of the same gender from every group in that place (the median group)",
-        )
+    if family in PROBE_DESIGNS:  # written in by probe (analysis.probes): the natural family's design, as it says
+        return replace(design_of(family.removesuffix("_probe")), family=family, **PROBE_DESIGNS[family])
     if family.startswith(NAMES):
         return SlotDesign(
             family, terms=False, overall=False, forms=None, cells=False, disparity=False, median_of_groups=True,
@@ -149,17 +153,9 @@ def slot_records(frame: pd.DataFrame) -> list[SlotRow]:
 
 
 def slot_row(
-    key: Any,
-    source: str,
-    kind: str,
-    word: str,
-    group: str | None,
-    text: str,
-    *,
-    family: str = IDENTITY,
-    form: str = "",
-    context: str = "",
-) -> SlotRow:
+    key: Any, source: str, kind: str, word: str, group: str | None, text: str, *, family: str = IDENTITY,
+    form: str = "", context: str = "",
+) -> SlotRow:  # fmt: skip
     return {
         "input_id": key, "family": family, "source_term": source, "form": form, "context": context, "kind": kind,
         "word": word, "group": group, "text": text,

@@ -137,9 +137,11 @@ class Verdict:
         unsure = [f for f in self.findings if f.level == "inconclusive" and f.unsettled]
         if unsure:
             out.append(f"INCONCLUSIVE — too few texts to show or rule out a material effect: {_listed(unsure)}.")
+        from ..analysis.probes import is_probe
+
         probed = [f for f in self.findings if f.level == "inconclusive" and not f.unsettled]
-        natural = [f.group for f in probed if not f.group.startswith("names_probe:")]
-        thin = [f.group for f in probed if f.group.startswith("names_probe:")]
+        natural = [f.group for f in probed if not is_probe(f.group)]
+        thin = [f.group for f in probed if is_probe(f.group)]
         said = [f"too few natural slots, settled by their probes: {compact(natural)}"] if natural else []
         said += [f"probes too few to settle, their natural slots carry the check: {compact(thin)}"] if thin else []
         if said:
@@ -463,6 +465,8 @@ def group_words(group: str) -> str:
         shown = {"black": "Black", "white": "white", "hispanic": "Hispanic", "asian": "Asian"}.get(race, race)
         probe = ", written in by probe" if family.startswith("names_probe") else ""
         return f"first names perceived as {shown} ({gender}{probe})" if race else f"first names ({name}{probe})"
+    if family == "identity_probe":
+        return f"{name} (terms written in by probe)"
     return group
 
 
@@ -658,6 +662,7 @@ FAMILY_WORDS = {
     "gender_words": "gender words",
     "names": "first names",
     "names_probe": "first names written in by probe",
+    "identity_probe": "identity terms written in by probe",
 }
 
 

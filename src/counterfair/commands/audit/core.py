@@ -271,21 +271,32 @@ def _probe(
     score: Callable[[list[str]], dict[str, list[float]]],
     index: int,
 ) -> None:
-    """The probe slots (:mod:`counterfair.analysis.probes`): first names written beside the persons the texts name,
-    where the run measures first names and its natural first-name slots are thin (``--probes``)."""
-    from ...analysis.probes import probe_blocks, probes_wanted
+    """The probe slots (:mod:`counterfair.analysis.probes`), where the run swaps identities and its natural slots of
+    a family are thin (``--probes``): first names written beside the persons the texts name (where it measures first
+    names), identity terms written before them (English)."""
+    from ...analysis.probes import DescriptorProbes, probe_blocks, probes_wanted
     from ...editors.registry import swaps_identities
     from ...language_registry import get_language
 
-    packs = opts.attributes if opts.attributes is not None else list(get_language(opts.language).packs)
-    if made.placebo is None or "names" not in packs or not any(swaps_identities(m) for m in opts.methods):
+    if made.placebo is None or not any(swaps_identities(m) for m in opts.methods):
         return
-    if not probes_wanted(opts.probes, int(plan_.attributes.get("names", 0))):
+    packs = opts.attributes if opts.attributes is not None else list(get_language(opts.language).packs)
+    names = "names" in packs and probes_wanted(opts.probes, int(plan_.attributes.get("names", 0)))
+    english = get_language(opts.language).code == "en" and made.identity_set.language == "en"
+    writers = (
+        [DescriptorProbes(made.identity_set, made.placebo, context=made.context, max_chars=opts.max_text_chars)]
+        if english and probes_wanted(opts.probes, plan_.identity_texts)
+        else []
+    )
+    if not names and not writers:
         return
     from ...lexicons.attributes import load_identity_set
 
     t0 = time.perf_counter()
-    for block in probe_blocks(frame, load_identity_set("names"), max_chars=opts.max_text_chars):
+    found = probe_blocks(
+        frame, load_identity_set("names") if names else None, max_chars=opts.max_text_chars, writers=writers
+    )
+    for block in found:
         made.add_slots(block, score, index)
     made.timing["probes"] = round(time.perf_counter() - t0, 2)
 
