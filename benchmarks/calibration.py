@@ -296,7 +296,8 @@ def _planted_estimates(kind: str, effects: dict[str, Any]) -> list[dict[str, Any
         "pronoun": [forms.get("gender_words:female@pronoun"), groups.get("gender_words:female")],
         "first_name": [groups.get("names:black_female"), groups.get("names:black_male"),
                        groups.get("names_probe:black_female"), groups.get("names_probe:black_male")],
-        "plural": [forms.get(f"{JEWISH[0]}@plural"), terms.get(JEWISH[0])],
+        "plural": [forms.get(f"{JEWISH[0]}@plural"), terms.get(JEWISH[0]), forms.get(f"{probe}{JEWISH[0]}@plural"),
+                   terms.get(probe + JEWISH[0])],
         "cell": [cells.get("race_ethnicity&female"), cells.get("race_ethnicity&male"), groups.get("race_ethnicity"),
                  cells.get(probe + "race_ethnicity&female"), cells.get(probe + "race_ethnicity&male"),
                  groups.get(probe + "race_ethnicity")],
@@ -321,7 +322,7 @@ def _own_estimate(kind: str, effects: dict[str, Any]) -> dict[str, Any] | None:
         or groups.get("names:black_male")
         or groups.get("names_probe:black_female")
         or groups.get("names_probe:black_male"),
-        "plural": forms.get(f"{JEWISH[0]}@plural"),
+        "plural": forms.get(f"{JEWISH[0]}@plural") or forms.get(f"{probe}{JEWISH[0]}@plural"),
         "cell": cells.get("race_ethnicity&female")
         or cells.get("race_ethnicity&male")
         or cells.get(probe + "race_ethnicity&female")

@@ -129,6 +129,8 @@ def _descriptors(text: str) -> dict[str, str]:
 
 
 def test_an_identity_term_is_written_before_the_person_with_its_article() -> None:
+    from counterfair.analysis.placebo import load_placebo
+
     written = _descriptors("A nurse helped me.")
     assert written["Muslim"] == "A Muslim nurse helped me."
     assert written["Asian"] == "An Asian nurse helped me." and written["old"] == "An old nurse helped me."
@@ -136,6 +138,11 @@ def test_an_identity_term_is_written_before_the_person_with_its_article() -> Non
     assert written["quiet"] == "A quiet nurse helped me." and written["Quiet"] == "A Quiet nurse helped me."
     assert written["dax"] == "A dax nurse helped me."  # the control's second null in the same place
     assert _descriptors("My new manager is kind.")["Muslim"] == "My new Muslim manager is kind."
+    # "people" after a determiner: each term's plural there, the neutral words before it (a slot of its own)
+    rows = DescriptorProbes(DIXON, load_placebo("en", DIXON)).slots("0", "Many people came.")
+    plural = {str(r["word"]): str(r["text"]) for r in rows if r["form"] == "plural"}
+    assert plural["Jewish"] == "Many Jews came." and plural["gay"] == "Many gay people came."
+    assert plural["quiet"] == "Many quiet people came." and len(plural) == len(rows)
     assert [article_for(w) for w in ("Asian", "European", "LGBT", "gay", "elderly", "unicorn")] == [
         "an", "a", "an", "a", "an", "a",
     ]  # fmt: skip
@@ -148,6 +155,7 @@ def test_an_identity_term_is_written_before_the_person_with_its_article() -> Non
         ("A girl ran home.", {"old", "elderly", "young", "female"}, {"Muslim", "gay"}),
         ("My uncle cooked dinner.", {"lesbian", "Latina", "male"}, {"gay", "Latino"}),
         ("The teacher said he would call.", {"lesbian", "Latina"}, {"male", "female", "gay"}),
+        ("Many Jews and many people came.", {"Jewish", "Muslim"}, {"gay", "Asian"}),  # plural: no second religion
     ],
 )
 def test_the_descriptor_guard(text: str, left_out: set[str], kept: set[str]) -> None:

@@ -31,7 +31,10 @@ per text, its family ``identity_probe``, its groups the identity groups (``ident
 the person reference's: no term of a group the text names already (no second religion in a text that names one), no
 place whose words before the noun hold an identity term or a placebo word ("my gay neighbour"), no age term before a
 child's noun ("elderly girl"), no "male"/"female" before a noun of a gender, no term of one gender ("lesbian",
-"Latina") for a person of the other.
+"Latina") for a person of the other. **Plurals**: where the text speaks of "people" after a determiner or quantifier
+("many people", "the people"), a second slot writes each term's plural there ("many Jews", "many gay people") against
+"many quiet people" (form ``plural``, estimated per term apart from the descriptors: a model that reacts to "Jews"
+but not to "Jewish").
 """
 
 from __future__ import annotations
@@ -205,6 +208,10 @@ class NameProbes:
         return [(first + i * 7) % spread for i in range(self.ranks)]
 
 
+#: "people" after a determiner or quantifier: the place of a plural probe ("many people" -> "many Jews")
+_PEOPLE = re.compile(
+    r"\b(?:the|these|those|many|some|most|all|other|such|few|several|more|fewer)\s+(?P<noun>people)\b", re.IGNORECASE
+)
 #: the nouns of a child: no age term before them ("an elderly girl")
 CHILD_NOUNS = frozenset({"girl", "boy"})
 #: identity terms of one gender, never written for a person of the other ("a lesbian uncle")
@@ -248,6 +255,7 @@ class DescriptorProbes:
         self.neutral = [("placebo", w) for w in words]
         self.neutral += [("placebo_cased", w[:1].upper() + w[1:]) for w in words if w[:1].islower()]
         self.neutral += [("nonce", w) for w in NONCE_WORDS]
+        self.plurals = [identities.forms_of(t).plural for t in identities.terms]
         self.taken = {a.lower() for _, a, _ in self.terms} | {w.lower() for w in words} | set(NONCE_WORDS)
         self.editor = identity_editor(identities, guard=None)
         self.context = context or (lambda text: "")
@@ -261,16 +269,38 @@ class DescriptorProbes:
         return pd.DataFrame(rows, columns=SLOT_COLUMNS[:-1])
 
     def slots(self, key: Any, text: str) -> list[SlotRow]:
-        """One text's slot: each allowed term and each neutral word written before its first free person noun (none
-        where the text has no such noun)."""
+        """One text's slots: each allowed term and each neutral word written before its first free person noun, and
+        each term's plural in place of its first "people" after a determiner (none where the text has neither)."""
         from ..text import skip_reason
 
         if not isinstance(text, str) or skip_reason(text, self.max_chars) or not self.neutral:
             return []
+        named = {self.identities.group_of(m.term) for m in self.editor.find(text)}
+        return self._descriptor(key, text, named) + self._plural(key, text, named)
+
+    def _plural(self, key: Any, text: str, named: set[str]) -> list[SlotRow]:
+        """The plural slot: each term's plural in place of "people" ("many Jews"), each neutral word before it."""
+        found = _PEOPLE.search(text)
+        if found is None:
+            return []
+        at, end = found.span("noun")
+        meta = {"family": self.family, "form": "plural", "context": self.context(text)}
+        out = [
+            slot_row(key, "people", "identity", adjective, group, text[:at] + plural + text[end:], **meta)
+            for (_, adjective, group), plural in zip(self.terms, self.plurals, strict=True)
+            if group not in named
+        ]
+        if not out:
+            return []
+        return out + [
+            slot_row(key, "people", k, w, None, text[:at] + f"{w} " + text[at:], **meta) for k, w in self.neutral
+        ]
+
+    def _descriptor(self, key: Any, text: str, named: set[str]) -> list[SlotRow]:
+        """The descriptor slot: each allowed term and each neutral word before the first free person noun."""
         place = next((p for p in probe_places(text) if not {w.lower() for w in p.between} & self.taken), None)
         if place is None:
             return []
-        named = {self.identities.group_of(m.term) for m in self.editor.find(text)}
         genders = probe_genders(text, place)
         noun = text[place.noun_at : place.at].lower()
         meta = {"family": self.family, "form": "probe", "context": self.context(text)}

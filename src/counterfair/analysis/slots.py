@@ -98,8 +98,9 @@ class SlotDesign:
 PROBE_DESIGNS: dict[str, dict[str, Any]] = {
     NAMES + "_probe": {"neutral": 'a probe: a first name written beside a person the text names ("my neighbour '
     'Lakisha"), against first names of the same gender from every group in that place (the median group)'},
-    IDENTITY + "_probe": {"overall": False, "forms": None, "neutral": "a probe: an identity term written before a "
-    'person the text names ("my Muslim neighbour"), against neutral words in that place ("my quiet neighbour")'},
+    IDENTITY + "_probe": {"overall": False, "base_form": "probe", "neutral": "a probe: an identity term written "
+    'before a person the text names ("my Muslim neighbour") or for "people" ("many Jews"), against neutral words in '
+    'that place ("my quiet neighbour", "many quiet people")'},
 }  # fmt: skip
 
 
