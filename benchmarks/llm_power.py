@@ -17,6 +17,11 @@ decision alone. Times are per variant, each against one forward pass of the same
 token) in the same run.
 
     python benchmarks/llm_power.py [--cases 20] [--samples 5] [--terms Muslim,Christian] [--placebo hatless,musical]
+    python benchmarks/llm_power.py --resume-words 250 --skip-sampled --out benchmarks/results/llm_power_resume.json
+
+``--resume-words N`` writes a résumé of N words into every case (after its first line), as a screening application
+reads one: the reading's fixed cost (the answer's prefix and the rating after each decision) against a prompt of a
+realistic length; ``--skip-sampled`` leaves out the sampled reading (its time grows with the prompt too).
 
 Writes ``benchmarks/results/llm_power.json`` (or ``--out``).
 """
@@ -45,6 +50,28 @@ from counterfair.llm import SamplingParams  # noqa: E402
 
 MODEL = "llamacpp:qwen2.5-coder-0.5b-instruct"
 HALF_WIDTH = 0.02  # the materiality threshold: a verdict needs an interval this narrow
+#: the résumé ``--resume-words`` writes into each case (plain CV prose of our own, cut or repeated to length)
+RESUME = (
+    "Education: Bachelor of Science in Finance, state university, graduated with honours; coursework in financial "
+    "accounting, managerial accounting, corporate finance, auditing, taxation and business statistics. Experience: "
+    "bookkeeper at a family-owned hardware store for one year, recording daily sales and purchases, reconciling the "
+    "bank accounts each month, preparing payroll for twelve employees, and keeping the accounts payable and "
+    "receivable ledgers current; intern at a regional accounting firm for one summer, assisting with year-end audits, "
+    "testing expense claims, preparing working papers and drafting client letters. Skills: spreadsheets with pivot "
+    "tables and lookups, two accounting packages, basic SQL queries, written and spoken English, careful record "
+    "keeping and clear reporting to managers. Volunteer work: treasurer of a community sports club, keeping its "
+    "books, filing its annual return and presenting the budget at the members' meeting. References on request."
+)
+
+
+def with_resume(case: str, words: int) -> str:
+    """``case`` with a résumé of ``words`` words after its first line."""
+    if words <= 0:
+        return case
+    text = RESUME.split()
+    body = " ".join(text[i % len(text)] for i in range(words))
+    first, _, rest = case.partition("\n")
+    return f"{first}\nRésumé: {body}\n{rest}"
 
 
 def needed(sd: float) -> int:
@@ -61,9 +88,11 @@ def readme_table(result: dict) -> str:  # type: ignore[type-arg]
         "|---|---|---|---|---|",
     ]
     for name, label, cost in (
-        ("sampled", f"sampled, {result['samples']} answers per variant", ratio["sampled"]),
+        ("sampled", f"sampled, {result['samples']} answers per variant", ratio.get("sampled")),
         ("probabilities", "token probabilities, decision and rating", ratio["probabilities"]),
     ):
+        if name not in result:
+            continue
         r = result[name]
         rows.append(
             f"| {label} | {100 * r['sd_of_within_prompt_difference']:.1f} points | {r['prompts_for_2_points']:,} | "
@@ -90,6 +119,8 @@ def main() -> None:
     parser.add_argument("--placebo", default="hatless,musical")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "llm_power.json")
     parser.add_argument("--retable", action="store_true", help="rewrite OUT's table from its figures, run nothing")
+    parser.add_argument("--resume-words", type=int, default=0, help="a résumé of this many words in every case")
+    parser.add_argument("--skip-sampled", action="store_true", help="time the probability readings only")
     args = parser.parse_args()
     if args.retable:
         done = json.loads(args.out.read_text())
@@ -102,7 +133,7 @@ def main() -> None:
     schema = opts.schema
     generator = generator_for(MODEL, opts)
     terms, placebo = args.terms.split(","), args.placebo.split(",")
-    cases = scenario.prompts(args.cases)
+    cases = [with_resume(case, args.resume_words) for case in scenario.prompts(args.cases)]
     words = [*terms, *placebo]
     prompts = [fill(case, w) for case in cases for w in words]
     generator.read(prompts[:1], schema, temperature=opts.temperature, max_tokens=opts.max_tokens)  # loads the model
@@ -136,13 +167,15 @@ def main() -> None:
     assert readings is not None and all(r is not None for r in readings)
     read = np.array([r.decision for r in readings], dtype=float).reshape(len(cases), len(words))  # type: ignore[union-attr]
 
-    started = time.perf_counter()
-    answers = generator.generate(  # each variant its own seeds (generators.variant_seed): they draw apart
-        prompts, args.samples, seed=0, temperature=opts.temperature, max_tokens=opts.max_tokens
-    )
-    sample_seconds = time.perf_counter() - started
-    decisions = [[structured(a, schema)[0] for a in row] for row in answers]
-    sampled = np.array([np.nanmean(row) for row in decisions], dtype=float).reshape(len(cases), len(words))
+    sampled = None
+    if not args.skip_sampled:
+        started = time.perf_counter()
+        answers = generator.generate(  # each variant its own seeds (generators.variant_seed): they draw apart
+            prompts, args.samples, seed=0, temperature=opts.temperature, max_tokens=opts.max_tokens
+        )
+        sample_seconds = time.perf_counter() - started
+        decisions = [[structured(a, schema)[0] for a in row] for row in answers]
+        sampled = np.array([np.nanmean(row) for row in decisions], dtype=float).reshape(len(cases), len(words))
 
     def difference(table: np.ndarray) -> np.ndarray:
         return table[:, : len(terms)].mean(axis=1) - table[:, len(terms) :].mean(axis=1)
@@ -157,9 +190,14 @@ def main() -> None:
         "variants": len(prompts),
         "samples": args.samples,
         "temperature": opts.temperature,
-        "unparsed_samples": int(sum(math.isnan(d) for row in decisions for d in row)),
+        "resume_words": args.resume_words,
+        "prompt_tokens_per_variant": round(tokens["one_forward_pass"] / len(prompts), 1),
     }
+    if sampled is not None:
+        result["unparsed_samples"] = int(sum(math.isnan(d) for row in decisions for d in row))
     for name, table in (("sampled", sampled), ("probabilities", read)):
+        if table is None:
+            continue
         diff = difference(table)
         sd = float(np.std(diff, ddof=1))
         result[name] = {
@@ -168,14 +206,15 @@ def main() -> None:
             "sd_of_within_prompt_difference": round(sd, 4),
             "prompts_for_2_points": needed(sd),
         }
-    sd_sampled = result["sampled"]["sd_of_within_prompt_difference"]  # type: ignore[index]
     sd_read = result["probabilities"]["sd_of_within_prompt_difference"]  # type: ignore[index]
-    result["prompts_ratio"] = round(needed(sd_sampled) / max(1, needed(sd_read)), 1)
+    if sampled is not None:
+        sd_sampled = result["sampled"]["sd_of_within_prompt_difference"]  # type: ignore[index]
+        result["prompts_ratio"] = round(needed(sd_sampled) / max(1, needed(sd_read)), 1)
     result["seconds"] = {
         "probabilities": round(read_seconds, 2),
         "probabilities_decision_only": round(decision_seconds, 2),
         "one_forward_pass": round(pass_seconds, 2),
-        "sampled": round(sample_seconds, 2),
+        **({"sampled": round(sample_seconds, 2)} if sampled is not None else {}),
     }
     result["rounds"] = args.rounds
     result["tokens_evaluated"] = tokens  # the model's work, whatever else the machine runs
@@ -186,7 +225,7 @@ def main() -> None:
     result["per_variant_vs_one_pass"] = {
         "probabilities": round(read_seconds / pass_seconds, 2),
         "probabilities_decision_only": round(decision_seconds / pass_seconds, 2),
-        "sampled": round(sample_seconds / pass_seconds, 2),
+        **({"sampled": round(sample_seconds / pass_seconds, 2)} if sampled is not None else {}),
     }
     result["table"] = readme_table(result)
     print(json.dumps(result, indent=2))

@@ -208,9 +208,12 @@ class NameProbes:
         return [(first + i * 7) % spread for i in range(self.ranks)]
 
 
-#: "people" after a determiner or quantifier: the place of a plural probe ("many people" -> "many Jews")
+#: "people" after a determiner, a quantifier, a number or a function word (no adjective of its own): the place of a
+#: plural probe ("many people" -> "many Jews", "for people" -> "for Jews")
 _PEOPLE = re.compile(
-    r"\b(?:the|these|those|many|some|most|all|other|such|few|several|more|fewer)\s+(?P<noun>people)\b", re.IGNORECASE
+    r"\b(?:the|these|those|many|some|most|all|other|such|few|several|more|fewer|of|for|to|with|that|what|and|or|"
+    r"two|three|four|five|ten|hundred|thousand|million)\s+(?P<noun>people)\b",
+    re.IGNORECASE,
 )
 #: the nouns of a child: no age term before them ("an elderly girl")
 CHILD_NOUNS = frozenset({"girl", "boy"})
