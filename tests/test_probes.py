@@ -171,14 +171,16 @@ def test_no_descriptor_probe_where_the_place_is_taken_or_absent(text: str) -> No
 
 
 def test_a_descriptor_probe_measured_by_hand() -> None:
-    """Eight texts that name a nurse and no group: a model that adds 10 points to "Muslim" reads +10/8 for religion in
-    the probe family (the group's mean over its 8 terms) and 0 for every other group, each slot's neutral the mean of
-    its placebo words, by hand; the natural religion group is absent (no text names it) and the probe's material
-    finding fails the gate (exit 1)."""
+    """Eight texts that name a nurse and no group: a model that adds 10 points to every religion term reads +10 for
+    religion in the probe family and 0 for every other group, each slot's neutral the mean of its placebo words, by
+    hand; the natural religion group is absent (no text names it) and the probe's material finding fails the gate
+    (exit 1)."""
     texts = [f"A nurse helped me on day {i}." for i in range(8)]
+    religion = {t.lower() for t in DIXON.terms if DIXON.group_of(t) == "religion"}
 
     def model(batch: list[str]) -> np.ndarray:
-        return np.array([0.3 + (0.1 if "Muslim" in t else 0.0) + 0.001 * (len(t) % 7) for t in batch])
+        named = [bool(religion & set(t.lower().split())) for t in batch]
+        return np.array([0.3 + 0.1 * n + 0.001 * (len(t) % 7) for n, t in zip(named, batch, strict=True)])
 
     result = cf.audit(texts, model, methods=["swap"], bootstrap=200)
     slots = result.slots
@@ -196,7 +198,8 @@ def test_a_descriptor_probe_measured_by_hand() -> None:
     groups = effects.identity_effect.by_group or {}
     for group, values in by_hand.items():
         assert groups[f"{IDENTITY_PROBE}:{group}"].value == pytest.approx(np.mean(values), abs=1e-9)
-    assert groups[f"{IDENTITY_PROBE}:religion"].value == pytest.approx(0.1 / 8, abs=2e-3)
+    assert groups[f"{IDENTITY_PROBE}:religion"].value == pytest.approx(0.1, abs=2e-3)
+    assert groups[f"{IDENTITY_PROBE}:sexuality"].value == pytest.approx(0.0, abs=2e-3)
     assert "religion" not in groups  # no natural slot
     gate = result.check("default")
     failed = {c["group"] for c in gate["checks"] if c["verdict"] == "fail" and c["estimate"] == "material"}

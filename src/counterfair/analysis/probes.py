@@ -33,8 +33,10 @@ place whose words before the noun hold an identity term or a placebo word ("my g
 child's noun ("elderly girl"), no "male"/"female" before a noun of a gender, no term of one gender ("lesbian",
 "Latina") for a person of the other. **Plurals**: where the text speaks of "people" after a determiner or quantifier
 ("many people", "the people"), a second slot writes each term's plural there ("many Jews", "many gay people") against
-"many quiet people" (form ``plural``, estimated per term apart from the descriptors: a model that reacts to "Jews"
-but not to "Jewish").
+"many quiet people" (form ``plural``, estimated per group apart from the descriptors). The family is estimated per
+group ("had the text named the group"), its plurals and its combinations with the text's gender words apart; no
+per-term estimate and no disparity: every estimate joins the run's simultaneous family and widens every interval,
+and a term's own effect is what the natural slots measure.
 """
 
 from __future__ import annotations
@@ -260,7 +262,7 @@ class DescriptorProbes:
         self.neutral += [("nonce", w) for w in NONCE_WORDS]
         self.plurals = [identities.forms_of(t).plural for t in identities.terms]
         self.taken = {a.lower() for _, a, _ in self.terms} | {w.lower() for w in words} | set(NONCE_WORDS)
-        self.editor = identity_editor(identities, guard=None)
+        self.editor: Any = identity_editor(identities, guard=None)
         self.context = context or (lambda text: "")
 
     def write(self, keys: Sequence[Any], texts: Sequence[str]) -> pd.DataFrame:

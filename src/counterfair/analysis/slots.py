@@ -98,9 +98,11 @@ class SlotDesign:
 PROBE_DESIGNS: dict[str, dict[str, Any]] = {
     NAMES + "_probe": {"neutral": 'a probe: a first name written beside a person the text names ("my neighbour '
     'Lakisha"), against first names of the same gender from every group in that place (the median group)'},
-    IDENTITY + "_probe": {"overall": False, "base_form": "probe", "neutral": "a probe: an identity term written "
-    'before a person the text names ("my Muslim neighbour") or for "people" ("many Jews"), against neutral words in '
-    'that place ("my quiet neighbour", "many quiet people")'},
+    # identity terms: per group only ("had the text named the group"), its plurals and combinations apart; no term,
+    # no disparity: a probe's estimates join every estimate's simultaneous family, and each one widens all intervals
+    IDENTITY + "_probe": {"overall": False, "terms": False, "forms": "group", "base_form": "probe", "disparity": False,
+    "neutral": 'a neutral word in the same place, both written in by probe ("my Muslim neighbour" against "my quiet '
+    'neighbour")'},
 }  # fmt: skip
 
 
@@ -695,7 +697,8 @@ def joint_slot_effects(
         checked = controls.get(name, {}).get(design.family) if design is not None else None
         if checked is not None and checked.unreliable:  # the nulls disagree: nothing against them is material
             entry = withheld(entry)
-        if entry.n:
+        thin = design is not None and design.family in PROBE_DESIGNS and (entry.n or 0) < MIN_INTERVAL_TEXTS
+        if entry.n and not thin:  # a probe too thin for an interval says nothing: not reported (natural slots are)
             entry = replace(entry, spread=varies.get((part, (measure, level, key))))
             _place(out[name], measure, level, key, entry, info)
     return {

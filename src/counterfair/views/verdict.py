@@ -29,6 +29,7 @@ from ..summaries import (
     Record,
     typed,
 )
+from .naming import BY_PROBE, FAMILY_WORDS, PROBE, cell_words, form_words, group_words
 
 MANY_RULES = 12  # a gate with more checks lists only those that did not pass, and counts the rest
 FEW_PAIRS = 5  # a swap direction resting on fewer swaps comes after the others in "largest" lists, marked
@@ -419,7 +420,9 @@ def group_estimates(effects: Any) -> list[GroupEstimates]:
         flips = (effects.flip_excess.by_group or {}).get(group) if effects.flip_excess else None
         level = group_level([effect, disparity, flips, *(e for _, e in own + own_forms + own_cells)], own=[effect])
         out.append(GroupEstimates(group, level, effect, own, disparity, flips, own_forms, own_cells))
-    return sorted(out, key=lambda g: (FINDING_RANK.get(g.level, 5), -abs(g.effect.value or 0.0), g.group))
+    # natural slots first at each level: the user's own texts before what a probe wrote into them
+    return sorted(out, key=lambda g: (FINDING_RANK.get(g.level, 5), g.group.partition(":")[0].endswith("_probe"),
+                                      -abs(g.effect.value or 0.0), g.group))  # fmt: skip
 
 
 def slot_findings(effects: Any, unit: str, count: str = "texts") -> tuple[GroupFinding, ...]:
@@ -454,42 +457,10 @@ def _bounds(e: Any) -> str:
     return "no interval" if e.sim_low is None else f"{points(e.sim_low)} to {points(e.sim_high)}"
 
 
-def group_words(group: str) -> str:
-    """A group's name in words: ``gender_words:female`` is female gender words (she, her, woman, ...), ``names:
-    black_female`` first names perceived as Black (female); an identity group as it is named."""
-    family, _, name = group.rpartition(":")
-    if family.startswith("gender_words"):
-        return f"{name} gender words ({'she, her, woman, wife' if name == 'female' else 'he, his, man, husband'}, …)"
-    if family.startswith("names"):
-        race, _, gender = name.rpartition("_")
-        shown = {"black": "Black", "white": "white", "hispanic": "Hispanic", "asian": "Asian"}.get(race, race)
-        probe = ", written in by probe" if family.startswith("names_probe") else ""
-        return f"first names perceived as {shown} ({gender}{probe})" if race else f"first names ({name}{probe})"
-    if family == "identity_probe":
-        return f"{name} (terms written in by probe)"
-    return group
-
-
 def _neutral(group: str, families: Mapping[str, Any]) -> str:
     """What the group's effect is measured against."""
     found = families.get(group.rpartition(":")[0] or "identity")
     return found.neutral if found is not None and found.neutral else "a neutral word in the same place"
-
-
-def _form_words(name: str) -> str:
-    """``jewish@plural`` as words: '"jewish" as a plural noun'."""
-    owner, _, form = name.rpartition("@")
-    as_what = {"adjective": "an adjective", "noun": "a noun", "plural": "a plural noun", "place": "a country",
-               "pronoun": "pronouns", "title": "titles"}.get(form, form)  # fmt: skip
-    if owner.startswith("gender_words:"):
-        return f"{group_words(owner)} as {as_what}"
-    return f'"{owner}" as {as_what}'
-
-
-def _cell_words(name: str) -> str:
-    """``race_ethnicity&female`` as words."""
-    group, _, context = name.partition("&")
-    return f"{group} in texts that name {'women' if context == 'female' else 'men'} ({context} gender words)"
 
 
 def _group_parts(
@@ -501,8 +472,9 @@ def _group_parts(
     effect = g.effect
     neutral = _neutral(g.group, families)
     parts: list[str] = []
-    carriers = [(f'naming "{t}"', e) for t, e in g.terms] + [(_form_words(f), e) for f, e in g.forms]
-    carriers += [(_cell_words(c), e) for c, e in g.cells]
+    carriers = [(f'naming "{t.removeprefix(PROBE)}"' + BY_PROBE * t.startswith(PROBE), e) for t, e in g.terms]
+    carriers += [(form_words(f), e) for f, e in g.forms]
+    carriers += [(cell_words(c), e) for c, e in g.cells]
     for level in ("material", "detected"):
         chosen = [(w, e) for w, e in carriers if e.finding == level]
         if chosen and not parts:  # the strongest finding: its first driver in full
@@ -655,15 +627,6 @@ def _basis(effects: Any, unit: str, limit: float, flips: float) -> str:
 
 def _many(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-FAMILY_WORDS = {
-    "identity": "identity terms",
-    "gender_words": "gender words",
-    "names": "first names",
-    "names_probe": "first names written in by probe",
-    "identity_probe": "identity terms written in by probe",
-}
 
 
 @dataclass(frozen=True)

@@ -127,14 +127,15 @@ class AuditOptions:
     # (before: runs made while the default was English keep their identity, and resume, when the texts read as English)
     language: str = field(default="auto", metadata={"later": True, "before": "en", "help": vocabulary.LANGUAGE_AUTO})
     # probes where the texts are thin (counterfair.analysis.probes): a first name written beside a person the text
-    # names ("my neighbour Lakisha"), measured and gated apart (family names_probe); auto: where the natural first-name
-    # slots are in fewer than 400 texts
+    # names ("my neighbour Lakisha"), an identity term before it ("my Muslim neighbour"), measured and gated apart
+    # (families names_probe, identity_probe); auto: where the family's natural slots are in fewer than 400 texts
     probes: str = field(
         default="auto",
         metadata={
             "later": True,
-            "help": "Probe slots where the texts are thin: auto (first names written beside a person the text names, "
-            "where fewer than 400 texts name one), always, or off; measured and gated apart (names_probe:*).",
+            "help": "Probe slots where the texts are thin: auto (first names beside a person the text names, "
+            "identity terms before it, where fewer than 400 texts name one), always, or off; measured and gated "
+            "apart (names_probe:*, identity_probe:*).",
         },
     )
 
