@@ -155,6 +155,10 @@ def test_the_report_opens_with_the_verdict_and_states_a_failed_gate(gated: tuple
     )
     assert "Verdict: material identity effects for sexuality" in block
     assert "naming &#34;gay&#34; raises P(1) by 85.0 points" in block  # the term that drives it, with its direction
+    # #83 item 9: a forest plot of the groups' effects right after the headline, before the findings
+    assert block.index("Verdict:") < block.index('<figure id="fig-forest">') < block.index('<ul class="findings">')
+    assert 'alt="A forest plot of identity effects' in block and (target / "plots" / "forest.svg").exists()
+    assert page.count('id="fig-forest"') == 1
     report_md = (target / "report.md").read_text().splitlines()
     assert (
         report_md[2].startswith("Verdict: material identity effects for sexuality")

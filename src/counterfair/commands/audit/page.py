@@ -21,6 +21,7 @@ from ...errors import InputError
 from ...io import csv_column_blocks, read_csv_columns, read_json
 from ...lexicons.attributes import load_identity_set
 from ...summaries import EXIT_WORDS, AuditSummary, Record, command_of, typed
+from ...views.naming import group_words
 from ...views.page import MISSING, Figure, Page, Section, Table, interval, num, percent, to_markdown, write_page
 from ...views.report import edit_html, embed_figures, plots
 from ...views.report.tally import CellTops, ReportTally
@@ -556,6 +557,12 @@ def _figures(s: AuditSummary, pairs: ReportTally, plot_dir: Path) -> tuple[Figur
     threshold = s.threshold if s.threshold is not None else 0.5
     made = [
         (
+            "forest",
+            "A forest plot of identity effects: each group's effect (a dot) with its simultaneous 95 % interval (a "
+            "line), in probability points; inside the shaded band an effect is not material",
+            _forest(s, plot_dir),
+        ),
+        (
             "score_change_histogram",
             "Distribution of score changes, original → counterfactual, per method",
             plots.score_change_histogram(pairs.panels, plot_dir),
@@ -588,6 +595,20 @@ def _figures(s: AuditSummary, pairs: ReportTally, plot_dir: Path) -> tuple[Figur
         ),
     ]
     return tuple(Figure(f["caption"], f["png"], f["svg"], f["name"]) for f in embed_figures(made))
+
+
+def _forest(s: AuditSummary, plot_dir: Path) -> dict[str, str] | None:
+    """The forest plot of every group's identity effect, in the verdict's order (:func:`plots.forest_plot`)."""
+    effects = s.effects
+    if not (effects and effects.identity_effect and effects.identity_effect.by_group):
+        return None
+    rows = [
+        (group_words(g.group), g.effect.value, g.effect.sim_low, g.effect.sim_high, g.level)
+        for g in group_estimates(effects)
+        if g.effect.value is not None
+    ]
+    limit = effects.material.get("identity_effect", 0.02)
+    return plots.forest_plot(rows, limit, plot_dir, f"P({s.positive_label})")
 
 
 def _pack_directions(s: AuditSummary, pairs: ReportTally) -> dict[str, tuple[Mapping[str, Any], ...]]:

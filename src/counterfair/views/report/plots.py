@@ -229,6 +229,41 @@ def ctf_group_bars(ctf: dict[str, Any] | None, out: Path) -> dict[str, str] | No
     return _save(fig, out, "ctf_groups")
 
 
+#: a finding's colour in the forest plot (material red, detected orange, small and none green, inconclusive grey)
+FINDING_COLORS = {"material": "#b00", "detected": "#d97a00", "small": "#1a6d1a", "not detected": "#1a6d1a"}
+
+
+def forest_plot(
+    rows: list[tuple[str, float, float | None, float | None, str]], limit: float, out: Path, unit: str = "P(1)"
+) -> dict[str, str] | None:
+    """A forest plot of identity effects: per row (a group's name in words, its effect, the simultaneous 95 % interval's
+    bounds, its finding) the point and the interval, in probability points, beside the band of ±``limit`` within
+    which an effect is not material; largest first as the verdict lists them."""
+    if not rows:
+        return None
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7.0, 0.3 * len(rows) + 1.3))
+    ax.axvspan(-100 * limit, 100 * limit, color="#1a6d1a", alpha=0.08, lw=0)
+    ax.axvline(0.0, color="#555", lw=0.8)
+    for i, (_, value, low, high, finding) in enumerate(rows):
+        color = FINDING_COLORS.get(finding, "#888")
+        if low is not None and high is not None:
+            ax.plot([100 * low, 100 * high], [i, i], color=color, lw=1.6, solid_capstyle="butt")
+        ax.plot([100 * value], [i], "o", color=color, ms=5)
+    from matplotlib.lines import Line2D
+
+    shown = {"material": "material (the group, a term or a form)", "detected": "detected, size unresolved",
+             "not detected": "no material effect", "inconclusive": "inconclusive"}  # fmt: skip
+    found = [f for f in shown if any(r[4] == f or (f == "not detected" and r[4] == "small") for r in rows)]
+    handles = [Line2D([], [], color=FINDING_COLORS.get(f, "#888"), marker="o", label=shown[f]) for f in found]
+    ax.legend(handles=handles, loc="lower right", fontsize=8, frameon=False)
+    ax.set_yticks(range(len(rows)), [r[0] for r in rows])
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_xlabel(f"identity effect on {unit}, probability points (simultaneous 95 % interval)")
+    ax.set_title(f"Identity effects: the shaded band (±{100 * limit:.0f} points) is no material effect")
+    return _save(fig, out, "forest")
+
+
 def contrast_histograms(probabilities: dict[str, np.ndarray], out: Path) -> dict[str, str] | None:
     """Histogram of the contrast label's probability, one panel per text source (the originals, then each method's
     counterfactuals): CEval's Fig. 1. Two narrow peaks at 0 and 1 point to an overconfident classifier."""
