@@ -757,6 +757,41 @@ def test_a_classifier_that_gives_labels_is_said_to_before_any_effect() -> None:
     assert "the classifier gives labels, not probabilities" in str(said)  # the console's verdict says it
 
 
+def test_labels_name_the_classes_of_a_model_that_has_none(tmp_path: Path) -> None:
+    """#83 item 1: a callable or a 0/1 pipeline was read as "P(1)" everywhere; ``labels=`` (``--labels``) names its
+    classes: the summary's positive label, the verdict's unit and the report read "P(toxic)"; a wrong count of names
+    is an error naming the classifier's classes, before any work."""
+    from typer.testing import CliRunner
+
+    import counterfair as cf
+    from counterfair.cli import app
+    from counterfair.errors import ConfigError
+
+    texts = ["Some people are gay.", "My Muslim neighbour waved.", "The Christian choir sang.", "Jews eat bagels."]
+
+    def scores(batch: list[str]) -> list[float]:
+        return [0.2 + 0.5 * ("gay" in t.lower()) for t in batch]
+
+    plain = cf.audit(texts, scores, methods=["swap"], identities="gay,muslim,christian,jewish")
+    named = cf.audit(texts, scores, methods=["swap"], identities="gay,muslim,christian,jewish", labels=["ok", "toxic"])
+    assert plain.summary["positive_label"] == "1" and "P(1)" in str(plain)
+    assert named.summary["positive_label"] == "toxic" and "P(toxic)" in str(named) and "P(1)" not in str(named)
+    assert named.summary["options"]["labels"] == ["ok", "toxic"]
+    with pytest.raises(ConfigError, match=r"has 2 classes \(0, 1\); give 2 distinct names"):
+        cf.audit(texts, scores, methods=["swap"], labels=["a", "b", "c"])
+    (tmp_path / "model.py").write_text("def fn(texts):\n    return [0.2 + 0.5 * ('gay' in t) for t in texts]\n")
+    data = tmp_path / "texts.csv"
+    pd.DataFrame({"text": texts}).to_csv(data, index=False)
+    common = ["audit", str(data), "--classifier", f"callable:{tmp_path / 'model.py'}:fn", "--methods", "swap"]
+    done = CliRunner().invoke(app, [*common, "--labels", "ok,toxic", "--out", str(tmp_path / "run")])
+    assert done.exit_code == 0, done.output
+    assert "P(toxic)" in (tmp_path / "run" / "report.md").read_text()
+    bad = CliRunner().invoke(app, [*common, "--labels", "toxic", "--out", str(tmp_path / "bad")])
+    # the command line's main turns a ConfigError into exit 2 with its message (the runner calls the app directly)
+    assert isinstance(bad.exception, ConfigError) and "has 2 classes (0, 1)" in str(bad.exception)
+    assert not (tmp_path / "bad" / "summary.json").exists()
+
+
 def test_precomputed_scores_are_a_two_step_workflow(tmp_path: Path) -> None:
     """#83 item 3: ``--classifier scores:FILE`` with counterfactuals the file lacks wrote no list of them; the run now
     writes ``to_score.csv`` (each text once), the verdict's next step says so, and once the texts are scored and

@@ -335,3 +335,40 @@ def is_probability_row(value: Any, width: int) -> bool:
         and len(value) == width
         and all(isinstance(x, int | float) and not isinstance(x, bool) and (x != x or 0.0 <= x <= 1.0) for x in value)
     )
+
+
+class Relabelled:
+    """A classifier whose classes are named anew (``--labels``): the same probabilities, other names."""
+
+    def __init__(self, inner: Classifier, labels: Sequence[str]) -> None:
+        self.inner, self._labels = inner, [str(label) for label in labels]
+
+    @property
+    def labels(self) -> list[str]:
+        return self._labels
+
+    def predict_proba(self, texts: Sequence[str]) -> Any:
+        return self.inner.predict_proba(texts)
+
+    def __getattr__(self, name: str) -> Any:  # anything else the wrapped classifier offers (a pair scorer, a device)
+        return getattr(self.inner, name)
+
+
+def relabel(clf: CachedClassifier, labels: Sequence[str] | None) -> CachedClassifier:
+    """``clf`` with its classes named ``labels`` (in its order): as many names as it has classes, each once."""
+    if not labels:
+        return clf
+    import copy
+
+    from ..errors import ConfigError
+
+    names = [str(label).strip() for label in labels]
+    have = clf.labels
+    if len(names) != len(have) or len(set(names)) != len(names) or not all(names):
+        raise ConfigError(
+            f"--labels {','.join(names)}: the classifier {clf.spec} has {len(have)} classes ({', '.join(have)}); "
+            f"give {len(have)} distinct names, in that order"
+        )
+    named = copy.copy(clf)  # a classifier shared by other runs of the process keeps its names
+    named.inner = Relabelled(clf.inner, names)
+    return named

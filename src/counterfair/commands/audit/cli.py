@@ -76,6 +76,9 @@ def audit(
     positive_label: Annotated[
         str | None, flag(AuditOptions, "positive_label", rich_help_panel=INPUT_PANEL)
     ] = _AUDIT.positive_label,
+    labels: Annotated[
+        str | None, flag(AuditOptions, "labels", metavar="NAME,NAME", rich_help_panel=INPUT_PANEL)
+    ] = joined(_AUDIT.labels),
     identities: Annotated[
         str | None,
         flag(AuditOptions, "identities", rich_help_panel=INPUT_PANEL),
@@ -178,6 +181,7 @@ def audit(
         AuditOptions,
         locals(),
         attributes=listed(attributes),
+        labels=listed(labels),
         methods=listed(methods) or [],
         id_column="id" if demo else id_column,
         placebo=None if str(placebo).lower() in ("none", "off", "no") else str(placebo),

@@ -101,11 +101,13 @@ def audit(
     ``datasets.Dataset`` or a file) against ``classifier`` (anything :func:`as_classifier` takes). ``options`` are
     :class:`AuditOptions`'s fields (``attributes``, ``methods``, ``threshold``, ``identities``, ``seed``, ...)."""
     from ...classifiers import as_classifier
+    from ...classifiers.base import relabel
     from ...needs import require, require_in_memory
 
     require_in_memory(AuditOptions, options, classifier=classifier)  # a missing extra is named before any work
     clf = as_classifier(classifier)
     opts = make_options(AuditOptions, {"classifier": clf.spec, **options})
+    clf = relabel(clf, opts.labels)
     from ...classifiers.remote import on_engine
 
     on_engine(clf, opts.engine, opts.address)

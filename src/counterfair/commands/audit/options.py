@@ -57,6 +57,16 @@ class AuditOptions:
     id_column: str | None = option(None, help="Column with unique ids.")
     threshold: float = option(0.5, help="Score threshold for flips.")
     positive_label: str | None = option(None, help="Classifier label whose probability is the score.")
+    # the classes' names, in the classifier's order (#83 item 1): an sklearn pipeline or a callable of classes 0/1 reads
+    # "P(toxic)" instead of "P(1)" in every view
+    labels: list[str] | None = field(
+        default=None,
+        metadata={
+            "later": True,
+            "help": "Comma-separated names of the classifier's classes, in its order (e.g. non-toxic,toxic): the "
+            "score reads P(toxic) instead of P(1) everywhere.",
+        },
+    )
     identities: str | None = option(None, help="Identity terms for swaps (default: Dixon et al.'s 50).")
     guard: bool = option(True, help="Skip non-identity uses of ambiguous terms ('a black car').")
     llm: str = option("llamacpp:qwen2.5-coder-1.5b-instruct", help="LLM for the llm method.")

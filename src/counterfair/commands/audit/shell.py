@@ -14,6 +14,7 @@ from ...analysis.gate import expand_rules
 from ...analysis.slots import SLOT_COLUMNS
 from ...checkpoint import ScoreCheckpoint
 from ...classifiers import CachedClassifier, load_classifier
+from ...classifiers.base import relabel
 from ...io import input_sha256
 from ...labels import checked_positive_index
 from ...needs import require
@@ -139,6 +140,7 @@ def run_audit(
     texts = frame["text"].tolist()
     input_hash = input_sha256(source, texts)
     clf = classifier if classifier is not None else load_classifier(opts.classifier, batch_size=opts.batch_size)
+    clf = relabel(clf, opts.labels)  # --labels: checked against the classifier's classes before any work
     from ...classifiers.remote import on_engine
 
     on_engine(clf, opts.engine, opts.address)
