@@ -70,7 +70,7 @@ def test_demo_audit_outputs(demo_run: Path) -> None:
         assert (demo_run / "plots" / f"{name}.png").stat().st_size > 5000
         assert (demo_run / "plots" / f"{name}.svg").exists()
     html = (demo_run / "report.html").read_text()
-    assert html.count('src="data:image/png;base64,') == 5  # self-contained
+    assert html.count('src="data:image/png;base64,') == 6  # self-contained (the forest plot first)
     assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html
     assert "CTF gap" in (demo_run / "report.md").read_text()
 
@@ -207,7 +207,7 @@ def test_report_renders_in_headless_chromium(demo_run: Path, tmp_path: Path) -> 
     dom = subprocess.run(
         [browser, *flags, "--dump-dom", url], capture_output=True, text=True, timeout=120, check=True
     ).stdout
-    assert len(re.findall(r'<img alt="[^"]+" src="data:image/png;base64,', dom)) == 5
+    assert len(re.findall(r'<img alt="[^"]+" src="data:image/png;base64,', dom)) == 6  # the forest plot and five more
     for table in ("summary-table", "ctf-table", "direction-table", "examples-table"):
         assert f'id="{table}"' in dom
     assert dom.count("<del>") >= 1 and dom.count("<ins>") >= 1

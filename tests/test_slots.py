@@ -304,7 +304,9 @@ def test_a_constant_classifier_has_no_effect_at_all() -> None:
     assert effects["families"]["gender_words"]["texts"] == 7
     assert {"gender_words:female", "gender_words:male"} <= set(effects["identity_effect"]["by_group"])
     assert result.typed_summary.coverage.gender_untested == 0
-    assert str(result).startswith("Verdict: no material identity effect in 13 groups over 7 texts")  # 4 by probe
+    # the first-name probe's 4 groups rest on 3 texts: no interval, not reported (they said "no material effect")
+    assert str(result).startswith("Verdict: no material identity effect in 9 groups over 7 texts")
+    assert not any(g.startswith("names_probe:") for g in effects["identity_effect"]["by_group"])
     # without the gender pack, the texts that name gender words are said untested, never ruled out
     narrow = cf.audit(GENDERED, lambda t: np.full(len(t), 0.2), methods=["swap"], attributes=["lgbq"], bootstrap=50)
     assert narrow.typed_summary.coverage.gender_untested == 7
@@ -325,7 +327,7 @@ def test_a_fair_model_over_texts_naming_first_names_the_pack_lacks_gets_no_clean
     said = verdict(result.typed_summary)
     assert said.status == "not tested for every identity"
     assert "first names the names pack lacks in 2 of 9 texts (Mohammed, Fatima:" in said.headline
-    assert str(result).startswith("Verdict: no material identity effect in 13 groups over 7 texts")
+    assert str(result).startswith("Verdict: no material identity effect in 9 groups over 7 texts")
 
 
 def test_a_slot_leaves_out_the_terms_its_text_names_elsewhere() -> None:
