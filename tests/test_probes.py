@@ -206,3 +206,25 @@ def test_a_descriptor_probe_measured_by_hand() -> None:
     assert f"{IDENTITY_PROBE}:religion" in failed and gate["exit_code"] == 1
     off = cf.audit(texts, model, methods=["swap"], bootstrap=200, probes="off")
     assert off.slots is not None and IDENTITY_PROBE not in set(off.slots["family"])
+
+
+def test_each_probe_family_is_written_into_its_first_texts_only() -> None:
+    """A large input with few identity terms has every text probed otherwise (85 more scores each): each writer takes
+    the first ``cap`` texts it can probe, in input order, whatever the blocks."""
+    import pandas as pd
+
+    from counterfair.analysis.placebo import load_placebo
+    from counterfair.analysis.probes import probe_blocks
+
+    frame = pd.DataFrame(
+        {"id": [str(i) for i in range(10)], "text": [f"My neighbour came on day {i}." for i in range(10)]}
+    )
+    writer = DescriptorProbes(DIXON, load_placebo("en", DIXON))
+    blocks = list(probe_blocks(frame, NAMES, writers=[writer], size=4, cap=3))
+    by_family = {}
+    for block in blocks:
+        for family, part in block.groupby("family"):
+            by_family.setdefault(family, []).extend(dict.fromkeys(part["input_id"]))
+    assert by_family == {NAMES_PROBE: ["0", "1", "2"], IDENTITY_PROBE: ["0", "1", "2"]}
+    whole = list(probe_blocks(frame, NAMES, writers=[writer], size=4))
+    assert {i for b in whole for i in b["input_id"]} == {str(i) for i in range(10)}
