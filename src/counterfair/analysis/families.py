@@ -24,7 +24,7 @@ import pandas as pd
 from ..editors.registry import swaps_identities
 from ..language_registry import get_language
 from ..lexicons.attributes import GenderSet, IdentitySet
-from .probes import names_at
+from .probes import names_at, neutral_words
 from .slots import GENDER_WORDS, IDENTITY, NAMES, SLOT_COLUMNS, SlotRow, slot_row
 
 
@@ -161,12 +161,7 @@ class TermSlots:
 
     def _placebo_words(self, source: str, listed: bool) -> list[tuple[str, str]]:
         """The (kind, word) of each placebo text of a slot of ``source``."""
-        from .control import NONCE_WORDS
-
-        words = [("placebo", w) for w in self.placebo.words]
-        if self.cased and listed:
-            words += [("placebo_cased", w[:1].upper() + w[1:]) for w in self.placebo.words if w[:1].islower()]
-        return words + ([("nonce", w) for w in NONCE_WORDS] if self.nonce else [])
+        return neutral_words(list(self.placebo.words), cased=self.cased and listed, nonce=self.nonce)
 
     def _style(self, text: str, found: Sequence[Any], source: str) -> tuple[str, bool]:
         """The forms the source term's occurrences are written in ("adjective", "plural", "+"-joined) and whether one

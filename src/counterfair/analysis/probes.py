@@ -229,6 +229,16 @@ ONE_GENDER = {"lesbian": "female", "latina": "female"}
 GENDER_TERMS = frozenset({"male", "female"})
 
 
+def neutral_words(words: Sequence[str], *, cased: bool = True, nonce: bool = True) -> list[tuple[str, str]]:
+    """The (kind, word) of a slot's neutral texts: each placebo word, its capitalised spelling (the neutral of a term
+    written with a capital: ``cased``) and the control's nonce words (its second null: ``nonce``)."""
+    from .control import NONCE_WORDS
+
+    out = [("placebo", w) for w in words]
+    out += [("placebo_cased", w[:1].upper() + w[1:]) for w in words if w[:1].islower()] if cased else []
+    return out + ([("nonce", w) for w in NONCE_WORDS] if nonce else [])
+
+
 def article_for(word: str) -> str:
     """``a`` or ``an`` before ``word`` as it sounds: a vowel letter (not "eu", "uni", "one"), or an initialism whose
     first letter's name begins with a vowel ("an LGBT person")."""
@@ -260,10 +270,8 @@ class DescriptorProbes:
         self.identities, self.family = identities, family
         self.max_chars = MAX_TEXT_CHARS if max_chars is None else max_chars
         self.terms = [(t.lower(), identities.forms_of(t).adjective, identities.group_of(t)) for t in identities.terms]
-        words = [w for w in placebo.words] if placebo is not None else []
-        self.neutral = [("placebo", w) for w in words]
-        self.neutral += [("placebo_cased", w[:1].upper() + w[1:]) for w in words if w[:1].islower()]
-        self.neutral += [("nonce", w) for w in NONCE_WORDS]
+        words = list(placebo.words) if placebo is not None else []
+        self.neutral = neutral_words(words) if words else []
         self.plurals = [identities.forms_of(t).plural for t in identities.terms]
         self.taken = {a.lower() for _, a, _ in self.terms} | {w.lower() for w in words} | set(NONCE_WORDS)
         self.editor: Any = identity_editor(identities, guard=None)

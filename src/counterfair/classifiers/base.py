@@ -351,6 +351,8 @@ class Relabelled:
         return self.inner.predict_proba(texts)
 
     def __getattr__(self, name: str) -> Any:  # anything else the wrapped classifier offers (a pair scorer, a device)
+        if name == "inner":  # not set yet (a copy or an unpickling under way): no endless lookup
+            raise AttributeError(name)
         return getattr(self.inner, name)
 
 
